@@ -1,0 +1,158 @@
+# recpipe: one flat Makefile.  The user owns CC, CFLAGS, CPPFLAGS,
+# LDFLAGS, PREFIX and DESTDIR; everything we need is added beside them.
+
+VERSION    = 0.1.0
+SOVERSION  = 0
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PKG_CONFIG ?= pkg-config
+CFLAGS     ?= -O2 -g
+FUZZ_CC    ?= clang
+# Build directory: the default build and the sanitizer build live apart.
+O          ?= build
+
+DEPS        = zlib jansson libsodium
+DEPS_CFLAGS != $(PKG_CONFIG) --cflags $(DEPS) 2>/dev/null
+DEPS_LIBS   != $(PKG_CONFIG) --libs $(DEPS) 2>/dev/null || echo -lz -ljansson -lsodium
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wwrite-strings -Wformat=2 -Wvla -Wpointer-arith -Wno-format-nonliteral
+ifdef DEVELOPER
+WARN += -Werror
+endif
+ifdef SANITIZE
+SAN = -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+
+ALL_CPPFLAGS = -Ilib -Icmd -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 $(DEPS_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS   = -std=c11 -fPIC $(WARN) $(SAN) $(CFLAGS)
+ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
+LIBS         = $(DEPS_LIBS) -lm
+
+LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_HDR   := $(sort $(wildcard lib/*.h))
+LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
+CMD_SRC   := $(filter-out cmd/common.c,$(sort $(wildcard cmd/*.c)))
+TOOLS     := $(CMD_SRC:cmd/%.c=%)
+BINS      := $(TOOLS:%=$(O)/bin/%)
+UNIT_SRC  := $(sort $(wildcard test/unit/t-*.c))
+UNITS     := $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
+FUZZ_SRC  := $(sort $(wildcard test/fuzz/fuzz-*.c))
+FUZZERS   := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
+MANS      := $(sort $(wildcard man/*.1 man/*.5))
+BATS      := $(sort $(wildcard test/*.bats))
+
+STATIC    = $(O)/lib/librecpipe.a
+SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
+
+.DELETE_ON_ERROR:
+.PHONY: all lib unit check check-build check-deps deps demo fuzz bench \
+	install uninstall clean manlint test-unit test-bats
+
+all: lib $(BINS)
+
+lib: $(STATIC) $(SHARED) $(O)/recpipe.pc
+
+$(O)/lib/%.o: lib/%.c $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/cmd/%.o: cmd/%.c cmd/common.h $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(SHARED): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,librecpipe.so.$(SOVERSION) -o $@ $(LIB_OBJ) $(LIBS)
+	ln -sf librecpipe.so.$(VERSION) $(O)/lib/librecpipe.so.$(SOVERSION)
+	ln -sf librecpipe.so.$(SOVERSION) $(O)/lib/librecpipe.so
+
+$(O)/recpipe.pc: Makefile
+	@mkdir -p $(@D)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: recpipe' 'Description: TFRecord, Example, vocabulary and token dataset library' \
+	  'Version: $(VERSION)' 'Requires.private: $(DEPS)' \
+	  'Libs: -L$${libdir} -lrecpipe' 'Libs.private: -lm' 'Cflags: -I$${includedir}/recpipe' >$@
+
+$(O)/bin/%: $(O)/cmd/%.o $(O)/cmd/common.o $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(O)/cmd/common.o $(STATIC) $(LIBS)
+
+$(O)/test/%: test/unit/%.c test/unit/tap.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) -Itest/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
+
+unit: $(UNITS)
+
+# Fuzz targets: libFuzzer through clang, the library compiled in.
+$(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+
+fuzz: $(FUZZERS)
+
+# Dependencies: install what is missing (as root), or say what to run.
+deps:
+	@scripts/install-deps --if-missing
+
+check-deps:
+	@scripts/install-deps --check
+
+test-unit: unit
+	@for t in $(UNITS); do echo "# $$t"; $$t || exit 1; done
+
+test-bats: all
+	RECPIPE_BIN=$(CURDIR)/$(O)/bin bats $(BATS)
+
+manlint:
+	@scripts/manlint $(MANS)
+
+check-build:
+	$(MAKE) DEVELOPER=1 all unit
+
+# The full suite: warnings as errors, unit tests, bats (including the
+# ../shared/vectors suites when present), man lint; then the same tests
+# built with AddressSanitizer and UndefinedBehaviorSanitizer.
+check: deps
+	$(MAKE) DEVELOPER=1 test-unit test-bats
+	$(MAKE) manlint
+	$(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
+	@echo "check: all passed"
+
+demo: deps
+	$(MAKE) all
+	scripts/demo $(O)/bin
+
+bench: all
+	scripts/bench $(O)/bin
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/recpipe \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PKGCONFIGDIR)
+	cp -f $(BINS) $(DESTDIR)$(BINDIR)/
+	cp -f $(STATIC) $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf librecpipe.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librecpipe.so.$(SOVERSION)
+	ln -sf librecpipe.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/librecpipe.so
+	cp -f $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/recpipe/
+	cp -f $(O)/recpipe.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	for m in $(MANS); do case $$m in *.1) cp -f $$m $(DESTDIR)$(MANDIR)/man1/;; *.5) cp -f $$m $(DESTDIR)$(MANDIR)/man5/;; esac; done
+
+uninstall:
+	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%)
+	rm -f $(DESTDIR)$(LIBDIR)/librecpipe.a $(DESTDIR)$(LIBDIR)/librecpipe.so*
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/recpipe
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/recpipe.pc
+	for m in $(MANS); do case $$m in *.1) rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/};; *.5) rm -f $(DESTDIR)$(MANDIR)/man5/$${m#man/};; esac; done
+
+clean:
+	rm -rf $(O)

@@ -1,0 +1,90 @@
+/*
+ * What every recpipe tool shares on the command line: diagnostics,
+ * checked output, atomic named outputs, opening inputs.
+ */
+#ifndef RECPIPE_COMMON_H
+#define RECPIPE_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record.h"
+
+#define RECPIPE_VERSION "0.1.0"
+
+extern const char *progname;	/* set by setprogname() from argv[0] */
+extern int verbosity;		/* 1 by default; -q lowers, -v raises */
+
+void	setprogname(const char *argv0);
+/* "tool: fmt\n" on stderr, then exit 1 (die) or go on (warnx_). */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void die_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: "tool: fmt", then the usage hint; exit 2. */
+_Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "tool VERSION" (and any extra line) to stdout and exit 0. */
+_Noreturn void print_version(const char *extra);
+
+/*
+ * A write to 'what' failed: on EPIPE die quietly of SIGPIPE (status
+ * 141), otherwise "tool: what: strerror" and exit 1.
+ */
+_Noreturn void write_failed(const char *what);
+/* Flush and close stdout, calling write_failed() on failure.  Call before exit 0. */
+void	close_stdout(void);
+/* Give stdout a large buffer (records and JSON lines go through stdio). */
+void	stdout_buffer(void);
+
+ssize_t	read_full(int fd, void *buf, size_t len);	/* loops on EINTR and short reads */
+int	write_full(int fd, const void *buf, size_t len); /* 0, or -1 with errno */
+
+/*
+ * Open an input operand ("-" means stdin).  Returns the fd, or -1 after
+ * warning "tool: name: strerror".  The displayed name of stdin is "-"
+ * (see input_name()).
+ */
+int	open_input(const char *path);
+const char *input_name(const char *path);	/* "-" -> "stdin" */
+
+/*
+ * Refuse to write binary records to a terminal unless forced:
+ * dies "tool: refusing to write records to a terminal (use -o FILE or a pipe)".
+ */
+void	refuse_tty(int fd, int force);
+
+/*
+ * Named outputs appear whole or not at all: out_open() creates a
+ * temporary file beside 'path' (mode 0666 & ~umask) and returns its fd;
+ * out_commit() fsyncs nothing but checks close and renames it over
+ * 'path'; out_abort() unlinks it.  Pending temporaries are unlinked when
+ * the process dies of SIGINT, SIGTERM, SIGHUP or SIGPIPE, or exits via
+ * die().  "-" means stdout (returns 1; commit/abort do nothing).
+ */
+struct outfile {
+	char	*path;
+	char	*tmp;
+	int	 fd;
+	int	 active;
+};
+int	out_open(struct outfile *o, const char *path);
+int	out_commit(struct outfile *o);	/* 0, or -1 with errno */
+void	out_abort(struct outfile *o);
+
+/* Compression implied by an output name: .gz gzip, .zz/.zlib zlib, else none. */
+enum rec_comp comp_from_suffix(const char *path);
+
+/* Parse a non-negative integer with optional k/M/G (powers of 1000 or of 1024 with i) or 1e6; -1 on error. */
+int	parse_size(const char *s, uint64_t *out);
+/* Parse a decimal integer in [lo, hi]; -1 on error. */
+int	parse_int(const char *s, long long lo, long long hi, long long *out);
+/* Parse "K/N" (1-based K? no: 0-based K, 0 <= K < N) for --shard; -1 on error. */
+int	parse_shard(const char *s, uint64_t *k, uint64_t *n);
+
+/* Progress on stderr when it is a terminal (or forced); rate-limited to ~4/s. */
+extern int progress_enabled;	/* -1 auto (isatty(2)), 0 off, 1 on */
+int	progress_due(void);		/* 1 when a new progress line should be drawn */
+void	progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	progress_done(void);		/* clear the progress line */
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * Growable byte buffers and small helpers shared by the library.
+ */
+#ifndef RECPIPE_BUF_H
+#define RECPIPE_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	uint8_t	*p;	/* owned; NULL until the first growth */
+	size_t	 len;	/* bytes in use */
+	size_t	 cap;	/* bytes allocated */
+};
+
+/*
+ * Make room for 'more' further bytes.  Returns 0, or -1 with errno set
+ * (ENOMEM, or EOVERFLOW when len + more overflows).  May move b->p.
+ */
+int	buf_reserve(struct buf *b, size_t more);
+int	buf_append(struct buf *b, const void *p, size_t n);
+int	buf_putc(struct buf *b, int c);
+/* Append a NUL-terminated string (without its NUL). */
+int	buf_puts(struct buf *b, const char *s);
+/* Release the memory; the buffer is empty and reusable afterwards. */
+void	buf_free(struct buf *b);
+
+/* Little-endian loads and stores that never make an unaligned access. */
+static inline uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+static inline void
+put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+
+static inline void
+put_le64(uint8_t *p, uint64_t v)
+{
+	put_le32(p, (uint32_t)v);
+	put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * CRC-32C (Castagnoli) and the TFRecord mask.  A hardware path (SSE4.2
+ * on x86-64, the CRC extension on arm64) is chosen at run time; the
+ * portable slicing-by-8 path gives the same values.
+ */
+#ifndef RECPIPE_CRC32C_H
+#define RECPIPE_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CRC of p[0..n), continuing from 'crc' (0 to start). */
+uint32_t	crc32c_extend(uint32_t crc, const void *p, size_t n);
+uint32_t	crc32c(const void *p, size_t n);
+/* The same through the portable path only (for tests and benchmarks). */
+uint32_t	crc32c_sw(uint32_t crc, const void *p, size_t n);
+/* "sse4.2", "armv8-crc" or "table": which path crc32c_extend() takes. */
+const char	*crc32c_impl(void);
+
+static inline uint32_t
+crc32c_mask(uint32_t c)
+{
+	return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+
+static inline uint32_t
+crc32c_unmask(uint32_t m)
+{
+	uint32_t r = m - 0xa282ead8u;
+
+	return (r >> 17) | (r << 15);
+}
+
+#endif

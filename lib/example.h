@@ -1,0 +1,129 @@
+/*
+ * tf.train.Example and SequenceExample: a decoder that accepts every
+ * form protobuf accepts (packed, unpacked and mixed lists, unknown
+ * fields, map entries in any order, duplicate keys with the last
+ * winning, merged messages) and an encoder that writes only the
+ * canonical form (keys sorted, both entry fields, one packed chunk).
+ *
+ * A decoded example points into the payload it was decoded from (keys,
+ * bytes values) and into its own pools (numbers), so it is valid until
+ * the payload changes or the example is decoded again or freed.
+ */
+#ifndef RECPIPE_EXAMPLE_H
+#define RECPIPE_EXAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+enum ex_kind {
+	EX_NONE,	/* a Feature with no kind set */
+	EX_BYTES,
+	EX_FLOAT,
+	EX_INT64
+};
+
+enum ex_type {
+	EX_TYPE_AUTO,		/* top-level field 2 of wire type 2 => SequenceExample */
+	EX_TYPE_EXAMPLE,
+	EX_TYPE_SEQUENCE
+};
+
+struct ex_bytes {
+	const uint8_t	*p;
+	size_t		 n;
+};
+
+struct ex_feature {
+	const uint8_t	*key;	/* not NUL-terminated */
+	size_t		 keylen;
+	enum ex_kind	 kind;
+	size_t		 n;	/* number of values */
+	const int64_t	*i64;	/* kind EX_INT64 */
+	const float	*f32;	/* kind EX_FLOAT */
+	const struct ex_bytes *b; /* kind EX_BYTES */
+};
+
+/* One feature list of a SequenceExample: a key and its Features. */
+struct ex_flist {
+	const uint8_t	*key;
+	size_t		 keylen;
+	size_t		 n;
+	struct ex_feature *v;	/* key/keylen unused in these */
+};
+
+struct example {
+	int		 seq;		/* 1: SequenceExample */
+	int		 has_features;	/* Example.features / SequenceExample.context present */
+	int		 has_lists;	/* SequenceExample.feature_lists present */
+	size_t		 nfeat;		/* features, sorted by key bytes, unique */
+	struct ex_feature *feat;
+	size_t		 nlists;	/* feature lists, sorted by key, unique */
+	struct ex_flist	*lists;
+	void		*priv;		/* pools; owned */
+};
+
+/*
+ * Decode 'n' bytes at 'p'.  Returns 0, or -1 on malformed input with a
+ * message in ex_strerror() ("field 1: length 300 runs past the end at
+ * byte 12").  -1 with errno ENOMEM on allocation failure.  The example
+ * may be reused for many decodes; free it with ex_free().
+ */
+int		 ex_decode(struct example *ex, const uint8_t *p, size_t n,
+		    enum ex_type type);
+const char	*ex_strerror(const struct example *ex);
+void		 ex_init(struct example *ex);
+void		 ex_free(struct example *ex);	/* pools only; ex is reusable after ex_init */
+
+/* The feature named 'name' (of length len), or NULL.  Binary search. */
+const struct ex_feature *ex_find(const struct example *ex, const char *name,
+		    size_t len);
+const struct ex_flist *ex_find_list(const struct example *ex, const char *name,
+		    size_t len);
+/* Same as ex_find with a NUL-terminated name. */
+const struct ex_feature *ex_get(const struct example *ex, const char *name);
+
+/*
+ * Encode 'ex' canonically, appending to 'out'.  Features need not be
+ * sorted or unique (they are sorted by key; with duplicate keys the
+ * last in array order wins).  Returns 0, or -1 with errno set.
+ */
+int		 ex_encode(const struct example *ex, struct buf *out);
+
+/*
+ * A small builder for tools that write Examples: add features by name,
+ * then encode.  Values are copied.  Builders are reusable after
+ * exb_reset() and freed by exb_free().
+ */
+struct ex_builder {
+	struct example	 ex;
+	struct buf	 store;		/* copies of keys and values */
+	size_t		 cap;
+	size_t		*off;		/* offsets of each feature's data in store */
+};
+void		 exb_init(struct ex_builder *b);
+void		 exb_reset(struct ex_builder *b);
+void		 exb_free(struct ex_builder *b);
+int		 exb_int64(struct ex_builder *b, const char *name, const int64_t *v, size_t n);
+int		 exb_float(struct ex_builder *b, const char *name, const float *v, size_t n);
+int		 exb_bytes(struct ex_builder *b, const char *name, const struct ex_bytes *v, size_t n);
+/* Encode as an Example (canonical form), appending to out. */
+int		 exb_encode(struct ex_builder *b, struct buf *out);
+
+/*
+ * Hot-path helper: find the int64 feature 'name' in the serialized
+ * Example 'p' and decode its values into *dst (grown as needed; *cap
+ * tracks its size).  Accepts every form ex_decode accepts, with the
+ * same last-wins rules.  Returns the number of values, -1 when the
+ * feature is absent or not an int64 list (or empty kind), -2 on
+ * malformed input, -3 with errno ENOMEM.
+ */
+long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
+		    int64_t **dst, size_t *cap);
+
+/* Varint and wire helpers for modules that walk messages themselves. */
+size_t		 pb_varint_size(uint64_t v);
+uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * TFRecord streams: a reader that checks every CRC, sniffs or is told
+ * the compression, and never sizes a buffer from an unchecked length;
+ * and a writer that frames records and compresses them with
+ * TensorFlow's deflate parameters.
+ */
+#ifndef RECPIPE_RECORD_H
+#define RECPIPE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rec_comp {
+	REC_AUTO,	/* reader: sniff (gzip magic, zlib header, else none) */
+	REC_NONE,
+	REC_ZLIB,
+	REC_GZIP
+};
+
+enum rec_err {
+	REC_OK,
+	REC_EIO,		/* read(2) failed; errno kept in rec_errno() */
+	REC_ENOMEM,
+	REC_TRUNC_HEADER,	/* 1..11 bytes after the last record */
+	REC_TRUNC_RECORD,	/* header good, payload or footer short */
+	REC_BAD_LEN_CRC,
+	REC_BAD_DATA_CRC,
+	REC_TOO_LARGE,		/* length above the reader's limit */
+	REC_TRUNC_STREAM,	/* compressed stream ends early */
+	REC_DECOMPRESS,		/* corrupt compressed data */
+	REC_TRAILING,		/* bytes after the compressed stream */
+	REC_LFS			/* a Git LFS pointer file, not data */
+};
+
+/* Reader flags. */
+#define REC_TF_COMPAT	0x01	/* partial header = clean end; ignore data after a zlib stream */
+#define REC_NO_CRC	0x02	/* do not check payload CRCs (length CRCs still are) */
+#define REC_SKIP_DATA	0x04	/* rec_read() returns no payload: count/index mode */
+
+#define REC_DEFAULT_MAX	(1ull << 31)	/* default record size limit for pipes and compressed input */
+
+struct rec_reader;
+
+/*
+ * Start reading the stream on 'fd' (not closed by the reader).
+ * 'max_len' limits a record's payload where the bytes left cannot be
+ * known (pipes, compressed input); 0 means REC_DEFAULT_MAX.
+ * Returns NULL with errno set on allocation failure.
+ * Free with rec_reader_free().
+ */
+struct rec_reader *rec_reader_open(int fd, enum rec_comp comp, unsigned flags,
+		    uint64_t max_len);
+void		 rec_reader_free(struct rec_reader *r);	/* NULL is fine */
+
+/*
+ * Read the next record.  Returns 1 and sets *p, *n to its payload
+ * (valid until the next call; with REC_SKIP_DATA *p is NULL), 0 at the
+ * end of the stream, -1 on a fault (rec_error() says which; the reader
+ * then stays in the error state).
+ */
+int		 rec_read(struct rec_reader *r, const uint8_t **p, size_t *n);
+
+/* Records returned so far; after a fault, the index of the bad record. */
+uint64_t	 rec_index(const struct rec_reader *r);
+/* Header offset, in the uncompressed stream, of the last record read or of the fault. */
+uint64_t	 rec_offset(const struct rec_reader *r);
+/* Uncompressed bytes consumed so far. */
+uint64_t	 rec_position(const struct rec_reader *r);
+enum rec_err	 rec_error(const struct rec_reader *r);
+int		 rec_errno(const struct rec_reader *r);
+/* One-line description of the fault, e.g. "length CRC mismatch (is this gzip? try --compression gzip)". */
+const char	*rec_strerror(const struct rec_reader *r);
+/* Short machine name of a fault: "truncated_header", "bad_data_crc", ... */
+const char	*rec_errname(enum rec_err e);
+/* The compression in use (after sniffing). */
+enum rec_comp	 rec_compression(const struct rec_reader *r);
+const char	*rec_compname(enum rec_comp c);
+/* Parse "auto", "none", "zlib", "gzip"; -1 if unknown. */
+int		 rec_parse_comp(const char *s);
+
+/*
+ * Recovery: after a framing fault, scan forward for the next header
+ * whose length CRC matches and whose record is complete with a good
+ * payload CRC.  Returns 1 with *skip_off/*skip_len set to the skipped
+ * range (uncompressed offsets) and the reader ready to go on, 0 if the
+ * rest of the stream held no record (everything up to the end skipped),
+ * -1 on an I/O or decompression fault.
+ */
+int		 rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len);
+
+struct rec_writer;
+
+/*
+ * Frame records onto 'fd' (not closed by the writer).  'level' is the
+ * deflate level, -1 for TensorFlow's default (6).  Returns NULL with
+ * errno set.  Free with rec_writer_close().
+ */
+struct rec_writer *rec_writer_open(int fd, enum rec_comp comp, int level);
+/* Returns 0, or -1 with errno set (EPIPE, ENOSPC, ...). */
+int		 rec_write(struct rec_writer *w, const void *p, size_t n);
+/* Write buffered bytes through (Z_PARTIAL_FLUSH when compressing). */
+int		 rec_writer_flush(struct rec_writer *w);
+/*
+ * Finish the stream, write everything out and free the writer.
+ * Returns 0, or -1 with errno set; the writer is freed either way.
+ */
+int		 rec_writer_close(struct rec_writer *w);
+
+/* Frame one record into 16 + n bytes at 'out' (header, payload, footer). */
+void		 rec_frame_header(uint8_t out[12], uint64_t n);
+uint32_t	 rec_frame_footer(const void *p, size_t n);
+
+#endif

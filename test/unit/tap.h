@@ -1,0 +1,45 @@
+/*
+ * A header-sized TAP harness for the library's unit tests.
+ *	TEST(cond, "description");
+ *	return tap_done();
+ * Each TEST prints "ok N - description" or "not ok N - description"
+ * with the file and line; tap_done() prints the plan and a summary line
+ * and returns the exit status.
+ */
+#ifndef RECPIPE_TAP_H
+#define RECPIPE_TAP_H
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static int tap_n, tap_failed;
+
+#define TEST(cond, ...) do {						\
+	int ok_ = !!(cond);						\
+	tap_n++;							\
+	printf("%s %d - ", ok_ ? "ok" : "not ok", tap_n);		\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+	if (!ok_) {							\
+		tap_failed++;						\
+		printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+	}								\
+} while (0)
+
+/* Compare two integers and show both on failure. */
+#define TEST_INT(a, op, b, ...) do {					\
+	long long a_ = (long long)(a), b_ = (long long)(b);		\
+	TEST(a_ op b_, __VA_ARGS__);					\
+	if (!(a_ op b_))						\
+		printf("#   %s = %lld, %s = %lld\n", #a, a_, #b, b_);	\
+} while (0)
+
+static inline int
+tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	printf("%d passed, %d failed\n", tap_n - tap_failed, tap_failed);
+	return tap_failed != 0;
+}
+
+#endif
