@@ -1174,7 +1174,7 @@ struct plist {
 struct where {
 	const uint8_t	*key;
 	size_t		 keylen;
-	long		 item;		/* index in a feature list, or -1 */
+	long		 item;		/* index in a feature list; -1 a feature, -2 a list */
 };
 
 static int
@@ -1192,6 +1192,8 @@ at(struct exjson *j, const struct where *w, const struct jnode *v, const char *f
 	if (w->item >= 0)
 		return fail(j, "feature list %s item %ld: %s at byte %u", name,
 		    w->item, what, v->pos);
+	if (w->item < -1)
+		return fail(j, "feature list %s: %s at byte %u", name, what, v->pos);
 	return fail(j, "feature %s: %s at byte %u", name, what, v->pos);
 }
 
@@ -1630,7 +1632,7 @@ canon_lists_in(struct exjson *j, const struct jnode *v)
 		fl = N(j, name->next);
 		w.key = (const uint8_t *)S(j, name);
 		w.keylen = name->len;
-		w.item = -1;
+		w.item = -2;
 		if (fl->type != JV_OBJ)
 			return at(j, &w, fl, "expected a FeatureList object, found %s",
 			    jtype(fl->type));
