@@ -573,7 +573,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		break;
 	case M_VERIFY:
 		if (type != TYPE_RAW &&
-		    ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+		    ex_check(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
 			return -1;
 		}

@@ -84,6 +84,17 @@ main(void)
 	TEST(ex_decode(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
 	    EX_TYPE_AUTO) == -1, "float packed length not a multiple of 4");
 
+	/* the checker agrees with the decoder */
+	TEST(ex_check(&ex, B("\x0a\x05\x0a\x01"), EX_TYPE_AUTO) == -1, "check: length past the end");
+	TEST(ex_check(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
+	    EX_TYPE_AUTO) == -1, "check: float packed length");
+	TEST(ex_check(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "check: unterminated packed varint");
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "decode: unterminated packed varint");
+	TEST(ex_check(&ex, B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    EX_TYPE_EXAMPLE) == 0, "check: mixed packed and unpacked");
+
 	/* builder: canonical bytes, keys sorted */
 	exb_init(&eb);
 	exb_int64(&eb, "z", iv, 2);
