@@ -584,22 +584,46 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 
 /* Validation without decoding: the same accept/reject as ex_decode(). */
 
+/*
+ * A packed varint list is valid when no varint is longer than 10 bytes
+ * and the last byte ends one.  Eight bytes at a time: the terminator
+ * bits (high bit clear) of a word bound every run of continuation bytes.
+ */
 static int
 check_packed_varints(struct pools *P, struct span v)
 {
 	const uint8_t *q = v.p, *end = v.p + v.n;
-	size_t run = 0;
+	uint64_t w, m;
+	unsigned run = 0, first, last;
 
+	for (; end - q >= 8; q += 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0) {
+			if ((run += 8) >= 10)
+				goto bad_varint;
+			continue;
+		}
+		first = (unsigned)__builtin_ctzll(m) >> 3;
+		if (run + first >= 10)
+			goto bad_varint;
+		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
+		run = 7 - last;
+	}
 	for (; q < end; q++) {
 		if (*q & 0x80) {
 			if (++run == 10)
-				return bad(P, "int64 list: bad varint");
+				goto bad_varint;
 		} else
 			run = 0;
 	}
-	if (run)
-		return bad(P, "int64 list: bad varint");
-	return 0;
+	if (run == 0)
+		return 0;
+bad_varint:
+	return bad(P, "int64 list: bad varint");
 }
 
 static int

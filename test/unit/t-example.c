@@ -115,6 +115,16 @@ main(void)
 	TEST(ex_int64_values(out.p, out.len, "targets", &dst, &cap) == 5 &&
 	    dst[2] == INT64_MAX && dst[3] == INT64_MIN && dst[4] == 300, "int64 extremes survive");
 	TEST(ex_int64_values(out.p, out.len, "inputs", &dst, &cap) == -1, "absent feature");
+	TEST(ex_check(&ex, out.p, out.len, EX_TYPE_AUTO) == 0, "check: 10-byte varints are fine");
+	{
+		/* 'a' = one packed chunk of 16 bytes: v1 (1 byte) then an 11-byte varint. */
+		static const uint8_t bad11[] = "\x0a\x19\x0a\x17\x0a\x01" "a" "\x12\x12\x1a\x10\x0a\x0e"
+		    "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x02\x03";
+
+		TEST(ex_check(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1 &&
+		    ex_decode(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1,
+		    "an 11-byte varint inside a packed chunk is refused by both");
+	}
 	TEST(ex_int64_values((const uint8_t *)"\x0a\x05", 2, "x", &dst, &cap) == -2, "malformed");
 
 	/* decode -> encode is the canonical form of the input */
