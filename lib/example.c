@@ -270,6 +270,44 @@ cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Decode packed varints of up to 8 bytes while 8 bytes can be loaded:
+ * the length comes from the first terminator bit and the 7-bit groups
+ * are gathered with shifts, without a branch per byte.  Stops before a
+ * longer varint or the last 7 bytes, which the caller decodes one by
+ * one.  Returns the number of values written to out.
+ */
+static size_t
+unpack_varints(const uint8_t **qp, const uint8_t *end, int64_t *out, size_t *count)
+{
+	const uint8_t *q = *qp;
+	uint64_t w, m, x;
+	unsigned len;
+	size_t n = 0;
+
+	while (end - q >= 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0)
+			break;	/* longer than 8 bytes */
+		len = ((unsigned)__builtin_ctzll(m) >> 3) + 1;
+		if (len < 8)
+			w &= (1ull << (8 * len)) - 1;
+		x = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000) |
+		    ((w >> 3) & 0xfe00000) | ((w >> 4) & 0x7f0000000ull) |
+		    ((w >> 5) & 0x3f800000000ull) | ((w >> 6) & 0x1fc0000000000ull) |
+		    ((w >> 7) & 0xfe000000000000ull);
+		out[n++] = (int64_t)x;
+		q += len;
+	}
+	*qp = q;
+	*count += n;
+	return n;
+}
+
 /* Decode a list body of the given kind, appending values to the pools. */
 static int
 list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
@@ -325,6 +363,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 						return -1;
 				q = v.p;
 				qend = v.p + v.n;
+				P->ni64 += unpack_varints(&q, qend, P->i64 + P->ni64, count);
 				while (q < qend) {
 					if (*q < 0x80)
 						x = *q++;

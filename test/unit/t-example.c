@@ -132,6 +132,34 @@ main(void)
 	}
 	TEST(ex_int64_values((const uint8_t *)"\x0a\x05", 2, "x", &dst, &cap) == -2, "malformed");
 
+	/* every varint length, around each 7-bit boundary, in one packed list */
+	{
+		int64_t many[200];
+		size_t k, m = 0;
+		int ok = 1;
+		const struct ex_feature *g;
+
+		for (k = 0; k < 64 && m + 3 <= 200; k += 1) {
+			uint64_t b = 1ull << k;
+
+			many[m++] = (int64_t)(b - 1);
+			many[m++] = (int64_t)b;
+			many[m++] = -(int64_t)(b >> 1);
+		}
+		exb_reset(&eb);
+		exb_int64(&eb, "v", many, m);
+		out.len = 0;
+		exb_encode(&eb, &out);
+		if (ex_decode(&ex, out.p, out.len, EX_TYPE_AUTO) != 0 ||
+		    (g = ex_get(&ex, "v")) == NULL || g->n != m)
+			ok = 0;
+		else
+			for (k = 0; k < m; k++)
+				if (g->i64[k] != many[k])
+					ok = 0;
+		TEST(ok, "%zu values of every varint length decode exactly", m);
+	}
+
 	/* decode -> encode is the canonical form of the input */
 	{
 		struct buf o2 = { 0 };
