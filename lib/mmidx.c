@@ -247,7 +247,7 @@ detect(struct mmidx *m, enum mmidx_layout want, char *err, size_t errlen)
 	uint64_t s = m->idxlen, n = m->n, d = 0, fs = 0;
 	int fs_ok = 0, have_d = s >= MMIDX_MEGATRON_HDR;
 
-	if (n <= (s - MMIDX_FAIRSEQ_HDR) / 12) {
+	if (n <= (UINT64_MAX - 64) / 16) {
 		fs = MMIDX_FAIRSEQ_HDR + 12 * n;
 		fs_ok = 1;
 	}
@@ -272,40 +272,34 @@ detect(struct mmidx *m, enum mmidx_layout want, char *err, size_t errlen)
 			}
 		}
 	}
-	if (want == MMIDX_FAIRSEQ) {
-		if (fs_ok)
-			seterr(err, errlen, "%s: not a fairseq index: %ju bytes, "
-			    "expected 26 + 12 * %ju = %ju%s", m->idxpath,
-			    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs,
-			    s > fs && have_d ? " (a Megatron index?)" : "");
-		else
-			seterr(err, errlen, "%s: not a fairseq index: %ju "
-			    "sequences cannot fit in %ju bytes", m->idxpath,
-			    (uintmax_t)n, (uintmax_t)s);
+	if (!fs_ok) {
+		seterr(err, errlen, "%s: corrupt: %ju sequences cannot fit in "
+		    "%ju bytes", m->idxpath, (uintmax_t)n, (uintmax_t)s);
 		return -1;
 	}
-	if (!have_d) {
+	if (s < fs) {
 		seterr(err, errlen, "%s: truncated: %ju bytes, but %ju sequences "
-		    "need %s", m->idxpath, (uintmax_t)s, (uintmax_t)n,
-		    fs_ok ? "more" : "far more");
+		    "need at least 26 + 12 * %ju = %ju", m->idxpath, (uintmax_t)s,
+		    (uintmax_t)n, (uintmax_t)n, (uintmax_t)fs);
+		return -1;
+	}
+	if (want == MMIDX_FAIRSEQ) {
+		seterr(err, errlen, "%s: not a fairseq index: %ju bytes, expected "
+		    "26 + 12 * %ju = %ju (a Megatron index?)", m->idxpath,
+		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs);
 		return -1;
 	}
 	if (want == MMIDX_MEGATRON) {
 		seterr(err, errlen, "%s: not a Megatron index: %ju bytes does not "
-		    "match 34 + 12 * %ju + 8 * %ju (or + %ju for modes)",
+		    "match 34 + 12 * %ju + 8 * %ju (+ %ju for modes)",
 		    m->idxpath, (uintmax_t)s, (uintmax_t)n, (uintmax_t)d,
 		    (uintmax_t)n);
 		return -1;
 	}
-	if (fs_ok && s < fs)
-		seterr(err, errlen, "%s: truncated or corrupt: %ju bytes, but a "
-		    "fairseq index of %ju sequences has %ju", m->idxpath,
-		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs);
-	else
-		seterr(err, errlen, "%s: size %ju matches no layout for %ju "
-		    "sequences (fairseq 26 + 12N, Megatron 34 + 12N + 8D with "
-		    "D = %ju): truncated, corrupt or trailing bytes", m->idxpath,
-		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)d);
+	seterr(err, errlen, "%s: size %ju matches no layout for %ju sequences "
+	    "(fairseq %ju; Megatron 34 + 12N + 8D with D = %ju): truncated, "
+	    "corrupt or trailing bytes", m->idxpath, (uintmax_t)s,
+	    (uintmax_t)n, (uintmax_t)fs, (uintmax_t)d);
 	return -1;
 }
 
