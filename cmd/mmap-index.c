@@ -1129,8 +1129,11 @@ cmd_build(int argc, char **argv)
 		int fd = open_input(argv[i]);
 		const char *name = input_name(argv[i]);
 
-		if (fd == -1)
+		if (fd == -1) {
+			out_abort(&binout);
+			out_abort(&idxout);
 			exit(1);
+		}
 		if (o.idlines)
 			build_ids(b, fd, name, isf);
 		else
