@@ -114,9 +114,13 @@ optname(int ch)
 {
 	static char s[3];
 
+	static char l[40];
+
 	for (const struct option *p = longopts; p->name != NULL; p++)
-		if (p->val == ch && ch >= 256)
-			return p->name;
+		if (p->val == ch && ch >= 256) {
+			snprintf(l, sizeof l, "--%s", p->name);
+			return l;
+		}
 	s[0] = '-';
 	s[1] = (char)ch;
 	return s;
@@ -444,6 +448,33 @@ ob_json_str(const char *s)
 }
 
 /* ---- reading datasets ---- */
+
+/*
+ * An operand names a dataset by its prefix; "X.idx" or "X.bin" also
+ * means X when X.idx exists, so that shell globs on the files work.
+ * Returns the operand itself or a new string.
+ */
+static char *
+prefix_of(char *arg)
+{
+	size_t n = strlen(arg);
+	struct stat st;
+	char *p;
+
+	if (n < 5 || (strcmp(arg + n - 4, ".idx") != 0 &&
+	    strcmp(arg + n - 4, ".bin") != 0))
+		return arg;
+	if ((p = malloc(n + 1)) == NULL)
+		die_errno("malloc");
+	memcpy(p, arg, n - 4);
+	memcpy(p + n - 4, ".idx", 5);
+	if (stat(p, &st) == -1) {
+		free(p);
+		return arg;
+	}
+	p[n - 4] = '\0';
+	return p;
+}
 
 static struct mmidx *
 open_ds(const char *prefix)
@@ -1217,6 +1248,9 @@ main(int argc, char **argv)
 	parse_opts(argc, argv);
 	argc -= optind;
 	argv += optind;
+	if (o.cmd != CMD_BUILD)
+		for (int i = 0; i < argc; i++)
+			argv[i] = prefix_of(argv[i]);
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)
 		o.outfmt = OUT_JSON;
