@@ -1177,10 +1177,12 @@ cmd_build(int argc, char **argv)
 	return 0;
 }
 
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct mmidx **ms;
+
 static int
 cmd_merge(int argc, char **argv)
 {
-	struct mmidx **ms;
 	struct mmidx_builder *b;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
