@@ -196,6 +196,7 @@ struct mmidx {
 	const uint8_t	*bin;		/* mapping of the .bin; NULL when empty */
 	uint64_t	 binlen;
 	int		 binfd;
+	int		 mapped;	/* idx and bin are our mappings */
 	char		*idxpath, *binpath;
 	char		 err[512];
 };
@@ -345,54 +346,63 @@ fail:
 	return -1;
 }
 
-struct mmidx *
-mmidx_open(const char *prefix, enum mmidx_layout layout, char *err,
-    size_t errlen)
+/* Allocate a handle with its file names. */
+static struct mmidx *
+handle(const char *prefix, char *err, size_t errlen)
 {
-	struct mmidx *m;
-	const char *why;
-	uint64_t len;
-	int fd, t;
+	struct mmidx *m = calloc(1, sizeof *m);
 
-	if ((m = calloc(1, sizeof *m)) == NULL)
-		goto nomem;
-	m->binfd = -1;
-	if ((m->idxpath = join(prefix, ".idx")) == NULL ||
-	    (m->binpath = join(prefix, ".bin")) == NULL)
-		goto nomem;
+	if (m != NULL) {
+		m->binfd = -1;
+		m->idxpath = join(prefix, ".idx");
+		m->binpath = join(prefix, ".bin");
+		if (m->idxpath != NULL && m->binpath != NULL)
+			return m;
+		free(m->idxpath);
+		free(m->binpath);
+		free(m);
+	}
+	seterr(err, errlen, "%s: %s", prefix, strerror(ENOMEM));
+	return NULL;
+}
+
+/* Check the header of m->idx and find the arrays. */
+static int
+parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
+{
+	const char *why;
+	int t;
+
 	if (layout == MMIDX_MEGATRON_MM)
 		layout = MMIDX_MEGATRON;
-	if (map_file(m->idxpath, &fd, &m->idx, &len, err, errlen) == -1)
-		goto fail;
-	close(fd);
-	m->idxlen = (size_t)len;
 	if ((why = legacy_magic(m->idx, m->idxlen)) != NULL) {
 		seterr(err, errlen, "%s: %s", m->idxpath, why);
-		goto fail;
+		return -1;
 	}
 	if (m->idxlen < 9 || memcmp(m->idx, MMIDX_MAGIC, 9) != 0) {
-		if (m->idxlen < 9 && memcmp(m->idx, MMIDX_MAGIC, m->idxlen) == 0)
+		if (m->idxlen < 9 && (m->idxlen == 0 ||
+		    memcmp(m->idx, MMIDX_MAGIC, m->idxlen) == 0))
 			seterr(err, errlen, "%s: truncated header (%zu bytes)",
 			    m->idxpath, m->idxlen);
 		else
 			seterr(err, errlen, "%s: bad magic (not an MMIDIDX index)",
 			    m->idxpath);
-		goto fail;
+		return -1;
 	}
 	if (m->idxlen < MMIDX_FAIRSEQ_HDR) {
 		seterr(err, errlen, "%s: truncated header (%zu bytes, need 26)",
 		    m->idxpath, m->idxlen);
-		goto fail;
+		return -1;
 	}
 	if (le64(m->idx + 9) != 1) {
 		seterr(err, errlen, "%s: version %ju, expected 1", m->idxpath,
 		    (uintmax_t)le64(m->idx + 9));
-		goto fail;
+		return -1;
 	}
 	m->code = m->idx[17];
 	m->n = le64(m->idx + 18);
 	if (detect(m, layout, err, errlen) == -1)
-		goto fail;
+		return -1;
 	if ((t = mmidx_dtype_from_code(m->layout, m->code)) == -1) {
 		if (m->layout != MMIDX_FAIRSEQ && (m->code == 9 || m->code == 10))
 			seterr(err, errlen, "%s: dtype code %u is not a Megatron "
@@ -401,7 +411,7 @@ mmidx_open(const char *prefix, enum mmidx_layout layout, char *err,
 		else
 			seterr(err, errlen, "%s: invalid dtype code %u",
 			    m->idxpath, m->code);
-		goto fail;
+		return -1;
 	}
 	m->dtype = t;
 	m->esize = dtype_sizes[t];
@@ -415,31 +425,68 @@ mmidx_open(const char *prefix, enum mmidx_layout layout, char *err,
 		if (m->ndoc == 0) {
 			seterr(err, errlen, "%s: empty document_indices (it must "
 			    "start with 0)", m->idxpath);
-			goto fail;
+			return -1;
 		}
 		if (le64(m->docs) != 0) {
 			seterr(err, errlen, "%s: document_indices start at %jd, "
 			    "not 0", m->idxpath, (intmax_t)le64(m->docs));
-			goto fail;
+			return -1;
 		}
 		if (le64(m->docs + 8 * (m->ndoc - 1)) != m->n) {
 			seterr(err, errlen, "%s: document_indices end at %jd, "
 			    "expected the sequence count %ju", m->idxpath,
 			    (intmax_t)le64(m->docs + 8 * (m->ndoc - 1)),
 			    (uintmax_t)m->n);
-			goto fail;
+			return -1;
 		}
 	}
 	m->ptrs = m->sizes + 4 * m->n;
+	return 0;
+}
+
+struct mmidx *
+mmidx_open(const char *prefix, enum mmidx_layout layout, char *err,
+    size_t errlen)
+{
+	struct mmidx *m;
+	uint64_t len;
+	int fd;
+
+	if ((m = handle(prefix, err, errlen)) == NULL)
+		return NULL;
+	m->mapped = 1;
+	if (map_file(m->idxpath, &fd, &m->idx, &len, err, errlen) == -1)
+		goto fail;
+	close(fd);
+	m->idxlen = (size_t)len;
+	if (parse_idx(m, layout, err, errlen) == -1)
+		goto fail;
 	if (map_file(m->binpath, &m->binfd, &m->bin, &m->binlen, err,
 	    errlen) == -1)
 		goto fail;
 	return m;
-nomem:
-	seterr(err, errlen, "%s: %s", prefix, strerror(ENOMEM));
 fail:
 	mmidx_close(m);
 	return NULL;
+}
+
+struct mmidx *
+mmidx_open_mem(const void *idx, size_t idxlen, const void *bin, size_t binlen,
+    const char *name, enum mmidx_layout layout, char *err, size_t errlen)
+{
+	struct mmidx *m;
+
+	if ((m = handle(name, err, errlen)) == NULL)
+		return NULL;
+	m->idx = idx;
+	m->idxlen = idxlen;
+	m->bin = binlen ? bin : NULL;
+	m->binlen = binlen;
+	if (parse_idx(m, layout, err, errlen) == -1) {
+		mmidx_close(m);
+		return NULL;
+	}
+	return m;
 }
 
 void
@@ -447,9 +494,9 @@ mmidx_close(struct mmidx *m)
 {
 	if (m == NULL)
 		return;
-	if (m->idx != NULL)
+	if (m->mapped && m->idx != NULL)
 		munmap((void *)(uintptr_t)m->idx, m->idxlen);
-	if (m->bin != NULL)
+	if (m->mapped && m->bin != NULL)
 		munmap((void *)(uintptr_t)m->bin, (size_t)m->binlen);
 	if (m->binfd != -1)
 		close(m->binfd);
@@ -919,7 +966,11 @@ copy_bin(struct mmidx_builder *b, struct mmidx *src)
 		return 0;
 	while (left > 0) {
 		size_t chunk = left > (1u << 30) ? (1u << 30) : (size_t)left;
-		ssize_t w = copy_file_range(src->binfd, &off, b->fd, NULL, chunk, 0);
+		ssize_t w;
+
+		if (src->binfd == -1)
+			break;
+		w = copy_file_range(src->binfd, &off, b->fd, NULL, chunk, 0);
 
 		if (w == -1 && errno == EINTR)
 			continue;

@@ -89,6 +89,13 @@ struct mmidx;
  */
 struct mmidx	*mmidx_open(const char *prefix, enum mmidx_layout layout,
 		    char *err, size_t errlen);
+/*
+ * The same over buffers in memory ('idx' and 'bin' are not copied and
+ * must outlive the handle; 'name' stands for the prefix in messages).
+ */
+struct mmidx	*mmidx_open_mem(const void *idx, size_t idxlen, const void *bin,
+		    size_t binlen, const char *name, enum mmidx_layout layout,
+		    char *err, size_t errlen);
 void		 mmidx_close(struct mmidx *m);	/* NULL is fine */
 
 enum mmidx_layout mmidx_layout(const struct mmidx *m);
