@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "fastex.h"
 #include "mmidx.h"
 #include "record.h"
 
@@ -1034,8 +1035,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, 0);
 	struct example ex;
 	const uint8_t *p;
-	int64_t *modev = NULL;
-	size_t n, modecap = 0;
+	size_t n, featlen = strlen(o.feature);
 	long cnt;
 	int rc;
 
@@ -1045,35 +1045,47 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	while ((rc = rec_read(r, &p, &n)) == 1) {
 		uint64_t num = rec_index(r) - 1, off = rec_offset(r);
 
-		if (mm) {
-			cnt = ex_int64_values(p, n, o.modefeat, &modev, &modecap);
-			if (cnt >= 0 && cnt != 1)
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": '%s' must hold one value, not %ld", name,
-				    num, off, o.modefeat, cnt);
-			if (cnt == 1 && (modev[0] < INT8_MIN || modev[0] > INT8_MAX))
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": mode %" PRId64 " does not fit int8", name,
-				    num, off, modev[0]);
-			mmidx_set_mode(b, cnt == 1 ? (int)modev[0] : 0);
-		}
-		cnt = ex_int64_values(p, n, o.feature, &ids.v, &ids.cap);
-		if (cnt >= 0) {
+		if (!mm && (cnt = fastex_int64(p, n, o.feature, featlen, &ids.v,
+		    &ids.cap)) >= 0) {
 			if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
 				add_fault(b, name, "record", num, off);
 			continue;
 		}
-		if (cnt == -3)
-			die_errno("%s", name);
-		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1)
+		/*
+		 * Otherwise one reusable decode per record: its pools are kept
+		 * between records, and the values are used where they lie.
+		 */
+		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+			if (errno == ENOMEM)
+				die_errno("%s", name);
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
 			    name, num, off, ex_strerror(&ex));
+		}
+		if (mm) {
+			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
+
+			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+			if (cnt >= 0 && cnt != 1)
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": '%s' must hold one value, not %ld", name,
+				    num, off, o.modefeat, cnt);
+			if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": mode %" PRId64 " does not fit int8", name,
+				    num, off, mf->i64[0]);
+			mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
+		}
+		const struct ex_feature *f = ex_get(&ex, o.feature);
+		if (f != NULL && f->kind == EX_INT64) {
+			if (mmidx_add_i64(b, f->i64, f->n) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
 		if (ex.nfeat == 0 && o.docs_empty) {
 			if (mmidx_end_document(b) == -1)
 				add_fault(b, name, "record", num, off);
 			continue;
 		}
-		const struct ex_feature *f = ex_get(&ex, o.feature);
 		if (f != NULL && f->kind == EX_FLOAT && isf) {
 			if (mmidx_add_f32(b, f->f32, f->n) == -1)
 				add_fault(b, name, "record", num, off);
@@ -1099,7 +1111,6 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
 	ex_free(&ex);
-	free(modev);
 	rec_reader_free(r);
 }
 

@@ -855,7 +855,7 @@ int
 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 {
 	enum mmidx_dtype t = b->dtype;
-	size_t room = OBUF_SIZE / b->esize, j;
+	size_t j;
 
 	if (check_len(b, n) == -1)
 		return -1;
@@ -870,13 +870,19 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 				    (intmax_t)v[j], dtype_names[t]);
 			}
 	}
+	if (n * b->esize <= OBUF_SIZE - b->olen) {
+		/* The common case: the whole sequence fits the buffer. */
+		put_ints(t, b->obuf + b->olen, v, n);
+		b->olen += n * b->esize;
+		return push_size(b, n);
+	}
 	for (j = 0; j < n; ) {
 		size_t k = n - j, free_ = (OBUF_SIZE - b->olen) / b->esize;
 
 		if (free_ == 0) {
 			if (bflush(b) == -1)
 				return -1;
-			free_ = room;
+			free_ = OBUF_SIZE / b->esize;
 		}
 		if (k > free_)
 			k = free_;
