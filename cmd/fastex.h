@@ -5,8 +5,9 @@
  * holding only an Int64List with at most one packed chunk) and decode
  * its values.  Anything else, an absent feature included, returns -1
  * and the caller decodes the record in full with ex_decode(), which
- * accepts every form protobuf does.  A differential fuzz target
- * (test/fuzz/fuzz-fastex.c) checks it against ex_decode().
+ * accepts every form protobuf does.  Like a lazy protobuf parser it
+ * does not look inside the other features' values.  A differential
+ * fuzz target (test/fuzz/fuzz-fastex.c) checks it against ex_decode().
  */
 #ifndef RECPIPE_FASTEX_H
 #define RECPIPE_FASTEX_H

@@ -341,19 +341,39 @@ fail(const char *fmt, ...)
 	die("%s", msg);
 }
 
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* Decimal digits of v at q; returns the end.  Two digits per step. */
 static inline char *
 fmt_u64(char *q, uint64_t v)
 {
-	char t[20];
-	int k = 0;
+	uint64_t p = 10;
+	int n = 1;
+	char *e;
 
-	do {
-		t[k++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (k > 0)
-		*q++ = t[--k];
-	return q;
+	while (n < 20 && v >= p) {
+		n++;
+		if (n < 20)
+			p *= 10;
+	}
+	e = q + n;
+	q = e;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		q[0] = digit_pairs[2 * d];
+		q[1] = digit_pairs[2 * d + 1];
+	}
+	if (v >= 10) {
+		q[-2] = digit_pairs[2 * v];
+		q[-1] = digit_pairs[2 * v + 1];
+	} else
+		q[-1] = (char)('0' + v);
+	return e;
 }
 
 static inline char *
@@ -581,7 +601,19 @@ emit(struct mmidx *m, uint64_t i)
 	}
 	if (o.outfmt == OUT_JSON)
 		ob_write(wr.jkey, wr.jkeylen);
-	for (k = 0; k < n; k++) {
+	if (t != MMIDX_UINT64 && !mmidx_dtype_is_float(t)) {
+		char sep = o.outfmt == OUT_JSON ? ',' : ' ';
+
+		grow_vals(n);
+		mmidx_load_i64s(t, p, n, wr.iv);
+		for (k = 0; k < n; k++) {
+			q = ob_room(24);
+			if (k > 0)
+				*q++ = sep;
+			q = fmt_i64(q, wr.iv[k]);
+			ob.len = (size_t)(q - ob.p);
+		}
+	} else for (k = 0; k < n; k++) {
 		q = ob_room(40);
 		if (k > 0)
 			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
@@ -592,11 +624,8 @@ emit(struct mmidx *m, uint64_t i)
 		case MMIDX_FLOAT32:
 			q = fmt_float(q, mmidx_load_f32(p, k), 1);
 			break;
-		case MMIDX_FLOAT64:
-			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
-			break;
 		default:
-			q = fmt_i64(q, mmidx_load_i64(t, p, k));
+			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
 			break;
 		}
 		ob.len = (size_t)(q - ob.p);
@@ -708,19 +737,46 @@ cmd_get(int argc, char **argv)
 			uint64_t lineno = 0;
 			ssize_t len;
 
-			while ((len = getline(&line, &cap, stdin)) != -1) {
-				lineno++;
-				while (len > 0 && (line[len - 1] == '\n' ||
-				    line[len - 1] == '\r' || line[len - 1] == ' '))
-					len--;
-				if (parse_index(line, (size_t)len, &v) == -1)
-					fail("stdin: line %" PRIu64 ": bad index '%.*s'",
-					    lineno, len > 40 ? 40 : (int)len, line);
-				if (v >= mmidx_count(m))
-					fail("%s: index %" PRIu64 " out of range (%"
-					    PRIu64 " sequences)", argv[0], v,
-					    mmidx_count(m));
-				emit(m, v);
+			/*
+			 * Lookups go in batches: the index entries and then the
+			 * tokens of a batch are prefetched before any is written,
+			 * so that random access waits for memory once per batch.
+			 */
+			uint64_t batch[64];
+			size_t nb = 0, at;
+
+			for (;;) {
+				len = getline(&line, &cap, stdin);
+				if (len != -1) {
+					lineno++;
+					while (len > 0 && (line[len - 1] == '\n' ||
+					    line[len - 1] == '\r' || line[len - 1] == ' '))
+						len--;
+					if (parse_index(line, (size_t)len, &v) == -1) {
+						for (at = 0; at < nb; at++)
+							emit(m, batch[at]);
+						fail("stdin: line %" PRIu64 ": bad index '%.*s'",
+						    lineno, len > 40 ? 40 : (int)len, line);
+					}
+					if (v >= mmidx_count(m)) {
+						for (at = 0; at < nb; at++)
+							emit(m, batch[at]);
+						fail("%s: index %" PRIu64 " out of range (%"
+						    PRIu64 " sequences)", argv[0], v,
+						    mmidx_count(m));
+					}
+					mmidx_prefetch_entry(m, v);
+					batch[nb++] = v;
+					if (nb < 64)
+						continue;
+				}
+				for (at = 0; at < nb; at++)
+					mmidx_prefetch_tokens(m, batch[at]);
+				for (at = 0; at < nb; at++)
+					emit(m, batch[at]);
+				nb = 0;
+				if (len == -1)
+					break;
 			}
 			if (ferror(stdin))
 				fail("stdin: %s", strerror(errno));

@@ -158,6 +158,48 @@ mmidx_load_i64(enum mmidx_dtype t, const uint8_t *p, uint64_t k)
 	}
 }
 
+void
+mmidx_load_i64s(enum mmidx_dtype t, const uint8_t *p, uint64_t n, int64_t *out)
+{
+	uint64_t k;
+
+	switch (t) {
+	case MMIDX_UINT8:
+		for (k = 0; k < n; k++)
+			out[k] = p[k];
+		break;
+	case MMIDX_INT8:
+		for (k = 0; k < n; k++)
+			out[k] = (int8_t)p[k];
+		break;
+	case MMIDX_UINT16:
+		for (k = 0; k < n; k++)
+			out[k] = (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
+		break;
+	case MMIDX_INT16:
+		for (k = 0; k < n; k++)
+			out[k] = (int16_t)(p[2 * k] | p[2 * k + 1] << 8);
+		break;
+	case MMIDX_INT32:
+		for (k = 0; k < n; k++)
+			out[k] = (int32_t)le32(p + 4 * k);
+		break;
+	case MMIDX_UINT32:
+		for (k = 0; k < n; k++)
+			out[k] = le32(p + 4 * k);
+		break;
+	case MMIDX_INT64:
+	case MMIDX_UINT64:
+		for (k = 0; k < n; k++)
+			out[k] = (int64_t)le64(p + 8 * k);
+		break;
+	default:
+		for (k = 0; k < n; k++)
+			out[k] = mmidx_load_i64(t, p, k);
+		break;
+	}
+}
+
 uint64_t
 mmidx_load_u64(const uint8_t *p, uint64_t k)
 {
@@ -579,6 +621,24 @@ mmidx_seq(struct mmidx *m, uint64_t i, const uint8_t **p, uint64_t *n)
 	*n = (uint64_t)size;
 	*p = size > 0 ? m->bin + ptr : NULL;
 	return 0;
+}
+
+void
+mmidx_prefetch_entry(const struct mmidx *m, uint64_t i)
+{
+	if (i < m->n) {
+		__builtin_prefetch(m->sizes + 4 * i);
+		__builtin_prefetch(m->ptrs + 8 * i);
+	}
+}
+
+void
+mmidx_prefetch_tokens(const struct mmidx *m, uint64_t i)
+{
+	uint64_t ptr;
+
+	if (i < m->n && (ptr = le64(m->ptrs + 8 * i)) < m->binlen)
+		__builtin_prefetch(m->bin + ptr);
 }
 
 int

@@ -70,6 +70,9 @@ const char	*mmidx_layout_name(enum mmidx_layout layout);
  */
 int64_t		 mmidx_load_i64(enum mmidx_dtype t, const uint8_t *p, uint64_t k);
 uint64_t	 mmidx_load_u64(const uint8_t *p, uint64_t k);
+/* Load n tokens at once into out (as mmidx_load_i64 does one). */
+void		 mmidx_load_i64s(enum mmidx_dtype t, const uint8_t *p, uint64_t n,
+		    int64_t *out);
 double		 mmidx_load_f64(enum mmidx_dtype t, const uint8_t *p, uint64_t k);
 float		 mmidx_load_f32(const uint8_t *p, uint64_t k);
 
@@ -123,6 +126,13 @@ int		 mmidx_mode(const struct mmidx *m, uint64_t i);
  */
 int		 mmidx_seq(struct mmidx *m, uint64_t i, const uint8_t **p,
 		    uint64_t *n);
+/*
+ * Hints for batched random access: start loading the index entry of
+ * sequence i (i < count), or the tokens of sequence i once its entry
+ * is at hand.  No effect on results.
+ */
+void		 mmidx_prefetch_entry(const struct mmidx *m, uint64_t i);
+void		 mmidx_prefetch_tokens(const struct mmidx *m, uint64_t i);
 /*
  * Every structural check: sizes non-negative, pointers contiguous
  * from 0 and aligned, the .bin exactly as long as the tokens, Megatron

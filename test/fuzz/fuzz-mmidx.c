@@ -26,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t il;
 	uint8_t *idx, *bin;
 	struct mmidx *m;
-	volatile int64_t sink = 0;
+	volatile uint64_t sink = 0;
 
 	if (size < 3)
 		return 0;
@@ -50,16 +50,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const uint8_t *p;
 			uint64_t k, len;
 
-			sink += mmidx_mode(m, i);
+			sink += (uint64_t)mmidx_mode(m, i);
 			if (mmidx_seq(m, i, &p, &len) == -1)
 				continue;
 			for (k = 0; k < len; k++) {
-				sink += mmidx_load_i64(t, p, k);
-				sink += (int64_t)mmidx_load_f64(t, p, k);
+				double d = mmidx_load_f64(t, p, k);
+
+				sink += (uint64_t)mmidx_load_i64(t, p, k);
+				sink += d == d ? (uint64_t)(d > 0 ? 1 : 0) : 2;
 			}
 		}
 		for (uint64_t j = 0; j < mmidx_doc_count(m) && j < 4096; j++)
-			sink += mmidx_doc_index(m, j);
+			sink += (uint64_t)mmidx_doc_index(m, j);
 		if (mmidx_verify(m) == 0) {
 			struct mmidx_builder *b = mmidx_builder_new(devnull,
 			    mmidx_layout(m), t, 0, err, sizeof err);
