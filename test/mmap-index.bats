@@ -79,6 +79,22 @@ ids() {
 	[ "$output" = '{"inputs":[1,2]}' ]
 }
 
+@test "mmap-index: non-canonical Examples give the same dataset as canonical ones" {
+	# targets = [1, 300] written five ways: canonical; unpacked values;
+	# value before key in the map entry; two Features messages (merged);
+	# a duplicate key where the last one wins.
+	printf '"hex:%s"\n' 0a140a120a077461726765747312071a050a0301ac02 \
+	    0a140a120a077461726765747312071a05080108ac02 \
+	    0a140a1212071a050a0301ac020a0774617267657473 \
+	    0a0c0a0a0a016112051a030a01000a140a120a077461726765747312071a050a0301ac02 \
+	    0a300a1a0a0774617267657473120f1a0d0a0b09ffffffffffffffffff010a120a077461726765747312071a050a0301ac02 |
+	    "$J" >"$T/odd.tfr"
+	run -0 --separate-stderr mmap-index build -q -o "$T/d" --dtype uint16 "$T/odd.tfr"
+	[ -z "$stderr" ]
+	run -0 mmap-index cat --output-format id "$T/d"
+	[ "$output" = "$(printf '1 300\n%.0s' 1 2 3 4 5)" ]
+}
+
 @test "mmap-index: a token that does not fit is an error; --wrap wraps as upstream" {
 	printf '%s\n' '[1,2]' '[3,70000]' | "$J" >"$T/in.tfr"
 	run -1 --separate-stderr mmap-index build -o "$T/d" --dtype uint16 "$T/in.tfr"
