@@ -582,6 +582,146 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 	return 0;
 }
 
+/* Validation without decoding: the same accept/reject as ex_decode(). */
+
+/*
+ * A packed varint list is valid when no varint is longer than 10 bytes
+ * and the last byte ends one.  Eight bytes at a time: the terminator
+ * bits (high bit clear) of a word bound every run of continuation bytes.
+ */
+static int
+check_packed_varints(struct pools *P, struct span v)
+{
+	const uint8_t *q = v.p, *end = v.p + v.n;
+	uint64_t w, m;
+	unsigned run = 0, first, last;
+
+	for (; end - q >= 8; q += 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0) {
+			if ((run += 8) >= 10)
+				goto bad_varint;
+			continue;
+		}
+		first = (unsigned)__builtin_ctzll(m) >> 3;
+		if (run + first >= 10)
+			goto bad_varint;
+		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
+		run = 7 - last;
+	}
+	for (; q < end; q++) {
+		if (*q & 0x80) {
+			if (++run == 10)
+				goto bad_varint;
+		} else
+			run = 0;
+	}
+	if (run == 0)
+		return 0;
+bad_varint:
+	return bad(P, "int64 list: bad varint");
+}
+
+static int
+check_feature(struct pools *P, const uint8_t *start, struct span fs)
+{
+	const uint8_t *p = fs.p, *end = fs.p + fs.n, *q, *qend;
+	struct span v, lv;
+	uint64_t f, lf, num;
+	int wt, lwt, r;
+
+	while ((r = next_field(P, "feature", start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (wt != 2 || f < 1 || f > 3)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while ((r = next_field(P, "list", start, &q, qend, &lf, &lwt, &lv,
+		    &num)) == 1) {
+			if (lf != 1 || lwt != 2)
+				continue;
+			if (f == 2 && lv.n % 4 != 0)
+				return bad(P, "float list: packed length %zu is not "
+				    "a multiple of 4", lv.n);
+			if (f == 3 && check_packed_varints(P, lv) == -1)
+				return -1;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return r;
+}
+
+/* A Features (list = 0) or FeatureLists (list = 1) message. */
+static int
+check_map(struct pools *P, const uint8_t *start, struct span msg, int list)
+{
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *q, *qend, *s, *send;
+	struct span v, ev, fv;
+	uint64_t f, ef, ff, num;
+	int wt, ewt, fwt, r;
+	const char *what = list ? "feature_lists" : "features";
+
+	while ((r = next_field(P, what, start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (f != 1 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while ((r = next_field(P, "map entry", start, &q, qend, &ef, &ewt,
+		    &ev, &num)) == 1) {
+			if (ef != 2 || ewt != 2)
+				continue;
+			if (!list) {
+				if (check_feature(P, start, ev) == -1)
+					return -1;
+				continue;
+			}
+			s = ev.p;
+			send = ev.p + ev.n;
+			while ((r = next_field(P, "feature list", start, &s, send,
+			    &ff, &fwt, &fv, &num)) == 1)
+				if (ff == 1 && fwt == 2 &&
+				    check_feature(P, start, fv) == -1)
+					return -1;
+			if (r == -1)
+				return -1;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return r;
+}
+
+int
+ex_check(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
+{
+	struct pools *P = ex->priv;
+	const uint8_t *q = p, *end = p + n;
+	struct span v;
+	uint64_t f, num;
+	int wt, r, seq;
+
+	if (P == NULL) {
+		if ((P = calloc(1, sizeof(*P))) == NULL)
+			return -1;
+		ex->priv = P;
+	}
+	P->err[0] = '\0';
+	seq = type == EX_TYPE_SEQUENCE ||
+	    (type == EX_TYPE_AUTO && is_sequence(p, n));
+	while ((r = next_field(P, seq ? "sequence example" : "example", p, &q,
+	    end, &f, &wt, &v, &num)) == 1) {
+		if (wt != 2)
+			continue;
+		if ((f == 1 || (f == 2 && seq)) && check_map(P, p, v, f == 2) == -1)
+			return -1;
+	}
+	return r;
+}
+
 static int
 keycmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {

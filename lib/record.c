@@ -51,6 +51,7 @@ struct rec_reader {
 
 	enum rec_err	 err;
 	enum rec_err	 held;		/* a fault found behind good output */
+	char		 heldmsg[256];
 	int		 errnum;
 	uint64_t	 index;
 	uint64_t	 offset;
@@ -130,12 +131,14 @@ inflate_some(struct rec_reader *r)
 
 	if (r->held != REC_OK) {
 		r->err = r->held;
+		memcpy(r->msg, r->heldmsg, sizeof(r->msg));
 		return -1;
 	}
 	if (inflate_step(r) == 0)
 		return 0;
 	if (r->len > before && r->err != REC_ENOMEM) {
 		r->held = r->err;
+		memcpy(r->heldmsg, r->msg, sizeof(r->msg));
 		r->err = REC_OK;
 		return 0;
 	}
@@ -464,8 +467,11 @@ discard(struct rec_reader *r, uint64_t n)
 		if (got == 0)
 			return 1;	/* short */
 		n -= (uint64_t)got;
-		r->base += r->len;
-		r->pos = r->len = 0;
+		r->pos += (size_t)got;
+		if (r->pos == r->len) {
+			r->base += r->len;
+			r->pos = r->len = 0;
+		}
 	}
 	return 0;
 }
