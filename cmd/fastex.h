@@ -1,13 +1,13 @@
 /*
- * A fast path for the one thing mmap-index build does per record: find
- * an int64 feature in a serialized Example written in the canonical
- * form (one Features message; entries of key then value; a Feature
- * holding only an Int64List with at most one packed chunk) and decode
- * its values.  Anything else, an absent feature included, returns -1
- * and the caller decodes the record in full with ex_decode(), which
- * accepts every form protobuf does.  Like a lazy protobuf parser it
- * does not look inside the other features' values.  A differential
- * fuzz target (test/fuzz/fuzz-fastex.c) checks it against ex_decode().
+ * A fast path for the one thing mmap-index build does per record: decode
+ * an Example that holds nothing but one int64 feature, written in the
+ * canonical form (one Features message with one entry, key then value;
+ * a Feature holding only an Int64List with at most one packed chunk).
+ * Such a record is checked completely here.  Anything else (other
+ * features, other forms, the feature absent) returns -1 and the caller
+ * decodes the record with ex_decode(), which accepts every form protobuf
+ * does.  A differential fuzz target (test/fuzz/fuzz-fastex.c) checks
+ * that whatever this accepts, ex_decode() accepts with the same values.
  */
 #ifndef RECPIPE_FASTEX_H
 #define RECPIPE_FASTEX_H
@@ -79,12 +79,10 @@ fastex_int64(const uint8_t *p, size_t n, const char *name, size_t namelen,
 		if (fastex_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
 		    fastex_ld(&e, eend, 0x12, &v, &llen) == -1 || e != eend)
 			return -1;
-		if (klen == namelen && memcmp(k, name, namelen) == 0) {
-			if (val != NULL)
-				return -1;	/* duplicate key: last wins, slow path */
-			val = v;
-			vlen = llen;
-		}
+		if (val != NULL || klen != namelen || memcmp(k, name, namelen) != 0)
+			return -1;	/* another feature, or a duplicate */
+		val = v;
+		vlen = llen;
 	}
 	if (val == NULL)
 		return -1;
