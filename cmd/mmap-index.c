@@ -738,46 +738,44 @@ cmd_get(int argc, char **argv)
 			ssize_t len;
 
 			/*
-			 * Lookups go in batches: the index entries and then the
-			 * tokens of a batch are prefetched before any is written,
-			 * so that random access waits for memory once per batch.
+			 * A three-stage pipeline: an index read now has its
+			 * entry prefetched; W lookups later its tokens are
+			 * prefetched; W more later it is written.  Random
+			 * access then waits for memory far less often.
 			 */
-			uint64_t batch[64];
-			size_t nb = 0, at;
+			enum { W = 16 };
+			uint64_t ring[3 * W];
+			uint64_t head = 0, done = 0;
 
-			for (;;) {
-				len = getline(&line, &cap, stdin);
-				if (len != -1) {
-					lineno++;
-					while (len > 0 && (line[len - 1] == '\n' ||
-					    line[len - 1] == '\r' || line[len - 1] == ' '))
-						len--;
-					if (parse_index(line, (size_t)len, &v) == -1) {
-						for (at = 0; at < nb; at++)
-							emit(m, batch[at]);
-						fail("stdin: line %" PRIu64 ": bad index '%.*s'",
-						    lineno, len > 40 ? 40 : (int)len, line);
-					}
-					if (v >= mmidx_count(m)) {
-						for (at = 0; at < nb; at++)
-							emit(m, batch[at]);
+			while ((len = getline(&line, &cap, stdin)) != -1) {
+				lineno++;
+				while (len > 0 && (line[len - 1] == '\n' ||
+				    line[len - 1] == '\r' || line[len - 1] == ' '))
+					len--;
+				if (parse_index(line, (size_t)len, &v) == -1 ||
+				    v >= mmidx_count(m)) {
+					for (; done < head; done++)
+						emit(m, ring[done % (3 * W)]);
+					if (v >= mmidx_count(m) && len > 0 &&
+					    parse_index(line, (size_t)len, &v) == 0)
 						fail("%s: index %" PRIu64 " out of range (%"
 						    PRIu64 " sequences)", argv[0], v,
 						    mmidx_count(m));
-					}
-					mmidx_prefetch_entry(m, v);
-					batch[nb++] = v;
-					if (nb < 64)
-						continue;
+					fail("stdin: line %" PRIu64 ": bad index '%.*s'",
+					    lineno, len > 40 ? 40 : (int)len, line);
 				}
-				for (at = 0; at < nb; at++)
-					mmidx_prefetch_tokens(m, batch[at]);
-				for (at = 0; at < nb; at++)
-					emit(m, batch[at]);
-				nb = 0;
-				if (len == -1)
-					break;
+				ring[head % (3 * W)] = v;
+				mmidx_prefetch_entry(m, v);
+				if (head >= W)
+					mmidx_prefetch_tokens(m, ring[(head - W) % (3 * W)]);
+				if (head >= 2 * W) {
+					emit(m, ring[done % (3 * W)]);
+					done++;
+				}
+				head++;
 			}
+			for (; done < head; done++)
+				emit(m, ring[done % (3 * W)]);
 			if (ferror(stdin))
 				fail("stdin: %s", strerror(errno));
 			free(line);
