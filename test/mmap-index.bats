@@ -205,7 +205,11 @@ ids() {
 	[ "$output" = '{"targets":[10]}' ]
 	[ "$stderr" = "mmap-index: $T/d: index 3 out of range (3 sequences)" ]
 	run -1 --separate-stderr bash -c 'printf "0\nx\n" | mmap-index get "$1" -' _ "$T/d"
+	[ "$output" = '{"targets":[10]}' ]
 	[ "$stderr" = "mmap-index: stdin: line 2: bad index 'x'" ]
+	run -1 --separate-stderr bash -c 'printf "2\n1\n9\n0\n" | mmap-index get --output-format id "$1" -' _ "$T/d"
+	[ "$output" = $'30\n20 21' ]
+	[ "$stderr" = "mmap-index: $T/d: index 9 out of range (3 sequences)" ]
 	run -0 mmap-index cat --range 1:2 --output-format id "$T/d"
 	[ "$output" = "20 21" ]
 	run -0 mmap-index cat --range 2: --output-format id "$T/d"
@@ -335,6 +339,10 @@ histogram:
 	[ "$stderr" = "mmap-index: stdout: No space left on device" ]
 	run -0 mmap-index cat --output-format id "$T/big"
 	[ "$output" = "$(cat "$T/big.txt")" ]
+	# many lookups from stdin, in any order, come out in that order
+	seq 29999 -7 0 >"$T/idx.txt"
+	mmap-index get --output-format id "$T/big" - <"$T/idx.txt" >"$T/got.txt"
+	awk 'NR == FNR { l[NR - 1] = $0; next } { print l[$1] }' "$T/big.txt" "$T/idx.txt" | cmp - "$T/got.txt"
 }
 
 @test "mmap-index: man page example: an Open-NLLB-style sharded layout" {
