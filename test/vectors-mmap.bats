@@ -110,3 +110,19 @@ run_case() {
 		done
 	done
 }
+
+@test "vectors-mmap: merging upstream datasets keeps documents and modes" {
+	local dir
+	dir="$(dirname "$M")/$(mf mg_multimodal .dir)"
+	run -0 --separate-stderr mmap-index merge -o "$T/mm" "$dir/megatron" "$dir/megatron"
+	[ -z "$stderr" ]
+	run -0 mmap-index verify "$T/mm"
+	[ "$output" = "$T/mm: ok (megatron-multimodal, uint16, 8 sequences, 12 tokens, 8 documents)" ]
+	run -0 mmap-index cat "$T/mm"
+	[ "$(printf '%s\n' "$output" | jq -c .mode | tr '\n' ' ')" = "0 1 2 1 0 1 2 1 " ]
+	dir="$(dirname "$M")/$(mf mg_explicit_docs .dir)"
+	run -0 mmap-index merge -o "$T/docs" "$dir/megatron" "$dir/megatron"
+	[ "$(tail -c 72 "$T/docs.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 2 3 3 5 7 8 8 10 " ]
+	run -1 --separate-stderr mmap-index merge -o "$T/x" "$dir/megatron" "$(dirname "$M")/$(mf mg_multimodal .dir)/megatron"
+	[[ "$stderr" == *"layout megatron-multimodal, but"*"is megatron" ]]
+}
