@@ -110,10 +110,19 @@ fastex_int64(const uint8_t *p, size_t n, const char *name, size_t namelen,
 			(*dst)[cnt++] = *q++;
 			continue;
 		}
-		if (fend - q >= 2 && q[1] < 0x80) {
-			(*dst)[cnt++] = (q[0] & 0x7f) | (int64_t)q[1] << 7;
-			q += 2;
-			continue;
+		if (fend - q >= 3) {
+			/* Token ids mostly take 2 or 3 bytes. */
+			if (q[1] < 0x80) {
+				(*dst)[cnt++] = (q[0] & 0x7f) | (int64_t)q[1] << 7;
+				q += 2;
+				continue;
+			}
+			if (q[2] < 0x80) {
+				(*dst)[cnt++] = (q[0] & 0x7f) |
+				    (int64_t)(q[1] & 0x7f) << 7 | (int64_t)q[2] << 14;
+				q += 3;
+				continue;
+			}
 		}
 		if (fastex_varint(&q, fend, &x) == -1)
 			return -1;
