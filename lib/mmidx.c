@@ -339,6 +339,14 @@ detect(struct mmidx *m, enum mmidx_layout want, char *err, size_t errlen)
 		    (uintmax_t)n);
 		return -1;
 	}
+	if (d <= (UINT64_MAX - fs) / 16) {
+		seterr(err, errlen, "%s: size %ju matches no layout for %ju "
+		    "sequences: fairseq needs %ju, Megatron (D = %ju) %ju: "
+		    "truncated, corrupt or trailing bytes", m->idxpath,
+		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs, (uintmax_t)d,
+		    (uintmax_t)(fs + 8 + 8 * d));
+		return -1;
+	}
 	seterr(err, errlen, "%s: size %ju matches no layout for %ju sequences "
 	    "(fairseq %ju; Megatron 34 + 12N + 8D with D = %ju): truncated, "
 	    "corrupt or trailing bytes", m->idxpath, (uintmax_t)s,

@@ -188,8 +188,39 @@ test_dtype_roundtrips(void)
 			}
 			TEST(ok, "%s %s: tokens (and modes) round trip",
 			    mmidx_layout_name(lay), name);
+			if (mmidx_seq(m, 2, &p, &n) == 0) {
+				int64_t bulk[3];
+				mmidx_load_i64s(t, p, n, bulk);
+				TEST(bulk[0] == mmidx_load_i64(t, p, 0) &&
+				    bulk[2] == mmidx_load_i64(t, p, 2),
+				    "%s %s: bulk loads match", mmidx_layout_name(lay), name);
+			}
 			mmidx_close(m);
 		}
+}
+
+static void
+test_open_mem(void)
+{
+	size_t in, bn;
+	uint8_t *idx = slurp(path("ex-m", ".idx"), &in);
+	uint8_t *bin = slurp(path("ex-m", ".bin"), &bn);
+	struct mmidx *m = mmidx_open_mem(idx, in, bin, bn, "mem", MMIDX_AUTO,
+	    errbuf, sizeof errbuf);
+	const uint8_t *p;
+	uint64_t n;
+
+	TEST(m != NULL && mmidx_layout(m) == MMIDX_MEGATRON &&
+	    mmidx_seq(m, 2, &p, &n) == 0 && n == 2 &&
+	    mmidx_load_i64(MMIDX_UINT16, p, 0) == 65535 && mmidx_verify(m) == 0,
+	    "a dataset in memory reads as the same files do");
+	mmidx_close(m);
+	m = mmidx_open_mem(idx, in - 8, bin, bn, "mem", MMIDX_AUTO, errbuf,
+	    sizeof errbuf);
+	TEST(m == NULL && strncmp(errbuf, "mem.idx: size 114 matches no layout", 35) == 0,
+	    "in-memory faults are named after the given name: %s", errbuf);
+	free(idx);
+	free(bin);
 }
 
 static void
@@ -450,6 +481,7 @@ main(void)
 	test_tables();
 	test_worked_example();
 	test_dtype_roundtrips();
+	test_open_mem();
 	test_range();
 	test_empty();
 	test_corrupt();
