@@ -319,7 +319,6 @@ static struct {
 	int64_t		*iv;
 	float		*fv;
 	size_t		 cap;
-	int		 isf;
 	char		*jkey;		/* "{\"targets\":[" */
 	size_t		 jkeylen;
 } wr;
@@ -649,25 +648,25 @@ static void
 emit_setup(void)
 {
 	struct buf b = { 0 };
+	int rc = buf_puts(&b, "{\"");
 
-	if (buf_puts(&b, "{") == -1)
-		die_errno("malloc");
-	{
-		/* the key, escaped, via the output buffer helpers */
-		const char *s = o.feature;
-		buf_putc(&b, '"');
-		for (; *s; s++) {
-			if (*s == '"' || *s == '\\')
-				buf_putc(&b, '\\');
-			if ((unsigned char)*s < 0x20) {
-				char t[8];
-				snprintf(t, sizeof t, "\\u%04x", (unsigned char)*s);
-				buf_puts(&b, t);
-			} else
-				buf_putc(&b, *s);
+	/* The feature name as a JSON string: the key of every line. */
+	for (const char *s = o.feature; *s != '\0' && rc == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+		char t[8];
+
+		if (c < 0x20) {
+			snprintf(t, sizeof t, "\\u%04x", c);
+			rc = buf_puts(&b, t);
+		} else {
+			if (c == '"' || c == '\\')
+				rc = buf_putc(&b, '\\');
+			if (rc == 0)
+				rc = buf_putc(&b, c);
 		}
-		buf_puts(&b, "\":[");
 	}
+	if (rc == -1 || buf_puts(&b, "\":[") == -1)
+		die_errno("malloc");
 	wr.jkey = (char *)b.p;
 	wr.jkeylen = b.len;
 }
@@ -826,7 +825,6 @@ cmd_info(int argc, char **argv, int json)
 	if (n == 0)
 		mn = 0;
 	docs = mmidx_doc_count(m) ? mmidx_doc_count(m) - 1 : 0;
-	emit_setup();
 	out_begin(0);
 	if (json) {
 		ob_puts("{\"prefix\":");

@@ -77,6 +77,9 @@ ids() {
 	printf '%s\n' '[1,2]' | "$J" -f inputs | mmap-index build -q -o "$T/e" -f inputs --dtype int32
 	run -0 mmap-index cat -f inputs "$T/e"
 	[ "$output" = '{"inputs":[1,2]}' ]
+	run -0 mmap-index cat -f 'a"b\c' "$T/e"
+	[ "$output" = '{"a\"b\\c":[1,2]}' ]
+	jq -e . <<<"$output" >/dev/null
 }
 
 @test "mmap-index: non-canonical Examples give the same dataset as canonical ones" {
