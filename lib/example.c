@@ -381,6 +381,36 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	return 0;
 }
 
+static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
+
+/* Check the value messages of a map entry that a later one replaced. */
+static int
+check_values(struct pools *P, const uint8_t *start, const struct entry *e)
+{
+	const uint8_t *q, *end;
+	struct span fv;
+	uint64_t f, num;
+	size_t i;
+	int wt, r;
+
+	for (i = 0; i < e->nv; i++) {
+		if (!e->list) {
+			if (check_feature(P, start, P->sp[e->v0 + i]) == -1)
+				return -1;
+			continue;
+		}
+		q = P->sp[e->v0 + i].p;
+		end = q + P->sp[e->v0 + i].n;
+		while ((r = next_field(P, "feature list", start, &q, end, &f, &wt,
+		    &fv, &num)) == 1)
+			if (f == 1 && wt == 2 && check_feature(P, start, fv) == -1)
+				return -1;
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* Point features at their values once the pools have stopped moving. */
 static void
 fixup(struct pools *P, struct ex_feature *ft, size_t off)
@@ -536,6 +566,10 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
 			;
 		k = j - 1;
+		/* Superseded entries must still be well-formed, as protobuf requires. */
+		for (; i < k; i++)
+			if (check_values(P, p, &P->ent[i]) == -1)
+				return -1;
 		if (add_feat(P) == NULL)
 			return -1;
 		P->feat[P->nfeat].key = P->ent[k].key;
@@ -551,6 +585,9 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
 			;
 		k = j - 1;
+		for (; i < k; i++)
+			if (check_values(P, p, &P->ent[i]) == -1)
+				return -1;
 		if (P->nlists == P->clists) {
 			size_t *q2;
 
@@ -1194,36 +1231,109 @@ exb_encode(struct ex_builder *b, struct buf *out)
 	return ret;
 }
 
+/*
+ * Decode the int64 values of the Feature spread over the value fields
+ * of one map entry (merged as protobuf merges), appending to *dst.
+ * Returns the count, or -1 when the Feature's final kind is not int64.
+ */
+static long
+entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
+{
+	struct pools P;
+	const uint8_t *p = e, *end = e + en, *q, *qend, *l, *lend, *c;
+	struct span v, fv, lv;
+	uint64_t f, ff, lf, num, x = 0;
+	int wt, fwt, lwt, kind = EX_NONE;
+	size_t n = 0;
+	int64_t *d;
+
+	memset(&P, 0, sizeof(P));
+	while (next_field(&P, "", e, &p, end, &f, &wt, &v, &num) == 1) {
+		if (f != 2 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while (next_field(&P, "", e, &q, qend, &ff, &fwt, &fv, &num) == 1) {
+			if (fwt != 2 || ff < 1 || ff > 3)
+				continue;
+			if ((int)ff != kind) {
+				kind = (int)ff;
+				n = 0;
+			}
+			if (kind != 3)
+				continue;
+			l = fv.p;
+			lend = fv.p + fv.n;
+			while (next_field(&P, "", e, &l, lend, &lf, &lwt, &lv, &num) == 1) {
+				if (lf != 1 || (lwt != 0 && lwt != 2))
+					continue;
+				if (n + (lwt == 0 ? 1 : lv.n) > *cap) {
+					size_t nc = (n + (lwt == 0 ? 1 : lv.n)) * 2;
+
+					if ((d = realloc(*dst, nc * sizeof(int64_t))) == NULL)
+						return -3;
+					*dst = d;
+					*cap = nc;
+				}
+				if (lwt == 0) {
+					(*dst)[n++] = (int64_t)num;
+					continue;
+				}
+				c = lv.p;
+				while (c < lv.p + lv.n) {
+					if (*c < 0x80)
+						x = *c++;
+					else
+						(void)varint(&c, lv.p + lv.n, &x);
+					(*dst)[n++] = (int64_t)x;
+				}
+			}
+		}
+	}
+	return kind == 3 ? (long)n : -1;
+}
+
 long
 ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
     size_t *cap)
 {
-	struct example ex;
-	const struct ex_feature *ft;
-	long ret;
-	int64_t *d;
+	struct pools P;
+	struct example tmp;
+	const uint8_t *q = p, *end = p + n, *r, *rend, *e, *eend;
+	const uint8_t *last = NULL;
+	struct span v, ev, kv;
+	uint64_t f, ef, num;
+	size_t lastlen = 0, nlen = strlen(name);
+	int wt, ewt, match;
 
-	ex_init(&ex);
-	if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-		ret = errno == ENOMEM ? -3 : -2;
-		goto out;
-	}
-	if ((ft = ex_get(&ex, name)) == NULL || ft->kind != EX_INT64) {
-		ret = -1;
-		goto out;
-	}
-	if (ft->n > *cap) {
-		if ((d = realloc(*dst, ft->n * sizeof(int64_t))) == NULL) {
-			ret = -3;
-			goto out;
+	/* Everything must decode, as ex_decode() decides. */
+	memset(&P, 0, sizeof(P));
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.priv = &P;
+	if (ex_check(&tmp, p, n, EX_TYPE_EXAMPLE) == -1)
+		return -2;
+	while (next_field(&P, "", p, &q, end, &f, &wt, &v, &num) == 1) {
+		if (f != 1 || wt != 2)
+			continue;
+		r = v.p;
+		rend = v.p + v.n;
+		while (next_field(&P, "", p, &r, rend, &ef, &ewt, &ev, &num) == 1) {
+			if (ef != 1 || ewt != 2)
+				continue;
+			e = ev.p;
+			eend = ev.p + ev.n;
+			match = nlen == 0;	/* a missing key is "" */
+			while (next_field(&P, "", p, &e, eend, &f, &wt, &kv, &num) == 1)
+				if (f == 1 && wt == 2)
+					match = kv.n == nlen &&
+					    (nlen == 0 || memcmp(kv.p, name, nlen) == 0);
+			if (match) {
+				last = ev.p;
+				lastlen = ev.n;
+			}
 		}
-		*dst = d;
-		*cap = ft->n;
 	}
-	if (ft->n)
-		memcpy(*dst, ft->i64, ft->n * sizeof(int64_t));
-	ret = (long)ft->n;
-out:
-	ex_free(&ex);
-	return ret;
+	if (last == NULL)
+		return -1;
+	return entry_int64(last, lastlen, dst, cap);
 }

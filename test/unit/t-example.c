@@ -84,6 +84,11 @@ main(void)
 	TEST(ex_decode(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
 	    EX_TYPE_AUTO) == -1, "float packed length not a multiple of 4");
 
+	/* a superseded duplicate must still be well-formed (protobuf parses it) */
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x31\x01\x0a\x03\x0a\x01\x02"
+	    "\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x30\x01\x0a\x03\x0a\x01\x02"), EX_TYPE_AUTO) == -1,
+	    "malformed Feature under a replaced key is refused");
+
 	/* the checker agrees with the decoder */
 	TEST(ex_check(&ex, B("\x0a\x05\x0a\x01"), EX_TYPE_AUTO) == -1, "check: length past the end");
 	TEST(ex_check(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
