@@ -20,7 +20,6 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
-#include "fastex.h"
 #include "mmidx.h"
 #include "record.h"
 
@@ -1097,8 +1096,8 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	while ((rc = rec_read(r, &p, &n)) == 1) {
 		uint64_t num = rec_index(r) - 1, off = rec_offset(r);
 
-		if (!mm && (cnt = fastex_int64(p, n, o.feature, featlen, &ids.v,
-		    &ids.cap)) >= 0) {
+		if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
+		    &ids.v, &ids.cap)) >= 0) {
 			if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
 				add_fault(b, name, "record", num, off);
 			continue;

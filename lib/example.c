@@ -1332,6 +1332,70 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 	return kind == 3 ? (long)n : -1;
 }
 
+/* A length-delimited field with tag byte 'tag' at *pp. */
+static int
+canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
+    const uint8_t **body, size_t *len)
+{
+	const uint8_t *p = *pp;
+	uint64_t l;
+
+	if (p >= end || *p++ != tag || varint(&p, end, &l) == -1 ||
+	    l > (uint64_t)(end - p))
+		return -1;
+	*body = p;
+	*len = (size_t)l;
+	*pp = p + l;
+	return 0;
+}
+
+long
+ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
+    size_t namelen, int64_t **dst, size_t *cap)
+{
+	const uint8_t *end = p + n, *fs, *e, *eend, *k, *v, *l, *lend, *c;
+	const uint8_t *q, *qend;
+	size_t flen, elen, klen, vlen, llen, clen, cnt, count = 0;
+	uint64_t x;
+	int64_t *d;
+
+	/* One Features message holding one entry, and nothing else. */
+	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
+	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
+		return -1;
+	eend = e + elen;
+	if (canon_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
+	    canon_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
+	    klen != namelen || (namelen && memcmp(k, name, namelen) != 0))
+		return -1;
+	/* A Feature holding only an Int64List of at most one packed chunk. */
+	q = v;
+	if (canon_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
+		return -1;
+	if (llen == 0)
+		return 0;
+	lend = l + llen;
+	if (canon_ld(&l, lend, 0x0a, &c, &clen) == -1 || l != lend)
+		return -1;
+	if (clen > *cap) {
+		if ((d = realloc(*dst, clen * sizeof(*d))) == NULL)
+			return -1;
+		*dst = d;
+		*cap = clen;
+	}
+	q = c;
+	qend = c + clen;
+	cnt = unpack_varints(&q, qend, *dst, &count);
+	while (q < qend) {
+		if (*q < 0x80)
+			x = *q++;
+		else if (varint(&q, qend, &x) == -1)
+			return -1;
+		(*dst)[cnt++] = (int64_t)x;
+	}
+	return (long)cnt;
+}
+
 long
 ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
     size_t *cap)
@@ -1344,7 +1408,10 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 	uint64_t f, ef, num;
 	size_t lastlen = 0, nlen = strlen(name);
 	int wt, ewt, match;
+	long ret;
 
+	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
+		return ret;
 	/* Everything must decode, as ex_decode() decides. */
 	memset(&P, 0, sizeof(P));
 	memset(&tmp, 0, sizeof(tmp));

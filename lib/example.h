@@ -129,6 +129,18 @@ int		 exb_encode(struct ex_builder *b, struct buf *out);
 long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
 		    int64_t **dst, size_t *cap);
 
+/*
+ * The fastest path: the int64 feature 'name' of an Example that holds
+ * nothing else, in the canonical form (one Features message with one
+ * entry, key then value, a Feature holding only an Int64List with at
+ * most one packed chunk), checked completely.  Returns the number of
+ * values (in *dst as above), or -1 for any other record, which the
+ * caller then reads with ex_int64_values() or ex_decode() (they accept
+ * every form protobuf accepts and agree with this on what it accepts).
+ */
+long		 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
+		    size_t namelen, int64_t **dst, size_t *cap);
+
 /* Varint and wire helpers for modules that walk messages themselves. */
 size_t		 pb_varint_size(uint64_t v);
 uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */

@@ -121,6 +121,15 @@ main(void)
 	    dst[2] == INT64_MAX && dst[3] == INT64_MIN && dst[4] == 300, "int64 extremes survive");
 	TEST(ex_int64_values(out.p, out.len, "inputs", &dst, &cap) == -1, "absent feature");
 	TEST(ex_check(&ex, out.p, out.len, EX_TYPE_AUTO) == 0, "check: 10-byte varints are fine");
+	TEST(ex_int64_canonical(out.p, out.len, "targets", 7, &dst, &cap) == 5 &&
+	    dst[0] == 1 && dst[1] == -1 && dst[3] == INT64_MIN, "canonical fast path");
+	TEST(ex_int64_canonical(out.p, out.len, "target", 6, &dst, &cap) == -1,
+	    "canonical fast path: another name");
+	TEST(ex_int64_canonical(B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    "a", 1, &dst, &cap) == -1 &&
+	    ex_int64_values(B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    "a", &dst, &cap) == 4 && dst[0] == 5 && dst[3] == 9,
+	    "unpacked values: not canonical, read by the general path");
 	{
 		/* 'a' = one packed chunk of 16 bytes: v1 (1 byte) then an 11-byte varint. */
 		static const uint8_t bad11[] = "\x0a\x19\x0a\x17\x0a\x01" "a" "\x12\x12\x1a\x10\x0a\x0e"
