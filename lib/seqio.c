@@ -853,36 +853,29 @@ shift_into(struct sq_conv *c, int64_t *out, const int64_t *t, size_t n,
 static int
 check_output(struct sq_conv *c)
 {
-	long want;
+	static const char *const pp[4] = {
+		"encoder_positions", "encoder_segment_ids",
+		"decoder_positions", "decoder_segment_ids"
+	};
+	size_t i;
 
 	if (c->checked_output || !c->length_check)
 		return 0;
 	c->checked_output = 1;
-	if (c->kind == SQ_ENCODER && c->Lt != c->Li)
-		return fail(c, SQ_EDATA, "Feature 'encoder_target_tokens' has "
-		    "length not equal to the expected length of %ld during "
-		    "output_validation validation", c->Li);
-	if (c->kind == SQ_PREPACKED_ENCDEC) {
-		want = c->L[0];
-		if (c->L[2] != want)
-			return fail(c, SQ_EDATA, "Feature 'encoder_positions' has "
-			    "length not equal to the expected length of %ld "
-			    "during output_validation validation", want);
-		if (c->L[3] != want)
-			return fail(c, SQ_EDATA, "Feature 'encoder_segment_ids' has "
-			    "length not equal to the expected length of %ld "
-			    "during output_validation validation", want);
-		want = c->L[1];
-		if (c->L[4] != want)
-			return fail(c, SQ_EDATA, "Feature 'decoder_positions' has "
-			    "length not equal to the expected length of %ld "
-			    "during output_validation validation", want);
-		if (c->L[5] != want)
-			return fail(c, SQ_EDATA, "Feature 'decoder_segment_ids' has "
-			    "length not equal to the expected length of %ld "
-			    "during output_validation validation", want);
-	}
+	if (c->kind == SQ_ENCODER && sq_check_length("encoder_target_tokens",
+	    (size_t)c->Lt, c->Li, 1, "output_validation", c->msg,
+	    sizeof c->msg) == -1)	/* [Q10] */
+		goto bad;
+	if (c->kind == SQ_PREPACKED_ENCDEC)
+		for (i = 0; i < 4; i++)
+			if (sq_check_length(pp[i], (size_t)c->L[2 + i],
+			    c->L[i < 2 ? 0 : 1], 1, "output_validation", c->msg,
+			    sizeof c->msg) == -1)
+				goto bad;
 	return 0;
+bad:
+	c->err = SQ_EDATA;
+	return -1;
 }
 
 static int
@@ -1017,41 +1010,79 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 
 /* Validation 2 and the derived features of one record. */
 
+int
+sq_check_length(const char *name, size_t n, long expected, int strict,
+    const char *label, char *msg, size_t msgsz)
+{
+	if (strict && n != (size_t)expected) {
+		snprintf(msg, msgsz, "Feature '%s' has length not equal to the "
+		    "expected length of %ld during %s validation", name,
+		    expected, label);
+		return -1;
+	}
+	if (!strict && n > (size_t)expected) {
+		snprintf(msg, msgsz, "Feature '%s' has length not less than or "
+		    "equal to the expected length of %ld during %s validation",
+		    name, expected, label);
+		return -1;
+	}
+	return 0;
+}
+
+int
+sq_check_feature(const char *name, int type, const char *tname,
+    const int64_t *v, size_t n, const char *label, char *msg, size_t msgsz)
+{
+	size_t j;
+
+	if (type == SQ_ABSENT) {
+		snprintf(msg, msgsz, "Dataset is missing an expected feature "
+		    "during %s validation: '%s'", label, name);
+		return -1;
+	}
+	if (type != SQ_INT) {
+		snprintf(msg, msgsz, "Dataset has incorrect type for feature "
+		    "'%s' during %s validation: Got %s, expected int32", name,
+		    label, tname ? tname : "?");
+		return -1;
+	}
+	for (j = 0; j < n; j++)
+		if (v[j] < INT32_MIN || v[j] > INT32_MAX) {
+			snprintf(msg, msgsz, "Dataset has incorrect type for "
+			    "feature '%s' during %s validation: Got int64, "
+			    "expected int32 (value %lld at index %zu)", name,
+			    label, (long long)v[j], j);
+			return -1;
+		}
+	return 0;
+}
+
 static int
 validate(struct sq_conv *c, const struct sq_feat *f)
 {
-	size_t i, j;
+	size_t i;
+	int num;
 
+	num = c->kind != SQ_PACK && c->kind != SQ_PAD;
 	for (i = 0; i < c->nval; i++) {
-		const char *nm = c->in_name[i];
-
-		if (f[i].type == SQ_ABSENT) {
-			if (c->kind == SQ_PAD)
-				continue;
-			return fail(c, SQ_EDATA, "Dataset is missing an expected "
-			    "feature during input_validation validation: '%s'", nm);
-		}
-		if (f[i].type != SQ_INT)
-			return fail(c, SQ_EDATA, "Dataset has incorrect type for "
-			    "feature '%s' during input_validation validation: "
-			    "Got %s, expected int32", nm, f[i].tname ? f[i].tname : "?");
-		if (c->kind == SQ_PACK || c->kind == SQ_PAD)
+		if (f[i].type == SQ_ABSENT && c->kind == SQ_PAD)
 			continue;
-		for (j = 0; j < f[i].n; j++)
-			if (f[i].v[j] < INT32_MIN || f[i].v[j] > INT32_MAX)
-				return fail(c, SQ_EDATA, "Dataset has incorrect type "
-				    "for feature '%s' during input_validation "
-				    "validation: Got int64, expected int32 (value "
-				    "%lld at index %zu)", nm, (long long)f[i].v[j], j);
+		if (sq_check_feature(c->in_name[i], f[i].type, f[i].tname,
+		    f[i].v, num ? f[i].n : 0, "input_validation", c->msg,
+		    sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
 	}
-	if (!c->length_check || c->kind == SQ_PACK || c->kind == SQ_PAD ||
-	    c->kind == SQ_PREPACKED_LM || c->kind == SQ_PREPACKED_PREFIXLM)
+	if (!c->length_check || !num)
 		return 0;
 	for (i = 0; i < c->nval; i++)
-		if (c->in_len[i] >= 0 && f[i].n > (size_t)c->in_len[i])
-			return fail(c, SQ_EDATA, "Feature '%s' has length not less "
-			    "than or equal to the expected length of %ld during "
-			    "input_validation validation", c->in_name[i], c->in_len[i]);
+		if (c->in_len[i] >= 0 && sq_check_length(c->in_name[i], f[i].n,
+		    c->in_len[i], 0, "input_validation", c->msg,
+		    sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
 	return 0;
 }
 

@@ -175,6 +175,21 @@ void		 sq_shift_right(const int64_t *t, size_t rows, size_t cols,
 int		 sq_autoregressive(const int64_t *t, size_t rows, size_t cols,
 		    const int64_t *seg, int64_t bos, int64_t *out,
 		    const char **msg);
+/*
+ * _check_lengths for one feature of length n: strict wants n ==
+ * expected, otherwise n <= expected.  Returns 0, or -1 with seqio's
+ * message in msg.  'label' is the stage ("input_validation", ...).
+ */
+int		 sq_check_length(const char *name, size_t n, long expected,
+		    int strict, const char *label, char *msg, size_t msgsz);
+/*
+ * _validate_dataset's presence and dtype test of one feature of type
+ * 'type' ('tname' for SQ_OTHER) that must be int32; 'v' and 'n' are
+ * its values (each must fit int32).  Returns 0, or -1 with the message.
+ */
+int		 sq_check_feature(const char *name, int type, const char *tname,
+		    const int64_t *v, size_t n, const char *label, char *msg,
+		    size_t msgsz);
 /* non_padding_position: out[i] = (v[i] != 0). */
 void		 sq_non_padding(const int64_t *v, size_t n, int64_t *out);
 /*

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run one case of ../shared/vectors/seqio/manifest.json through pack-encdec.
-# Usage: vectors-seqio.sh MANIFEST ID TOOLS_DIR OUTDIR
+# Usage: seqio-case.sh MANIFEST ID TOOLS_DIR OUTDIR (test helper for the bats suites)
 # Prints nothing and exits 0 when the case passes; otherwise says why.
 set -u
 man=$1 id=$2 tools=$3 out=$4
