@@ -1250,15 +1250,26 @@ open_remove(struct sq_conv *c, size_t i)
 	c->nopen--;
 }
 
+/*
+ * How full a row is (with the current record placed, if asked): the
+ * fill of its fullest key.  Best-fit chooses the row this makes
+ * fullest, so the key that runs out first decides, and a row full in
+ * one key is not mistaken for a half-empty one.  The sum over keys
+ * breaks ties.
+ */
 static double
 fullness(const struct sq_conv *c, const struct row *r, int with_record)
 {
-	double s = 0;
+	double f, mx = 0, sum = 0;
 	size_t k;
 
-	for (k = 0; k < c->nk; k++)
-		s += (double)(r->len[k] + (with_record ? c->xn[k] : 0)) / (double)c->L[k];
-	return s;
+	for (k = 0; k < c->nk; k++) {
+		f = (double)(r->len[k] + (with_record ? c->xn[k] : 0)) / (double)c->L[k];
+		sum += f;
+		if (f > mx)
+			mx = f;
+	}
+	return mx + sum * 1e-3;
 }
 
 static int
