@@ -464,8 +464,11 @@ discard(struct rec_reader *r, uint64_t n)
 		if (got == 0)
 			return 1;	/* short */
 		n -= (uint64_t)got;
-		r->base += r->len;
-		r->pos = r->len = 0;
+		r->pos += (size_t)got;
+		if (r->pos == r->len) {
+			r->base += r->len;
+			r->pos = r->len = 0;
+		}
 	}
 	return 0;
 }
