@@ -106,17 +106,63 @@ put_record(const void *p, size_t n)
 		write_failed(outname);
 }
 
+static inline size_t
+vsize(uint64_t v)
+{
+	if (v < 1u << 21)	/* branch-free for the usual token ids */
+		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
+	return pb_varint_size(v);
+}
+
+/* Writes 3 bytes for any value below 2^21: keep 3 bytes of room after the end. */
+static inline uint8_t *
+vput(uint8_t *q, uint64_t v)
+{
+	uint32_t x, w;
+
+	if (v < 1u << 21) {
+		x = (uint32_t)v;
+		w = (x & 0x7f) | (uint32_t)(x >= 1u << 7) << 7 |
+		    ((x >> 7) & 0x7f) << 8 | (uint32_t)(x >= 1u << 14) << 15 |
+		    (x >> 14) << 16;
+		q[0] = (uint8_t)w;
+		q[1] = (uint8_t)(w >> 8);
+		q[2] = (uint8_t)(w >> 16);
+		return q + 1 + (x >= 1u << 7) + (x >= 1u << 14);
+	}
+	return pb_put_varint(q, v);
+}
+
+/*
+ * Encode values as packed varints at q; returns the end.  Trailing
+ * zeros (padding) become one memset.
+ */
+static uint8_t *
+put_packed(uint8_t *q, const int64_t *v, size_t n)
+{
+	size_t j, end = n;
+
+	while (end > 0 && v[end - 1] == 0)
+		end--;
+	for (j = 0; j < end; j++)
+		q = vput(q, (uint64_t)v[j]);
+	memset(q, 0, n - end);
+	return q + (n - end);
+}
+
 /*
  * Encode an Example of int64 lists canonically (keys sorted, both map
  * entry fields, one packed chunk per list), as ex_encode() would, but
- * without copying the values first.
+ * straight from the caller's arrays: each list is encoded once into a
+ * scratch buffer, then framed.
  */
 static void
 encode_int64_example(struct buf *out, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens)
 {
-	size_t ord[64], i, j, t, total = 0, fsz = 0;
-	size_t klen[64], psz[64], lsz[64], vsz[64], esz[64];
+	static struct buf scratch;
+	size_t ord[64], i, j, t, total, fsz = 0, need = 0;
+	size_t klen[64], off[64], psz[64], lsz[64], vsz[64], esz[64];
 	uint8_t *q;
 
 	if (n > 64)
@@ -124,6 +170,7 @@ encode_int64_example(struct buf *out, size_t n, const char *const *names,
 	for (i = 0; i < n; i++) {
 		ord[i] = i;
 		klen[i] = strlen(names[i]);
+		need += 10 * lens[i] + 4;
 	}
 	for (i = 1; i < n; i++)		/* few keys: insertion sort */
 		for (j = i; j > 0 && strcmp(names[ord[j - 1]], names[ord[j]]) > 0; j--) {
@@ -131,50 +178,44 @@ encode_int64_example(struct buf *out, size_t n, const char *const *names,
 			ord[j] = ord[j - 1];
 			ord[j - 1] = t;
 		}
+	scratch.len = 0;
+	if (buf_reserve(&scratch, need) == -1)
+		die_errno("encoding a record");
+	q = scratch.p;
 	for (i = 0; i < n; i++) {
-		const int64_t *v = vals[i];
-
-		psz[i] = 0;
-		for (j = 0; j < lens[i]; j++)
-			psz[i] += (uint64_t)v[j] < 128 ? 1 : pb_varint_size((uint64_t)v[j]);
-		lsz[i] = lens[i] ? 1 + pb_varint_size(psz[i]) + psz[i] : 0;
-		vsz[i] = 1 + pb_varint_size(lsz[i]) + lsz[i];
-		esz[i] = 1 + pb_varint_size(klen[i]) + klen[i] +
-		    1 + pb_varint_size(vsz[i]) + vsz[i];
-		fsz += 1 + pb_varint_size(esz[i]) + esz[i];
+		off[i] = (size_t)(q - scratch.p);
+		q = put_packed(q, vals[i], lens[i]);
+		psz[i] = (size_t)(q - scratch.p) - off[i];
+		lsz[i] = lens[i] ? 1 + vsize(psz[i]) + psz[i] : 0;
+		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
+		esz[i] = 1 + vsize(klen[i]) + klen[i] + 1 + vsize(vsz[i]) + vsz[i];
+		fsz += 1 + vsize(esz[i]) + esz[i];
 	}
-	total = 1 + pb_varint_size(fsz) + fsz;
+	total = 1 + vsize(fsz) + fsz;
 	out->len = 0;
-	if (buf_reserve(out, total) == -1)
+	if (buf_reserve(out, total + 4) == -1)
 		die_errno("encoding a record");
 	q = out->p;
 	*q++ = 0x0a;
-	q = pb_put_varint(q, fsz);
+	q = vput(q, fsz);
 	for (t = 0; t < n; t++) {
-		const int64_t *v;
-
 		i = ord[t];
-		v = vals[i];
 		*q++ = 0x0a;
-		q = pb_put_varint(q, esz[i]);
+		q = vput(q, esz[i]);
 		*q++ = 0x0a;
-		q = pb_put_varint(q, klen[i]);
+		q = vput(q, klen[i]);
 		memcpy(q, names[i], klen[i]);
 		q += klen[i];
 		*q++ = 0x12;
-		q = pb_put_varint(q, vsz[i]);
+		q = vput(q, vsz[i]);
 		*q++ = 0x1a;
-		q = pb_put_varint(q, lsz[i]);
+		q = vput(q, lsz[i]);
 		if (lens[i] == 0)
 			continue;
 		*q++ = 0x0a;
-		q = pb_put_varint(q, psz[i]);
-		for (j = 0; j < lens[i]; j++) {
-			if ((uint64_t)v[j] < 128)
-				*q++ = (uint8_t)v[j];
-			else
-				q = pb_put_varint(q, (uint64_t)v[j]);
-		}
+		q = vput(q, psz[i]);
+		memcpy(q, scratch.p + off[i], psz[i]);
+		q += psz[i];
 	}
 	out->len = (size_t)(q - out->p);
 }
@@ -304,62 +345,13 @@ type_name(enum ex_kind k)
 	return k == EX_BYTES ? "string" : k == EX_FLOAT ? "float32" : "int64";
 }
 
-/* Per-input value buffers for ex_int64_values(), reused record after record. */
-struct inbuf {
-	int64_t	*v;
-	size_t	 cap;
-};
-
 /*
- * Look up the converter's inputs in one record.  The hot path asks
- * ex_int64_values() for each name; a full decode only settles why a
- * feature was not an int64 list.
+ * Look up the converter's inputs in one record.  One decode per record
+ * into an Example whose pools are reused, so the hot path allocates
+ * nothing once the pools have grown.
  */
 static void
-fetch(const struct sq_conv *c, const uint8_t *p, size_t n, struct inbuf *ib,
-    struct sq_feat *f)
-{
-	const struct ex_feature *ft;
-	size_t i, nin = sq_ninputs(c);
-	long r;
-	int decoded = 0;
-
-	for (i = 0; i < nin; i++) {
-		const char *nm = sq_input_name(c, i);
-
-		r = ex_int64_values(p, n, nm, &ib[i].v, &ib[i].cap);
-		if (r == -3)
-			die_errno("decoding a record");
-		if (r == -2 || (r == -1 && !decoded)) {
-			if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-				if (errno == ENOMEM)
-					die_errno("decoding a record");
-				data_error("%s", ex_strerror(&cur_ex));
-			}
-			decoded = 1;
-		}
-		if (r >= 0) {
-			f[i].type = SQ_INT;
-			f[i].v = ib[i].v;
-			f[i].n = (size_t)r;
-			continue;
-		}
-		f[i].v = NULL;
-		f[i].n = 0;
-		if ((ft = ex_get(&cur_ex, nm)) == NULL)
-			f[i].type = SQ_ABSENT;
-		else if (ft->kind == EX_NONE)
-			f[i].type = SQ_INT;	/* a Feature with no list: empty */
-		else {
-			f[i].type = SQ_OTHER;
-			f[i].tname = type_name(ft->kind);
-		}
-	}
-}
-
-/* Pad mode decodes every record: the other features are copied. */
-static void
-fetch_decoded(const struct sq_conv *c, const uint8_t *p, size_t n,
+fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
     struct sq_feat *f)
 {
 	const struct ex_feature *ft;
@@ -400,7 +392,6 @@ static int
 run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 {
 	struct rec_reader *r;
-	static struct inbuf ib[2 * SQ_MAX_FEATS + 8];
 	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
 	const uint8_t *p;
 	size_t n;
@@ -417,10 +408,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			put_record(p, n);
 			continue;
 		}
-		if (sq_resolved(c) == SQ_PAD)
-			fetch_decoded(c, p, n, f);
-		else
-			fetch(c, p, n, ib, f);
+		fetch(c, p, n, f);
 		if (sq_push(c, f) == -1)
 			conv_failed(c);
 	}
@@ -442,7 +430,7 @@ static int
 run_electra(struct sq_electra *e, const char *feature, const char *path,
     enum rec_comp comp)
 {
-	static struct inbuf ib;
+	const struct ex_feature *ft;
 	struct rec_reader *r;
 	const uint8_t *p;
 	size_t n;
@@ -456,17 +444,21 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
-		k = ex_int64_values(p, n, feature, &ib.v, &ib.cap);
-		if (k == -3)
-			die_errno("decoding a record");
-		if (k < 0) {
-			if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1)
-				data_error("%s", ex_strerror(&cur_ex));
-			if (cur_ex.nfeat != 0)	/* an empty Example is a blank line */
-				data_error("no int64 feature '%s'", feature);
-			k = 0;
+		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+			if (errno == ENOMEM)
+				die_errno("decoding a record");
+			data_error("%s", ex_strerror(&cur_ex));
 		}
-		if (sq_electra_push(e, ib.v, (size_t)k) == -1)
+		ft = ex_get(&cur_ex, feature);
+		if (ft != NULL && ft->kind == EX_INT64)
+			k = (long)ft->n;
+		else if (ft != NULL && ft->kind == EX_NONE)
+			k = 0;
+		else if (ft == NULL && cur_ex.nfeat == 0)
+			k = 0;		/* an empty Example is a blank line */
+		else
+			data_error("no int64 feature '%s'", feature);
+		if (sq_electra_push(e, k ? ft->i64 : NULL, (size_t)k) == -1)
 			write_failed(outname);
 	}
 	if (rv == -1) {
