@@ -834,7 +834,8 @@ copy_padded(int64_t *dst, size_t dlen, const int64_t *src, size_t n)
 {
 	if (n > dlen)
 		n = dlen;
-	memcpy(dst, src, n * sizeof *dst);
+	if (n > 0)
+		memcpy(dst, src, n * sizeof *dst);
 	memset(dst + n, 0, (dlen - n) * sizeof *dst);
 }
 
@@ -1093,7 +1094,7 @@ put(struct sq_conv *c, size_t k, const int64_t *v, int64_t fill, size_t n)
 	size_t room = (size_t)c->L[k] - c->xn[k], m = n < room ? n : room, i;
 	int64_t *d = c->scratch[k] + c->xn[k];
 
-	if (v != NULL)
+	if (v != NULL && m > 0)
 		memcpy(d, v, m * sizeof *d);
 	else
 		for (i = 0; i < m; i++)
@@ -1185,7 +1186,8 @@ place(struct sq_conv *c, struct row *r, int64_t segid)
 
 	for (k = 0; k < c->nk; k++) {
 		at = r->len[k];
-		memcpy(r->tok[k] + at, c->xp[k], c->xn[k] * sizeof(int64_t));
+		if (c->xn[k] > 0)
+			memcpy(r->tok[k] + at, c->xp[k], c->xn[k] * sizeof(int64_t));
 		for (i = 0; i < c->xn[k]; i++) {
 			r->pos[k][at + i] = (int64_t)i;
 			if (segid > 0)
@@ -1622,7 +1624,8 @@ seg_add(int64_t *seg, size_t *nseg, size_t cap, const int64_t *t,
 
 	if (stored < keep)
 		keep = stored;
-	memcpy(seg + *nseg, t, keep * sizeof *t);
+	if (keep > 0)
+		memcpy(seg + *nseg, t, keep * sizeof *t);
 	*nseg += len;
 }
 

@@ -1,20 +1,11 @@
 # pack-encdec: seqio converters, packing strategies, Electra examples.
 load common
-load tools/build-helpers
-
-setup_file() {
-	build_helpers "$BATS_FILE_TMPDIR/tools"
-}
-
-setup() {
-	TOOLS="$BATS_FILE_TMPDIR/tools"
-	[ -x "$TOOLS/jsonl2tfr" ] || skip "test helpers did not build"
-}
+load tools/flat-json
 
 # JSON lines on stdin -> records in $1.
-mk() { "$TOOLS/jsonl2tfr" >"$1"; }
+mk() { to_records >"$1"; }
 # Records in $1 -> sorted-key JSON lines on stdout.
-js() { "$TOOLS/tfr2jsonl" <"$1"; }
+js() { to_json "$1"; }
 
 docstring_pair() {
 	printf '%s\n' '{"inputs":[7,8,5,1],"targets":[3,9,1]}' \
@@ -60,14 +51,15 @@ docstring_pair() {
 @test "pack-encdec: output is the canonical Example encoding" {
 	docstring_pair
 	pack-encdec -C encdec -l inputs=10,targets=7 "$T/in.tfr" >"$T/out.tfr"
-	js "$T/out.tfr" | "$TOOLS/jsonl2tfr" >"$T/again.tfr"
+	js "$T/out.tfr" | to_records >"$T/again.tfr"
 	cmp "$T/out.tfr" "$T/again.tfr"
 }
 
 @test "pack-encdec: unpacked EncDec with bos 10 and stdin input" {
 	docstring_pair
-	run -0 --separate-stderr bash -c 'pack-encdec -C encdec -l inputs=5,targets=4 --no-pack --bos-id 10 <"$1" | "$2"' _ "$T/in.tfr" "$TOOLS/tfr2jsonl"
+	run -0 --separate-stderr bash -c 'pack-encdec -C encdec -l inputs=5,targets=4 --no-pack --bos-id 10 <"$1" >"$2"' _ "$T/in.tfr" "$T/out.tfr"
 	[ -z "$stderr" ]
+	run -0 js "$T/out.tfr"
 	[ "${lines[0]}" = '{"decoder_input_tokens":[10,3,9,1],"decoder_loss_weights":[1,1,1,0],"decoder_target_tokens":[3,9,1,0],"encoder_input_tokens":[7,8,5,1,0]}' ]
 	[ "${lines[1]}" = '{"decoder_input_tokens":[10,4,1,0],"decoder_loss_weights":[1,1,0,0],"decoder_target_tokens":[4,1,0,0],"encoder_input_tokens":[8,4,9,3,1]}' ]
 }
@@ -77,9 +69,10 @@ docstring_pair() {
 	pack-encdec -C decoder -l inputs=7,targets=8 "$T/in.tfr" >"$T/a.tfr"
 	pack-encdec -C prefixlm -l inputs=7,targets=8 "$T/in.tfr" >"$T/b.tfr"
 	cmp "$T/a.tfr" "$T/b.tfr"
-	run -0 bash -c '"$1" <"$2" | jq -c .decoder_causal_attention' _ "$TOOLS/tfr2jsonl" "$T/a.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .decoder_causal_attention" _ "$T/a.tfr"
 	[ "$output" = "[1,1,1,1,1,0,0,1,1,1,1,1,1,0,0]" ]
-	run -0 bash -c 'pack-encdec -C encoder --mask-id 9 -l inputs=10,targets=10 "$1" | "$2" | jq -c .encoder_loss_weights' _ "$T/in.tfr" "$TOOLS/tfr2jsonl"
+	pack-encdec -C encoder --mask-id 9 -l inputs=10,targets=10 "$T/in.tfr" >"$T/e.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .encoder_loss_weights" _ "$T/e.tfr"
 	[ "$output" = "[0,0,0,0,0,0,1,0,0,0]" ]
 }
 
@@ -104,7 +97,7 @@ docstring_pair() {
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=2,targets=2,p=3 --passthrough p "$T/in.tfr"
 	[ "$stderr" = "pack-encdec: Packing is incompatible with pass-through features." ]
 	pack-encdec -C encdec -l inputs=2,targets=2,p=3 --passthrough p --no-pack "$T/in.tfr" >"$T/out.tfr"
-	run -0 bash -c '"$1" <"$2" | jq -c .p' _ "$TOOLS/tfr2jsonl" "$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .p" _ "$T/out.tfr"
 	[ "$output" = "[7,7,0]" ]
 }
 
@@ -135,7 +128,7 @@ docstring_pair() {
 	printf '%s\n' '{"targets":[1,2,3,4,5,6]}' | mk "$T/in.tfr"
 	run -1 pack-encdec -C lm -l targets=4 "$T/in.tfr"
 	pack-encdec -C lm -l targets=4 --no-length-check "$T/in.tfr" >"$T/out.tfr"
-	run -0 bash -c '"$1" <"$2" | jq -c .decoder_target_tokens' _ "$TOOLS/tfr2jsonl" "$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .decoder_target_tokens" _ "$T/out.tfr"
 	[ "$output" = "[1,2,3,4]" ]
 }
 
@@ -200,7 +193,7 @@ for i in range(6000):
 	printf '%s\n' '{"inputs":[1,2,3],"targets":[4,5]}' '{"inputs":[6,7,8],"targets":[9]}' \
 	    '{"inputs":[10,11],"targets":[]}' | mk "$T/in.tfr"
 	pack-encdec --custom-ops -C pack -l inputs=5,targets=5 "$T/in.tfr" >"$T/out.tfr"
-	run -0 bash -c '"$1" <"$2" | jq -c "[.inputs, .inputs_segment_ids]"' _ "$TOOLS/tfr2jsonl" "$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c '[.inputs, .inputs_segment_ids]'" _ "$T/out.tfr"
 	[ "${lines[0]}" = "[[1,2,3,10,11],[1,1,1,2,2]]" ]
 	[ "${lines[1]}" = "[[6,7,8,0,0],[1,1,1,0,0]]" ]
 }
@@ -243,7 +236,7 @@ electra_input() {
 	python3 -c '
 import json
 for i in range(3000):
-    print(json.dumps({"ids": [1 + (i * k) % 97 for k in range(1 + i % 9)]}) if i % 40 else "{}")
+    print(json.dumps({"ids": [1 + (i * k) % 97 for k in range(1 + i % 9)] if i % 40 else {"int64_list": []}}))
 ' | mk "$T/many.tfr"
 	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 "$T/many.tfr" >"$T/d.tfr"
 	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 -s 0 "$T/many.tfr" | cmp - "$T/d.tfr"

@@ -1,6 +1,7 @@
 # Every case of ../shared/vectors/seqio/manifest.json: convert, pack and
-# pad cases through pack-encdec (records made from the JSON lines by a
-# test helper), unit cases through a helper that calls the library.
+# pad cases through pack-encdec (records made from the JSON lines by
+# tfr-cat --from-json, read back by tfr-cat --flat), unit cases through
+# a test helper that calls the library.
 load common
 load tools/build-helpers
 
@@ -21,7 +22,7 @@ setup() {
 run_kind() {
 	local id fails=0 out
 	for id in $(jq -r --arg k "$1" '.cases[] | select(.kind == $k) | .id' "$MAN"); do
-		if ! out=$("$BATS_TEST_DIRNAME/tools/seqio-case.sh" "$MAN" "$id" "$TOOLS" "$T"); then
+		if ! out=$("$BATS_TEST_DIRNAME/tools/seqio-case.sh" "$MAN" "$id" "$T"); then
 			printf '%s\n' "$out"
 			fails=$((fails + 1))
 		fi

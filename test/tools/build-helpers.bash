@@ -1,5 +1,5 @@
-# Build the test-only helpers (JSON lines <-> records, the seqio helper
-# runner) into $1 from the library the tools under test were built
+# Build the test-only helper that runs seqio's helper functions
+# (seqio-unit) into $1 from the library the tools under test were built
 # with ($RECPIPE_BIN/../lib).  A sanitizer build needs the sanitizer at
 # link time, so try that when the plain link fails.
 build_helpers() {
@@ -7,7 +7,7 @@ build_helpers() {
 	lib=$RECPIPE_BIN/../lib/librecpipe.a
 	[ -f "$lib" ] || return 1
 	mkdir -p "$out"
-	for t in jsonl2tfr tfr2jsonl seqio-unit; do
+	for t in seqio-unit; do
 		[ -x "$out/$t" ] && continue
 		cc -std=c11 -D_DEFAULT_SOURCE -I"$top/lib" -O1 -o "$out/$t" \
 		    "$top/test/tools/$t.c" "$lib" -ljansson -lz -lsodium -lm 2>/dev/null ||

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Run one case of ../shared/vectors/seqio/manifest.json through pack-encdec.
-# Usage: seqio-case.sh MANIFEST ID TOOLS_DIR OUTDIR (test helper for the bats suites)
+# Usage: seqio-case.sh MANIFEST ID OUTDIR (test helper for the bats suites;
+# pack-encdec, tfr-cat and jq on PATH)
 # Prints nothing and exits 0 when the case passes; otherwise says why.
 set -u
-man=$1 id=$2 tools=$3 out=$4
+man=$1 id=$2 out=$3
+. "$(dirname "$0")/flat-json.bash"
 dir=$(dirname "$man")
 c=$(jq -c --arg id "$id" '.cases[] | select(.id == $id)' "$man")
 kind=$(jq -r .kind <<<"$c")
@@ -32,7 +34,7 @@ pack|pad)
 *)
 	echo "$id: kind $kind is not run through the tool"; exit 1;;
 esac
-"$tools/jsonl2tfr" <"$dir/$(jq -r .input <<<"$c")" >"$out/$id.in.tfr" || { echo "$id: bad input"; exit 1; }
+to_records <"$dir/$(jq -r .input <<<"$c")" >"$out/$id.in.tfr" || { echo "$id: bad input"; exit 1; }
 pack-encdec "${args[@]}" "$out/$id.in.tfr" >"$out/$id.out.tfr" 2>"$out/$id.err"
 st=$?
 if jq -e 'has("expected_error")' <<<"$c" >/dev/null; then
@@ -52,7 +54,7 @@ if jq -e 'has("expected_error")' <<<"$c" >/dev/null; then
 fi
 [ $st = 0 ] || { echo "$id: exit $st: $(cat "$out/$id.err")"; exit 1; }
 [ -s "$out/$id.err" ] && { echo "$id: stderr not empty: $(cat "$out/$id.err")"; exit 1; }
-"$tools/tfr2jsonl" <"$out/$id.out.tfr" >"$out/$id.got" || { echo "$id: unreadable output"; exit 1; }
+to_json "$out/$id.out.tfr" >"$out/$id.got" || { echo "$id: unreadable output"; exit 1; }
 jq -S -c . "$dir/$(jq -r .expected <<<"$c")" >"$out/$id.want"
 jq -S -c . "$out/$id.got" >"$out/$id.got2"
 if ! cmp -s "$out/$id.want" "$out/$id.got2"; then
