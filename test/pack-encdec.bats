@@ -249,3 +249,59 @@ for i in range(3000):
 	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 1 --sep-id 2 "$T/x.tfr"
 	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0: no int64 feature 'targets'" ]
 }
+
+@test "pack-encdec: -h says what the man page SYNOPSIS says" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	man=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../man/pack-encdec.1" | col -b |
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+	help=$(pack-encdec -h | sed 's/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+	[ "$man" = "$help" ]
+}
+
+docs_input() {
+	python3 -c '
+import json
+for i in range(300):
+    print(json.dumps({"targets": [2 + (i * k) % 5000 for k in range(1 + (i * 37) % 1500)] + [1]}))
+' | mk "$T/docs.tfr"
+	python3 -c '
+import json
+for i in range(300):
+    print(json.dumps({"inputs": [2 + (i + k) % 900 for k in range(1 + i % 500)],
+                      "targets": [2 + (i * k) % 700 for k in range(1 + i % 120)]}))
+' | mk "$T/train.tfr"
+}
+
+@test "pack-encdec: the man page examples run" {
+	docs_input
+	cd "$T"
+	pack-encdec -C encdec -l inputs=512,targets=128 train.tfr > packed.tfr
+	pack-encdec -C encdec --no-pack --bos-id 1 -l inputs=512,targets=128 train.tfr > padded.tfr
+	[ "$(tfr-cat -c padded.tfr)" = 300 ]
+	[ "$(tfr-cat -c packed.tfr)" -lt 300 ]
+	run -0 --separate-stderr pack-encdec -C lm -l targets=1024 --no-length-check --strategy best-fit --stats -o lm.tfr docs.tfr
+	[[ "${stderr_lines[0]}" == "pack-encdec: examples in 300, rows out "* ]]
+	run -0 --separate-stderr bash -c 'pack-encdec -C lm -l targets=64 --no-length-check docs.tfr | tfr-cat --flat -n 1'
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == '{"decoder_input_tokens":[0,2,'* ]]
+	run -1 --separate-stderr pack-encdec -C lm -l targets=64 docs.tfr
+	[[ "$stderr" == *"record 2: Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
+}
+
+@test "pack-encdec: the man page's electra example" {
+	printf '%s\n' '{"targets":[5,6,7]}' '{"targets":[8,9]}' '{"targets":[10,11,12,13]}' \
+	    '{"targets":[]}' '{"targets":[14,15]}' | mk "$T/s.tfr"
+	pack-encdec -C electra --max-seq-length 12 --cls-id 101 --sep-id 102 "$T/s.tfr" >"$T/e.tfr"
+	run -0 js "$T/e.tfr"
+	[ "${lines[0]}" = '{"input_ids":[101,5,6,7,102,8,9,10,11,12,13,102],"input_mask":[1,1,1,1,1,1,1,1,1,1,1,1],"segment_ids":[0,0,0,0,0,1,1,1,1,1,1,1]}' ]
+	[ "${lines[1]}" = '{"input_ids":[101,14,15,102,0,0,0,0,0,0,0,0],"input_mask":[1,1,1,1,0,0,0,0,0,0,0,0],"segment_ids":[0,0,0,0,0,0,0,0,0,0,0,0]}' ]
+}
+
+@test "pack-encdec: the man page's Electra pipeline" {
+	command -v subword-encode >/dev/null || skip "subword-encode not built"
+	printf '%s\n' '[PAD]' '[UNK]' '[CLS]' '[SEP]' the cat sat on mat >"$T/vocab.txt"
+	printf '%s\n' 'the cat sat' 'on the mat' '' 'the mat' >"$T/corpus.txt"
+	cd "$T"
+	subword-encode -m wordpiece -v vocab.txt corpus.txt | pack-encdec -C electra --max-seq-length 8 --cls-id 2 --sep-id 3 | tfr-cat -R --split 2 -o 'pretrain-%05d.tfr'
+	[ -s pretrain-00000.tfr ]
+}
