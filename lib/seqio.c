@@ -417,7 +417,13 @@ setup(struct sq_conv *c, const struct sq_config *cfg, char *pool)
 			c->npass = 0;
 		}
 	}
-	if (c->npass > 0 && c->pack && c->kind != SQ_PAD && c->kind != SQ_PACK)
+	if (c->npass > 0 && (c->kind == SQ_PAD || c->kind == SQ_PACK ||
+	    c->kind == SQ_PASSTHROUGH || c->kind == SQ_PREPACKED_LM ||
+	    c->kind == SQ_PREPACKED_PREFIXLM))
+		return fail(c, SQ_ECONFIG, "pass-through features need a "
+		    "converter with task feature lengths (not %s)",
+		    sq_kind_name(c->kind));
+	if (c->npass > 0 && c->pack)
 		return fail(c, SQ_ECONFIG,
 		    "Packing is incompatible with pass-through features.");
 	switch (c->kind) {

@@ -353,6 +353,14 @@ test_config_errors(void)
 	c = sq_new(&cfg, &e);
 	TEST(c == NULL && e != NULL, "Encoder needs a mask id");
 	sq_free(e);
+
+	/* Found by fuzzing: pass-through names in pack mode sized outputs from a missing length. */
+	cfg_lengths(&cfg, SQ_PACK, "inputs", 7, NULL, 0, NULL, 0);
+	cfg.pass_name[cfg.npass++] = "p";
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && e != NULL && strstr(sq_strerror(e), "not pack") != NULL,
+	    "pass-through features are refused by pack, pad and the pre-packed LMs");
+	sq_free(e);
 }
 
 static void
