@@ -668,7 +668,7 @@ sq_new(const struct sq_config *cfg, struct sq_conv **errp)
 		goto bad;
 	}
 	for (i = 0; i < cfg->nlen; i++)
-		need += 2 * strlen(cfg->len_name[i]) + 32;
+		need += 3 * strlen(cfg->len_name[i]) + 32;	/* k, k_segment_ids, k_positions */
 	for (i = 0; i < cfg->npass; i++)
 		need += strlen(cfg->pass_name[i]) + 1;
 	if ((c->strs = malloc(need + 1)) == NULL) {

@@ -354,6 +354,18 @@ test_config_errors(void)
 	TEST(c == NULL && e != NULL, "Encoder needs a mask id");
 	sq_free(e);
 
+	/* Found by fuzzing: long names in pack mode overran the name pool. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PACK, "a_rather_long_feature_name_for_the_pool", 3,
+	    "inputs_segment_ids", 2, NULL, 0);
+	c = make(&cfg);
+	TEST(c != NULL && push(c, &(struct rec){ { L(4, 1), L(5) } }) == 0 &&
+	    sq_finish(c) == 0 && nrows == 1 &&
+	    is(0, "inputs_segment_ids_segment_ids", L(1, 0)) &&
+	    is(0, "a_rather_long_feature_name_for_the_pool_positions", L(0, 1, 0)),
+	    "pack mode with long feature names");
+	sq_free(c);
+
 	/* Found by fuzzing: pass-through names in pack mode sized outputs from a missing length. */
 	cfg_lengths(&cfg, SQ_PACK, "inputs", 7, NULL, 0, NULL, 0);
 	cfg.pass_name[cfg.npass++] = "p";
