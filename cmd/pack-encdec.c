@@ -395,7 +395,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
 	const uint8_t *p;
 	size_t n;
-	int fd, rv;
+	int fd, rv, got;
 
 	if ((fd = open_input(path)) == -1)
 		return 1;
@@ -408,7 +408,11 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			put_record(p, n);
 			continue;
 		}
-		fetch(c, p, n, f);
+		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
+		if (got == -1)
+			die_errno("decoding a record");
+		if (got == 0)
+			fetch(c, p, n, f);
 		if (sq_push(c, f) == -1)
 			conv_failed(c);
 	}

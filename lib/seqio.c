@@ -52,6 +52,9 @@ struct sq_conv {
 	const char	*in_name[MAXK + SQ_MAX_FEATS + 2];
 	size_t		 nval;		/* inputs 0 .. nval-1 are validated */
 	long		 in_len[MAXK + SQ_MAX_FEATS + 2];	/* length, -1 if none */
+	size_t		 in_nlen[MAXK + SQ_MAX_FEATS + 2];
+	int64_t		*fval[MAXK + SQ_MAX_FEATS + 2];	/* sq_fetch_canonical's values */
+	size_t		 fcap[MAXK + SQ_MAX_FEATS + 2];
 	int		 in_tseg;	/* index of targets_segment_ids [Q6], -1 */
 	size_t		 pass0;		/* index of the first pass-through input */
 
@@ -312,6 +315,7 @@ static void
 add_in(struct sq_conv *c, const char *name, long len)
 {
 	c->in_len[c->nin] = len;
+	c->in_nlen[c->nin] = strlen(name);
 	c->in_name[c->nin++] = name;
 }
 
@@ -733,6 +737,8 @@ sq_free(struct sq_conv *c)
 		free(c->out_val[i]);
 	for (i = 0; i < 4; i++)
 		free(c->scratch[i]);
+	for (i = 0; i < c->nin; i++)
+		free(c->fval[i]);
 	free(c->tseg);
 	free(c->strs);
 	free(c);
@@ -1548,6 +1554,169 @@ sq_finish(struct sq_conv *c)
 		c->cur = NULL;
 	}
 	return 0;
+}
+
+/* The canonical-form reader. */
+
+/* Read a varint at *pp (before end); 0 on success, -1 if malformed. */
+static inline int
+get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *q = *pp;
+	uint64_t x = 0;
+	int shift;
+
+	for (shift = 0; shift < 64 && q < end; shift += 7) {
+		x |= (uint64_t)(*q & 0x7f) << shift;
+		if (!(*q++ & 0x80)) {
+			*v = x;
+			*pp = q;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A length-delimited field's body at *pp: its bounds, or -1. */
+static inline int
+get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
+    const uint8_t **bend)
+{
+	uint64_t n;
+
+	if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
+		return -1;
+	*body = *pp;
+	*bend = *pp + n;
+	*pp = *bend;
+	return 0;
+}
+
+/*
+ * Is the Feature at [vb, ve) canonical and well formed (so that the
+ * full decoder would accept it the same way)?  Used for the features
+ * the converter does not read.
+ */
+static int
+feature_ok(const uint8_t *vb, const uint8_t *ve)
+{
+	const uint8_t *lb, *le, *xb, *xe;
+	uint64_t x;
+	int t;
+
+	if (vb == ve)
+		return 1;
+	t = *vb++;
+	if ((t != 0x0a && t != 0x12 && t != 0x1a) ||
+	    get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
+		return 0;
+	if (t == 0x0a) {
+		while (lb < le)
+			if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1)
+				return 0;
+		return 1;
+	}
+	if (lb == le)
+		return 1;
+	if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1 || lb != le)
+		return 0;
+	if (t == 0x12)
+		return (xe - xb) % 4 == 0;
+	while (xb < xe)
+		if (get_varint(&xb, xe, &x) == -1)
+			return 0;
+	return 1;
+}
+
+int
+sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
+	const uint8_t *lb, *le;
+	size_t nin = c->nin, i, klen, cnt;
+	uint64_t x;
+	int64_t *d;
+	void *np;
+
+	for (i = 0; i < nin; i++) {
+		f[i].type = SQ_ABSENT;
+		f[i].v = NULL;
+		f[i].n = 0;
+	}
+	while (q < end) {
+		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
+			return 0;
+		while (fb < fe) {
+			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
+				return 0;
+			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
+			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
+			    eb != ee)
+				return 0;
+			klen = (size_t)(ke - kb);
+			for (i = 0; i < nin; i++) {
+				if (c->in_nlen[i] == klen &&
+				    memcmp(c->in_name[i], kb, klen) == 0)
+					break;
+			}
+			if (i == nin) {
+				if (!feature_ok(vb, ve))
+					return 0;
+				continue;
+			}
+			if (f[i].type != SQ_ABSENT)
+				return 0;	/* a key twice: let the decoder merge */
+			f[i].type = SQ_INT;
+			if (vb == ve)
+				continue;	/* a Feature with no list */
+			switch (*vb) {
+			case 0x0a:
+				f[i].type = SQ_OTHER;
+				f[i].tname = "string";
+				break;
+			case 0x12:
+				f[i].type = SQ_OTHER;
+				f[i].tname = "float32";
+				break;
+			case 0x1a:
+				break;
+			default:
+				return 0;
+			}
+			if (f[i].type != SQ_INT) {
+				if (!feature_ok(vb, ve))
+					return 0;
+				continue;
+			}
+			vb++;
+			if (get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
+				return 0;
+			if (lb == le)
+				continue;
+			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
+				return 0;
+			cnt = (size_t)(ke - kb);	/* at least one byte per value */
+			if (cnt > c->fcap[i]) {
+				if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
+					return -1;
+				c->fval[i] = np;
+				c->fcap[i] = cnt;
+			}
+			d = c->fval[i];
+			cnt = 0;
+			while (kb < ke) {
+				if (*kb < 0x80)
+					x = *kb++;
+				else if (get_varint(&kb, ke, &x) == -1)
+					return 0;
+				d[cnt++] = (int64_t)x;
+			}
+			f[i].v = d;
+			f[i].n = cnt;
+		}
+	}
+	return 1;
 }
 
 /* Electra's ExampleBuilder. */

@@ -78,7 +78,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 8;
 
 	if (k == 12) {
-		e = sq_electra_new(5 + data[0 % size] % 20, 101, 102, 7, sink, NULL);
+		e = sq_electra_new(5 + (size ? data[0] : 0) % 20, 101, 102, 7, sink, NULL);
 		if (e == NULL)
 			return 0;
 		c = NULL;
@@ -96,13 +96,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size--;
 		if (n > size)
 			n = size;
-		if (ex_decode(&ex, data, n, EX_TYPE_EXAMPLE) == 0) {
+		if (c != NULL && ex_decode(&ex, data, n, EX_TYPE_EXAMPLE) == -1) {
+			struct sq_feat g[40];
+
+			if (sq_fetch_canonical(c, data, n, g) == 1)
+				abort();	/* accepted what the decoder refuses */
+		} else if (ex_decode(&ex, data, n, EX_TYPE_EXAMPLE) == 0) {
 			if (e != NULL) {
 				ft = ex_get(&ex, "targets");
 				if (ft && ft->kind == EX_INT64 &&
 				    sq_electra_push(e, ft->i64, ft->n) == -1)
 					break;
 			} else {
+				struct sq_feat g[40];
+				int fast = sq_fetch_canonical(c, data, n, g);
+
 				ni = sq_ninputs(c);
 				for (i = 0; i < ni && i < 40; i++) {
 					memset(&f[i], 0, sizeof f[i]);
@@ -117,6 +125,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						f[i].type = SQ_OTHER;
 						f[i].tname = "string";
 					}
+				}
+				/* The canonical-form reader agrees with the decoder. */
+				for (i = 0; fast == 1 && i < ni && i < 40; i++) {
+					if (g[i].type != f[i].type || (g[i].type == SQ_INT &&
+					    (g[i].n != f[i].n || (g[i].n && memcmp(g[i].v,
+					    f[i].v, g[i].n * sizeof(int64_t))))))
+						abort();
 				}
 				if (sq_push(c, f) == -1)
 					break;
