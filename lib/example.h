@@ -73,6 +73,13 @@ struct example {
 int		 ex_decode(struct example *ex, const uint8_t *p, size_t n,
 		    enum ex_type type);
 const char	*ex_strerror(const struct example *ex);
+/*
+ * Check that 'p' decodes, exactly as ex_decode() would decide, without
+ * storing anything: the fast path of verification.  Returns 0, or -1
+ * with a message in ex_strerror(ex).  'ex' is only used for the message.
+ */
+int		 ex_check(struct example *ex, const uint8_t *p, size_t n,
+		    enum ex_type type);
 void		 ex_init(struct example *ex);
 void		 ex_free(struct example *ex);	/* pools only; ex is reusable after ex_init */
 

@@ -84,6 +84,22 @@ main(void)
 	TEST(ex_decode(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
 	    EX_TYPE_AUTO) == -1, "float packed length not a multiple of 4");
 
+	/* a superseded duplicate must still be well-formed (protobuf parses it) */
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x31\x01\x0a\x03\x0a\x01\x02"
+	    "\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x30\x01\x0a\x03\x0a\x01\x02"), EX_TYPE_AUTO) == -1,
+	    "malformed Feature under a replaced key is refused");
+
+	/* the checker agrees with the decoder */
+	TEST(ex_check(&ex, B("\x0a\x05\x0a\x01"), EX_TYPE_AUTO) == -1, "check: length past the end");
+	TEST(ex_check(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
+	    EX_TYPE_AUTO) == -1, "check: float packed length");
+	TEST(ex_check(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "check: unterminated packed varint");
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "decode: unterminated packed varint");
+	TEST(ex_check(&ex, B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    EX_TYPE_EXAMPLE) == 0, "check: mixed packed and unpacked");
+
 	/* builder: canonical bytes, keys sorted */
 	exb_init(&eb);
 	exb_int64(&eb, "z", iv, 2);
@@ -104,6 +120,16 @@ main(void)
 	TEST(ex_int64_values(out.p, out.len, "targets", &dst, &cap) == 5 &&
 	    dst[2] == INT64_MAX && dst[3] == INT64_MIN && dst[4] == 300, "int64 extremes survive");
 	TEST(ex_int64_values(out.p, out.len, "inputs", &dst, &cap) == -1, "absent feature");
+	TEST(ex_check(&ex, out.p, out.len, EX_TYPE_AUTO) == 0, "check: 10-byte varints are fine");
+	{
+		/* 'a' = one packed chunk of 16 bytes: v1 (1 byte) then an 11-byte varint. */
+		static const uint8_t bad11[] = "\x0a\x19\x0a\x17\x0a\x01" "a" "\x12\x12\x1a\x10\x0a\x0e"
+		    "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x02\x03";
+
+		TEST(ex_check(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1 &&
+		    ex_decode(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1,
+		    "an 11-byte varint inside a packed chunk is refused by both");
+	}
 	TEST(ex_int64_values((const uint8_t *)"\x0a\x05", 2, "x", &dst, &cap) == -2, "malformed");
 
 	/* decode -> encode is the canonical form of the input */
