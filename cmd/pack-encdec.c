@@ -161,23 +161,36 @@ encode_int64_example(struct buf *out, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens)
 {
 	static struct buf scratch;
-	size_t ord[64], i, j, t, total, fsz = 0, need = 0;
-	size_t klen[64], off[64], psz[64], lsz[64], vsz[64], esz[64];
+	static const char *last[64];	/* the names of the last call, and their order */
+	static size_t last_n, ord[64], klen[64];
+	size_t i, j, t, total, fsz = 0, need = 0;
+	size_t off[64], psz[64], lsz[64], vsz[64], esz[64];
 	uint8_t *q;
+	int same;
 
 	if (n > 64)
 		n = 64;
-	for (i = 0; i < n; i++) {
-		ord[i] = i;
-		klen[i] = strlen(names[i]);
-		need += 10 * lens[i] + 4;
-	}
-	for (i = 1; i < n; i++)		/* few keys: insertion sort */
-		for (j = i; j > 0 && strcmp(names[ord[j - 1]], names[ord[j]]) > 0; j--) {
-			t = ord[j];
-			ord[j] = ord[j - 1];
-			ord[j - 1] = t;
+	/* Converters pass the same names row after row: sort them once. */
+	same = n == last_n;
+	for (i = 0; same && i < n; i++)
+		same = names[i] == last[i];
+	if (!same) {
+		for (i = 0; i < n; i++) {
+			ord[i] = i;
+			klen[i] = strlen(names[i]);
 		}
+		for (i = 1; i < n; i++)		/* few keys: insertion sort */
+			for (j = i; j > 0 && strcmp(names[ord[j - 1]],
+			    names[ord[j]]) > 0; j--) {
+				t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		memcpy(last, names, n * sizeof *last);
+		last_n = n;
+	}
+	for (i = 0; i < n; i++)
+		need += 10 * lens[i] + 4;
 	scratch.len = 0;
 	if (buf_reserve(&scratch, need) == -1)
 		die_errno("encoding a record");
