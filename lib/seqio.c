@@ -82,6 +82,7 @@ struct sq_conv {
 	const char	*out_name[MAXOUT];
 	int64_t		*out_val[MAXOUT];
 	size_t		 out_len[MAXOUT];
+	const int64_t	*ov[MAXOUT];	/* what a row emits: row arrays or out_val */
 	int		 checked_output;
 
 	struct sq_stats	 st;
@@ -816,10 +817,11 @@ row_put(struct sq_conv *c, struct row *r)
 {
 	size_t k;
 
+	/* Only the used prefix was written (place() and the segment ids). */
 	for (k = 0; k < c->nk; k++) {
-		memset(r->tok[k], 0, (size_t)c->L[k] * sizeof(int64_t));
-		memset(r->pos[k], 0, (size_t)c->L[k] * sizeof(int64_t));
-		memset(r->seg[k], 0, (size_t)c->L[k] * sizeof(int64_t));
+		memset(r->tok[k], 0, r->len[k] * sizeof(int64_t));
+		memset(r->pos[k], 0, r->len[k] * sizeof(int64_t));
+		memset(r->seg[k], 0, r->len[k] * sizeof(int64_t));
 		r->len[k] = 0;
 	}
 	r->nrec = 0;
@@ -892,13 +894,12 @@ bad:
 }
 
 static int
-emit_out(struct sq_conv *c, size_t n)
+emit_out(struct sq_conv *c, size_t n, const int64_t *const *vals)
 {
 	c->st.rows++;
 	if (c->emit == NULL)
 		return 0;
-	if (c->emit(c->emit_arg, n, c->out_name,
-	    (const int64_t *const *)c->out_val, c->out_len) == -1)
+	if (c->emit(c->emit_arg, n, c->out_name, vals, c->out_len) == -1)
 		return fail(c, SQ_EEMIT, "%s", strerror(errno));
 	return 0;
 }
@@ -912,38 +913,42 @@ static int
 finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 {
 	int64_t **o = c->out_val, *w;
+	const int64_t **ov = c->ov;
 	size_t i, k, n, L;
 	const int64_t *pos;
 
 	if (check_output(c) == -1)
 		return -1;
+	/* Row arrays go out as they are; derived features are computed into o. */
+	for (i = 0; i < c->nout; i++)
+		ov[i] = o[i];
 	switch (c->kind) {
 	case SQ_ENCDEC:
-		copy_padded(o[0], c->Li, r->tok[0], c->Li);
-		copy_padded(o[1], c->Lt, r->tok[1], c->Lt);
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[1];
 		if (shift_into(c, o[2], r->tok[1], c->Lt,
 		    packed ? r->seg[1] : useg) == -1)
 			return -1;
 		sq_non_padding(r->tok[1], c->Lt, o[3]);
 		n = 4;
 		if (packed) {
-			copy_padded(o[4], c->Li, r->seg[0], c->Li);
-			copy_padded(o[5], c->Li, r->pos[0], c->Li);
-			copy_padded(o[6], c->Lt, r->seg[1], c->Lt);
-			copy_padded(o[7], c->Lt, r->pos[1], c->Lt);
+			ov[4] = r->seg[0];
+			ov[5] = r->pos[0];
+			ov[6] = r->seg[1];
+			ov[7] = r->pos[1];
 			n = 8;
 		}
 		break;
 	case SQ_LM:
-		copy_padded(o[0], c->Lt, r->tok[0], c->Lt);
+		ov[0] = r->tok[0];
 		if (shift_into(c, o[1], r->tok[0], c->Lt,
 		    packed ? r->seg[0] : useg) == -1)
 			return -1;
 		sq_non_padding(r->tok[0], c->Lt, o[2]);
 		n = 3;
 		if (packed) {
-			copy_padded(o[3], c->Lt, r->seg[0], c->Lt);
-			copy_padded(o[4], c->Lt, r->pos[0], c->Lt);
+			ov[3] = r->seg[0];
+			ov[4] = r->pos[0];
 			n = 5;
 		}
 		break;
@@ -954,7 +959,7 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 		for (i = 0; i < L; i++)		/* the -1 stand-in for width 0 */
 			if (w[i] == -1)
 				w[i] = 0;
-		copy_padded(o[0], L, r->tok[0], L);
+		ov[0] = r->tok[0];
 		if (shift_into(c, o[1], r->tok[0], L, packed ? r->seg[0] : NULL) == -1)
 			return -1;
 		pos = packed ? r->pos[0] : NULL;
@@ -974,43 +979,43 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 			n = 5;
 		}
 		if (packed) {
-			copy_padded(o[n], L, r->seg[0], L);
-			copy_padded(o[n + 1], L, r->pos[0], L);
+			ov[n] = r->seg[0];
+			ov[n + 1] = r->pos[0];
 			n += 2;
 		}
 		break;
 	case SQ_ENCODER:
-		copy_padded(o[0], c->Li, r->tok[0], c->Li);
-		copy_padded(o[1], c->Lt, r->tok[1], c->Lt);
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[1];
 		for (i = 0; i < (size_t)c->Li; i++)	/* [Q9] no padding mask */
 			o[2][i] = r->tok[0][i] == c->mask_id;
 		n = 3;
 		if (packed) {
-			copy_padded(o[3], c->Li, r->seg[0], c->Li);
-			copy_padded(o[4], c->Li, r->pos[0], c->Li);
+			ov[3] = r->seg[0];
+			ov[4] = r->pos[0];
 			n = 5;
 		}
 		break;
 	case SQ_PREPACKED_ENCDEC:
-		copy_padded(o[0], c->L[0], r->tok[0], c->L[0]);
-		copy_padded(o[1], c->L[2], r->tok[2], c->L[2]);
-		copy_padded(o[2], c->L[3], r->tok[3], c->L[3]);
-		copy_padded(o[3], c->L[1], r->tok[1], c->L[1]);
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[2];
+		ov[2] = r->tok[3];
+		ov[3] = r->tok[1];
 		if (c->L[5] != c->L[1])
 			return fail(c, SQ_EDATA, "Incompatible shapes: [%ld] vs. "
 			    "[%ld] (targets_segment_ids and targets)", c->L[5], c->L[1]);
 		if (shift_into(c, o[4], r->tok[1], c->L[1], r->tok[5]) == -1)
 			return -1;
 		sq_non_padding(r->tok[1], c->L[1], o[5]);
-		copy_padded(o[6], c->L[4], r->tok[4], c->L[4]);
-		copy_padded(o[7], c->L[5], r->tok[5], c->L[5]);
+		ov[6] = r->tok[4];
+		ov[7] = r->tok[5];
 		n = 8;
 		break;
 	case SQ_PACK:
 		for (k = 0; k < c->nk; k++) {
-			copy_padded(o[3 * k], c->L[k], r->tok[k], c->L[k]);
-			copy_padded(o[3 * k + 1], c->L[k], r->seg[k], c->L[k]);
-			copy_padded(o[3 * k + 2], c->L[k], r->pos[k], c->L[k]);
+			ov[3 * k] = r->tok[k];
+			ov[3 * k + 1] = r->seg[k];
+			ov[3 * k + 2] = r->pos[k];
 		}
 		n = 3 * c->nk;
 		break;
@@ -1018,7 +1023,7 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 		return fail(c, SQ_EDATA, "internal error: no row layout");
 	}
 	/* Pass-through values were written by the caller of finish_row. */
-	return emit_out(c, n + c->npass);
+	return emit_out(c, n + c->npass, ov);
 }
 
 /* Validation 2 and the derived features of one record. */
@@ -1459,7 +1464,7 @@ push_pad(struct sq_conv *c)
 		n++;
 	}
 	if (n == c->nk)
-		return emit_out(c, n);
+		return emit_out(c, n, (const int64_t *const *)c->out_val);
 	{
 		const char *nm[MAXK];
 		const int64_t *v[MAXK];
