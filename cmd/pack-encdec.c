@@ -419,6 +419,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 		cur_record = rec_index(r) - 1;
 		if (sq_resolved(c) == SQ_PASSTHROUGH) {
 			put_record(p, n);
+			(void)sq_push(c, f);	/* counts the record */
 			continue;
 		}
 		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);

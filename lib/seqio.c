@@ -1516,6 +1516,7 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 	c->st.records++;
 	switch (c->kind) {
 	case SQ_PASSTHROUGH:
+		c->st.rows++;	/* the caller copies the record unchanged */
 		return 0;
 	case SQ_PREPACKED_LM:
 	case SQ_PREPACKED_PREFIXLM:

@@ -133,7 +133,8 @@ const char	*sq_input_name(const struct sq_conv *c, size_t i);
  * Push one record: f[i] is the feature named sq_input_name(c, i).
  * Rows that become complete are emitted.  Returns 0, or -1 with
  * sq_errkind() / sq_strerror() saying why (the converter is then
- * unusable).  For SQ_PAD, the caller copies the unlisted features
+ * unusable).  SQ_PASSTHROUGH only counts: the caller copies the
+ * record itself.  For SQ_PAD, the caller copies the unlisted features
  * itself: each row holds only the listed features that were present.
  */
 int		 sq_push(struct sq_conv *c, const struct sq_feat *f);

@@ -305,3 +305,13 @@ for i in range(300):
 	subword-encode -m wordpiece -v vocab.txt corpus.txt | pack-encdec -C electra --max-seq-length 8 --cls-id 2 --sep-id 3 | tfr-cat -R --split 2 -o 'pretrain-%05d.tfr'
 	[ -s pretrain-00000.tfr ]
 }
+
+@test "pack-encdec: --stats counts pass-through records; pad keeps records without the feature" {
+	printf '%s\n' '{"targets":[1,2]}' '{"other":[3]}' | mk "$T/in.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C passthrough "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[0]}" = "pack-encdec: examples in 2, rows out 2, packing efficiency 0.0000, tokens trimmed 0, zeros dropped 0" ]
+	pack-encdec -C pad -l targets=3 "$T/in.tfr" >"$T/pad.tfr"
+	run -0 js "$T/pad.tfr"
+	[ "${lines[0]}" = '{"targets":[1,2,0]}' ]
+	[ "${lines[1]}" = '{"other":[3]}' ]
+}
