@@ -1,0 +1,1023 @@
+/*
+ * Building a SubwordTextEncoder vocabulary as tensor2tensor does:
+ * corpus sampling, token counts (and their files), build_from_token_counts
+ * and build_to_target_size.
+ *
+ * One iteration counts every substring of every escaped token that
+ * starts at a boundary of its current segmentation.  The substrings are
+ * the nodes of a byte trie: a node's count is the substring's count, its
+ * ancestors are its prefixes (so accepting a subtoken and lowering its
+ * prefixes' counts is a walk up the parents), and a node remembers
+ * where it first occurred, which gives its bytes back for sorting.  The
+ * first iteration's counts do not depend on min_count, so a bisection
+ * computes them once and copies them for every probe.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "subword.h"
+#include "subword_int.h"
+#include "unicode.h"
+
+/* ---- sampling --------------------------------------------------------- */
+
+void
+sw_sample_init(struct sw_sampler *s, double budget, uint64_t file_size)
+{
+	double every = (double)file_size / budget / 2;
+
+	s->budget = budget;
+	s->every = every >= 1 ? (uint64_t)every : 0;
+	s->skipped = 0;
+}
+
+int
+sw_sample_next(struct sw_sampler *s)
+{
+	if (s->skipped < s->every) {
+		s->skipped++;
+		return 0;
+	}
+	if (s->budget <= 0)
+		return -1;
+	s->skipped = 0;
+	return 1;
+}
+
+void
+sw_sample_charge(struct sw_sampler *s, size_t cps)
+{
+	s->budget -= (double)cps;
+}
+
+/* ---- token counts ----------------------------------------------------- */
+
+struct sw_counts {
+	uint8_t		*arena;		/* token bytes */
+	size_t		 alen, acap;
+	uint64_t	*off;		/* per token: arena offset */
+	uint32_t	*len;
+	int64_t		*cnt;
+	uint64_t	*hash;
+	size_t		 n, cap;
+	uint32_t	*slot;		/* token index + 1; 0 = empty */
+	size_t		 nslots;
+	struct sw_span	*spans;
+	size_t		 spancap;
+};
+
+struct sw_counts *
+sw_counts_new(void)
+{
+	struct sw_counts *c;
+
+	sw_hash_init();
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->nslots = 1024;
+	if ((c->slot = calloc(c->nslots, sizeof(*c->slot))) == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void
+sw_counts_free(struct sw_counts *c)
+{
+	if (c == NULL)
+		return;
+	free(c->arena);
+	free(c->off);
+	free(c->len);
+	free(c->cnt);
+	free(c->hash);
+	free(c->slot);
+	free(c->spans);
+	free(c);
+}
+
+size_t
+sw_counts_size(const struct sw_counts *c)
+{
+	return c->n;
+}
+
+static int
+counts_rehash(struct sw_counts *c)
+{
+	size_t ns = c->nslots * 2, i, j;
+	uint32_t *s;
+
+	if ((s = calloc(ns, sizeof(*s))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		for (j = c->hash[i] & (ns - 1); s[j] != 0; j = (j + 1) & (ns - 1))
+			;
+		s[j] = (uint32_t)i + 1;
+	}
+	free(c->slot);
+	c->slot = s;
+	c->nslots = ns;
+	return 0;
+}
+
+int
+sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
+{
+	uint64_t h = sw_hash(tok, n);
+	size_t mask = c->nslots - 1, j;
+	uint32_t k;
+
+	if (n > UINT32_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	for (j = h & mask; (k = c->slot[j]) != 0; j = (j + 1) & mask) {
+		k--;
+		if (c->hash[k] == h && c->len[k] == n &&
+		    memcmp(c->arena + c->off[k], tok, n) == 0) {
+			if (c->cnt[k] > INT64_MAX - count) {
+				errno = EOVERFLOW;
+				return -1;
+			}
+			c->cnt[k] += count;
+			return 0;
+		}
+	}
+	if (c->n >= UINT32_MAX - 1) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap;
+
+		if (sw_grow(&c->off, &cap, c->n + 1, sizeof(*c->off)) == -1)
+			return -1;
+		cap = c->cap;
+		if (sw_grow(&c->len, &cap, c->n + 1, sizeof(*c->len)) == -1)
+			return -1;
+		cap = c->cap;
+		if (sw_grow(&c->cnt, &cap, c->n + 1, sizeof(*c->cnt)) == -1)
+			return -1;
+		cap = c->cap;
+		if (sw_grow(&c->hash, &cap, c->n + 1, sizeof(*c->hash)) == -1)
+			return -1;
+		c->cap = cap;
+	}
+	if (sw_grow(&c->arena, &c->acap, c->alen + n + 1, 1) == -1)
+		return -1;
+	memcpy(c->arena + c->alen, tok, n);
+	c->off[c->n] = c->alen;
+	c->len[c->n] = (uint32_t)n;
+	c->cnt[c->n] = count;
+	c->hash[c->n] = h;
+	c->alen += n;
+	c->slot[j] = (uint32_t)c->n + 1;
+	c->n++;
+	if (c->n * 2 > c->nslots && counts_rehash(c) == -1)
+		return -1;
+	return 0;
+}
+
+int
+sw_counts_add_text(struct sw_counts *c, const uint8_t *p, size_t n)
+{
+	long nt, i;
+
+	if ((nt = sw_tokenize(p, n, &c->spans, &c->spancap)) == -1)
+		return -1;
+	for (i = 0; i < nt; i++)
+		if (sw_counts_add(c, p + c->spans[i].off, c->spans[i].len, 1) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+cmp_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+	int r = memcmp(a, b, na < nb ? na : nb);
+
+	if (r != 0)
+		return r;
+	return na < nb ? -1 : na > nb;
+}
+
+static const struct sw_counts *sort_counts;
+
+static int
+cmp_token(const void *x, const void *y)
+{
+	const struct sw_counts *c = sort_counts;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return cmp_bytes(c->arena + c->off[a], c->len[a], c->arena + c->off[b],
+	    c->len[b]);
+}
+
+int
+sw_counts_write(const struct sw_counts *c, struct buf *out)
+{
+	uint32_t *ord;
+	size_t i, j;
+	char num[32];
+	int m, rc = -1;
+
+	if ((ord = malloc((c->n ? c->n : 1) * sizeof(*ord))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		ord[i] = (uint32_t)i;
+	sort_counts = c;
+	qsort(ord, c->n, sizeof(*ord), cmp_token);
+	if (sw_put(out, "#subword-counts 1\n", 18) == -1)
+		goto out;
+	for (i = 0; i < c->n; i++) {
+		const uint8_t *t = c->arena + c->off[ord[i]];
+		size_t n = c->len[ord[i]], run = 0;
+
+		m = snprintf(num, sizeof(num), "%lld\t", (long long)c->cnt[ord[i]]);
+		if (sw_put(out, num, (size_t)m) == -1)
+			goto out;
+		for (j = 0; j < n; j++) {
+			const char *esc = t[j] == '\\' ? "\\\\" : t[j] == '\t' ? "\\t" :
+			    t[j] == '\n' ? "\\n" : t[j] == '\r' ? "\\r" : NULL;
+
+			if (esc == NULL) {
+				run++;
+				continue;
+			}
+			if (sw_put(out, t + j - run, run) == -1 ||
+			    sw_put(out, esc, 2) == -1)
+				goto out;
+			run = 0;
+		}
+		if (sw_put(out, t + n - run, run) == -1 || sw_put(out, "\n", 1) == -1)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(ord);
+	return rc;
+}
+
+int
+sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e)
+{
+	struct buf tok = { 0 };
+	size_t pos = 0, len, i, lineno = 0;
+	const uint8_t *line, *q;
+	int64_t cnt;
+	int rc = -1;
+
+	e->line = 0;
+	if (n < 18 || memcmp(p, "#subword-counts 1\n", 18) != 0) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "not a subword-build count file (no \"#subword-counts 1\" line)");
+		e->line = 1;
+		return -1;
+	}
+	pos = 18;
+	lineno = 1;
+	while (pos < n) {
+		line = p + pos;
+		q = memchr(line, '\n', n - pos);
+		lineno++;
+		if (q == NULL) {
+			snprintf(e->msg, sizeof(e->msg), "line %zu: no newline at the end",
+			    lineno);
+			goto bad;
+		}
+		len = (size_t)(q - line);
+		pos += len + 1;
+		cnt = 0;
+		for (i = 0; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
+			if (cnt > (INT64_MAX - 9) / 10) {
+				snprintf(e->msg, sizeof(e->msg), "line %zu: count too large",
+				    lineno);
+				goto bad;
+			}
+			cnt = cnt * 10 + (line[i] - '0');
+		}
+		if (i == 0 || i >= len || line[i] != '\t') {
+			snprintf(e->msg, sizeof(e->msg),
+			    "line %zu: expected a count, a tab and a token", lineno);
+			goto bad;
+		}
+		tok.len = 0;
+		for (i++; i < len; i++) {
+			uint8_t b = line[i];
+
+			if (b == '\\') {
+				if (i + 1 >= len)
+					b = 0;
+				else
+					b = line[i + 1] == '\\' ? '\\' : line[i + 1] == 't' ?
+					    '\t' : line[i + 1] == 'n' ? '\n' :
+					    line[i + 1] == 'r' ? '\r' : 0;
+				if (b == 0) {
+					snprintf(e->msg, sizeof(e->msg),
+					    "line %zu: bad escape in token", lineno);
+					goto bad;
+				}
+				i++;
+			}
+			if (sw_put(&tok, &b, 1) == -1)
+				goto oom;
+		}
+		if (utf8_valid_prefix(tok.p, tok.len) != tok.len) {
+			snprintf(e->msg, sizeof(e->msg), "line %zu: token is not UTF-8",
+			    lineno);
+			goto bad;
+		}
+		if (sw_counts_add(c, tok.p ? tok.p : (const uint8_t *)"", tok.len,
+		    cnt) == -1) {
+			if (errno == EOVERFLOW) {
+				snprintf(e->msg, sizeof(e->msg),
+				    "line %zu: count overflows", lineno);
+				goto bad;
+			}
+			goto oom;
+		}
+	}
+	rc = 0;
+	goto out;
+oom:
+	snprintf(e->msg, sizeof(e->msg), "%s", strerror(errno));
+	goto out;
+bad:
+	e->line = lineno;
+	errno = EINVAL;
+out:
+	free(tok.p);
+	return rc;
+}
+
+/* ---- the build -------------------------------------------------------- */
+
+void
+sw_build_opts_init(struct sw_build_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->iterations = 4;
+}
+
+/* A list of strings (pointers into memory the build keeps alive). */
+struct slist {
+	const uint8_t	**s;
+	size_t		 *len;
+	size_t		  n, cap;
+};
+
+static int
+slist_add(struct slist *l, const uint8_t *s, size_t len)
+{
+	size_t cap = l->cap;
+
+	if (l->n == l->cap) {
+		if (sw_grow(&l->s, &cap, l->n + 1, sizeof(*l->s)) == -1)
+			return -1;
+		cap = l->cap;
+		if (sw_grow(&l->len, &cap, l->n + 1, sizeof(*l->len)) == -1)
+			return -1;
+		l->cap = cap;
+	}
+	l->s[l->n] = s;
+	l->len[l->n] = len;
+	l->n++;
+	return 0;
+}
+
+static void
+slist_free(struct slist *l)
+{
+	free(l->s);
+	free(l->len);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The substring trie of one iteration. */
+struct strie {
+	struct sw_trie	 t;
+	uint32_t	*parent;
+	uint32_t	*off;		/* pool offset of the first occurrence */
+	uint32_t	*cpl;		/* code points; 0 inside a UTF-8 sequence */
+	int64_t		*cnt;
+	size_t		 cap;
+	uint32_t	 maxcpl;
+};
+
+struct build {
+	const struct sw_counts *c;
+	const struct sw_build_opts *o;
+	uint8_t		*pool;		/* escaped tokens */
+	size_t		 plen;
+	uint32_t	*eoff, *elen;	/* per token */
+	uint32_t	*alpha;		/* alphabet, sorted */
+	uint8_t		(*abytes)[4];
+	uint8_t		*alen;
+	size_t		 nalpha;
+	struct slist	 reserved;	/* escaped reserved tokens */
+	uint8_t		*rpool;
+	struct strie	 it0;		/* first iteration, shared */
+	int		 have_it0;
+	uint32_t	*starts;	/* scratch: segment starts */
+	size_t		 startcap;
+};
+
+static void
+strie_free(struct strie *s)
+{
+	sw_trie_free(&s->t);
+	free(s->parent);
+	free(s->off);
+	free(s->cpl);
+	free(s->cnt);
+	memset(s, 0, sizeof(*s));
+}
+
+static int
+strie_init(struct strie *s, size_t hint)
+{
+	memset(s, 0, sizeof(*s));
+	if (sw_trie_init(&s->t, hint) == -1)
+		return -1;
+	s->cap = 1024;
+	s->parent = malloc(s->cap * sizeof(*s->parent));
+	s->off = malloc(s->cap * sizeof(*s->off));
+	s->cpl = malloc(s->cap * sizeof(*s->cpl));
+	s->cnt = malloc(s->cap * sizeof(*s->cnt));
+	if (!s->parent || !s->off || !s->cpl || !s->cnt) {
+		strie_free(s);
+		return -1;
+	}
+	s->parent[0] = 0;
+	s->off[0] = 0;
+	s->cpl[0] = 0;
+	s->cnt[0] = 0;
+	return 0;
+}
+
+static int
+strie_grow(struct strie *s)
+{
+	size_t need = s->t.nnodes + 1, c;
+
+	if (need <= s->cap)
+		return 0;
+	c = s->cap;
+	if (sw_grow(&s->parent, &c, need, sizeof(*s->parent)) == -1)
+		return -1;
+	c = s->cap;
+	if (sw_grow(&s->off, &c, need, sizeof(*s->off)) == -1)
+		return -1;
+	c = s->cap;
+	if (sw_grow(&s->cpl, &c, need, sizeof(*s->cpl)) == -1)
+		return -1;
+	c = s->cap;
+	if (sw_grow(&s->cnt, &c, need, sizeof(*s->cnt)) == -1)
+		return -1;
+	s->cap = c;
+	return 0;
+}
+
+/*
+ * Count the substrings of e = pool[eo .. eo+n) starting at 'st' (a byte
+ * offset of a segment start) of at most maxcp code points, weight w.
+ */
+static int
+count_from(struct build *b, struct strie *s, uint32_t eo, uint32_t n,
+    uint32_t st, uint32_t maxcp, int64_t w)
+{
+	const uint8_t *e = b->pool + eo;
+	uint32_t node = 0, cps = 0, j, child;
+	int created;
+
+	for (j = st; j < n && cps < maxcp; j++) {
+		if (strie_grow(s) == -1)
+			return -1;
+		child = sw_trie_add(&s->t, node, e[j], &created);
+		if (child == 0)
+			return -1;
+		if (created) {
+			s->parent[child] = node;
+			s->off[child] = eo + st;
+			s->cnt[child] = 0;
+			s->cpl[child] = (j + 1 == n || (e[j + 1] & 0xC0) != 0x80) ?
+			    cps + 1 : 0;
+			if (s->cpl[child] > s->maxcpl)
+				s->maxcpl = s->cpl[child];
+		}
+		node = child;
+		if (s->cpl[node] != 0) {
+			cps++;
+			s->cnt[node] += w;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One iteration's counting.  With 'match' NULL the segmentation is one
+ * code point per segment (the first iteration); otherwise greedy
+ * longest match over the trie 'match' whose terminal nodes are marked
+ * in 'term'.
+ */
+static int
+count_iteration(struct build *b, struct strie *s, const struct sw_trie *match,
+    const uint8_t *term)
+{
+	uint32_t maxcp = b->o->max_subtoken_len > 0 ?
+	    (uint32_t)(b->o->max_subtoken_len - 1) : UINT32_MAX;
+	size_t t;
+	uint32_t eo, n, j, i, end, node;
+
+	if (strie_init(s, match ? b->plen : b->plen * 2) == -1)
+		return -1;
+	if (maxcp == 0)
+		return 0;
+	for (t = 0; t < b->c->n; t++) {
+		eo = b->eoff[t];
+		n = b->elen[t];
+		const uint8_t *e = b->pool + eo;
+
+		for (j = 0; j < n; j = end) {
+			if (match == NULL) {
+				end = j + 1;
+				while (end < n && (e[end] & 0xC0) == 0x80)
+					end++;
+			} else {
+				node = 0;
+				end = j;
+				for (i = j; i < n; i++) {
+					if ((node = sw_trie_child(match, node, e[i])) == 0)
+						break;
+					if (term[node])
+						end = i + 1;
+				}
+				if (end == j) {
+					/* Cannot happen: every character is an entry. */
+					errno = EINVAL;
+					return -1;
+				}
+			}
+			if (count_from(b, s, eo, n, j, maxcp, b->c->cnt[t]) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+struct kept {
+	int64_t		 cnt;
+	const uint8_t	*s;
+	size_t		 len;
+};
+
+static int
+cmp_kept(const void *x, const void *y)
+{
+	const struct kept *a = x, *b = y;
+	int r;
+
+	if (a->cnt != b->cnt)
+		return a->cnt > b->cnt ? -1 : 1;
+	r = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+	if (r != 0)
+		return -r;
+	return a->len > b->len ? -1 : a->len < b->len;
+}
+
+/*
+ * Steps (b)..(f): choose the subtokens from the counts 'cnt' (modified)
+ * of the trie 's', and make the new list.
+ */
+static int
+select_list(struct build *b, const struct strie *s, int64_t *cnt,
+    int64_t min_count, struct slist *out)
+{
+	uint32_t nn = s->t.nnodes, i, node, p;
+	uint32_t *bucket = NULL, *ord = NULL;
+	struct kept *kept = NULL;
+	size_t nk = 0, kcap = 0, a;
+	int rc = -1;
+
+	bucket = calloc((size_t)s->maxcpl + 2, sizeof(*bucket));
+	if (bucket == NULL)
+		goto out;
+	for (i = 1; i < nn; i++)
+		if (s->cpl[i] != 0 && cnt[i] >= min_count)
+			bucket[s->cpl[i]]++;
+	/* Prefix sums, longest first. */
+	{
+		size_t sum = 0, k;
+
+		for (k = s->maxcpl + 1; k-- > 0;) {
+			size_t c = bucket[k];
+
+			bucket[k] = (uint32_t)sum;
+			sum += c;
+		}
+		if ((ord = malloc((sum ? sum : 1) * sizeof(*ord))) == NULL)
+			goto out;
+	}
+	for (i = 1; i < nn; i++)
+		if (s->cpl[i] != 0 && cnt[i] >= min_count)
+			ord[bucket[s->cpl[i]]++] = i;
+	{
+		size_t total = s->maxcpl ? bucket[1] : 0, k;
+
+		for (k = 0; k < total; k++) {
+			int64_t c;
+
+			node = ord[k];
+			c = cnt[node];
+			if (c < min_count)
+				continue;
+			if (s->cpl[node] > 1) {
+				if (nk == kcap && sw_grow(&kept, &kcap, nk + 1,
+				    sizeof(*kept)) == -1)
+					goto out;
+				kept[nk].cnt = c;
+				kept[nk].s = b->pool + s->off[node];
+				kept[nk].len = 0;
+				for (p = node; p != 0; p = s->parent[p])
+					kept[nk].len++;
+				nk++;
+			}
+			for (p = s->parent[node]; p != 0; p = s->parent[p])
+				if (s->cpl[p] != 0)
+					cnt[p] -= c;
+		}
+	}
+	for (a = 0; a < b->nalpha; a++) {
+		int64_t c = 0;
+
+		node = 0;
+		for (i = 0; i < b->alen[a]; i++)
+			if ((node = sw_trie_child(&s->t, node, b->abytes[a][i])) == 0)
+				break;
+		if (node != 0)
+			c = cnt[node];
+		if (nk == kcap && sw_grow(&kept, &kcap, nk + 1, sizeof(*kept)) == -1)
+			goto out;
+		kept[nk].cnt = c;
+		kept[nk].s = b->abytes[a];
+		kept[nk].len = b->alen[a];
+		nk++;
+	}
+	qsort(kept, nk, sizeof(*kept), cmp_kept);
+	out->n = 0;
+	for (a = 0; a < b->reserved.n; a++)
+		if (slist_add(out, b->reserved.s[a], b->reserved.len[a]) == -1)
+			goto out;
+	for (a = 0; a < nk; a++)
+		if (slist_add(out, kept[a].s, kept[a].len) == -1)
+			goto out;
+	rc = 0;
+out:
+	free(bucket);
+	free(ord);
+	free(kept);
+	return rc;
+}
+
+/* A trie over a list, with its terminal nodes marked. */
+static int
+list_trie(const struct slist *l, struct sw_trie *t, uint8_t **term)
+{
+	size_t i, j, cap = 0;
+	uint32_t node;
+	int created;
+
+	*term = NULL;
+	if (sw_trie_init(t, l->n * 4) == -1)
+		return -1;
+	for (i = 0; i < l->n; i++) {
+		node = 0;
+		for (j = 0; j < l->len[i]; j++) {
+			if ((node = sw_trie_add(t, node, l->s[i][j], &created)) == 0)
+				return -1;
+			if (sw_grow(term, &cap, t->nnodes, 1) == -1)
+				return -1;
+			if (created)
+				(*term)[node] = 0;
+		}
+		if (node != 0)
+			(*term)[node] = 1;
+	}
+	if (*term == NULL && (*term = calloc(1, 1)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* One build at min_count: the final list in *out. */
+static int
+build_once(struct build *b, int64_t min_count, struct slist *out)
+{
+	struct strie s;
+	struct sw_trie mt;
+	uint8_t *term = NULL;
+	int64_t *cnt;
+	int it, rc;
+
+	if (min_count < 1)
+		min_count = 1;
+	if (!b->have_it0) {
+		if (count_iteration(b, &b->it0, NULL, NULL) == -1) {
+			strie_free(&b->it0);
+			return -1;
+		}
+		b->have_it0 = 1;
+	}
+	if ((cnt = malloc(((size_t)b->it0.t.nnodes + 1) * sizeof(*cnt))) == NULL)
+		return -1;
+	memcpy(cnt, b->it0.cnt, (size_t)b->it0.t.nnodes * sizeof(*cnt));
+	rc = select_list(b, &b->it0, cnt, min_count, out);
+	free(cnt);
+	if (rc == -1)
+		return -1;
+	for (it = 1; it < b->o->iterations; it++) {
+		memset(&mt, 0, sizeof(mt));
+		if (list_trie(out, &mt, &term) == -1) {
+			sw_trie_free(&mt);
+			free(term);
+			return -1;
+		}
+		rc = count_iteration(b, &s, &mt, term);
+		sw_trie_free(&mt);
+		free(term);
+		term = NULL;
+		if (rc == 0)
+			rc = select_list(b, &s, s.cnt, min_count, out);
+		strie_free(&s);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+build_free(struct build *b)
+{
+	free(b->pool);
+	free(b->eoff);
+	free(b->elen);
+	free(b->alpha);
+	free(b->abytes);
+	free(b->alen);
+	free(b->rpool);
+	slist_free(&b->reserved);
+	if (b->have_it0)
+		strie_free(&b->it0);
+	free(b->starts);
+}
+
+static int
+in_sorted(const uint32_t *a, size_t n, uint32_t cp)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (a[mid] == cp)
+			return 1;
+		if (a[mid] < cp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Escape with the build alphabet (always succeeds but for '\n'). */
+static int
+build_escape(const struct build *b, const uint8_t *p, size_t n, struct buf *out)
+{
+	size_t i;
+	uint32_t cp;
+	char num[16];
+	int k, m;
+
+	for (i = 0; i < n; i += (size_t)k) {
+		k = sw_u8(p + i, &cp);
+		if (cp == '\\')
+			m = snprintf(num, sizeof(num), "\\\\");
+		else if (cp == '_')
+			m = snprintf(num, sizeof(num), "\\u");
+		else if (cp == '\n' || !in_sorted(b->alpha, b->nalpha, cp))
+			m = snprintf(num, sizeof(num), "\\%u;", (unsigned)cp);
+		else {
+			if (sw_put(out, p + i, (size_t)k) == -1)
+				return -1;
+			continue;
+		}
+		if (sw_put(out, num, (size_t)m) == -1)
+			return -1;
+	}
+	return sw_put(out, "_", 1);
+}
+
+static int
+build_setup(struct build *b, const struct sw_counts *c,
+    const struct sw_build_opts *o)
+{
+	static const char *const base[] = { "<pad>", "<EOS>" };
+	static const char escchars[] = "\\_u;0123456789";
+	uint8_t *seen = NULL;
+	struct buf eb = { 0 };
+	size_t t, i, nr = 2 + o->nreserved, k;
+	uint32_t cp;
+	int m;
+
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->o = o;
+	if (o->iterations < 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* The alphabet: a bitmap over all code points, then a sorted list. */
+	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
+		return -1;
+#define SEE(x) (seen[(x) >> 3] |= (uint8_t)(1u << ((x) & 7)))
+	for (i = 0; escchars[i] != '\0'; i++)
+		SEE((uint8_t)escchars[i]);
+	for (t = 0; t < c->n; t++) {
+		const uint8_t *p = c->arena + c->off[t];
+
+		for (k = 0; k < c->len[t]; k += (size_t)m) {
+			m = sw_u8(p + k, &cp);
+			SEE(cp);
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		const char *r = i < 2 ? base[i] : o->reserved[i - 2];
+		size_t rl = strlen(r);
+
+		if (utf8_valid_prefix((const uint8_t *)r, rl) != rl) {
+			free(seen);
+			errno = EINVAL;
+			return -1;
+		}
+		for (k = 0; k < rl; k += (size_t)m) {
+			m = sw_u8((const uint8_t *)r + k, &cp);
+			SEE(cp);
+		}
+	}
+#undef SEE
+	for (cp = 0; cp < 0x110000; cp++)
+		if (seen[cp >> 3] & (1u << (cp & 7)))
+			b->nalpha++;
+	b->alpha = malloc(b->nalpha * sizeof(*b->alpha));
+	b->abytes = malloc(b->nalpha * sizeof(*b->abytes));
+	b->alen = malloc(b->nalpha);
+	if (!b->alpha || !b->abytes || !b->alen) {
+		free(seen);
+		return -1;
+	}
+	for (cp = 0, k = 0; cp < 0x110000; cp++)
+		if (seen[cp >> 3] & (1u << (cp & 7))) {
+			b->alpha[k] = cp;
+			b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
+			k++;
+		}
+	free(seen);
+	(void)cmp_u32;
+
+	/* Escaped tokens. */
+	b->eoff = malloc((c->n ? c->n : 1) * sizeof(*b->eoff));
+	b->elen = malloc((c->n ? c->n : 1) * sizeof(*b->elen));
+	if (!b->eoff || !b->elen)
+		return -1;
+	for (t = 0; t < c->n; t++) {
+		size_t before = eb.len;
+
+		if (build_escape(b, c->arena + c->off[t], c->len[t], &eb) == -1)
+			goto fail;
+		if (eb.len > UINT32_MAX - 1) {
+			errno = E2BIG;
+			goto fail;
+		}
+		b->eoff[t] = (uint32_t)before;
+		b->elen[t] = (uint32_t)(eb.len - before);
+	}
+	b->pool = eb.p;
+	b->plen = eb.len;
+	memset(&eb, 0, sizeof(eb));
+	/* Escaped reserved tokens, in a pool of their own. */
+	{
+		size_t *roff = malloc(nr * sizeof(*roff));
+
+		if (roff == NULL)
+			goto fail;
+		for (i = 0; i < nr; i++) {
+			const char *r = i < 2 ? base[i] : o->reserved[i - 2];
+
+			roff[i] = eb.len;
+			if (build_escape(b, (const uint8_t *)r, strlen(r), &eb) == -1) {
+				free(roff);
+				goto fail;
+			}
+		}
+		b->rpool = eb.p;
+		for (i = 0; i < nr; i++)
+			if (slist_add(&b->reserved, b->rpool + roff[i],
+			    (i + 1 < nr ? roff[i + 1] : eb.len) - roff[i]) == -1) {
+				free(roff);
+				return -1;
+			}
+		free(roff);
+	}
+	return 0;
+fail:
+	free(eb.p);
+	return -1;
+}
+
+static struct sw_vocab *
+list_vocab(const struct slist *l)
+{
+	return sw_vocab_from_list(l->s, l->len, l->n);
+}
+
+struct sw_vocab *
+sw_build(const struct sw_counts *c, int64_t min_count,
+    const struct sw_build_opts *o)
+{
+	struct build b;
+	struct slist l = { 0 };
+	struct sw_vocab *v = NULL;
+
+	if (build_setup(&b, c, o) == 0 && build_once(&b, min_count, &l) == 0) {
+		v = list_vocab(&l);
+		if (v != NULL && o->probe != NULL)
+			o->probe(o->probe_arg, min_count, l.n);
+	}
+	slist_free(&l);
+	build_free(&b);
+	return v;
+}
+
+static size_t
+absdiff(size_t a, size_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* build_to_target_size's bisect(): the best list in *best. */
+static int
+bisect(struct build *b, size_t target, int64_t lo, int64_t hi, struct slist *best)
+{
+	int64_t mid = (lo + hi) / 2;
+	struct slist other = { 0 };
+	int rc;
+
+	if (lo + hi < 0 && (lo + hi) % 2 != 0)
+		mid--;
+	if (build_once(b, mid, best) == -1)
+		return -1;
+	if (b->o->probe != NULL)
+		b->o->probe(b->o->probe_arg, mid, best->n);
+	if (absdiff(best->n, target) * 100 < target || lo >= hi || mid < 2)
+		return 0;
+	if (best->n > target)
+		rc = bisect(b, target, mid + 1, hi, &other);
+	else
+		rc = bisect(b, target, lo, mid - 1, &other);
+	if (rc == 0 && absdiff(other.n, target) < absdiff(best->n, target)) {
+		slist_free(best);
+		*best = other;
+		return 0;
+	}
+	slist_free(&other);
+	return rc;
+}
+
+struct sw_vocab *
+sw_build_to_target(const struct sw_counts *c, size_t target,
+    const struct sw_build_opts *o)
+{
+	struct build b;
+	struct slist l = { 0 };
+	struct sw_vocab *v = NULL;
+
+	if (target < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (build_setup(&b, c, o) == 0 && bisect(&b, target, 1, 1000, &l) == 0)
+		v = list_vocab(&l);
+	slist_free(&l);
+	build_free(&b);
+	return v;
+}
