@@ -1,0 +1,601 @@
+/*
+ * subword-encode: encode text lines with a tensor2tensor
+ * SubwordTextEncoder vocabulary, id for id as tensor2tensor's
+ * txt_line_iterator + encode (+ EOS) do, into Example records or id
+ * lines; with -d, decode records or id lines back to text.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "example.h"
+#include "record.h"
+#include "subword.h"
+#include "unicode.h"
+
+static const char usage_text[] =
+    "usage: subword-encode [-dhqV] [--eos] [--no-strip] [--progress | --no-progress]\n"
+    "                      [--strip-extraneous] [-f name] [--fields list]\n"
+    "                      [--input-format fmt] [-o file] [--output-format fmt]\n"
+    "                      -v [field=]vocab [file ...]\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fputs(usage_text, fp);
+	if (status == 0)
+		close_stdout();
+	exit(status);
+}
+
+enum {
+	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
+	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS
+};
+
+static const struct option longopts[] = {
+	{ "decode", no_argument, NULL, 'd' },
+	{ "eos", no_argument, NULL, OPT_EOS },
+	{ "feature", required_argument, NULL, 'f' },
+	{ "fields", required_argument, NULL, OPT_FIELDS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
+	{ "output", required_argument, NULL, 'o' },
+	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "strip-extraneous", no_argument, NULL, OPT_STRIP_EXTRANEOUS },
+	{ "vocab", required_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE };
+
+struct field {
+	char		*name;
+	const char	*vpath;
+	struct sw_vocab	*sw;
+	int64_t		*ids;		/* this line's ids */
+	size_t		 n, cap;
+};
+
+static struct field *fields;
+static size_t nfields;
+static int eos, strip = 1, strip_extraneous;
+static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
+
+/* Output: records through a rec_writer, text through a buffer. */
+static const char *outname = "stdout";
+static int outfd = 1;
+static struct rec_writer *rw;
+static struct buf ob, exbuf;
+static struct ex_builder exb;
+static int32_t *tmp32;
+static size_t tmp32cap;
+
+static void
+flush_text(void)
+{
+	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
+		write_failed(outname);
+	ob.len = 0;
+}
+
+/* Write what is good so far before reporting a fault in the input. */
+static void
+flush_all(void)
+{
+	flush_text();
+	if (rw != NULL && rec_writer_flush(rw) == -1)
+		write_failed(outname);
+}
+
+static void
+put(const void *p, size_t n)
+{
+	if (buf_append(&ob, p, n) == -1)
+		die_errno("output");
+	if (ob.len >= (1 << 20))
+		flush_text();
+}
+
+static void
+put_int(int64_t v)
+{
+	char b[24], *q = b + sizeof(b);
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--q = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--q = '-';
+	put(q, (size_t)(b + sizeof(b) - q));
+}
+
+/* Emit the ids of every field for one line. */
+static void
+emit(void)
+{
+	size_t f, i, len;
+	const uint8_t *s;
+
+	if (outfmt == FMT_RECORDS) {
+		exb_reset(&exb);
+		for (f = 0; f < nfields; f++)
+			if (exb_int64(&exb, fields[f].name, fields[f].ids,
+			    fields[f].n) == -1)
+				die_errno("example");
+		exbuf.len = 0;
+		if (exb_encode(&exb, &exbuf) == -1)
+			die_errno("example");
+		if (rec_write(rw, exbuf.p, exbuf.len) == -1)
+			write_failed(outname);
+		return;
+	}
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put("\t", 1);
+		for (i = 0; i < fields[f].n; i++) {
+			if (i > 0)
+				put(" ", 1);
+			if (outfmt == FMT_ID)
+				put_int(fields[f].ids[i]);
+			else if ((s = sw_vocab_entry(fields[f].sw, fields[f].ids[i],
+			    &len)) != NULL)
+				put(s, len);
+		}
+	}
+	put("\n", 1);
+}
+
+static void
+encode_field(struct field *fd, const uint8_t *p, size_t n, const char *name,
+    uint64_t lineno)
+{
+	struct sw_err e;
+	size_t nids = 0, i;
+
+	if (strip)
+		sw_strip(&p, &n);
+	if (sw_encode(fd->sw, p, n, &tmp32, &nids, &tmp32cap, &e) == -1) {
+		flush_all();
+		if (errno == ENOMEM)
+			die_errno("encode");
+		die("%s: line %ju: %s: %s", name, (uintmax_t)lineno, fd->vpath, e.msg);
+	}
+	if (nids + 1 > fd->cap) {
+		size_t c = fd->cap ? fd->cap : 64;
+
+		while (c < nids + 1)
+			c *= 2;
+		if ((fd->ids = realloc(fd->ids, c * sizeof(*fd->ids))) == NULL)
+			die_errno("encode");
+		fd->cap = c;
+	}
+	for (i = 0; i < nids; i++)
+		fd->ids[i] = tmp32[i];
+	if (eos)
+		fd->ids[nids++] = 1;
+	fd->n = nids;
+}
+
+static uint64_t skipped;
+
+static int
+encode_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p, *q, *tab;
+	size_t n, f;
+	int fd, nl, rc;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		if (progress_due())
+			progress("%s: %ju lines", name, (uintmax_t)sw_lines_lineno(r));
+		if (nfields == 1) {
+			encode_field(&fields[0], p, n, name, sw_lines_lineno(r));
+			emit();
+			continue;
+		}
+		/* tensor2tensor's tab iterator: strip, split, strip each part. */
+		if (strip)
+			sw_strip(&p, &n);
+		q = p;
+		for (f = 0; f + 1 < nfields; f++) {
+			if ((tab = memchr(q, '\t', n - (size_t)(q - p))) == NULL)
+				break;
+			q = tab + 1;
+		}
+		if (f + 1 < nfields || n == 0) {
+			skipped++;
+			continue;
+		}
+		q = p;
+		for (f = 0; f < nfields; f++) {
+			size_t len = n - (size_t)(q - p);
+
+			if (f + 1 < nfields)
+				len = (size_t)((const uint8_t *)memchr(q, '\t', len) - q);
+			encode_field(&fields[f], q, len, name, sw_lines_lineno(r));
+			q += len + 1;
+		}
+		emit();
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (rc == -2) {
+		flush_all();
+		die("%s: %s", name, e.msg);
+	}
+	sw_lines_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static void
+decode_emit(const char *name, uint64_t where)
+{
+	static struct buf text;
+	size_t f;
+
+	(void)name;
+	(void)where;
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put("\t", 1);
+		text.len = 0;
+		if (sw_decode(fields[f].sw, fields[f].ids, fields[f].n,
+		    strip_extraneous, &text) == -1)
+			die_errno("decode");
+		put(text.p, text.len);
+	}
+	put("\n", 1);
+}
+
+/* Parse space-separated ids into fd->ids. */
+static int
+parse_ids(struct field *fd, const uint8_t *p, size_t n)
+{
+	size_t i = 0, j;
+	uint64_t u;
+	int neg;
+
+	fd->n = 0;
+	while (i < n) {
+		if (p[i] == ' ') {
+			i++;
+			continue;
+		}
+		neg = p[i] == '-';
+		j = i + (size_t)neg;
+		u = 0;
+		if (j >= n || p[j] < '0' || p[j] > '9')
+			return -1;
+		for (; j < n && p[j] >= '0' && p[j] <= '9'; j++) {
+			if (u > (UINT64_MAX - 9) / 10)
+				return -1;
+			u = u * 10 + (uint64_t)(p[j] - '0');
+		}
+		if (j < n && p[j] != ' ')
+			return -1;
+		if (u > (uint64_t)INT64_MAX + (uint64_t)neg)
+			return -1;
+		if (fd->n == fd->cap) {
+			size_t c = fd->cap ? fd->cap * 2 : 64;
+
+			if ((fd->ids = realloc(fd->ids, c * sizeof(*fd->ids))) == NULL)
+				return -2;
+			fd->cap = c;
+		}
+		fd->ids[fd->n++] = neg ? (int64_t)(0 - u) : (int64_t)u;
+		i = j;
+	}
+	return 0;
+}
+
+static int
+decode_ids_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n, f, len;
+	int fd, nl, rc, k;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		for (f = 0; f < nfields; f++) {
+			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
+
+			if (f + 1 < nfields && tab == NULL) {
+				flush_all();
+				die("%s: line %ju: expected %zu tab-separated fields",
+				    name, (uintmax_t)sw_lines_lineno(r), nfields);
+			}
+			len = tab ? (size_t)(tab - p) : n;
+			if ((k = parse_ids(&fields[f], p, len)) != 0) {
+				if (k == -2)
+					die_errno("decode");
+				flush_all();
+				die("%s: line %ju: not a list of ids", name,
+				    (uintmax_t)sw_lines_lineno(r));
+			}
+			p += len + (tab != NULL);
+			n -= len + (tab != NULL);
+		}
+		decode_emit(name, sw_lines_lineno(r));
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (rc == -2) {
+		flush_all();
+		die("%s: %s", name, e.msg);
+	}
+	sw_lines_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static int
+decode_records_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct rec_reader *rr;
+	const uint8_t *p;
+	size_t n, f;
+	long k;
+	int fd, rc;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((rr = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+		die_errno("%s", name);
+	while ((rc = rec_read(rr, &p, &n)) == 1) {
+		for (f = 0; f < nfields; f++) {
+			k = ex_int64_values(p, n, fields[f].name, &fields[f].ids,
+			    &fields[f].cap);
+			if (k == -3)
+				die_errno("decode");
+			if (k < 0) {
+				flush_all();
+				die("%s: record %ju: %s", name,
+				    (uintmax_t)rec_index(rr) - 1, k == -1 ?
+				    "no int64 feature with that name" :
+				    "malformed Example");
+			}
+			fields[f].n = (size_t)k;
+		}
+		decode_emit(name, rec_index(rr));
+	}
+	if (rc == -1) {
+		flush_all();
+		die("%s: record %ju at offset %ju: %s", name,
+		    (uintmax_t)rec_index(rr), (uintmax_t)rec_offset(rr),
+		    rec_strerror(rr));
+	}
+	rec_reader_free(rr);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+/* Split "a,b,c" into fields. */
+static void
+set_fields(const char *list)
+{
+	const char *s = list, *c;
+	size_t i;
+
+	nfields = 0;
+	for (;;) {
+		c = strchr(s, ',');
+		if ((c ? (size_t)(c - s) : strlen(s)) == 0)
+			usage_error("empty field name in --fields %s", list);
+		if ((fields = realloc(fields, (nfields + 1) * sizeof(*fields))) == NULL)
+			die_errno("fields");
+		memset(&fields[nfields], 0, sizeof(*fields));
+		fields[nfields].name = c ? strndup(s, (size_t)(c - s)) : strdup(s);
+		if (fields[nfields].name == NULL)
+			die_errno("fields");
+		for (i = 0; i < nfields; i++)
+			if (strcmp(fields[i].name, fields[nfields].name) == 0)
+				usage_error("field %s given twice", fields[i].name);
+		nfields++;
+		if (c == NULL)
+			break;
+		s = c + 1;
+	}
+}
+
+/* Give every field its vocabulary ("-v path" for all, "-v name=path" for one). */
+static void
+load_vocabs(char **vspec, size_t nv)
+{
+	const char *deflt = NULL, *eq;
+	size_t i, f, j;
+
+	for (i = 0; i < nv; i++) {
+		eq = strchr(vspec[i], '=');
+		for (f = 0; eq != NULL && f < nfields; f++)
+			if (strlen(fields[f].name) == (size_t)(eq - vspec[i]) &&
+			    strncmp(fields[f].name, vspec[i], (size_t)(eq - vspec[i])) == 0)
+				break;
+		if (eq != NULL && f < nfields)
+			fields[f].vpath = eq + 1;
+		else
+			deflt = vspec[i];
+	}
+	for (f = 0; f < nfields; f++) {
+		struct sw_err e;
+		int fd;
+
+		if (fields[f].vpath == NULL)
+			fields[f].vpath = deflt;
+		if (fields[f].vpath == NULL)
+			usage_error("no vocabulary for field %s (use -v)", fields[f].name);
+		for (j = 0; j < f; j++)
+			if (strcmp(fields[j].vpath, fields[f].vpath) == 0)
+				break;
+		if (j < f) {
+			fields[f].sw = fields[j].sw;
+			continue;
+		}
+		if ((fd = open_input(fields[f].vpath)) == -1)
+			exit(1);
+		if ((fields[f].sw = sw_vocab_load(fd, &e)) == NULL)
+			die("%s: %s", input_name(fields[f].vpath), e.msg);
+		if (fd != 0)
+			close(fd);
+	}
+}
+
+static enum fmt
+parse_fmt(const char *s, int in)
+{
+	if (strcmp(s, "records") == 0)
+		return FMT_RECORDS;
+	if (strcmp(s, "id") == 0)
+		return FMT_ID;
+	if (!in && strcmp(s, "piece") == 0)
+		return FMT_PIECE;
+	usage_error("unknown %s format: %s", in ? "input" : "output", s);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct outfile out;
+	const char *outpath = "-", *feature = "targets", *fieldlist = NULL;
+	char **vspec = NULL;
+	size_t nv = 0, f;
+	int ch, decode = 0, rval = 0;
+
+	setprogname(argv[0]);
+	while ((ch = getopt_long(argc, argv, "df:ho:qv:V", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'd':
+			decode = 1;
+			break;
+		case 'f':
+			feature = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'q':
+			verbosity = 0;
+			break;
+		case 'v':
+			if ((vspec = realloc(vspec, (nv + 1) * sizeof(*vspec))) == NULL)
+				die_errno("vocab");
+			vspec[nv++] = optarg;
+			break;
+		case 'V':
+			print_version("Unicode " UNICODE_VERSION);
+		case OPT_EOS:
+			eos = 1;
+			break;
+		case OPT_NO_STRIP:
+			strip = 0;
+			break;
+		case OPT_STRIP_EXTRANEOUS:
+			strip_extraneous = 1;
+			break;
+		case OPT_FIELDS:
+			fieldlist = optarg;
+			break;
+		case OPT_INPUT_FORMAT:
+			infmt = parse_fmt(optarg, 1);
+			break;
+		case OPT_OUTPUT_FORMAT:
+			outfmt = parse_fmt(optarg, 0);
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	argc -= optind;
+	argv += optind;
+	if (nv == 0)
+		usage_error("no vocabulary (use -v)");
+	set_fields(fieldlist ? fieldlist : feature);
+	if (decode && outfmt != FMT_RECORDS)
+		usage_error("--output-format does not apply to -d");
+	if (!decode && infmt != FMT_RECORDS)
+		usage_error("--input-format applies to -d only");
+	if (!decode && strip_extraneous)
+		usage_error("--strip-extraneous applies to -d only");
+	load_vocabs(vspec, nv);
+
+	if ((outfd = out_open(&out, outpath)) == -1)
+		die_errno("%s", outpath);
+	if (strcmp(outpath, "-") != 0)
+		outname = outpath;
+	if (!decode && outfmt == FMT_RECORDS) {
+		if (outfd == 1)
+			refuse_tty(1, 0);
+		if ((rw = rec_writer_open(outfd, outfd == 1 ? REC_NONE :
+		    comp_from_suffix(outpath), -1)) == NULL)
+			die_errno("%s", outpath);
+		exb_init(&exb);
+	}
+	if (argc == 0) {
+		static char dash[] = "-";
+		static char *stdin_only[] = { dash, NULL };
+
+		argv = stdin_only;
+	}
+	for (; *argv; argv++) {
+		if (!decode)
+			rval |= encode_file(*argv);
+		else if (infmt == FMT_ID)
+			rval |= decode_ids_file(*argv);
+		else
+			rval |= decode_records_file(*argv);
+	}
+	progress_done();
+	flush_text();
+	if (rw != NULL && rec_writer_close(rw) == -1)
+		write_failed(outname);
+	if (out_commit(&out) == -1)
+		die_errno("%s", outpath);
+	if (skipped > 0 && verbosity > 0)
+		warnx_("%ju lines without %zu tab-separated fields skipped",
+		    (uintmax_t)skipped, nfields);
+	for (f = 0; f < nfields; f++) {
+		free(fields[f].ids);
+		free(fields[f].name);
+	}
+	close_stdout();
+	return rval;
+}
