@@ -54,6 +54,12 @@ sw_sample_charge(struct sw_sampler *s, size_t cps)
 
 /* ---- token counts ----------------------------------------------------- */
 
+/* A hash slot: token index + 1 (0 = empty) and the hash's high bits. */
+struct cslot {
+	uint32_t	 idx;
+	uint32_t	 h;
+};
+
 struct sw_counts {
 	uint8_t		*arena;		/* token bytes */
 	size_t		 alen, acap;
@@ -62,7 +68,7 @@ struct sw_counts {
 	int64_t		*cnt;
 	uint64_t	*hash;
 	size_t		 n, cap;
-	uint32_t	*slot;		/* token index + 1; 0 = empty */
+	struct cslot	*slot;
 	size_t		 nslots;
 	struct sw_span	*spans;
 	size_t		 spancap;
@@ -109,14 +115,15 @@ static int
 counts_rehash(struct sw_counts *c)
 {
 	size_t ns = c->nslots * 2, i, j;
-	uint32_t *s;
+	struct cslot *s;
 
 	if ((s = calloc(ns, sizeof(*s))) == NULL)
 		return -1;
 	for (i = 0; i < c->n; i++) {
-		for (j = c->hash[i] & (ns - 1); s[j] != 0; j = (j + 1) & (ns - 1))
+		for (j = c->hash[i] & (ns - 1); s[j].idx != 0; j = (j + 1) & (ns - 1))
 			;
-		s[j] = (uint32_t)i + 1;
+		s[j].idx = (uint32_t)i + 1;
+		s[j].h = (uint32_t)(c->hash[i] >> 32);
 	}
 	free(c->slot);
 	c->slot = s;
@@ -135,10 +142,11 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 		errno = E2BIG;
 		return -1;
 	}
-	for (j = h & mask; (k = c->slot[j]) != 0; j = (j + 1) & mask) {
+	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
+		if (c->slot[j].h != (uint32_t)(h >> 32))
+			continue;
 		k--;
-		if (c->hash[k] == h && c->len[k] == n &&
-		    memcmp(c->arena + c->off[k], tok, n) == 0) {
+		if (c->len[k] == n && memcmp(c->arena + c->off[k], tok, n) == 0) {
 			if (c->cnt[k] > INT64_MAX - count) {
 				errno = EOVERFLOW;
 				return -1;
@@ -175,7 +183,8 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 	c->cnt[c->n] = count;
 	c->hash[c->n] = h;
 	c->alen += n;
-	c->slot[j] = (uint32_t)c->n + 1;
+	c->slot[j].idx = (uint32_t)c->n + 1;
+	c->slot[j].h = (uint32_t)(h >> 32);
 	c->n++;
 	if (c->n * 2 > c->nslots && counts_rehash(c) == -1)
 		return -1;
@@ -397,14 +406,18 @@ slist_free(struct slist *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The substring trie of one iteration. */
+/*
+ * The substring trie of one iteration, built from the sorted suffixes:
+ * nodes are created in preorder, so a child always follows its parent.
+ */
 struct strie {
-	struct sw_trie	 t;
 	uint32_t	*parent;
 	uint32_t	*off;		/* pool offset of the first occurrence */
+	uint32_t	*blen;		/* bytes */
 	uint32_t	*cpl;		/* code points; 0 inside a UTF-8 sequence */
 	int64_t		*cnt;
-	size_t		 cap;
+	uint32_t	*achar;		/* per alphabet character: its node, or 0 */
+	size_t		 n, cap;
 	uint32_t	 maxcpl;
 };
 
@@ -414,63 +427,59 @@ struct build {
 	uint8_t		*pool;		/* escaped tokens */
 	size_t		 plen;
 	uint32_t	*eoff, *elen;	/* per token */
+	uint32_t	 maxelen;
 	uint32_t	*alpha;		/* alphabet, sorted */
 	uint8_t		(*abytes)[4];
 	uint8_t		*alen;
 	size_t		 nalpha;
 	struct slist	 reserved;	/* escaped reserved tokens */
 	uint8_t		*rpool;
+	/* Every suffix of every escaped token at a code point boundary, sorted. */
+	uint32_t	*sfx;		/* pool offset */
+	uint32_t	*stok;		/* its token */
+	uint32_t	*slcp;		/* common prefix with the previous one, bytes */
+	size_t		 nsfx;
+	uint8_t		*mark;		/* per pool byte: a segment start now */
+	uint32_t	*snode, *scps;	/* path of the previous suffix */
+	uint32_t	*rank;		/* per pool offset: its suffix's index */
+	uint32_t	*best;		/* per suffix: longest list entry it starts with */
 	struct strie	 it0;		/* first iteration, shared */
 	int		 have_it0;
-	uint32_t	*starts;	/* scratch: segment starts */
-	size_t		 startcap;
 };
 
 static void
 strie_free(struct strie *s)
 {
-	sw_trie_free(&s->t);
 	free(s->parent);
 	free(s->off);
+	free(s->blen);
 	free(s->cpl);
 	free(s->cnt);
+	free(s->achar);
 	memset(s, 0, sizeof(*s));
 }
 
 static int
-strie_init(struct strie *s, size_t hint)
+strie_grow(struct strie *s, size_t need)
 {
-	memset(s, 0, sizeof(*s));
-	if (sw_trie_init(&s->t, hint) == -1)
-		return -1;
-	s->cap = 1024;
-	s->parent = malloc(s->cap * sizeof(*s->parent));
-	s->off = malloc(s->cap * sizeof(*s->off));
-	s->cpl = malloc(s->cap * sizeof(*s->cpl));
-	s->cnt = malloc(s->cap * sizeof(*s->cnt));
-	if (!s->parent || !s->off || !s->cpl || !s->cnt) {
-		strie_free(s);
-		return -1;
-	}
-	s->parent[0] = 0;
-	s->off[0] = 0;
-	s->cpl[0] = 0;
-	s->cnt[0] = 0;
-	return 0;
-}
-
-static int
-strie_grow(struct strie *s)
-{
-	size_t need = s->t.nnodes + 1, c;
+	size_t c;
 
 	if (need <= s->cap)
 		return 0;
+	if (need > UINT32_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (need < 2 * s->cap)
+		need = 2 * s->cap;
 	c = s->cap;
 	if (sw_grow(&s->parent, &c, need, sizeof(*s->parent)) == -1)
 		return -1;
 	c = s->cap;
 	if (sw_grow(&s->off, &c, need, sizeof(*s->off)) == -1)
+		return -1;
+	c = s->cap;
+	if (sw_grow(&s->blen, &c, need, sizeof(*s->blen)) == -1)
 		return -1;
 	c = s->cap;
 	if (sw_grow(&s->cpl, &c, need, sizeof(*s->cpl)) == -1)
@@ -482,91 +491,306 @@ strie_grow(struct strie *s)
 	return 0;
 }
 
-/*
- * Count the substrings of e = pool[eo .. eo+n) starting at 'st' (a byte
- * offset of a segment start) of at most maxcp code points, weight w.
- */
-static int
-count_from(struct build *b, struct strie *s, uint32_t eo, uint32_t n,
-    uint32_t st, uint32_t maxcp, int64_t w)
-{
-	const uint8_t *e = b->pool + eo;
-	uint32_t node = 0, cps = 0, j, child;
-	int created;
+static const struct build *sort_build;
 
-	for (j = st; j < n && cps < maxcp; j++) {
-		if (strie_grow(s) == -1)
-			return -1;
-		child = sw_trie_add(&s->t, node, e[j], &created);
-		if (child == 0)
-			return -1;
-		if (created) {
-			s->parent[child] = node;
-			s->off[child] = eo + st;
-			s->cnt[child] = 0;
-			s->cpl[child] = (j + 1 == n || (e[j + 1] & 0xC0) != 0x80) ?
-			    cps + 1 : 0;
-			if (s->cpl[child] > s->maxcpl)
-				s->maxcpl = s->cpl[child];
+/* A suffix to sort: its first 8 bytes (big-endian, zero-padded) and index. */
+struct skey {
+	uint64_t	 key;
+	uint32_t	 i;
+	uint32_t	 len;
+};
+
+static int
+cmp_sfx(const void *x, const void *y)
+{
+	const struct skey *p = x, *q = y;
+	const struct build *b = sort_build;
+	uint32_t n;
+	int r;
+
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	if (p->len <= 8 || q->len <= 8)
+		return p->len < q->len ? -1 : p->len > q->len;
+	n = p->len < q->len ? p->len : q->len;
+	r = memcmp(b->pool + b->sfx[p->i] + 8, b->pool + b->sfx[q->i] + 8, n - 8);
+	if (r != 0)
+		return r;
+	return p->len < q->len ? -1 : p->len > q->len;
+}
+
+/* Collect and sort the suffixes once. */
+static int
+sort_suffixes(struct build *b)
+{
+	uint32_t *so, *st, t, j, end;
+	struct skey *idx;
+	size_t n = 0, i;
+
+	for (i = 0; i < b->plen; i++)
+		n += (b->pool[i] & 0xC0) != 0x80;
+	b->nsfx = n;
+	idx = malloc((n ? n : 1) * sizeof(*idx));
+	b->sfx = malloc((n ? n : 1) * sizeof(*b->sfx));
+	b->stok = malloc((n ? n : 1) * sizeof(*b->stok));
+	b->slcp = malloc((n ? n : 1) * sizeof(*b->slcp));
+	b->mark = calloc(b->plen ? b->plen : 1, 1);
+	b->snode = malloc(((size_t)b->maxelen + 1) * sizeof(*b->snode));
+	b->scps = malloc(((size_t)b->maxelen + 1) * sizeof(*b->scps));
+	if (!idx || !b->sfx || !b->stok || !b->slcp || !b->mark || !b->snode ||
+	    !b->scps) {
+		free(idx);
+		return -1;
+	}
+	n = 0;
+	for (t = 0; t < b->c->n; t++) {
+		end = b->eoff[t] + b->elen[t];
+		for (j = b->eoff[t]; j < end; j++)
+			if ((b->pool[j] & 0xC0) != 0x80) {
+				uint64_t key = 0;
+				uint32_t k;
+
+				for (k = 0; k < 8; k++)
+					key = key << 8 | (j + k < end ? b->pool[j + k] : 0);
+				b->sfx[n] = j;
+				b->stok[n] = t;
+				idx[n].key = key;
+				idx[n].i = (uint32_t)n;
+				idx[n].len = end - j;
+				n++;
+			}
+	}
+	sort_build = b;
+	qsort(idx, n, sizeof(*idx), cmp_sfx);
+	/* Apply the permutation. */
+	so = malloc((n ? n : 1) * sizeof(*so));
+	st = malloc((n ? n : 1) * sizeof(*st));
+	if (!so || !st) {
+		free(idx);
+		free(so);
+		free(st);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		so[i] = b->sfx[idx[i].i];
+		st[i] = b->stok[idx[i].i];
+	}
+	free(idx);
+	free(b->sfx);
+	free(b->stok);
+	b->sfx = so;
+	b->stok = st;
+	b->rank = malloc((b->plen ? b->plen : 1) * sizeof(*b->rank));
+	b->best = malloc((n ? n : 1) * sizeof(*b->best));
+	if (!b->rank || !b->best)
+		return -1;
+	for (i = 0; i < n; i++)
+		b->rank[b->sfx[i]] = (uint32_t)i;
+	for (i = 0; i < n; i++) {
+		uint32_t a, c, ea, ec, k = 0;
+
+		if (i == 0) {
+			b->slcp[i] = 0;
+			continue;
 		}
-		node = child;
-		if (s->cpl[node] != 0) {
-			cps++;
-			s->cnt[node] += w;
-		}
+		a = b->sfx[i - 1];
+		c = b->sfx[i];
+		ea = b->eoff[b->stok[i - 1]] + b->elen[b->stok[i - 1]];
+		ec = b->eoff[b->stok[i]] + b->elen[b->stok[i]];
+		while (a + k < ea && c + k < ec && b->pool[a + k] == b->pool[c + k])
+			k++;
+		b->slcp[i] = k;
 	}
 	return 0;
 }
 
 /*
- * One iteration's counting.  With 'match' NULL the segmentation is one
- * code point per segment (the first iteration); otherwise greedy
- * longest match over the trie 'match' whose terminal nodes are marked
- * in 'term'.
+ * One iteration's counting: the trie of every substring of at most
+ * L - 1 code points that starts at a marked segment start (all code
+ * point boundaries when 'all'), each counted with its token's weight.
  */
 static int
-count_iteration(struct build *b, struct strie *s, const struct sw_trie *match,
-    const uint8_t *term)
+count_iteration(struct build *b, struct strie *s, int all)
 {
 	uint32_t maxcp = b->o->max_subtoken_len > 0 ?
 	    (uint32_t)(b->o->max_subtoken_len - 1) : UINT32_MAX;
-	size_t t;
-	uint32_t eo, n, j, i, end, node;
+	uint32_t run = UINT32_MAX, tdp = 0, off, end, d, cps, node, t;
+	size_t i;
+	int first = 1;
 
-	if (strie_init(s, match ? b->plen : b->plen * 2) == -1)
+	memset(s, 0, sizeof(*s));
+	if (strie_grow(s, 1024) == -1)
 		return -1;
-	if (maxcp == 0)
-		return 0;
-	for (t = 0; t < b->c->n; t++) {
-		eo = b->eoff[t];
-		n = b->elen[t];
-		const uint8_t *e = b->pool + eo;
+	s->n = 1;
+	s->parent[0] = s->off[0] = s->blen[0] = s->cpl[0] = 0;
+	s->cnt[0] = 0;
+	b->snode[0] = 0;
+	b->scps[0] = 0;
+	for (i = 0; i < b->nsfx && maxcp > 0; i++) {
+		if (b->slcp[i] < run)
+			run = b->slcp[i];
+		off = b->sfx[i];
+		if (!all && !b->mark[off])
+			continue;
+		t = b->stok[i];
+		end = b->eoff[t] + b->elen[t];
+		d = first ? 0 : run < tdp ? run : tdp;
+		run = UINT32_MAX;
+		first = 0;
+		cps = b->scps[d];
+		node = b->snode[d];
+		while (off + d < end && cps < maxcp) {
+			uint32_t nn = (uint32_t)s->n;
+			int bound = off + d + 1 == end ||
+			    (b->pool[off + d + 1] & 0xC0) != 0x80;
 
-		for (j = 0; j < n; j = end) {
-			if (match == NULL) {
-				end = j + 1;
-				while (end < n && (e[end] & 0xC0) == 0x80)
-					end++;
-			} else {
-				node = 0;
-				end = j;
-				for (i = j; i < n; i++) {
-					if ((node = sw_trie_child(match, node, e[i])) == 0)
-						break;
-					if (term[node])
-						end = i + 1;
-				}
-				if (end == j) {
-					/* Cannot happen: every character is an entry. */
-					errno = EINVAL;
-					return -1;
-				}
-			}
-			if (count_from(b, s, eo, n, j, maxcp, b->c->cnt[t]) == -1)
+			if (s->n == s->cap && strie_grow(s, s->n + 1) == -1)
 				return -1;
+			s->parent[nn] = node;
+			s->off[nn] = off;
+			s->blen[nn] = d + 1;
+			s->cpl[nn] = bound ? cps + 1 : 0;
+			s->cnt[nn] = 0;
+			s->n++;
+			node = nn;
+			d++;
+			cps += (uint32_t)bound;
+			b->snode[d] = node;
+			b->scps[d] = cps;
+		}
+		if (cps > s->maxcpl)
+			s->maxcpl = cps;
+		tdp = d;
+		s->cnt[node] += b->c->cnt[t];
+	}
+	/* Subtree sums: a substring's count is that of all its extensions. */
+	for (i = s->n; i-- > 1;)
+		s->cnt[s->parent[i]] += s->cnt[i];
+	if ((s->achar = calloc(b->nalpha ? b->nalpha : 1, sizeof(*s->achar))) == NULL)
+		return -1;
+	for (i = 1; i < s->n; i++)
+		if (s->cpl[i] == 1) {
+			uint32_t cp;
+			size_t lo = 0, hi = b->nalpha, mid;
+
+			sw_u8(b->pool + s->off[i], &cp);
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if (b->alpha[mid] < cp)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < b->nalpha && b->alpha[lo] == cp)
+				s->achar[lo] = (uint32_t)i;
+		}
+	return 0;
+}
+
+/*
+ * Compare suffix i with the first bytes of (e, n): <0, 0 when e is a
+ * prefix of the suffix, >0.
+ */
+static int
+pcmp(const struct build *b, size_t i, const uint8_t *e, size_t n)
+{
+	uint32_t t = b->stok[i];
+	size_t sl = b->eoff[t] + b->elen[t] - b->sfx[i];
+	int r = memcmp(b->pool + b->sfx[i], e, sl < n ? sl : n);
+
+	if (r != 0)
+		return r;
+	return sl < n ? -1 : 0;
+}
+
+/*
+ * Mark the segment starts of every token under greedy longest match
+ * with the list 'l'.  The suffixes that start with an entry form a range
+ * of the sorted suffixes; painting the ranges shortest entry first
+ * leaves, for every suffix, the longest entry it starts with.
+ */
+static int
+mark_segments(struct build *b, const struct slist *l)
+{
+	uint32_t t, j, n, *order, len;
+	size_t i, k, lo, hi, mid, first;
+	int rc = -1;
+
+	if ((order = malloc((l->n ? l->n : 1) * sizeof(*order))) == NULL)
+		return -1;
+	/* Entries by length: a counting sort over byte lengths. */
+	{
+		size_t maxl = 0, *cnt;
+
+		for (i = 0; i < l->n; i++)
+			if (l->len[i] > maxl)
+				maxl = l->len[i];
+		if ((cnt = calloc(maxl + 2, sizeof(*cnt))) == NULL)
+			goto out;
+		for (i = 0; i < l->n; i++)
+			cnt[l->len[i] + 1]++;
+		for (k = 1; k <= maxl + 1; k++)
+			cnt[k] += cnt[k - 1];
+		for (i = 0; i < l->n; i++)
+			order[cnt[l->len[i]]++] = (uint32_t)i;
+		free(cnt);
+	}
+	memset(b->best, 0, b->nsfx * sizeof(*b->best));
+	for (k = 0; k < l->n; k++) {
+		const uint8_t *e = l->s[order[k]];
+
+		len = (uint32_t)l->len[order[k]];
+		if (len == 0)
+			continue;
+		if (e >= b->pool && e < b->pool + b->plen) {
+			/*
+			 * A learned entry points at an occurrence: its range is
+			 * the run around that suffix with common prefixes >= len.
+			 */
+			mid = b->rank[e - b->pool];
+			for (first = mid; first > 0 && b->slcp[first] >= len; first--)
+				;
+			for (lo = mid + 1; lo < b->nsfx && b->slcp[lo] >= len; lo++)
+				;
+		} else {
+			lo = 0;
+			hi = b->nsfx;
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if (pcmp(b, mid, e, len) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			first = lo;
+			hi = b->nsfx;
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if (pcmp(b, mid, e, len) <= 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+		}
+		for (i = first; i < lo; i++)
+			b->best[i] = len;
+	}
+	memset(b->mark, 0, b->plen);
+	for (t = 0; t < b->c->n; t++) {
+		n = b->elen[t];
+		for (j = 0; j < n; j += len) {
+			b->mark[b->eoff[t] + j] = 1;
+			if ((len = b->best[b->rank[b->eoff[t] + j]]) == 0) {
+				/* Cannot happen: every character is an entry. */
+				errno = EINVAL;
+				goto out;
+			}
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	free(order);
+	return rc;
 }
 
 struct kept {
@@ -597,7 +821,7 @@ static int
 select_list(struct build *b, const struct strie *s, int64_t *cnt,
     int64_t min_count, struct slist *out)
 {
-	uint32_t nn = s->t.nnodes, i, node, p;
+	uint32_t nn = (uint32_t)s->n, i, node, p;
 	uint32_t *bucket = NULL, *ord = NULL;
 	struct kept *kept = NULL;
 	size_t nk = 0, kcap = 0, a;
@@ -641,9 +865,7 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 					goto out;
 				kept[nk].cnt = c;
 				kept[nk].s = b->pool + s->off[node];
-				kept[nk].len = 0;
-				for (p = node; p != 0; p = s->parent[p])
-					kept[nk].len++;
+				kept[nk].len = s->blen[node];
 				nk++;
 			}
 			for (p = s->parent[node]; p != 0; p = s->parent[p])
@@ -654,11 +876,7 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 	for (a = 0; a < b->nalpha; a++) {
 		int64_t c = 0;
 
-		node = 0;
-		for (i = 0; i < b->alen[a]; i++)
-			if ((node = sw_trie_child(&s->t, node, b->abytes[a][i])) == 0)
-				break;
-		if (node != 0)
+		if ((node = s->achar[a]) != 0)
 			c = cnt[node];
 		if (nk == kcap && sw_grow(&kept, &kcap, nk + 1, sizeof(*kept)) == -1)
 			goto out;
@@ -683,72 +901,35 @@ out:
 	return rc;
 }
 
-/* A trie over a list, with its terminal nodes marked. */
-static int
-list_trie(const struct slist *l, struct sw_trie *t, uint8_t **term)
-{
-	size_t i, j, cap = 0;
-	uint32_t node;
-	int created;
-
-	*term = NULL;
-	if (sw_trie_init(t, l->n * 4) == -1)
-		return -1;
-	for (i = 0; i < l->n; i++) {
-		node = 0;
-		for (j = 0; j < l->len[i]; j++) {
-			if ((node = sw_trie_add(t, node, l->s[i][j], &created)) == 0)
-				return -1;
-			if (sw_grow(term, &cap, t->nnodes, 1) == -1)
-				return -1;
-			if (created)
-				(*term)[node] = 0;
-		}
-		if (node != 0)
-			(*term)[node] = 1;
-	}
-	if (*term == NULL && (*term = calloc(1, 1)) == NULL)
-		return -1;
-	return 0;
-}
-
 /* One build at min_count: the final list in *out. */
 static int
 build_once(struct build *b, int64_t min_count, struct slist *out)
 {
 	struct strie s;
-	struct sw_trie mt;
-	uint8_t *term = NULL;
 	int64_t *cnt;
 	int it, rc;
 
 	if (min_count < 1)
 		min_count = 1;
 	if (!b->have_it0) {
-		if (count_iteration(b, &b->it0, NULL, NULL) == -1) {
+		if (sort_suffixes(b) == -1 || count_iteration(b, &b->it0, 1) == -1) {
 			strie_free(&b->it0);
 			return -1;
 		}
 		b->have_it0 = 1;
 	}
-	if ((cnt = malloc(((size_t)b->it0.t.nnodes + 1) * sizeof(*cnt))) == NULL)
+	if ((cnt = malloc((b->it0.n + 1) * sizeof(*cnt))) == NULL)
 		return -1;
-	memcpy(cnt, b->it0.cnt, (size_t)b->it0.t.nnodes * sizeof(*cnt));
+	memcpy(cnt, b->it0.cnt, b->it0.n * sizeof(*cnt));
 	rc = select_list(b, &b->it0, cnt, min_count, out);
 	free(cnt);
 	if (rc == -1)
 		return -1;
 	for (it = 1; it < b->o->iterations; it++) {
-		memset(&mt, 0, sizeof(mt));
-		if (list_trie(out, &mt, &term) == -1) {
-			sw_trie_free(&mt);
-			free(term);
-			return -1;
-		}
-		rc = count_iteration(b, &s, &mt, term);
-		sw_trie_free(&mt);
-		free(term);
-		term = NULL;
+		memset(&s, 0, sizeof(s));
+		rc = mark_segments(b, out);
+		if (rc == 0)
+			rc = count_iteration(b, &s, 0);
 		if (rc == 0)
 			rc = select_list(b, &s, s.cnt, min_count, out);
 		strie_free(&s);
@@ -779,7 +960,14 @@ build_free(struct build *b)
 	slist_free(&b->reserved);
 	if (b->have_it0)
 		strie_free(&b->it0);
-	free(b->starts);
+	free(b->sfx);
+	free(b->stok);
+	free(b->slcp);
+	free(b->mark);
+	free(b->snode);
+	free(b->scps);
+	free(b->rank);
+	free(b->best);
 }
 
 static int
@@ -910,6 +1098,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 		}
 		b->eoff[t] = (uint32_t)before;
 		b->elen[t] = (uint32_t)(eb.len - before);
+		if (b->elen[t] > b->maxelen)
+			b->maxelen = b->elen[t];
 	}
 	b->pool = eb.p;
 	b->plen = eb.len;
