@@ -250,14 +250,13 @@ encode_file(const char *path)
 	return 0;
 }
 
+static struct buf text;
+
 static void
-decode_emit(const char *name, uint64_t where)
+decode_emit(void)
 {
-	static struct buf text;
 	size_t f;
 
-	(void)name;
-	(void)where;
 	for (f = 0; f < nfields; f++) {
 		if (f > 0)
 			put("\t", 1);
@@ -345,7 +344,7 @@ decode_ids_file(const char *path)
 			p += len + (tab != NULL);
 			n -= len + (tab != NULL);
 		}
-		decode_emit(name, sw_lines_lineno(r));
+		decode_emit();
 	}
 	if (rc == -1)
 		die_errno("%s", name);
@@ -388,7 +387,7 @@ decode_records_file(const char *path)
 			}
 			fields[f].n = (size_t)k;
 		}
-		decode_emit(name, rec_index(rr));
+		decode_emit();
 	}
 	if (rc == -1) {
 		flush_all();
@@ -593,9 +592,23 @@ main(int argc, char *argv[])
 		warnx_("%ju lines without %zu tab-separated fields skipped",
 		    (uintmax_t)skipped, nfields);
 	for (f = 0; f < nfields; f++) {
+		size_t j;
+
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].sw == fields[f].sw)
+				fields[j].sw = NULL;
+		sw_vocab_free(fields[f].sw);
 		free(fields[f].ids);
 		free(fields[f].name);
 	}
+	free(fields);
+	free(vspec);
+	free(tmp32);
+	buf_free(&text);
+	buf_free(&ob);
+	buf_free(&exbuf);
+	if (rw != NULL)
+		exb_free(&exb);
 	close_stdout();
 	return rval;
 }

@@ -302,7 +302,7 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 		pos += len + 1;
 		cnt = 0;
 		for (i = 0; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
-			if (cnt > (INT64_MAX - 9) / 10) {
+			if (cnt > (INT64_MAX - (line[i] - '0')) / 10) {
 				snprintf(e->msg, sizeof(e->msg), "line %zu: count too large",
 				    lineno);
 				goto bad;
