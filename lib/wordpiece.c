@@ -31,7 +31,7 @@ struct wp_vocab {
 	size_t		 n;		/* entries (lines) */
 	struct wp_ent	*ent;
 	char		*pool;		/* tokens, each NUL-terminated */
-	uint32_t	*slot;		/* hash table: id + 1, 0 = empty */
+	uint64_t	*slot;		/* hash table: high 32 bits of the hash << 32 | id + 1; 0 = empty */
 	size_t		 mask;		/* table size - 1 */
 	size_t		 maxlen;	/* longest token, bytes */
 	long		 special[5];	/* enum wp_special */
@@ -163,20 +163,27 @@ vhash(const struct wp_vocab *v, const void *p, size_t n)
 	return x;
 }
 
+/*
+ * Each slot keeps the high half of its token's hash, so that a probe
+ * touches the token itself only when the hashes agree.
+ */
 static long
 lookup(const struct wp_vocab *v, const void *p, size_t n)
 {
+	uint64_t h, s;
 	size_t i;
-	uint32_t s;
 
 	if (n > v->maxlen)
 		return -1;
-	i = vhash(v, p, n) & v->mask;
+	h = vhash(v, p, n);
+	i = h & v->mask;
 	while ((s = v->slot[i]) != 0) {
-		const struct wp_ent *e = &v->ent[s - 1];
+		if (s >> 32 == h >> 32) {
+			const struct wp_ent *e = &v->ent[(uint32_t)s - 1];
 
-		if (e->len == n && memcmp(v->pool + e->off, p, n) == 0)
-			return (long)s - 1;
+			if (e->len == n && memcmp(v->pool + e->off, p, n) == 0)
+				return (long)(uint32_t)s - 1;
+		}
 		i = (i + 1) & v->mask;
 	}
 	return -1;
@@ -188,17 +195,18 @@ insert(struct wp_vocab *v, size_t id)
 {
 	const struct wp_ent *e = &v->ent[id];
 	const char *p = v->pool + e->off;
-	size_t i = vhash(v, p, e->len) & v->mask;
-	uint32_t s;
+	uint64_t h = vhash(v, p, e->len), s;
+	size_t i = h & v->mask;
 
 	while ((s = v->slot[i]) != 0) {
-		const struct wp_ent *o = &v->ent[s - 1];
+		const struct wp_ent *o = &v->ent[(uint32_t)s - 1];
 
-		if (o->len == e->len && memcmp(v->pool + o->off, p, e->len) == 0)
+		if (s >> 32 == h >> 32 && o->len == e->len &&
+		    memcmp(v->pool + o->off, p, e->len) == 0)
 			break;
 		i = (i + 1) & v->mask;
 	}
-	v->slot[i] = (uint32_t)id + 1;
+	v->slot[i] = (h >> 32) << 32 | ((uint64_t)id + 1);
 }
 
 void
