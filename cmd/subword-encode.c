@@ -1,8 +1,9 @@
 /*
  * subword-encode: encode text lines with a tensor2tensor
  * SubwordTextEncoder vocabulary, id for id as tensor2tensor's
- * txt_line_iterator + encode (+ EOS) do, into Example records or id
- * lines; with -d, decode records or id lines back to text.
+ * txt_line_iterator + encode (+ EOS) do, or with a BERT/ELECTRA
+ * WordPiece vocabulary as their FullTokenizer does, into Example records
+ * or id lines; with -d, decode records or id lines back to text.
  */
 #include <sys/stat.h>
 
@@ -19,12 +20,16 @@
 #include "record.h"
 #include "subword.h"
 #include "unicode.h"
+#include "wordpiece.h"
 
 static const char usage_text[] =
-    "usage: subword-encode [-dhqV] [--eos] [--no-strip] [--progress | --no-progress]\n"
+    "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]\n"
+    "                      [--progress | --no-progress]\n"
+    "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [-f name] [--fields list]\n"
-    "                      [--input-format fmt] [-o file] [--output-format fmt]\n"
-    "                      -v [field=]vocab [file ...]\n";
+    "                      [--input-format fmt] [-m mode] [-o file]\n"
+    "                      [--output-format fmt] [--rules rules] -v [field=]vocab\n"
+    "                      [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -37,7 +42,8 @@ usage(FILE *fp, int status)
 
 enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
-	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS
+	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES
 };
 
 static const struct option longopts[] = {
@@ -47,12 +53,18 @@ static const struct option longopts[] = {
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "lower", no_argument, NULL, OPT_LOWER },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
+	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
 	{ "output", required_argument, NULL, 'o' },
 	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "strip-accents", no_argument, NULL, OPT_STRIP_ACCENTS },
 	{ "strip-extraneous", no_argument, NULL, OPT_STRIP_EXTRANEOUS },
 	{ "vocab", required_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
@@ -64,14 +76,17 @@ enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE };
 struct field {
 	char		*name;
 	const char	*vpath;
-	struct sw_vocab	*sw;
+	struct sw_vocab	*sw;		/* subword mode */
+	struct wp_vocab	*wp;		/* wordpiece mode */
+	struct wp_tok	*wt;
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
 };
 
 static struct field *fields;
 static size_t nfields;
-static int eos, strip = 1, strip_extraneous;
+static int eos, strip = 1, strip_extraneous, wordpiece;
+static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
 
 /* Output: records through a rec_writer, text through a buffer. */
@@ -151,7 +166,11 @@ emit(void)
 				put(" ", 1);
 			if (outfmt == FMT_ID)
 				put_int(fields[f].ids[i]);
-			else if ((s = sw_vocab_entry(fields[f].sw, fields[f].ids[i],
+			else if (wordpiece) {
+				if ((s = (const uint8_t *)wp_piece(fields[f].wp,
+				    fields[f].ids[i], &len)) != NULL)
+					put(s, len);
+			} else if ((s = sw_vocab_entry(fields[f].sw, fields[f].ids[i],
 			    &len)) != NULL)
 				put(s, len);
 		}
@@ -168,6 +187,19 @@ encode_field(struct field *fd, const uint8_t *p, size_t n, const char *name,
 
 	if (strip)
 		sw_strip(&p, &n);
+	if (wordpiece) {
+		long k = wp_encode(fd->wt, p, n, &fd->ids, &fd->cap);
+
+		if (k < 0) {
+			flush_all();
+			if (errno == ENOMEM)
+				die_errno("encode");
+			die("%s: line %ju: %s: %s", name, (uintmax_t)lineno,
+			    fd->vpath, wp_strerror(fd->wt));
+		}
+		fd->n = (size_t)k;
+		return;
+	}
 	if (sw_encode(fd->sw, p, n, &tmp32, &nids, &tmp32cap, &e) == -1) {
 		flush_all();
 		if (errno == ENOMEM)
@@ -251,15 +283,31 @@ encode_file(const char *path)
 }
 
 static struct buf text;
+static char *wptext;
+static size_t wpcap;
 
 static void
-decode_emit(void)
+decode_emit(const char *name, const char *what, uint64_t where)
 {
+	char err[WP_ERRMAX];
 	size_t f;
+	long k;
 
 	for (f = 0; f < nfields; f++) {
 		if (f > 0)
 			put("\t", 1);
+		if (wordpiece) {
+			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
+			    &wptext, &wpcap, err);
+			if (k < 0) {
+				flush_all();
+				if (errno == ENOMEM)
+					die_errno("decode");
+				die("%s: %s %ju: %s", name, what, (uintmax_t)where, err);
+			}
+			put(wptext, (size_t)k);
+			continue;
+		}
 		text.len = 0;
 		if (sw_decode(fields[f].sw, fields[f].ids, fields[f].n,
 		    strip_extraneous, &text) == -1)
@@ -344,7 +392,7 @@ decode_ids_file(const char *path)
 			p += len + (tab != NULL);
 			n -= len + (tab != NULL);
 		}
-		decode_emit();
+		decode_emit(name, "line", sw_lines_lineno(r));
 	}
 	if (rc == -1)
 		die_errno("%s", name);
@@ -387,7 +435,7 @@ decode_records_file(const char *path)
 			}
 			fields[f].n = (size_t)k;
 		}
-		decode_emit();
+		decode_emit(name, "record", rec_index(rr) - 1);
 	}
 	if (rc == -1) {
 		flush_all();
@@ -460,8 +508,20 @@ load_vocabs(char **vspec, size_t nv)
 				break;
 		if (j < f) {
 			fields[f].sw = fields[j].sw;
+			fields[f].wp = fields[j].wp;
+		} else if (wordpiece) {
+			char err[WP_ERRMAX];
+
+			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL)
+				die("%s: %s", input_name(fields[f].vpath), err);
+		}
+		if (wordpiece) {
+			if ((fields[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
+				die_errno("wordpiece");
 			continue;
 		}
+		if (j < f)
+			continue;
 		if ((fd = open_input(fields[f].vpath)) == -1)
 			exit(1);
 		if ((fields[f].sw = sw_vocab_load(fd, &e)) == NULL)
@@ -490,10 +550,10 @@ main(int argc, char *argv[])
 	const char *outpath = "-", *feature = "targets", *fieldlist = NULL;
 	char **vspec = NULL;
 	size_t nv = 0, f;
-	int ch, decode = 0, rval = 0;
+	int ch, decode = 0, rval = 0, wpflags = 0;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "df:ho:qv:V", longopts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "df:hm:o:qv:V", longopts, NULL)) != -1)
 		switch (ch) {
 		case 'd':
 			decode = 1;
@@ -503,6 +563,14 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(stdout, 0);
+		case 'm':
+			if (strcmp(optarg, "wordpiece") == 0)
+				wordpiece = 1;
+			else if (strcmp(optarg, "subword") == 0)
+				wordpiece = 0;
+			else
+				usage_error("unknown mode: %s", optarg);
+			break;
 		case 'o':
 			outpath = optarg;
 			break;
@@ -534,6 +602,25 @@ main(int argc, char *argv[])
 		case OPT_OUTPUT_FORMAT:
 			outfmt = parse_fmt(optarg, 0);
 			break;
+		case OPT_LOWER:
+		case OPT_NO_LOWER:
+			wpo.lower = ch == OPT_LOWER;
+			wpflags = 1;
+			break;
+		case OPT_STRIP_ACCENTS:
+		case OPT_NO_STRIP_ACCENTS:
+			wpo.strip_accents = ch == OPT_STRIP_ACCENTS;
+			wpflags = 1;
+			break;
+		case OPT_RULES:
+			if (strcmp(optarg, "bert") == 0)
+				wpo.rules = WP_RULES_BERT;
+			else if (strcmp(optarg, "electra") == 0)
+				wpo.rules = WP_RULES_ELECTRA;
+			else
+				usage_error("unknown rules: %s", optarg);
+			wpflags = 1;
+			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
 			break;
@@ -554,6 +641,10 @@ main(int argc, char *argv[])
 		usage_error("--input-format applies to -d only");
 	if (!decode && strip_extraneous)
 		usage_error("--strip-extraneous applies to -d only");
+	if (!wordpiece && wpflags)
+		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
+	if (wordpiece && (eos || strip_extraneous))
+		usage_error("--eos and --strip-extraneous apply to -m subword");
 	load_vocabs(vspec, nv);
 
 	if ((outfd = out_open(&out, outpath)) == -1)
@@ -597,7 +688,12 @@ main(int argc, char *argv[])
 		for (j = f + 1; j < nfields; j++)
 			if (fields[j].sw == fields[f].sw)
 				fields[j].sw = NULL;
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].wp == fields[f].wp)
+				fields[j].wp = NULL;
 		sw_vocab_free(fields[f].sw);
+		wp_tok_free(fields[f].wt);
+		wp_vocab_free(fields[f].wp);
 		free(fields[f].ids);
 		free(fields[f].name);
 	}
@@ -605,6 +701,7 @@ main(int argc, char *argv[])
 	free(vspec);
 	free(tmp32);
 	buf_free(&text);
+	free(wptext);
 	buf_free(&ob);
 	buf_free(&exbuf);
 	if (rw != NULL)

@@ -17,7 +17,7 @@ setup() {
 @test "subword-encode: --help is the synopsis on stdout" {
 	run -0 --separate-stderr subword-encode --help
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--eos] [--no-strip] [--progress | --no-progress]" ]
+	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]" ]
 }
 
 @test "subword-encode: --version names the Unicode version" {
@@ -211,4 +211,44 @@ print(n)' "$T/rec"
 	a=$(printf 'the cat\n' | subword-encode -v "$T/v" --output-format id)
 	b=$(printf 'the dog\n' | subword-encode -v "$T/v" --output-format id)
 	[ "$output" = "$(printf '%s\t%s' "$a" "$b")" ]
+}
+
+@test "subword-encode: --help is the man page SYNOPSIS" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	run -0 diff <(subword-encode --help | sed 's/^usage: //; s/^ *//') \
+		<(MANWIDTH=80 mandoc -Tutf8 "$BATS_TEST_DIRNAME/../man/subword-encode.1" | col -bx |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | sed '/^$/d; s/^ *//')
+}
+
+@test "subword-encode: WordPiece options need -m wordpiece; --eos needs subword" {
+	run -2 --separate-stderr subword-encode --lower -v "$T/v"
+	[[ "$stderr" == *"apply to -m wordpiece"* ]]
+	run -2 --separate-stderr subword-encode --rules electra -v "$T/v"
+	run -2 --separate-stderr subword-encode -m wordpiece --rules gpt -v "$T/v"
+	run -2 --separate-stderr subword-encode -m wordpiece --eos -v "$T/v"
+	run -2 --separate-stderr subword-encode -m sentencepiece -v "$T/v"
+}
+
+@test "subword-encode: -m wordpiece with a hand-made vocab" {
+	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n,\n!\nnaive\ncafe\n' >"$T/wp.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format piece <<<"The CATS, naïve café sat!"
+	[ "$output" = "the cat ##s , naive cafe sat !" ]
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"The CATS, dog"
+	[ "$output" = "4 5 6 8 1" ]
+	run -0 subword-encode -m wordpiece --no-lower -v "$T/wp.txt" --output-format id <<<"The cat"
+	[ "$output" = "1 5" ]
+	printf 'the cats\n\ncat!\n' | subword-encode -m wordpiece -v "$T/wp.txt" >"$T/wp.rec"
+	run -0 subword-encode -d -m wordpiece -v "$T/wp.txt" "$T/wp.rec"
+	[ "$output" = "$(printf 'the cats\n\ncat !')" ]
+	printf '4 99\n' >"$T/bad.ids"
+	run -1 --separate-stderr subword-encode -d -m wordpiece --input-format id -v "$T/wp.txt" "$T/bad.ids"
+	[[ "$stderr" == "subword-encode: $T/bad.ids: line 1: "*"out of range"* ]]
+}
+
+@test "subword-encode: -m wordpiece with bert-base-uncased" {
+	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$SHARED/wordpiece-vocabs/bert-base-uncased-vocab.txt" \
+		--output-format id <<<"The Quick brown fox, naïve café — unaffable!"
+	[ "$output" = "1996 4248 2829 4419 1010 15743 7668 1517 14477 20961 3468 999" ]
+	[ -z "$stderr" ]
 }
