@@ -124,18 +124,38 @@ put(const void *p, size_t n)
 		flush_text();
 }
 
-static void
-put_int(int64_t v)
+/* Append v in decimal at q; returns the end. */
+static char *
+fmt_int(char *q, int64_t v)
 {
-	char b[24], *q = b + sizeof(b);
+	char b[24], *e = b + sizeof(b), *r = e;
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
 
 	do
-		*--q = (char)('0' + u % 10);
+		*--r = (char)('0' + u % 10);
 	while ((u /= 10) != 0);
 	if (v < 0)
-		*--q = '-';
-	put(q, (size_t)(b + sizeof(b) - q));
+		*--r = '-';
+	memcpy(q, r, (size_t)(e - r));
+	return q + (e - r);
+}
+
+/* Ids of one field as decimal, space-separated, straight into ob. */
+static void
+put_ids(const int64_t *ids, size_t n)
+{
+	char *q;
+	size_t i;
+
+	if (buf_reserve(&ob, n * 21 + 2) == -1)
+		die_errno("output");
+	q = (char *)ob.p + ob.len;
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ' ';
+		q = fmt_int(q, ids[i]);
+	}
+	ob.len = (size_t)((uint8_t *)q - ob.p);
 }
 
 /* Emit the ids of every field for one line. */
@@ -161,12 +181,14 @@ emit(void)
 	for (f = 0; f < nfields; f++) {
 		if (f > 0)
 			put("\t", 1);
+		if (outfmt == FMT_ID) {
+			put_ids(fields[f].ids, fields[f].n);
+			continue;
+		}
 		for (i = 0; i < fields[f].n; i++) {
 			if (i > 0)
 				put(" ", 1);
-			if (outfmt == FMT_ID)
-				put_int(fields[f].ids[i]);
-			else if (wordpiece) {
+			if (wordpiece) {
 				if ((s = (const uint8_t *)wp_piece(fields[f].wp,
 				    fields[f].ids[i], &len)) != NULL)
 					put(s, len);

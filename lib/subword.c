@@ -514,14 +514,23 @@ sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans, size_t *cap)
 
 /* ---- vocabulary ------------------------------------------------------- */
 
-#define CACHE_BITS	16
-#define CACHE_MAXTOK	96	/* longer tokens are not cached */
+/*
+ * The token cache: 4-way sets of one cache line each slot, holding short
+ * tokens and their ids inline.  It is bounded, so a flood of colliding
+ * tokens can only make it miss; a fast seeded hash is enough.
+ */
+#define CACHE_SETS	(1u << 14)
+#define CACHE_WAYS	4
+#define CACHE_TOK	24
+#define CACHE_IDS	8
 
 struct cslot {
-	uint64_t	 h;
-	uint32_t	 tlen;
-	uint32_t	 nids;
-	uint8_t		*data;		/* token bytes, then nids int32 ids */
+	uint32_t	 h;
+	uint8_t		 tlen;		/* 0: empty */
+	uint8_t		 nids;
+	uint8_t		 pad[2];
+	uint8_t		 tok[CACHE_TOK];
+	int32_t		 ids[CACHE_IDS];
 };
 
 struct sw_vocab {
@@ -534,7 +543,13 @@ struct sw_vocab {
 	uint8_t		 ascii[128];	/* encode alphabet, ASCII part */
 	uint32_t	*alpha;		/* the rest, sorted */
 	size_t		 nalpha;
-	struct cslot	*cache;
+	struct cslot	*cache;		/* CACHE_SETS * CACHE_WAYS, or NULL */
+	uint64_t	 seed;
+	/* The trie in compact form: children of node i are edges cfirst[i] .. cfirst[i + 1]. */
+	uint32_t	*cfirst;
+	uint8_t		*ebyte;
+	uint32_t	*echild;
+	uint32_t	 root[256];
 	struct buf	 esc;		/* scratch */
 	struct buf	 tmp;
 	struct sw_span	*spans;
@@ -568,6 +583,73 @@ in_alpha(const struct sw_vocab *v, uint32_t cp)
 	return 0;
 }
 
+/*
+ * Turn the hashed trie into sorted child arrays: matching then needs no
+ * hashing at all.
+ */
+static int
+vocab_compact(struct sw_vocab *v)
+{
+	uint32_t nn = v->trie.nnodes, *pos, parent, c, k;
+	size_t i, ne = v->trie.nedges;
+	uint8_t b;
+
+	v->cfirst = calloc((size_t)nn + 1, sizeof(*v->cfirst));
+	v->ebyte = malloc(ne ? ne : 1);
+	v->echild = malloc((ne ? ne : 1) * sizeof(*v->echild));
+	pos = malloc(((size_t)nn + 1) * sizeof(*pos));
+	if (!v->cfirst || !v->ebyte || !v->echild || !pos) {
+		free(pos);
+		return -1;
+	}
+	for (i = 0; i < v->trie.cap; i++)
+		if (v->trie.key[i] != 0)
+			v->cfirst[((v->trie.key[i] - 1) >> 8) + 1]++;
+	for (k = 0; k < nn; k++)
+		v->cfirst[k + 1] += v->cfirst[k];
+	memcpy(pos, v->cfirst, ((size_t)nn + 1) * sizeof(*pos));
+	for (i = 0; i < v->trie.cap; i++) {
+		if (v->trie.key[i] == 0)
+			continue;
+		parent = (uint32_t)((v->trie.key[i] - 1) >> 8);
+		b = (uint8_t)((v->trie.key[i] - 1) & 0xFF);
+		/* Insertion keeps each node's edges sorted by byte. */
+		for (k = pos[parent]++; k > v->cfirst[parent] && v->ebyte[k - 1] > b; k--) {
+			v->ebyte[k] = v->ebyte[k - 1];
+			v->echild[k] = v->echild[k - 1];
+		}
+		v->ebyte[k] = b;
+		v->echild[k] = v->trie.val[i];
+	}
+	free(pos);
+	memcpy(v->root, v->trie.root, sizeof(v->root));
+	sw_trie_free(&v->trie);
+	(void)c;
+	return 0;
+}
+
+static inline uint32_t
+vchild(const struct sw_vocab *v, uint32_t node, uint8_t b)
+{
+	uint32_t lo, hi, mid;
+
+	if (node == 0)
+		return v->root[b];
+	lo = v->cfirst[node];
+	hi = v->cfirst[node + 1];
+	while (hi - lo > 8) {
+		mid = lo + (hi - lo) / 2;
+		if (v->ebyte[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid + 1;
+	}
+	for (; lo < hi; lo++)
+		if (v->ebyte[lo] >= b)
+			return v->ebyte[lo] == b ? v->echild[lo] : 0;
+	return 0;
+}
+
 /* Index the entries already in v->pool/v->off: trie, alphabet. */
 static int
 vocab_index(struct sw_vocab *v)
@@ -579,6 +661,7 @@ vocab_index(struct sw_vocab *v)
 
 	if (sw_trie_init(&v->trie, v->off[v->n] + 16) == -1)
 		return -1;
+	v->seed = sw_hash("cache seed", 10);
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
 	for (id = 0; id < v->n; id++) {
@@ -622,9 +705,7 @@ vocab_index(struct sw_vocab *v)
 				v->alpha[j++] = v->alpha[i];
 		v->nalpha = j;
 	}
-	if ((v->cache = calloc((size_t)1 << CACHE_BITS, sizeof(*v->cache))) == NULL)
-		return -1;
-	return 0;
+	return vocab_compact(v);
 }
 
 struct sw_vocab *
@@ -766,10 +847,11 @@ sw_vocab_free(struct sw_vocab *v)
 
 	if (v == NULL)
 		return;
-	if (v->cache != NULL)
-		for (i = 0; i < (size_t)1 << CACHE_BITS; i++)
-			free(v->cache[i].data);
+	(void)i;
 	free(v->cache);
+	free(v->cfirst);
+	free(v->ebyte);
+	free(v->echild);
 	sw_trie_free(&v->trie);
 	free(v->term);
 	free(v->alpha);
@@ -925,7 +1007,7 @@ segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int32_t **ids,
 		id = -1;
 		end = s;
 		for (i = s; i < n; i++) {
-			if ((node = sw_trie_child(&v->trie, node, e[i])) == 0)
+			if ((node = vchild(v, node, e[i])) == 0)
 				break;
 			if (v->term[node] >= 0) {
 				id = v->term[node];
@@ -945,25 +1027,60 @@ segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int32_t **ids,
 	return 0;
 }
 
+/* A fast seeded hash for the bounded token cache. */
+static inline uint64_t
+fast_hash(const uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ULL), w;
+
+	while (n >= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+		h ^= h >> 32;
+		p += 8;
+		n -= 8;
+	}
+	if (n > 0) {
+		w = 0;
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+		h ^= h >> 29;
+	}
+	h *= 0x9E3779B97F4A7C15ULL;
+	return h ^ (h >> 32);
+}
+
 static int
 encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
     size_t *nids, size_t *cap, struct sw_err *e)
 {
-	struct cslot *sl = NULL;
+	struct cslot *set = NULL, *sl;
 	size_t first = *nids, k;
 	uint64_t h = 0;
-	uint8_t *d;
+	uint32_t h32 = 0;
+	int w;
 
-	if (n <= CACHE_MAXTOK) {
-		h = sw_hash(t, n);
-		sl = &v->cache[h & (((size_t)1 << CACHE_BITS) - 1)];
-		if (sl->data != NULL && sl->h == h && sl->tlen == n &&
-		    memcmp(sl->data, t, n) == 0) {
-			if (sw_grow(ids, cap, *nids + sl->nids, sizeof(**ids)) == -1)
+	if (n <= CACHE_TOK) {
+		if (v->cache == NULL) {
+			v->cache = calloc((size_t)CACHE_SETS * CACHE_WAYS,
+			    sizeof(*v->cache));
+			if (v->cache == NULL)
 				return -1;
-			memcpy(*ids + *nids, sl->data + n, sl->nids * sizeof(int32_t));
-			*nids += sl->nids;
-			return 0;
+		}
+		h = fast_hash(t, n, v->seed);
+		h32 = (uint32_t)(h >> 32);
+		set = v->cache + (h & (CACHE_SETS - 1)) * CACHE_WAYS;
+		for (w = 0; w < CACHE_WAYS; w++) {
+			sl = set + w;
+			if (sl->h == h32 && sl->tlen == n &&
+			    memcmp(sl->tok, t, n) == 0) {
+				if (*nids + sl->nids > *cap && sw_grow(ids, cap,
+				    *nids + sl->nids, sizeof(**ids)) == -1)
+					return -1;
+				memcpy(*ids + *nids, sl->ids, sl->nids * sizeof(int32_t));
+				*nids += sl->nids;
+				return 0;
+			}
 		}
 	}
 	v->esc.len = 0;
@@ -971,17 +1088,16 @@ encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
 		return -1;
 	if (segment(v, v->esc.p, v->esc.len, ids, nids, cap, e) == -1)
 		return -1;
-	if (sl != NULL) {
-		k = *nids - first;
-		if ((d = malloc(n + k * sizeof(int32_t))) == NULL)
-			return 0;
-		free(sl->data);
-		memcpy(d, t, n);
-		memcpy(d + n, *ids + first, k * sizeof(int32_t));
-		sl->data = d;
-		sl->h = h;
-		sl->tlen = (uint32_t)n;
-		sl->nids = (uint32_t)k;
+	k = *nids - first;
+	if (set != NULL && k <= CACHE_IDS) {
+		for (w = 0; w < CACHE_WAYS && set[w].tlen != 0; w++)
+			;
+		sl = set + (w < CACHE_WAYS ? w : (int)((h >> 20) % CACHE_WAYS));
+		sl->h = h32;
+		sl->tlen = (uint8_t)n;
+		sl->nids = (uint8_t)k;
+		memcpy(sl->tok, t, n);
+		memcpy(sl->ids, *ids + first, k * sizeof(int32_t));
 	}
 	return 0;
 }

@@ -266,6 +266,29 @@ test_encode_decode(void)
 	TEST(dec_is(v, d4, 4, 0, "\\1the"), "partial escape decodes literally");
 	TEST(dec_is(v, NULL, 0, 1, ""), "nothing to decode");
 
+	{
+		/* A node with many children: "x" followed by 26 letters. */
+		struct buf f = { 0 };
+		struct sw_vocab *wide;
+		static const int32_t wq[] = { 16, 2 };
+		char line[8];
+		int c;
+
+		sw_put(&f, "'<pad>_'\n'<EOS>_'\n'_'\n", 22);
+		for (c = 'a'; c <= 'z'; c++) {
+			snprintf(line, sizeof(line), "'x%c'\n", c);
+			sw_put(&f, line, 5);
+		}
+		sw_put(&f, "'x'\n", 4);
+		wide = sw_vocab_parse(f.p, f.len, &e);
+		TEST(wide != NULL && enc_is(wide, "xn", wq, 2),
+		    "longest match under a node with 26 children");
+		TEST(wide != NULL && sw_encode(wide, S("xqz"), &ids, &n, &cap, &e) == -1,
+		    "z alone is not an entry");
+		sw_vocab_free(wide);
+		free(f.p);
+		n = 0;
+	}
 	bad = vocab("'<pad>_'\n'<EOS>_'\n'ab_'\n");
 	TEST(bad != NULL, "vocab without single characters loads");
 	if (bad != NULL) {
