@@ -993,6 +993,21 @@ sw_unescape(const uint8_t *p, size_t n, struct buf *out)
 
 /* ---- encoding --------------------------------------------------------- */
 
+size_t
+sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
+{
+	size_t i, end = 0;
+	uint32_t node = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((node = vchild(v, node, e[i])) == 0)
+			break;
+		if (v->term[node] >= 0)
+			end = i + 1;
+	}
+	return end;
+}
+
 /* Greedy longest match of the escaped token e[0..n), ids appended. */
 static int
 segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int32_t **ids,

@@ -414,11 +414,9 @@ struct strie {
 	uint32_t	*parent;
 	uint32_t	*off;		/* pool offset of the first occurrence */
 	uint32_t	*blen;		/* bytes */
-	uint32_t	*cpl;		/* code points; 0 inside a UTF-8 sequence */
 	int64_t		*cnt;
 	uint32_t	*achar;		/* per alphabet character: its node, or 0 */
 	size_t		 n, cap;
-	uint32_t	 maxcpl;
 };
 
 struct build {
@@ -436,14 +434,18 @@ struct build {
 	uint8_t		*rpool;
 	/* Every suffix of every escaped token at a code point boundary, sorted. */
 	uint32_t	*sfx;		/* pool offset */
-	uint32_t	*stok;		/* its token */
-	uint32_t	*slcp;		/* common prefix with the previous one, bytes */
+	uint32_t	*slen;		/* bytes to the end of its token */
+	int64_t		*sw;		/* its token's count */
+	uint32_t	*slcp;		/* common prefix with the previous one, in
+					   bytes, at a code point boundary */
 	size_t		 nsfx;
-	uint8_t		*mark;		/* per pool byte: a segment start now */
+	uint8_t		*mark;		/* per suffix: a segment start now */
 	uint32_t	*snode, *scps;	/* path of the previous suffix */
 	uint32_t	*rank;		/* per pool offset: its suffix's index */
 	uint32_t	*best;		/* per suffix: longest list entry it starts with */
 	struct strie	 it0;		/* first iteration, shared */
+	int64_t		*cnt0;		/* a probe's copy of its counts */
+	struct strie	 work;		/* later iterations, arrays reused */
 	int		 have_it0;
 };
 
@@ -453,7 +455,6 @@ strie_free(struct strie *s)
 	free(s->parent);
 	free(s->off);
 	free(s->blen);
-	free(s->cpl);
 	free(s->cnt);
 	free(s->achar);
 	memset(s, 0, sizeof(*s));
@@ -482,9 +483,6 @@ strie_grow(struct strie *s, size_t need)
 	if (sw_grow(&s->blen, &c, need, sizeof(*s->blen)) == -1)
 		return -1;
 	c = s->cap;
-	if (sw_grow(&s->cpl, &c, need, sizeof(*s->cpl)) == -1)
-		return -1;
-	c = s->cap;
 	if (sw_grow(&s->cnt, &c, need, sizeof(*s->cnt)) == -1)
 		return -1;
 	s->cap = c;
@@ -500,8 +498,9 @@ struct skey {
 	uint32_t	 len;
 };
 
+/* Suffixes by bytes; i is the token, len the bytes to its end. */
 static int
-cmp_sfx(const void *x, const void *y)
+cmp_sfx2(const void *x, const void *y)
 {
 	const struct skey *p = x, *q = y;
 	const struct build *b = sort_build;
@@ -513,7 +512,8 @@ cmp_sfx(const void *x, const void *y)
 	if (p->len <= 8 || q->len <= 8)
 		return p->len < q->len ? -1 : p->len > q->len;
 	n = p->len < q->len ? p->len : q->len;
-	r = memcmp(b->pool + b->sfx[p->i] + 8, b->pool + b->sfx[q->i] + 8, n - 8);
+	r = memcmp(b->pool + b->eoff[p->i] + b->elen[p->i] - p->len + 8,
+	    b->pool + b->eoff[q->i] + b->elen[q->i] - q->len + 8, n - 8);
 	if (r != 0)
 		return r;
 	return p->len < q->len ? -1 : p->len > q->len;
@@ -523,7 +523,8 @@ cmp_sfx(const void *x, const void *y)
 static int
 sort_suffixes(struct build *b)
 {
-	uint32_t *so, *st, t, j, end;
+	uint32_t *so, *sl, t, j, end;
+	int64_t *sw;
 	struct skey *idx;
 	size_t n = 0, i;
 
@@ -532,13 +533,11 @@ sort_suffixes(struct build *b)
 	b->nsfx = n;
 	idx = malloc((n ? n : 1) * sizeof(*idx));
 	b->sfx = malloc((n ? n : 1) * sizeof(*b->sfx));
-	b->stok = malloc((n ? n : 1) * sizeof(*b->stok));
 	b->slcp = malloc((n ? n : 1) * sizeof(*b->slcp));
-	b->mark = calloc(b->plen ? b->plen : 1, 1);
+	b->mark = calloc(n ? n : 1, 1);
 	b->snode = malloc(((size_t)b->maxelen + 1) * sizeof(*b->snode));
 	b->scps = malloc(((size_t)b->maxelen + 1) * sizeof(*b->scps));
-	if (!idx || !b->sfx || !b->stok || !b->slcp || !b->mark || !b->snode ||
-	    !b->scps) {
+	if (!idx || !b->sfx || !b->slcp || !b->mark || !b->snode || !b->scps) {
 		free(idx);
 		return -1;
 	}
@@ -553,33 +552,35 @@ sort_suffixes(struct build *b)
 				for (k = 0; k < 8; k++)
 					key = key << 8 | (j + k < end ? b->pool[j + k] : 0);
 				b->sfx[n] = j;
-				b->stok[n] = t;
 				idx[n].key = key;
-				idx[n].i = (uint32_t)n;
+				idx[n].i = t;
 				idx[n].len = end - j;
 				n++;
 			}
 	}
 	sort_build = b;
-	qsort(idx, n, sizeof(*idx), cmp_sfx);
-	/* Apply the permutation. */
+	qsort(idx, n, sizeof(*idx), cmp_sfx2);
 	so = malloc((n ? n : 1) * sizeof(*so));
-	st = malloc((n ? n : 1) * sizeof(*st));
-	if (!so || !st) {
+	sl = malloc((n ? n : 1) * sizeof(*sl));
+	sw = malloc((n ? n : 1) * sizeof(*sw));
+	if (!so || !sl || !sw) {
 		free(idx);
 		free(so);
-		free(st);
+		free(sl);
+		free(sw);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		so[i] = b->sfx[idx[i].i];
-		st[i] = b->stok[idx[i].i];
+		t = idx[i].i;
+		so[i] = b->eoff[t] + b->elen[t] - idx[i].len;
+		sl[i] = idx[i].len;
+		sw[i] = b->c->cnt[t];
 	}
 	free(idx);
 	free(b->sfx);
-	free(b->stok);
 	b->sfx = so;
-	b->stok = st;
+	b->slen = sl;
+	b->sw = sw;
 	b->rank = malloc((b->plen ? b->plen : 1) * sizeof(*b->rank));
 	b->best = malloc((n ? n : 1) * sizeof(*b->best));
 	if (!b->rank || !b->best)
@@ -587,7 +588,7 @@ sort_suffixes(struct build *b)
 	for (i = 0; i < n; i++)
 		b->rank[b->sfx[i]] = (uint32_t)i;
 	for (i = 0; i < n; i++) {
-		uint32_t a, c, ea, ec, k = 0;
+		uint32_t a, c, la, lc, k = 0;
 
 		if (i == 0) {
 			b->slcp[i] = 0;
@@ -595,34 +596,46 @@ sort_suffixes(struct build *b)
 		}
 		a = b->sfx[i - 1];
 		c = b->sfx[i];
-		ea = b->eoff[b->stok[i - 1]] + b->elen[b->stok[i - 1]];
-		ec = b->eoff[b->stok[i]] + b->elen[b->stok[i]];
-		while (a + k < ea && c + k < ec && b->pool[a + k] == b->pool[c + k])
+		la = b->slen[i - 1];
+		lc = b->slen[i];
+		while (k < la && k < lc && b->pool[a + k] == b->pool[c + k])
 			k++;
+		/* Back to a code point boundary, the same in both. */
+		while (k > 0 && k < lc && (b->pool[c + k] & 0xC0) == 0x80)
+			k--;
 		b->slcp[i] = k;
 	}
 	return 0;
+}
+
+/* Bytes of the UTF-8 sequence that starts with b. */
+static inline uint32_t
+u8len(uint8_t b)
+{
+	return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
 /*
  * One iteration's counting: the trie of every substring of at most
  * L - 1 code points that starts at a marked segment start (all code
  * point boundaries when 'all'), each counted with its token's weight.
+ * A node is a code point; its count is the number of (weighted)
+ * substrings that end there, summed over its subtree at the end.
+ * 's' may hold the arrays of an earlier iteration; they are reused.
  */
 static int
 count_iteration(struct build *b, struct strie *s, int all)
 {
 	uint32_t maxcp = b->o->max_subtoken_len > 0 ?
 	    (uint32_t)(b->o->max_subtoken_len - 1) : UINT32_MAX;
-	uint32_t run = UINT32_MAX, tdp = 0, off, end, d, cps, node, t;
+	uint32_t run = UINT32_MAX, tdp = 0, off, end, d, cps, node, k;
 	size_t i;
 	int first = 1;
 
-	memset(s, 0, sizeof(*s));
 	if (strie_grow(s, 1024) == -1)
 		return -1;
 	s->n = 1;
-	s->parent[0] = s->off[0] = s->blen[0] = s->cpl[0] = 0;
+	s->parent[0] = s->off[0] = s->blen[0] = 0;
 	s->cnt[0] = 0;
 	b->snode[0] = 0;
 	b->scps[0] = 0;
@@ -630,10 +643,9 @@ count_iteration(struct build *b, struct strie *s, int all)
 		if (b->slcp[i] < run)
 			run = b->slcp[i];
 		off = b->sfx[i];
-		if (!all && !b->mark[off])
+		if (!all && !b->mark[i])
 			continue;
-		t = b->stok[i];
-		end = b->eoff[t] + b->elen[t];
+		end = off + b->slen[i];
 		d = first ? 0 : run < tdp ? run : tdp;
 		run = UINT32_MAX;
 		first = 0;
@@ -641,35 +653,32 @@ count_iteration(struct build *b, struct strie *s, int all)
 		node = b->snode[d];
 		while (off + d < end && cps < maxcp) {
 			uint32_t nn = (uint32_t)s->n;
-			int bound = off + d + 1 == end ||
-			    (b->pool[off + d + 1] & 0xC0) != 0x80;
 
 			if (s->n == s->cap && strie_grow(s, s->n + 1) == -1)
 				return -1;
+			k = u8len(b->pool[off + d]);
 			s->parent[nn] = node;
 			s->off[nn] = off;
-			s->blen[nn] = d + 1;
-			s->cpl[nn] = bound ? cps + 1 : 0;
+			s->blen[nn] = d + k;
 			s->cnt[nn] = 0;
 			s->n++;
 			node = nn;
-			d++;
-			cps += (uint32_t)bound;
+			d += k;
+			cps++;
 			b->snode[d] = node;
 			b->scps[d] = cps;
 		}
-		if (cps > s->maxcpl)
-			s->maxcpl = cps;
 		tdp = d;
-		s->cnt[node] += b->c->cnt[t];
+		s->cnt[node] += b->sw[i];
 	}
 	/* Subtree sums: a substring's count is that of all its extensions. */
 	for (i = s->n; i-- > 1;)
 		s->cnt[s->parent[i]] += s->cnt[i];
+	free(s->achar);
 	if ((s->achar = calloc(b->nalpha ? b->nalpha : 1, sizeof(*s->achar))) == NULL)
 		return -1;
 	for (i = 1; i < s->n; i++)
-		if (s->cpl[i] == 1) {
+		if (s->parent[i] == 0) {
 			uint32_t cp;
 			size_t lo = 0, hi = b->nalpha, mid;
 
@@ -687,6 +696,7 @@ count_iteration(struct build *b, struct strie *s, int all)
 	return 0;
 }
 
+
 /*
  * Compare suffix i with the first bytes of (e, n): <0, 0 when e is a
  * prefix of the suffix, >0.
@@ -694,8 +704,7 @@ count_iteration(struct build *b, struct strie *s, int all)
 static int
 pcmp(const struct build *b, size_t i, const uint8_t *e, size_t n)
 {
-	uint32_t t = b->stok[i];
-	size_t sl = b->eoff[t] + b->elen[t] - b->sfx[i];
+	size_t sl = b->slen[i];
 	int r = memcmp(b->pool + b->sfx[i], e, sl < n ? sl : n);
 
 	if (r != 0)
@@ -775,12 +784,14 @@ mark_segments(struct build *b, const struct slist *l)
 		for (i = first; i < lo; i++)
 			b->best[i] = len;
 	}
-	memset(b->mark, 0, b->plen);
+	memset(b->mark, 0, b->nsfx);
 	for (t = 0; t < b->c->n; t++) {
 		n = b->elen[t];
 		for (j = 0; j < n; j += len) {
-			b->mark[b->eoff[t] + j] = 1;
-			if ((len = b->best[b->rank[b->eoff[t] + j]]) == 0) {
+			uint32_t r = b->rank[b->eoff[t] + j];
+
+			b->mark[r] = 1;
+			if ((len = b->best[r]) == 0) {
 				/* Cannot happen: every character is an entry. */
 				errno = EINVAL;
 				goto out;
@@ -821,23 +832,43 @@ static int
 select_list(struct build *b, const struct strie *s, int64_t *cnt,
     int64_t min_count, struct slist *out)
 {
-	uint32_t nn = (uint32_t)s->n, i, node, p;
-	uint32_t *bucket = NULL, *ord = NULL;
+	uint32_t nn = (uint32_t)s->n, i, node, p, maxcpl = 0;
+	uint32_t *bucket = NULL, *ord = NULL, *cand = NULL, *cpl = NULL;
+	size_t ncand = 0;
 	struct kept *kept = NULL;
 	size_t nk = 0, kcap = 0, a;
 	int rc = -1;
 
-	bucket = calloc((size_t)s->maxcpl + 2, sizeof(*bucket));
+	/* Candidates and their lengths in code points. */
+	{
+		size_t nc = 0, k;
+
+		for (i = 1; i < nn; i++)
+			nc += cnt[i] >= min_count;
+		cand = malloc((nc ? nc : 1) * sizeof(*cand));
+		cpl = malloc((nc ? nc : 1) * sizeof(*cpl));
+		if (cand == NULL || cpl == NULL)
+			goto out;
+		for (i = 1, k = 0; i < nn; i++)
+			if (cnt[i] >= min_count) {
+				cand[k] = i;
+				cpl[k] = (uint32_t)sw_cplen(b->pool + s->off[i], s->blen[i]);
+				if (cpl[k] > maxcpl)
+					maxcpl = cpl[k];
+				k++;
+			}
+		ncand = nc;
+	}
+	bucket = calloc((size_t)maxcpl + 2, sizeof(*bucket));
 	if (bucket == NULL)
 		goto out;
-	for (i = 1; i < nn; i++)
-		if (s->cpl[i] != 0 && cnt[i] >= min_count)
-			bucket[s->cpl[i]]++;
+	for (i = 0; i < ncand; i++)
+		bucket[cpl[i]]++;
 	/* Prefix sums, longest first. */
 	{
 		size_t sum = 0, k;
 
-		for (k = s->maxcpl + 1; k-- > 0;) {
+		for (k = maxcpl + 1; k-- > 0;) {
 			size_t c = bucket[k];
 
 			bucket[k] = (uint32_t)sum;
@@ -846,20 +877,19 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 		if ((ord = malloc((sum ? sum : 1) * sizeof(*ord))) == NULL)
 			goto out;
 	}
-	for (i = 1; i < nn; i++)
-		if (s->cpl[i] != 0 && cnt[i] >= min_count)
-			ord[bucket[s->cpl[i]]++] = i;
+	for (i = 0; i < ncand; i++)
+		ord[bucket[cpl[i]]++] = i;
 	{
-		size_t total = s->maxcpl ? bucket[1] : 0, k;
+		size_t k;
 
-		for (k = 0; k < total; k++) {
+		for (k = 0; k < ncand; k++) {
 			int64_t c;
 
-			node = ord[k];
+			node = cand[ord[k]];
 			c = cnt[node];
 			if (c < min_count)
 				continue;
-			if (s->cpl[node] > 1) {
+			if (cpl[ord[k]] > 1) {
 				if (nk == kcap && sw_grow(&kept, &kcap, nk + 1,
 				    sizeof(*kept)) == -1)
 					goto out;
@@ -869,8 +899,7 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 				nk++;
 			}
 			for (p = s->parent[node]; p != 0; p = s->parent[p])
-				if (s->cpl[p] != 0)
-					cnt[p] -= c;
+				cnt[p] -= c;
 		}
 	}
 	for (a = 0; a < b->nalpha; a++) {
@@ -897,6 +926,8 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 out:
 	free(bucket);
 	free(ord);
+	free(cand);
+	free(cpl);
 	free(kept);
 	return rc;
 }
@@ -905,37 +936,28 @@ out:
 static int
 build_once(struct build *b, int64_t min_count, struct slist *out)
 {
-	struct strie s;
-	int64_t *cnt;
-	int it, rc;
+	int it;
 
 	if (min_count < 1)
 		min_count = 1;
 	if (!b->have_it0) {
-		if (sort_suffixes(b) == -1 || count_iteration(b, &b->it0, 1) == -1) {
-			strie_free(&b->it0);
-			return -1;
-		}
+		memset(&b->it0, 0, sizeof(b->it0));
+		memset(&b->work, 0, sizeof(b->work));
 		b->have_it0 = 1;
-	}
-	if ((cnt = malloc((b->it0.n + 1) * sizeof(*cnt))) == NULL)
-		return -1;
-	memcpy(cnt, b->it0.cnt, b->it0.n * sizeof(*cnt));
-	rc = select_list(b, &b->it0, cnt, min_count, out);
-	free(cnt);
-	if (rc == -1)
-		return -1;
-	for (it = 1; it < b->o->iterations; it++) {
-		memset(&s, 0, sizeof(s));
-		rc = mark_segments(b, out);
-		if (rc == 0)
-			rc = count_iteration(b, &s, 0);
-		if (rc == 0)
-			rc = select_list(b, &s, s.cnt, min_count, out);
-		strie_free(&s);
-		if (rc == -1)
+		if (sort_suffixes(b) == -1 || count_iteration(b, &b->it0, 1) == -1)
+			return -1;
+		if ((b->cnt0 = malloc((b->it0.n + 1) * sizeof(*b->cnt0))) == NULL)
 			return -1;
 	}
+	/* The first iteration's counts, copied: selection lowers them. */
+	memcpy(b->cnt0, b->it0.cnt, b->it0.n * sizeof(*b->cnt0));
+	if (select_list(b, &b->it0, b->cnt0, min_count, out) == -1)
+		return -1;
+	for (it = 1; it < b->o->iterations; it++)
+		if (mark_segments(b, out) == -1 ||
+		    count_iteration(b, &b->work, 0) == -1 ||
+		    select_list(b, &b->work, b->work.cnt, min_count, out) == -1)
+			return -1;
 	return 0;
 }
 
@@ -958,16 +980,20 @@ build_free(struct build *b)
 	free(b->alen);
 	free(b->rpool);
 	slist_free(&b->reserved);
-	if (b->have_it0)
+	if (b->have_it0) {
 		strie_free(&b->it0);
+		strie_free(&b->work);
+		free(b->cnt0);
+	}
 	free(b->sfx);
-	free(b->stok);
+	free(b->slen);
+	free(b->sw);
+	free(b->rank);
+	free(b->best);
 	free(b->slcp);
 	free(b->mark);
 	free(b->snode);
 	free(b->scps);
-	free(b->rank);
-	free(b->best);
 }
 
 static int

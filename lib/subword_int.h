@@ -38,6 +38,10 @@ uint32_t	 sw_trie_child(const struct sw_trie *t, uint32_t node, uint8_t b);
  */
 uint32_t	 sw_trie_add(struct sw_trie *t, uint32_t node, uint8_t b, int *created);
 
+struct sw_vocab;
+/* Bytes of the longest entry of v that starts e[0..n), 0 if none. */
+size_t		 sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n);
+
 /* Grow an array of 'size'-byte items to hold at least 'need'. 0 or -1 (ENOMEM). */
 int		 sw_grow(void *pp, size_t *cap, size_t need, size_t size);
 /* Append to a struct buf without depending on its implementation. */
