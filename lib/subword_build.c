@@ -640,6 +640,8 @@ count_iteration(struct build *b, struct strie *s, int all)
 	b->snode[0] = 0;
 	b->scps[0] = 0;
 	for (i = 0; i < b->nsfx && maxcp > 0; i++) {
+		if (i + 16 < b->nsfx)
+			__builtin_prefetch(b->pool + b->sfx[i + 16] + b->slcp[i + 16]);
 		if (b->slcp[i] < run)
 			run = b->slcp[i];
 		off = b->sfx[i];
@@ -786,6 +788,14 @@ mark_segments(struct build *b, const struct slist *l)
 	}
 	memset(b->mark, 0, b->nsfx);
 	for (t = 0; t < b->c->n; t++) {
+		if (t + 4 < b->c->n) {
+			/* The best entries of a later token's code points. */
+			uint32_t u = t + 4, q, qe = b->eoff[u] + b->elen[u];
+
+			for (q = b->eoff[u]; q < qe && q < b->eoff[u] + 96; q++)
+				if ((b->pool[q] & 0xC0) != 0x80)
+					__builtin_prefetch(&b->best[b->rank[q]]);
+		}
 		n = b->elen[t];
 		for (j = 0; j < n; j += len) {
 			uint32_t r = b->rank[b->eoff[t] + j];
