@@ -753,7 +753,7 @@ mark_segments(struct build *b, const struct slist *l)
 		len = (uint32_t)l->len[order[k]];
 		if (len == 0)
 			continue;
-		if (e >= b->pool && e < b->pool + b->plen) {
+		if (b->pool != NULL && e >= b->pool && e < b->pool + b->plen) {
 			/*
 			 * A learned entry points at an occurrence: its range is
 			 * the run around that suffix with common prefixes >= len.
