@@ -140,20 +140,54 @@ fmt_int(char *q, int64_t v)
 	return q + (e - r);
 }
 
+/* Decimal text of the small ids, made once: " 1234" padded to 8 bytes. */
+#define IDTEXT_MAX	1000000	/* 6 digits, a space and the length fit in 8 */
+static char (*idtext)[8];
+static size_t nidtext;
+
+static void
+make_idtext(size_t n)
+{
+	size_t i;
+	char *e;
+
+	nidtext = n < IDTEXT_MAX ? n : IDTEXT_MAX;
+	if ((idtext = malloc((nidtext ? nidtext : 1) * sizeof(*idtext))) == NULL)
+		die_errno("ids");
+	for (i = 0; i < nidtext; i++) {
+		memset(idtext[i], 0, 8);
+		idtext[i][0] = ' ';
+		e = fmt_int(idtext[i] + 1, (int64_t)i);
+		idtext[i][7] = (char)(e - idtext[i]);
+	}
+}
+
 /* Ids of one field as decimal, space-separated, straight into ob. */
 static void
 put_ids(const int64_t *ids, size_t n)
 {
 	char *q;
 	size_t i;
+	int64_t id;
 
-	if (buf_reserve(&ob, n * 21 + 2) == -1)
+	if (buf_reserve(&ob, n * 21 + 8) == -1)
 		die_errno("output");
 	q = (char *)ob.p + ob.len;
 	for (i = 0; i < n; i++) {
-		if (i > 0)
-			*q++ = ' ';
-		q = fmt_int(q, ids[i]);
+		id = ids[i];
+		if (id >= 0 && (uint64_t)id < nidtext) {
+			if (i == 0) {
+				memcpy(q, idtext[id] + 1, 7);
+				q += idtext[id][7] - 1;
+			} else {
+				memcpy(q, idtext[id], 8);
+				q += idtext[id][7];
+			}
+		} else {
+			if (i > 0)
+				*q++ = ' ';
+			q = fmt_int(q, id);
+		}
 	}
 	ob.len = (size_t)((uint8_t *)q - ob.p);
 }
@@ -668,6 +702,18 @@ main(int argc, char *argv[])
 	if (wordpiece && (eos || strip_extraneous))
 		usage_error("--eos and --strip-extraneous apply to -m subword");
 	load_vocabs(vspec, nv);
+	if (!decode && outfmt == FMT_ID) {
+		size_t most = 0;
+
+		for (f = 0; f < nfields; f++) {
+			size_t vs = wordpiece ? wp_vocab_size(fields[f].wp) :
+			    sw_vocab_size(fields[f].sw);
+
+			if (vs > most)
+				most = vs;
+		}
+		make_idtext(most);
+	}
 
 	if ((outfd = out_open(&out, outpath)) == -1)
 		die_errno("%s", outpath);
@@ -722,6 +768,7 @@ main(int argc, char *argv[])
 	free(fields);
 	free(vspec);
 	free(tmp32);
+	free(idtext);
 	buf_free(&text);
 	free(wptext);
 	buf_free(&ob);
