@@ -304,6 +304,7 @@ sw_cplen(const uint8_t *p, size_t n)
 
 struct sw_lines {
 	int		 fd;
+	int		 borrowed;	/* buf is the caller's */
 	int		 eof;
 	uint8_t		*buf;
 	size_t		 cap, start, end;
@@ -345,12 +346,28 @@ sw_lines_open_buf(uint8_t *p, size_t n)
 	return r;
 }
 
+struct sw_lines *
+sw_lines_open_mem(const uint8_t *p, size_t n)
+{
+	struct sw_lines *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->fd = -1;
+	r->eof = 1;
+	r->borrowed = 1;
+	r->buf = (uint8_t *)(uintptr_t)p;
+	r->cap = r->end = n;
+	return r;
+}
+
 void
 sw_lines_free(struct sw_lines *r)
 {
 	if (r == NULL)
 		return;
-	free(r->buf);
+	if (!r->borrowed)
+		free(r->buf);
 	free(r->tmp);
 	free(r);
 }

@@ -36,6 +36,8 @@ size_t		 sw_cplen(const uint8_t *p, size_t n);
 struct sw_lines;
 /* Read 'fd' (not closed).  NULL with errno on allocation failure.  Free with sw_lines_free(). */
 struct sw_lines	*sw_lines_open(int fd);
+/* Lines of p[0..n), which must outlive the reader (not freed by it). */
+struct sw_lines	*sw_lines_open_mem(const uint8_t *p, size_t n);
 /* Lines of the malloc()ed p[0..n), which the reader owns from now on (even on failure). */
 struct sw_lines	*sw_lines_open_buf(uint8_t *p, size_t n);
 void		 sw_lines_free(struct sw_lines *r);	/* NULL is fine */

@@ -252,3 +252,45 @@ print(n)' "$T/rec"
 	[ "$output" = "1996 4248 2829 4419 1010 15743 7668 1517 14477 20961 3468 999" ]
 	[ -z "$stderr" ]
 }
+
+@test "subword-encode: records are canonical Examples" {
+	printf "'<pad>_'\n'<EOS>_'\n'ab_'\n'a'\n'b'\n'_'\n" >"$T/tiny"
+	printf 'ab\n\n' | subword-encode --eos -v "$T/tiny" >"$T/r"
+	run -0 python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+while d:
+    n = int.from_bytes(d[:8], "little")
+    print(d[12:12 + n].hex())
+    d = d[16 + n:]' "$T/r"
+	[ "${lines[0]}" = "0a130a110a077461726765747312061a040a020201" ]
+	[ "${lines[1]}" = "0a120a100a077461726765747312051a030a0101" ]
+	# Two fields come out sorted by name.
+	printf 'ab\tb\n' | subword-encode --fields z,a -v "$T/tiny" >"$T/r2"
+	run -0 python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(d[12:-4].hex())' "$T/r2"
+	[ "$output" = "0a190a0b0a016112061a040a0204050a0a0a017a12051a030a0102" ]
+}
+
+@test "subword-encode: -j gives the same bytes and the same errors" {
+	for i in $(seq 1 300); do cat "$T/c.txt"; done >"$T/big.txt"
+	subword-encode -v "$T/v" --output-format id "$T/big.txt" >"$T/a"
+	subword-encode -j 2 -v "$T/v" --output-format id "$T/big.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	subword-encode -v "$T/v" --eos "$T/big.txt" "$T/c.txt" >"$T/a"
+	subword-encode -j 3 -v "$T/v" --eos "$T/big.txt" - <"$T/c.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	subword-encode -j 2 -v "$T/v" -o "$T/b.gz" "$T/big.txt"
+	run -0 bash -c 'subword-encode -d -v "$1" "$2" | cmp - "$3"' _ "$T/v" "$T/b.gz" "$T/big.txt"
+	{ cat "$T/big.txt"; printf 'x\r\ny \377\n'; } >"$T/bad.txt"
+	run -1 --separate-stderr subword-encode -v "$T/v" --output-format id "$T/bad.txt"
+	want=$stderr
+	n=${#lines[@]}
+	run -1 --separate-stderr subword-encode -j 2 -v "$T/v" --output-format id "$T/bad.txt"
+	[ "$stderr" = "$want" ]
+	[ "${#lines[@]}" -eq "$n" ]
+	[[ "$stderr" == *"line 36002: invalid UTF-8 at byte offset"* ]]
+	run -2 --separate-stderr subword-encode -j x -v "$T/v"
+}
