@@ -38,6 +38,23 @@ struct wp_vocab {
 	unsigned char	 key[crypto_shorthash_KEYBYTES];
 };
 
+/*
+ * A direct-mapped cache of word -> ids: word frequencies are Zipfian, so
+ * most words skip hashing with SipHash and the greedy search.  The cache
+ * only speeds things up: a collision (even a forced one) costs a miss.
+ */
+#define WC_SLOTS	16384
+#define WC_WORD		24	/* longest cached word, bytes */
+#define WC_IDS		7	/* most ids of a cached word */
+
+struct wc_ent {
+	uint64_t	tag;	/* the word's hash; 0 = empty */
+	uint8_t		len;
+	uint8_t		nids;
+	uint8_t		w[WC_WORD];
+	int32_t		ids[WC_IDS];
+};
+
 /* Per-byte classes of ASCII in the basic tokenizer. */
 enum { A_WORD, A_PUNCT, A_SPACE, A_DROP };
 
@@ -49,6 +66,7 @@ struct wp_tok {
 	int		 ignore_invalid;
 	long		 unk;
 	unsigned char	 cls[128];	/* A_* of each ASCII byte */
+	struct wc_ent	*cache;		/* WC_SLOTS entries, or NULL */
 	/* scratch */
 	uint8_t		*tok;		/* current basic token, UTF-8 */
 	size_t		 toklen, tokcap;
@@ -435,6 +453,7 @@ wp_tok_new(const struct wp_vocab *v, const struct wp_opts *o)
 		t->strip = o->strip_accents != 0;
 	t->ignore_invalid = o->ignore_invalid != 0;
 	t->unk = v->special[WP_UNK];
+	t->cache = calloc(WC_SLOTS, sizeof *t->cache);	/* optional */
 	return t;
 }
 
@@ -448,6 +467,7 @@ wp_tok_free(struct wp_tok *t)
 	free(t->b);
 	free(t->word);
 	free(t->woff);
+	free(t->cache);
 	free(t);
 }
 
@@ -481,7 +501,8 @@ tok_error(struct wp_tok *t, const char *fmt, ...)
 static int
 emit(struct wp_tok *t, long id)
 {
-	if (grow(t->ids, t->cap, t->nids + 1, sizeof **t->ids) == -1)
+	if (t->nids >= *t->cap &&
+	    grow(t->ids, t->cap, t->nids + 1, sizeof **t->ids) == -1)
 		return tok_error(t, "%s", strerror(errno));
 	(*t->ids)[t->nids++] = id;
 	return 0;
@@ -495,6 +516,30 @@ emit_unk(struct wp_tok *t)
 	return emit(t, t->unk);
 }
 
+/* A fast unkeyed hash for the word cache; never 0. */
+static uint64_t
+word_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, p + i, 8);
+		h = (h ^ x) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < n) {
+		uint64_t x = 0;
+
+		memcpy(&x, p + i, n - i);
+		h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h | 1;
+}
+
 /*
  * WordpieceTokenizer on one word: w[0..off[nc]) of nc code points, off[i]
  * the byte offset of code point i (off == NULL: ASCII, off[i] = i).
@@ -504,11 +549,27 @@ wordpiece(struct wp_tok *t, const uint8_t *w, const uint32_t *off, size_t nc)
 {
 	const struct wp_vocab *v = t->v;
 	size_t mark = t->nids, start = 0, nb;
+	struct wc_ent *ce = NULL;
+	uint64_t tag = 0;
 
 #define OFF(i) (off ? off[i] : (uint32_t)(i))
 	if (nc > WP_MAX_WORD)
 		return emit_unk(t);
 	nb = OFF(nc);
+	if (t->cache != NULL && nb <= WC_WORD) {
+		tag = word_hash(w, nb);
+		ce = &t->cache[tag & (WC_SLOTS - 1)];
+		if (ce->tag == tag && ce->len == nb && memcmp(ce->w, w, nb) == 0) {
+			size_t i;
+
+			if (t->nids + ce->nids > *t->cap &&
+			    grow(t->ids, t->cap, t->nids + ce->nids, sizeof **t->ids) == -1)
+				return tok_error(t, "%s", strerror(errno));
+			for (i = 0; i < ce->nids; i++)
+				(*t->ids)[t->nids++] = ce->ids[i];
+			return 0;
+		}
+	}
 	while (start < nc) {
 		size_t end = nc, s0 = OFF(start), pre = start ? 2 : 0;
 		const uint8_t *k;
@@ -535,6 +596,16 @@ wordpiece(struct wp_tok *t, const uint8_t *w, const uint32_t *off, size_t nc)
 		start = end;
 	}
 #undef OFF
+	if (ce != NULL && t->nids - mark <= WC_IDS) {
+		size_t i;
+
+		ce->tag = tag;
+		ce->len = (uint8_t)nb;
+		memcpy(ce->w, w, nb);
+		ce->nids = (uint8_t)(t->nids - mark);
+		for (i = mark; i < t->nids; i++)
+			ce->ids[i - mark] = (int32_t)(*t->ids)[i];
+	}
 	return 0;
 }
 
