@@ -588,8 +588,11 @@ wordpiece(struct wp_tok *t, const uint8_t *w, const uint32_t *off, size_t nc)
 			if ((id = lookup(v, k, OFF(end) - s0 + pre)) >= 0)
 				break;
 		if (end == start) {
+			/* no piece here: the whole word is [UNK] */
 			t->nids = mark;
-			return emit_unk(t);
+			if (emit_unk(t) == -1)
+				return -1;
+			break;
 		}
 		if (emit(t, id) == -1)
 			return -1;
