@@ -78,7 +78,7 @@ enum rec_comp comp_from_suffix(const char *path);
 int	parse_size(const char *s, uint64_t *out);
 /* Parse a decimal integer in [lo, hi]; -1 on error. */
 int	parse_int(const char *s, long long lo, long long hi, long long *out);
-/* Parse "K/N" (1-based K? no: 0-based K, 0 <= K < N) for --shard; -1 on error. */
+/* Parse "K/N" for --shard (0 <= K < N); -1 on error. */
 int	parse_shard(const char *s, uint64_t *k, uint64_t *n);
 
 /* Progress on stderr when it is a terminal (or forced); rate-limited to ~4/s. */

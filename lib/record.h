@@ -81,7 +81,7 @@ int		 rec_parse_comp(const char *s);
 /*
  * Recovery: after a framing fault, scan forward for the next header
  * whose length CRC matches and whose record is complete with a good
- * payload CRC.  Returns 1 with *skip_off/*skip_len set to the skipped
+ * payload CRC.  Returns 1 with *skip_off and *skip_len set to the skipped
  * range (uncompressed offsets) and the reader ready to go on, 0 if the
  * rest of the stream held no record (everything up to the end skipped),
  * -1 on an I/O or decompression fault.

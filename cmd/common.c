@@ -1,0 +1,447 @@
+/*
+ * Command-line plumbing shared by the recpipe tools.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+const char *progname = "recpipe";
+int verbosity = 1;
+int progress_enabled = -1;
+
+#define MAXPENDING 64
+static struct outfile *pending[MAXPENDING];
+static volatile sig_atomic_t npending;
+
+void
+setprogname(const char *argv0)
+{
+	const char *s = strrchr(argv0, '/');
+
+	progname = s ? s + 1 : argv0;
+}
+
+static void
+unlink_pending(void)
+{
+	int i;
+
+	for (i = 0; i < npending; i++)
+		if (pending[i] && pending[i]->active && pending[i]->tmp)
+			unlink(pending[i]->tmp);
+}
+
+static void
+vwarn_(int errnum, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	progress_done();
+	va_start(ap, fmt);
+	vwarn_(0, fmt, ap);
+	va_end(ap);
+	unlink_pending();
+	exit(1);
+}
+
+void
+die_errno(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	progress_done();
+	va_start(ap, fmt);
+	vwarn_(e, fmt, ap);
+	va_end(ap);
+	unlink_pending();
+	exit(1);
+}
+
+void
+warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	progress_done();
+	va_start(ap, fmt);
+	vwarn_(0, fmt, ap);
+	va_end(ap);
+}
+
+void
+warn_errno(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	progress_done();
+	va_start(ap, fmt);
+	vwarn_(e, fmt, ap);
+	va_end(ap);
+}
+
+void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn_(0, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+	exit(2);
+}
+
+void
+print_version(const char *extra)
+{
+	printf("%s %s\n", progname, RECPIPE_VERSION);
+	if (extra)
+		printf("%s\n", extra);
+	close_stdout();
+	exit(0);
+}
+
+void
+write_failed(const char *what)
+{
+	if (errno == EPIPE) {
+		unlink_pending();
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
+	die_errno("%s", what);
+}
+
+void
+close_stdout(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout))
+		write_failed("stdout");
+	if (fclose(stdout) == EOF)
+		write_failed("stdout");
+}
+
+void
+stdout_buffer(void)
+{
+	static char b[1 << 18];
+
+	setvbuf(stdout, b, _IOFBF, sizeof(b));
+}
+
+ssize_t
+read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = read(fd, (char *)buf + off, len - off);
+		if (n == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	return (ssize_t)off;
+}
+
+int
+write_full(int fd, const void *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = write(fd, (const char *)buf + off, len - off);
+		if (n == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int
+open_input(const char *path)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		warn_errno("%s", path);
+		return -1;
+	}
+	return fd;
+}
+
+const char *
+input_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "stdin" : path;
+}
+
+void
+refuse_tty(int fd, int force)
+{
+	if (!force && isatty(fd))
+		die("refusing to write records to a terminal (use -o FILE or a pipe)");
+}
+
+static void
+on_signal(int sig)
+{
+	unlink_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int
+out_open(struct outfile *o, const char *path)
+{
+	static int handlers;
+	size_t n;
+	mode_t um;
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		o->fd = 1;
+		return 1;
+	}
+	n = strlen(path);
+	if ((o->path = strdup(path)) == NULL || (o->tmp = malloc(n + 12)) == NULL)
+		return -1;
+	snprintf(o->tmp, n + 12, "%s.XXXXXX", path);
+	if (!handlers) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		handlers = 1;
+	}
+	if (npending == MAXPENDING) {
+		errno = EMFILE;
+		return -1;
+	}
+	if ((fd = mkstemp(o->tmp)) == -1)
+		return -1;
+	um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
+	o->fd = fd;
+	o->active = 1;
+	pending[npending++] = o;
+	return fd;
+}
+
+static void
+forget(struct outfile *o)
+{
+	int i;
+
+	for (i = 0; i < npending; i++)
+		if (pending[i] == o) {
+			pending[i] = pending[npending - 1];
+			npending--;
+			break;
+		}
+	o->active = 0;
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+}
+
+int
+out_commit(struct outfile *o)
+{
+	int e;
+
+	if (!o->active)
+		return 0;
+	if (close(o->fd) == -1 || rename(o->tmp, o->path) == -1) {
+		e = errno;
+		unlink(o->tmp);
+		forget(o);
+		errno = e;
+		return -1;
+	}
+	forget(o);
+	return 0;
+}
+
+void
+out_abort(struct outfile *o)
+{
+	if (!o->active)
+		return;
+	close(o->fd);
+	unlink(o->tmp);
+	forget(o);
+}
+
+static int
+ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+enum rec_comp
+comp_from_suffix(const char *path)
+{
+	if (ends_with(path, ".gz"))
+		return REC_GZIP;
+	if (ends_with(path, ".zz") || ends_with(path, ".zlib"))
+		return REC_ZLIB;
+	return REC_NONE;
+}
+
+int
+parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double d;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (*s == '\0' || *s == '-')
+		return -1;
+	errno = 0;
+	if (strpbrk(s, "eE.") != NULL) {
+		d = strtod(s, &end);
+		if (errno || *end != '\0' || d < 0 || d > 1.8e19 || d != (double)(uint64_t)d)
+			return -1;
+		*out = (uint64_t)d;
+		return 0;
+	}
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end != '\0') {
+		switch (*end) {
+		case 'k': case 'K': mul = 1000; break;
+		case 'M': mul = 1000000; break;
+		case 'G': mul = 1000000000; break;
+		default: return -1;
+		}
+		if (end[1] == 'i') {
+			mul = *end == 'k' || *end == 'K' ? 1024 : *end == 'M' ?
+			    1024 * 1024 : 1024ull * 1024 * 1024;
+			end++;
+		}
+		if (end[1] != '\0')
+			return -1;
+	}
+	if (v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+int
+parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+parse_shard(const char *s, uint64_t *k, uint64_t *n)
+{
+	char *end;
+	unsigned long long a, b;
+
+	errno = 0;
+	a = strtoull(s, &end, 10);
+	if (errno || end == s || *end != '/')
+		return -1;
+	s = end + 1;
+	b = strtoull(s, &end, 10);
+	if (errno || end == s || *end != '\0' || b == 0 || a >= b)
+		return -1;
+	*k = a;
+	*n = b;
+	return 0;
+}
+
+static struct timespec last_progress;
+static int progress_shown;
+
+int
+progress_due(void)
+{
+	struct timespec now;
+	long ms;
+
+	if (progress_enabled == -1)
+		progress_enabled = isatty(2);
+	if (!progress_enabled || verbosity < 1)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - last_progress.tv_sec) * 1000 +
+	    (now.tv_nsec - last_progress.tv_nsec) / 1000000;
+	if (ms < 250)
+		return 0;
+	last_progress = now;
+	return 1;
+}
+
+void
+progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "\r%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\033[K");
+	progress_shown = 1;
+}
+
+void
+progress_done(void)
+{
+	if (progress_shown) {
+		fprintf(stderr, "\r\033[K");
+		progress_shown = 0;
+	}
+}

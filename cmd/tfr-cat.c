@@ -1,0 +1,904 @@
+/*
+ * tfr-cat: look into TFRecord files and move records around.  Reads
+ * TFRecord streams (any compression, sniffed) or JSON lines, and writes
+ * JSON lines for people and jq, or records: concatenated, recompressed,
+ * filtered, split into shards, shuffled.  Also counts, verifies,
+ * indexes, summarises and recovers damaged files.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "example.h"
+#include "exjson.h"
+#include "record.h"
+#include "rng.h"
+
+enum mode { M_JSON, M_RECORDS, M_COUNT, M_VERIFY, M_INDEX, M_STATS };
+
+static enum mode mode = M_JSON;
+static int flat, from_json, recover, tf_compat, no_crc, force, lossy;
+static int type = -1;		/* EX_TYPE_* or TYPE_RAW; -1 auto */
+#define TYPE_RAW 3
+static enum rec_comp in_comp = REC_AUTO;
+static int out_comp = -1;	/* -z; -1: from the suffix */
+static uint64_t head = UINT64_MAX, skip, max_len;
+static uint64_t shard_k, shard_n = 1;
+static const char *outpath;
+static uint64_t nsplit;		/* --split N */
+static int shuffle;
+static uint64_t shuffle_window;	/* 0: in memory */
+static uint64_t shuffle_mem = 4ull << 30;
+static uint64_t seed = 0x7266722d636174ull;	/* "rfr-cat" */
+static char **want;		/* -f features, sorted */
+static size_t nwant;
+
+static uint64_t nout;		/* records written or printed, all inputs */
+static uint64_t nseen;		/* records read, for --skip/--head/--shard */
+static struct buf line, pay;
+static struct example ex;
+static struct exjson js;
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fprintf(fp,
+	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index] [--lossy]\n"
+	    "               [--no-crc] [--recover] [--shuffle] [--stats] [--tf-compat]\n"
+	    "               [--verify] [--compression auto|none|zlib|gzip]\n"
+	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
+	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
+	    "               [--shuffle-window N] [--skip N] [--split N]\n"
+	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
+	    "               [file ...]\n");
+	if (fp == stdout)
+		fprintf(fp, "\n"
+		    "  (default)        one JSON object per record (proto3 JSON mapping)\n"
+		    "  --flat           {\"name\":[values]} lines, lossless\n"
+		    "  -R, --records    write records (concatenate, recompress, filter)\n"
+		    "  --from-json      read JSON lines (either form) and write records\n"
+		    "  -c, --count      print the number of records\n"
+		    "  --verify         check every CRC and payload; print a summary\n"
+		    "  --index          print 'offset size' per record (tfrecord2idx)\n"
+		    "  --stats          per feature: presence, kind, list lengths\n"
+		    "  --recover        read through damage, writing every intact record\n"
+		    "  --split N -o PATTERN   deal records round-robin into N shards\n"
+		    "  --shuffle        shuffle (per shard), seeded by -s\n"
+		    "See tfr-cat(1).\n");
+	exit(status);
+}
+
+enum {
+	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
+	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
+	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE
+};
+
+static const struct option longopts[] = {
+	{ "count", no_argument, NULL, 'c' },
+	{ "compression", required_argument, NULL, O_COMPRESSION },
+	{ "features", required_argument, NULL, 'f' },
+	{ "flat", no_argument, NULL, O_FLAT },
+	{ "force", no_argument, NULL, O_FORCE },
+	{ "from-json", no_argument, NULL, O_FROM_JSON },
+	{ "head", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "index", no_argument, NULL, O_INDEX },
+	{ "lossy", no_argument, NULL, O_LOSSY },
+	{ "max-record-size", required_argument, NULL, O_MAXREC },
+	{ "no-crc", no_argument, NULL, O_NO_CRC },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "records", no_argument, NULL, 'R' },
+	{ "recover", no_argument, NULL, O_RECOVER },
+	{ "seed", required_argument, NULL, 's' },
+	{ "shard", required_argument, NULL, O_SHARD },
+	{ "shuffle", no_argument, NULL, O_SHUFFLE },
+	{ "shuffle-memory", required_argument, NULL, O_SHUF_MEM },
+	{ "shuffle-window", required_argument, NULL, O_SHUF_WIN },
+	{ "skip", required_argument, NULL, O_SKIP },
+	{ "split", required_argument, NULL, O_SPLIT },
+	{ "stats", no_argument, NULL, O_STATS },
+	{ "tf-compat", no_argument, NULL, O_TF_COMPAT },
+	{ "type", required_argument, NULL, O_TYPE },
+	{ "verify", no_argument, NULL, O_VERIFY },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Output sinks: one, or N shards; each may shuffle before writing. */
+
+struct held {
+	size_t	off;
+	size_t	len;
+};
+
+struct sink {
+	struct outfile	 of;
+	struct rec_writer *w;
+	char		*name;
+	struct buf	 mem;		/* shuffled records in memory */
+	struct held	*recs;
+	size_t		 nrecs, caprecs;
+	struct buf	*win;		/* window slots */
+	size_t		 nwin;
+};
+
+static struct sink *sinks;
+static size_t nsinks;
+static struct rng rng;
+
+static void
+sink_write(struct sink *s, const uint8_t *p, size_t n)
+{
+	if (rec_write(s->w, p, n) == -1)
+		write_failed(s->name);
+}
+
+static void
+sink_open(struct sink *s, const char *path)
+{
+	enum rec_comp c;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		refuse_tty(1, force);
+		fd = 1;
+		s->name = strdup("stdout");
+		c = out_comp >= 0 ? (enum rec_comp)out_comp : REC_NONE;
+	} else {
+		if ((fd = out_open(&s->of, path)) == -1)
+			die_errno("%s", path);
+		s->name = strdup(path);
+		c = out_comp >= 0 ? (enum rec_comp)out_comp : comp_from_suffix(path);
+	}
+	if (s->name == NULL || (s->w = rec_writer_open(fd, c, -1)) == NULL)
+		die_errno("%s", path ? path : "stdout");
+	if (shuffle && shuffle_window) {
+		if ((s->win = calloc(shuffle_window, sizeof(struct buf))) == NULL)
+			die_errno("shuffle window");
+	}
+}
+
+/* Take one record into sink s (shuffling if asked). */
+static void
+sink_put(struct sink *s, const uint8_t *p, size_t n)
+{
+	struct buf t;
+	uint64_t k;
+
+	if (!shuffle) {
+		sink_write(s, p, n);
+		return;
+	}
+	if (shuffle_window) {
+		if (s->nwin < shuffle_window) {
+			s->win[s->nwin].len = 0;
+			if (buf_append(&s->win[s->nwin], p, n) == -1)
+				die_errno("shuffle window");
+			s->nwin++;
+			return;
+		}
+		/* A full window: emit a random slot, refill it. */
+		k = rng_below(&rng, shuffle_window);
+		sink_write(s, s->win[k].p, s->win[k].len);
+		s->win[k].len = 0;
+		if (buf_append(&s->win[k], p, n) == -1)
+			die_errno("shuffle window");
+		(void)t;
+		return;
+	}
+	if (s->mem.len + n > shuffle_mem)
+		die("--shuffle: more than %" PRIu64 " bytes of records to hold; "
+		    "raise --shuffle-memory or use --shuffle-window", shuffle_mem);
+	if (s->nrecs == s->caprecs) {
+		size_t nc = s->caprecs ? s->caprecs * 2 : 1024;
+		struct held *h = realloc(s->recs, nc * sizeof(*h));
+
+		if (h == NULL)
+			die_errno("shuffle");
+		s->recs = h;
+		s->caprecs = nc;
+	}
+	s->recs[s->nrecs].off = s->mem.len;
+	s->recs[s->nrecs++].len = n;
+	if (buf_append(&s->mem, p, n) == -1)
+		die_errno("shuffle");
+}
+
+static void
+sink_close(struct sink *s)
+{
+	size_t i, j;
+	struct held h;
+	struct buf b;
+
+	if (shuffle && !shuffle_window) {
+		/* Fisher-Yates, from the end, as Python's random.shuffle walks. */
+		for (i = s->nrecs; i > 1; i--) {
+			j = (size_t)rng_below(&rng, i);
+			h = s->recs[i - 1];
+			s->recs[i - 1] = s->recs[j];
+			s->recs[j] = h;
+		}
+		for (i = 0; i < s->nrecs; i++)
+			sink_write(s, s->mem.p + s->recs[i].off, s->recs[i].len);
+		buf_free(&s->mem);
+		free(s->recs);
+	} else if (shuffle) {
+		for (i = s->nwin; i > 1; i--) {
+			j = (size_t)rng_below(&rng, i);
+			b = s->win[i - 1];
+			s->win[i - 1] = s->win[j];
+			s->win[j] = b;
+		}
+		for (i = 0; i < s->nwin; i++) {
+			sink_write(s, s->win[i].p, s->win[i].len);
+			buf_free(&s->win[i]);
+		}
+		free(s->win);
+	}
+	if (rec_writer_close(s->w) == -1)
+		write_failed(s->name);
+	if (s->of.active && out_commit(&s->of) == -1)
+		die_errno("%s", s->of.path);
+	free(s->name);
+}
+
+/*
+ * Expand a --split pattern: printf-style with one or two integer
+ * conversions (%d, %05d ...): the shard number, then the shard count.
+ */
+static char *
+shard_name(const char *pat, uint64_t k, uint64_t n)
+{
+	struct buf b = { 0 };
+	char spec[16], num[32];
+	const char *p = pat, *q;
+	int conv = 0;
+	size_t sl;
+
+	for (; *p; p++) {
+		if (*p != '%') {
+			buf_putc(&b, *p);
+			continue;
+		}
+		if (p[1] == '%') {
+			buf_putc(&b, '%');
+			p++;
+			continue;
+		}
+		q = p + 1;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		sl = (size_t)(q - p);
+		if (*q != 'd' || sl > 8 || conv >= 2)
+			usage_error("--split pattern '%s': only %%d conversions "
+			    "(shard number, then shard count) are allowed", pat);
+		memcpy(spec, p, sl);
+		memcpy(spec + sl, PRIu64, sizeof(PRIu64));
+		snprintf(num, sizeof(num), spec, conv == 0 ? k : n);
+		buf_puts(&b, num);
+		conv++;
+		p = q;
+	}
+	if (conv == 0 && n > 1)
+		usage_error("--split pattern '%s' needs a %%d for the shard number", pat);
+	buf_putc(&b, '\0');
+	return (char *)b.p;
+}
+
+static void
+open_sinks(void)
+{
+	uint64_t i;
+	char *name;
+
+	if (nsplit) {
+		if ((sinks = calloc(nsplit, sizeof(*sinks))) == NULL)
+			die_errno("--split");
+		for (i = 0; i < nsplit; i++) {
+			name = shard_name(outpath, i, nsplit);
+			sink_open(&sinks[i], name);
+			free(name);
+		}
+		nsinks = nsplit;
+	} else {
+		if ((sinks = calloc(1, sizeof(*sinks))) == NULL)
+			die_errno("sink");
+		sink_open(&sinks[0], outpath);
+		nsinks = 1;
+	}
+}
+
+/* Record selection shared by every mode: --skip, --shard, --head. */
+static int
+selected(void)
+{
+	uint64_t i = nseen++;
+
+	if (i < skip)
+		return 0;
+	if ((i - skip) % shard_n != shard_k)
+		return 0;
+	return 1;
+}
+
+static int
+done(void)
+{
+	return nout >= head;
+}
+
+/* Keep only the -f features of a decoded example (in place). */
+static struct ex_feature *keep;
+static size_t capkeep;
+
+static int
+cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+wanted(const uint8_t *key, size_t n)
+{
+	size_t lo = 0, hi = nwant, mid, m;
+	int c;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		m = strlen(want[mid]);
+		c = memcmp(want[mid], key, m < n ? m : n);
+		if (c == 0)
+			c = m < n ? -1 : m > n;
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static void
+select_features(struct example *e)
+{
+	size_t i, k = 0;
+	struct ex_flist *l;
+
+	if (nwant == 0)
+		return;
+	if (e->nfeat > capkeep) {
+		capkeep = e->nfeat * 2;
+		if ((keep = realloc(keep, capkeep * sizeof(*keep))) == NULL)
+			die_errno("features");
+	}
+	for (i = 0; i < e->nfeat; i++)
+		if (wanted(e->feat[i].key, e->feat[i].keylen))
+			keep[k++] = e->feat[i];
+	e->feat = keep;
+	e->nfeat = k;
+	l = e->lists;
+	for (i = 0, k = 0; i < e->nlists; i++)
+		if (wanted(l[i].key, l[i].keylen))
+			l[k++] = l[i];
+	e->nlists = k;
+}
+
+/* Statistics per feature name. */
+struct fstat {
+	char		*name;
+	uint64_t	 present;
+	uint64_t	 kinds[4];
+	uint64_t	 minlen, maxlen, sumlen;
+	uint64_t	 hist[8];	/* 0, 1, 2-3, 4-15, 16-63, 64-255, 256-1023, more */
+};
+static struct fstat *fstats;
+static size_t nfstats, capfstats;
+static uint64_t stat_records;
+
+static struct fstat *
+fstat_get(const uint8_t *key, size_t n, int seqlist)
+{
+	size_t i;
+	struct fstat *f;
+
+	for (i = 0; i < nfstats; i++)
+		if (strlen(fstats[i].name) == n + (size_t)seqlist * 2 &&
+		    memcmp(fstats[i].name + seqlist * 2, key, n) == 0 &&
+		    (!seqlist || memcmp(fstats[i].name, "[]", 2) == 0) &&
+		    (seqlist || fstats[i].name[0] != '[' || n < 2 ||
+		    memcmp(key, "[]", 2) == 0))
+			return &fstats[i];
+	if (nfstats == capfstats) {
+		capfstats = capfstats ? capfstats * 2 : 16;
+		if ((fstats = realloc(fstats, capfstats * sizeof(*fstats))) == NULL)
+			die_errno("stats");
+	}
+	f = &fstats[nfstats++];
+	memset(f, 0, sizeof(*f));
+	if ((f->name = malloc(n + 3)) == NULL)
+		die_errno("stats");
+	memcpy(f->name, "[]", (size_t)seqlist * 2);
+	memcpy(f->name + seqlist * 2, key, n);
+	f->name[n + (size_t)seqlist * 2] = '\0';
+	f->minlen = UINT64_MAX;
+	return f;
+}
+
+static void
+fstat_add(struct fstat *f, int kind, uint64_t len)
+{
+	int b;
+
+	f->present++;
+	f->kinds[kind]++;
+	if (len < f->minlen)
+		f->minlen = len;
+	if (len > f->maxlen)
+		f->maxlen = len;
+	f->sumlen += len;
+	b = len == 0 ? 0 : len == 1 ? 1 : len < 4 ? 2 : len < 16 ? 3 : len < 64 ? 4 :
+	    len < 256 ? 5 : len < 1024 ? 6 : 7;
+	f->hist[b]++;
+}
+
+static void
+stats_add(const struct example *e)
+{
+	size_t i, j;
+
+	stat_records++;
+	for (i = 0; i < e->nfeat; i++)
+		fstat_add(fstat_get(e->feat[i].key, e->feat[i].keylen, 0),
+		    e->feat[i].kind, e->feat[i].n);
+	for (i = 0; i < e->nlists; i++) {
+		struct fstat *f = fstat_get(e->lists[i].key, e->lists[i].keylen, 1);
+		uint64_t tot = 0;
+		int kind = EX_NONE;
+
+		for (j = 0; j < e->lists[i].n; j++) {
+			tot += e->lists[i].v[j].n;
+			if (e->lists[i].v[j].kind != EX_NONE)
+				kind = e->lists[i].v[j].kind;
+		}
+		fstat_add(f, kind, e->lists[i].n);
+		(void)tot;
+	}
+}
+
+static int
+cmp_fstat(const void *a, const void *b)
+{
+	return strcmp(((const struct fstat *)a)->name, ((const struct fstat *)b)->name);
+}
+
+static void
+stats_print(void)
+{
+	static const char *kn[] = { "none", "bytes", "float", "int64" };
+	static const char *hn[] = { "0", "1", "2-3", "4-15", "16-63", "64-255",
+	    "256-1023", "1024+" };
+	size_t i;
+	int k, h, first;
+	struct fstat *f;
+
+	qsort(fstats, nfstats, sizeof(*fstats), cmp_fstat);
+	printf("records\t%" PRIu64 "\n", stat_records);
+	printf("feature\tpresent\tkind\tmin\tmean\tmax\tlengths\n");
+	for (i = 0; i < nfstats; i++) {
+		f = &fstats[i];
+		printf("%s\t%" PRIu64 "\t", f->name, f->present);
+		for (k = 0, first = 1; k < 4; k++)
+			if (f->kinds[k]) {
+				printf("%s%s", first ? "" : ",", kn[k]);
+				first = 0;
+			}
+		printf("\t%" PRIu64 "\t%.1f\t%" PRIu64 "\t", f->minlen,
+		    (double)f->sumlen / (double)f->present, f->maxlen);
+		for (h = 0, first = 1; h < 8; h++)
+			if (f->hist[h]) {
+				printf("%s%s:%" PRIu64, first ? "" : " ", hn[h], f->hist[h]);
+				first = 0;
+			}
+		printf("\n");
+		free(f->name);
+	}
+	free(fstats);
+}
+
+static void
+put_line(void)
+{
+	buf_putc(&line, '\n');
+	if (fwrite(line.p, 1, line.len, stdout) != line.len)
+		write_failed("stdout");
+	line.len = 0;
+}
+
+/*
+ * Handle one good record.  Returns 0, or -1 when its payload does not
+ * decode (the message is printed by the caller).
+ */
+static int
+one_record(const uint8_t *p, size_t n, const char **why)
+{
+	size_t i;
+
+	switch (mode) {
+	case M_RECORDS:
+		if (nwant == 0 || type == TYPE_RAW) {
+			sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], p, n);
+			break;
+		}
+		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+			*why = ex_strerror(&ex);
+			return -1;
+		}
+		select_features(&ex);
+		pay.len = 0;
+		if (ex_encode(&ex, &pay) == -1)
+			die_errno("encode");
+		sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], pay.p, pay.len);
+		break;
+	case M_JSON:
+		if (type == TYPE_RAW) {
+			if (exjson_write_raw(p, n, &line) == -1)
+				die_errno("json");
+		} else {
+			if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+				*why = ex_strerror(&ex);
+				return -1;
+			}
+			select_features(&ex);
+			if (exjson_write(&js, &ex, &line) == -1) {
+				*why = exjson_strerror(&js);
+				return -1;
+			}
+		}
+		put_line();
+		break;
+	case M_VERIFY:
+		if (type != TYPE_RAW &&
+		    ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+			*why = ex_strerror(&ex);
+			return -1;
+		}
+		break;
+	case M_STATS:
+		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+			*why = ex_strerror(&ex);
+			return -1;
+		}
+		select_features(&ex);
+		stats_add(&ex);
+		break;
+	default:
+		break;
+	}
+	(void)i;
+	nout++;
+	return 0;
+}
+
+static void
+show_progress(const char *name, const struct rec_reader *r)
+{
+	if (progress_due())
+		progress("%s: %" PRIu64 " records, %.1f MB", name, rec_index(r),
+		    (double)rec_position(r) / 1e6);
+}
+
+/* Read one TFRecord input.  Returns 0, or 1 after a reported fault. */
+static int
+cat_records(const char *path)
+{
+	const char *name = input_name(path), *why = NULL;
+	struct rec_reader *r;
+	const uint8_t *p;
+	size_t n;
+	uint64_t skip_off, skip_len, nskips = 0, skipped = 0, before = nout;
+	int fd, ret, status = 0;
+	unsigned flags = 0;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if (tf_compat)
+		flags |= REC_TF_COMPAT;
+	if (no_crc)
+		flags |= REC_NO_CRC;
+	if (mode == M_COUNT || mode == M_INDEX)
+		flags |= REC_SKIP_DATA;
+	if ((r = rec_reader_open(fd, in_comp, flags, max_len)) == NULL)
+		die_errno("%s", name);
+	for (;;) {
+		if (done())
+			break;
+		ret = rec_read(r, &p, &n);
+		if (ret == 1) {
+			show_progress(name, r);
+			if (!selected())
+				continue;
+			if (mode == M_INDEX) {
+				printf("%" PRIu64 " %" PRIu64 "\n", rec_offset(r),
+				    (uint64_t)n + 16);
+				nout++;
+				continue;
+			}
+			if (mode == M_COUNT) {
+				nout++;
+				continue;
+			}
+			if (one_record(p, n, &why) == 0)
+				continue;
+			warnx_("%s: record %" PRIu64 " at offset %" PRIu64 ": "
+			    "payload is not %s: %s", name, rec_index(r) - 1,
+			    rec_offset(r), type == EX_TYPE_SEQUENCE ?
+			    "a SequenceExample" : "an Example", why);
+			status = 1;
+			if (recover)
+				continue;
+			break;
+		}
+		if (ret == 0)
+			break;
+		/* A fault. */
+		warnx_("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
+		    rec_index(r), rec_offset(r), rec_strerror(r));
+		status = 1;
+		if (!recover)
+			break;
+		ret = rec_resync(r, &skip_off, &skip_len);
+		if (ret == -1) {
+			warnx_("%s: cannot recover past offset %" PRIu64 ": %s",
+			    name, rec_offset(r), rec_strerror(r));
+			break;
+		}
+		nskips++;
+		skipped += skip_len;
+		warnx_("%s: skipped bytes %" PRIu64 "-%" PRIu64 " (%" PRIu64
+		    " bytes)%s", name, skip_off, skip_off + skip_len, skip_len,
+		    ret == 0 ? " to the end" : "");
+		if (ret == 0)
+			break;
+	}
+	progress_done();
+	if (recover && verbosity > 0 && (nskips || status))
+		warnx_("%s: recovered %" PRIu64 " records; skipped %" PRIu64
+		    " byte ranges (%" PRIu64 " bytes)", name, nout - before,
+		    nskips, skipped);
+	if (mode == M_VERIFY && verbosity > 0) {
+		printf("%s: %" PRIu64 " records, %" PRIu64 " bytes, %s%s\n", name,
+		    rec_index(r), rec_position(r), rec_compname(rec_compression(r)),
+		    status ? ", FAILED" : ", OK");
+	}
+	rec_reader_free(r);
+	if (fd != 0)
+		close(fd);
+	return status;
+}
+
+/* Read one JSON-lines input and write records. */
+static int
+cat_json(const char *path)
+{
+	const char *name = input_name(path);
+	FILE *fp;
+	char *l = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint64_t lineno = 0;
+	int status = 0, r;
+
+	if (strcmp(path, "-") == 0)
+		fp = stdin;
+	else if ((fp = fopen(path, "r")) == NULL) {
+		warn_errno("%s", path);
+		return 1;
+	}
+	while (!done() && (len = getline(&l, &cap, fp)) != -1) {
+		lineno++;
+		while (len > 0 && (l[len - 1] == '\n' || l[len - 1] == '\r'))
+			len--;
+		if (len == 0)
+			continue;
+		pay.len = 0;
+		if (type == TYPE_RAW)
+			r = exjson_parse_raw(&js, l, (size_t)len, &pay);
+		else
+			r = exjson_parse(&js, l, (size_t)len,
+			    type < 0 ? EX_TYPE_AUTO : type, &pay);
+		if (r == -1) {
+			warnx_("%s: line %" PRIu64 ": %s", name, lineno,
+			    exjson_strerror(&js));
+			status = 1;
+			break;
+		}
+		if (!selected())
+			continue;
+		if (one_record(pay.p, pay.len, &(const char *){ NULL }) == -1) {
+			status = 1;
+			break;
+		}
+	}
+	if (ferror(fp)) {
+		warn_errno("%s", name);
+		status = 1;
+	}
+	free(l);
+	if (fp != stdin)
+		fclose(fp);
+	return status;
+}
+
+static void
+parse_features(char *s)
+{
+	char *tok;
+
+	for (tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if ((want = realloc(want, (nwant + 1) * sizeof(*want))) == NULL)
+			die_errno("-f");
+		want[nwant++] = tok;
+	}
+	qsort(want, nwant, sizeof(*want), cmpstr);
+}
+
+static uint64_t
+size_arg(const char *opt, const char *s)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) == -1)
+		usage_error("%s: invalid number '%s'", opt, s);
+	return v;
+}
+
+int
+main(int argc, char *argv[])
+{
+	int ch, status = 0, c;
+	long long ll;
+
+	setprogname(argv[0]);
+	while ((ch = getopt_long(argc, argv, "cf:hn:o:qRs:Vz:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': mode = M_COUNT; break;
+		case 'f': parse_features(optarg); break;
+		case 'h': usage(stdout, 0);
+		case 'n': head = size_arg("-n", optarg); break;
+		case 'o': outpath = optarg; break;
+		case 'q': verbosity = 0; break;
+		case 'R': mode = M_RECORDS; break;
+		case 's':
+			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
+				usage_error("-s: invalid seed '%s'", optarg);
+			seed = (uint64_t)ll;
+			break;
+		case 'V': print_version(NULL);
+		case 'z':
+			if ((c = rec_parse_comp(optarg)) == -1 || c == REC_AUTO)
+				usage_error("-z: expected none, zlib or gzip, not '%s'", optarg);
+			out_comp = c;
+			break;
+		case O_COMPRESSION:
+			if ((c = rec_parse_comp(optarg)) == -1)
+				usage_error("--compression: expected auto, none, zlib or gzip, not '%s'", optarg);
+			in_comp = (enum rec_comp)c;
+			break;
+		case O_FLAT: flat = 1; break;
+		case O_FORCE: force = 1; break;
+		case O_FROM_JSON: from_json = 1; break;
+		case O_INDEX: mode = M_INDEX; break;
+		case O_LOSSY: lossy = 1; break;
+		case O_MAXREC: max_len = size_arg("--max-record-size", optarg); break;
+		case O_NO_CRC: no_crc = 1; break;
+		case O_RECOVER: recover = 1; break;
+		case O_SHARD:
+			if (parse_shard(optarg, &shard_k, &shard_n) == -1)
+				usage_error("--shard: expected K/N with 0 <= K < N, not '%s'", optarg);
+			break;
+		case O_SHUFFLE: shuffle = 1; break;
+		case O_SHUF_MEM: shuffle_mem = size_arg("--shuffle-memory", optarg); break;
+		case O_SHUF_WIN:
+			shuffle_window = size_arg("--shuffle-window", optarg);
+			shuffle = 1;
+			break;
+		case O_SKIP: skip = size_arg("--skip", optarg); break;
+		case O_SPLIT:
+			nsplit = size_arg("--split", optarg);
+			if (nsplit == 0 || nsplit > 100000)
+				usage_error("--split: expected 1 to 100000 shards");
+			break;
+		case O_STATS: mode = M_STATS; break;
+		case O_TF_COMPAT: tf_compat = 1; break;
+		case O_TYPE:
+			if (strcmp(optarg, "auto") == 0)
+				type = -1;
+			else if (strcmp(optarg, "example") == 0)
+				type = EX_TYPE_EXAMPLE;
+			else if (strcmp(optarg, "sequence") == 0)
+				type = EX_TYPE_SEQUENCE;
+			else if (strcmp(optarg, "raw") == 0)
+				type = TYPE_RAW;
+			else
+				usage_error("--type: expected auto, example, sequence or raw, not '%s'", optarg);
+			break;
+		case O_VERIFY: mode = M_VERIFY; break;
+		default: usage(stderr, 2);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (from_json && mode == M_JSON)
+		mode = M_RECORDS;
+	if ((nsplit || shuffle || out_comp >= 0) && mode != M_RECORDS)
+		mode = M_RECORDS;
+	if (from_json && mode != M_RECORDS)
+		usage_error("--from-json writes records; it goes with -R only");
+	if (nsplit && (outpath == NULL || strcmp(outpath, "-") == 0))
+		usage_error("--split needs -o PATTERN");
+	if (nwant && mode == M_RECORDS && type == TYPE_RAW)
+		usage_error("-f needs decoded records, not --type raw");
+	if (mode == M_STATS && type == TYPE_RAW)
+		usage_error("--stats needs decoded records, not --type raw");
+	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0 &&
+	    freopen(outpath, "w", stdout) == NULL)
+		die_errno("%s", outpath);
+
+	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
+	ex_init(&ex);
+	rng_seed(&rng, seed);
+	stdout_buffer();
+	if (mode == M_RECORDS)
+		open_sinks();
+
+	if (argc == 0) {
+		static char dash0[] = "-";
+		static char *dash[] = { dash0, NULL };
+
+		argv = dash;
+	}
+	for (; *argv; argv++) {
+		if (from_json)
+			status |= cat_json(*argv);
+		else
+			status |= cat_records(*argv);
+		if (done())
+			break;
+	}
+	if (mode == M_RECORDS) {
+		size_t i;
+
+		if (status && !recover) {
+			/* Named outputs appear whole or not at all. */
+			for (i = 0; i < nsinks; i++) {
+				rec_writer_close(sinks[i].w);
+				out_abort(&sinks[i].of);
+			}
+			exit(1);
+		}
+		for (i = 0; i < nsinks; i++)
+			sink_close(&sinks[i]);
+	}
+	if (mode == M_COUNT)
+		printf("%" PRIu64 "\n", nout);
+	if (mode == M_STATS)
+		stats_print();
+	close_stdout();
+	return status;
+}

@@ -1,0 +1,1089 @@
+/*
+ * tf.train.Example / SequenceExample codec.
+ *
+ * Decoding collects map entries (key span plus the spans of their value
+ * messages), sorts them by key keeping the last of equal keys, then
+ * decodes each Feature into pools of numbers and byte spans.  The pools
+ * are reused across decodes, so a steady stream of records allocates
+ * nothing once the pools are large enough.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "example.h"
+
+struct span {
+	const uint8_t	*p;
+	size_t		 n;
+};
+
+/* A map entry seen while decoding. */
+struct entry {
+	const uint8_t	*key;
+	size_t		 keylen;
+	size_t		 seq;		/* order of appearance: last wins */
+	size_t		 v0, nv;	/* its value spans in the span pool */
+	int		 list;		/* 1: FeatureLists entry, 0: Features */
+};
+
+struct pools {
+	int64_t		*i64;
+	size_t		 ni64, ci64;
+	float		*f32;
+	size_t		 nf32, cf32;
+	struct ex_bytes	*b;
+	size_t		 nb, cb;
+	struct ex_feature *feat;
+	size_t		 nfeat, cfeat;
+	size_t		*foff;		/* per feature: first value in its pool */
+	struct ex_flist	*lists;
+	size_t		 nlists, clists;
+	size_t		*loff;		/* per list: first feature in feat */
+	struct entry	*ent;
+	size_t		 nent, cent;
+	struct span	*sp;
+	size_t		 nsp, csp;
+	char		 err[200];
+};
+
+#define GROW(P, N, C, T) ((N) < (C) ? 0 : grow((void **)&(P), &(C), sizeof(T)))
+
+static int
+grow(void **p, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 16;
+	void *q;
+
+	if (n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if ((q = realloc(*p, n * size)) == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+void
+ex_init(struct example *ex)
+{
+	memset(ex, 0, sizeof(*ex));
+}
+
+void
+ex_free(struct example *ex)
+{
+	struct pools *P;
+
+	if (ex == NULL || (P = ex->priv) == NULL)
+		return;
+	free(P->i64);
+	free(P->f32);
+	free(P->b);
+	free(P->feat);
+	free(P->foff);
+	free(P->lists);
+	free(P->loff);
+	free(P->ent);
+	free(P->sp);
+	free(P);
+	memset(ex, 0, sizeof(*ex));
+}
+
+const char *
+ex_strerror(const struct example *ex)
+{
+	const struct pools *P = ex->priv;
+
+	return P ? P->err : "out of memory";
+}
+
+static int
+bad(struct pools *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+bad(struct pools *P, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(P->err, sizeof(P->err), fmt, ap);
+	va_end(ap);
+	errno = EINVAL;
+	return -1;
+}
+
+/*
+ * Read a varint at *pp (< end).  Returns 0, or -1 when it runs past the
+ * end or is longer than 10 bytes.
+ */
+static inline int
+varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+	int shift;
+
+	if (p < end && *p < 0x80) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	for (shift = 0; shift < 70 && p < end; shift += 7) {
+		x |= (uint64_t)(*p & 0x7f) << shift;
+		if (*p++ < 0x80) {
+			*v = x;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * One field of a message at *pp.  On return *field and *wt are set;
+ * for wire type 2 'val' is the body, for 0 'num' the value.  Returns 1,
+ * 0 at the end, -1 on malformed input (message in P).
+ */
+static int
+next_field(struct pools *P, const char *what, const uint8_t *start,
+    const uint8_t **pp, const uint8_t *end, uint64_t *field, int *wt,
+    struct span *val, uint64_t *num)
+{
+	const uint8_t *p = *pp;
+	uint64_t tag, len;
+
+	if (p >= end)
+		return 0;
+	if (varint(&p, end, &tag) == -1)
+		return bad(P, "%s: bad tag at byte %zu", what, (size_t)(*pp - start));
+	*field = tag >> 3;
+	*wt = (int)(tag & 7);
+	if (*field == 0 || *field > 0x1fffffff)
+		return bad(P, "%s: field number 0 at byte %zu", what,
+		    (size_t)(*pp - start));
+	switch (*wt) {
+	case 0:
+		if (varint(&p, end, num) == -1)
+			return bad(P, "%s: bad varint at byte %zu", what,
+			    (size_t)(p - start));
+		break;
+	case 1:
+		if (end - p < 8)
+			return bad(P, "%s: fixed64 runs past the end at byte %zu",
+			    what, (size_t)(p - start));
+		val->p = p;
+		val->n = 8;
+		p += 8;
+		break;
+	case 5:
+		if (end - p < 4)
+			return bad(P, "%s: fixed32 runs past the end at byte %zu",
+			    what, (size_t)(p - start));
+		val->p = p;
+		val->n = 4;
+		p += 4;
+		break;
+	case 2:
+		if (varint(&p, end, &len) == -1)
+			return bad(P, "%s: bad length at byte %zu", what,
+			    (size_t)(p - start));
+		if (len > (uint64_t)(end - p))
+			return bad(P, "%s: field %llu: length %llu runs past the "
+			    "end at byte %zu", what, (unsigned long long)*field,
+			    (unsigned long long)len, (size_t)(p - start));
+		val->p = p;
+		val->n = (size_t)len;
+		p += len;
+		break;
+	default:
+		return bad(P, "%s: unsupported wire type %d at byte %zu", what,
+		    *wt, (size_t)(*pp - start));
+	}
+	*pp = p;
+	return 1;
+}
+
+/* Collect the map entries of a Features or FeatureLists message. */
+static int
+collect(struct pools *P, const uint8_t *start, struct span msg, int list)
+{
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *q, *qend;
+	struct span v, ev;
+	struct entry *e;
+	uint64_t f, ef, num;
+	int wt, ewt, r;
+	const char *what = list ? "feature_lists" : "features";
+
+	while ((r = next_field(P, what, start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (f != 1 || wt != 2)
+			continue;	/* unknown field */
+		if (GROW(P->ent, P->nent, P->cent, struct entry) == -1)
+			return -1;
+		e = &P->ent[P->nent];
+		e->key = (const uint8_t *)"";
+		e->keylen = 0;
+		e->seq = P->nent;
+		e->v0 = P->nsp;
+		e->nv = 0;
+		e->list = list;
+		q = v.p;
+		qend = v.p + v.n;
+		while ((r = next_field(P, "map entry", start, &q, qend, &ef,
+		    &ewt, &ev, &num)) == 1) {
+			if (ef == 1 && ewt == 2) {
+				e->key = ev.p;
+				e->keylen = ev.n;
+			} else if (ef == 2 && ewt == 2) {
+				if (GROW(P->sp, P->nsp, P->csp, struct span) == -1)
+					return -1;
+				P->sp[P->nsp++] = ev;
+				e->nv++;
+			}
+		}
+		if (r == -1)
+			return -1;
+		P->nent++;
+	}
+	return r;
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int c;
+
+	if (x->list != y->list)
+		return x->list - y->list;
+	if ((c = n ? memcmp(x->key, y->key, n) : 0) != 0)
+		return c;
+	if (x->keylen != y->keylen)
+		return x->keylen < y->keylen ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Decode a list body of the given kind, appending values to the pools. */
+static int
+list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
+    size_t *count)
+{
+	const uint8_t *p = body.p, *end = body.p + body.n, *q, *qend;
+	struct span v;
+	uint64_t f, num, x;
+	uint32_t bits;
+	int wt, r;
+
+	while ((r = next_field(P, "list", start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (f != 1)
+			continue;
+		if (kind == EX_BYTES) {
+			if (wt != 2)
+				continue;
+			if (GROW(P->b, P->nb, P->cb, struct ex_bytes) == -1)
+				return -1;
+			P->b[P->nb].p = v.p;
+			P->b[P->nb++].n = v.n;
+			(*count)++;
+		} else if (kind == EX_FLOAT) {
+			if (wt == 5) {
+				if (GROW(P->f32, P->nf32, P->cf32, float) == -1)
+					return -1;
+				bits = le32(v.p);
+				memcpy(&P->f32[P->nf32++], &bits, 4);
+				(*count)++;
+			} else if (wt == 2) {
+				if (v.n % 4 != 0)
+					return bad(P, "float list: packed length "
+					    "%zu is not a multiple of 4", v.n);
+				for (q = v.p; q < v.p + v.n; q += 4) {
+					if (GROW(P->f32, P->nf32, P->cf32, float) == -1)
+						return -1;
+					bits = le32(q);
+					memcpy(&P->f32[P->nf32++], &bits, 4);
+					(*count)++;
+				}
+			}
+		} else {
+			if (wt == 0) {
+				if (GROW(P->i64, P->ni64, P->ci64, int64_t) == -1)
+					return -1;
+				P->i64[P->ni64++] = (int64_t)num;
+				(*count)++;
+			} else if (wt == 2) {
+				/* at most v.n values: reserve once */
+				while (P->ci64 - P->ni64 < v.n)
+					if (grow((void **)&P->i64, &P->ci64,
+					    sizeof(int64_t)) == -1)
+						return -1;
+				q = v.p;
+				qend = v.p + v.n;
+				while (q < qend) {
+					if (*q < 0x80)
+						x = *q++;
+					else if (varint(&q, qend, &x) == -1)
+						return bad(P, "int64 list: bad varint");
+					P->i64[P->ni64++] = (int64_t)x;
+					(*count)++;
+				}
+			}
+		}
+	}
+	return r;
+}
+
+/*
+ * Decode the Feature made of the value spans sp[0..n) (merged, as
+ * protobuf merges repeated messages) into *ft; *off gets the first
+ * value's index in its pool.
+ */
+static int
+feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
+    struct ex_feature *ft, size_t *off)
+{
+	const uint8_t *p, *end;
+	struct span v;
+	uint64_t f, num;
+	size_t i;
+	int wt, r, kind;
+
+	ft->kind = EX_NONE;
+	ft->n = 0;
+	*off = 0;
+	for (i = 0; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while ((r = next_field(P, "feature", start, &p, end, &f, &wt,
+		    &v, &num)) == 1) {
+			if (wt != 2 || f < 1 || f > 3)
+				continue;
+			kind = f == 1 ? EX_BYTES : f == 2 ? EX_FLOAT : EX_INT64;
+			if ((int)ft->kind != kind) {
+				/* another member of the oneof: start over */
+				ft->kind = kind;
+				ft->n = 0;
+				*off = kind == EX_BYTES ? P->nb :
+				    kind == EX_FLOAT ? P->nf32 : P->ni64;
+			}
+			if (list_values(P, start, kind, v, &ft->n) == -1)
+				return -1;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Point features at their values once the pools have stopped moving. */
+static void
+fixup(struct pools *P, struct ex_feature *ft, size_t off)
+{
+	ft->i64 = NULL;
+	ft->f32 = NULL;
+	ft->b = NULL;
+	if (ft->n == 0)
+		return;
+	switch (ft->kind) {
+	case EX_INT64: ft->i64 = P->i64 + off; break;
+	case EX_FLOAT: ft->f32 = P->f32 + off; break;
+	case EX_BYTES: ft->b = P->b + off; break;
+	default: break;
+	}
+}
+
+/* Room for one more feature (and its pool offset). */
+static struct ex_feature *
+add_feat(struct pools *P)
+{
+	size_t *q;
+
+	if (P->nfeat == P->cfeat) {
+		if (grow((void **)&P->feat, &P->cfeat, sizeof(struct ex_feature)) == -1)
+			return NULL;
+		if ((q = realloc(P->foff, P->cfeat * sizeof(size_t))) == NULL)
+			return NULL;
+		P->foff = q;
+	}
+	memset(&P->feat[P->nfeat], 0, sizeof(struct ex_feature));
+	return &P->feat[P->nfeat];
+}
+
+static int
+feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
+    size_t n, size_t *count)
+{
+	const uint8_t *p, *end;
+	struct span v;
+	uint64_t f, num;
+	size_t i;
+	int wt, r;
+	struct ex_feature *ft;
+
+	*count = 0;
+	for (i = 0; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while ((r = next_field(P, "feature list", start, &p, end, &f,
+		    &wt, &v, &num)) == 1) {
+			if (f != 1 || wt != 2)
+				continue;
+			if ((ft = add_feat(P)) == NULL)
+				return -1;
+			if (feature(P, start, &v, 1, ft, &P->foff[P->nfeat]) == -1)
+				return -1;
+			P->nfeat++;
+			(*count)++;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+is_sequence(const uint8_t *p, size_t n)
+{
+	const uint8_t *end = p + n;
+	uint64_t tag, len;
+
+	while (p < end) {
+		if (varint(&p, end, &tag) == -1)
+			return 0;
+		switch (tag & 7) {
+		case 0:
+			if (varint(&p, end, &len) == -1)
+				return 0;
+			break;
+		case 1:
+			if (end - p < 8)
+				return 0;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return 0;
+			p += 4;
+			break;
+		case 2:
+			if ((tag >> 3) == 2)
+				return 1;
+			if (varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
+				return 0;
+			p += len;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int
+ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
+{
+	struct pools *P = ex->priv;
+	const uint8_t *q = p, *end = p + n;
+	struct span v;
+	uint64_t f, num;
+	size_t i, j, k, nfeat_top, cnt;
+	int wt, r, seq;
+
+	if (P == NULL) {
+		if ((P = calloc(1, sizeof(*P))) == NULL)
+			return -1;
+		ex->priv = P;
+	}
+	P->ni64 = P->nf32 = P->nb = P->nfeat = P->nlists = P->nent = P->nsp = 0;
+	P->err[0] = '\0';
+	seq = type == EX_TYPE_SEQUENCE ||
+	    (type == EX_TYPE_AUTO && is_sequence(p, n));
+	ex->seq = seq;
+	ex->has_features = ex->has_lists = 0;
+	ex->nfeat = ex->nlists = 0;
+	ex->feat = NULL;
+	ex->lists = NULL;
+
+	while ((r = next_field(P, seq ? "sequence example" : "example", p, &q,
+	    end, &f, &wt, &v, &num)) == 1) {
+		if (wt != 2)
+			continue;
+		if (f == 1) {
+			ex->has_features = 1;
+			if (collect(P, p, v, 0) == -1)
+				return -1;
+		} else if (f == 2 && seq) {
+			ex->has_lists = 1;
+			if (collect(P, p, v, 1) == -1)
+				return -1;
+		}
+	}
+	if (r == -1)
+		return -1;
+	if (P->nent > 1)
+		qsort(P->ent, P->nent, sizeof(struct entry), cmp_entry);
+
+	/* Features: the last of equal keys wins. */
+	for (i = 0; i < P->nent && !P->ent[i].list; i = j) {
+		for (j = i + 1; j < P->nent && !P->ent[j].list &&
+		    P->ent[j].keylen == P->ent[i].keylen &&
+		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
+			;
+		k = j - 1;
+		if (add_feat(P) == NULL)
+			return -1;
+		P->feat[P->nfeat].key = P->ent[k].key;
+		P->feat[P->nfeat].keylen = P->ent[k].keylen;
+		if (feature(P, p, P->sp + P->ent[k].v0, P->ent[k].nv,
+		    &P->feat[P->nfeat], &P->foff[P->nfeat]) == -1)
+			return -1;
+		P->nfeat++;
+	}
+	nfeat_top = P->nfeat;
+	for (; i < P->nent; i = j) {
+		for (j = i + 1; j < P->nent && P->ent[j].keylen == P->ent[i].keylen &&
+		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
+			;
+		k = j - 1;
+		if (P->nlists == P->clists) {
+			size_t *q2;
+
+			if (grow((void **)&P->lists, &P->clists,
+			    sizeof(struct ex_flist)) == -1)
+				return -1;
+			if ((q2 = realloc(P->loff, P->clists * sizeof(size_t))) == NULL)
+				return -1;
+			P->loff = q2;
+		}
+		P->lists[P->nlists].key = P->ent[k].key;
+		P->lists[P->nlists].keylen = P->ent[k].keylen;
+		P->loff[P->nlists] = P->nfeat;
+		if (feature_list(P, p, P->sp + P->ent[k].v0, P->ent[k].nv,
+		    &cnt) == -1)
+			return -1;
+		P->lists[P->nlists].n = cnt;
+		P->nlists++;
+	}
+
+	for (i = 0; i < P->nfeat; i++)
+		fixup(P, &P->feat[i], P->foff[i]);
+	for (i = 0; i < P->nlists; i++)
+		P->lists[i].v = P->lists[i].n ? P->feat + P->loff[i] : NULL;
+	ex->feat = nfeat_top ? P->feat : NULL;
+	ex->nfeat = nfeat_top;
+	ex->lists = P->nlists ? P->lists : NULL;
+	ex->nlists = P->nlists;
+	return 0;
+}
+
+static int
+keycmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn;
+	int c = n ? memcmp(a, b, n) : 0;
+
+	if (c != 0)
+		return c;
+	return an < bn ? -1 : an > bn;
+}
+
+const struct ex_feature *
+ex_find(const struct example *ex, const char *name, size_t len)
+{
+	size_t lo = 0, hi = ex->nfeat, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = keycmp(ex->feat[mid].key, ex->feat[mid].keylen,
+		    (const uint8_t *)name, len);
+		if (c == 0)
+			return &ex->feat[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct ex_feature *
+ex_get(const struct example *ex, const char *name)
+{
+	return ex_find(ex, name, strlen(name));
+}
+
+const struct ex_flist *
+ex_find_list(const struct example *ex, const char *name, size_t len)
+{
+	size_t lo = 0, hi = ex->nlists, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = keycmp(ex->lists[mid].key, ex->lists[mid].keylen,
+		    (const uint8_t *)name, len);
+		if (c == 0)
+			return &ex->lists[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Encoding */
+
+size_t
+pb_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+uint8_t *
+pb_put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/* Size of the list message body (BytesList/FloatList/Int64List). */
+static size_t
+list_size(const struct ex_feature *ft, size_t *packed)
+{
+	size_t i, s = 0;
+
+	*packed = 0;
+	switch (ft->kind) {
+	case EX_BYTES:
+		for (i = 0; i < ft->n; i++)
+			s += 1 + pb_varint_size(ft->b[i].n) + ft->b[i].n;
+		return s;
+	case EX_FLOAT:
+		*packed = 4 * ft->n;
+		break;
+	case EX_INT64:
+		for (i = 0; i < ft->n; i++)
+			s += pb_varint_size((uint64_t)ft->i64[i]);
+		*packed = s;
+		break;
+	default:
+		return 0;
+	}
+	return ft->n ? 1 + pb_varint_size(*packed) + *packed : 0;
+}
+
+/* Size of the Feature message body. */
+static size_t
+feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
+{
+	*lsize = list_size(ft, packed);
+	if (ft->kind == EX_NONE)
+		return 0;
+	return 1 + pb_varint_size(*lsize) + *lsize;
+}
+
+static uint8_t *
+put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed)
+{
+	size_t i;
+	uint32_t bits;
+
+	if (ft->kind == EX_NONE)
+		return q;
+	*q++ = ft->kind == EX_BYTES ? 0x0a : ft->kind == EX_FLOAT ? 0x12 : 0x1a;
+	q = pb_put_varint(q, lsize);
+	switch (ft->kind) {
+	case EX_BYTES:
+		for (i = 0; i < ft->n; i++) {
+			*q++ = 0x0a;
+			q = pb_put_varint(q, ft->b[i].n);
+			if (ft->b[i].n)
+				memcpy(q, ft->b[i].p, ft->b[i].n);
+			q += ft->b[i].n;
+		}
+		break;
+	case EX_FLOAT:
+		if (ft->n == 0)
+			break;
+		*q++ = 0x0a;
+		q = pb_put_varint(q, packed);
+		for (i = 0; i < ft->n; i++) {
+			memcpy(&bits, &ft->f32[i], 4);
+			put_le32(q, bits);
+			q += 4;
+		}
+		break;
+	case EX_INT64:
+		if (ft->n == 0)
+			break;
+		*q++ = 0x0a;
+		q = pb_put_varint(q, packed);
+		for (i = 0; i < ft->n; i++)
+			q = pb_put_varint(q, (uint64_t)ft->i64[i]);
+		break;
+	default:
+		break;
+	}
+	return q;
+}
+
+struct order {
+	const uint8_t	*key;
+	size_t		 keylen;
+	size_t		 idx;
+};
+
+static int
+cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	int c = keycmp(x->key, x->keylen, y->key, y->keylen);
+
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Order of keyed items for writing: sorted, the last of equal keys
+ * kept.  Returns the number kept in ord (allocated), or -1.
+ */
+static long
+sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
+    size_t lenoff, struct order **ord)
+{
+	struct order *o;
+	size_t i, m;
+	const uint8_t *it;
+	int sorted = 1;
+
+	*ord = NULL;
+	if (n == 0)
+		return 0;
+	if ((o = malloc(n * sizeof(*o))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		it = (const uint8_t *)items + i * stride;
+		memcpy(&o[i].key, it + keyoff, sizeof(o[i].key));
+		memcpy(&o[i].keylen, it + lenoff, sizeof(o[i].keylen));
+		if (o[i].key == NULL)
+			o[i].key = (const uint8_t *)"";
+		o[i].idx = i;
+		if (i > 0 && keycmp(o[i - 1].key, o[i - 1].keylen, o[i].key,
+		    o[i].keylen) >= 0)
+			sorted = 0;
+	}
+	if (sorted) {
+		*ord = o;
+		return (long)n;
+	}
+	qsort(o, n, sizeof(*o), cmp_order);
+	for (i = 0, m = 0; i < n; i++) {
+		if (i + 1 < n && keycmp(o[i].key, o[i].keylen, o[i + 1].key,
+		    o[i + 1].keylen) == 0)
+			continue;	/* a later one wins */
+		o[m++] = o[i];
+	}
+	*ord = o;
+	return (long)m;
+}
+
+static size_t
+entry_size(size_t keylen, size_t vsize)
+{
+	return 1 + pb_varint_size(keylen) + keylen + 1 + pb_varint_size(vsize) +
+	    vsize;
+}
+
+int
+ex_encode(const struct example *ex, struct buf *out)
+{
+	struct order *fo = NULL, *lo = NULL;
+	long nf, nl;
+	size_t i, j, fs = 0, ls = 0, total, lsz, packed, es, vs, flsz;
+	const struct ex_feature *ft;
+	const struct ex_flist *fl;
+	uint8_t *q, *q0;
+	int want_f, want_l, ret = -1;
+
+	nf = sort_keys(ex->feat, ex->nfeat, sizeof(struct ex_feature),
+	    offsetof(struct ex_feature, key), offsetof(struct ex_feature, keylen), &fo);
+	if (nf == -1)
+		return -1;
+	nl = ex->seq ? sort_keys(ex->lists, ex->nlists, sizeof(struct ex_flist),
+	    offsetof(struct ex_flist, key), offsetof(struct ex_flist, keylen), &lo) : 0;
+	if (nl == -1)
+		goto out;
+	for (i = 0; i < (size_t)nf; i++) {
+		ft = &ex->feat[fo[i].idx];
+		vs = feature_size(ft, &lsz, &packed);
+		fs += 1 + pb_varint_size(entry_size(ft->keylen, vs)) +
+		    entry_size(ft->keylen, vs);
+	}
+	for (i = 0; i < (size_t)nl; i++) {
+		fl = &ex->lists[lo[i].idx];
+		flsz = 0;
+		for (j = 0; j < fl->n; j++) {
+			vs = feature_size(&fl->v[j], &lsz, &packed);
+			flsz += 1 + pb_varint_size(vs) + vs;
+		}
+		es = entry_size(fl->keylen, flsz);
+		ls += 1 + pb_varint_size(es) + es;
+	}
+	want_f = ex->has_features || nf > 0;
+	want_l = ex->seq && (ex->has_lists || nl > 0);
+	total = (want_f ? 1 + pb_varint_size(fs) + fs : 0) +
+	    (want_l ? 1 + pb_varint_size(ls) + ls : 0);
+	if (buf_reserve(out, total) == -1)
+		goto out;
+	q = q0 = out->p + out->len;
+	if (want_f) {
+		*q++ = 0x0a;
+		q = pb_put_varint(q, fs);
+		for (i = 0; i < (size_t)nf; i++) {
+			ft = &ex->feat[fo[i].idx];
+			vs = feature_size(ft, &lsz, &packed);
+			*q++ = 0x0a;
+			q = pb_put_varint(q, entry_size(ft->keylen, vs));
+			*q++ = 0x0a;
+			q = pb_put_varint(q, ft->keylen);
+			if (ft->keylen)
+				memcpy(q, ft->key, ft->keylen);
+			q += ft->keylen;
+			*q++ = 0x12;
+			q = pb_put_varint(q, vs);
+			q = put_feature(q, ft, lsz, packed);
+		}
+	}
+	if (want_l) {
+		*q++ = 0x12;
+		q = pb_put_varint(q, ls);
+		for (i = 0; i < (size_t)nl; i++) {
+			fl = &ex->lists[lo[i].idx];
+			flsz = 0;
+			for (j = 0; j < fl->n; j++) {
+				vs = feature_size(&fl->v[j], &lsz, &packed);
+				flsz += 1 + pb_varint_size(vs) + vs;
+			}
+			*q++ = 0x0a;
+			q = pb_put_varint(q, entry_size(fl->keylen, flsz));
+			*q++ = 0x0a;
+			q = pb_put_varint(q, fl->keylen);
+			if (fl->keylen)
+				memcpy(q, fl->key, fl->keylen);
+			q += fl->keylen;
+			*q++ = 0x12;
+			q = pb_put_varint(q, flsz);
+			for (j = 0; j < fl->n; j++) {
+				vs = feature_size(&fl->v[j], &lsz, &packed);
+				*q++ = 0x0a;
+				q = pb_put_varint(q, vs);
+				q = put_feature(q, &fl->v[j], lsz, packed);
+			}
+		}
+	}
+	out->len += (size_t)(q - q0);
+	ret = 0;
+out:
+	free(fo);
+	free(lo);
+	return ret;
+}
+
+/* Builder */
+
+void
+exb_init(struct ex_builder *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->ex.has_features = 1;
+}
+
+void
+exb_reset(struct ex_builder *b)
+{
+	b->ex.nfeat = 0;
+	b->store.len = 0;
+}
+
+void
+exb_free(struct ex_builder *b)
+{
+	if (b == NULL)
+		return;
+	free(b->ex.feat);
+	free(b->off);
+	buf_free(&b->store);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Copy name and data into the store; the feature's pointers are set at encode time. */
+static int
+exb_add(struct ex_builder *b, const char *name, int kind, const void *v,
+    size_t n, size_t size)
+{
+	struct ex_feature *ft;
+	size_t klen = strlen(name), pad;
+	size_t *q;
+
+	if (b->ex.nfeat == b->cap) {
+		if (grow((void **)&b->ex.feat, &b->cap, sizeof(struct ex_feature)) == -1)
+			return -1;
+		if ((q = realloc(b->off, b->cap * 2 * sizeof(size_t))) == NULL)
+			return -1;
+		b->off = q;
+	}
+	ft = &b->ex.feat[b->ex.nfeat];
+	memset(ft, 0, sizeof(*ft));
+	ft->kind = kind;
+	ft->n = n;
+	ft->keylen = klen;
+	b->off[2 * b->ex.nfeat] = b->store.len;
+	if (buf_append(&b->store, name, klen) == -1)
+		return -1;
+	pad = (8 - b->store.len % 8) % 8;
+	if (buf_reserve(&b->store, pad) == -1)
+		return -1;
+	memset(b->store.p + b->store.len, 0, pad);
+	b->store.len += pad;
+	b->off[2 * b->ex.nfeat + 1] = b->store.len;
+	if (n > 0 && size > 0 && buf_append(&b->store, v, n * size) == -1)
+		return -1;
+	b->ex.nfeat++;
+	return 0;
+}
+
+int
+exb_int64(struct ex_builder *b, const char *name, const int64_t *v, size_t n)
+{
+	return exb_add(b, name, EX_INT64, v, n, sizeof(int64_t));
+}
+
+int
+exb_float(struct ex_builder *b, const char *name, const float *v, size_t n)
+{
+	return exb_add(b, name, EX_FLOAT, v, n, sizeof(float));
+}
+
+int
+exb_bytes(struct ex_builder *b, const char *name, const struct ex_bytes *v,
+    size_t n)
+{
+	size_t i, start;
+	struct ex_bytes *copy;
+
+	if (exb_add(b, name, EX_BYTES, NULL, n, 0) == -1)
+		return -1;
+	/* Spans first (8-aligned), then the bytes; spans are offsets until encode. */
+	start = b->store.len;
+	if (buf_reserve(&b->store, n * sizeof(struct ex_bytes)) == -1)
+		return -1;
+	b->store.len += n * sizeof(struct ex_bytes);
+	for (i = 0; i < n; i++) {
+		size_t at = b->store.len;
+
+		if (buf_append(&b->store, v[i].p, v[i].n) == -1)
+			return -1;
+		copy = (struct ex_bytes *)(void *)(b->store.p + start) + i;
+		copy->p = (const uint8_t *)(uintptr_t)at;
+		copy->n = v[i].n;
+	}
+	{
+		size_t pad = (8 - b->store.len % 8) % 8;
+
+		if (buf_reserve(&b->store, pad) == -1)
+			return -1;
+		memset(b->store.p + b->store.len, 0, pad);
+		b->store.len += pad;
+	}
+	return 0;
+}
+
+int
+exb_encode(struct ex_builder *b, struct buf *out)
+{
+	struct ex_feature *ft;
+	struct ex_bytes *bs;
+	size_t i, j;
+	uint8_t *data;
+	int ret;
+
+	for (i = 0; i < b->ex.nfeat; i++) {
+		ft = &b->ex.feat[i];
+		ft->key = b->store.p + b->off[2 * i];
+		data = b->store.p + b->off[2 * i + 1];
+		switch (ft->kind) {
+		case EX_INT64: ft->i64 = (const int64_t *)(void *)data; break;
+		case EX_FLOAT: ft->f32 = (const float *)(void *)data; break;
+		case EX_BYTES:
+			bs = (struct ex_bytes *)(void *)data;
+			for (j = 0; j < ft->n; j++)
+				bs[j].p = b->store.p + (uintptr_t)bs[j].p;
+			ft->b = bs;
+			break;
+		default: break;
+		}
+	}
+	ret = ex_encode(&b->ex, out);
+	/* Turn the byte spans back into offsets: the store may move. */
+	for (i = 0; i < b->ex.nfeat; i++) {
+		ft = &b->ex.feat[i];
+		if (ft->kind == EX_BYTES)
+			for (j = 0; j < ft->n; j++)
+				((struct ex_bytes *)(uintptr_t)ft->b)[j].p =
+				    (const uint8_t *)(uintptr_t)(ft->b[j].p - b->store.p);
+	}
+	return ret;
+}
+
+long
+ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
+    size_t *cap)
+{
+	struct example ex;
+	const struct ex_feature *ft;
+	long ret;
+	int64_t *d;
+
+	ex_init(&ex);
+	if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		ret = errno == ENOMEM ? -3 : -2;
+		goto out;
+	}
+	if ((ft = ex_get(&ex, name)) == NULL || ft->kind != EX_INT64) {
+		ret = -1;
+		goto out;
+	}
+	if (ft->n > *cap) {
+		if ((d = realloc(*dst, ft->n * sizeof(int64_t))) == NULL) {
+			ret = -3;
+			goto out;
+		}
+		*dst = d;
+		*cap = ft->n;
+	}
+	if (ft->n)
+		memcpy(*dst, ft->i64, ft->n * sizeof(int64_t));
+	ret = (long)ft->n;
+out:
+	ex_free(&ex);
+	return ret;
+}

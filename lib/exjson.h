@@ -1,0 +1,193 @@
+/*
+ * JSON lines for tf.train.Example and SequenceExample records.
+ *
+ * Output (one line, no newline, appended to a struct buf):
+ *
+ *   canonical	the proto3 JSON mapping: lowerCamelCase names, int64 as
+ *		decimal strings, bytes as padded standard base64, floats as
+ *		the shortest of %.6g..%.9g that reads back as the same
+ *		float32 (always with a '.', an exponent or a letter: "1.0",
+ *		"-0.0"), NaN/Infinity/-Infinity as strings; an empty list is
+ *		{"floatList":{}}, a kind-less Feature {}; present-but-empty
+ *		features/context/featureLists are {}; keys sorted bytewise;
+ *		no spaces.
+ *
+ *   flat		(EXJSON_FLAT) {"name":[values],...}: int64 values as JSON
+ *		integers, floats as JSON numbers always with a '.' or an
+ *		exponent, bytes as JSON strings.  A list its values cannot
+ *		type is written typed:
+ *		  {"int64_list":[]}  {"float_list":[]}  {"bytes_list":[]}
+ *		    (empty lists),
+ *		  {"float_list":["NaN",1.5,"-Infinity"]}
+ *		    (a float list holding NaN or an infinity),
+ *		  {"bytes_list":["<base64>",...]}
+ *		    (a bytes list with any value that is not valid UTF-8;
+ *		    then every value of that list is base64).
+ *		A kind-less Feature is null.  A SequenceExample is
+ *		  {"context":{...flat features...},
+ *		   "feature_lists":{"name":[F,F,...]}}
+ *		where each F is written exactly as a flat feature value: a
+ *		list [..], a typed object, or null for a kind-less Feature;
+ *		an empty FeatureList is [].  "context" / "feature_lists"
+ *		appear when present in the record.
+ *		Where the flat text would be ambiguous the record is written
+ *		in the canonical form instead, which the reader tells apart:
+ *		an Example without features ({} or {"features":{}}), and a
+ *		SequenceExample whose parts would read as canonical ones or
+ *		as a flat Example (e.g. a context whose only feature is named
+ *		"feature" or "int64_list").
+ *
+ *   raw		a payload as a JSON string of its padded base64.
+ *
+ * Map keys must be valid UTF-8 (JSON cannot carry anything else); a
+ * key that is not is an error naming it, unless EXJSON_LOSSY replaces
+ * each bad sequence with U+FFFD (keys are then written in the order of
+ * their original bytes and may repeat).  Strings are escaped per RFC
+ * 8259: '"', '\\' and control characters (as \u00XX); '/' and non-ASCII
+ * UTF-8 pass through.
+ *
+ * Input: exjson_parse() reads one line in either form, telling the two
+ * apart by shape: canonical names in lowerCamelCase or proto names;
+ * int64 as a string or an integral number, range-checked; bytes as
+ * base64 with or without padding, standard or URL-safe; floats as
+ * numbers or "NaN"/"Infinity"/"-Infinity" (also numeric strings),
+ * converted from the decimal text straight to float32 (strtof), a
+ * finite decimal that rounds to infinity being an error.  In flat
+ * lists, an array of JSON integers is int64, an array of numbers with
+ * any fraction or exponent is float, an array of strings is bytes
+ * (the UTF-8 text itself).  A SequenceExample is recognised from
+ * "context", "featureLists" or "feature_lists".  Unknown field names,
+ * wrong types, duplicate field names, invalid JSON or trailing text
+ * are errors whose message says what and where (byte offset, feature
+ * name); the caller adds the file and line.  Duplicate map keys: the
+ * last wins.  The payload appended is the canonical binary form
+ * (example.h), so JSON -> records -> JSON is the identity for every
+ * line this module writes.
+ *
+ * Numbers are formatted and read in the "C" locale's syntax; the
+ * library never calls setlocale(), and a program using exjson must
+ * leave LC_NUMERIC as "C".
+ *
+ * Usage:
+ *
+ *	struct exjson j;
+ *	struct buf line = {0}, rec = {0};
+ *	exjson_init(&j, flat ? EXJSON_FLAT : 0);
+ *	// payload -> JSON
+ *	if (exjson_payload(&j, p, n, EX_TYPE_AUTO, &line) == -1)
+ *		die("%s: record %ju: %s", name, nrec, exjson_strerror(&j));
+ *	buf_putc(&line, '\n');
+ *	// JSON -> payload
+ *	if (exjson_parse(&j, text, textlen, EX_TYPE_AUTO, &rec) == -1)
+ *		die("%s: line %ju: %s", name, lineno, exjson_strerror(&j));
+ *	exjson_free(&j);
+ *
+ * Every function returns 0 or -1.  On -1 the message is in
+ * exjson_strerror() (for allocation failures "out of memory", with
+ * errno ENOMEM) and the output buffer has its original length back.
+ */
+#ifndef RECPIPE_EXJSON_H
+#define RECPIPE_EXJSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "example.h"
+
+/* exjson_init() flags. */
+#define EXJSON_FLAT	0x01	/* write the flat form */
+#define EXJSON_LOSSY	0x02	/* replace invalid UTF-8 in keys with U+FFFD */
+
+/* Work space for both directions; the fields are private. */
+struct exjson {
+	unsigned	 flags;
+	struct example	 dec;		/* exjson_payload()'s decoded record */
+	struct buf	 text;		/* copy of the line being parsed */
+	void		*nodes;		/* parser's value tree */
+	size_t		 nnodes, capnodes;
+	struct buf	 feats, lists, i64, f32, bytes; /* parse pools */
+	struct buf	 exfeat, exlists; /* the parsed example's arrays */
+	struct example	 parsed;
+	int		 have_parsed;
+	const char	*where;		/* feature being read, for messages */
+	size_t		 wherelen;
+	char		 msg[256];
+};
+
+/* Set up 'j'; free with exjson_free().  flags: EXJSON_FLAT, EXJSON_LOSSY. */
+void		 exjson_init(struct exjson *j, unsigned flags);
+void		 exjson_free(struct exjson *j);	/* NULL is fine; reusable after exjson_init() */
+/* The message of the last failure; valid until the next call on 'j'. */
+const char	*exjson_strerror(const struct exjson *j);
+
+/*
+ * Append the JSON line for 'ex' (form chosen by the flags) to 'out'.
+ * ex->feat and each ex->lists[i] must be sorted by key bytes with
+ * unique keys, as ex_decode() leaves them; ex->seq chooses the
+ * SequenceExample shape.  Fails only on a key that is not UTF-8 (without
+ * EXJSON_LOSSY) or on allocation failure.
+ */
+int		 exjson_write(struct exjson *j, const struct example *ex,
+		    struct buf *out);
+
+/*
+ * Decode the payload 'p' (n bytes) as 'type' and append its JSON line
+ * to 'out'.  A payload that does not decode fails with ex_strerror()'s
+ * message.  The decoded example stays in 'j' until the next call.
+ */
+int		 exjson_payload(struct exjson *j, const uint8_t *p, size_t n,
+		    enum ex_type type, struct buf *out);
+
+/* Append the raw form of a payload: "<base64>".  -1 only with ENOMEM. */
+int		 exjson_write_raw(const uint8_t *p, size_t n, struct buf *out);
+
+/*
+ * Parse one JSON line (s, n bytes; it need not be NUL-terminated and
+ * may end in whitespace) in either form and append the canonical binary
+ * payload to 'out'.  'type' EX_TYPE_AUTO decides Example vs
+ * SequenceExample from the text; EX_TYPE_EXAMPLE / EX_TYPE_SEQUENCE
+ * accept only that message's forms.  A JSON string is refused (it is a
+ * raw record; see exjson_parse_raw()).
+ */
+int		 exjson_parse(struct exjson *j, const char *s, size_t n,
+		    enum ex_type type, struct buf *out);
+
+/*
+ * The example the last successful exjson_parse() built (features and
+ * lists sorted and unique); valid until the next call on 'j'.  NULL if
+ * there is none.
+ */
+const struct example *exjson_example(const struct exjson *j);
+
+/* Parse a raw line (a JSON string of base64) and append the bytes. */
+int		 exjson_parse_raw(struct exjson *j, const char *s, size_t n,
+		    struct buf *out);
+
+/*
+ * Building blocks, exported for the tests and for other tools' JSON.
+ *
+ * exjson_format_float() writes v as described above (finite values:
+ * shortest of %.6g..%.9g that round-trips, '.0' appended when the text
+ * has no '.', exponent or letter; non-finite: NaN, Infinity, -Infinity
+ * without quotes) into dst (at least EXJSON_FLOAT_MAX bytes, NUL
+ * added) and returns the length.
+ */
+#define EXJSON_FLOAT_MAX 32
+size_t		 exjson_format_float(float v, char *dst);
+/* Decimal text of v into dst (at least 21 bytes, no NUL); returns the end. */
+char		*exjson_format_i64(int64_t v, char *dst);
+/* Standard padded base64 of p[0..n) into dst (4 * ((n + 2) / 3) bytes, no NUL); returns the end. */
+char		*exjson_base64(const uint8_t *p, size_t n, char *dst);
+/*
+ * Decode base64 (standard or URL-safe, padding optional) from s[0..n)
+ * into dst (room for n * 3 / 4 bytes; may equal s).  Returns the number
+ * of bytes, or -1 if s is not base64.
+ */
+long		 exjson_unbase64(const char *s, size_t n, uint8_t *dst);
+/* 1 if p[0..n) is valid UTF-8 (no surrogates, no overlong forms, at most U+10FFFF). */
+int		 exjson_utf8_valid(const uint8_t *p, size_t n);
+/* Append p[0..n) as a JSON string (with quotes), escaped; p must be valid UTF-8. */
+int		 exjson_put_string(struct buf *out, const uint8_t *p, size_t n);
+
+#endif

@@ -1,0 +1,296 @@
+#!/usr/bin/env bats
+# tfr-cat: the command line, end to end.
+
+load common
+
+setup() {
+	# The spec's worked record: payload "foo".
+	printf '\003\000\000\000\000\000\000\000\260\231\111\016foo\141\212\276\376' >"$T/foo.tfr"
+	printf '%s\n' '{"features":{"feature":{"a":{"int64List":{"value":["1","2"]}},"t":{"bytesList":{"value":["aGk="]}}}}}' \
+		'{"features":{"feature":{"a":{"int64List":{"value":["3"]}},"f":{"floatList":{"value":[0.5]}}}}}' \
+		'{"features":{"feature":{"a":{"int64List":{}}}}}' >"$T/three.jsonl"
+	tfr-cat -R --from-json "$T/three.jsonl" >"$T/three.tfr"
+}
+
+# 1000 records of about 100 bytes: larger than a pipe buffer.
+big() {
+	local i
+	for i in $(seq 1 1000); do
+		printf '{"a":[%d,%d,%d],"t":["%0100d"]}\n' "$i" "$((i * 2))" "$((i * 3))" "$i"
+	done | tfr-cat -R --from-json >"$T/big.tfr"
+}
+
+@test "tfr-cat: --help prints the synopsis and exits 0" {
+	run -0 --separate-stderr tfr-cat --help
+	[[ "$output" == "usage: tfr-cat [-cqRV]"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "tfr-cat: --version" {
+	run -0 tfr-cat -V
+	[ "$output" = "tfr-cat 0.1.0" ]
+}
+
+@test "tfr-cat: an unknown option is a usage error, status 2" {
+	run -2 --separate-stderr tfr-cat --bogus
+	[ -z "$output" ]
+	[[ "$stderr" == *"usage: tfr-cat"* ]]
+}
+
+@test "tfr-cat: missing file is status 1 and names the file" {
+	run -1 --separate-stderr tfr-cat "$T/nosuch.tfr"
+	[ -z "$output" ]
+	[ "$stderr" = "tfr-cat: $T/nosuch.tfr: No such file or directory" ]
+}
+
+@test "tfr-cat: raw mode prints the spec's 'foo' record as base64 of its payload" {
+	run -0 --separate-stderr tfr-cat --type raw "$T/foo.tfr"
+	[ "$output" = '"Zm9v"' ]
+	[ -z "$stderr" ]
+}
+
+@test "tfr-cat: raw JSON reads back to the same bytes" {
+	tfr-cat --type raw "$T/foo.tfr" | tfr-cat -R --from-json --type raw >"$T/back.tfr"
+	cmp "$T/foo.tfr" "$T/back.tfr"
+}
+
+@test "tfr-cat: JSON lines in the proto3 mapping, keys sorted" {
+	run -0 --separate-stderr tfr-cat "$T/three.tfr"
+	[ "${lines[0]}" = '{"features":{"feature":{"a":{"int64List":{"value":["1","2"]}},"t":{"bytesList":{"value":["aGk="]}}}}}' ]
+	[ "${lines[2]}" = '{"features":{"feature":{"a":{"int64List":{}}}}}' ]
+	[ "${#lines[@]}" = 3 ]
+}
+
+@test "tfr-cat: --flat and back gives the same records" {
+	run -0 tfr-cat --flat "$T/three.tfr"
+	[ "${lines[0]}" = '{"a":[1,2],"t":["hi"]}' ]
+	[ "${lines[1]}" = '{"a":[3],"f":[0.5]}' ]
+	[ "${lines[2]}" = '{"a":{"int64_list":[]}}' ]
+	tfr-cat --flat "$T/three.tfr" | tfr-cat -R --from-json >"$T/again.tfr"
+	cmp "$T/three.tfr" "$T/again.tfr"
+}
+
+@test "tfr-cat: -f keeps only the named features, in JSON and in records" {
+	run -0 tfr-cat --flat -f t,f "$T/three.tfr"
+	[ "${lines[0]}" = '{"t":["hi"]}' ]
+	[ "${lines[1]}" = '{"f":[0.5]}' ]
+	[ "${lines[2]}" = '{"features":{}}' ]
+	tfr-cat -R -f a "$T/three.tfr" | tfr-cat --flat >"$T/a.jsonl"
+	[ "$(head -1 "$T/a.jsonl")" = '{"a":[1,2]}' ]
+}
+
+@test "tfr-cat: -n and --skip select records across files" {
+	run -0 tfr-cat --flat --skip 2 -n 2 "$T/three.tfr" "$T/three.tfr"
+	[ "${#lines[@]}" = 2 ]
+	[ "${lines[0]}" = '{"a":{"int64_list":[]}}' ]
+	[ "${lines[1]}" = '{"a":[1,2],"t":["hi"]}' ]
+}
+
+@test "tfr-cat: --shard K/N takes every Nth record" {
+	big
+	run -0 tfr-cat -c --shard 1/3 "$T/big.tfr"
+	[ "$output" = 333 ]
+	run -0 tfr-cat --flat -f a -n 1 --shard 1/3 "$T/big.tfr"
+	[ "$output" = '{"a":[2,4,6]}' ]
+}
+
+@test "tfr-cat: -c counts records; stdin works" {
+	big
+	run -0 tfr-cat -c "$T/big.tfr"
+	[ "$output" = 1000 ]
+	run -0 bash -c 'tfr-cat -c <"$1"' _ "$T/big.tfr"
+	[ "$output" = 1000 ]
+	run -0 bash -c 'cat "$1" | tfr-cat -c -' _ "$T/big.tfr"
+	[ "$output" = 1000 ]
+}
+
+@test "tfr-cat: -c still finds a truncated last record" {
+	big
+	head -c -3 "$T/big.tfr" >"$T/cut.tfr"
+	run -1 --separate-stderr tfr-cat -c "$T/cut.tfr"
+	[[ "$stderr" == "tfr-cat: $T/cut.tfr: record 999 at offset "*": truncated record"* ]]
+}
+
+@test "tfr-cat: -R -z gzip and -z zlib compress; reading sniffs them" {
+	big
+	tfr-cat -R -z gzip "$T/big.tfr" >"$T/big.gz"
+	tfr-cat -R -z zlib "$T/big.tfr" >"$T/big.zz"
+	[ "$(head -c2 "$T/big.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ]
+	[ "$(head -c2 "$T/big.zz" | od -An -tx1 | tr -d ' ')" = 789c ]
+	tfr-cat -R "$T/big.gz" | cmp - "$T/big.tfr"
+	tfr-cat -R "$T/big.zz" | cmp - "$T/big.tfr"
+	gzip -dc "$T/big.gz" | cmp - "$T/big.tfr"
+}
+
+@test "tfr-cat: -o FILE.gz compresses by suffix" {
+	big
+	tfr-cat -R -o "$T/out.tfrecord.gz" "$T/big.tfr"
+	gzip -dc "$T/out.tfrecord.gz" | cmp - "$T/big.tfr"
+}
+
+@test "tfr-cat: concatenated gzip files read as one stream" {
+	tfr-cat -R -z gzip "$T/three.tfr" >"$T/a.gz"
+	cat "$T/a.gz" "$T/a.gz" >"$T/aa.gz"
+	run -0 tfr-cat -c "$T/aa.gz"
+	[ "$output" = 6 ]
+}
+
+@test "tfr-cat: a gzip file read as --compression none says what to try" {
+	tfr-cat -R -z gzip "$T/three.tfr" >"$T/a.gz"
+	run -1 --separate-stderr tfr-cat --compression none "$T/a.gz"
+	[ "$stderr" = "tfr-cat: $T/a.gz: record 0 at offset 0: length CRC mismatch (the input looks gzip-compressed: try --compression gzip)" ]
+}
+
+@test "tfr-cat: a Git LFS pointer is named as such" {
+	printf 'version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 1\n' >"$T/lfs.tfrecord"
+	run -1 --separate-stderr tfr-cat "$T/lfs.tfrecord"
+	[[ "$stderr" == *"Git LFS pointer"*"git lfs pull"* ]]
+}
+
+@test "tfr-cat: good records come out before a damaged one" {
+	cat "$T/three.tfr" "$T/foo.tfr" >"$T/x.tfr"
+	printf 'junkjunkjunkjunk' >>"$T/x.tfr"
+	run -1 --separate-stderr tfr-cat --type raw "$T/x.tfr"
+	[ "${#lines[@]}" = 4 ]
+	[ "${lines[3]}" = '"Zm9v"' ]
+	[[ "$stderr" == "tfr-cat: $T/x.tfr: record 4 at offset "*": length CRC mismatch" ]]
+}
+
+@test "tfr-cat: a partial header is an error, and a clean end with --tf-compat" {
+	cat "$T/three.tfr" >"$T/p.tfr"
+	printf '\001\002\003\004\005' >>"$T/p.tfr"
+	run -1 --separate-stderr tfr-cat -c "$T/p.tfr"
+	[[ "$stderr" == *"record 3 at offset"*"truncated header: 5 bytes after the last record" ]]
+	run -0 --separate-stderr tfr-cat -c --tf-compat "$T/p.tfr"
+	[ "$output" = 3 ]
+	[ -z "$stderr" ]
+}
+
+@test "tfr-cat: a payload that is not an Example names the record; raw mode is fine" {
+	cat "$T/three.tfr" "$T/foo.tfr" >"$T/x.tfr"
+	run -1 --separate-stderr tfr-cat "$T/x.tfr"
+	[ "${#lines[@]}" = 3 ]
+	[[ "$stderr" == "tfr-cat: $T/x.tfr: record 3 at offset "*": payload is not an Example: "* ]]
+	run -0 tfr-cat --type raw "$T/x.tfr"
+}
+
+@test "tfr-cat: --recover writes every intact record and reports the skipped bytes" {
+	big
+	# Damage the payload of record 10 and the length of record 500.
+	cp "$T/big.tfr" "$T/bad.tfr"
+	off10=$(tfr-cat --index "$T/big.tfr" | sed -n '11p' | cut -d' ' -f1)
+	off500=$(tfr-cat --index "$T/big.tfr" | sed -n '501p' | cut -d' ' -f1)
+	printf 'X' | dd of="$T/bad.tfr" bs=1 seek=$((off10 + 20)) conv=notrunc status=none
+	printf 'X' | dd of="$T/bad.tfr" bs=1 seek=$((off500 + 2)) conv=notrunc status=none
+	run -1 --separate-stderr tfr-cat -c "$T/bad.tfr"
+	run -1 --separate-stderr tfr-cat -R --recover -o "$T/rec.tfr" "$T/bad.tfr"
+	[[ "$stderr" == *"record 10 at offset $off10: payload CRC mismatch"* ]]
+	[[ "$stderr" == *"skipped bytes $off10-"* ]]
+	[[ "$stderr" == *"record 500 at offset $off500: length CRC mismatch"* ]]
+	[[ "$stderr" == *"recovered 998 records; skipped 2 byte ranges"* ]]
+	run -0 tfr-cat -c "$T/rec.tfr"
+	[ "$output" = 998 ]
+}
+
+@test "tfr-cat: --verify prints a summary and fails on a bad CRC" {
+	run -0 --separate-stderr tfr-cat --verify "$T/three.tfr"
+	[ "$output" = "$T/three.tfr: 3 records, $(stat -c %s "$T/three.tfr") bytes, none, OK" ]
+	cp "$T/three.tfr" "$T/bad.tfr"
+	printf 'Z' | dd of="$T/bad.tfr" bs=1 seek=20 conv=notrunc status=none
+	run -1 --separate-stderr tfr-cat --verify "$T/bad.tfr" "$T/three.tfr"
+	[[ "${lines[0]}" == *"bad.tfr: 0 records, "*", FAILED" ]]
+	[[ "${lines[1]}" == *"three.tfr: 3 records, "*", OK" ]]
+	[[ "$stderr" == *"record 0 at offset 0: payload CRC mismatch" ]]
+}
+
+@test "tfr-cat: --index writes tfrecord2idx lines" {
+	run -0 tfr-cat --index "$T/foo.tfr" "$T/foo.tfr"
+	[ "${lines[0]}" = "0 19" ]
+	[ "${lines[1]}" = "0 19" ]
+	run -0 tfr-cat --index "$T/three.tfr"
+	[ "${lines[0]}" = "0 $(( $(tfr-cat -R -n 1 "$T/three.tfr" | wc -c) ))" ]
+}
+
+@test "tfr-cat: --stats summarises features" {
+	run -0 tfr-cat --stats "$T/three.tfr"
+	[ "${lines[0]}" = "records	3" ]
+	[ "${lines[2]}" = "a	3	int64	0	1.0	2	0:1 1:1 2-3:1" ]
+	[ "${lines[3]}" = "f	1	float	1	1.0	1	1:1" ]
+}
+
+@test "tfr-cat: --split deals records round-robin into named shards" {
+	big
+	tfr-cat --split 3 -o "$T/train-%05d-of-%05d" "$T/big.tfr"
+	run -0 tfr-cat -c "$T/train-00000-of-00003"
+	[ "$output" = 334 ]
+	run -0 tfr-cat -c "$T/train-00002-of-00003"
+	[ "$output" = 333 ]
+	run -0 tfr-cat --flat -f a -n 2 "$T/train-00001-of-00003"
+	[ "${lines[0]}" = '{"a":[2,4,6]}' ]
+	[ "${lines[1]}" = '{"a":[5,10,15]}' ]
+}
+
+@test "tfr-cat: --shuffle is a seeded permutation" {
+	big
+	tfr-cat -R --shuffle "$T/big.tfr" >"$T/s1"
+	tfr-cat -R --shuffle "$T/big.tfr" >"$T/s2"
+	tfr-cat -R --shuffle -s 7 "$T/big.tfr" >"$T/s3"
+	cmp "$T/s1" "$T/s2"
+	! cmp -s "$T/s1" "$T/s3"
+	! cmp -s "$T/s1" "$T/big.tfr"
+	diff <(tfr-cat --flat "$T/s1" | sort) <(tfr-cat --flat "$T/big.tfr" | sort)
+	tfr-cat -R --shuffle-window 50 "$T/big.tfr" >"$T/w"
+	diff <(tfr-cat --flat "$T/w" | sort) <(tfr-cat --flat "$T/big.tfr" | sort)
+}
+
+@test "tfr-cat: --shuffle beyond --shuffle-memory fails and leaves no output" {
+	big
+	run -1 --separate-stderr tfr-cat -R --shuffle --shuffle-memory 10k -o "$T/o.tfr" "$T/big.tfr"
+	[[ "$stderr" == *"--shuffle-window"* ]]
+	[ ! -e "$T/o.tfr" ]
+	[ -z "$(ls "$T" | grep 'o.tfr.')" ]
+}
+
+@test "tfr-cat: a failed input leaves no named output" {
+	printf 'garbage-garbage!' >"$T/g.tfr"
+	run -1 tfr-cat -R -o "$T/out.tfr" "$T/three.tfr" "$T/g.tfr"
+	[ ! -e "$T/out.tfr" ]
+}
+
+@test "tfr-cat: refuses to write records to a terminal" {
+	command -v script >/dev/null || skip "no script(1)"
+	run script -qec "$RECPIPE_BIN/tfr-cat -R $T/three.tfr" /dev/null
+	[[ "$output" == *"refusing to write records to a terminal"* ]]
+}
+
+@test "tfr-cat: --from-json reports the line of bad JSON" {
+	printf '{"a":[1]}\n{"a":[1,\n' >"$T/bad.jsonl"
+	run -0 --separate-stderr bash -c 'tfr-cat -R --from-json "$1" | tfr-cat -c; echo "${PIPESTATUS[0]}"' _ "$T/bad.jsonl"
+	[[ "$stderr" == "tfr-cat: $T/bad.jsonl: line 2: "* ]]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 1 ]
+}
+
+@test "tfr-cat: a closed pipe is a quiet SIGPIPE" {
+	big
+	run bash -c 'tfr-cat "$1" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big.tfr"
+	[ "$output" = 141 ]
+	run bash -c 'tfr-cat -R "$1" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big.tfr"
+	[ "$output" = 141 ]
+}
+
+@test "tfr-cat: a full disk is status 1 with a message" {
+	run -1 --separate-stderr bash -c 'tfr-cat "$1" >/dev/full' _ "$T/three.tfr"
+	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
+	run -1 --separate-stderr bash -c 'tfr-cat -R "$1" >/dev/full' _ "$T/three.tfr"
+	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
+}
+
+@test "tfr-cat: SequenceExample flat JSON round trip" {
+	printf '%s\n' '{"context":{"len":[2]},"feature_lists":{"tok":[[1,2],[3],null,{"int64_list":[]}]}}' >"$T/seq.jsonl"
+	tfr-cat -R --from-json "$T/seq.jsonl" >"$T/seq.tfr"
+	run -0 tfr-cat --flat "$T/seq.tfr"
+	[ "$output" = '{"context":{"len":[2]},"feature_lists":{"tok":[[1,2],[3],null,{"int64_list":[]}]}}' ]
+	run -0 tfr-cat "$T/seq.tfr"
+	[ "$output" = '{"context":{"feature":{"len":{"int64List":{"value":["2"]}}}},"featureLists":{"featureList":{"tok":{"feature":[{"int64List":{"value":["1","2"]}},{"int64List":{"value":["3"]}},{},{"int64List":{}}]}}}}' ]
+}

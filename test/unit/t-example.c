@@ -1,0 +1,140 @@
+/*
+ * Example codec: every accepted wire form, last-wins rules, presence,
+ * canonical encoding, and malformed input.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "example.h"
+#include "tap.h"
+
+#define B(s) (const uint8_t *)(s), sizeof(s) - 1
+
+static int
+same(const struct buf *b, const char *s, size_t n)
+{
+	return b->len == n && memcmp(b->p, s, n) == 0;
+}
+
+int
+main(void)
+{
+	struct example ex;
+	struct ex_builder eb;
+	struct buf out = { 0 };
+	const struct ex_feature *f;
+	int64_t iv[] = { 1, -1, INT64_MAX, INT64_MIN, 300 };
+	float fv[] = { 0.5f, -0.0f };
+	struct ex_bytes bv[] = { { (const uint8_t *)"ab", 2 }, { (const uint8_t *)"", 0 } };
+	int64_t *dst = NULL;
+	size_t cap = 0;
+
+	ex_init(&ex);
+
+	/* {"a": int64 [1, 2]} canonical */
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x03"),
+	    EX_TYPE_AUTO) == 0, "canonical Example decodes");
+	f = ex_get(&ex, "a");
+	TEST(f && f->kind == EX_INT64 && f->n == 3 && f->i64[2] == 3, "a = [1 2 3]");
+	TEST(!ex.seq && ex.has_features, "an Example with features");
+
+	/* unpacked int64 values and a second packed chunk concatenate */
+	TEST(ex_decode(&ex, B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    EX_TYPE_EXAMPLE) == 0, "mixed packed and unpacked");
+	f = ex_get(&ex, "a");
+	TEST(f && f->n == 4 && f->i64[0] == 5 && f->i64[1] == 6 && f->i64[2] == 7 &&
+	    f->i64[3] == 9, "a = [5 6 7 9]");
+
+	/* value before key; duplicate keys, the last wins */
+	TEST(ex_decode(&ex, B("\x0a\x1c"
+	    "\x0a\x0a\x12\x05\x1a\x03\x0a\x01\x01\x0a\x01" "k"
+	    "\x0a\x0e\x0a\x01" "k" "\x12\x09\x0a\x07\x0a\x05" "hello"),
+	    EX_TYPE_EXAMPLE) == 0, "entry fields in any order, duplicate key");
+	f = ex_get(&ex, "k");
+	TEST(f && f->kind == EX_BYTES && f->n == 1 && f->b[0].n == 5 &&
+	    memcmp(f->b[0].p, "hello", 5) == 0 && ex.nfeat == 1, "last k wins");
+
+	/* two kinds in one Feature: the last kind wins */
+	TEST(ex_decode(&ex, B("\x0a\x13\x0a\x11\x0a\x01" "x" "\x12\x0c\x1a\x03\x0a\x01\x07\x12\x05\x0d\x00\x00\x80\x3f"),
+	    EX_TYPE_EXAMPLE) == 0, "two kinds");
+	f = ex_get(&ex, "x");
+	TEST(f && f->kind == EX_FLOAT && f->n == 1 && f->f32[0] == 1.0f, "float kind wins");
+
+	/* unknown fields at every level are skipped */
+	TEST(ex_decode(&ex, B("\x10\x05\x0a\x11\x18\x01\x0a\x0d\x20\x02\x0a\x01" "a" "\x12\x06\x28\x01\x1a\x02\x08\x04"),
+	    EX_TYPE_EXAMPLE) == 0, "unknown fields");
+	f = ex_get(&ex, "a");
+	TEST(f && f->kind == EX_INT64 && f->n == 1 && f->i64[0] == 4, "a = [4] beside unknown fields");
+
+	/* presence: no features at all vs empty features */
+	TEST(ex_decode(&ex, (const uint8_t *)"", 0, EX_TYPE_AUTO) == 0 && !ex.has_features,
+	    "empty payload: no features");
+	TEST(ex_decode(&ex, B("\x0a\x00"), EX_TYPE_AUTO) == 0 && ex.has_features &&
+	    ex.nfeat == 0, "0a 00: features present, empty");
+
+	/* malformed */
+	TEST(ex_decode(&ex, B("\x0a\x05\x0a\x01"), EX_TYPE_AUTO) == -1, "length past the end");
+	TEST(ex_decode(&ex, B("\x0b\x00"), EX_TYPE_AUTO) == -1, "group wire type");
+	TEST(ex_decode(&ex, B("\x00\x00"), EX_TYPE_AUTO) == -1, "field number 0");
+	TEST(ex_decode(&ex, B("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"), EX_TYPE_AUTO) == -1,
+	    "11-byte varint");
+	TEST(strstr(ex_strerror(&ex), "varint") != NULL, "message names the varint: %s", ex_strerror(&ex));
+	TEST(ex_decode(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
+	    EX_TYPE_AUTO) == -1, "float packed length not a multiple of 4");
+
+	/* builder: canonical bytes, keys sorted */
+	exb_init(&eb);
+	exb_int64(&eb, "z", iv, 2);
+	exb_bytes(&eb, "b", bv, 2);
+	exb_float(&eb, "f", fv, 0);
+	exb_encode(&eb, &out);
+	TEST(same(&out, "\x0a\x2e"
+	    "\x0a\x0d\x0a\x01" "b" "\x12\x08\x0a\x06\x0a\x02" "ab" "\x0a\x00"
+	    "\x0a\x07\x0a\x01" "f" "\x12\x02\x12\x00"
+	    "\x0a\x14\x0a\x01" "z" "\x12\x0f\x1a\x0d\x0a\x0b\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 48),
+	    "builder writes the canonical form");
+	TEST(ex_decode(&ex, out.p, out.len, EX_TYPE_AUTO) == 0 && ex.nfeat == 3,
+	    "and it decodes");
+	out.len = 0;
+	exb_reset(&eb);
+	exb_int64(&eb, "targets", iv, 5);
+	exb_encode(&eb, &out);
+	TEST(ex_int64_values(out.p, out.len, "targets", &dst, &cap) == 5 &&
+	    dst[2] == INT64_MAX && dst[3] == INT64_MIN && dst[4] == 300, "int64 extremes survive");
+	TEST(ex_int64_values(out.p, out.len, "inputs", &dst, &cap) == -1, "absent feature");
+	TEST(ex_int64_values((const uint8_t *)"\x0a\x05", 2, "x", &dst, &cap) == -2, "malformed");
+
+	/* decode -> encode is the canonical form of the input */
+	{
+		struct buf o2 = { 0 };
+
+		ex_decode(&ex, B("\x0a\x1c"
+		    "\x0a\x0a\x12\x05\x1a\x03\x0a\x01\x01\x0a\x01" "k"
+		    "\x0a\x0e\x0a\x01" "k" "\x12\x09\x0a\x07\x0a\x05" "hello"), EX_TYPE_AUTO);
+		ex_encode(&ex, &o2);
+		TEST(same(&o2, "\x0a\x10\x0a\x0e\x0a\x01" "k" "\x12\x09\x0a\x07\x0a\x05" "hello", 18),
+		    "duplicate key re-encoded once");
+		buf_free(&o2);
+	}
+
+	/* SequenceExample: context and lists, detected by field 2 */
+	TEST(ex_decode(&ex, B("\x12\x14\x0a\x12\x0a\x01" "t" "\x12\x0d"
+	    "\x0a\x05\x1a\x03\x0a\x01\x01" "\x0a\x00" "\x0a\x02\x1a\x00"), EX_TYPE_AUTO) == 0 &&
+	    ex.seq, "SequenceExample recognised");
+	TEST(ex.nlists == 1 && ex.lists[0].n == 3 && ex.lists[0].v[0].kind == EX_INT64 &&
+	    ex.lists[0].v[1].kind == EX_NONE && ex.lists[0].v[2].kind == EX_INT64 &&
+	    ex.lists[0].v[2].n == 0 && !ex.has_features && ex.has_lists, "lists with kind-less and empty features");
+	out.len = 0;
+	ex_encode(&ex, &out);
+	TEST(same(&out, "\x12\x14\x0a\x12\x0a\x01" "t" "\x12\x0d"
+	    "\x0a\x05\x1a\x03\x0a\x01\x01" "\x0a\x00" "\x0a\x02\x1a\x00", 22),
+	    "SequenceExample re-encodes to the same bytes");
+
+	buf_free(&out);
+	exb_free(&eb);
+	ex_free(&ex);
+	free(dst);
+	return tap_done();
+}

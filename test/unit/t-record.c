@@ -1,0 +1,284 @@
+/*
+ * Record reader and writer: round trips through every compression,
+ * pipes, and each kind of damage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "record.h"
+#include "tap.h"
+
+static char tmpl[] = "/tmp/t-record.XXXXXX";
+
+/* Write records of lengths 0..n-1 (payload byte i) with compression c. */
+static int
+make(enum rec_comp c, int n)
+{
+	int fd = mkstemp(tmpl), i;
+	struct rec_writer *w;
+	uint8_t p[300];
+
+	strcpy(tmpl + strlen(tmpl) - 6, "XXXXXX");
+	w = rec_writer_open(fd, c, -1);
+	for (i = 0; i < n; i++) {
+		memset(p, i, (size_t)i);
+		rec_write(w, p, (size_t)i);
+	}
+	rec_writer_close(w);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static int
+count(int fd, enum rec_comp c, unsigned flags, enum rec_err *err)
+{
+	struct rec_reader *r = rec_reader_open(fd, c, flags, 0);
+	const uint8_t *p;
+	size_t n;
+	int k = 0, ret;
+
+	while ((ret = rec_read(r, &p, &n)) == 1) {
+		if (flags == 0 && (n != (size_t)k ||
+		    (n && (p[0] != k || p[n - 1] != k)))) {
+			k = -1000;
+			break;
+		}
+		k++;
+	}
+	*err = ret == -1 ? rec_error(r) : REC_OK;
+	rec_reader_free(r);
+	return k;
+}
+
+/* Write bytes to a file and return an fd at its start. */
+static int
+bytes_file(const void *p, size_t n)
+{
+	int fd = mkstemp(tmpl);
+
+	strcpy(tmpl + strlen(tmpl) - 6, "XXXXXX");
+	if (write(fd, p, n) != (ssize_t)n)
+		abort();
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static struct buf
+file_bytes(int fd)
+{
+	struct buf b = { 0 };
+	uint8_t t[4096];
+	ssize_t n;
+
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, t, sizeof(t))) > 0)
+		buf_append(&b, t, (size_t)n);
+	return b;
+}
+
+int
+main(void)
+{
+	enum rec_err e;
+	enum rec_comp comps[] = { REC_NONE, REC_ZLIB, REC_GZIP };
+	const char *names[] = { "none", "zlib", "gzip" };
+	struct buf b;
+	int i, fd, fd2, pfd[2];
+	struct rec_reader *r;
+	const uint8_t *p;
+	size_t n;
+
+	for (i = 0; i < 3; i++) {
+		fd = make(comps[i], 200);
+		TEST_INT(count(fd, comps[i], 0, &e), ==, 200, "%s: 200 records back", names[i]);
+		TEST(e == REC_OK, "%s: clean end", names[i]);
+		lseek(fd, 0, SEEK_SET);
+		TEST_INT(count(fd, REC_AUTO, 0, &e), ==, 200, "%s: sniffed", names[i]);
+		lseek(fd, 0, SEEK_SET);
+		TEST_INT(count(fd, REC_AUTO, REC_SKIP_DATA, &e), ==, 200, "%s: counted", names[i]);
+		close(fd);
+	}
+
+	/* Zero records still make a zlib stream of 8 bytes. */
+	fd = make(REC_ZLIB, 0);
+	b = file_bytes(fd);
+	TEST(b.len == 8 && memcmp(b.p, "\x78\x9c\x03\x00\x00\x00\x00\x01", 8) == 0,
+	    "empty zlib stream is 78 9c 03 00 00 00 00 01");
+	buf_free(&b);
+	close(fd);
+	fd = make(REC_GZIP, 3);
+	b = file_bytes(fd);
+	TEST(b.len > 10 && memcmp(b.p, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) == 0,
+	    "gzip header as TensorFlow writes it");
+	/* Two members read as one stream. */
+	buf_append(&b, b.p, b.len);
+	fd2 = bytes_file(b.p, b.len);
+	TEST_INT(count(fd2, REC_AUTO, REC_SKIP_DATA, &e), ==, 6, "two gzip members");
+	close(fd2);
+	/* Garbage after the last member. */
+	buf_append(&b, "\0\0\0", 3);
+	fd2 = bytes_file(b.p, b.len);
+	TEST_INT(count(fd2, REC_AUTO, REC_SKIP_DATA, &e), ==, 6, "records before trailing zeros");
+	TEST(e == REC_TRAILING, "trailing zeros after gzip are an error");
+	close(fd2);
+	/* Truncated gzip. */
+	fd2 = bytes_file(b.p, 20);
+	count(fd2, REC_AUTO, 0, &e);
+	TEST(e == REC_TRUNC_STREAM, "cut gzip stream: truncated_stream");
+	close(fd2);
+	buf_free(&b);
+	close(fd);
+
+	/* Zlib followed by more data: error, or ignored in TF mode. */
+	fd = make(REC_ZLIB, 5);
+	b = file_bytes(fd);
+	buf_append(&b, "junk", 4);
+	fd2 = bytes_file(b.p, b.len);
+	TEST_INT(count(fd2, REC_ZLIB, 0, &e), ==, 5, "zlib + junk: records first");
+	TEST(e == REC_TRAILING, "zlib + junk: trailing_data");
+	lseek(fd2, 0, SEEK_SET);
+	count(fd2, REC_ZLIB, REC_TF_COMPAT, &e);
+	TEST(e == REC_OK, "zlib + junk: ignored with tf-compat");
+	close(fd2);
+	buf_free(&b);
+	close(fd);
+
+	/* Damage to an uncompressed stream. */
+	fd = make(REC_NONE, 4);	/* lengths 0,1,2,3: 16+17+18+19 = 70 bytes */
+	b = file_bytes(fd);
+	TEST_INT(b.len, ==, 70, "four records make 70 bytes");
+	fd2 = bytes_file(b.p, 70 - 19 + 5);
+	TEST_INT(count(fd2, REC_NONE, 0, &e), ==, 3, "partial header: 3 records");
+	TEST(e == REC_TRUNC_HEADER, "partial header: truncated_header");
+	lseek(fd2, 0, SEEK_SET);
+	count(fd2, REC_NONE, REC_TF_COMPAT, &e);
+	TEST(e == REC_OK, "partial header: clean end with tf-compat");
+	close(fd2);
+	fd2 = bytes_file(b.p, 69);
+	count(fd2, REC_NONE, 0, &e);
+	TEST(e == REC_TRUNC_RECORD, "short footer: truncated_record");
+	lseek(fd2, 0, SEEK_SET);
+	count(fd2, REC_NONE, REC_SKIP_DATA, &e);
+	TEST(e == REC_TRUNC_RECORD, "short footer while counting: truncated_record");
+	close(fd2);
+	b.p[16 + 12] ^= 1;	/* payload of record 1 */
+	fd2 = bytes_file(b.p, 70);
+	TEST_INT(count(fd2, REC_NONE, 0, &e), ==, 1, "bad payload: 1 record before");
+	TEST(e == REC_BAD_DATA_CRC, "bad payload: bad_data_crc");
+	lseek(fd2, 0, SEEK_SET);
+	TEST_INT(count(fd2, REC_NONE, REC_NO_CRC, &e), ==, 4, "bad payload passes without CRC checks");
+	/* Recovery skips exactly that record. */
+	lseek(fd2, 0, SEEK_SET);
+	r = rec_reader_open(fd2, REC_NONE, 0, 0);
+	{
+		uint64_t off, len;
+		int got = 0;
+
+		while (rec_read(r, &p, &n) == 1)
+			got++;
+		TEST(rec_offset(r) == 16, "fault at offset 16");
+		TEST(rec_resync(r, &off, &len) == 1 && off == 16 && len == 17,
+		    "resync skips bytes 16..33");
+		while (rec_read(r, &p, &n) == 1)
+			got++;
+		TEST_INT(got, ==, 3, "3 records recovered");
+	}
+	rec_reader_free(r);
+	close(fd2);
+	b.p[16 + 12] ^= 1;
+	b.p[33 + 3] ^= 0x40;	/* length of record 2 */
+	fd2 = bytes_file(b.p, 70);
+	TEST_INT(count(fd2, REC_NONE, 0, &e), ==, 2, "bad length: 2 records before");
+	TEST(e == REC_BAD_LEN_CRC, "bad length: bad_length_crc");
+	lseek(fd2, 0, SEEK_SET);
+	r = rec_reader_open(fd2, REC_NONE, 0, 0);
+	{
+		uint64_t off, len;
+		int got = 0;
+
+		while (rec_read(r, &p, &n) == 1)
+			got++;
+		TEST(rec_resync(r, &off, &len) == 1 && off == 33 && len == 18,
+		    "resync after a bad length finds the next header");
+		while (rec_read(r, &p, &n) == 1)
+			got++;
+		TEST_INT(got, ==, 3, "3 records recovered");
+	}
+	rec_reader_free(r);
+	close(fd2);
+	buf_free(&b);
+	close(fd);
+
+	/* A huge length on a pipe is refused before any allocation. */
+	{
+		uint8_t h[12];
+
+		rec_frame_header(h, 1ull << 40);
+		if (pipe(pfd) == 0) {
+			if (write(pfd[1], h, 12) != 12)
+				abort();
+			close(pfd[1]);
+			r = rec_reader_open(pfd[0], REC_NONE, 0, 0);
+			TEST(rec_read(r, &p, &n) == -1 && rec_error(r) == REC_TOO_LARGE,
+			    "2^40 length on a pipe: record_too_large");
+			rec_reader_free(r);
+			close(pfd[0]);
+		}
+		fd2 = bytes_file(h, 12);
+		r = rec_reader_open(fd2, REC_NONE, 0, 0);
+		TEST(rec_read(r, &p, &n) == -1 && rec_error(r) == REC_TRUNC_RECORD,
+		    "2^40 length in a file: truncated_record");
+		rec_reader_free(r);
+		close(fd2);
+	}
+	/* A record larger than the window, through a pipe. */
+	if (pipe(pfd) == 0 && fork() == 0) {
+		struct rec_writer *w = rec_writer_open(pfd[1], REC_NONE, -1);
+		uint8_t *big = calloc(1, 3 << 20);
+
+		close(pfd[0]);
+		big[0] = 1;
+		big[(3 << 20) - 1] = 2;
+		rec_write(w, big, 3 << 20);
+		rec_writer_close(w);
+		_exit(0);
+	}
+	close(pfd[1]);
+	r = rec_reader_open(pfd[0], REC_AUTO, 0, 0);
+	TEST(rec_read(r, &p, &n) == 1 && n == 3u << 20 && p[0] == 1 && p[n - 1] == 2,
+	    "3 MiB record through a pipe");
+	TEST(rec_read(r, &p, &n) == 0, "then the end");
+	rec_reader_free(r);
+	close(pfd[0]);
+
+	/* A Git LFS pointer. */
+	{
+		const char *lfs = "version https://git-lfs.github.com/spec/v1\n"
+		    "oid sha256:0123\nsize 12345\n";
+
+		fd2 = bytes_file(lfs, strlen(lfs));
+		count(fd2, REC_AUTO, 0, &e);
+		TEST(e == REC_LFS, "Git LFS pointer recognised");
+		close(fd2);
+	}
+	/* Writing to a closed pipe reports EPIPE. */
+	if (pipe(pfd) == 0) {
+		struct rec_writer *w = rec_writer_open(pfd[1], REC_NONE, -1);
+		uint8_t big[1 << 16];
+
+		signal(SIGPIPE, SIG_IGN);
+		close(pfd[0]);
+		memset(big, 0, sizeof(big));
+		for (i = 0; i < 10 && rec_write(w, big, sizeof(big)) == 0; i++)
+			;
+		TEST(i < 10 && errno == EPIPE, "write to a closed pipe: EPIPE");
+		rec_writer_close(w);
+		close(pfd[1]);
+	}
+	return tap_done();
+}
