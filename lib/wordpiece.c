@@ -738,6 +738,33 @@ is_control(const struct wp_tok *t, enum uni_cat c)
 	return c == UC_Cc || c == UC_Cf;
 }
 
+/*
+ * A CJK ideograph is a basic token of its own.  lower() leaves every
+ * code point of the ranges alone and none is punctuation or Mn, so only
+ * NFD can change it: the compatibility ideographs decompose to one
+ * unified ideograph each.
+ */
+static int
+cjk_word(struct wp_tok *t, uint32_t cp)
+{
+	uint8_t w[4];
+	uint32_t off[2] = { 0, 0 };
+
+	if (t->strip && ((cp >= 0xf900 && cp <= 0xfaff) || cp >= 0x2f800)) {
+		uint32_t d[18];
+
+		if (uni_decompose(cp, d, 18) != 1) {
+			/* not a singleton: take the general path */
+			t->toklen = (size_t)utf8_encode(cp, t->tok);
+			t->tokascii = 0;
+			return flush(t);
+		}
+		cp = d[0];
+	}
+	off[1] = (uint32_t)utf8_encode(cp, w);
+	return wordpiece(t, w, off, 1);
+}
+
 long
 wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
     size_t *cap)
@@ -787,12 +814,7 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 			if (flush(t) == -1)
 				return -1;
 		} else if (wp_is_cjk(cp)) {
-			if (flush(t) == -1)
-				return -1;
-			memcpy(t->tok, p + i, (size_t)l);
-			t->toklen = (size_t)l;
-			t->tokascii = 0;
-			if (flush(t) == -1)
+			if (flush(t) == -1 || cjk_word(t, cp) == -1)
 				return -1;
 		} else {
 			memcpy(t->tok + t->toklen, p + i, (size_t)l);

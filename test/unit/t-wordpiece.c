@@ -286,6 +286,10 @@ test_cjk(void)
 	BOTH(1, 0, "x\xef\xa4\x80", "x \xef\xa4\x80");
 	/* Ext B (U+20000) is split out, and is not in the vocab */
 	BOTH(1, -1, "x\xf0\xa0\x80\x80y", "x [UNK] y");
+	/* U+FAFF is unassigned but in a CJK range: BERT splits it out, ELECTRA deletes it */
+	TOK_IS(0, -1, WP_RULES_BERT, "a\xef\xab\xbf" "b", "a [UNK] b");
+	TOK_IS(0, -1, WP_RULES_ELECTRA, "a\xef\xab\xbf" "b", "ab");
+	TOK_IS(1, -1, WP_RULES_BERT, "a\xef\xab\xbf" "b", "a [UNK] b");
 	/* Ext F (U+2CEB0) is not: it stays inside the word */
 	BOTH(1, -1, "x\xf0\xac\xba\xb0y", "[UNK]");
 }
