@@ -491,10 +491,12 @@ static int
 tok_error(struct wp_tok *t, const char *fmt, ...)
 {
 	va_list ap;
+	int saved = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(t->err, sizeof t->err, fmt, ap);
 	va_end(ap);
+	errno = saved;
 	return -1;
 }
 
@@ -511,8 +513,11 @@ emit(struct wp_tok *t, long id)
 static int
 emit_unk(struct wp_tok *t)
 {
-	if (t->unk < 0)
-		return tok_error(t, "a word needs [UNK] and the vocabulary has no [UNK]");
+	if (t->unk < 0) {
+		tok_error(t, "a word needs [UNK] and the vocabulary has no [UNK]");
+		errno = EINVAL;
+		return -1;
+	}
 	return emit(t, t->unk);
 }
 
@@ -805,7 +810,9 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 				continue;
 			}
 			t->erroff = i;
-			return tok_error(t, "invalid UTF-8 at byte offset %zu", i);
+			tok_error(t, "invalid UTF-8 at byte offset %zu", i);
+			errno = EILSEQ;
+			return -1;
 		}
 		c = uni_category(cp);
 		if (cp == 0xfffd || is_control(t, c)) {

@@ -431,8 +431,9 @@ test_errors(void)
 	char err[WP_ERRMAX];
 	struct wp_vocab *nounk;
 
+	errno = ENOMEM;
 	n = wp_encode(t, (const uint8_t *)"ab\xff" "cd", 5, &ids, &cap);
-	TEST(n == -1 && wp_error_offset(t) == 2 &&
+	TEST(n == -1 && errno == EILSEQ && wp_error_offset(t) == 2 &&
 	    strcmp(wp_strerror(t), "invalid UTF-8 at byte offset 2") == 0,
 	    "invalid byte: offset 2");
 	n = wp_encode(t, (const uint8_t *)"a b \xe4\xb8", 6, &ids, &cap);
@@ -458,7 +459,7 @@ test_errors(void)
 	n = wp_encode(t, (const uint8_t *)"ab a", 4, &ids, &cap);
 	TEST(n == 3, "no [UNK] needed, no error");
 	n = wp_encode(t, (const uint8_t *)"ab c", 4, &ids, &cap);
-	TEST(n == -1 && strstr(wp_strerror(t), "[UNK]") != NULL,
+	TEST(n == -1 && errno == EINVAL && strstr(wp_strerror(t), "[UNK]") != NULL,
 	    "a word needing [UNK] with a vocab without it is an error");
 	wp_tok_free(t);
 	wp_vocab_free(nounk);
