@@ -62,7 +62,7 @@ $(O)/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(O)/cmd/%.o: cmd/%.c cmd/common.h $(LIB_HDR)
+$(O)/cmd/%.o: cmd/%.c $(wildcard cmd/*.h) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -95,7 +95,7 @@ $(O)/test/%: test/unit/%.c test/unit/tap.h $(STATIC)
 unit: $(UNITS)
 
 # Fuzz targets: libFuzzer through clang, the library compiled in.
-$(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR)
+$(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) $(wildcard cmd/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
 

@@ -573,7 +573,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		break;
 	case M_VERIFY:
 		if (type != TYPE_RAW &&
-		    ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
+		    ex_check(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
 			return -1;
 		}
@@ -633,6 +633,14 @@ cat_records(const char *path)
 			if (!selected())
 				continue;
 			if (mode == M_INDEX) {
+				if (rec_compression(r) != REC_NONE && !force) {
+					warnx_("%s: --index: the input is %s-compressed, "
+					    "so offsets cannot be used to seek (--force "
+					    "writes them anyway)", name,
+					    rec_compname(rec_compression(r)));
+					status = 1;
+					break;
+				}
 				printf("%" PRIu64 " %" PRIu64 "\n", rec_offset(r),
 				    (uint64_t)n + 16);
 				nout++;

@@ -270,6 +270,44 @@ cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Decode packed varints of up to 8 bytes while 8 bytes can be loaded:
+ * the length comes from the first terminator bit and the 7-bit groups
+ * are gathered with shifts, without a branch per byte.  Stops before a
+ * longer varint or the last 7 bytes, which the caller decodes one by
+ * one.  Returns the number of values written to out.
+ */
+static size_t
+unpack_varints(const uint8_t **qp, const uint8_t *end, int64_t *out, size_t *count)
+{
+	const uint8_t *q = *qp;
+	uint64_t w, m, x;
+	unsigned len;
+	size_t n = 0;
+
+	while (end - q >= 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0)
+			break;	/* longer than 8 bytes */
+		len = ((unsigned)__builtin_ctzll(m) >> 3) + 1;
+		if (len < 8)
+			w &= (1ull << (8 * len)) - 1;
+		x = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000) |
+		    ((w >> 3) & 0xfe00000) | ((w >> 4) & 0x7f0000000ull) |
+		    ((w >> 5) & 0x3f800000000ull) | ((w >> 6) & 0x1fc0000000000ull) |
+		    ((w >> 7) & 0xfe000000000000ull);
+		out[n++] = (int64_t)x;
+		q += len;
+	}
+	*qp = q;
+	*count += n;
+	return n;
+}
+
 /* Decode a list body of the given kind, appending values to the pools. */
 static int
 list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
@@ -325,6 +363,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 						return -1;
 				q = v.p;
 				qend = v.p + v.n;
+				P->ni64 += unpack_varints(&q, qend, P->i64 + P->ni64, count);
 				while (q < qend) {
 					if (*q < 0x80)
 						x = *q++;
@@ -375,6 +414,36 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 			if (list_values(P, start, kind, v, &ft->n) == -1)
 				return -1;
 		}
+		if (r == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
+
+/* Check the value messages of a map entry that a later one replaced. */
+static int
+check_values(struct pools *P, const uint8_t *start, const struct entry *e)
+{
+	const uint8_t *q, *end;
+	struct span fv;
+	uint64_t f, num;
+	size_t i;
+	int wt, r;
+
+	for (i = 0; i < e->nv; i++) {
+		if (!e->list) {
+			if (check_feature(P, start, P->sp[e->v0 + i]) == -1)
+				return -1;
+			continue;
+		}
+		q = P->sp[e->v0 + i].p;
+		end = q + P->sp[e->v0 + i].n;
+		while ((r = next_field(P, "feature list", start, &q, end, &f, &wt,
+		    &fv, &num)) == 1)
+			if (f == 1 && wt == 2 && check_feature(P, start, fv) == -1)
+				return -1;
 		if (r == -1)
 			return -1;
 	}
@@ -536,6 +605,10 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
 			;
 		k = j - 1;
+		/* Superseded entries must still be well-formed, as protobuf requires. */
+		for (; i < k; i++)
+			if (check_values(P, p, &P->ent[i]) == -1)
+				return -1;
 		if (add_feat(P) == NULL)
 			return -1;
 		P->feat[P->nfeat].key = P->ent[k].key;
@@ -551,6 +624,9 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		    memcmp(P->ent[j].key, P->ent[i].key, P->ent[i].keylen) == 0; j++)
 			;
 		k = j - 1;
+		for (; i < k; i++)
+			if (check_values(P, p, &P->ent[i]) == -1)
+				return -1;
 		if (P->nlists == P->clists) {
 			size_t *q2;
 
@@ -580,6 +656,146 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 	ex->lists = P->nlists ? P->lists : NULL;
 	ex->nlists = P->nlists;
 	return 0;
+}
+
+/* Validation without decoding: the same accept/reject as ex_decode(). */
+
+/*
+ * A packed varint list is valid when no varint is longer than 10 bytes
+ * and the last byte ends one.  Eight bytes at a time: the terminator
+ * bits (high bit clear) of a word bound every run of continuation bytes.
+ */
+static int
+check_packed_varints(struct pools *P, struct span v)
+{
+	const uint8_t *q = v.p, *end = v.p + v.n;
+	uint64_t w, m;
+	unsigned run = 0, first, last;
+
+	for (; end - q >= 8; q += 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0) {
+			if ((run += 8) >= 10)
+				goto bad_varint;
+			continue;
+		}
+		first = (unsigned)__builtin_ctzll(m) >> 3;
+		if (run + first >= 10)
+			goto bad_varint;
+		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
+		run = 7 - last;
+	}
+	for (; q < end; q++) {
+		if (*q & 0x80) {
+			if (++run == 10)
+				goto bad_varint;
+		} else
+			run = 0;
+	}
+	if (run == 0)
+		return 0;
+bad_varint:
+	return bad(P, "int64 list: bad varint");
+}
+
+static int
+check_feature(struct pools *P, const uint8_t *start, struct span fs)
+{
+	const uint8_t *p = fs.p, *end = fs.p + fs.n, *q, *qend;
+	struct span v, lv;
+	uint64_t f, lf, num;
+	int wt, lwt, r;
+
+	while ((r = next_field(P, "feature", start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (wt != 2 || f < 1 || f > 3)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while ((r = next_field(P, "list", start, &q, qend, &lf, &lwt, &lv,
+		    &num)) == 1) {
+			if (lf != 1 || lwt != 2)
+				continue;
+			if (f == 2 && lv.n % 4 != 0)
+				return bad(P, "float list: packed length %zu is not "
+				    "a multiple of 4", lv.n);
+			if (f == 3 && check_packed_varints(P, lv) == -1)
+				return -1;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return r;
+}
+
+/* A Features (list = 0) or FeatureLists (list = 1) message. */
+static int
+check_map(struct pools *P, const uint8_t *start, struct span msg, int list)
+{
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *q, *qend, *s, *send;
+	struct span v, ev, fv;
+	uint64_t f, ef, ff, num;
+	int wt, ewt, fwt, r;
+	const char *what = list ? "feature_lists" : "features";
+
+	while ((r = next_field(P, what, start, &p, end, &f, &wt, &v, &num)) == 1) {
+		if (f != 1 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while ((r = next_field(P, "map entry", start, &q, qend, &ef, &ewt,
+		    &ev, &num)) == 1) {
+			if (ef != 2 || ewt != 2)
+				continue;
+			if (!list) {
+				if (check_feature(P, start, ev) == -1)
+					return -1;
+				continue;
+			}
+			s = ev.p;
+			send = ev.p + ev.n;
+			while ((r = next_field(P, "feature list", start, &s, send,
+			    &ff, &fwt, &fv, &num)) == 1)
+				if (ff == 1 && fwt == 2 &&
+				    check_feature(P, start, fv) == -1)
+					return -1;
+			if (r == -1)
+				return -1;
+		}
+		if (r == -1)
+			return -1;
+	}
+	return r;
+}
+
+int
+ex_check(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
+{
+	struct pools *P = ex->priv;
+	const uint8_t *q = p, *end = p + n;
+	struct span v;
+	uint64_t f, num;
+	int wt, r, seq;
+
+	if (P == NULL) {
+		if ((P = calloc(1, sizeof(*P))) == NULL)
+			return -1;
+		ex->priv = P;
+	}
+	P->err[0] = '\0';
+	seq = type == EX_TYPE_SEQUENCE ||
+	    (type == EX_TYPE_AUTO && is_sequence(p, n));
+	while ((r = next_field(P, seq ? "sequence example" : "example", p, &q,
+	    end, &f, &wt, &v, &num)) == 1) {
+		if (wt != 2)
+			continue;
+		if ((f == 1 || (f == 2 && seq)) && check_map(P, p, v, f == 2) == -1)
+			return -1;
+	}
+	return r;
 }
 
 static int
@@ -1054,36 +1270,176 @@ exb_encode(struct ex_builder *b, struct buf *out)
 	return ret;
 }
 
+/*
+ * Decode the int64 values of the Feature spread over the value fields
+ * of one map entry (merged as protobuf merges), appending to *dst.
+ * Returns the count, or -1 when the Feature's final kind is not int64.
+ */
+static long
+entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
+{
+	struct pools P;
+	const uint8_t *p = e, *end = e + en, *q, *qend, *l, *lend, *c;
+	struct span v, fv, lv;
+	uint64_t f, ff, lf, num, x = 0;
+	int wt, fwt, lwt, kind = EX_NONE;
+	size_t n = 0;
+	int64_t *d;
+
+	memset(&P, 0, sizeof(P));
+	while (next_field(&P, "", e, &p, end, &f, &wt, &v, &num) == 1) {
+		if (f != 2 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		while (next_field(&P, "", e, &q, qend, &ff, &fwt, &fv, &num) == 1) {
+			if (fwt != 2 || ff < 1 || ff > 3)
+				continue;
+			if ((int)ff != kind) {
+				kind = (int)ff;
+				n = 0;
+			}
+			if (kind != 3)
+				continue;
+			l = fv.p;
+			lend = fv.p + fv.n;
+			while (next_field(&P, "", e, &l, lend, &lf, &lwt, &lv, &num) == 1) {
+				if (lf != 1 || (lwt != 0 && lwt != 2))
+					continue;
+				if (n + (lwt == 0 ? 1 : lv.n) > *cap) {
+					size_t nc = (n + (lwt == 0 ? 1 : lv.n)) * 2;
+
+					if ((d = realloc(*dst, nc * sizeof(int64_t))) == NULL)
+						return -3;
+					*dst = d;
+					*cap = nc;
+				}
+				if (lwt == 0) {
+					(*dst)[n++] = (int64_t)num;
+					continue;
+				}
+				c = lv.p;
+				while (c < lv.p + lv.n) {
+					if (*c < 0x80)
+						x = *c++;
+					else
+						(void)varint(&c, lv.p + lv.n, &x);
+					(*dst)[n++] = (int64_t)x;
+				}
+			}
+		}
+	}
+	return kind == 3 ? (long)n : -1;
+}
+
+/* A length-delimited field with tag byte 'tag' at *pp. */
+static int
+canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
+    const uint8_t **body, size_t *len)
+{
+	const uint8_t *p = *pp;
+	uint64_t l;
+
+	if (p >= end || *p++ != tag || varint(&p, end, &l) == -1 ||
+	    l > (uint64_t)(end - p))
+		return -1;
+	*body = p;
+	*len = (size_t)l;
+	*pp = p + l;
+	return 0;
+}
+
+long
+ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
+    size_t namelen, int64_t **dst, size_t *cap)
+{
+	const uint8_t *end = p + n, *fs, *e, *eend, *k, *v, *l, *lend, *c;
+	const uint8_t *q, *qend;
+	size_t flen, elen, klen, vlen, llen, clen, cnt, count = 0;
+	uint64_t x;
+	int64_t *d;
+
+	/* One Features message holding one entry, and nothing else. */
+	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
+	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
+		return -1;
+	eend = e + elen;
+	if (canon_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
+	    canon_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
+	    klen != namelen || (namelen && memcmp(k, name, namelen) != 0))
+		return -1;
+	/* A Feature holding only an Int64List of at most one packed chunk. */
+	q = v;
+	if (canon_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
+		return -1;
+	if (llen == 0)
+		return 0;
+	lend = l + llen;
+	if (canon_ld(&l, lend, 0x0a, &c, &clen) == -1 || l != lend)
+		return -1;
+	if (clen > *cap) {
+		if ((d = realloc(*dst, clen * sizeof(*d))) == NULL)
+			return -1;
+		*dst = d;
+		*cap = clen;
+	}
+	q = c;
+	qend = c + clen;
+	cnt = unpack_varints(&q, qend, *dst, &count);
+	while (q < qend) {
+		if (*q < 0x80)
+			x = *q++;
+		else if (varint(&q, qend, &x) == -1)
+			return -1;
+		(*dst)[cnt++] = (int64_t)x;
+	}
+	return (long)cnt;
+}
+
 long
 ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
     size_t *cap)
 {
-	struct example ex;
-	const struct ex_feature *ft;
+	struct pools P;
+	struct example tmp;
+	const uint8_t *q = p, *end = p + n, *r, *rend, *e, *eend;
+	const uint8_t *last = NULL;
+	struct span v, ev, kv;
+	uint64_t f, ef, num;
+	size_t lastlen = 0, nlen = strlen(name);
+	int wt, ewt, match;
 	long ret;
-	int64_t *d;
 
-	ex_init(&ex);
-	if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-		ret = errno == ENOMEM ? -3 : -2;
-		goto out;
-	}
-	if ((ft = ex_get(&ex, name)) == NULL || ft->kind != EX_INT64) {
-		ret = -1;
-		goto out;
-	}
-	if (ft->n > *cap) {
-		if ((d = realloc(*dst, ft->n * sizeof(int64_t))) == NULL) {
-			ret = -3;
-			goto out;
+	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
+		return ret;
+	/* Everything must decode, as ex_decode() decides. */
+	memset(&P, 0, sizeof(P));
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.priv = &P;
+	if (ex_check(&tmp, p, n, EX_TYPE_EXAMPLE) == -1)
+		return -2;
+	while (next_field(&P, "", p, &q, end, &f, &wt, &v, &num) == 1) {
+		if (f != 1 || wt != 2)
+			continue;
+		r = v.p;
+		rend = v.p + v.n;
+		while (next_field(&P, "", p, &r, rend, &ef, &ewt, &ev, &num) == 1) {
+			if (ef != 1 || ewt != 2)
+				continue;
+			e = ev.p;
+			eend = ev.p + ev.n;
+			match = nlen == 0;	/* a missing key is "" */
+			while (next_field(&P, "", p, &e, eend, &f, &wt, &kv, &num) == 1)
+				if (f == 1 && wt == 2)
+					match = kv.n == nlen &&
+					    (nlen == 0 || memcmp(kv.p, name, nlen) == 0);
+			if (match) {
+				last = ev.p;
+				lastlen = ev.n;
+			}
 		}
-		*dst = d;
-		*cap = ft->n;
 	}
-	if (ft->n)
-		memcpy(*dst, ft->i64, ft->n * sizeof(int64_t));
-	ret = (long)ft->n;
-out:
-	ex_free(&ex);
-	return ret;
+	if (last == NULL)
+		return -1;
+	return entry_int64(last, lastlen, dst, cap);
 }

@@ -73,6 +73,13 @@ struct example {
 int		 ex_decode(struct example *ex, const uint8_t *p, size_t n,
 		    enum ex_type type);
 const char	*ex_strerror(const struct example *ex);
+/*
+ * Check that 'p' decodes, exactly as ex_decode() would decide, without
+ * storing anything: the fast path of verification.  Returns 0, or -1
+ * with a message in ex_strerror(ex).  'ex' is only used for the message.
+ */
+int		 ex_check(struct example *ex, const uint8_t *p, size_t n,
+		    enum ex_type type);
 void		 ex_init(struct example *ex);
 void		 ex_free(struct example *ex);	/* pools only; ex is reusable after ex_init */
 
@@ -121,6 +128,18 @@ int		 exb_encode(struct ex_builder *b, struct buf *out);
  */
 long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
 		    int64_t **dst, size_t *cap);
+
+/*
+ * The fastest path: the int64 feature 'name' of an Example that holds
+ * nothing else, in the canonical form (one Features message with one
+ * entry, key then value, a Feature holding only an Int64List with at
+ * most one packed chunk), checked completely.  Returns the number of
+ * values (in *dst as above), or -1 for any other record, which the
+ * caller then reads with ex_int64_values() or ex_decode() (they accept
+ * every form protobuf accepts and agree with this on what it accepts).
+ */
+long		 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
+		    size_t namelen, int64_t **dst, size_t *cap);
 
 /* Varint and wire helpers for modules that walk messages themselves. */
 size_t		 pb_varint_size(uint64_t v);

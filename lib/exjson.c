@@ -66,31 +66,50 @@ static const char digits2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+static unsigned
+ndigits(uint64_t u)
+{
+	unsigned n = 1;
+
+	for (;;) {
+		if (u < 10)
+			return n;
+		if (u < 100)
+			return n + 1;
+		if (u < 1000)
+			return n + 2;
+		if (u < 10000)
+			return n + 3;
+		u /= 10000;
+		n += 4;
+	}
+}
+
+/* Digits written backwards from the end, two at a time; no copies. */
 char *
 exjson_format_i64(int64_t v, char *dst)
 {
-	char tmp[20], *t = tmp + sizeof(tmp);
 	uint64_t u = (uint64_t)v;
-	size_t len;
+	char *end, *t;
 
 	if (v < 0) {
 		*dst++ = '-';
 		u = -u;
 	}
+	end = t = dst + ndigits(u);
 	while (u >= 100) {
 		unsigned r = (unsigned)(u % 100);
 		u /= 100;
 		t -= 2;
-		memcpy(t, digits2 + 2 * r, 2);
+		t[0] = digits2[2 * r];
+		t[1] = digits2[2 * r + 1];
 	}
 	if (u >= 10) {
-		t -= 2;
-		memcpy(t, digits2 + 2 * u, 2);
+		t[-2] = digits2[2 * u];
+		t[-1] = digits2[2 * u + 1];
 	} else
-		*--t = (char)('0' + u);
-	len = (size_t)(tmp + sizeof(tmp) - t);
-	memcpy(dst, t, len);
-	return dst + len;
+		t[-1] = (char)('0' + u);
+	return end;
 }
 
 size_t

@@ -24,6 +24,7 @@
 #define WINDOW	(1u << 20)	/* initial window and read size */
 #define INBUF	(256u << 10)	/* raw compressed input chunk */
 #define OUTBUF	(256u << 10)	/* writer buffer, as TensorFlow's */
+#define SKIP_READ (64u << 10)	/* read size when seeking over payloads */
 
 static const char lfs_magic[] = "version https://git-lfs.github.com/spec/v1";
 
@@ -51,6 +52,7 @@ struct rec_reader {
 
 	enum rec_err	 err;
 	enum rec_err	 held;		/* a fault found behind good output */
+	char		 heldmsg[256];
 	int		 errnum;
 	uint64_t	 index;
 	uint64_t	 offset;
@@ -130,12 +132,14 @@ inflate_some(struct rec_reader *r)
 
 	if (r->held != REC_OK) {
 		r->err = r->held;
+		memcpy(r->msg, r->heldmsg, sizeof(r->msg));
 		return -1;
 	}
 	if (inflate_step(r) == 0)
 		return 0;
 	if (r->len > before && r->err != REC_ENOMEM) {
 		r->held = r->err;
+		memcpy(r->heldmsg, r->msg, sizeof(r->msg));
 		r->err = REC_OK;
 		return 0;
 	}
@@ -262,7 +266,16 @@ fill(struct rec_reader *r, size_t need)
 			}
 		}
 		if (r->comp == REC_NONE) {
-			n = xread(r->fd, r->buf + r->len, r->cap - r->len);
+			size_t want = r->cap - r->len;
+
+			/*
+			 * Counting a file we can seek in: read little at a
+			 * time, so that large payloads are seeked over, not read.
+			 */
+			if (r->seekable && (r->flags & REC_SKIP_DATA) &&
+			    want > SKIP_READ && need - (r->len - r->pos) <= SKIP_READ)
+				want = SKIP_READ;
+			n = xread(r->fd, r->buf + r->len, want);
 			if (n == -1) {
 				r->errnum = errno;
 				return fail(r, REC_EIO, "%s", strerror(errno));

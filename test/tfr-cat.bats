@@ -294,3 +294,22 @@ big() {
 	run -0 tfr-cat "$T/seq.tfr"
 	[ "$output" = '{"context":{"feature":{"len":{"int64List":{"value":["2"]}}}},"featureLists":{"featureList":{"tok":{"feature":[{"int64List":{"value":["1","2"]}},{"int64List":{"value":["3"]}},{},{"int64List":{}}]}}}}' ]
 }
+
+@test "tfr-cat: --index refuses compressed input unless --force" {
+	tfr-cat -R -z gzip "$T/three.tfr" >"$T/a.gz"
+	run -1 --separate-stderr tfr-cat --index "$T/a.gz"
+	[[ "$stderr" == *"gzip-compressed, so offsets cannot be used to seek"* ]]
+	run -0 tfr-cat --index --force "$T/a.gz"
+	[ "${#lines[@]}" = 3 ]
+	[ "${lines[0]%% *}" = 0 ]
+}
+
+@test "tfr-cat: -c seeks over large payloads and still checks the last one" {
+	head -c 300000 /dev/zero | base64 -w0 | awk '{ for (i = 0; i < 20; i++) print "\"" $0 "\"" }' |
+		tfr-cat --from-json --type raw -o "$T/large.tfr"
+	run -0 tfr-cat -c "$T/large.tfr"
+	[ "$output" = 20 ]
+	head -c -1 "$T/large.tfr" >"$T/cut.tfr"
+	run -1 --separate-stderr tfr-cat -c "$T/cut.tfr"
+	[[ "$stderr" == *"record 19 at offset "*": truncated record"* ]]
+}

@@ -84,6 +84,22 @@ main(void)
 	TEST(ex_decode(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
 	    EX_TYPE_AUTO) == -1, "float packed length not a multiple of 4");
 
+	/* a superseded duplicate must still be well-formed (protobuf parses it) */
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x31\x01\x0a\x03\x0a\x01\x02"
+	    "\x0a\x0e\x0a\x0c\x0a\x01" "b" "\x12\x07\x30\x01\x0a\x03\x0a\x01\x02"), EX_TYPE_AUTO) == -1,
+	    "malformed Feature under a replaced key is refused");
+
+	/* the checker agrees with the decoder */
+	TEST(ex_check(&ex, B("\x0a\x05\x0a\x01"), EX_TYPE_AUTO) == -1, "check: length past the end");
+	TEST(ex_check(&ex, B("\x0a\x0b\x0a\x09\x0a\x01" "f" "\x12\x04\x12\x02\x0a\x03"),
+	    EX_TYPE_AUTO) == -1, "check: float packed length");
+	TEST(ex_check(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "check: unterminated packed varint");
+	TEST(ex_decode(&ex, B("\x0a\x0e\x0a\x0c\x0a\x01" "a" "\x12\x07\x1a\x05\x0a\x03\x01\x02\x83"),
+	    EX_TYPE_AUTO) == -1, "decode: unterminated packed varint");
+	TEST(ex_check(&ex, B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    EX_TYPE_EXAMPLE) == 0, "check: mixed packed and unpacked");
+
 	/* builder: canonical bytes, keys sorted */
 	exb_init(&eb);
 	exb_int64(&eb, "z", iv, 2);
@@ -104,7 +120,54 @@ main(void)
 	TEST(ex_int64_values(out.p, out.len, "targets", &dst, &cap) == 5 &&
 	    dst[2] == INT64_MAX && dst[3] == INT64_MIN && dst[4] == 300, "int64 extremes survive");
 	TEST(ex_int64_values(out.p, out.len, "inputs", &dst, &cap) == -1, "absent feature");
+	TEST(ex_check(&ex, out.p, out.len, EX_TYPE_AUTO) == 0, "check: 10-byte varints are fine");
+	TEST(ex_int64_canonical(out.p, out.len, "targets", 7, &dst, &cap) == 5 &&
+	    dst[0] == 1 && dst[1] == -1 && dst[3] == INT64_MIN, "canonical fast path");
+	TEST(ex_int64_canonical(out.p, out.len, "target", 6, &dst, &cap) == -1,
+	    "canonical fast path: another name");
+	TEST(ex_int64_canonical(B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    "a", 1, &dst, &cap) == -1 &&
+	    ex_int64_values(B("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09"),
+	    "a", &dst, &cap) == 4 && dst[0] == 5 && dst[3] == 9,
+	    "unpacked values: not canonical, read by the general path");
+	{
+		/* 'a' = one packed chunk of 16 bytes: v1 (1 byte) then an 11-byte varint. */
+		static const uint8_t bad11[] = "\x0a\x19\x0a\x17\x0a\x01" "a" "\x12\x12\x1a\x10\x0a\x0e"
+		    "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x02\x03";
+
+		TEST(ex_check(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1 &&
+		    ex_decode(&ex, bad11, sizeof(bad11) - 1, EX_TYPE_AUTO) == -1,
+		    "an 11-byte varint inside a packed chunk is refused by both");
+	}
 	TEST(ex_int64_values((const uint8_t *)"\x0a\x05", 2, "x", &dst, &cap) == -2, "malformed");
+
+	/* every varint length, around each 7-bit boundary, in one packed list */
+	{
+		int64_t many[200];
+		size_t k, m = 0;
+		int ok = 1;
+		const struct ex_feature *g;
+
+		for (k = 0; k < 64 && m + 3 <= 200; k += 1) {
+			uint64_t b = 1ull << k;
+
+			many[m++] = (int64_t)(b - 1);
+			many[m++] = (int64_t)b;
+			many[m++] = -(int64_t)(b >> 1);
+		}
+		exb_reset(&eb);
+		exb_int64(&eb, "v", many, m);
+		out.len = 0;
+		exb_encode(&eb, &out);
+		if (ex_decode(&ex, out.p, out.len, EX_TYPE_AUTO) != 0 ||
+		    (g = ex_get(&ex, "v")) == NULL || g->n != m)
+			ok = 0;
+		else
+			for (k = 0; k < m; k++)
+				if (g->i64[k] != many[k])
+					ok = 0;
+		TEST(ok, "%zu values of every varint length decode exactly", m);
+	}
 
 	/* decode -> encode is the canonical form of the input */
 	{

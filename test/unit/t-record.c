@@ -13,6 +13,8 @@
 #include "record.h"
 #include "tap.h"
 
+#include <zlib.h>
+
 static char tmpl[] = "/tmp/t-record.XXXXXX";
 
 /* Write records of lengths 0..n-1 (payload byte i) with compression c. */
@@ -255,6 +257,58 @@ main(void)
 	TEST(rec_read(r, &p, &n) == 0, "then the end");
 	rec_reader_free(r);
 	close(pfd[0]);
+
+	/*
+	 * A gzip stream whose trailer is bad, holding a record and garbage:
+	 * the decompression fault surfaces after recovery with its message.
+	 */
+	{
+		uint64_t off, len;
+		int ret;
+
+		{
+			/* Records and garbage inside one gzip stream. */
+			struct buf plain = { 0 };
+			uint8_t h[12], f4[4];
+
+			rec_frame_header(h, 3);
+			buf_append(&plain, h, 12);
+			buf_append(&plain, "abc", 3);
+			put_le32(f4, rec_frame_footer("abc", 3));
+			buf_append(&plain, f4, 4);
+			buf_append(&plain, "garbage-garbage-garbage", 23);
+			{
+				z_stream z;
+				uint8_t out[512];
+
+				memset(&z, 0, sizeof(z));
+				deflateInit2(&z, 6, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY);
+				z.next_in = plain.p;
+				z.avail_in = (uInt)plain.len;
+				z.next_out = out;
+				z.avail_out = sizeof(out);
+				deflate(&z, Z_FINISH);
+				memset(&b, 0, sizeof(b));
+				buf_append(&b, out, sizeof(out) - z.avail_out);
+				deflateEnd(&z);
+			}
+			buf_free(&plain);
+		}
+		b.p[b.len - 8] ^= 0xff;	/* CRC-32 in the trailer */
+		fd2 = bytes_file(b.p, b.len);
+		r = rec_reader_open(fd2, REC_AUTO, 0, 0);
+		TEST(rec_read(r, &p, &n) == 1 && n == 3, "record before the garbage");
+		TEST(rec_read(r, &p, &n) == -1 && rec_error(r) == REC_BAD_LEN_CRC,
+		    "garbage: bad_length_crc");
+		ret = rec_resync(r, &off, &len);
+		while (ret == 1 && rec_read(r, &p, &n) == 1)
+			;
+		TEST(rec_error(r) == REC_DECOMPRESS && rec_strerror(r)[0] != '\0',
+		    "the held gzip fault keeps its message: %s", rec_strerror(r));
+		rec_reader_free(r);
+		close(fd2);
+		buf_free(&b);
+	}
 
 	/* A Git LFS pointer. */
 	{

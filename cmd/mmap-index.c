@@ -1,0 +1,1329 @@
+/*
+ * mmap-index: build, read, inspect, merge and check the .bin/.idx
+ * token datasets of fairseq and Megatron-LM, byte-identical to what
+ * their own builders write.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "example.h"
+#include "mmidx.h"
+#include "record.h"
+
+static const char usage_text[] =
+"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [--documents each|empty]\n"
+"                        [--dtype type] [--format fairseq|megatron]\n"
+"                        [--input-format records|id] [--mode-feature feature]\n"
+"                        [--vocab-size n] [file ...]\n"
+"       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] [--range a:b] prefix\n"
+"       mmap-index get [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
+"       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
+"       mmap-index verify [-q] [--format layout] prefix ...\n"
+"       mmap-index -h | -V\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fputs(usage_text, fp);
+	if (status == 0)
+		close_stdout();
+	exit(status);
+}
+
+enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
+enum { OUT_JSON, OUT_ID, OUT_RECORDS };
+enum {
+	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE
+};
+
+static const struct option longopts[] = {
+	{ "help",		no_argument,		NULL, 'h' },
+	{ "version",		no_argument,		NULL, 'V' },
+	{ "quiet",		no_argument,		NULL, 'q' },
+	{ "records",		no_argument,		NULL, 'R' },
+	{ "output",		required_argument,	NULL, 'o' },
+	{ "feature",		required_argument,	NULL, 'f' },
+	{ "wrap",		no_argument,		NULL, OPT_WRAP },
+	{ "documents",		required_argument,	NULL, OPT_DOCS },
+	{ "dtype",		required_argument,	NULL, OPT_DTYPE },
+	{ "format",		required_argument,	NULL, OPT_FORMAT },
+	{ "input-format",	required_argument,	NULL, OPT_INFMT },
+	{ "mode-feature",	required_argument,	NULL, OPT_MODEFEAT },
+	{ "vocab-size",		required_argument,	NULL, OPT_VOCAB },
+	{ "json",		no_argument,		NULL, OPT_JSON },
+	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
+	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Which options each subcommand takes. */
+static const char *const allowed[] = {
+	[CMD_BUILD] = "qof" "\x01\x02\x03\x04\x05\x06\x07",
+	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
+	[CMD_GET] = "qRfo" "\x04\x08\x09",
+	[CMD_INFO] = "qo" "\x04\x08",
+	[CMD_MERGE] = "qo" "\x04",
+	[CMD_VERIFY] = "q" "\x04",
+};
+
+static struct {
+	int		 cmd;
+	const char	*out;
+	const char	*feature;
+	const char	*modefeat;
+	int		 wrap;
+	int		 docs_empty;
+	int		 docs_given;
+	int		 dtype;		/* -1: auto */
+	int		 layout;	/* MMIDX_AUTO unless --format */
+	int		 idlines;
+	uint64_t	 vocab;
+	int		 outfmt;
+	int		 range;
+	uint64_t	 ra, rb;
+	int		 rb_open;
+} o;
+
+static int
+opt_allowed(int cmd, int ch)
+{
+	int code = ch >= 256 ? ch - 256 + 1 : ch;
+
+	return strchr(allowed[cmd], code) != NULL;
+}
+
+static const char *
+optname(int ch)
+{
+	static char s[3];
+
+	static char l[40];
+
+	for (const struct option *p = longopts; p->name != NULL; p++)
+		if (p->val == ch && ch >= 256) {
+			snprintf(l, sizeof l, "--%s", p->name);
+			return l;
+		}
+	s[0] = '-';
+	s[1] = (char)ch;
+	return s;
+}
+
+static void
+parse_range(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	char *end;
+
+	if (colon == NULL)
+		usage_error("--range: expected A:B, got '%s'", s);
+	o.ra = 0;
+	o.rb_open = 1;
+	if (colon != s) {
+		errno = 0;
+		o.ra = strtoull(s, &end, 10);
+		if (errno || end != colon || *s == '-')
+			usage_error("--range: bad start in '%s'", s);
+	}
+	if (colon[1] != '\0') {
+		errno = 0;
+		o.rb = strtoull(colon + 1, &end, 10);
+		if (errno || *end != '\0' || colon[1] == '-')
+			usage_error("--range: bad end in '%s'", s);
+		o.rb_open = 0;
+	}
+	o.range = 1;
+}
+
+static void
+parse_opts(int argc, char **argv)
+{
+	long long ll;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "hVqRo:f:", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(stdout, 0);
+		if (ch == 'V')
+			print_version(NULL);
+		if (ch == '?' || ch == ':')
+			usage(stderr, 2);
+		if (!opt_allowed(o.cmd, ch))
+			usage_error("%s does not apply to this subcommand",
+			    optname(ch));
+		switch (ch) {
+		case 'q':
+			verbosity = 0;
+			break;
+		case 'R':
+			o.outfmt = OUT_RECORDS;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'f':
+			if (*optarg == '\0')
+				usage_error("-f: empty feature name");
+			o.feature = optarg;
+			break;
+		case OPT_WRAP:
+			o.wrap = 1;
+			break;
+		case OPT_DOCS:
+			if (strcmp(optarg, "each") == 0)
+				o.docs_empty = 0;
+			else if (strcmp(optarg, "empty") == 0)
+				o.docs_empty = 1;
+			else
+				usage_error("--documents: expected each or empty");
+			o.docs_given = 1;
+			break;
+		case OPT_DTYPE:
+			if (strcmp(optarg, "auto") == 0)
+				o.dtype = -1;
+			else if ((o.dtype = mmidx_dtype_parse(optarg)) == -1)
+				usage_error("--dtype: unknown type '%s'", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "fairseq") == 0)
+				o.layout = MMIDX_FAIRSEQ;
+			else if (strcmp(optarg, "megatron") == 0)
+				o.layout = MMIDX_MEGATRON;
+			else if (strcmp(optarg, "auto") == 0 && o.cmd != CMD_BUILD)
+				o.layout = MMIDX_AUTO;
+			else
+				usage_error("--format: expected fairseq or megatron");
+			break;
+		case OPT_INFMT:
+			if (strcmp(optarg, "id") == 0)
+				o.idlines = 1;
+			else if (strcmp(optarg, "records") == 0)
+				o.idlines = 0;
+			else
+				usage_error("--input-format: expected records or id");
+			break;
+		case OPT_MODEFEAT:
+			o.modefeat = optarg;
+			break;
+		case OPT_VOCAB:
+			if (parse_int(optarg, 1, LLONG_MAX, &ll) == -1)
+				usage_error("--vocab-size: bad number '%s'", optarg);
+			o.vocab = (uint64_t)ll;
+			break;
+		case OPT_JSON:
+			o.outfmt = OUT_JSON;
+			break;
+		case OPT_OUTFMT:
+			if (strcmp(optarg, "json") == 0)
+				o.outfmt = OUT_JSON;
+			else if (strcmp(optarg, "id") == 0)
+				o.outfmt = OUT_ID;
+			else if (strcmp(optarg, "records") == 0)
+				o.outfmt = OUT_RECORDS;
+			else
+				usage_error("--output-format: expected json, id or records");
+			break;
+		case OPT_RANGE:
+			parse_range(optarg);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+}
+
+/* ---- buffered output to a descriptor ---- */
+
+static struct {
+	int		 fd;
+	const char	*name;
+	char		*p;
+	size_t		 len;
+} ob;
+
+#define OB_SIZE	(1u << 17)
+
+static void
+ob_flush(void)
+{
+	if (ob.len > 0 && write_full(ob.fd, ob.p, ob.len) == -1)
+		write_failed(ob.name);
+	ob.len = 0;
+}
+
+/* Room for n more bytes; returns where to write them. */
+static inline char *
+ob_room(size_t n)
+{
+	if (OB_SIZE - ob.len < n)
+		ob_flush();
+	return ob.p + ob.len;
+}
+
+static void
+ob_write(const void *p, size_t n)
+{
+	while (n > OB_SIZE - ob.len) {
+		size_t k = OB_SIZE - ob.len;
+		memcpy(ob.p + ob.len, p, k);
+		ob.len += k;
+		p = (const char *)p + k;
+		n -= k;
+		ob_flush();
+	}
+	memcpy(ob.p + ob.len, p, n);
+	ob.len += n;
+}
+
+static void
+ob_puts(const char *s)
+{
+	ob_write(s, strlen(s));
+}
+
+static void
+ob_printf(const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	ob_write(tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static struct {
+	struct rec_writer *w;
+	struct ex_builder b;
+	struct buf enc;
+	int64_t		*iv;
+	float		*fv;
+	size_t		 cap;
+	char		*jkey;		/* "{\"targets\":[" */
+	size_t		 jkeylen;
+} wr;
+
+/* A data fault after some output: write what is good, then die. */
+static _Noreturn void
+fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (wr.w != NULL)
+		(void)rec_writer_flush(wr.w);
+	if (ob.p != NULL)
+		ob_flush();
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	die("%s", msg);
+}
+
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* Decimal digits of v at q; returns the end.  Two digits per step. */
+static inline char *
+fmt_u64(char *q, uint64_t v)
+{
+	uint64_t p = 10;
+	int n = 1;
+	char *e;
+
+	while (n < 20 && v >= p) {
+		n++;
+		if (n < 20)
+			p *= 10;
+	}
+	e = q + n;
+	q = e;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		q[0] = digit_pairs[2 * d];
+		q[1] = digit_pairs[2 * d + 1];
+	}
+	if (v >= 10) {
+		q[-2] = digit_pairs[2 * v];
+		q[-1] = digit_pairs[2 * v + 1];
+	} else
+		q[-1] = (char)('0' + v);
+	return e;
+}
+
+static inline char *
+fmt_i64(char *q, int64_t v)
+{
+	if (v < 0) {
+		*q++ = '-';
+		return fmt_u64(q, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_u64(q, (uint64_t)v);
+}
+
+/*
+ * A float as Python's repr() writes it: the shortest digits that read
+ * back to the same value (of float32 when f32), positional for
+ * exponents -4 .. 15, else d.ddde+XX; always a '.' or an exponent.
+ */
+static char *
+fmt_float(char *q, double d, int f32)
+{
+	char e[40], dig[20];
+	int p, nd = 0, ex, k;
+
+	if (isnan(d))
+		return memcpy(q, "NaN", 3), q + 3;
+	if (isinf(d)) {
+		if (d < 0)
+			*q++ = '-';
+		return memcpy(q, "Infinity", 8), q + 8;
+	}
+	for (p = 1; p <= 17; p++) {
+		snprintf(e, sizeof e, "%.*e", p - 1, d);
+		if (f32 ? (float)strtod(e, NULL) == (float)d : strtod(e, NULL) == d)
+			break;
+	}
+	/* e = [-]d[.ddd]e[+-]XX */
+	k = 0;
+	if (e[k] == '-')
+		*q++ = e[k++];
+	for (; e[k] != 'e'; k++)
+		if (e[k] != '.')
+			dig[nd++] = e[k];
+	ex = atoi(e + k + 1);
+	while (nd > 1 && dig[nd - 1] == '0')
+		nd--;
+	if (ex >= -4 && ex < 16) {
+		if (ex < 0) {
+			*q++ = '0';
+			*q++ = '.';
+			for (int z = -1; z > ex; z--)
+				*q++ = '0';
+			memcpy(q, dig, (size_t)nd);
+			q += nd;
+		} else {
+			for (int i = 0; i <= ex; i++)
+				*q++ = i < nd ? dig[i] : '0';
+			*q++ = '.';
+			if (nd > ex + 1) {
+				memcpy(q, dig + ex + 1, (size_t)(nd - ex - 1));
+				q += nd - ex - 1;
+			} else
+				*q++ = '0';
+		}
+		return q;
+	}
+	*q++ = dig[0];
+	if (nd > 1) {
+		*q++ = '.';
+		memcpy(q, dig + 1, (size_t)nd - 1);
+		q += nd - 1;
+	}
+	q += sprintf(q, "e%c%02d", ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
+	return q;
+}
+
+/* A JSON string (feature names). */
+static void
+ob_json_str(const char *s)
+{
+	ob_write("\"", 1);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			char t[2] = { '\\', (char)c };
+			ob_write(t, 2);
+		} else if (c < 0x20) {
+			ob_printf("\\u%04x", c);
+		} else
+			ob_write(s, 1);
+	}
+	ob_write("\"", 1);
+}
+
+/* ---- reading datasets ---- */
+
+/*
+ * An operand names a dataset by its prefix; "X.idx" or "X.bin" also
+ * means X when X.idx exists, so that shell globs on the files work.
+ * Returns the operand itself or a new string.
+ */
+static char *
+prefix_of(char *arg)
+{
+	size_t n = strlen(arg);
+	struct stat st;
+	char *p;
+
+	if (n < 5 || (strcmp(arg + n - 4, ".idx") != 0 &&
+	    strcmp(arg + n - 4, ".bin") != 0))
+		return arg;
+	if ((p = malloc(n + 1)) == NULL)
+		die_errno("malloc");
+	memcpy(p, arg, n - 4);
+	memcpy(p + n - 4, ".idx", 5);
+	if (stat(p, &st) == -1) {
+		free(p);
+		return arg;
+	}
+	p[n - 4] = '\0';
+	return p;
+}
+
+static struct mmidx *
+open_ds(const char *prefix)
+{
+	char err[1024];
+	struct mmidx *m = mmidx_open(prefix, o.layout, err, sizeof err);
+
+	if (m == NULL)
+		fail("%s", err);
+	return m;
+}
+
+static struct outfile outf;
+
+static void
+out_begin(int records)
+{
+	int fd = 1;
+
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if ((fd = out_open(&outf, o.out)) == -1)
+			die_errno("%s", o.out);
+		ob.name = o.out;
+	} else
+		ob.name = "stdout";
+	ob.fd = fd;
+	if ((ob.p = malloc(OB_SIZE)) == NULL)
+		die_errno("malloc");
+	if (records) {
+		if (fd == 1)
+			refuse_tty(1, 0);
+		wr.w = rec_writer_open(fd, o.out ? comp_from_suffix(o.out) :
+		    REC_NONE, -1);
+		if (wr.w == NULL)
+			die_errno("%s", ob.name);
+		exb_init(&wr.b);
+	}
+}
+
+static void
+out_end(void)
+{
+	if (wr.w != NULL && rec_writer_close(wr.w) == -1)
+		write_failed(ob.name);
+	wr.w = NULL;
+	ob_flush();
+	if (ob.fd != 1) {
+		if (out_commit(&outf) == -1)
+			die_errno("%s", o.out);
+	} else
+		close_stdout();
+}
+
+static void
+grow_vals(uint64_t n)
+{
+	if (n <= wr.cap)
+		return;
+	free(wr.iv);
+	free(wr.fv);
+	wr.cap = n;
+	if ((wr.iv = malloc(n * sizeof *wr.iv)) == NULL ||
+	    (wr.fv = malloc(n * sizeof *wr.fv)) == NULL)
+		die_errno("malloc");
+}
+
+/* Write sequence i of m in the chosen output format. */
+static void
+emit(struct mmidx *m, uint64_t i)
+{
+	enum mmidx_dtype t = mmidx_dtype(m);
+	const uint8_t *p;
+	uint64_t n, k;
+	char *q;
+
+	if (mmidx_seq(m, i, &p, &n) == -1)
+		fail("%s", mmidx_strerror(m));
+	if (o.outfmt == OUT_RECORDS) {
+		exb_reset(&wr.b);
+		grow_vals(n);
+		if (mmidx_dtype_is_float(t)) {
+			for (k = 0; k < n; k++)
+				wr.fv[k] = (float)mmidx_load_f64(t, p, k);
+			if (exb_float(&wr.b, o.feature, wr.fv, (size_t)n) == -1)
+				die_errno("malloc");
+		} else {
+			for (k = 0; k < n; k++)
+				wr.iv[k] = mmidx_load_i64(t, p, k);
+			if (exb_int64(&wr.b, o.feature, wr.iv, (size_t)n) == -1)
+				die_errno("malloc");
+		}
+		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
+			int64_t mode = mmidx_mode(m, i);
+			if (exb_int64(&wr.b, "mode", &mode, 1) == -1)
+				die_errno("malloc");
+		}
+		wr.enc.len = 0;
+		if (exb_encode(&wr.b, &wr.enc) == -1)
+			die_errno("encode");
+		if (rec_write(wr.w, wr.enc.p, wr.enc.len) == -1)
+			write_failed(ob.name);
+		return;
+	}
+	if (o.outfmt == OUT_JSON)
+		ob_write(wr.jkey, wr.jkeylen);
+	if (t != MMIDX_UINT64 && !mmidx_dtype_is_float(t)) {
+		char sep = o.outfmt == OUT_JSON ? ',' : ' ';
+
+		grow_vals(n);
+		mmidx_load_i64s(t, p, n, wr.iv);
+		for (k = 0; k < n; k++) {
+			q = ob_room(24);
+			if (k > 0)
+				*q++ = sep;
+			q = fmt_i64(q, wr.iv[k]);
+			ob.len = (size_t)(q - ob.p);
+		}
+	} else for (k = 0; k < n; k++) {
+		q = ob_room(40);
+		if (k > 0)
+			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
+		switch (t) {
+		case MMIDX_UINT64:
+			q = fmt_u64(q, mmidx_load_u64(p, k));
+			break;
+		case MMIDX_FLOAT32:
+			q = fmt_float(q, mmidx_load_f32(p, k), 1);
+			break;
+		default:
+			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
+			break;
+		}
+		ob.len = (size_t)(q - ob.p);
+	}
+	if (o.outfmt == OUT_JSON) {
+		q = ob_room(32);
+		*q++ = ']';
+		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
+			memcpy(q, ",\"mode\":", 8);
+			q = fmt_i64(q + 8, mmidx_mode(m, i));
+		}
+		*q++ = '}';
+		ob.len = (size_t)(q - ob.p);
+	}
+	q = ob_room(1);
+	*q = '\n';
+	ob.len++;
+}
+
+static void
+emit_setup(void)
+{
+	struct buf b = { 0 };
+	int rc = buf_puts(&b, "{\"");
+
+	/* The feature name as a JSON string: the key of every line. */
+	for (const char *s = o.feature; *s != '\0' && rc == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+		char t[8];
+
+		if (c < 0x20) {
+			snprintf(t, sizeof t, "\\u%04x", c);
+			rc = buf_puts(&b, t);
+		} else {
+			if (c == '"' || c == '\\')
+				rc = buf_putc(&b, '\\');
+			if (rc == 0)
+				rc = buf_putc(&b, c);
+		}
+	}
+	if (rc == -1 || buf_puts(&b, "\":[") == -1)
+		die_errno("malloc");
+	wr.jkey = (char *)b.p;
+	wr.jkeylen = b.len;
+}
+
+static int
+cmd_cat(int argc, char **argv)
+{
+	struct mmidx *m;
+	uint64_t a, b, n;
+
+	if (argc != 1)
+		usage_error(argc == 0 ? "cat: a dataset prefix is needed" :
+		    "cat: one dataset prefix only");
+	m = open_ds(argv[0]);
+	n = mmidx_count(m);
+	a = o.range ? o.ra : 0;
+	b = o.range && !o.rb_open ? o.rb : n;
+	if (b > n)
+		b = n;
+	if (a > b)
+		a = b;
+	emit_setup();
+	out_begin(o.outfmt == OUT_RECORDS);
+	for (uint64_t i = a; i < b; i++)
+		emit(m, i);
+	out_end();
+	mmidx_close(m);
+	return 0;
+}
+
+static int
+parse_index(const char *s, size_t len, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	if (len == 0)
+		return -1;
+	for (size_t k = 0; k < len; k++) {
+		if (s[k] < '0' || s[k] > '9' || x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(s[k] - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+static int
+cmd_get(int argc, char **argv)
+{
+	struct mmidx *m;
+	uint64_t v = 0;
+
+	if (argc < 1)
+		usage_error("get: a dataset prefix is needed");
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-") != 0 &&
+		    parse_index(argv[i], strlen(argv[i]), &v) == -1)
+			usage_error("get: bad index '%s'", argv[i]);
+	m = open_ds(argv[0]);
+	emit_setup();
+	out_begin(o.outfmt == OUT_RECORDS);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-") == 0) {
+			/* One index per line on stdin. */
+			char *line = NULL;
+			size_t cap = 0;
+			uint64_t lineno = 0;
+			ssize_t len;
+
+			/*
+			 * A three-stage pipeline: an index read now has its
+			 * entry prefetched; W lookups later its tokens are
+			 * prefetched; W more later it is written.  Random
+			 * access then waits for memory far less often.
+			 */
+			enum { W = 16 };
+			uint64_t ring[3 * W];
+			uint64_t head = 0, done = 0;
+
+			while ((len = getline(&line, &cap, stdin)) != -1) {
+				lineno++;
+				while (len > 0 && (line[len - 1] == '\n' ||
+				    line[len - 1] == '\r' || line[len - 1] == ' '))
+					len--;
+				if (parse_index(line, (size_t)len, &v) == -1 ||
+				    v >= mmidx_count(m)) {
+					for (; done < head; done++)
+						emit(m, ring[done % (3 * W)]);
+					if (v >= mmidx_count(m) && len > 0 &&
+					    parse_index(line, (size_t)len, &v) == 0)
+						fail("%s: index %" PRIu64 " out of range (%"
+						    PRIu64 " sequences)", argv[0], v,
+						    mmidx_count(m));
+					fail("stdin: line %" PRIu64 ": bad index '%.*s'",
+					    lineno, len > 40 ? 40 : (int)len, line);
+				}
+				ring[head % (3 * W)] = v;
+				mmidx_prefetch_entry(m, v);
+				if (head >= W)
+					mmidx_prefetch_tokens(m, ring[(head - W) % (3 * W)]);
+				if (head >= 2 * W) {
+					emit(m, ring[done % (3 * W)]);
+					done++;
+				}
+				head++;
+			}
+			for (; done < head; done++)
+				emit(m, ring[done % (3 * W)]);
+			if (ferror(stdin))
+				fail("stdin: %s", strerror(errno));
+			free(line);
+			continue;
+		}
+		parse_index(argv[i], strlen(argv[i]), &v);
+		if (v >= mmidx_count(m))
+			fail("%s: index %" PRIu64 " out of range (%" PRIu64
+			    " sequences)", argv[0], v, mmidx_count(m));
+		emit(m, v);
+	}
+	out_end();
+	mmidx_close(m);
+	return 0;
+}
+
+/* ---- info ---- */
+
+static int
+cmd_info(int argc, char **argv, int json)
+{
+	struct mmidx *m;
+	uint64_t n, tok = 0, hist[33] = { 0 }, mn = UINT64_MAX, mx = 0, docs;
+	enum mmidx_dtype t;
+
+	if (argc != 1)
+		usage_error("info: one dataset prefix");
+	m = open_ds(argv[0]);
+	n = mmidx_count(m);
+	t = mmidx_dtype(m);
+	for (uint64_t i = 0; i < n; i++) {
+		int32_t s = mmidx_raw_size(m, i);
+		int b = 0;
+
+		if (s < 0)
+			fail("%s: sequence %" PRIu64 ": negative size %d",
+			    mmidx_idx_path(m), i, (int)s);
+		tok += (uint64_t)s;
+		if ((uint64_t)s < mn)
+			mn = (uint64_t)s;
+		if ((uint64_t)s > mx)
+			mx = (uint64_t)s;
+		/* bucket 0: length 0; bucket b: 2^(b-1) .. 2^b - 1 */
+		for (uint32_t u = (uint32_t)s; u != 0; u >>= 1)
+			b++;
+		hist[b]++;
+	}
+	if (n == 0)
+		mn = 0;
+	docs = mmidx_doc_count(m) ? mmidx_doc_count(m) - 1 : 0;
+	out_begin(0);
+	if (json) {
+		ob_puts("{\"prefix\":");
+		ob_json_str(argv[0]);
+		ob_printf(",\"layout\":\"%s\",\"dtype\":\"%s\",\"code\":%u,"
+		    "\"element_size\":%zu,\"sequences\":%" PRIu64 ",\"tokens\":%"
+		    PRIu64 ",", mmidx_layout_name(mmidx_layout(m)),
+		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t), n, tok);
+		if (mmidx_layout(m) == MMIDX_FAIRSEQ)
+			ob_puts("\"documents\":null,");
+		else
+			ob_printf("\"documents\":%" PRIu64 ",", docs);
+		ob_printf("\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
+		    ",\"length\":{\"min\":%" PRIu64 ",\"mean\":%.6g,\"max\":%"
+		    PRIu64 "},\"histogram\":[", mmidx_bin_size(m),
+		    mmidx_idx_size(m), mn, n ? (double)tok / (double)n : 0.0, mx);
+		for (int b = 0, first = 1; b < 33; b++) {
+			if (hist[b] == 0)
+				continue;
+			ob_printf("%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
+			    ",\"count\":%" PRIu64 "}", first ? "" : ",",
+			    b ? (uint64_t)1 << (b - 1) : 0,
+			    b ? ((uint64_t)1 << b) - 1 : 0, hist[b]);
+			first = 0;
+		}
+		ob_puts("]}\n");
+	} else {
+		ob_printf("prefix:     %s\n", argv[0]);
+		ob_printf("layout:     %s\n", mmidx_layout_name(mmidx_layout(m)));
+		ob_printf("dtype:      %s (code %u, %zu bytes)\n",
+		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t));
+		ob_printf("sequences:  %" PRIu64 "\n", n);
+		ob_printf("tokens:     %" PRIu64 "\n", tok);
+		if (mmidx_layout(m) != MMIDX_FAIRSEQ)
+			ob_printf("documents:  %" PRIu64 "\n", docs);
+		ob_printf("bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
+		ob_printf("idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
+		ob_printf("length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
+		    mn, n ? (double)tok / (double)n : 0.0, mx);
+		ob_puts("histogram:\n");
+		for (int b = 0; b < 33; b++) {
+			char r[48];
+
+			if (hist[b] == 0)
+				continue;
+			if (b <= 1)
+				snprintf(r, sizeof r, "%d", b);
+			else
+				snprintf(r, sizeof r, "%" PRIu64 "-%" PRIu64,
+				    (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1);
+			ob_printf("  %-22s %" PRIu64 "\n", r, hist[b]);
+		}
+	}
+	out_end();
+	mmidx_close(m);
+	return 0;
+}
+
+/* ---- verify ---- */
+
+static int
+cmd_verify(int argc, char **argv)
+{
+	int rval = 0;
+
+	if (argc < 1)
+		usage_error("verify: a dataset prefix is needed");
+	for (int i = 0; i < argc; i++) {
+		char err[1024];
+		struct mmidx *m = mmidx_open(argv[i], o.layout, err, sizeof err);
+		uint64_t tok = 0;
+
+		if (m == NULL) {
+			warnx_("%s", err);
+			rval = 1;
+			continue;
+		}
+		if (mmidx_verify(m) == -1) {
+			warnx_("%s", mmidx_strerror(m));
+			rval = 1;
+		} else if (verbosity > 0) {
+			for (uint64_t k = 0; k < mmidx_count(m); k++)
+				tok += (uint64_t)mmidx_raw_size(m, k);
+			printf("%s: ok (%s, %s, %" PRIu64 " sequences, %" PRIu64
+			    " tokens", argv[i], mmidx_layout_name(mmidx_layout(m)),
+			    mmidx_dtype_name(mmidx_dtype(m)), mmidx_count(m), tok);
+			if (mmidx_layout(m) != MMIDX_FAIRSEQ)
+				printf(", %" PRIu64 " documents",
+				    mmidx_doc_count(m) - 1);
+			printf(")\n");
+		}
+		mmidx_close(m);
+	}
+	close_stdout();
+	return rval;
+}
+
+/* ---- writing ---- */
+
+static struct outfile binout, idxout;
+
+static char *
+joinx(const char *a, const char *b)
+{
+	char *s = malloc(strlen(a) + strlen(b) + 1);
+
+	if (s == NULL)
+		die_errno("malloc");
+	return strcat(strcpy(s, a), b);
+}
+
+static struct mmidx_builder *
+start_output(const char *prefix, enum mmidx_layout layout,
+    enum mmidx_dtype t, unsigned flags)
+{
+	char err[512], *bp = joinx(prefix, ".bin"), *ip = joinx(prefix, ".idx");
+	struct mmidx_builder *b;
+
+	if (out_open(&binout, bp) == -1)
+		die_errno("%s", bp);
+	if (out_open(&idxout, ip) == -1)
+		die_errno("%s", ip);
+	if ((b = mmidx_builder_new(binout.fd, layout, t, flags, err,
+	    sizeof err)) == NULL)
+		die("%s", err);
+	free(bp);
+	free(ip);
+	return b;
+}
+
+static void
+finish_output(struct mmidx_builder *b, const char *prefix)
+{
+	if (mmidx_finish(b, idxout.fd) == -1)
+		die("%s: %s", prefix, mmidx_builder_strerror(b));
+	/* The .idx goes last: a reader never sees it without its .bin. */
+	if (out_commit(&binout) == -1)
+		die_errno("%s.bin", prefix);
+	if (out_commit(&idxout) == -1) {
+		int e = errno;
+		char *bp = joinx(prefix, ".bin");
+
+		unlink(bp);
+		errno = e;
+		die_errno("%s.idx", prefix);
+	}
+}
+
+/* Token ids of the sequence being added. */
+static struct {
+	int64_t	*v;
+	size_t	 cap;
+} ids;
+
+static void
+grow_ids(size_t need)
+{
+	size_t c = ids.cap ? ids.cap : 1024;
+
+	while (c < need)
+		c *= 2;
+	if (c != ids.cap) {
+		if ((ids.v = realloc(ids.v, c * sizeof *ids.v)) == NULL)
+			die_errno("malloc");
+		ids.cap = c;
+	}
+}
+
+/* Parse one id line into ids.v (or *dv as doubles for floats). */
+static size_t
+parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
+    double **dv, size_t *dcap)
+{
+	size_t n = 0;
+	char *end, *lim = s + len;
+
+	s[len] = '\0';
+	for (;;) {
+		while (s < lim && (*s == ' ' || *s == '\t' || *s == '\r'))
+			s++;
+		if (s >= lim)
+			break;
+		if (n + 1 > ids.cap)
+			grow_ids(n + 1);
+		if (isf) {
+			if (n + 1 > *dcap) {
+				*dcap = *dcap ? *dcap * 2 : 1024;
+				if ((*dv = realloc(*dv, *dcap * sizeof **dv)) == NULL)
+					die_errno("malloc");
+			}
+			errno = 0;
+			(*dv)[n] = strtod(s, &end);
+		} else {
+			errno = 0;
+			ids.v[n] = strtoll(s, &end, 10);
+		}
+		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
+		    *end != '\r') || (errno == ERANGE && !isf))
+			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
+			    isf ? "number" : "token id",
+			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
+			    s);
+		n++;
+		s = end;
+	}
+	return n;
+}
+
+static void
+add_fault(struct mmidx_builder *b, const char *name, const char *where,
+    uint64_t num, uint64_t off)
+{
+	if (off != UINT64_MAX)
+		die("%s: %s %" PRIu64 " at offset %" PRIu64 ": %s", name, where,
+		    num, off, mmidx_builder_strerror(b));
+	die("%s: %s %" PRIu64 ": %s", name, where, num,
+	    mmidx_builder_strerror(b));
+}
+
+static void
+build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
+{
+	FILE *fp = fdopen(fd, "r");
+	char *line = NULL;
+	size_t cap = 0, dcap = 0;
+	double *dv = NULL;
+	uint64_t lineno = 0;
+	ssize_t len;
+
+	if (fp == NULL)
+		die_errno("%s", name);
+	while ((len = getline(&line, &cap, fp)) != -1) {
+		size_t n;
+		int rc;
+
+		lineno++;
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		if (o.docs_empty && len == 0) {
+			if (mmidx_end_document(b) == -1)
+				add_fault(b, name, "line", lineno, UINT64_MAX);
+			continue;
+		}
+		n = parse_ids(name, lineno, line, (size_t)len, isf, &dv, &dcap);
+		rc = isf ? mmidx_add_f64(b, dv, n) : mmidx_add_i64(b, ids.v, n);
+		if (rc == -1)
+			add_fault(b, name, "line", lineno, UINT64_MAX);
+	}
+	if (ferror(fp))
+		die_errno("%s", name);
+	fclose(fp);
+	free(line);
+	free(dv);
+}
+
+static void
+build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
+    int mm)
+{
+	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	struct example ex;
+	const uint8_t *p;
+	size_t n, featlen = strlen(o.feature);
+	long cnt;
+	int rc;
+
+	if (r == NULL)
+		die_errno("%s", name);
+	ex_init(&ex);
+	while ((rc = rec_read(r, &p, &n)) == 1) {
+		uint64_t num = rec_index(r) - 1, off = rec_offset(r);
+
+		if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
+		    &ids.v, &ids.cap)) >= 0) {
+			if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
+		/*
+		 * Otherwise one reusable decode per record: its pools are kept
+		 * between records, and the values are used where they lie.
+		 */
+		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+			if (errno == ENOMEM)
+				die_errno("%s", name);
+			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
+			    name, num, off, ex_strerror(&ex));
+		}
+		if (mm) {
+			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
+
+			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+			if (cnt >= 0 && cnt != 1)
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": '%s' must hold one value, not %ld", name,
+				    num, off, o.modefeat, cnt);
+			if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": mode %" PRId64 " does not fit int8", name,
+				    num, off, mf->i64[0]);
+			mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
+		}
+		const struct ex_feature *f = ex_get(&ex, o.feature);
+		if (f != NULL && f->kind == EX_INT64) {
+			if (mmidx_add_i64(b, f->i64, f->n) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
+		if (ex.nfeat == 0 && o.docs_empty) {
+			if (mmidx_end_document(b) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
+		if (f != NULL && f->kind == EX_FLOAT && isf) {
+			if (mmidx_add_f32(b, f->f32, f->n) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
+		if (f != NULL && f->kind == EX_NONE) {
+			/* A feature with no list set: an empty sequence. */
+			if (mmidx_add_i64(b, NULL, 0) == -1)
+				add_fault(b, name, "record", num, off);
+			continue;
+		}
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
+		    num, off, f == NULL ? (ex.nfeat == 0 ?
+		    "no features (an empty record ends a document only with "
+		    "--documents empty)" : "no such feature (see -f)") :
+		    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
+		    "a bytes_list, not token ids");
+	}
+	if (rc == -1) {
+		if (rec_error(r) == REC_EIO)
+			die("%s: %s", name, strerror(rec_errno(r)));
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
+		    rec_index(r), rec_offset(r), rec_strerror(r));
+	}
+	ex_free(&ex);
+	rec_reader_free(r);
+}
+
+static int
+cmd_build(int argc, char **argv)
+{
+	enum mmidx_layout layout = o.layout == MMIDX_AUTO ? MMIDX_FAIRSEQ :
+	    o.layout;
+	enum mmidx_dtype t;
+	struct mmidx_builder *b;
+	unsigned flags = 0;
+	int isf;
+
+	if (o.out == NULL || strcmp(o.out, "-") == 0)
+		usage_error("build: -o PREFIX is needed");
+	if (o.docs_given && layout == MMIDX_FAIRSEQ)
+		usage_error("--documents applies to --format megatron");
+	if (o.modefeat != NULL) {
+		if (layout != MMIDX_MEGATRON)
+			usage_error("--mode-feature applies to --format megatron");
+		if (o.idlines)
+			usage_error("--mode-feature needs record input");
+		layout = MMIDX_MEGATRON_MM;
+	}
+	if (o.dtype == -1) {
+		t = mmidx_dtype_auto(layout, o.vocab);
+		if (verbosity > 0) {
+			if (o.vocab)
+				warnx_("dtype %s (%s, vocabulary of %" PRIu64 ")",
+				    mmidx_dtype_name(t), layout == MMIDX_FAIRSEQ ?
+				    "fairseq" : "Megatron", o.vocab);
+			else
+				warnx_("dtype %s (%s, no --vocab-size)",
+				    mmidx_dtype_name(t), layout == MMIDX_FAIRSEQ ?
+				    "fairseq" : "Megatron");
+		}
+	} else {
+		t = (enum mmidx_dtype)o.dtype;
+		if (o.vocab)
+			usage_error("--vocab-size goes with --dtype auto");
+	}
+	if (mmidx_dtype_code(layout, t) == -1)
+		usage_error("%s cannot store %s", layout == MMIDX_FAIRSEQ ?
+		    "fairseq" : "Megatron", mmidx_dtype_name(t));
+	isf = mmidx_dtype_is_float(t);
+	if (o.wrap)
+		flags |= MMIDX_WRAP;
+	if (!o.docs_empty)
+		flags |= MMIDX_DOC_EACH;
+	b = start_output(o.out, layout, t, flags);
+	grow_ids(1024);
+	if (argc == 0) {
+		static char dash[] = "-", *stdin_only[] = { dash };
+		argc = 1;
+		argv = stdin_only;
+	}
+	for (int i = 0; i < argc; i++) {
+		int fd = open_input(argv[i]);
+		const char *name = input_name(argv[i]);
+
+		if (fd == -1) {
+			out_abort(&binout);
+			out_abort(&idxout);
+			exit(1);
+		}
+		if (o.idlines)
+			build_ids(b, fd, name, isf);
+		else
+			build_records(b, fd, name, isf, o.modefeat != NULL);
+		if (fd != 0 && !o.idlines)
+			close(fd);
+	}
+	finish_output(b, o.out);
+	mmidx_builder_free(b);
+	return 0;
+}
+
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct mmidx **ms;
+
+static int
+cmd_merge(int argc, char **argv)
+{
+	struct mmidx_builder *b;
+
+	if (o.out == NULL || strcmp(o.out, "-") == 0)
+		usage_error("merge: -o PREFIX is needed");
+	if (argc < 1)
+		usage_error("merge: at least one dataset prefix is needed");
+	if ((ms = calloc((size_t)argc, sizeof *ms)) == NULL)
+		die_errno("malloc");
+	/* Open and check everything before writing anything. */
+	for (int i = 0; i < argc; i++) {
+		ms[i] = open_ds(argv[i]);
+		if (i > 0 && (mmidx_layout(ms[i]) != mmidx_layout(ms[0])))
+			die("%s: layout %s, but %s is %s", argv[i],
+			    mmidx_layout_name(mmidx_layout(ms[i])), argv[0],
+			    mmidx_layout_name(mmidx_layout(ms[0])));
+		if (i > 0 && mmidx_dtype(ms[i]) != mmidx_dtype(ms[0]))
+			die("%s: dtype %s, but %s is %s", argv[i],
+			    mmidx_dtype_name(mmidx_dtype(ms[i])), argv[0],
+			    mmidx_dtype_name(mmidx_dtype(ms[0])));
+		if (mmidx_verify(ms[i]) == -1)
+			die("%s", mmidx_strerror(ms[i]));
+	}
+	b = start_output(o.out, mmidx_layout(ms[0]), mmidx_dtype(ms[0]), 0);
+	for (int i = 0; i < argc; i++)
+		if (mmidx_append(b, ms[i]) == -1)
+			die("%s", mmidx_builder_strerror(b));
+	finish_output(b, o.out);
+	mmidx_builder_free(b);
+	for (int i = 0; i < argc; i++)
+		mmidx_close(ms[i]);
+	free(ms);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const names[] = {
+		[CMD_BUILD] = "build", [CMD_CAT] = "cat", [CMD_GET] = "get",
+		[CMD_INFO] = "info", [CMD_MERGE] = "merge",
+		[CMD_VERIFY] = "verify"
+	};
+	int found = -1, json;
+
+	setprogname(argv[0]);
+	if (argc < 2)
+		usage(stderr, 2);
+	for (int i = 0; i < 6; i++)
+		if (strcmp(argv[1], names[i]) == 0)
+			found = i;
+	if (found == -1) {
+		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+			usage(stdout, 0);
+		if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)
+			print_version(NULL);
+		usage_error("unknown subcommand '%s'", argv[1]);
+	}
+	o.cmd = found;
+	o.feature = "targets";
+	o.dtype = -1;
+	o.layout = MMIDX_AUTO;
+	o.outfmt = -1;
+	argc--;
+	argv++;
+	parse_opts(argc, argv);
+	argc -= optind;
+	argv += optind;
+	if (o.cmd != CMD_BUILD)
+		for (int i = 0; i < argc; i++)
+			argv[i] = prefix_of(argv[i]);
+	json = o.outfmt == OUT_JSON;
+	if (o.outfmt == -1)
+		o.outfmt = OUT_JSON;
+	switch (o.cmd) {
+	case CMD_BUILD:		return cmd_build(argc, argv);
+	case CMD_CAT:		return cmd_cat(argc, argv);
+	case CMD_GET:		return cmd_get(argc, argv);
+	case CMD_INFO:		return cmd_info(argc, argv, json);
+	case CMD_MERGE:		return cmd_merge(argc, argv);
+	default:		return cmd_verify(argc, argv);
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * Differential fuzz target for ex_int64_canonical() and
+ * ex_int64_values(): whatever the fast paths accept, the full decoder
+ * must accept with the same values, and where the decoder finds an
+ * int64 feature, ex_int64_values() must find the same.  The first input
+ * byte picks the feature name.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "example.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *names[] = { "targets", "inputs", "a", "" };
+	static int64_t *v;
+	static size_t cap;
+	struct example ex;
+	const struct ex_feature *f;
+	const char *name;
+	uint8_t *p;
+	long n;
+
+	if (size < 1)
+		return 0;
+	name = names[data[0] & 3];
+	p = malloc(size - 1 ? size - 1 : 1);	/* exact size: overreads are caught */
+	memcpy(p, data + 1, size - 1);
+	n = ex_int64_canonical(p, size - 1, name, strlen(name), &v, &cap);
+	if (n >= 0) {
+		ex_init(&ex);
+		if (ex_decode(&ex, p, size - 1, EX_TYPE_EXAMPLE) != 0)
+			abort();	/* accepted what the decoder refuses */
+		f = ex_get(&ex, name);
+		if (f == NULL || f->kind != EX_INT64 || f->n != (size_t)n ||
+		    (n > 0 && memcmp(f->i64, v, (size_t)n * sizeof *v) != 0))
+			abort();	/* different values */
+		ex_free(&ex);
+	}
+	n = ex_int64_values(p, size - 1, name, &v, &cap);
+	ex_init(&ex);
+	if (ex_decode(&ex, p, size - 1, EX_TYPE_EXAMPLE) != 0) {
+		if (n != -2)
+			abort();
+	} else {
+		f = ex_get(&ex, name);
+		if (f == NULL || f->kind != EX_INT64) {
+			if (n != -1)
+				abort();
+		} else if (n != (long)f->n ||
+		    (n > 0 && memcmp(f->i64, v, (size_t)n * sizeof *v) != 0))
+			abort();
+	}
+	ex_free(&ex);
+	free(p);
+	return 0;
+}

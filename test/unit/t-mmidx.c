@@ -1,0 +1,496 @@
+/*
+ * Unit tests for lib/mmidx: byte layouts, every dtype in both layouts,
+ * layout detection, corrupt indexes, merging.
+ */
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mmidx.h"
+#include "tap.h"
+
+static char dir[256];
+static char errbuf[512];
+
+static char *
+path(const char *name, const char *ext)
+{
+	static char p[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(p[k], sizeof p[k], "%s/%s%s", dir, name, ext);
+	return p[k];
+}
+
+static int
+fdw(const char *name, const char *ext)
+{
+	return open(path(name, ext), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+}
+
+/* Read a whole file into a malloc'd buffer. */
+static uint8_t *
+slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	uint8_t *b = malloc(1 << 16);
+
+	*n = f != NULL ? fread(b, 1, 1 << 16, f) : 0;
+	if (f != NULL)
+		fclose(f);
+	return b;
+}
+
+static void
+spit(const char *p, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+
+	fwrite(b, 1, n, f);
+	fclose(f);
+}
+
+/* Sequences as one flat array with lengths. */
+struct seqs {
+	size_t		 nseq;
+	const size_t	*len;
+	const int64_t	*v;
+};
+
+static int
+build(const char *name, enum mmidx_layout layout, enum mmidx_dtype t,
+    unsigned flags, const struct seqs *s)
+{
+	int bfd = fdw(name, ".bin"), ifd = fdw(name, ".idx"), rc = -1;
+	struct mmidx_builder *b = mmidx_builder_new(bfd, layout, t, flags,
+	    errbuf, sizeof errbuf);
+	size_t off = 0;
+
+	if (b == NULL)
+		goto out;
+	for (size_t i = 0; i < s->nseq; i++) {
+		if (layout == MMIDX_MEGATRON_MM)
+			mmidx_set_mode(b, (int)i % 3 - 1);
+		if (mmidx_add_i64(b, s->v + off, s->len[i]) == -1)
+			goto out;
+		off += s->len[i];
+	}
+	rc = mmidx_finish(b, ifd);
+out:
+	mmidx_builder_free(b);
+	close(bfd);
+	close(ifd);
+	return rc;
+}
+
+static void
+test_worked_example(void)
+{
+	static const size_t len[] = { 3, 0, 2, 1 };
+	static const int64_t v[] = { 1, 2, 3, 65535, 0, 7 };
+	static const uint8_t bin[] = { 1, 0, 2, 0, 3, 0, 0xff, 0xff, 0, 0, 7, 0 };
+	static const uint8_t fhead[] = { 'M', 'M', 'I', 'D', 'I', 'D', 'X', 0, 0,
+	    1, 0, 0, 0, 0, 0, 0, 0, 8, 4, 0, 0, 0, 0, 0, 0, 0 };
+	struct seqs s = { 4, len, v };
+	uint8_t *p;
+	size_t n;
+
+	TEST(build("ex-f", MMIDX_FAIRSEQ, MMIDX_UINT16, 0, &s) == 0,
+	    "worked example builds (fairseq)");
+	p = slurp(path("ex-f", ".bin"), &n);
+	TEST(n == sizeof bin && memcmp(p, bin, n) == 0, "worked example .bin bytes");
+	free(p);
+	p = slurp(path("ex-f", ".idx"), &n);
+	TEST_INT(n, ==, 74, "fairseq .idx is 26 + 12N bytes");
+	TEST(memcmp(p, fhead, 26) == 0, "fairseq header bytes");
+	TEST(p[26] == 3 && p[30] == 0 && p[34] == 2 && p[38] == 1, "sizes 3 0 2 1");
+	TEST(p[42] == 0 && p[50] == 6 && p[58] == 6 && p[66] == 10,
+	    "pointers 0 6 6 10 (unaligned int64 at 42)");
+	free(p);
+
+	TEST(build("ex-m", MMIDX_MEGATRON, MMIDX_UINT16, MMIDX_DOC_EACH, &s) == 0,
+	    "worked example builds (megatron)");
+	p = slurp(path("ex-m", ".idx"), &n);
+	TEST_INT(n, ==, 122, "Megatron .idx is 34 + 12N + 8D bytes");
+	TEST(memcmp(p, fhead, 26) == 0 && p[26] == 5, "same header, then D = 5");
+	TEST(p[34 + 48] == 0 && p[34 + 48 + 32] == 4, "document_indices 0 .. 4");
+	free(p);
+}
+
+/* Extremes of each integer type, plus a float-friendly set. */
+static void
+test_dtype_roundtrips(void)
+{
+	static const enum mmidx_layout layouts[] = { MMIDX_FAIRSEQ,
+	    MMIDX_MEGATRON, MMIDX_MEGATRON_MM };
+
+	for (int t = 0; t < MMIDX_NDTYPE; t++)
+		for (int l = 0; l < 3; l++) {
+			enum mmidx_layout lay = layouts[l];
+			int64_t lo, hi, v[6];
+			size_t len[4] = { 2, 0, 3, 1 };
+			struct seqs s = { 4, len, v };
+			struct mmidx *m;
+			const uint8_t *p;
+			uint64_t n;
+			int ok = 1, code = mmidx_dtype_code(lay, t);
+			const char *name = mmidx_dtype_name(t);
+
+			switch (t) {
+			case MMIDX_UINT8: lo = 0; hi = 255; break;
+			case MMIDX_INT8: lo = -128; hi = 127; break;
+			case MMIDX_INT16: lo = -32768; hi = 32767; break;
+			case MMIDX_UINT16: lo = 0; hi = 65535; break;
+			case MMIDX_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+			case MMIDX_UINT32: lo = 0; hi = UINT32_MAX; break;
+			case MMIDX_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
+			case MMIDX_UINT64: lo = 0; hi = INT64_MAX; break;
+			default: lo = -16777216; hi = 16777216; break;
+			}
+			v[0] = lo; v[1] = hi; v[2] = 0; v[3] = 1; v[4] = hi - 1;
+			v[5] = lo + 1;
+			if (code == -1) {
+				TEST(build("rt", lay, t, MMIDX_DOC_EACH, &s) == -1,
+				    "%s cannot write %s", mmidx_layout_name(lay), name);
+				continue;
+			}
+			TEST(build("rt", lay, t, MMIDX_DOC_EACH, &s) == 0,
+			    "%s %s builds", mmidx_layout_name(lay), name);
+			m = mmidx_open(path("rt", ""), MMIDX_AUTO, errbuf,
+			    sizeof errbuf);
+			TEST(m != NULL, "%s %s opens: %s", mmidx_layout_name(lay),
+			    name, m ? "" : errbuf);
+			if (m == NULL)
+				continue;
+			TEST(mmidx_layout(m) == lay && (int)mmidx_dtype(m) == t &&
+			    (int)mmidx_code(m) == code,
+			    "%s %s: layout and dtype detected", mmidx_layout_name(lay),
+			    name);
+			TEST(mmidx_verify(m) == 0, "%s %s verifies",
+			    mmidx_layout_name(lay), name);
+			for (size_t i = 0, off = 0; i < 4; off += len[i++]) {
+				if (mmidx_seq(m, i, &p, &n) == -1 || n != len[i]) {
+					ok = 0;
+					break;
+				}
+				for (uint64_t k = 0; k < n; k++)
+					if (mmidx_load_i64(t, p, k) != v[off + k])
+						ok = 0;
+				if (lay == MMIDX_MEGATRON_MM &&
+				    mmidx_mode(m, i) != (int)i % 3 - 1)
+					ok = 0;
+			}
+			TEST(ok, "%s %s: tokens (and modes) round trip",
+			    mmidx_layout_name(lay), name);
+			if (mmidx_seq(m, 2, &p, &n) == 0) {
+				int64_t bulk[3];
+				mmidx_load_i64s(t, p, n, bulk);
+				TEST(bulk[0] == mmidx_load_i64(t, p, 0) &&
+				    bulk[2] == mmidx_load_i64(t, p, 2),
+				    "%s %s: bulk loads match", mmidx_layout_name(lay), name);
+			}
+			mmidx_close(m);
+		}
+}
+
+static void
+test_open_mem(void)
+{
+	size_t in, bn;
+	uint8_t *idx = slurp(path("ex-m", ".idx"), &in);
+	uint8_t *bin = slurp(path("ex-m", ".bin"), &bn);
+	struct mmidx *m = mmidx_open_mem(idx, in, bin, bn, "mem", MMIDX_AUTO,
+	    errbuf, sizeof errbuf);
+	const uint8_t *p;
+	uint64_t n;
+
+	TEST(m != NULL && mmidx_layout(m) == MMIDX_MEGATRON &&
+	    mmidx_seq(m, 2, &p, &n) == 0 && n == 2 &&
+	    mmidx_load_i64(MMIDX_UINT16, p, 0) == 65535 && mmidx_verify(m) == 0,
+	    "a dataset in memory reads as the same files do");
+	mmidx_close(m);
+	m = mmidx_open_mem(idx, in - 8, bin, bn, "mem", MMIDX_AUTO, errbuf,
+	    sizeof errbuf);
+	TEST(m == NULL && strncmp(errbuf, "mem.idx: size 114 matches no layout", 35) == 0,
+	    "in-memory faults are named after the given name: %s", errbuf);
+	free(idx);
+	free(bin);
+}
+
+static void
+test_range(void)
+{
+	static const size_t len[] = { 2 };
+	static const int64_t v[] = { 70000, -1 };
+	struct seqs s = { 1, len, v };
+	struct mmidx *m;
+	const uint8_t *p;
+	uint64_t n;
+	int bfd = fdw("rg", ".bin");
+	struct mmidx_builder *b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ,
+	    MMIDX_UINT16, 0, errbuf, sizeof errbuf);
+
+	TEST(mmidx_add_i64(b, v, 2) == -1 && mmidx_builder_bad_token(b) == 0,
+	    "70000 does not fit uint16");
+	TEST(strstr(mmidx_builder_strerror(b), "70000") != NULL, "message names it: %s",
+	    mmidx_builder_strerror(b));
+	TEST(mmidx_builder_count(b) == 0, "nothing was added");
+	mmidx_builder_free(b);
+	close(bfd);
+	TEST(build("wrap", MMIDX_FAIRSEQ, MMIDX_UINT16, MMIDX_WRAP, &s) == 0,
+	    "--wrap builds");
+	m = mmidx_open(path("wrap", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL && mmidx_seq(m, 0, &p, &n) == 0 && n == 2 &&
+	    mmidx_load_i64(MMIDX_UINT16, p, 0) == 4464 &&
+	    mmidx_load_i64(MMIDX_UINT16, p, 1) == 65535,
+	    "wrapped as upstream: 70000 -> 4464, -1 -> 65535");
+	mmidx_close(m);
+}
+
+static void
+test_empty(void)
+{
+	struct seqs s = { 0, NULL, NULL };
+	static const size_t len[] = { 0, 0 };
+	struct seqs e = { 2, len, NULL };
+	struct mmidx *m;
+	const uint8_t *p;
+	uint64_t n;
+
+	TEST(build("empty", MMIDX_MEGATRON, MMIDX_INT32, MMIDX_DOC_EACH, &s) == 0,
+	    "empty dataset builds");
+	m = mmidx_open(path("empty", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL && mmidx_count(m) == 0 && mmidx_bin_size(m) == 0 &&
+	    mmidx_idx_size(m) == 42 && mmidx_verify(m) == 0,
+	    "0-byte .bin opens (upstream mmap readers cannot)");
+	mmidx_close(m);
+	TEST(build("empty2", MMIDX_FAIRSEQ, MMIDX_INT32, 0, &e) == 0,
+	    "all-empty sequences build");
+	m = mmidx_open(path("empty2", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL && mmidx_seq(m, 1, &p, &n) == 0 && n == 0 && p == NULL &&
+	    mmidx_seq(m, 2, &p, &n) == -1, "empty sequences read, index 2 is out of range");
+	mmidx_close(m);
+}
+
+/* Write a mutated copy of ex-f/ex-m under 'name' and try to open it. */
+static struct mmidx *
+mutant(const char *src, const char *name, size_t at, int val, long trunc,
+    enum mmidx_layout force)
+{
+	size_t n, bn;
+	uint8_t *p = slurp(path(src, ".idx"), &n), *b = slurp(path(src, ".bin"), &bn);
+	struct mmidx *m;
+
+	if (at != (size_t)-1)
+		p[at] = (uint8_t)val;
+	if (trunc > 0)
+		memset(p + n, 0xee, (size_t)trunc);	/* trailing garbage */
+	n = (size_t)((long)n + trunc);
+	spit(path(name, ".idx"), p, n);
+	spit(path(name, ".bin"), b, bn);
+	free(p);
+	free(b);
+	errbuf[0] = 0;
+	m = mmidx_open(path(name, ""), force, errbuf, sizeof errbuf);
+	return m;
+}
+
+static void
+test_corrupt(void)
+{
+	struct mmidx *m;
+	const uint8_t *p;
+	uint64_t n;
+
+	m = mutant("ex-f", "c1", (size_t)-1, 0, -1, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "c1.idx") != NULL, "truncated index: %s", errbuf);
+	m = mutant("ex-f", "c2", (size_t)-1, 0, 1, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "matches no layout") != NULL,
+	    "trailing byte rejected: %s", errbuf);
+	m = mutant("ex-f", "c3", 0, 'X', 0, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "bad magic") != NULL, "bad magic: %s", errbuf);
+	m = mutant("ex-f", "c4", 9, 2, 0, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "version 2") != NULL, "version 2: %s", errbuf);
+	m = mutant("ex-f", "c5", 17, 11, 0, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "dtype code 11") != NULL, "code 11: %s", errbuf);
+	m = mutant("ex-m", "c6", 17, 9, 0, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "not a Megatron type") != NULL,
+	    "code 9 in a Megatron index: %s", errbuf);
+	m = mutant("ex-m", "c7", (size_t)-1, 0, 0, MMIDX_FAIRSEQ);
+	TEST(m == NULL && strstr(errbuf, "not a fairseq index") != NULL,
+	    "Megatron index read as fairseq: %s", errbuf);
+	m = mutant("ex-f", "c8", (size_t)-1, 0, 0, MMIDX_MEGATRON);
+	TEST(m == NULL && strstr(errbuf, "not a Megatron index") != NULL,
+	    "fairseq index read as Megatron: %s", errbuf);
+	/* document_indices[4] = 3 instead of 4 */
+	m = mutant("ex-m", "c9", 34 + 48 + 32, 3, 0, MMIDX_AUTO);
+	TEST(m == NULL && strstr(errbuf, "end at 3") != NULL, "last document index: %s", errbuf);
+	/* pointer of sequence 3 (at 26 + 16 + 24) = 0xff... past the end */
+	m = mutant("ex-f", "c10", 26 + 16 + 24, 0xff, 0, MMIDX_AUTO);
+	TEST(m != NULL, "pointer fault is found on use");
+	if (m != NULL) {
+		TEST(mmidx_seq(m, 3, &p, &n) == -1 &&
+		    strstr(mmidx_strerror(m), "runs past the end") != NULL,
+		    "pointer past the end: %s", mmidx_strerror(m));
+		TEST(mmidx_seq(m, 2, &p, &n) == 0, "other entries still read");
+		TEST(mmidx_verify(m) == -1 && strstr(mmidx_strerror(m), "sequence 3"),
+		    "verify names sequence 3: %s", mmidx_strerror(m));
+		mmidx_close(m);
+	}
+	/* size of sequence 2 negative */
+	m = mutant("ex-f", "c11", 26 + 8 + 3, 0x80, 0, MMIDX_AUTO);
+	TEST(m != NULL && mmidx_seq(m, 2, &p, &n) == -1 &&
+	    strstr(mmidx_strerror(m), "negative") != NULL, "negative size");
+	mmidx_close(m);
+	/* pointer 1 = 4 instead of 6: in bounds, but not contiguous */
+	m = mutant("ex-f", "c12", 26 + 16 + 8, 4, 0, MMIDX_AUTO);
+	TEST(m != NULL && mmidx_seq(m, 1, &p, &n) == 0 && mmidx_verify(m) == -1 &&
+	    strstr(mmidx_strerror(m), "expected 6") != NULL,
+	    "verify: non-contiguous pointers: %s", m ? mmidx_strerror(m) : "");
+	mmidx_close(m);
+	{
+		uint8_t leg[32] = "TNTIDX\0\0";
+		spit(path("leg", ".idx"), leg, sizeof leg);
+		spit(path("leg", ".bin"), leg, 0);
+		m = mmidx_open(path("leg", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+		TEST(m == NULL && strstr(errbuf, "legacy") != NULL, "TNTIDX: %s", errbuf);
+	}
+	m = mmidx_open(path("nosuch", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m == NULL && strstr(errbuf, "No such file") != NULL, "missing: %s", errbuf);
+	/* .bin shorter than the index says */
+	{
+		size_t n2;
+		uint8_t *b = slurp(path("ex-f", ".bin"), &n2);
+		spit(path("c1", ".bin"), b, n2 - 1);
+		free(b);
+		spit(path("c13", ".bin"), (const uint8_t *)"", 0);
+		b = slurp(path("ex-f", ".idx"), &n2);
+		spit(path("c13", ".idx"), b, n2);
+		free(b);
+		m = mmidx_open(path("c13", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+		TEST(m != NULL && mmidx_seq(m, 0, &p, &n) == -1 &&
+		    mmidx_verify(m) == -1, "index over an empty .bin faults on use");
+		mmidx_close(m);
+	}
+}
+
+static void
+test_docs_and_merge(void)
+{
+	int bfd = fdw("docs", ".bin"), ifd = fdw("docs", ".idx");
+	struct mmidx_builder *b = mmidx_builder_new(bfd, MMIDX_MEGATRON,
+	    MMIDX_UINT16, 0, errbuf, sizeof errbuf);
+	static const int64_t v[] = { 1, 2, 3, 4, 5, 6, 7 };
+	static const int64_t want[] = { 0, 2, 3, 3, 5 };
+	struct mmidx *m, *m2;
+	int ok;
+
+	mmidx_add_i64(b, v, 2);
+	mmidx_add_i64(b, v + 2, 1);
+	mmidx_end_document(b);
+	mmidx_add_i64(b, v + 3, 3);
+	mmidx_end_document(b);
+	mmidx_end_document(b);
+	mmidx_add_i64(b, v + 6, 1);
+	mmidx_add_i64(b, v, 0);
+	TEST(mmidx_doc_open(b), "document open before the end");
+	TEST(mmidx_finish(b, ifd) == 0, "finish closes the open document");
+	mmidx_builder_free(b);
+	close(bfd);
+	close(ifd);
+	m = mmidx_open(path("docs", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	ok = m != NULL && mmidx_doc_count(m) == 5;
+	for (int j = 0; ok && j < 5; j++)
+		ok = mmidx_doc_index(m, j) == want[j];
+	TEST(ok, "document_indices 0 2 3 3 5 (empty document repeats)");
+
+	/* merge docs + docs: indices shifted by 5 */
+	bfd = fdw("merged", ".bin");
+	ifd = fdw("merged", ".idx");
+	b = mmidx_builder_new(bfd, MMIDX_MEGATRON, MMIDX_UINT16, 0, errbuf,
+	    sizeof errbuf);
+	TEST(mmidx_append(b, m) == 0 && mmidx_append(b, m) == 0 &&
+	    mmidx_finish(b, ifd) == 0, "merge of two Megatron datasets");
+	mmidx_builder_free(b);
+	close(bfd);
+	close(ifd);
+	m2 = mmidx_open(path("merged", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	ok = m2 != NULL && mmidx_count(m2) == 10 && mmidx_doc_count(m2) == 9 &&
+	    mmidx_bin_size(m2) == 28 && mmidx_verify(m2) == 0;
+	for (int j = 0; ok && j < 9; j++)
+		ok = mmidx_doc_index(m2, j) == (j < 5 ? want[j] : 5 + want[j - 4]);
+	TEST(ok, "merged: 10 sequences, document indices shifted, .bin doubled");
+	mmidx_close(m2);
+
+	bfd = fdw("bad", ".bin");
+	b = mmidx_builder_new(bfd, MMIDX_MEGATRON, MMIDX_INT32, 0, errbuf,
+	    sizeof errbuf);
+	TEST(mmidx_append(b, m) == -1 && strstr(mmidx_builder_strerror(b), "dtype uint16"),
+	    "merge refuses another dtype: %s", mmidx_builder_strerror(b));
+	mmidx_builder_free(b);
+	b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ, MMIDX_UINT16, 0, errbuf,
+	    sizeof errbuf);
+	TEST(mmidx_append(b, m) == -1 && strstr(mmidx_builder_strerror(b), "layout"),
+	    "merge refuses another layout: %s", mmidx_builder_strerror(b));
+	mmidx_builder_free(b);
+	close(bfd);
+	mmidx_close(m);
+}
+
+static void
+test_tables(void)
+{
+	TEST(mmidx_dtype_auto(MMIDX_FAIRSEQ, 65499) == MMIDX_UINT16 &&
+	    mmidx_dtype_auto(MMIDX_FAIRSEQ, 65500) == MMIDX_UINT32 &&
+	    mmidx_dtype_auto(MMIDX_FAIRSEQ, 4294967294u) == MMIDX_UINT32 &&
+	    mmidx_dtype_auto(MMIDX_FAIRSEQ, 4294967295u) == MMIDX_INT64 &&
+	    mmidx_dtype_auto(MMIDX_FAIRSEQ, 0) == MMIDX_UINT32,
+	    "fairseq automatic dtype (65500 threshold)");
+	TEST(mmidx_dtype_auto(MMIDX_MEGATRON, 65499) == MMIDX_UINT16 &&
+	    mmidx_dtype_auto(MMIDX_MEGATRON, 65500) == MMIDX_INT32 &&
+	    mmidx_dtype_auto(MMIDX_MEGATRON, 1ull << 40) == MMIDX_INT32,
+	    "Megatron automatic dtype never uint32");
+	TEST(mmidx_dtype_code(MMIDX_FAIRSEQ, MMIDX_FLOAT64) == 6 &&
+	    mmidx_dtype_code(MMIDX_MEGATRON, MMIDX_FLOAT32) == 7 &&
+	    mmidx_dtype_from_code(MMIDX_FAIRSEQ, 7) == MMIDX_FLOAT64 &&
+	    mmidx_dtype_from_code(MMIDX_MEGATRON, 7) == MMIDX_FLOAT32 &&
+	    mmidx_dtype_from_code(MMIDX_MEGATRON, 9) == -1 &&
+	    mmidx_dtype_from_code(MMIDX_FAIRSEQ, 10) == MMIDX_UINT64 &&
+	    mmidx_dtype_from_code(MMIDX_FAIRSEQ, 0) == -1,
+	    "code 7 differs per project; 9 and 10 are fairseq only");
+	TEST(mmidx_dtype_parse("uint16") == MMIDX_UINT16 &&
+	    mmidx_dtype_parse("float") == -1, "dtype names");
+}
+
+int
+main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, sizeof dir, "%s/t-mmidx.XXXXXX", tmp ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_tables();
+	test_worked_example();
+	test_dtype_roundtrips();
+	test_open_mem();
+	test_range();
+	test_empty();
+	test_corrupt();
+	test_docs_and_merge();
+	{
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			return 1;
+	}
+	return tap_done();
+}
