@@ -38,6 +38,23 @@ struct wp_vocab {
 	unsigned char	 key[crypto_shorthash_KEYBYTES];
 };
 
+/*
+ * A direct-mapped cache of word -> ids: word frequencies are Zipfian, so
+ * most words skip hashing with SipHash and the greedy search.  The cache
+ * only speeds things up: a collision (even a forced one) costs a miss.
+ */
+#define WC_SLOTS	16384
+#define WC_WORD		24	/* longest cached word, bytes */
+#define WC_IDS		7	/* most ids of a cached word */
+
+struct wc_ent {
+	uint64_t	tag;	/* the word's hash; 0 = empty */
+	uint8_t		len;
+	uint8_t		nids;
+	uint8_t		w[WC_WORD];
+	int32_t		ids[WC_IDS];
+};
+
 /* Per-byte classes of ASCII in the basic tokenizer. */
 enum { A_WORD, A_PUNCT, A_SPACE, A_DROP };
 
@@ -49,6 +66,7 @@ struct wp_tok {
 	int		 ignore_invalid;
 	long		 unk;
 	unsigned char	 cls[128];	/* A_* of each ASCII byte */
+	struct wc_ent	*cache;		/* WC_SLOTS entries, or NULL */
 	/* scratch */
 	uint8_t		*tok;		/* current basic token, UTF-8 */
 	size_t		 toklen, tokcap;
@@ -435,6 +453,7 @@ wp_tok_new(const struct wp_vocab *v, const struct wp_opts *o)
 		t->strip = o->strip_accents != 0;
 	t->ignore_invalid = o->ignore_invalid != 0;
 	t->unk = v->special[WP_UNK];
+	t->cache = calloc(WC_SLOTS, sizeof *t->cache);	/* optional */
 	return t;
 }
 
@@ -448,6 +467,7 @@ wp_tok_free(struct wp_tok *t)
 	free(t->b);
 	free(t->word);
 	free(t->woff);
+	free(t->cache);
 	free(t);
 }
 
@@ -471,17 +491,20 @@ static int
 tok_error(struct wp_tok *t, const char *fmt, ...)
 {
 	va_list ap;
+	int saved = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(t->err, sizeof t->err, fmt, ap);
 	va_end(ap);
+	errno = saved;
 	return -1;
 }
 
 static int
 emit(struct wp_tok *t, long id)
 {
-	if (grow(t->ids, t->cap, t->nids + 1, sizeof **t->ids) == -1)
+	if (t->nids >= *t->cap &&
+	    grow(t->ids, t->cap, t->nids + 1, sizeof **t->ids) == -1)
 		return tok_error(t, "%s", strerror(errno));
 	(*t->ids)[t->nids++] = id;
 	return 0;
@@ -490,9 +513,36 @@ emit(struct wp_tok *t, long id)
 static int
 emit_unk(struct wp_tok *t)
 {
-	if (t->unk < 0)
-		return tok_error(t, "a word needs [UNK] and the vocabulary has no [UNK]");
+	if (t->unk < 0) {
+		tok_error(t, "a word needs [UNK] and the vocabulary has no [UNK]");
+		errno = EINVAL;
+		return -1;
+	}
 	return emit(t, t->unk);
+}
+
+/* A fast unkeyed hash for the word cache; never 0. */
+static uint64_t
+word_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t x;
+
+		memcpy(&x, p + i, 8);
+		h = (h ^ x) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < n) {
+		uint64_t x = 0;
+
+		memcpy(&x, p + i, n - i);
+		h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 29;
+	}
+	return h | 1;
 }
 
 /*
@@ -504,11 +554,27 @@ wordpiece(struct wp_tok *t, const uint8_t *w, const uint32_t *off, size_t nc)
 {
 	const struct wp_vocab *v = t->v;
 	size_t mark = t->nids, start = 0, nb;
+	struct wc_ent *ce = NULL;
+	uint64_t tag = 0;
 
 #define OFF(i) (off ? off[i] : (uint32_t)(i))
 	if (nc > WP_MAX_WORD)
 		return emit_unk(t);
 	nb = OFF(nc);
+	if (t->cache != NULL && nb <= WC_WORD) {
+		tag = word_hash(w, nb);
+		ce = &t->cache[tag & (WC_SLOTS - 1)];
+		if (ce->tag == tag && ce->len == nb && memcmp(ce->w, w, nb) == 0) {
+			size_t i;
+
+			if (t->nids + ce->nids > *t->cap &&
+			    grow(t->ids, t->cap, t->nids + ce->nids, sizeof **t->ids) == -1)
+				return tok_error(t, "%s", strerror(errno));
+			for (i = 0; i < ce->nids; i++)
+				(*t->ids)[t->nids++] = ce->ids[i];
+			return 0;
+		}
+	}
 	while (start < nc) {
 		size_t end = nc, s0 = OFF(start), pre = start ? 2 : 0;
 		const uint8_t *k;
@@ -527,14 +593,27 @@ wordpiece(struct wp_tok *t, const uint8_t *w, const uint32_t *off, size_t nc)
 			if ((id = lookup(v, k, OFF(end) - s0 + pre)) >= 0)
 				break;
 		if (end == start) {
+			/* no piece here: the whole word is [UNK] */
 			t->nids = mark;
-			return emit_unk(t);
+			if (emit_unk(t) == -1)
+				return -1;
+			break;
 		}
 		if (emit(t, id) == -1)
 			return -1;
 		start = end;
 	}
 #undef OFF
+	if (ce != NULL && t->nids - mark <= WC_IDS) {
+		size_t i;
+
+		ce->tag = tag;
+		ce->len = (uint8_t)nb;
+		memcpy(ce->w, w, nb);
+		ce->nids = (uint8_t)(t->nids - mark);
+		for (i = mark; i < t->nids; i++)
+			ce->ids[i - mark] = (int32_t)(*t->ids)[i];
+	}
 	return 0;
 }
 
@@ -664,6 +743,33 @@ is_control(const struct wp_tok *t, enum uni_cat c)
 	return c == UC_Cc || c == UC_Cf;
 }
 
+/*
+ * A CJK ideograph is a basic token of its own.  lower() leaves every
+ * code point of the ranges alone and none is punctuation or Mn, so only
+ * NFD can change it: the compatibility ideographs decompose to one
+ * unified ideograph each.
+ */
+static int
+cjk_word(struct wp_tok *t, uint32_t cp)
+{
+	uint8_t w[4];
+	uint32_t off[2] = { 0, 0 };
+
+	if (t->strip && ((cp >= 0xf900 && cp <= 0xfaff) || cp >= 0x2f800)) {
+		uint32_t d[18];
+
+		if (uni_decompose(cp, d, 18) != 1) {
+			/* not a singleton: take the general path */
+			t->toklen = (size_t)utf8_encode(cp, t->tok);
+			t->tokascii = 0;
+			return flush(t);
+		}
+		cp = d[0];
+	}
+	off[1] = (uint32_t)utf8_encode(cp, w);
+	return wordpiece(t, w, off, 1);
+}
+
 long
 wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
     size_t *cap)
@@ -704,7 +810,9 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 				continue;
 			}
 			t->erroff = i;
-			return tok_error(t, "invalid UTF-8 at byte offset %zu", i);
+			tok_error(t, "invalid UTF-8 at byte offset %zu", i);
+			errno = EILSEQ;
+			return -1;
 		}
 		c = uni_category(cp);
 		if (cp == 0xfffd || is_control(t, c)) {
@@ -713,12 +821,7 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 			if (flush(t) == -1)
 				return -1;
 		} else if (wp_is_cjk(cp)) {
-			if (flush(t) == -1)
-				return -1;
-			memcpy(t->tok, p + i, (size_t)l);
-			t->toklen = (size_t)l;
-			t->tokascii = 0;
-			if (flush(t) == -1)
+			if (flush(t) == -1 || cjk_word(t, cp) == -1)
 				return -1;
 		} else {
 			memcpy(t->tok + t->toklen, p + i, (size_t)l);

@@ -112,9 +112,9 @@ void		 wp_tok_free(struct wp_tok *t);		/* NULL is fine */
  * p[0..n) (one line; "\n" and "\r" inside are whitespace like any
  * other).  Writes the ids to (*ids)[0..], growing *ids (realloc; *cap
  * is its size in elements; *ids may start NULL with *cap 0), and
- * returns how many, 0 for text without tokens.  Returns -1 on invalid
- * UTF-8 (wp_error_offset() gives the byte offset in p), when a word
- * needs [UNK] and the vocab has none, or with errno ENOMEM; then
+ * returns how many, 0 for text without tokens.  Returns -1 with errno
+ * EILSEQ on invalid UTF-8 (wp_error_offset() gives the byte offset in
+ * p), EINVAL when a word needs [UNK] and the vocab has none, or ENOMEM;
  * wp_strerror() says which.  The caller owns *ids.
  */
 long		 wp_encode(struct wp_tok *t, const uint8_t *p, size_t n,
