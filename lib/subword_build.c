@@ -444,7 +444,8 @@ struct build {
 	uint32_t	*rank;		/* per pool offset: its suffix's index */
 	uint32_t	*best;		/* per suffix: longest list entry it starts with */
 	struct strie	 it0;		/* first iteration, shared */
-	int64_t		*cnt0;		/* a probe's copy of its counts */
+	int64_t		*acc;		/* per node: accepted descendants' counts */
+	size_t		 acccap;
 	struct strie	 work;		/* later iterations, arrays reused */
 	int		 have_it0;
 };
@@ -835,88 +836,52 @@ cmp_kept(const void *x, const void *y)
 }
 
 /*
- * Steps (b)..(f): choose the subtokens from the counts 'cnt' (modified)
- * of the trie 's', and make the new list.
+ * Steps (b)..(f): choose the subtokens from the counts of the trie 's'
+ * and make the new list.
+ *
+ * tensor2tensor takes the candidates (count >= min_count) longest
+ * first and lowers the counts of the proper prefixes of each accepted
+ * one by its current count.  The current count of a string is thus its
+ * count less the current counts of the accepted strings it is a proper
+ * prefix of: its strict descendants, which a walk over the nodes in
+ * reverse preorder meets before it, as the longest-first order does.
+ * The sums of the accepted descendants go up the tree in 'acc' (one
+ * per node, zeroed here), so the counts themselves stay untouched and
+ * serve every probe of a bisection.
  */
 static int
-select_list(struct build *b, const struct strie *s, int64_t *cnt,
-    int64_t min_count, struct slist *out)
+select_list(struct build *b, const struct strie *s, int64_t min_count,
+    struct slist *out)
 {
-	uint32_t nn = (uint32_t)s->n, i, node, p, maxcpl = 0;
-	uint32_t *bucket = NULL, *ord = NULL, *cand = NULL, *cpl = NULL;
-	size_t ncand = 0;
 	struct kept *kept = NULL;
-	size_t nk = 0, kcap = 0, a;
+	size_t nk = 0, kcap = 0, a, i;
+	int64_t *acc = b->acc, cur, up;
 	int rc = -1;
 
-	/* Candidates and their lengths in code points. */
-	{
-		size_t nc = 0, k;
-
-		for (i = 1; i < nn; i++)
-			nc += cnt[i] >= min_count;
-		cand = malloc((nc ? nc : 1) * sizeof(*cand));
-		cpl = malloc((nc ? nc : 1) * sizeof(*cpl));
-		if (cand == NULL || cpl == NULL)
-			goto out;
-		for (i = 1, k = 0; i < nn; i++)
-			if (cnt[i] >= min_count) {
-				cand[k] = i;
-				cpl[k] = (uint32_t)sw_cplen(b->pool + s->off[i], s->blen[i]);
-				if (cpl[k] > maxcpl)
-					maxcpl = cpl[k];
-				k++;
-			}
-		ncand = nc;
-	}
-	bucket = calloc((size_t)maxcpl + 2, sizeof(*bucket));
-	if (bucket == NULL)
-		goto out;
-	for (i = 0; i < ncand; i++)
-		bucket[cpl[i]]++;
-	/* Prefix sums, longest first. */
-	{
-		size_t sum = 0, k;
-
-		for (k = maxcpl + 1; k-- > 0;) {
-			size_t c = bucket[k];
-
-			bucket[k] = (uint32_t)sum;
-			sum += c;
-		}
-		if ((ord = malloc((sum ? sum : 1) * sizeof(*ord))) == NULL)
-			goto out;
-	}
-	for (i = 0; i < ncand; i++)
-		ord[bucket[cpl[i]]++] = i;
-	{
-		size_t k;
-
-		for (k = 0; k < ncand; k++) {
-			int64_t c;
-
-			node = cand[ord[k]];
-			c = cnt[node];
-			if (c < min_count)
-				continue;
-			if (cpl[ord[k]] > 1) {
+	memset(acc, 0, s->n * sizeof(*acc));
+	for (i = s->n; i-- > 1;) {
+		cur = s->cnt[i] - acc[i];
+		up = acc[i];
+		if (s->cnt[i] >= min_count && cur >= min_count) {
+			up += cur;
+			if (s->parent[i] != 0) {
 				if (nk == kcap && sw_grow(&kept, &kcap, nk + 1,
 				    sizeof(*kept)) == -1)
 					goto out;
-				kept[nk].cnt = c;
-				kept[nk].s = b->pool + s->off[node];
-				kept[nk].len = s->blen[node];
+				kept[nk].cnt = cur;
+				kept[nk].s = b->pool + s->off[i];
+				kept[nk].len = s->blen[i];
 				nk++;
 			}
-			for (p = s->parent[node]; p != 0; p = s->parent[p])
-				cnt[p] -= c;
 		}
+		acc[s->parent[i]] += up;
 	}
 	for (a = 0; a < b->nalpha; a++) {
 		int64_t c = 0;
+		uint32_t node;
 
 		if ((node = s->achar[a]) != 0)
-			c = cnt[node];
+			c = s->cnt[node] - acc[node];
 		if (nk == kcap && sw_grow(&kept, &kcap, nk + 1, sizeof(*kept)) == -1)
 			goto out;
 		kept[nk].cnt = c;
@@ -934,10 +899,6 @@ select_list(struct build *b, const struct strie *s, int64_t *cnt,
 			goto out;
 	rc = 0;
 out:
-	free(bucket);
-	free(ord);
-	free(cand);
-	free(cpl);
 	free(kept);
 	return rc;
 }
@@ -956,17 +917,15 @@ build_once(struct build *b, int64_t min_count, struct slist *out)
 		b->have_it0 = 1;
 		if (sort_suffixes(b) == -1 || count_iteration(b, &b->it0, 1) == -1)
 			return -1;
-		if ((b->cnt0 = malloc((b->it0.n + 1) * sizeof(*b->cnt0))) == NULL)
-			return -1;
 	}
-	/* The first iteration's counts, copied: selection lowers them. */
-	memcpy(b->cnt0, b->it0.cnt, b->it0.n * sizeof(*b->cnt0));
-	if (select_list(b, &b->it0, b->cnt0, min_count, out) == -1)
+	if (sw_grow(&b->acc, &b->acccap, b->it0.n, sizeof(*b->acc)) == -1 ||
+	    select_list(b, &b->it0, min_count, out) == -1)
 		return -1;
 	for (it = 1; it < b->o->iterations; it++)
 		if (mark_segments(b, out) == -1 ||
 		    count_iteration(b, &b->work, 0) == -1 ||
-		    select_list(b, &b->work, b->work.cnt, min_count, out) == -1)
+		    sw_grow(&b->acc, &b->acccap, b->work.n, sizeof(*b->acc)) == -1 ||
+		    select_list(b, &b->work, min_count, out) == -1)
 			return -1;
 	return 0;
 }
@@ -993,7 +952,7 @@ build_free(struct build *b)
 	if (b->have_it0) {
 		strie_free(&b->it0);
 		strie_free(&b->work);
-		free(b->cnt0);
+		free(b->acc);
 	}
 	free(b->sfx);
 	free(b->slen);
