@@ -541,6 +541,19 @@ sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans, size_t *cap)
 #define CACHE_TOK	24
 #define CACHE_IDS	8
 
+/* A small direct-mapped front cache for the hottest short tokens. */
+#define HOT_SLOTS	(1u << 13)
+#define HOT_TOK		14
+#define HOT_IDS		3
+
+struct hslot {
+	uint32_t	 h;
+	uint8_t		 tlen;		/* 0: empty */
+	uint8_t		 nids;
+	uint8_t		 tok[HOT_TOK];
+	int32_t		 ids[HOT_IDS];
+};
+
 struct cslot {
 	uint32_t	 h;
 	uint8_t		 tlen;		/* 0: empty */
@@ -561,6 +574,7 @@ struct sw_vocab {
 	uint32_t	*alpha;		/* the rest, sorted */
 	size_t		 nalpha;
 	struct cslot	*cache;		/* CACHE_SETS * CACHE_WAYS, or NULL */
+	struct hslot	*hot;		/* HOT_SLOTS */
 	uint64_t	 seed;
 	/* The trie in compact form: children of node i are edges cfirst[i] .. cfirst[i + 1]. */
 	uint32_t	*cfirst;
@@ -866,6 +880,7 @@ sw_vocab_free(struct sw_vocab *v)
 		return;
 	(void)i;
 	free(v->cache);
+	free(v->hot);
 	free(v->cfirst);
 	free(v->ebyte);
 	free(v->echild);
@@ -1087,6 +1102,7 @@ encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
     size_t *nids, size_t *cap, struct sw_err *e)
 {
 	struct cslot *set = NULL, *sl;
+	struct hslot *hs;
 	size_t first = *nids, k;
 	uint64_t h = 0;
 	uint32_t h32 = 0;
@@ -1096,21 +1112,35 @@ encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
 		if (v->cache == NULL) {
 			v->cache = calloc((size_t)CACHE_SETS * CACHE_WAYS,
 			    sizeof(*v->cache));
-			if (v->cache == NULL)
+			v->hot = calloc(HOT_SLOTS, sizeof(*v->hot));
+			if (v->cache == NULL || v->hot == NULL)
 				return -1;
 		}
 		h = fast_hash(t, n, v->seed);
 		h32 = (uint32_t)(h >> 32);
+		if (*nids + CACHE_IDS > *cap && sw_grow(ids, cap, *nids + CACHE_IDS,
+		    sizeof(**ids)) == -1)
+			return -1;
+		hs = &v->hot[(h >> 14) & (HOT_SLOTS - 1)];
+		if (hs->h == h32 && hs->tlen == n && memcmp(hs->tok, t, n) == 0) {
+			memcpy(*ids + *nids, hs->ids, HOT_IDS * sizeof(int32_t));
+			*nids += hs->nids;
+			return 0;
+		}
 		set = v->cache + (h & (CACHE_SETS - 1)) * CACHE_WAYS;
 		for (w = 0; w < CACHE_WAYS; w++) {
 			sl = set + w;
 			if (sl->h == h32 && sl->tlen == n &&
 			    memcmp(sl->tok, t, n) == 0) {
-				if (*nids + sl->nids > *cap && sw_grow(ids, cap,
-				    *nids + sl->nids, sizeof(**ids)) == -1)
-					return -1;
 				memcpy(*ids + *nids, sl->ids, sl->nids * sizeof(int32_t));
 				*nids += sl->nids;
+				if (n <= HOT_TOK && sl->nids <= HOT_IDS) {
+					hs->h = h32;
+					hs->tlen = (uint8_t)n;
+					hs->nids = sl->nids;
+					memcpy(hs->tok, t, n);
+					memcpy(hs->ids, sl->ids, HOT_IDS * sizeof(int32_t));
+				}
 				return 0;
 			}
 		}
