@@ -573,6 +573,11 @@ struct sw_vocab {
 	uint8_t		 ascii[128];	/* encode alphabet, ASCII part */
 	uint32_t	*alpha;		/* the rest, sorted */
 	size_t		 nalpha;
+	uint8_t		*bmp;		/* the alphabet's BMP code points, a bit each */
+	/* Nodes with many children also get a direct table: dense[node] - 1. */
+	uint32_t	*dense;
+	uint32_t	(*dtab)[256];
+	size_t		 ndtab;
 	struct cslot	*cache;		/* CACHE_SETS * CACHE_WAYS, or NULL */
 	struct hslot	*hot;		/* HOT_SLOTS */
 	uint64_t	 seed;
@@ -602,6 +607,8 @@ in_alpha(const struct sw_vocab *v, uint32_t cp)
 
 	if (cp < 128)
 		return v->ascii[cp];
+	if (cp < 0x10000)
+		return (v->bmp[cp >> 3] >> (cp & 7)) & 1;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (v->alpha[mid] == cp)
@@ -656,6 +663,26 @@ vocab_compact(struct sw_vocab *v)
 	memcpy(v->root, v->trie.root, sizeof(v->root));
 	sw_trie_free(&v->trie);
 	(void)c;
+	/* Direct tables for nodes of more than 16 children. */
+	for (k = 1; k < nn; k++)
+		v->ndtab += v->cfirst[k + 1] - v->cfirst[k] > 16;
+	if (v->ndtab > 0) {
+		size_t d = 0;
+
+		v->dense = calloc(nn, sizeof(*v->dense));
+		v->dtab = calloc(v->ndtab, sizeof(*v->dtab));
+		if (v->dense == NULL || v->dtab == NULL)
+			return -1;
+		for (k = 1; k < nn; k++) {
+			uint32_t e;
+
+			if (v->cfirst[k + 1] - v->cfirst[k] <= 16)
+				continue;
+			for (e = v->cfirst[k]; e < v->cfirst[k + 1]; e++)
+				v->dtab[d][v->ebyte[e]] = v->echild[e];
+			v->dense[k] = (uint32_t)++d;
+		}
+	}
 	return 0;
 }
 
@@ -666,6 +693,8 @@ vchild(const struct sw_vocab *v, uint32_t node, uint8_t b)
 
 	if (node == 0)
 		return v->root[b];
+	if (v->dense != NULL && v->dense[node] != 0)
+		return v->dtab[v->dense[node] - 1][b];
 	lo = v->cfirst[node];
 	hi = v->cfirst[node + 1];
 	while (hi - lo > 8) {
@@ -736,6 +765,10 @@ vocab_index(struct sw_vocab *v)
 				v->alpha[j++] = v->alpha[i];
 		v->nalpha = j;
 	}
+	if ((v->bmp = calloc(0x10000 / 8, 1)) == NULL)
+		return -1;
+	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)
+		v->bmp[v->alpha[i] >> 3] |= (uint8_t)(1u << (v->alpha[i] & 7));
 	return vocab_compact(v);
 }
 
@@ -881,6 +914,9 @@ sw_vocab_free(struct sw_vocab *v)
 	(void)i;
 	free(v->cache);
 	free(v->hot);
+	free(v->bmp);
+	free(v->dense);
+	free(v->dtab);
 	free(v->cfirst);
 	free(v->ebyte);
 	free(v->echild);

@@ -280,11 +280,23 @@ test_encode_decode(void)
 			sw_put(&f, line, 5);
 		}
 		sw_put(&f, "'x'\n", 4);
+		/* ids 30..41: "y" followed by a..l (a binary search), 42: "y". */
+		for (c = 'a'; c <= 'l'; c++) {
+			snprintf(line, sizeof(line), "'y%c'\n", c);
+			sw_put(&f, line, 5);
+		}
+		sw_put(&f, "'y'\n", 4);
 		wide = sw_vocab_parse(f.p, f.len, &e);
 		TEST(wide != NULL && enc_is(wide, "xn", wq, 2),
 		    "longest match under a node with 26 children");
 		TEST(wide != NULL && sw_encode(wide, S("xqz"), &ids, &n, &cap, &e) == -1,
 		    "z alone is not an entry");
+		{
+			static const int32_t yg[] = { 36, 2 };
+
+			TEST(wide != NULL && enc_is(wide, "yg", yg, 2),
+			    "longest match under a node with 12 children");
+		}
 		sw_vocab_free(wide);
 		free(f.p);
 		n = 0;
