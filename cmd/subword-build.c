@@ -186,11 +186,8 @@ read_counts(struct sw_counts *c, const char *path)
 	if ((fd = open_input(path)) == -1)
 		exit(1);
 	p = slurp(fd, &n, name);
-	if (sw_counts_read(c, p, n, &e) == -1) {
-		if (e.line)
-			die("%s: %s", name, e.msg);
+	if (sw_counts_read(c, p, n, &e) == -1)
 		die("%s: %s", name, e.msg);
-	}
 	free(p);
 	if (fd != 0)
 		close(fd);

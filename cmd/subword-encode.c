@@ -1057,7 +1057,7 @@ int
 main(int argc, char *argv[])
 {
 	struct outfile out;
-	const char *outpath = "-", *feature = "targets", *fieldlist = NULL;
+	const char *outpath = "-", *feature = NULL, *fieldlist = NULL;
 	char **vspec = NULL;
 	size_t nv = 0, f;
 	int ch, decode = 0, rval = 0, wpflags = 0;
@@ -1154,7 +1154,9 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
-	set_fields(fieldlist ? fieldlist : feature);
+	if (feature != NULL && fieldlist != NULL)
+		usage_error("-f and --fields exclude each other");
+	set_fields(fieldlist ? fieldlist : feature ? feature : "targets");
 	if (nfields > 8)
 		usage_error("at most 8 fields");
 	if ((forder = calloc(nfields, sizeof(*forder))) == NULL ||

@@ -495,7 +495,7 @@ is_alnum_at(const uint8_t *p, int *len)
 long
 sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans, size_t *cap)
 {
-	size_t i = 0, start = 0, nt = 0;
+	size_t i, start = 0, nt = 0;
 	int a, prev, k;
 
 	if (n == 0)
@@ -506,20 +506,27 @@ sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans, size_t *cap)
 	}
 	prev = is_alnum_at(p, &k);
 	i = (size_t)k;
-	while (i < n) {
+	for (;;) {
+		/* The rest of an ASCII run of the same class. */
+		while (i < n && p[i] < 0x80 && ascii_alnum[p[i]] == prev)
+			i++;
+		if (i >= n)
+			break;
 		a = is_alnum_at(p + i, &k);
-		if (a != prev) {
-			if (!(i - start == 1 && p[start] == ' ' && start != 0)) {
-				if (nt == *cap && sw_grow(spans, cap, nt + 1,
-				    sizeof(**spans)) == -1)
-					return -1;
-				(*spans)[nt].off = (uint32_t)start;
-				(*spans)[nt].len = (uint32_t)(i - start);
-				nt++;
-			}
-			start = i;
-			prev = a;
+		if (a == prev) {
+			i += (size_t)k;
+			continue;
 		}
+		if (!(i - start == 1 && p[start] == ' ' && start != 0)) {
+			if (nt == *cap && sw_grow(spans, cap, nt + 1,
+			    sizeof(**spans)) == -1)
+				return -1;
+			(*spans)[nt].off = (uint32_t)start;
+			(*spans)[nt].len = (uint32_t)(i - start);
+			nt++;
+		}
+		start = i;
+		prev = a;
 		i += (size_t)k;
 	}
 	if (nt == *cap && sw_grow(spans, cap, nt + 1, sizeof(**spans)) == -1)

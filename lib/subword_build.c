@@ -930,14 +930,6 @@ build_once(struct build *b, int64_t min_count, struct slist *out)
 	return 0;
 }
 
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 build_free(struct build *b)
 {
@@ -1075,7 +1067,6 @@ build_setup(struct build *b, const struct sw_counts *c,
 			k++;
 		}
 	free(seen);
-	(void)cmp_u32;
 
 	/* Escaped tokens. */
 	b->eoff = malloc((c->n ? c->n : 1) * sizeof(*b->eoff));
