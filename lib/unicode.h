@@ -37,10 +37,31 @@ int		 uni_decompose(uint32_t cp, uint32_t *out, int max);
 int		 uni_ccc(uint32_t cp);
 /*
  * NFD of a code point sequence: decompose each, then canonical
- * ordering.  Appends to *out (grown as needed, *cap its size).
- * Returns the new length, or -1 with errno ENOMEM.
+ * ordering.  Writes the result to (*out)[0..] (grown as needed, *cap
+ * its size; *out may be NULL with *cap 0).  Returns its length, or -1
+ * with errno ENOMEM.
  */
 long		 uni_nfd(const uint32_t *in, size_t n, uint32_t **out, size_t *cap);
+
+/* Python's str.isspace() (the set str.strip() removes: 29 code points). */
+int		 uni_is_pyspace(uint32_t cp);
+/* General category L* or N* (tensor2tensor's alphanumeric set). */
+int		 uni_is_alnum(uint32_t cp);
+/*
+ * Cased and Case_Ignorable as CPython's final-sigma rule uses them
+ * (a code point that is both counts as case-ignorable only).
+ */
+int		 uni_is_cased(uint32_t cp);
+int		 uni_is_case_ignorable(uint32_t cp);
+/*
+ * Python's str.lower() of a code point sequence, final sigma included
+ * (U+03A3 becomes U+03C2 after a cased letter and not before one,
+ * skipping case-ignorable code points).  Writes the result to
+ * (*out)[0..] like uni_nfd().  Returns its length, or -1 with errno
+ * ENOMEM.
+ */
+long		 uni_lower_str(const uint32_t *in, size_t n, uint32_t **out,
+		    size_t *cap);
 
 /*
  * Decode one UTF-8 sequence (strict: no overlongs, surrogates or

@@ -1,0 +1,325 @@
+/*
+ * subword-build: build a tensor2tensor SubwordTextEncoder vocabulary
+ * from text files, byte-identical to what tensor2tensor's
+ * get_or_generate_vocab (build_to_target_size) or
+ * build_from_token_counts writes; or write the token counts of some
+ * files (--count-only) and build from several such count files
+ * (--from-counts), for map/reduce over shards.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "subword.h"
+#include "unicode.h"
+
+static const char usage_text[] =
+    "usage: subword-build [-hqV] [--count-only] [--progress | --no-progress]\n"
+    "                     [-b bytes] [--iterations n] [-L length] [--min-count n]\n"
+    "                     [-o file] [--reserved token] [-t size] file ...\n"
+    "       subword-build [-hqV] [--progress | --no-progress] [--iterations n]\n"
+    "                     [-L length] [--min-count n] [-o file] [--reserved token]\n"
+    "                     [-t size] --from-counts file ...\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fputs(usage_text, fp);
+	if (status == 0)
+		close_stdout();
+	exit(status);
+}
+
+enum {
+	OPT_COUNT_ONLY = 256, OPT_FROM_COUNTS, OPT_ITERATIONS, OPT_MIN_COUNT,
+	OPT_RESERVED, OPT_PROGRESS, OPT_NO_PROGRESS
+};
+
+static const struct option longopts[] = {
+	{ "file-byte-budget", required_argument, NULL, 'b' },
+	{ "count-only", no_argument, NULL, OPT_COUNT_ONLY },
+	{ "from-counts", no_argument, NULL, OPT_FROM_COUNTS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+	{ "max-subtoken-length", required_argument, NULL, 'L' },
+	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "reserved", required_argument, NULL, OPT_RESERVED },
+	{ "target-size", required_argument, NULL, 't' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static uint64_t total_lines;
+
+static int
+progress_on(void)
+{
+	if (progress_enabled == -1)
+		progress_enabled = isatty(2);
+	return progress_enabled && verbosity >= 1;
+}
+
+/* Each probe of the bisection gets a progress line of its own. */
+static void
+show_probe(void *arg, int64_t min_count, size_t size)
+{
+	(void)arg;
+	if (progress_on()) {
+		progress("min_count %lld: %zu subtokens", (long long)min_count, size);
+		fputc('\n', stderr);
+	}
+}
+
+static double
+parse_budget(const char *s)
+{
+	uint64_t v;
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno == 0 && end != s && *end == '\0' && isfinite(d))
+		return d;
+	if (parse_size(s, &v) == 0)
+		return (double)v;
+	usage_error("bad file byte budget: %s", s);
+}
+
+/* Read all of fd into a malloc()ed buffer. */
+static uint8_t *
+slurp(int fd, size_t *n, const char *name)
+{
+	struct buf b = { 0 };
+	ssize_t k;
+
+	for (;;) {
+		if (buf_reserve(&b, 1 << 16) == -1)
+			die_errno("%s", name);
+		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die_errno("%s", name);
+		}
+		if (k == 0)
+			break;
+		b.len += (size_t)k;
+	}
+	*n = b.len;
+	return b.p;
+}
+
+/* Sample the lines of one file and count their tokens. */
+static void
+count_file(struct sw_counts *c, const char *path, double budget)
+{
+	const char *name = input_name(path);
+	struct sw_lines *r;
+	struct sw_sampler s;
+	struct sw_err e;
+	struct stat st;
+	const uint8_t *p;
+	uint64_t size;
+	size_t n;
+	int fd, nl, rc, k;
+
+	if ((fd = open_input(path)) == -1)
+		exit(1);
+	if (fstat(fd, &st) == -1)
+		die_errno("%s", name);
+	if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+		r = sw_lines_open(fd);
+	} else {
+		uint8_t *all = slurp(fd, &n, name);
+
+		size = n;
+		r = sw_lines_open_buf(all, n);
+	}
+	if (r == NULL)
+		die_errno("%s", name);
+	sw_sample_init(&s, budget, size);
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		total_lines++;
+		if (progress_due())
+			progress("%s: %ju lines, %zu distinct tokens", name,
+			    (uintmax_t)sw_lines_lineno(r), sw_counts_size(c));
+		if ((k = sw_sample_next(&s)) == 0)
+			continue;
+		if (k < 0)
+			break;
+		sw_strip(&p, &n);
+		sw_sample_charge(&s, sw_cplen(p, n));
+		if (sw_counts_add_text(c, p, n) == -1)
+			die_errno("%s", name);
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (rc == -2)
+		die("%s: %s", name, e.msg);
+	sw_lines_free(r);
+	if (fd != 0)
+		close(fd);
+}
+
+static void
+read_counts(struct sw_counts *c, const char *path)
+{
+	const char *name = input_name(path);
+	struct sw_err e;
+	uint8_t *p;
+	size_t n;
+	int fd;
+
+	if ((fd = open_input(path)) == -1)
+		exit(1);
+	p = slurp(fd, &n, name);
+	if (sw_counts_read(c, p, n, &e) == -1)
+		die("%s: %s", name, e.msg);
+	free(p);
+	if (fd != 0)
+		close(fd);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sw_build_opts o;
+	struct sw_counts *c;
+	struct sw_vocab *v;
+	struct outfile out;
+	struct buf ob = { 0 };
+	const char **reserved = NULL;
+	const char *outpath = "-";
+	long long target = -1, min_count = -1, ll;
+	double budget = 1e6;
+	int ch, count_only = 0, from_counts = 0, ofd;
+
+	setprogname(argv[0]);
+	sw_build_opts_init(&o);
+	while ((ch = getopt_long(argc, argv, "b:hL:o:qt:V", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'b':
+			budget = parse_budget(optarg);
+			if (!(budget > 0))
+				usage_error("the file byte budget must be positive: %s",
+				    optarg);
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'L':
+			if (parse_int(optarg, 1, 1L << 30, &ll) == -1)
+				usage_error("bad max subtoken length: %s", optarg);
+			o.max_subtoken_len = (long)ll;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'q':
+			verbosity = 0;
+			break;
+		case 't':
+			if (parse_int(optarg, 1, INT32_MAX, &target) == -1)
+				usage_error("bad target size: %s", optarg);
+			break;
+		case 'V':
+			print_version("Unicode " UNICODE_VERSION);
+		case OPT_COUNT_ONLY:
+			count_only = 1;
+			break;
+		case OPT_FROM_COUNTS:
+			from_counts = 1;
+			break;
+		case OPT_ITERATIONS:
+			if (parse_int(optarg, 1, 1000, &ll) == -1)
+				usage_error("bad number of iterations: %s", optarg);
+			o.iterations = (int)ll;
+			break;
+		case OPT_MIN_COUNT:
+			if (parse_int(optarg, 1, INT64_MAX, &min_count) == -1)
+				usage_error("bad min count: %s", optarg);
+			break;
+		case OPT_RESERVED:
+			if (utf8_valid_prefix((const uint8_t *)optarg, strlen(optarg)) !=
+			    strlen(optarg))
+				usage_error("reserved token is not UTF-8: %s", optarg);
+			if ((reserved = realloc(reserved, (o.nreserved + 1) *
+			    sizeof(*reserved))) == NULL)
+				die_errno("reserved tokens");
+			reserved[o.nreserved++] = optarg;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		usage_error("no input files");
+	if (target != -1 && min_count != -1)
+		usage_error("-t and --min-count exclude each other");
+	if (count_only && from_counts)
+		usage_error("--count-only and --from-counts exclude each other");
+	if (target == -1 && min_count == -1)
+		target = 32768;
+	o.reserved = reserved;
+	o.probe = show_probe;
+
+	if ((c = sw_counts_new()) == NULL)
+		die_errno("counts");
+	for (; *argv; argv++) {
+		if (from_counts)
+			read_counts(c, *argv);
+		else
+			count_file(c, *argv, budget);
+	}
+	progress_done();
+
+	if (count_only) {
+		if (sw_counts_write(c, &ob) == -1)
+			die_errno("counts");
+	} else {
+		if (min_count != -1)
+			v = sw_build(c, min_count, &o);
+		else
+			v = sw_build_to_target(c, (size_t)target, &o);
+		progress_done();
+		if (v == NULL) {
+			if (errno == E2BIG)
+				die("corpus too large: more than 4 GiB of distinct tokens");
+			die_errno("build");
+		}
+		if (sw_vocab_store(v, &ob) == -1)
+			die_errno("vocab");
+		sw_vocab_free(v);
+	}
+	sw_counts_free(c);
+
+	if ((ofd = out_open(&out, outpath)) == -1)
+		die_errno("%s", outpath);
+	if (write_full(ofd, ob.p, ob.len) == -1)
+		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);
+	if (out_commit(&out) == -1)
+		die_errno("%s", outpath);
+	buf_free(&ob);
+	free(reserved);
+	close_stdout();
+	return 0;
+}

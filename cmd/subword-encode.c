@@ -1,0 +1,1269 @@
+/*
+ * subword-encode: encode text lines with a tensor2tensor
+ * SubwordTextEncoder vocabulary, id for id as tensor2tensor's
+ * txt_line_iterator + encode (+ EOS) do, or with a BERT/ELECTRA
+ * WordPiece vocabulary as their FullTokenizer does, into Example records
+ * or id lines; with -d, decode records or id lines back to text.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "example.h"
+#include "record.h"
+#include "subword.h"
+#include "unicode.h"
+#include "wordpiece.h"
+
+static const char usage_text[] =
+    "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]\n"
+    "                      [--progress | --no-progress]\n"
+    "                      [--strip-accents | --no-strip-accents]\n"
+    "                      [--strip-extraneous] [-f name] [--fields list]\n"
+    "                      [--input-format fmt] [-j jobs] [-m mode] [-o file]\n"
+    "                      [--output-format fmt] [--rules rules] -v [field=]vocab\n"
+    "                      [file ...]\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fputs(usage_text, fp);
+	if (status == 0)
+		close_stdout();
+	exit(status);
+}
+
+enum {
+	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
+	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
+	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES
+};
+
+static const struct option longopts[] = {
+	{ "decode", no_argument, NULL, 'd' },
+	{ "eos", no_argument, NULL, OPT_EOS },
+	{ "feature", required_argument, NULL, 'f' },
+	{ "fields", required_argument, NULL, OPT_FIELDS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "lower", no_argument, NULL, OPT_LOWER },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
+	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
+	{ "output", required_argument, NULL, 'o' },
+	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "strip-accents", no_argument, NULL, OPT_STRIP_ACCENTS },
+	{ "strip-extraneous", no_argument, NULL, OPT_STRIP_EXTRANEOUS },
+	{ "vocab", required_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE };
+
+struct field {
+	char		*name;
+	const char	*vpath;
+	uint8_t		*vbytes;	/* the subword vocab file, for copies */
+	size_t		 vlen;
+	struct sw_vocab	*sw;		/* subword mode */
+	struct wp_vocab	*wp;		/* wordpiece mode */
+	struct wp_tok	*wt;
+	int64_t		*ids;		/* this line's ids */
+	size_t		 n, cap;
+};
+
+static struct field *fields;
+static size_t nfields;
+static int eos, strip = 1, strip_extraneous, wordpiece;
+static struct wp_opts wpo = WP_OPTS_INIT;
+static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
+
+/* Output: records through a rec_writer, text through a buffer. */
+static const char *outname = "stdout";
+static int outfd = 1;
+static struct rec_writer *rw;
+static struct buf ob;
+
+/*
+ * Encoding state of one thread: its encoders and ids per field, scratch,
+ * and where its output goes.  Directly (the single-threaded path):
+ * records to rw, text to ob, flushed as it grows.  Otherwise into 'out':
+ * text, or records as a u64 length and the payload each.
+ */
+struct ctx {
+	struct field	*f;
+	int32_t		*tmp32;
+	size_t		 tmp32cap;
+	struct buf	 exbuf;
+	struct buf	*out;
+	int		 direct;
+	uint64_t	 skipped;	/* lines without enough fields */
+	char		 err[300];
+};
+
+static void
+flush_text(void)
+{
+	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
+		write_failed(outname);
+	ob.len = 0;
+}
+
+/* Write what is good so far before reporting a fault in the input. */
+static void
+flush_all(void)
+{
+	flush_text();
+	if (rw != NULL && rec_writer_flush(rw) == -1)
+		write_failed(outname);
+}
+
+static void
+put(struct ctx *c, const void *p, size_t n)
+{
+	if (buf_append(c->out, p, n) == -1)
+		die_errno("output");
+	if (c->direct && c->out->len >= (1 << 20))
+		flush_text();
+}
+
+/* Append v in decimal at q; returns the end. */
+static char *
+fmt_int(char *q, int64_t v)
+{
+	char b[24], *e = b + sizeof(b), *r = e;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--r = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--r = '-';
+	memcpy(q, r, (size_t)(e - r));
+	return q + (e - r);
+}
+
+/* Decimal text of the small ids, made once: " 1234" padded to 8 bytes. */
+#define IDTEXT_MAX	1000000	/* 6 digits, a space and the length fit in 8 */
+static char (*idtext)[8];
+static size_t nidtext;
+
+static void
+make_idtext(size_t n)
+{
+	size_t i;
+	char *e;
+
+	nidtext = n < IDTEXT_MAX ? n : IDTEXT_MAX;
+	if ((idtext = malloc((nidtext ? nidtext : 1) * sizeof(*idtext))) == NULL)
+		die_errno("ids");
+	for (i = 0; i < nidtext; i++) {
+		memset(idtext[i], 0, 8);
+		idtext[i][0] = ' ';
+		e = fmt_int(idtext[i] + 1, (int64_t)i);
+		idtext[i][7] = (char)(e - idtext[i]);
+	}
+}
+
+/* Ids of one field as decimal, space-separated. */
+static void
+put_ids(struct ctx *c, const int64_t *ids, size_t n)
+{
+	struct buf *b = c->out;
+	char *q;
+	size_t i;
+	int64_t id;
+
+	if (buf_reserve(b, n * 21 + 8) == -1)
+		die_errno("output");
+	q = (char *)b->p + b->len;
+	for (i = 0; i < n; i++) {
+		id = ids[i];
+		if (id >= 0 && (uint64_t)id < nidtext) {
+			if (i == 0) {
+				memcpy(q, idtext[id] + 1, 7);
+				q += idtext[id][7] - 1;
+			} else {
+				memcpy(q, idtext[id], 8);
+				q += idtext[id][7];
+			}
+		} else {
+			if (i > 0)
+				*q++ = ' ';
+			q = fmt_int(q, id);
+		}
+	}
+	b->len = (size_t)((uint8_t *)q - b->p);
+}
+
+/* Protobuf varints. */
+static size_t
+vsize(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *
+pvar(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+static size_t *forder;		/* fields in key order */
+static size_t *fkeylen;
+
+/*
+ * Append the canonical tf.train.Example of this line's int64 lists
+ * (what exb_encode() writes: features sorted by key, each entry with its
+ * key and value, one packed chunk per non-empty list).
+ */
+static void
+put_example(struct ctx *c, struct buf *out)
+{
+	struct field *fs = c->f;
+	size_t f, i, k, packed[8], list[8], feat[8], entry[8], total = 0, n;
+	int64_t *ids;
+	uint8_t *q;
+
+	for (k = 0; k < nfields; k++) {
+		f = forder[k];
+		ids = fs[f].ids;
+		packed[k] = 0;
+		for (i = 0; i < fs[f].n; i++)
+			packed[k] += vsize((uint64_t)ids[i]);
+		list[k] = packed[k] ? 1 + vsize(packed[k]) + packed[k] : 0;
+		feat[k] = 1 + vsize(list[k]) + list[k];
+		entry[k] = 1 + vsize(fkeylen[f]) + fkeylen[f] + 1 + vsize(feat[k]) +
+		    feat[k];
+		total += 1 + vsize(entry[k]) + entry[k];
+	}
+	n = 1 + vsize(total) + total;
+	if (buf_reserve(out, n) == -1)
+		die_errno("output");
+	q = out->p + out->len;
+	*q++ = 0x0a;
+	q = pvar(q, total);
+	for (k = 0; k < nfields; k++) {
+		f = forder[k];
+		*q++ = 0x0a;
+		q = pvar(q, entry[k]);
+		*q++ = 0x0a;
+		q = pvar(q, fkeylen[f]);
+		memcpy(q, fs[f].name, fkeylen[f]);
+		q += fkeylen[f];
+		*q++ = 0x12;
+		q = pvar(q, feat[k]);
+		*q++ = 0x1a;
+		q = pvar(q, list[k]);
+		if (packed[k] > 0) {
+			*q++ = 0x0a;
+			q = pvar(q, packed[k]);
+			for (i = 0; i < fs[f].n; i++)
+				q = pvar(q, (uint64_t)fs[f].ids[i]);
+		}
+	}
+	out->len += n;
+}
+
+/* Emit the ids of every field for one line. */
+static void
+emit(struct ctx *c)
+{
+	struct field *fs = c->f;
+	size_t f, i, len;
+	const uint8_t *s;
+	uint8_t hdr[8];
+
+	if (outfmt == FMT_RECORDS) {
+		c->exbuf.len = 0;
+		put_example(c, &c->exbuf);
+		if (c->direct) {
+			if (rec_write(rw, c->exbuf.p, c->exbuf.len) == -1)
+				write_failed(outname);
+			return;
+		}
+		put_le64(hdr, c->exbuf.len);
+		put(c, hdr, 8);
+		put(c, c->exbuf.p, c->exbuf.len);
+		return;
+	}
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put(c, "\t", 1);
+		if (outfmt == FMT_ID) {
+			put_ids(c, fs[f].ids, fs[f].n);
+			continue;
+		}
+		for (i = 0; i < fs[f].n; i++) {
+			if (i > 0)
+				put(c, " ", 1);
+			if (wordpiece) {
+				if ((s = (const uint8_t *)wp_piece(fs[f].wp,
+				    fs[f].ids[i], &len)) != NULL)
+					put(c, s, len);
+			} else if ((s = sw_vocab_entry(fs[f].sw, fs[f].ids[i],
+			    &len)) != NULL)
+				put(c, s, len);
+		}
+	}
+	put(c, "\n", 1);
+}
+
+/* Encode one column into fd->ids.  0, or -1 with a message in c->err. */
+static int
+encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n)
+{
+	struct sw_err e;
+	size_t nids = 0, i;
+
+	if (strip)
+		sw_strip(&p, &n);
+	if (wordpiece) {
+		long k = wp_encode(fd->wt, p, n, &fd->ids, &fd->cap);
+
+		if (k < 0) {
+			if (errno == ENOMEM)
+				die_errno("encode");
+			snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath,
+			    wp_strerror(fd->wt));
+			return -1;
+		}
+		fd->n = (size_t)k;
+		return 0;
+	}
+	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
+		if (errno == ENOMEM)
+			die_errno("encode");
+		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath, e.msg);
+		return -1;
+	}
+	if (nids + 1 > fd->cap) {
+		size_t cap = fd->cap ? fd->cap : 64;
+
+		while (cap < nids + 1)
+			cap *= 2;
+		if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
+			die_errno("encode");
+		fd->cap = cap;
+	}
+	for (i = 0; i < nids; i++)
+		fd->ids[i] = c->tmp32[i];
+	if (eos)
+		fd->ids[nids++] = 1;
+	fd->n = nids;
+	return 0;
+}
+
+/* Encode and emit one line.  0, or -1 with a message in c->err. */
+static int
+encode_line(struct ctx *c, const uint8_t *p, size_t n)
+{
+	const uint8_t *q, *tab;
+	size_t f;
+
+	if (nfields == 1) {
+		if (encode_field(c, &c->f[0], p, n) == -1)
+			return -1;
+		emit(c);
+		return 0;
+	}
+	/* tensor2tensor's tab iterator: strip, split, strip each part. */
+	if (strip)
+		sw_strip(&p, &n);
+	q = p;
+	for (f = 0; f + 1 < nfields; f++) {
+		if ((tab = memchr(q, '\t', n - (size_t)(q - p))) == NULL)
+			break;
+		q = tab + 1;
+	}
+	if (f + 1 < nfields || n == 0) {
+		c->skipped++;
+		return 0;
+	}
+	q = p;
+	for (f = 0; f < nfields; f++) {
+		size_t len = n - (size_t)(q - p);
+
+		if (f + 1 < nfields)
+			len = (size_t)((const uint8_t *)memchr(q, '\t', len) - q);
+		if (encode_field(c, &c->f[f], q, len) == -1)
+			return -1;
+		q += len + 1;
+	}
+	emit(c);
+	return 0;
+}
+
+static struct ctx mainctx;
+
+static int
+encode_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n;
+	int fd, nl, rc;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		if (progress_due())
+			progress("%s: %ju lines", name, (uintmax_t)sw_lines_lineno(r));
+		if (encode_line(&mainctx, p, n) == -1) {
+			flush_all();
+			die("%s: line %ju: %s", name, (uintmax_t)sw_lines_lineno(r),
+			    mainctx.err);
+		}
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (rc == -2) {
+		flush_all();
+		die("%s: %s", name, e.msg);
+	}
+	sw_lines_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+/*
+ * Parallel encoding (-j): the main thread cuts the input into chunks of
+ * whole lines, workers encode them with encoders of their own, and the
+ * main thread writes the results in input order.
+ */
+#define CHUNK_BYTES	(1 << 20)
+
+enum { CH_FREE, CH_FULL, CH_DONE };
+
+struct chunk {
+	uint8_t		*in;
+	size_t		 inlen, incap;
+	uint64_t	 base;		/* input offset of in[0] */
+	struct buf	 out;
+	uint64_t	 nlines, skipped;
+	int		 state;
+	int		 err;		/* 0, 1 invalid UTF-8, 2 encoding */
+	uint64_t	 eline, eoff;	/* in the chunk */
+	char		 emsg[320];
+};
+
+static int jobs = 1;
+static struct chunk *ring;
+static size_t nring;
+static uint64_t nfilled, ntaken;	/* chunks handed to workers, taken */
+static int quitting;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER;
+static pthread_t *threads;
+static struct ctx *wctx;
+
+static void
+encode_chunk(struct ctx *c, struct chunk *ch)
+{
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n;
+	int nl, rc;
+
+	ch->out.len = 0;
+	ch->err = 0;
+	c->out = &ch->out;
+	c->skipped = 0;
+	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
+		die_errno("encode");
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
+		if (encode_line(c, p, n) == -1) {
+			ch->err = 2;
+			ch->eline = sw_lines_lineno(r);
+			snprintf(ch->emsg, sizeof(ch->emsg), "%s", c->err);
+			break;
+		}
+	if (rc == -1)
+		die_errno("encode");
+	if (rc == -2) {
+		ch->err = 1;
+		ch->eline = e.line;
+		ch->eoff = e.offset;
+	}
+	ch->nlines = sw_lines_lineno(r);
+	ch->skipped = c->skipped;
+	sw_lines_free(r);
+}
+
+static void *
+worker(void *arg)
+{
+	struct ctx *c = arg;
+	struct chunk *ch;
+
+	for (;;) {
+		pthread_mutex_lock(&mu);
+		while (!quitting && ntaken == nfilled)
+			pthread_cond_wait(&cv_work, &mu);
+		if (ntaken == nfilled) {
+			pthread_mutex_unlock(&mu);
+			return NULL;
+		}
+		ch = &ring[ntaken++ % nring];
+		pthread_mutex_unlock(&mu);
+		encode_chunk(c, ch);
+		pthread_mutex_lock(&mu);
+		ch->state = CH_DONE;
+		pthread_cond_broadcast(&cv_done);
+		pthread_mutex_unlock(&mu);
+	}
+}
+
+/* Encoders of their own for a worker: vocab copies, tokenizers. */
+static void
+ctx_init(struct ctx *c)
+{
+	struct sw_err e;
+	size_t f, j;
+
+	memset(c, 0, sizeof(*c));
+	if ((c->f = calloc(nfields, sizeof(*c->f))) == NULL)
+		die_errno("jobs");
+	for (f = 0; f < nfields; f++) {
+		c->f[f].name = fields[f].name;
+		c->f[f].vpath = fields[f].vpath;
+		if (wordpiece) {
+			c->f[f].wp = fields[f].wp;
+			if ((c->f[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
+				die_errno("jobs");
+			continue;
+		}
+		for (j = 0; j < f && fields[j].sw != fields[f].sw; j++)
+			;
+		if (j < f)
+			c->f[f].sw = c->f[j].sw;
+		else if ((c->f[f].sw = sw_vocab_parse(fields[f].vbytes,
+		    fields[f].vlen, &e)) == NULL)
+			die("%s: %s", fields[f].vpath, e.msg);
+	}
+}
+
+static void
+ctx_free(struct ctx *c)
+{
+	size_t f, j;
+
+	for (f = 0; f < nfields; f++) {
+		for (j = f + 1; j < nfields; j++)
+			if (c->f[j].sw == c->f[f].sw)
+				c->f[j].sw = NULL;
+		sw_vocab_free(c->f[f].sw);
+		wp_tok_free(c->f[f].wt);
+		free(c->f[f].ids);
+	}
+	free(c->f);
+	free(c->tmp32);
+	buf_free(&c->exbuf);
+}
+
+static void
+jobs_start(void)
+{
+	int i;
+
+	nring = (size_t)jobs * 3;
+	if ((ring = calloc(nring, sizeof(*ring))) == NULL ||
+	    (threads = calloc((size_t)jobs, sizeof(*threads))) == NULL ||
+	    (wctx = calloc((size_t)jobs, sizeof(*wctx))) == NULL)
+		die_errno("jobs");
+	for (i = 0; i < jobs; i++) {
+		ctx_init(&wctx[i]);
+		if ((errno = pthread_create(&threads[i], NULL, worker, &wctx[i])) != 0)
+			die_errno("threads");
+	}
+}
+
+static void
+jobs_stop(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	quitting = 1;
+	pthread_cond_broadcast(&cv_work);
+	pthread_mutex_unlock(&mu);
+	for (i = 0; i < (size_t)jobs; i++) {
+		pthread_join(threads[i], NULL);
+		ctx_free(&wctx[i]);
+	}
+	for (i = 0; i < nring; i++) {
+		free(ring[i].in);
+		buf_free(&ring[i].out);
+	}
+	free(ring);
+	free(threads);
+	free(wctx);
+}
+
+static uint64_t nwritten;	/* chunks written */
+
+/* Grow *p to hold at least need bytes. */
+static void
+grow(uint8_t **p, size_t *cap, size_t need)
+{
+	size_t c = *cap ? *cap : 4096;
+	uint8_t *q;
+
+	if (need <= *cap)
+		return;
+	while (c < need)
+		c *= 2;
+	if ((q = realloc(*p, c)) == NULL)
+		die_errno("input");
+	*p = q;
+	*cap = c;
+}
+
+/* The last newline in p[0..n), or NULL. */
+static uint8_t *
+last_nl(uint8_t *p, size_t n)
+{
+	while (n > 0)
+		if (p[--n] == '\n')
+			return p + n;
+	return NULL;
+}
+
+/* Wait for the oldest chunk, write its output, report its fault. */
+static void
+write_chunk(const char *name, uint64_t *lines)
+{
+	struct chunk *ch = &ring[nwritten % nring];
+	size_t i, len;
+
+	pthread_mutex_lock(&mu);
+	while (ch->state != CH_DONE)
+		pthread_cond_wait(&cv_done, &mu);
+	pthread_mutex_unlock(&mu);
+	if (outfmt != FMT_RECORDS) {
+		if (ch->out.len > 0 && write_full(outfd, ch->out.p, ch->out.len) == -1)
+			write_failed(outname);
+	} else
+		for (i = 0; i + 8 <= ch->out.len; i += 8 + len) {
+			len = (size_t)le64(ch->out.p + i);
+			if (rec_write(rw, ch->out.p + i + 8, len) == -1)
+				write_failed(outname);
+		}
+	mainctx.skipped += ch->skipped;
+	if (ch->err == 1) {
+		flush_all();
+		die("%s: line %ju: invalid UTF-8 at byte offset %ju", name,
+		    (uintmax_t)(*lines + ch->eline), (uintmax_t)(ch->base + ch->eoff));
+	}
+	if (ch->err == 2) {
+		flush_all();
+		die("%s: line %ju: %s", name, (uintmax_t)(*lines + ch->eline),
+		    ch->emsg);
+	}
+	*lines += ch->nlines;
+	pthread_mutex_lock(&mu);
+	ch->state = CH_FREE;
+	pthread_mutex_unlock(&mu);
+	nwritten++;
+}
+
+static int
+encode_file_jobs(const char *path)
+{
+	const char *name = input_name(path);
+	struct chunk *ch;
+	struct buf carry = { 0 };
+	uint64_t base = 0, lines = 0;
+	ssize_t k;
+	int fd, eof = 0;
+	uint8_t *nl;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	while (!eof) {
+		if (nfilled - nwritten == nring)
+			write_chunk(name, &lines);
+		ch = &ring[nfilled % nring];
+		ch->inlen = 0;
+		if (carry.len > 0) {
+			grow(&ch->in, &ch->incap, carry.len);
+			memcpy(ch->in, carry.p, carry.len);
+			ch->inlen = carry.len;
+			carry.len = 0;
+		}
+		/* Read whole lines: at least CHUNK_BYTES, up to a newline. */
+		for (;;) {
+			grow(&ch->in, &ch->incap, ch->inlen + CHUNK_BYTES);
+			k = read(fd, ch->in + ch->inlen, ch->incap - ch->inlen);
+			if (k == -1 && errno == EINTR)
+				continue;
+			if (k == -1)
+				die_errno("%s", name);
+			if (k == 0) {
+				eof = 1;
+				break;
+			}
+			ch->inlen += (size_t)k;
+			if (ch->inlen >= CHUNK_BYTES &&
+			    last_nl(ch->in, ch->inlen) != NULL)
+				break;
+		}
+		if (!eof) {
+			nl = last_nl(ch->in, ch->inlen);
+			if (buf_append(&carry, nl + 1,
+			    (size_t)(ch->in + ch->inlen - (nl + 1))) == -1)
+				die_errno("%s", name);
+			ch->inlen = (size_t)(nl + 1 - ch->in);
+		}
+		ch->base = base;
+		base += ch->inlen;
+		pthread_mutex_lock(&mu);
+		ch->state = CH_FULL;
+		nfilled++;
+		pthread_cond_signal(&cv_work);
+		pthread_mutex_unlock(&mu);
+		if (progress_due())
+			progress("%s: %ju bytes", name, (uintmax_t)base);
+	}
+	while (nwritten < nfilled)
+		write_chunk(name, &lines);
+	buf_free(&carry);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static struct buf text;
+static char *wptext;
+static size_t wpcap;
+
+static void
+decode_emit(const char *name, const char *what, uint64_t where)
+{
+	struct ctx *c = &mainctx;
+	char err[WP_ERRMAX];
+	size_t f;
+	long k;
+
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put(c, "\t", 1);
+		if (wordpiece) {
+			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
+			    &wptext, &wpcap, err);
+			if (k < 0) {
+				flush_all();
+				if (errno == ENOMEM)
+					die_errno("decode");
+				die("%s: %s %ju: %s", name, what, (uintmax_t)where, err);
+			}
+			put(c, wptext, (size_t)k);
+			continue;
+		}
+		text.len = 0;
+		if (sw_decode(fields[f].sw, fields[f].ids, fields[f].n,
+		    strip_extraneous, &text) == -1)
+			die_errno("decode");
+		put(c, text.p, text.len);
+	}
+	put(c, "\n", 1);
+}
+
+/* Parse space-separated ids into fd->ids. */
+static int
+parse_ids(struct field *fd, const uint8_t *p, size_t n)
+{
+	size_t i = 0, j;
+	uint64_t u;
+	int neg;
+
+	fd->n = 0;
+	while (i < n) {
+		if (p[i] == ' ') {
+			i++;
+			continue;
+		}
+		neg = p[i] == '-';
+		j = i + (size_t)neg;
+		u = 0;
+		if (j >= n || p[j] < '0' || p[j] > '9')
+			return -1;
+		for (; j < n && p[j] >= '0' && p[j] <= '9'; j++) {
+			if (u > (UINT64_MAX - 9) / 10)
+				return -1;
+			u = u * 10 + (uint64_t)(p[j] - '0');
+		}
+		if (j < n && p[j] != ' ')
+			return -1;
+		if (u > (uint64_t)INT64_MAX + (uint64_t)neg)
+			return -1;
+		if (fd->n == fd->cap) {
+			size_t c = fd->cap ? fd->cap * 2 : 64;
+
+			if ((fd->ids = realloc(fd->ids, c * sizeof(*fd->ids))) == NULL)
+				return -2;
+			fd->cap = c;
+		}
+		fd->ids[fd->n++] = neg ? (int64_t)(0 - u) : (int64_t)u;
+		i = j;
+	}
+	return 0;
+}
+
+static int
+decode_ids_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n, f, len;
+	int fd, nl, rc, k;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		for (f = 0; f < nfields; f++) {
+			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
+
+			if (f + 1 < nfields && tab == NULL) {
+				flush_all();
+				die("%s: line %ju: expected %zu tab-separated fields",
+				    name, (uintmax_t)sw_lines_lineno(r), nfields);
+			}
+			len = tab ? (size_t)(tab - p) : n;
+			if ((k = parse_ids(&fields[f], p, len)) != 0) {
+				if (k == -2)
+					die_errno("decode");
+				flush_all();
+				die("%s: line %ju: not a list of ids", name,
+				    (uintmax_t)sw_lines_lineno(r));
+			}
+			p += len + (tab != NULL);
+			n -= len + (tab != NULL);
+		}
+		decode_emit(name, "line", sw_lines_lineno(r));
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (rc == -2) {
+		flush_all();
+		die("%s: %s", name, e.msg);
+	}
+	sw_lines_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static int
+decode_records_file(const char *path)
+{
+	const char *name = input_name(path);
+	struct rec_reader *rr;
+	const uint8_t *p;
+	size_t n, f;
+	long k;
+	int fd, rc;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	if ((rr = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+		die_errno("%s", name);
+	while ((rc = rec_read(rr, &p, &n)) == 1) {
+		for (f = 0; f < nfields; f++) {
+			k = ex_int64_values(p, n, fields[f].name, &fields[f].ids,
+			    &fields[f].cap);
+			if (k == -3)
+				die_errno("decode");
+			if (k < 0) {
+				flush_all();
+				die("%s: record %ju: %s", name,
+				    (uintmax_t)rec_index(rr) - 1, k == -1 ?
+				    "no int64 feature with that name" :
+				    "malformed Example");
+			}
+			fields[f].n = (size_t)k;
+		}
+		decode_emit(name, "record", rec_index(rr) - 1);
+	}
+	if (rc == -1) {
+		flush_all();
+		die("%s: record %ju at offset %ju: %s", name,
+		    (uintmax_t)rec_index(rr), (uintmax_t)rec_offset(rr),
+		    rec_strerror(rr));
+	}
+	rec_reader_free(rr);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+/* Split "a,b,c" into fields. */
+static void
+set_fields(const char *list)
+{
+	const char *s = list, *c;
+	size_t i;
+
+	nfields = 0;
+	for (;;) {
+		c = strchr(s, ',');
+		if ((c ? (size_t)(c - s) : strlen(s)) == 0)
+			usage_error("empty field name in --fields %s", list);
+		if ((fields = realloc(fields, (nfields + 1) * sizeof(*fields))) == NULL)
+			die_errno("fields");
+		memset(&fields[nfields], 0, sizeof(*fields));
+		fields[nfields].name = c ? strndup(s, (size_t)(c - s)) : strdup(s);
+		if (fields[nfields].name == NULL)
+			die_errno("fields");
+		for (i = 0; i < nfields; i++)
+			if (strcmp(fields[i].name, fields[nfields].name) == 0)
+				usage_error("field %s given twice", fields[i].name);
+		nfields++;
+		if (c == NULL)
+			break;
+		s = c + 1;
+	}
+}
+
+/* Read all of fd. */
+static uint8_t *
+slurp(int fd, size_t *n, const char *name)
+{
+	struct buf b = { 0 };
+	ssize_t k;
+
+	for (;;) {
+		if (buf_reserve(&b, 1 << 16) == -1)
+			die_errno("%s", name);
+		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die_errno("%s", name);
+		}
+		if (k == 0)
+			break;
+		b.len += (size_t)k;
+	}
+	*n = b.len;
+	return b.p;
+}
+
+/* Give every field its vocabulary ("-v path" for all, "-v name=path" for one). */
+static void
+load_vocabs(char **vspec, size_t nv)
+{
+	const char *deflt = NULL, *eq;
+	size_t i, f, j;
+
+	for (i = 0; i < nv; i++) {
+		eq = strchr(vspec[i], '=');
+		for (f = 0; eq != NULL && f < nfields; f++)
+			if (strlen(fields[f].name) == (size_t)(eq - vspec[i]) &&
+			    strncmp(fields[f].name, vspec[i], (size_t)(eq - vspec[i])) == 0)
+				break;
+		if (eq != NULL && f < nfields)
+			fields[f].vpath = eq + 1;
+		else
+			deflt = vspec[i];
+	}
+	for (f = 0; f < nfields; f++) {
+		struct sw_err e;
+		int fd;
+
+		if (fields[f].vpath == NULL)
+			fields[f].vpath = deflt;
+		if (fields[f].vpath == NULL)
+			usage_error("no vocabulary for field %s (use -v)", fields[f].name);
+		for (j = 0; j < f; j++)
+			if (strcmp(fields[j].vpath, fields[f].vpath) == 0)
+				break;
+		if (j < f) {
+			fields[f].sw = fields[j].sw;
+			fields[f].wp = fields[j].wp;
+		} else if (wordpiece) {
+			char err[WP_ERRMAX];
+
+			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL)
+				die("%s: %s", input_name(fields[f].vpath), err);
+		}
+		if (wordpiece) {
+			if ((fields[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
+				die_errno("wordpiece");
+			continue;
+		}
+		if (j < f)
+			continue;
+		if ((fd = open_input(fields[f].vpath)) == -1)
+			exit(1);
+		fields[f].vbytes = slurp(fd, &fields[f].vlen, fields[f].vpath);
+		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
+		if (fields[f].sw == NULL)
+			die("%s: %s", input_name(fields[f].vpath), e.msg);
+		if (fd != 0)
+			close(fd);
+	}
+}
+
+static enum fmt
+parse_fmt(const char *s, int in)
+{
+	if (strcmp(s, "records") == 0)
+		return FMT_RECORDS;
+	if (strcmp(s, "id") == 0)
+		return FMT_ID;
+	if (!in && strcmp(s, "piece") == 0)
+		return FMT_PIECE;
+	usage_error("unknown %s format: %s", in ? "input" : "output", s);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct outfile out;
+	const char *outpath = "-", *feature = NULL, *fieldlist = NULL;
+	char **vspec = NULL;
+	size_t nv = 0, f;
+	int ch, decode = 0, rval = 0, wpflags = 0;
+
+	setprogname(argv[0]);
+	while ((ch = getopt_long(argc, argv, "df:hj:m:o:qv:V", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'd':
+			decode = 1;
+			break;
+		case 'f':
+			feature = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'j': {
+			long long j;
+
+			if (parse_int(optarg, 0, 256, &j) == -1)
+				usage_error("bad number of jobs: %s", optarg);
+			jobs = j == 0 ? (int)sysconf(_SC_NPROCESSORS_ONLN) : (int)j;
+			if (jobs < 1)
+				jobs = 1;
+			break;
+		}
+		case 'm':
+			if (strcmp(optarg, "wordpiece") == 0)
+				wordpiece = 1;
+			else if (strcmp(optarg, "subword") == 0)
+				wordpiece = 0;
+			else
+				usage_error("unknown mode: %s", optarg);
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'q':
+			verbosity = 0;
+			break;
+		case 'v':
+			if ((vspec = realloc(vspec, (nv + 1) * sizeof(*vspec))) == NULL)
+				die_errno("vocab");
+			vspec[nv++] = optarg;
+			break;
+		case 'V':
+			print_version("Unicode " UNICODE_VERSION);
+		case OPT_EOS:
+			eos = 1;
+			break;
+		case OPT_NO_STRIP:
+			strip = 0;
+			break;
+		case OPT_STRIP_EXTRANEOUS:
+			strip_extraneous = 1;
+			break;
+		case OPT_FIELDS:
+			fieldlist = optarg;
+			break;
+		case OPT_INPUT_FORMAT:
+			infmt = parse_fmt(optarg, 1);
+			break;
+		case OPT_OUTPUT_FORMAT:
+			outfmt = parse_fmt(optarg, 0);
+			break;
+		case OPT_LOWER:
+		case OPT_NO_LOWER:
+			wpo.lower = ch == OPT_LOWER;
+			wpflags = 1;
+			break;
+		case OPT_STRIP_ACCENTS:
+		case OPT_NO_STRIP_ACCENTS:
+			wpo.strip_accents = ch == OPT_STRIP_ACCENTS;
+			wpflags = 1;
+			break;
+		case OPT_RULES:
+			if (strcmp(optarg, "bert") == 0)
+				wpo.rules = WP_RULES_BERT;
+			else if (strcmp(optarg, "electra") == 0)
+				wpo.rules = WP_RULES_ELECTRA;
+			else
+				usage_error("unknown rules: %s", optarg);
+			wpflags = 1;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	argc -= optind;
+	argv += optind;
+	if (nv == 0)
+		usage_error("no vocabulary (use -v)");
+	if (feature != NULL && fieldlist != NULL)
+		usage_error("-f and --fields exclude each other");
+	set_fields(fieldlist ? fieldlist : feature ? feature : "targets");
+	if (nfields > 8)
+		usage_error("at most 8 fields");
+	if ((forder = calloc(nfields, sizeof(*forder))) == NULL ||
+	    (fkeylen = calloc(nfields, sizeof(*fkeylen))) == NULL)
+		die_errno("fields");
+	for (f = 0; f < nfields; f++) {
+		size_t j;
+
+		fkeylen[f] = strlen(fields[f].name);
+		for (j = f; j > 0 && strcmp(fields[forder[j - 1]].name,
+		    fields[f].name) > 0; j--)
+			forder[j] = forder[j - 1];
+		forder[j] = f;
+	}
+	if (decode && outfmt != FMT_RECORDS)
+		usage_error("--output-format does not apply to -d");
+	if (!decode && infmt != FMT_RECORDS)
+		usage_error("--input-format applies to -d only");
+	if (!decode && strip_extraneous)
+		usage_error("--strip-extraneous applies to -d only");
+	if (!wordpiece && wpflags)
+		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
+	if (wordpiece && (eos || strip_extraneous))
+		usage_error("--eos and --strip-extraneous apply to -m subword");
+	load_vocabs(vspec, nv);
+	mainctx.f = fields;
+	mainctx.out = &ob;
+	mainctx.direct = 1;
+	if (!decode && outfmt == FMT_ID) {
+		size_t most = 0;
+
+		for (f = 0; f < nfields; f++) {
+			size_t vs = wordpiece ? wp_vocab_size(fields[f].wp) :
+			    sw_vocab_size(fields[f].sw);
+
+			if (vs > most)
+				most = vs;
+		}
+		make_idtext(most);
+	}
+
+	if ((outfd = out_open(&out, outpath)) == -1)
+		die_errno("%s", outpath);
+	if (strcmp(outpath, "-") != 0)
+		outname = outpath;
+	if (!decode && outfmt == FMT_RECORDS) {
+		if (outfd == 1)
+			refuse_tty(1, 0);
+		if ((rw = rec_writer_open(outfd, outfd == 1 ? REC_NONE :
+		    comp_from_suffix(outpath), -1)) == NULL)
+			die_errno("%s", outpath);
+	}
+	if (argc == 0) {
+		static char dash[] = "-";
+		static char *stdin_only[] = { dash, NULL };
+
+		argv = stdin_only;
+	}
+	if (!decode && jobs > 1)
+		jobs_start();
+	for (; *argv; argv++) {
+		if (!decode && jobs > 1)
+			rval |= encode_file_jobs(*argv);
+		else if (!decode)
+			rval |= encode_file(*argv);
+		else if (infmt == FMT_ID)
+			rval |= decode_ids_file(*argv);
+		else
+			rval |= decode_records_file(*argv);
+	}
+	if (!decode && jobs > 1)
+		jobs_stop();
+	progress_done();
+	flush_text();
+	if (rw != NULL && rec_writer_close(rw) == -1)
+		write_failed(outname);
+	if (out_commit(&out) == -1)
+		die_errno("%s", outpath);
+	if (mainctx.skipped > 0 && verbosity > 0)
+		warnx_("%ju lines without %zu tab-separated fields skipped",
+		    (uintmax_t)mainctx.skipped, nfields);
+	for (f = 0; f < nfields; f++) {
+		size_t j;
+
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].sw == fields[f].sw)
+				fields[j].sw = NULL;
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].wp == fields[f].wp)
+				fields[j].wp = NULL;
+		sw_vocab_free(fields[f].sw);
+		wp_tok_free(fields[f].wt);
+		wp_vocab_free(fields[f].wp);
+		free(fields[f].ids);
+		free(fields[f].name);
+		free(fields[f].vbytes);
+	}
+	free(fields);
+	free(vspec);
+	free(mainctx.tmp32);
+	free(idtext);
+	free(forder);
+	free(fkeylen);
+	buf_free(&text);
+	free(wptext);
+	buf_free(&ob);
+	buf_free(&mainctx.exbuf);
+	close_stdout();
+	return rval;
+}

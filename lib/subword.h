@@ -1,0 +1,185 @@
+/*
+ * tensor2tensor's SubwordTextEncoder, byte for byte: TensorFlow's line
+ * reading, Python's strip(), the tokenizer, escaping, vocabulary files,
+ * greedy encoding, decoding, corpus sampling with a byte budget, token
+ * counts and the vocabulary build with its bisection.
+ *
+ * All text is UTF-8; lengths are in bytes unless a name says "cp".
+ * Functions that can fail on bad data take a struct sw_err and leave a
+ * one-line message in it.
+ */
+#ifndef RECPIPE_SUBWORD_H
+#define RECPIPE_SUBWORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+struct sw_err {
+	uint64_t	 line;		/* 1-based line at fault, 0 if none */
+	uint64_t	 offset;	/* byte offset at fault (valid if line) */
+	char		 msg[200];
+};
+
+/* Python's str.strip() / str.rstrip() on valid UTF-8: adjust *p, *n. */
+void		 sw_strip(const uint8_t **p, size_t *n);
+void		 sw_rstrip(const uint8_t *p, size_t *n);
+/* Code points in valid UTF-8. */
+size_t		 sw_cplen(const uint8_t *p, size_t n);
+
+/*
+ * Lines as TensorFlow's file layer gives them: split at '\n' only,
+ * every '\r' deleted, a last chunk without '\n' is a line unless it is
+ * empty after the deletion.  Each line is checked to be UTF-8.
+ */
+struct sw_lines;
+/* Read 'fd' (not closed).  NULL with errno on allocation failure.  Free with sw_lines_free(). */
+struct sw_lines	*sw_lines_open(int fd);
+/* Lines of p[0..n), which must outlive the reader (not freed by it). */
+struct sw_lines	*sw_lines_open_mem(const uint8_t *p, size_t n);
+/* Lines of the malloc()ed p[0..n), which the reader owns from now on (even on failure). */
+struct sw_lines	*sw_lines_open_buf(uint8_t *p, size_t n);
+void		 sw_lines_free(struct sw_lines *r);	/* NULL is fine */
+/*
+ * Next line without its '\n' (*nl says whether it had one).  *p is
+ * valid until the next call.  Returns 1, 0 at the end, -1 on a read
+ * error (errno set), -2 on invalid UTF-8 (e->line and e->offset name
+ * the line and the file offset of the first bad byte).
+ */
+int		 sw_lines_next(struct sw_lines *r, const uint8_t **p, size_t *n,
+		    int *nl, struct sw_err *e);
+/* Lines returned so far (the 1-based number of the last one). */
+uint64_t	 sw_lines_lineno(const struct sw_lines *r);
+
+/*
+ * The tokenizer: maximal runs of alphanumeric (L*, N*) and other code
+ * points; a token that is exactly " " is dropped unless it starts the
+ * text or ends it.  Spans are (offset, length) pairs in bytes.
+ */
+struct sw_span {
+	uint32_t	 off;
+	uint32_t	 len;
+};
+/*
+ * Tokenize valid UTF-8 p[0..n) (n < 2^32) into (*spans)[0..] (grown as
+ * needed, *cap its size).  Returns the number of tokens, or -1 with
+ * errno ENOMEM.
+ */
+long		 sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans,
+		    size_t *cap);
+
+/*
+ * A vocabulary: ids are line numbers of the vocab file (0-based).
+ */
+struct sw_vocab;
+/*
+ * Parse a vocab file's bytes as tensor2tensor loads it (each line
+ * rstrip()ped, one pair of quotes removed, empty lines keep their ids,
+ * the last of duplicate entries wins).  Returns NULL with a message in
+ * *e (line and offset set for bad UTF-8); errno ENOMEM on allocation
+ * failure.  Free with sw_vocab_free().
+ */
+struct sw_vocab	*sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e);
+/* Read all of 'fd' (not closed) and parse it. */
+struct sw_vocab	*sw_vocab_load(int fd, struct sw_err *e);
+/*
+ * A vocabulary from a list of entries (escaped strings, valid UTF-8),
+ * copied.  Returns NULL with errno ENOMEM (or EINVAL for an empty list).
+ */
+struct sw_vocab	*sw_vocab_from_list(const uint8_t *const *ent, const size_t *len,
+		    size_t n);
+void		 sw_vocab_free(struct sw_vocab *v);	/* NULL is fine */
+size_t		 sw_vocab_size(const struct sw_vocab *v);
+/* Entry 'id' (escaped, as in the file), or NULL when out of range. */
+const uint8_t	*sw_vocab_entry(const struct sw_vocab *v, int64_t id, size_t *len);
+/* Append the vocab file tensor2tensor writes: 'entry' and '\n' per id. */
+int		 sw_vocab_store(const struct sw_vocab *v, struct buf *out);
+
+/*
+ * Encode valid UTF-8 text (not stripped here) into ids appended to
+ * (*ids)[*n..] (grown as needed; *cap its size).  Returns 0, -1 with a
+ * message in *e when the vocabulary cannot spell a token (a corrupt
+ * vocab), -1 with errno ENOMEM.  Uses the vocabulary's token cache,
+ * so a vocab must not be used by two threads at once.
+ */
+int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
+		    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e);
+/*
+ * Decode ids to text appended to *out (tensor2tensor's decode(); with
+ * strip_extraneous, trailing ids 0 and 1 are dropped first).  Ids out
+ * of range decode to nothing.  Returns 0 or -1 with errno ENOMEM.
+ */
+int		 sw_decode(const struct sw_vocab *v, const int64_t *ids, size_t n,
+		    int strip_extraneous, struct buf *out);
+
+/* Escaping with a vocabulary's alphabet, and unescaping (appends to *out). */
+int		 sw_escape(const struct sw_vocab *v, const uint8_t *p, size_t n,
+		    struct buf *out);
+int		 sw_unescape(const uint8_t *p, size_t n, struct buf *out);
+
+/*
+ * generate_lines_for_vocab's per-file sampling.  Per line: call
+ * sw_sample_next(); on 1 take the line, strip it and call
+ * sw_sample_charge() with its length in code points.
+ */
+struct sw_sampler {
+	double		 budget;
+	uint64_t	 every;
+	uint64_t	 skipped;
+};
+void		 sw_sample_init(struct sw_sampler *s, double budget, uint64_t file_size);
+/* 0: skip this line, 1: take it, -1: stop reading this file. */
+int		 sw_sample_next(struct sw_sampler *s);
+void		 sw_sample_charge(struct sw_sampler *s, size_t cps);
+
+/*
+ * Token counts: token -> occurrences, merged by summing.
+ */
+struct sw_counts;
+struct sw_counts *sw_counts_new(void);		/* NULL with errno */
+void		 sw_counts_free(struct sw_counts *c);	/* NULL is fine */
+/* Tokenize a (stripped, valid UTF-8) line and count its tokens.  0 or -1 (ENOMEM). */
+int		 sw_counts_add_text(struct sw_counts *c, const uint8_t *p, size_t n);
+/* Add 'count' occurrences of a token.  0 or -1 (ENOMEM, or EOVERFLOW). */
+int		 sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n,
+		    int64_t count);
+size_t		 sw_counts_size(const struct sw_counts *c);	/* distinct tokens */
+/*
+ * The count file: a first line "#subword-counts 1", then one line per
+ * token sorted by its bytes: decimal count, a tab, the token with '\\'
+ * written "\\\\", tab "\\t", newline "\\n" and carriage return "\\r".
+ * sw_counts_write appends it to *out; sw_counts_read parses one and adds
+ * its counts (so reading several files merges them).  Returns 0 or -1
+ * (message in *e, with the line; errno ENOMEM).
+ */
+int		 sw_counts_write(const struct sw_counts *c, struct buf *out);
+int		 sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n,
+		    struct sw_err *e);
+
+/*
+ * Vocabulary build: build_from_token_counts (one build at min_count)
+ * and build_to_target_size (bisection over min_count in [1, 1000]).
+ */
+struct sw_build_opts {
+	int		 iterations;	/* 4 by default */
+	long		 max_subtoken_len; /* tensor2tensor's; 0 = none */
+	const char *const *reserved;	/* extra reserved tokens after <pad>, <EOS> */
+	size_t		 nreserved;
+	/* Called after each build of a bisection (may be NULL). */
+	void		(*probe)(void *arg, int64_t min_count, size_t size);
+	void		*probe_arg;
+};
+void		 sw_build_opts_init(struct sw_build_opts *o);
+/*
+ * Build with one min_count, or by bisection towards 'target' entries.
+ * Return a new vocabulary, or NULL with errno (ENOMEM, EINVAL for bad
+ * reserved tokens, E2BIG for a corpus beyond the 4 GiB of escaped
+ * tokens this build indexes).
+ */
+struct sw_vocab	*sw_build(const struct sw_counts *c, int64_t min_count,
+		    const struct sw_build_opts *o);
+struct sw_vocab	*sw_build_to_target(const struct sw_counts *c, size_t target,
+		    const struct sw_build_opts *o);
+
+#endif

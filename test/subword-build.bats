@@ -1,0 +1,184 @@
+# subword-build: options, errors, sampling, map/reduce over shards.
+load common
+
+# A small English-like corpus, the same on every run.
+corpus() {
+	local i
+	for i in $(seq 1 "$1"); do
+		printf 'The cat number %d sat on the mat; the dog_%d ran after it.\n' \
+			"$i" "$((i % 7))"
+		printf 'A bird (%d) sang: "la la la", and the end came.\n' "$((i * 3))"
+	done
+}
+
+@test "subword-build: --help is the synopsis on stdout" {
+	run -0 --separate-stderr subword-build --help
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "usage: subword-build [-hqV] [--count-only] [--progress | --no-progress]" ]
+}
+
+@test "subword-build: --version names the Unicode version" {
+	run -0 --separate-stderr subword-build -V
+	[ "${lines[0]}" = "subword-build 0.1.0" ]
+	[ "${lines[1]}" = "Unicode 14.0.0" ]
+	[ -z "$stderr" ]
+}
+
+@test "subword-build: usage errors exit 2" {
+	run -2 --separate-stderr subword-build
+	[[ "$stderr" == *"no input files"* ]]
+	run -2 --separate-stderr subword-build -t 10 --min-count 3 x
+	[[ "$stderr" == *"exclude each other"* ]]
+	run -2 --separate-stderr subword-build -b 0 x
+	[[ "$stderr" == *"budget must be positive"* ]]
+	run -2 --separate-stderr subword-build --iterations 0 x
+	run -2 --separate-stderr subword-build -t 0 x
+	run -2 --separate-stderr subword-build -L 0 x
+	run -2 --separate-stderr subword-build --no-such-option x
+	run -2 --separate-stderr subword-build --count-only --from-counts x
+	run -2 --separate-stderr subword-build --reserved "$(printf '\377')" x
+}
+
+@test "subword-build: a missing file is status 1 and names it" {
+	run -1 --separate-stderr subword-build -o "$T/v" "$T/nosuch"
+	[ "$stderr" = "subword-build: $T/nosuch: No such file or directory" ]
+	[ ! -e "$T/v" ]
+}
+
+@test "subword-build: invalid UTF-8 names file, line and byte offset; no vocab written" {
+	printf 'good line\nsecond \342\202 bad\n' >"$T/bad.txt"
+	run -1 --separate-stderr subword-build -o "$T/v" "$T/bad.txt"
+	[ "$stderr" = "subword-build: $T/bad.txt: line 2: invalid UTF-8 at byte offset 17" ]
+	[ ! -e "$T/v" ]
+	[ -z "$(ls "$T" | grep '^v\.')" ]
+}
+
+@test "subword-build: an empty corpus gives the 24 fixed entries" {
+	: >"$T/empty.txt"
+	run -0 --separate-stderr subword-build -t 100 "$T/empty.txt"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 24 ]
+	[ "${lines[0]}" = "'<pad>_'" ]
+	[ "${lines[1]}" = "'<EOS>_'" ]
+	[ "${lines[2]}" = "'u'" ]
+	[ "${lines[23]}" = "'0'" ]
+}
+
+@test "subword-build: reserved tokens follow <pad> and <EOS>, escaped" {
+	corpus 50 >"$T/c.txt"
+	subword-build --min-count 5 --reserved '<mask>' --reserved 'a_b' -o "$T/v" "$T/c.txt"
+	[ "$(sed -n 1,4p "$T/v")" = "$(printf "'<pad>_'\n'<EOS>_'\n'<mask>_'\n'a\\\\ub_'")" ]
+}
+
+@test "subword-build: -L bounds subtokens to L-1 code points" {
+	corpus 50 >"$T/c.txt"
+	subword-build --min-count 2 -L 4 -o "$T/v" "$T/c.txt"
+	# Entries without the reserved ones, unescaped lengths at most 3.
+	run -0 python3 -c '
+import sys
+es = [l[1:-2] for l in open(sys.argv[1], encoding="utf-8")][2:]
+print(max(len(e) for e in es))' "$T/v"
+	[ "$output" = 3 ]
+}
+
+@test "subword-build: stdin and a file give the same vocab, budget included" {
+	corpus 300 >"$T/c.txt"
+	subword-build -t 200 -b 3000 -o "$T/a" "$T/c.txt"
+	subword-build -t 200 -b 3000 -o "$T/b" - <"$T/c.txt"
+	cat "$T/c.txt" | subword-build -t 200 -b 3000 -o "$T/c" -
+	cmp "$T/a" "$T/b"
+	cmp "$T/a" "$T/c"
+}
+
+@test "subword-build: the byte budget samples every k-th line as tensor2tensor does" {
+	# 10 lines of 10 bytes: size 100, budget 10: every = trunc(100/10/2) = 5.
+	for i in 0 1 2 3 4 5 6 7 8 9; do printf 'line%d abc\n' "$i"; done >"$T/l.txt"
+	run -0 subword-build --count-only -b 10 "$T/l.txt"
+	# Lines 0-4 skipped, line 5 taken, lines 6-10 skipped.
+	[ "$output" = "$(printf '#subword-counts 1\n1\tabc\n1\tline5\n')" ]
+	run -0 subword-build --count-only -b 4 "$T/l.txt"
+	# every = 12: no line is ever taken.
+	[ "$output" = "#subword-counts 1" ]
+	# every = 0 from budget 51 up; each line costs 9 code points.  The
+	# budget is tested before a line: 60 and 63 take 7 lines, 64 takes 8.
+	run -0 subword-build --count-only -b 60 "$T/l.txt"
+	[ "${lines[1]}" = "$(printf '7\tabc')" ]
+	[ "${#lines[@]}" -eq 9 ]
+	run -0 subword-build --count-only -b 63 "$T/l.txt"
+	[ "${lines[1]}" = "$(printf '7\tabc')" ]
+	run -0 subword-build --count-only -b 64 "$T/l.txt"
+	[ "${lines[1]}" = "$(printf '8\tabc')" ]
+}
+
+@test "subword-build: counting shards in parallel and building from the counts equals one run" {
+	corpus 400 >"$T/all.txt"
+	split -l 250 "$T/all.txt" "$T/shard."
+	local s pids=()
+	for s in "$T"/shard.*; do
+		subword-build --count-only -b 1e9 -o "$s.counts" "$s" &
+		pids+=($!)
+	done
+	for s in "${pids[@]}"; do wait "$s"; done
+	subword-build -t 300 --from-counts -o "$T/reduced" "$T"/shard.*.counts
+	subword-build -t 300 -b 1e9 -o "$T/single" "$T/all.txt"
+	cmp "$T/single" "$T/reduced"
+	# The shards as separate inputs of one run give the same too.
+	subword-build -t 300 -b 1e9 -o "$T/multi" "$T"/shard.a?
+	cmp "$T/single" "$T/multi"
+	[ "$(wc -l <"$T/single")" -gt 100 ]
+}
+
+@test "subword-build: count files merge by summing" {
+	printf 'a b a\n' >"$T/x.txt"
+	subword-build --count-only -o "$T/x.counts" "$T/x.txt"
+	run -0 subword-build --count-only -o - "$T/x.txt"
+	[ "$output" = "$(printf '#subword-counts 1\n2\ta\n1\tb\n')" ]
+	subword-build --min-count 1 --from-counts -o "$T/v2" "$T/x.counts" "$T/x.counts"
+	printf 'a b a\na b a\n' >"$T/y.txt"
+	subword-build --min-count 1 -o "$T/v1" "$T/y.txt"
+	cmp "$T/v1" "$T/v2"
+}
+
+@test "subword-build: a bad count file names file and line" {
+	printf '#subword-counts 1\n3\tok\nnonsense\n' >"$T/bad.counts"
+	run -1 --separate-stderr subword-build --from-counts "$T/bad.counts"
+	[ "$stderr" = "subword-build: $T/bad.counts: line 3: expected a count, a tab and a token" ]
+	printf 'token,5\n' >"$T/t2t.counts"
+	run -1 --separate-stderr subword-build --from-counts "$T/t2t.counts"
+	[[ "$stderr" == *"not a subword-build count file"* ]]
+}
+
+@test "subword-build: CR deleted anywhere, BOM kept with the first token" {
+	printf '\357\273\277first line\r\nsec\rond\r\n\r' >"$T/crlf.txt"
+	run -0 subword-build --count-only "$T/crlf.txt"
+	[ "$output" = "$(printf '#subword-counts 1\n1\tfirst\n1\tline\n1\tsecond\n1\t\357\273\277')" ]
+}
+
+@test "subword-build: progress shows the bisection probes when asked" {
+	corpus 50 >"$T/c.txt"
+	run -0 --separate-stderr subword-build --progress -t 150 -o "$T/v" "$T/c.txt"
+	[[ "$stderr" == *"min_count 500: "*" subtokens"* ]]
+	run -0 --separate-stderr subword-build -t 150 -o "$T/v" "$T/c.txt"
+	[ -z "$stderr" ]
+}
+
+@test "subword-build: a full disk is status 1" {
+	: >"$T/e.txt"
+	run -1 --separate-stderr bash -c 'subword-build -t 10 "$1" >/dev/full' _ "$T/e.txt"
+	[ "$stderr" = "subword-build: stdout: No space left on device" ]
+}
+
+@test "subword-build: -o replaces the file whole" {
+	corpus 20 >"$T/c.txt"
+	echo old >"$T/v"
+	subword-build -t 50 -o "$T/v" "$T/c.txt"
+	[ "$(head -1 "$T/v")" = "'<pad>_'" ]
+	[ "$(ls "$T" | grep -c '^v')" -eq 1 ]
+}
+
+@test "subword-build: --help is the man page SYNOPSIS" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	run -0 diff <(subword-build --help | sed 's/^usage: //; s/^ *//') \
+		<(MANWIDTH=80 mandoc -Tutf8 "$BATS_TEST_DIRNAME/../man/subword-build.1" | col -bx |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | sed '/^$/d; s/^ *//')
+}

@@ -1,0 +1,510 @@
+/*
+ * The SubwordTextEncoder library: strip, lines, tokenizer, escaping,
+ * vocab files, encoding, decoding, sampling, count files and builds.
+ * Expected values follow tensor2tensor's code (text_encoder.py,
+ * tokenizer.py, generator_utils.py) under CPython 3.11.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "subword.h"
+#include "subword_int.h"
+#include "tap.h"
+
+#define S(x) (const uint8_t *)(x), sizeof(x) - 1
+#define C(x) (x), sizeof(x) - 1
+
+static int
+strip_is(const char *in, size_t n, const char *want)
+{
+	const uint8_t *p = (const uint8_t *)in;
+
+	sw_strip(&p, &n);
+	return n == strlen(want) && memcmp(p, want, n) == 0;
+}
+
+static void
+test_strip(void)
+{
+	size_t n;
+
+	TEST(strip_is(C(" \t\x1c\x1f a b \xc2\x85\xc2\xa0\xe3\x80\x80\n"), "a b"),
+	    "strip removes ASCII, separators, NEL, NBSP, ideographic space");
+	TEST(strip_is(C("\xef\xbb\xbf" "a"), "\xef\xbb\xbf" "a"), "strip keeps a BOM");
+	TEST(strip_is(C("\xe2\x80\x8b" "a\xe2\x80\x8b"), "\xe2\x80\x8b" "a\xe2\x80\x8b"),
+	    "strip keeps U+200B");
+	TEST(strip_is(C("\xe2\x80\xa8x\xe2\x80\xa9"), "x"), "strip removes U+2028/9");
+	TEST(strip_is(C("\xe1\xa0\x8ex"), "\xe1\xa0\x8ex"), "strip keeps U+180E");
+	TEST(strip_is(C("  \n "), ""), "whitespace-only strips to nothing");
+	n = 5;
+	sw_rstrip((const uint8_t *)" a b ", &n);
+	TEST_INT(n, ==, 4, "rstrip keeps the left end");
+}
+
+static int
+toks_are(const char *in, size_t n, const char *const *want, long nw)
+{
+	struct sw_span *sp = NULL;
+	size_t cap = 0;
+	long k, i;
+	int ok;
+
+	k = sw_tokenize((const uint8_t *)in, n, &sp, &cap);
+	ok = k == nw;
+	for (i = 0; ok && i < k; i++)
+		ok = sp[i].len == strlen(want[i]) &&
+		    memcmp(in + sp[i].off, want[i], sp[i].len) == 0;
+	free(sp);
+	return ok;
+}
+
+static void
+test_tokenize(void)
+{
+	static const char *const t1[] = { " ", "a" };
+	static const char *const t2[] = { "a", " " };
+	static const char *const t3[] = { "a", "b" };
+	static const char *const t4[] = { "a", "  ", "b" };
+	static const char *const t5[] = { "a", "\t", "b" };
+	static const char *const t6[] = { "cafe", "\xcc\x81" };
+	static const char *const t7[] = { "\xe0\xa4\xa8\xe0\xa4\xae\xe0\xa4\xb8",
+	    "\xe0\xa5\x8d", "\xe0\xa4\xa4", "\xe0\xa5\x87" };
+	static const char *const t8[] = { " " };
+	static const char *const t9[] = { "Hello", ", ", "world", "!" };
+	static const char *const t10[] = { "a", "\xc2\xa0", "b" };
+	static const char *const t11[] = { "x", "_", "y" };
+	static const char *const t12[] = { "\xc2\xbd\xe2\x85\xab\xe4\xb8\xad\xe6\x96\x87" };
+
+	TEST(toks_are(C(" a"), t1, 2), "leading space is kept");
+	TEST(toks_are(C("a "), t2, 2), "trailing space is kept");
+	TEST(toks_are(C("a b"), t3, 2), "single inner space is dropped");
+	TEST(toks_are(C("a  b"), t4, 3), "double space is a token");
+	TEST(toks_are(C("a\tb"), t5, 3), "tab is a token");
+	TEST(toks_are(C("cafe\xcc\x81"), t6, 2), "combining mark splits");
+	TEST(toks_are(C("\xe0\xa4\xa8\xe0\xa4\xae\xe0\xa4\xb8\xe0\xa5\x8d\xe0\xa4\xa4\xe0\xa5\x87"),
+	    t7, 4), "Devanagari virama and vowel sign split");
+	TEST(toks_are(C(" "), t8, 1), "a lone space is one token");
+	TEST(toks_are(C("Hello, world!"), t9, 4), "punctuation with a space");
+	TEST(toks_are(C("a\xc2\xa0" "b"), t10, 3), "NBSP is kept");
+	TEST(toks_are(C("x_y"), t11, 3), "underscore is not alphanumeric");
+	TEST(toks_are(C("\xc2\xbd\xe2\x85\xab\xe4\xb8\xad\xe6\x96\x87"), t12, 1),
+	    "No, Nl and CJK run form one token");
+	TEST(toks_are(C(""), NULL, 0), "empty text has no tokens");
+}
+
+static struct sw_vocab *
+vocab(const char *text)
+{
+	struct sw_err e;
+
+	return sw_vocab_parse((const uint8_t *)text, strlen(text), &e);
+}
+
+static int
+esc_is(const struct sw_vocab *v, const char *in, const char *want)
+{
+	struct buf b = { 0 };
+	int ok;
+
+	ok = sw_escape(v, (const uint8_t *)in, strlen(in), &b) == 0 &&
+	    b.len == strlen(want) && memcmp(b.p, want, b.len) == 0;
+	free(b.p);
+	return ok;
+}
+
+static int
+unesc_is(const char *in, size_t n, const char *want, size_t wn)
+{
+	struct buf b = { 0 };
+	int ok;
+
+	ok = sw_unescape((const uint8_t *)in, n, &b) == 0 && b.len == wn &&
+	    (wn == 0 || memcmp(b.p, want, wn) == 0);
+	free(b.p);
+	return ok;
+}
+
+static void
+test_escape(void)
+{
+	struct sw_vocab *v = vocab("'<pad>_'\n'<EOS>_'\n'a'\n'b'\n'\xc3\xa9'\n");
+
+	TEST(v != NULL, "small vocab loads");
+	TEST(esc_is(v, "ab", "ab_"), "plain token");
+	TEST(esc_is(v, "a\\_b", "a\\\\\\ub_"), "backslash before underscore");
+	TEST(esc_is(v, "\xf0\x9f\x98\x80", "\\128512;_"), "unknown character by number");
+	TEST(esc_is(v, "a\nb", "a\\10;b_"), "newline is always a number");
+	TEST(esc_is(v, "\xc3\xa9z", "\xc3\xa9\\122;_"), "alphabet from the entries");
+	TEST(esc_is(v, "\x01", "\\1;_"), "control character");
+	sw_vocab_free(v);
+
+	TEST(unesc_is(C("a\\ub\\\\c_"), C("a_b\\c")), "unescape \\u and \\\\");
+	TEST(unesc_is(C("\\65;\\128512;"), C("A\xf0\x9f\x98\x80")), "unescape numbers");
+	TEST(unesc_is(C("\\1114112;"), C("\xe3\x80\x93")), "above U+10FFFF is U+3013");
+	TEST(unesc_is(C("\\99999999999999999999999999;"), C("\xe3\x80\x93")),
+	    "a huge number is U+3013");
+	TEST(unesc_is(C("\\55296;"), C("\xef\xbf\xbd")), "a surrogate is U+FFFD");
+	TEST(unesc_is(C("\\12x"), C("\\12x")), "number without semicolon stays");
+	TEST(unesc_is(C("a\\"), C("a\\")), "bare backslash stays");
+	TEST(unesc_is(C("\\;"), C("\\;")), "backslash semicolon stays");
+	TEST(unesc_is(C("\\\\65;"), C("\\65;")), "escaped backslash before digits");
+	TEST(unesc_is(C("\\0;"), "\0", 1), "NUL by number");
+	TEST(unesc_is(C("__"), C("_")), "only one trailing underscore is dropped");
+}
+
+static void
+test_vocab(void)
+{
+	static const char file[] =
+	    "'<pad>_'\n\"<EOS>_\"\n'\n\n'a_' \r\nb_\r\n'x_'\n'a_'\n'''\n\xef\xbb\xbf\n\r";
+	struct sw_err e;
+	struct sw_vocab *v;
+	struct buf b = { 0 };
+	const uint8_t *s;
+	size_t n;
+
+	v = sw_vocab_parse((const uint8_t *)file, sizeof(file) - 1, &e);
+	TEST(v != NULL, "vocab with quirks loads");
+	if (v == NULL)
+		return;
+	TEST_INT(sw_vocab_size(v), ==, 10, "every line is an entry, not the last \\r");
+	s = sw_vocab_entry(v, 1, &n);
+	TEST(n == 6 && memcmp(s, "<EOS>_", 6) == 0, "double quotes removed");
+	s = sw_vocab_entry(v, 2, &n);
+	TEST(n == 0, "a lone quote is the empty entry");
+	s = sw_vocab_entry(v, 3, &n);
+	TEST(n == 0, "a blank line keeps its id");
+	s = sw_vocab_entry(v, 4, &n);
+	TEST(n == 2 && memcmp(s, "a_", 2) == 0, "CR deleted, rstrip, then quotes");
+	s = sw_vocab_entry(v, 5, &n);
+	TEST(n == 2 && memcmp(s, "b_", 2) == 0, "unquoted entry, CR deleted");
+	s = sw_vocab_entry(v, 8, &n);
+	TEST(n == 1 && s[0] == '\'', "three quotes give one");
+	TEST(sw_vocab_entry(v, 10, &n) == NULL && sw_vocab_entry(v, -1, &n) == NULL,
+	    "ids out of range have no entry");
+	TEST(sw_vocab_store(v, &b) == 0 && b.len > 0 && memcmp(b.p, "'<pad>_'\n'<EOS>_'\n''\n",
+	    20) == 0, "store quotes every entry");
+	free(b.p);
+	sw_vocab_free(v);
+
+	v = sw_vocab_parse(S("'a'\n'\xff'\n"), &e);
+	TEST(v == NULL && e.line == 2 && e.offset == 5, "bad UTF-8: line 2, offset 5");
+	v = sw_vocab_parse(S("'a'\n\r\r\xc3\r\xa9\xc3\n"), &e);
+	TEST(v == NULL && e.line == 2 && e.offset == 9 && strstr(e.msg, "offset 9"),
+	    "CRs are deleted before checking, offsets stay those of the file");
+	v = sw_vocab_parse(S(""), &e);
+	TEST(v == NULL && strcmp(e.msg, "empty vocabulary") == 0, "empty file is an error");
+	v = sw_vocab_parse(S("\r\r"), &e);
+	TEST(v == NULL, "a file of CRs has no lines");
+	sw_vocab_free(NULL);
+}
+
+static int
+enc_is(struct sw_vocab *v, const char *text, const int32_t *want, size_t nw)
+{
+	struct sw_err e;
+	int32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int ok;
+
+	ok = sw_encode(v, (const uint8_t *)text, strlen(text), &ids, &n, &cap, &e) == 0 &&
+	    n == nw && (nw == 0 || memcmp(ids, want, nw * sizeof(*ids)) == 0);
+	free(ids);
+	return ok;
+}
+
+static int
+dec_is(const struct sw_vocab *v, const int64_t *ids, size_t n, int strip,
+    const char *want)
+{
+	struct buf b = { 0 };
+	int ok;
+
+	ok = sw_decode(v, ids, n, strip, &b) == 0 && b.len == strlen(want) &&
+	    (b.len == 0 || memcmp(b.p, want, b.len) == 0);
+	free(b.p);
+	return ok;
+}
+
+static void
+test_encode_decode(void)
+{
+	/* ids:         0         1         2      3      4   5   6   7   8  9 */
+	static const char file[] = "'<pad>_'\n'<EOS>_'\n'the_'\n'cat_'\n'a'\n'_'\n"
+	    "'c'\n't'\n'h'\n'e'\n' '\n'\\'\n'1'\n'2'\n'8'\n'5'\n'0'\n';'\n'.'\n'ca'\n";
+	/*           10    11    12    13    14    15    16    17    18   19 */
+	static const int32_t i1[] = { 2, 3 };
+	static const int32_t i2[] = { 2, 19, 5 };
+	static const int32_t i3[] = { 11, 12, 13, 14, 15, 12, 13, 17, 5 };
+	static const int32_t i4[] = { 10, 5, 2 };
+	static const int64_t d1[] = { 2, 3, 1, 0, 1 };
+	static const int64_t d2[] = { 2, -5, 99, 3 };
+	static const int64_t d3[] = { 18, 5, 2 };
+	static const int64_t d4[] = { 11, 12, 5, 2 };
+	struct sw_vocab *v = vocab(file), *bad;
+	struct sw_err e;
+	int32_t *ids = NULL;
+	size_t n = 0, cap = 0;
+
+	TEST(v != NULL, "encode vocab loads");
+	if (v == NULL)
+		return;
+	TEST(enc_is(v, "the cat", i1, 2), "two words");
+	TEST(enc_is(v, "the ca", i2, 3), "longest match then single characters");
+	TEST(enc_is(v, "\xf0\x9f\x98\x80", i3, 9), "emoji spelled by number");
+	TEST(enc_is(v, "the cat", i1, 2), "again, through the cache");
+	TEST(enc_is(v, " the", i4, 3), "leading space token");
+	TEST(enc_is(v, "", NULL, 0), "empty text");
+	TEST(dec_is(v, d1, 5, 0, "the cat<EOS><pad><EOS>"), "decode keeps PAD and EOS");
+	TEST(dec_is(v, d1, 5, 1, "the cat"), "strip_extraneous drops the trailing ones");
+	TEST(dec_is(v, d2, 4, 0, "the cat"), "ids out of range decode to nothing");
+	TEST(dec_is(v, d3, 3, 0, ".the"), "no space after a non-alphanumeric token");
+	TEST(dec_is(v, d4, 4, 0, "\\1the"), "partial escape decodes literally");
+	TEST(dec_is(v, NULL, 0, 1, ""), "nothing to decode");
+
+	{
+		/* A node with many children: "x" followed by 26 letters. */
+		struct buf f = { 0 };
+		struct sw_vocab *wide;
+		static const int32_t wq[] = { 16, 2 };
+		char line[8];
+		int c;
+
+		sw_put(&f, "'<pad>_'\n'<EOS>_'\n'_'\n", 22);
+		for (c = 'a'; c <= 'z'; c++) {
+			snprintf(line, sizeof(line), "'x%c'\n", c);
+			sw_put(&f, line, 5);
+		}
+		sw_put(&f, "'x'\n", 4);
+		/* ids 30..41: "y" followed by a..l (a binary search), 42: "y". */
+		for (c = 'a'; c <= 'l'; c++) {
+			snprintf(line, sizeof(line), "'y%c'\n", c);
+			sw_put(&f, line, 5);
+		}
+		sw_put(&f, "'y'\n", 4);
+		wide = sw_vocab_parse(f.p, f.len, &e);
+		TEST(wide != NULL && enc_is(wide, "xn", wq, 2),
+		    "longest match under a node with 26 children");
+		TEST(wide != NULL && sw_encode(wide, S("xqz"), &ids, &n, &cap, &e) == -1,
+		    "z alone is not an entry");
+		{
+			static const int32_t yg[] = { 36, 2 };
+
+			TEST(wide != NULL && enc_is(wide, "yg", yg, 2),
+			    "longest match under a node with 12 children");
+		}
+		sw_vocab_free(wide);
+		free(f.p);
+		n = 0;
+	}
+	bad = vocab("'<pad>_'\n'<EOS>_'\n'ab_'\n");
+	TEST(bad != NULL, "vocab without single characters loads");
+	if (bad != NULL) {
+		TEST(sw_encode(bad, S("a"), &ids, &n, &cap, &e) == -1 &&
+		    strstr(e.msg, "corrupt vocabulary") != NULL,
+		    "a token it cannot spell is a corrupt vocabulary");
+		sw_vocab_free(bad);
+	}
+	free(ids);
+	sw_vocab_free(v);
+}
+
+static void
+test_sampler(void)
+{
+	struct sw_sampler s;
+	int i, got[12], k;
+	static const int want[12] = { 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, -1 };
+
+	sw_sample_init(&s, 100, 700);	/* every = trunc(700 / 100 / 2) = 3 */
+	TEST_INT(s.every, ==, 3, "every from bytes and budget");
+	for (i = 0; i < 12; i++) {
+		got[i] = k = sw_sample_next(&s);
+		if (k == 1)
+			sw_sample_charge(&s, 50);
+		if (k == -1)
+			break;
+	}
+	TEST(memcmp(got, want, sizeof(want)) == 0,
+	    "lines 3 and 7 taken, the budget reaching 0 stops the next candidate");
+	sw_sample_init(&s, 1e6, 1999999);
+	TEST_INT(s.every, ==, 0, "truncation toward zero");
+	sw_sample_init(&s, 10, 0);
+	TEST(s.every == 0 && sw_sample_next(&s) == 1, "empty file: every line taken");
+	sw_sample_charge(&s, 11);
+	TEST_INT(sw_sample_next(&s), ==, -1, "overshoot, then stop");
+}
+
+static void
+test_counts(void)
+{
+	struct sw_counts *a = sw_counts_new(), *b = sw_counts_new();
+	struct buf x = { 0 }, y = { 0 };
+	struct sw_err e;
+	static const char want[] = "#subword-counts 1\n2\t\\t\n1\tA\\\\b\\tc\n3\tthe\n";
+
+	TEST(a != NULL && b != NULL, "counts allocate");
+	sw_counts_add_text(a, S("the the"));
+	sw_counts_add(a, S("A\\b\tc"), 1);
+	sw_counts_add(a, S("\t"), 2);
+	sw_counts_add_text(a, S("the"));
+	TEST_INT(sw_counts_size(a), ==, 3, "three distinct tokens");
+	TEST(sw_counts_write(a, &x) == 0 && x.len == sizeof(want) - 1 &&
+	    memcmp(x.p, want, x.len) == 0, "count file sorted by bytes, escaped");
+	TEST(sw_counts_read(b, x.p, x.len, &e) == 0 && sw_counts_read(b, x.p, x.len, &e) == 0,
+	    "read it twice");
+	TEST(sw_counts_write(b, &y) == 0 && sw_put(&y, "", 1) == 0 &&
+	    strstr((char *)y.p, "6\tthe\n") != NULL &&
+	    strstr((char *)y.p, "4\t\\t\n") != NULL, "reading merges by summing");
+	TEST(sw_counts_read(b, S("hello\n"), &e) == -1 && e.line == 1, "no header");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5 x\n"), &e) == -1 && e.line == 2,
+	    "no tab");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx\\q\n"), &e) == -1 && e.line == 2,
+	    "bad escape");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\t\xff\n"), &e) == -1, "not UTF-8");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n99999999999999999999\tx\n"), &e) == -1,
+	    "count too large");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx"), &e) == -1, "no final newline");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n9223372036854775807\tthe\n"), &e) == -1 &&
+	    strstr(e.msg, "overflow") != NULL, "sum overflow");
+	free(x.p);
+	free(y.p);
+	sw_counts_free(a);
+	sw_counts_free(b);
+	sw_counts_free(NULL);
+}
+
+static void
+test_build(void)
+{
+	static const char *const extra[] = { "<mask>", "a_b" };
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new(), *d = sw_counts_new();
+	struct sw_vocab *v, *w;
+	struct buf x = { 0 }, y = { 0 };
+	const uint8_t *s;
+	size_t n;
+
+	sw_build_opts_init(&o);
+	v = sw_build_to_target(c, 100, &o);
+	TEST(v != NULL && sw_vocab_size(v) == 24, "empty corpus: 24 entries");
+	sw_vocab_free(v);
+
+	sw_counts_add_text(c, S("the cat sat on the mat, the end"));
+	sw_counts_add_text(c, S("a cat and a hat"));
+	o.reserved = extra;
+	o.nreserved = 2;
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "build with extra reserved tokens");
+	if (v != NULL) {
+		s = sw_vocab_entry(v, 0, &n);
+		TEST(n == 6 && memcmp(s, "<pad>_", 6) == 0, "id 0 is <pad>_");
+		s = sw_vocab_entry(v, 2, &n);
+		TEST(n == 7 && memcmp(s, "<mask>_", 7) == 0, "id 2 is the first extra");
+		s = sw_vocab_entry(v, 3, &n);
+		TEST(n == 5 && memcmp(s, "a\\ub_", 5) == 0, "extras are escaped");
+		sw_vocab_store(v, &x);
+	}
+	/* The same multiset of tokens in another order gives the same vocab. */
+	sw_counts_add_text(d, S("a hat and a cat"));
+	sw_counts_add_text(d, S("the end the mat, on sat cat the"));
+	w = sw_build(d, 1, &o);
+	TEST(w != NULL && sw_vocab_store(w, &y) == 0 && x.len == y.len &&
+	    memcmp(x.p, y.p, x.len) == 0, "order of lines does not matter");
+	sw_vocab_free(v);
+	sw_vocab_free(w);
+
+	o.max_subtoken_len = 1;
+	o.nreserved = 0;
+	v = sw_build(c, 1, &o);
+	/* 2 reserved + <>padEOS \\_u;0-9 + "the cosmn, " less a, d. */
+	TEST(v != NULL && sw_vocab_size(v) == 2 + 22 + 10, "L = 1: alphabet only");
+	sw_vocab_free(v);
+	o.max_subtoken_len = 3;
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "L = 3 builds");
+	if (v != NULL) {
+		size_t i, longest = 0;
+
+		for (i = 0; i < sw_vocab_size(v); i++) {
+			s = sw_vocab_entry(v, (int64_t)i, &n);
+			if (i >= 2 && n > longest)
+				longest = n;
+		}
+		TEST_INT(longest, ==, 2, "L = 3 means subtokens of at most 2");
+	}
+	sw_vocab_free(v);
+	o.iterations = 0;
+	errno = 0;
+	TEST(sw_build(c, 1, &o) == NULL && errno == EINVAL, "zero iterations refused");
+	free(x.p);
+	free(y.p);
+	sw_counts_free(c);
+	sw_counts_free(d);
+}
+
+static void
+test_lines(void)
+{
+	static const char data[] = "a\rb\n\r\n\xc3\xa9\n\xe2\x82\nfinal\r\n\r";
+	struct sw_lines *r;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n;
+	int nl, fds[2], rc;
+
+	if (pipe(fds) == -1 || write(fds[1], data, sizeof(data) - 1) !=
+	    (ssize_t)sizeof(data) - 1) {
+		TEST(0, "pipe");
+		return;
+	}
+	close(fds[1]);
+	r = sw_lines_open(fds[0]);
+	TEST(r != NULL, "reader opens");
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == 1 && n == 2 && memcmp(p, "ab", 2) == 0 && nl, "CR inside deleted");
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == 1 && n == 0, "CR LF is an empty line");
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == 1 && n == 2, "UTF-8 line");
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == -2 && e.line == 4 && e.offset == 9, "truncated sequence: line 4, offset 9");
+	sw_lines_free(r);
+	close(fds[0]);
+
+	r = sw_lines_open_buf((uint8_t *)strdup("x\nfinal\r\n\r"), 10);
+	sw_lines_next(r, &p, &n, &nl, &e);
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == 1 && n == 5 && memcmp(p, "final", 5) == 0, "final line");
+	TEST(sw_lines_next(r, &p, &n, &nl, &e) == 0, "a last lone CR is not a line");
+	TEST_INT(sw_lines_lineno(r), ==, 2, "two lines");
+	sw_lines_free(r);
+	r = sw_lines_open_buf((uint8_t *)strdup("x\r\ny"), 4);
+	sw_lines_next(r, &p, &n, &nl, &e);
+	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	TEST(rc == 1 && n == 1 && !nl, "last chunk without newline is a line");
+	sw_lines_free(r);
+	r = sw_lines_open_buf(NULL, 0);
+	TEST(r != NULL && sw_lines_next(r, &p, &n, &nl, &e) == 0, "no bytes, no lines");
+	sw_lines_free(r);
+	sw_lines_free(NULL);
+}
+
+int
+main(void)
+{
+	test_strip();
+	test_tokenize();
+	test_escape();
+	test_vocab();
+	test_encode_decode();
+	test_sampler();
+	test_counts();
+	test_build();
+	test_lines();
+	return tap_done();
+}
