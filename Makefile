@@ -51,6 +51,7 @@ STATIC    = $(O)/lib/librecpipe.a
 SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .PHONY: all lib unit check check-build check-deps deps demo fuzz bench \
 	install uninstall clean manlint test-unit test-bats
 
