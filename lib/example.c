@@ -422,6 +422,13 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 
 static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
 
+/* The value spans of an entry (none, and no pool yet, for a key alone). */
+static const struct span *
+values_of(const struct pools *P, const struct entry *e)
+{
+	return e->nv ? P->sp + e->v0 : NULL;
+}
+
 /* Check the value messages of a map entry that a later one replaced. */
 static int
 check_values(struct pools *P, const uint8_t *start, const struct entry *e)
@@ -613,7 +620,7 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 			return -1;
 		P->feat[P->nfeat].key = P->ent[k].key;
 		P->feat[P->nfeat].keylen = P->ent[k].keylen;
-		if (feature(P, p, P->sp + P->ent[k].v0, P->ent[k].nv,
+		if (feature(P, p, values_of(P, &P->ent[k]), P->ent[k].nv,
 		    &P->feat[P->nfeat], &P->foff[P->nfeat]) == -1)
 			return -1;
 		P->nfeat++;
@@ -640,7 +647,7 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		P->lists[P->nlists].key = P->ent[k].key;
 		P->lists[P->nlists].keylen = P->ent[k].keylen;
 		P->loff[P->nlists] = P->nfeat;
-		if (feature_list(P, p, P->sp + P->ent[k].v0, P->ent[k].nv,
+		if (feature_list(P, p, values_of(P, &P->ent[k]), P->ent[k].nv,
 		    &cnt) == -1)
 			return -1;
 		P->lists[P->nlists].n = cnt;

@@ -786,7 +786,8 @@ rec_write(struct rec_writer *w, const void *p, size_t n)
 	put_le32(f, rec_frame_footer(p, n));
 	if (w->comp == REC_NONE && 16 + n <= OUTBUF - w->olen) {
 		memcpy(w->out + w->olen, h, 12);
-		memcpy(w->out + w->olen + 12, p, n);
+		if (n > 0)
+			memcpy(w->out + w->olen + 12, p, n);
 		memcpy(w->out + w->olen + 12 + n, f, 4);
 		w->olen += 16 + n;
 		return 0;

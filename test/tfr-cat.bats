@@ -317,3 +317,11 @@ big() {
 @test "tfr-cat: --help is the man page SYNOPSIS" {
 	help_is_synopsis tfr-cat
 }
+
+@test "tfr-cat: an empty Example and an empty payload are records too" {
+	printf '{}\n"" \n' >"$T/e.jsonl"
+	printf '{}\n' | tfr-cat --from-json >"$T/e.tfr"
+	run -0 tfr-cat -c "$T/e.tfr"
+	[ "$output" = 1 ]
+	printf '""\n' | tfr-cat --from-json --type raw | cmp - <(printf '\000\000\000\000\000\000\000\000\051\003\230\007\330\352\202\242')
+}

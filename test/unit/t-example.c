@@ -68,6 +68,18 @@ main(void)
 	f = ex_get(&ex, "a");
 	TEST(f && f->kind == EX_INT64 && f->n == 1 && f->i64[0] == 4, "a = [4] beside unknown fields");
 
+	/* an entry with a key and no value: a kind-less Feature */
+	{
+		struct example fresh;	/* no pools yet */
+
+		ex_init(&fresh);
+		TEST(ex_decode(&fresh, B("\x0a\x05\x0a\x03\x0a\x01" "a"), EX_TYPE_AUTO) == 0 &&
+		    fresh.nfeat == 1 && fresh.feat[0].kind == EX_NONE, "key without value");
+		ex_free(&fresh);
+	}
+	TEST(ex_decode(&ex, B("\x12\x05\x0a\x03\x0a\x01" "l"), EX_TYPE_SEQUENCE) == 0 &&
+	    ex.nlists == 1 && ex.lists[0].n == 0, "feature list key without value");
+
 	/* presence: no features at all vs empty features */
 	TEST(ex_decode(&ex, (const uint8_t *)"", 0, EX_TYPE_AUTO) == 0 && !ex.has_features,
 	    "empty payload: no features");
