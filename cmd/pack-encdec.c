@@ -114,7 +114,8 @@ struct slot {
 	size_t		 n;
 	const char	*names[64];	/* stable for the run */
 	size_t		 lens[64];
-	int64_t		*vals;		/* the row's lists, one after another */
+	size_t		 used[64];	/* values before the trailing zeros */
+	int64_t		*vals;		/* those values of each list, one after another */
 	size_t		 cap;
 	struct buf	 bytes;
 };
@@ -127,7 +128,8 @@ static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
 static pthread_t wthread;
 
 static void encode_int64_example(struct buf *out, size_t n,
-    const char *const *names, const int64_t *const *vals, const size_t *lens);
+    const char *const *names, const int64_t *const *vals, const size_t *lens,
+    const size_t *used);
 
 static void *
 writer_main(void *arg)
@@ -155,9 +157,10 @@ writer_main(void *arg)
 		} else {
 			for (i = off = 0; i < sl->n; i++) {
 				vp[i] = sl->vals + off;
-				off += sl->lens[i];
+				off += sl->used[i];
 			}
-			encode_int64_example(&enc, sl->n, sl->names, vp, sl->lens);
+			encode_int64_example(&enc, sl->n, sl->names, vp, sl->lens,
+			    sl->used);
 			if (rec_write(writer, enc.p, enc.len) == -1)
 				write_failed(outname);
 		}
@@ -259,20 +262,22 @@ vput(uint8_t *q, uint64_t v)
 }
 
 /*
- * Encode values as packed varints at q; returns the end.  Trailing
- * zeros (padding) become one memset.
+ * Encode values as packed varints at q; returns the end.  v[used .. n)
+ * are zeros (padding) and become one memset; 'used' may be n, or
+ * (size_t)-1 to have the trailing zeros found here.
  */
 static uint8_t *
-put_packed(uint8_t *q, const int64_t *v, size_t n)
+put_packed(uint8_t *q, const int64_t *v, size_t used, size_t n)
 {
-	size_t j, end = n;
+	size_t j;
 
-	while (end > 0 && v[end - 1] == 0)
-		end--;
-	for (j = 0; j < end; j++)
+	if (used == (size_t)-1)
+		for (used = n; used > 0 && v[used - 1] == 0; used--)
+			;
+	for (j = 0; j < used; j++)
 		q = vput(q, (uint64_t)v[j]);
-	memset(q, 0, n - end);
-	return q + (n - end);
+	memset(q, 0, n - used);
+	return q + (n - used);
 }
 
 /*
@@ -283,7 +288,7 @@ put_packed(uint8_t *q, const int64_t *v, size_t n)
  */
 static void
 encode_int64_example(struct buf *out, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	static struct buf scratch;
 	static const char *last[64];	/* the names of the last call, and their order */
@@ -322,7 +327,7 @@ encode_int64_example(struct buf *out, size_t n, const char *const *names,
 	q = scratch.p;
 	for (i = 0; i < n; i++) {
 		off[i] = (size_t)(q - scratch.p);
-		q = put_packed(q, vals[i], lens[i]);
+		q = put_packed(q, vals[i], used ? used[i] : (size_t)-1, lens[i]);
 		psz[i] = (size_t)(q - scratch.p) - off[i];
 		lsz[i] = lens[i] ? 1 + vsize(psz[i]) + psz[i] : 0;
 		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
@@ -368,15 +373,22 @@ emit_row(void *arg, size_t n, const char *const *names,
 
 	(void)arg;
 	if (!threaded || n > 64) {
-		encode_int64_example(&outbuf, n, names, vals, lens);
+		encode_int64_example(&outbuf, n, names, vals, lens, NULL);
 		put_record(outbuf.p, outbuf.len);
 		return 0;
 	}
 	sl = slot_get();
 	sl->raw = 0;
 	sl->n = n;
-	for (i = 0; i < n; i++)
-		tot += lens[i];
+	/* Only the values before the padding travel; the writer adds the zeros. */
+	for (i = 0; i < n; i++) {
+		size_t u = lens[i];
+
+		while (u > 0 && vals[i][u - 1] == 0)
+			u--;
+		sl->used[i] = u;
+		tot += u;
+	}
 	if (tot > sl->cap) {
 		if ((np = realloc(sl->vals, tot * sizeof(int64_t))) == NULL)
 			die_errno("queueing a record");
@@ -386,9 +398,9 @@ emit_row(void *arg, size_t n, const char *const *names,
 	for (i = tot = 0; i < n; i++) {
 		sl->names[i] = names[i];
 		sl->lens[i] = lens[i];
-		if (lens[i] > 0)
-			memcpy(sl->vals + tot, vals[i], lens[i] * sizeof(int64_t));
-		tot += lens[i];
+		if (sl->used[i] > 0)
+			memcpy(sl->vals + tot, vals[i], sl->used[i] * sizeof(int64_t));
+		tot += sl->used[i];
 	}
 	slot_put();
 	return 0;
