@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,7 @@ static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
 
+static void writer_drain(void);
 static _Noreturn void
 data_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -94,16 +96,142 @@ data_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	writer_drain();
 	if (writer != NULL && rec_writer_flush(writer) == -1)
 		write_failed(outname);
 	die("%s: record %ju: %s", cur_file, (uintmax_t)cur_record, msg);
 }
 
+/*
+ * Output runs in a second thread: the main thread reads, decodes and
+ * packs; the writer thread encodes, frames and writes, in order.  A
+ * ring of slots between them bounds the memory.
+ */
+#define NSLOT	64
+#define BATCH	16	/* the writer wakes for this many slots (or the end) */
+struct slot {
+	int		 raw;		/* 1: 'bytes' is a payload; 0: a row to encode */
+	size_t		 n;
+	const char	*names[64];	/* stable for the run */
+	size_t		 lens[64];
+	size_t		 used[64];	/* values before the trailing zeros */
+	int64_t		*vals;		/* those values of each list, one after another */
+	size_t		 cap;
+	struct buf	 bytes;
+};
+static struct slot slots[NSLOT];
+static size_t qhead, qtail;
+static int qdone, threaded;
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
+static pthread_t wthread;
+
+static void encode_int64_example(struct buf *out, size_t n,
+    const char *const *names, const int64_t *const *vals, const size_t *lens,
+    const size_t *used);
+
+static void *
+writer_main(void *arg)
+{
+	static struct buf enc;
+	const int64_t *vp[64];
+	struct slot *sl;
+	size_t i, off;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&qlock);
+		if (qhead == qtail)
+			while (qtail - qhead < BATCH && !qdone)
+				pthread_cond_wait(&qnonempty, &qlock);
+		if (qhead == qtail) {
+			pthread_mutex_unlock(&qlock);
+			break;
+		}
+		sl = &slots[qhead % NSLOT];
+		pthread_mutex_unlock(&qlock);
+		if (sl->raw) {
+			if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
+				write_failed(outname);
+		} else {
+			for (i = off = 0; i < sl->n; i++) {
+				vp[i] = sl->vals + off;
+				off += sl->used[i];
+			}
+			encode_int64_example(&enc, sl->n, sl->names, vp, sl->lens,
+			    sl->used);
+			if (rec_write(writer, enc.p, enc.len) == -1)
+				write_failed(outname);
+		}
+		pthread_mutex_lock(&qlock);
+		if (qtail - qhead++ == NSLOT)
+			pthread_cond_signal(&qnonfull);
+		pthread_mutex_unlock(&qlock);
+	}
+	buf_free(&enc);
+	return NULL;
+}
+
+/* Without a thread, output is written in line; nothing else changes. */
+static void
+writer_start(void)
+{
+	threaded = pthread_create(&wthread, NULL, writer_main, NULL) == 0;
+}
+
+/* Wait until everything queued is written and the writer thread is gone. */
+static void
+writer_drain(void)
+{
+	if (!threaded)
+		return;
+	pthread_mutex_lock(&qlock);
+	qdone = 1;
+	pthread_cond_signal(&qnonempty);
+	pthread_mutex_unlock(&qlock);
+	pthread_join(wthread, NULL);
+	threaded = 0;
+}
+
+static struct slot *
+slot_get(void)
+{
+	struct slot *sl;
+
+	pthread_mutex_lock(&qlock);
+	while (qtail - qhead == NSLOT)
+		pthread_cond_wait(&qnonfull, &qlock);
+	sl = &slots[qtail % NSLOT];
+	pthread_mutex_unlock(&qlock);
+	return sl;
+}
+
+static void
+slot_put(void)
+{
+	pthread_mutex_lock(&qlock);
+	if (++qtail - qhead >= BATCH)
+		pthread_cond_signal(&qnonempty);
+	pthread_mutex_unlock(&qlock);
+}
+
 static void
 put_record(const void *p, size_t n)
 {
-	if (rec_write(writer, p, n) == -1)
-		write_failed(outname);
+	struct slot *sl;
+
+	if (!threaded) {
+		if (rec_write(writer, p, n) == -1)
+			write_failed(outname);
+		return;
+	}
+	sl = slot_get();
+	sl->raw = 1;
+	sl->bytes.len = 0;
+	if (buf_append(&sl->bytes, p, n) == -1)
+		die_errno("queueing a record");
+	slot_put();
 }
 
 static inline size_t
@@ -134,20 +262,22 @@ vput(uint8_t *q, uint64_t v)
 }
 
 /*
- * Encode values as packed varints at q; returns the end.  Trailing
- * zeros (padding) become one memset.
+ * Encode values as packed varints at q; returns the end.  v[used .. n)
+ * are zeros (padding) and become one memset; 'used' may be n, or
+ * (size_t)-1 to have the trailing zeros found here.
  */
 static uint8_t *
-put_packed(uint8_t *q, const int64_t *v, size_t n)
+put_packed(uint8_t *q, const int64_t *v, size_t used, size_t n)
 {
-	size_t j, end = n;
+	size_t j;
 
-	while (end > 0 && v[end - 1] == 0)
-		end--;
-	for (j = 0; j < end; j++)
+	if (used == (size_t)-1)
+		for (used = n; used > 0 && v[used - 1] == 0; used--)
+			;
+	for (j = 0; j < used; j++)
 		q = vput(q, (uint64_t)v[j]);
-	memset(q, 0, n - end);
-	return q + (n - end);
+	memset(q, 0, n - used);
+	return q + (n - used);
 }
 
 /*
@@ -158,7 +288,7 @@ put_packed(uint8_t *q, const int64_t *v, size_t n)
  */
 static void
 encode_int64_example(struct buf *out, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	static struct buf scratch;
 	static const char *last[64];	/* the names of the last call, and their order */
@@ -197,7 +327,7 @@ encode_int64_example(struct buf *out, size_t n, const char *const *names,
 	q = scratch.p;
 	for (i = 0; i < n; i++) {
 		off[i] = (size_t)(q - scratch.p);
-		q = put_packed(q, vals[i], lens[i]);
+		q = put_packed(q, vals[i], used ? used[i] : (size_t)-1, lens[i]);
 		psz[i] = (size_t)(q - scratch.p) - off[i];
 		lsz[i] = lens[i] ? 1 + vsize(psz[i]) + psz[i] : 0;
 		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
@@ -237,9 +367,42 @@ static int
 emit_row(void *arg, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens)
 {
+	struct slot *sl;
+	size_t i, tot = 0;
+	void *np;
+
 	(void)arg;
-	encode_int64_example(&outbuf, n, names, vals, lens);
-	put_record(outbuf.p, outbuf.len);
+	if (!threaded || n > 64) {
+		encode_int64_example(&outbuf, n, names, vals, lens, NULL);
+		put_record(outbuf.p, outbuf.len);
+		return 0;
+	}
+	sl = slot_get();
+	sl->raw = 0;
+	sl->n = n;
+	/* Only the values before the padding travel; the writer adds the zeros. */
+	for (i = 0; i < n; i++) {
+		size_t u = lens[i];
+
+		while (u > 0 && vals[i][u - 1] == 0)
+			u--;
+		sl->used[i] = u;
+		tot += u;
+	}
+	if (tot > sl->cap) {
+		if ((np = realloc(sl->vals, tot * sizeof(int64_t))) == NULL)
+			die_errno("queueing a record");
+		sl->vals = np;
+		sl->cap = tot;
+	}
+	for (i = tot = 0; i < n; i++) {
+		sl->names[i] = names[i];
+		sl->lens[i] = lens[i];
+		if (sl->used[i] > 0)
+			memcpy(sl->vals + tot, vals[i], sl->used[i] * sizeof(int64_t));
+		tot += sl->used[i];
+	}
+	slot_put();
 	return 0;
 }
 
@@ -431,6 +594,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			conv_failed(c);
 	}
 	if (rv == -1) {
+		writer_drain();
 		if (rec_writer_flush(writer) == -1)
 			write_failed(outname);
 		cur_record = rec_index(r);
@@ -480,6 +644,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 			write_failed(outname);
 	}
 	if (rv == -1) {
+		writer_drain();
 		if (rec_writer_flush(writer) == -1)
 			write_failed(outname);
 		die("%s: record %ju at offset %ju: %s", cur_file,
@@ -677,6 +842,7 @@ main(int argc, char **argv)
 	ex_init(&cur_ex);
 	exb_init(&builder);
 
+	writer_start();
 	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
 	    emit_row, NULL)) == NULL)
 		die_errno("setting up");
@@ -693,6 +859,7 @@ main(int argc, char **argv)
 		    run_seqio(c, argv[i], o.comp);
 	if (c != NULL && sq_finish(c) == -1)
 		conv_failed(c);
+	writer_drain();
 	if (rec_writer_close(writer) == -1) {
 		writer = NULL;
 		write_failed(outname);

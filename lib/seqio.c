@@ -1599,6 +1599,27 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 }
 
 /*
+ * Are the bytes [p, e) a whole number of varints of at most 10 bytes
+ * each?  One pass without decoding: no run of more than 9 continuation
+ * bytes, and the last byte ends a varint.
+ */
+static int
+varints_ok(const uint8_t *p, const uint8_t *e)
+{
+	unsigned run = 0, bad = 0;
+
+	if (p == e)
+		return 1;
+	if (e[-1] & 0x80)
+		return 0;
+	for (; p < e; p++) {
+		run = (run + 1) & (0u - (unsigned)(*p >> 7));
+		bad |= run > 9;
+	}
+	return !bad;
+}
+
+/*
  * Is the Feature at [vb, ve) canonical and well formed (so that the
  * full decoder would accept it the same way)?  Used for the features
  * the converter does not read.
@@ -1607,7 +1628,6 @@ static int
 feature_ok(const uint8_t *vb, const uint8_t *ve)
 {
 	const uint8_t *lb, *le, *xb, *xe;
-	uint64_t x;
 	int t;
 
 	if (vb == ve)
@@ -1628,10 +1648,7 @@ feature_ok(const uint8_t *vb, const uint8_t *ve)
 		return 0;
 	if (t == 0x12)
 		return (xe - xb) % 4 == 0;
-	while (xb < xe)
-		if (get_varint(&xb, xe, &x) == -1)
-			return 0;
-	return 1;
+	return varints_ok(xb, xe);
 }
 
 int
@@ -1714,7 +1731,10 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 			while (kb < ke) {
 				if (*kb < 0x80)
 					x = *kb++;
-				else if (get_varint(&kb, ke, &x) == -1)
+				else if (ke - kb >= 2 && kb[1] < 0x80) {
+					x = (uint64_t)(kb[0] & 0x7f) | (uint64_t)kb[1] << 7;
+					kb += 2;
+				} else if (get_varint(&kb, ke, &x) == -1)
 					return 0;
 				d[cnt++] = (int64_t)x;
 			}
