@@ -51,7 +51,8 @@ STATIC    = $(O)/lib/librecpipe.a
 SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
-.PHONY: all lib unit check check-build check-deps deps demo fuzz bench \
+.SECONDARY:
+.PHONY: FORCE all lib unit check check-build check-deps deps demo fuzz bench \
 	install uninstall clean manlint test-unit test-bats
 
 all: lib $(BINS)
@@ -77,7 +78,7 @@ $(SHARED): $(LIB_OBJ)
 	ln -sf librecpipe.so.$(VERSION) $(O)/lib/librecpipe.so.$(SOVERSION)
 	ln -sf librecpipe.so.$(SOVERSION) $(O)/lib/librecpipe.so
 
-$(O)/recpipe.pc: Makefile
+$(O)/recpipe.pc: FORCE
 	@mkdir -p $(@D)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: recpipe' 'Description: TFRecord, Example, vocabulary and token dataset library' \
@@ -156,3 +157,5 @@ uninstall:
 
 clean:
 	rm -rf $(O)
+
+FORCE:

@@ -13,3 +13,19 @@ T="${BATS_TEST_TMPDIR:-/tmp}"
 need_shared() {
 	[ -e "$SHARED/$1" ] || skip "../shared/$1 not present"
 }
+
+# The usage block of 'TOOL --help' (up to its first blank line) must say
+# what the SYNOPSIS of man/TOOL.1 says, whitespace aside.
+help_is_synopsis() {
+	command -v mandoc >/dev/null || skip "mandoc not installed"
+	local a b
+	a=$(mandoc -Tascii -O width=300 "$BATS_TEST_DIRNAME/../man/$1.1" | col -b |
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' |
+	    sed 's/^ //;s/ $//')
+	b=$("$1" --help | sed '/^$/,$d' | sed 's/^usage: //' | tr -s ' \t\n' '   ' |
+	    sed 's/^ //;s/ $//')
+	if [ "$a" != "$b" ]; then
+		printf 'man:  %s\nhelp: %s\n' "$a" "$b"
+		return 1
+	fi
+}

@@ -313,3 +313,7 @@ big() {
 	run -1 --separate-stderr tfr-cat -c "$T/cut.tfr"
 	[[ "$stderr" == *"record 19 at offset "*": truncated record"* ]]
 }
+
+@test "tfr-cat: --help is the man page SYNOPSIS" {
+	help_is_synopsis tfr-cat
+}

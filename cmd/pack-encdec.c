@@ -1,0 +1,719 @@
+/*
+ * pack-encdec: turn Example records of task features (inputs, targets,
+ * ...) into the model features of a seqio feature converter, packed or
+ * padded, byte for byte as seqio would; or into Electra's pretraining
+ * examples.  Reads records from the operands (stdin when none or "-")
+ * and writes records to stdout or to -o FILE.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "common.h"
+#include "example.h"
+#include "record.h"
+#include "seqio.h"
+
+#define DEFAULT_SEED	0
+
+static const char usage_text[] =
+"usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]\n"
+"           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
+"           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
+"           [--compression type] [--mask-id id] [--passthrough feature[,...]]\n"
+"           [--strategy name] [--window rows] [file ...]\n"
+"       pack-encdec [-hqV] [--stats] -C electra --cls-id id\n"
+"           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
+"           [-s seed] [--compression type] [file ...]\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	fputs(usage_text, fp);
+	exit(status);
+}
+
+enum {
+	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
+	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW
+};
+
+static const struct option longopts[] = {
+	{ "bos-id", required_argument, NULL, OPT_BOS },
+	{ "cls-id", required_argument, NULL, OPT_CLS },
+	{ "compression", required_argument, NULL, OPT_COMPRESSION },
+	{ "converter", required_argument, NULL, 'C' },
+	{ "custom-ops", no_argument, NULL, OPT_CUSTOM },
+	{ "feature", required_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "lengths", required_argument, NULL, 'l' },
+	{ "mask-id", required_argument, NULL, OPT_MASK },
+	{ "max-seq-length", required_argument, NULL, OPT_MAXLEN },
+	{ "no-length-check", no_argument, NULL, OPT_NOCHECK },
+	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
+	{ "no-pack", no_argument, NULL, OPT_NOPACK },
+	{ "output", required_argument, NULL, 'o' },
+	{ "passthrough", required_argument, NULL, OPT_PASS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "sep-id", required_argument, NULL, OPT_SEP },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "strategy", required_argument, NULL, OPT_STRATEGY },
+	{ "version", no_argument, NULL, 'V' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Everything the record loop and the emit callbacks share. */
+static struct rec_writer *writer;
+static const char *outname = "stdout";
+static struct buf outbuf;
+static const char *cur_file;	/* display name of the input being read */
+static uint64_t cur_record;	/* its 0-based record number */
+static struct example cur_ex;	/* the decoded record (pad mode) */
+static struct ex_builder builder;
+static const struct sq_conv *the_conv;	/* for the pad-mode callback */
+
+static _Noreturn void
+data_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A fault in the data: flush what was written before it, then die. */
+static _Noreturn void
+data_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (writer != NULL && rec_writer_flush(writer) == -1)
+		write_failed(outname);
+	die("%s: record %ju: %s", cur_file, (uintmax_t)cur_record, msg);
+}
+
+static void
+put_record(const void *p, size_t n)
+{
+	if (rec_write(writer, p, n) == -1)
+		write_failed(outname);
+}
+
+static inline size_t
+vsize(uint64_t v)
+{
+	if (v < 1u << 21)	/* branch-free for the usual token ids */
+		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
+	return pb_varint_size(v);
+}
+
+/* Writes 3 bytes for any value below 2^21: keep 3 bytes of room after the end. */
+static inline uint8_t *
+vput(uint8_t *q, uint64_t v)
+{
+	uint32_t x, w;
+
+	if (v < 1u << 21) {
+		x = (uint32_t)v;
+		w = (x & 0x7f) | (uint32_t)(x >= 1u << 7) << 7 |
+		    ((x >> 7) & 0x7f) << 8 | (uint32_t)(x >= 1u << 14) << 15 |
+		    (x >> 14) << 16;
+		q[0] = (uint8_t)w;
+		q[1] = (uint8_t)(w >> 8);
+		q[2] = (uint8_t)(w >> 16);
+		return q + 1 + (x >= 1u << 7) + (x >= 1u << 14);
+	}
+	return pb_put_varint(q, v);
+}
+
+/*
+ * Encode values as packed varints at q; returns the end.  Trailing
+ * zeros (padding) become one memset.
+ */
+static uint8_t *
+put_packed(uint8_t *q, const int64_t *v, size_t n)
+{
+	size_t j, end = n;
+
+	while (end > 0 && v[end - 1] == 0)
+		end--;
+	for (j = 0; j < end; j++)
+		q = vput(q, (uint64_t)v[j]);
+	memset(q, 0, n - end);
+	return q + (n - end);
+}
+
+/*
+ * Encode an Example of int64 lists canonically (keys sorted, both map
+ * entry fields, one packed chunk per list), as ex_encode() would, but
+ * straight from the caller's arrays: each list is encoded once into a
+ * scratch buffer, then framed.
+ */
+static void
+encode_int64_example(struct buf *out, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens)
+{
+	static struct buf scratch;
+	static const char *last[64];	/* the names of the last call, and their order */
+	static size_t last_n, ord[64], klen[64];
+	size_t i, j, t, total, fsz = 0, need = 0;
+	size_t off[64], psz[64], lsz[64], vsz[64], esz[64];
+	uint8_t *q;
+	int same;
+
+	if (n > 64)
+		n = 64;
+	/* Converters pass the same names row after row: sort them once. */
+	same = n == last_n;
+	for (i = 0; same && i < n; i++)
+		same = names[i] == last[i];
+	if (!same) {
+		for (i = 0; i < n; i++) {
+			ord[i] = i;
+			klen[i] = strlen(names[i]);
+		}
+		for (i = 1; i < n; i++)		/* few keys: insertion sort */
+			for (j = i; j > 0 && strcmp(names[ord[j - 1]],
+			    names[ord[j]]) > 0; j--) {
+				t = ord[j];
+				ord[j] = ord[j - 1];
+				ord[j - 1] = t;
+			}
+		memcpy(last, names, n * sizeof *last);
+		last_n = n;
+	}
+	for (i = 0; i < n; i++)
+		need += 10 * lens[i] + 4;
+	scratch.len = 0;
+	if (buf_reserve(&scratch, need) == -1)
+		die_errno("encoding a record");
+	q = scratch.p;
+	for (i = 0; i < n; i++) {
+		off[i] = (size_t)(q - scratch.p);
+		q = put_packed(q, vals[i], lens[i]);
+		psz[i] = (size_t)(q - scratch.p) - off[i];
+		lsz[i] = lens[i] ? 1 + vsize(psz[i]) + psz[i] : 0;
+		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
+		esz[i] = 1 + vsize(klen[i]) + klen[i] + 1 + vsize(vsz[i]) + vsz[i];
+		fsz += 1 + vsize(esz[i]) + esz[i];
+	}
+	total = 1 + vsize(fsz) + fsz;
+	out->len = 0;
+	if (buf_reserve(out, total + 4) == -1)
+		die_errno("encoding a record");
+	q = out->p;
+	*q++ = 0x0a;
+	q = vput(q, fsz);
+	for (t = 0; t < n; t++) {
+		i = ord[t];
+		*q++ = 0x0a;
+		q = vput(q, esz[i]);
+		*q++ = 0x0a;
+		q = vput(q, klen[i]);
+		memcpy(q, names[i], klen[i]);
+		q += klen[i];
+		*q++ = 0x12;
+		q = vput(q, vsz[i]);
+		*q++ = 0x1a;
+		q = vput(q, lsz[i]);
+		if (lens[i] == 0)
+			continue;
+		*q++ = 0x0a;
+		q = vput(q, psz[i]);
+		memcpy(q, scratch.p + off[i], psz[i]);
+		q += psz[i];
+	}
+	out->len = (size_t)(q - out->p);
+}
+
+static int
+emit_row(void *arg, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens)
+{
+	(void)arg;
+	encode_int64_example(&outbuf, n, names, vals, lens);
+	put_record(outbuf.p, outbuf.len);
+	return 0;
+}
+
+/* Pad mode: the padded features, and every other feature of the record unchanged. */
+static int
+emit_padded(void *arg, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens)
+{
+	const struct sq_conv *c = the_conv;
+	const struct ex_feature *ft;
+	size_t i, j;
+	char key[4096];
+	int listed, rv = 0;
+
+	(void)arg;
+	exb_reset(&builder);
+	for (i = 0; i < cur_ex.nfeat && rv == 0; i++) {
+		ft = &cur_ex.feat[i];
+		listed = 0;
+		for (j = 0; j < sq_ninputs(c); j++) {
+			const char *nm = sq_input_name(c, j);
+
+			if (strlen(nm) == ft->keylen &&
+			    memcmp(nm, ft->key, ft->keylen) == 0)
+				listed = 1;
+		}
+		if (listed)
+			continue;
+		if (ft->keylen >= sizeof key || memchr(ft->key, 0, ft->keylen))
+			data_error("feature name not supported in pad mode");
+		memcpy(key, ft->key, ft->keylen);
+		key[ft->keylen] = '\0';
+		switch (ft->kind) {
+		case EX_BYTES:
+			rv = exb_bytes(&builder, key, ft->b, ft->n);
+			break;
+		case EX_FLOAT:
+			rv = exb_float(&builder, key, ft->f32, ft->n);
+			break;
+		default:
+			rv = exb_int64(&builder, key, ft->i64, ft->kind == EX_INT64 ? ft->n : 0);
+			break;
+		}
+	}
+	for (i = 0; i < n && rv == 0; i++)
+		rv = exb_int64(&builder, names[i], vals[i], lens[i]);
+	outbuf.len = 0;
+	if (rv == -1 || exb_encode(&builder, &outbuf) == -1)
+		die_errno("encoding a record");
+	put_record(outbuf.p, outbuf.len);
+	return 0;
+}
+
+struct opts {
+	int		 electra;
+	struct sq_config cfg;
+	char		*lengths, *pass;
+	const char	*feature;
+	long		 maxlen;
+	int64_t		 cls, sep;
+	int		 have_cls, have_sep;
+	uint64_t	 seed;
+	int		 stats;
+	enum rec_comp	 comp;
+};
+
+static long long
+num_arg(const char *opt, const char *s, long long lo, long long hi)
+{
+	long long v;
+
+	if (parse_int(s, lo, hi, &v) == -1)
+		usage_error("%s: invalid value '%s' (expected an integer in %lld..%lld)",
+		    opt, s, lo, hi);
+	return v;
+}
+
+/* "inputs=512,targets=128" into the config (names point into s). */
+static void
+parse_lengths(char *s, struct sq_config *cfg)
+{
+	char *tok, *eq, *save = NULL;
+	size_t i;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(tok, '=')) == NULL || eq == tok)
+			usage_error("-l: '%s' is not feature=length", tok);
+		*eq = '\0';
+		if (cfg->nlen == SQ_MAX_FEATS)
+			usage_error("-l: at most %d features", SQ_MAX_FEATS);
+		for (i = 0; i < cfg->nlen; i++)
+			if (strcmp(cfg->len_name[i], tok) == 0)
+				usage_error("-l: '%s' given twice", tok);
+		cfg->len_name[cfg->nlen] = tok;
+		cfg->len_val[cfg->nlen++] = (long)num_arg("-l", eq + 1, 1, SQ_MAX_LENGTH);
+	}
+	if (cfg->nlen == 0)
+		usage_error("-l: no feature lengths");
+}
+
+static void
+parse_pass(char *s, struct sq_config *cfg)
+{
+	char *tok, *save = NULL;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (cfg->npass == SQ_MAX_FEATS)
+			usage_error("--passthrough: at most %d features", SQ_MAX_FEATS);
+		cfg->pass_name[cfg->npass++] = tok;
+	}
+}
+
+static const char *
+type_name(enum ex_kind k)
+{
+	return k == EX_BYTES ? "string" : k == EX_FLOAT ? "float32" : "int64";
+}
+
+/*
+ * Look up the converter's inputs in one record.  One decode per record
+ * into an Example whose pools are reused, so the hot path allocates
+ * nothing once the pools have grown.
+ */
+static void
+fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const struct ex_feature *ft;
+	size_t i;
+
+	if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		if (errno == ENOMEM)
+			die_errno("decoding a record");
+		data_error("%s", ex_strerror(&cur_ex));
+	}
+	for (i = 0; i < sq_ninputs(c); i++) {
+		memset(&f[i], 0, sizeof f[i]);
+		if ((ft = ex_get(&cur_ex, sq_input_name(c, i))) == NULL)
+			f[i].type = SQ_ABSENT;
+		else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
+			f[i].type = SQ_INT;
+			f[i].v = ft->i64;
+			f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
+		} else {
+			f[i].type = SQ_OTHER;
+			f[i].tname = type_name(ft->kind);
+		}
+	}
+}
+
+static void
+conv_failed(struct sq_conv *c)
+{
+	if (sq_errkind(c) == SQ_EEMIT)
+		write_failed(outname);
+	if (sq_errkind(c) == SQ_ENOMEM)
+		die("%s", sq_strerror(c));
+	data_error("%s", sq_strerror(c));
+}
+
+/* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
+static int
+run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
+{
+	struct rec_reader *r;
+	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
+	const uint8_t *p;
+	size_t n;
+	int fd, rv, got;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	cur_file = input_name(path);
+	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+		die_errno("%s", cur_file);
+	while ((rv = rec_read(r, &p, &n)) == 1) {
+		cur_record = rec_index(r) - 1;
+		if (sq_resolved(c) == SQ_PASSTHROUGH) {
+			put_record(p, n);
+			(void)sq_push(c, f);	/* counts the record */
+			continue;
+		}
+		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
+		if (got == -1)
+			die_errno("decoding a record");
+		if (got == 0)
+			fetch(c, p, n, f);
+		if (sq_push(c, f) == -1)
+			conv_failed(c);
+	}
+	if (rv == -1) {
+		if (rec_writer_flush(writer) == -1)
+			write_failed(outname);
+		cur_record = rec_index(r);
+		die("%s: record %ju at offset %ju: %s", cur_file,
+		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
+		    rec_strerror(r));
+	}
+	rec_reader_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static int
+run_electra(struct sq_electra *e, const char *feature, const char *path,
+    enum rec_comp comp)
+{
+	const struct ex_feature *ft;
+	struct rec_reader *r;
+	const uint8_t *p;
+	size_t n;
+	long k;
+	int fd, rv;
+
+	if ((fd = open_input(path)) == -1)
+		return 1;
+	cur_file = input_name(path);
+	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+		die_errno("%s", cur_file);
+	while ((rv = rec_read(r, &p, &n)) == 1) {
+		cur_record = rec_index(r) - 1;
+		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+			if (errno == ENOMEM)
+				die_errno("decoding a record");
+			data_error("%s", ex_strerror(&cur_ex));
+		}
+		ft = ex_get(&cur_ex, feature);
+		if (ft != NULL && ft->kind == EX_INT64)
+			k = (long)ft->n;
+		else if (ft != NULL && ft->kind == EX_NONE)
+			k = 0;
+		else if (ft == NULL && cur_ex.nfeat == 0)
+			k = 0;		/* an empty Example is a blank line */
+		else
+			data_error("no int64 feature '%s'", feature);
+		if (sq_electra_push(e, k ? ft->i64 : NULL, (size_t)k) == -1)
+			write_failed(outname);
+	}
+	if (rv == -1) {
+		if (rec_writer_flush(writer) == -1)
+			write_failed(outname);
+		die("%s: record %ju at offset %ju: %s", cur_file,
+		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
+		    rec_strerror(r));
+	}
+	/* Electra ends a document at the end of each file. */
+	if (sq_electra_flush(e) == -1)
+		write_failed(outname);
+	rec_reader_free(r);
+	if (fd != 0)
+		close(fd);
+	return 0;
+}
+
+static void
+print_stats(const struct sq_conv *c)
+{
+	struct sq_stats st;
+	size_t k;
+
+	sq_get_stats(c, &st);
+	fprintf(stderr, "%s: examples in %ju, rows out %ju, packing efficiency "
+	    "%.4f, tokens trimmed %ju, zeros dropped %ju\n", progname,
+	    (uintmax_t)st.records, (uintmax_t)st.rows, sq_efficiency(&st),
+	    (uintmax_t)st.trimmed, (uintmax_t)st.dropped);
+	for (k = 0; k < st.nkeys; k++) {
+		if (!st.is_token[k])
+			continue;
+		fprintf(stderr, "%s: %s: length %ld, tokens %ju, non-pad share "
+		    "%.4f\n", progname, st.key[k], st.len[k],
+		    (uintmax_t)st.tokens[k], st.rows ? (double)st.tokens[k] /
+		    ((double)st.rows * (double)st.len[k]) : 0.0);
+	}
+}
+
+static void
+parse_args(int argc, char **argv, struct opts *o, int *optind_out)
+{
+	const char *conv = NULL, *strategy = NULL;
+	int ch, k, window_set = 0;
+
+	memset(o, 0, sizeof *o);
+	sq_config_init(&o->cfg);
+	o->feature = "targets";
+	o->seed = DEFAULT_SEED;
+	o->comp = REC_AUTO;
+	while ((ch = getopt_long(argc, argv, "C:f:hl:o:qs:V", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			conv = optarg;
+			break;
+		case 'f':
+			o->feature = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+		case 'l':
+			o->lengths = optarg;
+			break;
+		case 'o':
+			outname = optarg;
+			break;
+		case 'q':
+			verbosity = 0;
+			break;
+		case 's':
+			o->seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
+			break;
+		case 'V':
+			print_version(NULL);
+		case OPT_BOS:
+			o->cfg.bos_id = num_arg("--bos-id", optarg, INT32_MIN, INT32_MAX);
+			break;
+		case OPT_CLS:
+			o->cls = num_arg("--cls-id", optarg, INT32_MIN, INT32_MAX);
+			o->have_cls = 1;
+			break;
+		case OPT_COMPRESSION:
+			if ((k = rec_parse_comp(optarg)) == -1)
+				usage_error("--compression: unknown type '%s'", optarg);
+			o->comp = (enum rec_comp)k;
+			break;
+		case OPT_CUSTOM:
+			o->cfg.custom_ops = 1;
+			break;
+		case OPT_MASK:
+			o->cfg.mask_id = num_arg("--mask-id", optarg, INT32_MIN, INT32_MAX);
+			o->cfg.has_mask_id = 1;
+			break;
+		case OPT_MAXLEN:
+			o->maxlen = (long)num_arg("--max-seq-length", optarg, 5, SQ_MAX_LENGTH);
+			break;
+		case OPT_NOCHECK:
+			o->cfg.length_check = 0;
+			break;
+		case OPT_NOLOSS:
+			o->cfg.loss_on_targets_only = 0;
+			break;
+		case OPT_NOPACK:
+			o->cfg.pack = 0;
+			break;
+		case OPT_PASS:
+			o->pass = optarg;
+			break;
+		case OPT_SEP:
+			o->sep = num_arg("--sep-id", optarg, INT32_MIN, INT32_MAX);
+			o->have_sep = 1;
+			break;
+		case OPT_STATS:
+			o->stats = 1;
+			break;
+		case OPT_STRATEGY:
+			strategy = optarg;
+			break;
+		case OPT_WINDOW:
+			o->cfg.window = (size_t)num_arg("--window", optarg, 1, 1 << 20);
+			window_set = 1;
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	*optind_out = optind;
+	if (conv == NULL)
+		usage_error("-C: a converter is required");
+	if (strcmp(conv, "electra") == 0) {
+		o->electra = 1;
+		if (!o->maxlen || !o->have_cls || !o->have_sep)
+			usage_error("-C electra needs --max-seq-length, --cls-id and --sep-id");
+		if (o->lengths || o->pass || strategy || window_set)
+			usage_error("-C electra takes no -l, --passthrough, "
+			    "--strategy or --window");
+		return;
+	}
+	if ((k = sq_kind_parse(conv)) == -1)
+		usage_error("-C: unknown converter '%s'", conv);
+	o->cfg.kind = (enum sq_kind)k;
+	if (o->lengths)
+		parse_lengths(o->lengths, &o->cfg);
+	else if (k != SQ_PASSTHROUGH && k != SQ_PREPACKED_LM &&
+	    k != SQ_PREPACKED_PREFIXLM)
+		usage_error("-C %s needs -l feature=length[,...]", conv);
+	if (o->pass)
+		parse_pass(o->pass, &o->cfg);
+	if (strategy != NULL) {
+		if (strcmp(strategy, "seqio") == 0)
+			o->cfg.strategy = SQ_SEQIO;
+		else if (strcmp(strategy, "first-fit") == 0)
+			o->cfg.strategy = SQ_FIRST_FIT;
+		else if (strcmp(strategy, "best-fit") == 0)
+			o->cfg.strategy = SQ_BEST_FIT;
+		else
+			usage_error("--strategy: unknown strategy '%s'", strategy);
+	}
+	if (o->cfg.strategy != SQ_SEQIO && o->cfg.custom_ops)
+		usage_error("--custom-ops is seqio's own path: it takes no --strategy");
+	if (window_set && o->cfg.strategy == SQ_SEQIO)
+		usage_error("--window needs --strategy first-fit or best-fit");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct outfile of;
+	struct sq_conv *c = NULL, *cerr = NULL;
+	struct sq_electra *e = NULL;
+	int fd, i, first, rval = 0;
+
+	setprogname(argv[0]);
+	parse_args(argc, argv, &o, &first);
+	argc -= first;
+	argv += first;
+
+	if (!o.electra) {
+		o.cfg.emit = o.cfg.kind == SQ_PAD ? emit_padded : emit_row;
+		if ((c = sq_new(&o.cfg, &cerr)) == NULL) {
+			if (cerr == NULL)
+				die_errno("setting up");
+			die("%s", sq_strerror(cerr));
+		}
+		the_conv = c;
+	}
+
+	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
+		outname = "stdout";
+		refuse_tty(1, 0);
+		fd = 1;
+	} else if ((fd = out_open(&of, outname)) == -1)
+		die_errno("%s", outname);
+	if ((writer = rec_writer_open(fd, strcmp(outname, "stdout") ?
+	    comp_from_suffix(outname) : REC_NONE, -1)) == NULL)
+		die_errno("%s", outname);
+	ex_init(&cur_ex);
+	exb_init(&builder);
+
+	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
+	    emit_row, NULL)) == NULL)
+		die_errno("setting up");
+
+	if (argc == 0) {
+		static char dash[] = "-";
+		static char *stdin_only[] = { dash, NULL };
+
+		argv = stdin_only;
+		argc = 1;
+	}
+	for (i = 0; i < argc; i++)
+		rval |= e ? run_electra(e, o.feature, argv[i], o.comp) :
+		    run_seqio(c, argv[i], o.comp);
+	if (c != NULL && sq_finish(c) == -1)
+		conv_failed(c);
+	if (rec_writer_close(writer) == -1) {
+		writer = NULL;
+		write_failed(outname);
+	}
+	writer = NULL;
+	if (strcmp(outname, "stdout") != 0) {
+		if (rval != 0)
+			out_abort(&of);
+		else if (out_commit(&of) == -1)
+			die_errno("%s", outname);
+	}
+	if (o.stats && c != NULL)
+		print_stats(c);
+	if (o.stats && e != NULL)
+		fprintf(stderr, "%s: examples out %ju\n", progname,
+		    (uintmax_t)sq_electra_rows(e));
+	sq_free(c);
+	sq_electra_free(e);
+	ex_free(&cur_ex);
+	exb_free(&builder);
+	buf_free(&outbuf);
+	close_stdout();
+	return rval;
+}

@@ -1,0 +1,1937 @@
+/*
+ * seqio feature converters, trim/pad/pack, and Electra's example
+ * builder.  The packing paths reproduce seqio's observable behaviour:
+ * windows of max(length) records, trimming, keeping the first
+ * count_nonzero values, next-fit over every key at once, per-key
+ * segment ids computed from positions; tensor2tensor's first-fit
+ * kernels behind custom_ops; and two streaming strategies of our own.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "seqio.h"
+
+#define MAXK	SQ_MAX_FEATS
+#define MAXOUT	(3 * SQ_MAX_FEATS + 12)
+#define T2T_LOOKBACK 1000	/* bins the first-fit kernel looks back at */
+
+/* One output row being filled: per key tokens, positions, segment ids. */
+struct row {
+	int64_t		*tok[MAXK], *pos[MAXK], *seg[MAXK];
+	size_t		 len[MAXK];
+	size_t		 nrec;
+	struct row	*next;		/* free list */
+};
+
+struct sq_conv {
+	enum sq_kind	 kind;		/* as resolved */
+	int		 pack, ltol, length_check, custom;
+	int64_t		 bos, mask_id;
+	enum sq_strategy strategy;
+	size_t		 window;
+	sq_emit_fn	 emit;
+	void		*emit_arg;
+	enum sq_errkind	 err;
+	char		 msg[512];
+
+	char		*strs;		/* owned copies of every name */
+	size_t		 nlen;
+	const char	*len_name[SQ_MAX_FEATS];
+	long		 len_val[SQ_MAX_FEATS];
+	size_t		 npass;
+	const char	*pass_name[SQ_MAX_FEATS];
+	long		 Li, Lt, Ls;
+
+	/* Inputs fetched per record, and the ones validated. */
+	size_t		 nin;
+	const char	*in_name[MAXK + SQ_MAX_FEATS + 2];
+	size_t		 nval;		/* inputs 0 .. nval-1 are validated */
+	long		 in_len[MAXK + SQ_MAX_FEATS + 2];	/* length, -1 if none */
+	size_t		 in_nlen[MAXK + SQ_MAX_FEATS + 2];
+	int64_t		*fval[MAXK + SQ_MAX_FEATS + 2];	/* sq_fetch_canonical's values */
+	size_t		 fcap[MAXK + SQ_MAX_FEATS + 2];
+	int		 in_tseg;	/* index of targets_segment_ids [Q6], -1 */
+	size_t		 pass0;		/* index of the first pass-through input */
+
+	/* Keys trimmed and packed (or padded). */
+	size_t		 nk;
+	const char	*key[MAXK];
+	long		 L[MAXK];
+	long		 N;		/* window in records (seqio paths) */
+	const int64_t	*xp[MAXK];	/* current record's derived values */
+	size_t		 xn[MAXK];
+	int		 xpresent[MAXK];
+	int64_t		*scratch[4];	/* PrefixLM's derived features */
+	int64_t		*tseg;		/* Q6 segment ids, length Lt */
+	int		 have_tseg;
+
+	/* Rows. */
+	struct row	*cur;
+	struct row	**open;		/* rows in creation order */
+	size_t		 nopen, capopen;
+	struct row	*freelist;
+	size_t		 inwin;
+
+	/* Output. */
+	size_t		 nout;
+	const char	*out_name[MAXOUT];
+	int64_t		*out_val[MAXOUT];
+	size_t		 out_len[MAXOUT];
+	const int64_t	*ov[MAXOUT];	/* what a row emits: row arrays or out_val */
+	int		 checked_output;
+
+	struct sq_stats	 st;
+};
+
+static const char *const kind_names[] = {
+	"encdec", "lm", "prefixlm", "prefixsuffixlm", "decoder", "encoder",
+	"passthrough", "prepacked-encdec", "prepacked-lm",
+	"prepacked-prefixlm", "pack", "pad"
+};
+
+int
+sq_kind_parse(const char *s)
+{
+	char b[32];
+	size_t i;
+
+	if (strlen(s) >= sizeof b)
+		return -1;
+	for (i = 0; s[i]; i++)
+		b[i] = s[i] == '_' ? '-' : s[i];
+	b[i] = '\0';
+	for (i = 0; i < sizeof kind_names / sizeof *kind_names; i++)
+		if (strcmp(b, kind_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+sq_kind_name(enum sq_kind k)
+{
+	if ((size_t)k >= sizeof kind_names / sizeof *kind_names)
+		return "?";
+	return kind_names[k];
+}
+
+void
+sq_config_init(struct sq_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->pack = 1;
+	cfg->loss_on_targets_only = 1;
+	cfg->length_check = 1;
+	cfg->strategy = SQ_SEQIO;
+}
+
+static int
+fail(struct sq_conv *c, enum sq_errkind k, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->err = k;
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *
+sq_strerror(const struct sq_conv *c)
+{
+	if (c == NULL)
+		return strerror(ENOMEM);
+	return c->err == SQ_OK ? "no error" : c->msg;
+}
+
+enum sq_errkind
+sq_errkind(const struct sq_conv *c)
+{
+	return c == NULL ? SQ_ENOMEM : c->err;
+}
+
+enum sq_kind
+sq_resolved(const struct sq_conv *c)
+{
+	return c->kind;
+}
+
+/* Helpers on name lists. */
+
+static int
+in_list(const char *s, const char *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, v[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Python's repr of a set of strings (sorted, since set order varies). */
+static void
+set_repr(const char **v, size_t n, char *out, size_t sz)
+{
+	size_t i, k = 0;
+
+	qsort(v, n, sizeof *v, cmpstr);
+	k += snprintf(out + k, sz - k, "{");
+	for (i = 0; i < n && k < sz; i++)
+		k += snprintf(out + k, sz - k, "%s'%s'", i ? ", " : "", v[i]);
+	if (k < sz)
+		snprintf(out + k, sz - k, "}");
+}
+
+int
+sq_exact_match(const char *const *expected, size_t ne,
+    const char *const *actual, size_t na, const char *expected_src,
+    const char *actual_src, char *msg, size_t msgsz)
+{
+	const char *d[64];
+	char set[400];
+	size_t i, nd = 0;
+
+	for (i = 0; i < na && nd < 64; i++)
+		if (!in_list(actual[i], expected, ne) && !in_list(actual[i], d, nd))
+			d[nd++] = actual[i];
+	if (nd > 0) {
+		set_repr(d, nd, set, sizeof set);
+		snprintf(msg, msgsz, "The %s contains extra features not "
+		    "specified in the %s: %s", actual_src, expected_src, set);
+		return -1;
+	}
+	for (i = 0; i < ne && nd < 64; i++)
+		if (!in_list(expected[i], actual, na) && !in_list(expected[i], d, nd))
+			d[nd++] = expected[i];
+	if (nd > 0) {
+		set_repr(d, nd, set, sizeof set);
+		snprintf(msg, msgsz, "The %s is missing features specified in "
+		    "the %s: %s", actual_src, expected_src, set);
+		return -1;
+	}
+	return 0;
+}
+
+void
+sq_non_padding(const int64_t *v, size_t n, int64_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = v[i] != 0;
+}
+
+void
+sq_shift_right(const int64_t *t, size_t rows, size_t cols, int64_t bos,
+    int64_t *out)
+{
+	size_t i;
+
+	if (rows == 0)
+		return;
+	memmove(out + cols, t, (rows - 1) * cols * sizeof *t);
+	for (i = 0; i < cols; i++)
+		out[i] = bos;
+}
+
+int
+sq_autoregressive(const int64_t *t, size_t rows, size_t cols,
+    const int64_t *seg, int64_t bos, int64_t *out, const char **msg)
+{
+	size_t i;
+
+	if (seg != NULL && cols != 1) {
+		*msg = "Only 1-D sequences are supported with packing. "
+		    "Got a packed 2-D sequence.";
+		return -1;
+	}
+	if (seg == NULL) {
+		sq_shift_right(t, rows, cols, bos, out);
+		return 0;
+	}
+	/* Walk backwards so that out may equal t. */
+	for (i = rows; i-- > 1;)
+		out[i] = seg[i] == seg[i - 1] ? t[i - 1] : bos;
+	if (rows > 0)
+		out[0] = bos;
+	return 0;
+}
+
+void
+sq_prefixlm_example(const int64_t *targets, const int64_t *width,
+    const int64_t *width_add_pos, size_t n, int64_t bos,
+    int loss_on_targets_only, int64_t *dec_in, int64_t *loss,
+    int64_t *causal)
+{
+	size_t i;
+
+	sq_shift_right(targets, n, 1, bos, dec_in);
+	for (i = 0; i < n; i++) {
+		causal[i] = (int64_t)i < width_add_pos[i];
+		if (loss_on_targets_only)
+			loss[i] = ((int64_t)i < width[i]) ^ (targets[i] != 0);
+		else
+			loss[i] = targets[i] != 0;
+	}
+}
+
+/* Construction. */
+
+static long
+len_of(const struct sq_conv *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlen; i++)
+		if (strcmp(c->len_name[i], name) == 0)
+			return c->len_val[i];
+	return -1;
+}
+
+static int
+add_out(struct sq_conv *c, const char *name, long len)
+{
+	c->out_name[c->nout] = name;
+	c->out_len[c->nout] = (size_t)len;
+	c->out_val[c->nout] = calloc(len > 0 ? (size_t)len : 1, sizeof(int64_t));
+	if (c->out_val[c->nout] == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	c->nout++;
+	return 0;
+}
+
+static void
+add_in(struct sq_conv *c, const char *name, long len)
+{
+	c->in_len[c->nin] = len;
+	c->in_nlen[c->nin] = strlen(name);
+	c->in_name[c->nin++] = name;
+}
+
+static void
+add_key(struct sq_conv *c, const char *name, long len, int is_token)
+{
+	c->st.key[c->nk] = c->key[c->nk] = name;
+	c->st.len[c->nk] = c->L[c->nk] = len;
+	c->st.is_token[c->nk] = is_token;
+	c->nk++;
+	c->st.nkeys = c->nk;
+}
+
+/* Names of derived and output features that live as long as the converter. */
+static char *
+keep(struct sq_conv *c, char **pool, const char *a, const char *b)
+{
+	char *s = *pool;
+	size_t n = strlen(a), m = strlen(b);
+
+	(void)c;
+	memcpy(s, a, n);
+	memcpy(s + n, b, m + 1);
+	*pool += n + m + 1;
+	return s;
+}
+
+/* Validation 1: the task lengths name exactly the task features. */
+static int
+check_lengths_keys(struct sq_conv *c, const char *const *task, size_t nt,
+    int with_pass)
+{
+	const char *exp[2 * SQ_MAX_FEATS];
+	size_t i, n = 0;
+
+	for (i = 0; i < nt; i++)
+		exp[n++] = task[i];
+	if (with_pass)
+		for (i = 0; i < c->npass; i++)
+			exp[n++] = c->pass_name[i];
+	if (sq_exact_match(exp, n, c->len_name, c->nlen, "TASK_FEATURES",
+	    "task_feature_lengths", c->msg, sizeof c->msg) == -1) {
+		c->err = SQ_ECONFIG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Validation 3: converters that cannot carry pass-through features. */
+static int
+check_model_lengths(struct sq_conv *c)
+{
+	const char *v[SQ_MAX_FEATS];
+	char set[400];
+	size_t i;
+
+	if (c->npass == 0)
+		return 0;
+	for (i = 0; i < c->npass; i++)
+		v[i] = c->pass_name[i];
+	set_repr(v, c->npass, set, sizeof set);
+	return fail(c, SQ_ECONFIG, "The model_feature_lengths is missing "
+	    "features specified in the model_feature_names: %s", set);
+}
+
+static const char *const t_encdec[] = { "inputs", "targets" };
+static const char *const t_lm[] = { "targets" };
+static const char *const t_pslm[] = { "inputs", "targets", "suffixes" };
+static const char *const t_prepacked[] = {
+	"inputs", "targets", "inputs_positions", "inputs_segment_ids",
+	"targets_positions", "targets_segment_ids"
+};
+static const char *const o_prepacked_lm[] = {
+	"decoder_target_tokens", "decoder_input_tokens", "decoder_loss_weights",
+	"decoder_positions", "decoder_segment_ids", "decoder_causal_attention"
+};
+
+static int
+setup(struct sq_conv *c, const struct sq_config *cfg, char *pool)
+{
+	size_t i;
+	long m;
+
+	c->in_tseg = -1;
+	if (c->kind == SQ_DECODER) {
+		/* The dispatch happens before any check (seqio builds the inner converter). */
+		if (len_of(c, "suffixes") >= 0)
+			c->kind = SQ_PREFIXSUFFIXLM;
+		else if (len_of(c, "inputs") >= 0)
+			c->kind = SQ_PREFIXLM;
+		else {
+			c->kind = SQ_LM;
+			/* The inner LM converter gets no pass-through features. */
+			if (c->npass > 0 && c->pack)
+				return fail(c, SQ_ECONFIG, "Packing is incompatible "
+				    "with pass-through features.");
+			c->npass = 0;
+		}
+		if (c->kind == SQ_PREFIXSUFFIXLM) {
+			if (c->npass > 0 && c->pack)
+				return fail(c, SQ_ECONFIG, "Packing is incompatible "
+				    "with pass-through features.");
+			c->npass = 0;
+		}
+	}
+	if (c->npass > 0 && (c->kind == SQ_PAD || c->kind == SQ_PACK ||
+	    c->kind == SQ_PASSTHROUGH || c->kind == SQ_PREPACKED_LM ||
+	    c->kind == SQ_PREPACKED_PREFIXLM))
+		return fail(c, SQ_ECONFIG, "pass-through features need a "
+		    "converter with task feature lengths (not %s)",
+		    sq_kind_name(c->kind));
+	if (c->npass > 0 && c->pack)
+		return fail(c, SQ_ECONFIG,
+		    "Packing is incompatible with pass-through features.");
+	switch (c->kind) {
+	case SQ_PREPACKED_ENCDEC:
+		if (c->pack)
+			return fail(c, SQ_ECONFIG, "'pack=True' is not allowed in "
+			    "PrePackedEncDecFeatureConverter.");
+		break;
+	case SQ_ENCODER:
+		if (!cfg->has_mask_id)
+			return fail(c, SQ_ECONFIG,
+			    "the encoder converter needs a mask id (--mask-id)");
+		break;
+	case SQ_PREFIXSUFFIXLM:
+		if (c->npass > 0)
+			return fail(c, SQ_ECONFIG, "pass-through features are not "
+			    "supported by PrefixSuffixLMFeatureConverter");
+		break;
+	default:
+		break;
+	}
+
+	/* Validation 1, then 3. */
+	switch (c->kind) {
+	case SQ_ENCDEC:
+	case SQ_PREFIXLM:
+	case SQ_ENCODER:
+		if (check_lengths_keys(c, t_encdec, 2, 1) == -1)
+			return -1;
+		break;
+	case SQ_LM:
+		if (check_lengths_keys(c, t_lm, 1, 1) == -1)
+			return -1;
+		break;
+	case SQ_PREFIXSUFFIXLM:
+		if (check_lengths_keys(c, t_pslm, 3, 0) == -1)
+			return -1;
+		break;
+	case SQ_PREPACKED_ENCDEC:
+		if (check_lengths_keys(c, t_prepacked, 6, 1) == -1)
+			return -1;
+		break;
+	case SQ_PACK:
+	case SQ_PAD:
+		if (c->nlen == 0)
+			return fail(c, SQ_ECONFIG, "no feature lengths given");
+		break;
+	default:
+		break;
+	}
+	if ((c->kind == SQ_LM || c->kind == SQ_ENCODER ||
+	    c->kind == SQ_PREPACKED_ENCDEC) && check_model_lengths(c) == -1)
+		return -1;
+
+	for (i = 0; i < c->nlen; i++)
+		if (c->len_val[i] < 1 || c->len_val[i] > SQ_MAX_LENGTH)
+			return fail(c, SQ_ECONFIG, "length of '%s' must be in "
+			    "1..%ld", c->len_name[i], SQ_MAX_LENGTH);
+	c->Li = len_of(c, "inputs");
+	c->Lt = len_of(c, "targets");
+	c->Ls = len_of(c, "suffixes");
+
+	/* Inputs, keys and outputs of each converter. */
+	switch (c->kind) {
+	case SQ_ENCDEC:
+	case SQ_ENCODER:
+		add_in(c, "inputs", c->Li);
+		add_in(c, "targets", c->Lt);
+		add_key(c, "inputs", c->Li, 1);
+		add_key(c, "targets", c->Lt, 1);
+		break;
+	case SQ_LM:
+		add_in(c, "targets", c->Lt);
+		add_key(c, "targets", c->Lt, 1);
+		break;
+	case SQ_PREFIXLM:
+	case SQ_PREFIXSUFFIXLM:
+		add_in(c, "inputs", c->Li);
+		add_in(c, "targets", c->Lt);
+		m = c->Li + c->Lt;
+		if (c->kind == SQ_PREFIXSUFFIXLM) {
+			add_in(c, "suffixes", c->Ls);
+			m += c->Ls;
+		}
+		add_key(c, "targets", m, 1);
+		add_key(c, "inputs_width", m, 0);
+		add_key(c, "inputs_width_add_pos", m, 0);
+		if (c->kind == SQ_PREFIXSUFFIXLM)
+			add_key(c, "target_suffix_weights", m, 0);
+		for (i = 0; i < c->nk; i++)
+			if ((c->scratch[i] = malloc((size_t)m * sizeof(int64_t))) == NULL)
+				return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+		break;
+	case SQ_PREPACKED_ENCDEC:
+		for (i = 0; i < 6; i++) {
+			add_in(c, t_prepacked[i], len_of(c, t_prepacked[i]));
+			add_key(c, t_prepacked[i], len_of(c, t_prepacked[i]), i < 2);
+		}
+		break;
+	case SQ_PACK:
+	case SQ_PAD:
+		if (c->nlen > MAXK)
+			return fail(c, SQ_ECONFIG, "too many features (at most %d)", MAXK);
+		for (i = 0; i < c->nlen; i++) {
+			add_in(c, c->len_name[i], c->len_val[i]);
+			add_key(c, c->len_name[i], c->len_val[i], 1);
+		}
+		break;
+	case SQ_PREPACKED_LM:
+	case SQ_PREPACKED_PREFIXLM:
+		for (i = 0; i < (c->kind == SQ_PREPACKED_LM ? 5u : 6u); i++)
+			add_in(c, o_prepacked_lm[i], -1);
+		break;
+	default:
+		break;
+	}
+	c->pass0 = c->nin;
+	for (i = 0; i < c->npass; i++)
+		add_in(c, c->pass_name[i], len_of(c, c->pass_name[i]));
+	c->nval = c->nin;
+	if (!c->pack && (c->kind == SQ_ENCDEC || c->kind == SQ_LM)) {
+		/* [Q6] an input feature of this name steers the shift. */
+		c->in_tseg = (int)c->nin;
+		add_in(c, "targets_segment_ids", -1);
+		if ((c->tseg = malloc((size_t)c->Lt * sizeof(int64_t))) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	}
+
+	c->N = 0;
+	for (i = 0; i < c->nk; i++)
+		if (c->L[i] > c->N)
+			c->N = c->L[i];
+
+	switch (c->kind) {
+	case SQ_ENCDEC:
+		if (add_out(c, "encoder_input_tokens", c->Li) ||
+		    add_out(c, "decoder_target_tokens", c->Lt) ||
+		    add_out(c, "decoder_input_tokens", c->Lt) ||
+		    add_out(c, "decoder_loss_weights", c->Lt))
+			return -1;
+		if (c->pack && (add_out(c, "encoder_segment_ids", c->Li) ||
+		    add_out(c, "encoder_positions", c->Li) ||
+		    add_out(c, "decoder_segment_ids", c->Lt) ||
+		    add_out(c, "decoder_positions", c->Lt)))
+			return -1;
+		break;
+	case SQ_LM:
+		if (add_out(c, "decoder_target_tokens", c->Lt) ||
+		    add_out(c, "decoder_input_tokens", c->Lt) ||
+		    add_out(c, "decoder_loss_weights", c->Lt))
+			return -1;
+		if (c->pack && (add_out(c, "decoder_segment_ids", c->Lt) ||
+		    add_out(c, "decoder_positions", c->Lt)))
+			return -1;
+		break;
+	case SQ_PREFIXLM:
+	case SQ_PREFIXSUFFIXLM:
+		m = c->L[0];
+		if (add_out(c, "decoder_target_tokens", m) ||
+		    add_out(c, "decoder_input_tokens", m) ||
+		    add_out(c, "decoder_loss_weights", m) ||
+		    add_out(c, "decoder_causal_attention", m))
+			return -1;
+		if (c->kind == SQ_PREFIXSUFFIXLM &&
+		    add_out(c, "target_suffix_weights", m))
+			return -1;
+		if (c->pack && (add_out(c, "decoder_segment_ids", m) ||
+		    add_out(c, "decoder_positions", m)))
+			return -1;
+		break;
+	case SQ_ENCODER:
+		if (add_out(c, "encoder_input_tokens", c->Li) ||
+		    add_out(c, "encoder_target_tokens", c->Lt) ||
+		    add_out(c, "encoder_loss_weights", c->Li))
+			return -1;
+		if (c->pack && (add_out(c, "encoder_segment_ids", c->Li) ||
+		    add_out(c, "encoder_positions", c->Li)))
+			return -1;
+		break;
+	case SQ_PREPACKED_ENCDEC:
+		if (add_out(c, "encoder_input_tokens", c->L[0]) ||
+		    add_out(c, "encoder_positions", c->L[2]) ||
+		    add_out(c, "encoder_segment_ids", c->L[3]) ||
+		    add_out(c, "decoder_target_tokens", c->L[1]) ||
+		    add_out(c, "decoder_input_tokens", c->L[1]) ||
+		    add_out(c, "decoder_loss_weights", c->L[1]) ||
+		    add_out(c, "decoder_positions", c->L[4]) ||
+		    add_out(c, "decoder_segment_ids", c->L[5]))
+			return -1;
+		break;
+	case SQ_PACK:
+		for (i = 0; i < c->nk; i++)
+			if (add_out(c, c->key[i], c->L[i]) ||
+			    add_out(c, keep(c, &pool, c->key[i], "_segment_ids"), c->L[i]) ||
+			    add_out(c, keep(c, &pool, c->key[i], "_positions"), c->L[i]))
+				return -1;
+		break;
+	case SQ_PAD:
+		for (i = 0; i < c->nk; i++)
+			if (add_out(c, c->key[i], c->L[i]))
+				return -1;
+		break;
+	default:
+		break;
+	}
+	for (i = 0; i < c->npass; i++)
+		if (add_out(c, c->pass_name[i], len_of(c, c->pass_name[i])))
+			return -1;
+	if (c->strategy != SQ_SEQIO && !c->custom) {
+		c->window = cfg->window ? cfg->window : SQ_DEFAULT_WINDOW;
+		c->capopen = c->window;
+	} else if (c->custom)
+		c->capopen = 64;
+	if (c->capopen && (c->open = malloc(c->capopen * sizeof *c->open)) == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	return 0;
+}
+
+struct sq_conv *
+sq_new(const struct sq_config *cfg, struct sq_conv **errp)
+{
+	struct sq_conv *c;
+	size_t i, need = 0;
+	char *pool;
+
+	if (errp)
+		*errp = NULL;
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return NULL;
+	c->kind = cfg->kind;
+	c->pack = cfg->pack;
+	c->ltol = cfg->loss_on_targets_only;
+	c->length_check = cfg->length_check;
+	c->custom = cfg->custom_ops;
+	c->bos = cfg->bos_id;
+	c->mask_id = cfg->mask_id;
+	c->strategy = cfg->strategy;
+	c->emit = cfg->emit;
+	c->emit_arg = cfg->emit_arg;
+	if (cfg->nlen > SQ_MAX_FEATS || cfg->npass > SQ_MAX_FEATS) {
+		fail(c, SQ_ECONFIG, "too many features");
+		goto bad;
+	}
+	for (i = 0; i < cfg->nlen; i++)
+		need += 3 * strlen(cfg->len_name[i]) + 32;	/* k, k_segment_ids, k_positions */
+	for (i = 0; i < cfg->npass; i++)
+		need += strlen(cfg->pass_name[i]) + 1;
+	if ((c->strs = malloc(need + 1)) == NULL) {
+		fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+		goto bad;
+	}
+	pool = c->strs;
+	c->nlen = cfg->nlen;
+	for (i = 0; i < cfg->nlen; i++) {
+		c->len_name[i] = keep(c, &pool, cfg->len_name[i], "");
+		c->len_val[i] = cfg->len_val[i];
+	}
+	c->npass = cfg->npass;
+	for (i = 0; i < cfg->npass; i++)
+		c->pass_name[i] = keep(c, &pool, cfg->pass_name[i], "");
+	if (setup(c, cfg, pool) == -1)
+		goto bad;
+	return c;
+bad:
+	if (c->err == SQ_ENOMEM) {
+		sq_free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (errp)
+		*errp = c;
+	else
+		sq_free(c);
+	return NULL;
+}
+
+static void
+free_rows(struct row *r)
+{
+	struct row *n;
+
+	for (; r != NULL; r = n) {
+		n = r->next;
+		free(r->tok[0]);
+		free(r);
+	}
+}
+
+void
+sq_free(struct sq_conv *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->nopen; i++) {
+		c->open[i]->next = c->freelist;
+		c->freelist = c->open[i];
+	}
+	if (c->cur) {
+		c->cur->next = c->freelist;
+		c->freelist = c->cur;
+	}
+	free_rows(c->freelist);
+	free(c->open);
+	for (i = 0; i < c->nout; i++)
+		free(c->out_val[i]);
+	for (i = 0; i < 4; i++)
+		free(c->scratch[i]);
+	for (i = 0; i < c->nin; i++)
+		free(c->fval[i]);
+	free(c->tseg);
+	free(c->strs);
+	free(c);
+}
+
+size_t
+sq_ninputs(const struct sq_conv *c)
+{
+	return c->nin;
+}
+
+const char *
+sq_input_name(const struct sq_conv *c, size_t i)
+{
+	return i < c->nin ? c->in_name[i] : NULL;
+}
+
+void
+sq_get_stats(const struct sq_conv *c, struct sq_stats *st)
+{
+	*st = c->st;
+}
+
+double
+sq_efficiency(const struct sq_stats *st)
+{
+	uint64_t lb = 0, r;
+	size_t k;
+
+	if (st->rows == 0)
+		return 0;
+	for (k = 0; k < st->nkeys; k++) {
+		if (!st->is_token[k] || st->len[k] <= 0)
+			continue;
+		r = (st->tokens[k] + (uint64_t)st->len[k] - 1) / (uint64_t)st->len[k];
+		if (r > lb)
+			lb = r;
+	}
+	return (double)lb / (double)st->rows;
+}
+
+/* Rows. */
+
+static struct row *
+row_get(struct sq_conv *c)
+{
+	struct row *r;
+	size_t k, tot = 0;
+	int64_t *p;
+
+	if ((r = c->freelist) != NULL) {
+		c->freelist = r->next;
+		return r;
+	}
+	for (k = 0; k < c->nk; k++)
+		tot += (size_t)c->L[k];
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return NULL;
+	if ((p = calloc(3 * tot + 1, sizeof *p)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	for (k = 0; k < c->nk; k++) {
+		r->tok[k] = p;
+		r->pos[k] = p + c->L[k];
+		r->seg[k] = p + 2 * c->L[k];
+		p += 3 * c->L[k];
+	}
+	return r;
+}
+
+/* Clear what a row used and put it back on the free list. */
+static void
+row_put(struct sq_conv *c, struct row *r)
+{
+	size_t k;
+
+	/* Only the used prefix was written (place() and the segment ids). */
+	for (k = 0; k < c->nk; k++) {
+		memset(r->tok[k], 0, r->len[k] * sizeof(int64_t));
+		memset(r->pos[k], 0, r->len[k] * sizeof(int64_t));
+		memset(r->seg[k], 0, r->len[k] * sizeof(int64_t));
+		r->len[k] = 0;
+	}
+	r->nrec = 0;
+	r->next = c->freelist;
+	c->freelist = r;
+}
+
+/* seqio's segment ids: count of position-0 slots so far, 0 on 0 tokens. */
+static void
+segments_from_positions(struct row *r, size_t k)
+{
+	size_t i;
+	int64_t s = 0;
+
+	for (i = 0; i < r->len[k]; i++) {
+		if (r->pos[k][i] == 0)
+			s++;
+		r->seg[k][i] = r->tok[k][i] != 0 ? s : 0;
+	}
+}
+
+static void
+copy_padded(int64_t *dst, size_t dlen, const int64_t *src, size_t n)
+{
+	if (n > dlen)
+		n = dlen;
+	if (n > 0)
+		memcpy(dst, src, n * sizeof *dst);
+	memset(dst + n, 0, (dlen - n) * sizeof *dst);
+}
+
+static int
+shift_into(struct sq_conv *c, int64_t *out, const int64_t *t, size_t n,
+    const int64_t *seg)
+{
+	const char *msg;
+
+	if (sq_autoregressive(t, n, 1, seg, c->bos, out, &msg) == -1)
+		return fail(c, SQ_EDATA, "%s", msg);
+	return 0;
+}
+
+/* Output validation 4 for the converters whose lengths can disagree. */
+static int
+check_output(struct sq_conv *c)
+{
+	static const char *const pp[4] = {
+		"encoder_positions", "encoder_segment_ids",
+		"decoder_positions", "decoder_segment_ids"
+	};
+	size_t i;
+
+	if (c->checked_output || !c->length_check)
+		return 0;
+	c->checked_output = 1;
+	if (c->kind == SQ_ENCODER && sq_check_length("encoder_target_tokens",
+	    (size_t)c->Lt, c->Li, 1, "output_validation", c->msg,
+	    sizeof c->msg) == -1)	/* [Q10] */
+		goto bad;
+	if (c->kind == SQ_PREPACKED_ENCDEC)
+		for (i = 0; i < 4; i++)
+			if (sq_check_length(pp[i], (size_t)c->L[2 + i],
+			    c->L[i < 2 ? 0 : 1], 1, "output_validation", c->msg,
+			    sizeof c->msg) == -1)
+				goto bad;
+	return 0;
+bad:
+	c->err = SQ_EDATA;
+	return -1;
+}
+
+static int
+emit_out(struct sq_conv *c, size_t n, const int64_t *const *vals)
+{
+	c->st.rows++;
+	if (c->emit == NULL)
+		return 0;
+	if (c->emit(c->emit_arg, n, c->out_name, vals, c->out_len) == -1)
+		return fail(c, SQ_EEMIT, "%s", strerror(errno));
+	return 0;
+}
+
+/*
+ * Turn a filled row into the model features and emit it.  'packed'
+ * says whether segment ids and positions exist; 'seg' is the segment
+ * ids the unpacked shift should honour [Q6], or NULL.
+ */
+static int
+finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
+{
+	int64_t **o = c->out_val, *w;
+	const int64_t **ov = c->ov;
+	size_t i, k, n, L;
+	const int64_t *pos;
+
+	if (check_output(c) == -1)
+		return -1;
+	/* Row arrays go out as they are; derived features are computed into o. */
+	for (i = 0; i < c->nout; i++)
+		ov[i] = o[i];
+	switch (c->kind) {
+	case SQ_ENCDEC:
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[1];
+		if (shift_into(c, o[2], r->tok[1], c->Lt,
+		    packed ? r->seg[1] : useg) == -1)
+			return -1;
+		sq_non_padding(r->tok[1], c->Lt, o[3]);
+		n = 4;
+		if (packed) {
+			ov[4] = r->seg[0];
+			ov[5] = r->pos[0];
+			ov[6] = r->seg[1];
+			ov[7] = r->pos[1];
+			n = 8;
+		}
+		break;
+	case SQ_LM:
+		ov[0] = r->tok[0];
+		if (shift_into(c, o[1], r->tok[0], c->Lt,
+		    packed ? r->seg[0] : useg) == -1)
+			return -1;
+		sq_non_padding(r->tok[0], c->Lt, o[2]);
+		n = 3;
+		if (packed) {
+			ov[3] = r->seg[0];
+			ov[4] = r->pos[0];
+			n = 5;
+		}
+		break;
+	case SQ_PREFIXLM:
+	case SQ_PREFIXSUFFIXLM:
+		L = (size_t)c->L[0];
+		w = r->tok[1];
+		for (i = 0; i < L; i++)		/* the -1 stand-in for width 0 */
+			if (w[i] == -1)
+				w[i] = 0;
+		ov[0] = r->tok[0];
+		if (shift_into(c, o[1], r->tok[0], L, packed ? r->seg[0] : NULL) == -1)
+			return -1;
+		pos = packed ? r->pos[0] : NULL;
+		for (i = 0; i < L; i++) {
+			int64_t p = pos ? pos[i] : (int64_t)i;
+
+			o[3][i] = p < r->tok[2][i];
+			if (c->ltol)
+				o[2][i] = (p < w[i]) ^ (r->tok[0][i] != 0);
+			else
+				o[2][i] = r->tok[0][i] != 0;
+		}
+		n = 4;
+		if (c->kind == SQ_PREFIXSUFFIXLM) {
+			for (i = 0; i < L; i++)
+				o[4][i] = r->tok[3][i] == 2;
+			n = 5;
+		}
+		if (packed) {
+			ov[n] = r->seg[0];
+			ov[n + 1] = r->pos[0];
+			n += 2;
+		}
+		break;
+	case SQ_ENCODER:
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[1];
+		for (i = 0; i < (size_t)c->Li; i++)	/* [Q9] no padding mask */
+			o[2][i] = r->tok[0][i] == c->mask_id;
+		n = 3;
+		if (packed) {
+			ov[3] = r->seg[0];
+			ov[4] = r->pos[0];
+			n = 5;
+		}
+		break;
+	case SQ_PREPACKED_ENCDEC:
+		ov[0] = r->tok[0];
+		ov[1] = r->tok[2];
+		ov[2] = r->tok[3];
+		ov[3] = r->tok[1];
+		if (c->L[5] != c->L[1])
+			return fail(c, SQ_EDATA, "Incompatible shapes: [%ld] vs. "
+			    "[%ld] (targets_segment_ids and targets)", c->L[5], c->L[1]);
+		if (shift_into(c, o[4], r->tok[1], c->L[1], r->tok[5]) == -1)
+			return -1;
+		sq_non_padding(r->tok[1], c->L[1], o[5]);
+		ov[6] = r->tok[4];
+		ov[7] = r->tok[5];
+		n = 8;
+		break;
+	case SQ_PACK:
+		for (k = 0; k < c->nk; k++) {
+			ov[3 * k] = r->tok[k];
+			ov[3 * k + 1] = r->seg[k];
+			ov[3 * k + 2] = r->pos[k];
+		}
+		n = 3 * c->nk;
+		break;
+	default:
+		return fail(c, SQ_EDATA, "internal error: no row layout");
+	}
+	/* Pass-through values were written by the caller of finish_row. */
+	return emit_out(c, n + c->npass, ov);
+}
+
+/* Validation 2 and the derived features of one record. */
+
+int
+sq_check_length(const char *name, size_t n, long expected, int strict,
+    const char *label, char *msg, size_t msgsz)
+{
+	if (strict && n != (size_t)expected) {
+		snprintf(msg, msgsz, "Feature '%s' has length not equal to the "
+		    "expected length of %ld during %s validation", name,
+		    expected, label);
+		return -1;
+	}
+	if (!strict && n > (size_t)expected) {
+		snprintf(msg, msgsz, "Feature '%s' has length not less than or "
+		    "equal to the expected length of %ld during %s validation",
+		    name, expected, label);
+		return -1;
+	}
+	return 0;
+}
+
+int
+sq_check_feature(const char *name, int type, const char *tname,
+    const int64_t *v, size_t n, const char *label, char *msg, size_t msgsz)
+{
+	size_t j;
+
+	if (type == SQ_ABSENT) {
+		snprintf(msg, msgsz, "Dataset is missing an expected feature "
+		    "during %s validation: '%s'", label, name);
+		return -1;
+	}
+	if (type != SQ_INT) {
+		snprintf(msg, msgsz, "Dataset has incorrect type for feature "
+		    "'%s' during %s validation: Got %s, expected int32", name,
+		    label, tname ? tname : "?");
+		return -1;
+	}
+	for (j = 0; j < n; j++)
+		if (v[j] < INT32_MIN || v[j] > INT32_MAX) {
+			snprintf(msg, msgsz, "Dataset has incorrect type for "
+			    "feature '%s' during %s validation: Got int64, "
+			    "expected int32 (value %lld at index %zu)", name,
+			    label, (long long)v[j], j);
+			return -1;
+		}
+	return 0;
+}
+
+static int
+validate(struct sq_conv *c, const struct sq_feat *f)
+{
+	size_t i;
+	int num;
+
+	num = c->kind != SQ_PACK && c->kind != SQ_PAD;
+	for (i = 0; i < c->nval; i++) {
+		if (f[i].type == SQ_ABSENT && c->kind == SQ_PAD)
+			continue;
+		if (sq_check_feature(c->in_name[i], f[i].type, f[i].tname,
+		    f[i].v, num ? f[i].n : 0, "input_validation", c->msg,
+		    sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
+	}
+	if (!c->length_check || !num)
+		return 0;
+	for (i = 0; i < c->nval; i++)
+		if (c->in_len[i] >= 0 && sq_check_length(c->in_name[i], f[i].n,
+		    c->in_len[i], 0, "input_validation", c->msg,
+		    sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
+	return 0;
+}
+
+/* Append v[0 .. n) to a derived feature, trimming at its length. */
+static void
+put(struct sq_conv *c, size_t k, const int64_t *v, int64_t fill, size_t n)
+{
+	size_t room = (size_t)c->L[k] - c->xn[k], m = n < room ? n : room, i;
+	int64_t *d = c->scratch[k] + c->xn[k];
+
+	if (v != NULL && m > 0)
+		memcpy(d, v, m * sizeof *d);
+	else
+		for (i = 0; i < m; i++)
+			d[i] = fill;
+	c->xn[k] += m;
+	if (k == 0)
+		c->st.trimmed += n - m;
+}
+
+static void
+derive(struct sq_conv *c, const struct sq_feat *f)
+{
+	static const int64_t zero = 0;
+	size_t k, ni, nt, ns, ntail, n;
+	int64_t w;
+
+	if (c->kind == SQ_PREFIXLM || c->kind == SQ_PREFIXSUFFIXLM) {
+		ni = f[0].n;
+		nt = f[1].n;
+		ns = c->kind == SQ_PREFIXSUFFIXLM ? f[2].n : 0;
+		ntail = nt + ns;
+		for (k = 0; k < c->nk; k++) {
+			c->xn[k] = 0;
+			c->xp[k] = c->scratch[k];
+			c->xpresent[k] = 1;
+		}
+		put(c, 0, f[0].v, 0, ni);
+		put(c, 0, f[1].v, 0, nt);
+		if (ns)
+			put(c, 0, f[2].v, 0, ns);
+		if (ntail == 0) {		/* one padding target */
+			put(c, 0, &zero, 0, 1);
+			ntail = 1;
+		}
+		n = ni + ntail;
+		w = (int64_t)ni;
+		put(c, 1, NULL, w == 0 ? -1 : w, n);
+		put(c, 2, NULL, w + 1, n);
+		if (c->kind == SQ_PREFIXSUFFIXLM) {
+			if (ns) {
+				put(c, 3, NULL, 1, ni + nt);
+				put(c, 3, NULL, 2, ns);
+			} else {
+				put(c, 3, NULL, 1, ni);
+				put(c, 3, NULL, 2, ntail);
+			}
+		}
+		return;
+	}
+	for (k = 0; k < c->nk; k++) {
+		c->xpresent[k] = f[k].type == SQ_INT;
+		c->xp[k] = f[k].v;
+		n = c->xpresent[k] ? f[k].n : 0;
+		c->xn[k] = n < (size_t)c->L[k] ? n : (size_t)c->L[k];
+		c->st.trimmed += n - c->xn[k];
+	}
+}
+
+/* Packed: keep only the first count_nonzero values [Q1]. */
+static void
+count_nonzero(struct sq_conv *c)
+{
+	size_t k, i, nz;
+
+	for (k = 0; k < c->nk; k++) {
+		for (i = nz = 0; i < c->xn[k]; i++)
+			nz += c->xp[k][i] != 0;
+		c->st.dropped += c->xn[k] - nz;
+		c->xn[k] = nz;
+	}
+}
+
+static int
+fits(const struct sq_conv *c, const struct row *r)
+{
+	size_t k;
+
+	for (k = 0; k < c->nk; k++)
+		if (r->len[k] + c->xn[k] > (size_t)c->L[k])
+			return 0;
+	return 1;
+}
+
+/* Place the current record in row r; 'segid' > 0 writes t2t-style segment ids. */
+static void
+place(struct sq_conv *c, struct row *r, int64_t segid)
+{
+	size_t k, i, at;
+
+	for (k = 0; k < c->nk; k++) {
+		at = r->len[k];
+		if (c->xn[k] > 0)
+			memcpy(r->tok[k] + at, c->xp[k], c->xn[k] * sizeof(int64_t));
+		for (i = 0; i < c->xn[k]; i++) {
+			r->pos[k][at + i] = (int64_t)i;
+			if (segid > 0)
+				r->seg[k][at + i] = segid;
+		}
+		r->len[k] += c->xn[k];
+		c->st.tokens[k] += c->xn[k];
+	}
+	r->nrec++;
+}
+
+/* Emit a packed row (segment ids from positions unless t2t set them) and recycle it. */
+static int
+emit_packed(struct sq_conv *c, struct row *r, int t2t)
+{
+	size_t k;
+	int rv;
+
+	if (!t2t)
+		for (k = 0; k < c->nk; k++)
+			segments_from_positions(r, k);
+	rv = finish_row(c, r, 1, NULL);
+	row_put(c, r);
+	return rv;
+}
+
+static int
+flush_open(struct sq_conv *c, int t2t)
+{
+	size_t i;
+
+	for (i = 0; i < c->nopen; i++)
+		if (emit_packed(c, c->open[i], t2t) == -1) {
+			for (i++; i < c->nopen; i++)
+				row_put(c, c->open[i]);
+			c->nopen = 0;
+			return -1;
+		}
+	c->nopen = 0;
+	return 0;
+}
+
+static int
+open_append(struct sq_conv *c, struct row *r)
+{
+	struct row **v;
+
+	if (c->nopen == c->capopen) {
+		if ((v = realloc(c->open, 2 * c->capopen * sizeof *v)) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+		c->open = v;
+		c->capopen *= 2;
+	}
+	c->open[c->nopen++] = r;
+	return 0;
+}
+
+static void
+open_remove(struct sq_conv *c, size_t i)
+{
+	memmove(c->open + i, c->open + i + 1, (c->nopen - i - 1) * sizeof *c->open);
+	c->nopen--;
+}
+
+/*
+ * How full a row is (with the current record placed, if asked): the
+ * fill of its fullest key.  Best-fit chooses the row this makes
+ * fullest, so the key that runs out first decides, and a row full in
+ * one key is not mistaken for a half-empty one.  The sum over keys
+ * breaks ties.
+ */
+static double
+fullness(const struct sq_conv *c, const struct row *r, int with_record)
+{
+	double f, mx = 0, sum = 0;
+	size_t k;
+
+	for (k = 0; k < c->nk; k++) {
+		f = (double)(r->len[k] + (with_record ? c->xn[k] : 0)) / (double)c->L[k];
+		sum += f;
+		if (f > mx)
+			mx = f;
+	}
+	return mx + sum * 1e-3;
+}
+
+static int
+row_full(const struct sq_conv *c, const struct row *r)
+{
+	size_t k;
+
+	for (k = 0; k < c->nk; k++)
+		if (r->len[k] < (size_t)c->L[k])
+			return 0;
+	return 1;
+}
+
+static int
+pack_seqio(struct sq_conv *c)
+{
+	if (c->cur == NULL && (c->cur = row_get(c)) == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	if (!fits(c, c->cur)) {
+		if (emit_packed(c, c->cur, 0) == -1) {
+			c->cur = NULL;
+			return -1;
+		}
+		if ((c->cur = row_get(c)) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	}
+	place(c, c->cur, 0);
+	if (++c->inwin == (size_t)c->N) {	/* [Q2] window end */
+		c->inwin = 0;
+		if (emit_packed(c, c->cur, 0) == -1) {
+			c->cur = NULL;
+			return -1;
+		}
+		c->cur = NULL;
+	}
+	return 0;
+}
+
+static int
+pack_t2t(struct sq_conv *c)
+{
+	size_t i, from;
+	struct row *r;
+
+	from = c->nopen > T2T_LOOKBACK ? c->nopen - T2T_LOOKBACK : 0;
+	for (i = from; i < c->nopen; i++)
+		if (fits(c, c->open[i]))
+			break;
+	if (i == c->nopen) {
+		if ((r = row_get(c)) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+		if (open_append(c, r) == -1) {
+			row_put(c, r);
+			return -1;
+		}
+	}
+	r = c->open[i];
+	place(c, r, (int64_t)r->nrec + 1);
+	if (++c->inwin == (size_t)c->N) {
+		c->inwin = 0;
+		return flush_open(c, 1);
+	}
+	return 0;
+}
+
+static int
+pack_ours(struct sq_conv *c)
+{
+	size_t i, best = SIZE_MAX, evict;
+	double f, bestf = -1;
+	struct row *r;
+
+	for (i = 0; i < c->nopen; i++) {
+		if (!fits(c, c->open[i]))
+			continue;
+		if (c->strategy == SQ_FIRST_FIT) {
+			best = i;
+			break;
+		}
+		f = fullness(c, c->open[i], 1);
+		if (f > bestf) {
+			bestf = f;
+			best = i;
+		}
+	}
+	if (best == SIZE_MAX) {
+		if (c->nopen == c->window) {
+			/* Close a row: the oldest (first-fit) or the fullest. */
+			evict = 0;
+			if (c->strategy == SQ_BEST_FIT)
+				for (i = 1, bestf = fullness(c, c->open[0], 0);
+				    i < c->nopen; i++)
+					if ((f = fullness(c, c->open[i], 0)) > bestf) {
+						bestf = f;
+						evict = i;
+					}
+			r = c->open[evict];
+			open_remove(c, evict);
+			if (emit_packed(c, r, 0) == -1)
+				return -1;
+		}
+		if ((r = row_get(c)) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+		if (open_append(c, r) == -1) {
+			row_put(c, r);
+			return -1;
+		}
+		best = c->nopen - 1;
+	}
+	r = c->open[best];
+	place(c, r, 0);
+	if (row_full(c, r)) {
+		open_remove(c, best);
+		return emit_packed(c, r, 0);
+	}
+	return 0;
+}
+
+static int
+push_unpacked(struct sq_conv *c, const struct sq_feat *f)
+{
+	struct row *r;
+	size_t k, i;
+	const int64_t *useg = NULL;
+	int rv;
+
+	if ((r = c->cur) == NULL && (r = c->cur = row_get(c)) == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	for (k = 0; k < c->nk; k++) {
+		copy_padded(r->tok[k], (size_t)c->L[k], c->xp[k], c->xn[k]);
+		r->len[k] = (size_t)c->L[k];
+		c->st.tokens[k] += c->xn[k];
+	}
+	for (i = 0; i < c->npass; i++) {
+		const struct sq_feat *p = &f[c->pass0 + i];
+		size_t L = c->out_len[c->nout - c->npass + i];
+		size_t m = p->n < L ? p->n : L;
+
+		copy_padded(c->out_val[c->nout - c->npass + i], L, p->v, m);
+		c->st.trimmed += p->n - m;
+	}
+	if (c->in_tseg >= 0 && f[c->in_tseg].type != SQ_ABSENT) {
+		const struct sq_feat *s = &f[c->in_tseg];
+
+		if (s->type != SQ_INT)
+			return fail(c, SQ_EDATA, "targets_segment_ids: Got %s, "
+			    "expected an integer list", s->tname ? s->tname : "?");
+		if (s->n != (size_t)c->Lt)
+			return fail(c, SQ_EDATA, "Incompatible shapes: [%ld] vs. "
+			    "[%zu] (targets and the record's targets_segment_ids)",
+			    c->Lt, s->n);
+		memcpy(c->tseg, s->v, s->n * sizeof *c->tseg);
+		useg = c->tseg;
+	}
+	rv = finish_row(c, r, 0, useg);
+	/* Only the used part needs clearing: copy_padded rewrites it all. */
+	for (k = 0; k < c->nk; k++)
+		r->len[k] = 0;
+	return rv;
+}
+
+static int
+push_pad(struct sq_conv *c)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < c->nk; k++) {
+		if (!c->xpresent[k])
+			continue;
+		/* Keep the output arrays in key order; absent keys are skipped. */
+		copy_padded(c->out_val[k], (size_t)c->L[k], c->xp[k], c->xn[k]);
+		c->st.tokens[k] += c->xn[k];
+		n++;
+	}
+	if (n == c->nk)
+		return emit_out(c, n, (const int64_t *const *)c->out_val);
+	{
+		const char *nm[MAXK];
+		const int64_t *v[MAXK];
+		size_t ln[MAXK], j = 0;
+
+		for (k = 0; k < c->nk; k++)
+			if (c->xpresent[k]) {
+				nm[j] = c->out_name[k];
+				v[j] = c->out_val[k];
+				ln[j++] = c->out_len[k];
+			}
+		c->st.rows++;
+		if (c->emit && c->emit(c->emit_arg, j, nm, v, ln) == -1)
+			return fail(c, SQ_EEMIT, "%s", strerror(errno));
+		return 0;
+	}
+}
+
+static int
+push_prepacked_lm(struct sq_conv *c, const struct sq_feat *f)
+{
+	const int64_t *v[6];
+	size_t ln[6], i, n = c->nin;
+
+	for (i = 0; i < n; i++) {
+		if (f[i].type == SQ_ABSENT)
+			return fail(c, SQ_EDATA, "Dataset is missing an expected "
+			    "feature during input_validation validation: '%s'",
+			    c->in_name[i]);
+		if (f[i].type != SQ_INT)
+			return fail(c, SQ_EDATA, "Dataset has incorrect type for "
+			    "feature '%s' during input_validation validation: "
+			    "Got %s, expected int32", c->in_name[i],
+			    f[i].tname ? f[i].tname : "?");
+		v[i] = f[i].v;
+		ln[i] = f[i].n;
+	}
+	c->st.rows++;
+	if (c->emit && c->emit(c->emit_arg, n, c->in_name, v, ln) == -1)
+		return fail(c, SQ_EEMIT, "%s", strerror(errno));
+	return 0;
+}
+
+int
+sq_push(struct sq_conv *c, const struct sq_feat *f)
+{
+	if (c->err != SQ_OK)
+		return -1;
+	c->st.records++;
+	switch (c->kind) {
+	case SQ_PASSTHROUGH:
+		c->st.rows++;	/* the caller copies the record unchanged */
+		return 0;
+	case SQ_PREPACKED_LM:
+	case SQ_PREPACKED_PREFIXLM:
+		return push_prepacked_lm(c, f);
+	default:
+		break;
+	}
+	if (validate(c, f) == -1)
+		return -1;
+	derive(c, f);
+	if (c->kind == SQ_PAD)
+		return push_pad(c);
+	if (!c->pack)
+		return push_unpacked(c, f);
+	count_nonzero(c);
+	if (c->custom)
+		return pack_t2t(c);
+	if (c->strategy != SQ_SEQIO)
+		return pack_ours(c);
+	return pack_seqio(c);
+}
+
+int
+sq_finish(struct sq_conv *c)
+{
+	if (c->err != SQ_OK)
+		return -1;
+	if (!c->pack || c->kind == SQ_PAD || c->kind == SQ_PASSTHROUGH ||
+	    c->kind == SQ_PREPACKED_LM || c->kind == SQ_PREPACKED_PREFIXLM)
+		return 0;
+	if (c->custom || c->strategy != SQ_SEQIO) {
+		c->inwin = 0;
+		return flush_open(c, c->custom);
+	}
+	if (c->inwin > 0 && c->cur != NULL) {
+		c->inwin = 0;
+		if (emit_packed(c, c->cur, 0) == -1) {
+			c->cur = NULL;
+			return -1;
+		}
+		c->cur = NULL;
+	}
+	return 0;
+}
+
+/* The canonical-form reader. */
+
+/* Read a varint at *pp (before end); 0 on success, -1 if malformed. */
+static inline int
+get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *q = *pp;
+	uint64_t x = 0;
+	int shift;
+
+	for (shift = 0; shift < 64 && q < end; shift += 7) {
+		x |= (uint64_t)(*q & 0x7f) << shift;
+		if (!(*q++ & 0x80)) {
+			*v = x;
+			*pp = q;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A length-delimited field's body at *pp: its bounds, or -1. */
+static inline int
+get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
+    const uint8_t **bend)
+{
+	uint64_t n;
+
+	if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
+		return -1;
+	*body = *pp;
+	*bend = *pp + n;
+	*pp = *bend;
+	return 0;
+}
+
+/*
+ * Is the Feature at [vb, ve) canonical and well formed (so that the
+ * full decoder would accept it the same way)?  Used for the features
+ * the converter does not read.
+ */
+static int
+feature_ok(const uint8_t *vb, const uint8_t *ve)
+{
+	const uint8_t *lb, *le, *xb, *xe;
+	uint64_t x;
+	int t;
+
+	if (vb == ve)
+		return 1;
+	t = *vb++;
+	if ((t != 0x0a && t != 0x12 && t != 0x1a) ||
+	    get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
+		return 0;
+	if (t == 0x0a) {
+		while (lb < le)
+			if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1)
+				return 0;
+		return 1;
+	}
+	if (lb == le)
+		return 1;
+	if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1 || lb != le)
+		return 0;
+	if (t == 0x12)
+		return (xe - xb) % 4 == 0;
+	while (xb < xe)
+		if (get_varint(&xb, xe, &x) == -1)
+			return 0;
+	return 1;
+}
+
+int
+sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
+	const uint8_t *lb, *le;
+	size_t nin = c->nin, i, klen, cnt;
+	uint64_t x;
+	int64_t *d;
+	void *np;
+
+	for (i = 0; i < nin; i++) {
+		f[i].type = SQ_ABSENT;
+		f[i].v = NULL;
+		f[i].n = 0;
+	}
+	while (q < end) {
+		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
+			return 0;
+		while (fb < fe) {
+			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
+				return 0;
+			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
+			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
+			    eb != ee)
+				return 0;
+			klen = (size_t)(ke - kb);
+			for (i = 0; i < nin; i++) {
+				if (c->in_nlen[i] == klen &&
+				    memcmp(c->in_name[i], kb, klen) == 0)
+					break;
+			}
+			if (i == nin) {
+				if (!feature_ok(vb, ve))
+					return 0;
+				continue;
+			}
+			if (f[i].type != SQ_ABSENT)
+				return 0;	/* a key twice: let the decoder merge */
+			f[i].type = SQ_INT;
+			if (vb == ve)
+				continue;	/* a Feature with no list */
+			switch (*vb) {
+			case 0x0a:
+				f[i].type = SQ_OTHER;
+				f[i].tname = "string";
+				break;
+			case 0x12:
+				f[i].type = SQ_OTHER;
+				f[i].tname = "float32";
+				break;
+			case 0x1a:
+				break;
+			default:
+				return 0;
+			}
+			if (f[i].type != SQ_INT) {
+				if (!feature_ok(vb, ve))
+					return 0;
+				continue;
+			}
+			vb++;
+			if (get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
+				return 0;
+			if (lb == le)
+				continue;
+			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
+				return 0;
+			cnt = (size_t)(ke - kb);	/* at least one byte per value */
+			if (cnt > c->fcap[i]) {
+				if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
+					return -1;
+				c->fval[i] = np;
+				c->fcap[i] = cnt;
+			}
+			d = c->fval[i];
+			cnt = 0;
+			while (kb < ke) {
+				if (*kb < 0x80)
+					x = *kb++;
+				else if (get_varint(&kb, ke, &x) == -1)
+					return 0;
+				d[cnt++] = (int64_t)x;
+			}
+			f[i].v = d;
+			f[i].n = cnt;
+		}
+	}
+	return 1;
+}
+
+/* Electra's ExampleBuilder. */
+
+struct sq_electra {
+	long		 max_len, target;
+	int64_t		 cls, sep;
+	struct rng	 rng;
+	sq_emit_fn	 emit;
+	void		*arg;
+	uint64_t	 curlen;	/* full length of the pending sentences */
+	int64_t		*toks;		/* their first max_len tokens each, concatenated */
+	size_t		 ntok, captok;
+	struct sent { size_t end, len; } *sent;	/* stored end offset, full length */
+	size_t		 nsent, capsent;
+	int64_t		*first, *second;
+	int64_t		*out[3];
+	uint64_t	 rows;
+};
+
+struct sq_electra *
+sq_electra_new(long max_len, int64_t cls_id, int64_t sep_id, uint64_t seed,
+    sq_emit_fn emit, void *arg)
+{
+	struct sq_electra *e;
+	int i;
+
+	if (max_len < 5 || max_len > SQ_MAX_LENGTH) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return NULL;
+	e->max_len = e->target = max_len;
+	e->cls = cls_id;
+	e->sep = sep_id;
+	e->emit = emit;
+	e->arg = arg;
+	rng_seed(&e->rng, seed);
+	e->first = malloc((size_t)max_len * sizeof(int64_t));
+	e->second = malloc((size_t)max_len * sizeof(int64_t));
+	for (i = 0; i < 3; i++)
+		e->out[i] = malloc((size_t)max_len * sizeof(int64_t));
+	if (!e->first || !e->second || !e->out[0] || !e->out[1] || !e->out[2]) {
+		sq_electra_free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
+void
+sq_electra_free(struct sq_electra *e)
+{
+	int i;
+
+	if (e == NULL)
+		return;
+	free(e->toks);
+	free(e->sent);
+	free(e->first);
+	free(e->second);
+	for (i = 0; i < 3; i++)
+		free(e->out[i]);
+	free(e);
+}
+
+uint64_t
+sq_electra_rows(const struct sq_electra *e)
+{
+	return e->rows;
+}
+
+/* Append a sentence's stored tokens to a segment of full length *nseg. */
+static void
+seg_add(int64_t *seg, size_t *nseg, size_t cap, const int64_t *t,
+    size_t stored, size_t len)
+{
+	size_t keep = *nseg < cap ? cap - *nseg : 0;
+
+	if (stored < keep)
+		keep = stored;
+	if (keep > 0)
+		memcpy(seg + *nseg, t, keep * sizeof *t);
+	*nseg += len;
+}
+
+static int
+electra_create(struct sq_electra *e)
+{
+	static const char *const names[3] = { "input_ids", "input_mask", "segment_ids" };
+	size_t nf = 0, ns = 0, s, start, i, k, m = (size_t)e->max_len;
+	uint64_t first_target;
+	size_t lens[3];
+	int64_t *ids = e->out[0], *mask = e->out[1], *seg = e->out[2];
+
+	/* A small chance of a single segment, as in classification tasks. */
+	if (rng_double(&e->rng) < 0.1)
+		first_target = 100000;
+	else
+		first_target = (uint64_t)(e->target - 3) / 2;
+	/*
+	 * A sentence joins the first segment when it is empty, when it
+	 * keeps the first segment under its target, or half of the time
+	 * when the second is empty and the first is still short.  Segment
+	 * lengths count every token; only the first max_len can survive
+	 * the cut below, so only those are copied.
+	 */
+	start = 0;
+	for (s = 0; s < e->nsent; s++) {
+		const int64_t *t = e->toks + start;
+		size_t stored = e->sent[s].end - start, len = e->sent[s].len;
+
+		start = e->sent[s].end;
+		if (nf == 0 || nf + len < first_target ||
+		    (ns == 0 && nf < first_target && rng_double(&e->rng) < 0.5))
+			seg_add(e->first, &nf, m, t, stored, len);
+		else
+			seg_add(e->second, &ns, m, t, stored, len);
+	}
+	/* Trim, leaving room for [CLS] and the [SEP]s. */
+	if (nf > m - 2)
+		nf = m - 2;
+	if (ns + nf + 3 > m)
+		ns = nf + 3 < m ? m - nf - 3 : 0;
+
+	e->ntok = 0;
+	e->nsent = 0;
+	e->curlen = 0;
+	/* A small chance of a random length instead of max_len for the next one. */
+	if (rng_double(&e->rng) < 0.05)
+		e->target = (long)rng_range(&e->rng, 5, e->max_len);
+	else
+		e->target = e->max_len;
+
+	k = 0;
+	ids[k] = e->cls;
+	seg[k++] = 0;
+	for (i = 0; i < nf; i++) {
+		ids[k] = e->first[i];
+		seg[k++] = 0;
+	}
+	ids[k] = e->sep;
+	seg[k++] = 0;
+	if (ns > 0) {
+		for (i = 0; i < ns; i++) {
+			ids[k] = e->second[i];
+			seg[k++] = 1;
+		}
+		ids[k] = e->sep;
+		seg[k++] = 1;
+	}
+	for (i = 0; i < m; i++)
+		mask[i] = i < k;
+	for (i = k; i < m; i++)
+		ids[i] = seg[i] = 0;
+	lens[0] = lens[1] = lens[2] = m;
+	e->rows++;
+	if (e->emit && e->emit(e->arg, 3, names,
+	    (const int64_t *const *)e->out, lens) == -1)
+		return -1;
+	return 0;
+}
+
+int
+sq_electra_push(struct sq_electra *e, const int64_t *ids, size_t n)
+{
+	size_t need, nc, stored;
+	void *p;
+
+	if (n == 0) {
+		/*
+		 * A blank ends a document with sentences pending; otherwise
+		 * Electra keeps an empty sentence, which changes nothing.
+		 */
+		return e->curlen != 0 ? electra_create(e) : 0;
+	}
+	stored = n < (size_t)e->max_len ? n : (size_t)e->max_len;
+	need = e->ntok + stored;
+	if (need > e->captok) {
+		nc = e->captok ? e->captok : 256;
+		while (nc < need)
+			nc *= 2;
+		if ((p = realloc(e->toks, nc * sizeof *e->toks)) == NULL)
+			return -1;
+		e->toks = p;
+		e->captok = nc;
+	}
+	if (e->nsent == e->capsent) {
+		nc = e->capsent ? 2 * e->capsent : 64;
+		if ((p = realloc(e->sent, nc * sizeof *e->sent)) == NULL)
+			return -1;
+		e->sent = p;
+		e->capsent = nc;
+	}
+	memcpy(e->toks + e->ntok, ids, stored * sizeof *ids);
+	e->ntok += stored;
+	e->sent[e->nsent].end = e->ntok;
+	e->sent[e->nsent++].len = n;
+	e->curlen += n;
+	if (e->curlen >= (uint64_t)e->target)
+		return electra_create(e);
+	return 0;
+}
+
+int
+sq_electra_flush(struct sq_electra *e)
+{
+	if (e->curlen != 0)
+		return electra_create(e);
+	return 0;
+}

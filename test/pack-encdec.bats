@@ -1,0 +1,317 @@
+# pack-encdec: seqio converters, packing strategies, Electra examples.
+load common
+load tools/flat-json
+
+# JSON lines on stdin -> records in $1.
+mk() { to_records >"$1"; }
+# Records in $1 -> sorted-key JSON lines on stdout.
+js() { to_json "$1"; }
+
+docstring_pair() {
+	printf '%s\n' '{"inputs":[7,8,5,1],"targets":[3,9,1]}' \
+	    '{"inputs":[8,4,9,3,1],"targets":[4,1]}' | mk "$T/in.tfr"
+}
+
+@test "pack-encdec: -h prints the synopsis on stdout" {
+	run -0 --separate-stderr pack-encdec -h
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]" ]
+	[[ "$output" == *"pack-encdec [-hqV] [--stats] -C electra --cls-id id"* ]]
+}
+
+@test "pack-encdec: -V prints the version" {
+	run -0 --separate-stderr pack-encdec -V
+	[ "$output" = "pack-encdec 0.1.0" ]
+	[ -z "$stderr" ]
+}
+
+@test "pack-encdec: usage errors are status 2" {
+	run -2 --separate-stderr pack-encdec -l targets=4
+	[[ "$stderr" == "pack-encdec: -C: a converter is required"* ]]
+	run -2 --separate-stderr pack-encdec -C nosuch -l targets=4
+	[[ "$stderr" == "pack-encdec: -C: unknown converter 'nosuch'"* ]]
+	run -2 --separate-stderr pack-encdec -C lm -l targets=x
+	run -2 --separate-stderr pack-encdec -C lm -l targets
+	run -2 --separate-stderr pack-encdec -C lm
+	run -2 --separate-stderr pack-encdec -C lm -l targets=4 --window 8
+	run -2 --separate-stderr pack-encdec -C lm -l targets=4 --strategy best-fit --custom-ops
+	run -2 --separate-stderr pack-encdec -C lm -l targets=4 --strategy worst-fit
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8
+	run -2 --separate-stderr pack-encdec --bogus
+}
+
+@test "pack-encdec: EncDec docstring example, packed" {
+	docstring_pair
+	pack-encdec -C encdec -l inputs=10,targets=7 "$T/in.tfr" >"$T/out.tfr"
+	run -0 js "$T/out.tfr"
+	[ "${#lines[@]}" = 1 ]
+	[ "$output" = '{"decoder_input_tokens":[0,3,9,0,4,0,0],"decoder_loss_weights":[1,1,1,1,1,0,0],"decoder_positions":[0,1,2,0,1,0,0],"decoder_segment_ids":[1,1,1,2,2,0,0],"decoder_target_tokens":[3,9,1,4,1,0,0],"encoder_input_tokens":[7,8,5,1,8,4,9,3,1,0],"encoder_positions":[0,1,2,3,0,1,2,3,4,0],"encoder_segment_ids":[1,1,1,1,2,2,2,2,2,0]}' ]
+}
+
+@test "pack-encdec: output is the canonical Example encoding" {
+	docstring_pair
+	pack-encdec -C encdec -l inputs=10,targets=7 "$T/in.tfr" >"$T/out.tfr"
+	js "$T/out.tfr" | to_records >"$T/again.tfr"
+	cmp "$T/out.tfr" "$T/again.tfr"
+}
+
+@test "pack-encdec: unpacked EncDec with bos 10 and stdin input" {
+	docstring_pair
+	run -0 --separate-stderr bash -c 'pack-encdec -C encdec -l inputs=5,targets=4 --no-pack --bos-id 10 <"$1" >"$2"' _ "$T/in.tfr" "$T/out.tfr"
+	[ -z "$stderr" ]
+	run -0 js "$T/out.tfr"
+	[ "${lines[0]}" = '{"decoder_input_tokens":[10,3,9,1],"decoder_loss_weights":[1,1,1,0],"decoder_target_tokens":[3,9,1,0],"encoder_input_tokens":[7,8,5,1,0]}' ]
+	[ "${lines[1]}" = '{"decoder_input_tokens":[10,4,1,0],"decoder_loss_weights":[1,1,0,0],"decoder_target_tokens":[4,1,0,0],"encoder_input_tokens":[8,4,9,3,1]}' ]
+}
+
+@test "pack-encdec: prefixlm, encoder and decoder dispatch through the CLI" {
+	docstring_pair
+	pack-encdec -C decoder -l inputs=7,targets=8 "$T/in.tfr" >"$T/a.tfr"
+	pack-encdec -C prefixlm -l inputs=7,targets=8 "$T/in.tfr" >"$T/b.tfr"
+	cmp "$T/a.tfr" "$T/b.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .decoder_causal_attention" _ "$T/a.tfr"
+	[ "$output" = "[1,1,1,1,1,0,0,1,1,1,1,1,1,0,0]" ]
+	pack-encdec -C encoder --mask-id 9 -l inputs=10,targets=10 "$T/in.tfr" >"$T/e.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .encoder_loss_weights" _ "$T/e.tfr"
+	[ "$output" = "[0,0,0,0,0,0,1,0,0,0]" ]
+}
+
+@test "pack-encdec: pass-through converter copies records byte for byte" {
+	docstring_pair
+	pack-encdec -C passthrough "$T/in.tfr" >"$T/out.tfr"
+	cmp "$T/in.tfr" "$T/out.tfr"
+}
+
+@test "pack-encdec: pad keeps unlisted features, pack drops them" {
+	printf '%s\n' '{"targets":[1,2,3],"text":"hello","w":[0.5]}' | mk "$T/in.tfr"
+	pack-encdec -C pad -l targets=5 "$T/in.tfr" >"$T/pad.tfr"
+	run -0 js "$T/pad.tfr"
+	[ "$output" = '{"targets":[1,2,3,0,0],"text":["hello"],"w":[0.5]}' ]
+	pack-encdec -C pack -l targets=5 "$T/in.tfr" >"$T/pack.tfr"
+	run -0 js "$T/pack.tfr"
+	[ "$output" = '{"targets":[1,2,3,0,0],"targets_positions":[0,1,2,0,0],"targets_segment_ids":[1,1,1,0,0]}' ]
+}
+
+@test "pack-encdec: pass-through features ride along unpacked" {
+	printf '%s\n' '{"inputs":[1],"targets":[2],"p":[7,7]}' | mk "$T/in.tfr"
+	run -1 --separate-stderr pack-encdec -C encdec -l inputs=2,targets=2,p=3 --passthrough p "$T/in.tfr"
+	[ "$stderr" = "pack-encdec: Packing is incompatible with pass-through features." ]
+	pack-encdec -C encdec -l inputs=2,targets=2,p=3 --passthrough p --no-pack "$T/in.tfr" >"$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .p" _ "$T/out.tfr"
+	[ "$output" = "[7,7,0]" ]
+}
+
+@test "pack-encdec: a bad record names file and record; earlier output is written" {
+	printf '%s\n' '{"inputs":[1],"targets":[2]}' '{"inputs":[1,2,3,4],"targets":[2]}' \
+	    '{"inputs":[1],"targets":[2]}' | mk "$T/in.tfr"
+	run -1 --separate-stderr pack-encdec -C encdec --no-pack -l inputs=3,targets=3 -o "$T/out.tfr" "$T/in.tfr"
+	[ "$stderr" = "pack-encdec: $T/in.tfr: record 1: Feature 'inputs' has length not less than or equal to the expected length of 3 during input_validation validation" ]
+	[ ! -e "$T/out.tfr" ]
+	run -1 --separate-stderr bash -c 'pack-encdec -C encdec --no-pack -l inputs=3,targets=3 "$1" >"$2"' _ "$T/in.tfr" "$T/stdout.tfr"
+	run -0 js "$T/stdout.tfr"
+	[ "${#lines[@]}" = 1 ]
+}
+
+@test "pack-encdec: missing and wrongly typed features" {
+	printf '%s\n' '{"inputs":[1]}' | mk "$T/a.tfr"
+	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/a.tfr"
+	[ "$stderr" = "pack-encdec: $T/a.tfr: record 0: Dataset is missing an expected feature during input_validation validation: 'targets'" ]
+	printf '%s\n' '{"inputs":[1],"targets":"x"}' | mk "$T/b.tfr"
+	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/b.tfr"
+	[[ "$stderr" == *"record 0: Dataset has incorrect type for feature 'targets' during input_validation validation: Got string, expected int32" ]]
+	printf '%s\n' '{"inputs":[1],"targets":[4294967296]}' | mk "$T/c.tfr"
+	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/c.tfr"
+	[[ "$stderr" == *"Got int64, expected int32"* ]]
+}
+
+@test "pack-encdec: --no-length-check trims over-long features" {
+	printf '%s\n' '{"targets":[1,2,3,4,5,6]}' | mk "$T/in.tfr"
+	run -1 pack-encdec -C lm -l targets=4 "$T/in.tfr"
+	pack-encdec -C lm -l targets=4 --no-length-check "$T/in.tfr" >"$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c .decoder_target_tokens" _ "$T/out.tfr"
+	[ "$output" = "[1,2,3,4]" ]
+}
+
+@test "pack-encdec: a missing input is reported, the others still read" {
+	docstring_pair
+	run -1 --separate-stderr bash -c 'pack-encdec -C lm -l targets=8 "$1" nosuch.tfr >"$2"' _ "$T/in.tfr" "$T/out.tfr"
+	[ "$stderr" = "pack-encdec: nosuch.tfr: No such file or directory" ]
+	run -0 js "$T/out.tfr"
+	[ "${#lines[@]}" = 1 ]
+}
+
+@test "pack-encdec: a damaged input gives record and offset" {
+	docstring_pair
+	head -c 30 "$T/in.tfr" >"$T/cut.tfr"
+	run -1 --separate-stderr pack-encdec -C lm -l targets=8 "$T/cut.tfr"
+	[[ "$stderr" == "pack-encdec: $T/cut.tfr: record 0 at offset 0: "* ]]
+}
+
+@test "pack-encdec: gzip input is sniffed, -o FILE.gz writes gzip" {
+	docstring_pair
+	gzip -c "$T/in.tfr" >"$T/in.tfr.gz"
+	pack-encdec -C lm -l targets=8 "$T/in.tfr" >"$T/plain.tfr"
+	pack-encdec -C lm -l targets=8 -o "$T/out.tfr.gz" "$T/in.tfr.gz"
+	gzip -dc "$T/out.tfr.gz" | cmp - "$T/plain.tfr"
+}
+
+@test "pack-encdec: --stats reports rows, efficiency and trimming" {
+	docstring_pair
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C lm -l targets=8 "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[0]}" = "pack-encdec: examples in 2, rows out 1, packing efficiency 1.0000, tokens trimmed 0, zeros dropped 0" ]
+	[ "${stderr_lines[1]}" = "pack-encdec: targets: length 8, tokens 5, non-pad share 0.6250" ]
+}
+
+big_input() {
+	python3 -c '
+import json
+for i in range(6000):
+    n = 1 + (i * 7919) % 23
+    print(json.dumps({"inputs": [1 + (i + j) % 500 for j in range(n)],
+                      "targets": [1 + (i * j) % 300 for j in range(1 + n // 2)]}))
+' | mk "$T/big.tfr"
+}
+
+@test "pack-encdec: strategies are deterministic, denser, and keep tokens" {
+	big_input
+	for s in seqio first-fit best-fit; do
+		pack-encdec --strategy $s -C encdec -l inputs=64,targets=32 "$T/big.tfr" >"$T/$s.tfr"
+		pack-encdec --strategy $s -C encdec -l inputs=64,targets=32 "$T/big.tfr" | cmp - "$T/$s.tfr"
+	done
+	pack-encdec -C encdec -l inputs=64,targets=32 "$T/big.tfr" | cmp - "$T/seqio.tfr"
+	n_seqio=$(js "$T/seqio.tfr" | wc -l)
+	n_best=$(js "$T/best-fit.tfr" | wc -l)
+	[ "$n_best" -lt "$n_seqio" ]
+	for s in seqio first-fit best-fit; do
+		js "$T/$s.tfr" | jq -r '.encoder_input_tokens[] | select(. != 0)' | sort -n | md5sum
+	done | uniq | wc -l | grep -qx 1
+	run -0 bash -c 'pack-encdec --strategy best-fit --window 4 --stats -C encdec -l inputs=64,targets=32 "$1" 2>&1 >/dev/null' _ "$T/big.tfr"
+	[[ "${lines[0]}" == *"examples in 6000"* ]]
+}
+
+@test "pack-encdec: --custom-ops is tensor2tensor's first-fit" {
+	printf '%s\n' '{"inputs":[1,2,3],"targets":[4,5]}' '{"inputs":[6,7,8],"targets":[9]}' \
+	    '{"inputs":[10,11],"targets":[]}' | mk "$T/in.tfr"
+	pack-encdec --custom-ops -C pack -l inputs=5,targets=5 "$T/in.tfr" >"$T/out.tfr"
+	run -0 bash -c "$(declare -f to_json); to_json \"\$1\" | jq -c '[.inputs, .inputs_segment_ids]'" _ "$T/out.tfr"
+	[ "${lines[0]}" = "[[1,2,3,10,11],[1,1,1,2,2]]" ]
+	[ "${lines[1]}" = "[[6,7,8,0,0],[1,1,1,0,0]]" ]
+}
+
+@test "pack-encdec: a closed pipe is a quiet SIGPIPE" {
+	big_input
+	run bash -c 'pack-encdec -C encdec --no-pack -l inputs=64,targets=32 "$1" 2>"$2" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big.tfr" "$T/err"
+	[ "$output" = 141 ]
+	[ ! -s "$T/err" ]
+}
+
+@test "pack-encdec: a full disk is status 1" {
+	big_input
+	run -1 --separate-stderr bash -c 'pack-encdec -C lm -l targets=16 --no-length-check "$1" >/dev/full' _ "$T/big.tfr"
+	[ -z "$output" ]
+	[[ "$stderr" == "pack-encdec: stdout: No space left on device" ]]
+}
+
+electra_input() {
+	printf '%s\n' '{"targets":[5,6]}' '{"targets":[7,8,9]}' '{}' '{"targets":[10,11,12,13,14,15,16,17,18,19]}' \
+	    '{"targets":[20]}' | mk "$T/sent.tfr"
+}
+
+@test "pack-encdec: electra lays out [CLS] a [SEP] b [SEP]" {
+	electra_input
+	pack-encdec -C electra --max-seq-length 8 --cls-id 101 --sep-id 102 "$T/sent.tfr" >"$T/out.tfr"
+	run -0 js "$T/out.tfr"
+	[ "${#lines[@]}" = 3 ]
+	# The first document has two sentences: either both in the first segment or split.
+	case ${lines[0]} in
+	'{"input_ids":[101,5,6,102,7,8,9,102],"input_mask":[1,1,1,1,1,1,1,1],"segment_ids":[0,0,0,0,1,1,1,1]}') ;;
+	'{"input_ids":[101,5,6,7,8,9,102,0],"input_mask":[1,1,1,1,1,1,1,0],"segment_ids":[0,0,0,0,0,0,0,0]}') ;;
+	*) false ;;
+	esac
+	[ "${lines[1]}" = '{"input_ids":[101,10,11,12,13,14,15,102],"input_mask":[1,1,1,1,1,1,1,1],"segment_ids":[0,0,0,0,0,0,0,0]}' ]
+	[ "${lines[2]}" = '{"input_ids":[101,20,102,0,0,0,0,0],"input_mask":[1,1,1,0,0,0,0,0],"segment_ids":[0,0,0,0,0,0,0,0]}' ]
+}
+
+@test "pack-encdec: electra is seeded: default seed 0, other seeds differ" {
+	python3 -c '
+import json
+for i in range(3000):
+    print(json.dumps({"ids": [1 + (i * k) % 97 for k in range(1 + i % 9)] if i % 40 else {"int64_list": []}}))
+' | mk "$T/many.tfr"
+	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 "$T/many.tfr" >"$T/d.tfr"
+	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 -s 0 "$T/many.tfr" | cmp - "$T/d.tfr"
+	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 -s 0 "$T/many.tfr" | cmp - "$T/d.tfr"
+	run -1 bash -c 'pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 -s 5 "$1" | cmp -s - "$2"' _ "$T/many.tfr" "$T/d.tfr"
+}
+
+@test "pack-encdec: electra refuses a record without the feature" {
+	printf '%s\n' '{"other":[1]}' | mk "$T/x.tfr"
+	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 1 --sep-id 2 "$T/x.tfr"
+	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0: no int64 feature 'targets'" ]
+}
+
+@test "pack-encdec: -h says what the man page SYNOPSIS says" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	man=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../man/pack-encdec.1" | col -b |
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+	help=$(pack-encdec -h | sed 's/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+	[ "$man" = "$help" ]
+}
+
+docs_input() {
+	python3 -c '
+import json
+for i in range(300):
+    print(json.dumps({"targets": [2 + (i * k) % 5000 for k in range(1 + (i * 37) % 1500)] + [1]}))
+' | mk "$T/docs.tfr"
+	python3 -c '
+import json
+for i in range(300):
+    print(json.dumps({"inputs": [2 + (i + k) % 900 for k in range(1 + i % 500)],
+                      "targets": [2 + (i * k) % 700 for k in range(1 + i % 120)]}))
+' | mk "$T/train.tfr"
+}
+
+@test "pack-encdec: the man page examples run" {
+	docs_input
+	cd "$T"
+	pack-encdec -C encdec -l inputs=512,targets=128 train.tfr > packed.tfr
+	pack-encdec -C encdec --no-pack --bos-id 1 -l inputs=512,targets=128 train.tfr > padded.tfr
+	[ "$(tfr-cat -c padded.tfr)" = 300 ]
+	[ "$(tfr-cat -c packed.tfr)" -lt 300 ]
+	run -0 --separate-stderr pack-encdec -C lm -l targets=1024 --no-length-check --strategy best-fit --stats -o lm.tfr docs.tfr
+	[[ "${stderr_lines[0]}" == "pack-encdec: examples in 300, rows out "* ]]
+	run -0 --separate-stderr bash -c 'pack-encdec -C lm -l targets=64 --no-length-check docs.tfr | tfr-cat --flat -n 1'
+	[ "${#lines[@]}" = 1 ]
+	[[ "$output" == '{"decoder_input_tokens":[0,2,'* ]]
+	run -1 --separate-stderr pack-encdec -C lm -l targets=64 docs.tfr
+	[[ "$stderr" == *"record 2: Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
+}
+
+@test "pack-encdec: the man page's electra example" {
+	printf '%s\n' '{"targets":[5,6,7]}' '{"targets":[8,9]}' '{"targets":[10,11,12,13]}' \
+	    '{"targets":[]}' '{"targets":[14,15]}' | mk "$T/s.tfr"
+	pack-encdec -C electra --max-seq-length 12 --cls-id 101 --sep-id 102 "$T/s.tfr" >"$T/e.tfr"
+	run -0 js "$T/e.tfr"
+	[ "${lines[0]}" = '{"input_ids":[101,5,6,7,102,8,9,10,11,12,13,102],"input_mask":[1,1,1,1,1,1,1,1,1,1,1,1],"segment_ids":[0,0,0,0,0,1,1,1,1,1,1,1]}' ]
+	[ "${lines[1]}" = '{"input_ids":[101,14,15,102,0,0,0,0,0,0,0,0],"input_mask":[1,1,1,1,0,0,0,0,0,0,0,0],"segment_ids":[0,0,0,0,0,0,0,0,0,0,0,0]}' ]
+}
+
+@test "pack-encdec: the man page's Electra pipeline" {
+	command -v subword-encode >/dev/null || skip "subword-encode not built"
+	printf '%s\n' '[PAD]' '[UNK]' '[CLS]' '[SEP]' the cat sat on mat >"$T/vocab.txt"
+	printf '%s\n' 'the cat sat' 'on the mat' '' 'the mat' >"$T/corpus.txt"
+	cd "$T"
+	subword-encode -m wordpiece -v vocab.txt corpus.txt | pack-encdec -C electra --max-seq-length 8 --cls-id 2 --sep-id 3 | tfr-cat -R --split 2 -o 'pretrain-%05d.tfr'
+	[ -s pretrain-00000.tfr ]
+}
+
+@test "pack-encdec: --stats counts pass-through records; pad keeps records without the feature" {
+	printf '%s\n' '{"targets":[1,2]}' '{"other":[3]}' | mk "$T/in.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C passthrough "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[0]}" = "pack-encdec: examples in 2, rows out 2, packing efficiency 0.0000, tokens trimmed 0, zeros dropped 0" ]
+	pack-encdec -C pad -l targets=3 "$T/in.tfr" >"$T/pad.tfr"
+	run -0 js "$T/pad.tfr"
+	[ "${lines[0]}" = '{"targets":[1,2,0]}' ]
+	[ "${lines[1]}" = '{"other":[3]}' ]
+}

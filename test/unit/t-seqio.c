@@ -1,0 +1,907 @@
+/*
+ * Unit tests for lib/seqio: the helpers, every converter on seqio's
+ * worked examples, each quirk, the first-fit kernels, our strategies,
+ * property tests on random records, and Electra's example builder.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "seqio.h"
+#include "tap.h"
+
+/* Captured output rows. */
+#define MAXROWS	4096
+struct feat {
+	char	 name[64];
+	int64_t	*v;
+	size_t	 n;
+};
+struct rowcap {
+	size_t	 nf;
+	struct feat f[64];
+};
+static struct rowcap rows[MAXROWS];
+static size_t nrows;
+
+static void
+reset_rows(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < nrows; i++)
+		for (j = 0; j < rows[i].nf; j++)
+			free(rows[i].f[j].v);
+	nrows = 0;
+}
+
+static int
+capture(void *arg, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens)
+{
+	struct rowcap *r;
+	size_t i;
+
+	(void)arg;
+	if (nrows == MAXROWS)
+		return 0;
+	r = &rows[nrows++];
+	r->nf = n;
+	for (i = 0; i < n; i++) {
+		snprintf(r->f[i].name, sizeof r->f[i].name, "%s", names[i]);
+		r->f[i].n = lens[i];
+		r->f[i].v = malloc((lens[i] + 1) * sizeof(int64_t));
+		memcpy(r->f[i].v, vals[i], lens[i] * sizeof(int64_t));
+	}
+	return 0;
+}
+
+static const struct feat *
+get(size_t row, const char *name)
+{
+	size_t i;
+
+	if (row >= nrows)
+		return NULL;
+	for (i = 0; i < rows[row].nf; i++)
+		if (strcmp(rows[row].f[i].name, name) == 0)
+			return &rows[row].f[i];
+	return NULL;
+}
+
+/* Does row 'row' hold feature 'name' equal to the -1-terminated list? */
+static int
+is(size_t row, const char *name, const int64_t *want)
+{
+	const struct feat *f = get(row, name);
+	size_t n = 0, i;
+
+	while (want[n] != -1)
+		n++;
+	if (f == NULL || f->n != n) {
+		printf("#   %s: %s\n", name, f ? "wrong length" : "missing");
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (f->v[i] != want[i]) {
+			printf("#   %s[%zu] = %lld, want %lld\n", name, i,
+			    (long long)f->v[i], (long long)want[i]);
+			return 0;
+		}
+	return 1;
+}
+
+#define L(...) ((const int64_t[]){ __VA_ARGS__, -1 })
+
+/* A record: up to 4 features given as -1-terminated lists (NULL = absent). */
+struct rec {
+	const int64_t *v[6];
+};
+
+static struct sq_conv *
+make(struct sq_config *cfg)
+{
+	struct sq_conv *c, *e = NULL;
+
+	cfg->emit = capture;
+	c = sq_new(cfg, &e);
+	if (c == NULL) {
+		printf("#   sq_new: %s\n", sq_strerror(e));
+		sq_free(e);
+	}
+	return c;
+}
+
+/* Push records given as -1-terminated lists in input-name order. */
+static int
+push(struct sq_conv *c, const struct rec *r)
+{
+	struct sq_feat f[8];
+	size_t i, n;
+
+	memset(f, 0, sizeof f);
+	for (i = 0; i < sq_ninputs(c) && i < 6; i++) {
+		if (r->v[i] == NULL) {
+			f[i].type = SQ_ABSENT;
+			continue;
+		}
+		for (n = 0; r->v[i][n] != -1; n++)
+			;
+		f[i].type = SQ_INT;
+		f[i].v = r->v[i];
+		f[i].n = n;
+	}
+	return sq_push(c, f);
+}
+
+static void
+cfg_lengths(struct sq_config *cfg, enum sq_kind k, const char *a, long la,
+    const char *b, long lb, const char *s, long ls)
+{
+	sq_config_init(cfg);
+	cfg->kind = k;
+	if (a) {
+		cfg->len_name[cfg->nlen] = a;
+		cfg->len_val[cfg->nlen++] = la;
+	}
+	if (b) {
+		cfg->len_name[cfg->nlen] = b;
+		cfg->len_val[cfg->nlen++] = lb;
+	}
+	if (s) {
+		cfg->len_name[cfg->nlen] = s;
+		cfg->len_val[cfg->nlen++] = ls;
+	}
+}
+
+static void
+test_helpers(void)
+{
+	int64_t out[16];
+	const char *msg = NULL;
+	char m[256];
+	const char *e[] = { "inputs", "targets" }, *a[] = { "targets", "x" };
+
+	sq_autoregressive(L(3, 8, 1, 9, 1, 5, 4, 1, 0, 0), 10, 1,
+	    L(1, 1, 1, 2, 2, 3, 3, 3, 0, 0), 0, out, &msg);
+	TEST(memcmp(out, L(0, 3, 8, 0, 9, 0, 5, 4, 0, 0), 10 * 8) == 0,
+	    "segment-aware shift of the docstring");
+	sq_autoregressive(L(3, 9, 1, 4, 1, 0, 0), 7, 1, L(1, 1, 1, 2, 2, 0, 0),
+	    10, out, &msg);
+	TEST(memcmp(out, L(10, 3, 9, 10, 4, 10, 0), 7 * 8) == 0,
+	    "bos 10 lands at each segment start and at the first padding slot");
+	TEST(sq_autoregressive(L(1, 2, 3, 4), 2, 2, L(1, 2), 0, out, &msg) == -1 &&
+	    strstr(msg, "Only 1-D sequences") != NULL, "packed 2-D is refused");
+	sq_shift_right(L(1, 2, 3, 4), 2, 2, 7, out);
+	TEST(out[0] == 7 && out[1] == 7 && out[2] == 1 && out[3] == 2,
+	    "unpacked 2-D shifts whole rows");
+	TEST(sq_exact_match(e, 2, a, 2, "TASK_FEATURES", "task_feature_lengths",
+	    m, sizeof m) == -1 && strcmp(m, "The task_feature_lengths contains "
+	    "extra features not specified in the TASK_FEATURES: {'x'}") == 0,
+	    "extra features are reported first");
+	TEST(sq_exact_match(e, 2, e + 1, 1, "E", "A", m, sizeof m) == -1 &&
+	    strcmp(m, "The A is missing features specified in the E: {'inputs'}") == 0,
+	    "missing features");
+	TEST(sq_check_length("x", 5, 4, 0, "initial", m, sizeof m) == -1 &&
+	    strstr(m, "not less than or equal to the expected length of 4 during "
+	    "initial validation") != NULL, "non-strict length check");
+	TEST(sq_check_length("x", 4, 4, 1, "l", m, sizeof m) == 0 &&
+	    sq_check_length("x", 3, 4, 1, "l", m, sizeof m) == -1,
+	    "strict length check");
+	TEST(sq_check_feature("x", SQ_INT, NULL, L(1LL << 31), 1, "l", m,
+	    sizeof m) == -1 && strstr(m, "Got int64, expected int32") != NULL,
+	    "values outside int32 are a type error");
+}
+
+static void
+test_docstrings(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+
+	/* trim_and_pack_dataset */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PACK, "inputs", 10, "targets", 10, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(8, 7, 1, 0), L(4, 1, 0) } });
+	push(c, &(struct rec){ { L(2, 3, 4, 1), L(5, 6, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "inputs", L(8, 7, 1, 2, 3, 4, 1, 0, 0, 0)) &&
+	    is(0, "inputs_segment_ids", L(1, 1, 1, 2, 2, 2, 2, 0, 0, 0)) &&
+	    is(0, "inputs_positions", L(0, 1, 2, 0, 1, 2, 3, 0, 0, 0)) &&
+	    is(0, "targets", L(4, 1, 5, 6, 1, 0, 0, 0, 0, 0)) &&
+	    is(0, "targets_segment_ids", L(1, 1, 2, 2, 2, 0, 0, 0, 0, 0)) &&
+	    is(0, "targets_positions", L(0, 1, 0, 1, 2, 0, 0, 0, 0, 0)),
+	    "trim_and_pack docstring");
+	sq_free(c);
+
+	/* EncDec */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 10, "targets", 7, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(7, 8, 5, 1), L(3, 9, 1) } });
+	push(c, &(struct rec){ { L(8, 4, 9, 3, 1), L(4, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && rows[0].nf == 8 &&
+	    is(0, "encoder_input_tokens", L(7, 8, 5, 1, 8, 4, 9, 3, 1, 0)) &&
+	    is(0, "encoder_segment_ids", L(1, 1, 1, 1, 2, 2, 2, 2, 2, 0)) &&
+	    is(0, "encoder_positions", L(0, 1, 2, 3, 0, 1, 2, 3, 4, 0)) &&
+	    is(0, "decoder_target_tokens", L(3, 9, 1, 4, 1, 0, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 3, 9, 0, 4, 0, 0)) &&
+	    is(0, "decoder_loss_weights", L(1, 1, 1, 1, 1, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 1, 1, 2, 2, 0, 0)) &&
+	    is(0, "decoder_positions", L(0, 1, 2, 0, 1, 0, 0)),
+	    "EncDec docstring");
+	sq_free(c);
+
+	/* PrefixLM example 1 */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 7, "targets", 8, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(7, 8, 5, 1), L(3, 9, 1) } });
+	push(c, &(struct rec){ { L(8, 4, 9, 3, 1), L(4, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && rows[0].nf == 6 &&
+	    is(0, "decoder_target_tokens", L(7, 8, 5, 1, 3, 9, 1, 8, 4, 9, 3, 1, 4, 1, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 7, 8, 5, 1, 3, 9, 0, 8, 4, 9, 3, 1, 4, 0)) &&
+	    is(0, "decoder_loss_weights", L(0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 0)) &&
+	    is(0, "decoder_causal_attention", L(1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 0)) &&
+	    is(0, "decoder_positions", L(0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0)),
+	    "PrefixLM docstring example 1");
+	sq_free(c);
+
+	/* PrefixLM example 2, unpacked */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 10, "targets", 4, NULL, 0);
+	cfg.pack = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(9, 4, 6, 1), L(3, 9, 1) } });
+	TEST(nrows == 1 && rows[0].nf == 4 &&
+	    is(0, "decoder_target_tokens", L(9, 4, 6, 1, 3, 9, 1, 0, 0, 0, 0, 0, 0, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 9, 4, 6, 1, 3, 9, 1, 0, 0, 0, 0, 0, 0)) &&
+	    is(0, "decoder_loss_weights", L(0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0)) &&
+	    is(0, "decoder_causal_attention", L(1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+	    "PrefixLM docstring example 2 (unpacked: the EOS moves into padding)");
+	sq_free(c);
+
+	/* Encoder */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCODER, "inputs", 11, "targets", 11, NULL, 0);
+	cfg.has_mask_id = 1;
+	cfg.mask_id = 9;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(8, 9, 9, 3, 4, 1), L(8, 7, 4, 3, 4, 1) } });
+	push(c, &(struct rec){ { L(8, 3, 9, 1), L(8, 3, 6, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && rows[0].nf == 5 &&
+	    is(0, "encoder_input_tokens", L(8, 9, 9, 3, 4, 1, 8, 3, 9, 1, 0)) &&
+	    is(0, "encoder_target_tokens", L(8, 7, 4, 3, 4, 1, 8, 3, 6, 1, 0)) &&
+	    is(0, "encoder_loss_weights", L(0, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0)) &&
+	    is(0, "encoder_segment_ids", L(1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 0)) &&
+	    is(0, "encoder_positions", L(0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 0)),
+	    "Encoder docstring");
+	sq_free(c);
+
+	/* LM */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_DECODER, "targets", 6, NULL, 0, NULL, 0);
+	c = make(&cfg);
+	TEST(sq_resolved(c) == SQ_LM, "decoder without inputs is LM");
+	push(c, &(struct rec){ { L(3, 9, 1) } });
+	push(c, &(struct rec){ { L(4, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "decoder_target_tokens", L(3, 9, 1, 4, 1, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 3, 9, 0, 4, 0)) &&
+	    is(0, "decoder_loss_weights", L(1, 1, 1, 1, 1, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 1, 1, 2, 2, 0)) &&
+	    is(0, "decoder_positions", L(0, 1, 2, 0, 1, 0)), "LM docstring");
+	sq_free(c);
+}
+
+static void
+test_config_errors(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c, *e;
+
+	cfg_lengths(&cfg, SQ_PREFIXSUFFIXLM, "inputs", 7, "targets", 8, NULL, 0);
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && e != NULL && sq_errkind(e) == SQ_ECONFIG &&
+	    strcmp(sq_strerror(e), "The task_feature_lengths is missing features "
+	    "specified in the TASK_FEATURES: {'suffixes'}") == 0,
+	    "PrefixSuffixLM without suffixes fails validation 1");
+	sq_free(e);
+
+	cfg_lengths(&cfg, SQ_PREPACKED_ENCDEC, "inputs", 7, "targets", 8, NULL, 0);
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && strstr(sq_strerror(e), "'pack=True' is not allowed") != NULL,
+	    "PrePackedEncDec refuses the default pack=True");
+	sq_free(e);
+
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 7, "targets", 8, "p", 3);
+	cfg.pass_name[cfg.npass++] = "p";
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && strcmp(sq_strerror(e),
+	    "Packing is incompatible with pass-through features.") == 0,
+	    "pass-through needs --no-pack");
+	sq_free(e);
+
+	cfg.kind = SQ_LM;
+	cfg.pack = 0;
+	cfg.nlen = 0;
+	cfg.len_name[cfg.nlen] = "targets";
+	cfg.len_val[cfg.nlen++] = 4;
+	cfg.len_name[cfg.nlen] = "p";
+	cfg.len_val[cfg.nlen++] = 4;
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && strcmp(sq_strerror(e), "The model_feature_lengths is "
+	    "missing features specified in the model_feature_names: {'p'}") == 0,
+	    "LM rejects pass-through in validation 3");
+	sq_free(e);
+
+	cfg.kind = SQ_DECODER;
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && strstr(sq_strerror(e), "contains extra features not "
+	    "specified in the TASK_FEATURES: {'p'}") != NULL,
+	    "Decoder routed to LM rejects pass-through in validation 1");
+	sq_free(e);
+
+	cfg_lengths(&cfg, SQ_ENCODER, "inputs", 7, "targets", 7, NULL, 0);
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && e != NULL, "Encoder needs a mask id");
+	sq_free(e);
+
+	/* Found by fuzzing: long names in pack mode overran the name pool. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PACK, "a_rather_long_feature_name_for_the_pool", 3,
+	    "inputs_segment_ids", 2, NULL, 0);
+	c = make(&cfg);
+	TEST(c != NULL && push(c, &(struct rec){ { L(4, 1), L(5) } }) == 0 &&
+	    sq_finish(c) == 0 && nrows == 1 &&
+	    is(0, "inputs_segment_ids_segment_ids", L(1, 0)) &&
+	    is(0, "a_rather_long_feature_name_for_the_pool_positions", L(0, 1, 0)),
+	    "pack mode with long feature names");
+	sq_free(c);
+
+	/* Found by fuzzing: pass-through names in pack mode sized outputs from a missing length. */
+	cfg_lengths(&cfg, SQ_PACK, "inputs", 7, NULL, 0, NULL, 0);
+	cfg.pass_name[cfg.npass++] = "p";
+	c = sq_new(&cfg, &e);
+	TEST(c == NULL && e != NULL && strstr(sq_strerror(e), "not pack") != NULL,
+	    "pass-through features are refused by pack, pad and the pre-packed LMs");
+	sq_free(e);
+}
+
+static void
+test_quirks(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	int rv;
+
+	/* Q1 and Q3: an interior 0 costs the EOS and gets segment id 0. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_LM, "targets", 6, NULL, 0, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(3, 0, 5, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "decoder_target_tokens", L(3, 0, 5, 0, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 0, 1, 0, 0, 0)) &&
+	    is(0, "decoder_positions", L(0, 1, 2, 0, 0, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 0, 0, 0, 0, 0)),
+	    "Q1/Q3: [3,0,5,1] keeps 3 values; bos on the 0 and after it");
+	sq_free(c);
+
+	reset_rows();
+	cfg.bos_id = 7;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(3, 0, 5, 1) } });
+	sq_finish(c);
+	TEST(is(0, "decoder_input_tokens", L(7, 7, 7, 7, 0, 0)),
+	    "Q3 with bos 7: bos on the kept 0, the token after it, and the first pad");
+	sq_free(c);
+
+	/* Q2: windows of max(length) records. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_LM, "targets", 4, NULL, 0, NULL, 0);
+	c = make(&cfg);
+	for (rv = 0; rv < 6; rv++)
+		push(c, &(struct rec){ { L(5) } });
+	sq_finish(c);
+	TEST(nrows == 2 && is(0, "decoder_target_tokens", L(5, 5, 5, 5)) &&
+	    is(1, "decoder_target_tokens", L(5, 5, 0, 0)),
+	    "Q2: a window of 4 records closes the row");
+	sq_free(c);
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_LM, "targets", 5, NULL, 0, NULL, 0);
+	c = make(&cfg);
+	for (rv = 0; rv < 6; rv++)
+		push(c, &(struct rec){ { L(5, 1) } });
+	sq_finish(c);
+	TEST(nrows == 4 && is(2, "decoder_target_tokens", L(5, 1, 0, 0, 0)) &&
+	    is(3, "decoder_target_tokens", L(5, 1, 0, 0, 0)),
+	    "Q2: the open row is flushed at the window end, though the next record fits");
+	sq_free(c);
+
+	/* Q4: per-key renumbering. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 6, "targets", 6, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(4, 1), L(-1) } });
+	push(c, &(struct rec){ { L(5, 1), L(6, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "encoder_segment_ids", L(1, 1, 2, 2, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 1, 0, 0, 0, 0)),
+	    "Q4: an empty targets shifts the decoder numbering");
+	sq_free(c);
+
+	/* Q5: an all-empty window gives one zero row. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_LM, "targets", 3, NULL, 0, NULL, 0);
+	cfg.bos_id = 9;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(-1) } });
+	push(c, &(struct rec){ { L(0, 0) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "decoder_target_tokens", L(0, 0, 0)) &&
+	    is(0, "decoder_input_tokens", L(9, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(0, 0, 0)), "Q5: all-empty window");
+	sq_free(c);
+
+	/* Q6: unpacked LM honours an input targets_segment_ids. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_LM, "targets", 4, NULL, 0, NULL, 0);
+	cfg.pack = 0;
+	c = make(&cfg);
+	TEST(sq_ninputs(c) == 2 && strcmp(sq_input_name(c, 1), "targets_segment_ids") == 0,
+	    "Q6: unpacked LM looks up targets_segment_ids");
+	push(c, &(struct rec){ { L(3, 4, 5, 6), L(1, 1, 2, 2) } });
+	push(c, &(struct rec){ { L(3, 4, 5, 6), NULL } });
+	TEST(nrows == 2 && is(0, "decoder_input_tokens", L(0, 3, 0, 5)) &&
+	    is(1, "decoder_input_tokens", L(0, 3, 4, 5)) && rows[0].nf == 3,
+	    "Q6: the record's segment ids steer the shift");
+	sq_free(c);
+
+	/* Q7 and Q8: PrefixLM. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 3, "targets", 3, NULL, 0);
+	cfg.pack = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(5, 0, 1), L(7, 1) } });
+	TEST(is(0, "decoder_loss_weights", L(0, 1, 0, 1, 1, 0)),
+	    "Q7: an input token 0 gets loss weight 1");
+	sq_free(c);
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 4, "targets", 4, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(5, 1), L(-1) } });
+	push(c, &(struct rec){ { L(6, 1), L(8, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 &&
+	    is(0, "decoder_target_tokens", L(5, 1, 6, 1, 8, 1, 0, 0)) &&
+	    is(0, "decoder_causal_attention", L(1, 1, 1, 1, 1, 0, 1, 0)) &&
+	    is(0, "decoder_loss_weights", L(0, 0, 0, 0, 1, 1, 1, 0)),
+	    "Q8: empty targets shift the width features one slot right");
+	sq_free(c);
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 4, "targets", 4, NULL, 0);
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(-1), L(-1) } });
+	push(c, &(struct rec){ { L(6, 1), L(8, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "decoder_target_tokens", L(6, 1, 8, 1, 0, 0, 0, 0)) &&
+	    is(0, "decoder_causal_attention", L(1, 1, 1, 0, 1, 0, 0, 0)),
+	    "Q8: empty inputs and targets add a width slot only");
+	sq_free(c);
+
+	/* Q9 and Q10: Encoder. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCODER, "inputs", 4, "targets", 4, NULL, 0);
+	cfg.has_mask_id = 1;
+	cfg.mask_id = 0;
+	cfg.pack = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(3, 1), L(3, 1) } });
+	TEST(is(0, "encoder_loss_weights", L(0, 0, 1, 1)),
+	    "Q9: mask id 0 weights padding");
+	sq_free(c);
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCODER, "inputs", 4, "targets", 3, NULL, 0);
+	cfg.has_mask_id = 1;
+	cfg.mask_id = 9;
+	c = make(&cfg);
+	rv = push(c, &(struct rec){ { L(3, 1), L(3, 1) } });
+	if (rv == 0)
+		rv = sq_finish(c);
+	TEST(rv == -1 && sq_errkind(c) == SQ_EDATA && strcmp(sq_strerror(c),
+	    "Feature 'encoder_target_tokens' has length not equal to the expected "
+	    "length of 4 during output_validation validation") == 0,
+	    "Q10: Lt != Li fails output validation");
+	sq_free(c);
+
+	reset_rows();
+	cfg.length_check = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(3, 1), L(3, 1) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "encoder_target_tokens", L(3, 1, 0)),
+	    "Q10: without the length check targets keep Lt");
+	sq_free(c);
+}
+
+static void
+test_data_errors(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_feat f[3];
+
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 4, "targets", 4, NULL, 0);
+	c = make(&cfg);
+	memset(f, 0, sizeof f);
+	f[0].type = SQ_INT;
+	f[1].type = SQ_ABSENT;
+	TEST(sq_push(c, f) == -1 && strcmp(sq_strerror(c), "Dataset is missing "
+	    "an expected feature during input_validation validation: 'targets'") == 0,
+	    "a missing feature");
+	sq_free(c);
+	c = make(&cfg);
+	f[1].type = SQ_OTHER;
+	f[1].tname = "string";
+	TEST(sq_push(c, f) == -1 && strstr(sq_strerror(c), "Got string, expected int32"),
+	    "a feature of another type");
+	sq_free(c);
+
+	/* Without the length check, over-long features are trimmed. */
+	reset_rows();
+	cfg.length_check = 0;
+	cfg.pack = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(1, 2, 3, 4, 5, 6), L(7, 8, 9, 10, 11) } });
+	TEST(nrows == 1 && is(0, "encoder_input_tokens", L(1, 2, 3, 4)) &&
+	    is(0, "decoder_input_tokens", L(0, 7, 8, 9)), "trimmed without the check");
+	{
+		struct sq_stats st;
+
+		sq_get_stats(c, &st);
+		TEST_INT(st.trimmed, ==, 3, "trimmed tokens are counted");
+	}
+	sq_free(c);
+}
+
+static void
+test_first_fit_kernel(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 5, "targets", 5, NULL, 0);
+	cfg.custom_ops = 1;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(1, 2, 3), L(4, 5) } });
+	push(c, &(struct rec){ { L(6, 7, 8), L(9) } });
+	push(c, &(struct rec){ { L(10, 11), L(-1) } });
+	push(c, &(struct rec){ { L(12), L(13, 14) } });
+	sq_finish(c);
+	TEST(nrows == 2 &&
+	    is(0, "encoder_input_tokens", L(1, 2, 3, 10, 11)) &&
+	    is(0, "encoder_segment_ids", L(1, 1, 1, 2, 2)) &&
+	    is(0, "decoder_target_tokens", L(4, 5, 0, 0, 0)) &&
+	    is(0, "decoder_segment_ids", L(1, 1, 0, 0, 0)) &&
+	    is(1, "encoder_input_tokens", L(6, 7, 8, 12, 0)) &&
+	    is(1, "encoder_segment_ids", L(1, 1, 1, 2, 0)) &&
+	    is(1, "decoder_target_tokens", L(9, 13, 14, 0, 0)) &&
+	    is(1, "decoder_segment_ids", L(1, 2, 2, 0, 0)),
+	    "first-fit kernel: a later record lands in an earlier bin");
+	sq_free(c);
+
+	/* An empty feature consumes a segment index in every key. */
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 6, "targets", 6, NULL, 0);
+	cfg.custom_ops = 1;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(1, 2), L(-1) } });
+	push(c, &(struct rec){ { L(3), L(4, 0, 5) } });
+	sq_finish(c);
+	TEST(nrows == 1 && is(0, "decoder_segment_ids", L(2, 2, 0, 0, 0, 0)) &&
+	    is(0, "decoder_target_tokens", L(4, 0, 0, 0, 0, 0)) &&
+	    is(0, "decoder_input_tokens", L(0, 4, 0, 0, 0, 0)) &&
+	    is(0, "encoder_segment_ids", L(1, 1, 2, 0, 0, 0)),
+	    "first-fit kernel: ids skip a number, non-zero counting still applies");
+	sq_free(c);
+}
+
+/* Property tests: random records through every packing path. */
+static int
+check_row_props(size_t row, const char *tok, const char *seg, const char *pos,
+    int64_t bos, const char *din)
+{
+	const struct feat *t = get(row, tok), *s = get(row, seg), *p = get(row, pos);
+	const struct feat *d = din ? get(row, din) : NULL;
+	size_t i;
+
+	if (!t || !s || !p)
+		return 0;
+	for (i = 0; i < t->n; i++) {
+		if (t->v[i] == 0 && s->v[i] != 0)
+			return 0;
+		if (i > 0 && s->v[i] != 0 && s->v[i] == s->v[i - 1] &&
+		    p->v[i] != p->v[i - 1] + 1)
+			return 0;	/* positions count up inside a segment */
+		if (i > 0 && s->v[i] != 0 && s->v[i] != s->v[i - 1] && p->v[i] != 0 &&
+		    s->v[i - 1] != 0)
+			return 0;	/* a new segment starts at position 0 */
+		if (s->v[i] == 0 && t->v[i] != 0)
+			return 0;
+		if (d && i > 0 && s->v[i] != s->v[i - 1] && d->v[i] != bos)
+			return 0;	/* bos at every segment start */
+		if (d && i > 0 && s->v[i] == s->v[i - 1] && d->v[i] != t->v[i - 1])
+			return 0;
+	}
+	if (d && d->v[0] != bos)
+		return 0;
+	return 1;
+}
+
+static void
+test_properties(void)
+{
+	static const char *const sname[] = { "seqio", "custom", "first-fit", "best-fit" };
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_stats st;
+	struct rng r;
+	int64_t *recs[400][2];
+	size_t lens[400][2];
+	uint64_t in_sum[2], out_sum[2], in_cnt[2], out_cnt[2];
+	size_t i, j, k, row;
+	int strat, ok, okseg;
+
+	rng_seed(&r, 7);
+	for (i = 0; i < 400; i++)
+		for (k = 0; k < 2; k++) {
+			lens[i][k] = (size_t)rng_below(&r, k ? 12 : 20);
+			recs[i][k] = malloc((lens[i][k] + 1) * sizeof(int64_t));
+			for (j = 0; j < lens[i][k]; j++)
+				recs[i][k][j] = 1 + (int64_t)rng_below(&r, 1000);
+			recs[i][k][lens[i][k]] = -1;
+		}
+	for (strat = 0; strat < 4; strat++) {
+		reset_rows();
+		cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 24, "targets", 16, NULL, 0);
+		cfg.bos_id = 3;
+		cfg.custom_ops = strat == 1;
+		cfg.strategy = strat == 2 ? SQ_FIRST_FIT : strat == 3 ? SQ_BEST_FIT : SQ_SEQIO;
+		cfg.window = 8;
+		c = make(&cfg);
+		memset(in_sum, 0, sizeof in_sum);
+		memset(in_cnt, 0, sizeof in_cnt);
+		for (i = 0; i < 400; i++) {
+			push(c, &(struct rec){ { recs[i][0], recs[i][1] } });
+			for (k = 0; k < 2; k++)
+				for (j = 0; j < lens[i][k]; j++) {
+					in_sum[k] += (uint64_t)recs[i][k][j];
+					in_cnt[k]++;
+				}
+		}
+		sq_finish(c);
+		memset(out_sum, 0, sizeof out_sum);
+		memset(out_cnt, 0, sizeof out_cnt);
+		ok = okseg = 1;
+		for (row = 0; row < nrows; row++) {
+			const struct feat *e = get(row, "encoder_input_tokens");
+			const struct feat *d = get(row, "decoder_target_tokens");
+
+			for (j = 0; j < e->n; j++) {
+				out_sum[0] += (uint64_t)e->v[j];
+				out_cnt[0] += e->v[j] != 0;
+			}
+			for (j = 0; j < d->n; j++) {
+				out_sum[1] += (uint64_t)d->v[j];
+				out_cnt[1] += d->v[j] != 0;
+			}
+			if (!check_row_props(row, "encoder_input_tokens",
+			    "encoder_segment_ids", "encoder_positions", 3, NULL) ||
+			    !check_row_props(row, "decoder_target_tokens",
+			    "decoder_segment_ids", "decoder_positions", 3,
+			    "decoder_input_tokens"))
+				okseg = 0;
+		}
+		ok = in_sum[0] == out_sum[0] && in_sum[1] == out_sum[1] &&
+		    in_cnt[0] == out_cnt[0] && in_cnt[1] == out_cnt[1];
+		TEST(ok, "%s: no token lost or duplicated", sname[strat]);
+		TEST(okseg, "%s: segment ids, positions and bos consistent", sname[strat]);
+		sq_get_stats(c, &st);
+		TEST(st.rows == nrows && sq_efficiency(&st) > 0 && sq_efficiency(&st) <= 1,
+		    "%s: efficiency %.3f over %zu rows", sname[strat],
+		    sq_efficiency(&st), nrows);
+		sq_free(c);
+	}
+	for (i = 0; i < 400; i++)
+		for (k = 0; k < 2; k++)
+			free(recs[i][k]);
+}
+
+static void
+test_strategies_denser(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_stats st;
+	struct rng r;
+	int64_t rec[40];
+	double eff[3];
+	size_t i, j, n;
+	int s;
+
+	for (s = 0; s < 3; s++) {
+		cfg_lengths(&cfg, SQ_LM, "targets", 64, NULL, 0, NULL, 0);
+		cfg.strategy = s == 0 ? SQ_SEQIO : s == 1 ? SQ_FIRST_FIT : SQ_BEST_FIT;
+		cfg.window = 32;
+		cfg.emit = NULL;
+		c = sq_new(&cfg, NULL);
+		rng_seed(&r, 11);
+		for (i = 0; i < 5000; i++) {
+			struct sq_feat f = { SQ_INT, rec, 0, NULL };
+
+			n = 1 + (size_t)rng_below(&r, 39);
+			for (j = 0; j < n; j++)
+				rec[j] = 5;
+			f.n = n;
+			sq_push(c, &f);
+		}
+		sq_finish(c);
+		sq_get_stats(c, &st);
+		eff[s] = sq_efficiency(&st);
+		sq_free(c);
+	}
+	TEST(eff[1] > eff[0] && eff[2] >= eff[1] && eff[2] > 0.97,
+	    "efficiency: seqio %.3f < first-fit %.3f <= best-fit %.3f",
+	    eff[0], eff[1], eff[2]);
+}
+
+/* Electra. */
+static void
+test_electra_layout(void)
+{
+	struct sq_electra *e;
+
+	reset_rows();
+	e = sq_electra_new(8, 101, 102, 1, capture, NULL);
+	sq_electra_push(e, L(5, 6), 2);
+	sq_electra_push(e, NULL, 0);		/* document end */
+	sq_electra_push(e, NULL, 0);		/* a second blank: nothing */
+	TEST(nrows == 1 && is(0, "input_ids", L(101, 5, 6, 102, 0, 0, 0, 0)) &&
+	    is(0, "input_mask", L(1, 1, 1, 1, 0, 0, 0, 0)) &&
+	    is(0, "segment_ids", L(0, 0, 0, 0, 0, 0, 0, 0)),
+	    "electra: one sentence then a blank");
+	sq_electra_push(e, L(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 10);
+	TEST(nrows == 2 && is(1, "input_ids", L(101, 1, 2, 3, 4, 5, 6, 102)) &&
+	    is(1, "input_mask", L(1, 1, 1, 1, 1, 1, 1, 1)),
+	    "electra: a long sentence fills the first segment, cut to max-2");
+	sq_electra_push(e, L(7, 7, 7), 3);
+	sq_electra_flush(e);
+	TEST(nrows == 3 && is(2, "input_ids", L(101, 7, 7, 7, 102, 0, 0, 0)),
+	    "electra: the partial example at the end is written");
+	TEST(sq_electra_flush(e) == 0 && nrows == 3, "electra: flushing twice adds nothing");
+	sq_electra_free(e);
+}
+
+static void
+test_electra_probabilities(void)
+{
+	struct sq_electra *e;
+	int64_t s3[3] = { 4, 4, 4 };
+	size_t i, j, single = 0, full = 0, two = 0, first30 = 0, short_ = 0;
+	const struct feat *seg, *mask;
+	size_t nm, n0;
+
+	reset_rows();
+	e = sq_electra_new(64, 1, 2, 12345, capture, NULL);
+	for (i = 0; i < 80000 && nrows < MAXROWS; i++)
+		sq_electra_push(e, s3, 3);
+	sq_electra_free(e);
+	for (i = 0; i < nrows; i++) {
+		seg = get(i, "segment_ids");
+		mask = get(i, "input_mask");
+		for (j = nm = n0 = 0; j < 64; j++) {
+			nm += mask->v[j] != 0;
+			n0 += mask->v[j] != 0 && seg->v[j] == 0;
+		}
+		if (nm < 60)
+			short_++;
+		else
+			full++;
+		if (nm == n0)
+			single++;
+		else if (nm >= 60) {
+			two++;
+			first30 += n0 == 32;	/* [CLS] + 30 + [SEP] */
+		}
+	}
+	TEST(nrows > 3000, "electra: %zu examples", nrows);
+	TEST((double)single / nrows > 0.085 && (double)single / nrows < 0.115,
+	    "electra: one segment only in %.3f of examples (0.1)",
+	    (double)single / nrows);
+	TEST((double)short_ / nrows > 0.035 && (double)short_ / nrows < 0.065,
+	    "electra: random-length examples %.3f (0.05 less what lands near max)",
+	    (double)short_ / nrows);
+	TEST((double)first30 / two > 0.45 && (double)first30 / two < 0.55,
+	    "electra: the coin puts the straddling sentence first in %.3f (0.5)",
+	    (double)first30 / two);
+}
+
+static void
+test_electra_seed(void)
+{
+	struct sq_electra *a, *b;
+	int64_t s[5] = { 3, 4, 5, 6, 7 };
+	size_t i, half, same = 1, j;
+
+	reset_rows();
+	a = sq_electra_new(16, 1, 2, 99, capture, NULL);
+	for (i = 0; i < 2000; i++)
+		sq_electra_push(a, s, 1 + i % 5);
+	sq_electra_flush(a);
+	half = nrows;
+	b = sq_electra_new(16, 1, 2, 99, capture, NULL);
+	for (i = 0; i < 2000; i++)
+		sq_electra_push(b, s, 1 + i % 5);
+	sq_electra_flush(b);
+	TEST(nrows == 2 * half, "electra: the same seed gives the same count");
+	for (i = 0; i < half && same; i++)
+		for (j = 0; j < 16; j++)
+			if (rows[i].f[0].v[j] != rows[half + i].f[0].v[j] ||
+			    rows[i].f[2].v[j] != rows[half + i].f[2].v[j])
+				same = 0;
+	TEST(same, "electra: the same seed gives the same examples");
+	sq_electra_free(a);
+	sq_electra_free(b);
+	TEST(sq_electra_new(4, 1, 2, 0, NULL, NULL) == NULL, "electra: max length below 5 refused");
+}
+
+static void
+test_rng(void)
+{
+	struct rng r;
+	uint64_t a, counts[5] = { 0 };
+	int i;
+
+	rng_seed(&r, 0);
+	a = rng_next(&r);
+	rng_seed(&r, 0);
+	TEST(rng_next(&r) == a, "rng: seeding is deterministic");
+	for (i = 0; i < 50000; i++)
+		counts[rng_range(&r, 5, 9) - 5]++;
+	for (i = 0; i < 5; i++)
+		TEST(counts[i] > 9500 && counts[i] < 10500, "rng: range bucket %d: %llu",
+		    i, (unsigned long long)counts[i]);
+	TEST(rng_double(&r) < 1.0 && rng_below(&r, 0) == 0, "rng: bounds");
+}
+
+int
+main(void)
+{
+	test_helpers();
+	test_docstrings();
+	test_config_errors();
+	test_quirks();
+	test_data_errors();
+	test_first_fit_kernel();
+	test_properties();
+	test_strategies_denser();
+	test_electra_layout();
+	test_electra_probabilities();
+	test_electra_seed();
+	test_rng();
+	reset_rows();
+	return tap_done();
+}
