@@ -4,13 +4,18 @@
  * and build_to_target_size.
  *
  * One iteration counts every substring of every escaped token that
- * starts at a boundary of its current segmentation.  The substrings are
- * the nodes of a byte trie: a node's count is the substring's count, its
- * ancestors are its prefixes (so accepting a subtoken and lowering its
- * prefixes' counts is a walk up the parents), and a node remembers
- * where it first occurred, which gives its bytes back for sorting.  The
- * first iteration's counts do not depend on min_count, so a bisection
- * computes them once and copies them for every probe.
+ * starts at a boundary of its current segmentation.  The suffixes of
+ * all escaped tokens are sorted once; an iteration walks them in order,
+ * skipping those that do not start a segment, and builds the trie of
+ * the substrings in preorder with no hashing (a suffix shares the path
+ * of the one before it up to their common prefix).  A node is a code
+ * point: its count is the substring's count, its ancestors are its
+ * prefixes, and it remembers where it first occurred, which gives its
+ * bytes back for sorting.  Selection is one pass over the nodes in
+ * reverse preorder (see select_list()).  The first iteration's trie
+ * does not depend on min_count, so a bisection builds it once.
+ * Greedy segmentation paints, over the same sorted suffixes, the range
+ * of every entry of the current list, shortest first.
  */
 #include <errno.h>
 #include <stdio.h>

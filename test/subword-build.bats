@@ -177,8 +177,5 @@ print(max(len(e) for e in es))' "$T/v"
 }
 
 @test "subword-build: --help is the man page SYNOPSIS" {
-	command -v mandoc >/dev/null || skip "no mandoc"
-	run -0 diff <(subword-build --help | sed 's/^usage: //; s/^ *//') \
-		<(MANWIDTH=80 mandoc -Tutf8 "$BATS_TEST_DIRNAME/../man/subword-build.1" | col -bx |
-		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | sed '/^$/d; s/^ *//')
+	help_is_synopsis subword-build
 }

@@ -214,10 +214,7 @@ print(n)' "$T/rec"
 }
 
 @test "subword-encode: --help is the man page SYNOPSIS" {
-	command -v mandoc >/dev/null || skip "no mandoc"
-	run -0 diff <(subword-encode --help | sed 's/^usage: //; s/^ *//') \
-		<(MANWIDTH=80 mandoc -Tutf8 "$BATS_TEST_DIRNAME/../man/subword-encode.1" | col -bx |
-		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | sed '/^$/d; s/^ *//')
+	help_is_synopsis subword-encode
 }
 
 @test "subword-encode: WordPiece options need -m wordpiece; --eos needs subword" {
