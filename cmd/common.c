@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "common.h"
 
 const char *progname = "recpipe";
@@ -188,6 +189,28 @@ write_full(int fd, const void *buf, size_t len)
 		off += (size_t)n;
 	}
 	return 0;
+}
+
+uint8_t *
+read_all(int fd, size_t *n, const char *name)
+{
+	struct buf b = { 0 };
+	ssize_t k;
+
+	for (;;) {
+		if (buf_reserve(&b, 1 << 16) == -1)
+			die_errno("%s", name);
+		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die_errno("%s", name);
+		}
+		if (k == 0)
+			break;
+		b.len += (size_t)k;
+	}
+	*n = b.len;
+	return b.p;
 }
 
 int

@@ -38,6 +38,11 @@ void	stdout_buffer(void);
 
 ssize_t	read_full(int fd, void *buf, size_t len);	/* loops on EINTR and short reads */
 int	write_full(int fd, const void *buf, size_t len); /* 0, or -1 with errno */
+/*
+ * Read all of fd into a malloc()ed buffer (free it); *n gets its
+ * length.  Dies "tool: name: strerror" on a read or allocation failure.
+ */
+uint8_t	*read_all(int fd, size_t *n, const char *name);
 
 /*
  * Open an input operand ("-" means stdin).  Returns the fd, or -1 after

@@ -98,29 +98,6 @@ parse_budget(const char *s)
 	usage_error("bad file byte budget: %s", s);
 }
 
-/* Read all of fd into a malloc()ed buffer. */
-static uint8_t *
-slurp(int fd, size_t *n, const char *name)
-{
-	struct buf b = { 0 };
-	ssize_t k;
-
-	for (;;) {
-		if (buf_reserve(&b, 1 << 16) == -1)
-			die_errno("%s", name);
-		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			die_errno("%s", name);
-		}
-		if (k == 0)
-			break;
-		b.len += (size_t)k;
-	}
-	*n = b.len;
-	return b.p;
-}
-
 /* Sample the lines of one file and count their tokens. */
 static void
 count_file(struct sw_counts *c, const char *path, double budget)
@@ -143,7 +120,7 @@ count_file(struct sw_counts *c, const char *path, double budget)
 		size = (uint64_t)st.st_size;
 		r = sw_lines_open(fd);
 	} else {
-		uint8_t *all = slurp(fd, &n, name);
+		uint8_t *all = read_all(fd, &n, name);
 
 		size = n;
 		r = sw_lines_open_buf(all, n);
@@ -185,7 +162,7 @@ read_counts(struct sw_counts *c, const char *path)
 
 	if ((fd = open_input(path)) == -1)
 		exit(1);
-	p = slurp(fd, &n, name);
+	p = read_all(fd, &n, name);
 	if (sw_counts_read(c, p, n, &e) == -1)
 		die("%s: %s", name, e.msg);
 	free(p);

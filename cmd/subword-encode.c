@@ -962,29 +962,6 @@ set_fields(const char *list)
 	}
 }
 
-/* Read all of fd. */
-static uint8_t *
-slurp(int fd, size_t *n, const char *name)
-{
-	struct buf b = { 0 };
-	ssize_t k;
-
-	for (;;) {
-		if (buf_reserve(&b, 1 << 16) == -1)
-			die_errno("%s", name);
-		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			die_errno("%s", name);
-		}
-		if (k == 0)
-			break;
-		b.len += (size_t)k;
-	}
-	*n = b.len;
-	return b.p;
-}
-
 /* Give every field its vocabulary ("-v path" for all, "-v name=path" for one). */
 static void
 load_vocabs(char **vspec, size_t nv)
@@ -1032,7 +1009,7 @@ load_vocabs(char **vspec, size_t nv)
 			continue;
 		if ((fd = open_input(fields[f].vpath)) == -1)
 			exit(1);
-		fields[f].vbytes = slurp(fd, &fields[f].vlen, fields[f].vpath);
+		fields[f].vbytes = read_all(fd, &fields[f].vlen, fields[f].vpath);
 		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
 		if (fields[f].sw == NULL)
 			die("%s: %s", input_name(fields[f].vpath), e.msg);
