@@ -816,24 +816,40 @@ keycmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 	return an < bn ? -1 : an > bn;
 }
 
-const struct ex_feature *
-ex_find(const struct example *ex, const char *name, size_t len)
+/*
+ * Binary search over 'n' items of 'stride' bytes sorted by a key whose
+ * pointer and length lie at 'koff' and 'loff' in each item.
+ */
+static const void *
+find_key(const void *base, size_t n, size_t stride, size_t koff, size_t loff,
+    const char *name, size_t len)
 {
-	size_t lo = 0, hi = ex->nfeat, mid;
+	size_t lo = 0, hi = n, mid, klen;
+	const uint8_t *it, *key;
 	int c;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		c = keycmp(ex->feat[mid].key, ex->feat[mid].keylen,
-		    (const uint8_t *)name, len);
+		it = (const uint8_t *)base + mid * stride;
+		memcpy(&key, it + koff, sizeof(key));
+		memcpy(&klen, it + loff, sizeof(klen));
+		c = keycmp(key, klen, (const uint8_t *)name, len);
 		if (c == 0)
-			return &ex->feat[mid];
+			return it;
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return NULL;
+}
+
+const struct ex_feature *
+ex_find(const struct example *ex, const char *name, size_t len)
+{
+	return find_key(ex->feat, ex->nfeat, sizeof(struct ex_feature),
+	    offsetof(struct ex_feature, key), offsetof(struct ex_feature, keylen),
+	    name, len);
 }
 
 const struct ex_feature *
@@ -845,21 +861,9 @@ ex_get(const struct example *ex, const char *name)
 const struct ex_flist *
 ex_find_list(const struct example *ex, const char *name, size_t len)
 {
-	size_t lo = 0, hi = ex->nlists, mid;
-	int c;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		c = keycmp(ex->lists[mid].key, ex->lists[mid].keylen,
-		    (const uint8_t *)name, len);
-		if (c == 0)
-			return &ex->lists[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_key(ex->lists, ex->nlists, sizeof(struct ex_flist),
+	    offsetof(struct ex_flist, key), offsetof(struct ex_flist, keylen),
+	    name, len);
 }
 
 /* Encoding */
