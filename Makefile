@@ -98,7 +98,7 @@ unit: $(UNITS)
 # Fuzz targets: libFuzzer through clang, the library compiled in.
 $(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) $(wildcard cmd/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
 
 fuzz: $(FUZZERS)
 
