@@ -175,7 +175,6 @@ sink_open(struct sink *s, const char *path)
 static void
 sink_put(struct sink *s, const uint8_t *p, size_t n)
 {
-	struct buf t;
 	uint64_t k;
 
 	if (!shuffle) {
@@ -196,7 +195,6 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 		s->win[k].len = 0;
 		if (buf_append(&s->win[k], p, n) == -1)
 			die_errno("shuffle window");
-		(void)t;
 		return;
 	}
 	if (s->mem.len + n > shuffle_mem)
@@ -400,7 +398,9 @@ select_features(struct example *e)
 
 /* Statistics per feature name. */
 struct fstat {
-	char		*name;
+	char		*name;		/* "[]" before the names of feature lists */
+	size_t		 keylen;
+	int		 seqlist;
 	uint64_t	 present;
 	uint64_t	 kinds[4];
 	uint64_t	 minlen, maxlen, sumlen;
@@ -410,18 +410,16 @@ static struct fstat *fstats;
 static size_t nfstats, capfstats;
 static uint64_t stat_records;
 
+/* The entry of feature 'key' (a feature list when seqlist), made on first use. */
 static struct fstat *
 fstat_get(const uint8_t *key, size_t n, int seqlist)
 {
-	size_t i;
+	size_t i, pre = seqlist ? 2 : 0;
 	struct fstat *f;
 
 	for (i = 0; i < nfstats; i++)
-		if (strlen(fstats[i].name) == n + (size_t)seqlist * 2 &&
-		    memcmp(fstats[i].name + seqlist * 2, key, n) == 0 &&
-		    (!seqlist || memcmp(fstats[i].name, "[]", 2) == 0) &&
-		    (seqlist || fstats[i].name[0] != '[' || n < 2 ||
-		    memcmp(key, "[]", 2) == 0))
+		if (fstats[i].seqlist == seqlist && fstats[i].keylen == n &&
+		    memcmp(fstats[i].name + pre, key, n) == 0)
 			return &fstats[i];
 	if (nfstats == capfstats) {
 		capfstats = capfstats ? capfstats * 2 : 16;
@@ -432,9 +430,11 @@ fstat_get(const uint8_t *key, size_t n, int seqlist)
 	memset(f, 0, sizeof(*f));
 	if ((f->name = malloc(n + 3)) == NULL)
 		die_errno("stats");
-	memcpy(f->name, "[]", (size_t)seqlist * 2);
-	memcpy(f->name + seqlist * 2, key, n);
-	f->name[n + (size_t)seqlist * 2] = '\0';
+	memcpy(f->name, "[]", pre);
+	memcpy(f->name + pre, key, n);
+	f->name[n + pre] = '\0';
+	f->keylen = n;
+	f->seqlist = seqlist;
 	f->minlen = UINT64_MAX;
 	return f;
 }
@@ -467,16 +467,12 @@ stats_add(const struct example *e)
 		    e->feat[i].kind, e->feat[i].n);
 	for (i = 0; i < e->nlists; i++) {
 		struct fstat *f = fstat_get(e->lists[i].key, e->lists[i].keylen, 1);
-		uint64_t tot = 0;
 		int kind = EX_NONE;
 
-		for (j = 0; j < e->lists[i].n; j++) {
-			tot += e->lists[i].v[j].n;
+		for (j = 0; j < e->lists[i].n; j++)
 			if (e->lists[i].v[j].kind != EX_NONE)
 				kind = e->lists[i].v[j].kind;
-		}
 		fstat_add(f, kind, e->lists[i].n);
-		(void)tot;
 	}
 }
 
@@ -536,8 +532,6 @@ put_line(void)
 static int
 one_record(const uint8_t *p, size_t n, const char **why)
 {
-	size_t i;
-
 	switch (mode) {
 	case M_RECORDS:
 		if (nwant == 0 || type == TYPE_RAW) {
@@ -589,7 +583,6 @@ one_record(const uint8_t *p, size_t n, const char **why)
 	default:
 		break;
 	}
-	(void)i;
 	nout++;
 	return 0;
 }
