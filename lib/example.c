@@ -361,6 +361,8 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 					if (grow((void **)&P->i64, &P->ci64,
 					    sizeof(int64_t)) == -1)
 						return -1;
+				if (v.n == 0)
+					continue;
 				q = v.p;
 				qend = v.p + v.n;
 				P->ni64 += unpack_varints(&q, qend, P->i64 + P->ni64, count);
@@ -565,11 +567,16 @@ int
 ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
 	struct pools *P = ex->priv;
-	const uint8_t *q = p, *end = p + n;
+	const uint8_t *q, *end;
 	struct span v;
 	uint64_t f, num;
 	size_t i, j, k, nfeat_top, cnt;
 	int wt, r, seq;
+
+	if (n == 0)
+		p = (const uint8_t *)"";	/* NULL is fine for nothing */
+	q = p;
+	end = p + n;
 
 	if (P == NULL) {
 		if ((P = calloc(1, sizeof(*P))) == NULL)
@@ -782,10 +789,15 @@ int
 ex_check(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
 	struct pools *P = ex->priv;
-	const uint8_t *q = p, *end = p + n;
+	const uint8_t *q, *end;
 	struct span v;
 	uint64_t f, num;
 	int wt, r, seq;
+
+	if (n == 0)
+		p = (const uint8_t *)"";	/* NULL is fine for nothing */
+	q = p;
+	end = p + n;
 
 	if (P == NULL) {
 		if ((P = calloc(1, sizeof(*P))) == NULL)
@@ -1079,6 +1091,10 @@ ex_encode(const struct example *ex, struct buf *out)
 	want_l = ex->seq && (ex->has_lists || nl > 0);
 	total = (want_f ? 1 + pb_varint_size(fs) + fs : 0) +
 	    (want_l ? 1 + pb_varint_size(ls) + ls : 0);
+	if (total == 0) {
+		ret = 0;
+		goto out;
+	}
 	if (buf_reserve(out, total) == -1)
 		goto out;
 	q = q0 = out->p + out->len;
@@ -1364,12 +1380,15 @@ long
 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
     size_t namelen, int64_t **dst, size_t *cap)
 {
-	const uint8_t *end = p + n, *fs, *e, *eend, *k, *v, *l, *lend, *c;
+	const uint8_t *end, *fs, *e, *eend, *k, *v, *l, *lend, *c;
 	const uint8_t *q, *qend;
 	size_t flen, elen, klen, vlen, llen, clen, cnt, count = 0;
 	uint64_t x;
 	int64_t *d;
 
+	if (n == 0)
+		return -1;	/* no features at all: not this form */
+	end = p + n;
 	/* One Features message holding one entry, and nothing else. */
 	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
 	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
@@ -1413,7 +1432,7 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 {
 	struct pools P;
 	struct example tmp;
-	const uint8_t *q = p, *end = p + n, *r, *rend, *e, *eend;
+	const uint8_t *q, *end, *r, *rend, *e, *eend;
 	const uint8_t *last = NULL;
 	struct span v, ev, kv;
 	uint64_t f, ef, num;
@@ -1423,6 +1442,10 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 
 	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
 		return ret;
+	if (n == 0)
+		p = (const uint8_t *)"";
+	q = p;
+	end = p + n;
 	/* Everything must decode, as ex_decode() decides. */
 	memset(&P, 0, sizeof(P));
 	memset(&tmp, 0, sizeof(tmp));

@@ -80,6 +80,16 @@ main(void)
 	TEST(ex_decode(&ex, B("\x12\x05\x0a\x03\x0a\x01" "l"), EX_TYPE_SEQUENCE) == 0 &&
 	    ex.nlists == 1 && ex.lists[0].n == 0, "feature list key without value");
 
+	/* nothing at all, given as NULL */
+	TEST(ex_decode(&ex, NULL, 0, EX_TYPE_AUTO) == 0 && ex.nfeat == 0 && !ex.has_features &&
+	    ex_check(&ex, NULL, 0, EX_TYPE_AUTO) == 0 &&
+	    ex_int64_values(NULL, 0, "a", &dst, &cap) == -1, "an empty payload as NULL");
+	{
+		struct buf none = { 0 };
+
+		TEST(ex_encode(&ex, &none) == 0 && none.len == 0, "and it encodes to nothing");
+	}
+
 	/* presence: no features at all vs empty features */
 	TEST(ex_decode(&ex, (const uint8_t *)"", 0, EX_TYPE_AUTO) == 0 && !ex.has_features,
 	    "empty payload: no features");
