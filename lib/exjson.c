@@ -1846,7 +1846,8 @@ assemble(struct exjson *j, size_t ctx_off, size_t nctx)
 	struct ex_feature *ef;
 	struct ex_flist *el;
 
-	nctx = sort_unique_feats(pf + ctx_off, nctx);
+	if (nctx > 0)
+		nctx = sort_unique_feats(pf + ctx_off, nctx);
 	nl = sort_unique_lists(pl, j->lists.len / sizeof(struct plist));
 	j->exfeat.len = 0;
 	j->exlists.len = 0;
