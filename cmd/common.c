@@ -116,6 +116,15 @@ usage_error(const char *fmt, ...)
 }
 
 void
+print_usage(FILE *fp, const char *text, int status)
+{
+	fputs(text, fp);
+	if (status == 0)
+		close_stdout();
+	exit(status);
+}
+
+void
 print_version(const char *extra)
 {
 	printf("%s %s\n", progname, RECPIPE_VERSION);

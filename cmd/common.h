@@ -23,6 +23,11 @@ void	warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: "tool: fmt", then the usage hint; exit 2. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Print a usage text to fp and exit with status; on status 0 (--help,
+ * to stdout) the write is checked like any other output.
+ */
+_Noreturn void print_usage(FILE *fp, const char *text, int status);
 /* Print "tool VERSION" (and any extra line) to stdout and exit 0. */
 _Noreturn void print_version(const char *extra);
 

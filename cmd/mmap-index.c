@@ -40,10 +40,7 @@ static const char usage_text[] =
 static _Noreturn void
 usage(FILE *fp, int status)
 {
-	fputs(usage_text, fp);
-	if (status == 0)
-		close_stdout();
-	exit(status);
+	print_usage(fp, usage_text, status);
 }
 
 enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };

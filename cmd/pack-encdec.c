@@ -36,8 +36,7 @@ static const char usage_text[] =
 static _Noreturn void
 usage(FILE *fp, int status)
 {
-	fputs(usage_text, fp);
-	exit(status);
+	print_usage(fp, usage_text, status);
 }
 
 enum {

@@ -35,10 +35,7 @@ static const char usage_text[] =
 static _Noreturn void
 usage(FILE *fp, int status)
 {
-	fputs(usage_text, fp);
-	if (status == 0)
-		close_stdout();
-	exit(status);
+	print_usage(fp, usage_text, status);
 }
 
 enum {

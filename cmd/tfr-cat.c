@@ -75,6 +75,8 @@ usage(FILE *fp, int status)
 		    "  --split N -o PATTERN   deal records round-robin into N shards\n"
 		    "  --shuffle        shuffle (per shard), seeded by -s\n"
 		    "See tfr-cat(1).\n");
+	if (status == 0)
+		close_stdout();
 	exit(status);
 }
 

@@ -315,3 +315,8 @@ for i in range(300):
 	[ "${lines[0]}" = '{"targets":[1,2,0]}' ]
 	[ "${lines[1]}" = '{"other":[3]}' ]
 }
+
+@test "pack-encdec: --help to a full disk is status 1 with a message" {
+	run -1 --separate-stderr bash -c 'pack-encdec --help >/dev/full'
+	[ "$stderr" = "pack-encdec: stdout: No space left on device" ]
+}
