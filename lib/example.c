@@ -563,30 +563,46 @@ is_sequence(const uint8_t *p, size_t n)
 	return 0;
 }
 
+/*
+ * What decoding and checking share: the example's pools (made on first
+ * use, message cleared), an empty payload given as NULL, and whether
+ * the payload is read as a SequenceExample.  Returns the pools, or NULL
+ * with errno ENOMEM.
+ */
+static struct pools *
+begin(struct example *ex, const uint8_t **p, size_t n, enum ex_type type,
+    int *seq)
+{
+	struct pools *P = ex->priv;
+
+	if (n == 0)
+		*p = (const uint8_t *)"";	/* NULL is fine for nothing */
+	if (P == NULL) {
+		if ((P = calloc(1, sizeof(*P))) == NULL)
+			return NULL;
+		ex->priv = P;
+	}
+	P->err[0] = '\0';
+	*seq = type == EX_TYPE_SEQUENCE ||
+	    (type == EX_TYPE_AUTO && is_sequence(*p, n));
+	return P;
+}
+
 int
 ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
-	struct pools *P = ex->priv;
+	struct pools *P;
 	const uint8_t *q, *end;
 	struct span v;
 	uint64_t f, num;
 	size_t i, j, k, nfeat_top, cnt;
 	int wt, r, seq;
 
-	if (n == 0)
-		p = (const uint8_t *)"";	/* NULL is fine for nothing */
+	if ((P = begin(ex, &p, n, type, &seq)) == NULL)
+		return -1;
 	q = p;
 	end = p + n;
-
-	if (P == NULL) {
-		if ((P = calloc(1, sizeof(*P))) == NULL)
-			return -1;
-		ex->priv = P;
-	}
 	P->ni64 = P->nf32 = P->nb = P->nfeat = P->nlists = P->nent = P->nsp = 0;
-	P->err[0] = '\0';
-	seq = type == EX_TYPE_SEQUENCE ||
-	    (type == EX_TYPE_AUTO && is_sequence(p, n));
 	ex->seq = seq;
 	ex->has_features = ex->has_lists = 0;
 	ex->nfeat = ex->nlists = 0;
@@ -788,25 +804,16 @@ check_map(struct pools *P, const uint8_t *start, struct span msg, int list)
 int
 ex_check(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
-	struct pools *P = ex->priv;
+	struct pools *P;
 	const uint8_t *q, *end;
 	struct span v;
 	uint64_t f, num;
 	int wt, r, seq;
 
-	if (n == 0)
-		p = (const uint8_t *)"";	/* NULL is fine for nothing */
+	if ((P = begin(ex, &p, n, type, &seq)) == NULL)
+		return -1;
 	q = p;
 	end = p + n;
-
-	if (P == NULL) {
-		if ((P = calloc(1, sizeof(*P))) == NULL)
-			return -1;
-		ex->priv = P;
-	}
-	P->err[0] = '\0';
-	seq = type == EX_TYPE_SEQUENCE ||
-	    (type == EX_TYPE_AUTO && is_sequence(p, n));
 	while ((r = next_field(P, seq ? "sequence example" : "example", p, &q,
 	    end, &f, &wt, &v, &num)) == 1) {
 		if (wt != 2)
