@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,9 @@
 
 static const char usage_text[] =
     "usage: subword-build [-hqV] [--count-only] [--progress | --no-progress]\n"
-    "                     [-b bytes] [--iterations n] [-L length] [--min-count n]\n"
-    "                     [-o file] [--reserved token] [-t size] file ...\n"
+    "                     [-b bytes] [--iterations n] [-j jobs] [-L length]\n"
+    "                     [--min-count n] [-o file] [--reserved token] [-t size]\n"
+    "                     file ...\n"
     "       subword-build [-hqV] [--progress | --no-progress] [--iterations n]\n"
     "                     [-L length] [--min-count n] [-o file] [--reserved token]\n"
     "                     [-t size] --from-counts file ...\n";
@@ -46,6 +48,7 @@ static const struct option longopts[] = {
 	{ "from-counts", no_argument, NULL, OPT_FROM_COUNTS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "max-subtoken-length", required_argument, NULL, 'L' },
 	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -59,6 +62,186 @@ static const struct option longopts[] = {
 };
 
 static uint64_t total_lines;
+
+/*
+ * Counting with -j N > 1: the main thread reads and samples lines (the
+ * sampling is sequential: it charges a budget) and copies the taken,
+ * stripped lines into batches; N workers tokenize and count a batch at
+ * a time into tables of their own, merged at the end.  Token counts are
+ * a multiset, so the vocabulary does not depend on which worker counted
+ * which line.
+ */
+#define BATCH_BYTES	(1u << 20)
+
+struct batch {
+	struct buf	 b;		/* the lines' bytes, back to back */
+	size_t		*ends;		/* end offset of each line */
+	size_t		 n, ncap;
+};
+
+static struct {
+	int		 jobs;
+	pthread_t	*tid;
+	struct sw_counts **counts;	/* one table per worker */
+	struct batch	*all;		/* 2 * jobs batches */
+	struct batch	**fullq, **freeq;	/* stacks of batch pointers */
+	size_t		 nfull, nfree;
+	int		 done;		/* no more batches will come */
+	int		 err;		/* a worker's errno, 0 if none */
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 has_full, has_free;
+	struct batch	*cur;		/* being filled by the main thread */
+} pool;
+
+static void
+count_batch(struct sw_counts *c, const struct batch *b)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i < b->n; i++) {
+		if (sw_counts_add_text(c, b->b.p + start, b->ends[i] - start) == -1) {
+			pthread_mutex_lock(&pool.mu);
+			pool.err = errno;
+			pthread_mutex_unlock(&pool.mu);
+			return;
+		}
+		start = b->ends[i];
+	}
+}
+
+static void *
+count_worker(void *arg)
+{
+	struct sw_counts *c = arg;
+	struct batch *b;
+
+	for (;;) {
+		pthread_mutex_lock(&pool.mu);
+		while (pool.nfull == 0 && !pool.done)
+			pthread_cond_wait(&pool.has_full, &pool.mu);
+		if (pool.nfull == 0) {
+			pthread_mutex_unlock(&pool.mu);
+			return NULL;
+		}
+		b = pool.fullq[--pool.nfull];
+		pthread_mutex_unlock(&pool.mu);
+
+		count_batch(c, b);
+		b->b.len = b->n = 0;
+
+		pthread_mutex_lock(&pool.mu);
+		pool.freeq[pool.nfree++] = b;
+		pthread_cond_signal(&pool.has_free);
+		pthread_mutex_unlock(&pool.mu);
+	}
+}
+
+static void
+pool_start(int jobs)
+{
+	int i;
+
+	pool.jobs = jobs;
+	if ((pool.tid = calloc((size_t)jobs, sizeof(*pool.tid))) == NULL ||
+	    (pool.counts = calloc((size_t)jobs, sizeof(*pool.counts))) == NULL ||
+	    (pool.all = calloc(2 * (size_t)jobs, sizeof(*pool.all))) == NULL ||
+	    (pool.fullq = calloc(2 * (size_t)jobs, sizeof(*pool.fullq))) == NULL ||
+	    (pool.freeq = calloc(2 * (size_t)jobs, sizeof(*pool.freeq))) == NULL)
+		die_errno("jobs");
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.has_full, NULL);
+	pthread_cond_init(&pool.has_free, NULL);
+	for (i = 0; i < 2 * jobs; i++)
+		pool.freeq[pool.nfree++] = &pool.all[i];
+	for (i = 0; i < jobs; i++) {
+		if ((pool.counts[i] = sw_counts_new()) == NULL)
+			die_errno("counts");
+		if ((errno = pthread_create(&pool.tid[i], NULL, count_worker,
+		    pool.counts[i])) != 0)
+			die_errno("jobs");
+	}
+}
+
+/* Hand the batch being filled to the workers. */
+static void
+pool_submit(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	pool.fullq[pool.nfull++] = pool.cur;
+	pool.cur = NULL;
+	pthread_cond_signal(&pool.has_full);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* Queue one line for counting; it is copied. */
+static void
+pool_add(const uint8_t *p, size_t n)
+{
+	struct batch *b;
+
+	if (pool.cur == NULL) {
+		pthread_mutex_lock(&pool.mu);
+		while (pool.nfree == 0)
+			pthread_cond_wait(&pool.has_free, &pool.mu);
+		pool.cur = pool.freeq[--pool.nfree];
+		pthread_mutex_unlock(&pool.mu);
+	}
+	b = pool.cur;
+	if (b->n == b->ncap) {
+		size_t nc = b->ncap ? 2 * b->ncap : 4096;
+		size_t *e = realloc(b->ends, nc * sizeof(*e));
+
+		if (e == NULL)
+			die_errno("jobs");
+		b->ends = e;
+		b->ncap = nc;
+	}
+	if (buf_append(&b->b, p, n) == -1)
+		die_errno("jobs");
+	b->ends[b->n++] = b->b.len;
+	if (b->b.len >= BATCH_BYTES)
+		pool_submit();
+}
+
+/* Wait for the workers and add their counts to c. */
+static void
+pool_finish(struct sw_counts *c)
+{
+	struct buf t = { 0 };
+	struct sw_err e;
+	int i;
+
+	if (pool.cur != NULL)
+		pool_submit();
+	pthread_mutex_lock(&pool.mu);
+	pool.done = 1;
+	pthread_cond_broadcast(&pool.has_full);
+	pthread_mutex_unlock(&pool.mu);
+	for (i = 0; i < pool.jobs; i++)
+		pthread_join(pool.tid[i], NULL);
+	if (pool.err != 0) {
+		errno = pool.err;
+		die_errno("counts");
+	}
+	for (i = 0; i < pool.jobs; i++) {
+		t.len = 0;
+		if (sw_counts_write(pool.counts[i], &t) == -1)
+			die_errno("counts");
+		if (sw_counts_read(c, t.p, t.len, &e) == -1)
+			die("counts: %s", e.msg);
+		sw_counts_free(pool.counts[i]);
+	}
+	buf_free(&t);
+	for (i = 0; i < 2 * pool.jobs; i++) {
+		buf_free(&pool.all[i].b);
+		free(pool.all[i].ends);
+	}
+	free(pool.all);
+	free(pool.fullq);
+	free(pool.freeq);
+	free(pool.counts);
+	free(pool.tid);
+}
 
 static int
 progress_on(void)
@@ -128,15 +311,17 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		total_lines++;
 		if (progress_due())
-			progress("%s: %ju lines, %zu distinct tokens", name,
-			    (uintmax_t)sw_lines_lineno(r), sw_counts_size(c));
+			progress("%s: %ju lines", name,
+			    (uintmax_t)sw_lines_lineno(r));
 		if ((k = sw_sample_next(&s)) == 0)
 			continue;
 		if (k < 0)
 			break;
 		sw_strip(&p, &n);
 		sw_sample_charge(&s, sw_cplen(p, n));
-		if (sw_counts_add_text(c, p, n) == -1)
+		if (pool.jobs > 1)
+			pool_add(p, n);
+		else if (sw_counts_add_text(c, p, n) == -1)
 			die_errno("%s", name);
 	}
 	if (rc == -1)
@@ -179,11 +364,12 @@ main(int argc, char *argv[])
 	const char *outpath = "-";
 	long long target = -1, min_count = -1, ll;
 	double budget = 1e6;
+	long long jobs = 0;
 	int ch, count_only = 0, from_counts = 0, ofd;
 
 	setprogname(argv[0]);
 	sw_build_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:hL:o:qt:V", longopts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "b:hj:L:o:qt:V", longopts, NULL)) != -1)
 		switch (ch) {
 		case 'b':
 			budget = parse_budget(optarg);
@@ -193,6 +379,10 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(stdout, 0);
+		case 'j':
+			if (parse_int(optarg, 0, 256, &jobs) == -1)
+				usage_error("bad number of jobs: %s", optarg);
+			break;
 		case 'L':
 			if (parse_int(optarg, 1, 1L << 30, &ll) == -1)
 				usage_error("bad max subtoken length: %s", optarg);
@@ -256,14 +446,24 @@ main(int argc, char *argv[])
 	o.reserved = reserved;
 	o.probe = show_probe;
 
+	if (jobs == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		jobs = ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu;
+	}
+
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");
+	if (!from_counts && jobs > 1)
+		pool_start((int)jobs);
 	for (; *argv; argv++) {
 		if (from_counts)
 			read_counts(c, *argv);
 		else
 			count_file(c, *argv, budget);
 	}
+	if (pool.jobs > 1)
+		pool_finish(c);
 	progress_done();
 
 	if (count_only) {

@@ -128,6 +128,29 @@ print(max(len(e) for e in es))' "$T/v"
 	[ "$(wc -l <"$T/single")" -gt 100 ]
 }
 
+@test "subword-build: -j N counts in threads and gives the same counts and vocab" {
+	# Over 3 MiB, so that the lines go to the workers in several batches.
+	awk 'BEGIN { for (i = 0; i < 90000; i++)
+		printf "w%d and x%d met y%d in %d, then z_%d (%d)\n",
+		    i % 997, i % 89, i % 13, i, i % 7, i * 31 % 1009 }' >"$T/big.txt"
+	[ "$(wc -c <"$T/big.txt")" -gt 3145728 ]
+	subword-build -j 1 --count-only -b 1e9 -o "$T/c1" "$T/big.txt"
+	subword-build -j 2 --count-only -b 1e9 -o "$T/c2" "$T/big.txt"
+	subword-build -j 5 --count-only -b 1e9 -o "$T/c5" - <"$T/big.txt"
+	cmp "$T/c1" "$T/c2"
+	cmp "$T/c1" "$T/c5"
+	# Every line was counted once: each of the 90000 lines holds "and" once.
+	grep -qx "$(printf '90000\tand')" "$T/c1"
+	# Sampling (a budget of 1e6 code points: some lines skipped, then a stop).
+	subword-build -j 1 -t 500 -o "$T/v1" "$T/big.txt"
+	subword-build -j 2 -t 500 -o "$T/v2" "$T/big.txt"
+	subword-build -t 500 -o "$T/v0" "$T/big.txt"
+	cmp "$T/v1" "$T/v2"
+	cmp "$T/v1" "$T/v0"
+	run -2 --separate-stderr subword-build -j -1 "$T/big.txt"
+	[[ "$stderr" == *"bad number of jobs"* ]]
+}
+
 @test "subword-build: count files merge by summing" {
 	printf 'a b a\n' >"$T/x.txt"
 	subword-build --count-only -o "$T/x.counts" "$T/x.txt"
