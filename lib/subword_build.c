@@ -525,6 +525,70 @@ cmp_sfx2(const void *x, const void *y)
 	return p->len < q->len ? -1 : p->len > q->len;
 }
 
+/* cmp_sfx2, with equal suffixes in pool order (what a stable sort gives). */
+static int
+cmp_sfx2_stable(const void *x, const void *y)
+{
+	const struct skey *p = x, *q = y;
+	const struct build *b = sort_build;
+	uint32_t op, oq;
+	int r;
+
+	if ((r = cmp_sfx2(x, y)) != 0)
+		return r;
+	op = b->eoff[p->i] + b->elen[p->i] - p->len;
+	oq = b->eoff[q->i] + b->elen[q->i] - q->len;
+	return op < oq ? -1 : op > oq;
+}
+
+/*
+ * Sort the suffixes: a stable LSD radix sort on their first 8 bytes
+ * (passes whose byte is the same everywhere skipped), then each run of
+ * equal first bytes by comparison.  Returns 0, or -1 with errno ENOMEM.
+ */
+static int
+sort_skeys(struct skey *a, size_t n)
+{
+	size_t cnt[8][256] = { { 0 } }, i, j, sum;
+	struct skey *tmp, *src = a, *dst;
+	int pass;
+
+	if (n < 2)
+		return 0;
+	if ((tmp = malloc(n * sizeof(*tmp))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		for (pass = 0; pass < 8; pass++)
+			cnt[pass][(a[i].key >> (8 * pass)) & 0xFF]++;
+	dst = tmp;
+	for (pass = 0; pass < 8; pass++) {
+		size_t *c = cnt[pass];
+
+		if (c[(src[0].key >> (8 * pass)) & 0xFF] == n)
+			continue;
+		for (sum = 0, j = 0; j < 256; j++) {
+			size_t k = c[j];
+
+			c[j] = sum;
+			sum += k;
+		}
+		for (i = 0; i < n; i++)
+			dst[c[(src[i].key >> (8 * pass)) & 0xFF]++] = src[i];
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (j - i > 1)
+			qsort(a + i, j - i, sizeof(*a), cmp_sfx2_stable);
+	}
+	return 0;
+}
+
 /* Collect and sort the suffixes once. */
 static int
 sort_suffixes(struct build *b)
@@ -565,7 +629,10 @@ sort_suffixes(struct build *b)
 			}
 	}
 	sort_build = b;
-	qsort(idx, n, sizeof(*idx), cmp_sfx2);
+	if (sort_skeys(idx, n) == -1) {
+		free(idx);
+		return -1;
+	}
 	so = malloc((n ? n : 1) * sizeof(*so));
 	sl = malloc((n ? n : 1) * sizeof(*sl));
 	sw = malloc((n ? n : 1) * sizeof(*sw));
