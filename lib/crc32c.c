@@ -1,10 +1,16 @@
 /*
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).  The portable
  * path is slicing-by-8 over tables built once; on x86-64 with SSE4.2
- * and on arm64 with the CRC extension the instructions are used, three
- * streams at a time for long inputs is not needed: one stream of the
- * 64-bit instruction already runs at several GB/s.
+ * and on arm64 with the CRC extension the instructions are used.
+ *
+ * The x86 instruction takes three cycles but can start every cycle, so
+ * one chain of them runs at a third of the speed the unit allows.  Long
+ * inputs are cut into three equal blocks whose CRCs run side by side;
+ * the CRC register is linear, so the first block's register is carried
+ * over the length of a block ("shifted": as if that many zero bytes
+ * followed) and folded into the next one's, through tables made once.
  */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,7 +30,8 @@
 #endif
 
 static uint32_t table[8][256];
-static int table_ready;
+static void choose(void);
+static atomic_int chosen;	/* 0 not yet, 1 being set up, 2 ready */
 
 static void
 make_table(void)
@@ -42,7 +49,6 @@ make_table(void)
 		for (k = 1; k < 8; k++)
 			table[k][i] = (table[k - 1][i] >> 8) ^
 			    table[0][table[k - 1][i] & 0xff];
-	table_ready = 1;
 }
 
 uint32_t
@@ -51,8 +57,8 @@ crc32c_sw(uint32_t crc, const void *buf, size_t n)
 	const uint8_t *p = buf;
 	uint64_t w;
 
-	if (!table_ready)
-		make_table();
+	if (atomic_load_explicit(&chosen, memory_order_acquire) != 2)
+		choose();
 	crc = ~crc;
 	while (n > 0 && ((uintptr_t)p & 7) != 0) {
 		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
@@ -77,6 +83,68 @@ crc32c_sw(uint32_t crc, const void *buf, size_t n)
 }
 
 #ifdef HAVE_X86_CRC
+/* Block lengths of the three-way path, and their shift tables. */
+#define BLK_LONG	1024
+#define BLK_SHORT	128
+static uint32_t shift_long[4][256], shift_short[4][256];
+
+/* The raw register after 'len' zero bytes, starting from c (table path). */
+static uint32_t
+zeros_slow(uint32_t c, size_t len)
+{
+	while (len-- > 0)
+		c = (c >> 8) ^ table[0][c & 0xff];
+	return c;
+}
+
+/* t[k][b] = register b << 8k carried over 'len' zero bytes. */
+static void
+make_shift(uint32_t t[4][256], size_t len)
+{
+	uint32_t bit[32];
+	int i, j, k;
+
+	for (j = 0; j < 32; j++)
+		bit[j] = zeros_slow(1u << j, len);
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < 256; i++) {
+			t[k][i] = 0;
+			for (j = 0; j < 8; j++)
+				if (i >> j & 1)
+					t[k][i] ^= bit[8 * k + j];
+		}
+}
+
+static inline uint32_t
+shift(const uint32_t t[4][256], uint32_t c)
+{
+	return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^
+	    t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+}
+
+/*
+ * Three streams over p[0 .. 3 * blk) from register c; returns the
+ * register at the end.  blk is a multiple of 8.
+ */
+__attribute__((target("sse4.2")))
+static inline uint64_t
+crc_3way(uint64_t c, const uint8_t *p, size_t blk, const uint32_t t[4][256])
+{
+	const uint8_t *e = p + blk;
+	uint64_t c1 = 0, c2 = 0, w0, w1, w2;
+
+	for (; p < e; p += 8) {
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + blk, 8);
+		memcpy(&w2, p + 2 * blk, 8);
+		c = __builtin_ia32_crc32di(c, w0);
+		c1 = __builtin_ia32_crc32di(c1, w1);
+		c2 = __builtin_ia32_crc32di(c2, w2);
+	}
+	c = shift(t, (uint32_t)c) ^ c1;
+	return shift(t, (uint32_t)c) ^ c2;
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t
 crc32c_x86(uint32_t crc, const void *buf, size_t n)
@@ -87,6 +155,16 @@ crc32c_x86(uint32_t crc, const void *buf, size_t n)
 	while (n > 0 && ((uintptr_t)p & 7) != 0) {
 		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
 		n--;
+	}
+	while (n >= 3 * BLK_LONG) {
+		c = crc_3way(c, p, BLK_LONG, shift_long);
+		p += 3 * BLK_LONG;
+		n -= 3 * BLK_LONG;
+	}
+	while (n >= 3 * BLK_SHORT) {
+		c = crc_3way(c, p, BLK_SHORT, shift_short);
+		p += 3 * BLK_SHORT;
+		n -= 3 * BLK_SHORT;
 	}
 	/* Four independent loads per round keep the pipeline busy. */
 	while (n >= 32) {
@@ -137,9 +215,21 @@ crc32c_arm(uint32_t crc, const void *buf, size_t n)
 static uint32_t (*impl)(uint32_t, const void *, size_t);
 static const char *impl_name;
 
+/*
+ * Pick the path and build its tables, once: threads may arrive together,
+ * and the later ones wait for the first (a few microseconds).
+ */
 static void
 choose(void)
 {
+	int expect = 0;
+
+	if (!atomic_compare_exchange_strong(&chosen, &expect, 1)) {
+		while (atomic_load(&chosen) != 2)
+			;
+		return;
+	}
+	make_table();
 	impl = crc32c_sw;
 	impl_name = "table";
 #ifdef HAVE_X86_CRC
@@ -147,6 +237,8 @@ choose(void)
 		unsigned a, b, c, d;
 
 		if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2)) {
+			make_shift(shift_long, BLK_LONG);
+			make_shift(shift_short, BLK_SHORT);
 			impl = crc32c_x86;
 			impl_name = "sse4.2";
 		}
@@ -158,12 +250,13 @@ choose(void)
 		impl_name = "armv8-crc";
 	}
 #endif
+	atomic_store(&chosen, 2);
 }
 
 uint32_t
 crc32c_extend(uint32_t crc, const void *p, size_t n)
 {
-	if (impl == NULL)
+	if (atomic_load_explicit(&chosen, memory_order_acquire) != 2)
 		choose();
 	return impl(crc, p, n);
 }
@@ -177,7 +270,7 @@ crc32c(const void *p, size_t n)
 const char *
 crc32c_impl(void)
 {
-	if (impl == NULL)
+	if (atomic_load(&chosen) != 2)
 		choose();
 	return impl_name;
 }

@@ -17,9 +17,11 @@ main(void)
 	static const uint8_t empty[] = {
 		0, 0, 0, 0, 0, 0, 0, 0, 0x29, 0x03, 0x98, 0x07,
 		0xd8, 0xea, 0x82, 0xa2 };
+	static uint8_t huge[3 * 3 * 1024 + 3 * 128 + 64];
+	static uint32_t ref[sizeof(huge) + 1];
 	uint8_t h[12], big[4099];
-	size_t i, a;
-	uint32_t c;
+	size_t i, a, k, bad;
+	uint32_t c, x;
 
 	TEST(crc32c("123456789", 9) == 0xe3069283, "check value (%s)", crc32c_impl());
 	TEST(crc32c_sw(0, "123456789", 9) == 0xe3069283, "check value, table path");
@@ -49,5 +51,39 @@ main(void)
 	TEST(1, "hardware and table paths agree");
 	c = crc32c_extend(crc32c_extend(0, big, 1000), big + 1000, 3099);
 	TEST(c == crc32c(big, 4099), "extend in two parts");
+
+	/*
+	 * Every length up to past two rounds of the long three-way blocks
+	 * and one of the short ones, at every alignment, against the table
+	 * path taken one byte at a time.
+	 */
+	x = 0x9e3779b9u;
+	for (i = 0; i < sizeof(huge); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		huge[i] = (uint8_t)x;
+	}
+	for (a = 0, bad = 0; a < 8 && !bad; a++) {
+		ref[0] = 0;
+		for (i = 0; a + i < sizeof(huge); i++)
+			ref[i + 1] = crc32c_sw(ref[i], huge + a + i, 1);
+		for (i = 0; a + i <= sizeof(huge) && !bad; i++)
+			if (crc32c_extend(0, huge + a, i) != ref[i]) {
+				TEST(0, "three-way path differs at offset %zu length %zu", a, i);
+				bad = 1;
+			}
+		/* Continuing from a register that is not 0. */
+		for (k = 0; k + a + 3500 <= sizeof(huge) && !bad; k += 131)
+			if (crc32c_extend(ref[k], huge + a + k, 3500) != ref[k + 3500]) {
+				TEST(0, "extend from offset %zu differs (alignment %zu)", k, a);
+				bad = 1;
+			}
+	}
+	TEST(!bad, "all lengths 0..%zu at alignments 0..7 agree with the table", sizeof(huge) - 7);
+	memset(huge, 0xff, sizeof(huge));
+	TEST(crc32c(huge, sizeof(huge)) == crc32c_sw(0, huge, sizeof(huge)), "all ones");
+	memset(huge, 0, sizeof(huge));
+	TEST(crc32c(huge, sizeof(huge)) == crc32c_sw(0, huge, sizeof(huge)), "all zeros");
 	return tap_done();
 }
