@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "rng.h"
 #include "seqio.h"
 
@@ -1086,7 +1087,7 @@ validate(struct sq_conv *c, const struct sq_feat *f)
 		if (f[i].type == SQ_ABSENT && c->kind == SQ_PAD)
 			continue;
 		if (sq_check_feature(c->in_name[i], f[i].type, f[i].tname,
-		    f[i].v, num ? f[i].n : 0, "input_validation", c->msg,
+		    f[i].v, num && !f[i].small ? f[i].n : 0, "input_validation", c->msg,
 		    sizeof c->msg) == -1) {
 			c->err = SQ_EDATA;
 			return -1;
@@ -1599,6 +1600,68 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 }
 
 /*
+ * The varint at p, when it takes at most 4 bytes: its value in *x and
+ * its length; 0 when it is longer.  8 bytes must be readable at p.
+ * Token ids take 1 to 3 bytes, unpredictably: the length is found in
+ * the 8-byte window and the value assembled without branching on it.
+ */
+static inline unsigned
+get_short(const uint8_t *p, uint64_t *x)
+{
+	uint64_t w = le64(p), m = ~w & 0x8080808080808080ull;
+	unsigned t = m ? (unsigned)__builtin_ctzll(m) : 64;
+
+	if (t > 31)
+		return 0;
+	w &= (2ull << t) - 1;
+	*x = (w & 0x7f) | (w >> 1 & 0x3f80) | (w >> 2 & 0x1fc000) |
+	    (w >> 3 & 0xfe00000);
+	return (t >> 3) + 1;
+}
+
+/*
+ * Decode the packed varints [p, e) into d (room for e - p values).
+ * Returns the count, or SIZE_MAX if malformed; *big is set when a value
+ * took more than 4 bytes (so may not fit int32).  The last bytes are
+ * decoded from a zero-padded copy: a zero byte ends a varint, so one
+ * cut off by the end decodes past it and is caught.
+ */
+static size_t
+get_packed(const uint8_t *p, const uint8_t *e, int64_t *d, int *big)
+{
+	uint8_t tail[16] = { 0 };
+	const uint8_t *q, *qe;
+	size_t cnt = 0;
+	uint64_t x;
+	unsigned k;
+
+	*big = 0;
+	while (e - p >= 8) {
+		if ((k = get_short(p, &x)) == 0) {
+			if (get_varint(&p, e, &x) == -1)
+				return SIZE_MAX;
+			*big = 1;
+		} else
+			p += k;
+		d[cnt++] = (int64_t)x;
+	}
+	if (p == e)
+		return cnt;
+	memcpy(tail, p, (size_t)(e - p));	/* fewer than 8 bytes */
+	qe = tail + (e - p);
+	for (q = tail; q < qe;) {
+		if ((k = get_short(q, &x)) == 0) {
+			if (get_varint(&q, qe, &x) == -1)
+				return SIZE_MAX;
+			*big = 1;
+		} else
+			q += k;
+		d[cnt++] = (int64_t)x;
+	}
+	return q == qe ? cnt : SIZE_MAX;
+}
+
+/*
  * Are the bytes [p, e) a whole number of varints of at most 10 bytes
  * each?  One pass without decoding: no run of more than 9 continuation
  * bytes, and the last byte ends a varint.
@@ -1658,14 +1721,15 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
 	const uint8_t *lb, *le;
 	size_t nin = c->nin, i, klen, cnt;
-	uint64_t x;
 	int64_t *d;
 	void *np;
+	int big;
 
 	for (i = 0; i < nin; i++) {
 		f[i].type = SQ_ABSENT;
 		f[i].v = NULL;
 		f[i].n = 0;
+		f[i].small = 0;
 	}
 	while (q < end) {
 		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
@@ -1727,19 +1791,11 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 				c->fcap[i] = cnt;
 			}
 			d = c->fval[i];
-			cnt = 0;
-			while (kb < ke) {
-				if (*kb < 0x80)
-					x = *kb++;
-				else if (ke - kb >= 2 && kb[1] < 0x80) {
-					x = (uint64_t)(kb[0] & 0x7f) | (uint64_t)kb[1] << 7;
-					kb += 2;
-				} else if (get_varint(&kb, ke, &x) == -1)
-					return 0;
-				d[cnt++] = (int64_t)x;
-			}
+			if ((cnt = get_packed(kb, ke, d, &big)) == SIZE_MAX)
+				return 0;
 			f[i].v = d;
 			f[i].n = cnt;
+			f[i].small = !big;
 		}
 	}
 	return 1;

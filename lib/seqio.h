@@ -94,6 +94,7 @@ struct sq_feat {
 	const int64_t	*v;
 	size_t		 n;
 	const char	*tname;		/* SQ_OTHER: "string", "float32", ... */
+	int		 small;		/* 1: every value is in 0 .. 2^28 (fits int32); 0: unknown */
 };
 
 enum sq_errkind {

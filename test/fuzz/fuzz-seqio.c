@@ -47,7 +47,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sq_feat f[40];
 	struct example ex;
 	const struct ex_feature *ft;
-	size_t i, n, ni;
+	size_t i, j, n, ni;
 	uint8_t k;
 
 	if (size < 8)
@@ -132,7 +132,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					    (g[i].n != f[i].n || (g[i].n && memcmp(g[i].v,
 					    f[i].v, g[i].n * sizeof(int64_t))))))
 						abort();
+					/* 'small' promises values in 0 .. 2^28. */
+					for (j = 0; g[i].type == SQ_INT && g[i].small &&
+					    j < g[i].n; j++)
+						if ((uint64_t)g[i].v[j] >= 1u << 28)
+							abort();
 				}
+				/* Push what the reader found, as pack-encdec does. */
+				if (fast == 1)
+					memcpy(f, g, (ni < 40 ? ni : 40) * sizeof *f);
 				if (sq_push(c, f) == -1)
 					break;
 			}

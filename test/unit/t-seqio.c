@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "example.h"
 #include "rng.h"
 #include "seqio.h"
 #include "tap.h"
@@ -750,7 +752,7 @@ test_strategies_denser(void)
 		c = sq_new(&cfg, NULL);
 		rng_seed(&r, 11);
 		for (i = 0; i < 5000; i++) {
-			struct sq_feat f = { SQ_INT, rec, 0, NULL };
+			struct sq_feat f = { SQ_INT, rec, 0, NULL, 0 };
 
 			n = 1 + (size_t)rng_below(&r, 39);
 			for (j = 0; j < n; j++)
@@ -887,6 +889,103 @@ test_rng(void)
 	TEST(rng_double(&r) < 1.0 && rng_below(&r, 0) == 0, "rng: bounds");
 }
 
+/* A value whose minimal varint takes 'k' bytes (1..10; 10 is negative). */
+static int64_t
+value_of_size(struct rng *r, int k)
+{
+	uint64_t lo, hi;
+
+	if (k == 10)
+		return -1 - (int64_t)rng_below(r, 1u << 30) * 12345;
+	lo = k == 1 ? 0 : 1ull << (7 * (k - 1));
+	hi = k == 9 ? (1ull << 63) - 1 : (1ull << (7 * k)) - 1;
+	return (int64_t)(lo + rng_next(r) % (hi - lo + 1));
+}
+
+/*
+ * The canonical-form reader decodes packed varints of every size, at
+ * every place in the list (the 8-byte window and the tail), exactly as
+ * the Example decoder does, and says when the values are all small.
+ */
+static void
+test_fetch_varints(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_feat f[4];
+	struct ex_builder b;
+	struct example ex;
+	struct buf out = { 0 };
+	const struct ex_feature *ft;
+	struct rng r;
+	int64_t v[2][48];
+	size_t n[2], i, j, k, trial, bad = 0;
+	int maxk, small, got;
+
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 64, "targets", 64, NULL, 0);
+	cfg.emit = NULL;
+	c = sq_new(&cfg, NULL);
+	exb_init(&b);
+	ex_init(&ex);
+	rng_seed(&r, 5);
+	for (trial = 0; trial < 20000 && !bad; trial++) {
+		exb_reset(&b);
+		maxk = 1 + (int)(trial % 10);
+		for (k = 0; k < 2; k++) {
+			n[k] = (size_t)rng_below(&r, 48);
+			for (j = 0; j < n[k]; j++)
+				v[k][j] = value_of_size(&r, 1 + (int)rng_below(&r, (uint32_t)maxk));
+			exb_int64(&b, k ? "targets" : "inputs", v[k], n[k]);
+		}
+		out.len = 0;
+		exb_encode(&b, &out);
+		got = sq_fetch_canonical(c, out.p, out.len, f);
+		ex_decode(&ex, out.p, out.len, EX_TYPE_EXAMPLE);
+		for (k = 0; k < 2 && !bad; k++) {
+			ft = ex_get(&ex, k ? "targets" : "inputs");
+			small = 1;
+			for (j = 0; j < n[k]; j++)
+				small &= v[k][j] >= 0 && v[k][j] < 1 << 28;
+			if (got != 1 || f[k].type != SQ_INT || f[k].n != n[k] ||
+			    ft == NULL || (n[k] > 0 && (ft->n != n[k] ||
+			    memcmp(ft->i64, v[k], n[k] * sizeof(int64_t)) != 0)) ||
+			    (n[k] > 0 && memcmp(f[k].v, v[k], n[k] * sizeof(int64_t)) != 0) ||
+			    (n[k] > 0 && f[k].small != small)) {
+				TEST(0, "trial %zu feature %zu: reader and decoder differ", trial, k);
+				bad = 1;
+			}
+		}
+	}
+	TEST(!bad, "canonical reader: varints of 1..10 bytes, negative values");
+
+	/* 'small' skips the int32 check only when no value can exceed it. */
+	for (i = 0; i < 3; i++) {
+		static const int64_t probe[3] = { (1 << 28) - 1, 1 << 28, 1LL << 31 };
+		int64_t t[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+
+		t[i * 4] = probe[i];
+		exb_reset(&b);
+		exb_int64(&b, "inputs", t, 9);
+		exb_int64(&b, "targets", t, 9);
+		out.len = 0;
+		exb_encode(&b, &out);
+		sq_free(c);
+		c = sq_new(&cfg, NULL);
+		got = sq_fetch_canonical(c, out.p, out.len, f);
+		if (i < 2)
+			TEST(got == 1 && f[0].small == !i && sq_push(c, f) == 0,
+			    "value %lld is taken", (long long)probe[i]);
+		else
+			TEST(got == 1 && !f[0].small && sq_push(c, f) == -1 &&
+			    strstr(sq_strerror(c), "expected int32 (value 2147483648") != NULL,
+			    "value 2^31 still fails the int32 check");
+	}
+	sq_free(c);
+	exb_free(&b);
+	ex_free(&ex);
+	buf_free(&out);
+}
+
 int
 main(void)
 {
@@ -896,6 +995,7 @@ main(void)
 	test_quirks();
 	test_data_errors();
 	test_first_fit_kernel();
+	test_fetch_varints();
 	test_properties();
 	test_strategies_denser();
 	test_electra_layout();
