@@ -631,6 +631,44 @@ mmidx_seq(struct mmidx *m, uint64_t i, const uint8_t **p, uint64_t *n)
 	return 0;
 }
 
+size_t
+mmidx_seqs(struct mmidx *m, const uint64_t *idx, size_t k,
+    struct mmidx_span *out)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++) {
+		uint64_t i = idx[j];
+		int32_t size;
+		int64_t ptr;
+
+		if (i >= m->n) {
+			snprintf(m->err, sizeof m->err, "index %ju out of range "
+			    "(%ju sequences)", (uintmax_t)i, (uintmax_t)m->n);
+			return j;
+		}
+		size = (int32_t)le32(m->sizes + 4 * i);
+		ptr = (int64_t)le64(m->ptrs + 8 * i);
+		if (entry_fault(m, i, size, ptr) == -1)
+			return j;
+		out[j].n = (uint64_t)size;
+		out[j].p = size > 0 ? m->bin + ptr : NULL;
+		if (size > 0)
+			__builtin_prefetch(out[j].p);
+	}
+	return k;
+}
+
+void
+mmidx_prefetch_entries(const struct mmidx *m, const uint64_t *idx, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (idx[j] < m->n) {
+			__builtin_prefetch(m->sizes + 4 * idx[j]);
+			__builtin_prefetch(m->ptrs + 8 * idx[j]);
+		}
+}
+
 void
 mmidx_prefetch_entry(const struct mmidx *m, uint64_t i)
 {
@@ -688,6 +726,113 @@ mmidx_verify(struct mmidx *m)
 		prev = d;
 	}
 	return 0;
+}
+
+/* ---- index lines ---- */
+
+enum { LN_DIGITS, LN_TRAIL, LN_BAD, LN_STOPPED };
+
+void
+mmidx_lines_init(struct mmidx_lines *L)
+{
+	memset(L, 0, sizeof *L);
+}
+
+/* One byte of a line (not its newline), the slow way. */
+static void
+lines_byte(struct mmidx_lines *L, unsigned char c)
+{
+	if (L->len < MMIDX_LINE_HEAD)
+		L->head[L->len] = (char)c;
+	L->len++;
+	if (c == ' ' || c == '\r') {
+		if (L->state == LN_DIGITS)
+			L->state = LN_TRAIL;
+		return;
+	}
+	L->keep = L->len;
+	if (c < '0' || c > '9' || L->state != LN_DIGITS ||
+	    L->v > (UINT64_MAX - 9) / 10)
+		L->state = LN_BAD;
+	else
+		L->v = L->v * 10 + (c - '0');
+}
+
+/* The open line has ended: 1 good (*v), -1 bad; a new line opens. */
+static int
+lines_close(struct mmidx_lines *L, uint64_t *v)
+{
+	int good = L->state != LN_BAD && L->keep > 0;
+
+	L->lineno++;
+	if (!good) {
+		L->state = LN_STOPPED;
+		return -1;
+	}
+	*v = L->v;
+	L->v = 0;
+	L->len = L->keep = 0;
+	L->state = LN_DIGITS;
+	return 1;
+}
+
+size_t
+mmidx_lines_parse(struct mmidx_lines *L, const char *p, size_t n,
+    size_t *used, uint64_t *out, size_t max)
+{
+	const unsigned char *q = (const unsigned char *)p, *end = q + n;
+	size_t k = 0;
+
+	while (k < max && q < end && L->state != LN_STOPPED) {
+		/*
+		 * The usual line, whole in the block: up to 19 digits (which
+		 * cannot overflow) and a newline.
+		 */
+		if (L->len == 0 && end - q > 20) {
+			const unsigned char *s = q;
+			uint64_t x = 0;
+
+			while ((unsigned)(*s - '0') < 10 && s - q < 19)
+				x = x * 10 + (uint64_t)(*s++ - '0');
+			if (*s == '\n' && s > q) {
+				out[k++] = x;
+				L->lineno++;
+				q = s + 1;
+				continue;
+			}
+		}
+		for (; q < end; q++) {
+			if (*q == '\n') {
+				q++;
+				if (lines_close(L, &out[k]) == 1)
+					k++;
+				break;
+			}
+			lines_byte(L, *q);
+		}
+	}
+	*used = (size_t)((const char *)q - p);
+	return k;
+}
+
+int
+mmidx_lines_end(struct mmidx_lines *L, uint64_t *v)
+{
+	if (L->state == LN_STOPPED)
+		return -1;
+	if (L->len == 0)
+		return 0;
+	return lines_close(L, v);
+}
+
+int
+mmidx_lines_bad(const struct mmidx_lines *L, const char **text, size_t *len)
+{
+	if (L->state != LN_STOPPED)
+		return 0;
+	*text = L->head;
+	*len = L->keep < MMIDX_LINE_HEAD ? L->keep : MMIDX_LINE_HEAD;
+	return 1;
 }
 
 /* ---- writing ---- */

@@ -126,6 +126,24 @@ int		 mmidx_mode(const struct mmidx *m, uint64_t i);
  */
 int		 mmidx_seq(struct mmidx *m, uint64_t i, const uint8_t **p,
 		    uint64_t *n);
+/* Where a sequence lies: as *p and *n of mmidx_seq(). */
+struct mmidx_span {
+	const uint8_t	*p;
+	uint64_t	 n;
+};
+/*
+ * Sequences idx[0] .. idx[k - 1] into out[0] .. out[k - 1], as k calls
+ * of mmidx_seq() would give them, and the first token of each
+ * prefetched.  Returns k, or the position of the first index that is
+ * out of range or whose entry does not fit (its message in
+ * mmidx_strerror()); the spans before it are filled.  For random
+ * access, call mmidx_prefetch_entries() on the batch some time before.
+ */
+size_t		 mmidx_seqs(struct mmidx *m, const uint64_t *idx, size_t k,
+		    struct mmidx_span *out);
+/* Start loading the index entries of idx[0] .. idx[k - 1]; no effect on results. */
+void		 mmidx_prefetch_entries(const struct mmidx *m, const uint64_t *idx,
+		    size_t k);
 /*
  * Hints for batched random access: start loading the index entry of
  * sequence i (i < count), or the tokens of sequence i once its entry
@@ -143,6 +161,49 @@ int		 mmidx_verify(struct mmidx *m);
 const char	*mmidx_strerror(const struct mmidx *m);
 /* The .bin descriptor (for copying); -1 when the .bin is empty. */
 int		 mmidx_bin_fd(const struct mmidx *m);
+
+/* ---- index lines ---- */
+
+/*
+ * A reader of sequence indices, one per line in decimal: digits, then
+ * nothing but spaces and CRs up to the newline (or the end of input).
+ * Leading spaces, signs and empty lines are bad, and so is a number
+ * above 18446744073709551609.  It is fed blocks of any size, so a line
+ * may span blocks and be of any length; memory use stays constant.
+ * Zero it with mmidx_lines_init().
+ */
+#define MMIDX_LINE_HEAD	40
+struct mmidx_lines {
+	uint64_t	 lineno;	/* lines finished, or the bad one */
+	uint64_t	 v;		/* the number so far */
+	size_t		 len;		/* bytes of the open line so far */
+	size_t		 keep;		/* ... without trailing spaces and CRs */
+	int		 state;
+	char		 head[MMIDX_LINE_HEAD];	/* its first bytes */
+};
+
+void		 mmidx_lines_init(struct mmidx_lines *L);
+/*
+ * Parse the n bytes at p, going on with the line the last call left
+ * open.  Stores the index of each good line in out (room for max) and
+ * returns how many; *used is set to the bytes consumed, fewer than n
+ * when out filled up or a bad line ended.  After a bad line,
+ * mmidx_lines_bad() is nonzero and the parser stays stopped.
+ */
+size_t		 mmidx_lines_parse(struct mmidx_lines *L, const char *p,
+		    size_t n, size_t *used, uint64_t *out, size_t max);
+/*
+ * End of input: a last line without a newline.  Returns 1 with its
+ * index in *v, 0 when no line is open, or -1 when the open line is bad.
+ */
+int		 mmidx_lines_end(struct mmidx_lines *L, uint64_t *v);
+/*
+ * After a bad line: its text without trailing spaces and CRs, cut to
+ * MMIDX_LINE_HEAD bytes (*text points into L; *len bytes), and its
+ * number in L->lineno.  Returns 1, or 0 when no line was bad.
+ */
+int		 mmidx_lines_bad(const struct mmidx_lines *L, const char **text,
+		    size_t *len);
 
 /* ---- writing ---- */
 

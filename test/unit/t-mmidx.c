@@ -443,6 +443,132 @@ test_docs_and_merge(void)
 	mmidx_close(m);
 }
 
+/*
+ * Feed text to an index-line parser in pieces of 'step' bytes (0: all
+ * at once) with room for 'room' indices per call; collects the indices
+ * and returns 1 at a bad line, 0 at the end.
+ */
+static int
+lines_feed(struct mmidx_lines *L, const char *text, size_t step, size_t room,
+    uint64_t *got, size_t *ngot)
+{
+	size_t n = strlen(text), off = 0;
+
+	mmidx_lines_init(L);
+	*ngot = 0;
+	while (off < n) {
+		size_t piece = step && n - off > step ? step : n - off, used;
+		size_t k = mmidx_lines_parse(L, text + off, piece, &used,
+		    got + *ngot, room);
+		const char *t;
+		size_t tl;
+
+		*ngot += k;
+		off += used;
+		if (mmidx_lines_bad(L, &t, &tl))
+			return 1;
+	}
+	if (mmidx_lines_end(L, got + *ngot) == 1)
+		++*ngot;
+	return mmidx_lines_bad(L, &(const char *){ NULL }, &(size_t){ 0 });
+}
+
+static void
+test_lines(void)
+{
+	static const size_t steps[] = { 0, 1, 2, 3, 7, 21, 22 };
+	static const uint64_t want[] = { 0, 7, 12, 18446744073709551609u,
+	    1234567890123456789u, 42 };
+	const char *good = "0\n7\r\n12  \r\n18446744073709551609\n"
+	    "1234567890123456789 \n42";
+	struct mmidx_lines L;
+	uint64_t got[16], v;
+	size_t ngot, tl;
+	const char *t;
+	int all = 1;
+
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+		for (size_t room = 1; room <= 3; room++) {
+			int bad = lines_feed(&L, good, steps[i], room, got, &ngot);
+
+			all &= !bad && ngot == 6 && L.lineno == 6 &&
+			    memcmp(got, want, sizeof want) == 0;
+		}
+	TEST(all, "index lines in any pieces: CR, spaces, no last newline, "
+	    "the largest index");
+	TEST(lines_feed(&L, "1\n2\n", 0, 16, got, &ngot) == 0 && ngot == 2 &&
+	    mmidx_lines_end(&L, &v) == 0, "a final newline opens no line");
+	TEST(lines_feed(&L, "", 0, 16, got, &ngot) == 0 && ngot == 0,
+	    "no input, no lines");
+	{
+		static const struct {
+			const char *in, *text;
+			uint64_t line;
+		} bad[] = {
+			{ "1\n\n2\n", "", 2 },
+			{ " 1\n", " 1", 1 },
+			{ "1\n2\n-3\n", "-3", 3 },
+			{ "1 2\n", "1 2", 1 },
+			{ "1\n \r \n", "", 2 },
+			{ "18446744073709551610\n", "18446744073709551610", 1 },
+			{ "99999999999999999999999\n", "99999999999999999999999", 1 },
+			{ "5\n6x  ", "6x", 2 },
+			{ "12345678901234567890123456789012345678901234567890\n",
+			    "1234567890123456789012345678901234567890", 1 },
+		};
+
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			int ok = 1;
+
+			for (size_t j = 0; j < sizeof steps / sizeof steps[0]; j++) {
+				ok &= lines_feed(&L, bad[i].in, steps[j], 16, got,
+				    &ngot) == 1 && L.lineno == bad[i].line &&
+				    ngot == bad[i].line - 1 &&
+				    mmidx_lines_bad(&L, &t, &tl) == 1 &&
+				    tl == strlen(bad[i].text) &&
+				    memcmp(t, bad[i].text, tl) == 0;
+				/* stopped: nothing more is read */
+				ok &= mmidx_lines_parse(&L, "1\n", 2, &tl, got,
+				    16) == 0 && mmidx_lines_end(&L, &v) == -1;
+			}
+			TEST(ok, "bad index line %zu named, with its text", i);
+		}
+	}
+}
+
+/* mmidx_seqs() agrees with mmidx_seq(), and stops at the first bad index. */
+static void
+test_seqs(void)
+{
+	static const size_t len[] = { 2, 0, 3 };
+	static const int64_t v[] = { 1, 2, 3, 4, 5 };
+	struct seqs s = { 3, len, v };
+	uint64_t idx[] = { 2, 0, 1, 2, 3, 0 };
+	struct mmidx_span sp[6];
+	struct mmidx *m;
+	int ok = 1;
+
+	TEST(build("seqs", MMIDX_FAIRSEQ, MMIDX_INT32, 0, &s) == 0, "builds");
+	m = mmidx_open(path("seqs", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL, "opens");
+	if (m == NULL)
+		return;
+	mmidx_prefetch_entries(m, idx, 6);
+	TEST(mmidx_seqs(m, idx, 6, sp) == 4, "stops at index 3 of 3 sequences");
+	TEST(strcmp(mmidx_strerror(m), "index 3 out of range (3 sequences)") == 0,
+	    "message: %s", mmidx_strerror(m));
+	for (size_t j = 0; j < 4; j++) {
+		const uint8_t *p;
+		uint64_t n;
+
+		ok &= mmidx_seq(m, idx[j], &p, &n) == 0 && sp[j].p == p &&
+		    sp[j].n == n;
+	}
+	TEST(ok, "the spans before it are those of mmidx_seq()");
+	TEST(mmidx_seqs(m, idx, 0, sp) == 0, "an empty batch");
+	mmidx_close(m);
+}
+
 static void
 test_tables(void)
 {
@@ -486,6 +612,8 @@ main(void)
 	test_empty();
 	test_corrupt();
 	test_docs_and_merge();
+	test_lines();
+	test_seqs();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
