@@ -557,17 +557,116 @@ grow_vals(uint64_t n)
 		die_errno("malloc");
 }
 
-/* Write sequence i of m in the chosen output format. */
+/* Store the 8 bytes of w at q, the low byte first. */
+static inline void
+store_le64(char *q, uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	memcpy(q, &w, 8);
+}
+
+/* Digit values of 0 .. 99, tens in the low byte. */
+#define DP(t)	t, t | 1 << 8, t | 2 << 8, t | 3 << 8, t | 4 << 8, \
+		t | 5 << 8, t | 6 << 8, t | 7 << 8, t | 8 << 8, t | 9 << 8
+static const uint16_t digit_vals[100] = {
+	DP(0), DP(1), DP(2), DP(3), DP(4), DP(5), DP(6), DP(7), DP(8), DP(9)
+};
+#undef DP
+
+/*
+ * Decimal digits of v < 100000 at q, then the separator; returns the
+ * end.  No branches: the five digit values go into one word (the first
+ * digit in its low byte), the count of leading zero digits comes from
+ * its trailing zero bits, and the word, made ASCII and followed by
+ * sep, is stored whole with the zeros shifted out.  So 8 bytes at q
+ * must be writable.
+ */
+static inline char *
+put_small(char *q, uint32_t v, char sep)
+{
+	uint32_t a = v / 10000, r = v - a * 10000, b = r / 100, c = r - b * 100;
+	uint64_t w = a | (uint64_t)digit_vals[b] << 8 |
+	    (uint64_t)digit_vals[c] << 24;
+	/* Leading zero digits, at most 4 (0 is written as "0"). */
+	unsigned z = (unsigned)__builtin_ctzll(w | (uint64_t)1 << 32) >> 3;
+
+	w = (w + 0x3030303030ull) | (uint64_t)(unsigned char)sep << 40;
+	store_le64(q, w >> (8 * z));
+	return q + 6 - z;
+}
+
+/* An integer and the separator; 24 bytes at q must be writable. */
+static inline char *
+put_int(char *q, int64_t v, char sep)
+{
+	if ((uint64_t)v < 100000)
+		return put_small(q, (uint32_t)v, sep);
+	if (v < 0 && v > -100000) {
+		*q = '-';
+		return put_small(q + 1, (uint32_t)-v, sep);
+	}
+	q = fmt_i64(q, v);
+	*q++ = sep;
+	return q;
+}
+
+/* Tokens per step of the formatting loops: bounds the room asked for. */
+#define FMT_STEP	4096
+
+/*
+ * Tokens k0 .. k1 - 1 of an integer array of type t (not uint64) at p,
+ * each followed by sep, at q, which has room for 24 bytes per token.
+ */
+static char *
+fmt_ints(char *q, enum mmidx_dtype t, const uint8_t *p, uint64_t k0,
+    uint64_t k1, char sep)
+{
+	uint64_t k;
+
+	switch (t) {
+	case MMIDX_UINT8:
+		for (k = k0; k < k1; k++)
+			q = put_small(q, p[k], sep);
+		break;
+	case MMIDX_UINT16:
+		for (k = k0; k < k1; k++)
+			q = put_small(q, (uint32_t)p[2 * k] |
+			    (uint32_t)p[2 * k + 1] << 8, sep);
+		break;
+	case MMIDX_INT8:
+		for (k = k0; k < k1; k++)
+			q = put_int(q, (int8_t)p[k], sep);
+		break;
+	case MMIDX_INT16:
+		for (k = k0; k < k1; k++)
+			q = put_int(q, (int16_t)(p[2 * k] | p[2 * k + 1] << 8), sep);
+		break;
+	case MMIDX_INT32:
+		for (k = k0; k < k1; k++)
+			q = put_int(q, (int32_t)le32(p + 4 * k), sep);
+		break;
+	case MMIDX_UINT32:
+		for (k = k0; k < k1; k++)
+			q = put_int(q, le32(p + 4 * k), sep);
+		break;
+	default:
+		for (k = k0; k < k1; k++)
+			q = put_int(q, mmidx_load_i64(t, p, k), sep);
+		break;
+	}
+	return q;
+}
+
+/* Write sequence i of m (its n tokens at p) in the chosen output format. */
 static void
-emit(struct mmidx *m, uint64_t i)
+emit_span(struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 {
 	enum mmidx_dtype t = mmidx_dtype(m);
-	const uint8_t *p;
-	uint64_t n, k;
+	uint64_t k;
 	char *q;
 
-	if (mmidx_seq(m, i, &p, &n) == -1)
-		fail("%s", mmidx_strerror(m));
 	if (o.outfmt == OUT_RECORDS) {
 		exb_reset(&wr.b);
 		grow_vals(n);
@@ -599,15 +698,17 @@ emit(struct mmidx *m, uint64_t i)
 	if (t != MMIDX_UINT64 && !mmidx_dtype_is_float(t)) {
 		char sep = o.outfmt == OUT_JSON ? ',' : ' ';
 
-		grow_vals(n);
-		mmidx_load_i64s(t, p, n, wr.iv);
-		for (k = 0; k < n; k++) {
-			q = ob_room(24);
-			if (k > 0)
-				*q++ = sep;
-			q = fmt_i64(q, wr.iv[k]);
+		/* Every token is followed by sep; the last one is taken back. */
+		for (k = 0; k < n; ) {
+			uint64_t k1 = n - k > FMT_STEP ? k + FMT_STEP : n;
+
+			q = ob_room(24 * (size_t)(k1 - k));
+			q = fmt_ints(q, t, p, k, k1, sep);
 			ob.len = (size_t)(q - ob.p);
+			k = k1;
 		}
+		if (n > 0)
+			ob.len--;
 	} else for (k = 0; k < n; k++) {
 		q = ob_room(40);
 		if (k > 0)
@@ -638,6 +739,18 @@ emit(struct mmidx *m, uint64_t i)
 	q = ob_room(1);
 	*q = '\n';
 	ob.len++;
+}
+
+/* Write sequence i of m. */
+static void
+emit(struct mmidx *m, uint64_t i)
+{
+	const uint8_t *p;
+	uint64_t n;
+
+	if (mmidx_seq(m, i, &p, &n) == -1)
+		fail("%s", mmidx_strerror(m));
+	emit_span(m, i, p, n);
 }
 
 static void
@@ -709,6 +822,176 @@ parse_index(const char *s, size_t len, uint64_t *v)
 	return 0;
 }
 
+/*
+ * Lookups from stdin go in batches, through three stages: when batch B
+ * is full, the index entries of B are prefetched, B - 1 is resolved
+ * (which prefetches its tokens) and B - 2 is written.  So the memory
+ * loads of random access overlap each other and the formatting.
+ */
+#define GET_BATCH	64
+#define GET_STAGES	3
+
+static struct {
+	uint64_t		idx[GET_STAGES][GET_BATCH];
+	struct mmidx_span	span[GET_STAGES][GET_BATCH];
+	size_t			cnt[GET_STAGES];	/* indices in the batch */
+	int			resolved[GET_STAGES];
+	uint64_t		head;	/* the oldest batch not written */
+	uint64_t		tail;	/* the batch being filled */
+	size_t			n;	/* indices in it so far */
+} gb;
+
+/* Where the next indices go, and room for how many. */
+static uint64_t *
+get_slot(size_t *room)
+{
+	*room = GET_BATCH - gb.n;
+	return gb.idx[gb.tail % GET_STAGES] + gb.n;
+}
+
+/* Write batch b, which is resolved. */
+static void
+get_write(struct mmidx *m, uint64_t b)
+{
+	int s = (int)(b % GET_STAGES);
+
+	for (size_t j = 0; j < gb.cnt[s]; j++)
+		emit_span(m, gb.idx[s][j], gb.span[s][j].p, gb.span[s][j].n);
+}
+
+/*
+ * Resolve batch b; a bad entry ends the run after everything before
+ * it is written (the older batches are resolved already).
+ */
+static void
+get_resolve(struct mmidx *m, uint64_t b)
+{
+	int s = (int)(b % GET_STAGES);
+	size_t k = mmidx_seqs(m, gb.idx[s], gb.cnt[s], gb.span[s]);
+
+	gb.resolved[s] = 1;
+	if (k == gb.cnt[s])
+		return;
+	for (; gb.head < b; gb.head++)
+		get_write(m, gb.head);
+	gb.cnt[s] = k;
+	get_write(m, b);
+	fail("%s", mmidx_strerror(m));
+}
+
+/* Write every batch, the one being filled included. */
+static void
+get_drain(struct mmidx *m)
+{
+	gb.cnt[gb.tail % GET_STAGES] = gb.n;
+	gb.resolved[gb.tail % GET_STAGES] = 0;
+	for (; gb.head <= gb.tail; gb.head++) {
+		if (!gb.resolved[gb.head % GET_STAGES])
+			get_resolve(m, gb.head);
+		get_write(m, gb.head);
+	}
+	gb.head = gb.tail = 0;
+	gb.n = 0;
+}
+
+/*
+ * Take the k indices just stored at get_slot(); one out of range ends
+ * the run after the sequences before it.
+ */
+static void
+get_take(struct mmidx *m, const char *prefix, size_t k)
+{
+	uint64_t *v = gb.idx[gb.tail % GET_STAGES];
+	size_t j, end = gb.n + k;
+	int s;
+
+	for (j = gb.n; j < end; j++)
+		if (v[j] >= mmidx_count(m)) {
+			uint64_t bad = v[j];
+
+			gb.n = j;
+			get_drain(m);
+			fail("%s: index %" PRIu64 " out of range (%" PRIu64
+			    " sequences)", prefix, bad, mmidx_count(m));
+		}
+	gb.n = end;
+	if (gb.n < GET_BATCH)
+		return;
+	s = (int)(gb.tail % GET_STAGES);
+	gb.cnt[s] = GET_BATCH;
+	gb.resolved[s] = 0;
+	mmidx_prefetch_entries(m, gb.idx[s], GET_BATCH);
+	if (gb.tail >= 1)
+		get_resolve(m, gb.tail - 1);
+	if (gb.tail >= 2)
+		get_write(m, gb.head++);
+	gb.tail++;
+	gb.n = 0;
+}
+
+/* After a bad line on stdin: write the batch, then fail naming the line. */
+static void
+get_bad_line(struct mmidx *m, const struct mmidx_lines *L)
+{
+	const char *text;
+	size_t len;
+
+	if (!mmidx_lines_bad(L, &text, &len))
+		return;
+	get_drain(m);
+	fail("stdin: line %" PRIu64 ": bad index '%.*s'", L->lineno,
+	    (int)len, text);
+}
+
+/*
+ * Look up the indices on stdin, one per line, read in large blocks.
+ * The lookups go in batches, whose memory loads overlap.
+ */
+static void
+get_stdin(struct mmidx *m, const char *prefix)
+{
+	static int at_eof;	/* a second '-' reads nothing, as stdio would */
+	enum { IN_SIZE = 1 << 16 };
+	struct mmidx_lines L;
+	char *in;
+	ssize_t got;
+	size_t room;
+
+	if (at_eof)
+		return;
+	if ((in = malloc(IN_SIZE)) == NULL)
+		die_errno("malloc");
+	mmidx_lines_init(&L);
+	while ((got = read(0, in, IN_SIZE)) != 0) {
+		size_t used, off = 0, k;
+
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got == -1) {
+			int e = errno;
+
+			get_drain(m);
+			fail("stdin: %s", strerror(e));
+		}
+		while (off < (size_t)got) {
+			uint64_t *slot = get_slot(&room);
+
+			k = mmidx_lines_parse(&L, in + off, (size_t)got - off,
+			    &used, slot, room);
+			off += used;
+			get_take(m, prefix, k);
+			get_bad_line(m, &L);
+		}
+	}
+	/* A last line without a newline. */
+	if (mmidx_lines_end(&L, get_slot(&room)) == 1)
+		get_take(m, prefix, 1);
+	get_bad_line(m, &L);
+	get_drain(m);
+	at_eof = 1;
+	free(in);
+}
+
 static int
 cmd_get(int argc, char **argv)
 {
@@ -726,54 +1009,7 @@ cmd_get(int argc, char **argv)
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-") == 0) {
-			/* One index per line on stdin. */
-			char *line = NULL;
-			size_t cap = 0;
-			uint64_t lineno = 0;
-			ssize_t len;
-
-			/*
-			 * A three-stage pipeline: an index read now has its
-			 * entry prefetched; W lookups later its tokens are
-			 * prefetched; W more later it is written.  Random
-			 * access then waits for memory far less often.
-			 */
-			enum { W = 16 };
-			uint64_t ring[3 * W];
-			uint64_t head = 0, done = 0;
-
-			while ((len = getline(&line, &cap, stdin)) != -1) {
-				lineno++;
-				while (len > 0 && (line[len - 1] == '\n' ||
-				    line[len - 1] == '\r' || line[len - 1] == ' '))
-					len--;
-				if (parse_index(line, (size_t)len, &v) == -1 ||
-				    v >= mmidx_count(m)) {
-					for (; done < head; done++)
-						emit(m, ring[done % (3 * W)]);
-					if (v >= mmidx_count(m) && len > 0 &&
-					    parse_index(line, (size_t)len, &v) == 0)
-						fail("%s: index %" PRIu64 " out of range (%"
-						    PRIu64 " sequences)", argv[0], v,
-						    mmidx_count(m));
-					fail("stdin: line %" PRIu64 ": bad index '%.*s'",
-					    lineno, len > 40 ? 40 : (int)len, line);
-				}
-				ring[head % (3 * W)] = v;
-				mmidx_prefetch_entry(m, v);
-				if (head >= W)
-					mmidx_prefetch_tokens(m, ring[(head - W) % (3 * W)]);
-				if (head >= 2 * W) {
-					emit(m, ring[done % (3 * W)]);
-					done++;
-				}
-				head++;
-			}
-			for (; done < head; done++)
-				emit(m, ring[done % (3 * W)]);
-			if (ferror(stdin))
-				fail("stdin: %s", strerror(errno));
-			free(line);
+			get_stdin(m, argv[0]);
 			continue;
 		}
 		parse_index(argv[i], strlen(argv[i]), &v);

@@ -221,6 +221,68 @@ ids() {
 	[ -z "$output" ]
 }
 
+@test "mmap-index: get - reads index lines in blocks: line ends, long lines, faults late in the input" {
+	seq 0 999 | awk '{ print $1, $1 + 1 }' >"$T/in.txt"
+	mmap-index build -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
+	# a last line without a newline; trailing spaces and CRs
+	run -0 bash -c 'printf "5\r\n7  \r \n9" | mmap-index get --output-format id "$1" -' _ "$T/d"
+	[ "$output" = $'5 6\n7 8\n9 10' ]
+	# a valid line longer than any read block
+	run -0 bash -c '{ printf 3; head -c 200000 /dev/zero | tr "\0" " "; printf "\n4\n"; } | mmap-index get --output-format id "$1" -' _ "$T/d"
+	[ "$output" = $'3 4\n4 5' ]
+	# bad lines: leading space, sign, empty, inner space, NUL; the text is cut at 40 bytes
+	local l
+	for l in " 1" "+1" "" "1 2" "12345678901234567890123456789012345678901234567890"; do
+		run -1 --separate-stderr bash -c 'printf "2\n%s\n3\n" "$2" | mmap-index get --output-format id "$1" -' _ "$T/d" "$l"
+		[ "$output" = "2 3" ]
+		[ "$stderr" = "mmap-index: stdin: line 2: bad index '${l:0:40}'" ] || { echo "$l: $stderr"; false; }
+	done
+	run -1 --separate-stderr bash -c 'printf "2\n7x" | mmap-index get --output-format id "$1" -' _ "$T/d"
+	[ "$output" = "2 3" ]
+	[ "$stderr" = "mmap-index: stdin: line 2: bad index '7x'" ]
+	# 18446744073709551609 is the largest index read; one more is a bad line
+	run -1 --separate-stderr bash -c 'echo 18446744073709551609 | mmap-index get "$1" -' _ "$T/d"
+	[ "$stderr" = "mmap-index: $T/d: index 18446744073709551609 out of range (1000 sequences)" ]
+	run -1 --separate-stderr bash -c 'echo 18446744073709551610 | mmap-index get "$1" -' _ "$T/d"
+	[ "$stderr" = "mmap-index: stdin: line 1: bad index '18446744073709551610'" ]
+	# faults after many batches and read blocks: everything before is written
+	for i in $(seq 1 30); do seq 0 999; done >"$T/idx.txt"
+	awk 'NR == FNR { l[NR - 1] = $0; next } { print l[$1] }' "$T/in.txt" "$T/idx.txt" >"$T/want.txt"
+	{ cat "$T/idx.txt"; echo 1000; echo 5; } >"$T/idx-range.txt"
+	run -1 --separate-stderr bash -c 'mmap-index get --output-format id "$1" - <"$2" >"$3"' _ "$T/d" "$T/idx-range.txt" "$T/got.txt"
+	[ "$stderr" = "mmap-index: $T/d: index 1000 out of range (1000 sequences)" ]
+	cmp "$T/want.txt" "$T/got.txt"
+	{ cat "$T/idx.txt"; echo x; echo 5; } >"$T/idx-bad.txt"
+	run -1 --separate-stderr bash -c 'mmap-index get --output-format id "$1" - <"$2" >"$3"' _ "$T/d" "$T/idx-bad.txt" "$T/got.txt"
+	[ "$stderr" = "mmap-index: stdin: line 30001: bad index 'x'" ]
+	cmp "$T/want.txt" "$T/got.txt"
+	# - twice: the second reads nothing; indices as operands around it
+	run -0 bash -c 'printf "1\n" | mmap-index get --output-format id "$1" 0 - 2 - 3' _ "$T/d"
+	[ "$output" = $'0 1\n1 2\n2 3\n3 4' ]
+}
+
+@test "mmap-index: id output of every integer dtype at the digit-count edges" {
+	local t v
+	for t in uint8 int8 int16 uint16 int32 uint32 int64 uint64; do
+		case $t in
+		uint8) v="0 9 10 99 100 255";;
+		int8) v="-128 -100 -99 -10 -9 -1 0 1 9 10 99 100 127";;
+		int16) v="-32768 -10000 -9999 -1000 -999 -1 0 9 10 99 100 999 1000 9999 10000 32767";;
+		uint16) v="0 1 9 10 99 100 999 1000 9999 10000 65535";;
+		int32) v="-2147483648 -100000 -99999 -10000 -9999 -1 0 9 99999 100000 2147483647";;
+		uint32) v="0 99999 100000 999999 4294967295";;
+		*) v="-9223372036854775808 -99999 -1 0 99999 100000 9223372036854775807";;
+		esac
+		[ $t = uint64 ] && v="0 99999 100000 9223372036854775807"
+		ids "$T/in.txt" "$v" "" "7"
+		run -0 mmap-index build -q --wrap -o "$T/d" --dtype $t --input-format id "$T/in.txt"
+		run -0 mmap-index cat --output-format id "$T/d"
+		[ "$output" = "$(cat "$T/in.txt")" ] || { echo "$t: $output"; false; }
+		run -0 mmap-index get "$T/d" 0 1
+		[ "$output" = "{\"targets\":[${v// /,}]}"$'\n{"targets":[]}' ] || { echo "$t: $output"; false; }
+	done
+}
+
 @test "mmap-index: info shows layout, dtype, counts and a histogram" {
 	ids "$T/in.txt" "1 2 3" "" "4" "5 6 7 8 9"
 	mmap-index build -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
