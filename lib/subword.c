@@ -539,64 +539,46 @@ sw_tokenize(const uint8_t *p, size_t n, struct sw_span **spans, size_t *cap)
 /* ---- vocabulary ------------------------------------------------------- */
 
 /*
- * The token cache: 4-way sets of one cache line each slot, holding short
- * tokens and their ids inline.  It is bounded, so a flood of colliding
- * tokens can only make it miss; a fast seeded hash is enough.
+ * Encoding runs over a double-array trie built once at load: state s
+ * has its child by byte b at slot da[s].base + b, valid when that slot's
+ * chk holds s.  One 8-byte slot per step, no hashing and no search.
+ * chk also says whether the slot's state ends an entry (DA_TERM); the
+ * entry's id is in did[], read only once per segment.  Free slots have
+ * DA_FREE, which no state equals, so any base + b within the array can
+ * be probed (leaves keep base 0).
  */
-#define CACHE_SETS	(1u << 14)
-#define CACHE_WAYS	4
-#define CACHE_TOK	24
-#define CACHE_IDS	8
+#define DA_TERM		0x80000000u
+#define DA_FREE		0x7FFFFFFFu
+#define DA_ROOTCHK	0x7FFFFFFEu	/* slot 0, the root: nobody's child */
+#define DA_MAXSLOTS	0x7FFFFF00u
 
-/* A small direct-mapped front cache for the hottest short tokens. */
-#define HOT_SLOTS	(1u << 13)
-#define HOT_TOK		14
-#define HOT_IDS		3
-
-struct hslot {
-	uint32_t	 h;
-	uint8_t		 tlen;		/* 0: empty */
-	uint8_t		 nids;
-	uint8_t		 tok[HOT_TOK];
-	int32_t		 ids[HOT_IDS];
+struct dslot {
+	uint32_t	 base;
+	uint32_t	 chk;		/* parent state | DA_TERM, or DA_FREE */
 };
 
-struct cslot {
-	uint32_t	 h;
-	uint8_t		 tlen;		/* 0: empty */
-	uint8_t		 nids;
-	uint8_t		 pad[2];
-	uint8_t		 tok[CACHE_TOK];
-	int32_t		 ids[CACHE_IDS];
-};
+/* Per-code-point flags for the tokenizer and escaping. */
+#define CP_ALNUM	1u	/* tensor2tensor's alphanumeric (L*, N*) */
+#define CP_ESC		2u	/* escaped: outside the alphabet, or \ _ \n */
 
 struct sw_vocab {
 	size_t		 n;
 	uint8_t		*pool;
 	size_t		*off;		/* n + 1 offsets */
-	struct sw_trie	 trie;
-	int32_t		*term;		/* per trie node: id, or -1 */
+	struct sw_trie	 trie;		/* while loading only */
+	int32_t		*term;		/* per trie node: id, or -1 (loading only) */
 	size_t		 termcap;
 	uint8_t		 ascii[128];	/* encode alphabet, ASCII part */
 	uint32_t	*alpha;		/* the rest, sorted */
 	size_t		 nalpha;
 	uint8_t		*bmp;		/* the alphabet's BMP code points, a bit each */
-	/* Nodes with many children also get a direct table: dense[node] - 1. */
-	uint32_t	*dense;
-	uint32_t	(*dtab)[256];
-	size_t		 ndtab;
-	struct cslot	*cache;		/* CACHE_SETS * CACHE_WAYS, or NULL */
-	struct hslot	*hot;		/* HOT_SLOTS */
-	uint64_t	 seed;
-	/* The trie in compact form: children of node i are edges cfirst[i] .. cfirst[i + 1]. */
-	uint32_t	*cfirst;
-	uint8_t		*ebyte;
-	uint32_t	*echild;
-	uint32_t	 root[256];
+	/* ASCII bytes: CP_ flags; bytes >= 0x80: 0x80. */
+	uint8_t		 acls[256];
+	uint8_t		*bmpcls;	/* CP_ flags of the BMP, 2 bits each */
+	struct dslot	*da;
+	int32_t		*did;		/* per state: id, or -1 */
+	size_t		 nda;
 	struct buf	 esc;		/* scratch */
-	struct buf	 tmp;
-	struct sw_span	*spans;
-	size_t		 spancap;
 };
 
 static int
@@ -629,92 +611,233 @@ in_alpha(const struct sw_vocab *v, uint32_t cp)
 }
 
 /*
- * Turn the hashed trie into sorted child arrays: matching then needs no
- * hashing at all.
+ * While the double array is built, its free slots form a list in slot
+ * order through their own fields: base is the next free slot, did the
+ * previous one (DA_NONE ends the list).
  */
+#define DA_NONE		0xFFFFFFFFu
+
+struct dabuild {
+	uint32_t	 head, tail;	/* free list */
+};
+
+/* Make room for slots [0, need) of the double array; new slots are free. */
 static int
-vocab_compact(struct sw_vocab *v)
+da_reserve(struct sw_vocab *v, struct dabuild *b, size_t need)
 {
-	uint32_t nn = v->trie.nnodes, *pos, parent, c, k;
-	size_t i, ne = v->trie.nedges;
-	uint8_t b;
+	size_t ncap = v->nda ? v->nda : 1024, i;
+	struct dslot *nd;
+	int32_t *ni;
 
-	v->cfirst = calloc((size_t)nn + 1, sizeof(*v->cfirst));
-	v->ebyte = malloc(ne ? ne : 1);
-	v->echild = malloc((ne ? ne : 1) * sizeof(*v->echild));
-	pos = malloc(((size_t)nn + 1) * sizeof(*pos));
-	if (!v->cfirst || !v->ebyte || !v->echild || !pos) {
-		free(pos);
-		return -1;
-	}
-	for (i = 0; i < v->trie.cap; i++)
-		if (v->trie.key[i] != 0)
-			v->cfirst[((v->trie.key[i] - 1) >> 8) + 1]++;
-	for (k = 0; k < nn; k++)
-		v->cfirst[k + 1] += v->cfirst[k];
-	memcpy(pos, v->cfirst, ((size_t)nn + 1) * sizeof(*pos));
-	for (i = 0; i < v->trie.cap; i++) {
-		if (v->trie.key[i] == 0)
-			continue;
-		parent = (uint32_t)((v->trie.key[i] - 1) >> 8);
-		b = (uint8_t)((v->trie.key[i] - 1) & 0xFF);
-		/* Insertion keeps each node's edges sorted by byte. */
-		for (k = pos[parent]++; k > v->cfirst[parent] && v->ebyte[k - 1] > b; k--) {
-			v->ebyte[k] = v->ebyte[k - 1];
-			v->echild[k] = v->echild[k - 1];
-		}
-		v->ebyte[k] = b;
-		v->echild[k] = v->trie.val[i];
-	}
-	free(pos);
-	memcpy(v->root, v->trie.root, sizeof(v->root));
-	sw_trie_free(&v->trie);
-	(void)c;
-	/* Direct tables for nodes of more than 16 children. */
-	for (k = 1; k < nn; k++)
-		v->ndtab += v->cfirst[k + 1] - v->cfirst[k] > 16;
-	if (v->ndtab > 0) {
-		size_t d = 0;
-
-		v->dense = calloc(nn, sizeof(*v->dense));
-		v->dtab = calloc(v->ndtab, sizeof(*v->dtab));
-		if (v->dense == NULL || v->dtab == NULL)
+	if (need <= v->nda)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > DA_MAXSLOTS) {
+		if (need > DA_MAXSLOTS) {
+			errno = E2BIG;
 			return -1;
-		for (k = 1; k < nn; k++) {
-			uint32_t e;
-
-			if (v->cfirst[k + 1] - v->cfirst[k] <= 16)
-				continue;
-			for (e = v->cfirst[k]; e < v->cfirst[k + 1]; e++)
-				v->dtab[d][v->ebyte[e]] = v->echild[e];
-			v->dense[k] = (uint32_t)++d;
 		}
+		ncap = DA_MAXSLOTS;
 	}
+	if ((nd = realloc(v->da, ncap * sizeof(*nd))) == NULL)
+		return -1;
+	v->da = nd;
+	if ((ni = realloc(v->did, ncap * sizeof(*ni))) == NULL)
+		return -1;
+	v->did = ni;
+	for (i = v->nda; i < ncap; i++) {
+		v->da[i].chk = DA_FREE;
+		v->da[i].base = i + 1 < ncap ? (uint32_t)(i + 1) : DA_NONE;
+		v->did[i] = (int32_t)(i > v->nda ? (uint32_t)(i - 1) : b->tail);
+	}
+	if (b->tail == DA_NONE)
+		b->head = (uint32_t)v->nda;
+	else
+		v->da[b->tail].base = (uint32_t)v->nda;
+	b->tail = (uint32_t)(ncap - 1);
+	v->nda = ncap;
 	return 0;
 }
 
-static inline uint32_t
-vchild(const struct sw_vocab *v, uint32_t node, uint8_t b)
+/* Take free slot i off the list. */
+static void
+da_take(struct sw_vocab *v, struct dabuild *b, uint32_t i)
 {
-	uint32_t lo, hi, mid;
+	uint32_t next = v->da[i].base, prev = (uint32_t)v->did[i];
 
-	if (node == 0)
-		return v->root[b];
-	if (v->dense != NULL && v->dense[node] != 0)
-		return v->dtab[v->dense[node] - 1][b];
-	lo = v->cfirst[node];
-	hi = v->cfirst[node + 1];
-	while (hi - lo > 8) {
-		mid = lo + (hi - lo) / 2;
-		if (v->ebyte[mid] < b)
-			lo = mid + 1;
-		else
-			hi = mid + 1;
+	if (prev == DA_NONE)
+		b->head = next;
+	else
+		v->da[prev].base = next;
+	if (next == DA_NONE)
+		b->tail = prev;
+	else
+		v->did[next] = (int32_t)prev;
+	v->da[i].base = 0;
+	v->did[i] = -1;
+}
+
+/*
+ * Lay the hashed trie out as a double array, breadth first: each node's
+ * children go to the first base (trying the free slots in order) whose
+ * slots are all free.
+ */
+static int
+vocab_double_array(struct sw_vocab *v)
+{
+	uint32_t nn = v->trie.nnodes, *first = NULL, *pos = NULL, *child = NULL;
+	uint32_t *queue = NULL, *state = NULL, u, k, e, c0, base, q, nroot;
+	size_t i, ne = v->trie.nedges, qh, qt, slot, top = 1;
+	uint8_t *byte = NULL, rb[256];
+	const uint8_t *cb;
+	const uint32_t *cc;
+	uint32_t rc[256];
+	struct dabuild b = { DA_NONE, DA_NONE };
+	int rcode = -1, ok;
+
+	first = calloc((size_t)nn + 1, sizeof(*first));
+	pos = malloc(((size_t)nn + 1) * sizeof(*pos));
+	byte = malloc(ne ? ne : 1);
+	child = malloc((ne ? ne : 1) * sizeof(*child));
+	queue = malloc((size_t)nn * sizeof(*queue));
+	state = malloc((size_t)nn * sizeof(*state));
+	if (!first || !pos || !byte || !child || !queue || !state)
+		goto out;
+	/* Edges grouped by parent (node 0's are in trie.root), sorted by byte. */
+	for (i = 0; i < v->trie.cap; i++)
+		if (v->trie.key[i] != 0)
+			first[((v->trie.key[i] - 1) >> 8) + 1]++;
+	for (k = 0; k < nn; k++)
+		first[k + 1] += first[k];
+	memcpy(pos, first, ((size_t)nn + 1) * sizeof(*pos));
+	for (i = 0; i < v->trie.cap; i++) {
+		uint32_t parent;
+		uint8_t by;
+
+		if (v->trie.key[i] == 0)
+			continue;
+		parent = (uint32_t)((v->trie.key[i] - 1) >> 8);
+		by = (uint8_t)((v->trie.key[i] - 1) & 0xFF);
+		for (k = pos[parent]++; k > first[parent] && byte[k - 1] > by; k--) {
+			byte[k] = byte[k - 1];
+			child[k] = child[k - 1];
+		}
+		byte[k] = by;
+		child[k] = v->trie.val[i];
 	}
-	for (; lo < hi; lo++)
-		if (v->ebyte[lo] >= b)
-			return v->ebyte[lo] == b ? v->echild[lo] : 0;
+	for (i = nroot = 0; i < 256; i++)
+		if (v->trie.root[i] != 0) {
+			rb[nroot] = (uint8_t)i;
+			rc[nroot++] = v->trie.root[i];
+		}
+	if (da_reserve(v, &b, 512) == -1)
+		goto out;
+	da_take(v, &b, 0);
+	v->da[0].chk = DA_ROOTCHK;
+	queue[0] = 0;
+	state[0] = 0;
+	for (qh = 0, qt = 1; qh < qt; qh++) {
+		u = queue[qh];
+		if (u == 0) {
+			cb = rb;
+			cc = rc;
+			e = nroot;
+		} else {
+			cb = byte + first[u];
+			cc = child + first[u];
+			e = first[u + 1] - first[u];
+		}
+		if (e == 0)
+			continue;
+		c0 = cb[0];
+		for (q = b.head;; q = v->da[q].base) {
+			if (q == DA_NONE) {
+				/* Past the last free slot: grow, go on from the new ones. */
+				q = b.tail;
+				if (da_reserve(v, &b, v->nda + 1) == -1)
+					goto out;
+				q = q == DA_NONE ? b.head : v->da[q].base;
+			}
+			if (q <= c0)
+				continue;
+			base = q - c0;
+			if (da_reserve(v, &b, (size_t)base + 256) == -1)
+				goto out;
+			for (ok = 1, i = 1; i < e && ok; i++)
+				ok = v->da[base + cb[i]].chk == DA_FREE;
+			if (ok)
+				break;
+		}
+		v->da[state[qh]].base = base;
+		for (i = 0; i < e; i++) {
+			slot = base + cb[i];
+			da_take(v, &b, (uint32_t)slot);
+			v->da[slot].chk = state[qh];
+			if (v->term[cc[i]] >= 0) {
+				v->da[slot].chk |= DA_TERM;
+				v->did[slot] = v->term[cc[i]];
+			}
+			if (slot + 1 > top)
+				top = slot + 1;
+			queue[qt] = cc[i];
+			state[qt++] = (uint32_t)slot;
+		}
+	}
+	/* Every base + byte must stay inside the array. */
+	if (da_reserve(v, &b, top + 256) == -1)
+		goto out;
+	for (q = b.head; q != DA_NONE; q = k) {
+		k = v->da[q].base;
+		v->da[q].base = 0;
+		v->did[q] = -1;
+	}
+	rcode = 0;
+out:
+	free(first);
+	free(pos);
+	free(byte);
+	free(child);
+	free(queue);
+	free(state);
+	sw_trie_free(&v->trie);
+	free(v->term);
+	v->term = NULL;
+	return rcode;
+}
+
+/* CP_ flags of a code point under v's alphabet. */
+static unsigned
+cp_flags(const struct sw_vocab *v, uint32_t cp)
+{
+	unsigned f = uni_is_alnum(cp) ? CP_ALNUM : 0;
+
+	if (cp == '\\' || cp == '_' || cp == '\n' || !in_alpha(v, cp))
+		f |= CP_ESC;
+	return f;
+}
+
+/* The tokenizer's and escaper's tables for ASCII and the BMP. */
+static int
+vocab_classes(struct sw_vocab *v)
+{
+	uint32_t cp;
+
+	if ((v->bmpcls = calloc(0x10000 / 4, 1)) == NULL)
+		return -1;
+	for (cp = 0; cp < 0x10000; cp++)
+		v->bmpcls[cp >> 2] |= (uint8_t)(cp_flags(v, cp) << ((cp & 3) * 2));
+	for (cp = 0; cp < 256; cp++)
+		v->acls[cp] = cp < 0x80 ? (uint8_t)cp_flags(v, cp) : 0x80;
 	return 0;
+}
+
+static inline unsigned
+cp_class(const struct sw_vocab *v, uint32_t cp)
+{
+	if (cp < 0x10000)
+		return (v->bmpcls[cp >> 2] >> ((cp & 3) * 2)) & 3;
+	return cp_flags(v, cp);
 }
 
 /* Index the entries already in v->pool/v->off: trie, alphabet. */
@@ -728,7 +851,6 @@ vocab_index(struct sw_vocab *v)
 
 	if (sw_trie_init(&v->trie, v->off[v->n] + 16) == -1)
 		return -1;
-	v->seed = sw_hash("cache seed", 10);
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
 	for (id = 0; id < v->n; id++) {
@@ -776,7 +898,9 @@ vocab_index(struct sw_vocab *v)
 		return -1;
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)
 		v->bmp[v->alpha[i] >> 3] |= (uint8_t)(1u << (v->alpha[i] & 7));
-	return vocab_compact(v);
+	if (vocab_classes(v) == -1)
+		return -1;
+	return vocab_double_array(v);
 }
 
 struct sw_vocab *
@@ -914,27 +1038,18 @@ sw_vocab_load(int fd, struct sw_err *e)
 void
 sw_vocab_free(struct sw_vocab *v)
 {
-	size_t i;
-
 	if (v == NULL)
 		return;
-	(void)i;
-	free(v->cache);
-	free(v->hot);
 	free(v->bmp);
-	free(v->dense);
-	free(v->dtab);
-	free(v->cfirst);
-	free(v->ebyte);
-	free(v->echild);
+	free(v->bmpcls);
+	free(v->da);
+	free(v->did);
 	sw_trie_free(&v->trie);
 	free(v->term);
 	free(v->alpha);
 	free(v->pool);
 	free(v->off);
 	free(v->esc.p);
-	free(v->tmp.p);
-	free(v->spans);
 	free(v);
 }
 
@@ -1072,159 +1187,156 @@ size_t
 sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
 {
 	size_t i, end = 0;
-	uint32_t node = 0;
+	uint32_t st = 0, nx;
 
 	for (i = 0; i < n; i++) {
-		if ((node = vchild(v, node, e[i])) == 0)
+		nx = v->da[st].base + e[i];
+		if ((v->da[nx].chk & ~DA_TERM) != st)
 			break;
-		if (v->term[node] >= 0)
+		st = nx;
+		if (v->da[nx].chk & DA_TERM)
 			end = i + 1;
 	}
 	return end;
 }
 
-/* Greedy longest match of the escaped token e[0..n), ids appended. */
+/*
+ * Greedy longest match over e[0..n), followed by a '_' when 'tail' is
+ * set (an escaped token without its terminator), ids appended.  The
+ * trie bounds each match by the longest entry, as tensor2tensor's
+ * max_subtoken_len does.
+ */
 static int
-segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int32_t **ids,
-    size_t *nids, size_t *cap, struct sw_err *err)
+segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
+    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *err)
 {
-	size_t s = 0, i, end;
-	uint32_t node;
-	int32_t id;
+	const struct dslot *da = v->da;
+	size_t s = 0, i, end, total = n + (tail != 0);
+	uint32_t st, nx, last;
+	int32_t *out;
 
-	while (s < n) {
-		node = 0;
-		id = -1;
+	if (*nids + total > *cap &&
+	    sw_grow(ids, cap, *nids + total, sizeof(**ids)) == -1)
+		return -1;
+	out = *ids + *nids;
+	while (s < total) {
+		st = 0;
+		last = 0;
 		end = s;
 		for (i = s; i < n; i++) {
-			if ((node = vchild(v, node, e[i])) == 0)
-				break;
-			if (v->term[node] >= 0) {
-				id = v->term[node];
+			nx = da[st].base + e[i];
+			if ((da[nx].chk & ~DA_TERM) != st)
+				goto matched;
+			st = nx;
+			if (da[nx].chk & DA_TERM) {
+				last = nx;
 				end = i + 1;
 			}
 		}
-		if (id < 0) {
+		if (tail) {
+			nx = da[st].base + '_';
+			if (da[nx].chk == (st | DA_TERM)) {
+				last = nx;
+				end = total;
+			}
+		}
+matched:
+		if (last == 0) {
+			struct buf b = { 0 };
+
+			*nids = (size_t)(out - *ids);
+			if (sw_put(&b, e, n > 80 ? 80 : n) == -1 ||
+			    (tail && n <= 80 && sw_put(&b, "_", 1) == -1)) {
+				free(b.p);
+				return -1;
+			}
 			seterr(err, 0, 0, "corrupt vocabulary: it cannot spell "
-			    "the escaped token '%.*s'", (int)(n > 80 ? 80 : n), e);
+			    "the escaped token '%.*s'", (int)b.len, b.p);
+			free(b.p);
+			errno = EINVAL;
 			return -1;
 		}
-		if (*nids == *cap && sw_grow(ids, cap, *nids + 1, sizeof(**ids)) == -1)
-			return -1;
-		(*ids)[(*nids)++] = id;
+		*out++ = v->did[last];
 		s = end;
 	}
+	*nids = (size_t)(out - *ids);
 	return 0;
 }
 
-/* A fast seeded hash for the bounded token cache. */
-static inline uint64_t
-fast_hash(const uint8_t *p, size_t n, uint64_t seed)
+/* Encode the token t[0..n); 'esc' says whether it needs escaping. */
+static inline int
+encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, unsigned esc,
+    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e)
 {
-	uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ULL), w;
-
-	while (n >= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
-		h ^= h >> 32;
-		p += 8;
-		n -= 8;
-	}
-	if (n > 0) {
-		w = 0;
-		memcpy(&w, p, n);
-		h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
-		h ^= h >> 29;
-	}
-	h *= 0x9E3779B97F4A7C15ULL;
-	return h ^ (h >> 32);
-}
-
-static int
-encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
-    size_t *nids, size_t *cap, struct sw_err *e)
-{
-	struct cslot *set = NULL, *sl;
-	struct hslot *hs;
-	size_t first = *nids, k;
-	uint64_t h = 0;
-	uint32_t h32 = 0;
-	int w;
-
-	if (n <= CACHE_TOK) {
-		if (v->cache == NULL) {
-			v->cache = calloc((size_t)CACHE_SETS * CACHE_WAYS,
-			    sizeof(*v->cache));
-			v->hot = calloc(HOT_SLOTS, sizeof(*v->hot));
-			if (v->cache == NULL || v->hot == NULL)
-				return -1;
-		}
-		h = fast_hash(t, n, v->seed);
-		h32 = (uint32_t)(h >> 32);
-		if (*nids + CACHE_IDS > *cap && sw_grow(ids, cap, *nids + CACHE_IDS,
-		    sizeof(**ids)) == -1)
-			return -1;
-		hs = &v->hot[(h >> 14) & (HOT_SLOTS - 1)];
-		if (hs->h == h32 && hs->tlen == n && memcmp(hs->tok, t, n) == 0) {
-			memcpy(*ids + *nids, hs->ids, HOT_IDS * sizeof(int32_t));
-			*nids += hs->nids;
-			return 0;
-		}
-		set = v->cache + (h & (CACHE_SETS - 1)) * CACHE_WAYS;
-		for (w = 0; w < CACHE_WAYS; w++) {
-			sl = set + w;
-			if (sl->h == h32 && sl->tlen == n &&
-			    memcmp(sl->tok, t, n) == 0) {
-				memcpy(*ids + *nids, sl->ids, sl->nids * sizeof(int32_t));
-				*nids += sl->nids;
-				if (n <= HOT_TOK && sl->nids <= HOT_IDS) {
-					hs->h = h32;
-					hs->tlen = (uint8_t)n;
-					hs->nids = sl->nids;
-					memcpy(hs->tok, t, n);
-					memcpy(hs->ids, sl->ids, HOT_IDS * sizeof(int32_t));
-				}
-				return 0;
-			}
-		}
-	}
+	if (!(esc & CP_ESC))
+		return segment(v, t, n, 1, ids, nids, cap, e);
 	v->esc.len = 0;
 	if (sw_escape(v, t, n, &v->esc) == -1)
 		return -1;
-	if (segment(v, v->esc.p, v->esc.len, ids, nids, cap, e) == -1)
-		return -1;
-	k = *nids - first;
-	if (set != NULL && k <= CACHE_IDS) {
-		for (w = 0; w < CACHE_WAYS && set[w].tlen != 0; w++)
-			;
-		sl = set + (w < CACHE_WAYS ? w : (int)((h >> 20) % CACHE_WAYS));
-		sl->h = h32;
-		sl->tlen = (uint8_t)n;
-		sl->nids = (uint8_t)k;
-		memcpy(sl->tok, t, n);
-		memcpy(sl->ids, *ids + first, k * sizeof(int32_t));
-	}
-	return 0;
+	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap, e);
 }
 
+/* CP_ flags of the code point at p (valid UTF-8); *k its length. */
+static inline unsigned
+class_at(const struct sw_vocab *v, const uint8_t *p, int *k)
+{
+	uint32_t cp;
+
+	if (p[0] < 0x80) {
+		*k = 1;
+		return v->acls[p[0]];
+	}
+	*k = sw_u8(p, &cp);
+	return cp_class(v, cp);
+}
+
+/*
+ * The tokenizer of sw_tokenize(), fused with encoding: each token is
+ * encoded as soon as its end is found, and whether it needs escaping is
+ * learnt on the way.
+ */
 int
 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n, int32_t **ids,
     size_t *nids, size_t *cap, struct sw_err *e)
 {
-	long nt, i;
+	const uint8_t *acls = v->acls;
+	size_t i, start = 0;
+	unsigned cls, esc, c;
+	int k;
 
-	if ((nt = sw_tokenize(p, n, &v->spans, &v->spancap)) == -1) {
-		seterr(e, 0, 0, "%s", strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < nt; i++)
-		if (encode_token(v, p + v->spans[i].off, v->spans[i].len, ids,
-		    nids, cap, e) == -1) {
-			if (errno == ENOMEM)
-				seterr(e, 0, 0, "%s", strerror(errno));
-			return -1;
+	if (n == 0)
+		return 0;
+	c = class_at(v, p, &k);
+	cls = c & CP_ALNUM;
+	esc = c;
+	i = (size_t)k;
+	for (;;) {
+		/* The rest of an ASCII run of the same class, nothing to escape. */
+		while (i < n && acls[p[i]] == cls)
+			i++;
+		if (i >= n)
+			break;
+		c = class_at(v, p + i, &k);
+		if ((c & CP_ALNUM) == cls) {
+			esc |= c;
+			i += (size_t)k;
+			continue;
 		}
+		if (!(i - start == 1 && p[start] == ' ' && start != 0) &&
+		    encode_token(v, p + start, i - start, esc, ids, nids, cap, e) == -1)
+			goto fail;
+		start = i;
+		cls = c & CP_ALNUM;
+		esc = c;
+		i += (size_t)k;
+	}
+	if (encode_token(v, p + start, n - start, esc, ids, nids, cap, e) == -1)
+		goto fail;
 	return 0;
+fail:
+	if (errno == ENOMEM)
+		seterr(e, 0, 0, "%s", strerror(errno));
+	return -1;
 }
 
 /* ---- decoding --------------------------------------------------------- */
