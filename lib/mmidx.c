@@ -976,10 +976,11 @@ size_t mmidx_builder_bad_token(const struct mmidx_builder *b) { return b->bad; }
 void mmidx_set_mode(struct mmidx_builder *b, int mode) { b->mode = mode; }
 
 /* Record one more sequence of n tokens (after its bytes went out). */
-static int
+static inline int
 push_size(struct mmidx_builder *b, uint64_t n)
 {
-	if (grow((void **)&b->sizes, &b->cap, b->n + 1, sizeof *b->sizes) == -1)
+	if (b->n == b->cap &&
+	    grow((void **)&b->sizes, &b->cap, b->n + 1, sizeof *b->sizes) == -1)
 		return berr(b, "%s", strerror(errno));
 	if (b->layout == MMIDX_MEGATRON_MM) {
 		if (grow((void **)&b->modes, &b->modecap, b->n + 1, 1) == -1)
@@ -1064,6 +1065,43 @@ put_ints(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t k)
 	}
 }
 
+/*
+ * The common case in one pass: n uint16 or int32 tokens that fit the
+ * buffer, range-checked as they are stored.  Returns 0 when done, -1
+ * when the caller must take the general path (nothing is kept then).
+ */
+static inline int
+add_fast(struct mmidx_builder *b, const int64_t *v, size_t n)
+{
+	uint8_t *q = b->obuf + b->olen;
+	uint64_t bad = 0;
+	size_t j;
+
+	if (n * b->esize > OBUF_SIZE - b->olen || (b->flags & MMIDX_WRAP))
+		return -1;
+	switch (b->dtype) {
+	case MMIDX_UINT16:
+		for (j = 0; j < n; j++) {
+			bad |= (uint64_t)v[j] >> 16;
+			q[2 * j] = (uint8_t)v[j];
+			q[2 * j + 1] = (uint8_t)(v[j] >> 8);
+		}
+		break;
+	case MMIDX_INT32:
+		for (j = 0; j < n; j++) {
+			bad |= ((uint64_t)v[j] + 0x80000000u) >> 32;
+			put_le32(q + 4 * j, (uint32_t)v[j]);
+		}
+		break;
+	default:
+		return -1;
+	}
+	if (bad != 0)
+		return -1;
+	b->olen += n * b->esize;
+	return 0;
+}
+
 int
 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 {
@@ -1072,6 +1110,8 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 
 	if (check_len(b, n) == -1)
 		return -1;
+	if (add_fast(b, v, n) == 0)
+		return push_size(b, n);
 	if (!(b->flags & MMIDX_WRAP) && !mmidx_dtype_is_float(t)) {
 		int64_t lo = int_lo[t], hi = int_hi[t];
 
@@ -1256,6 +1296,18 @@ mmidx_append(struct mmidx_builder *b, struct mmidx *src)
 	return 0;
 }
 
+/* Room for n bytes in the output buffer, flushing it to fd if need be. */
+static int
+iroom(struct mmidx_builder *b, int fd, size_t n)
+{
+	if (OBUF_SIZE - b->olen < n) {
+		if (write_all(fd, b->obuf, b->olen) == -1)
+			return berr(b, "%s", strerror(errno));
+		b->olen = 0;
+	}
+	return 0;
+}
+
 /* Append bytes to the output buffer, flushing to fd when it fills. */
 static int
 iput(struct mmidx_builder *b, int fd, const void *p, size_t n)
@@ -1292,16 +1344,34 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 		put_le64(h + 26, b->docs != NULL ? b->ndoc : b->n + 1);
 	if (iput(b, idxfd, h, mm ? MMIDX_MEGATRON_HDR : MMIDX_FAIRSEQ_HDR) == -1)
 		return -1;
-	for (i = 0; i < b->n; i++) {
-		put_le32(v, (uint32_t)b->sizes[i]);
-		if (iput(b, idxfd, v, 4) == -1)
+	/* The sizes, then the pointers, as much as the buffer holds at a time. */
+	for (i = 0; i < b->n; ) {
+		uint64_t e;
+		uint8_t *q;
+
+		if (iroom(b, idxfd, 4) == -1)
 			return -1;
+		e = i + (OBUF_SIZE - b->olen) / 4;
+		if (e > b->n)
+			e = b->n;
+		for (q = b->obuf + b->olen; i < e; i++, q += 4)
+			put_le32(q, (uint32_t)b->sizes[i]);
+		b->olen = (size_t)(q - b->obuf);
 	}
-	for (i = 0; i < b->n; i++) {
-		put_le64(v, ptr);
-		if (iput(b, idxfd, v, 8) == -1)
+	for (i = 0; i < b->n; ) {
+		uint64_t e;
+		uint8_t *q;
+
+		if (iroom(b, idxfd, 8) == -1)
 			return -1;
-		ptr += (uint64_t)b->sizes[i] * b->esize;
+		e = i + (OBUF_SIZE - b->olen) / 8;
+		if (e > b->n)
+			e = b->n;
+		for (q = b->obuf + b->olen; i < e; i++, q += 8) {
+			put_le64(q, ptr);
+			ptr += (uint64_t)b->sizes[i] * b->esize;
+		}
+		b->olen = (size_t)(q - b->obuf);
 	}
 	if (mm) {
 		uint64_t nd = b->docs != NULL ? b->ndoc : b->n + 1;

@@ -569,6 +569,64 @@ test_seqs(void)
 	mmidx_close(m);
 }
 
+/* The range checks of the fast paths, and an index larger than the write buffer. */
+static void
+test_add_edges(void)
+{
+	static const int64_t i32ok[] = { INT32_MIN, -1, 0, INT32_MAX };
+	static const int64_t i32bad[] = { 0, (int64_t)INT32_MAX + 1 };
+	static const int64_t i32low[] = { 5, 6, (int64_t)INT32_MIN - 1 };
+	static const int64_t i64min[] = { INT64_MIN };
+	static const int64_t u16ok[] = { 0, 65535 };
+	static const int64_t u16bad[] = { 65536 };
+	static const int64_t u16neg[] = { 3, -1 };
+	static const int64_t one[] = { 7 };
+	enum { NSEQ = 300000 };	/* 1.2 MB of sizes, 2.4 MB of pointers */
+	struct mmidx_builder *b;
+	struct mmidx *m;
+	int bfd, ifd, ok = 1;
+
+	bfd = fdw("edge", ".bin");
+	b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ, MMIDX_INT32, 0, errbuf,
+	    sizeof errbuf);
+	TEST(mmidx_add_i64(b, i32ok, 4) == 0, "int32 limits fit");
+	TEST(mmidx_add_i64(b, i32bad, 2) == -1 &&
+	    mmidx_builder_bad_token(b) == 1, "INT32_MAX + 1 does not, at 1");
+	TEST(mmidx_add_i64(b, i32low, 3) == -1 &&
+	    mmidx_builder_bad_token(b) == 2, "INT32_MIN - 1 does not, at 2");
+	TEST(mmidx_add_i64(b, i64min, 1) == -1, "INT64_MIN does not");
+	TEST(mmidx_builder_count(b) == 1 && mmidx_builder_tokens(b) == 4,
+	    "the refused sequences left nothing behind");
+	mmidx_builder_free(b);
+	close(bfd);
+
+	bfd = fdw("edge", ".bin");
+	b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ, MMIDX_UINT16, 0, errbuf,
+	    sizeof errbuf);
+	TEST(mmidx_add_i64(b, u16ok, 2) == 0, "uint16 limits fit");
+	TEST(mmidx_add_i64(b, u16bad, 1) == -1, "65536 does not fit uint16");
+	TEST(mmidx_add_i64(b, u16neg, 2) == -1 &&
+	    mmidx_builder_bad_token(b) == 1, "-1 does not, at 1");
+	for (int i = 1; i < NSEQ; i++)
+		ok &= mmidx_add_i64(b, one, 1) == 0;
+	ifd = fdw("edge", ".idx");
+	TEST(ok && mmidx_finish(b, ifd) == 0, "%d sequences written", NSEQ);
+	mmidx_builder_free(b);
+	close(bfd);
+	close(ifd);
+	m = mmidx_open(path("edge", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL && mmidx_count(m) == NSEQ && mmidx_verify(m) == 0,
+	    "it opens and verifies: %s", m ? "" : errbuf);
+	if (m == NULL)
+		return;
+	ok = mmidx_raw_size(m, 0) == 2 && mmidx_raw_pointer(m, 0) == 0;
+	for (uint64_t i = 1; i < NSEQ; i++)
+		ok &= mmidx_raw_size(m, i) == 1 &&
+		    mmidx_raw_pointer(m, i) == (int64_t)(2 + 2 * i);
+	TEST(ok, "every size and pointer, across the buffer boundaries");
+	mmidx_close(m);
+}
+
 static void
 test_tables(void)
 {
@@ -614,6 +672,7 @@ main(void)
 	test_docs_and_merge();
 	test_lines();
 	test_seqs();
+	test_add_edges();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
