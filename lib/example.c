@@ -1389,7 +1389,7 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 {
 	const uint8_t *end, *fs, *e, *eend, *k, *v, *l, *lend, *c;
 	const uint8_t *q, *qend;
-	size_t flen, elen, klen, vlen, llen, clen, cnt, count = 0;
+	size_t flen, elen, klen, vlen, llen, clen, cnt;
 	uint64_t x;
 	int64_t *d;
 
@@ -1420,15 +1420,57 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 		*dst = d;
 		*cap = clen;
 	}
-	q = c;
-	qend = c + clen;
-	cnt = unpack_varints(&q, qend, *dst, &count);
-	while (q < qend) {
-		if (*q < 0x80)
-			x = *q++;
-		else if (varint(&q, qend, &x) == -1)
-			return -1;
-		(*dst)[cnt++] = (int64_t)x;
+	d = *dst;
+	cnt = 0;
+	/*
+	 * Eight bytes at a time: the first byte without its high bit ends
+	 * the varint; the bytes after it are masked off and the 7-bit
+	 * groups packed.  Up to four bytes (ids below 2^28) take the short
+	 * way.  The last bytes go through a zero-padded copy, where a
+	 * varint that runs past the end shows as too long.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		uint8_t tail[16];
+
+		if (pass == 0) {
+			q = c;
+			qend = clen >= 8 ? c + clen - 7 : c;
+		} else {
+			size_t rest = (size_t)(c + clen - q);
+
+			memset(tail, 0, sizeof tail);
+			memcpy(tail, q, rest);
+			q = tail;
+			qend = tail + rest;
+		}
+		while (q < qend) {
+			uint64_t w, m;
+
+			memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			w = __builtin_bswap64(w);
+#endif
+			m = ~w & 0x8080808080808080ull;
+			if (m == 0) {
+				/* Nine or ten bytes, only in the first pass. */
+				if (varint(&q, pass == 0 ? c + clen : qend, &x) == -1)
+					return -1;
+				d[cnt++] = (int64_t)x;
+				continue;
+			}
+			w &= m ^ (m - 1);
+			x = (w & 0x7f) | ((w >> 1) & 0x3f80) |
+			    ((w >> 2) & 0x1fc000) | ((w >> 3) & 0xfe00000);
+			if ((m & 0x80808080u) == 0)
+				x |= ((w >> 4) & 0x7f0000000ull) |
+				    ((w >> 5) & 0x3f800000000ull) |
+				    ((w >> 6) & 0x1fc0000000000ull) |
+				    ((w >> 7) & 0xfe000000000000ull);
+			q += ((unsigned)__builtin_ctzll(m) >> 3) + 1;
+			d[cnt++] = (int64_t)x;
+		}
+		if (pass == 1 && q > qend)
+			return -1;	/* the last varint runs past the end */
 	}
 	return (long)cnt;
 }
