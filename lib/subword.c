@@ -302,6 +302,50 @@ sw_cplen(const uint8_t *p, size_t n)
 
 /* ---- lines ------------------------------------------------------------ */
 
+/*
+ * utf8_valid_prefix(), faster on the text lines are made of: ASCII is
+ * skipped eight bytes at a time and two- and three-byte sequences are
+ * checked inline; the rest goes to utf8_decode().
+ */
+static size_t
+valid_prefix(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	uint64_t w;
+	uint32_t cp;
+	unsigned c;
+	int k;
+
+	while (i < n) {
+		if (n - i >= 8) {
+			memcpy(&w, p + i, 8);
+			if ((w & 0x8080808080808080ULL) == 0) {
+				i += 8;
+				continue;
+			}
+		}
+		c = p[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c < 0xE0 && n - i >= 2 && (p[i + 1] & 0xC0) == 0x80) {
+			i += 2;
+			continue;
+		}
+		/* E1..EC and EE..EF take any two continuation bytes. */
+		if (c > 0xE0 && c < 0xF0 && c != 0xED && n - i >= 3 &&
+		    (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
+			i += 3;
+			continue;
+		}
+		if ((k = utf8_decode(p + i, n - i, &cp)) == 0)
+			break;
+		i += (size_t)k;
+	}
+	return i;
+}
+
 struct sw_lines {
 	int		 fd;
 	int		 borrowed;	/* buf is the caller's */
@@ -452,7 +496,7 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl,
 		for (i = j = 0; i < n; i++)
 			if (p[i] != '\r')
 				r->tmp[j++] = p[i];
-		good = utf8_valid_prefix(r->tmp, j);
+		good = valid_prefix(r->tmp, j);
 		if (good < j) {
 			/* Map the offset back to the line as it is on disk. */
 			for (i = 0; good > 0 || p[i] == '\r'; i++)
@@ -465,7 +509,7 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl,
 		}
 		p = r->tmp;
 		n = j;
-	} else if ((good = utf8_valid_prefix(p, n)) < n) {
+	} else if ((good = valid_prefix(p, n)) < n) {
 		seterr(e, r->lineno + 1, off + good,
 		    "line %ju: invalid UTF-8 at byte offset %ju",
 		    (uintmax_t)(r->lineno + 1), (uintmax_t)(off + good));
@@ -574,6 +618,7 @@ struct sw_vocab {
 	uint8_t		*bmp;		/* the alphabet's BMP code points, a bit each */
 	/* ASCII bytes: CP_ flags; bytes >= 0x80: 0x80. */
 	uint8_t		 acls[256];
+	int		 alnum_plain;	/* every ASCII letter and digit is in the alphabet */
 	uint8_t		*bmpcls;	/* CP_ flags of the BMP, 2 bits each */
 	struct dslot	*da;
 	int32_t		*did;		/* per state: id, or -1 */
@@ -827,8 +872,12 @@ vocab_classes(struct sw_vocab *v)
 		return -1;
 	for (cp = 0; cp < 0x10000; cp++)
 		v->bmpcls[cp >> 2] |= (uint8_t)(cp_flags(v, cp) << ((cp & 3) * 2));
-	for (cp = 0; cp < 256; cp++)
+	v->alnum_plain = 1;
+	for (cp = 0; cp < 256; cp++) {
 		v->acls[cp] = cp < 0x80 ? (uint8_t)cp_flags(v, cp) : 0x80;
+		if (v->acls[cp] & CP_ALNUM)
+			v->alnum_plain &= v->acls[cp] == CP_ALNUM;
+	}
 	return 0;
 }
 
@@ -966,7 +1015,7 @@ sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e)
 				d[j++] = line[k];
 		if (!nl && j == 0)
 			break;
-		if ((good = utf8_valid_prefix(d, j)) < j) {
+		if ((good = valid_prefix(d, j)) < j) {
 			for (k = 0; good > 0 || line[k] == '\r'; k++)
 				if (line[k] != '\r')
 					good--;
@@ -1200,19 +1249,40 @@ sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
 	return end;
 }
 
+/* The error of segment(): e[0..n) (and '_' if tail) has a prefix no entry spells. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static int
+unspellable(const uint8_t *e, size_t n, int tail, struct sw_err *err)
+{
+	struct buf b = { 0 };
+
+	if (sw_put(&b, e, n > 80 ? 80 : n) == -1 ||
+	    (tail && n < 80 && sw_put(&b, "_", 1) == -1)) {
+		free(b.p);
+		return -1;
+	}
+	seterr(err, 0, 0, "corrupt vocabulary: it cannot spell the escaped "
+	    "token '%.*s'", (int)b.len, b.p);
+	free(b.p);
+	errno = EINVAL;
+	return -1;
+}
+
 /*
  * Greedy longest match over e[0..n), followed by a '_' when 'tail' is
  * set (an escaped token without its terminator), ids appended.  The
  * trie bounds each match by the longest entry, as tensor2tensor's
  * max_subtoken_len does.
  */
-static int
+static inline int
 segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
     int32_t **ids, size_t *nids, size_t *cap, struct sw_err *err)
 {
 	const struct dslot *da = v->da;
 	size_t s = 0, i, end, total = n + (tail != 0);
-	uint32_t st, nx, last;
+	uint32_t st, nx, last, chk;
 	int32_t *out;
 
 	if (*nids + total > *cap &&
@@ -1225,13 +1295,13 @@ segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
 		end = s;
 		for (i = s; i < n; i++) {
 			nx = da[st].base + e[i];
-			if ((da[nx].chk & ~DA_TERM) != st)
+			chk = da[nx].chk;
+			if ((chk & ~DA_TERM) != st)
 				goto matched;
 			st = nx;
-			if (da[nx].chk & DA_TERM) {
-				last = nx;
-				end = i + 1;
-			}
+			/* Without branches: whether a prefix is an entry is data. */
+			last = chk & DA_TERM ? nx : last;
+			end = chk & DA_TERM ? i + 1 : end;
 		}
 		if (tail) {
 			nx = da[st].base + '_';
@@ -1242,25 +1312,28 @@ segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
 		}
 matched:
 		if (last == 0) {
-			struct buf b = { 0 };
-
 			*nids = (size_t)(out - *ids);
-			if (sw_put(&b, e, n > 80 ? 80 : n) == -1 ||
-			    (tail && n <= 80 && sw_put(&b, "_", 1) == -1)) {
-				free(b.p);
-				return -1;
-			}
-			seterr(err, 0, 0, "corrupt vocabulary: it cannot spell "
-			    "the escaped token '%.*s'", (int)b.len, b.p);
-			free(b.p);
-			errno = EINVAL;
-			return -1;
+			return unspellable(e, n, tail, err);
 		}
 		*out++ = v->did[last];
 		s = end;
 	}
 	*nids = (size_t)(out - *ids);
 	return 0;
+}
+
+/* A token that needs escaping: escape it, then match. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+encode_escaped(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
+    size_t *nids, size_t *cap, struct sw_err *e)
+{
+	v->esc.len = 0;
+	if (sw_escape(v, t, n, &v->esc) == -1)
+		return -1;
+	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap, e);
 }
 
 /* Encode the token t[0..n); 'esc' says whether it needs escaping. */
@@ -1270,11 +1343,31 @@ encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, unsigned esc,
 {
 	if (!(esc & CP_ESC))
 		return segment(v, t, n, 1, ids, nids, cap, e);
-	v->esc.len = 0;
-	if (sw_escape(v, t, n, &v->esc) == -1)
-		return -1;
-	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap, e);
+	return encode_escaped(v, t, n, ids, nids, cap, e);
 }
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_SCAN 1
+#define B8(c)	((uint64_t)(c) * 0x0101010101010101ULL)
+
+/*
+ * Bytes of p[0..8) that are not ASCII letters or digits, 0x80 each
+ * (eight at a time: every per-byte sum stays below 0x100).
+ */
+static inline uint64_t
+non_alnum8(const uint8_t *p)
+{
+	uint64_t w, x, y, digit, letter;
+
+	memcpy(&w, p, 8);
+	x = w & B8(0x7F);
+	y = x | B8(0x20);
+	digit = (x + B8(0x80 - '0')) & ~(x + B8(0x80 - '9' - 1));
+	letter = (y + B8(0x80 - 'a')) & ~(y + B8(0x80 - 'z' - 1));
+	return ~((digit | letter) & ~w) & B8(0x80);
+}
+#endif
 
 /* CP_ flags of the code point at p (valid UTF-8); *k its length. */
 static inline unsigned
@@ -1311,6 +1404,17 @@ sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n, int32_t **ids,
 	esc = c;
 	i = (size_t)k;
 	for (;;) {
+#ifdef SWAR_SCAN
+		if (cls == CP_ALNUM && v->alnum_plain) {
+			uint64_t stop;
+
+			for (; n - i >= 8; i += 8)
+				if ((stop = non_alnum8(p + i)) != 0) {
+					i += (size_t)__builtin_ctzll(stop) >> 3;
+					break;
+				}
+		}
+#endif
 		/* The rest of an ASCII run of the same class, nothing to escape. */
 		while (i < n && acls[p[i]] == cls)
 			i++;
