@@ -644,6 +644,9 @@ struct rec_writer {
 	size_t		 olen;
 	z_stream	 z;
 	int		 zinit;
+	int		 inplace;	/* rec_write_begin() gave room in 'out' */
+	uint8_t		*side;		/* or here, for records that do not fit */
+	size_t		 sidecap;
 };
 
 void
@@ -797,6 +800,40 @@ rec_write(struct rec_writer *w, const void *p, size_t n)
 	return 0;
 }
 
+void *
+rec_write_begin(struct rec_writer *w, size_t max)
+{
+	void *p;
+
+	w->inplace = w->comp == REC_NONE && max <= OUTBUF - 16;
+	if (w->inplace) {
+		if (16 + max > OUTBUF - w->olen && wflush(w) == -1)
+			return NULL;
+		return w->out + w->olen + 12;
+	}
+	if (w->side == NULL || max > w->sidecap) {
+		if ((p = realloc(w->side, max ? max : 1)) == NULL)
+			return NULL;
+		w->side = p;
+		w->sidecap = max;
+	}
+	return w->side;
+}
+
+int
+rec_write_end(struct rec_writer *w, size_t n)
+{
+	uint8_t *h;
+
+	if (!w->inplace)
+		return rec_write(w, w->side, n);
+	h = w->out + w->olen;
+	rec_frame_header(h, n);
+	put_le32(h + 12 + n, rec_frame_footer(h + 12, n));
+	w->olen += 16 + n;
+	return 0;
+}
+
 int
 rec_writer_flush(struct rec_writer *w)
 {
@@ -819,6 +856,7 @@ rec_writer_close(struct rec_writer *w)
 	saved = errno;
 	if (w->zinit)
 		deflateEnd(&w->z);
+	free(w->side);
 	free(w->out);
 	free(w);
 	errno = saved;

@@ -98,6 +98,15 @@ struct rec_writer;
 struct rec_writer *rec_writer_open(int fd, enum rec_comp comp, int level);
 /* Returns 0, or -1 with errno set (EPIPE, ENOSPC, ...). */
 int		 rec_write(struct rec_writer *w, const void *p, size_t n);
+/*
+ * Write a record in place: rec_write_begin() returns room for a payload
+ * of up to 'max' bytes (NULL with errno set if buffered bytes could not
+ * be written out); the caller puts n <= max bytes there and calls
+ * rec_write_end(w, n), which frames them as rec_write() would, with the
+ * same result.  No other call on 'w' may come in between.
+ */
+void		*rec_write_begin(struct rec_writer *w, size_t max);
+int		 rec_write_end(struct rec_writer *w, size_t n);
 /* Write buffered bytes through (Z_PARTIAL_FLUSH when compressing). */
 int		 rec_writer_flush(struct rec_writer *w);
 /*

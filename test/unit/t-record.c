@@ -83,6 +83,64 @@ file_bytes(int fd)
 	return b;
 }
 
+/*
+ * Write the same records with rec_write() or in place (room asked for
+ * 'extra' bytes more than used); returns the file's bytes.  Sizes cross
+ * the writer's buffer, and one record is larger than it.
+ */
+static struct buf
+write_sizes(enum rec_comp c, int inplace, size_t extra)
+{
+	static const size_t sizes[] = { 0, 1, 100, 3000, 70000, 200000, 5,
+	    300000, 0, 65536, 250000, 7, 262128, 262129, 9 };
+	int fd = mkstemp(tmpl);
+	struct rec_writer *w;
+	struct buf out;
+	uint8_t *p, *q;
+	size_t i, j;
+
+	strcpy(tmpl + strlen(tmpl) - 6, "XXXXXX");
+	unlink(tmpl);
+	w = rec_writer_open(fd, c, -1);
+	p = malloc(300000 + extra);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (j = 0; j < sizes[i]; j++)
+			p[j] = (uint8_t)(i * 31 + j * 7 + (j >> 9));
+		if (!inplace) {
+			rec_write(w, p, sizes[i]);
+			continue;
+		}
+		q = rec_write_begin(w, sizes[i] + extra);
+		memcpy(q, p, sizes[i]);
+		rec_write_end(w, sizes[i]);
+	}
+	rec_writer_close(w);
+	free(p);
+	out = file_bytes(fd);
+	close(fd);
+	return out;
+}
+
+static void
+test_write_in_place(void)
+{
+	enum rec_comp comps[] = { REC_NONE, REC_ZLIB, REC_GZIP };
+	struct buf a, b, c;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		a = write_sizes(comps[i], 0, 0);
+		b = write_sizes(comps[i], 1, 0);
+		c = write_sizes(comps[i], 1, 40);
+		TEST(a.len > 0 && a.len == b.len && a.len == c.len &&
+		    memcmp(a.p, b.p, a.len) == 0 && memcmp(a.p, c.p, a.len) == 0,
+		    "records written in place are the bytes rec_write writes (%d)", i);
+		buf_free(&a);
+		buf_free(&b);
+		buf_free(&c);
+	}
+}
+
 int
 main(void)
 {
@@ -334,5 +392,6 @@ main(void)
 		rec_writer_close(w);
 		close(pfd[1]);
 	}
+	test_write_in_place();
 	return tap_done();
 }
