@@ -126,19 +126,20 @@ static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
 static pthread_t wthread;
 
-static void encode_int64_example(struct buf *out, size_t n,
-    const char *const *names, const int64_t *const *vals, const size_t *lens,
-    const size_t *used);
+static void write_row(struct sq_enc *enc, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used);
 
 static void *
 writer_main(void *arg)
 {
-	static struct buf enc;
+	struct sq_enc *enc;
 	const int64_t *vp[64];
 	struct slot *sl;
 	size_t i, off;
 
 	(void)arg;
+	if ((enc = sq_enc_new()) == NULL)
+		die_errno("encoding a record");
 	for (;;) {
 		pthread_mutex_lock(&qlock);
 		if (qhead == qtail)
@@ -158,17 +159,14 @@ writer_main(void *arg)
 				vp[i] = sl->vals + off;
 				off += sl->used[i];
 			}
-			encode_int64_example(&enc, sl->n, sl->names, vp, sl->lens,
-			    sl->used);
-			if (rec_write(writer, enc.p, enc.len) == -1)
-				write_failed(outname);
+			write_row(enc, sl->n, sl->names, vp, sl->lens, sl->used);
 		}
 		pthread_mutex_lock(&qlock);
 		if (qtail - qhead++ == NSLOT)
 			pthread_cond_signal(&qnonfull);
 		pthread_mutex_unlock(&qlock);
 	}
-	buf_free(&enc);
+	sq_enc_free(enc);
 	return NULL;
 }
 
@@ -233,147 +231,41 @@ put_record(const void *p, size_t n)
 	slot_put();
 }
 
-static inline size_t
-vsize(uint64_t v)
-{
-	if (v < 1u << 21)	/* branch-free for the usual token ids */
-		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
-	return pb_varint_size(v);
-}
-
-/* Writes 3 bytes for any value below 2^21: keep 3 bytes of room after the end. */
-static inline uint8_t *
-vput(uint8_t *q, uint64_t v)
-{
-	uint32_t x, w;
-
-	if (v < 1u << 21) {
-		x = (uint32_t)v;
-		w = (x & 0x7f) | (uint32_t)(x >= 1u << 7) << 7 |
-		    ((x >> 7) & 0x7f) << 8 | (uint32_t)(x >= 1u << 14) << 15 |
-		    (x >> 14) << 16;
-		q[0] = (uint8_t)w;
-		q[1] = (uint8_t)(w >> 8);
-		q[2] = (uint8_t)(w >> 16);
-		return q + 1 + (x >= 1u << 7) + (x >= 1u << 14);
-	}
-	return pb_put_varint(q, v);
-}
-
 /*
- * Encode values as packed varints at q; returns the end.  v[used .. n)
- * are zeros (padding) and become one memset; 'used' may be n, or
- * (size_t)-1 to have the trailing zeros found here.
- */
-static uint8_t *
-put_packed(uint8_t *q, const int64_t *v, size_t used, size_t n)
-{
-	size_t j;
-
-	if (used == (size_t)-1)
-		for (used = n; used > 0 && v[used - 1] == 0; used--)
-			;
-	for (j = 0; j < used; j++)
-		q = vput(q, (uint64_t)v[j]);
-	memset(q, 0, n - used);
-	return q + (n - used);
-}
-
-/*
- * Encode an Example of int64 lists canonically (keys sorted, both map
- * entry fields, one packed chunk per list), as ex_encode() would, but
- * straight from the caller's arrays: each list is encoded once into a
- * scratch buffer, then framed.
+ * Encode a row straight into the writer's buffer.  Each thread that
+ * writes rows has its own encoder.
  */
 static void
-encode_int64_example(struct buf *out, size_t n, const char *const *names,
+write_row(struct sq_enc *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
-	static struct buf scratch;
-	static const char *last[64];	/* the names of the last call, and their order */
-	static size_t last_n, ord[64], klen[64];
-	size_t i, j, t, total, fsz = 0, need = 0;
-	size_t off[64], psz[64], lsz[64], vsz[64], esz[64];
-	uint8_t *q;
-	int same;
+	size_t size;
+	void *dst;
 
-	if (n > 64)
-		n = 64;
-	/* Converters pass the same names row after row: sort them once. */
-	same = n == last_n;
-	for (i = 0; same && i < n; i++)
-		same = names[i] == last[i];
-	if (!same) {
-		for (i = 0; i < n; i++) {
-			ord[i] = i;
-			klen[i] = strlen(names[i]);
-		}
-		for (i = 1; i < n; i++)		/* few keys: insertion sort */
-			for (j = i; j > 0 && strcmp(names[ord[j - 1]],
-			    names[ord[j]]) > 0; j--) {
-				t = ord[j];
-				ord[j] = ord[j - 1];
-				ord[j - 1] = t;
-			}
-		memcpy(last, names, n * sizeof *last);
-		last_n = n;
-	}
-	for (i = 0; i < n; i++)
-		need += 10 * lens[i] + 4;
-	scratch.len = 0;
-	if (buf_reserve(&scratch, need) == -1)
+	if ((size = sq_enc_row(enc, n, names, vals, lens, used)) == SIZE_MAX)
 		die_errno("encoding a record");
-	q = scratch.p;
-	for (i = 0; i < n; i++) {
-		off[i] = (size_t)(q - scratch.p);
-		q = put_packed(q, vals[i], used ? used[i] : (size_t)-1, lens[i]);
-		psz[i] = (size_t)(q - scratch.p) - off[i];
-		lsz[i] = lens[i] ? 1 + vsize(psz[i]) + psz[i] : 0;
-		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
-		esz[i] = 1 + vsize(klen[i]) + klen[i] + 1 + vsize(vsz[i]) + vsz[i];
-		fsz += 1 + vsize(esz[i]) + esz[i];
-	}
-	total = 1 + vsize(fsz) + fsz;
-	out->len = 0;
-	if (buf_reserve(out, total + 4) == -1)
-		die_errno("encoding a record");
-	q = out->p;
-	*q++ = 0x0a;
-	q = vput(q, fsz);
-	for (t = 0; t < n; t++) {
-		i = ord[t];
-		*q++ = 0x0a;
-		q = vput(q, esz[i]);
-		*q++ = 0x0a;
-		q = vput(q, klen[i]);
-		memcpy(q, names[i], klen[i]);
-		q += klen[i];
-		*q++ = 0x12;
-		q = vput(q, vsz[i]);
-		*q++ = 0x1a;
-		q = vput(q, lsz[i]);
-		if (lens[i] == 0)
-			continue;
-		*q++ = 0x0a;
-		q = vput(q, psz[i]);
-		memcpy(q, scratch.p + off[i], psz[i]);
-		q += psz[i];
-	}
-	out->len = (size_t)(q - out->p);
+	if ((dst = rec_write_begin(writer, size)) == NULL)
+		write_failed(outname);
+	sq_enc_put(enc, dst);
+	if (rec_write_end(writer, size) == -1)
+		write_failed(outname);
 }
 
 static int
 emit_row(void *arg, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
+	static struct sq_enc *enc;
 	struct slot *sl;
 	size_t i, tot = 0;
 	void *np;
 
 	(void)arg;
 	if (!threaded || n > 64) {
-		encode_int64_example(&outbuf, n, names, vals, lens, NULL);
-		put_record(outbuf.p, outbuf.len);
+		writer_drain();
+		if (enc == NULL && (enc = sq_enc_new()) == NULL)
+			die_errno("encoding a record");
+		write_row(enc, n, names, vals, lens, used);
 		return 0;
 	}
 	sl = slot_get();
@@ -381,10 +273,11 @@ emit_row(void *arg, size_t n, const char *const *names,
 	sl->n = n;
 	/* Only the values before the padding travel; the writer adds the zeros. */
 	for (i = 0; i < n; i++) {
-		size_t u = lens[i];
+		size_t u = used ? used[i] : lens[i];
 
-		while (u > 0 && vals[i][u - 1] == 0)
-			u--;
+		if (used == NULL)
+			while (u > 0 && vals[i][u - 1] == 0)
+				u--;
 		sl->used[i] = u;
 		tot += u;
 	}
@@ -408,7 +301,7 @@ emit_row(void *arg, size_t n, const char *const *names,
 /* Pad mode: the padded features, and every other feature of the record unchanged. */
 static int
 emit_padded(void *arg, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	const struct sq_conv *c = the_conv;
 	const struct ex_feature *ft;
@@ -417,6 +310,7 @@ emit_padded(void *arg, size_t n, const char *const *names,
 	int listed, rv = 0;
 
 	(void)arg;
+	(void)used;
 	exb_reset(&builder);
 	for (i = 0; i < cur_ex.nfeat && rv == 0; i++) {
 		ft = &cur_ex.feat[i];

@@ -84,6 +84,7 @@ struct sq_conv {
 	int64_t		*out_val[MAXOUT];
 	size_t		 out_len[MAXOUT];
 	const int64_t	*ov[MAXOUT];	/* what a row emits: row arrays or out_val */
+	size_t		 ou[MAXOUT];	/* and where each one's padding starts */
 	int		 checked_output;
 
 	struct sq_stats	 st;
@@ -895,12 +896,13 @@ bad:
 }
 
 static int
-emit_out(struct sq_conv *c, size_t n, const int64_t *const *vals)
+emit_out(struct sq_conv *c, size_t n, const int64_t *const *vals,
+    const size_t *used)
 {
 	c->st.rows++;
 	if (c->emit == NULL)
 		return 0;
-	if (c->emit(c->emit_arg, n, c->out_name, vals, c->out_len) == -1)
+	if (c->emit(c->emit_arg, n, c->out_name, vals, c->out_len, used) == -1)
 		return fail(c, SQ_EEMIT, "%s", strerror(errno));
 	return 0;
 }
@@ -915,14 +917,21 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 {
 	int64_t **o = c->out_val, *w;
 	const int64_t **ov = c->ov;
-	size_t i, k, n, L;
+	size_t *u = c->ou, i, k, n, L;
 	const int64_t *pos;
 
 	if (check_output(c) == -1)
 		return -1;
-	/* Row arrays go out as they are; derived features are computed into o. */
-	for (i = 0; i < c->nout; i++)
+	/*
+	 * Row arrays go out as they are; derived features are computed
+	 * into o.  A row's tokens, segment ids, positions and loss weights
+	 * are zero from its length on; the shifted tokens one later (bos
+	 * opens the padding).
+	 */
+	for (i = 0; i < c->nout; i++) {
 		ov[i] = o[i];
+		u[i] = c->out_len[i];
+	}
 	switch (c->kind) {
 	case SQ_ENCDEC:
 		ov[0] = r->tok[0];
@@ -931,12 +940,17 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 		    packed ? r->seg[1] : useg) == -1)
 			return -1;
 		sq_non_padding(r->tok[1], c->Lt, o[3]);
+		u[0] = r->len[0];
+		u[1] = u[3] = r->len[1];
+		u[2] = r->len[1] < (size_t)c->Lt ? r->len[1] + 1 : (size_t)c->Lt;
 		n = 4;
 		if (packed) {
 			ov[4] = r->seg[0];
 			ov[5] = r->pos[0];
 			ov[6] = r->seg[1];
 			ov[7] = r->pos[1];
+			u[4] = u[5] = r->len[0];
+			u[6] = u[7] = r->len[1];
 			n = 8;
 		}
 		break;
@@ -946,10 +960,13 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 		    packed ? r->seg[0] : useg) == -1)
 			return -1;
 		sq_non_padding(r->tok[0], c->Lt, o[2]);
+		u[0] = u[2] = r->len[0];
+		u[1] = r->len[0] < (size_t)c->Lt ? r->len[0] + 1 : (size_t)c->Lt;
 		n = 3;
 		if (packed) {
 			ov[3] = r->seg[0];
 			ov[4] = r->pos[0];
+			u[3] = u[4] = r->len[0];
 			n = 5;
 		}
 		break;
@@ -1017,6 +1034,7 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 			ov[3 * k] = r->tok[k];
 			ov[3 * k + 1] = r->seg[k];
 			ov[3 * k + 2] = r->pos[k];
+			u[3 * k] = u[3 * k + 1] = u[3 * k + 2] = r->len[k];
 		}
 		n = 3 * c->nk;
 		break;
@@ -1024,7 +1042,7 @@ finish_row(struct sq_conv *c, struct row *r, int packed, const int64_t *useg)
 		return fail(c, SQ_EDATA, "internal error: no row layout");
 	}
 	/* Pass-through values were written by the caller of finish_row. */
-	return emit_out(c, n + c->npass, ov);
+	return emit_out(c, n + c->npass, ov, u);
 }
 
 /* Validation 2 and the derived features of one record. */
@@ -1465,7 +1483,7 @@ push_pad(struct sq_conv *c)
 		n++;
 	}
 	if (n == c->nk)
-		return emit_out(c, n, (const int64_t *const *)c->out_val);
+		return emit_out(c, n, (const int64_t *const *)c->out_val, NULL);
 	{
 		const char *nm[MAXK];
 		const int64_t *v[MAXK];
@@ -1478,7 +1496,7 @@ push_pad(struct sq_conv *c)
 				ln[j++] = c->out_len[k];
 			}
 		c->st.rows++;
-		if (c->emit && c->emit(c->emit_arg, j, nm, v, ln) == -1)
+		if (c->emit && c->emit(c->emit_arg, j, nm, v, ln, NULL) == -1)
 			return fail(c, SQ_EEMIT, "%s", strerror(errno));
 		return 0;
 	}
@@ -1504,7 +1522,7 @@ push_prepacked_lm(struct sq_conv *c, const struct sq_feat *f)
 		ln[i] = f[i].n;
 	}
 	c->st.rows++;
-	if (c->emit && c->emit(c->emit_arg, n, c->in_name, v, ln) == -1)
+	if (c->emit && c->emit(c->emit_arg, n, c->in_name, v, ln, NULL) == -1)
 		return fail(c, SQ_EEMIT, "%s", strerror(errno));
 	return 0;
 }
@@ -1608,8 +1626,10 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 static inline unsigned
 get_short(const uint8_t *p, uint64_t *x)
 {
-	uint64_t w = le64(p), m = ~w & 0x8080808080808080ull;
-	unsigned t = m ? (unsigned)__builtin_ctzll(m) : 64;
+	uint64_t w = le64(p);
+	/* The bytes that end a varint; bit 63 only keeps ctz defined. */
+	uint64_t m = (~w & 0x8080808080808080ull) | 1ull << 63;
+	unsigned t = (unsigned)__builtin_ctzll(m);
 
 	if (t > 31)
 		return 0;
@@ -1620,14 +1640,16 @@ get_short(const uint8_t *p, uint64_t *x)
 }
 
 /*
- * Decode the packed varints [p, e) into d (room for e - p values).
- * Returns the count, or SIZE_MAX if malformed; *big is set when a value
- * took more than 4 bytes (so may not fit int32).  The last bytes are
+ * Decode the packed varints [p, e) into d (room for e - p values);
+ * bytes up to 'limit' (>= e) may be read.  Returns the count, or
+ * SIZE_MAX if malformed; *big is set when a value took more than 4
+ * bytes (so may not fit int32).  The last bytes before 'limit' are
  * decoded from a zero-padded copy: a zero byte ends a varint, so one
  * cut off by the end decodes past it and is caught.
  */
 static size_t
-get_packed(const uint8_t *p, const uint8_t *e, int64_t *d, int *big)
+get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
+    int64_t *d, int *big)
 {
 	uint8_t tail[16] = { 0 };
 	const uint8_t *q, *qe;
@@ -1636,7 +1658,7 @@ get_packed(const uint8_t *p, const uint8_t *e, int64_t *d, int *big)
 	unsigned k;
 
 	*big = 0;
-	while (e - p >= 8) {
+	while (p < e && limit - p >= 8) {
 		if ((k = get_short(p, &x)) == 0) {
 			if (get_varint(&p, e, &x) == -1)
 				return SIZE_MAX;
@@ -1645,8 +1667,8 @@ get_packed(const uint8_t *p, const uint8_t *e, int64_t *d, int *big)
 			p += k;
 		d[cnt++] = (int64_t)x;
 	}
-	if (p == e)
-		return cnt;
+	if (p >= e)
+		return p == e ? cnt : SIZE_MAX;	/* the last one ran past e */
 	memcpy(tail, p, (size_t)(e - p));	/* fewer than 8 bytes */
 	qe = tail + (e - p);
 	for (q = tail; q < qe;) {
@@ -1791,7 +1813,7 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 				c->fcap[i] = cnt;
 			}
 			d = c->fval[i];
-			if ((cnt = get_packed(kb, ke, d, &big)) == SIZE_MAX)
+			if ((cnt = get_packed(kb, ke, end, d, &big)) == SIZE_MAX)
 				return 0;
 			f[i].v = d;
 			f[i].n = cnt;
@@ -1799,6 +1821,196 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 		}
 	}
 	return 1;
+}
+
+/* Rows as Example records. */
+
+struct sq_enc {
+	size_t		 n;			/* the names of the last row */
+	char		*key[SQ_ENC_MAX];	/* (copies), their lengths, */
+	size_t		 klen[SQ_ENC_MAX];
+	size_t		 ord[SQ_ENC_MAX];	/* and their sorted order */
+	struct buf	 pk;			/* the packed lists, one after another */
+	size_t		 off[SQ_ENC_MAX], psz[SQ_ENC_MAX], lsz[SQ_ENC_MAX];
+	size_t		 vsz[SQ_ENC_MAX], esz[SQ_ENC_MAX], lens[SQ_ENC_MAX];
+	size_t		 fsz, total;
+};
+
+struct sq_enc *
+sq_enc_new(void)
+{
+	return calloc(1, sizeof(struct sq_enc));
+}
+
+static void
+enc_forget(struct sq_enc *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->key[i]);
+	e->n = 0;
+}
+
+void
+sq_enc_free(struct sq_enc *e)
+{
+	if (e == NULL)
+		return;
+	enc_forget(e);
+	buf_free(&e->pk);
+	free(e);
+}
+
+static inline size_t
+vsize(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline uint8_t *
+vput(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/*
+ * Pack v[0 .. used) as varints at q, then n - used zero bytes; returns
+ * the end.  May write 3 bytes past it.  The widest value picks the
+ * loop: all below 2^7 are single bytes; below 2^28, each value's 7-bit
+ * groups are spread over a 32-bit word with the continuation bits its
+ * length calls for, without branching on that length.
+ */
+static uint8_t *
+pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
+{
+	uint64_t any = 0;
+	uint32_t x, w, nb;
+	size_t j;
+
+	for (j = 0; j < used; j++)
+		any |= (uint64_t)v[j];
+	if (any < 1u << 7) {
+		for (j = 0; j < used; j++)
+			q[j] = (uint8_t)v[j];
+		q += used;
+	} else if (any < 1u << 28) {
+		for (j = 0; j < used; j++) {
+			x = (uint32_t)v[j];
+			/* Bytes after the first: (bit length - 1) / 7, for up to 28 bits. */
+			nb = (uint32_t)(31 - __builtin_clz(x | 1)) * 37 >> 8;
+			w = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) |
+			    (x << 3 & 0x7f000000);
+			w |= ((1u << (8 * nb)) - 1) & 0x808080;
+			put_le32(q, w);
+			q += nb + 1;
+		}
+	} else
+		for (j = 0; j < used; j++)
+			q = vput(q, (uint64_t)v[j]);
+	memset(q, 0, n - used);
+	return q + (n - used);
+}
+
+size_t
+sq_enc_row(struct sq_enc *e, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
+{
+	size_t i, j, t, need = 0, u;
+	uint8_t *q;
+	int same;
+
+	if (n > SQ_ENC_MAX) {
+		errno = EINVAL;
+		return SIZE_MAX;
+	}
+	/* Converters pass the same names row after row: sort them once. */
+	same = n == e->n;
+	for (i = 0; same && i < n; i++)
+		same = strcmp(names[i], e->key[i]) == 0;
+	if (!same) {
+		enc_forget(e);
+		for (i = 0; i < n; i++) {
+			if ((e->key[i] = strdup(names[i])) == NULL) {
+				e->n = i;
+				enc_forget(e);
+				errno = ENOMEM;
+				return SIZE_MAX;
+			}
+			e->klen[i] = strlen(names[i]);
+			e->ord[i] = i;
+		}
+		e->n = n;
+		for (i = 1; i < n; i++)		/* few keys: insertion sort */
+			for (j = i; j > 0 && strcmp(e->key[e->ord[j - 1]],
+			    e->key[e->ord[j]]) > 0; j--) {
+				t = e->ord[j];
+				e->ord[j] = e->ord[j - 1];
+				e->ord[j - 1] = t;
+			}
+	}
+	for (i = 0; i < n; i++) {
+		u = used && used[i] < lens[i] ? used[i] : lens[i];
+		need += 10 * u + (lens[i] - u);
+	}
+	e->pk.len = 0;
+	if (buf_reserve(&e->pk, need + 8) == -1)
+		return SIZE_MAX;
+	q = e->pk.p;
+	e->fsz = 0;
+	for (i = 0; i < n; i++) {
+		u = used && used[i] < lens[i] ? used[i] : lens[i];
+		e->off[i] = (size_t)(q - e->pk.p);
+		q = pack_list(q, vals[i], u, lens[i]);
+		e->lens[i] = lens[i];
+		e->psz[i] = (size_t)(q - e->pk.p) - e->off[i];
+		e->lsz[i] = lens[i] ? 1 + vsize(e->psz[i]) + e->psz[i] : 0;
+		e->vsz[i] = 1 + vsize(e->lsz[i]) + e->lsz[i];
+		e->esz[i] = 1 + vsize(e->klen[i]) + e->klen[i] + 1 +
+		    vsize(e->vsz[i]) + e->vsz[i];
+		e->fsz += 1 + vsize(e->esz[i]) + e->esz[i];
+	}
+	e->total = 1 + vsize(e->fsz) + e->fsz;
+	return e->total;
+}
+
+void
+sq_enc_put(const struct sq_enc *e, uint8_t *q)
+{
+	size_t i, t;
+
+	*q++ = 0x0a;
+	q = vput(q, e->fsz);
+	for (t = 0; t < e->n; t++) {
+		i = e->ord[t];
+		*q++ = 0x0a;
+		q = vput(q, e->esz[i]);
+		*q++ = 0x0a;
+		q = vput(q, e->klen[i]);
+		memcpy(q, e->key[i], e->klen[i]);
+		q += e->klen[i];
+		*q++ = 0x12;
+		q = vput(q, e->vsz[i]);
+		*q++ = 0x1a;
+		q = vput(q, e->lsz[i]);
+		if (e->lens[i] == 0)
+			continue;
+		*q++ = 0x0a;
+		q = vput(q, e->psz[i]);
+		memcpy(q, e->pk.p + e->off[i], e->psz[i]);
+		q += e->psz[i];
+	}
 }
 
 /* Electra's ExampleBuilder. */
@@ -1892,7 +2104,7 @@ electra_create(struct sq_electra *e)
 	static const char *const names[3] = { "input_ids", "input_mask", "segment_ids" };
 	size_t nf = 0, ns = 0, s, start, i, k, m = (size_t)e->max_len;
 	uint64_t first_target;
-	size_t lens[3];
+	size_t lens[3], used[3];
 	int64_t *ids = e->out[0], *mask = e->out[1], *seg = e->out[2];
 
 	/* A small chance of a single segment, as in classification tasks. */
@@ -1956,9 +2168,10 @@ electra_create(struct sq_electra *e)
 	for (i = k; i < m; i++)
 		ids[i] = seg[i] = 0;
 	lens[0] = lens[1] = lens[2] = m;
+	used[0] = used[1] = used[2] = k;
 	e->rows++;
 	if (e->emit && e->emit(e->arg, 3, names,
-	    (const int64_t *const *)e->out, lens) == -1)
+	    (const int64_t *const *)e->out, lens, used) == -1)
 		return -1;
 	return 0;
 }

@@ -17,17 +17,22 @@ static size_t rows;
 
 static int
 sink(void *arg, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	size_t i, j;
-	int64_t sum = 0;
+	uint64_t sum = 0;	/* wraps: ids may be any int64 */
 
 	(void)arg;
 	for (i = 0; i < n; i++) {
 		if (names[i] == NULL || (lens[i] > 0 && vals[i] == NULL))
 			abort();
-		for (j = 0; j < lens[i]; j++)	/* touch every value */
-			sum += vals[i][j];
+		if (used && used[i] > lens[i])
+			abort();
+		for (j = 0; j < lens[i]; j++) {	/* touch every value */
+			sum += (uint64_t)vals[i][j];
+			if (used && j >= used[i] && vals[i][j] != 0)
+				abort();	/* padding that is not */
+		}
 	}
 	rows += (size_t)(sum & 1);
 	return 0;

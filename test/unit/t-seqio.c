@@ -3,6 +3,7 @@
  * worked examples, each quirk, the first-fit kernels, our strategies,
  * property tests on random records, and Electra's example builder.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,14 +40,25 @@ reset_rows(void)
 	nrows = 0;
 }
 
+static size_t bad_used;	/* rows whose padding bound was wrong */
+
 static int
 capture(void *arg, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens)
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	struct rowcap *r;
-	size_t i;
+	size_t i, j;
 
 	(void)arg;
+	for (i = 0; used && i < n; i++) {
+		if (used[i] > lens[i])
+			bad_used++;
+		for (j = used[i]; j < lens[i]; j++)
+			if (vals[i][j] != 0) {
+				bad_used++;
+				break;
+			}
+	}
 	if (nrows == MAXROWS)
 		return 0;
 	r = &rows[nrows++];
@@ -986,6 +998,87 @@ test_fetch_varints(void)
 	buf_free(&out);
 }
 
+/*
+ * The row encoder writes what the Example encoder writes, on random
+ * rows: lists of every width class (single bytes, up to 4 bytes, any
+ * size up to 10, negative), padding bounds or none, empty lists, and
+ * names in any order.
+ */
+static void
+test_row_encoder(void)
+{
+	static const char *const pool[] = { "targets", "inputs", "a", "b",
+	    "decoder_positions", "encoder_input_tokens", "z", "inputs_x",
+	    "input", "", "zz", "m" };
+	const char *names[12];
+	const int64_t *vp[12];
+	int64_t *v[12];
+	size_t lens[12], used[12], n, i, j, k, sz, trial, bad = 0;
+	struct sq_enc *e = sq_enc_new();
+	struct ex_builder b;
+	struct buf want = { 0 };
+	uint8_t *got = NULL;
+	struct rng r;
+	int widest;
+
+	exb_init(&b);
+	rng_seed(&r, 9);
+	for (i = 0; i < 12; i++)
+		v[i] = malloc(600 * sizeof(int64_t));
+	for (trial = 0; trial < 4000 && !bad; trial++) {
+		n = 1 + (size_t)rng_below(&r, 12);
+		for (i = 0; i < n; i++) {	/* distinct names, shuffled */
+			names[i] = pool[i];
+			j = (size_t)rng_below(&r, i + 1);
+			names[i] = names[j];
+			names[j] = pool[i];
+		}
+		exb_reset(&b);
+		for (i = 0; i < n; i++) {
+			lens[i] = rng_below(&r, 4) == 0 ? 0 : (size_t)rng_below(&r, 600);
+			used[i] = lens[i] ? (size_t)rng_below(&r, lens[i] + 1) : 0;
+			widest = (int)rng_below(&r, 4);
+			for (j = 0; j < lens[i]; j++) {
+				if (j >= used[i] || rng_below(&r, 8) == 0)
+					v[i][j] = 0;
+				else if (widest == 0)
+					v[i][j] = (int64_t)rng_below(&r, 128);
+				else if (widest == 1)
+					v[i][j] = value_of_size(&r, 1 + (int)rng_below(&r, 4));
+				else if (widest == 2)
+					v[i][j] = (int64_t)rng_below(&r, 32000);
+				else
+					v[i][j] = value_of_size(&r, 1 + (int)rng_below(&r, 10));
+			}
+			vp[i] = v[i];
+			exb_int64(&b, names[i], v[i], lens[i]);
+		}
+		want.len = 0;
+		exb_encode(&b, &want);
+		k = trial % 3;		/* exact bounds, none, or loose ones */
+		if (k == 2)
+			for (i = 0; i < n; i++)
+				used[i] += (lens[i] - used[i]) / 2;
+		sz = sq_enc_row(e, n, names, vp, lens, k == 1 ? NULL : used);
+		got = realloc(got, sz + 1);
+		sq_enc_put(e, got);
+		if (sz != want.len || memcmp(got, want.p, sz) != 0) {
+			TEST(0, "trial %zu: %zu bytes, the Example encoder %zu", trial,
+			    sz, want.len);
+			bad = 1;
+		}
+	}
+	TEST(!bad, "row encoder: the Example encoder's bytes on random rows");
+	TEST(sq_enc_row(e, SQ_ENC_MAX + 1, names, vp, lens, NULL) == SIZE_MAX &&
+	    errno == EINVAL, "row encoder: too many lists is EINVAL");
+	for (i = 0; i < 12; i++)
+		free(v[i]);
+	free(got);
+	buf_free(&want);
+	exb_free(&b);
+	sq_enc_free(e);
+}
+
 int
 main(void)
 {
@@ -996,6 +1089,7 @@ main(void)
 	test_data_errors();
 	test_first_fit_kernel();
 	test_fetch_varints();
+	test_row_encoder();
 	test_properties();
 	test_strategies_denser();
 	test_electra_layout();
@@ -1003,5 +1097,6 @@ main(void)
 	test_electra_seed();
 	test_rng();
 	reset_rows();
+	TEST_INT(bad_used, ==, 0, "every row's padding bound holds");
 	return tap_done();
 }
