@@ -317,26 +317,31 @@ valid_prefix(const uint8_t *p, size_t n)
 	int k;
 
 	while (i < n) {
-		if (n - i >= 8) {
-			memcpy(&w, p + i, 8);
-			if ((w & 0x8080808080808080ULL) == 0) {
-				i += 8;
-				continue;
-			}
-		}
 		c = p[i];
 		if (c < 0x80) {
+			if (n - i >= 8) {
+				memcpy(&w, p + i, 8);
+				if ((w & 0x8080808080808080ULL) == 0) {
+					i += 8;
+					continue;
+				}
+			}
 			i++;
 			continue;
 		}
-		if (c >= 0xC2 && c < 0xE0 && n - i >= 2 && (p[i + 1] & 0xC0) == 0x80) {
-			i += 2;
+		/* E1..EC and EE..EF take any two continuation bytes (CJK runs). */
+		if (c - 0xE1 < 0x0F && c != 0xED && n - i >= 3 &&
+		    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) < 0x40) {
+			for (i += 3; n - i >= 3; i += 3) {
+				c = p[i];
+				if (c - 0xE1 >= 0x0F || c == 0xED ||
+				    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) >= 0x40)
+					break;
+			}
 			continue;
 		}
-		/* E1..EC and EE..EF take any two continuation bytes. */
-		if (c > 0xE0 && c < 0xF0 && c != 0xED && n - i >= 3 &&
-		    (p[i + 1] & 0xC0) == 0x80 && (p[i + 2] & 0xC0) == 0x80) {
-			i += 3;
+		if (c - 0xC2 < 0x1E && n - i >= 2 && (p[i + 1] ^ 0x80) < 0x40) {
+			i += 2;
 			continue;
 		}
 		if ((k = utf8_decode(p + i, n - i, &cp)) == 0)
@@ -733,7 +738,7 @@ vocab_double_array(struct sw_vocab *v)
 {
 	uint32_t nn = v->trie.nnodes, *first = NULL, *pos = NULL, *child = NULL;
 	uint32_t *queue = NULL, *state = NULL, u, k, e, c0, base, q, nroot;
-	size_t i, ne = v->trie.nedges, qh, qt, slot, top = 1;
+	size_t i, ne = v->trie.nedges, qh, qt, slot, top = 1, wide = 0, tries;
 	uint8_t *byte = NULL, rb[256];
 	const uint8_t *cb;
 	const uint32_t *cc;
@@ -796,7 +801,18 @@ vocab_double_array(struct sw_vocab *v)
 		if (e == 0)
 			continue;
 		c0 = cb[0];
-		for (q = b.head;; q = v->da[q].base) {
+		/*
+		 * Wide nodes rarely fit the holes low in the array: they
+		 * start where the last hard search for one ended.
+		 */
+		q = b.head;
+		if (e >= 8) {
+			while (wide < v->nda && v->da[wide].chk != DA_FREE)
+				wide++;
+			if (wide < v->nda)
+				q = (uint32_t)wide;
+		}
+		for (tries = 0;; q = v->da[q].base, tries++) {
 			if (q == DA_NONE) {
 				/* Past the last free slot: grow, go on from the new ones. */
 				q = b.tail;
@@ -807,13 +823,16 @@ vocab_double_array(struct sw_vocab *v)
 			if (q <= c0)
 				continue;
 			base = q - c0;
-			if (da_reserve(v, &b, (size_t)base + 256) == -1)
+			if ((size_t)base + 256 > v->nda &&
+			    da_reserve(v, &b, (size_t)base + 256) == -1)
 				goto out;
 			for (ok = 1, i = 1; i < e && ok; i++)
 				ok = v->da[base + cb[i]].chk == DA_FREE;
 			if (ok)
 				break;
 		}
+		if (e >= 8 && tries > 16)
+			wide = q;
 		v->da[state[qh]].base = base;
 		for (i = 0; i < e; i++) {
 			slot = base + cb[i];
@@ -868,10 +887,22 @@ vocab_classes(struct sw_vocab *v)
 {
 	uint32_t cp;
 
-	if ((v->bmpcls = calloc(0x10000 / 4, 1)) == NULL)
+	size_t i;
+
+	/* Everything escaped, then the alphabet let through. */
+	if ((v->bmpcls = malloc(0x10000 / 4)) == NULL)
 		return -1;
+	memset(v->bmpcls, CP_ESC * 0x55, 0x10000 / 4);
 	for (cp = 0; cp < 0x10000; cp++)
-		v->bmpcls[cp >> 2] |= (uint8_t)(cp_flags(v, cp) << ((cp & 3) * 2));
+		if (uni_is_alnum(cp))
+			v->bmpcls[cp >> 2] |= (uint8_t)(CP_ALNUM << ((cp & 3) * 2));
+	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++) {
+		cp = v->alpha[i];
+		v->bmpcls[cp >> 2] &= (uint8_t)~(CP_ESC << ((cp & 3) * 2));
+	}
+	for (cp = 0; cp < 0x80; cp++)
+		v->bmpcls[cp >> 2] = (uint8_t)((v->bmpcls[cp >> 2] &
+		    ~(3u << ((cp & 3) * 2))) | cp_flags(v, cp) << ((cp & 3) * 2));
 	v->alnum_plain = 1;
 	for (cp = 0; cp < 256; cp++) {
 		v->acls[cp] = cp < 0x80 ? (uint8_t)cp_flags(v, cp) : 0x80;

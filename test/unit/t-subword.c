@@ -14,6 +14,7 @@
 #include "subword.h"
 #include "subword_int.h"
 #include "tap.h"
+#include "unicode.h"
 
 #define S(x) (const uint8_t *)(x), sizeof(x) - 1
 #define C(x) (x), sizeof(x) - 1
@@ -313,6 +314,90 @@ test_encode_decode(void)
 	sw_vocab_free(v);
 }
 
+/* Where the reader finds the first bad byte of a one-line input. */
+static long
+bad_offset(const char *s, size_t n)
+{
+	struct sw_lines *r = sw_lines_open_mem((const uint8_t *)s, n);
+	struct sw_err e;
+	const uint8_t *p;
+	size_t len;
+	int nl, rc;
+
+	if (r == NULL)
+		return -2;
+	rc = sw_lines_next(r, &p, &len, &nl, &e);
+	sw_lines_free(r);
+	return rc == -2 ? (long)e.offset : -1;
+}
+
+static void
+test_utf8_check(void)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+		long off;
+		const char *what;
+	} c[] = {
+		{ C("0123456789abcdef\xe4\xb8\xad\xe6\x96\x87"), -1, "ASCII words then CJK" },
+		{ C("0123456789\x80"), 10, "a lone continuation byte after ASCII" },
+		{ C("\xe4\xb8\xad\xe6\x96\x87\xe4\xb8"), 6, "a CJK run cut short" },
+		{ C("\xe4\xb8\xad\xe6\x96\x87\xe4\xb8x"), 6, "a CJK character missing its last byte" },
+		{ C("\xe4\xb8\xad\xe0\x80\x80"), 3, "an overlong three-byte form" },
+		{ C("\xe4\xb8\xad\xe0\xa0\x80"), -1, "E0 A0 80 is U+0800" },
+		{ C("\xe4\xb8\xad\xed\xa0\x80"), 3, "a surrogate" },
+		{ C("\xe4\xb8\xad\xed\x9f\xbf"), -1, "U+D7FF" },
+		{ C("\xe4\xb8\xad\xef\xbf\xbf\xc3"), 6, "a two-byte form cut short" },
+		{ C("abcdefgh\xc1\xbf"), 8, "C1 is never valid" },
+		{ C("abcdefgh\xc2\x80\xdf\xbf"), -1, "two-byte forms" },
+		{ C("\xf0\x9f\x98\x80\xf4\x90\x80\x80"), 4, "above U+10FFFF" },
+		{ C("\xf0\x8f\xbf\xbf"), 0, "an overlong four-byte form" },
+		{ C("\xee\x80\x80\xef\xbf\xbd\xe4\xb8\xad\xc0"), 9, "private use, U+FFFD, then C0" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		TEST(bad_offset(c[i].s, c[i].n) == c[i].off &&
+		    (long)utf8_valid_prefix((const uint8_t *)c[i].s, c[i].n) ==
+		    (c[i].off < 0 ? (long)c[i].n : c[i].off), "%s", c[i].what);
+}
+
+static void
+test_encode_paths(void)
+{
+	/* ids: 0..1 reserved, 2 'abcdefghij', 3 'abcdefghijk_', 4.. singles */
+	static const char file[] = "'<pad>_'\n'<EOS>_'\n'abcdefghij'\n'abcdefghijk_'\n"
+	    "'a'\n'b'\n'c'\n'd'\n'e'\n'f'\n'g'\n'h'\n'i'\n'j'\n'k'\n'_'\n'\\'\n"
+	    "'0'\n'1'\n'8'\n';'\n' '\n'\xe4\xb8\xad'\n'\xe4\xb8\xad\xe6\x96\x87_'\n"
+	    "'\xe6\x96\x87'\n'u'\n";
+	/*  4..14 a..k, 15 _, 16 \, 17 0, 18 1, 19 8, 20 ;, 21 ' ', 22 中, 23 中文_, 24 文, 25 u */
+	static const int32_t w1[] = { 3 };
+	static const int32_t w2[] = { 2, 14, 16, 18, 17, 19, 20, 15 };
+	static const int32_t w3[] = { 23, 3 };
+	static const int32_t w4[] = { 22, 24, 22, 15 };
+	static const int32_t w5[] = { 2, 2, 15 };
+	static const int32_t w6[] = { 4, 15, 16, 25, 15, 5, 15 };
+	static const int32_t w7[] = { 2, 4, 15, 21, 21, 15, 3 };
+	struct sw_vocab *v = vocab(file);
+
+	TEST(v != NULL, "vocab for the encoding paths loads");
+	if (v == NULL)
+		return;
+	TEST(enc_is(v, "abcdefghijk", w1, 1), "a word longer than eight bytes");
+	TEST(enc_is(v, "abcdefghijkl", w2, 8),
+	    "a letter outside the alphabet is escaped in a long word");
+	TEST(enc_is(v, "\xe4\xb8\xad\xe6\x96\x87 abcdefghijk", w3, 2),
+	    "CJK, a dropped space, then ASCII");
+	TEST(enc_is(v, "\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad", w4, 4),
+	    "a longer match is given up for a shorter one");
+	TEST(enc_is(v, "abcdefghijabcdefghij", w5, 3), "the same entry twice in one token");
+	TEST(enc_is(v, "a_b", w6, 7), "an underscore token is escaped");
+	TEST(enc_is(v, "abcdefghija  abcdefghijk", w7, 7),
+	    "two spaces are a token of their own");
+	sw_vocab_free(v);
+}
+
 static void
 test_sampler(void)
 {
@@ -506,5 +591,7 @@ main(void)
 	test_counts();
 	test_build();
 	test_lines();
+	test_utf8_check();
+	test_encode_paths();
 	return tap_done();
 }
