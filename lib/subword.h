@@ -100,8 +100,8 @@ int		 sw_vocab_store(const struct sw_vocab *v, struct buf *out);
  * Encode valid UTF-8 text (not stripped here) into ids appended to
  * (*ids)[*n..] (grown as needed; *cap its size).  Returns 0, -1 with a
  * message in *e when the vocabulary cannot spell a token (a corrupt
- * vocab), -1 with errno ENOMEM.  Uses the vocabulary's token cache,
- * so a vocab must not be used by two threads at once.
+ * vocab), -1 with errno ENOMEM.  Escapes tokens in the vocabulary's
+ * scratch buffer, so a vocab must not be used by two threads at once.
  */
 int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
 		    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e);
