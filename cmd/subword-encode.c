@@ -106,7 +106,6 @@ struct ctx {
 	struct field	*f;
 	int32_t		*tmp32;
 	size_t		 tmp32cap;
-	struct buf	 exbuf;
 	struct buf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
@@ -209,11 +208,13 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 }
 
 /* Protobuf varints. */
-static size_t
+static inline size_t
 vsize(uint64_t v)
 {
 	size_t n = 1;
 
+	if (v < 1u << 21)	/* token ids and most lengths: no loop */
+		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
 	while (v >= 0x80) {
 		v >>= 7;
 		n++;
@@ -235,57 +236,67 @@ pvar(uint8_t *q, uint64_t v)
 static size_t *forder;		/* fields in key order */
 static size_t *fkeylen;
 
+/* Sizes of the parts of one line's Example, per field in key order. */
+struct exsize {
+	size_t		 packed[8], list[8], feat[8], entry[8], total;
+};
+
 /*
- * Append the canonical tf.train.Example of this line's int64 lists
+ * The size of the canonical tf.train.Example of this line's int64 lists
  * (what exb_encode() writes: features sorted by key, each entry with its
  * key and value, one packed chunk per non-empty list).
  */
-static void
-put_example(struct ctx *c, struct buf *out)
+static size_t
+example_size(const struct ctx *c, struct exsize *z)
 {
-	struct field *fs = c->f;
-	size_t f, i, k, packed[8], list[8], feat[8], entry[8], total = 0, n;
-	int64_t *ids;
-	uint8_t *q;
+	const struct field *fs = c->f;
+	size_t f, i, k;
+	const int64_t *ids;
 
+	z->total = 0;
 	for (k = 0; k < nfields; k++) {
 		f = forder[k];
 		ids = fs[f].ids;
-		packed[k] = 0;
+		z->packed[k] = 0;
 		for (i = 0; i < fs[f].n; i++)
-			packed[k] += vsize((uint64_t)ids[i]);
-		list[k] = packed[k] ? 1 + vsize(packed[k]) + packed[k] : 0;
-		feat[k] = 1 + vsize(list[k]) + list[k];
-		entry[k] = 1 + vsize(fkeylen[f]) + fkeylen[f] + 1 + vsize(feat[k]) +
-		    feat[k];
-		total += 1 + vsize(entry[k]) + entry[k];
+			z->packed[k] += vsize((uint64_t)ids[i]);
+		z->list[k] = z->packed[k] ? 1 + vsize(z->packed[k]) + z->packed[k] : 0;
+		z->feat[k] = 1 + vsize(z->list[k]) + z->list[k];
+		z->entry[k] = 1 + vsize(fkeylen[f]) + fkeylen[f] + 1 +
+		    vsize(z->feat[k]) + z->feat[k];
+		z->total += 1 + vsize(z->entry[k]) + z->entry[k];
 	}
-	n = 1 + vsize(total) + total;
-	if (buf_reserve(out, n) == -1)
-		die_errno("output");
-	q = out->p + out->len;
+	return 1 + vsize(z->total) + z->total;
+}
+
+/* Write the Example example_size() measured at q. */
+static void
+example_put(const struct ctx *c, const struct exsize *z, uint8_t *q)
+{
+	const struct field *fs = c->f;
+	size_t f, i, k;
+
 	*q++ = 0x0a;
-	q = pvar(q, total);
+	q = pvar(q, z->total);
 	for (k = 0; k < nfields; k++) {
 		f = forder[k];
 		*q++ = 0x0a;
-		q = pvar(q, entry[k]);
+		q = pvar(q, z->entry[k]);
 		*q++ = 0x0a;
 		q = pvar(q, fkeylen[f]);
 		memcpy(q, fs[f].name, fkeylen[f]);
 		q += fkeylen[f];
 		*q++ = 0x12;
-		q = pvar(q, feat[k]);
+		q = pvar(q, z->feat[k]);
 		*q++ = 0x1a;
-		q = pvar(q, list[k]);
-		if (packed[k] > 0) {
+		q = pvar(q, z->list[k]);
+		if (z->packed[k] > 0) {
 			*q++ = 0x0a;
-			q = pvar(q, packed[k]);
+			q = pvar(q, z->packed[k]);
 			for (i = 0; i < fs[f].n; i++)
 				q = pvar(q, (uint64_t)fs[f].ids[i]);
 		}
 	}
-	out->len += n;
 }
 
 /* Emit the ids of every field for one line. */
@@ -298,16 +309,26 @@ emit(struct ctx *c)
 	uint8_t hdr[8];
 
 	if (outfmt == FMT_RECORDS) {
-		c->exbuf.len = 0;
-		put_example(c, &c->exbuf);
+		struct exsize z;
+		size_t n = example_size(c, &z);
+		uint8_t *q;
+
 		if (c->direct) {
-			if (rec_write(rw, c->exbuf.p, c->exbuf.len) == -1)
+			/* Straight into the writer's buffer. */
+			if ((q = rec_write_begin(rw, n)) == NULL)
+				write_failed(outname);
+			example_put(c, &z, q);
+			if (rec_write_end(rw, n) == -1)
 				write_failed(outname);
 			return;
 		}
-		put_le64(hdr, c->exbuf.len);
-		put(c, hdr, 8);
-		put(c, c->exbuf.p, c->exbuf.len);
+		put_le64(hdr, n);
+		if (buf_reserve(c->out, 8 + n) == -1)
+			die_errno("output");
+		q = c->out->p + c->out->len;
+		memcpy(q, hdr, 8);
+		example_put(c, &z, q + 8);
+		c->out->len += 8 + n;
 		return;
 	}
 	for (f = 0; f < nfields; f++) {
@@ -588,7 +609,6 @@ ctx_free(struct ctx *c)
 	}
 	free(c->f);
 	free(c->tmp32);
-	buf_free(&c->exbuf);
 }
 
 static void
@@ -1237,7 +1257,6 @@ main(int argc, char *argv[])
 	buf_free(&text);
 	free(wptext);
 	buf_free(&ob);
-	buf_free(&mainctx.exbuf);
 	close_stdout();
 	return rval;
 }
