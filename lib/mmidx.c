@@ -591,6 +591,14 @@ mmidx_mode(const struct mmidx *m, uint64_t i)
 	return m->modes != NULL ? (int8_t)m->modes[i] : 0;
 }
 
+/* Whether entry i (size, ptr) lies inside the .bin; no message. */
+static inline int
+entry_fits(const struct mmidx *m, int32_t size, int64_t ptr)
+{
+	return size >= 0 && ptr >= 0 && (uint64_t)ptr <= m->binlen &&
+	    (uint64_t)size * m->esize <= m->binlen - (uint64_t)ptr;
+}
+
 static int
 entry_fault(struct mmidx *m, uint64_t i, int32_t size, int64_t ptr)
 {
@@ -650,6 +658,31 @@ mmidx_seqs(struct mmidx *m, const uint64_t *idx, size_t k,
 		size = (int32_t)le32(m->sizes + 4 * i);
 		ptr = (int64_t)le64(m->ptrs + 8 * i);
 		if (entry_fault(m, i, size, ptr) == -1)
+			return j;
+		out[j].n = (uint64_t)size;
+		out[j].p = size > 0 ? m->bin + ptr : NULL;
+		if (size > 0)
+			__builtin_prefetch(out[j].p);
+	}
+	return k;
+}
+
+size_t
+mmidx_spans(const struct mmidx *m, const uint64_t *idx, size_t k,
+    struct mmidx_span *out)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++) {
+		uint64_t i = idx[j];
+		int32_t size;
+		int64_t ptr;
+
+		if (i >= m->n)
+			return j;
+		size = (int32_t)le32(m->sizes + 4 * i);
+		ptr = (int64_t)le64(m->ptrs + 8 * i);
+		if (!entry_fits(m, size, ptr))
 			return j;
 		out[j].n = (uint64_t)size;
 		out[j].p = size > 0 ? m->bin + ptr : NULL;
@@ -1183,6 +1216,28 @@ add_floats(struct mmidx_builder *b, const float *vf, const double *vd,
 		b->olen += b->esize;
 	}
 	return push_size(b, n);
+}
+
+int
+mmidx_add_u64(struct mmidx_builder *b, const uint64_t *v, size_t n)
+{
+	unsigned flags = b->flags;
+	int rc;
+
+	if (b->dtype != MMIDX_UINT64 && !(flags & MMIDX_WRAP))
+		for (size_t j = 0; j < n; j++)
+			if (v[j] > INT64_MAX) {
+				b->bad = j;
+				return berr(b, "token %ju does not fit %s "
+				    "(--wrap wraps it as upstream does)",
+				    (uintmax_t)v[j], dtype_names[b->dtype]);
+			}
+	/* Every value fits uint64; the bits are stored as they are. */
+	if (b->dtype == MMIDX_UINT64)
+		b->flags |= MMIDX_WRAP;
+	rc = mmidx_add_i64(b, (const int64_t *)v, n);
+	b->flags = flags;
+	return rc;
 }
 
 int

@@ -141,6 +141,12 @@ struct mmidx_span {
  */
 size_t		 mmidx_seqs(struct mmidx *m, const uint64_t *idx, size_t k,
 		    struct mmidx_span *out);
+/*
+ * The same, but the handle is left alone, so that threads may share
+ * it: no message is kept for a bad index (mmidx_seq() on it gives one).
+ */
+size_t		 mmidx_spans(const struct mmidx *m, const uint64_t *idx, size_t k,
+		    struct mmidx_span *out);
 /* Start loading the index entries of idx[0] .. idx[k - 1]; no effect on results. */
 void		 mmidx_prefetch_entries(const struct mmidx *m, const uint64_t *idx,
 		    size_t k);
@@ -229,6 +235,11 @@ void		 mmidx_builder_free(struct mmidx_builder *b);	/* NULL is fine */
  * mmidx_builder_bad_token() gives the position in the sequence).
  */
 int		 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n);
+/*
+ * The same for unsigned tokens: a value above INT64_MAX fits uint64
+ * (and no other type unless MMIDX_WRAP).
+ */
+int		 mmidx_add_u64(struct mmidx_builder *b, const uint64_t *v, size_t n);
 int		 mmidx_add_f32(struct mmidx_builder *b, const float *v, size_t n);
 int		 mmidx_add_f64(struct mmidx_builder *b, const double *v, size_t n);
 /* Multimodal: the mode of the next sequence added (default 0). */

@@ -569,6 +569,79 @@ test_seqs(void)
 	mmidx_close(m);
 }
 
+/* A fairseq int32 index of three entries, with the sizes and pointers given. */
+static void
+idx3(uint8_t *q, const int32_t *size, const int64_t *ptr)
+{
+	memset(q, 0, 26 + 36);
+	memcpy(q, MMIDX_MAGIC, 9);
+	q[9] = 1;
+	q[17] = (uint8_t)mmidx_dtype_code(MMIDX_FAIRSEQ, MMIDX_INT32);
+	q[18] = 3;
+	for (int i = 0; i < 3; i++) {
+		for (int b = 0; b < 4; b++)
+			q[26 + 4 * i + b] = (uint8_t)((uint32_t)size[i] >> 8 * b);
+		for (int b = 0; b < 8; b++)
+			q[38 + 8 * i + b] = (uint8_t)((uint64_t)ptr[i] >> 8 * b);
+	}
+}
+
+/*
+ * mmidx_spans() gives what mmidx_seqs() gives, stops where it stops
+ * (out of range, negative size, past the .bin) and keeps no message.
+ */
+static void
+test_spans(void)
+{
+	static const int32_t sz_neg[] = { 1, -1, 1 }, sz_ok[] = { 1, 1, 1 };
+	static const int64_t p_neg[] = { 0, 4, 4 }, p_past[] = { 0, 4, 8 };
+	static const uint8_t bin[8] = { 7, 0, 0, 0, 9, 0, 0, 0 };
+	uint64_t idx[] = { 2, 0, 1, 2, 3, 0 }, bad[] = { 0, 2, 1 };
+	struct mmidx_span sp[6], sq[6];
+	uint8_t ib[26 + 36];
+	struct mmidx *m;
+	int ok = 1;
+
+	m = mmidx_open(path("seqs", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL, "opens");
+	if (m == NULL)
+		return;
+	TEST(mmidx_spans(m, idx, 6, sp) == 4 && mmidx_seqs(m, idx, 6, sq) == 4,
+	    "both stop at index 3 of 3 sequences");
+	for (size_t j = 0; j < 4; j++)
+		ok &= sp[j].p == sq[j].p && sp[j].n == sq[j].n;
+	TEST(ok, "with the same spans");
+	mmidx_close(m);
+
+	m = mmidx_open(path("seqs", ""), MMIDX_AUTO, errbuf, sizeof errbuf);
+	TEST(m != NULL && mmidx_spans(m, idx, 6, sp) == 4 &&
+	    strcmp(mmidx_strerror(m), "") == 0, "no message kept");
+	mmidx_close(m);
+
+	idx3(ib, sz_neg, p_neg);
+	m = mmidx_open_mem(ib, sizeof ib, bin, sizeof bin, "mem", MMIDX_AUTO,
+	    errbuf, sizeof errbuf);
+	TEST(m != NULL, "opens an index with a negative size: %s", errbuf);
+	if (m == NULL)
+		return;
+	TEST(mmidx_spans(m, bad, 3, sp) == 2 && mmidx_seqs(m, bad, 3, sq) == 2,
+	    "a negative size stops both");
+	TEST(sp[0].n == 1 && sp[0].p[0] == 7 && sp[1].n == 1, "spans before it");
+	mmidx_close(m);
+
+	idx3(ib, sz_ok, p_past);
+	m = mmidx_open_mem(ib, sizeof ib, bin, sizeof bin, "mem", MMIDX_AUTO,
+	    errbuf, sizeof errbuf);
+	TEST(m != NULL, "opens an index with a pointer past the end: %s", errbuf);
+	if (m == NULL)
+		return;
+	TEST(mmidx_spans(m, idx, 2, sp) == 0 && mmidx_seqs(m, idx, 2, sq) == 0,
+	    "a pointer past the .bin stops both");
+	TEST(mmidx_spans(m, bad + 2, 1, sp) == 1 && sp[0].n == 1 &&
+	    sp[0].p[0] == 9, "a good one after it");
+	mmidx_close(m);
+}
+
 /* The range checks of the fast paths, and an index larger than the write buffer. */
 static void
 test_add_edges(void)
@@ -672,6 +745,7 @@ main(void)
 	test_docs_and_merge();
 	test_lines();
 	test_seqs();
+	test_spans();
 	test_add_edges();
 	{
 		char cmd[600];
