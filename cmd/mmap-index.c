@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +31,9 @@ static const char usage_text[] =
 "                        [--vocab-size n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] [--range a:b] prefix\n"
-"       mmap-index get [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
-"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
+"                      [--format layout] [--output-format json|id|records]\n"
+"                      prefix [index ... | -]\n"
 "       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
@@ -57,6 +59,7 @@ static const struct option longopts[] = {
 	{ "records",		no_argument,		NULL, 'R' },
 	{ "output",		required_argument,	NULL, 'o' },
 	{ "feature",		required_argument,	NULL, 'f' },
+	{ "jobs",		required_argument,	NULL, 'j' },
 	{ "wrap",		no_argument,		NULL, OPT_WRAP },
 	{ "documents",		required_argument,	NULL, OPT_DOCS },
 	{ "dtype",		required_argument,	NULL, OPT_DTYPE },
@@ -74,7 +77,7 @@ static const struct option longopts[] = {
 static const char *const allowed[] = {
 	[CMD_BUILD] = "qof" "\x01\x02\x03\x04\x05\x06\x07",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
-	[CMD_GET] = "qRfo" "\x04\x08\x09",
+	[CMD_GET] = "qRfjo" "\x04\x08\x09",
 	[CMD_INFO] = "qo" "\x04\x08",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
@@ -96,6 +99,7 @@ static struct {
 	int		 range;
 	uint64_t	 ra, rb;
 	int		 rb_open;
+	int		 jobs;		/* 0: one per processor */
 } o;
 
 static int
@@ -155,7 +159,7 @@ parse_opts(int argc, char **argv)
 	long long ll;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "hVqRo:f:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hVqRo:f:j:", longopts, NULL)) != -1) {
 		if (ch == 'h')
 			usage(stdout, 0);
 		if (ch == 'V')
@@ -179,6 +183,11 @@ parse_opts(int argc, char **argv)
 			if (*optarg == '\0')
 				usage_error("-f: empty feature name");
 			o.feature = optarg;
+			break;
+		case 'j':
+			if (parse_int(optarg, 0, 256, &ll) == -1)
+				usage_error("-j: bad number '%s'", optarg);
+			o.jobs = (int)ll;
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
@@ -248,45 +257,73 @@ parse_opts(int argc, char **argv)
 
 /* ---- buffered output to a descriptor ---- */
 
-static struct {
+struct getw;
+
+/*
+ * An output buffer.  The one of a lookup thread (w set) is written
+ * only in its turn, which flushing it waits for.
+ */
+struct obuf {
 	int		 fd;
 	const char	*name;
 	char		*p;
 	size_t		 len;
-} ob;
+	size_t		 size;
+	uint64_t	 out;	/* bytes written before p */
+	struct getw	*w;
+};
+
+static struct obuf ob;
 
 #define OB_SIZE	(1u << 17)
+
+static void	get_own_turn(struct getw *w);
+
+static void
+obuf_flush(struct obuf *b)
+{
+	if (b->w != NULL)
+		get_own_turn(b->w);
+	if (b->len > 0 && write_full(b->fd, b->p, b->len) == -1)
+		write_failed(b->name);
+	b->out += b->len;
+	b->len = 0;
+}
 
 static void
 ob_flush(void)
 {
-	if (ob.len > 0 && write_full(ob.fd, ob.p, ob.len) == -1)
-		write_failed(ob.name);
-	ob.len = 0;
+	obuf_flush(&ob);
 }
 
 /* Room for n more bytes; returns where to write them. */
 static inline char *
-ob_room(size_t n)
+ob_room(struct obuf *b, size_t n)
 {
-	if (OB_SIZE - ob.len < n)
-		ob_flush();
-	return ob.p + ob.len;
+	if (b->size - b->len < n)
+		obuf_flush(b);
+	return b->p + b->len;
+}
+
+static void
+obuf_write(struct obuf *b, const void *p, size_t n)
+{
+	while (n > b->size - b->len) {
+		size_t k = b->size - b->len;
+		memcpy(b->p + b->len, p, k);
+		b->len += k;
+		p = (const char *)p + k;
+		n -= k;
+		obuf_flush(b);
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
 }
 
 static void
 ob_write(const void *p, size_t n)
 {
-	while (n > OB_SIZE - ob.len) {
-		size_t k = OB_SIZE - ob.len;
-		memcpy(ob.p + ob.len, p, k);
-		ob.len += k;
-		p = (const char *)p + k;
-		n -= k;
-		ob_flush();
-	}
-	memcpy(ob.p + ob.len, p, n);
-	ob.len += n;
+	obuf_write(&ob, p, n);
 }
 
 static void
@@ -519,6 +556,7 @@ out_begin(int records)
 	ob.fd = fd;
 	if ((ob.p = malloc(OB_SIZE)) == NULL)
 		die_errno("malloc");
+	ob.size = OB_SIZE;
 	if (records) {
 		if (fd == 1)
 			refuse_tty(1, 0);
@@ -612,6 +650,43 @@ put_int(char *q, int64_t v, char sep)
 	return q;
 }
 
+/*
+ * The text of every uint16 value and the separator, with its length in
+ * the top byte: one load and one 8-byte store per token.  Built for
+ * runs that format many tokens; read-only once built.
+ */
+static uint64_t *u16_text;
+
+static void
+u16_text_setup(enum mmidx_dtype t, char sep)
+{
+	char tmp[16];
+
+	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
+		return;
+	if ((u16_text = malloc(65536 * sizeof *u16_text)) == NULL)
+		die_errno("malloc");
+	for (uint32_t v = 0; v < 65536; v++) {
+		uint64_t w = 0, len = (uint64_t)(put_small(tmp, v, sep) - tmp);
+
+		memcpy(&w, tmp, (size_t)len);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		u16_text[v] = w | len << 56;
+	}
+}
+
+/* Token v from u16_text at q; 8 bytes at q must be writable. */
+static inline char *
+put_u16(char *q, uint32_t v)
+{
+	uint64_t w = u16_text[v];
+
+	store_le64(q, w);
+	return q + (w >> 56);
+}
+
 /* Tokens per step of the formatting loops: bounds the room asked for. */
 #define FMT_STEP	4096
 
@@ -627,13 +702,22 @@ fmt_ints(char *q, enum mmidx_dtype t, const uint8_t *p, uint64_t k0,
 
 	switch (t) {
 	case MMIDX_UINT8:
-		for (k = k0; k < k1; k++)
-			q = put_small(q, p[k], sep);
+		if (u16_text != NULL)
+			for (k = k0; k < k1; k++)
+				q = put_u16(q, p[k]);
+		else
+			for (k = k0; k < k1; k++)
+				q = put_small(q, p[k], sep);
 		break;
 	case MMIDX_UINT16:
-		for (k = k0; k < k1; k++)
-			q = put_small(q, (uint32_t)p[2 * k] |
-			    (uint32_t)p[2 * k + 1] << 8, sep);
+		if (u16_text != NULL)
+			for (k = k0; k < k1; k++)
+				q = put_u16(q, (uint32_t)p[2 * k] |
+				    (uint32_t)p[2 * k + 1] << 8);
+		else
+			for (k = k0; k < k1; k++)
+				q = put_small(q, (uint32_t)p[2 * k] |
+				    (uint32_t)p[2 * k + 1] << 8, sep);
 		break;
 	case MMIDX_INT8:
 		for (k = k0; k < k1; k++)
@@ -659,9 +743,9 @@ fmt_ints(char *q, enum mmidx_dtype t, const uint8_t *p, uint64_t k0,
 	return q;
 }
 
-/* Write sequence i of m (its n tokens at p) in the chosen output format. */
+/* Write sequence i of m (its n tokens at p) in the chosen output format to b. */
 static void
-emit_span(struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
+emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 {
 	enum mmidx_dtype t = mmidx_dtype(m);
 	uint64_t k;
@@ -694,7 +778,7 @@ emit_span(struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 		return;
 	}
 	if (o.outfmt == OUT_JSON)
-		ob_write(wr.jkey, wr.jkeylen);
+		obuf_write(b, wr.jkey, wr.jkeylen);
 	if (t != MMIDX_UINT64 && !mmidx_dtype_is_float(t)) {
 		char sep = o.outfmt == OUT_JSON ? ',' : ' ';
 
@@ -702,15 +786,15 @@ emit_span(struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 		for (k = 0; k < n; ) {
 			uint64_t k1 = n - k > FMT_STEP ? k + FMT_STEP : n;
 
-			q = ob_room(24 * (size_t)(k1 - k));
+			q = ob_room(b, 24 * (size_t)(k1 - k));
 			q = fmt_ints(q, t, p, k, k1, sep);
-			ob.len = (size_t)(q - ob.p);
+			b->len = (size_t)(q - b->p);
 			k = k1;
 		}
 		if (n > 0)
-			ob.len--;
+			b->len--;
 	} else for (k = 0; k < n; k++) {
-		q = ob_room(40);
+		q = ob_room(b, 40);
 		if (k > 0)
 			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
 		switch (t) {
@@ -724,21 +808,21 @@ emit_span(struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
 			break;
 		}
-		ob.len = (size_t)(q - ob.p);
+		b->len = (size_t)(q - b->p);
 	}
 	if (o.outfmt == OUT_JSON) {
-		q = ob_room(32);
+		q = ob_room(b, 32);
 		*q++ = ']';
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			memcpy(q, ",\"mode\":", 8);
 			q = fmt_i64(q + 8, mmidx_mode(m, i));
 		}
 		*q++ = '}';
-		ob.len = (size_t)(q - ob.p);
+		b->len = (size_t)(q - b->p);
 	}
-	q = ob_room(1);
+	q = ob_room(b, 1);
 	*q = '\n';
-	ob.len++;
+	b->len++;
 }
 
 /* Write sequence i of m. */
@@ -750,7 +834,7 @@ emit(struct mmidx *m, uint64_t i)
 
 	if (mmidx_seq(m, i, &p, &n) == -1)
 		fail("%s", mmidx_strerror(m));
-	emit_span(m, i, p, n);
+	emit_span(&ob, m, i, p, n);
 }
 
 static void
@@ -823,173 +907,298 @@ parse_index(const char *s, size_t len, uint64_t *v)
 }
 
 /*
- * Lookups from stdin go in batches, through three stages: when batch B
- * is full, the index entries of B are prefetched, B - 1 is resolved
- * (which prefetches its tokens) and B - 2 is written.  So the memory
- * loads of random access overlap each other and the formatting.
+ * Lookups from stdin in several threads.  The input is cut into jobs
+ * of consecutive lines, dealt round-robin: a thread reads the lines of
+ * its job while it holds the input turn, then resolves and formats the
+ * job into its own buffer, which it writes while it holds the output
+ * turn.  Both turns go through the jobs in order, so the output is
+ * that of one thread, and a fault ends the run when its turn comes,
+ * after everything before it has been written.
  */
-#define GET_BATCH	64
-#define GET_STAGES	3
+#define GET_JOB		4096	/* most lines in a job */
+#define GET_GROUP	16	/* lookups per prefetch step */
+#define GET_OBSIZE	(2u << 20)	/* a thread's output buffer */
+
+struct getw {
+	struct obuf	 ob;
+	uint64_t	 job;
+	int		 own;		/* holds the output turn */
+	uint64_t	 out0;		/* ob.out + ob.len when the job began */
+	size_t		 n;		/* good indices in the job */
+	int		 fault;		/* after them: FAULT_MSG or FAULT_ENTRY */
+	char		 msg[1024];
+	uint64_t	 idx[GET_JOB];
+	struct mmidx_span span[GET_JOB];
+};
+
+enum { FAULT_NONE, FAULT_MSG, FAULT_ENTRY };
 
 static struct {
-	uint64_t		idx[GET_STAGES][GET_BATCH];
-	struct mmidx_span	span[GET_STAGES][GET_BATCH];
-	size_t			cnt[GET_STAGES];	/* indices in the batch */
-	int			resolved[GET_STAGES];
-	uint64_t		head;	/* the oldest batch not written */
-	uint64_t		tail;	/* the batch being filled */
-	size_t			n;	/* indices in it so far */
-} gb;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	uint64_t	 in_turn;	/* the job whose lines are read next */
+	uint64_t	 out_turn;	/* the job whose output is written next */
+	int		 in_done;	/* no job after in_turn - 1 */
+	size_t		 joblen;	/* lines in the next job */
+	struct mmidx	*m;
+	const char	*prefix;
+	int		 jobs;
+	/* input, used by the holder of the input turn */
+	struct mmidx_lines L;
+	char		*in;
+	size_t		 off, got;
+	int		 eof;
+} gt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-/* Where the next indices go, and room for how many. */
-static uint64_t *
-get_slot(size_t *room)
+#define GET_IN	(1u << 16)
+
+static void
+get_wait(const uint64_t *turn, uint64_t job)
 {
-	*room = GET_BATCH - gb.n;
-	return gb.idx[gb.tail % GET_STAGES] + gb.n;
+	pthread_mutex_lock(&gt.mu);
+	while (*turn != job)
+		pthread_cond_wait(&gt.cv, &gt.mu);
+	pthread_mutex_unlock(&gt.mu);
 }
 
-/* Write batch b, which is resolved. */
 static void
-get_write(struct mmidx *m, uint64_t b)
+get_own_turn(struct getw *w)
 {
-	int s = (int)(b % GET_STAGES);
-
-	for (size_t j = 0; j < gb.cnt[s]; j++)
-		emit_span(m, gb.idx[s][j], gb.span[s][j].p, gb.span[s][j].n);
-}
-
-/*
- * Resolve batch b; a bad entry ends the run after everything before
- * it is written (the older batches are resolved already).
- */
-static void
-get_resolve(struct mmidx *m, uint64_t b)
-{
-	int s = (int)(b % GET_STAGES);
-	size_t k = mmidx_seqs(m, gb.idx[s], gb.cnt[s], gb.span[s]);
-
-	gb.resolved[s] = 1;
-	if (k == gb.cnt[s])
-		return;
-	for (; gb.head < b; gb.head++)
-		get_write(m, gb.head);
-	gb.cnt[s] = k;
-	get_write(m, b);
-	fail("%s", mmidx_strerror(m));
-}
-
-/* Write every batch, the one being filled included. */
-static void
-get_drain(struct mmidx *m)
-{
-	gb.cnt[gb.tail % GET_STAGES] = gb.n;
-	gb.resolved[gb.tail % GET_STAGES] = 0;
-	for (; gb.head <= gb.tail; gb.head++) {
-		if (!gb.resolved[gb.head % GET_STAGES])
-			get_resolve(m, gb.head);
-		get_write(m, gb.head);
+	if (!w->own) {
+		get_wait(&gt.out_turn, w->job);
+		w->own = 1;
 	}
-	gb.head = gb.tail = 0;
-	gb.n = 0;
 }
 
 /*
- * Take the k indices just stored at get_slot(); one out of range ends
- * the run after the sequences before it.
+ * Read the lines of w's job; the caller holds the input turn.  Stops
+ * at GET_JOB lines, the end of input or a fault.  Returns 1 when no
+ * job can follow.
  */
-static void
-get_take(struct mmidx *m, const char *prefix, size_t k)
+static int
+get_read_job(struct getw *w, size_t max)
 {
-	uint64_t *v = gb.idx[gb.tail % GET_STAGES];
-	size_t j, end = gb.n + k;
-	int s;
-
-	for (j = gb.n; j < end; j++)
-		if (v[j] >= mmidx_count(m)) {
-			uint64_t bad = v[j];
-
-			gb.n = j;
-			get_drain(m);
-			fail("%s: index %" PRIu64 " out of range (%" PRIu64
-			    " sequences)", prefix, bad, mmidx_count(m));
-		}
-	gb.n = end;
-	if (gb.n < GET_BATCH)
-		return;
-	s = (int)(gb.tail % GET_STAGES);
-	gb.cnt[s] = GET_BATCH;
-	gb.resolved[s] = 0;
-	mmidx_prefetch_entries(m, gb.idx[s], GET_BATCH);
-	if (gb.tail >= 1)
-		get_resolve(m, gb.tail - 1);
-	if (gb.tail >= 2)
-		get_write(m, gb.head++);
-	gb.tail++;
-	gb.n = 0;
-}
-
-/* After a bad line on stdin: write the batch, then fail naming the line. */
-static void
-get_bad_line(struct mmidx *m, const struct mmidx_lines *L)
-{
+	uint64_t count = mmidx_count(gt.m);
 	const char *text;
-	size_t len;
+	size_t used, k, len;
 
-	if (!mmidx_lines_bad(L, &text, &len))
-		return;
-	get_drain(m);
-	fail("stdin: line %" PRIu64 ": bad index '%.*s'", L->lineno,
-	    (int)len, text);
+	w->n = 0;
+	w->fault = FAULT_NONE;
+	while (w->n < max) {
+		if (gt.off == gt.got) {
+			ssize_t got;
+
+			if (gt.eof) {
+				/* A last line without a newline. */
+				k = mmidx_lines_end(&gt.L, w->idx + w->n) == 1;
+			} else if ((got = read(0, gt.in, GET_IN)) == -1) {
+				if (errno == EINTR)
+					continue;
+				snprintf(w->msg, sizeof w->msg, "stdin: %s",
+				    strerror(errno));
+				w->fault = FAULT_MSG;
+				return 1;
+			} else {
+				gt.off = 0;
+				gt.got = (size_t)got;
+				gt.eof = got == 0;
+				continue;
+			}
+		} else {
+			k = mmidx_lines_parse(&gt.L, gt.in + gt.off,
+			    gt.got - gt.off, &used, w->idx + w->n, max - w->n);
+			gt.off += used;
+		}
+		for (size_t j = w->n; j < w->n + k; j++)
+			if (w->idx[j] >= count) {
+				snprintf(w->msg, sizeof w->msg, "%s: index %"
+				    PRIu64 " out of range (%" PRIu64
+				    " sequences)", gt.prefix, w->idx[j], count);
+				w->n = j;
+				w->fault = FAULT_MSG;
+				return 1;
+			}
+		w->n += k;
+		if (mmidx_lines_bad(&gt.L, &text, &len)) {
+			snprintf(w->msg, sizeof w->msg, "stdin: line %" PRIu64
+			    ": bad index '%.*s'", gt.L.lineno, (int)len, text);
+			w->fault = FAULT_MSG;
+			return 1;
+		}
+		if (gt.eof && gt.off == gt.got)
+			return 1;
+	}
+	return 0;
 }
 
 /*
- * Look up the indices on stdin, one per line, read in large blocks.
- * The lookups go in batches, whose memory loads overlap.
+ * Resolve and format w's job.  The index entries are prefetched two
+ * groups ahead and the tokens one group ahead of the formatting.
  */
 static void
-get_stdin(struct mmidx *m, const char *prefix)
+get_run_job(struct getw *w)
+{
+	struct mmidx *m = gt.m;
+	size_t n = w->n, a, g, r;
+
+	mmidx_prefetch_entries(m, w->idx, n < 2 * GET_GROUP ? n : 2 * GET_GROUP);
+	g = n < GET_GROUP ? n : GET_GROUP;
+	if ((r = mmidx_spans(m, w->idx, g, w->span)) < g) {
+		n = r;
+		w->fault = FAULT_ENTRY;
+	}
+	for (a = 0; a < n; a += GET_GROUP) {
+		size_t b = a + GET_GROUP, e = b < n ? b : n;
+
+		if (b < n) {
+			size_t c = b + GET_GROUP;
+
+			if (c < n)
+				mmidx_prefetch_entries(m, w->idx + c,
+				    n - c < GET_GROUP ? n - c : GET_GROUP);
+			g = n - b < GET_GROUP ? n - b : GET_GROUP;
+			if ((r = mmidx_spans(m, w->idx + b, g, w->span + b)) < g) {
+				n = b + r;
+				w->fault = FAULT_ENTRY;
+			}
+		}
+		for (size_t j = a; j < e; j++)
+			emit_span(&w->ob, m, w->idx[j], w->span[j].p,
+			    w->span[j].n);
+	}
+	w->n = n;
+}
+
+/* Write w's output in its turn; a fault ends the run there. */
+static void
+get_put_job(struct getw *w)
+{
+	uint64_t bytes = w->ob.out + w->ob.len - w->out0;
+	const uint8_t *p;
+	uint64_t n;
+
+	obuf_flush(&w->ob);
+	if (w->fault == FAULT_MSG)
+		fail("%s", w->msg);
+	if (w->fault == FAULT_ENTRY) {
+		(void)mmidx_seq(gt.m, w->idx[w->n], &p, &n);
+		fail("%s", mmidx_strerror(gt.m));
+	}
+	w->own = 0;
+	pthread_mutex_lock(&gt.mu);
+	gt.out_turn++;
+	/*
+	 * Size the next jobs so that their output fits half the buffer:
+	 * a thread that fills its buffer waits for its turn.
+	 */
+	if (w->n > 0) {
+		uint64_t fit = GET_OBSIZE / 2 / (bytes / w->n + 1);
+
+		gt.joblen = fit < GET_GROUP ? GET_GROUP : fit > GET_JOB ?
+		    GET_JOB : (size_t)fit;
+	}
+	pthread_cond_broadcast(&gt.cv);
+	pthread_mutex_unlock(&gt.mu);
+}
+
+/* A lookup thread: jobs first, first + jobs, ... */
+static void *
+get_worker(void *arg)
+{
+	struct getw *w = arg;
+
+	for (;; w->job += (uint64_t)gt.jobs) {
+		size_t max;
+		int last;
+
+		pthread_mutex_lock(&gt.mu);
+		while (gt.in_turn != w->job)
+			pthread_cond_wait(&gt.cv, &gt.mu);
+		if (gt.in_done) {
+			gt.in_turn++;
+			pthread_cond_broadcast(&gt.cv);
+			pthread_mutex_unlock(&gt.mu);
+			break;
+		}
+		max = gt.joblen;
+		pthread_mutex_unlock(&gt.mu);
+
+		last = get_read_job(w, max);
+		pthread_mutex_lock(&gt.mu);
+		gt.in_done = last;
+		gt.in_turn++;
+		pthread_cond_broadcast(&gt.cv);
+		pthread_mutex_unlock(&gt.mu);
+
+		w->out0 = w->ob.out + w->ob.len;
+		get_run_job(w);
+		get_put_job(w);
+		if (last)
+			break;
+	}
+	return NULL;
+}
+
+/* Threads for the lookups: -j, or one per processor (at most 8). */
+static int
+get_jobs(void)
+{
+	long ncpu;
+
+	if (o.jobs > 0)
+		return o.jobs;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+}
+
+/*
+ * Look up the indices on stdin in 'jobs' threads (this one and the
+ * others started here).
+ */
+static void
+get_stdin(struct mmidx *m, const char *prefix, int jobs)
 {
 	static int at_eof;	/* a second '-' reads nothing, as stdio would */
-	enum { IN_SIZE = 1 << 16 };
-	struct mmidx_lines L;
-	char *in;
-	ssize_t got;
-	size_t room;
+	struct getw *w;
+	pthread_t *tid;
+	int e, started;
 
 	if (at_eof)
 		return;
-	if ((in = malloc(IN_SIZE)) == NULL)
+	ob_flush();
+	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
+	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL ||
+	    (gt.in = malloc(GET_IN)) == NULL)
 		die_errno("malloc");
-	mmidx_lines_init(&L);
-	while ((got = read(0, in, IN_SIZE)) != 0) {
-		size_t used, off = 0, k;
-
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got == -1) {
-			int e = errno;
-
-			get_drain(m);
-			fail("stdin: %s", strerror(e));
-		}
-		while (off < (size_t)got) {
-			uint64_t *slot = get_slot(&room);
-
-			k = mmidx_lines_parse(&L, in + off, (size_t)got - off,
-			    &used, slot, room);
-			off += used;
-			get_take(m, prefix, k);
-			get_bad_line(m, &L);
-		}
+	gt.m = m;
+	gt.prefix = prefix;
+	gt.jobs = jobs;
+	gt.joblen = GET_JOB;
+	mmidx_lines_init(&gt.L);
+	for (int t = 0; t < jobs; t++) {
+		w[t].job = (uint64_t)t;
+		w[t].ob.fd = ob.fd;
+		w[t].ob.name = ob.name;
+		w[t].ob.size = GET_OBSIZE;
+		w[t].ob.w = &w[t];
+		if ((w[t].ob.p = malloc(GET_OBSIZE)) == NULL)
+			die_errno("malloc");
 	}
-	/* A last line without a newline. */
-	if (mmidx_lines_end(&L, get_slot(&room)) == 1)
-		get_take(m, prefix, 1);
-	get_bad_line(m, &L);
-	get_drain(m);
+	for (started = 1; started < jobs; started++)
+		if ((e = pthread_create(&tid[started], NULL, get_worker,
+		    &w[started])) != 0) {
+			errno = e;
+			die_errno("pthread_create");
+		}
+	get_worker(&w[0]);
+	for (int t = 1; t < started; t++)
+		pthread_join(tid[t], NULL);
+	for (int t = 0; t < jobs; t++)
+		free(w[t].ob.p);
+	free(w);
+	free(tid);
+	free(gt.in);
 	at_eof = 1;
-	free(in);
 }
 
 static int
@@ -997,6 +1206,7 @@ cmd_get(int argc, char **argv)
 {
 	struct mmidx *m;
 	uint64_t v = 0;
+	int jobs;
 
 	if (argc < 1)
 		usage_error("get: a dataset prefix is needed");
@@ -1007,9 +1217,14 @@ cmd_get(int argc, char **argv)
 	m = open_ds(argv[0]);
 	emit_setup();
 	out_begin(o.outfmt == OUT_RECORDS);
+	/* Records go through one writer, so one thread makes them. */
+	jobs = o.outfmt == OUT_RECORDS ? 1 : get_jobs();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-") == 0) {
-			get_stdin(m, argv[0]);
+			if (u16_text == NULL && o.outfmt != OUT_RECORDS)
+				u16_text_setup(mmidx_dtype(m),
+				    o.outfmt == OUT_JSON ? ',' : ' ');
+			get_stdin(m, argv[0], jobs);
 			continue;
 		}
 		parse_index(argv[i], strlen(argv[i]), &v);
@@ -1209,6 +1424,8 @@ finish_output(struct mmidx_builder *b, const char *prefix)
 static struct {
 	int64_t	*v;
 	size_t	 cap;
+	int	 u64;	/* a uint64 dataset: ids are read as unsigned */
+	int	 neg;	/* the line has a negative id */
 } ids;
 
 static void
@@ -1249,9 +1466,14 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			}
 			errno = 0;
 			(*dv)[n] = strtod(s, &end);
+		} else if (ids.u64 && *s >= '0' && *s <= '9') {
+			/* uint64 datasets hold ids above INT64_MAX */
+			errno = 0;
+			ids.v[n] = (int64_t)strtoull(s, &end, 10);
 		} else {
 			errno = 0;
 			ids.v[n] = strtoll(s, &end, 10);
+			ids.neg |= ids.v[n] < 0;
 		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
 		    *end != '\r') || (errno == ERANGE && !isf))
@@ -1300,8 +1522,14 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
 				add_fault(b, name, "line", lineno, UINT64_MAX);
 			continue;
 		}
+		ids.neg = 0;
 		n = parse_ids(name, lineno, line, (size_t)len, isf, &dv, &dcap);
-		rc = isf ? mmidx_add_f64(b, dv, n) : mmidx_add_i64(b, ids.v, n);
+		if (isf)
+			rc = mmidx_add_f64(b, dv, n);
+		else if (ids.u64 && !ids.neg)
+			rc = mmidx_add_u64(b, (const uint64_t *)ids.v, n);
+		else
+			rc = mmidx_add_i64(b, ids.v, n);
 		if (rc == -1)
 			add_fault(b, name, "line", lineno, UINT64_MAX);
 	}
@@ -1460,9 +1688,10 @@ cmd_build(int argc, char **argv)
 			out_abort(&idxout);
 			exit(1);
 		}
-		if (o.idlines)
+		if (o.idlines) {
+			ids.u64 = o.dtype == MMIDX_UINT64;
 			build_ids(b, fd, name, isf);
-		else
+		} else
 			build_records(b, fd, name, isf, o.modefeat != NULL);
 		if (fd != 0 && !o.idlines)
 			close(fd);

@@ -410,6 +410,63 @@ histogram:
 	awk 'NR == FNR { l[NR - 1] = $0; next } { print l[$1] }' "$T/big.txt" "$T/idx.txt" | cmp - "$T/got.txt"
 }
 
+@test "mmap-index: build --dtype uint64 from id lines keeps ids above INT64_MAX; cat gives the same text" {
+	printf '18446744073709551615 9223372036854775808 0\n9223372036854775807\n\n5\n' >"$T/u64.txt"
+	run -0 --separate-stderr mmap-index build -q --dtype uint64 --input-format id -o "$T/u64" "$T/u64.txt"
+	run -0 mmap-index cat --output-format id "$T/u64"
+	[ "$output" = "$(cat "$T/u64.txt")" ]
+	run -1 --separate-stderr bash -c 'echo 18446744073709551616 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
+	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '18446744073709551616'" ]
+	run -1 --separate-stderr bash -c 'echo 3 -1 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
+	[ "$stderr" = "mmap-index: stdin: line 1: token -1 does not fit uint64 (--wrap wraps it as upstream does)" ]
+	run -1 --separate-stderr bash -c 'echo 9223372036854775808 | mmap-index build -q --dtype int64 --input-format id -o "$1" -' _ "$T/u64b"
+	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '9223372036854775808'" ]
+	[ ! -e "$T/u64b.idx" ] && [ ! -e "$T/u64b.bin" ]
+}
+
+@test "mmap-index: get -j: the same bytes for any number of threads, faults late in the input included" {
+	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s " " ($1 * 7 + k) % 70000; print substr(s, 2) }' >"$T/big.txt"
+	mmap-index build -q -o "$T/big" --dtype uint32 --input-format id "$T/big.txt"
+	mmap-index build -q -o "$T/b16" --dtype uint16 --wrap --input-format id "$T/big.txt"
+	awk 'BEGIN { srand(3); for (i = 0; i < 20000; i++) print int(rand() * 30000) }' >"$T/idx.txt"
+	awk 'NR == FNR { l[NR - 1] = $0; next } { print l[$1] }' "$T/big.txt" "$T/idx.txt" >"$T/want.txt"
+	for j in 1 2 3; do
+		mmap-index get -j "$j" --output-format id "$T/big" - <"$T/idx.txt" >"$T/got.txt"
+		cmp "$T/want.txt" "$T/got.txt"
+		mmap-index get --jobs="$j" "$T/b16" 5 - 7 <"$T/idx.txt" >"$T/got.$j.json"
+		cmp "$T/got.1.json" "$T/got.$j.json"
+	done
+	# an index out of range, and a bad line, at line 15001 of 20000
+	awk 'NR == 15001 { print 30000; next } { print }' "$T/idx.txt" >"$T/idx-range.txt"
+	awk 'NR == 15001 { print "1e3"; next } { print }' "$T/idx.txt" >"$T/idx-bad.txt"
+	head -n 15000 "$T/want.txt" >"$T/want-15000.txt"
+	for j in 1 2 3; do
+		run -1 --separate-stderr bash -c 'mmap-index get -j "$4" --output-format id "$1" - <"$2" >"$3"' _ "$T/big" "$T/idx-range.txt" "$T/got.txt" "$j"
+		[ "$stderr" = "mmap-index: $T/big: index 30000 out of range (30000 sequences)" ]
+		cmp "$T/want-15000.txt" "$T/got.txt"
+		run -1 --separate-stderr bash -c 'mmap-index get -j "$4" --output-format id "$1" - <"$2" >"$3"' _ "$T/big" "$T/idx-bad.txt" "$T/got.txt" "$j"
+		[ "$stderr" = "mmap-index: stdin: line 15001: bad index '1e3'" ]
+		cmp "$T/want-15000.txt" "$T/got.txt"
+	done
+	# a pointer past the end of the .bin, met by the lookup at line 15001
+	cp "$T/big.bin" "$T/hurt.bin"
+	cp "$T/big.idx" "$T/hurt.idx"
+	k=$(sed -n 15001p "$T/idx.txt")
+	printf '\377\377\377\377\377\377\377\177' | dd of="$T/hurt.idx" bs=1 seek=$((26 + 4 * 30000 + 8 * k)) conv=notrunc status=none
+	for j in 1 2 3; do
+		run -1 --separate-stderr bash -c 'mmap-index get -j "$4" --output-format id "$1" - <"$2" >"$3"' _ "$T/hurt" "$T/idx.txt" "$T/got.txt" "$j"
+		[ "${#stderr_lines[@]}" = 1 ]
+		[[ "$stderr" = "mmap-index: $T/hurt.idx: sequence $k: pointer 9223372036854775807 + "*" bytes runs past the end of $T/hurt.bin ("*" bytes)" ]]
+		cmp "$T/want-15000.txt" "$T/got.txt"
+	done
+	run -0 --separate-stderr bash -c 'mmap-index get -j 2 "$1" - <"$2" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big" "$T/idx.txt"
+	[ "$output" = 141 ] && [ -z "$stderr" ]
+	run -1 --separate-stderr bash -c 'mmap-index get -j 2 "$1" - <"$2" >/dev/full' _ "$T/big" "$T/idx.txt"
+	[ "$stderr" = "mmap-index: stdout: No space left on device" ]
+	run -2 --separate-stderr mmap-index get -j x "$T/big" 0
+	run -2 --separate-stderr mmap-index cat -j 2 "$T/big"
+}
+
 @test "mmap-index: man page example: an Open-NLLB-style sharded layout" {
 	mkdir -p "$T/data/shard000" "$T/data/shard001"
 	ids "$T/s0.txt" "5 6 2" "7 2"
