@@ -88,6 +88,22 @@ struct sq_conv {
 	int		 checked_output;
 
 	struct sq_stats	 st;
+
+	/* The byte path: sq_push_bytes() and the row it fills. */
+	sq_emit_bytes_fn emit_bytes;
+	int		 bfast;		/* on for this converter */
+	int		 bopen;		/* a byte row is open (then cur is NULL) */
+	struct sq_brow	 brow;
+	uint8_t		*bb[2];		/* its tokens per key: 4 L bytes */
+	uint32_t	*bsv[2], *bsb[2];	/* its segments: L each */
+	uint8_t		*bpos;		/* the varints 0, 1, ..., N - 1 */
+	uint32_t	*bposoff;	/* bposoff[i]: bytes of the first i */
+	uint8_t		 bbos[10];	/* bos as a varint */
+	size_t		 bboslen;
+	size_t		 nbl;		/* lists of a row, */
+	unsigned char	 bltype[8], blkey[8];	/* what each holds, */
+	size_t		 blklen[8];	/* the length of its name, */
+	size_t		 blord[8];	/* their order in the record */
 };
 
 static const char *const kind_names[] = {
@@ -649,6 +665,10 @@ setup(struct sq_conv *c, const struct sq_config *cfg, char *pool)
 	return 0;
 }
 
+static int bytes_setup(struct sq_conv *c);
+static int bytes_to_row(struct sq_conv *c);
+static int bytes_emit(struct sq_conv *c);
+
 struct sq_conv *
 sq_new(const struct sq_config *cfg, struct sq_conv **errp)
 {
@@ -670,6 +690,7 @@ sq_new(const struct sq_config *cfg, struct sq_conv **errp)
 	c->strategy = cfg->strategy;
 	c->emit = cfg->emit;
 	c->emit_arg = cfg->emit_arg;
+	c->emit_bytes = cfg->emit_bytes;
 	if (cfg->nlen > SQ_MAX_FEATS || cfg->npass > SQ_MAX_FEATS) {
 		fail(c, SQ_ECONFIG, "too many features");
 		goto bad;
@@ -691,7 +712,7 @@ sq_new(const struct sq_config *cfg, struct sq_conv **errp)
 	c->npass = cfg->npass;
 	for (i = 0; i < cfg->npass; i++)
 		c->pass_name[i] = keep(c, &pool, cfg->pass_name[i], "");
-	if (setup(c, cfg, pool) == -1)
+	if (setup(c, cfg, pool) == -1 || bytes_setup(c) == -1)
 		goto bad;
 	return c;
 bad:
@@ -743,6 +764,13 @@ sq_free(struct sq_conv *c)
 	for (i = 0; i < c->nin; i++)
 		free(c->fval[i]);
 	free(c->tseg);
+	for (i = 0; i < 2; i++) {
+		free(c->bb[i]);
+		free(c->bsv[i]);
+		free(c->bsb[i]);
+	}
+	free(c->bpos);
+	free(c->bposoff);
 	free(c->strs);
 	free(c);
 }
@@ -1324,6 +1352,8 @@ row_full(const struct sq_conv *c, const struct row *r)
 static int
 pack_seqio(struct sq_conv *c)
 {
+	if (c->bopen && bytes_to_row(c) == -1)
+		return -1;
 	if (c->cur == NULL && (c->cur = row_get(c)) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	if (!fits(c, c->cur)) {
@@ -1569,6 +1599,10 @@ sq_finish(struct sq_conv *c)
 	if (c->custom || c->strategy != SQ_SEQIO) {
 		c->inwin = 0;
 		return flush_open(c, c->custom);
+	}
+	if (c->inwin > 0 && c->bopen) {
+		c->inwin = 0;
+		return bytes_emit(c);
 	}
 	if (c->inwin > 0 && c->cur != NULL) {
 		c->inwin = 0;
@@ -2010,6 +2044,436 @@ sq_enc_put(const struct sq_enc *e, uint8_t *q)
 		q = vput(q, e->psz[i]);
 		memcpy(q, e->pk.p + e->off[i], e->psz[i]);
 		q += e->psz[i];
+	}
+}
+
+/*
+ * The byte path.  For packed EncDec and LM under seqio's strategy, a
+ * record whose tokens are all minimal varints of 1 .. 2^28 is packed
+ * without decoding: non-zero counting keeps every token (no zeros), a
+ * value is a byte with the top bit clear, and each output list of a
+ * row is made of byte runs: the tokens, runs of the segment number,
+ * prefixes of the varints 0, 1, 2, ..., bos then a segment's tokens
+ * but its last (the segment-aware shift), runs of 1 for the loss
+ * weights, then zero bytes (a 0 varint) for the padding.
+ */
+
+#define BMAXLEN	65536		/* longest length the byte path takes */
+
+enum { BL_TOK, BL_SHIFT, BL_LOSS, BL_SEG, BL_POS };
+
+static int
+bytes_setup(struct sq_conv *c)
+{
+	static const unsigned char ed_type[8] = {
+		BL_TOK, BL_TOK, BL_SHIFT, BL_LOSS, BL_SEG, BL_POS, BL_SEG, BL_POS
+	}, ed_key[8] = { 0, 1, 1, 1, 0, 0, 1, 1 };
+	static const unsigned char lm_type[5] = {
+		BL_TOK, BL_SHIFT, BL_LOSS, BL_SEG, BL_POS
+	};
+	size_t i, j, t, k, off;
+	uint8_t *q;
+
+	if (c->emit_bytes == NULL || !c->pack || c->custom ||
+	    c->strategy != SQ_SEQIO || c->npass > 0 || c->N > BMAXLEN ||
+	    (c->kind != SQ_ENCDEC && c->kind != SQ_LM))
+		return 0;
+	c->nbl = c->kind == SQ_ENCDEC ? 8 : 5;
+	if (c->nout != c->nbl || c->nk != c->nin || c->nk != (c->kind == SQ_ENCDEC ? 2u : 1u))
+		return 0;
+	for (i = 0; i < c->nbl; i++) {
+		c->bltype[i] = c->kind == SQ_ENCDEC ? ed_type[i] : lm_type[i];
+		c->blkey[i] = c->kind == SQ_ENCDEC ? ed_key[i] : 0;
+		c->blklen[i] = strlen(c->out_name[i]);
+		c->blord[i] = i;
+	}
+	for (i = 1; i < c->nbl; i++)	/* the order sq_enc_row() writes */
+		for (j = i; j > 0 && strcmp(c->out_name[c->blord[j - 1]],
+		    c->out_name[c->blord[j]]) > 0; j--) {
+			t = c->blord[j];
+			c->blord[j] = c->blord[j - 1];
+			c->blord[j - 1] = t;
+		}
+	for (k = 0; k < c->nk; k++)
+		if ((c->bb[k] = malloc(4 * (size_t)c->L[k] + 8)) == NULL ||
+		    (c->bsv[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL ||
+		    (c->bsb[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL)
+			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	if ((c->bpos = malloc(3 * (size_t)c->N)) == NULL ||
+	    (c->bposoff = malloc(((size_t)c->N + 1) * sizeof(uint32_t))) == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
+		c->bposoff[i] = (uint32_t)off;
+		q = vput(q, i);
+		off = (size_t)(q - c->bpos);
+	}
+	c->bposoff[c->N] = (uint32_t)off;
+	c->bboslen = (size_t)(vput(c->bbos, (uint64_t)c->bos) - c->bbos);
+	c->brow.nk = c->nk;
+	c->bfast = 1;
+	return 0;
+}
+
+/*
+ * Check the packed varints [b, e) for the byte path: at least one,
+ * none zero (so each is minimal: only a 0 varint has a 0x00 byte),
+ * none longer than 4 bytes.  Returns the count, or 0 when they do not
+ * qualify.  Eight bytes at a time; bytes up to 'limit' (>= e) may be
+ * read.
+ */
+static size_t
+scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *limit)
+{
+	const uint64_t hi = 0x8080808080808080ull, lo = 0x0101010101010101ull;
+	uint64_t w, h, m, hp = 0, bad = 0, cnt = 0;
+	uint8_t tail[8];
+	size_t left;
+	int last = 0;
+
+	if (b == e || (e[-1] & 0x80))
+		return 0;
+	while (!last && (left = (size_t)(e - b)) > 0) {
+		if (left >= 8)
+			w = le64(b);
+		else {
+			/* The last bytes, filled up with 0x01: no zero, no continuation; not counted. */
+			if ((size_t)(limit - b) >= 8)
+				w = le64(b);
+			else {
+				memset(tail, 0, sizeof tail);
+				memcpy(tail, b, left);
+				w = le64(tail);
+			}
+			m = (1ull << (8 * left)) - 1;
+			w = (w & m) | (lo & ~m);
+			cnt -= 8 - left;
+			last = 1;
+		}
+		h = w & hi;
+		bad |= (w - lo) & ~w & hi;		/* a zero byte */
+		/* Four continuation bytes in a row, counting the word before. */
+		bad |= h & (h << 8 | hp >> 56) & (h << 16 | hp >> 48) &
+		    (h << 24 | hp >> 40);
+		cnt += ((~w & hi) >> 7) * lo >> 56;	/* bytes that end a varint */
+		hp = h;
+		b += 8;
+	}
+	return bad ? 0 : (size_t)cnt;
+}
+
+/* The byte offset, in [b, ...), where the first m varints end. */
+static size_t
+varints_span(const uint8_t *b, size_t m)
+{
+	size_t i = 0;
+
+	for (; m > 0; i++)
+		m -= !(b[i] & 0x80);
+	return i;
+}
+
+/*
+ * Find the packed keys' varints in a record: sq_fetch_canonical()'s
+ * walk, without decoding.  Returns 1 with the bounds of each (an empty
+ * or absent list gives b == e), 0 when the record is not for the byte
+ * path (absent or non-int64 keys included).
+ */
+static int
+bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
+    const uint8_t **xb, const uint8_t **xe)
+{
+	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
+	const uint8_t *lb, *le;
+	size_t nin = c->nin, i, klen;
+	int seen[2] = { 0, 0 };
+
+	while (q < end) {
+		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
+			return 0;
+		while (fb < fe) {
+			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
+				return 0;
+			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
+			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
+			    eb != ee)
+				return 0;
+			klen = (size_t)(ke - kb);
+			for (i = 0; i < nin; i++)
+				if (c->in_nlen[i] == klen &&
+				    memcmp(c->in_name[i], kb, klen) == 0)
+					break;
+			if (i == nin) {
+				if (!feature_ok(vb, ve))
+					return 0;
+				continue;
+			}
+			if (seen[i])
+				return 0;
+			seen[i] = 1;
+			xb[i] = xe[i] = vb;
+			if (vb == ve)
+				continue;	/* a Feature with no list */
+			if (*vb++ != 0x1a || get_len(&vb, ve, &lb, &le) == -1 ||
+			    vb != ve)
+				return 0;
+			if (lb == le)
+				continue;
+			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
+				return 0;
+			xb[i] = kb;
+			xe[i] = ke;
+		}
+	}
+	for (i = 0; i < nin; i++)
+		if (!seen[i])
+			return 0;
+	return 1;
+}
+
+/* Emit the open byte row and close it. */
+static int
+bytes_emit(struct sq_conv *c)
+{
+	size_t k;
+
+	c->bopen = 0;
+	if (check_output(c) == -1)
+		return -1;
+	for (k = 0; k < c->nk; k++) {
+		c->brow.k[k].b = c->bb[k];
+		c->brow.k[k].segv = c->bsv[k];
+		c->brow.k[k].segb = c->bsb[k];
+	}
+	c->st.rows++;
+	if (c->emit_bytes(c->emit_arg, &c->brow) == -1)
+		return fail(c, SQ_EEMIT, "%s", strerror(errno));
+	return 0;
+}
+
+/* Turn the open byte row into the current row of the general path. */
+static int
+bytes_to_row(struct sq_conv *c)
+{
+	struct row *r;
+	const struct sq_brow_key *bk;
+	const uint8_t *q;
+	size_t k, s, m, at;
+	uint64_t x = 0;
+
+	c->bopen = 0;
+	if ((r = row_get(c)) == NULL)
+		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	for (k = 0; k < c->nk; k++) {
+		bk = &c->brow.k[k];
+		q = c->bb[k];
+		at = 0;
+		for (s = 0; s < bk->nseg; s++)
+			for (m = 0; m < c->bsv[k][s]; m++, at++) {
+				get_varint(&q, c->bb[k] + bk->nb, &x);
+				r->tok[k][at] = (int64_t)x;
+				r->pos[k][at] = (int64_t)m;
+			}
+		r->len[k] = at;
+	}
+	r->nrec = 1;
+	c->cur = r;
+	return 0;
+}
+
+int
+sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
+{
+	const uint8_t *xb[2], *xe[2];
+	size_t nv[2], nb[2], k, L;
+	struct sq_brow_key *bk;
+
+	if (!c->bfast || c->err != SQ_OK || c->cur != NULL)
+		return 0;
+	if (bytes_fetch(c, p, n, xb, xe) == 0)
+		return 0;
+	for (k = 0; k < c->nk; k++) {
+		nb[k] = (size_t)(xe[k] - xb[k]);
+		nv[k] = 0;
+		if (nb[k] > 0 && (nv[k] = scan_tokens(xb[k], xe[k], p + n)) == 0)
+			return 0;
+		L = (size_t)c->L[k];
+		if (nv[k] > L) {
+			if (c->length_check)
+				return 0;	/* the general path says why */
+			nb[k] = varints_span(xb[k], L);
+		}
+	}
+	/* As sq_push() and pack_seqio(), with the record as byte runs. */
+	c->st.records++;
+	for (k = 0; k < c->nk; k++)
+		if (nv[k] > (size_t)c->L[k]) {
+			c->st.trimmed += nv[k] - (size_t)c->L[k];
+			nv[k] = (size_t)c->L[k];
+		}
+	if (c->bopen)
+		for (k = 0; k < c->nk; k++)
+			if (c->brow.k[k].nv + nv[k] > (size_t)c->L[k]) {
+				if (bytes_emit(c) == -1)
+					return -1;
+				break;
+			}
+	if (!c->bopen) {
+		for (k = 0; k < c->nk; k++) {
+			c->brow.k[k].nb = 0;
+			c->brow.k[k].nv = 0;
+			c->brow.k[k].nseg = 0;
+		}
+		c->bopen = 1;
+	}
+	for (k = 0; k < c->nk; k++) {
+		if (nv[k] == 0)
+			continue;
+		bk = &c->brow.k[k];
+		memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
+		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
+		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
+		bk->nb += nb[k];
+		bk->nv += nv[k];
+		c->st.tokens[k] += nv[k];
+	}
+	if (++c->inwin == (size_t)c->N) {	/* [Q2] window end */
+		c->inwin = 0;
+		if (bytes_emit(c) == -1)
+			return -1;
+	}
+	return 1;
+}
+
+/* Bytes of one list's values. */
+static size_t
+brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
+{
+	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
+	size_t L = c->out_len[i], pad = L - bk->nv, s, sz = 0, e, t;
+
+	switch (c->bltype[i]) {
+	case BL_TOK:
+		return bk->nb + pad;
+	case BL_LOSS:
+		return L;
+	case BL_SEG:
+		for (s = 0; s < bk->nseg; s++)
+			sz += bk->segv[s] * vsize(s + 1);
+		return sz + pad;
+	case BL_POS:
+		for (s = 0; s < bk->nseg; s++)
+			sz += c->bposoff[bk->segv[s]];
+		return sz + pad;
+	default:	/* BL_SHIFT */
+		for (s = e = 0; s < bk->nseg; s++) {
+			e += bk->segb[s];
+			/* The segment's last varint is dropped. */
+			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
+				;
+			sz += c->bboslen + bk->segb[s] - (e - t);
+		}
+		return sz + (pad > 0 ? c->bboslen + pad - 1 : 0);
+	}
+}
+
+size_t
+sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
+{
+	size_t i, lsz, vsz, esz, klen, fsz = 0;
+
+	for (i = 0; i < c->nbl; i++) {
+		r->psz[i] = brow_list_size(c, r, i);
+		klen = c->blklen[i];
+		lsz = 1 + vsize(r->psz[i]) + r->psz[i];
+		vsz = 1 + vsize(lsz) + lsz;
+		esz = 1 + vsize(klen) + klen + 1 + vsize(vsz) + vsz;
+		fsz += 1 + vsize(esz) + esz;
+	}
+	return 1 + vsize(fsz) + fsz;
+}
+
+static uint8_t *
+brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
+    uint8_t *q)
+{
+	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
+	size_t L = c->out_len[i], pad = L - bk->nv, s, m, e, t;
+
+	switch (c->bltype[i]) {
+	case BL_TOK:
+		memcpy(q, bk->b, bk->nb);
+		q += bk->nb;
+		break;
+	case BL_LOSS:
+		memset(q, 1, bk->nv);
+		q += bk->nv;
+		break;
+	case BL_SEG:
+		for (s = 0; s < bk->nseg; s++)
+			if (s + 1 < 0x80) {
+				memset(q, (int)(s + 1), bk->segv[s]);
+				q += bk->segv[s];
+			} else
+				for (m = 0; m < bk->segv[s]; m++)
+					q = vput(q, s + 1);
+		break;
+	case BL_POS:
+		for (s = 0; s < bk->nseg; s++) {
+			memcpy(q, c->bpos, c->bposoff[bk->segv[s]]);
+			q += c->bposoff[bk->segv[s]];
+		}
+		break;
+	default:	/* BL_SHIFT */
+		for (s = e = 0; s < bk->nseg; s++) {
+			memcpy(q, c->bbos, c->bboslen);
+			q += c->bboslen;
+			e += bk->segb[s];
+			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
+				;
+			memcpy(q, bk->b + e - bk->segb[s], bk->segb[s] - (e - t));
+			q += bk->segb[s] - (e - t);
+		}
+		if (pad > 0) {
+			memcpy(q, c->bbos, c->bboslen);
+			q += c->bboslen;
+			pad--;
+		}
+		break;
+	}
+	memset(q, 0, pad);
+	return q + pad;
+}
+
+void
+sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
+{
+	size_t t, i, klen, fsz = 0, lsz[8], vsz[8], esz[8];
+
+	for (i = 0; i < c->nbl; i++) {
+		klen = c->blklen[i];
+		lsz[i] = 1 + vsize(r->psz[i]) + r->psz[i];
+		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
+		esz[i] = 1 + vsize(klen) + klen + 1 + vsize(vsz[i]) + vsz[i];
+		fsz += 1 + vsize(esz[i]) + esz[i];
+	}
+	*q++ = 0x0a;
+	q = vput(q, fsz);
+	for (t = 0; t < c->nbl; t++) {
+		i = c->blord[t];
+		klen = c->blklen[i];
+		*q++ = 0x0a;
+		q = vput(q, esz[i]);
+		*q++ = 0x0a;
+		q = vput(q, klen);
+		memcpy(q, c->out_name[i], klen);
+		q += klen;
+		*q++ = 0x12;
+		q = vput(q, vsz[i]);
+		*q++ = 0x1a;
+		q = vput(q, lsz[i]);
+		*q++ = 0x0a;
+		q = vput(q, r->psz[i]);
+		q = brow_list_put(c, r, i, q);
 	}
 }
 

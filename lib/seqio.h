@@ -60,6 +60,29 @@ typedef int	(*sq_emit_fn)(void *arg, size_t n, const char *const *names,
 		    const int64_t *const *vals, const size_t *lens,
 		    const size_t *used);
 
+/*
+ * A packed row of EncDec or LM as bytes (see sq_push_bytes()): per
+ * packed key (inputs then targets; targets only for LM) the tokens as
+ * minimal varints back to back, and the values and bytes each segment
+ * took.  Every token is in 1 .. 2^28 and takes 1 to 4 bytes.
+ */
+struct sq_brow_key {
+	const uint8_t	*b;		/* nb bytes of varints */
+	size_t		 nb;
+	size_t		 nv;		/* values (at most the key's length) */
+	size_t		 nseg;
+	const uint32_t	*segv;		/* values of each segment (>= 1) */
+	const uint32_t	*segb;		/* bytes of each */
+};
+struct sq_brow {
+	size_t		 nk;
+	struct sq_brow_key k[2];
+	size_t		 psz[8];	/* list sizes: set by sq_brow_size() */
+};
+
+/* Called with each row the byte path makes; 0 or -1 (errno set) as sq_emit_fn. */
+typedef int	(*sq_emit_bytes_fn)(void *arg, const struct sq_brow *row);
+
 struct sq_config {
 	enum sq_kind	 kind;
 	size_t		 nlen;			/* task feature lengths */
@@ -77,7 +100,8 @@ struct sq_config {
 	enum sq_strategy strategy;
 	size_t		 window;		/* open rows for first-fit/best-fit; 0 = default */
 	sq_emit_fn	 emit;
-	void		*emit_arg;
+	sq_emit_bytes_fn emit_bytes;		/* NULL: no byte path */
+	void		*emit_arg;		/* for both */
 };
 
 #define SQ_DEFAULT_WINDOW	256
@@ -153,6 +177,28 @@ int		 sq_push(struct sq_conv *c, const struct sq_feat *f);
  */
 int		 sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 		    struct sq_feat *f);
+/*
+ * The byte path, for packed EncDec and LM with seqio's strategy (not
+ * the custom ops) when the config has emit_bytes: push the serialized
+ * Example [p, p + n) when its tokens can be packed as bytes: the
+ * record in the canonical form of sq_fetch_canonical(), every token of
+ * the packed keys in 1 .. 2^28 as a minimal varint, within its length
+ * (or trimmed to it without the length check).  Returns 1 when the
+ * record was pushed (rows that become complete go to emit_bytes, with
+ * the same content that emit would get), 0 when it was not (push it
+ * with sq_push(); the converter is ready for that), -1 as sq_push().
+ * Returns 0 whenever the byte path is off.
+ */
+int		 sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n);
+/*
+ * The size of 'row' as a serialized Example, byte for byte what
+ * sq_enc_row() makes of the same row given to emit; fills row->psz.
+ * sq_brow_put() writes it to dst.  Both only read 'c', and may run in
+ * another thread than the one pushing records.
+ */
+size_t		 sq_brow_size(const struct sq_conv *c, struct sq_brow *row);
+void		 sq_brow_put(const struct sq_conv *c, const struct sq_brow *row,
+		    uint8_t *dst);
 /* End of input: emit what is left.  0 or -1 as sq_push(). */
 int		 sq_finish(struct sq_conv *c);
 

@@ -1079,6 +1079,292 @@ test_row_encoder(void)
 	sq_enc_free(e);
 }
 
+/*
+ * The byte path against the general path: one converter pushes every
+ * record through sq_push_bytes() first, the other never; both fall back
+ * to the canonical reader, then the full decoder, as pack-encdec does.
+ * Rows are compared as the records written, with the errors and stats.
+ */
+struct bsink {
+	struct buf	 out;
+	struct sq_enc	*enc;
+	const struct sq_conv *c;
+	size_t		 brows;		/* rows made by the byte path */
+};
+
+static void
+bsink_put(struct bsink *s, const uint8_t *p, size_t n)
+{
+	uint8_t hdr[8];
+
+	put_le64(hdr, n);
+	buf_append(&s->out, hdr, 8);
+	buf_append(&s->out, p, n);
+}
+
+static int
+bsink_row(void *arg, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
+{
+	struct bsink *s = arg;
+	size_t sz = sq_enc_row(s->enc, n, names, vals, lens, used);
+	uint8_t *p = malloc(sz + 1);
+
+	sq_enc_put(s->enc, p);
+	bsink_put(s, p, sz);
+	free(p);
+	return 0;
+}
+
+static int
+bsink_brow(void *arg, const struct sq_brow *row)
+{
+	struct bsink *s = arg;
+	struct sq_brow r = *row;
+	size_t sz = sq_brow_size(s->c, &r);
+	uint8_t *p = malloc(sz + 1);
+
+	sq_brow_put(s->c, &r, p);
+	bsink_put(s, p, sz);
+	free(p);
+	s->brows++;
+	return 0;
+}
+
+/* A varint at b, with 'extra' needless continuation bytes. */
+static void
+put_varint(struct buf *b, uint64_t v, int extra)
+{
+	uint8_t t[16];
+	size_t n = 0;
+
+	while (v >= 0x80 || extra > 0) {
+		if (v < 0x80)
+			extra--;
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	buf_append(b, t, n);
+}
+
+static void
+put_field(struct buf *b, uint8_t tag, const struct buf *body)
+{
+	buf_append(b, &tag, 1);
+	put_varint(b, body->len, 0);
+	buf_append(b, body->p, body->len);
+}
+
+/*
+ * A random token Example: 'inputs' and 'targets' with lengths around
+ * L, values of every width (mostly what the byte path takes), and now
+ * and then a form the byte path or the canonical reader leaves alone.
+ */
+static void
+random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness,
+    size_t maxn)
+{
+	static const char *const nm[3] = { "inputs", "targets", "x" };
+	struct buf feats = { 0 }, ent = { 0 }, ftr = { 0 }, lst = { 0 }, pk = { 0 };
+	size_t i, j, n, nf;
+	uint64_t odd = rng_below(r, 100) < oddness ? rng_next(r) : 0;	/* deviations */
+	int order[4] = { 0, 1, 2, 1 }, t, k;
+	int64_t v;
+
+	nf = odd & 1 ? 3 : 2;
+	if (odd & 2) {			/* another order */
+		order[0] = 1;
+		order[1] = 0;
+	}
+	if (odd && (odd >> 2 & 15) == 0)	/* a key twice */
+		nf = 4;
+	for (k = 0; k < (int)nf; k++) {
+		const char *name = nm[order[k]];
+		long L = order[k] == 0 ? Li : Lt;
+
+		if ((odd >> 6 & 31) == (uint64_t)(k + 1))
+			continue;	/* absent */
+		n = (size_t)rng_below(r, (uint64_t)L + (rng_below(r, 20) ? 1 : 4));
+		if (maxn > 0 && n > maxn)
+			n = (size_t)rng_below(r, maxn + 1);
+		if (rng_below(r, 6) == 0)
+			n = 0;
+		pk.len = lst.len = ftr.len = ent.len = 0;
+		for (j = 0; j < n; j++) {
+			t = (int)rng_below(r, 100);
+			if (odd == 0 || t < 85)
+				v = value_of_size(r, 1 + (int)rng_below(r, 4));
+			else
+				v = value_of_size(r, 1 + (int)rng_below(r, 10));
+			if (v == 0 && odd == 0)
+				v = 5;
+			if (odd && t == 99)
+				v = 0;
+			put_varint(&pk, (uint64_t)v, odd && t == 98 ? 1 + (int)rng_below(r, 2) : 0);
+		}
+		if ((odd >> 11 & 31) == 1) {	/* unpacked values */
+			for (j = 0; j < pk.len; j++) {
+				buf_append(&lst, "\x08", 1);
+				buf_append(&lst, pk.p + j, 1);
+				while (pk.p[j] & 0x80 && j + 1 < pk.len) {
+					j++;
+					buf_append(&lst, pk.p + j, 1);
+				}
+			}
+		} else if (n > 0 || rng_below(r, 2))
+			put_field(&lst, 0x0a, &pk);
+		if ((odd >> 16 & 31) == 1 && order[k] != 2) {	/* strings */
+			buf_append(&pk, "", 0);
+			put_field(&ftr, 0x0a, &lst);
+		} else if ((odd >> 21 & 31) == 1)	/* a Feature with no list */
+			;
+		else
+			put_field(&ftr, order[k] == 2 && (odd >> 26 & 1) ? 0x0a : 0x1a, &lst);
+		pk.len = 0;
+		buf_append(&pk, name, strlen(name));
+		if ((odd >> 31 & 31) == 1) {	/* value before key */
+			put_field(&ent, 0x12, &ftr);
+			put_field(&ent, 0x0a, &pk);
+		} else {
+			put_field(&ent, 0x0a, &pk);
+			put_field(&ent, 0x12, &ftr);
+		}
+		put_field(&feats, 0x0a, &ent);
+	}
+	rec->len = 0;
+	put_field(rec, 0x0a, &feats);
+	if ((odd >> 36 & 63) == 1 && rec->len > 2)	/* damaged */
+		rec->len -= 1 + (size_t)rng_below(r, rec->len / 2);
+	buf_free(&feats);
+	buf_free(&ent);
+	buf_free(&ftr);
+	buf_free(&lst);
+	buf_free(&pk);
+	(void)i;
+}
+
+/* Push one record as pack-encdec does; 0, or -1 when the run stops. */
+static int
+push_as_tool(struct sq_conv *c, int bytes, struct example *ex,
+    const uint8_t *p, size_t n)
+{
+	struct sq_feat f[8];
+	const struct ex_feature *ft;
+	size_t i;
+	int got;
+
+	if (bytes && (got = sq_push_bytes(c, p, n)) != 0)
+		return got == 1 ? 0 : -1;
+	if (sq_fetch_canonical(c, p, n, f) == 0) {
+		if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1)
+			return -1;
+		for (i = 0; i < sq_ninputs(c); i++) {
+			memset(&f[i], 0, sizeof f[i]);
+			if ((ft = ex_get(ex, sq_input_name(c, i))) == NULL)
+				f[i].type = SQ_ABSENT;
+			else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
+				f[i].type = SQ_INT;
+				f[i].v = ft->i64;
+				f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
+			} else {
+				f[i].type = SQ_OTHER;
+				f[i].tname = "string";
+			}
+		}
+	}
+	return sq_push(c, f);
+}
+
+static void
+test_byte_path(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c[2];
+	struct bsink s[2];
+	struct sq_stats st[2];
+	struct example ex[2];
+	struct buf rec = { 0 };
+	struct rng r;
+	size_t trial, i, nrec, brows = 0, stops = 0, bad = 0;
+	size_t maxn, grows = 0;
+	unsigned oddness;
+	int stopped[2], w;
+
+	rng_seed(&r, 77);
+	for (trial = 0; trial < 3000 && !bad; trial++) {
+		sq_config_init(&cfg);
+		cfg.kind = rng_below(&r, 2) ? SQ_ENCDEC : SQ_LM;
+		if (cfg.kind == SQ_ENCDEC) {
+			cfg.len_name[cfg.nlen] = "inputs";
+			cfg.len_val[cfg.nlen++] = 1 + (long)rng_below(&r, trial % 5 ? 12 : 300);
+		}
+		cfg.len_name[cfg.nlen] = "targets";
+		cfg.len_val[cfg.nlen++] = 1 + (long)rng_below(&r, trial % 7 ? 12 : 300);
+		cfg.length_check = rng_below(&r, 3) == 0;
+		cfg.loss_on_targets_only = (int)rng_below(&r, 2);
+		if (rng_below(&r, 3) == 0)
+			cfg.bos_id = value_of_size(&r, 1 + (int)rng_below(&r, 5)) %
+			    INT32_MAX * (rng_below(&r, 2) ? 1 : -1);
+		cfg.emit = bsink_row;
+		cfg.emit_bytes = bsink_brow;
+		for (w = 0; w < 2; w++) {
+			memset(&s[w], 0, sizeof s[w]);
+			s[w].enc = sq_enc_new();
+			cfg.emit_arg = &s[w];
+			if ((c[w] = sq_new(&cfg, NULL)) == NULL)
+				abort();
+			s[w].c = c[w];
+			stopped[w] = 0;
+			ex_init(&ex[w]);
+		}
+		nrec = (size_t)rng_below(&r, 80);
+		maxn = 0;
+		if (trial % 11 == 0) {	/* many short records: segment ids above 127 */
+			nrec = 2000;
+			maxn = 2;
+		}
+		oddness = trial % 3 == 0 ? 0 : trial % 3 == 1 ? 3 : 20;
+		for (i = 0; i < nrec && !stopped[0] && !stopped[1]; i++) {
+			random_record(&r, &rec, cfg.len_val[0],
+			    cfg.len_val[cfg.nlen - 1], oddness, maxn);
+			for (w = 0; w < 2; w++)
+				stopped[w] = push_as_tool(c[w], w, &ex[w], rec.p, rec.len) == -1;
+		}
+		for (w = 0; w < 2; w++)
+			if (!stopped[w])
+				stopped[w] = sq_finish(c[w]) == -1 ? 2 : 0;
+		stops += stopped[0] != 0;
+		sq_get_stats(c[0], &st[0]);
+		sq_get_stats(c[1], &st[1]);
+		if (stopped[0] != stopped[1] || sq_errkind(c[0]) != sq_errkind(c[1]) ||
+		    (stopped[0] && strcmp(sq_strerror(c[0]), sq_strerror(c[1]))) ||
+		    s[0].out.len != s[1].out.len ||
+		    (s[0].out.len && memcmp(s[0].out.p, s[1].out.p, s[0].out.len)) ||
+		    st[0].records != st[1].records || st[0].rows != st[1].rows ||
+		    st[0].trimmed != st[1].trimmed || st[0].dropped != st[1].dropped ||
+		    st[0].tokens[0] != st[1].tokens[0] || st[0].tokens[1] != st[1].tokens[1]) {
+			TEST(0, "byte path trial %zu (%s, check %d, bos %lld): %zu vs %zu "
+			    "bytes, stop %d vs %d", trial, sq_kind_name(cfg.kind),
+			    cfg.length_check, (long long)cfg.bos_id, s[0].out.len,
+			    s[1].out.len, stopped[0], stopped[1]);
+			bad = 1;
+		}
+		brows += s[1].brows;
+		grows += st[1].rows - s[1].brows;
+		for (w = 0; w < 2; w++) {
+			sq_free(c[w]);
+			sq_enc_free(s[w].enc);
+			buf_free(&s[w].out);
+			ex_free(&ex[w]);
+		}
+	}
+	TEST(!bad, "byte path: the general path's records, errors and stats on random input");
+	TEST(brows > 10000 && grows > 500 && stops > 300, "byte path: %zu byte rows, "
+	    "%zu others, %zu runs stopped by an error", brows, grows, stops);
+	buf_free(&rec);
+}
+
 int
 main(void)
 {
@@ -1090,6 +1376,7 @@ main(void)
 	test_first_fit_kernel();
 	test_fetch_varints();
 	test_row_encoder();
+	test_byte_path();
 	test_properties();
 	test_strategies_denser();
 	test_electra_layout();
