@@ -108,15 +108,19 @@ data_error(const char *fmt, ...)
  */
 #define NSLOT	64
 #define BATCH	16	/* the writer wakes for this many slots (or the end) */
+enum { SLOT_ROW, SLOT_RAW, SLOT_BROW };
 struct slot {
-	int		 raw;		/* 1: 'bytes' is a payload; 0: a row to encode */
+	int		 what;		/* a row to encode, a payload in 'bytes', or a byte row */
 	size_t		 n;
 	const char	*names[64];	/* stable for the run */
 	size_t		 lens[64];
 	size_t		 used[64];	/* values before the trailing zeros */
 	int64_t		*vals;		/* those values of each list, one after another */
 	size_t		 cap;
-	struct buf	 bytes;
+	struct buf	 bytes;		/* a payload, or a byte row's tokens */
+	struct sq_brow	 brow;		/* a byte row, its pointers set by the writer */
+	uint32_t	*segs;		/* its segments, key after key */
+	size_t		 segcap;
 };
 static struct slot slots[NSLOT];
 static size_t qhead, qtail;
@@ -128,6 +132,7 @@ static pthread_t wthread;
 
 static void write_row(struct sq_enc *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used);
+static void write_brow(struct sq_brow *row);
 
 static void *
 writer_main(void *arg)
@@ -151,9 +156,21 @@ writer_main(void *arg)
 		}
 		sl = &slots[qhead % NSLOT];
 		pthread_mutex_unlock(&qlock);
-		if (sl->raw) {
+		if (sl->what == SLOT_RAW) {
 			if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
 				write_failed(outname);
+		} else if (sl->what == SLOT_BROW) {
+			const uint8_t *b = sl->bytes.p;
+			const uint32_t *sg = sl->segs;
+
+			for (i = 0; i < sl->brow.nk; i++) {
+				sl->brow.k[i].b = b;
+				sl->brow.k[i].segv = sg;
+				sl->brow.k[i].segb = sg + sl->brow.k[i].nseg;
+				b += sl->brow.k[i].nb;
+				sg += 2 * sl->brow.k[i].nseg;
+			}
+			write_brow(&sl->brow);
 		} else {
 			for (i = off = 0; i < sl->n; i++) {
 				vp[i] = sl->vals + off;
@@ -224,7 +241,7 @@ put_record(const void *p, size_t n)
 		return;
 	}
 	sl = slot_get();
-	sl->raw = 1;
+	sl->what = SLOT_RAW;
 	sl->bytes.len = 0;
 	if (buf_append(&sl->bytes, p, n) == -1)
 		die_errno("queueing a record");
@@ -251,6 +268,68 @@ write_row(struct sq_enc *enc, size_t n, const char *const *names,
 		write_failed(outname);
 }
 
+/* A row of the byte path, straight into the writer's buffer. */
+static void
+write_brow(struct sq_brow *row)
+{
+	size_t size;
+	void *dst;
+
+	size = sq_brow_size(the_conv, row);
+	if ((dst = rec_write_begin(writer, size)) == NULL)
+		write_failed(outname);
+	sq_brow_put(the_conv, row, dst);
+	if (rec_write_end(writer, size) == -1)
+		write_failed(outname);
+}
+
+/* Byte rows travel as their token bytes and segment lengths. */
+static int
+emit_brow(void *arg, const struct sq_brow *row)
+{
+	struct slot *sl;
+	size_t i, nb = 0, ns = 0;
+	uint32_t *sg;
+	void *np;
+
+	(void)arg;
+	if (!threaded) {
+		struct sq_brow r = *row;
+
+		write_brow(&r);
+		return 0;
+	}
+	for (i = 0; i < row->nk; i++) {
+		nb += row->k[i].nb;
+		ns += 2 * row->k[i].nseg;
+	}
+	sl = slot_get();
+	sl->what = SLOT_BROW;
+	sl->brow = *row;
+	sl->bytes.len = 0;
+	if (buf_reserve(&sl->bytes, nb) == -1)
+		die_errno("queueing a record");
+	if (ns > sl->segcap) {
+		if ((np = realloc(sl->segs, ns * sizeof(uint32_t))) == NULL)
+			die_errno("queueing a record");
+		sl->segs = np;
+		sl->segcap = ns;
+	}
+	for (i = 0, sg = sl->segs; i < row->nk; i++) {
+		if (row->k[i].nb > 0)
+			memcpy(sl->bytes.p + sl->bytes.len, row->k[i].b, row->k[i].nb);
+		sl->bytes.len += row->k[i].nb;
+		if (row->k[i].nseg > 0) {
+			memcpy(sg, row->k[i].segv, row->k[i].nseg * sizeof *sg);
+			memcpy(sg + row->k[i].nseg, row->k[i].segb,
+			    row->k[i].nseg * sizeof *sg);
+		}
+		sg += 2 * row->k[i].nseg;
+	}
+	slot_put();
+	return 0;
+}
+
 static int
 emit_row(void *arg, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
@@ -269,7 +348,7 @@ emit_row(void *arg, size_t n, const char *const *names,
 		return 0;
 	}
 	sl = slot_get();
-	sl->raw = 0;
+	sl->what = SLOT_ROW;
 	sl->n = n;
 	/* Only the values before the padding travel; the writer adds the zeros. */
 	for (i = 0; i < n; i++) {
@@ -478,6 +557,10 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			(void)sq_push(c, f);	/* counts the record */
 			continue;
 		}
+		if ((got = sq_push_bytes(c, p, n)) == 1)
+			continue;
+		if (got == -1)
+			conv_failed(c);
 		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
 		if (got == -1)
 			die_errno("decoding a record");
@@ -715,6 +798,7 @@ main(int argc, char **argv)
 
 	if (!o.electra) {
 		o.cfg.emit = o.cfg.kind == SQ_PAD ? emit_padded : emit_row;
+		o.cfg.emit_bytes = emit_brow;
 		if ((c = sq_new(&o.cfg, &cerr)) == NULL) {
 			if (cerr == NULL)
 				die_errno("setting up");

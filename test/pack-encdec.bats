@@ -48,6 +48,27 @@ docstring_pair() {
 	[ "$output" = '{"decoder_input_tokens":[0,3,9,0,4,0,0],"decoder_loss_weights":[1,1,1,1,1,0,0],"decoder_positions":[0,1,2,0,1,0,0],"decoder_segment_ids":[1,1,1,2,2,0,0],"decoder_target_tokens":[3,9,1,4,1,0,0],"encoder_input_tokens":[7,8,5,1,8,4,9,3,1,0],"encoder_positions":[0,1,2,3,0,1,2,3,4,0],"encoder_segment_ids":[1,1,1,1,2,2,2,2,2,0]}' ]
 }
 
+@test "pack-encdec: rows mix records packed as bytes with zeros, wide ids and empty lists" {
+	# Small ids, a 0 inside (non-zero counting, segment id 0), a 2-byte
+	# id, an empty list, an id of 5 varint bytes, a full row; bos 7 so
+	# that the shift shows.
+	printf '%s\n' '{"targets":[3,9,1]}' '{"targets":[4,0,1]}' '{"targets":[2,1]}' \
+	    '{"targets":[5]}' '{"targets":[6]}' '{"targets":[7]}' '{"targets":[8,1]}' \
+	    '{"targets":[300,1]}' '{"targets":[]}' '{"targets":[2147483647]}' \
+	    '{"targets":[5,6,7,8,9,1]}' '{"targets":[4]}' | mk "$T/in.tfr"
+	pack-encdec -C lm -l targets=6 --bos-id 7 "$T/in.tfr" >"$T/out.tfr"
+	run -0 js "$T/out.tfr"
+	[ "${#lines[@]}" = 5 ]
+	[ "${lines[0]}" = '{"decoder_input_tokens":[7,3,9,7,7,0],"decoder_loss_weights":[1,1,1,1,0,0],"decoder_positions":[0,1,2,0,1,0],"decoder_segment_ids":[1,1,1,2,0,0],"decoder_target_tokens":[3,9,1,4,0,0]}' ]
+	[ "${lines[1]}" = '{"decoder_input_tokens":[7,2,7,7,7,7],"decoder_loss_weights":[1,1,1,1,1,0],"decoder_positions":[0,1,0,0,0,0],"decoder_segment_ids":[1,1,2,3,4,0],"decoder_target_tokens":[2,1,5,6,7,0]}' ]
+	[ "${lines[2]}" = '{"decoder_input_tokens":[7,8,7,300,7,7],"decoder_loss_weights":[1,1,1,1,1,0],"decoder_positions":[0,1,0,1,0,0],"decoder_segment_ids":[1,1,2,2,3,0],"decoder_target_tokens":[8,1,300,1,2147483647,0]}' ]
+	[ "${lines[3]}" = '{"decoder_input_tokens":[7,5,6,7,8,9],"decoder_loss_weights":[1,1,1,1,1,1],"decoder_positions":[0,1,2,3,4,5],"decoder_segment_ids":[1,1,1,1,1,1],"decoder_target_tokens":[5,6,7,8,9,1]}' ]
+	[ "${lines[4]}" = '{"decoder_input_tokens":[7,7,0,0,0,0],"decoder_loss_weights":[1,0,0,0,0,0],"decoder_positions":[0,0,0,0,0,0],"decoder_segment_ids":[1,0,0,0,0,0],"decoder_target_tokens":[4,0,0,0,0,0]}' ]
+	# The same rows as canonical records, whatever path made them.
+	js "$T/out.tfr" | to_records >"$T/again.tfr"
+	cmp "$T/out.tfr" "$T/again.tfr"
+}
+
 @test "pack-encdec: output is the canonical Example encoding" {
 	docstring_pair
 	pack-encdec -C encdec -l inputs=10,targets=7 "$T/in.tfr" >"$T/out.tfr"
