@@ -1367,7 +1367,7 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 }
 
 /* A length-delimited field with tag byte 'tag' at *pp. */
-static int
+static inline int
 canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
     const uint8_t **body, size_t *len)
 {
@@ -1423,54 +1423,82 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	d = *dst;
 	cnt = 0;
 	/*
-	 * Eight bytes at a time: the first byte without its high bit ends
-	 * the varint; the bytes after it are masked off and the 7-bit
-	 * groups packed.  Up to four bytes (ids below 2^28) take the short
-	 * way.  The last bytes go through a zero-padded copy, where a
-	 * varint that runs past the end shows as too long.
+	 * Eight bytes at a time: a byte without its high bit ends a varint,
+	 * and every varint that ends in the word is decoded from it, its
+	 * bytes cut out by the ends before and after it and their 7-bit
+	 * groups packed (up to four bytes, ids below 2^28, the short way).
+	 * The ends are found one after another by clearing the lowest
+	 * mark, so that the values do not wait on each other's loads.
+	 * A word with no end holds the start of a nine- or ten-byte varint.
 	 */
-	for (int pass = 0; pass < 2; pass++) {
-		uint8_t tail[16];
+	q = c;
+	qend = clen >= 8 ? c + clen - 7 : c;
+	while (q < qend) {
+		uint64_t w, m, s;
+		unsigned from = 0, t;
 
-		if (pass == 0) {
-			q = c;
-			qend = clen >= 8 ? c + clen - 7 : c;
-		} else {
-			size_t rest = (size_t)(c + clen - q);
-
-			memset(tail, 0, sizeof tail);
-			memcpy(tail, q, rest);
-			q = tail;
-			qend = tail + rest;
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0) {
+			if (varint(&q, c + clen, &x) == -1)
+				return -1;
+			d[cnt++] = (int64_t)x;
+			continue;
 		}
-		while (q < qend) {
-			uint64_t w, m;
+		do {
+			t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
+			s = (w & ((2ull << (t - 1)) - 1)) >> from;
+			x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
+			    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
+			if (t - from > 32)
+				x |= ((s >> 4) & 0x7f0000000ull) |
+				    ((s >> 5) & 0x3f800000000ull) |
+				    ((s >> 6) & 0x1fc0000000000ull) |
+				    ((s >> 7) & 0xfe000000000000ull);
+			d[cnt++] = (int64_t)x;
+			from = t;
+			m &= m - 1;
+		} while (m != 0);
+		q += from >> 3;
+	}
+	/*
+	 * The last bytes, zero-padded in a word: from a load that ends with
+	 * the list when it is long enough, else byte by byte.  The last of
+	 * them must end a varint.
+	 */
+	if (q < c + clen) {
+		size_t rest = (size_t)(c + clen - q);
+		uint64_t w = 0, m, s;
+		unsigned from = 0, t;
 
-			memcpy(&w, q, 8);
+		if (clen >= 8) {
+			memcpy(&w, c + clen - 8, 8);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 			w = __builtin_bswap64(w);
 #endif
-			m = ~w & 0x8080808080808080ull;
-			if (m == 0) {
-				/* Nine or ten bytes, only in the first pass. */
-				if (varint(&q, pass == 0 ? c + clen : qend, &x) == -1)
-					return -1;
-				d[cnt++] = (int64_t)x;
-				continue;
-			}
-			w &= m ^ (m - 1);
-			x = (w & 0x7f) | ((w >> 1) & 0x3f80) |
-			    ((w >> 2) & 0x1fc000) | ((w >> 3) & 0xfe00000);
-			if ((m & 0x80808080u) == 0)
-				x |= ((w >> 4) & 0x7f0000000ull) |
-				    ((w >> 5) & 0x3f800000000ull) |
-				    ((w >> 6) & 0x1fc0000000000ull) |
-				    ((w >> 7) & 0xfe000000000000ull);
-			q += ((unsigned)__builtin_ctzll(m) >> 3) + 1;
-			d[cnt++] = (int64_t)x;
-		}
-		if (pass == 1 && q > qend)
+			w >>= 8 * (8 - rest);
+		} else
+			for (size_t j = 0; j < rest; j++)
+				w |= (uint64_t)q[j] << 8 * j;
+		if (w >> (8 * rest - 1) & 1)
 			return -1;	/* the last varint runs past the end */
+		m = ~w & 0x8080808080808080ull & ((1ull << 8 * rest) - 1);
+		do {
+			t = (unsigned)__builtin_ctzll(m) + 1;
+			s = (w & ((2ull << (t - 1)) - 1)) >> from;
+			x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
+			    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
+			if (t - from > 32)
+				x |= ((s >> 4) & 0x7f0000000ull) |
+				    ((s >> 5) & 0x3f800000000ull) |
+				    ((s >> 6) & 0x1fc0000000000ull);
+			d[cnt++] = (int64_t)x;
+			from = t;
+			m &= m - 1;
+		} while (m != 0);
 	}
 	return (long)cnt;
 }

@@ -191,6 +191,55 @@ main(void)
 		TEST(ok, "%zu values of every varint length decode exactly", m);
 	}
 
+	/*
+	 * The canonical fast path on lists of every length up to 40 whose
+	 * values take 1 to 10 bytes at random, so that varints end at every
+	 * place in the words it loads; then the same lists with the last
+	 * varint cut short (its last byte keeps the continuation bit).
+	 */
+	{
+		int64_t vals[40];
+		uint64_t rs = 88172645463325252ull;
+		int ok = 1, cut = 1;
+
+		for (int round = 0; round < 400; round++) {
+			size_t len = (size_t)round % 41;
+
+			for (size_t j = 0; j < len; j++) {
+				unsigned bits;
+
+				rs ^= rs << 13;
+				rs ^= rs >> 7;
+				rs ^= rs << 17;
+				bits = (unsigned)(rs % 64) + 1;
+				vals[j] = (int64_t)(rs >> (64 - bits));
+				if (rs & 1 << 20)
+					vals[j] = -vals[j];
+			}
+			exb_reset(&eb);
+			exb_int64(&eb, "targets", vals, len);
+			out.len = 0;
+			exb_encode(&eb, &out);
+			if (ex_int64_canonical(out.p, out.len, "targets", 7, &dst,
+			    &cap) != (long)len || (len > 0 &&
+			    memcmp(dst, vals, len * sizeof *vals) != 0))
+				ok = 0;
+			if (len > 0) {
+				/*
+				 * Turn the last byte into a continuation byte:
+				 * the last varint runs past the end.
+				 */
+				out.p[out.len - 1] |= 0x80;
+				if (ex_int64_canonical(out.p, out.len, "targets",
+				    7, &dst, &cap) != -1)
+					cut = 0;
+			}
+		}
+		TEST(ok, "canonical fast path: lists of 0 to 40 random values, "
+		    "1 to 10 bytes each");
+		TEST(cut, "canonical fast path: a last varint cut short is refused");
+	}
+
 	/* decode -> encode is the canonical form of the input */
 	{
 		struct buf o2 = { 0 };
