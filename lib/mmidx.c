@@ -1003,6 +1003,7 @@ mmidx_builder_free(struct mmidx_builder *b)
 }
 
 uint64_t mmidx_builder_count(const struct mmidx_builder *b) { return b->n; }
+enum mmidx_dtype mmidx_builder_dtype(const struct mmidx_builder *b) { return b->dtype; }
 uint64_t mmidx_builder_tokens(const struct mmidx_builder *b) { return b->tokens; }
 const char *mmidx_builder_strerror(const struct mmidx_builder *b) { return b->err; }
 size_t mmidx_builder_bad_token(const struct mmidx_builder *b) { return b->bad; }
@@ -1135,6 +1136,31 @@ add_fast(struct mmidx_builder *b, const int64_t *v, size_t n)
 	return 0;
 }
 
+/*
+ * The first of n tokens that does not fit t (unless 'flags' has
+ * MMIDX_WRAP; floats take every value): its position, or n.
+ */
+static size_t
+find_misfit(enum mmidx_dtype t, unsigned flags, const int64_t *v, size_t n)
+{
+	int64_t lo = int_lo[t], hi = int_hi[t];
+	size_t j;
+
+	if ((flags & MMIDX_WRAP) || mmidx_dtype_is_float(t))
+		return n;
+	for (j = 0; j < n; j++)
+		if (v[j] < lo || v[j] > hi)
+			break;
+	return j;
+}
+
+static void
+misfit_msg(char *err, size_t errlen, enum mmidx_dtype t, int64_t v)
+{
+	seterr(err, errlen, "token %jd does not fit %s (--wrap wraps it as "
+	    "upstream does)", (intmax_t)v, dtype_names[t]);
+}
+
 int
 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 {
@@ -1145,16 +1171,10 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 		return -1;
 	if (add_fast(b, v, n) == 0)
 		return push_size(b, n);
-	if (!(b->flags & MMIDX_WRAP) && !mmidx_dtype_is_float(t)) {
-		int64_t lo = int_lo[t], hi = int_hi[t];
-
-		for (j = 0; j < n; j++)
-			if (v[j] < lo || v[j] > hi) {
-				b->bad = j;
-				return berr(b, "token %jd does not fit %s "
-				    "(--wrap wraps it as upstream does)",
-				    (intmax_t)v[j], dtype_names[t]);
-			}
+	if ((j = find_misfit(t, b->flags, v, n)) < n) {
+		b->bad = j;
+		misfit_msg(b->err, sizeof b->err, t, v[j]);
+		return -1;
 	}
 	if (n * b->esize <= OBUF_SIZE - b->olen) {
 		/* The common case: the whole sequence fits the buffer. */
@@ -1177,6 +1197,87 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 		j += k;
 	}
 	return push_size(b, n);
+}
+
+int
+mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v, size_t n,
+    uint8_t *out, size_t *bad, char *err, size_t errlen)
+{
+	enum mmidx_dtype t = b->dtype;
+	uint64_t over = 0;
+	size_t j;
+
+	if (n > MMIDX_MAX_SEQ) {
+		seterr(err, errlen, "sequence of %zu tokens: longer than the "
+		    "int32 sizes of the index allow", n);
+		return -1;
+	}
+	if (b->flags & MMIDX_WRAP) {
+		put_ints(t, out, v, n);
+		return 0;
+	}
+	/* uint16 and int32 checked as they are stored, as add_fast() does */
+	switch (t) {
+	case MMIDX_UINT16:
+		for (j = 0; j < n; j++) {
+			over |= (uint64_t)v[j] >> 16;
+			out[2 * j] = (uint8_t)v[j];
+			out[2 * j + 1] = (uint8_t)(v[j] >> 8);
+		}
+		break;
+	case MMIDX_INT32:
+		for (j = 0; j < n; j++) {
+			over |= ((uint64_t)v[j] + 0x80000000u) >> 32;
+			put_le32(out + 4 * j, (uint32_t)v[j]);
+		}
+		break;
+	default:
+		over = find_misfit(t, b->flags, v, n) < n;
+		if (!over)
+			put_ints(t, out, v, n);
+		break;
+	}
+	if (over) {
+		j = find_misfit(t, b->flags, v, n);
+		*bad = j;
+		misfit_msg(err, errlen, t, v[j]);
+		return -1;
+	}
+	return 0;
+}
+
+int
+mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
+    const uint32_t *sizes, size_t k)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	if (b->done)
+		return berr(b, "dataset already finished");
+	for (i = 0; i < k; i++)
+		bytes += sizes[i];
+	bytes *= b->esize;
+	if (bytes > OBUF_SIZE - b->olen) {
+		if (bflush(b) == -1)
+			return -1;
+		/* A large batch goes out as it is, a small one is kept. */
+		if (bytes >= OBUF_SIZE / 2) {
+			if (write_all(b->fd, p, (size_t)bytes) == -1)
+				return berr(b, "%s", strerror(errno));
+			bytes = 0;
+		}
+	}
+	if (bytes > 0) {
+		memcpy(b->obuf + b->olen, p, (size_t)bytes);
+		b->olen += (size_t)bytes;
+	}
+	if (grow((void **)&b->sizes, &b->cap, b->n + k, sizeof *b->sizes) == -1)
+		return berr(b, "%s", strerror(errno));
+	for (i = 0; i < k; i++)
+		if (push_size(b, sizes[i]) == -1)
+			return -1;
+	return 0;
 }
 
 /* Floats: only for float dtypes.  'get' yields value j as a double. */

@@ -240,6 +240,23 @@ int		 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n);
  * (and no other type unless MMIDX_WRAP).
  */
 int		 mmidx_add_u64(struct mmidx_builder *b, const uint64_t *v, size_t n);
+/*
+ * Convert n integer tokens to the dtype of b at 'out' (room for n
+ * elements), checked as mmidx_add_i64() checks them.  The builder is
+ * only read, so threads may pack for one builder at once.  Returns 0,
+ * or -1 with the message mmidx_add_i64() would give in err (errlen
+ * bytes) and, for a token that does not fit, its position in *bad.
+ */
+int		 mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v,
+		    size_t n, uint8_t *out, size_t *bad, char *err, size_t errlen);
+/*
+ * Add k sequences packed by mmidx_pack_i64() and laid end to end at p,
+ * sizes[i] tokens each, as k calls of mmidx_add_i64() would.  Returns
+ * 0, or -1 with the message in mmidx_builder_strerror() (then some of
+ * them may have been added).
+ */
+int		 mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
+		    const uint32_t *sizes, size_t k);
 int		 mmidx_add_f32(struct mmidx_builder *b, const float *v, size_t n);
 int		 mmidx_add_f64(struct mmidx_builder *b, const double *v, size_t n);
 /* Multimodal: the mode of the next sequence added (default 0). */
@@ -260,6 +277,7 @@ int		 mmidx_append(struct mmidx_builder *b, struct mmidx *src);
  */
 int		 mmidx_finish(struct mmidx_builder *b, int idxfd);
 uint64_t	 mmidx_builder_count(const struct mmidx_builder *b);
+enum mmidx_dtype mmidx_builder_dtype(const struct mmidx_builder *b);
 uint64_t	 mmidx_builder_tokens(const struct mmidx_builder *b);
 const char	*mmidx_builder_strerror(const struct mmidx_builder *b);
 size_t		 mmidx_builder_bad_token(const struct mmidx_builder *b);

@@ -700,6 +700,180 @@ test_add_edges(void)
 	mmidx_close(m);
 }
 
+/* Whether two files have the same bytes. */
+static int
+same_files(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int eq = fa != NULL && fb != NULL, ca, cb;
+
+	while (eq) {
+		ca = getc(fa);
+		cb = getc(fb);
+		eq = ca == cb;
+		if (ca == EOF)
+			break;
+	}
+	if (fa != NULL)
+		fclose(fa);
+	if (fb != NULL)
+		fclose(fb);
+	return eq;
+}
+
+/*
+ * Sequences packed by mmidx_pack_i64() and added in batches by
+ * mmidx_add_packed() give the files mmidx_add_i64() gives, for every
+ * dtype either layout stores, with and without MMIDX_WRAP, a document
+ * end between batches; and a token that does not fit is refused with
+ * the same message and position.
+ */
+static void
+test_packed(void)
+{
+	static const int64_t edge[] = {
+		0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768,
+		-32768, -32769, 65535, 65536, INT32_MAX, (int64_t)INT32_MAX + 1,
+		INT32_MIN, (int64_t)INT32_MIN - 1, UINT32_MAX,
+		(int64_t)UINT32_MAX + 1, INT64_MAX, INT64_MIN
+	};
+	enum { NV = sizeof edge / sizeof edge[0], NSEQ = 40 };
+	static const int64_t lo[] = { 0, -128, -32768, 0, INT32_MIN, 0,
+	    INT64_MIN, 0, INT64_MIN, INT64_MIN };
+	static const int64_t hi[] = { 255, 127, 32767, 65535, INT32_MAX,
+	    UINT32_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX };
+	int64_t v[NSEQ * 8];
+	uint32_t sizes[NSEQ];
+	uint8_t out[NSEQ * 8 * 8];
+	char err[512];
+	size_t bad;
+	int ok = 1, refused = 1, tried = 0;
+
+	/* fairseq; Megatron with documents; Megatron, a document each */
+	for (int lay = 0; lay < 3; lay++)
+	for (int t = 0; t < MMIDX_NDTYPE; t++)
+	for (unsigned flags = 0; flags <= MMIDX_WRAP; flags++) {
+		enum mmidx_layout layout = lay ? MMIDX_MEGATRON : MMIDX_FAIRSEQ;
+		size_t nv = 0, used = 0, es = mmidx_dtype_size((enum mmidx_dtype)t);
+		unsigned f = flags | (lay == 2 ? MMIDX_DOC_EACH : 0);
+		struct mmidx_builder *a, *b;
+		int afd, bfd, aifd, bifd;
+
+		if (mmidx_dtype_code(layout, (enum mmidx_dtype)t) == -1)
+			continue;
+		afd = fdw("pka", ".bin");
+		bfd = fdw("pkb", ".bin");
+		a = mmidx_builder_new(afd, layout, (enum mmidx_dtype)t, f,
+		    errbuf, sizeof errbuf);
+		b = mmidx_builder_new(bfd, layout, (enum mmidx_dtype)t, f,
+		    errbuf, sizeof errbuf);
+		for (int i = 0; i < NSEQ; i++) {
+			sizes[i] = (uint32_t)(i % 7);
+			for (uint32_t j = 0; j < sizes[i]; j++) {
+				int64_t x = edge[(i * 5 + j * 3) % NV];
+
+				if (!(flags & MMIDX_WRAP) && (x < lo[t] || x > hi[t]))
+					x = (x < lo[t]) ? lo[t] : hi[t];
+				v[nv + j] = x;
+			}
+			ok &= mmidx_add_i64(a, v + nv, sizes[i]) == 0;
+			ok &= mmidx_pack_i64(b, v + nv, sizes[i], out + used * es,
+			    &bad, err, sizeof err) == 0;
+			nv += sizes[i];
+			used += sizes[i];
+			if (i == NSEQ / 2) {
+				ok &= mmidx_end_document(a) == 0;
+				ok &= mmidx_add_packed(b, out, sizes, (size_t)i + 1) == 0;
+				ok &= mmidx_end_document(b) == 0;
+				used = 0;
+			}
+		}
+		ok &= mmidx_add_packed(b, out, sizes + NSEQ / 2 + 1,
+		    NSEQ - NSEQ / 2 - 1) == 0;
+		aifd = fdw("pka", ".idx");
+		bifd = fdw("pkb", ".idx");
+		ok &= mmidx_finish(a, aifd) == 0 && mmidx_finish(b, bifd) == 0;
+		close(afd);
+		close(bfd);
+		close(aifd);
+		close(bifd);
+		ok &= same_files(path("pka", ".bin"), path("pkb", ".bin")) &&
+		    same_files(path("pka", ".idx"), path("pkb", ".idx"));
+		mmidx_builder_free(a);
+		mmidx_builder_free(b);
+		if (ok == 0) {
+			TEST(0, "packed %s %s flags %u", mmidx_layout_name(layout),
+			    mmidx_dtype_name((enum mmidx_dtype)t), flags);
+			return;
+		}
+		/* A token beyond the range, where there is one. */
+		if (!(flags & MMIDX_WRAP) && !mmidx_dtype_is_float((enum mmidx_dtype)t) &&
+		    hi[t] < INT64_MAX) {
+			int64_t w[3] = { 1, hi[t] + 1, 2 };
+
+			afd = fdw("pka", ".bin");
+			a = mmidx_builder_new(afd, layout, (enum mmidx_dtype)t, f,
+			    errbuf, sizeof errbuf);
+			refused &= mmidx_add_i64(a, w, 3) == -1 &&
+			    mmidx_pack_i64(a, w, 3, out, &bad, err, sizeof err) == -1 &&
+			    bad == 1 && mmidx_builder_bad_token(a) == 1 &&
+			    strcmp(err, mmidx_builder_strerror(a)) == 0;
+			w[1] = lo[t] - 1;
+			refused &= lo[t] == INT64_MIN ||
+			    (mmidx_pack_i64(a, w, 3, out, &bad, err, sizeof err) == -1 &&
+			    bad == 1);
+			mmidx_builder_free(a);
+			close(afd);
+			tried++;
+		}
+	}
+	TEST(ok, "packed batches give the bytes of one sequence at a time, "
+	    "every dtype, both layouts, with and without wrapping");
+	TEST(refused && tried == 16, "a token that does not fit: the same message "
+	    "and position (%d dtypes)", tried);
+}
+
+/* A batch larger than the output buffer goes straight to the .bin. */
+static void
+test_packed_large(void)
+{
+	enum { NT = 700000 };	/* 1.4 MB of uint16 */
+	static uint8_t tok[2 * NT];
+	static int64_t v[NT];
+	uint32_t sizes[3] = { 5, NT - 10, 5 };
+	struct mmidx_builder *a, *b;
+	int afd, bfd, aifd, bifd, ok = 1;
+	size_t bad;
+	char err[512];
+
+	for (size_t i = 0; i < NT; i++)
+		v[i] = (int64_t)((i * 2654435761u) % 65536);
+	afd = fdw("pla", ".bin");
+	bfd = fdw("plb", ".bin");
+	a = mmidx_builder_new(afd, MMIDX_FAIRSEQ, MMIDX_UINT16, 0, errbuf,
+	    sizeof errbuf);
+	b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ, MMIDX_UINT16, 0, errbuf,
+	    sizeof errbuf);
+	ok &= mmidx_add_i64(a, v, 3) == 0 && mmidx_add_i64(b, v, 3) == 0;
+	ok &= mmidx_add_i64(a, v, 5) == 0 && mmidx_add_i64(a, v + 5, NT - 10) == 0 &&
+	    mmidx_add_i64(a, v + NT - 5, 5) == 0;
+	ok &= mmidx_pack_i64(b, v, NT, tok, &bad, err, sizeof err) == 0;
+	ok &= mmidx_add_packed(b, tok, sizes, 3) == 0;
+	ok &= mmidx_add_i64(a, v, 2) == 0 && mmidx_add_i64(b, v, 2) == 0;
+	aifd = fdw("pla", ".idx");
+	bifd = fdw("plb", ".idx");
+	ok &= mmidx_finish(a, aifd) == 0 && mmidx_finish(b, bifd) == 0;
+	close(afd);
+	close(bfd);
+	close(aifd);
+	close(bifd);
+	mmidx_builder_free(a);
+	mmidx_builder_free(b);
+	ok &= same_files(path("pla", ".bin"), path("plb", ".bin")) &&
+	    same_files(path("pla", ".idx"), path("plb", ".idx"));
+	TEST(ok, "a packed batch larger than the buffer, between small ones");
+}
+
 static void
 test_tables(void)
 {
@@ -747,6 +921,8 @@ main(void)
 	test_seqs();
 	test_spans();
 	test_add_edges();
+	test_packed();
+	test_packed_large();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
