@@ -25,10 +25,10 @@
 #include "record.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [--documents each|empty]\n"
-"                        [--dtype type] [--format fairseq|megatron]\n"
-"                        [--input-format records|id] [--mode-feature feature]\n"
-"                        [--vocab-size n] [file ...]\n"
+"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
+"                        [--documents each|empty] [--dtype type]\n"
+"                        [--format fairseq|megatron] [--input-format records|id]\n"
+"                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] [--range a:b] prefix\n"
 "       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
@@ -75,7 +75,7 @@ static const struct option longopts[] = {
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qof" "\x01\x02\x03\x04\x05\x06\x07",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09",
 	[CMD_INFO] = "qo" "\x04\x08",
@@ -1626,6 +1626,349 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	rec_reader_free(r);
 }
 
+/*
+ * Records in several threads, taking turns as get does: the input is
+ * cut into jobs of consecutive records, dealt round-robin.  A thread
+ * reads the records of its job (the reader checks their CRCs) while it
+ * holds the input turn, copying their payloads; decodes them and packs
+ * their tokens on its own; and adds them to the dataset while it holds
+ * the output turn.  Both turns go through the jobs in order, so the
+ * dataset is the one a single thread builds, and the first fault in
+ * the input ends the run when its turn comes, with the same message.
+ */
+#define BUILD_JOB	(256u << 10)	/* payload bytes in a job, about */
+#define BUILD_RECS	8192		/* most records in a job */
+#define SEQ_DOC		UINT32_MAX	/* an entry that ends a document */
+
+struct buildw {
+	uint64_t	 job;
+	/* read in the input turn */
+	size_t		 k;		/* records */
+	uint64_t	 num0;		/* the number of the first one */
+	uint8_t		*pl;		/* their payloads, end to end */
+	size_t		 plcap;
+	size_t		 end[BUILD_RECS];	/* where each payload ends */
+	uint64_t	 off[BUILD_RECS];	/* record offsets in the input */
+	int		 rfault;	/* a read fault after them, in rmsg */
+	char		 rmsg[1024];
+	/* decoded and packed */
+	size_t		 good;		/* records before a fault (k if none) */
+	char		 msg[1024];	/* that fault */
+	uint32_t	 seq[BUILD_RECS];	/* tokens of each, or SEQ_DOC */
+	uint8_t		*tok;
+	size_t		 tokcap;	/* bytes */
+	int64_t		*v;
+	size_t		 vcap;
+	struct example	 ex;
+};
+
+static struct {
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	uint64_t	 in_turn, out_turn;
+	int		 in_done;
+	int		 stop;		/* a fault ended the run: see msg */
+	char		 msg[1024];
+	struct rec_reader *r;
+	struct mmidx_builder *b;
+	const char	*name;
+	size_t		 featlen;
+	size_t		 esize;
+	int		 jobs;
+} bt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/*
+ * Read the records of w's job; the caller holds the input turn.
+ * Returns 1 when no job can follow.
+ */
+static int
+build_read_job(struct buildw *w)
+{
+	struct rec_reader *r = bt.r;
+	const uint8_t *p;
+	size_t n, used = 0;
+	int rc;
+
+	w->k = 0;
+	w->rfault = 0;
+	w->num0 = rec_index(r);
+	while (w->k < BUILD_RECS && used < BUILD_JOB) {
+		if ((rc = rec_read(r, &p, &n)) == 0)
+			return 1;
+		if (rc == -1) {
+			if (rec_error(r) == REC_EIO)
+				snprintf(w->rmsg, sizeof w->rmsg, "%s: %s",
+				    bt.name, strerror(rec_errno(r)));
+			else
+				snprintf(w->rmsg, sizeof w->rmsg, "%s: record %"
+				    PRIu64 " at offset %" PRIu64 ": %s", bt.name,
+				    rec_index(r), rec_offset(r), rec_strerror(r));
+			w->rfault = 1;
+			return 1;
+		}
+		if (n > w->plcap - used) {
+			size_t c = w->plcap * 2 > used + n ? w->plcap * 2 :
+			    used + n;
+			uint8_t *q = realloc(w->pl, c);
+
+			if (q == NULL) {
+				snprintf(w->rmsg, sizeof w->rmsg, "%s: %s",
+				    bt.name, strerror(ENOMEM));
+				w->rfault = 1;
+				return 1;
+			}
+			w->pl = q;
+			w->plcap = c;
+		}
+		memcpy(w->pl + used, p, n);
+		used += n;
+		w->end[w->k] = used;
+		w->off[w->k++] = rec_offset(r);
+	}
+	return 0;
+}
+
+/*
+ * Record j of w's job in a form other than the canonical one: its
+ * tokens in *v, *cnt, or SEQ_DOC in *cnt for a record that ends a
+ * document.  Returns 0, or -1 with the fault in w->msg.
+ */
+static int
+build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
+    const int64_t **v, size_t *cnt)
+{
+	uint64_t num = w->num0 + j, off = w->off[j];
+	const struct ex_feature *f;
+
+	if (ex_decode(&w->ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		if (errno == ENOMEM)
+			snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
+			    strerror(ENOMEM));
+		else
+			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name, num, off,
+			    ex_strerror(&w->ex));
+		return -1;
+	}
+	f = ex_get(&w->ex, o.feature);
+	if (f != NULL && f->kind == EX_INT64) {
+		*v = f->i64;
+		*cnt = f->n;
+		return 0;
+	}
+	if (w->ex.nfeat == 0 && o.docs_empty) {
+		*cnt = SEQ_DOC;
+		return 0;
+	}
+	if (f != NULL && f->kind == EX_NONE) {
+		*v = NULL;
+		*cnt = 0;
+		return 0;
+	}
+	snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
+	    PRIu64 ": %s", bt.name, num, off, f == NULL ? (w->ex.nfeat == 0 ?
+	    "no features (an empty record ends a document only with "
+	    "--documents empty)" : "no such feature (see -f)") :
+	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
+	    "a bytes_list, not token ids");
+	return -1;
+}
+
+/* Decode and pack w's job, up to its first fault. */
+static void
+build_run_job(struct buildw *w)
+{
+	size_t start = 0, used = 0, bad, j;
+	char err[512];
+
+	for (j = 0; j < w->k; j++) {
+		const uint8_t *p = w->pl + start;
+		size_t n = w->end[j] - start, cnt;
+		const int64_t *v = w->v;
+		long c;
+
+		start = w->end[j];
+		if ((c = ex_int64_canonical(p, n, o.feature, bt.featlen,
+		    &w->v, &w->vcap)) >= 0) {
+			v = w->v;
+			cnt = (size_t)c;
+		} else if (build_decode(w, j, p, n, &v, &cnt) == -1)
+			break;
+		w->seq[j] = (uint32_t)cnt;
+		if (cnt == SEQ_DOC)
+			continue;
+		if (cnt > (w->tokcap - used) / bt.esize && cnt <= MMIDX_MAX_SEQ) {
+			size_t need = used + cnt * bt.esize;
+			size_t c2 = w->tokcap * 2 > need ? w->tokcap * 2 : need;
+			uint8_t *q = realloc(w->tok, c2);
+
+			if (q == NULL) {
+				snprintf(w->msg, sizeof w->msg, "%s: %s",
+				    bt.name, strerror(ENOMEM));
+				break;
+			}
+			w->tok = q;
+			w->tokcap = c2;
+		}
+		if (mmidx_pack_i64(bt.b, v, cnt, w->tok + used, &bad, err,
+		    sizeof err) == -1) {
+			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
+			    w->off[j], err);
+			break;
+		}
+		used += cnt * bt.esize;
+	}
+	w->good = j;
+}
+
+/*
+ * Add w's job to the dataset; the caller holds the output turn.
+ * Returns 0, or -1 with the fault that ends the run in bt.msg.
+ */
+static int
+build_put_job(struct buildw *w)
+{
+	struct mmidx_builder *b = bt.b;
+	size_t a = 0, at = 0, used = 0;
+
+	for (size_t j = 0; j <= w->good; j++) {
+		if (j < w->good && w->seq[j] != SEQ_DOC) {
+			used += w->seq[j] * bt.esize;
+			continue;
+		}
+		if (j > a && mmidx_add_packed(b, w->tok + at, w->seq + a,
+		    j - a) == -1) {
+			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + a,
+			    w->off[a], mmidx_builder_strerror(b));
+			return -1;
+		}
+		if (j < w->good && mmidx_end_document(b) == -1) {
+			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
+			    w->off[j], mmidx_builder_strerror(b));
+			return -1;
+		}
+		a = j + 1;
+		at = used;
+	}
+	if (w->good < w->k) {
+		memcpy(bt.msg, w->msg, sizeof bt.msg);
+		return -1;
+	}
+	if (w->rfault) {
+		memcpy(bt.msg, w->rmsg, sizeof bt.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for a turn; returns 0 when it came, -1 when the run was stopped. */
+static int
+build_wait(const uint64_t *turn, uint64_t job)
+{
+	int stop;
+
+	pthread_mutex_lock(&bt.mu);
+	while (*turn != job && !bt.stop)
+		pthread_cond_wait(&bt.cv, &bt.mu);
+	stop = bt.stop;
+	pthread_mutex_unlock(&bt.mu);
+	return stop ? -1 : 0;
+}
+
+/* A build thread: jobs first, first + jobs, ... */
+static void *
+build_worker(void *arg)
+{
+	struct buildw *w = arg;
+
+	for (;; w->job += (uint64_t)bt.jobs) {
+		int last, rc;
+
+		if (build_wait(&bt.in_turn, w->job) == -1)
+			break;
+		pthread_mutex_lock(&bt.mu);
+		last = bt.in_done;
+		if (last) {
+			bt.in_turn++;
+			pthread_cond_broadcast(&bt.cv);
+		}
+		pthread_mutex_unlock(&bt.mu);
+		if (last)
+			break;
+
+		last = build_read_job(w);
+		pthread_mutex_lock(&bt.mu);
+		bt.in_done = last;
+		bt.in_turn++;
+		pthread_cond_broadcast(&bt.cv);
+		pthread_mutex_unlock(&bt.mu);
+
+		build_run_job(w);
+		if (build_wait(&bt.out_turn, w->job) == -1)
+			break;
+		rc = build_put_job(w);
+		pthread_mutex_lock(&bt.mu);
+		if (rc == -1)
+			bt.stop = 1;
+		bt.out_turn++;
+		pthread_cond_broadcast(&bt.cv);
+		pthread_mutex_unlock(&bt.mu);
+		if (rc == -1 || last)
+			break;
+	}
+	return NULL;
+}
+
+/* build_records() in 'jobs' threads (this one and the others started here). */
+static void
+build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
+{
+	struct buildw *w;
+	pthread_t *tid;
+	int e, started;
+
+	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+		die_errno("%s", name);
+	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
+	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL)
+		die_errno("malloc");
+	bt.b = b;
+	bt.name = name;
+	bt.featlen = strlen(o.feature);
+	bt.esize = mmidx_dtype_size(mmidx_builder_dtype(b));
+	bt.jobs = jobs;
+	bt.in_turn = bt.out_turn = 0;
+	bt.in_done = bt.stop = 0;
+	for (int t = 0; t < jobs; t++) {
+		w[t].job = (uint64_t)t;
+		ex_init(&w[t].ex);
+	}
+	for (started = 1; started < jobs; started++)
+		if ((e = pthread_create(&tid[started], NULL, build_worker,
+		    &w[started])) != 0) {
+			errno = e;
+			die_errno("pthread_create");
+		}
+	build_worker(&w[0]);
+	for (int t = 1; t < started; t++)
+		pthread_join(tid[t], NULL);
+	if (bt.stop)
+		die("%s", bt.msg);
+	for (int t = 0; t < jobs; t++) {
+		free(w[t].pl);
+		free(w[t].tok);
+		free(w[t].v);
+		ex_free(&w[t].ex);
+	}
+	free(w);
+	free(tid);
+	rec_reader_free(bt.r);
+	bt.r = NULL;
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -1634,7 +1977,7 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
-	int isf;
+	int isf, jobs;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
@@ -1674,6 +2017,8 @@ cmd_build(int argc, char **argv)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
 	grow_ids(1024);
+	/* Floats and modes take the single-threaded way. */
+	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
 	if (argc == 0) {
 		static char dash[] = "-", *stdin_only[] = { dash };
 		argc = 1;
@@ -1691,7 +2036,9 @@ cmd_build(int argc, char **argv)
 		if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
 			build_ids(b, fd, name, isf);
-		} else
+		} else if (jobs > 1)
+			build_records_mt(b, fd, name, jobs);
+		else
 			build_records(b, fd, name, isf, o.modefeat != NULL);
 		if (fd != 0 && !o.idlines)
 			close(fd);

@@ -467,6 +467,59 @@ histogram:
 	run -2 --separate-stderr mmap-index cat -j 2 "$T/big"
 }
 
+@test "mmap-index: build -j: the same files for any number of threads; a fault late in the input leaves none" {
+	# 30000 records (several jobs of records), empty ones ending documents
+	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
+		print (n == 6 ? "{}" : "[" substr(s, 2) "]") }' | "$J" >"$T/in.tfr"
+	for j in 1 2 3; do
+		mmap-index build -q -j "$j" -o "$T/m$j" --format megatron --documents empty --dtype int32 "$T/in.tfr"
+		mmap-index build -q --jobs="$j" -o "$T/w$j" --format megatron --documents empty --dtype uint8 --wrap "$T/in.tfr"
+		cmp "$T/m1.bin" "$T/m$j.bin"
+		cmp "$T/m1.idx" "$T/m$j.idx"
+		cmp "$T/w1.bin" "$T/w$j.bin"
+		cmp "$T/w1.idx" "$T/w$j.idx"
+	done
+	run -0 mmap-index info --json "$T/m2"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[25715,4286]" ]
+	# fairseq: the first empty record (record 5) is the fault
+	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --dtype uint16 "$T/in.tfr"
+	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty record ends a document only with --documents empty)" ]
+	# a token that does not fit at record 25000, a bad payload CRC after it
+	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
+		print ($1 == 25001 ? "[1,65536]" : "[" substr(s, 2) "]") }' | "$J" >"$T/late.tfr"
+	for j in 1 3; do
+		mmap-index build -q -j "$j" -o "$T/g$j" --dtype int64 "$T/late.tfr"
+	done
+	cmp "$T/g1.bin" "$T/g3.bin"
+	cmp "$T/g1.idx" "$T/g3.idx"
+	size=$(wc -c <"$T/late.tfr")
+	printf '\125' | dd of="$T/late.tfr" bs=1 seek=$((size - 1000)) conv=notrunc status=none
+	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype uint16 "$T/late.tfr"
+	want=$stderr
+	[[ "$want" == "mmap-index: $T/late.tfr: record 25000 at offset "*": token 65536 does not fit uint16 (--wrap wraps it as upstream does)" ]]
+	for j in 2 3; do
+		run -1 --separate-stderr mmap-index build -q -j "$j" -o "$T/late" --dtype uint16 "$T/late.tfr"
+		[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
+	done
+	# with room for the token, the bad CRC near the end is the fault
+	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype int32 "$T/late.tfr"
+	want=$stderr
+	[[ "$want" == "mmap-index: $T/late.tfr: record "*" at offset "*": payload CRC mismatch" ]]
+	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/late" --format megatron --dtype int32 "$T/late.tfr"
+	[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
+	# cut short in the middle of a record
+	head -c $((size / 2)) "$T/late.tfr" >"$T/cut.tfr"
+	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype int32 "$T/cut.tfr"
+	want=$stderr
+	[[ "$want" == "mmap-index: $T/cut.tfr: record "*" at offset "*": truncated "* ]]
+	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/late" --dtype int32 "$T/cut.tfr"
+	[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
+	run -0 find "$T" -name 'late*' ! -name '*.tfr'
+	[ -z "$output" ]
+	run -0 find "$T" -name 'f.*'
+	[ -z "$output" ]
+}
+
 @test "mmap-index: man page example: an Open-NLLB-style sharded layout" {
 	mkdir -p "$T/data/shard000" "$T/data/shard001"
 	ids "$T/s0.txt" "5 6 2" "7 2"
