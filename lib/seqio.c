@@ -1725,12 +1725,24 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 static int
 varints_ok(const uint8_t *p, const uint8_t *e)
 {
+	const uint64_t hi = 0x8080808080808080ull;
+	uint64_t t;
 	unsigned run = 0, bad = 0;
 
 	if (p == e)
 		return 1;
 	if (e[-1] & 0x80)
 		return 0;
+	/* Eight bytes at a time: the run goes on through a word without an end byte. */
+	for (; e - p >= 8; p += 8) {
+		if ((t = ~le64(p) & hi) == 0) {
+			run += 8;
+			bad |= run > 9;
+			continue;
+		}
+		bad |= run + ((unsigned)__builtin_ctzll(t) >> 3) > 9;
+		run = (unsigned)__builtin_clzll(t) >> 3;
+	}
 	for (; p < e; p++) {
 		run = (run + 1) & (0u - (unsigned)(*p >> 7));
 		bad |= run > 9;
@@ -2118,11 +2130,12 @@ bytes_setup(struct sq_conv *c)
  * Check the packed varints [b, e) for the byte path: at least one,
  * none zero (so each is minimal: only a 0 varint has a 0x00 byte),
  * none longer than 4 bytes.  Returns the count, or 0 when they do not
- * qualify.  Eight bytes at a time; bytes up to 'limit' (>= e) may be
- * read.
+ * qualify.  Eight bytes at a time; bytes from 'base' (<= b) up to
+ * 'limit' (>= e) may be read.
  */
 static size_t
-scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *limit)
+scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
+    const uint8_t *limit)
 {
 	const uint64_t hi = 0x8080808080808080ull, lo = 0x0101010101010101ull;
 	uint64_t w, h, m, hp = 0, bad = 0, cnt = 0;
@@ -2139,6 +2152,8 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *limit)
 			/* The last bytes, filled up with 0x01: no zero, no continuation; not counted. */
 			if ((size_t)(limit - b) >= 8)
 				w = le64(b);
+			else if ((size_t)(e - base) >= 8)
+				w = le64(e - 8) >> (64 - 8 * left);
 			else {
 				memset(tail, 0, sizeof tail);
 				memcpy(tail, b, left);
@@ -2172,6 +2187,21 @@ varints_span(const uint8_t *b, size_t m)
 	return i;
 }
 
+/* Is the key [k, k + n) the name 'nm' of n bytes?  Short names without a call. */
+static inline int
+key_is(const uint8_t *k, size_t n, const char *nm)
+{
+	uint32_t a, b, x, y;
+
+	if (n < 4 || n > 8)
+		return memcmp(nm, k, n) == 0;
+	memcpy(&a, k, 4);
+	memcpy(&b, nm, 4);
+	memcpy(&x, k + n - 4, 4);
+	memcpy(&y, nm + n - 4, 4);
+	return a == b && x == y;
+}
+
 /*
  * Find the packed keys' varints in a record: sq_fetch_canonical()'s
  * walk, without decoding.  Returns 1 with the bounds of each (an empty
@@ -2200,7 +2230,7 @@ bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
 			klen = (size_t)(ke - kb);
 			for (i = 0; i < nin; i++)
 				if (c->in_nlen[i] == klen &&
-				    memcmp(c->in_name[i], kb, klen) == 0)
+				    key_is(kb, klen, c->in_name[i]))
 					break;
 			if (i == nin) {
 				if (!feature_ok(vb, ve))
@@ -2294,7 +2324,7 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 	for (k = 0; k < c->nk; k++) {
 		nb[k] = (size_t)(xe[k] - xb[k]);
 		nv[k] = 0;
-		if (nb[k] > 0 && (nv[k] = scan_tokens(xb[k], xe[k], p + n)) == 0)
+		if (nb[k] > 0 && (nv[k] = scan_tokens(xb[k], xe[k], p, p + n)) == 0)
 			return 0;
 		L = (size_t)c->L[k];
 		if (nv[k] > L) {

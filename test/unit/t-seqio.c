@@ -1244,6 +1244,69 @@ random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness
 	(void)i;
 }
 
+/*
+ * A feature the converter does not read is still checked as the
+ * decoder checks it: its packed varints at most 10 bytes each.  Runs
+ * of continuation bytes of every length near the limit, at every
+ * offset from an 8-byte boundary, whole or cut.
+ */
+static void
+test_unused_varints(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_feat f[4];
+	struct example ex;
+	struct buf pk = { 0 }, l = { 0 }, ft = { 0 }, e = { 0 }, fs = { 0 }, rec = { 0 };
+	size_t pre, run, j, bad = 0, n = 0;
+	int cut, want, got;
+
+	cfg_lengths(&cfg, SQ_LM, "targets", 64, NULL, 0, NULL, 0);
+	cfg.emit = NULL;
+	c = sq_new(&cfg, NULL);
+	ex_init(&ex);
+	for (pre = 0; pre < 17; pre++)
+		for (run = 6; run < 14; run++)
+			for (cut = 0; cut < 2; cut++) {
+				pk.len = l.len = ft.len = e.len = fs.len = 0;
+				for (j = 0; j < pre; j++)
+					buf_append(&pk, "\x05", 1);
+				for (j = 0; j < run; j++)
+					buf_append(&pk, "\x81", 1);
+				if (!cut)
+					buf_append(&pk, "\x01", 1);
+				for (j = 0; j < pre % 5 && !cut; j++)
+					buf_append(&pk, "\x07", 1);
+				put_field(&l, 0x0a, &pk);
+				put_field(&ft, 0x1a, &l);
+				buf_append(&e, "\x0a\x01x", 3);
+				put_field(&e, 0x12, &ft);
+				put_field(&fs, 0x0a, &e);
+				e.len = 0;
+				buf_append(&e, "\x0a\x07targets\x12\x05\x1a\x03\x0a\x01\x05", 16);
+				put_field(&fs, 0x0a, &e);
+				rec.len = 0;
+				put_field(&rec, 0x0a, &fs);
+				want = ex_decode(&ex, rec.p, rec.len, EX_TYPE_EXAMPLE) == 0;
+				got = sq_fetch_canonical(c, rec.p, rec.len, f);
+				if (want != (!cut && run <= 9) || (got == 1) != want) {
+					TEST(0, "%zu bytes, then a run of %zu%s: decoder %d, reader %d",
+					    pre, run, cut ? " (cut)" : "", want, got);
+					bad = 1;
+				}
+				n++;
+			}
+	TEST(!bad && n == 272, "canonical reader: varints of an unread feature checked as the decoder does");
+	sq_free(c);
+	ex_free(&ex);
+	buf_free(&pk);
+	buf_free(&l);
+	buf_free(&ft);
+	buf_free(&e);
+	buf_free(&fs);
+	buf_free(&rec);
+}
+
 /* Push one record as pack-encdec does; 0, or -1 when the run stops. */
 static int
 push_as_tool(struct sq_conv *c, int bytes, struct example *ex,
@@ -1377,6 +1440,7 @@ main(void)
 	test_fetch_varints();
 	test_row_encoder();
 	test_byte_path();
+	test_unused_varints();
 	test_properties();
 	test_strategies_denser();
 	test_electra_layout();
