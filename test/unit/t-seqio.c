@@ -1167,7 +1167,7 @@ random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness
 {
 	static const char *const nm[3] = { "inputs", "targets", "x" };
 	struct buf feats = { 0 }, ent = { 0 }, ftr = { 0 }, lst = { 0 }, pk = { 0 };
-	size_t i, j, n, nf;
+	size_t j, n, nf;
 	uint64_t odd = rng_below(r, 100) < oddness ? rng_next(r) : 0;	/* deviations */
 	int order[4] = { 0, 1, 2, 1 }, t, k;
 	int64_t v;
@@ -1241,7 +1241,6 @@ random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness
 	buf_free(&ftr);
 	buf_free(&lst);
 	buf_free(&pk);
-	(void)i;
 }
 
 /*
