@@ -261,6 +261,7 @@ int
 out_open(struct outfile *o, const char *path)
 {
 	static int handlers;
+	struct stat st;
 	size_t n;
 	mode_t um;
 	int fd;
@@ -270,6 +271,17 @@ out_open(struct outfile *o, const char *path)
 	if (strcmp(path, "-") == 0) {
 		o->fd = 1;
 		return 1;
+	}
+	/*
+	 * A device or a FIFO (-o /dev/null, -o /dev/stdout, a named pipe)
+	 * is written in place: renaming a file over it would replace it.
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+			return -1;
+		o->fd = fd;
+		o->direct = 1;
+		return fd;
 	}
 	n = strlen(path);
 	if ((o->path = strdup(path)) == NULL || (o->tmp = malloc(n + 12)) == NULL)
@@ -318,6 +330,10 @@ out_commit(struct outfile *o)
 {
 	int e;
 
+	if (o->direct) {
+		o->direct = 0;
+		return close(o->fd);
+	}
 	if (!o->active)
 		return 0;
 	if (close(o->fd) == -1 || rename(o->tmp, o->path) == -1) {
@@ -334,6 +350,11 @@ out_commit(struct outfile *o)
 void
 out_abort(struct outfile *o)
 {
+	if (o->direct) {
+		o->direct = 0;
+		close(o->fd);
+		return;
+	}
 	if (!o->active)
 		return;
 	close(o->fd);

@@ -75,7 +75,8 @@ struct outfile {
 	char	*path;
 	char	*tmp;
 	int	 fd;
-	int	 active;
+	int	 active;	/* a temporary file to rename on commit */
+	int	 direct;	/* a device or FIFO, written in place */
 };
 int	out_open(struct outfile *o, const char *path);
 int	out_commit(struct outfile *o);	/* 0, or -1 with errno */

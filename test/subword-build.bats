@@ -199,6 +199,20 @@ print(max(len(e) for e in es))' "$T/v"
 	[ "$(ls "$T" | grep -c '^v')" -eq 1 ]
 }
 
+@test "subword-build: -o a FIFO writes through it and leaves it in place" {
+	corpus 20 >"$T/c.txt"
+	mkfifo "$T/fifo"
+	cat "$T/fifo" >"$T/got" &
+	local reader=$!
+	timeout 10 subword-build -t 50 -o "$T/fifo" "$T/c.txt" || true
+	if [ ! -p "$T/fifo" ]; then
+		kill "$reader"	# it waits on the FIFO that was replaced
+		false
+	fi
+	wait "$reader"
+	[ "$(head -1 "$T/got")" = "'<pad>_'" ]
+}
+
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
 }

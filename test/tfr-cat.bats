@@ -128,6 +128,26 @@ big() {
 	gzip -dc "$T/out.tfrecord.gz" | cmp - "$T/big.tfr"
 }
 
+@test "tfr-cat: -o a FIFO or a device writes through it and leaves it in place" {
+	big
+	mkfifo "$T/fifo"
+	cat "$T/fifo" >"$T/got" &
+	local reader=$!
+	timeout 10 tfr-cat -R -o "$T/fifo" "$T/big.tfr" || true
+	if [ ! -p "$T/fifo" ]; then
+		kill "$reader"	# it waits on the FIFO that was replaced
+		false
+	fi
+	wait "$reader"
+	cmp "$T/got" "$T/big.tfr"
+	[ "$(ls "$T" | grep -c '^fifo')" -eq 1 ]
+	# A character device (the tool's own /dev/null stands in for the system's).
+	if mknod "$T/null" c 1 3 2>/dev/null; then
+		tfr-cat -R -o "$T/null" "$T/big.tfr"
+		[ -c "$T/null" ]
+	fi
+}
+
 @test "tfr-cat: concatenated gzip files read as one stream" {
 	tfr-cat -R -z gzip "$T/three.tfr" >"$T/a.gz"
 	cat "$T/a.gz" "$T/a.gz" >"$T/aa.gz"
