@@ -1100,20 +1100,17 @@ put_ints(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t k)
 }
 
 /*
- * The common case in one pass: n uint16 or int32 tokens that fit the
- * buffer, range-checked as they are stored.  Returns 0 when done, -1
- * when the caller must take the general path (nothing is kept then).
+ * Store n uint16 or int32 tokens at q, range-checked as they are
+ * stored.  Returns 0 when all fit, 1 when one does not (q then holds
+ * garbage), -1 for the other types (nothing stored).
  */
 static inline int
-add_fast(struct mmidx_builder *b, const int64_t *v, size_t n)
+store_checked(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t n)
 {
-	uint8_t *q = b->obuf + b->olen;
 	uint64_t bad = 0;
 	size_t j;
 
-	if (n * b->esize > OBUF_SIZE - b->olen || (b->flags & MMIDX_WRAP))
-		return -1;
-	switch (b->dtype) {
+	switch (t) {
 	case MMIDX_UINT16:
 		for (j = 0; j < n; j++) {
 			bad |= (uint64_t)v[j] >> 16;
@@ -1130,7 +1127,19 @@ add_fast(struct mmidx_builder *b, const int64_t *v, size_t n)
 	default:
 		return -1;
 	}
-	if (bad != 0)
+	return bad != 0;
+}
+
+/*
+ * The common case in one pass: n uint16 or int32 tokens that fit the
+ * buffer, range-checked as they are stored.  Returns 0 when done, -1
+ * when the caller must take the general path (nothing is kept then).
+ */
+static inline int
+add_fast(struct mmidx_builder *b, const int64_t *v, size_t n)
+{
+	if (n * b->esize > OBUF_SIZE - b->olen || (b->flags & MMIDX_WRAP) ||
+	    store_checked(b->dtype, b->obuf + b->olen, v, n) != 0)
 		return -1;
 	b->olen += n * b->esize;
 	return 0;
@@ -1204,7 +1213,7 @@ mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v, size_t n,
     uint8_t *out, size_t *bad, char *err, size_t errlen)
 {
 	enum mmidx_dtype t = b->dtype;
-	uint64_t over = 0;
+	int over;
 	size_t j;
 
 	if (n > MMIDX_MAX_SEQ) {
@@ -1216,26 +1225,10 @@ mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v, size_t n,
 		put_ints(t, out, v, n);
 		return 0;
 	}
-	/* uint16 and int32 checked as they are stored, as add_fast() does */
-	switch (t) {
-	case MMIDX_UINT16:
-		for (j = 0; j < n; j++) {
-			over |= (uint64_t)v[j] >> 16;
-			out[2 * j] = (uint8_t)v[j];
-			out[2 * j + 1] = (uint8_t)(v[j] >> 8);
-		}
-		break;
-	case MMIDX_INT32:
-		for (j = 0; j < n; j++) {
-			over |= ((uint64_t)v[j] + 0x80000000u) >> 32;
-			put_le32(out + 4 * j, (uint32_t)v[j]);
-		}
-		break;
-	default:
+	if ((over = store_checked(t, out, v, n)) == -1) {
 		over = find_misfit(t, b->flags, v, n) < n;
 		if (!over)
 			put_ints(t, out, v, n);
-		break;
 	}
 	if (over) {
 		j = find_misfit(t, b->flags, v, n);
