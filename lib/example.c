@@ -1383,6 +1383,34 @@ canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
 	return 0;
 }
 
+/*
+ * Decode the varints of the little-endian word w that end at the marks
+ * m (the cleared high bits, at least one), appending them to d at *cnt.
+ * Returns the bits consumed, up to the last end.
+ */
+static inline unsigned
+word_varints(uint64_t w, uint64_t m, int64_t *d, size_t *cnt)
+{
+	unsigned from = 0, t;
+	uint64_t s, x;
+
+	do {
+		t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
+		s = (w & ((2ull << (t - 1)) - 1)) >> from;
+		x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
+		    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
+		if (t - from > 32)
+			x |= ((s >> 4) & 0x7f0000000ull) |
+			    ((s >> 5) & 0x3f800000000ull) |
+			    ((s >> 6) & 0x1fc0000000000ull) |
+			    ((s >> 7) & 0xfe000000000000ull);
+		d[(*cnt)++] = (int64_t)x;
+		from = t;
+		m &= m - 1;
+	} while (m != 0);
+	return from;
+}
+
 long
 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
     size_t namelen, int64_t **dst, size_t *cap)
@@ -1434,8 +1462,8 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	q = c;
 	qend = clen >= 8 ? c + clen - 7 : c;
 	while (q < qend) {
-		uint64_t w, m, s;
-		unsigned from = 0, t;
+		uint64_t w, m;
+		unsigned from;
 
 		memcpy(&w, q, 8);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -1448,20 +1476,7 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 			d[cnt++] = (int64_t)x;
 			continue;
 		}
-		do {
-			t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
-			s = (w & ((2ull << (t - 1)) - 1)) >> from;
-			x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
-			    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
-			if (t - from > 32)
-				x |= ((s >> 4) & 0x7f0000000ull) |
-				    ((s >> 5) & 0x3f800000000ull) |
-				    ((s >> 6) & 0x1fc0000000000ull) |
-				    ((s >> 7) & 0xfe000000000000ull);
-			d[cnt++] = (int64_t)x;
-			from = t;
-			m &= m - 1;
-		} while (m != 0);
+		from = word_varints(w, m, d, &cnt);
 		q += from >> 3;
 	}
 	/*
@@ -1471,8 +1486,7 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	 */
 	if (q < c + clen) {
 		size_t rest = (size_t)(c + clen - q);
-		uint64_t w = 0, m, s;
-		unsigned from = 0, t;
+		uint64_t w = 0, m;
 
 		if (clen >= 8) {
 			memcpy(&w, c + clen - 8, 8);
@@ -1486,19 +1500,7 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 		if (w >> (8 * rest - 1) & 1)
 			return -1;	/* the last varint runs past the end */
 		m = ~w & 0x8080808080808080ull & ((1ull << 8 * rest) - 1);
-		do {
-			t = (unsigned)__builtin_ctzll(m) + 1;
-			s = (w & ((2ull << (t - 1)) - 1)) >> from;
-			x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
-			    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
-			if (t - from > 32)
-				x |= ((s >> 4) & 0x7f0000000ull) |
-				    ((s >> 5) & 0x3f800000000ull) |
-				    ((s >> 6) & 0x1fc0000000000ull);
-			d[cnt++] = (int64_t)x;
-			from = t;
-			m &= m - 1;
-		} while (m != 0);
+		(void)word_varints(w, m, d, &cnt);
 	}
 	return (long)cnt;
 }

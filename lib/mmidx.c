@@ -643,28 +643,13 @@ size_t
 mmidx_seqs(struct mmidx *m, const uint64_t *idx, size_t k,
     struct mmidx_span *out)
 {
-	size_t j;
+	size_t j = mmidx_spans(m, idx, k, out);
+	const uint8_t *p;
+	uint64_t n;
 
-	for (j = 0; j < k; j++) {
-		uint64_t i = idx[j];
-		int32_t size;
-		int64_t ptr;
-
-		if (i >= m->n) {
-			snprintf(m->err, sizeof m->err, "index %ju out of range "
-			    "(%ju sequences)", (uintmax_t)i, (uintmax_t)m->n);
-			return j;
-		}
-		size = (int32_t)le32(m->sizes + 4 * i);
-		ptr = (int64_t)le64(m->ptrs + 8 * i);
-		if (entry_fault(m, i, size, ptr) == -1)
-			return j;
-		out[j].n = (uint64_t)size;
-		out[j].p = size > 0 ? m->bin + ptr : NULL;
-		if (size > 0)
-			__builtin_prefetch(out[j].p);
-	}
-	return k;
+	if (j < k)	/* say what is wrong with the entry that stopped it */
+		(void)mmidx_seq(m, idx[j], &p, &n);
+	return j;
 }
 
 size_t
