@@ -1629,10 +1629,10 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 /*
  * Records in several threads, taking turns as get does: the input is
  * cut into jobs of consecutive records, dealt round-robin.  A thread
- * reads the records of its job (the reader checks their CRCs) while it
- * holds the input turn, copying their payloads; decodes them and packs
- * their tokens on its own; and adds them to the dataset while it holds
- * the output turn.  Both turns go through the jobs in order, so the
+ * reads the records of its job while it holds the input turn (the
+ * reader checks their framing and copies them in bulk); checks their
+ * payload CRCs, decodes them and packs their tokens on its own; and
+ * adds them to the dataset while it holds the output turn.  Both turns go through the jobs in order, so the
  * dataset is the one a single thread builds, and the first fault in
  * the input ends the run when its turn comes, with the same message.
  */
@@ -1645,15 +1645,14 @@ struct buildw {
 	/* read in the input turn */
 	size_t		 k;		/* records */
 	uint64_t	 num0;		/* the number of the first one */
-	uint8_t		*pl;		/* their payloads, end to end */
-	size_t		 plcap;
-	size_t		 end[BUILD_RECS];	/* where each payload ends */
-	uint64_t	 off[BUILD_RECS];	/* record offsets in the input */
+	uint64_t	 pos0;		/* its offset in the input */
+	struct buf	 in;		/* the records, as framed in the input */
 	int		 rfault;	/* a read fault after them, in rmsg */
 	char		 rmsg[1024];
 	/* decoded and packed */
 	size_t		 good;		/* records before a fault (k if none) */
 	char		 msg[1024];	/* that fault */
+	uint64_t	 off[BUILD_RECS];	/* record offsets in the input */
 	uint32_t	 seq[BUILD_RECS];	/* tokens of each, or SEQ_DOC */
 	uint8_t		*tok;
 	size_t		 tokcap;	/* bytes */
@@ -1685,46 +1684,27 @@ static int
 build_read_job(struct buildw *w)
 {
 	struct rec_reader *r = bt.r;
-	const uint8_t *p;
-	size_t n, used = 0;
-	int rc;
+	long k;
 
 	w->k = 0;
 	w->rfault = 0;
 	w->num0 = rec_index(r);
-	while (w->k < BUILD_RECS && used < BUILD_JOB) {
-		if ((rc = rec_read(r, &p, &n)) == 0)
-			return 1;
-		if (rc == -1) {
-			if (rec_error(r) == REC_EIO)
-				snprintf(w->rmsg, sizeof w->rmsg, "%s: %s",
-				    bt.name, strerror(rec_errno(r)));
-			else
-				snprintf(w->rmsg, sizeof w->rmsg, "%s: record %"
-				    PRIu64 " at offset %" PRIu64 ": %s", bt.name,
-				    rec_index(r), rec_offset(r), rec_strerror(r));
-			w->rfault = 1;
-			return 1;
-		}
-		if (n > w->plcap - used) {
-			size_t c = w->plcap * 2 > used + n ? w->plcap * 2 :
-			    used + n;
-			uint8_t *q = realloc(w->pl, c);
-
-			if (q == NULL) {
-				snprintf(w->rmsg, sizeof w->rmsg, "%s: %s",
-				    bt.name, strerror(ENOMEM));
-				w->rfault = 1;
-				return 1;
-			}
-			w->pl = q;
-			w->plcap = c;
-		}
-		memcpy(w->pl + used, p, n);
-		used += n;
-		w->end[w->k] = used;
-		w->off[w->k++] = rec_offset(r);
+	w->pos0 = rec_position(r);
+	w->in.len = 0;
+	if ((k = rec_read_framed(r, &w->in, BUILD_JOB, BUILD_RECS)) == 0)
+		return 1;
+	if (k == -1) {
+		if (rec_error(r) == REC_EIO)
+			snprintf(w->rmsg, sizeof w->rmsg, "%s: %s", bt.name,
+			    strerror(rec_errno(r)));
+		else
+			snprintf(w->rmsg, sizeof w->rmsg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name,
+			    rec_index(r), rec_offset(r), rec_strerror(r));
+		w->rfault = 1;
+		return 1;
 	}
+	w->k = (size_t)k;
 	return 0;
 }
 
@@ -1782,12 +1762,19 @@ build_run_job(struct buildw *w)
 	char err[512];
 
 	for (j = 0; j < w->k; j++) {
-		const uint8_t *p = w->pl + start;
-		size_t n = w->end[j] - start, cnt;
+		const uint8_t *p = w->in.p + start + 12;
+		size_t n = (size_t)le64(p - 12), cnt;
 		const int64_t *v = w->v;
 		long c;
 
-		start = w->end[j];
+		w->off[j] = w->pos0 + start;
+		start += n + 16;
+		if (!rec_data_ok(p, n, le32(p + n))) {
+			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
+			    w->off[j], rec_data_crc_msg);
+			break;
+		}
 		if ((c = ex_int64_canonical(p, n, o.feature, bt.featlen,
 		    &w->v, &w->vcap)) >= 0) {
 			v = w->v;
@@ -1958,7 +1945,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	if (bt.stop)
 		die("%s", bt.msg);
 	for (int t = 0; t < jobs; t++) {
-		free(w[t].pl);
+		buf_free(&w[t].in);
 		free(w[t].tok);
 		free(w[t].v);
 		ex_free(&w[t].ex);

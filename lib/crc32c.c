@@ -151,11 +151,10 @@ crc32c_x86(uint32_t crc, const void *buf, size_t n)
 {
 	const uint8_t *p = buf;
 	uint64_t c = ~crc, w;
+	uint32_t h;
+	uint16_t q;
 
-	while (n > 0 && ((uintptr_t)p & 7) != 0) {
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-		n--;
-	}
+	/* Unaligned loads cost nothing here, so no byte-wise lead-in. */
 	while (n >= 3 * BLK_LONG) {
 		c = crc_3way(c, p, BLK_LONG, shift_long);
 		p += 3 * BLK_LONG;
@@ -185,8 +184,19 @@ crc32c_x86(uint32_t crc, const void *buf, size_t n)
 		p += 8;
 		n -= 8;
 	}
-	while (n-- > 0)
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	/* The last 0..7 bytes in at most three steps, not seven. */
+	if (n & 4) {
+		memcpy(&h, p, 4);
+		c = __builtin_ia32_crc32si((uint32_t)c, h);
+		p += 4;
+	}
+	if (n & 2) {
+		memcpy(&q, p, 2);
+		c = __builtin_ia32_crc32hi((uint32_t)c, q);
+		p += 2;
+	}
+	if (n & 1)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p);
 	return ~(uint32_t)c;
 }
 #endif
@@ -214,6 +224,7 @@ crc32c_arm(uint32_t crc, const void *buf, size_t n)
 
 static uint32_t (*impl)(uint32_t, const void *, size_t);
 static const char *impl_name;
+static int have_sse42;
 
 /*
  * Pick the path and build its tables, once: threads may arrive together,
@@ -241,6 +252,7 @@ choose(void)
 			make_shift(shift_short, BLK_SHORT);
 			impl = crc32c_x86;
 			impl_name = "sse4.2";
+			have_sse42 = 1;
 		}
 	}
 #endif
@@ -265,6 +277,30 @@ uint32_t
 crc32c(const void *p, size_t n)
 {
 	return crc32c_extend(0, p, n);
+}
+
+#ifdef HAVE_X86_CRC
+__attribute__((target("sse4.2")))
+static uint32_t
+crc8_x86(const void *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return ~(uint32_t)__builtin_ia32_crc32di(0xffffffffu, w);
+}
+#endif
+
+uint32_t
+crc32c_8(const void *p)
+{
+	if (atomic_load_explicit(&chosen, memory_order_acquire) != 2)
+		choose();
+#ifdef HAVE_X86_CRC
+	if (have_sse42)
+		return crc8_x86(p);
+#endif
+	return impl(0, p, 8);
 }
 
 const char *

@@ -12,6 +12,8 @@
 /* CRC of p[0..n), continuing from 'crc' (0 to start). */
 uint32_t	crc32c_extend(uint32_t crc, const void *p, size_t n);
 uint32_t	crc32c(const void *p, size_t n);
+/* crc32c(p, 8), the short way (a TFRecord's length). */
+uint32_t	crc32c_8(const void *p);
 /* The same through the portable path only (for tests and benchmarks). */
 uint32_t	crc32c_sw(uint32_t crc, const void *p, size_t n);
 /* "sse4.2", "armv8-crc" or "table": which path crc32c_extend() takes. */

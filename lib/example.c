@@ -1383,6 +1383,56 @@ canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
 	return 0;
 }
 
+/* a[0..n) == b[0..n), a word at a time where n allows. */
+static inline int
+same_name(const uint8_t *a, const char *b, size_t n)
+{
+	uint64_t x, y, diff = 0;
+	size_t i;
+
+	if (n < 8) {
+		uint32_t u, v;
+		uint16_t s, t;
+
+		if (n >= 4) {	/* two loads that overlap */
+			memcpy(&u, a, 4);
+			memcpy(&v, b, 4);
+			diff = u ^ v;
+			memcpy(&u, a + n - 4, 4);
+			memcpy(&v, b + n - 4, 4);
+			return (diff | (u ^ v)) == 0;
+		}
+		if (n >= 2) {
+			memcpy(&s, a, 2);
+			memcpy(&t, b, 2);
+			diff = (uint16_t)(s ^ t);
+			memcpy(&s, a + n - 2, 2);
+			memcpy(&t, b + n - 2, 2);
+			return (diff | (uint16_t)(s ^ t)) == 0;
+		}
+		return n == 0 || a[0] == (uint8_t)b[0];
+	}
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	if (i < n) {
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+/* The value of a varint of at most four bytes, s its bytes (little-endian). */
+static inline uint64_t
+varint4(uint64_t s)
+{
+	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
+	    ((s >> 3) & 0xfe00000);
+}
+
 /*
  * Decode the varints of the little-endian word w that end at the marks
  * m (the cleared high bits, at least one), appending them to d at *cnt.
@@ -1424,6 +1474,37 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	if (n == 0)
 		return -1;	/* no features at all: not this form */
 	end = p + n;
+	/*
+	 * A record of less than 130 bytes has one-byte lengths, so its
+	 * bytes up to the packed ids are known from n and the name alone:
+	 * the six before the name and the six after it are compared with
+	 * words made here, the name with the caller's.  Any other record
+	 * (one whose list is empty, say) takes the general way.
+	 */
+	if (n < 130 && n >= namelen + 12) {
+		uint64_t head, tail, want, diff;
+		size_t h = namelen + 12;
+
+		memcpy(&head, p, 8);
+		memcpy(&tail, p + namelen + 4, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		head = __builtin_bswap64(head);
+		tail = __builtin_bswap64(tail);
+#endif
+		want = 0x0a | (uint64_t)(n - 2) << 8 | 0x0aull << 16 |
+		    (uint64_t)(n - 4) << 24 | 0x0aull << 32 |
+		    (uint64_t)namelen << 40;
+		diff = (head & 0xffffffffffffull) ^ want;
+		want = 0x12 | (uint64_t)(n - namelen - 8) << 8 | 0x1aull << 16 |
+		    (uint64_t)(n - namelen - 10) << 24 | 0x0aull << 32 |
+		    (uint64_t)(n - h) << 40;
+		diff |= (tail >> 16) ^ want;
+		if (diff == 0 && same_name(p + 6, name, namelen)) {
+			c = p + h;
+			clen = n - h;
+			goto ids;
+		}
+	}
 	/* One Features message holding one entry, and nothing else. */
 	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
 	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
@@ -1442,6 +1523,7 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	lend = l + llen;
 	if (canon_ld(&l, lend, 0x0a, &c, &clen) == -1 || l != lend)
 		return -1;
+ids:
 	if (clen > *cap) {
 		if ((d = realloc(*dst, clen * sizeof(*d))) == NULL)
 			return -1;
@@ -1462,14 +1544,34 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	q = c;
 	qend = clen >= 8 ? c + clen - 7 : c;
 	while (q < qend) {
-		uint64_t w, m;
-		unsigned from;
+		uint64_t w, m, m2;
+		unsigned from, t1, t2;
 
 		memcpy(&w, q, 8);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 		w = __builtin_bswap64(w);
 #endif
 		m = ~w & 0x8080808080808080ull;
+		/*
+		 * Most often the word starts with two varints of at most
+		 * four bytes each: take just those two, with no branch on
+		 * how many more end in it, and step on by their length
+		 * (which the next load waits for, not their values).
+		 */
+		m2 = m & (m - 1);
+		if (m2 != 0) {
+			t1 = (unsigned)__builtin_ctzll(m) + 1;
+			t2 = (unsigned)__builtin_ctzll(m2) + 1;
+			if (t1 <= 32 && t2 - t1 <= 32) {
+				d[cnt] = (int64_t)varint4(w &
+				    ((1ull << t1) - 1));
+				d[cnt + 1] = (int64_t)varint4((w >> t1) &
+				    ((1ull << (t2 - t1)) - 1));
+				cnt += 2;
+				q += t2 >> 3;
+				continue;
+			}
+		}
 		if (m == 0) {
 			if (varint(&q, c + clen, &x) == -1)
 				return -1;

@@ -289,6 +289,15 @@ fill(struct rec_reader *r, size_t need)
 	return (ssize_t)(r->len - r->pos < need ? r->len - r->pos : need);
 }
 
+/* fill(), without the call when the bytes are there already. */
+static inline ssize_t
+have(struct rec_reader *r, size_t need)
+{
+	if (r->len - r->pos >= need)
+		return (ssize_t)need;
+	return fill(r, need);
+}
+
 const char *
 rec_compname(enum rec_comp c)
 {
@@ -345,7 +354,7 @@ is_zlib_header(const uint8_t *p)
 static int
 header_ok(const uint8_t *h)
 {
-	return le32(h + 8) == crc32c_mask(crc32c(h, 8));
+	return le32(h + 8) == crc32c_mask(crc32c_8(h));
 }
 
 static int
@@ -513,7 +522,7 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 	if (!r->started && start(r) == -1)
 		return -1;
 	r->offset = r->base + r->pos;
-	if ((got = fill(r, 12)) == -1)
+	if ((got = have(r, 12)) == -1)
 		return -1;
 	if (got == 0)
 		return 0;
@@ -556,21 +565,80 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		*n = (size_t)len;
 		return 1;
 	}
-	if ((got = fill(r, (size_t)total)) == -1)
+	if ((got = have(r, (size_t)total)) == -1)
 		return -1;
 	if ((uint64_t)got < total)
 		return fail(r, REC_TRUNC_RECORD, "truncated record: length "
 		    "%llu but %llu bytes left", (unsigned long long)len,
 		    (unsigned long long)(got > 12 ? got - 12 : 0));
 	h = r->buf + r->pos;
-	if (!(r->flags & REC_NO_CRC) &&
-	    le32(h + 12 + len) != crc32c_mask(crc32c(h + 12, (size_t)len)))
-		return fail(r, REC_BAD_DATA_CRC, "payload CRC mismatch");
+	if (!(r->flags & REC_NO_CRC) && !rec_data_ok(h + 12, (size_t)len,
+	    le32(h + 12 + len)))
+		return fail(r, REC_BAD_DATA_CRC, "%s", rec_data_crc_msg);
 	r->pos += (size_t)total;
 	r->index++;
 	*p = h + 12;
 	*n = (size_t)len;
 	return 1;
+}
+
+long
+rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
+{
+	size_t got = 0, from, pos, avail;
+	long k = 0;
+	unsigned flags;
+	const uint8_t *p, *h;
+	uint64_t len;
+	size_t n;
+	int rc;
+
+	while ((size_t)k < max && got < want) {
+		/*
+		 * The records already whole in the window, walked by their
+		 * lengths (each length's CRC checked) and copied at once.
+		 */
+		from = pos = r->pos;
+		avail = r->len - r->pos;
+		while (r->err == REC_OK && r->started && (size_t)k < max &&
+		    got < want && avail >= 12) {
+			h = r->buf + pos;
+			len = le64(h);
+			if (len > avail - 12 || avail - 12 - len < 4 ||
+			    !header_ok(h) || (!r->seekable && len > r->max_len))
+				break;	/* rec_read() says what is wrong */
+			r->offset = r->base + pos;
+			pos += (size_t)len + 16;
+			avail -= (size_t)len + 16;
+			got += (size_t)len + 16;
+			r->index++;
+			k++;
+		}
+		if (pos > from) {
+			if (buf_append(out, r->buf + from, pos - from) == -1) {
+				r->errnum = errno;
+				return fail(r, REC_ENOMEM, "out of memory");
+			}
+			r->pos = pos;
+			continue;
+		}
+		/* One record the way rec_read() takes it, CRC left to the caller. */
+		flags = r->flags;
+		r->flags |= REC_NO_CRC;
+		rc = rec_read(r, &p, &n);
+		r->flags = flags;
+		if (rc == 0)
+			break;
+		if (rc == -1)
+			return k > 0 ? k : -1;
+		if (buf_append(out, p - 12, n + 16) == -1) {
+			r->errnum = errno;
+			return fail(r, REC_ENOMEM, "out of memory");
+		}
+		got += n + 16;
+		k++;
+	}
+	return k;
 }
 
 int
@@ -625,6 +693,14 @@ rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len)
 	*skip_off = from;
 	*skip_len = r->base + r->pos - from;
 	return 1;
+}
+
+const char rec_data_crc_msg[] = "payload CRC mismatch";
+
+int
+rec_data_ok(const void *p, size_t n, uint32_t footer)
+{
+	return footer == crc32c_mask(crc32c(p, n));
 }
 
 uint64_t rec_index(const struct rec_reader *r) { return r->index; }

@@ -60,6 +60,31 @@ void		 rec_reader_free(struct rec_reader *r);	/* NULL is fine */
  */
 int		 rec_read(struct rec_reader *r, const uint8_t **p, size_t *n);
 
+/*
+ * rec_data_ok(): is 'footer' (as stored after a payload, masked) the
+ * CRC of p[0..n)?  For callers that check payloads themselves (see
+ * rec_read_framed()); when it is not, the fault is the one rec_read()
+ * reports, REC_BAD_DATA_CRC, described by rec_data_crc_msg.
+ */
+int		 rec_data_ok(const void *p, size_t n, uint32_t footer);
+extern const char rec_data_crc_msg[];
+
+/*
+ * Records in bulk, for callers that check and decode them elsewhere
+ * (in several threads, say): append to 'out' the next records as they
+ * are framed in the stream (12-byte header, payload, 4-byte footer),
+ * about 'want' bytes of them and at most 'max', their framing checked
+ * as rec_read() checks it but not their payload CRCs (rec_data_ok() on
+ * each payload and its footer does that).  They come from the stream's
+ * bytes rec_position() to the new rec_position().  Returns the number
+ * of records appended, 0 at the end of the stream, or -1 on a fault,
+ * which is reported only after the good records before it were
+ * returned (by the call before).
+ */
+struct buf;
+long		 rec_read_framed(struct rec_reader *r, struct buf *out,
+		    size_t want, size_t max);
+
 /* Records returned so far; after a fault, the index of the bad record. */
 uint64_t	 rec_index(const struct rec_reader *r);
 /* Header offset, in the uncompressed stream, of the last record read or of the fault. */

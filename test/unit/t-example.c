@@ -240,6 +240,52 @@ main(void)
 		TEST(cut, "canonical fast path: a last varint cut short is refused");
 	}
 
+	/*
+	 * Short records (the one-byte-length template): names of 0 to 12
+	 * bytes, lists of 0 to 24 values below 2^30 (so two varints of at
+	 * most four bytes often share a word); every name that differs in
+	 * one byte is refused.
+	 */
+	{
+		static const char names[] = "abcdefghijkl";
+		int64_t vals[24];
+		uint64_t rs = 0x9e3779b97f4a7c15ull;
+		int ok = 1, other = 1;
+		char nm[16], bad[16];
+
+		for (int round = 0; round < 1300; round++) {
+			size_t nl = (size_t)round % 13, len = (size_t)round % 25;
+
+			memcpy(nm, names, nl);
+			nm[nl] = 0;
+			for (size_t j = 0; j < len; j++) {
+				rs ^= rs << 13;
+				rs ^= rs >> 7;
+				rs ^= rs << 17;
+				vals[j] = (int64_t)(rs >> (64 - 1 -
+				    (unsigned)(rs % 30)));
+			}
+			exb_reset(&eb);
+			exb_int64(&eb, nm, vals, len);
+			out.len = 0;
+			exb_encode(&eb, &out);
+			if (ex_int64_canonical(out.p, out.len, nm, nl, &dst,
+			    &cap) != (long)len || (len > 0 &&
+			    memcmp(dst, vals, len * sizeof *vals) != 0))
+				ok = 0;
+			for (size_t i = 0; i < nl; i++) {
+				memcpy(bad, nm, nl + 1);
+				bad[i] ^= 0x20;
+				if (ex_int64_canonical(out.p, out.len, bad, nl,
+				    &dst, &cap) != -1)
+					other = 0;
+			}
+		}
+		TEST(ok, "canonical fast path: short records, names of 0 to "
+		    "12 bytes, values below 2^30");
+		TEST(other, "canonical fast path: a name one byte off is refused");
+	}
+
 	/* decode -> encode is the canonical form of the input */
 	{
 		struct buf o2 = { 0 };

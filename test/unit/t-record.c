@@ -141,6 +141,152 @@ test_write_in_place(void)
 	}
 }
 
+/* What a reader gave: the records as framed, and how it ended. */
+struct outcome {
+	struct buf	 bytes;
+	int		 end;		/* 0 clean, -1 fault */
+	enum rec_err	 err;
+	uint64_t	 index, offset, position;
+	char		 msg[256];
+	int		 spans_ok;	/* positions matched the bytes */
+};
+
+static void
+finish(struct outcome *o, struct rec_reader *r, int rc)
+{
+	o->end = rc;
+	o->err = rec_error(r);
+	o->index = rec_index(r);
+	o->offset = rec_offset(r);
+	o->position = rec_position(r);
+	snprintf(o->msg, sizeof o->msg, "%s", rec_strerror(r));
+}
+
+/* Read fd with rec_read() (no payload CRCs), keeping the framed bytes. */
+static struct outcome
+read_one_by_one(int fd, enum rec_comp c)
+{
+	struct outcome o = { .spans_ok = 1 };
+	struct rec_reader *r;
+	const uint8_t *p;
+	size_t n;
+	int rc;
+
+	lseek(fd, 0, SEEK_SET);
+	r = rec_reader_open(fd, c, REC_NO_CRC, 0);
+	while ((rc = rec_read(r, &p, &n)) == 1)
+		buf_append(&o.bytes, p - 12, n + 16);
+	finish(&o, r, rc);
+	rec_reader_free(r);
+	return o;
+}
+
+/* The same with rec_read_framed(), 'want' bytes and 'max' records a call. */
+static struct outcome
+read_framed(int fd, enum rec_comp c, size_t want, size_t max)
+{
+	struct outcome o = { .spans_ok = 1 };
+	struct rec_reader *r;
+	uint64_t pos;
+	size_t before;
+	long k;
+
+	lseek(fd, 0, SEEK_SET);
+	r = rec_reader_open(fd, c, 0, 0);
+	for (;;) {
+		pos = rec_position(r);
+		before = o.bytes.len;
+		if ((k = rec_read_framed(r, &o.bytes, want, max)) <= 0)
+			break;
+		if ((size_t)k > max ||
+		    rec_position(r) - pos != o.bytes.len - before)
+			o.spans_ok = 0;
+	}
+	finish(&o, r, (int)k);
+	rec_reader_free(r);
+	return o;
+}
+
+static int
+same_outcome(const struct outcome *a, const struct outcome *b)
+{
+	return a->bytes.len == b->bytes.len && (a->bytes.len == 0 ||
+	    memcmp(a->bytes.p, b->bytes.p, a->bytes.len) == 0) &&
+	    a->end == b->end && a->err == b->err && a->index == b->index &&
+	    (a->end == 0 || (a->offset == b->offset &&
+	    strcmp(a->msg, b->msg) == 0)) && a->spans_ok && b->spans_ok;
+}
+
+/*
+ * rec_read_framed() returns the bytes rec_read() walks through and ends
+ * as it does (the same fault, record and offset), for any batch size,
+ * on clean, cut and damaged streams in every compression.
+ */
+static void
+test_framed(void)
+{
+	enum rec_comp comps[] = { REC_NONE, REC_ZLIB, REC_GZIP };
+	static const size_t wants[][2] = {
+		{ 1, 1 }, { 1, 1000 }, { 100, 3 }, { 5000, 7 },
+		{ 1 << 20, 100000 }
+	};
+	struct buf raw;
+	int fd, ok;
+
+	for (int i = 0; i < 3; i++) {
+		fd = make(comps[i], 300);
+		ok = 1;
+		for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++) {
+			struct outcome a = read_one_by_one(fd, comps[i]);
+			struct outcome b = read_framed(fd, comps[i],
+			    wants[w][0], wants[w][1]);
+
+			if (!same_outcome(&a, &b) || a.end != 0 ||
+			    a.index != 300)
+				ok = 0;
+			buf_free(&a.bytes);
+			buf_free(&b.bytes);
+		}
+		TEST(ok, "framed reads: 300 records, every batch size (%d)", i);
+		close(fd);
+	}
+
+	/* Damage in an uncompressed stream, at several places. */
+	fd = make(REC_NONE, 300);
+	raw = file_bytes(fd);
+	close(fd);
+	ok = 1;
+	for (size_t at = 0; at < raw.len; at += raw.len / 37 + 1) {
+		for (int kind = 0; kind < 3; kind++) {
+			struct buf d = { 0 };
+			size_t len = raw.len;
+
+			buf_append(&d, raw.p, raw.len);
+			if (kind == 0)
+				d.p[at] ^= 0x10;	/* any byte */
+			else if (kind == 1)
+				len = at;		/* cut short */
+			else
+				d.p[at] = 0xff;
+			fd = bytes_file(d.p, len);
+			for (size_t w = 0; w < 5; w++) {
+				struct outcome a = read_one_by_one(fd, REC_NONE);
+				struct outcome b = read_framed(fd, REC_NONE,
+				    wants[w][0], wants[w][1]);
+
+				if (!same_outcome(&a, &b))
+					ok = 0;
+				buf_free(&a.bytes);
+				buf_free(&b.bytes);
+			}
+			close(fd);
+			buf_free(&d);
+		}
+	}
+	TEST(ok, "framed reads: damaged and cut streams end as rec_read() does");
+	buf_free(&raw);
+}
+
 int
 main(void)
 {
@@ -393,5 +539,6 @@ main(void)
 		close(pfd[1]);
 	}
 	test_write_in_place();
+	test_framed();
 	return tap_done();
 }
