@@ -79,7 +79,8 @@ extern const char rec_data_crc_msg[];
  * bytes rec_position() to the new rec_position().  Returns the number
  * of records appended, 0 at the end of the stream, or -1 on a fault,
  * which is reported only after the good records before it were
- * returned (by the call before).
+ * returned (by the call before).  Not for a reader opened with
+ * REC_SKIP_DATA.
  */
 struct buf;
 long		 rec_read_framed(struct rec_reader *r, struct buf *out,
