@@ -1673,6 +1673,7 @@ static struct {
 	const char	*name;
 	size_t		 featlen;
 	size_t		 esize;
+	int		 u16;		/* uint16 tokens: see build_run_job() */
 	int		 jobs;
 } bt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -1754,6 +1755,27 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 	return -1;
 }
 
+/* Room for 'bytes' more packed bytes after 'used'; -1 with w->msg set. */
+static int
+tok_room(struct buildw *w, size_t used, size_t bytes)
+{
+	size_t need, c;
+	uint8_t *q;
+
+	if (bytes <= w->tokcap - used)
+		return 0;
+	need = used + bytes;
+	c = w->tokcap * 2 > need ? w->tokcap * 2 : need;
+	if ((q = realloc(w->tok, c)) == NULL) {
+		snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
+		    strerror(ENOMEM));
+		return -1;
+	}
+	w->tok = q;
+	w->tokcap = c;
+	return 0;
+}
+
 /* Decode and pack w's job, up to its first fault. */
 static void
 build_run_job(struct buildw *w)
@@ -1775,6 +1797,21 @@ build_run_job(struct buildw *w)
 			    w->off[j], rec_data_crc_msg);
 			break;
 		}
+		/*
+		 * uint16 tokens straight from the record (n tokens at most);
+		 * any other record, or a token that does not fit, takes the
+		 * general way below, which says what is wrong.
+		 */
+		if (bt.u16 && n <= MMIDX_MAX_SEQ) {
+			if (tok_room(w, used, 2 * n) == -1)
+				break;
+			if ((c = ex_uint16_canonical(p, n, o.feature,
+			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0) {
+				w->seq[j] = (uint32_t)c;
+				used += 2 * (size_t)c;
+				continue;
+			}
+		}
 		if ((c = ex_int64_canonical(p, n, o.feature, bt.featlen,
 		    &w->v, &w->vcap)) >= 0) {
 			v = w->v;
@@ -1784,19 +1821,8 @@ build_run_job(struct buildw *w)
 		w->seq[j] = (uint32_t)cnt;
 		if (cnt == SEQ_DOC)
 			continue;
-		if (cnt > (w->tokcap - used) / bt.esize && cnt <= MMIDX_MAX_SEQ) {
-			size_t need = used + cnt * bt.esize;
-			size_t c2 = w->tokcap * 2 > need ? w->tokcap * 2 : need;
-			uint8_t *q = realloc(w->tok, c2);
-
-			if (q == NULL) {
-				snprintf(w->msg, sizeof w->msg, "%s: %s",
-				    bt.name, strerror(ENOMEM));
-				break;
-			}
-			w->tok = q;
-			w->tokcap = c2;
-		}
+		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, used, cnt * bt.esize) == -1)
+			break;
 		if (mmidx_pack_i64(bt.b, v, cnt, w->tok + used, &bad, err,
 		    sizeof err) == -1) {
 			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
@@ -1926,6 +1952,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	bt.name = name;
 	bt.featlen = strlen(o.feature);
 	bt.esize = mmidx_dtype_size(mmidx_builder_dtype(b));
+	bt.u16 = mmidx_builder_dtype(b) == MMIDX_UINT16;
 	bt.jobs = jobs;
 	bt.in_turn = bt.out_turn = 0;
 	bt.in_done = bt.stop = 0;

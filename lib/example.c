@@ -1434,12 +1434,32 @@ varint4(uint64_t s)
 }
 
 /*
- * Decode the varints of the little-endian word w that end at the marks
- * m (the cleared high bits, at least one), appending them to d at *cnt.
- * Returns the bits consumed, up to the last end.
+ * Store value i of a list: as an int64 in d64, or, when d16 is set, as
+ * a little-endian 16-bit word in d16 with the value ORed into *over (a
+ * bit above the 16th then says it did not fit).
  */
-static inline unsigned
-word_varints(uint64_t w, uint64_t m, int64_t *d, size_t *cnt)
+static inline __attribute__((always_inline)) void
+put_value(int64_t *d64, uint16_t *d16, uint64_t *over, size_t i, uint64_t x)
+{
+	if (d16 != NULL) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		d16[i] = __builtin_bswap16((uint16_t)x);
+#else
+		d16[i] = (uint16_t)x;
+#endif
+		*over |= x;
+	} else
+		d64[i] = (int64_t)x;
+}
+
+/*
+ * Decode the varints of the little-endian word w that end at the marks
+ * m (the cleared high bits, at least one), storing them at *cnt on (see
+ * put_value()).  Returns the bits consumed, up to the last end.
+ */
+static inline __attribute__((always_inline)) unsigned
+word_varints(uint64_t w, uint64_t m, int64_t *d64, uint16_t *d16,
+    uint64_t *over, size_t *cnt)
 {
 	unsigned from = 0, t;
 	uint64_t s, x;
@@ -1447,29 +1467,30 @@ word_varints(uint64_t w, uint64_t m, int64_t *d, size_t *cnt)
 	do {
 		t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
 		s = (w & ((2ull << (t - 1)) - 1)) >> from;
-		x = (s & 0x7f) | ((s >> 1) & 0x3f80) |
-		    ((s >> 2) & 0x1fc000) | ((s >> 3) & 0xfe00000);
+		x = varint4(s);
 		if (t - from > 32)
 			x |= ((s >> 4) & 0x7f0000000ull) |
 			    ((s >> 5) & 0x3f800000000ull) |
 			    ((s >> 6) & 0x1fc0000000000ull) |
 			    ((s >> 7) & 0xfe000000000000ull);
-		d[(*cnt)++] = (int64_t)x;
+		put_value(d64, d16, over, (*cnt)++, x);
 		from = t;
 		m &= m - 1;
 	} while (m != 0);
 	return from;
 }
 
-long
-ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
-    size_t namelen, int64_t **dst, size_t *cap)
+/*
+ * Where the values of the int64 feature 'name' lie in a record of the
+ * canonical form (see ex_int64_canonical()): returns 1 with the packed
+ * chunk in *c, *clen; 0 for an empty list; -1 for any other record.
+ */
+static inline __attribute__((always_inline)) int
+canon_list(const uint8_t *p, size_t n, const char *name, size_t namelen,
+    const uint8_t **c, size_t *clen)
 {
-	const uint8_t *end, *fs, *e, *eend, *k, *v, *l, *lend, *c;
-	const uint8_t *q, *qend;
-	size_t flen, elen, klen, vlen, llen, clen, cnt;
-	uint64_t x;
-	int64_t *d;
+	const uint8_t *end, *fs, *e, *eend, *k, *v, *l, *lend, *q;
+	size_t flen, elen, klen, vlen, llen;
 
 	if (n == 0)
 		return -1;	/* no features at all: not this form */
@@ -1500,9 +1521,9 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 		    (uint64_t)(n - h) << 40;
 		diff |= (tail >> 16) ^ want;
 		if (diff == 0 && same_name(p + 6, name, namelen)) {
-			c = p + h;
-			clen = n - h;
-			goto ids;
+			*c = p + h;
+			*clen = n - h;
+			return 1;
 		}
 	}
 	/* One Features message holding one entry, and nothing else. */
@@ -1521,28 +1542,31 @@ ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 	if (llen == 0)
 		return 0;
 	lend = l + llen;
-	if (canon_ld(&l, lend, 0x0a, &c, &clen) == -1 || l != lend)
+	if (canon_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
 		return -1;
-ids:
-	if (clen > *cap) {
-		if ((d = realloc(*dst, clen * sizeof(*d))) == NULL)
-			return -1;
-		*dst = d;
-		*cap = clen;
-	}
-	d = *dst;
-	cnt = 0;
-	/*
-	 * Eight bytes at a time: a byte without its high bit ends a varint,
-	 * and every varint that ends in the word is decoded from it, its
-	 * bytes cut out by the ends before and after it and their 7-bit
-	 * groups packed (up to four bytes, ids below 2^28, the short way).
-	 * The ends are found one after another by clearing the lowest
-	 * mark, so that the values do not wait on each other's loads.
-	 * A word with no end holds the start of a nine- or ten-byte varint.
-	 */
-	q = c;
-	qend = clen >= 8 ? c + clen - 7 : c;
+	return 1;
+}
+
+/*
+ * The packed varints c[0..clen), stored by put_value().  Returns their
+ * number, or -1 when the last one runs past the end.
+ *
+ * Eight bytes at a time: a byte without its high bit ends a varint,
+ * and every varint that ends in the word is decoded from it, its bytes
+ * cut out by the ends before and after it and their 7-bit groups
+ * packed (up to four bytes, ids below 2^28, the short way).  The ends
+ * are found one after another by clearing the lowest mark, so that the
+ * values do not wait on each other's loads.  A word with no end holds
+ * the start of a nine- or ten-byte varint.
+ */
+static inline __attribute__((always_inline)) long
+packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
+    uint64_t *over)
+{
+	const uint8_t *q = c, *qend = clen >= 8 ? c + clen - 7 : c;
+	size_t cnt = 0;
+	uint64_t x;
+
 	while (q < qend) {
 		uint64_t w, m, m2;
 		unsigned from, t1, t2;
@@ -1563,10 +1587,11 @@ ids:
 			t1 = (unsigned)__builtin_ctzll(m) + 1;
 			t2 = (unsigned)__builtin_ctzll(m2) + 1;
 			if (t1 <= 32 && t2 - t1 <= 32) {
-				d[cnt] = (int64_t)varint4(w &
-				    ((1ull << t1) - 1));
-				d[cnt + 1] = (int64_t)varint4((w >> t1) &
-				    ((1ull << (t2 - t1)) - 1));
+				put_value(d64, d16, over, cnt,
+				    varint4(w & ((1ull << t1) - 1)));
+				put_value(d64, d16, over, cnt + 1,
+				    varint4((w >> t1) &
+				    ((1ull << (t2 - t1)) - 1)));
 				cnt += 2;
 				q += t2 >> 3;
 				continue;
@@ -1575,10 +1600,10 @@ ids:
 		if (m == 0) {
 			if (varint(&q, c + clen, &x) == -1)
 				return -1;
-			d[cnt++] = (int64_t)x;
+			put_value(d64, d16, over, cnt++, x);
 			continue;
 		}
-		from = word_varints(w, m, d, &cnt);
+		from = word_varints(w, m, d64, d16, over, &cnt);
 		q += from >> 3;
 	}
 	/*
@@ -1602,9 +1627,47 @@ ids:
 		if (w >> (8 * rest - 1) & 1)
 			return -1;	/* the last varint runs past the end */
 		m = ~w & 0x8080808080808080ull & ((1ull << 8 * rest) - 1);
-		(void)word_varints(w, m, d, &cnt);
+		(void)word_varints(w, m, d64, d16, over, &cnt);
 	}
 	return (long)cnt;
+}
+
+long
+ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
+    size_t namelen, int64_t **dst, size_t *cap)
+{
+	const uint8_t *c;
+	size_t clen;
+	int64_t *d;
+	int rc;
+
+	if ((rc = canon_list(p, n, name, namelen, &c, &clen)) <= 0)
+		return rc;
+	if (clen > *cap) {
+		if ((d = realloc(*dst, clen * sizeof(*d))) == NULL)
+			return -1;
+		*dst = d;
+		*cap = clen;
+	}
+	return packed_varints(c, clen, *dst, NULL, NULL);
+}
+
+long
+ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
+    size_t namelen, uint16_t *out)
+{
+	const uint8_t *c;
+	size_t clen;
+	uint64_t over = 0;
+	long cnt;
+	int rc;
+
+	if ((rc = canon_list(p, n, name, namelen, &c, &clen)) <= 0)
+		return rc;
+	if ((cnt = packed_varints(c, clen, NULL, out, &over)) == -1 ||
+	    over > UINT16_MAX)
+		return -1;
+	return cnt;
 }
 
 long

@@ -140,6 +140,15 @@ long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
  */
 long		 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 		    size_t namelen, int64_t **dst, size_t *cap);
+/*
+ * The same for a caller that stores 16-bit tokens: the values go to
+ * 'out' as little-endian 16-bit words, whatever the host's byte order
+ * (room for n of them, n the record's length, is always enough).  Returns their number, or -1 for
+ * a record of another form or when a value is not in 0..65535 (the
+ * general readers then say which).
+ */
+long		 ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
+		    size_t namelen, uint16_t *out);
 
 /* Varint and wire helpers for modules that walk messages themselves. */
 size_t		 pb_varint_size(uint64_t v);

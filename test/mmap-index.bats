@@ -492,6 +492,14 @@ histogram:
 	done
 	cmp "$T/g1.bin" "$T/g3.bin"
 	cmp "$T/g1.idx" "$T/g3.idx"
+	# uint16 with --wrap: the same in any number of threads, 65536 kept as 0
+	for j in 1 3; do
+		mmap-index build -q --wrap -j "$j" -o "$T/u$j" --dtype uint16 "$T/late.tfr"
+	done
+	cmp "$T/u1.bin" "$T/u3.bin"
+	cmp "$T/u1.idx" "$T/u3.idx"
+	run -0 mmap-index get --output-format id "$T/u3" 24999 25000
+	[ "$output" = "$(printf '%s\n' "43928 43929 43930" "1 0")" ]
 	size=$(wc -c <"$T/late.tfr")
 	printf '\125' | dd of="$T/late.tfr" bs=1 seek=$((size - 1000)) conv=notrunc status=none
 	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype uint16 "$T/late.tfr"

@@ -1,8 +1,10 @@
 /*
- * Differential fuzz target for ex_int64_canonical() and
- * ex_int64_values(): whatever the fast paths accept, the full decoder
- * must accept with the same values, and where the decoder finds an
- * int64 feature, ex_int64_values() must find the same.  The first input
+ * Differential fuzz target for ex_int64_canonical(),
+ * ex_uint16_canonical() and ex_int64_values(): whatever the fast paths
+ * accept, the full decoder must accept with the same values, the 16-bit
+ * path exactly when the 64-bit one does and every value fits, and where
+ * the decoder finds an int64 feature, ex_int64_values() must find the
+ * same.  The first input
  * byte picks the feature name.
  */
 #include <stddef.h>
@@ -32,6 +34,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = malloc(size - 1 ? size - 1 : 1);	/* exact size: overreads are caught */
 	memcpy(p, data + 1, size - 1);
 	n = ex_int64_canonical(p, size - 1, name, strlen(name), &v, &cap);
+	{
+		uint16_t *w = malloc((size - 1 ? size - 1 : 1) * sizeof *w);
+		long n16 = ex_uint16_canonical(p, size - 1, name, strlen(name),
+		    w);
+		int fit = n >= 0;
+
+		for (long j = 0; j < n; j++)
+			if (v[j] < 0 || v[j] > 65535)
+				fit = 0;
+		if (n16 != (fit ? n : -1))
+			abort();
+		for (long j = 0; j < n16; j++) {
+			uint8_t *b = (uint8_t *)&w[j];
+
+			if ((b[0] | b[1] << 8) != v[j])
+				abort();
+		}
+		free(w);
+	}
 	if (n >= 0) {
 		ex_init(&ex);
 		if (ex_decode(&ex, p, size - 1, EX_TYPE_EXAMPLE) != 0)

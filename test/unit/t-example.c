@@ -250,7 +250,7 @@ main(void)
 		static const char names[] = "abcdefghijkl";
 		int64_t vals[24];
 		uint64_t rs = 0x9e3779b97f4a7c15ull;
-		int ok = 1, other = 1;
+		int ok = 1, other = 1, u16 = 1;
 		char nm[16], bad[16];
 
 		for (int round = 0; round < 1300; round++) {
@@ -273,6 +273,24 @@ main(void)
 			    &cap) != (long)len || (len > 0 &&
 			    memcmp(dst, vals, len * sizeof *vals) != 0))
 				ok = 0;
+			{
+				uint16_t w16[130];
+				long got = ex_uint16_canonical(out.p, out.len,
+				    nm, nl, w16);
+				int fit = 1;
+
+				for (size_t j = 0; j < len; j++) {
+					uint8_t *b = (uint8_t *)&w16[j];
+
+					if (vals[j] > 65535)
+						fit = 0;
+					else if (got >= 0 && (b[0] |
+					    b[1] << 8) != vals[j])
+						u16 = 0;
+				}
+				if (got != (fit ? (long)len : -1))
+					u16 = 0;
+			}
 			for (size_t i = 0; i < nl; i++) {
 				memcpy(bad, nm, nl + 1);
 				bad[i] ^= 0x20;
@@ -283,6 +301,8 @@ main(void)
 		}
 		TEST(ok, "canonical fast path: short records, names of 0 to "
 		    "12 bytes, values below 2^30");
+		TEST(u16, "16-bit canonical path: the same values where all "
+		    "fit, -1 where one does not");
 		TEST(other, "canonical fast path: a name one byte off is refused");
 	}
 
