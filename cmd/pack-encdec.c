@@ -487,12 +487,6 @@ parse_pass(char *s, struct sq_config *cfg)
 	}
 }
 
-static const char *
-type_name(enum ex_kind k)
-{
-	return k == EX_BYTES ? "string" : k == EX_FLOAT ? "float32" : "int64";
-}
-
 /*
  * Look up the converter's inputs in one record.  One decode per record
  * into an Example whose pools are reused, so the hot path allocates
@@ -502,27 +496,12 @@ static void
 fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
     struct sq_feat *f)
 {
-	const struct ex_feature *ft;
-	size_t i;
-
 	if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 		if (errno == ENOMEM)
 			die_errno("decoding a record");
 		data_error("%s", ex_strerror(&cur_ex));
 	}
-	for (i = 0; i < sq_ninputs(c); i++) {
-		memset(&f[i], 0, sizeof f[i]);
-		if ((ft = ex_get(&cur_ex, sq_input_name(c, i))) == NULL)
-			f[i].type = SQ_ABSENT;
-		else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
-			f[i].type = SQ_INT;
-			f[i].v = ft->i64;
-			f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
-		} else {
-			f[i].type = SQ_OTHER;
-			f[i].tname = type_name(ft->kind);
-		}
-	}
+	sq_fetch_example(c, &cur_ex, f);
 }
 
 static void

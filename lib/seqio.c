@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "example.h"
 #include "rng.h"
 #include "seqio.h"
 
@@ -1780,6 +1781,28 @@ feature_ok(const uint8_t *vb, const uint8_t *ve)
 	if (t == 0x12)
 		return (xe - xb) % 4 == 0;
 	return varints_ok(xb, xe);
+}
+
+void
+sq_fetch_example(const struct sq_conv *c, const struct example *ex,
+    struct sq_feat *f)
+{
+	const struct ex_feature *ft;
+	size_t i;
+
+	for (i = 0; i < sq_ninputs(c); i++) {
+		memset(&f[i], 0, sizeof f[i]);
+		if ((ft = ex_get(ex, sq_input_name(c, i))) == NULL)
+			f[i].type = SQ_ABSENT;
+		else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
+			f[i].type = SQ_INT;
+			f[i].v = ft->i64;
+			f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
+		} else {
+			f[i].type = SQ_OTHER;
+			f[i].tname = ft->kind == EX_BYTES ? "string" : "float32";
+		}
+	}
 }
 
 int

@@ -178,6 +178,14 @@ int		 sq_push(struct sq_conv *c, const struct sq_feat *f);
 int		 sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 		    struct sq_feat *f);
 /*
+ * f[0 .. sq_ninputs()) from a decoded Example: each input absent, an
+ * int64 list (values borrowed from 'ex'), or another kind, named as
+ * seqio names it ("string", "float32").
+ */
+struct example;
+void		 sq_fetch_example(const struct sq_conv *c,
+		    const struct example *ex, struct sq_feat *f);
+/*
  * The byte path, for packed EncDec and LM with seqio's strategy (not
  * the custom ops) when the config has emit_bytes: push the serialized
  * Example [p, p + n) when its tokens can be packed as bytes: the

@@ -138,8 +138,6 @@ push_tool(struct sq_conv *c, int bytes, struct example *ex,
     const uint8_t *p, size_t n)
 {
 	struct sq_feat f[40];
-	const struct ex_feature *ft;
-	size_t i;
 	int got;
 
 	if (bytes && (got = sq_push_bytes(c, p, n)) != 0)
@@ -147,19 +145,7 @@ push_tool(struct sq_conv *c, int bytes, struct example *ex,
 	if (sq_fetch_canonical(c, p, n, f) == 0) {
 		if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1)
 			return -1;
-		for (i = 0; i < sq_ninputs(c) && i < 40; i++) {
-			memset(&f[i], 0, sizeof f[i]);
-			if ((ft = ex_get(ex, sq_input_name(c, i))) == NULL)
-				f[i].type = SQ_ABSENT;
-			else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
-				f[i].type = SQ_INT;
-				f[i].v = ft->i64;
-				f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
-			} else {
-				f[i].type = SQ_OTHER;
-				f[i].tname = "string";
-			}
-		}
+		sq_fetch_example(c, ex, f);
 	}
 	return sq_push(c, f);
 }
@@ -277,20 +263,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				int fast = sq_fetch_canonical(c, data, n, g);
 
 				ni = sq_ninputs(c);
-				for (i = 0; i < ni && i < 40; i++) {
-					memset(&f[i], 0, sizeof f[i]);
-					ft = ex_get(&ex, sq_input_name(c, i));
-					if (ft == NULL)
-						f[i].type = SQ_ABSENT;
-					else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
-						f[i].type = SQ_INT;
-						f[i].v = ft->i64;
-						f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
-					} else {
-						f[i].type = SQ_OTHER;
-						f[i].tname = "string";
-					}
-				}
+				sq_fetch_example(c, &ex, f);
 				/* The canonical-form reader agrees with the decoder. */
 				for (i = 0; fast == 1 && i < ni && i < 40; i++) {
 					if (g[i].type != f[i].type || (g[i].type == SQ_INT &&

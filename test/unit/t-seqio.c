@@ -1312,8 +1312,6 @@ push_as_tool(struct sq_conv *c, int bytes, struct example *ex,
     const uint8_t *p, size_t n)
 {
 	struct sq_feat f[8];
-	const struct ex_feature *ft;
-	size_t i;
 	int got;
 
 	if (bytes && (got = sq_push_bytes(c, p, n)) != 0)
@@ -1321,19 +1319,7 @@ push_as_tool(struct sq_conv *c, int bytes, struct example *ex,
 	if (sq_fetch_canonical(c, p, n, f) == 0) {
 		if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1)
 			return -1;
-		for (i = 0; i < sq_ninputs(c); i++) {
-			memset(&f[i], 0, sizeof f[i]);
-			if ((ft = ex_get(ex, sq_input_name(c, i))) == NULL)
-				f[i].type = SQ_ABSENT;
-			else if (ft->kind == EX_INT64 || ft->kind == EX_NONE) {
-				f[i].type = SQ_INT;
-				f[i].v = ft->i64;
-				f[i].n = ft->kind == EX_INT64 ? ft->n : 0;
-			} else {
-				f[i].type = SQ_OTHER;
-				f[i].tname = "string";
-			}
-		}
+		sq_fetch_example(c, ex, f);
 	}
 	return sq_push(c, f);
 }
