@@ -29,12 +29,14 @@ static const char usage_text[] =
 "                        [--documents each|empty] [--dtype type]\n"
 "                        [--format fairseq|megatron] [--input-format records|id]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
-"       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
-"                      [--output-format json|id|records] [--range a:b] prefix\n"
-"       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
+"       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
-"                      prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
+"                      [--range a:b] prefix\n"
+"       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
+"                      [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
+"                       prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
 "       mmap-index -h | -V\n";
@@ -49,7 +51,7 @@ enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
 enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
-	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE, OPT_KEEP
 };
 
 static const struct option longopts[] = {
@@ -70,15 +72,16 @@ static const struct option longopts[] = {
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
 	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
 	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09",
-	[CMD_INFO] = "qo" "\x04\x08",
+	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0b",
+	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0b",
+	[CMD_INFO] = "qo" "\x04\x08\x0b",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
 };
@@ -191,6 +194,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
+			break;
+		case OPT_KEEP:
+			keep_partial = 1;
 			break;
 		case OPT_DOCS:
 			if (strcmp(optarg, "each") == 0)
@@ -363,10 +369,15 @@ fail(const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (wr.w != NULL)
-		(void)rec_writer_flush(wr.w);
+	/* The record stream ends as a run on the good part would end it. */
+	if (wr.w != NULL && rec_writer_close(wr.w) == -1) {
+		wr.w = NULL;
+		write_failed(ob.name);
+	}
+	wr.w = NULL;
 	if (ob.p != NULL)
 		ob_flush();
+	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -1402,22 +1413,46 @@ start_output(const char *prefix, enum mmidx_layout layout,
 	return b;
 }
 
+/*
+ * Commit the pair.  The .idx goes last: a reader never sees it without
+ * its .bin.  An old .bin is linked to a name beside it first, so that
+ * if the .idx cannot be renamed into place the old pair is put back
+ * (the early out_check() of both names makes that rare).
+ */
 static void
 finish_output(struct mmidx_builder *b, const char *prefix)
 {
+	char *bp = joinx(prefix, ".bin"), *old = joinx(prefix, ".bin.old.XXXXXX");
+	int fd, e, saved = 0;
+
 	if (mmidx_finish(b, idxout.fd) == -1)
 		die("%s: %s", prefix, mmidx_builder_strerror(b));
-	/* The .idx goes last: a reader never sees it without its .bin. */
-	if (out_commit(&binout) == -1)
+	/* A unique name for the link (no hard links: no way back). */
+	if ((fd = mkstemp(old)) == -1)
+		die_errno("%s", old);
+	close(fd);
+	unlink(old);
+	if (link(bp, old) == 0)
+		saved = 1;
+	if (out_commit(&binout) == -1) {
+		e = errno;
+		unlink(old);
+		errno = e;
 		die_errno("%s.bin", prefix);
+	}
 	if (out_commit(&idxout) == -1) {
-		int e = errno;
-		char *bp = joinx(prefix, ".bin");
-
-		unlink(bp);
+		e = errno;
+		if (saved)
+			rename(old, bp);
+		else
+			unlink(bp);
 		errno = e;
 		die_errno("%s.idx", prefix);
 	}
+	if (saved)
+		unlink(old);
+	free(bp);
+	free(old);
 }
 
 /* Token ids of the sequence being added. */
@@ -2138,6 +2173,20 @@ main(int argc, char **argv)
 	if (o.cmd != CMD_BUILD)
 		for (int i = 0; i < argc; i++)
 			argv[i] = prefix_of(argv[i]);
+	/* Outputs that cannot be written are refused before any work. */
+	if (o.out != NULL && *o.out == '\0')
+		out_check(o.out);
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE) {
+			char *bp = joinx(o.out, ".bin"), *ip = joinx(o.out, ".idx");
+
+			out_check(bp);
+			out_check(ip);
+			free(bp);
+			free(ip);
+		} else
+			out_check(o.out);
+	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)
 		o.outfmt = OUT_JSON;

@@ -446,6 +446,8 @@ main(int argc, char *argv[])
 	o.reserved = reserved;
 	o.probe = show_probe;
 
+	/* An output that cannot be written is refused before the counting. */
+	out_check(outpath);
 	if (jobs == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 

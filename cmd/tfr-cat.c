@@ -48,14 +48,16 @@ static uint64_t nseen;		/* records read, for --skip/--head/--shard */
 static struct buf line, pay;
 static struct example ex;
 static struct exjson js;
+static struct outfile textout;	/* -o FILE of the text modes */
 
 static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index] [--lossy]\n"
-	    "               [--no-crc] [--recover] [--shuffle] [--stats] [--tf-compat]\n"
-	    "               [--verify] [--compression auto|none|zlib|gzip]\n"
+	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index]\n"
+	    "               [--keep-partial] [--lossy] [--no-crc] [--recover]\n"
+	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
+	    "               [--compression auto|none|zlib|gzip]\n"
 	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
 	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
@@ -83,7 +85,8 @@ usage(FILE *fp, int status)
 enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
-	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE
+	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
+	O_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -96,6 +99,7 @@ static const struct option longopts[] = {
 	{ "head", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "index", no_argument, NULL, O_INDEX },
+	{ "keep-partial", no_argument, NULL, O_KEEP_PARTIAL },
 	{ "lossy", no_argument, NULL, O_LOSSY },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
@@ -251,8 +255,8 @@ sink_close(struct sink *s)
 	}
 	if (rec_writer_close(s->w) == -1)
 		write_failed(s->name);
-	if (s->of.active && out_commit(&s->of) == -1)
-		die_errno("%s", s->of.path);
+	if ((s->of.active || s->of.direct) && out_commit(&s->of) == -1)
+		die_errno("%s", s->name);
 	free(s->name);
 }
 
@@ -806,6 +810,7 @@ main(int argc, char *argv[])
 		case O_FORCE: force = 1; break;
 		case O_FROM_JSON: from_json = 1; break;
 		case O_INDEX: mode = M_INDEX; break;
+		case O_KEEP_PARTIAL: keep_partial = 1; break;
 		case O_LOSSY: lossy = 1; break;
 		case O_MAXREC: max_len = size_arg("--max-record-size", optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
@@ -859,9 +864,20 @@ main(int argc, char *argv[])
 		usage_error("-f needs decoded records, not --type raw");
 	if (mode == M_STATS && type == TYPE_RAW)
 		usage_error("--stats needs decoded records, not --type raw");
-	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0 &&
-	    freopen(outpath, "w", stdout) == NULL)
-		die_errno("%s", outpath);
+	/* Every named output is checked before any input is read. */
+	if (outpath && !nsplit)
+		out_check(outpath);
+	/*
+	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
+	 * to a temporary file beside the name, renamed at the end: the old
+	 * file stays until the new one is whole.
+	 */
+	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0) {
+		if ((c = out_open(&textout, outpath)) == -1)
+			die_errno("%s", outpath);
+		if (dup2(c, 1) == -1)
+			die_errno("%s", outpath);
+	}
 
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	ex_init(&ex);
@@ -887,8 +903,12 @@ main(int argc, char *argv[])
 	if (mode == M_RECORDS) {
 		size_t i;
 
-		if (status && !recover) {
-			/* Named outputs appear whole or not at all. */
+		if (status && !recover && !keep_partial && nsinks &&
+		    sinks[0].of.active) {
+			/*
+			 * Named outputs appear whole or not at all (stdout
+			 * gets what the good records before the fault give).
+			 */
 			for (i = 0; i < nsinks; i++) {
 				rec_writer_close(sinks[i].w);
 				out_abort(&sinks[i].of);
@@ -903,5 +923,8 @@ main(int argc, char *argv[])
 	if (mode == M_STATS)
 		stats_print();
 	close_stdout();
+	if ((textout.active || textout.direct) &&
+	    out_finish(&textout, status == 0) == -1)
+		die_errno("%s", outpath);
 	return status;
 }

@@ -29,3 +29,40 @@ help_is_synopsis() {
 		return 1
 	fi
 }
+
+# kill_mid_write OUT INPUT CMD...: run CMD with its standard input a FIFO
+# that is fed INPUT and then held open, so that CMD is caught in the middle
+# of its work; kill it with SIGKILL.  OUT must still hold what it held
+# before (a named output is written to a temporary file and renamed).
+kill_mid_write() {
+	local out=$1 in=$2 fifo="$T/mid.fifo" pid before fd
+	shift 2
+	before=$(cksum <"$out")
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$@" <"$fifo" 2>/dev/null &
+	pid=$!
+	exec {fd}>"$fifo"
+	cat "$in" >&"$fd"
+	sleep 0.3
+	kill -9 "$pid"
+	wait "$pid" || true
+	exec {fd}>&-
+	[ "$(cksum <"$out")" = "$before" ]
+}
+
+# refuses_output MESSAGE CMD...: CMD fails with status 1, nothing on
+# stdout and exactly MESSAGE on stderr.  Used for outputs that cannot be
+# written (a directory, a missing directory, an empty name): given with a
+# missing input, the message must name the output, not the input, to show
+# that the output was refused before any input was read.
+refuses_output() {
+	local want=$1
+	shift
+	run -1 --separate-stderr "$@"
+	[ -z "$output" ]
+	if [ "$stderr" != "$want" ]; then
+		printf 'want: %s\ngot:  %s\n' "$want" "$stderr"
+		return 1
+	fi
+}

@@ -541,3 +541,66 @@ histogram:
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn: ok (fairseq, uint16, 1 sequences, 2 tokens)" ]
 }
+
+@test "mmap-index: build and merge keep the old pair when PREFIX.idx is a directory, and refuse it before the work" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	mkdir "$T/old.idx"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index merge -q -o "$T/old" "$T/good"
+	cmp "$T/good.bin" "$T/old.bin"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: a failed build or merge leaves the old pair as it was" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	ids "$T/bad.txt" "1 2" "x"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" --input-format id "$T/bad.txt"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	printf 'junk' >"$T/j.idx"
+	: >"$T/j.bin"
+	run -1 mmap-index merge -q -o "$T/old" "$T/good" "$T/j"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: kill -9 in the middle of a build or get -o leaves the old files" {
+	local i
+	for i in $(seq 1 3000); do echo "$i $((i + 1)) $((i + 2))"; done >"$T/in.txt"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	kill_mid_write "$T/old.bin" "$T/in.txt" mmap-index build -q -o "$T/old" --input-format id
+	cmp "$T/good.idx" "$T/old.idx"
+	echo OLD >"$T/keep"
+	seq 0 2999 >"$T/idx.txt"
+	kill_mid_write "$T/keep" "$T/idx.txt" mmap-index get -o "$T/keep" "$T/good" -
+}
+
+@test "mmap-index: get, cat and info -o keep the old file on a fault; an unwritable output is refused first" {
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	echo OLD >"$T/keep"
+	run -1 mmap-index get -o "$T/keep" "$T/d" 0 9
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index cat -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index info -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	mkdir "$T/adir"
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index get -o "$T/adir" "$T/nosuch" 0
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index cat -o "$T/adir" "$T/nosuch"
+	refuses_output "mmap-index: $T/nodir/x.bin: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
+}

@@ -15,8 +15,8 @@ docstring_pair() {
 @test "pack-encdec: -h prints the synopsis on stdout" {
 	run -0 --separate-stderr pack-encdec -h
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]" ]
-	[[ "$output" == *"pack-encdec [-hqV] [--stats] -C electra --cls-id id"* ]]
+	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]" ]
+	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id"* ]]
 }
 
 @test "pack-encdec: -V prints the version" {
@@ -340,4 +340,21 @@ for i in range(300):
 @test "pack-encdec: --help to a full disk is status 1 with a message" {
 	run -1 --separate-stderr bash -c 'pack-encdec --help >/dev/full'
 	[ "$stderr" = "pack-encdec: stdout: No space left on device" ]
+}
+
+@test "pack-encdec: -o keeps the old file when an input is missing or bad, and after kill -9" {
+	local i
+	docstring_pair
+	echo OLD >"$T/keep"
+	run -1 pack-encdec -C encdec -l inputs=8,targets=8 -o "$T/keep" "$T/in.tfr" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	for i in $(seq 1 3000); do echo "{\"inputs\":[$i,2,3],\"targets\":[4,$i]}"; done | mk "$T/big.tfr"
+	kill_mid_write "$T/keep" "$T/big.tfr" pack-encdec -C encdec -l inputs=8,targets=8 -o "$T/keep"
+}
+
+@test "pack-encdec: an output that cannot be written is refused before reading input" {
+	mkdir "$T/adir"
+	refuses_output "pack-encdec: $T/adir: Is a directory" pack-encdec -C lm -l targets=8 -o "$T/adir" "$T/nosuch"
+	refuses_output "pack-encdec: $T/nodir/o: No such file or directory" pack-encdec -C lm -l targets=8 -o "$T/nodir/o" "$T/nosuch"
+	refuses_output "pack-encdec: an output file name is empty" pack-encdec -C lm -l targets=8 -o '' "$T/nosuch"
 }

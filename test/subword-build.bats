@@ -216,3 +216,18 @@ print(max(len(e) for e in es))' "$T/v"
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
 }
+
+@test "subword-build: an output that cannot be written is refused before counting" {
+	mkdir "$T/adir"
+	refuses_output "subword-build: $T/adir: Is a directory" subword-build -q -o "$T/adir" "$T/nosuch"
+	refuses_output "subword-build: $T/nodir/v: No such file or directory" subword-build -q -o "$T/nodir/v" "$T/nosuch"
+	refuses_output "subword-build: an output file name is empty" subword-build -q -o '' "$T/nosuch"
+}
+
+@test "subword-build: kill -9 while counting leaves the old vocabulary" {
+	corpus 2000 >"$T/c.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/c.txt" subword-build -q --min-count 2 -o "$T/keep" -
+	run -1 subword-build -q --min-count 2 -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+}

@@ -345,3 +345,60 @@ big() {
 	[ "$output" = 1 ]
 	printf '""\n' | tfr-cat --from-json --type raw | cmp - <(printf '\000\000\000\000\000\000\000\000\051\003\230\007\330\352\202\242')
 }
+
+@test "tfr-cat: -o in every text mode leaves the old file when the input is missing" {
+	local m
+	for m in "" --flat --index -c --stats --verify; do
+		echo OLD >"$T/keep"
+		run -1 tfr-cat $m -o "$T/keep" "$T/nosuch.tfr"
+		[ "$(cat "$T/keep")" = OLD ]
+	done
+	echo OLD >"$T/keep"
+	run -1 tfr-cat -R -o "$T/keep" "$T/nosuch.tfr"
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 tfr-cat --from-json -o "$T/keep" "$T/nosuch.jsonl"
+	[ "$(cat "$T/keep")" = OLD ]
+	# and a good run replaces it
+	tfr-cat -c -o "$T/keep" "$T/three.tfr"
+	[ "$(cat "$T/keep")" = 3 ]
+}
+
+@test "tfr-cat: kill -9 in the middle of writing leaves the old output" {
+	local m
+	big
+	for m in "" --flat --index -c --stats -R; do
+		echo OLD >"$T/keep"
+		kill_mid_write "$T/keep" "$T/big.tfr" tfr-cat $m -o "$T/keep"
+	done
+	echo OLD >"$T/keep"
+	tfr-cat "$T/big.tfr" >"$T/big.jsonl"
+	kill_mid_write "$T/keep" "$T/big.jsonl" tfr-cat --from-json -o "$T/keep"
+}
+
+@test "tfr-cat: an output that cannot be written is refused before reading input" {
+	mkdir "$T/adir"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat -R -o "$T/adir" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat -o "$T/adir" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat --from-json -o "$T/adir" "$T/nosuch.jsonl"
+	refuses_output "tfr-cat: $T/adir/: Is a directory" tfr-cat -c -o "$T/adir/" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/nodir/out: No such file or directory" tfr-cat -R -o "$T/nodir/out" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: an output file name is empty" tfr-cat -R -o '' "$T/nosuch.tfr"
+	refuses_output "tfr-cat: an output file name is empty" tfr-cat --flat -o '' "$T/nosuch.tfr"
+	touch "$T/afile"
+	refuses_output "tfr-cat: $T/afile/x: Not a directory" tfr-cat -R -o "$T/afile/x" "$T/nosuch.tfr"
+	# the directories are untouched: no temporary left in them
+	[ -z "$(ls "$T/adir")" ]
+}
+
+@test "tfr-cat: a read-only directory is refused before reading input" {
+	[ "$(id -u)" != 0 ] || skip "root may write anywhere"
+	mkdir "$T/ro"
+	chmod 555 "$T/ro"
+	refuses_output "tfr-cat: $T/ro/out: Permission denied" tfr-cat -R -o "$T/ro/out" "$T/nosuch.tfr"
+}
+
+@test "tfr-cat: a --split shard name that is a directory is refused up front" {
+	mkdir "$T/sh-1"
+	refuses_output "tfr-cat: $T/sh-1: Is a directory" tfr-cat -R --split 2 -o "$T/sh-%d" "$T/nosuch.tfr"
+	[ ! -e "$T/sh-0" ]
+}
