@@ -402,3 +402,66 @@ big() {
 	refuses_output "tfr-cat: $T/sh-1: Is a directory" tfr-cat -R --split 2 -o "$T/sh-%d" "$T/nosuch.tfr"
 	[ ! -e "$T/sh-0" ]
 }
+
+@test "tfr-cat: --split field widths are kept in full, or refused up front" {
+	big
+	tfr-cat -R --split 2 -o "$T/sh-%40d" "$T/big.tfr"
+	[ "$(ls "$T" | grep -c '^sh-')" = 2 ]
+	[ "$(tfr-cat -c "$T/sh-$(printf '%40d' 1)")" = 500 ]
+	tfr-cat -R --split 3 -o "$T/w-%-4d-of-%03d" "$T/big.tfr"
+	[ "$(tfr-cat -c "$T/w-2   -of-003")" = 333 ]
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x-%256d" "$T/big.tfr"
+	[[ "$stderr" == *"a field width above 255"* ]]
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x-%5s" "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x" "$T/big.tfr"
+	[ -z "$(ls "$T" | grep '^x')" ]
+}
+
+@test "tfr-cat: --split commits all its shards or none" {
+	big
+	# a fault in the input: no shard at all, and old shards stay
+	head -c 50000 "$T/big.tfr" >"$T/cut.tfr"
+	echo OLD >"$T/s-0"
+	run -1 tfr-cat -R --split 3 -o "$T/s-%d" "$T/cut.tfr"
+	[ "$(cat "$T/s-0")" = OLD ]
+	[ ! -e "$T/s-1" ] && [ ! -e "$T/s-2" ]
+	# the same with many shards (written a different way)
+	run -1 tfr-cat -R --split 100 -o "$T/m-%d" "$T/cut.tfr"
+	[ -z "$(ls "$T" | grep '^m-')" ]
+	# --keep-partial commits every shard with the good records
+	run -1 tfr-cat -R --keep-partial --split 3 -o "$T/s-%d" "$T/cut.tfr"
+	tfr-cat -R "$T/cut.tfr" >"$T/good.tfr" || true
+	[ "$(cat "$T/s-0" "$T/s-1" "$T/s-2" | tfr-cat -c)" = "$(tfr-cat -c "$T/good.tfr")" ]
+}
+
+# Shards k of a --split N run must hold what --shard k/N selects.
+same_as_shard() {
+	local pat=$1 n=$2 k
+	shift 2
+	for k in "$@"; do
+		tfr-cat -R --shard "$k/$n" "$T/big.tfr" >"$T/want"
+		tfr-cat -R "$(printf "$pat" "$k")" >"$T/got"
+		cmp "$T/want" "$T/got"
+	done
+}
+
+@test "tfr-cat: --split 65 and --split 10000 work under ulimit -n 1024" {
+	big
+	mkdir "$T/a" "$T/b" "$T/c" "$T/d"
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --split 65 -o "$1/s-%03d" "$2"' _ "$T/a" "$T/big.tfr"
+	[ "$(ls "$T/a" | wc -l)" = 65 ]
+	same_as_shard "$T/a/s-%03d" 65 0 17 64
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --split 10000 -o "$1/s-%05d-of-%05d.gz" "$2"' _ "$T/b" "$T/big.tfr"
+	[ "$(ls "$T/b" | wc -l)" = 10000 ]
+	[ "$(tfr-cat -c "$T"/b/s-0000*)" = 10 ]
+	same_as_shard "$T/b/s-%05d-of-10000.gz" 10000 0 999 9999
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --shuffle --split 10000 -o "$1/s-%05d" "$2"' _ "$T/c" "$T/big.tfr"
+	[ "$(ls "$T/c" | wc -l)" = 10000 ]
+	[ "$(cat "$T"/c/* | tfr-cat -c)" = 1000 ]
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --shuffle-window 3 --split 200 -o "$1/s-%05d" "$2"' _ "$T/d" "$T/big.tfr"
+	# a shuffled shard holds the records of its plain shard
+	tfr-cat --shard 7/200 "$T/big.tfr" | sort >"$T/want"
+	tfr-cat "$T/d/s-00007" | sort >"$T/got"
+	cmp "$T/want" "$T/got"
+	[ "$(ls "$T/d" | wc -l)" = 200 ]
+}
