@@ -788,7 +788,11 @@ cat_records(const char *path)
 		flags |= REC_TF_COMPAT;
 	if (no_crc)
 		flags |= REC_NO_CRC;
-	if (mode == M_COUNT || mode == M_INDEX)
+	/*
+	 * -c skips payloads (its page says so); --index reads them, since
+	 * an index of a record whose payload CRC is wrong is no index.
+	 */
+	if (mode == M_COUNT || (mode == M_INDEX && no_crc))
 		flags |= REC_SKIP_DATA;
 	if ((r = rec_reader_open(fd, in_comp, flags, max_len)) == NULL)
 		die_errno("%s", name);

@@ -604,3 +604,19 @@ histogram:
 	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
 	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
 }
+
+@test "mmap-index: get after a bad index: stdout is what the good indices give; -o keeps it only with --keep-partial" {
+	local a
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	for a in "" "-R" "--output-format id" "-j 2"; do
+		printf '2\n0\n1\n' | mmap-index get $a "$T/d" - >"$T/good.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 "$2" - >"$3"' _ "$a" "$T/d" "$T/bad.out"
+		cmp "$T/good.out" "$T/bad.out"
+		echo OLD >"$T/old.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 -o "$3" "$2" -' _ "$a" "$T/d" "$T/old.out"
+		[ "$(cat "$T/old.out")" = OLD ]
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 --keep-partial -o "$3" "$2" -' _ "$a" "$T/d" "$T/kept.out"
+		cmp "$T/good.out" "$T/kept.out"
+	done
+}

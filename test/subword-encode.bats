@@ -318,3 +318,18 @@ print(d[12:-4].hex())' "$T/r2"
 	refuses_output "subword-encode: $T/nodir/x: No such file or directory" subword-encode -v "$T/v" -o "$T/nodir/x" "$T/nosuch"
 	refuses_output "subword-encode: an output file name is empty" subword-encode -v "$T/v" -o '' "$T/nosuch"
 }
+
+@test "subword-encode: after a fault stdout holds what the good lines or records give; -o keeps it only with --keep-partial" {
+	local a
+	head -n 70 "$T/c.txt" >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'bad \377 line\n'; cat "$T/c.txt"; } >"$T/bad.txt"
+	for a in "" "--output-format id" "--output-format piece" "-j 2" "-j 2 --output-format id"; do
+		same_prefix_output "$T/bad.txt" "$T/good.txt" subword-encode -v "$T/v" $a
+	done
+	subword-encode -v "$T/v" -o "$T/rec" "$T/c.txt"
+	damage_at "$T/rec" 50 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" subword-encode -d -v "$T/v"
+	subword-encode -v "$T/v" --output-format id "$T/c.txt" | head -n 40 >"$T/good.ids"
+	{ cat "$T/good.ids"; echo "1 2 x"; cat "$T/good.ids"; } >"$T/bad.ids"
+	same_prefix_output "$T/bad.ids" "$T/good.ids" subword-encode -d --input-format id -v "$T/v"
+}

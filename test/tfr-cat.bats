@@ -465,3 +465,30 @@ same_as_shard() {
 	cmp "$T/want" "$T/got"
 	[ "$(ls "$T/d" | wc -l)" = 200 ]
 }
+
+@test "tfr-cat: after a fault stdout holds what the good prefix gives, in every mode; -o is all-or-nothing unless --keep-partial" {
+	local m
+	big
+	damage_at "$T/big.tfr" 700 "$T/bad.tfr" "$T/good.tfr"
+	for m in "" --flat --index --stats -R "-R -z gzip" "-R --shuffle" "-R --shuffle-window 50" "-R -f a" "--type raw"; do
+		same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat $m
+	done
+	# -c reads headers only: a truncated record is its fault
+	damage_at "$T/big.tfr" -5 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat -c
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat -R --shuffle
+	# JSON in: a bad line
+	tfr-cat "$T/big.tfr" | head -n 300 >"$T/good.jsonl"
+	{ cat "$T/good.jsonl"; echo '{"a":['; tfr-cat "$T/big.tfr" | tail -n 5; } >"$T/bad.jsonl"
+	same_prefix_output "$T/bad.jsonl" "$T/good.jsonl" tfr-cat --from-json
+}
+
+@test "tfr-cat: --index checks payload CRCs" {
+	big
+	damage_at "$T/big.tfr" 10 "$T/bad.tfr" "$T/good.tfr"
+	run -1 --separate-stderr tfr-cat --index "$T/bad.tfr"
+	[ "${#lines[@]}" = 10 ]
+	[[ "$stderr" == *"record 10 at offset"* ]]
+	run -0 --separate-stderr tfr-cat --index --no-crc "$T/bad.tfr"
+	[ "${#lines[@]}" = 1000 ]
+}
