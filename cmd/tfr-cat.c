@@ -934,6 +934,9 @@ parse_features(char *s)
 			die_errno("-f");
 		want[nwant++] = tok;
 	}
+	/* No names would keep every feature: an empty list is an error. */
+	if (nwant == 0)
+		usage_error("-f: no feature names");
 	qsort(want, nwant, sizeof(*want), cmpstr);
 }
 

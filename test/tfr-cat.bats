@@ -492,3 +492,24 @@ same_as_shard() {
 	run -0 --separate-stderr tfr-cat --index --no-crc "$T/bad.tfr"
 	[ "${#lines[@]}" = 1000 ]
 }
+
+@test "tfr-cat: -f with no feature names is a usage error" {
+	run -2 --separate-stderr tfr-cat -f '' "$T/three.tfr"
+	[ -z "$output" ]
+	[[ "$stderr" == "tfr-cat: -f: no feature names"* ]]
+	run -2 --separate-stderr tfr-cat -R -f ',,' "$T/three.tfr"
+	[ -z "$output" ]
+}
+
+@test "tfr-cat: --from-json refuses a feature given twice, naming it, the line and the byte" {
+	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2],"a":[3]}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json -o "$T/dup.tfr" "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 2: duplicate feature \"a\" at byte 17" ]
+	[ ! -e "$T/dup.tfr" ]
+	printf '%s\n' '{"features":{"feature":{"x":{"int64List":{}},"x":{"int64List":{}}}}}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 1: duplicate feature \"x\" at byte 45" ]
+	printf '%s\n' '{"context":{},"feature_lists":{"s":[[1]],"s":[[2]]}}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 1: duplicate feature list \"s\" at byte 41" ]
+}
