@@ -25,6 +25,19 @@ int keep_partial;
 /* Temporaries to unlink on a fatal signal or die(): a list with no cap. */
 static struct outfile *volatile pending;
 static int faulting;		/* set by fault_begin() */
+void (*fault_keep)(void);
+
+static void
+keep_all(void)
+{
+	void (*f)(void) = fault_keep;
+
+	faulting = 0;
+	fault_keep = NULL;
+	if (f != NULL)
+		f();
+	out_commit_all();
+}
 
 void
 setprogname(const char *argv0)
@@ -65,7 +78,7 @@ die(const char *fmt, ...)
 	vwarn_(0, fmt, ap);
 	va_end(ap);
 	if (faulting && keep_partial)
-		out_commit_all();
+		keep_all();
 	unlink_pending();
 	exit(1);
 }
@@ -81,7 +94,7 @@ die_errno(const char *fmt, ...)
 	vwarn_(e, fmt, ap);
 	va_end(ap);
 	if (faulting && keep_partial)
-		out_commit_all();
+		keep_all();
 	unlink_pending();
 	exit(1);
 }

@@ -110,6 +110,12 @@ extern int keep_partial;
  * removing it.  A failed write (write_failed()) cancels this.
  */
 void	fault_begin(void);
+/*
+ * Called at such a die() under --keep-partial before the outputs are
+ * committed, when set: a tool ends what needs ending (mmap-index build
+ * writes the index of the sequences added so far).
+ */
+extern void (*fault_keep)(void);
 /* Commit every pending named output (--keep-partial at a fault). */
 void	out_commit_all(void);
 /* End output o after a run: commit when ok or keep_partial, else abort. 0, or -1 with errno. */

@@ -25,7 +25,8 @@
 #include "record.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"                        [-j jobs]\n"
 "                        [--documents each|empty] [--dtype type]\n"
 "                        [--format fairseq|megatron] [--input-format records|id]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
@@ -78,7 +79,7 @@ static const struct option longopts[] = {
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07\x0b",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0b",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0b",
 	[CMD_INFO] = "qo" "\x04\x08\x0b",
@@ -1511,11 +1512,13 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.neg |= ids.v[n] < 0;
 		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r') || (errno == ERANGE && !isf))
+		    *end != '\r') || (errno == ERANGE && !isf)) {
+			fault_begin();
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
 			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
 			    s);
+		}
 		n++;
 		s = end;
 	}
@@ -1526,6 +1529,7 @@ static void
 add_fault(struct mmidx_builder *b, const char *name, const char *where,
     uint64_t num, uint64_t off)
 {
+	fault_begin();
 	if (off != UINT64_MAX)
 		die("%s: %s %" PRIu64 " at offset %" PRIu64 ": %s", name, where,
 		    num, off, mmidx_builder_strerror(b));
@@ -1605,6 +1609,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
 				die_errno("%s", name);
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
 			    name, num, off, ex_strerror(&ex));
 		}
@@ -1612,6 +1617,9 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
 
 			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+			if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
+			    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
+				fault_begin();
 			if (cnt >= 0 && cnt != 1)
 				die("%s: record %" PRIu64 " at offset %" PRIu64
 				    ": '%s' must hold one value, not %ld", name,
@@ -1644,6 +1652,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 				add_fault(b, name, "record", num, off);
 			continue;
 		}
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    num, off, f == NULL ? (ex.nfeat == 0 ?
 		    "no features (an empty record ends a document only with "
@@ -1654,6 +1663,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
@@ -2004,8 +2014,10 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	build_worker(&w[0]);
 	for (int t = 1; t < started; t++)
 		pthread_join(tid[t], NULL);
-	if (bt.stop)
+	if (bt.stop) {
+		fault_begin();
 		die("%s", bt.msg);
+	}
 	for (int t = 0; t < jobs; t++) {
 		buf_free(&w[t].in);
 		free(w[t].tok);
@@ -2018,6 +2030,18 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	bt.r = NULL;
 }
 
+/*
+ * --keep-partial at a fault in a build: the pair is finished with the
+ * sequences added before the fault and committed as usual.
+ */
+static struct mmidx_builder *keep_b;
+
+static void
+keep_build(void)
+{
+	finish_output(keep_b, o.out);
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -2026,7 +2050,7 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
-	int isf, jobs;
+	int isf, jobs, rval = 0;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
@@ -2065,6 +2089,8 @@ cmd_build(int argc, char **argv)
 	if (!o.docs_empty)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
+	keep_b = b;
+	fault_keep = keep_build;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
@@ -2078,6 +2104,10 @@ cmd_build(int argc, char **argv)
 		const char *name = input_name(argv[i]);
 
 		if (fd == -1) {
+			if (keep_partial) {
+				rval = 1;
+				continue;
+			}
 			out_abort(&binout);
 			out_abort(&idxout);
 			exit(1);
@@ -2092,9 +2122,10 @@ cmd_build(int argc, char **argv)
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
+	fault_keep = NULL;
 	finish_output(b, o.out);
 	mmidx_builder_free(b);
-	return 0;
+	return rval;
 }
 
 /* File scope: still reachable when a fault exits (leak checkers). */

@@ -12,7 +12,7 @@ ids() {
 @test "mmap-index: -h prints the synopsis on stdout, -V the version" {
 	run -0 --separate-stderr mmap-index -h
 	[ -z "$stderr" ]
-	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--wrap] -o prefix"* ]]
+	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix"* ]]
 	run -0 --separate-stderr mmap-index cat --help
 	[[ "${lines[0]}" == "usage: mmap-index build"* ]]
 	run -0 --separate-stderr mmap-index -V
@@ -619,4 +619,34 @@ histogram:
 		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 --keep-partial -o "$3" "$2" -' _ "$a" "$T/d" "$T/kept.out"
 		cmp "$T/good.out" "$T/kept.out"
 	done
+}
+
+@test "mmap-index: build --keep-partial commits the pair of the sequences before a fault" {
+	local i j
+	for i in $(seq 1 3000); do echo "[$i,$((i + 1)),7]"; done | "$J" >"$T/in.tfr"
+	damage_at "$T/in.tfr" 2000 "$T/bad.tfr" "$T/good.tfr"
+	for j in 1 2; do
+		mmap-index build -q -j "$j" -o "$T/g" "$T/good.tfr"
+		run -1 mmap-index build -q -j "$j" -o "$T/b" "$T/bad.tfr"
+		[ ! -e "$T/b.bin" ] && [ ! -e "$T/b.idx" ]
+		run -1 mmap-index build -q -j "$j" --keep-partial -o "$T/b" "$T/bad.tfr"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+		rm -f "$T/b.bin" "$T/b.idx"
+	done
+	# id lines: a bad id, and a token that does not fit the dtype
+	seq 1 500 >"$T/good.txt"
+	{ cat "$T/good.txt"; echo "1 x"; seq 1 9; } >"$T/bad.txt"
+	{ cat "$T/good.txt"; echo "70000"; seq 1 9; } >"$T/big.txt"
+	mmap-index build -q --dtype uint16 --input-format id -o "$T/g" "$T/good.txt"
+	for f in bad big; do
+		run -1 mmap-index build -q --dtype uint16 --input-format id --keep-partial -o "$T/b" "$T/$f.txt"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+	done
+	# a missing input is skipped: the others are kept
+	run -1 mmap-index build -q --keep-partial -o "$T/b" "$T/good.tfr" "$T/nosuch"
+	mmap-index build -q -o "$T/g" "$T/good.tfr"
+	cmp "$T/g.bin" "$T/b.bin"
+	cmp "$T/g.idx" "$T/b.idx"
 }
