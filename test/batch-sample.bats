@@ -1,0 +1,267 @@
+load common
+
+# ds PREFIX SIZE...: a dataset whose sentence i has SIZE_i tokens (ids
+# 10, 11, ... then eos 2), built with mmap-index.
+ds() {
+	local p=$1 n k line
+	shift
+	: >"$p.txt"
+	for n in "$@"; do
+		line=
+		for ((k = 1; k < n; k++)); do line+="$((9 + k)) "; done
+		[ "$n" -gt 0 ] && line+=2
+		printf '%s\n' "$line" >>"$p.txt"
+	done
+	mmap-index build -q --input-format id --dtype uint16 -o "$p" "$p.txt"
+}
+
+# A pair of 20 sentences of sizes 1..20 (source) and 20..1 (target).
+pair20() {
+	ds "$T/a.src" $(seq 1 20)
+	ds "$T/a.tgt" $(seq 20 -1 1)
+}
+
+@test "batch-sample: -h prints the synopsis, -V the version" {
+	run -0 --separate-stderr batch-sample -h
+	[ -z "$stderr" ]
+	[[ "${lines[0]}" == "usage: batch-sample batches [-q] [--collate]"* ]]
+	run -0 --separate-stderr batch-sample by-size --help
+	[[ "${lines[0]}" == "usage: batch-sample batches"* ]]
+	run -0 --separate-stderr batch-sample -V
+	[ "$output" = "batch-sample 0.1.0" ]
+}
+
+@test "batch-sample: --help is the man page SYNOPSIS" {
+	help_is_synopsis batch-sample
+}
+
+@test "batch-sample: usage errors exit 2 and name the option" {
+	run -2 --separate-stderr batch-sample
+	run -2 --separate-stderr batch-sample frobnicate
+	[ "${stderr%%$'\n'*}" = "batch-sample: unknown subcommand 'frobnicate'" ]
+	run -2 --separate-stderr batch-sample by-size --collate
+	[ "${stderr%%$'\n'*}" = "batch-sample: --collate does not apply to 'by-size'" ]
+	run -2 --separate-stderr batch-sample collate --max-tokens 5
+	[ "${stderr%%$'\n'*}" = "batch-sample: --max-tokens does not apply to 'collate'" ]
+	local o
+	for o in --max-tokens --batch-size --required-batch-size-multiple; do
+		for v in 0 -3 x ''; do
+			run -2 --separate-stderr batch-sample by-size "$o" "$v"
+			[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '$v'" ]
+		done
+	done
+	for o in --max-source-positions --max-target-positions --epoch --epochs \
+	    --virtual-data-size --pad-to-multiple; do
+		run -2 --separate-stderr batch-sample batches -p x "$o" 0
+		[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '0'" ]
+	done
+	run -2 --separate-stderr batch-sample batches -p x --shard 3/2
+	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '3/2'" ]
+	run -2 --separate-stderr batch-sample batches -p x --shard 0/0
+	run -2 --separate-stderr batch-sample batches -p x --sampling-temperature 0
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-temperature: expected a positive number, got '0'" ]
+	run -2 --separate-stderr batch-sample by-size --fairseq-compat 0.11
+	[ "${stderr%%$'\n'*}" = "batch-sample: --fairseq-compat: expected 0.12 or main, got '0.11'" ]
+	run -2 --separate-stderr batch-sample batches -p x --output-format text
+	run -2 --separate-stderr batch-sample collate --left-pad-source maybe
+	[ "${stderr%%$'\n'*}" = "batch-sample: --left-pad-source: expected True or False, got 'maybe'" ]
+	run -2 --separate-stderr batch-sample batches
+	[ "${stderr%%$'\n'*}" = "batch-sample: no datasets: give -p or --lang-pairs" ]
+	run -2 --separate-stderr batch-sample batches -p k=a -p k=b
+	[ "${stderr%%$'\n'*}" = "batch-sample: -p: key 'k' given twice" ]
+	run -2 --separate-stderr batch-sample batches -p a --encoder-langtok src
+	[ "${stderr%%$'\n'*}" = "batch-sample: --encoder-langtok and --decoder-langtok need --dict" ]
+	run -2 --separate-stderr batch-sample batches -p a --json
+	[ "${stderr%%$'\n'*}" = "batch-sample: --json goes with --stats" ]
+	run -2 --separate-stderr batch-sample batches -p a --collate --output-format ids
+	run -2 --separate-stderr batch-sample batches -p a some-operand
+	run -2 --separate-stderr batch-sample batches --lang-pairs de-en -p a "$T"
+	run -2 --separate-stderr batch-sample batches --lang-pairs deen "$T"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got 'deen'" ]
+}
+
+@test "batch-sample: bad data exits 1 with one line naming the file, nothing written" {
+	ds "$T/s" 3 4 5
+	ds "$T/t" 3 4
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/s,$T/t"
+	[ "$stderr" = "batch-sample: $T/t.idx: 2 sentences, but $T/s.idx has 3" ]
+	[ -z "$output" ]
+	[ ! -e "$T/out" ]
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/nosuch"
+	[[ "$stderr" == "batch-sample: $T/nosuch.idx: "*"No such file or directory" ]]
+	[ "${#lines[@]}" = 0 ]
+	printf 'not an index at all, really' >"$T/f.idx"
+	: >"$T/f.bin"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/f"
+	[[ "$stderr" == "batch-sample: $T/f.idx: "* ]]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" = 1 ]
+	ds "$T/e"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/e"
+	[ "$stderr" = "batch-sample: $T/e.idx: pair 0 has no sentences" ]
+	printf '__de__ 1\n' >"$T/dict.txt"
+	cp "$T/s.bin" "$T/x.de.bin"; cp "$T/s.idx" "$T/x.de.idx"
+	cp "$T/s.bin" "$T/x.en.bin"; cp "$T/s.idx" "$T/x.en.idx"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/x.de,$T/x.en" \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok
+	[ "$stderr" = "batch-sample: $T/dict.txt: no __en__ in the dictionary" ]
+	run -1 --separate-stderr batch-sample batches -p "$T/s" --dict "$T/nodict.txt"
+	[ "$stderr" = "batch-sample: $T/nodict.txt: No such file or directory" ]
+	[ ! -e "$T/out" ]
+	ls "$T" | grep -v -q '^out\.' || true
+	[ -z "$(ls "$T" | grep '^out')" ]
+}
+
+@test "batch-sample: by-size batches lines and says fairseq's words for a long item" {
+	run -0 --separate-stderr batch-sample by-size --max-tokens 12 --required-batch-size-multiple 1 <<<$'5\n5\n5\n5\n5\n5\n5'
+	[ "$output" = $'0 1\n2 3\n4 5\n6' ]
+	[ -z "$stderr" ]
+	run -0 batch-sample by-size --max-tokens 12 --required-batch-size-multiple 1 <<<$'10 5\n11 5\n12 5'
+	[ "$output" = $'10 11\n12' ]
+	printf '1\n1\n1\n1\n1\n' >"$T/five"
+	run -0 batch-sample by-size "$T/five"
+	[ "$output" = "0 1 2 3 4" ]
+	run -0 --separate-stderr batch-sample by-size --fairseq-compat main "$T/five"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample by-size </dev/null
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample by-size --fairseq-compat main </dev/null
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -1 --separate-stderr batch-sample by-size --max-tokens 20 <<<$'3\n30\n4'
+	[ "$stderr" = "batch-sample: stdin: Sentences lengths should not exceed max_tokens=20" ]
+	[ -z "$output" ]
+	run -1 --separate-stderr batch-sample by-size "$T/five" - <<<$'7\nx'
+	[ "$stderr" = "batch-sample: input: line 7: expected SIZE" ]
+	run -1 --separate-stderr batch-sample by-size "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/nosuch: No such file or directory" ]
+	run -0 batch-sample by-size -o "$T/b.txt" --batch-size 2 "$T/five"
+	[ -z "$output" ]
+	[ "$(cat "$T/b.txt")" = $'0 1\n2 3\n4' ]
+}
+
+@test "batch-sample: collate pads, sorts and says which sample has an empty target" {
+	local b='[{"id":7,"source":[10,11,2],"target":[20,2]},{"id":3,"source":[12,2],"target":[21,22,23,2]}]'
+	run -0 --separate-stderr batch-sample collate <<<"$b"
+	[ "$output" = '{"id":[7,3],"nsentences":2,"ntokens":6,"src_tokens":[[10,11,2],[1,12,2]],"src_lengths":[3,2],"prev_output_tokens":[[2,20,1,1],[2,21,22,23]],"target":[[20,2,1,1],[21,22,23,2]]}' ]
+	run -0 batch-sample collate --no-input-feeding --left-pad-source False --pad 0 --pad-to-multiple 8 <<<"$b"
+	[ "$(jq -c '[.prev_output_tokens, .src_tokens[1]]' <<<"$output")" = '[null,[12,2,0,0,0,0,0,0]]' ]
+	run -0 batch-sample collate <<<'[{"id":1,"source":[5,2]}]'
+	[ "$(jq -c '[.target, .prev_output_tokens, .ntokens]' <<<"$output")" = '[null,null,2]' ] ||
+	[ "$(jq -c '[.target, .prev_output_tokens]' <<<"$output")" = '[null,null]' ]
+	run -0 batch-sample collate <<<'[]'
+	[ "$(jq -c .nsentences <<<"$output")" = 0 ]
+	run -1 --separate-stderr batch-sample collate <<<"$b"$'\n[{"id":9,"source":[5,2],"target":[]}]'
+	[ "$stderr" = "batch-sample: stdin: line 2: sample 9: empty target" ]
+	[ "${#lines[@]}" = 1 ]
+	run -1 --separate-stderr batch-sample collate <<<'[{"id":1,"source":[5,2.5]}]'
+	[ "$stderr" = "batch-sample: stdin: line 1: sample 0: \"source\" is not an array of integers" ]
+}
+
+@test "batch-sample: batches as JSON, ids and records readable by tfr-cat" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1
+	[ -z "$stderr" ]
+	[ "$(jq -s 'map(.ids | length) | add' <<<"$output")" = 20 ]
+	[ "$(jq -s -c 'map(.ids[][1]) | sort' <<<"$output")" = "$(seq 0 19 | jq -s -c .)" ]
+	[ "$(jq -s -c 'map(.step)' <<<"$output")" = "$(seq 0 $((${#lines[@]} - 1)) | jq -s -c .)" ]
+	[ "$(jq -s -c 'map([.epoch, .shard]) | unique' <<<"$output")" = '[[1,0]]' ]
+	local json="$output"
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --output-format ids
+	[ "$output" = "$(jq -r '.ids | map("\(.[0]):\(.[1])") | join(" ")' <<<"$json")" ]
+	batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --output-format records -o "$T/b.tfr"
+	run -0 --separate-stderr tfr-cat "$T/b.tfr"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = "$(jq -s length <<<"$json")" ]
+	local first
+	first=$(jq -c '.ids | length' <<<"${json%%$'\n'*}")
+	[ "$(jq -c '.features.feature.ids_shape.int64List.value' <<<"${lines[0]}")" = "[\"$first\",\"2\"]" ]
+	[ "$(jq -c '.features.feature.ids.int64List.value | map(tonumber)' <<<"${lines[0]}")" = \
+	    "$(jq -c '.ids | flatten' <<<"${json%%$'\n'*}")" ]
+	if command -v script >/dev/null; then
+		run -1 script -qec "batch-sample batches -p $T/a.src --output-format records" /dev/null
+		[[ "$output" == *"batch-sample: refusing to write records to a terminal (use -o FILE or a pipe)"* ]]
+	fi
+}
+
+@test "batch-sample: shards pad with fill batches, every worker the same steps" {
+	pair20
+	local k all=""
+	for k in 0 1 2 3 4 5 6; do
+		run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+		    --required-batch-size-multiple 1 --shard "$k/7"
+		all+="$output"$'\n'
+		[ "$(jq -s 'length' <<<"$output")" = "$(batch-sample batches -p "$T/a.src,$T/a.tgt" \
+		    --max-tokens 40 --required-batch-size-multiple 1 --shard 0/7 | wc -l)" ]
+	done
+	[ "$(jq -s -c 'map(select(.ids != []) | .ids[][1]) | sort' <<<"$all")" = "$(seq 0 19 | jq -s -c .)" ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --shard 6/7 --stats --json
+	[ "$(jq -c .fill_batches <<<"$stderr")" = "$(jq -s 'map(select(.ids == [])) | length' <<<"$output")" ]
+}
+
+@test "batch-sample: --stats tells sentences, padding and filtered ones" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "de-en=$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --max-source-positions 18 --stats --json -o /dev/null
+	[ -z "$output" ]
+	[ "$(jq -c '[.filtered, .real_size, .sentences, .src_tokens + .tgt_tokens]' <<<"$stderr")" = '[2,20,18,378]' ]
+	[ "$(jq -c '[.filtered_ids[][1]] | sort' <<<"$stderr")" = '[18,19]' ]
+	[ "$(jq -c '.pairs[0] | [.key, .size]' <<<"$stderr")" = '["de-en",20]' ]
+	run -0 --separate-stderr batch-sample batches -p "de-en=$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --max-source-positions 18 --stats -o /dev/null
+	[[ "${stderr}" == *"2 filtered by length"* ]]
+	[[ "${stderr}" == *"de-en"* ]]
+}
+
+@test "batch-sample: --lang-pairs finds files, reversed names, and one data dir per epoch" {
+	mkdir -p "$T/d0" "$T/d1"
+	ds "$T/d0/train.de-en.de" 3 4 5
+	ds "$T/d0/train.de-en.en" 3 4 5
+	ds "$T/d1/train.de-en.de" 3 4 5 6 7
+	ds "$T/d1/train.de-en.en" 3 4 5 6 7
+	# fr-en only as en-fr, only in d0
+	ds "$T/d0/train.en-fr.fr" 2 2
+	ds "$T/d0/train.en-fr.en" 2 2
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en,fr-en --epochs 3 \
+	    --stats --json "$T/d0:$T/d1"
+	[ "$(jq -s -c 'map([.epoch, .real_size])' <<<"$stderr")" = '[[1,5],[2,7],[3,5]]' ]
+	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 0) | .[1]) | sort' <<<"$output")" = '[0,1,2,3,4]' ]
+	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 1) | .[1]) | sort' <<<"$output")" = '[0,1]' ]
+	[ "$(jq -c '.pairs | map(.key)' <<<"${stderr%%$'\n'*}")" = '["de-en","fr-en"]' ]
+	# split1 is appended to the pair
+	ds "$T/d0/train1.de-en.de" 9
+	ds "$T/d0/train1.de-en.en" 9
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --stats --json "$T/d0"
+	[ "$(jq -c .real_size <<<"$stderr")" = 4 ]
+	run -1 --separate-stderr batch-sample batches --lang-pairs de-it "$T/d0:$T/d1"
+	[ "$stderr" = "batch-sample: $T/d0:$T/d1: no train.de-it.*.idx (nor train.it-de.*.idx)" ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --split valid "$T/d0" ||
+	[ "$status" = 1 ]
+}
+
+@test "batch-sample: language tokens count in sizes and lead the collated rows" {
+	ds "$T/x.de" 3 4
+	ds "$T/x.en" 2 5
+	printf 'hello 5\n__en__ 1\n__de__ 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --stats --json \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok -o /dev/null
+	[ "$(jq -c '[.src_tokens, .tgt_tokens]' <<<"$stderr")" = '[9,9]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --stats --json \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok --max-source-positions 4 -o /dev/null
+	[ "$(jq -c '.filtered' <<<"$stderr")" = 1 ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --collate \
+	    --dict "$T/dict.txt" --encoder-langtok tgt --decoder-langtok --no-shuffle
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[5,10,11,12,2],[1,5,10,11,2]]' ]
+	[ "$(jq -c '.target' <<<"$output")" = '[[5,10,11,12,13,2],[5,10,2,1,1,1]]' ]
+}
+
+@test "batch-sample: a closed pipe is quiet, a full disk is an error" {
+	yes 2 | head -n 40000 >"$T/big.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/big" "$T/big.txt"
+	run bash -c 'batch-sample batches -p "$1" --max-tokens 8 --output-format ids | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big"
+	[ "$output" = 141 ]
+	run -1 --separate-stderr batch-sample by-size -o /dev/full <<<"3"
+	[ "$stderr" = "batch-sample: /dev/full: No space left on device" ]
+}
