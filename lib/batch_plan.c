@@ -1,66 +1,1168 @@
 /*
- * The per-epoch pipeline of batch.h: pair sizes, sampling, order,
- * filter, batches, shuffle and shards.  (Being written.)
+ * The per-epoch pipeline of batch.h: pair sizes, sampling across
+ * pairs (SampledMultiDataset), order and length filter, batch_by_size,
+ * epoch shuffle and shards (EpochBatchIterator, ShardedIterator).
+ *
+ * One epoch, for V virtual items:
+ *  1. Draw each pair's sentences (sampling) into one array A of V
+ *     words, A[v] = the global sentence number of virtual item v (or,
+ *     for an item the length filter removes, a flag and its number in
+ *     a side table that remembers v), counting the items of every
+ *     (source, target) bucket on the way.
+ *  2. Shuffle A with the order generator.  fairseq shuffles 0..V-1
+ *     and reads sizes through it; the swaps do not depend on the
+ *     contents, so shuffling the mapped values gives the same result.
+ *  3. The stable sorts by target then source are one counting sort on
+ *     (source, target) buckets; the sorted order of sizes is therefore
+ *     known from the bucket counts alone, and batch_by_size runs on
+ *     them before any item moves.
+ *  4. The batch list is shuffled and dealt to the shards; then one
+ *     pass over A places the items of the batches wanted.
+ * A word is 32 bits while sentences and virtual items stay below
+ * 2^31, else 64.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 #include "batch.h"
+#include "nprng.h"
+
+#define NONE		UINT64_MAX
+#define BLK_SHIFT	16
+#define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void *
+xalloc(uint64_t n, size_t size)
+{
+	if (n == 0)
+		n = 1;
+	if (n > SIZE_MAX / size)
+		return NULL;
+	return malloc((size_t)n * size);
+}
+
+/* ---- sizes ---- */
 
 struct batch_data {
-	size_t	npairs;
-};
-struct batch_plan {
-	const struct batch_data *d;
+	size_t		 npairs;
+	int		 bilingual;
+	int		 wide;		/* sizes in uint32 (else uint16) */
+	uint64_t	*n;		/* npairs */
+	uint64_t	*off;		/* npairs + 1: first global number */
+	uint64_t	 total;
+	void		*src, *tgt;	/* total sizes each (tgt NULL: monolingual) */
+	uint32_t	 smax, tmax;
+	uint32_t	*blk;		/* pair of global number k << BLK_SHIFT */
+	size_t		 nblk;
 };
 
 struct batch_data *
 batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
     size_t errlen)
 {
-	(void)npairs; (void)n; (void)bilingual;
-	snprintf(err, errlen, "not implemented");
+	struct batch_data *d;
+	size_t i, b, j;
+
+	if ((d = calloc(1, sizeof *d)) == NULL)
+		goto nomem;
+	d->npairs = npairs;
+	d->bilingual = bilingual != 0;
+	if ((d->n = xalloc(npairs, sizeof *d->n)) == NULL ||
+	    (d->off = xalloc(npairs + 1, sizeof *d->off)) == NULL)
+		goto nomem;
+	d->off[0] = 0;
+	for (i = 0; i < npairs; i++) {
+		d->n[i] = n[i];
+		if (n[i] > UINT64_MAX / 4 - d->off[i]) {
+			seterr(err, errlen, "too many sentences");
+			batch_data_free(d);
+			return NULL;
+		}
+		d->off[i + 1] = d->off[i] + n[i];
+	}
+	d->total = d->off[npairs];
+	if ((d->src = calloc(d->total > 0 ? d->total : 1, 2)) == NULL)
+		goto nomem;
+	if (d->bilingual &&
+	    (d->tgt = calloc(d->total > 0 ? d->total : 1, 2)) == NULL)
+		goto nomem;
+	d->nblk = (size_t)(d->total >> BLK_SHIFT) + 1;
+	if ((d->blk = xalloc(d->nblk, sizeof *d->blk)) == NULL)
+		goto nomem;
+	for (b = 0, j = 0; b < d->nblk; b++) {
+		uint64_t g = (uint64_t)b << BLK_SHIFT;
+
+		while (j + 1 < npairs && d->off[j + 1] <= g)
+			j++;
+		d->blk[b] = (uint32_t)j;
+	}
+	return d;
+nomem:
+	seterr(err, errlen, "sizes of %zu pairs: out of memory", npairs);
+	batch_data_free(d);
 	return NULL;
 }
-void batch_data_free(struct batch_data *d) { free(d); }
+
+void
+batch_data_free(struct batch_data *d)
+{
+	if (d == NULL)
+		return;
+	free(d->n);
+	free(d->off);
+	free(d->src);
+	free(d->tgt);
+	free(d->blk);
+	free(d);
+}
+
+static inline uint32_t
+sz_get(const struct batch_data *d, const void *a, uint64_t g)
+{
+	return d->wide ? ((const uint32_t *)a)[g] : ((const uint16_t *)a)[g];
+}
+
+static int
+widen(struct batch_data *d)
+{
+	uint32_t *s = NULL, *t = NULL;
+	uint64_t g, n = d->total > 0 ? d->total : 1;
+
+	if ((s = xalloc(n, 4)) == NULL ||
+	    (d->tgt != NULL && (t = xalloc(n, 4)) == NULL)) {
+		free(s);
+		return -1;
+	}
+	for (g = 0; g < d->total; g++) {
+		s[g] = ((uint16_t *)d->src)[g];
+		if (t != NULL)
+			t[g] = ((uint16_t *)d->tgt)[g];
+	}
+	free(d->src);
+	free(d->tgt);
+	d->src = s;
+	d->tgt = t;
+	d->wide = 1;
+	return 0;
+}
+
 int
 batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
     uint64_t count, const int32_t *src, const int32_t *tgt, char *err,
     size_t errlen)
 {
-	(void)d; (void)pair; (void)first; (void)count; (void)src; (void)tgt;
-	snprintf(err, errlen, "not implemented");
+	uint64_t i, g;
+	int32_t big = 0;
+
+	if (pair >= d->npairs || first > d->n[pair] ||
+	    count > d->n[pair] - first) {
+		seterr(err, errlen, "pair %zu: sentences %llu..%llu out of range",
+		    pair, (unsigned long long)first,
+		    (unsigned long long)(first + count));
+		return -1;
+	}
+	if (d->bilingual && tgt == NULL) {
+		seterr(err, errlen, "pair %zu: target sizes missing", pair);
+		return -1;
+	}
+	for (i = 0; i < count; i++) {
+		if (src[i] < 0 || (d->bilingual && tgt[i] < 0)) {
+			seterr(err, errlen, "pair %zu: sentence %llu: negative "
+			    "size", pair, (unsigned long long)(first + i));
+			return -1;
+		}
+		if (src[i] > big)
+			big = src[i];
+		if (d->bilingual && tgt[i] > big)
+			big = tgt[i];
+	}
+	if (big > 65535 && !d->wide && widen(d) == -1) {
+		seterr(err, errlen, "sizes: out of memory");
+		return -1;
+	}
+	g = d->off[pair] + first;
+	for (i = 0; i < count; i++, g++) {
+		uint32_t s = (uint32_t)src[i], t = d->bilingual ? (uint32_t)tgt[i] : 0;
+
+		if (d->wide) {
+			((uint32_t *)d->src)[g] = s;
+			if (d->bilingual)
+				((uint32_t *)d->tgt)[g] = t;
+		} else {
+			((uint16_t *)d->src)[g] = (uint16_t)s;
+			if (d->bilingual)
+				((uint16_t *)d->tgt)[g] = (uint16_t)t;
+		}
+		if (s > d->smax)
+			d->smax = s;
+		if (t > d->tmax)
+			d->tmax = t;
+	}
+	return 0;
+}
+
+size_t
+batch_data_npairs(const struct batch_data *d)
+{
+	return d->npairs;
+}
+
+uint64_t
+batch_data_count(const struct batch_data *d, size_t pair)
+{
+	return pair < d->npairs ? d->n[pair] : 0;
+}
+
+int
+batch_data_bilingual(const struct batch_data *d)
+{
+	return d->bilingual;
+}
+
+void
+batch_data_size(const struct batch_data *d, size_t pair, uint64_t index,
+    uint32_t *src, uint32_t *tgt)
+{
+	uint64_t g = d->off[pair] + index;
+
+	*src = sz_get(d, d->src, g);
+	*tgt = d->bilingual ? sz_get(d, d->tgt, g) : 0;
+}
+
+/* The pair holding global sentence g. */
+static inline size_t
+pair_of(const struct batch_data *d, uint64_t g)
+{
+	size_t j = d->blk[g >> BLK_SHIFT];
+
+	while (d->off[j + 1] <= g)
+		j++;
+	return j;
+}
+
+/* ---- the plan ---- */
+
+struct batch_plan {
+	const struct batch_data *d;
+	struct batch_config c;
+	double		*weights;
+	int		 sampled;
+	int		 w;		/* word width: 4 or 8 */
+	uint64_t	 flag;		/* top bit of a word */
+	size_t		 k;		/* pairs */
+	double		*ratio, *prob;
+	uint64_t	 V;		/* virtual size */
+	uint64_t	*count;		/* per pair: drawn this epoch */
+	uint64_t	*kept;		/* per pair: drawn and kept */
+
+	/* Buckets: (source, target) in sorted order. */
+	uint64_t	 nbuck;
+	int		 dense;		/* bucket = src * tw + tgt */
+	uint64_t	 tw;
+	uint64_t	*keys;		/* !dense: sorted src << 32 | tgt */
+	uint64_t	*bcount;	/* items per bucket */
+
+	/* Built order. */
+	int		 built;
+	uint64_t	 built_epoch;
+	int		 rebuilt;
+	void		*A;		/* V words, shuffled (while placing) */
+	uint64_t	 nkept, nfilt;
+	uint64_t	*fv, *fg;	/* filtered side table: virtual, global */
+	uint64_t	*fsorted;	/* filtered side indices, in sorted order */
+
+	/* Batches (positions in the sorted kept items). */
+	uint64_t	 nb;
+	uint64_t	*bend;
+	uint64_t	*bsrc_tok, *btgt_tok;
+	uint32_t	*bsrc_w, *btgt_w;
+	uint64_t	 dropped_tail;
+	void		*items;		/* global numbers of the wanted batches */
+	uint64_t	*bslot;		/* per batch: slot of its first item, or NONE */
+	int		 all_items;	/* every batch placed */
+
+	/* This epoch. */
+	uint64_t	 epoch;
+	uint64_t	*order;		/* batch ids after the shuffle */
+	uint64_t	 norder;
+	uint64_t	 group_dropped, group_dropped_items;
+	uint64_t	 steps;		/* per shard, before skip_remainder */
+};
+
+static inline uint64_t
+wget(const void *a, uint64_t i, int w)
+{
+	return w == 4 ? ((const uint32_t *)a)[i] : ((const uint64_t *)a)[i];
+}
+
+static inline void
+wset(void *a, uint64_t i, uint64_t v, int w)
+{
+	if (w == 4)
+		((uint32_t *)a)[i] = (uint32_t)v;
+	else
+		((uint64_t *)a)[i] = v;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Bucket of global sentence g. */
+static inline uint64_t
+bucket_of(const struct batch_plan *p, uint64_t g)
+{
+	const struct batch_data *d = p->d;
+	uint64_t s = sz_get(d, d->src, g), t = d->bilingual ? sz_get(d, d->tgt, g) : 0;
+	uint64_t key, lo, hi;
+
+	if (p->dense)
+		return s * p->tw + t;
+	key = s << 32 | t;
+	lo = 0;
+	hi = p->nbuck;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (p->keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline void
+bucket_sizes(const struct batch_plan *p, uint64_t b, uint64_t *s, uint64_t *t)
+{
+	if (p->dense) {
+		*s = b / p->tw;
+		*t = b % p->tw;
+	} else {
+		*s = p->keys[b] >> 32;
+		*t = p->keys[b] & 0xffffffffu;
+	}
+}
+
+static inline int
+bucket_kept(const struct batch_plan *p, uint64_t b)
+{
+	uint64_t s, t;
+
+	bucket_sizes(p, b, &s, &t);
+	if (p->c.max_source_positions > 0 &&
+	    s > (uint64_t)p->c.max_source_positions)
+		return 0;
+	if (p->d->bilingual && p->c.max_target_positions > 0 &&
+	    t > (uint64_t)p->c.max_target_positions)
+		return 0;
+	return 1;
+}
+
+static int
+setup_buckets(struct batch_plan *p, char *err, size_t errlen)
+{
+	const struct batch_data *d = p->d;
+	uint64_t g, n, k;
+
+	p->tw = (uint64_t)d->tmax + 1;
+	if (((uint64_t)d->smax + 1) <= DENSE_MAX / p->tw) {
+		p->dense = 1;
+		p->nbuck = ((uint64_t)d->smax + 1) * p->tw;
+	} else {
+		/* Sizes too spread for a direct table: the keys present. */
+		if ((p->keys = xalloc(d->total, sizeof *p->keys)) == NULL)
+			goto nomem;
+		for (g = 0; g < d->total; g++)
+			p->keys[g] = (uint64_t)sz_get(d, d->src, g) << 32 |
+			    (d->bilingual ? sz_get(d, d->tgt, g) : 0);
+		qsort(p->keys, (size_t)d->total, sizeof *p->keys, cmp_u64);
+		for (n = 0, k = 0; k < d->total; k++)
+			if (n == 0 || p->keys[n - 1] != p->keys[k])
+				p->keys[n++] = p->keys[k];
+		p->nbuck = n;
+	}
+	if ((p->bcount = xalloc(p->nbuck, sizeof *p->bcount)) == NULL)
+		goto nomem;
+	return 0;
+nomem:
+	seterr(err, errlen, "buckets: out of memory");
 	return -1;
 }
-size_t batch_data_npairs(const struct batch_data *d) { return d->npairs; }
-uint64_t batch_data_count(const struct batch_data *d, size_t pair) { (void)d; (void)pair; return 0; }
-int batch_data_bilingual(const struct batch_data *d) { (void)d; return 0; }
-void batch_data_size(const struct batch_data *d, size_t pair, uint64_t index, uint32_t *src, uint32_t *tgt)
-{ (void)d; (void)pair; (void)index; *src = *tgt = 0; }
+
 struct batch_plan *
 batch_plan_new(const struct batch_data *d, const struct batch_config *c,
     char *err, size_t errlen)
 {
-	(void)d; (void)c;
-	snprintf(err, errlen, "not implemented");
+	struct batch_plan *p;
+	size_t i, k = d->npairs;
+
+	if (c->num_shards < 1) {
+		seterr(err, errlen, "number of shards must be at least 1");
+		return NULL;
+	}
+	if (c->sampling == BATCH_SAMPLING_TEMPERATURE &&
+	    !(c->temperature > 0 && isfinite(c->temperature))) {
+		seterr(err, errlen, "sampling temperature must be positive");
+		return NULL;
+	}
+	if (k == 0) {
+		seterr(err, errlen, "no language pairs");
+		return NULL;
+	}
+	if (k > UINT32_MAX) {
+		seterr(err, errlen, "too many language pairs");
+		return NULL;
+	}
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		goto nomem;
+	p->d = d;
+	p->c = *c;
+	p->c.weights = NULL;
+	p->k = k;
+	if (p->c.lim.mult < 1)
+		p->c.lim.mult = 1;
+	p->sampled = c->sampling != BATCH_SAMPLING_CONCAT;
+	if ((p->ratio = xalloc(k, sizeof *p->ratio)) == NULL ||
+	    (p->prob = xalloc(k, sizeof *p->prob)) == NULL ||
+	    (p->count = xalloc(k, sizeof *p->count)) == NULL ||
+	    (p->kept = xalloc(k, sizeof *p->kept)) == NULL)
+		goto nomem;
+	if (c->sampling == BATCH_SAMPLING_WEIGHTS) {
+		double sum = 0;
+
+		if (c->weights == NULL) {
+			seterr(err, errlen, "sampling weights missing");
+			goto fail;
+		}
+		for (i = 0; i < k; i++) {
+			if (!(c->weights[i] >= 0) || !isfinite(c->weights[i])) {
+				seterr(err, errlen, "pair %zu: sampling weight "
+				    "must be finite and not negative", i);
+				goto fail;
+			}
+			sum += c->weights[i];
+		}
+		if (!(sum > 0)) {
+			seterr(err, errlen, "sampling weights sum to 0");
+			goto fail;
+		}
+	}
+	if (p->sampled) {
+		/* fairseq's sampling_method.py and SampledMultiDataset. */
+		uint64_t N = 0, big = 0;
+		size_t lg = 0;
+		double sum, vsize = 0, cap;
+
+		for (i = 0; i < k; i++) {
+			N += d->n[i];
+			if (d->n[i] > big) {
+				big = d->n[i];
+				lg = i;
+			}
+		}
+		for (i = 0; i < k; i++) {
+			switch (c->sampling) {
+			case BATCH_SAMPLING_TEMPERATURE:
+				p->ratio[i] = N == 0 ? 0 : pow((double)d->n[i] /
+				    (double)N, 1.0 / c->temperature);
+				break;
+			case BATCH_SAMPLING_UNIFORM:
+				p->ratio[i] = 1.0;
+				break;
+			default:
+				p->ratio[i] = c->weights[i];
+				break;
+			}
+		}
+		sum = nprng_np_sum(p->ratio, k);
+		for (i = 0; i < k; i++)
+			p->prob[i] = sum > 0 ? p->ratio[i] / sum : 0;
+		if (c->virtual_size > 0) {
+			p->V = c->virtual_size;
+		} else if (p->ratio[lg] > 0) {
+			for (i = 0; i < k; i++)
+				vsize += (p->ratio[i] / p->ratio[lg]) * (double)big;
+			cap = (double)N * 1.5;
+			p->V = (uint64_t)(vsize < cap ? vsize : cap);
+		} else {
+			seterr(err, errlen, "the largest pair has sampling "
+			    "weight 0: no default virtual size");
+			goto fail;
+		}
+		if (!(sum > 0)) {
+			seterr(err, errlen, "sampling ratios sum to 0");
+			goto fail;
+		}
+	} else {
+		p->V = d->total;
+		for (i = 0; i < k; i++) {
+			p->ratio[i] = 0;
+			p->prob[i] = d->total > 0 ?
+			    (double)d->n[i] / (double)d->total : 0;
+		}
+	}
+	p->w = d->total < ((uint64_t)1 << 31) && p->V < ((uint64_t)1 << 31) ? 4 : 8;
+	p->flag = p->w == 4 ? (uint64_t)1 << 31 : (uint64_t)1 << 63;
+	if (setup_buckets(p, err, errlen) == -1)
+		goto fail;
+	return p;
+nomem:
+	seterr(err, errlen, "batch plan: out of memory");
+fail:
+	batch_plan_free(p);
 	return NULL;
 }
-void batch_plan_free(struct batch_plan *p) { free(p); }
+
+static void
+free_build(struct batch_plan *p)
+{
+	free(p->A);
+	free(p->fv);
+	free(p->fg);
+	free(p->fsorted);
+	free(p->bend);
+	free(p->bsrc_tok);
+	free(p->btgt_tok);
+	free(p->bsrc_w);
+	free(p->btgt_w);
+	free(p->items);
+	free(p->bslot);
+	p->A = p->fv = p->fg = p->fsorted = p->bend = NULL;
+	p->bsrc_tok = p->btgt_tok = p->bslot = NULL;
+	p->bsrc_w = p->btgt_w = NULL;
+	p->items = NULL;
+	p->nb = p->nkept = p->nfilt = 0;
+	p->built = 0;
+}
+
+void
+batch_plan_free(struct batch_plan *p)
+{
+	if (p == NULL)
+		return;
+	free_build(p);
+	free(p->weights);
+	free(p->ratio);
+	free(p->prob);
+	free(p->count);
+	free(p->kept);
+	free(p->keys);
+	free(p->bcount);
+	free(p->order);
+	free(p);
+}
+
+/* Per-epoch counts: trunc(V p_i), the rest drawn with choice(k, diff, p). */
+static int
+sample_counts(struct batch_plan *p, struct nprng *r, char *err, size_t errlen)
+{
+	uint64_t sum = 0, diff, *draw;
+	size_t i;
+
+	for (i = 0; i < p->k; i++) {
+		p->count[i] = (uint64_t)(int64_t)((double)p->V * p->prob[i]);
+		sum += p->count[i];
+	}
+	if (sum > p->V) {
+		seterr(err, errlen, "sampling: counts exceed the virtual size");
+		return -1;
+	}
+	diff = p->V - sum;
+	if (diff == 0)
+		return 0;
+	if ((draw = xalloc(diff, sizeof *draw)) == NULL) {
+		seterr(err, errlen, "sampling: out of memory");
+		return -1;
+	}
+	if (nprng_choice_p(r, p->prob, p->k, draw, (size_t)diff, err,
+	    errlen) == -1) {
+		free(draw);
+		return -1;
+	}
+	for (i = 0; i < diff; i++)
+		p->count[draw[i]]++;
+	free(draw);
+	return 0;
+}
+
+/* Append a filtered item to the side table; returns its index. */
+static int
+add_filtered(struct batch_plan *p, uint64_t v, uint64_t g, uint64_t *cap)
+{
+	if (p->nfilt == *cap) {
+		uint64_t ncap = *cap < 64 ? 64 : *cap * 2;
+		uint64_t *a, *b;
+
+		if ((a = realloc(p->fv, ncap * sizeof *a)) == NULL)
+			return -1;
+		p->fv = a;
+		if ((b = realloc(p->fg, ncap * sizeof *b)) == NULL)
+			return -1;
+		p->fg = b;
+		*cap = ncap;
+	}
+	p->fv[p->nfilt] = v;
+	p->fg[p->nfilt] = g;
+	p->nfilt++;
+	return 0;
+}
+
+/* Step 1: A[v] for every virtual item, bucket counts, filtered items. */
+static int
+fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
+{
+	const struct batch_data *d = p->d;
+	uint64_t v = 0, fcap = 0, nmax = 0, i, t;
+	uint32_t *perm32 = NULL;
+	uint64_t *perm64 = NULL;
+	struct nprng r;
+	size_t j;
+
+	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL)
+		goto nomem;
+	memset(p->bcount, 0, (size_t)p->nbuck * sizeof *p->bcount);
+	if (p->sampled) {
+		uint32_t key[3];
+
+		key[0] = BATCH_HASH_SAMPLED_MULTI;
+		key[1] = p->c.sampling_seed;
+		key[2] = (uint32_t)epoch;
+		nprng_seed_array(&r, key, 3);
+		if (sample_counts(p, &r, err, errlen) == -1)
+			return -1;
+		for (j = 0; j < p->k; j++) {
+			if (p->count[j] <= d->n[j] && d->n[j] > nmax)
+				nmax = d->n[j];
+			if (p->count[j] > 0 && d->n[j] == 0) {
+				seterr(err, errlen, "pair %zu is empty but %llu "
+				    "sentences are to be drawn from it", j,
+				    (unsigned long long)p->count[j]);
+				return -1;
+			}
+		}
+		if (nmax >= ((uint64_t)1 << 32)) {
+			if ((perm64 = xalloc(nmax, sizeof *perm64)) == NULL)
+				goto nomem;
+		} else if ((perm32 = xalloc(nmax, sizeof *perm32)) == NULL)
+			goto nomem;
+	} else {
+		for (j = 0; j < p->k; j++)
+			p->count[j] = d->n[j];
+	}
+	for (j = 0; j < p->k; j++) {
+		uint64_t c = p->count[j], n = d->n[j], off = d->off[j], kept = 0;
+
+		if (p->sampled && c <= n) {
+			if (perm64 != NULL)
+				nprng_permutation64(&r, perm64, (size_t)n);
+			else
+				nprng_permutation32(&r, perm32, (size_t)n);
+		}
+		for (i = 0; i < c; i++, v++) {
+			uint64_t idx, g, b;
+
+			if (!p->sampled)
+				idx = i;
+			else if (c > n)
+				idx = nprng_interval(&r, n - 1);
+			else
+				idx = perm64 != NULL ? perm64[i] : perm32[i];
+			g = off + idx;
+			b = bucket_of(p, g);
+			p->bcount[b]++;
+			if (bucket_kept(p, b)) {
+				wset(p->A, v, g, p->w);
+				kept++;
+			} else {
+				t = p->nfilt;
+				if (add_filtered(p, v, g, &fcap) == -1)
+					goto nomem;
+				wset(p->A, v, p->flag | t, p->w);
+			}
+		}
+		p->kept[j] = kept;
+		p->nkept += kept;
+	}
+	free(perm32);
+	free(perm64);
+	/* Step 2: the order permutation. */
+	if (p->c.shuffle) {
+		uint32_t seed = p->c.seed +
+		    (p->c.order_seed_epoch ? (uint32_t)epoch : 0);
+
+		nprng_seed(&r, seed);
+		if (p->w == 4)
+			nprng_shuffle32(&r, p->A, (size_t)p->V);
+		else
+			nprng_shuffle64(&r, p->A, (size_t)p->V);
+	}
+	return 0;
+nomem:
+	free(perm32);
+	free(perm64);
+	seterr(err, errlen, "epoch %llu: %llu items: out of memory",
+	    (unsigned long long)epoch, (unsigned long long)p->V);
+	return -1;
+}
+
+static int
+push_end(struct batch_plan *p, uint64_t e, uint64_t *cap)
+{
+	if (p->nb == *cap) {
+		uint64_t ncap = *cap < 256 ? 256 : *cap * 2, *a;
+
+		if ((a = realloc(p->bend, ncap * sizeof *a)) == NULL)
+			return -1;
+		p->bend = a;
+		*cap = ncap;
+	}
+	p->bend[p->nb++] = e;
+	return 0;
+}
+
+/* Step 3: batch_by_size over the sorted sizes, from the bucket counts. */
+static int
+batches(struct batch_plan *p, char *err, size_t errlen)
+{
+	struct batch_cutter cut;
+	uint64_t b, cap = 0, out[2], s, t, i, x, pos;
+	int r, q, drop;
+
+	batch_cutter_init(&cut, &p->c.lim);
+	p->nb = 0;
+	p->dropped_tail = 0;
+	for (b = 0; b < p->nbuck; b++) {
+		int64_t ntok;
+
+		if (p->bcount[b] == 0 || !bucket_kept(p, b))
+			continue;
+		bucket_sizes(p, b, &s, &t);
+		ntok = (int64_t)(s > t ? s : t);
+		for (i = 0; i < p->bcount[b]; i++) {
+			if ((r = batch_cutter_push(&cut, ntok, out, err,
+			    errlen)) == -1)
+				return -1;
+			for (q = 0; q < r; q++)
+				if (push_end(p, out[q], &cap) == -1)
+					goto nomem;
+		}
+	}
+	r = batch_cutter_finish(&cut, out, &drop);
+	for (q = 0; q < r; q++)
+		if (push_end(p, out[q], &cap) == -1)
+			goto nomem;
+	if (drop) {
+		p->nb--;
+		p->dropped_tail = p->nkept - (p->nb > 0 ? p->bend[p->nb - 1] : 0);
+	}
+	/* Per batch: tokens and widths, walking buckets and batches. */
+	if ((p->bsrc_tok = xalloc(p->nb, sizeof *p->bsrc_tok)) == NULL ||
+	    (p->btgt_tok = xalloc(p->nb, sizeof *p->btgt_tok)) == NULL ||
+	    (p->bsrc_w = xalloc(p->nb, sizeof *p->bsrc_w)) == NULL ||
+	    (p->btgt_w = xalloc(p->nb, sizeof *p->btgt_w)) == NULL)
+		goto nomem;
+	b = 0;
+	x = 0;		/* items of bucket b already used */
+	pos = 0;
+	for (i = 0; i < p->nb; i++) {
+		uint64_t st = 0, tt = 0, sw = 0, tw = 0;
+
+		while (pos < p->bend[i]) {
+			uint64_t take;
+
+			while (p->bcount[b] == 0 || !bucket_kept(p, b) ||
+			    x == p->bcount[b]) {
+				b++;
+				x = 0;
+			}
+			take = p->bcount[b] - x;
+			if (take > p->bend[i] - pos)
+				take = p->bend[i] - pos;
+			bucket_sizes(p, b, &s, &t);
+			st += s * take;
+			tt += t * take;
+			if (s > sw)
+				sw = s;
+			if (t > tw)
+				tw = t;
+			x += take;
+			pos += take;
+		}
+		p->bsrc_tok[i] = st;
+		p->btgt_tok[i] = tt;
+		p->bsrc_w[i] = (uint32_t)sw;
+		p->btgt_w[i] = (uint32_t)tw;
+	}
+	return 0;
+nomem:
+	seterr(err, errlen, "batches: out of memory");
+	return -1;
+}
+
+static inline uint64_t
+bstart(const struct batch_plan *p, uint64_t id)
+{
+	return id == 0 ? 0 : p->bend[id - 1];
+}
+
+/* Step 4: the epoch shuffle of the batch list and the shard lengths. */
+static int
+deal(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
+{
+	uint64_t K = p->c.num_shards, i, ng;
+	struct nprng r;
+
+	free(p->order);
+	if ((p->order = xalloc(p->nb, sizeof *p->order)) == NULL) {
+		seterr(err, errlen, "batch order: out of memory");
+		return -1;
+	}
+	p->group_dropped = p->group_dropped_items = 0;
+	if (p->c.shuffle)
+		nprng_seed(&r, p->c.seed + (uint32_t)epoch);
+	if (p->c.shuffle && p->c.grouped_shuffling) {
+		uint64_t *grp, g;
+
+		ng = p->nb / K;
+		if ((grp = xalloc(ng, sizeof *grp)) == NULL) {
+			seterr(err, errlen, "batch order: out of memory");
+			return -1;
+		}
+		for (g = 0; g < ng; g++)
+			grp[g] = g;
+		nprng_shuffle64(&r, grp, (size_t)ng);
+		for (g = 0; g < ng; g++)
+			for (i = 0; i < K; i++)
+				p->order[g * K + i] = grp[g] * K + i;
+		free(grp);
+		p->norder = ng * K;
+		p->group_dropped = p->nb - p->norder;
+		p->group_dropped_items = p->nkept - p->dropped_tail -
+		    (p->norder > 0 ? p->bend[p->norder - 1] : 0);
+	} else {
+		for (i = 0; i < p->nb; i++)
+			p->order[i] = i;
+		if (p->c.shuffle)
+			nprng_shuffle64(&r, p->order, (size_t)p->nb);
+		p->norder = p->nb;
+	}
+	p->steps = (p->norder + K - 1) / K;
+	return 0;
+}
+
+static uint64_t
+shard_steps(const struct batch_plan *p)
+{
+	if (p->c.skip_remainder)
+		return p->steps > 0 ? p->steps - 1 : 0;
+	return p->steps;
+}
+
+/* The sorted batch id shard k sees at step s, or NONE for a fill batch. */
+static inline uint64_t
+step_id(const struct batch_plan *p, uint64_t k, uint64_t s)
+{
+	uint64_t i = k + s * p->c.num_shards;
+
+	return i < p->norder ? p->order[i] : NONE;
+}
+
+/* Step 5: place the items of the wanted batches (shard < 0: all). */
+static int
+place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
+{
+	uint64_t nslots = 0, i, b, id, nsteps;
+	uint64_t *cur = NULL, *lim = NULL, *delta = NULL, *bid = NULL;
+	uint64_t *fcur = NULL, fpos;
+	uint64_t kpos;
+	uint8_t *on = NULL;
+	int w = p->w;
+
+	free(p->items);
+	free(p->bslot);
+	p->items = NULL;
+	if ((p->bslot = xalloc(p->nb, sizeof *p->bslot)) == NULL)
+		goto nomem;
+	if (shard < 0) {
+		for (id = 0; id < p->nb; id++)
+			p->bslot[id] = bstart(p, id);
+		nslots = p->nb > 0 ? p->bend[p->nb - 1] : 0;
+		p->all_items = 1;
+	} else {
+		for (id = 0; id < p->nb; id++)
+			p->bslot[id] = NONE;
+		nsteps = shard_steps(p);
+		for (i = 0; i < nsteps; i++) {
+			id = step_id(p, (uint64_t)shard, i);
+			if (id == NONE)
+				continue;
+			p->bslot[id] = nslots;
+			nslots += p->bend[id] - bstart(p, id);
+		}
+		p->all_items = 0;
+	}
+	if ((p->items = xalloc(nslots, (size_t)w)) == NULL ||
+	    (p->fsorted = xalloc(p->nfilt, sizeof *p->fsorted)) == NULL ||
+	    (cur = xalloc(p->nbuck, sizeof *cur)) == NULL ||
+	    (lim = xalloc(p->nbuck, sizeof *lim)) == NULL ||
+	    (delta = xalloc(p->nbuck, sizeof *delta)) == NULL ||
+	    (bid = xalloc(p->nbuck, sizeof *bid)) == NULL ||
+	    (on = xalloc(p->nbuck, sizeof *on)) == NULL)
+		goto nomem;
+	fcur = lim;	/* filtered buckets use lim[] as their cursor */
+	/*
+	 * Each kept bucket: its next sorted position cur[], the batch
+	 * bid[] holding it, where that batch ends lim[] and the slot
+	 * offset delta[] when on[] says the batch is wanted.  Positions past the last
+	 * batch (the dropped tail) are never wanted.
+	 */
+	kpos = 0;
+	fpos = 0;
+	id = 0;
+	for (b = 0; b < p->nbuck; b++) {
+		if (p->bcount[b] == 0)
+			continue;
+		if (!bucket_kept(p, b)) {
+			fcur[b] = fpos;
+			fpos += p->bcount[b];
+			continue;
+		}
+		cur[b] = kpos;
+		while (id < p->nb && p->bend[id] <= kpos)
+			id++;
+		bid[b] = id;
+		if (id < p->nb) {
+			lim[b] = p->bend[id];
+			on[b] = p->bslot[id] != NONE;
+			delta[b] = p->bslot[id] - bstart(p, id);
+		} else {
+			lim[b] = NONE;
+			on[b] = 0;
+		}
+		kpos += p->bcount[b];
+	}
+	for (i = 0; i < p->V; i++) {
+		uint64_t a = wget(p->A, i, w), s;
+
+		if (a & p->flag) {
+			uint64_t t = a & ~p->flag;
+
+			b = bucket_of(p, p->fg[t]);
+			p->fsorted[fcur[b]++] = t;
+			continue;
+		}
+		b = bucket_of(p, a);
+		s = cur[b]++;
+		if (s == lim[b]) {
+			id = ++bid[b];
+			if (id < p->nb) {
+				lim[b] = p->bend[id];
+				on[b] = p->bslot[id] != NONE;
+				delta[b] = p->bslot[id] - bstart(p, id);
+			} else {
+				lim[b] = NONE;
+				on[b] = 0;
+			}
+		}
+		/* Slot arithmetic wraps: delta may be "negative". */
+		if (on[b])
+			wset(p->items, s + delta[b], a, w);
+	}
+	free(cur);
+	free(lim);
+	free(delta);
+	free(bid);
+	free(on);
+	return 0;
+nomem:
+	free(cur);
+	free(lim);
+	free(delta);
+	free(bid);
+	free(on);
+	seterr(err, errlen, "placing items: out of memory");
+	return -1;
+}
+
 int
 batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
     char *err, size_t errlen)
 {
-	(void)p; (void)epoch; (void)shard;
-	snprintf(err, errlen, "not implemented");
+	int build = !p->built || p->sampled || p->c.rebuild_batches;
+
+	if (shard >= (int64_t)p->c.num_shards) {
+		seterr(err, errlen, "shard %lld of %u does not exist",
+		    (long long)shard, p->c.num_shards);
+		return -1;
+	}
+	p->epoch = epoch;
+	p->rebuilt = build;
+	if (build) {
+		free_build(p);
+		if (fill(p, epoch, err, errlen) == -1 ||
+		    batches(p, err, errlen) == -1)
+			goto fail;
+		p->built = 1;
+		p->built_epoch = epoch;
+	}
+	if (deal(p, epoch, err, errlen) == -1)
+		goto fail;
+	if (build) {
+		/* Batches kept across epochs need every item. */
+		if (place(p, p->sampled || p->c.rebuild_batches ? shard : -1,
+		    err, errlen) == -1)
+			goto fail;
+		free(p->A);
+		p->A = NULL;
+	}
+	return 0;
+fail:
+	free_build(p);
 	return -1;
 }
-void batch_plan_stats(const struct batch_plan *p, struct batch_epoch_stats *st) { (void)p; memset(st, 0, sizeof *st); }
-void batch_plan_pair_stats(const struct batch_plan *p, size_t pair, struct batch_pair_stats *ps) { (void)p; (void)pair; memset(ps, 0, sizeof *ps); }
-void batch_plan_shard_stats(const struct batch_plan *p, uint32_t shard, struct batch_shard_stats *ss) { (void)p; (void)shard; memset(ss, 0, sizeof *ss); }
-uint64_t batch_plan_nbatches(const struct batch_plan *p) { (void)p; return 0; }
-uint64_t batch_plan_step(const struct batch_plan *p, uint32_t shard, uint64_t step, uint64_t *id) { (void)p; (void)shard; (void)step; *id = UINT64_MAX; return 0; }
-uint64_t batch_plan_batch_size(const struct batch_plan *p, uint64_t id) { (void)p; (void)id; return 0; }
-uint64_t batch_plan_batch(const struct batch_plan *p, uint64_t id, struct batch_item *out) { (void)p; (void)id; (void)out; return UINT64_MAX; }
-void batch_plan_filtered(const struct batch_plan *p, uint64_t i, uint64_t *virt, struct batch_item *item) { (void)p; (void)i; *virt = 0; item->pair = 0; item->index = 0; }
+
+void
+batch_plan_stats(const struct batch_plan *p, struct batch_epoch_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	st->epoch = p->epoch;
+	st->sampled = p->sampled;
+	st->rebuilt = p->rebuilt;
+	st->real_size = p->d->total;
+	st->virtual_size = p->V;
+	st->filtered = p->nfilt;
+	st->batches = p->nb;
+	st->batched = p->nb > 0 ? p->bend[p->nb - 1] : 0;
+	st->dropped_tail = p->dropped_tail;
+	st->group_dropped_batches = p->group_dropped;
+	st->group_dropped_items = p->group_dropped_items;
+	st->steps = shard_steps(p);
+}
+
+void
+batch_plan_pair_stats(const struct batch_plan *p, size_t pair,
+    struct batch_pair_stats *ps)
+{
+	memset(ps, 0, sizeof *ps);
+	if (pair >= p->k)
+		return;
+	ps->size = p->d->n[pair];
+	ps->ratio = p->ratio[pair];
+	ps->prob = p->prob[pair];
+	ps->virtual_size = p->count[pair];
+	ps->kept = p->kept[pair];
+}
+
+void
+batch_plan_shard_stats(const struct batch_plan *p, uint32_t shard,
+    struct batch_shard_stats *ss)
+{
+	uint64_t s, id, n;
+
+	memset(ss, 0, sizeof *ss);
+	if (shard >= p->c.num_shards)
+		return;
+	ss->steps = shard_steps(p);
+	for (s = 0; s < p->steps; s++) {
+		id = step_id(p, shard, s);
+		n = id == NONE ? 0 : p->bend[id] - bstart(p, id);
+		if (s >= ss->steps) {
+			ss->skipped_batches = 1;
+			ss->skipped_items = n;
+			break;
+		}
+		if (id == NONE) {
+			ss->fill++;
+			continue;
+		}
+		ss->batches++;
+		ss->sentences += n;
+		ss->src_tokens += p->bsrc_tok[id];
+		ss->tgt_tokens += p->btgt_tok[id];
+		ss->src_slots += n * p->bsrc_w[id];
+		ss->tgt_slots += n * p->btgt_w[id];
+	}
+}
+
+uint64_t
+batch_plan_nbatches(const struct batch_plan *p)
+{
+	return p->nb;
+}
+
+uint64_t
+batch_plan_step(const struct batch_plan *p, uint32_t shard, uint64_t step,
+    uint64_t *id)
+{
+	*id = NONE;
+	if (shard >= p->c.num_shards || step >= shard_steps(p))
+		return 0;
+	*id = step_id(p, shard, step);
+	return *id == NONE ? 0 : p->bend[*id] - bstart(p, *id);
+}
+
+uint64_t
+batch_plan_batch_size(const struct batch_plan *p, uint64_t id)
+{
+	return id < p->nb ? p->bend[id] - bstart(p, id) : 0;
+}
+
+uint64_t
+batch_plan_batch(const struct batch_plan *p, uint64_t id,
+    struct batch_item *out)
+{
+	uint64_t n, i, slot;
+
+	if (id >= p->nb || p->bslot == NULL || p->bslot[id] == NONE)
+		return NONE;
+	n = p->bend[id] - bstart(p, id);
+	slot = p->bslot[id];
+	for (i = 0; i < n; i++) {
+		uint64_t g = wget(p->items, slot + i, p->w);
+		size_t j = pair_of(p->d, g);
+
+		out[i].pair = (uint32_t)j;
+		out[i].index = g - p->d->off[j];
+	}
+	return n;
+}
+
+void
+batch_plan_filtered(const struct batch_plan *p, uint64_t i, uint64_t *virt,
+    struct batch_item *item)
+{
+	uint64_t t, g;
+	size_t j;
+
+	*virt = 0;
+	item->pair = 0;
+	item->index = 0;
+	if (i >= p->nfilt || p->fsorted == NULL)
+		return;
+	t = p->fsorted[i];
+	*virt = p->fv[t];
+	g = p->fg[t];
+	j = pair_of(p->d, g);
+	item->pair = (uint32_t)j;
+	item->index = g - p->d->off[j];
+}
