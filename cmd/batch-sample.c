@@ -1339,6 +1339,12 @@ load_sizes(void)
 					die("%s: %s", mmidx_idx_path(p->src[part]), err);
 			}
 		}
+		/*
+		 * Without --collate the files are done with: unmapping them
+		 * keeps the pages of their indexes out of the resident set.
+		 */
+		if (!o.collate)
+			close_pair(p);
 	}
 	free(sb);
 	free(tb);
