@@ -65,7 +65,8 @@ struct batch_data {
 	uint64_t	*n;		/* npairs */
 	uint64_t	*off;		/* npairs + 1: first global number */
 	uint64_t	 total;
-	void		*src, *tgt;	/* total sizes each (tgt NULL: monolingual) */
+	void		*sz;		/* total x (source[, target]) sizes, interleaved */
+	unsigned	 st;		/* sizes per sentence: 1 or 2 */
 	uint32_t	 smax, tmax;
 	uint32_t	*blk;		/* pair of global number k << BLK_SHIFT */
 	size_t		 nblk;
@@ -96,10 +97,8 @@ batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
 		d->off[i + 1] = d->off[i] + n[i];
 	}
 	d->total = d->off[npairs];
-	if ((d->src = calloc(d->total > 0 ? d->total : 1, 2)) == NULL)
-		goto nomem;
-	if (d->bilingual &&
-	    (d->tgt = calloc(d->total > 0 ? d->total : 1, 2)) == NULL)
+	d->st = d->bilingual ? 2 : 1;
+	if ((d->sz = calloc(d->total > 0 ? d->total : 1, 2 * d->st)) == NULL)
 		goto nomem;
 	d->nblk = (size_t)(d->total >> BLK_SHIFT) + 1;
 	if ((d->blk = xalloc(d->nblk, sizeof *d->blk)) == NULL)
@@ -125,38 +124,40 @@ batch_data_free(struct batch_data *d)
 		return;
 	free(d->n);
 	free(d->off);
-	free(d->src);
-	free(d->tgt);
+	free(d->sz);
 	free(d->blk);
 	free(d);
 }
 
+/* Source (side 0) or target (side 1) size of global sentence g. */
 static inline uint32_t
-sz_get(const struct batch_data *d, const void *a, uint64_t g)
+sz_get(const struct batch_data *d, uint64_t g, unsigned side)
 {
-	return d->wide ? ((const uint32_t *)a)[g] : ((const uint16_t *)a)[g];
+	if (side >= d->st)
+		return 0;
+	return d->wide ? ((const uint32_t *)d->sz)[g * d->st + side] :
+	    ((const uint16_t *)d->sz)[g * d->st + side];
+}
+
+static inline const void *
+sz_addr(const struct batch_data *d, uint64_t g)
+{
+	return d->wide ? (const void *)((const uint32_t *)d->sz + g * d->st) :
+	    (const void *)((const uint16_t *)d->sz + g * d->st);
 }
 
 static int
 widen(struct batch_data *d)
 {
-	uint32_t *s = NULL, *t = NULL;
-	uint64_t g, n = d->total > 0 ? d->total : 1;
+	uint64_t i, n = d->total * d->st;
+	uint32_t *w;
 
-	if ((s = xalloc(n, 4)) == NULL ||
-	    (d->tgt != NULL && (t = xalloc(n, 4)) == NULL)) {
-		free(s);
+	if ((w = xalloc(n, 4)) == NULL)
 		return -1;
-	}
-	for (g = 0; g < d->total; g++) {
-		s[g] = ((uint16_t *)d->src)[g];
-		if (t != NULL)
-			t[g] = ((uint16_t *)d->tgt)[g];
-	}
-	free(d->src);
-	free(d->tgt);
-	d->src = s;
-	d->tgt = t;
+	for (i = 0; i < n; i++)
+		w[i] = ((uint16_t *)d->sz)[i];
+	free(d->sz);
+	d->sz = w;
 	d->wide = 1;
 	return 0;
 }
@@ -200,13 +201,13 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		uint32_t s = (uint32_t)src[i], t = d->bilingual ? (uint32_t)tgt[i] : 0;
 
 		if (d->wide) {
-			((uint32_t *)d->src)[g] = s;
+			((uint32_t *)d->sz)[g * d->st] = s;
 			if (d->bilingual)
-				((uint32_t *)d->tgt)[g] = t;
+				((uint32_t *)d->sz)[g * d->st + 1] = t;
 		} else {
-			((uint16_t *)d->src)[g] = (uint16_t)s;
+			((uint16_t *)d->sz)[g * d->st] = (uint16_t)s;
 			if (d->bilingual)
-				((uint16_t *)d->tgt)[g] = (uint16_t)t;
+				((uint16_t *)d->sz)[g * d->st + 1] = (uint16_t)t;
 		}
 		if (s > d->smax)
 			d->smax = s;
@@ -240,8 +241,8 @@ batch_data_size(const struct batch_data *d, size_t pair, uint64_t index,
 {
 	uint64_t g = d->off[pair] + index;
 
-	*src = sz_get(d, d->src, g);
-	*tgt = d->bilingual ? sz_get(d, d->tgt, g) : 0;
+	*src = sz_get(d, g, 0);
+	*tgt = sz_get(d, g, 1);
 }
 
 /* The pair holding global sentence g. */
@@ -332,7 +333,7 @@ static inline uint64_t
 bucket_of(const struct batch_plan *p, uint64_t g)
 {
 	const struct batch_data *d = p->d;
-	uint64_t s = sz_get(d, d->src, g), t = d->bilingual ? sz_get(d, d->tgt, g) : 0;
+	uint64_t s = sz_get(d, g, 0), t = sz_get(d, g, 1);
 	uint64_t key, lo, hi;
 
 	if (p->dense)
@@ -393,8 +394,8 @@ setup_buckets(struct batch_plan *p, char *err, size_t errlen)
 		if ((p->keys = xalloc(d->total, sizeof *p->keys)) == NULL)
 			goto nomem;
 		for (g = 0; g < d->total; g++)
-			p->keys[g] = (uint64_t)sz_get(d, d->src, g) << 32 |
-			    (d->bilingual ? sz_get(d, d->tgt, g) : 0);
+			p->keys[g] = (uint64_t)sz_get(d, g, 0) << 32 |
+			    sz_get(d, g, 1);
 		qsort(p->keys, (size_t)d->total, sizeof *p->keys, cmp_u64);
 		for (n = 0, k = 0; k < d->total; k++)
 			if (n == 0 || p->keys[n - 1] != p->keys[k])
@@ -887,15 +888,47 @@ step_id(const struct batch_plan *p, uint64_t k, uint64_t s)
 	return i < p->norder ? p->order[i] : NONE;
 }
 
+/* Where a kept bucket's next item goes. */
+struct bstate {
+	uint64_t	cur;		/* its next sorted position */
+	uint64_t	lim;		/* end of the batch holding cur */
+	uint64_t	delta;		/* slot = position + delta (wraps) */
+	uint64_t	bid;		/* that batch << 1 | wanted */
+};
+
+static inline void
+bstate_batch(const struct batch_plan *p, struct bstate *q, uint64_t id)
+{
+	if (id < p->nb) {
+		q->lim = p->bend[id];
+		q->delta = p->bslot[id] - bstart(p, id);
+		q->bid = id << 1 | (p->bslot[id] != NONE);
+	} else {
+		q->lim = NONE;
+		q->delta = 0;
+		q->bid = id << 1;
+	}
+}
+
+/* The global sentence behind a word of A. */
+static inline uint64_t
+word_sentence(const struct batch_plan *p, uint64_t a)
+{
+	return a & p->flag ? p->fg[a & ~p->flag] : a;
+}
+
+#define PF_SIZES	32	/* items ahead: fetch the sizes */
+#define PF_STATE	16	/* items ahead: bucket known, fetch its state */
+#define RING		32	/* > PF_STATE, a power of two */
+
 /* Step 5: place the items of the wanted batches (shard < 0: all). */
 static int
 place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 {
-	uint64_t nslots = 0, i, b, id, nsteps;
-	uint64_t *cur = NULL, *lim = NULL, *delta = NULL, *bid = NULL;
-	uint64_t *fcur = NULL, fpos;
-	uint64_t kpos;
-	uint8_t *on = NULL;
+	uint64_t nslots = 0, i, b, id, nsteps, kpos, fpos, ring[RING];
+	struct bstate *bs = NULL;
+	uint64_t *fcur = NULL;
+	const void *A = p->A;
 	int w = p->w;
 
 	free(p->items);
@@ -923,19 +956,10 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 	}
 	if ((p->items = xalloc(nslots, (size_t)w)) == NULL ||
 	    (p->fsorted = xalloc(p->nfilt, sizeof *p->fsorted)) == NULL ||
-	    (cur = xalloc(p->nbuck, sizeof *cur)) == NULL ||
-	    (lim = xalloc(p->nbuck, sizeof *lim)) == NULL ||
-	    (delta = xalloc(p->nbuck, sizeof *delta)) == NULL ||
-	    (bid = xalloc(p->nbuck, sizeof *bid)) == NULL ||
-	    (on = xalloc(p->nbuck, sizeof *on)) == NULL)
+	    (bs = xalloc(p->nbuck, sizeof *bs)) == NULL ||
+	    (fcur = xalloc(p->nbuck, sizeof *fcur)) == NULL)
 		goto nomem;
-	fcur = lim;	/* filtered buckets use lim[] as their cursor */
-	/*
-	 * Each kept bucket: its next sorted position cur[], the batch
-	 * bid[] holding it, where that batch ends lim[] and the slot
-	 * offset delta[] when on[] says the batch is wanted.  Positions past the last
-	 * batch (the dropped tail) are never wanted.
-	 */
+	/* Kept buckets in sorted order, each starting in some batch. */
 	kpos = 0;
 	fpos = 0;
 	id = 0;
@@ -947,59 +971,51 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 			fpos += p->bcount[b];
 			continue;
 		}
-		cur[b] = kpos;
 		while (id < p->nb && p->bend[id] <= kpos)
 			id++;
-		bid[b] = id;
-		if (id < p->nb) {
-			lim[b] = p->bend[id];
-			on[b] = p->bslot[id] != NONE;
-			delta[b] = p->bslot[id] - bstart(p, id);
-		} else {
-			lim[b] = NONE;
-			on[b] = 0;
-		}
+		bs[b].cur = kpos;
+		bstate_batch(p, &bs[b], id);
 		kpos += p->bcount[b];
 	}
+	/*
+	 * One pass over A.  Item i + PF_SIZES has its sizes fetched,
+	 * item i + PF_STATE its bucket computed and that bucket's state
+	 * fetched, so item i finds both in cache.
+	 */
+	for (i = 0; i < PF_STATE && i < p->V; i++)
+		ring[i % RING] = bucket_of(p, word_sentence(p, wget(A, i, w)));
 	for (i = 0; i < p->V; i++) {
-		uint64_t a = wget(p->A, i, w), s;
+		uint64_t a = wget(A, i, w), pos;
+		struct bstate *q;
 
+		if (i + PF_SIZES < p->V)
+			__builtin_prefetch(sz_addr(p->d, word_sentence(p,
+			    wget(A, i + PF_SIZES, w))));
+		if (i + PF_STATE < p->V) {
+			uint64_t nb2 = bucket_of(p, word_sentence(p,
+			    wget(A, i + PF_STATE, w)));
+
+			ring[(i + PF_STATE) % RING] = nb2;
+			__builtin_prefetch(&bs[nb2], 1);
+		}
+		b = ring[i % RING];
 		if (a & p->flag) {
-			uint64_t t = a & ~p->flag;
-
-			b = bucket_of(p, p->fg[t]);
-			p->fsorted[fcur[b]++] = t;
+			p->fsorted[fcur[b]++] = a & ~p->flag;
 			continue;
 		}
-		b = bucket_of(p, a);
-		s = cur[b]++;
-		if (s == lim[b]) {
-			id = ++bid[b];
-			if (id < p->nb) {
-				lim[b] = p->bend[id];
-				on[b] = p->bslot[id] != NONE;
-				delta[b] = p->bslot[id] - bstart(p, id);
-			} else {
-				lim[b] = NONE;
-				on[b] = 0;
-			}
-		}
-		/* Slot arithmetic wraps: delta may be "negative". */
-		if (on[b])
-			wset(p->items, s + delta[b], a, w);
+		q = &bs[b];
+		pos = q->cur++;
+		if (pos == q->lim)
+			bstate_batch(p, q, (q->bid >> 1) + 1);
+		if (q->bid & 1)
+			wset(p->items, pos + q->delta, a, w);
 	}
-	free(cur);
-	free(lim);
-	free(delta);
-	free(bid);
-	free(on);
+	free(bs);
+	free(fcur);
 	return 0;
 nomem:
-	free(cur);
-	free(lim);
-	free(delta);
-	free(bid);
-	free(on);
+	free(bs);
+	free(fcur);
 	seterr(err, errlen, "placing items: out of memory");
 	return -1;
 }

@@ -161,35 +161,62 @@ nprng_interval(struct nprng *r, uint64_t max)
 }
 
 /*
- * Fisher-Yates from the top, one interval() per position.  Below 2^32
- * the mask only changes at powers of two, so it is kept across steps.
+ * Fisher-Yates from the top, one interval() per position.  The
+ * positions drawn do not depend on the contents, so for big arrays
+ * they are drawn LOOK steps ahead and their cache lines fetched
+ * while earlier swaps run; the draws and swaps stay in numpy's order.
  */
+#define LOOK	32
+
+#define SHUFFLE_BODY(T) do {						\
+	size_t i, ring[LOOK], ahead;					\
+									\
+	if (n < 2)							\
+		return;							\
+	if (n < ((size_t)1 << 15)) {					\
+		for (i = n - 1; i > 0; i--) {				\
+			size_t j = (size_t)nprng_interval(r, i);	\
+			T t = x[i];					\
+									\
+			x[i] = x[j];					\
+			x[j] = t;					\
+		}							\
+		return;							\
+	}								\
+	/* ring[i % LOOK] holds the j of position i once drawn. */	\
+	for (ahead = n - 1; ahead > n - 1 - LOOK; ahead--) {		\
+		size_t j = (size_t)nprng_interval(r, ahead);		\
+									\
+		ring[ahead % LOOK] = j;					\
+		__builtin_prefetch(&x[j], 1);				\
+	}								\
+	for (i = n - 1; i > 0; i--) {					\
+		size_t j = ring[i % LOOK];				\
+		T t;							\
+									\
+		if (ahead > 0) {					\
+			size_t q = (size_t)nprng_interval(r, ahead);	\
+									\
+			ring[ahead % LOOK] = q;				\
+			__builtin_prefetch(&x[q], 1);			\
+			ahead--;					\
+		}							\
+		t = x[i];						\
+		x[i] = x[j];						\
+		x[j] = t;						\
+	}								\
+} while (0)
+
 void
 nprng_shuffle32(struct nprng *r, uint32_t *x, size_t n)
 {
-	size_t i;
-
-	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
-		size_t j = (size_t)nprng_interval(r, i);
-		uint32_t t = x[i];
-
-		x[i] = x[j];
-		x[j] = t;
-	}
+	SHUFFLE_BODY(uint32_t);
 }
 
 void
 nprng_shuffle64(struct nprng *r, uint64_t *x, size_t n)
 {
-	size_t i;
-
-	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
-		size_t j = (size_t)nprng_interval(r, i);
-		uint64_t t = x[i];
-
-		x[i] = x[j];
-		x[j] = t;
-	}
+	SHUFFLE_BODY(uint64_t);
 }
 
 void

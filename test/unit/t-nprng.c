@@ -128,6 +128,36 @@ known_values(void)
 		TEST(ok, "shuffle of 12-byte items, of u32 and of u64 agree");
 	}
 
+	/* Big arrays take the look-ahead path: same draws, same result. */
+	{
+		enum { BIG = 100003 };
+		uint32_t *a = malloc(BIG * sizeof *a), *b = malloc(BIG * sizeof *b);
+		uint64_t *c = malloc(BIG * sizeof *c);
+		struct nprng ra, rb, rc;
+		size_t q;
+
+		for (q = 0; q < BIG; q++)
+			a[q] = b[q] = (uint32_t)q;
+		nprng_seed(&ra, 99);
+		rb = rc = ra;
+		nprng_shuffle32(&ra, a, BIG);
+		for (q = BIG - 1; q > 0; q--) {
+			size_t j = (size_t)nprng_interval(&rb, q);
+			uint32_t t = b[q];
+
+			b[q] = b[j];
+			b[j] = t;
+		}
+		nprng_permutation64(&rc, c, BIG);
+		for (ok = 1, q = 0; q < BIG; q++)
+			ok &= a[q] == b[q] && c[q] == a[q];
+		TEST(ok && nprng_next32(&ra) == nprng_next32(&rb),
+		    "shuffle of 100003: look-ahead = plain Fisher-Yates");
+		free(a);
+		free(b);
+		free(c);
+	}
+
 	/* numpy's pairwise sum: blocks of 8 below 128, halves above. */
 	{
 		double a[300];
