@@ -843,8 +843,6 @@ static struct {
 	size_t		 len, size;
 	struct outfile	 file;
 	struct rec_writer *w;
-	struct ex_builder b;
-	struct buf	 enc;
 } out;
 
 #define OUT_SIZE	(1u << 18)
@@ -908,7 +906,6 @@ out_begin(int records)
 		    REC_NONE, -1);
 		if (out.w == NULL)
 			die_errno("%s", out.name);
-		exb_init(&out.b);
 	}
 }
 
@@ -1155,30 +1152,133 @@ json_collated(const struct batch_collated *c, int has_target)
 	json_matrix(c->target, c->n, c->tgt_width, has_target);
 }
 
+/*
+ * Records: one Example of int64 features per batch, encoded here in
+ * the canonical form ex_encode() writes (keys sorted, one packed list
+ * each) straight into the record writer, since a collated batch holds
+ * hundreds of thousands of values and the generic builder would copy
+ * and size every one of them twice.
+ */
+struct rfeat {
+	const char	*name;
+	const int64_t	*v;
+	size_t		 n;
+	size_t		 packed;	/* bytes of the packed varints */
+	size_t		 entry;		/* bytes of the map entry body */
+};
+
+#define RMAXFEAT	24
+static struct rfeat rf[RMAXFEAT];
+static size_t nrf;
+static int64_t rshape[RMAXFEAT][2];
+
+static inline size_t
+varint_size(uint64_t v)
+{
+	return v < 0x80 ? 1 : (size_t)(70 - __builtin_clzll(v)) / 7;
+}
+
+static inline uint8_t *
+put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */
 static void
 rec_feature(const char *name, const int64_t *v, size_t n, const int64_t *shape,
-    size_t nshape)
+    int nshape)
 {
-	char sname[64];
+	static char names[RMAXFEAT][40];
 
-	if (exb_int64(&out.b, name, v, n) == -1)
-		die_errno("malloc");
-	if (shape == NULL)
+	rf[nrf].name = name;
+	rf[nrf].v = v;
+	rf[nrf].n = n;
+	nrf++;
+	if (nshape < 0)
 		return;
-	snprintf(sname, sizeof sname, "%s_shape", name);
-	if (exb_int64(&out.b, sname, shape, nshape) == -1)
-		die_errno("malloc");
+	snprintf(names[nrf], sizeof names[nrf], "%s_shape", name);
+	memcpy(rshape[nrf], shape, (size_t)nshape * sizeof *shape);
+	rf[nrf].name = names[nrf];
+	rf[nrf].v = rshape[nrf];
+	rf[nrf].n = (size_t)nshape;
+	nrf++;
+}
+
+static int
+cmp_rfeat(const void *a, const void *b)
+{
+	return strcmp(((const struct rfeat *)a)->name,
+	    ((const struct rfeat *)b)->name);
+}
+
+static void
+rec_flush_example(void)
+{
+	size_t fs = 0, total, k, key, list, feat;
+	uint8_t *q, *q0;
+
+	qsort(rf, nrf, sizeof *rf, cmp_rfeat);
+	for (k = 0; k < nrf; k++) {
+		struct rfeat *f = &rf[k];
+		size_t s = 0;
+
+		for (size_t i = 0; i < f->n; i++)
+			s += varint_size((uint64_t)f->v[i]);
+		f->packed = s;
+		key = strlen(f->name);
+		list = f->n ? 1 + varint_size(s) + s : 0;
+		feat = 1 + varint_size(list) + list;
+		f->entry = 1 + varint_size(key) + key + 1 + varint_size(feat) + feat;
+		fs += 1 + varint_size(f->entry) + f->entry;
+	}
+	total = 1 + varint_size(fs) + fs;
+	if ((q = q0 = rec_write_begin(out.w, total)) == NULL)
+		write_failed(out.name);
+	*q++ = 0x0a;
+	q = put_varint(q, fs);
+	for (k = 0; k < nrf; k++) {
+		const struct rfeat *f = &rf[k];
+
+		key = strlen(f->name);
+		list = f->n ? 1 + varint_size(f->packed) + f->packed : 0;
+		*q++ = 0x0a;
+		q = put_varint(q, f->entry);
+		*q++ = 0x0a;
+		q = put_varint(q, key);
+		memcpy(q, f->name, key);
+		q += key;
+		*q++ = 0x12;
+		q = put_varint(q, 1 + varint_size(list) + list);
+		*q++ = 0x1a;
+		q = put_varint(q, list);
+		if (f->n == 0)
+			continue;
+		*q++ = 0x0a;
+		q = put_varint(q, f->packed);
+		for (size_t i = 0; i < f->n; i++)
+			q = put_varint(q, (uint64_t)f->v[i]);
+	}
+	if (rec_write_end(out.w, (size_t)(q - q0)) == -1)
+		write_failed(out.name);
+	nrf = 0;
 }
 
 static void
 rec_collated(const struct batch_collated *c, int has_target)
 {
-	int64_t sh[2], one;
+	static int64_t nsent;
+	int64_t sh[2];
 
 	sh[0] = (int64_t)c->n;
 	rec_feature("id", c->id, c->n, sh, 1);
-	one = (int64_t)c->n;
-	rec_feature("nsentences", &one, 1, sh, 0);
+	nsent = (int64_t)c->n;
+	rec_feature("nsentences", &nsent, 1, sh, 0);
 	rec_feature("ntokens", &c->ntokens, 1, sh, 0);
 	sh[1] = (int64_t)c->src_width;
 	rec_feature("src_tokens", c->src_tokens, c->n * c->src_width, sh, 2);
@@ -1189,17 +1289,6 @@ rec_collated(const struct batch_collated *c, int has_target)
 		    c->n * c->tgt_width, sh, 2);
 	if (has_target)
 		rec_feature("target", c->target, c->n * c->tgt_width, sh, 2);
-}
-
-static void
-rec_flush_example(void)
-{
-	out.enc.len = 0;
-	if (exb_encode(&out.b, &out.enc) == -1)
-		die_errno("malloc");
-	if (rec_write(out.w, out.enc.p, out.enc.len) == -1)
-		write_failed(out.name);
-	exb_reset(&out.b);
 }
 
 /*
@@ -1257,20 +1346,25 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 		out_puts("}\n");
 		break;
 	default: {
-		int64_t v[3] = { (int64_t)epoch, (int64_t)o.shard, (int64_t)step };
+		static int64_t v[3], *flat;
+		static size_t flatcap;
 		int64_t sh[2] = { (int64_t)n, 2 };
-		int64_t *flat;
 
-		rec_feature("epoch", &v[0], 1, NULL, 0);
-		rec_feature("shard", &v[1], 1, NULL, 0);
-		rec_feature("step", &v[2], 1, NULL, 0);
-		flat = xreallocarray(NULL, 2 * n + 1, sizeof *flat);
+		v[0] = (int64_t)epoch;
+		v[1] = (int64_t)o.shard;
+		v[2] = (int64_t)step;
+		rec_feature("epoch", &v[0], 1, NULL, -1);
+		rec_feature("shard", &v[1], 1, NULL, -1);
+		rec_feature("step", &v[2], 1, NULL, -1);
+		if (2 * n + 1 > flatcap) {
+			flatcap = 2 * n + 1;
+			flat = xreallocarray(flat, flatcap, sizeof *flat);
+		}
 		for (size_t i = 0; i < n; i++) {
 			flat[2 * i] = it[i].pair;
 			flat[2 * i + 1] = (int64_t)it[i].index;
 		}
 		rec_feature("ids", flat, 2 * n, sh, 2);
-		free(flat);
 		if (o.collate)
 			rec_collated(&c, has_target);
 		rec_flush_example();

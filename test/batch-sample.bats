@@ -179,6 +179,18 @@ pair20() {
 	[ "$(jq -c '.features.feature.ids_shape.int64List.value' <<<"${lines[0]}")" = "[\"$first\",\"2\"]" ]
 	[ "$(jq -c '.features.feature.ids.int64List.value | map(tonumber)' <<<"${lines[0]}")" = \
 	    "$(jq -c '.ids | flatten' <<<"${json%%$'\n'*}")" ]
+	# the records are in the canonical form tfr-cat writes
+	tfr-cat "$T/b.tfr" | tfr-cat --from-json -R >"$T/re.tfr"
+	cmp "$T/b.tfr" "$T/re.tfr"
+	batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --collate \
+	    --output-format records -o "$T/c.tfr"
+	tfr-cat "$T/c.tfr" | tfr-cat --from-json -R >"$T/re.tfr"
+	cmp "$T/c.tfr" "$T/re.tfr"
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --collate
+	json="$output"
+	run -0 tfr-cat "$T/c.tfr"
+	[ "$(jq -c '.features.feature | [.src_tokens.int64List.value, .src_tokens_shape.int64List.value, .target.int64List.value, .prev_output_tokens_shape.int64List.value, .ntokens.int64List.value, .nsentences_shape.int64List] | map(if type == "array" then map(tonumber) else . end)' <<<"${lines[0]}")" = \
+	    "$(jq -c '[(.src_tokens | flatten), [.src_tokens | length, (.[0] | length)], (.target | flatten), [.prev_output_tokens | length, (.[0] | length)], [.ntokens], {}]' <<<"${json%%$'\n'*}")" ]
 	if command -v script >/dev/null; then
 		run -1 script -qec "batch-sample batches -p $T/a.src --output-format records" /dev/null
 		[[ "$output" == *"batch-sample: refusing to write records to a terminal (use -o FILE or a pipe)"* ]]
