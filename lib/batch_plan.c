@@ -277,6 +277,7 @@ struct batch_plan {
 	uint64_t	 tw;
 	uint64_t	*keys;		/* !dense: sorted src << 32 | tgt */
 	uint64_t	*bcount;	/* items per bucket */
+	uint8_t		*bkept;		/* passes the length filter */
 
 	/* Built order. */
 	int		 built;
@@ -284,8 +285,8 @@ struct batch_plan {
 	int		 rebuilt;
 	void		*A;		/* V words, shuffled (while placing) */
 	uint64_t	 nkept, nfilt;
-	uint64_t	*fv, *fg;	/* filtered side table: virtual, global */
-	uint64_t	*fsorted;	/* filtered side indices, in sorted order */
+	void		*fv, *fg, *fb;	/* filtered side table (words): virtual, global, bucket */
+	void		*fsorted;	/* filtered side indices (words), in sorted order */
 
 	/* Batches (positions in the sorted kept items). */
 	uint64_t	 nb;
@@ -367,6 +368,12 @@ bucket_sizes(const struct batch_plan *p, uint64_t b, uint64_t *s, uint64_t *t)
 static inline int
 bucket_kept(const struct batch_plan *p, uint64_t b)
 {
+	return p->bkept[b];
+}
+
+static int
+bucket_passes(const struct batch_plan *p, uint64_t b)
+{
 	uint64_t s, t;
 
 	bucket_sizes(p, b, &s, &t);
@@ -402,8 +409,11 @@ setup_buckets(struct batch_plan *p, char *err, size_t errlen)
 				p->keys[n++] = p->keys[k];
 		p->nbuck = n;
 	}
-	if ((p->bcount = xalloc(p->nbuck, sizeof *p->bcount)) == NULL)
+	if ((p->bcount = xalloc(p->nbuck, sizeof *p->bcount)) == NULL ||
+	    (p->bkept = xalloc(p->nbuck, sizeof *p->bkept)) == NULL)
 		goto nomem;
+	for (k = 0; k < p->nbuck; k++)
+		p->bkept[k] = (uint8_t)bucket_passes(p, k);
 	return 0;
 nomem:
 	seterr(err, errlen, "buckets: out of memory");
@@ -540,6 +550,7 @@ free_build(struct batch_plan *p)
 	free(p->A);
 	free(p->fv);
 	free(p->fg);
+	free(p->fb);
 	free(p->fsorted);
 	free(p->bend);
 	free(p->bsrc_tok);
@@ -548,7 +559,7 @@ free_build(struct batch_plan *p)
 	free(p->btgt_w);
 	free(p->items);
 	free(p->bslot);
-	p->A = p->fv = p->fg = p->fsorted = p->bend = NULL;
+	p->A = p->fv = p->fg = p->fb = p->fsorted = p->bend = NULL;
 	p->bsrc_tok = p->btgt_tok = p->bslot = NULL;
 	p->bsrc_w = p->btgt_w = NULL;
 	p->items = NULL;
@@ -569,6 +580,7 @@ batch_plan_free(struct batch_plan *p)
 	free(p->kept);
 	free(p->keys);
 	free(p->bcount);
+	free(p->bkept);
 	free(p->order);
 	free(p);
 }
@@ -606,26 +618,17 @@ sample_counts(struct batch_plan *p, struct nprng *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* Append a filtered item to the side table; returns its index. */
-static int
-add_filtered(struct batch_plan *p, uint64_t v, uint64_t g, uint64_t *cap)
+/*
+ * The filtered side table has room for every item (pages are only
+ * touched as it fills).
+ */
+static inline void
+add_filtered(struct batch_plan *p, uint64_t v, uint64_t g, uint64_t b)
 {
-	if (p->nfilt == *cap) {
-		uint64_t ncap = *cap < 64 ? 64 : *cap * 2;
-		uint64_t *a, *b;
-
-		if ((a = realloc(p->fv, ncap * sizeof *a)) == NULL)
-			return -1;
-		p->fv = a;
-		if ((b = realloc(p->fg, ncap * sizeof *b)) == NULL)
-			return -1;
-		p->fg = b;
-		*cap = ncap;
-	}
-	p->fv[p->nfilt] = v;
-	p->fg[p->nfilt] = g;
+	wset(p->fv, p->nfilt, v, p->w);
+	wset(p->fg, p->nfilt, g, p->w);
+	wset(p->fb, p->nfilt, b, p->w);
 	p->nfilt++;
-	return 0;
 }
 
 /* Step 1: A[v] for every virtual item, bucket counts, filtered items. */
@@ -633,13 +636,16 @@ static int
 fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 {
 	const struct batch_data *d = p->d;
-	uint64_t v = 0, fcap = 0, nmax = 0, i, t;
+	uint64_t v = 0, nmax = 0, i, t;
 	uint32_t *perm32 = NULL;
 	uint64_t *perm64 = NULL;
 	struct nprng r;
 	size_t j;
 
-	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL)
+	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL ||
+	    (p->fv = xalloc(p->V, (size_t)p->w)) == NULL ||
+	    (p->fg = xalloc(p->V, (size_t)p->w)) == NULL ||
+	    (p->fb = xalloc(p->V, (size_t)p->w)) == NULL)
 		goto nomem;
 	memset(p->bcount, 0, (size_t)p->nbuck * sizeof *p->bcount);
 	if (p->sampled) {
@@ -696,8 +702,7 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				kept++;
 			} else {
 				t = p->nfilt;
-				if (add_filtered(p, v, g, &fcap) == -1)
-					goto nomem;
+				add_filtered(p, v, g, b);
 				wset(p->A, v, p->flag | t, p->w);
 			}
 		}
@@ -910,16 +915,16 @@ bstate_batch(const struct batch_plan *p, struct bstate *q, uint64_t id)
 	}
 }
 
-/* The global sentence behind a word of A. */
+/* The bucket of a word of A. */
 static inline uint64_t
-word_sentence(const struct batch_plan *p, uint64_t a)
+word_bucket(const struct batch_plan *p, uint64_t a)
 {
-	return a & p->flag ? p->fg[a & ~p->flag] : a;
+	return a & p->flag ? wget(p->fb, a & ~p->flag, p->w) : bucket_of(p, a);
 }
 
-#define PF_SIZES	32	/* items ahead: fetch the sizes */
-#define PF_STATE	16	/* items ahead: bucket known, fetch its state */
-#define RING		32	/* > PF_STATE, a power of two */
+#define PF_SIZES	64	/* items ahead: fetch the sizes */
+#define PF_STATE	32	/* items ahead: bucket known, fetch its state */
+#define RING		64	/* > PF_STATE, a power of two */
 
 /* Step 5: place the items of the wanted batches (shard < 0: all). */
 static int
@@ -927,7 +932,6 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 {
 	uint64_t nslots = 0, i, b, id, nsteps, kpos, fpos, ring[RING];
 	struct bstate *bs = NULL;
-	uint64_t *fcur = NULL;
 	const void *A = p->A;
 	int w = p->w;
 
@@ -955,9 +959,8 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 		p->all_items = 0;
 	}
 	if ((p->items = xalloc(nslots, (size_t)w)) == NULL ||
-	    (p->fsorted = xalloc(p->nfilt, sizeof *p->fsorted)) == NULL ||
-	    (bs = xalloc(p->nbuck, sizeof *bs)) == NULL ||
-	    (fcur = xalloc(p->nbuck, sizeof *fcur)) == NULL)
+	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL ||
+	    (bs = xalloc(p->nbuck, sizeof *bs)) == NULL)
 		goto nomem;
 	/* Kept buckets in sorted order, each starting in some batch. */
 	kpos = 0;
@@ -967,7 +970,7 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 		if (p->bcount[b] == 0)
 			continue;
 		if (!bucket_kept(p, b)) {
-			fcur[b] = fpos;
+			bs[b].cur = fpos;	/* its place among the filtered */
 			fpos += p->bcount[b];
 			continue;
 		}
@@ -983,24 +986,27 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 	 * fetched, so item i finds both in cache.
 	 */
 	for (i = 0; i < PF_STATE && i < p->V; i++)
-		ring[i % RING] = bucket_of(p, word_sentence(p, wget(A, i, w)));
+		ring[i % RING] = word_bucket(p, wget(A, i, w));
 	for (i = 0; i < p->V; i++) {
 		uint64_t a = wget(A, i, w), pos;
 		struct bstate *q;
 
-		if (i + PF_SIZES < p->V)
-			__builtin_prefetch(sz_addr(p->d, word_sentence(p,
-			    wget(A, i + PF_SIZES, w))));
+		if (i + PF_SIZES < p->V) {
+			uint64_t x = wget(A, i + PF_SIZES, w);
+
+			__builtin_prefetch(x & p->flag ? (const void *)
+			    ((const char *)p->fb + (x & ~p->flag) * (uint64_t)w) :
+			    sz_addr(p->d, x));
+		}
 		if (i + PF_STATE < p->V) {
-			uint64_t nb2 = bucket_of(p, word_sentence(p,
-			    wget(A, i + PF_STATE, w)));
+			uint64_t nb2 = word_bucket(p, wget(A, i + PF_STATE, w));
 
 			ring[(i + PF_STATE) % RING] = nb2;
 			__builtin_prefetch(&bs[nb2], 1);
 		}
 		b = ring[i % RING];
 		if (a & p->flag) {
-			p->fsorted[fcur[b]++] = a & ~p->flag;
+			wset(p->fsorted, bs[b].cur++, a & ~p->flag, w);
 			continue;
 		}
 		q = &bs[b];
@@ -1011,11 +1017,9 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 			wset(p->items, pos + q->delta, a, w);
 	}
 	free(bs);
-	free(fcur);
 	return 0;
 nomem:
 	free(bs);
-	free(fcur);
 	seterr(err, errlen, "placing items: out of memory");
 	return -1;
 }
@@ -1175,9 +1179,9 @@ batch_plan_filtered(const struct batch_plan *p, uint64_t i, uint64_t *virt,
 	item->index = 0;
 	if (i >= p->nfilt || p->fsorted == NULL)
 		return;
-	t = p->fsorted[i];
-	*virt = p->fv[t];
-	g = p->fg[t];
+	t = wget(p->fsorted, i, p->w);
+	*virt = wget(p->fv, t, p->w);
+	g = wget(p->fg, t, p->w);
 	j = pair_of(p->d, g);
 	item->pair = (uint32_t)j;
 	item->index = g - p->d->off[j];
