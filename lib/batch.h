@@ -21,6 +21,10 @@
  *
  * The implementation is split over lib/batch.c (batch_by_size,
  * collation) and lib/batch_plan.c (data, sampling, order, epochs).
+ *
+ * API changes since the first version: batch_cutter_finish() gives up
+ * to two ends (out[2]) and the drop flag; batch_set_two_pass_limit()
+ * was added.
  */
 #ifndef RECPIPE_BATCH_H
 #define RECPIPE_BATCH_H
@@ -302,6 +306,16 @@ uint64_t	batch_plan_batch_size(const struct batch_plan *p, uint64_t id);
  */
 uint64_t	batch_plan_batch(const struct batch_plan *p, uint64_t id,
 		    struct batch_item *out);
+
+/*
+ * How an epoch is sorted (results are the same either way): epochs of
+ * at most 'items' virtual items (default 2^25) take two counting
+ * passes over a second array (fast; 2 words per item), larger ones one
+ * pass over (source, target) buckets that places only the batches of
+ * the wanted shard (1 word per item plus the shard's items).  Affects
+ * every plan in the process; 0 always takes the one-pass way.
+ */
+void		batch_set_two_pass_limit(uint64_t items);
 
 /*
  * Filtered items in sorted order: i < stats.filtered; *virt is the

@@ -31,6 +31,7 @@
 #include "nprng.h"
 
 #define NONE		UINT64_MAX
+#define LSD_MAX		((uint64_t)1 << 25)	/* items sorted in two passes */
 #define BLK_SHIFT	16
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
 
@@ -54,6 +55,15 @@ xalloc(uint64_t n, size_t size)
 	if (n > SIZE_MAX / size)
 		return NULL;
 	return malloc((size_t)n * size);
+}
+
+/* Largest epoch sorted by place_lsd(). */
+static uint64_t lsd_max = LSD_MAX;
+
+void
+batch_set_two_pass_limit(uint64_t items)
+{
+	lsd_max = items;
 }
 
 /* ---- sizes ---- */
@@ -926,6 +936,116 @@ word_bucket(const struct batch_plan *p, uint64_t a)
 #define PF_STATE	32	/* items ahead: bucket known, fetch its state */
 #define RING		64	/* > PF_STATE, a power of two */
 
+/* Sizes of the item behind a word of A. */
+static inline void
+word_sizes(const struct batch_plan *p, uint64_t a, uint64_t *s, uint64_t *t)
+{
+	if (a & p->flag) {
+		bucket_sizes(p, wget(p->fb, a & ~p->flag, p->w), s, t);
+		return;
+	}
+	*s = sz_get(p->d, a, 0);
+	*t = sz_get(p->d, a, 1);
+}
+
+static inline const void *
+word_addr(const struct batch_plan *p, uint64_t a)
+{
+	if (a & p->flag)
+		return (const char *)p->fb + (a & ~p->flag) * (uint64_t)p->w;
+	return sz_addr(p->d, a);
+}
+
+#define PF_LSD	64	/* items ahead: fetch what gives the key */
+
+/*
+ * One stable counting pass from 'in' to 'out': by target (pass 0) or
+ * by source with the filtered items after all kept ones (pass 1).
+ * off[] holds the first position of every key.
+ */
+static void
+lsd_pass(const struct batch_plan *p, const void *in, void *out, uint64_t *off,
+    int pass)
+{
+	uint64_t i, s, t, V = p->V, ns = p->d->smax + 1;
+	int w = p->w;
+
+	for (i = 0; i < V; i++) {
+		uint64_t a = wget(in, i, w), key;
+
+		if (i + PF_LSD < V)
+			__builtin_prefetch(word_addr(p, wget(in, i + PF_LSD, w)));
+		word_sizes(p, a, &s, &t);
+		if (pass == 0)
+			key = t;
+		else
+			key = (a & p->flag ? ns : 0) + s;
+		wset(out, off[key]++, a, w);
+	}
+}
+
+/*
+ * Small epochs: two stable counting passes (target, then source) over
+ * a second array of V words.  Their few hundred output streams stay in
+ * cache, which beats one pass over every (source, target) bucket; the
+ * result is the same order.  Every batch's items are then in place.
+ */
+static int
+place_lsd(struct batch_plan *p, char *err, size_t errlen)
+{
+	uint64_t ns = p->d->smax + 1, nt = p->tw, b, s, t, sum, i;
+	uint64_t *off = NULL;
+	void *B = NULL, *tmp;
+	int w = p->w;
+
+	if ((B = xalloc(p->V, (size_t)w)) == NULL ||
+	    (off = xalloc(2 * ns > nt ? 2 * ns : nt, sizeof *off)) == NULL ||
+	    (p->bslot = xalloc(p->nb, sizeof *p->bslot)) == NULL ||
+	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL)
+		goto nomem;
+	if (p->d->bilingual) {
+		memset(off, 0, nt * sizeof *off);
+		for (b = 0; b < p->nbuck; b++)
+			off[b % nt] += p->bcount[b];
+		for (sum = 0, t = 0; t < nt; t++) {
+			uint64_t c = off[t];
+
+			off[t] = sum;
+			sum += c;
+		}
+		lsd_pass(p, p->A, B, off, 0);
+		tmp = p->A;
+		p->A = B;
+		B = tmp;
+	}
+	memset(off, 0, 2 * ns * sizeof *off);
+	for (b = 0; b < p->nbuck; b++) {
+		bucket_sizes(p, b, &s, &t);
+		off[(bucket_kept(p, b) ? 0 : ns) + s] += p->bcount[b];
+	}
+	for (sum = 0, i = 0; i < 2 * ns; i++) {
+		uint64_t c = off[i];
+
+		off[i] = sum;
+		sum += c;
+	}
+	lsd_pass(p, p->A, B, off, 1);
+	for (i = 0; i < p->nfilt; i++)
+		wset(p->fsorted, i, wget(B, p->nkept + i, w) & ~p->flag, w);
+	free(p->items);
+	p->items = B;
+	for (b = 0; b < p->nb; b++)
+		p->bslot[b] = bstart(p, b);
+	p->all_items = 1;
+	free(off);
+	return 0;
+nomem:
+	free(B);
+	free(off);
+	seterr(err, errlen, "sorting: out of memory");
+	return -1;
+}
+
 /* Step 5: place the items of the wanted batches (shard < 0: all). */
 static int
 place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
@@ -938,6 +1058,9 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 	free(p->items);
 	free(p->bslot);
 	p->items = NULL;
+	p->bslot = NULL;
+	if (p->dense && p->V <= lsd_max)
+		return place_lsd(p, err, errlen);
 	if ((p->bslot = xalloc(p->nb, sizeof *p->bslot)) == NULL)
 		goto nomem;
 	if (shard < 0) {

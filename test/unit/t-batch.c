@@ -493,7 +493,7 @@ compare_ref(struct batch_plan *pl, const struct ref_out *o,
 
 /* Random small configurations against the reference. */
 static void
-pipeline_random(void)
+pipeline_random(const char *how)
 {
 	static int32_t sz[4][2][600];
 	struct nprng r;
@@ -600,7 +600,8 @@ pipeline_random(void)
 		batch_plan_free(pl);
 		batch_data_free(d);
 	}
-	TEST(ok, "pipeline = straight reference (120 random configurations, 3 epochs each)");
+	TEST(ok, "pipeline = straight reference (120 random configurations, "
+	    "3 epochs each; %s)", how);
 }
 
 /* Hand-worked pipeline cases. */
@@ -1199,7 +1200,11 @@ main(void)
 	cutter_agrees();
 	collate_hand();
 	pipeline_hand();
-	pipeline_random();
+	pipeline_random("two-pass sort");
+	batch_set_two_pass_limit(0);
+	pipeline_random("one-pass sort, shard placed alone");
+	shared_vectors();
+	batch_set_two_pass_limit(1 << 25);
 	shared_vectors();
 	return tap_done();
 }
