@@ -6,9 +6,10 @@
  * One epoch, for V virtual items:
  *  1. Draw each pair's sentences (sampling) into one array A of V
  *     words, A[v] = the global sentence number of virtual item v (or,
- *     for an item the length filter removes, a flag and its number in
- *     a side table that remembers v), counting the items of every
- *     (source, target) bucket on the way.
+ *     for an item the length filter removes when sampling, a flag and
+ *     its number in a side table that remembers v; without sampling
+ *     v is the sentence), counting the items of every (source, target)
+ *     bucket on the way.
  *  2. Shuffle A with the order generator.  fairseq shuffles 0..V-1
  *     and reads sizes through it; the swaps do not depend on the
  *     contents, so shuffling the mapped values gives the same result.
@@ -543,7 +544,12 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 		}
 	}
 	p->w = d->total < ((uint64_t)1 << 31) && p->V < ((uint64_t)1 << 31) ? 4 : 8;
-	p->flag = p->w == 4 ? (uint64_t)1 << 31 : (uint64_t)1 << 63;
+	/*
+	 * Without sampling a word is its own virtual index, so filtered
+	 * items need no side table and words no flag.
+	 */
+	p->flag = !p->sampled ? 0 : p->w == 4 ? (uint64_t)1 << 31 :
+	    (uint64_t)1 << 63;
 	if (setup_buckets(p, err, errlen) == -1)
 		goto fail;
 	return p;
@@ -652,10 +658,11 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 	struct nprng r;
 	size_t j;
 
-	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL ||
-	    (p->fv = xalloc(p->V, (size_t)p->w)) == NULL ||
+	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL)
+		goto nomem;
+	if (p->flag != 0 && ((p->fv = xalloc(p->V, (size_t)p->w)) == NULL ||
 	    (p->fg = xalloc(p->V, (size_t)p->w)) == NULL ||
-	    (p->fb = xalloc(p->V, (size_t)p->w)) == NULL)
+	    (p->fb = xalloc(p->V, (size_t)p->w)) == NULL))
 		goto nomem;
 	memset(p->bcount, 0, (size_t)p->nbuck * sizeof *p->bcount);
 	if (p->sampled) {
@@ -710,6 +717,9 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 			if (bucket_kept(p, b)) {
 				wset(p->A, v, g, p->w);
 				kept++;
+			} else if (p->flag == 0) {
+				wset(p->A, v, g, p->w);
+				p->nfilt++;
 			} else {
 				t = p->nfilt;
 				add_filtered(p, v, g, b);
@@ -979,7 +989,7 @@ lsd_pass(const struct batch_plan *p, const void *in, void *out, uint64_t *off,
 		if (pass == 0)
 			key = t;
 		else
-			key = (a & p->flag ? ns : 0) + s;
+			key = (bucket_kept(p, s * p->tw + t) ? 0 : ns) + s;
 		wset(out, off[key]++, a, w);
 	}
 }
@@ -1128,7 +1138,7 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 			__builtin_prefetch(&bs[nb2], 1);
 		}
 		b = ring[i % RING];
-		if (a & p->flag) {
+		if (!bucket_kept(p, b)) {
 			wset(p->fsorted, bs[b].cur++, a & ~p->flag, w);
 			continue;
 		}
@@ -1303,8 +1313,12 @@ batch_plan_filtered(const struct batch_plan *p, uint64_t i, uint64_t *virt,
 	if (i >= p->nfilt || p->fsorted == NULL)
 		return;
 	t = wget(p->fsorted, i, p->w);
-	*virt = wget(p->fv, t, p->w);
-	g = wget(p->fg, t, p->w);
+	if (p->flag == 0) {
+		*virt = g = t;
+	} else {
+		*virt = wget(p->fv, t, p->w);
+		g = wget(p->fg, t, p->w);
+	}
 	j = pair_of(p->d, g);
 	item->pair = (uint32_t)j;
 	item->index = g - p->d->off[j];

@@ -94,12 +94,12 @@ regenerate(struct nprng *r)
 	r->i = 0;
 }
 
-uint32_t
-nprng_next32(struct nprng *r)
+static inline uint32_t
+next32(struct nprng *r)
 {
 	uint32_t y;
 
-	if (r->i >= NPRNG_N)
+	if (__builtin_expect(r->i >= NPRNG_N, 0))
 		regenerate(r);
 	y = r->mt[r->i++];
 	y ^= y >> 11;
@@ -109,19 +109,31 @@ nprng_next32(struct nprng *r)
 	return y;
 }
 
+uint32_t
+nprng_next32(struct nprng *r)
+{
+	return next32(r);
+}
+
+static inline uint64_t
+next64(struct nprng *r)
+{
+	uint64_t hi = next32(r);
+
+	return hi << 32 | next32(r);
+}
+
 uint64_t
 nprng_next64(struct nprng *r)
 {
-	uint64_t hi = nprng_next32(r);
-
-	return hi << 32 | nprng_next32(r);
+	return next64(r);
 }
 
 double
 nprng_double(struct nprng *r)
 {
-	uint32_t a = nprng_next32(r) >> 5;
-	uint32_t b = nprng_next32(r) >> 6;
+	uint32_t a = next32(r) >> 5;
+	uint32_t b = next32(r) >> 6;
 
 	return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
@@ -140,8 +152,8 @@ mask_of(uint64_t max)
 	return m;
 }
 
-uint64_t
-nprng_interval(struct nprng *r, uint64_t max)
+static inline uint64_t
+interval(struct nprng *r, uint64_t max)
 {
 	uint64_t mask, v;
 
@@ -151,13 +163,19 @@ nprng_interval(struct nprng *r, uint64_t max)
 	if (max <= 0xffffffffu) {
 		uint32_t m32 = (uint32_t)mask, v32;
 
-		while ((v32 = nprng_next32(r) & m32) > max)
+		while ((v32 = next32(r) & m32) > max)
 			;
 		return v32;
 	}
-	while ((v = nprng_next64(r) & mask) > max)
+	while ((v = next64(r) & mask) > max)
 		;
 	return v;
+}
+
+uint64_t
+nprng_interval(struct nprng *r, uint64_t max)
+{
+	return interval(r, max);
 }
 
 /*
@@ -175,7 +193,7 @@ nprng_interval(struct nprng *r, uint64_t max)
 		return;							\
 	if (n < ((size_t)1 << 15)) {					\
 		for (i = n - 1; i > 0; i--) {				\
-			size_t j = (size_t)nprng_interval(r, i);	\
+			size_t j = (size_t)interval(r, i);	\
 			T t = x[i];					\
 									\
 			x[i] = x[j];					\
@@ -185,7 +203,7 @@ nprng_interval(struct nprng *r, uint64_t max)
 	}								\
 	/* ring[i % LOOK] holds the j of position i once drawn. */	\
 	for (ahead = n - 1; ahead > n - 1 - LOOK; ahead--) {		\
-		size_t j = (size_t)nprng_interval(r, ahead);		\
+		size_t j = (size_t)interval(r, ahead);		\
 									\
 		ring[ahead % LOOK] = j;					\
 		__builtin_prefetch(&x[j], 1);				\
@@ -195,7 +213,7 @@ nprng_interval(struct nprng *r, uint64_t max)
 		T t;							\
 									\
 		if (ahead > 0) {					\
-			size_t q = (size_t)nprng_interval(r, ahead);	\
+			size_t q = (size_t)interval(r, ahead);	\
 									\
 			ring[ahead % LOOK] = q;				\
 			__builtin_prefetch(&x[q], 1);			\
