@@ -1,6 +1,7 @@
 /*
  * batch_by_size and collation, as fairseq does them.  See batch.h;
- * the per-epoch pipeline is in batch_plan.c.
+ * the batch_by_size kernel itself (the cutter) and the per-epoch
+ * pipeline are in batch_plan.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,89 +23,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* ---- batch_by_size ---- */
-
-void
-batch_cutter_init(struct batch_cutter *c, const struct batch_limits *lim)
-{
-	memset(c, 0, sizeof *c);
-	c->lim = *lim;
-	if (c->lim.mult < 1)
-		c->lim.mult = 1;
-}
-
-/* count * width > limit, without overflow (all non-negative, limit > 0). */
-static inline int
-exceeds(uint64_t count, int64_t width, int64_t limit)
-{
-	return width > 0 && count > (uint64_t)(limit / width);
-}
-
-int
-batch_cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
-    char *err, size_t errlen)
-{
-	int64_t T = c->lim.max_tokens, S = c->lim.max_sentences;
-	uint64_t M = (uint64_t)c->lim.mult, pos = c->pos, count;
-	int64_t width;
-	int nout = 0, over, aligned;
-
-	if (ntok < 0) {
-		seterr(err, errlen, "item %llu: negative size %lld",
-		    (unsigned long long)pos, (long long)ntok);
-		return -1;
-	}
-	if (T > 0 && ntok > T) {
-		seterr(err, errlen, "Sentences lengths should not exceed "
-		    "max_tokens=%lld", (long long)T);
-		return -1;
-	}
-	if (ntok > c->tmax)
-		c->tmax = ntok;
-	width = c->wmax > c->tmax ? c->wmax : c->tmax;
-	count = pos + 1 - c->start;
-	aligned = count < M || count % M == 0;
-	over = (S > 0 && count > (uint64_t)S) ||
-	    (T > 0 && exceeds(count, width, T));
-	if (over) {
-		if (T > 0 && exceeds(pos + 1 - c->end, c->tmax, T)) {
-			out[nout++] = c->end;
-			c->end = pos;
-			c->tmax = ntok;
-		}
-		out[nout++] = c->end;
-		c->lastcut = c->end;
-		c->start = c->end;
-		width = c->tmax;
-	}
-	if (over || aligned) {
-		c->end = pos + 1;
-		c->wmax = width;
-		c->tmax = 0;
-	}
-	c->pos = pos + 1;
-	return nout;
-}
-
-int
-batch_cutter_finish(struct batch_cutter *c, uint64_t out[2], int *drop_last)
-{
-	uint64_t M = (uint64_t)c->lim.mult, n = c->pos;
-	int nout = 0;
-
-	*drop_last = 0;
-	if (n == 0)
-		return 0;
-	/* A pending tail is a batch of its own (end > lastcut here). */
-	if (c->end != n) {
-		out[nout++] = c->end;
-		c->lastcut = c->end;
-	}
-	out[nout++] = n;
-	if (c->lim.compat == BATCH_COMPAT_MAIN && M > 1 &&
-	    (n - c->lastcut) % M != 0)
-		*drop_last = 1;
-	return nout;
-}
 
 int
 batch_by_size(const int64_t *ntok, uint64_t n, const struct batch_limits *lim,

@@ -67,6 +67,102 @@ batch_set_two_pass_limit(uint64_t items)
 	lsd_max = items;
 }
 
+/* ---- batch_by_size, one item at a time ---- */
+
+void
+batch_cutter_init(struct batch_cutter *c, const struct batch_limits *lim)
+{
+	memset(c, 0, sizeof *c);
+	c->lim = *lim;
+	if (c->lim.mult < 1)
+		c->lim.mult = 1;
+}
+
+/* count * width > limit, without overflow (all non-negative, limit > 0). */
+static inline int
+exceeds(uint64_t count, int64_t width, int64_t limit)
+{
+	uint64_t prod;
+
+	if (__builtin_mul_overflow(count, (uint64_t)width, &prod))
+		return 1;
+	return prod > (uint64_t)limit;
+}
+
+static inline int
+cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
+    char *err, size_t errlen)
+{
+	int64_t T = c->lim.max_tokens, S = c->lim.max_sentences;
+	uint64_t M = (uint64_t)c->lim.mult, pos = c->pos, count;
+	int64_t width;
+	int nout = 0, over, aligned;
+
+	if (ntok < 0) {
+		seterr(err, errlen, "item %llu: negative size %lld",
+		    (unsigned long long)pos, (long long)ntok);
+		return -1;
+	}
+	if (T > 0 && ntok > T) {
+		seterr(err, errlen, "Sentences lengths should not exceed "
+		    "max_tokens=%lld", (long long)T);
+		return -1;
+	}
+	if (ntok > c->tmax)
+		c->tmax = ntok;
+	width = c->wmax > c->tmax ? c->wmax : c->tmax;
+	count = pos + 1 - c->start;
+	aligned = count < M || count % M == 0;
+	over = (S > 0 && count > (uint64_t)S) ||
+	    (T > 0 && exceeds(count, width, T));
+	if (over) {
+		if (T > 0 && exceeds(pos + 1 - c->end, c->tmax, T)) {
+			out[nout++] = c->end;
+			c->end = pos;
+			c->tmax = ntok;
+		}
+		out[nout++] = c->end;
+		c->lastcut = c->end;
+		c->start = c->end;
+		width = c->tmax;
+	}
+	if (over || aligned) {
+		c->end = pos + 1;
+		c->wmax = width;
+		c->tmax = 0;
+	}
+	c->pos = pos + 1;
+	return nout;
+}
+
+int
+batch_cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
+    char *err, size_t errlen)
+{
+	return cutter_push(c, ntok, out, err, errlen);
+}
+
+int
+batch_cutter_finish(struct batch_cutter *c, uint64_t out[2], int *drop_last)
+{
+	uint64_t M = (uint64_t)c->lim.mult, n = c->pos;
+	int nout = 0;
+
+	*drop_last = 0;
+	if (n == 0)
+		return 0;
+	/* A pending tail is a batch of its own (end > lastcut here). */
+	if (c->end != n) {
+		out[nout++] = c->end;
+		c->lastcut = c->end;
+	}
+	out[nout++] = n;
+	if (c->lim.compat == BATCH_COMPAT_MAIN && M > 1 &&
+	    (n - c->lastcut) % M != 0)
+		*drop_last = 1;
+	return nout;
+}
+
 /* ---- sizes ---- */
 
 struct batch_data {
@@ -785,7 +881,7 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 		bucket_sizes(p, b, &s, &t);
 		ntok = (int64_t)(s > t ? s : t);
 		for (i = 0; i < p->bcount[b]; i++) {
-			if ((r = batch_cutter_push(&cut, ntok, out, err,
+			if ((r = cutter_push(&cut, ntok, out, err,
 			    errlen)) == -1)
 				return -1;
 			for (q = 0; q < r; q++)
