@@ -24,7 +24,7 @@
  *
  * API changes since the first version: batch_cutter_finish() gives up
  * to two ends (out[2]) and the drop flag; batch_set_two_pass_limit()
- * was added.
+ * and batch_set_word_limit() were added.
  */
 #ifndef RECPIPE_BATCH_H
 #define RECPIPE_BATCH_H
@@ -316,6 +316,12 @@ uint64_t	batch_plan_batch(const struct batch_plan *p, uint64_t id,
  * every plan in the process; 0 always takes the one-pass way.
  */
 void		batch_set_two_pass_limit(uint64_t items);
+/*
+ * Words are 32 bits while sentences and virtual items stay below n
+ * (default and most 2^31), else 64.  Lowering it tests the 64-bit
+ * layout on small data.  Affects plans made afterwards.
+ */
+void		batch_set_word_limit(uint64_t n);
 
 /*
  * Filtered items in sorted order: i < stats.filtered; *virt is the

@@ -67,6 +67,15 @@ batch_set_two_pass_limit(uint64_t items)
 	lsd_max = items;
 }
 
+/* Words are 32 bits (one bit a flag) below this many sentences and items. */
+static uint64_t word_limit = (uint64_t)1 << 31;
+
+void
+batch_set_word_limit(uint64_t n)
+{
+	word_limit = n < ((uint64_t)1 << 31) ? n : (uint64_t)1 << 31;
+}
+
 /* ---- batch_by_size, one item at a time ---- */
 
 void
@@ -639,7 +648,7 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 			    (double)d->n[i] / (double)d->total : 0;
 		}
 	}
-	p->w = d->total < ((uint64_t)1 << 31) && p->V < ((uint64_t)1 << 31) ? 4 : 8;
+	p->w = d->total < word_limit && p->V < word_limit ? 4 : 8;
 	/*
 	 * Without sampling a word is its own virtual index, so filtered
 	 * items need no side table and words no flag.

@@ -1206,5 +1206,9 @@ main(void)
 	shared_vectors();
 	batch_set_two_pass_limit(1 << 25);
 	shared_vectors();
+	batch_set_word_limit(0);
+	pipeline_random("64-bit words, two-pass sort");
+	batch_set_two_pass_limit(0);
+	pipeline_random("64-bit words, one-pass sort");
 	return tap_done();
 }
