@@ -407,8 +407,6 @@ struct batch_plan {
 	/* Batches (positions in the sorted kept items). */
 	uint64_t	 nb;
 	uint64_t	*bend;
-	uint64_t	*bsrc_tok, *btgt_tok;
-	uint32_t	*bsrc_w, *btgt_w;
 	uint64_t	 dropped_tail;
 	void		*items;		/* global numbers of the wanted batches */
 	uint64_t	*bslot;		/* per batch: slot of its first item, or NONE */
@@ -420,6 +418,7 @@ struct batch_plan {
 	uint64_t	 norder;
 	uint64_t	 group_dropped, group_dropped_items;
 	uint64_t	 steps;		/* per shard, before skip_remainder */
+	struct batch_shard_stats *sstats;	/* num_shards */
 };
 
 static inline uint64_t
@@ -674,15 +673,10 @@ free_build(struct batch_plan *p)
 	free(p->fb);
 	free(p->fsorted);
 	free(p->bend);
-	free(p->bsrc_tok);
-	free(p->btgt_tok);
-	free(p->bsrc_w);
-	free(p->btgt_w);
 	free(p->items);
 	free(p->bslot);
 	p->A = p->fv = p->fg = p->fb = p->fsorted = p->bend = NULL;
-	p->bsrc_tok = p->btgt_tok = p->bslot = NULL;
-	p->bsrc_w = p->btgt_w = NULL;
+	p->bslot = NULL;
 	p->items = NULL;
 	p->nb = p->nkept = p->nfilt = 0;
 	p->built = 0;
@@ -703,6 +697,7 @@ batch_plan_free(struct batch_plan *p)
 	free(p->bcount);
 	free(p->bkept);
 	free(p->order);
+	free(p->sstats);
 	free(p);
 }
 
@@ -876,7 +871,7 @@ static int
 batches(struct batch_plan *p, char *err, size_t errlen)
 {
 	struct batch_cutter cut;
-	uint64_t b, cap = 0, out[2], s, t, i, x, pos;
+	uint64_t b, cap = 0, out[2], s, t, i;
 	int r, q, drop;
 
 	batch_cutter_init(&cut, &p->c.lim);
@@ -906,17 +901,64 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 		p->nb--;
 		p->dropped_tail = p->nkept - (p->nb > 0 ? p->bend[p->nb - 1] : 0);
 	}
-	/* Per batch: tokens and widths, walking buckets and batches. */
-	if ((p->bsrc_tok = xalloc(p->nb, sizeof *p->bsrc_tok)) == NULL ||
-	    (p->btgt_tok = xalloc(p->nb, sizeof *p->btgt_tok)) == NULL ||
-	    (p->bsrc_w = xalloc(p->nb, sizeof *p->bsrc_w)) == NULL ||
-	    (p->btgt_w = xalloc(p->nb, sizeof *p->btgt_w)) == NULL)
-		goto nomem;
+	return 0;
+nomem:
+	seterr(err, errlen, "batches: out of memory");
+	return -1;
+}
+
+static inline uint64_t
+bstart(const struct batch_plan *p, uint64_t id)
+{
+	return id == 0 ? 0 : p->bend[id - 1];
+}
+
+static uint64_t
+shard_steps(const struct batch_plan *p)
+{
+	if (p->c.skip_remainder)
+		return p->steps > 0 ? p->steps - 1 : 0;
+	return p->steps;
+}
+
+/*
+ * What every shard gets this epoch: one walk over the kept buckets and
+ * the batches in sorted order gives each batch's tokens and widths,
+ * added to the shard its place in the shuffled order gives it.
+ */
+static int
+shard_totals(struct batch_plan *p, char *err, size_t errlen)
+{
+	uint64_t K = p->c.num_shards, i, b, x, pos, s, t, *inv, S = shard_steps(p);
+	struct batch_shard_stats *ss;
+
+	free(p->sstats);
+	if ((p->sstats = calloc(K, sizeof *p->sstats)) == NULL ||
+	    (inv = xalloc(p->nb, sizeof *inv)) == NULL) {
+		seterr(err, errlen, "shard statistics: out of memory");
+		return -1;
+	}
+	for (i = 0; i < p->nb; i++)
+		inv[i] = NONE;
+	for (i = 0; i < p->norder; i++)
+		inv[p->order[i]] = i;
+	for (i = 0; i < K; i++) {
+		uint64_t real = p->norder > i ? (p->norder - i + K - 1) / K : 0;
+
+		ss = &p->sstats[i];
+		ss->steps = S;
+		ss->fill = p->steps - real;
+		if (S < p->steps) {
+			ss->skipped_batches = 1;
+			if (real < p->steps)
+				ss->fill--;	/* the fill batch was the last */
+		}
+	}
 	b = 0;
-	x = 0;		/* items of bucket b already used */
+	x = 0;		/* items of bucket b already counted */
 	pos = 0;
 	for (i = 0; i < p->nb; i++) {
-		uint64_t st = 0, tt = 0, sw = 0, tw = 0;
+		uint64_t st = 0, tt = 0, sw = 0, tw = 0, n, o = inv[i];
 
 		while (pos < p->bend[i]) {
 			uint64_t take;
@@ -939,21 +981,23 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 			x += take;
 			pos += take;
 		}
-		p->bsrc_tok[i] = st;
-		p->btgt_tok[i] = tt;
-		p->bsrc_w[i] = (uint32_t)sw;
-		p->btgt_w[i] = (uint32_t)tw;
+		if (o == NONE)
+			continue;	/* lost to grouped shuffling */
+		ss = &p->sstats[o % K];
+		n = p->bend[i] - bstart(p, i);
+		if (o / K >= S) {
+			ss->skipped_items = n;
+			continue;
+		}
+		ss->batches++;
+		ss->sentences += n;
+		ss->src_tokens += st;
+		ss->tgt_tokens += tt;
+		ss->src_slots += n * sw;
+		ss->tgt_slots += n * tw;
 	}
+	free(inv);
 	return 0;
-nomem:
-	seterr(err, errlen, "batches: out of memory");
-	return -1;
-}
-
-static inline uint64_t
-bstart(const struct batch_plan *p, uint64_t id)
-{
-	return id == 0 ? 0 : p->bend[id - 1];
 }
 
 /* Step 4: the epoch shuffle of the batch list and the shard lengths. */
@@ -998,15 +1042,7 @@ deal(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 		p->norder = p->nb;
 	}
 	p->steps = (p->norder + K - 1) / K;
-	return 0;
-}
-
-static uint64_t
-shard_steps(const struct batch_plan *p)
-{
-	if (p->c.skip_remainder)
-		return p->steps > 0 ? p->steps - 1 : 0;
-	return p->steps;
+	return shard_totals(p, err, errlen);
 }
 
 /* The sorted batch id shard k sees at step s, or NONE for a fill batch. */
@@ -1335,31 +1371,9 @@ void
 batch_plan_shard_stats(const struct batch_plan *p, uint32_t shard,
     struct batch_shard_stats *ss)
 {
-	uint64_t s, id, n;
-
 	memset(ss, 0, sizeof *ss);
-	if (shard >= p->c.num_shards)
-		return;
-	ss->steps = shard_steps(p);
-	for (s = 0; s < p->steps; s++) {
-		id = step_id(p, shard, s);
-		n = id == NONE ? 0 : p->bend[id] - bstart(p, id);
-		if (s >= ss->steps) {
-			ss->skipped_batches = 1;
-			ss->skipped_items = n;
-			break;
-		}
-		if (id == NONE) {
-			ss->fill++;
-			continue;
-		}
-		ss->batches++;
-		ss->sentences += n;
-		ss->src_tokens += p->bsrc_tok[id];
-		ss->tgt_tokens += p->btgt_tok[id];
-		ss->src_slots += n * p->bsrc_w[id];
-		ss->tgt_slots += n * p->btgt_w[id];
-	}
+	if (shard < p->c.num_shards && p->sstats != NULL)
+		*ss = p->sstats[shard];
 }
 
 uint64_t

@@ -447,9 +447,53 @@ same_batch(const struct batch_plan *pl, const struct ref_out *o, uint64_t id)
 	return 1;
 }
 
+/* Shard k's statistics from the reference. */
+static void
+ref_shard(const struct ref_pair *P, const struct ref_out *o,
+    const struct batch_config *c, uint32_t k, struct batch_shard_stats *ss)
+{
+	uint64_t K = c->num_shards, S = (o->norder + K - 1) / K, s, j;
+
+	memset(ss, 0, sizeof *ss);
+	ss->steps = c->skip_remainder && S > 0 ? S - 1 : S;
+	for (s = 0; s < S; s++) {
+		uint64_t x = k + s * K, id, st, n, sw = 0, tw = 0;
+
+		if (s >= ss->steps) {
+			ss->skipped_batches = 1;
+			if (x < o->norder) {
+				id = o->order[x];
+				ss->skipped_items = o->bend[id] - (id ? o->bend[id - 1] : 0);
+			}
+			break;
+		}
+		if (x >= o->norder) {
+			ss->fill++;
+			continue;
+		}
+		id = o->order[x];
+		st = id ? o->bend[id - 1] : 0;
+		n = o->bend[id] - st;
+		ss->batches++;
+		ss->sentences += n;
+		for (j = st; j < o->bend[id]; j++) {
+			const struct ref_pair *q = &P[o->items[j][0]];
+			uint64_t a = (uint64_t)q->src[o->items[j][1]];
+			uint64_t b = q->tgt ? (uint64_t)q->tgt[o->items[j][1]] : 0;
+
+			ss->src_tokens += a;
+			ss->tgt_tokens += b;
+			sw = a > sw ? a : sw;
+			tw = b > tw ? b : tw;
+		}
+		ss->src_slots += n * sw;
+		ss->tgt_slots += n * tw;
+	}
+}
+
 static int
 compare_ref(struct batch_plan *pl, const struct ref_out *o,
-    const struct batch_config *c, int64_t shard)
+    const struct batch_config *c, int64_t shard, const struct ref_pair *P)
 {
 	struct batch_epoch_stats es;
 	uint64_t i, K = c->num_shards, steps, id, n;
@@ -475,6 +519,12 @@ compare_ref(struct batch_plan *pl, const struct ref_out *o,
 	if (es.steps != steps)
 		return 0;
 	for (k = 0; k < K; k++) {
+		struct batch_shard_stats a, b;
+
+		batch_plan_shard_stats(pl, k, &a);
+		ref_shard(P, o, c, k, &b);
+		if (memcmp(&a, &b, sizeof a) != 0)
+			return 0;
 		if (shard >= 0 && k != (uint32_t)shard)
 			continue;
 		for (i = 0; i < steps; i++) {
@@ -587,7 +637,7 @@ pipeline_random(const char *how)
 				break;
 			}
 			reference(P, k, &c, e, oe, &o);
-			if (!compare_ref(pl, &o, &c, shard)) {
+			if (!compare_ref(pl, &o, &c, shard, P)) {
 				if (fails++ < 3)
 					printf("# case %d epoch %llu differs (k %zu, "
 					    "sampling %d, shards %u, shard %lld)\n",
