@@ -1085,6 +1085,7 @@ word_bucket(const struct batch_plan *p, uint64_t a)
 
 #define PF_SIZES	64	/* items ahead: fetch the sizes */
 #define PF_STATE	32	/* items ahead: bucket known, fetch its state */
+#define PF_WRITE	12	/* items ahead: state known, fetch the slot */
 #define RING		64	/* > PF_STATE, a power of two */
 
 /* Sizes of the item behind a word of A. */
@@ -1277,6 +1278,19 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 
 			ring[(i + PF_STATE) % RING] = nb2;
 			__builtin_prefetch(&bs[nb2], 1);
+		}
+		if (i + PF_WRITE < p->V) {
+			/*
+			 * What that bucket touches next, most likely: its
+			 * next batch, or the slot it writes.
+			 */
+			q = &bs[ring[(i + PF_WRITE) % RING]];
+			if (q->cur == q->lim && (q->bid >> 1) + 1 < p->nb) {
+				__builtin_prefetch(&p->bend[(q->bid >> 1) + 1]);
+				__builtin_prefetch(&p->bslot[(q->bid >> 1) + 1]);
+			} else if (q->bid & 1)
+				__builtin_prefetch((char *)p->items +
+				    (q->cur + q->delta) * (uint64_t)w, 1);
 		}
 		b = ring[i % RING];
 		if (!bucket_kept(p, b)) {

@@ -184,7 +184,7 @@ nprng_interval(struct nprng *r, uint64_t max)
  * they are drawn LOOK steps ahead and their cache lines fetched
  * while earlier swaps run; the draws and swaps stay in numpy's order.
  */
-#define LOOK	32
+#define LOOK	64
 
 #define SHUFFLE_BODY(T) do {						\
 	size_t i, ring[LOOK], ahead;					\
