@@ -747,6 +747,8 @@ add_filtered(struct batch_plan *p, uint64_t v, uint64_t g, uint64_t b)
 	p->nfilt++;
 }
 
+#define PF_FILL	32	/* draws ahead: fetch the sizes */
+
 /* Step 1: A[v] for every virtual item, bucket counts, filtered items. */
 static int
 fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
@@ -802,8 +804,9 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 			else
 				nprng_permutation32(&r, perm32, (size_t)n);
 		}
-		for (i = 0; i < c; i++, v++) {
-			uint64_t idx, g, b;
+		/* The draws first, then their buckets with look-ahead. */
+		for (i = 0; i < c; i++) {
+			uint64_t idx;
 
 			if (!p->sampled)
 				idx = i;
@@ -811,14 +814,19 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				idx = nprng_interval(&r, n - 1);
 			else
 				idx = perm64 != NULL ? perm64[i] : perm32[i];
-			g = off + idx;
+			wset(p->A, v + i, off + idx, p->w);
+		}
+		for (i = 0; i < c; i++, v++) {
+			uint64_t g = wget(p->A, v, p->w), b;
+
+			if (i + PF_FILL < c)
+				__builtin_prefetch(sz_addr(d, wget(p->A,
+				    v + PF_FILL, p->w)));
 			b = bucket_of(p, g);
 			p->bcount[b]++;
 			if (bucket_kept(p, b)) {
-				wset(p->A, v, g, p->w);
 				kept++;
 			} else if (p->flag == 0) {
-				wset(p->A, v, g, p->w);
 				p->nfilt++;
 			} else {
 				t = p->nfilt;
