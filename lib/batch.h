@@ -308,12 +308,12 @@ uint64_t	batch_plan_batch(const struct batch_plan *p, uint64_t id,
 		    struct batch_item *out);
 
 /*
- * How an epoch is sorted (results are the same either way): epochs of
- * at most 'items' virtual items (default 2^25) take two counting
- * passes over a second array (fast; 2 words per item), larger ones one
- * pass over (source, target) buckets that places only the batches of
- * the wanted shard (1 word per item plus the shard's items).  Affects
- * every plan in the process; 0 always takes the one-pass way.
+ * How an epoch is sorted (the order is the same either way): in chunks
+ * of at most 'items' virtual items (default 2^21), each sorted by two
+ * counting passes whose output streams stay in cache, then merged
+ * while the wanted batches are written; or, with 0, in one pass over
+ * every (source, target) bucket (slower, used anyway when sizes are
+ * too spread for a bucket table).  Affects every plan in the process.
  */
 void		batch_set_two_pass_limit(uint64_t items);
 /*

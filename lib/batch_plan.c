@@ -32,7 +32,7 @@
 #include "nprng.h"
 
 #define NONE		UINT64_MAX
-#define LSD_MAX		((uint64_t)1 << 25)	/* items sorted in two passes */
+#define CHUNK_MAX	((uint64_t)1 << 21)	/* items sorted at once */
 #define BLK_SHIFT	16
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
 
@@ -58,13 +58,13 @@ xalloc(uint64_t n, size_t size)
 	return malloc((size_t)n * size);
 }
 
-/* Largest epoch sorted by place_lsd(). */
-static uint64_t lsd_max = LSD_MAX;
+/* Most items place_chunked() sorts at once; 0: place() by buckets. */
+static uint64_t chunk_max = CHUNK_MAX;
 
 void
 batch_set_two_pass_limit(uint64_t items)
 {
-	lsd_max = items;
+	chunk_max = items;
 }
 
 /* Words are 32 bits (one bit a flag) below this many sentences and items. */
@@ -1119,89 +1119,174 @@ word_addr(const struct batch_plan *p, uint64_t a)
 #define PF_LSD	64	/* items ahead: fetch what gives the key */
 
 /*
- * One stable counting pass from 'in' to 'out': by target (pass 0) or
- * by source with the filtered items after all kept ones (pass 1).
- * off[] holds the first position of every key.
+ * Copy k words at 'src' that go to sorted kept positions pos .. pos +
+ * k - 1 into the slots of the wanted batches; *id follows the batch
+ * holding pos.
  */
 static void
-lsd_pass(const struct batch_plan *p, const void *in, void *out, uint64_t *off,
-    int pass)
+emit(struct batch_plan *p, const void *src, uint64_t pos, uint64_t k,
+    uint64_t *id)
 {
-	uint64_t i, s, t, V = p->V, ns = p->d->smax + 1;
 	int w = p->w;
 
-	for (i = 0; i < V; i++) {
-		uint64_t a = wget(in, i, w), key;
+	while (k > 0 && *id < p->nb) {
+		uint64_t m;
 
-		if (i + PF_LSD < V)
-			__builtin_prefetch(word_addr(p, wget(in, i + PF_LSD, w)));
-		word_sizes(p, a, &s, &t);
-		if (pass == 0)
-			key = t;
-		else
-			key = (bucket_kept(p, s * p->tw + t) ? 0 : ns) + s;
-		wset(out, off[key]++, a, w);
+		while (*id < p->nb && p->bend[*id] <= pos)
+			(*id)++;
+		if (*id >= p->nb)
+			break;
+		m = p->bend[*id] - pos;
+		if (m > k)
+			m = k;
+		if (p->bslot[*id] != NONE)
+			memcpy((char *)p->items + (p->bslot[*id] + pos -
+			    bstart(p, *id)) * (uint64_t)w, src, (size_t)(m * w));
+		src = (const char *)src + m * (uint64_t)w;
+		pos += m;
+		k -= m;
 	}
 }
 
 /*
- * Small epochs: two stable counting passes (target, then source) over
- * a second array of V words.  Their few hundred output streams stay in
- * cache, which beats one pass over every (source, target) bucket; the
- * result is the same order.  Every batch's items are then in place.
+ * Sort A by (kept first, source, target), stably, in chunks: each chunk
+ * takes a pass that looks its sizes up (the only random reads), then
+ * two counting passes, by target and by source, whose few hundred
+ * output streams stay in cache.  The chunks are then merged bucket by
+ * bucket (equal keys: earlier chunk first, which keeps the sort
+ * stable), writing only the wanted batches.  Needs dense buckets.
  */
 static int
-place_lsd(struct batch_plan *p, char *err, size_t errlen)
+place_chunked(struct batch_plan *p, char *err, size_t errlen)
 {
-	uint64_t ns = p->d->smax + 1, nt = p->tw, b, s, t, sum, i;
-	uint64_t *off = NULL;
-	void *B = NULL, *tmp;
+	uint64_t V = p->V, ns = p->d->smax + 1, nt = p->tw, nk = 2 * ns;
+	uint64_t chunk, C, c, i, b, pos, fpos, id, per;
+	uint32_t *cnt = NULL, *hb = NULL, *K1 = NULL, *K2 = NULL, *Tk = NULL;
+	uint64_t *o1 = NULL, *o2 = NULL, *rd = NULL;
+	void *Tw = NULL, *A = p->A;
 	int w = p->w;
 
-	if ((B = xalloc(p->V, (size_t)w)) == NULL ||
-	    (off = xalloc(2 * ns > nt ? 2 * ns : nt, sizeof *off)) == NULL ||
-	    (p->bslot = xalloc(p->nb, sizeof *p->bslot)) == NULL ||
+	/* Chunks small enough for cache-friendly passes and a count table. */
+	per = ((uint64_t)1 << 24) / p->nbuck;
+	if (per == 0)
+		per = 1;
+	chunk = chunk_max;
+	if (chunk > ((uint64_t)1 << 31))
+		chunk = (uint64_t)1 << 31;
+	if ((V + chunk - 1) / chunk > per)
+		chunk = (V + per - 1) / per;
+	if (chunk == 0)
+		chunk = 1;
+	C = V == 0 ? 0 : (V + chunk - 1) / chunk;
+	if (chunk > V)
+		chunk = V > 0 ? V : 1;
+	if ((cnt = calloc(C * p->nbuck + 1, sizeof *cnt)) == NULL ||
+	    (hb = xalloc(p->nbuck, sizeof *hb)) == NULL ||
+	    (K1 = xalloc(chunk, sizeof *K1)) == NULL ||
+	    (K2 = xalloc(chunk, sizeof *K2)) == NULL ||
+	    (Tk = xalloc(chunk, sizeof *Tk)) == NULL ||
+	    (Tw = xalloc(chunk, (size_t)w)) == NULL ||
+	    (o1 = xalloc(nt, sizeof *o1)) == NULL ||
+	    (o2 = xalloc(nk, sizeof *o2)) == NULL ||
+	    (rd = xalloc(C, sizeof *rd)) == NULL ||
 	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL)
 		goto nomem;
-	if (p->d->bilingual) {
-		memset(off, 0, nt * sizeof *off);
-		for (b = 0; b < p->nbuck; b++)
-			off[b % nt] += p->bcount[b];
-		for (sum = 0, t = 0; t < nt; t++) {
-			uint64_t c = off[t];
+	for (c = 0; c < C; c++) {
+		uint64_t lo = c * chunk, n = V - lo < chunk ? V - lo : chunk, sum;
+		void *a = (char *)A + lo * (uint64_t)w;
 
-			off[t] = sum;
-			sum += c;
+		memset(hb, 0, (size_t)p->nbuck * sizeof *hb);
+		memset(o1, 0, (size_t)nt * sizeof *o1);
+		memset(o2, 0, (size_t)nk * sizeof *o2);
+		for (i = 0; i < n; i++) {
+			uint64_t x = wget(a, i, w), s, t, bk;
+
+			if (i + PF_LSD < n)
+				__builtin_prefetch(word_addr(p, wget(a,
+				    i + PF_LSD, w)));
+			word_sizes(p, x, &s, &t);
+			bk = s * nt + t;
+			hb[bk]++;
+			K1[i] = (uint32_t)t;
+			K2[i] = (uint32_t)((bucket_kept(p, bk) ? 0 : ns) + s);
+			o1[t]++;
+			o2[K2[i]]++;
 		}
-		lsd_pass(p, p->A, B, off, 0);
-		tmp = p->A;
-		p->A = B;
-		B = tmp;
-	}
-	memset(off, 0, 2 * ns * sizeof *off);
-	for (b = 0; b < p->nbuck; b++) {
-		bucket_sizes(p, b, &s, &t);
-		off[(bucket_kept(p, b) ? 0 : ns) + s] += p->bcount[b];
-	}
-	for (sum = 0, i = 0; i < 2 * ns; i++) {
-		uint64_t c = off[i];
+		for (sum = 0, i = 0; i < nt; i++) {
+			uint64_t k = o1[i];
 
-		off[i] = sum;
-		sum += c;
+			o1[i] = sum;
+			sum += k;
+		}
+		for (sum = 0, i = 0; i < nk; i++) {
+			uint64_t k = o2[i];
+
+			o2[i] = sum;
+			sum += k;
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t d = o1[K1[i]]++;
+
+			wset(Tw, d, wget(a, i, w), w);
+			Tk[d] = K2[i];
+		}
+		for (i = 0; i < n; i++)
+			wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
+		for (b = 0; b < p->nbuck; b++)
+			cnt[b * C + c] = hb[b];
+		rd[c] = lo;
 	}
-	lsd_pass(p, p->A, B, off, 1);
-	for (i = 0; i < p->nfilt; i++)
-		wset(p->fsorted, i, wget(B, p->nkept + i, w) & ~p->flag, w);
-	free(p->items);
-	p->items = B;
-	for (b = 0; b < p->nb; b++)
-		p->bslot[b] = bstart(p, b);
-	p->all_items = 1;
-	free(off);
+	free(K1);
+	free(K2);
+	free(Tk);
+	free(Tw);
+	K1 = K2 = Tk = NULL;
+	Tw = NULL;
+	/* Merge: kept buckets in order, then the filtered ones. */
+	pos = 0;
+	id = 0;
+	for (b = 0; b < p->nbuck; b++) {
+		if (p->bcount[b] == 0 || !bucket_kept(p, b))
+			continue;
+		for (c = 0; c < C; c++) {
+			uint64_t k = cnt[b * C + c];
+
+			if (k == 0)
+				continue;
+			emit(p, (char *)A + rd[c] * (uint64_t)w, pos, k, &id);
+			rd[c] += k;
+			pos += k;
+		}
+	}
+	fpos = 0;
+	for (b = 0; b < p->nbuck; b++) {
+		if (p->bcount[b] == 0 || bucket_kept(p, b))
+			continue;
+		for (c = 0; c < C; c++) {
+			uint64_t k = cnt[b * C + c];
+
+			for (i = 0; i < k; i++)
+				wset(p->fsorted, fpos++, wget(A, rd[c] + i, w) &
+				    ~p->flag, w);
+			rd[c] += k;
+		}
+	}
+	free(cnt);
+	free(hb);
+	free(o1);
+	free(o2);
+	free(rd);
 	return 0;
 nomem:
-	free(B);
-	free(off);
+	free(cnt);
+	free(hb);
+	free(K1);
+	free(K2);
+	free(Tk);
+	free(Tw);
+	free(o1);
+	free(o2);
+	free(rd);
 	seterr(err, errlen, "sorting: out of memory");
 	return -1;
 }
@@ -1219,8 +1304,6 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 	free(p->bslot);
 	p->items = NULL;
 	p->bslot = NULL;
-	if (p->dense && p->V <= lsd_max)
-		return place_lsd(p, err, errlen);
 	if ((p->bslot = xalloc(p->nb, sizeof *p->bslot)) == NULL)
 		goto nomem;
 	if (shard < 0) {
@@ -1241,8 +1324,11 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 		}
 		p->all_items = 0;
 	}
-	if ((p->items = xalloc(nslots, (size_t)w)) == NULL ||
-	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL ||
+	if ((p->items = xalloc(nslots, (size_t)w)) == NULL)
+		goto nomem;
+	if (p->dense && chunk_max > 0)
+		return place_chunked(p, err, errlen);
+	if ((p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL ||
 	    (bs = xalloc(p->nbuck, sizeof *bs)) == NULL)
 		goto nomem;
 	/* Kept buckets in sorted order, each starting in some batch. */

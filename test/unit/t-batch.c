@@ -1250,15 +1250,20 @@ main(void)
 	cutter_agrees();
 	collate_hand();
 	pipeline_hand();
-	pipeline_random("two-pass sort");
-	batch_set_two_pass_limit(0);
-	pipeline_random("one-pass sort, shard placed alone");
+	pipeline_random("chunked sort, one chunk");
+	batch_set_two_pass_limit(7);
+	pipeline_random("chunked sort, chunks of 7");
 	shared_vectors();
-	batch_set_two_pass_limit(1 << 25);
+	batch_set_two_pass_limit(0);
+	pipeline_random("sort by buckets, shard placed alone");
+	shared_vectors();
+	batch_set_two_pass_limit(1 << 21);
 	shared_vectors();
 	batch_set_word_limit(0);
-	pipeline_random("64-bit words, two-pass sort");
+	pipeline_random("64-bit words, chunked sort");
+	batch_set_two_pass_limit(5);
+	pipeline_random("64-bit words, chunks of 5");
 	batch_set_two_pass_limit(0);
-	pipeline_random("64-bit words, one-pass sort");
+	pipeline_random("64-bit words, sort by buckets");
 	return tap_done();
 }
