@@ -1182,8 +1182,8 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 		chunk = V > 0 ? V : 1;
 	if ((cnt = calloc(C * p->nbuck + 1, sizeof *cnt)) == NULL ||
 	    (hb = xalloc(p->nbuck, sizeof *hb)) == NULL ||
-	    (K1 = xalloc(chunk, sizeof *K1)) == NULL ||
-	    (K2 = xalloc(chunk, sizeof *K2)) == NULL ||
+	    (C > 1 && (K1 = xalloc(chunk, sizeof *K1)) == NULL) ||
+	    (C > 1 && (K2 = xalloc(chunk, sizeof *K2)) == NULL) ||
 	    (Tk = xalloc(chunk, sizeof *Tk)) == NULL ||
 	    (Tw = xalloc(chunk, (size_t)w)) == NULL ||
 	    (o1 = xalloc(nt, sizeof *o1)) == NULL ||
@@ -1198,7 +1198,18 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 		memset(hb, 0, (size_t)p->nbuck * sizeof *hb);
 		memset(o1, 0, (size_t)nt * sizeof *o1);
 		memset(o2, 0, (size_t)nk * sizeof *o2);
-		for (i = 0; i < n; i++) {
+		if (C == 1) {
+			/* One chunk: its counts are the bucket counts. */
+			for (b = 0; b < p->nbuck; b++) {
+				uint64_t s, t;
+
+				bucket_sizes(p, b, &s, &t);
+				hb[b] = (uint32_t)p->bcount[b];
+				o1[t] += p->bcount[b];
+				o2[(bucket_kept(p, b) ? 0 : ns) + s] += p->bcount[b];
+			}
+		}
+		for (i = 0; C > 1 && i < n; i++) {
 			uint64_t x = wget(a, i, w), s, t, bk;
 
 			if (i + PF_LSD < n)
@@ -1224,11 +1235,27 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 			o2[i] = sum;
 			sum += k;
 		}
-		for (i = 0; i < n; i++) {
-			uint64_t d = o1[K1[i]]++;
+		if (C == 1) {
+			/* Look up and scatter by target in one pass. */
+			for (i = 0; i < n; i++) {
+				uint64_t x = wget(a, i, w), s, t, d;
 
-			wset(Tw, d, wget(a, i, w), w);
-			Tk[d] = K2[i];
+				if (i + PF_LSD < n)
+					__builtin_prefetch(word_addr(p, wget(a,
+					    i + PF_LSD, w)));
+				word_sizes(p, x, &s, &t);
+				d = o1[t]++;
+				wset(Tw, d, x, w);
+				Tk[d] = (uint32_t)((bucket_kept(p, s * nt + t) ?
+				    0 : ns) + s);
+			}
+		} else {
+			for (i = 0; i < n; i++) {
+				uint64_t d = o1[K1[i]]++;
+
+				wset(Tw, d, wget(a, i, w), w);
+				Tk[d] = K2[i];
+			}
 		}
 		for (i = 0; i < n; i++)
 			wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
