@@ -662,9 +662,13 @@ open_langpair(struct pair *p, const char *dir)
 	}
 }
 
-/* Directions ("a-b") with SPLIT*.a-b.*.idx files in dir, as fairseq's _get_shard_num_dict() sees them. */
+/*
+ * Whether dir holds SPLIT*.FWD.*.idx or SPLIT*.REV.*.idx files: the
+ * direction is the third field from the end of the name, as fairseq's
+ * _get_shard_num_dict() reads it.
+ */
 static int
-dir_has_direction(const char *dir, const char *fwd, const char *rev, int *isrev)
+dir_has_direction(const char *dir, const char *fwd, const char *rev)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -672,7 +676,6 @@ dir_has_direction(const char *dir, const char *fwd, const char *rev, int *isrev)
 
 	if (d == NULL)
 		die_errno("%s", dir);
-	*isrev = 0;
 	while ((e = readdir(d)) != NULL) {
 		const char *f = e->d_name, *dots[3];
 		size_t n = strlen(f), nd = 0, len;
@@ -693,9 +696,6 @@ dir_has_direction(const char *dir, const char *fwd, const char *rev, int *isrev)
 			found |= 2;
 	}
 	closedir(d);
-	if (found & 1)
-		return 1;
-	*isrev = 1;
 	return found != 0;
 }
 
@@ -753,7 +753,6 @@ setup_pairs(int argc, char **argv)
 		    tok = strtok_r(NULL, ",", &save)) {
 			struct pair *p;
 			char *dash = strchr(tok, '-'), fwd[PATH_MAX], rev[PATH_MAX];
-			int isrev;
 
 			if (dash == NULL || dash == tok || dash[1] == '\0' ||
 			    strchr(dash + 1, '-') != NULL)
@@ -773,8 +772,7 @@ setup_pairs(int argc, char **argv)
 			snprintf(fwd, sizeof fwd, "%s-%s", p->slang, p->tlang);
 			snprintf(rev, sizeof rev, "%s-%s", p->tlang, p->slang);
 			for (size_t d = 0; d < ndatadirs; d++)
-				p->ndirs += dir_has_direction(datadirs[d], fwd, rev,
-				    &isrev);
+				p->ndirs += dir_has_direction(datadirs[d], fwd, rev);
 			if (p->ndirs == 0)
 				die("%s: no %s.%s.*.idx (nor %s.%s.*.idx)",
 				    argv[0], o.split, fwd, o.split, rev);
@@ -813,9 +811,6 @@ setup_pairs(int argc, char **argv)
 			p->stok = langtok(p->tlang ? p->tlang : p->slang);
 		if (o.dec_langtok)
 			p->ttok = langtok(p->tlang);
-	}
-	if (o.weights != NULL) {
-		/* every KEY=W names a pair, and every pair has one */
 	}
 }
 
