@@ -277,3 +277,31 @@ pair20() {
 	run -1 --separate-stderr batch-sample by-size -o /dev/full <<<"3"
 	[ "$stderr" = "batch-sample: /dev/full: No space left on device" ]
 }
+
+@test "batch-sample: sampling weights, virtual size, grouped shuffling and remainder losses" {
+	pair20
+	ds "$T/b.src" 3 4 5 6
+	ds "$T/b.tgt" 3 4 5 6
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --sampling-weights x=1,y=3 --virtual-data-size 40 --stats --json -o /dev/null
+	[ "$(jq -c '[.virtual_size, .sampled, [.pairs[].ratio], ([.pairs[].virtual_size] | add)]' <<<"$stderr")" = '[40,true,[1,3],40]' ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" --sampling-weights x=1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: no weight for pair 'y'" ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights z=1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: no pair 'z'" ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights x=-1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: bad weight '-1' for x" ]
+	# 20 sentences in batches of 2: 10 batches; 3 shards group 9 and drop 1
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --grouped-shuffling --shard 0/3 --stats --json
+	[ "$(jq -c '[.batches_total, .group_dropped_batches, .group_dropped_items, .steps]' <<<"$stderr")" = '[10,1,2,3]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --skip-remainder-batch --stats --json
+	[ "$(jq -c '[.skipped_batches, .skipped_items, .batches]' <<<"$stderr")" = '[1,2,9]' ]
+	[ "${#lines[@]}" = 9 ]
+	# --no-shuffle: batches in sorted order, every epoch the same
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --no-shuffle --epochs 2 --output-format ids
+	[ "${lines[0]}" = "0:0 0:1" ]
+	[ "${lines[*]:0:10}" = "${lines[*]:10:10}" ]
+}
