@@ -223,7 +223,8 @@ struct batch_plan;
 
 /*
  * A plan over d (which must stay alive and unchanged while the plan
- * lives) with a copy of c (c->weights is copied too).  Checks the
+ * lives) with a copy of c (c->weights is only read during the call:
+ * the ratios are fixed here).  Checks the
  * configuration: weights finite and >= 0 with a positive sum, a
  * temperature > 0, num_shards >= 1.  Returns NULL with a message.
  * Free with batch_plan_free().
@@ -239,7 +240,9 @@ void		batch_plan_free(struct batch_plan *p);	/* NULL is fine */
  * deal them to the shards.  shard = -1 keeps the items of every batch
  * (needed for batch_plan_batch()); shard = k keeps only the items of
  * the batches shard k sees (less memory), and the batches of other
- * shards can then be sized but not listed.  Returns 0, or -1 with a
+ * shards can then be sized but not listed.  Batches built once (no
+ * sampling, no rebuild_batches) keep every item whatever shard says,
+ * since later epochs deal them differently.  Returns 0, or -1 with a
  * message (an item above max_tokens, no memory).  Earlier results are
  * invalidated.
  */

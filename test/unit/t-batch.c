@@ -796,6 +796,47 @@ pipeline_hand(void)
 			    fi.index == 2, "filter: the long item is reported with its ids");
 		}
 		batch_plan_free(pl);
+		/* Empty data, and an empty pair among others. */
+		{
+			uint64_t z[3] = { 0, 2, 0 };
+			static const int32_t two[2] = { 5, 6 };
+			struct batch_data *dz = batch_data_new(3, z, 1, err, sizeof err);
+			struct batch_config cz = BATCH_CONFIG_INIT;
+			struct batch_plan *pz;
+			struct batch_item zi[4];
+			uint64_t zid;
+
+			batch_data_set(dz, 1, 0, 2, two, two, err, sizeof err);
+			cz.num_shards = 3;
+			pz = batch_plan_new(dz, &cz, err, sizeof err);
+			rc = batch_plan_epoch(pz, 1, 2, err, sizeof err);
+			batch_plan_stats(pz, &es);
+			TEST(rc == 0 && es.virtual_size == 2 && es.batches == 1 &&
+			    batch_plan_step(pz, 0, 0, &zid) == 2 &&
+			    batch_plan_batch(pz, zid, zi) == 2 && zi[0].pair == 1 &&
+			    zi[1].pair == 1 && batch_plan_step(pz, 2, 0, &zid) == 0 &&
+			    zid == UINT64_MAX, "empty pairs around a pair of two");
+			batch_plan_free(pz);
+			batch_data_free(dz);
+			z[1] = 0;
+			dz = batch_data_new(3, z, 0, err, sizeof err);
+			pz = batch_plan_new(dz, &cz, err, sizeof err);
+			rc = batch_plan_epoch(pz, 1, -1, err, sizeof err);
+			batch_plan_stats(pz, &es);
+			batch_plan_shard_stats(pz, 1, &ss);
+			TEST(rc == 0 && es.virtual_size == 0 && es.batches == 0 &&
+			    es.steps == 0 && ss.steps == 0 && ss.fill == 0,
+			    "no sentences at all: no batches, no steps");
+			batch_plan_free(pz);
+			/* Uniform sampling cannot draw from an empty pair. */
+			cz.sampling = BATCH_SAMPLING_UNIFORM;
+			cz.virtual_size = 3;
+			pz = batch_plan_new(dz, &cz, err, sizeof err);
+			rc = pz == NULL ? -1 : batch_plan_epoch(pz, 1, -1, err, sizeof err);
+			TEST(rc == -1, "uniform sampling over empty pairs is an error (%s)", err);
+			batch_plan_free(pz);
+			batch_data_free(dz);
+		}
 		TEST(batch_plan_new(d1,
 		    &(struct batch_config){ .num_shards = 0 }, err, sizeof err) == NULL,
 		    "0 shards refused");
