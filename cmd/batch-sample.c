@@ -985,8 +985,28 @@ static struct {
 	size_t		*soff, *toff;
 	struct batch_sample *s;
 	struct batch_item *items;	/* grouped by pair */
+	struct batch_item *tmp;
 	size_t		 scap;
 } col;
+
+/* Sort a[0 .. n - 1] by pair, stably, with room for n in tmp. */
+static void
+mergesort_items(struct batch_item *a, struct batch_item *tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
+		return;
+	mergesort_items(a, tmp, h);
+	mergesort_items(a + h, tmp, n - h);
+	while (i < h && j < n)
+		tmp[k++] = a[j].pair < a[i].pair ? a[j++] : a[i++];
+	while (i < h)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof *a);
+}
 
 static struct batch_collate_opts copts = BATCH_COLLATE_OPTS_INIT;
 
@@ -1048,21 +1068,25 @@ collate_items(const struct batch_item *it, size_t n, struct batch_collated *c,
     const char *where)
 {
 	char err[BATCH_ERRMAX];
-	size_t k = 0;
+	size_t k;
 
 	if (n > col.scap) {
 		col.scap = n;
 		col.s = xreallocarray(col.s, n, sizeof *col.s);
 		col.items = xreallocarray(col.items, n, sizeof *col.items);
+		col.tmp = xreallocarray(col.tmp, n, sizeof *col.tmp);
 		col.soff = xreallocarray(col.soff, n, sizeof *col.soff);
 		col.toff = xreallocarray(col.toff, n, sizeof *col.toff);
 	}
 	if (npairs > 1) {
-		for (size_t q = 0; q < npairs; q++)
-			for (size_t i = 0; i < n; i++)
-				if (it[i].pair == q)
-					col.items[k++] = it[i];
-		it = col.items;
+		for (k = 1; k < n && it[k - 1].pair <= it[k].pair; k++)
+			;
+		if (k < n) {
+			/* a stable sort by pair: items of one pair keep their order */
+			memcpy(col.items, it, n * sizeof *it);
+			mergesort_items(col.items, col.tmp, n);
+			it = col.items;
+		}
 	}
 	col.ntok = 0;
 	col_room(1);
@@ -1318,7 +1342,7 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 		out.len++;
 		break;
 	case OUT_JSON:
-		q = out_room(96);
+		q = out_room(128);
 		q += sprintf(q, "{\"epoch\":%" PRIu64 ",\"shard\":%" PRIu64
 		    ",\"step\":%" PRIu64 ",\"ids\":[", epoch, o.shard, step);
 		out.len = (size_t)(q - out.p);

@@ -305,3 +305,18 @@ pair20() {
 	[ "${lines[0]}" = "0:0 0:1" ]
 	[ "${lines[*]:0:10}" = "${lines[*]:10:10}" ]
 }
+
+@test "batch-sample: collating several pairs: every sentence once, rows by source length" {
+	pair20
+	ds "$T/b.src" 3 4 5 6 7 8 9 10
+	ds "$T/b.tgt" 9 8 7 6 5 4 3 2
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" -p "$T/b.src,$T/b.tgt" \
+	    --sampling-method uniform --max-tokens 64 --collate
+	[ "$(jq -c '[(.ids | map(.[1]) | sort) == (.id | sort), (.src_lengths == (.src_lengths | sort | reverse)), .nsentences == (.ids | length)] | all' <<<"$output" | sort -u)" = true ]
+	# with ties, the rows of pair 0 come first (fairseq collates per pair,
+	# then sorts again), even where the batch has pair 1 first
+	ds "$T/c.tgt" 1 1 1 1 1 1 1 1
+	run -0 batch-sample batches -p "$T/b.src,$T/b.tgt" -p "$T/b.src,$T/c.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --collate --no-shuffle
+	[ "$(jq -c '[.ids, .src_lengths, [.target[][0]]]' <<<"${lines[0]}")" = '[[[1,0],[0,0]],[3,3],[10,2]]' ]
+}
