@@ -1544,6 +1544,13 @@ batch_plan_batch(const struct batch_plan *p, uint64_t id,
 		return NONE;
 	n = p->bend[id] - bstart(p, id);
 	slot = p->bslot[id];
+	if (p->k == 1) {
+		for (i = 0; i < n; i++) {
+			out[i].pair = 0;
+			out[i].index = wget(p->items, slot + i, p->w);
+		}
+		return n;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t g = wget(p->items, slot + i, p->w);
 		size_t j = pair_of(p->d, g);
