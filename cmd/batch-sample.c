@@ -497,7 +497,8 @@ parse_opts(int argc, char **argv)
 			o.weights = optarg;
 			break;
 		case OPT_SHARD:
-			if (parse_shard(optarg, &o.shard, &o.nshards) == -1)
+			if (parse_shard(optarg, &o.shard, &o.nshards) == -1 ||
+			    o.nshards > UINT32_MAX)
 				usage_error("--shard: expected K/N with 0 <= K < N, "
 				    "got '%s'", optarg);
 			break;

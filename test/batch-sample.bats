@@ -58,6 +58,7 @@ pair20() {
 	run -2 --separate-stderr batch-sample batches -p x --shard 3/2
 	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '3/2'" ]
 	run -2 --separate-stderr batch-sample batches -p x --shard 0/0
+	run -2 --separate-stderr batch-sample batches -p x --shard 1/4294967296
 	run -2 --separate-stderr batch-sample batches -p x --sampling-temperature 0
 	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-temperature: expected a positive number, got '0'" ]
 	run -2 --separate-stderr batch-sample by-size --fairseq-compat 0.11
