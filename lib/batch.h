@@ -7,13 +7,13 @@
  * (language_pair_dataset.collate).  Every random draw comes from
  * numpy's legacy generator (nprng.h) as upstream makes it.
  *
- * Layout for scale: sentence sizes live in two compact arrays (uint16
- * when they fit, else uint32) indexed by a global sentence number;
- * an epoch holds one word per virtual item (the shuffled sample) plus
- * the items of the batches asked for.  The sort is a counting sort on
- * (source, target) buckets and batch_by_size runs on the bucket
- * counts, so batches are known before any item is placed.  All counts
- * are 64-bit.
+ * Layout for scale: sentence sizes live in one compact array (source
+ * and target side by side, uint16 when they fit, else uint32) indexed
+ * by a global sentence number; an epoch holds one word per virtual
+ * item (the shuffled sample, 32 bits below 2^31 items) plus the items
+ * of the batches asked for.  The sorted order is by (source, target)
+ * bucket, so batch_by_size runs on the bucket counts and batches are
+ * known before any item is placed.  All counts are 64-bit.
  *
  * Nothing here prints or exits.  Calls that can fail return -1 (or
  * NULL) with a one-line message in err (errlen bytes, may be cut);

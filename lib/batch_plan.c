@@ -13,20 +13,25 @@
  *  2. Shuffle A with the order generator.  fairseq shuffles 0..V-1
  *     and reads sizes through it; the swaps do not depend on the
  *     contents, so shuffling the mapped values gives the same result.
- *  3. The stable sorts by target then source are one counting sort on
- *     (source, target) buckets; the sorted order of sizes is therefore
- *     known from the bucket counts alone, and batch_by_size runs on
- *     them before any item moves.
- *  4. The batch list is shuffled and dealt to the shards; then one
- *     pass over A places the items of the batches wanted.
+ *  3. The stable sorts by target then source order the items by
+ *     (source, target) bucket, ties in shuffled order; the sorted
+ *     sequence of sizes is therefore known from the bucket counts
+ *     alone, and batch_by_size runs on them before any item moves.
+ *  4. The batch list is shuffled and dealt to the shards.
+ *  5. A is sorted in chunks (a pass that looks sizes up, then counting
+ *     passes by target and by source) and the chunks are merged bucket
+ *     by bucket, writing only the items of the batches wanted
+ *     (place_chunked).  When sizes are too spread for a bucket table,
+ *     one pass over A with a cursor per bucket does it (place).
  * A word is 32 bits while sentences and virtual items stay below
- * 2^31, else 64.
+ * 2^31, else 64.  Memory for V items: A (one word each), the items of
+ * the wanted batches, a few words per batch, and one chunk's arrays.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 
 #include "batch.h"
 #include "nprng.h"
