@@ -810,16 +810,22 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				nprng_permutation32(&r, perm32, (size_t)n);
 		}
 		/* The draws first, then their buckets with look-ahead. */
-		for (i = 0; i < c; i++) {
-			uint64_t idx;
+		if (p->sampled && c > n) {
+			uint64_t buf[1024], q, m;
 
-			if (!p->sampled)
-				idx = i;
-			else if (c > n)
-				idx = nprng_interval(&r, n - 1);
-			else
-				idx = perm64 != NULL ? perm64[i] : perm32[i];
-			wset(p->A, v + i, off + idx, p->w);
+			for (i = 0; i < c; i += m) {
+				m = c - i < 1024 ? c - i : 1024;
+				nprng_randint_fill(&r, n, buf, (size_t)m);
+				for (q = 0; q < m; q++)
+					wset(p->A, v + i + q, off + buf[q], p->w);
+			}
+		} else {
+			for (i = 0; i < c; i++) {
+				uint64_t idx = !p->sampled ? i : perm64 != NULL ?
+				    perm64[i] : perm32[i];
+
+				wset(p->A, v + i, off + idx, p->w);
+			}
 		}
 		for (i = 0; i < c; i++, v++) {
 			uint64_t g = wget(p->A, v, p->w), b;

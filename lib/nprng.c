@@ -297,10 +297,24 @@ nprng_randint(struct nprng *r, int64_t lo, int64_t hi)
 void
 nprng_randint_fill(struct nprng *r, uint64_t n, uint64_t *out, size_t k)
 {
+	uint64_t max = n > 0 ? n - 1 : 0;
 	size_t i;
 
-	for (i = 0; i < k; i++)
-		out[i] = n > 0 ? nprng_interval(r, n - 1) : 0;
+	if (max == 0 || max > 0xffffffffu) {
+		for (i = 0; i < k; i++)
+			out[i] = interval(r, max);
+		return;
+	}
+	/* The same draws as interval(), with the mask worked out once. */
+	{
+		uint32_t m32 = (uint32_t)mask_of(max), v;
+
+		for (i = 0; i < k; i++) {
+			while ((v = next32(r) & m32) > max)
+				;
+			out[i] = v;
+		}
+	}
 }
 
 int
