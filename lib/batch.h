@@ -192,11 +192,11 @@ enum batch_sampling {
 struct batch_config {
 	enum batch_sampling sampling;
 	double		 temperature;	/* default 1.5 */
-	const double	*weights;	/* npairs ratios for BATCH_SAMPLING_WEIGHTS (not copied) */
+	const double	*weights;	/* npairs ratios for BATCH_SAMPLING_WEIGHTS (read by batch_plan_new() only) */
 	uint64_t	 virtual_size;	/* 0: fairseq's default (sampled data only) */
 	uint32_t	 sampling_seed;	/* RandomState([h, seed, epoch]); default 2 */
 	uint32_t	 seed;		/* --seed, default 1 */
-	int		 order_seed_epoch; /* 1: permutation seeded seed + epoch; 0: seed */
+	int		 order_seed_epoch; /* 1: order permutation seeded seed + the epoch built for; 0: seed */
 	int		 shuffle;	/* 0: identity order, batches not shuffled */
 	int		 grouped_shuffling;
 	int		 skip_remainder;	/* drop the last batch of each shard */
@@ -296,11 +296,12 @@ void		batch_plan_shard_stats(const struct batch_plan *p, uint32_t shard,
 uint64_t	batch_plan_nbatches(const struct batch_plan *p);
 /*
  * Shard k's steps: step s (< steps) is batch *id of the sorted list
- * (UINT64_MAX for a fill batch) with *n items.  Returns *n.
+ * (UINT64_MAX for a fill batch).  Returns its item count (0 for a
+ * fill batch or a step out of range).
  */
 uint64_t	batch_plan_step(const struct batch_plan *p, uint32_t shard,
 		    uint64_t step, uint64_t *id);
-/* Items of batch 'id' in batch order (room for n); its size. */
+/* The number of items of batch 'id' (0 when out of range). */
 uint64_t	batch_plan_batch_size(const struct batch_plan *p, uint64_t id);
 /*
  * Items of batch 'id' into out (room for batch_plan_batch_size()).
