@@ -541,7 +541,11 @@ compare_ref(struct batch_plan *pl, const struct ref_out *o,
 	return 1;
 }
 
-/* Random small configurations against the reference. */
+/* Random small configurations against the reference (more: -DPIPELINE_CASES=N). */
+#ifndef PIPELINE_CASES
+#define PIPELINE_CASES	120
+#endif
+
 static void
 pipeline_random(const char *how)
 {
@@ -550,7 +554,7 @@ pipeline_random(const char *how)
 	int t, ok = 1, fails = 0;
 
 	nprng_seed(&r, 2024);
-	for (t = 0; t < 120; t++) {
+	for (t = 0; t < PIPELINE_CASES; t++) {
 		struct ref_pair P[4];
 		struct batch_config c = BATCH_CONFIG_INIT;
 		struct batch_data *d;
@@ -598,7 +602,7 @@ pipeline_random(const char *how)
 			c.max_source_positions = 10 + (int64_t)nprng_interval(&r, 25);
 			c.max_target_positions = 10 + (int64_t)nprng_interval(&r, 25);
 		}
-		c.lim.max_tokens = wide ? 0 : 30 + (int64_t)nprng_interval(&r, 100);
+		c.lim.max_tokens = wide ? 0 : 31 + (int64_t)nprng_interval(&r, 100);
 		c.lim.max_sentences = (int64_t)nprng_interval(&r, 12);
 		c.lim.mult = 1 + (int64_t)nprng_interval(&r, 8);
 		c.lim.compat = nprng_interval(&r, 1) ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
@@ -650,8 +654,8 @@ pipeline_random(const char *how)
 		batch_plan_free(pl);
 		batch_data_free(d);
 	}
-	TEST(ok, "pipeline = straight reference (120 random configurations, "
-	    "3 epochs each; %s)", how);
+	TEST(ok, "pipeline = straight reference (%d random configurations, "
+	    "3 epochs each; %s)", PIPELINE_CASES, how);
 }
 
 /* Hand-worked pipeline cases. */
