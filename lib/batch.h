@@ -23,8 +23,8 @@
  * collation) and lib/batch_plan.c (data, sampling, order, epochs).
  *
  * API changes since the first version: batch_cutter_finish() gives up
- * to two ends (out[2]) and the drop flag; batch_set_two_pass_limit()
- * and batch_set_word_limit() were added.
+ * to two ends (out[2]) and the drop flag; batch_set_sort_chunk() and
+ * batch_set_word_limit() were added (tuning and test knobs).
  */
 #ifndef RECPIPE_BATCH_H
 #define RECPIPE_BATCH_H
@@ -319,7 +319,7 @@ uint64_t	batch_plan_batch(const struct batch_plan *p, uint64_t id,
  * every (source, target) bucket (slower, used anyway when sizes are
  * too spread for a bucket table).  Affects every plan in the process.
  */
-void		batch_set_two_pass_limit(uint64_t items);
+void		batch_set_sort_chunk(uint64_t items);
 /*
  * Words are 32 bits while sentences and virtual items stay below n
  * (default and most 2^31), else 64.  Lowering it tests the 64-bit

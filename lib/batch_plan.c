@@ -67,7 +67,7 @@ xalloc(uint64_t n, size_t size)
 static uint64_t chunk_max = CHUNK_MAX;
 
 void
-batch_set_two_pass_limit(uint64_t items)
+batch_set_sort_chunk(uint64_t items)
 {
 	chunk_max = items;
 }

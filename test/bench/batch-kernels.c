@@ -85,7 +85,7 @@ main(int argc, char **argv)
 		free(w);
 	}
 	if (getenv("BK_ONEPASS") != NULL)
-		batch_set_two_pass_limit(0);	/* the large-epoch way */
+		batch_set_sort_chunk(0);	/* the large-epoch way */
 	t0 = now();
 	d = batch_data_new(k, n, 1, err, sizeof err);
 	a = malloc(65536 * sizeof *a);

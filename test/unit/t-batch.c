@@ -1296,19 +1296,19 @@ main(void)
 	collate_hand();
 	pipeline_hand();
 	pipeline_random("chunked sort, one chunk");
-	batch_set_two_pass_limit(7);
+	batch_set_sort_chunk(7);
 	pipeline_random("chunked sort, chunks of 7");
 	shared_vectors();
-	batch_set_two_pass_limit(0);
+	batch_set_sort_chunk(0);
 	pipeline_random("sort by buckets, shard placed alone");
 	shared_vectors();
-	batch_set_two_pass_limit(1 << 21);
+	batch_set_sort_chunk(1 << 21);
 	shared_vectors();
 	batch_set_word_limit(0);
 	pipeline_random("64-bit words, chunked sort");
-	batch_set_two_pass_limit(5);
+	batch_set_sort_chunk(5);
 	pipeline_random("64-bit words, chunks of 5");
-	batch_set_two_pass_limit(0);
+	batch_set_sort_chunk(0);
 	pipeline_random("64-bit words, sort by buckets");
 	return tap_done();
 }
