@@ -243,6 +243,18 @@ pair20() {
 	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 0) | .[1]) | sort' <<<"$output")" = '[0,1,2,3,4]' ]
 	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 1) | .[1]) | sort' <<<"$output")" = '[0,1]' ]
 	[ "$(jq -c '.pairs | map(.key)' <<<"${stderr%%$'\n'*}")" = '["de-en","fr-en"]' ]
+	# a later first epoch picks its directory the same way: epoch 4 reads d1
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en,fr-en --epoch 4 \
+	    --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '[.epoch, .real_size]' <<<"$stderr")" = '[4,7]' ]
+	# language tokens with --lang-pairs: __en__ before every fr-en source (as --encoder-langtok tgt)
+	printf '__de__ 1\n__en__ 1\n__fr__ 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches --lang-pairs fr-en --encoder-langtok tgt \
+	    --dict "$T/dict.txt" --collate --no-shuffle "$T/d0"
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[5,10,2],[5,10,2]]' ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs fr-en --encoder-langtok src \
+	    --decoder-langtok --dict "$T/dict.txt" --collate --no-shuffle "$T/d0"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0], .prev_output_tokens[0][0:2]]' <<<"$output")" = '[6,5,[2,5]]' ]
 	# split1 is appended to the pair
 	ds "$T/d0/train1.de-en.de" 9
 	ds "$T/d0/train1.de-en.en" 9
