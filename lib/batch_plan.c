@@ -819,10 +819,22 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				for (q = 0; q < m; q++)
 					wset(p->A, v + i + q, off + buf[q], p->w);
 			}
+		} else if (!p->sampled) {
+			/* Sizes in order: no look-ahead needed, one loop. */
+			for (i = 0; i < c; i++, v++) {
+				uint64_t b = bucket_of(p, off + i);
+
+				wset(p->A, v, off + i, p->w);
+				p->bcount[b]++;
+				kept += bucket_kept(p, b);
+			}
+			p->nfilt += c - kept;
+			p->kept[j] = kept;
+			p->nkept += kept;
+			continue;
 		} else {
 			for (i = 0; i < c; i++) {
-				uint64_t idx = !p->sampled ? i : perm64 != NULL ?
-				    perm64[i] : perm32[i];
+				uint64_t idx = perm64 != NULL ? perm64[i] : perm32[i];
 
 				wset(p->A, v + i, off + idx, p->w);
 			}
