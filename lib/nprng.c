@@ -94,7 +94,7 @@ regenerate(struct nprng *r)
 	r->i = 0;
 }
 
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 next32(struct nprng *r)
 {
 	uint32_t y;
@@ -152,7 +152,7 @@ mask_of(uint64_t max)
 	return m;
 }
 
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 interval(struct nprng *r, uint64_t max)
 {
 	uint64_t mask, v;
