@@ -1101,8 +1101,11 @@ collate_items(const struct batch_item *it, size_t n, struct batch_collated *c,
 		col.s[i].nsrc = load_tokens(p->src[part], j, p->stok);
 		col.toff[i] = col.ntok;
 		col.s[i].ntgt = 0;
-		if (p->tgt != NULL)
-			col.s[i].ntgt = load_tokens(p->tgt[part], j, p->ttok);
+		if (p->tgt != NULL &&
+		    (col.s[i].ntgt = load_tokens(p->tgt[part], j, p->ttok)) == 0)
+			fail("%s: sequence %" PRIu64 ": empty target (%s, pair %s, "
+			    "sentence %" PRIu64 ")", mmidx_idx_path(p->tgt[part]), j,
+			    where, p->key, it[i].index);
 	}
 	for (size_t i = 0; i < n; i++) {
 		col.s[i].src = col.tok + col.soff[i];

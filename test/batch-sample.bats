@@ -333,3 +333,16 @@ pair20() {
 	    --required-batch-size-multiple 1 --collate --no-shuffle
 	[ "$(jq -c '[.ids, .src_lengths, [.target[][0]]]' <<<"${lines[0]}")" = '[[[1,0],[0,0]],[3,3],[10,2]]' ]
 }
+
+@test "batch-sample: --collate names the dataset of an empty target; a named output is not left" {
+	ds "$T/s" 2 3
+	ds "$T/t" 2 0
+	run -1 --separate-stderr batch-sample batches -p "$T/s,$T/t" --collate --no-shuffle \
+	    --batch-size 1 --required-batch-size-multiple 1 -o "$T/out.json"
+	[ "$stderr" = "batch-sample: $T/t.idx: sequence 1: empty target (epoch 1, step 1, pair 0, sentence 1)" ]
+	[ -z "$(ls "$T" | grep '^out')" ]
+	# what came before the fault is written on standard output
+	run -1 --separate-stderr batch-sample batches -p "$T/s,$T/t" --collate --no-shuffle \
+	    --batch-size 1 --required-batch-size-multiple 1
+	[ "$(jq -c .ids <<<"$output")" = '[[0,0]]' ]
+}
