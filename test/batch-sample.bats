@@ -346,3 +346,13 @@ pair20() {
 	    --batch-size 1 --required-batch-size-multiple 1
 	[ "$(jq -c .ids <<<"$output")" = '[[0,0]]' ]
 }
+
+@test "batch-sample: --progress draws on standard error, -q and --no-progress do not" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --progress -o /dev/null
+	[[ "$stderr" == *"batch-sample: epoch 1: step 0 of "* ]]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --progress -q -o /dev/null
+	[ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --no-progress -o /dev/null
+	[ -z "$stderr" ]
+}
