@@ -25,10 +25,8 @@
 #include "batchio.h"
 #include "buf.h"
 #include "common.h"
-#include "example.h"
 #include "fsdict.h"
 #include "mmidx.h"
-#include "nprng.h"
 #include "record.h"
 
 static const char usage_text[] =
