@@ -356,3 +356,13 @@ pair20() {
 	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --no-progress -o /dev/null
 	[ -z "$stderr" ]
 }
+
+@test "batch-sample: Megatron datasets are read as well, and a monolingual pair sorts by source" {
+	printf '%s\n' "5 2" "3 4 5 2" "2" "7 7 7 7 7 2" >"$T/m.txt"
+	mmap-index build -q --format megatron --input-format id --dtype int32 -o "$T/m" "$T/m.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/m" --no-shuffle --batch-size 1 \
+	    --required-batch-size-multiple 1 --output-format ids
+	[ "$output" = $'0:2\n0:0\n0:1\n0:3' ]
+	run -0 batch-sample batches -p "$T/m" --no-shuffle --collate --max-tokens 100
+	[ "$(jq -c '[.id, .src_lengths, .ntokens, .target, .prev_output_tokens]' <<<"$output")" = '[[3,1,0,2],[6,4,2,1],13,null,null]' ]
+}
