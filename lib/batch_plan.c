@@ -28,6 +28,7 @@
  * the wanted batches, a few words per batch, and one chunk's arrays.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1171,52 +1172,45 @@ emit(struct batch_plan *p, const void *src, uint64_t pos, uint64_t k,
 	}
 }
 
+/* Chunks c = first, first + step, ... sorted by one thread. */
+struct chunk_job {
+	struct batch_plan *p;
+	uint32_t	*cnt;		/* count of bucket b in chunk c at b * C + c */
+	uint64_t	 chunk, C, first, step;
+	int		 failed;	/* no memory */
+};
+
 /*
- * Sort A by (kept first, source, target), stably, in chunks: each chunk
- * takes a pass that looks its sizes up (the only random reads), then
- * two counting passes, by target and by source, whose few hundred
- * output streams stay in cache.  The chunks are then merged bucket by
- * bucket (equal keys: earlier chunk first, which keeps the sort
- * stable), writing only the wanted batches.  Needs dense buckets.
+ * Sort the chunks of one job in place in A: a pass that looks sizes up
+ * (the only random reads), then two counting passes, by target and by
+ * source with the filtered items after the kept ones.  Chunks are
+ * disjoint, so two jobs can run at once.
  */
-static int
-place_chunked(struct batch_plan *p, char *err, size_t errlen)
+static void *
+sort_chunks(void *arg)
 {
+	struct chunk_job *j = arg;
+	struct batch_plan *p = j->p;
 	uint64_t V = p->V, ns = p->d->smax + 1, nt = p->tw, nk = 2 * ns;
-	uint64_t chunk, C, c, i, b, pos, fpos, id, per;
-	uint32_t *cnt = NULL, *hb = NULL, *K1 = NULL, *K2 = NULL, *Tk = NULL;
-	uint64_t *o1 = NULL, *o2 = NULL, *rd = NULL;
-	void *Tw = NULL, *A = p->A;
+	uint64_t chunk = j->chunk, C = j->C, c, i, b;
+	uint32_t *hb = NULL, *K1 = NULL, *K2 = NULL, *Tk = NULL;
+	uint64_t *o1 = NULL, *o2 = NULL;
+	void *Tw = NULL;
 	int w = p->w;
 
-	/* Chunks small enough for cache-friendly passes and a count table. */
-	per = ((uint64_t)1 << 24) / p->nbuck;
-	if (per == 0)
-		per = 1;
-	chunk = chunk_max;
-	if (chunk > ((uint64_t)1 << 31))
-		chunk = (uint64_t)1 << 31;
-	if ((V + chunk - 1) / chunk > per)
-		chunk = (V + per - 1) / per;
-	if (chunk == 0)
-		chunk = 1;
-	C = V == 0 ? 0 : (V + chunk - 1) / chunk;
-	if (chunk > V)
-		chunk = V > 0 ? V : 1;
-	if ((cnt = calloc(C * p->nbuck + 1, sizeof *cnt)) == NULL ||
-	    (hb = xalloc(p->nbuck, sizeof *hb)) == NULL ||
+	if ((hb = xalloc(p->nbuck, sizeof *hb)) == NULL ||
 	    (C > 1 && (K1 = xalloc(chunk, sizeof *K1)) == NULL) ||
 	    (C > 1 && (K2 = xalloc(chunk, sizeof *K2)) == NULL) ||
 	    (Tk = xalloc(chunk, sizeof *Tk)) == NULL ||
 	    (Tw = xalloc(chunk, (size_t)w)) == NULL ||
 	    (o1 = xalloc(nt, sizeof *o1)) == NULL ||
-	    (o2 = xalloc(nk, sizeof *o2)) == NULL ||
-	    (rd = xalloc(C, sizeof *rd)) == NULL ||
-	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL)
-		goto nomem;
-	for (c = 0; c < C; c++) {
+	    (o2 = xalloc(nk, sizeof *o2)) == NULL) {
+		j->failed = 1;
+		goto out;
+	}
+	for (c = j->first; c < C; c += j->step) {
 		uint64_t lo = c * chunk, n = V - lo < chunk ? V - lo : chunk, sum;
-		void *a = (char *)A + lo * (uint64_t)w;
+		void *a = (char *)p->A + lo * (uint64_t)w;
 
 		memset(hb, 0, (size_t)p->nbuck * sizeof *hb);
 		memset(o1, 0, (size_t)nt * sizeof *o1);
@@ -1283,15 +1277,74 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 		for (i = 0; i < n; i++)
 			wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
 		for (b = 0; b < p->nbuck; b++)
-			cnt[b * C + c] = hb[b];
-		rd[c] = lo;
+			j->cnt[b * C + c] = hb[b];
 	}
+out:
+	free(hb);
 	free(K1);
 	free(K2);
 	free(Tk);
 	free(Tw);
-	K1 = K2 = Tk = NULL;
-	Tw = NULL;
+	free(o1);
+	free(o2);
+	return NULL;
+}
+
+/*
+ * Sort A by (kept first, source, target), stably, in chunks (two
+ * threads from four chunks on), then merge the chunks
+ * bucket by bucket (equal keys: earlier chunk first, which keeps the
+ * sort stable), writing only the wanted batches.  Needs dense buckets.
+ */
+static int
+place_chunked(struct batch_plan *p, char *err, size_t errlen)
+{
+	uint64_t V = p->V, chunk, C, c, i, b, pos, fpos, id, per;
+	struct chunk_job job[2];
+	uint32_t *cnt = NULL;
+	uint64_t *rd = NULL;
+	void *A = p->A;
+	int w = p->w, threaded = 0;
+	pthread_t th;
+
+	/* Chunks small enough for cache-friendly passes and a count table. */
+	per = ((uint64_t)1 << 24) / p->nbuck;
+	if (per == 0)
+		per = 1;
+	chunk = chunk_max;
+	if (chunk > ((uint64_t)1 << 31))
+		chunk = (uint64_t)1 << 31;
+	if ((V + chunk - 1) / chunk > per)
+		chunk = (V + per - 1) / per;
+	if (chunk == 0)
+		chunk = 1;
+	C = V == 0 ? 0 : (V + chunk - 1) / chunk;
+	if (chunk > V)
+		chunk = V > 0 ? V : 1;
+	if ((cnt = calloc(C * p->nbuck + 1, sizeof *cnt)) == NULL ||
+	    (rd = xalloc(C, sizeof *rd)) == NULL ||
+	    (p->fsorted = xalloc(p->nfilt, (size_t)w)) == NULL)
+		goto nomem;
+	for (c = 0; c < 2; c++) {
+		job[c].p = p;
+		job[c].cnt = cnt;
+		job[c].chunk = chunk;
+		job[c].C = C;
+		job[c].first = c;
+		job[c].step = 2;
+		job[c].failed = 0;
+	}
+	if (C >= 4 && pthread_create(&th, NULL, sort_chunks, &job[1]) == 0)
+		threaded = 1;
+	if (!threaded)
+		job[0].step = 1;
+	sort_chunks(&job[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (job[0].failed || job[1].failed)
+		goto nomem;
+	for (c = 0; c < C; c++)
+		rd[c] = c * chunk;
 	/* Merge: kept buckets in order, then the filtered ones. */
 	pos = 0;
 	id = 0;
@@ -1322,20 +1375,10 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 		}
 	}
 	free(cnt);
-	free(hb);
-	free(o1);
-	free(o2);
 	free(rd);
 	return 0;
 nomem:
 	free(cnt);
-	free(hb);
-	free(K1);
-	free(K2);
-	free(Tk);
-	free(Tw);
-	free(o1);
-	free(o2);
 	free(rd);
 	seterr(err, errlen, "sorting: out of memory");
 	return -1;
