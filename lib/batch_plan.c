@@ -39,7 +39,7 @@
 
 #define NONE		UINT64_MAX
 #define CHUNK_MAX	((uint64_t)1 << 21)	/* items sorted at once */
-#define BLK_SHIFT	16
+#define BLK_SHIFT	12
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
 
 static void
