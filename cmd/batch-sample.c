@@ -1891,6 +1891,9 @@ main(int argc, char **argv)
 	copts.pad = o.pad;
 	copts.eos = o.eos;
 	copts.pad_to_multiple = (int64_t)o.pad_to_multiple;
+	/* A named output that cannot be written is refused before any work. */
+	if (o.out != NULL && strcmp(o.out, "-") != 0)
+		out_check(o.out);
 	stdout_buffer();
 	switch (o.cmd) {
 	case CMD_BATCHES:	return cmd_batches(argc, argv);

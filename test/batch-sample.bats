@@ -366,3 +366,14 @@ pair20() {
 	run -0 batch-sample batches -p "$T/m" --no-shuffle --collate --max-tokens 100
 	[ "$(jq -c '[.id, .src_lengths, .ntokens, .target, .prev_output_tokens]' <<<"$output")" = '[[3,1,0,2],[6,4,2,1],13,null,null]' ]
 }
+
+@test "batch-sample: an output that cannot be written is refused before the data is read" {
+	mkdir "$T/adir"
+	run -1 --separate-stderr batch-sample batches -o "$T/adir" -p "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/adir: Is a directory" ]
+	run -1 --separate-stderr batch-sample by-size -o "$T/nodir/out" "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/nodir/out: No such file or directory" ]
+	run -2 --separate-stderr batch-sample collate -o '' "$T/nosuch"
+	[ "${stderr%%$'\n'*}" = "batch-sample: -o: empty file name" ]
+	[ -z "$(ls "$T/adir")" ]
+}
