@@ -18,6 +18,10 @@
 #include "rng.h"
 #include "seqio.h"
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#endif
+
 #define MAXK	SQ_MAX_FEATS
 #define MAXOUT	(3 * SQ_MAX_FEATS + 12)
 #define T2T_LOOKBACK 1000	/* bins the first-fit kernel looks back at */
@@ -2094,6 +2098,7 @@ sq_enc_put(const struct sq_enc *e, uint8_t *q)
  */
 
 #define BMAXLEN	65536		/* longest length the byte path takes */
+#define SHORT	32		/* runs written at once (see put_run()) */
 
 enum { BL_TOK, BL_SHIFT, BL_LOSS, BL_SEG, BL_POS };
 
@@ -2134,7 +2139,7 @@ bytes_setup(struct sq_conv *c)
 		    (c->bsv[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL ||
 		    (c->bsb[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL)
 			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
-	if ((c->bpos = malloc(3 * (size_t)c->N)) == NULL ||
+	if ((c->bpos = calloc(1, 3 * (size_t)c->N + SHORT)) == NULL ||
 	    (c->bposoff = malloc(((size_t)c->N + 1) * sizeof(uint32_t))) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
@@ -2153,9 +2158,64 @@ bytes_setup(struct sq_conv *c)
  * Check the packed varints [b, e) for the byte path: at least one,
  * none zero (so each is minimal: only a 0 varint has a 0x00 byte),
  * none longer than 4 bytes.  Returns the count, or 0 when they do not
- * qualify.  Eight bytes at a time; bytes from 'base' (<= b) up to
- * 'limit' (>= e) may be read.
+ * qualify.  Bytes from 'base' (<= b) up to 'limit' (>= e) may be
+ * read.
  */
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+/*
+ * Sixteen bytes at a time: the top bits and the zero bytes as masks.
+ * A short last piece is read as the sixteen bytes ending at 'e' when
+ * they lie after 'base', its masks shifted down.
+ */
+static size_t
+scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
+    const uint8_t *limit)
+{
+	const __m128i zero = _mm_setzero_si128();
+	__m128i v;
+	uint32_t h, z, m, prev = 0, valid;
+	uint8_t tail[16];
+	size_t left, cnt = 0;
+
+	if (b == e || (e[-1] & 0x80))
+		return 0;
+	for (; b < e; b += 16) {
+		left = (size_t)(e - b);
+		if (left >= 16 || (size_t)(limit - b) >= 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)b);
+			h = (uint32_t)_mm_movemask_epi8(v);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+		} else if ((size_t)(e - base) >= 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)(e - 16));
+			h = (uint32_t)_mm_movemask_epi8(v) >> (16 - left);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) >>
+			    (16 - left);
+		} else {
+			memset(tail, 0x01, sizeof tail);
+			memcpy(tail, b, left);
+			v = _mm_loadu_si128((const __m128i *)(const void *)tail);
+			h = (uint32_t)_mm_movemask_epi8(v);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+		}
+		valid = left >= 16 ? 0xffffu : (1u << left) - 1;
+		h &= valid;
+		if (z & valid)
+			return 0;	/* a zero byte */
+		/* Four continuation bytes in a row, with the last three before. */
+		m = h << 3 | prev;
+		if (m & m >> 1 & m >> 2 & m >> 3)
+			return 0;
+		prev = h >> 13;
+		m = ~h & valid;		/* varint ends: count the bits */
+		m -= m >> 1 & 0x5555;
+		m = (m & 0x3333) + (m >> 2 & 0x3333);
+		m = (m + (m >> 4)) & 0x0f0f;
+		cnt += (m + (m >> 8)) & 0x1f;
+	}
+	return cnt;
+}
+#else
+/* Eight bytes at a time, in plain integers. */
 static size_t
 scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
     const uint8_t *limit)
@@ -2198,6 +2258,7 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
 	}
 	return bad ? 0 : (size_t)cnt;
 }
+#endif
 
 /* The byte offset, in [b, ...), where the first m varints end. */
 static size_t
@@ -2445,11 +2506,42 @@ sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 	return 1 + vsize(fsz) + fsz;
 }
 
+/*
+ * Runs of a row are short (a segment's tokens, positions or ids) and a
+ * call to memcpy() or memset() for each costs more than the bytes.  A
+ * run of at most SHORT bytes is written as SHORT bytes at once when
+ * the record has room for them: what lands past the run is overwritten
+ * by the bytes that follow it in the record.
+ */
+static inline uint8_t *
+put_run(uint8_t *q, const uint8_t *qend, const uint8_t *src,
+    const uint8_t *send, size_t n)
+{
+	if (n <= SHORT && (size_t)(qend - q) >= SHORT &&
+	    (size_t)(send - src) >= SHORT)
+		memcpy(q, src, SHORT);
+	else
+		memcpy(q, src, n);
+	return q + n;
+}
+
+static inline uint8_t *
+fill_run(uint8_t *q, const uint8_t *qend, int v, size_t n)
+{
+	if (n <= SHORT && (size_t)(qend - q) >= SHORT)
+		memset(q, v, SHORT);
+	else
+		memset(q, v, n);
+	return q + n;
+}
+
 static uint8_t *
 brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
-    uint8_t *q)
+    uint8_t *q, const uint8_t *qend)
 {
 	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
+	const uint8_t *bend = bk->b + bk->nb;
+	const uint8_t *pend = c->bpos + c->bposoff[c->N] + SHORT;
 	size_t L = c->out_len[i], pad = L - bk->nv, s, m, e, t;
 
 	switch (c->bltype[i]) {
@@ -2463,18 +2555,16 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 		break;
 	case BL_SEG:
 		for (s = 0; s < bk->nseg; s++)
-			if (s + 1 < 0x80) {
-				memset(q, (int)(s + 1), bk->segv[s]);
-				q += bk->segv[s];
-			} else
+			if (s + 1 < 0x80)
+				q = fill_run(q, qend, (int)(s + 1), bk->segv[s]);
+			else
 				for (m = 0; m < bk->segv[s]; m++)
 					q = vput(q, s + 1);
 		break;
 	case BL_POS:
-		for (s = 0; s < bk->nseg; s++) {
-			memcpy(q, c->bpos, c->bposoff[bk->segv[s]]);
-			q += c->bposoff[bk->segv[s]];
-		}
+		for (s = 0; s < bk->nseg; s++)
+			q = put_run(q, qend, c->bpos, pend,
+			    c->bposoff[bk->segv[s]]);
 		break;
 	default:	/* BL_SHIFT */
 		for (s = e = 0; s < bk->nseg; s++) {
@@ -2483,8 +2573,8 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 			e += bk->segb[s];
 			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
 				;
-			memcpy(q, bk->b + e - bk->segb[s], bk->segb[s] - (e - t));
-			q += bk->segb[s] - (e - t);
+			q = put_run(q, qend, bk->b + e - bk->segb[s], bend,
+			    bk->segb[s] - (e - t));
 		}
 		if (pad > 0) {
 			memcpy(q, c->bbos, c->bboslen);
@@ -2501,6 +2591,7 @@ void
 sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 {
 	size_t t, i, klen, fsz = 0, lsz[8], vsz[8], esz[8];
+	const uint8_t *qend;
 
 	for (i = 0; i < c->nbl; i++) {
 		klen = c->blklen[i];
@@ -2511,6 +2602,7 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 	}
 	*q++ = 0x0a;
 	q = vput(q, fsz);
+	qend = q + fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
 		klen = c->blklen[i];
@@ -2526,7 +2618,7 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 		q = vput(q, lsz[i]);
 		*q++ = 0x0a;
 		q = vput(q, r->psz[i]);
-		q = brow_list_put(c, r, i, q);
+		q = brow_list_put(c, r, i, q, qend);
 	}
 }
 
