@@ -111,6 +111,7 @@ data_error(const char *fmt, ...)
  */
 #define NSLOT	256
 #define BATCH	32	/* slots handed over at a time */
+#define WAKE	(NSLOT / 2)	/* slots that wake the writer */
 enum { SLOT_ROW, SLOT_RAW, SLOT_BROW };
 struct slot {
 	int		 what;		/* a row to encode, a payload in 'bytes', or a byte row */
@@ -217,12 +218,15 @@ writer_start(void)
 	threaded = pthread_create(&wthread, NULL, writer_main, NULL) == 0;
 }
 
-/* Hand the filled slots to the writer (qlock held). */
+/*
+ * Hand the filled slots to the writer (qlock held).  A sleeping writer
+ * is woken for many at once: the machine may have one core for both.
+ */
 static void
 publish_locked(void)
 {
 	qtail = ptail;
-	if (wsleeps)
+	if (wsleeps && qtail - qhead >= WAKE)
 		pthread_cond_signal(&qnonempty);
 }
 

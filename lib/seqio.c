@@ -1648,7 +1648,11 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 {
 	uint64_t n;
 
-	if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
+	if (*pp < end && **pp < 0x80) {	/* most lengths take a byte */
+		n = *(*pp)++;
+		if (n > (uint64_t)(end - *pp))
+			return -1;
+	} else if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
 		return -1;
 	*body = *pp;
 	*bend = *pp + n;
@@ -2179,6 +2183,29 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
 
 	if (b == e || (e[-1] & 0x80))
 		return 0;
+	left = (size_t)(e - b);
+	if (left <= 16 && ((size_t)(limit - b) >= 16 || (size_t)(e - base) >= 16)) {
+		/* The usual list: one piece. */
+		valid = (uint32_t)((1ull << left) - 1);
+		if ((size_t)(limit - b) >= 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)b);
+			h = (uint32_t)_mm_movemask_epi8(v);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+		} else {
+			v = _mm_loadu_si128((const __m128i *)(const void *)(e - 16));
+			h = (uint32_t)_mm_movemask_epi8(v) >> (16 - left);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) >>
+			    (16 - left);
+		}
+		h &= valid;
+		if ((z & valid) != 0 || (h & h >> 1 & h >> 2 & h >> 3) != 0)
+			return 0;
+		m = ~h & valid;
+		m -= m >> 1 & 0x5555;
+		m = (m & 0x3333) + (m >> 2 & 0x3333);
+		m = (m + (m >> 4)) & 0x0f0f;
+		return (m + (m >> 8)) & 0x1f;
+	}
 	for (; b < e; b += 16) {
 		left = (size_t)(e - b);
 		if (left >= 16 || (size_t)(limit - b) >= 16) {
@@ -2398,7 +2425,7 @@ int
 sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 {
 	const uint8_t *xb[2], *xe[2];
-	size_t nv[2], nb[2], k, L;
+	size_t nv[2], nb[2], k, L, last;
 	struct sq_brow_key *bk;
 
 	if (!c->bfast || c->err != SQ_OK || c->cur != NULL)
@@ -2436,6 +2463,9 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 			c->brow.k[k].nb = 0;
 			c->brow.k[k].nv = 0;
 			c->brow.k[k].nseg = 0;
+			c->brow.k[k].idb = 0;
+			c->brow.k[k].posb = 0;
+			c->brow.k[k].lastb = 0;
 		}
 		c->bopen = 1;
 	}
@@ -2444,6 +2474,11 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 			continue;
 		bk = &c->brow.k[k];
 		memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
+		for (last = 1; last < nb[k] && (xb[k][nb[k] - 1 - last] & 0x80); last++)
+			;
+		bk->lastb += last;
+		bk->posb += c->bposoff[nv[k]];
+		bk->idb += nv[k] * vsize(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
 		bk->nb += nb[k];
@@ -2463,7 +2498,7 @@ static size_t
 brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 {
 	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
-	size_t L = c->out_len[i], pad = L - bk->nv, s, sz = 0, e, t;
+	size_t L = c->out_len[i], pad = L - bk->nv;
 
 	switch (c->bltype[i]) {
 	case BL_TOK:
@@ -2471,22 +2506,12 @@ brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 	case BL_LOSS:
 		return L;
 	case BL_SEG:
-		for (s = 0; s < bk->nseg; s++)
-			sz += bk->segv[s] * vsize(s + 1);
-		return sz + pad;
+		return bk->idb + pad;
 	case BL_POS:
-		for (s = 0; s < bk->nseg; s++)
-			sz += c->bposoff[bk->segv[s]];
-		return sz + pad;
-	default:	/* BL_SHIFT */
-		for (s = e = 0; s < bk->nseg; s++) {
-			e += bk->segb[s];
-			/* The segment's last varint is dropped. */
-			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
-				;
-			sz += c->bboslen + bk->segb[s] - (e - t);
-		}
-		return sz + (pad > 0 ? c->bboslen + pad - 1 : 0);
+		return bk->posb + pad;
+	default:	/* BL_SHIFT: each segment's last varint is dropped */
+		return bk->nseg * c->bboslen + bk->nb - bk->lastb +
+		    (pad > 0 ? c->bboslen + pad - 1 : 0);
 	}
 }
 
