@@ -2139,7 +2139,7 @@ bytes_setup(struct sq_conv *c)
 			c->blord[j - 1] = t;
 		}
 	for (k = 0; k < c->nk; k++)
-		if ((c->bb[k] = malloc(4 * (size_t)c->L[k] + 8)) == NULL ||
+		if ((c->bb[k] = malloc(4 * (size_t)c->L[k] + 8 + SHORT)) == NULL ||
 		    (c->bsv[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL ||
 		    (c->bsb[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL)
 			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
@@ -2473,7 +2473,11 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		if (nv[k] == 0)
 			continue;
 		bk = &c->brow.k[k];
-		memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
+		/* The row's buffer has SHORT bytes to spare. */
+		if (nb[k] <= SHORT && (size_t)(p + n - xb[k]) >= SHORT)
+			memcpy(c->bb[k] + bk->nb, xb[k], SHORT);
+		else
+			memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
 		for (last = 1; last < nb[k] && (xb[k][nb[k] - 1 - last] & 0x80); last++)
 			;
 		bk->lastb += last;
