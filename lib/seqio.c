@@ -2167,16 +2167,16 @@ bytes_setup(struct sq_conv *c)
  */
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
 /*
- * Sixteen bytes at a time: the top bits and the zero bytes as masks.
- * A short last piece is read as the sixteen bytes ending at 'e' when
- * they lie after 'base', its masks shifted down.
+ * Sixteen bytes at a time (a list of up to 32 in one piece): the top
+ * bits and the zero bytes as masks.  A short piece is read as the bytes
+ * ending at 'e' when they lie after 'base', its masks shifted down.
  */
 static size_t
 scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
     const uint8_t *limit)
 {
 	const __m128i zero = _mm_setzero_si128();
-	__m128i v;
+	__m128i v, w;
 	uint32_t h, z, m, prev = 0, valid;
 	uint8_t tail[16];
 	size_t left, cnt = 0;
@@ -2184,27 +2184,29 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
 	if (b == e || (e[-1] & 0x80))
 		return 0;
 	left = (size_t)(e - b);
-	if (left <= 16 && ((size_t)(limit - b) >= 16 || (size_t)(e - base) >= 16)) {
-		/* The usual list: one piece. */
-		valid = (uint32_t)((1ull << left) - 1);
-		if ((size_t)(limit - b) >= 16) {
-			v = _mm_loadu_si128((const __m128i *)(const void *)b);
-			h = (uint32_t)_mm_movemask_epi8(v);
-			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
-		} else {
-			v = _mm_loadu_si128((const __m128i *)(const void *)(e - 16));
-			h = (uint32_t)_mm_movemask_epi8(v) >> (16 - left);
-			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) >>
-			    (16 - left);
+	if (left <= 32 && ((size_t)(limit - b) >= 32 || (size_t)(e - base) >= 32)) {
+		/* The usual list: one piece of 32 bytes, as 32-bit masks. */
+		const uint8_t *q = (size_t)(limit - b) >= 32 ? b : e - 32;
+
+		v = _mm_loadu_si128((const __m128i *)(const void *)q);
+		w = _mm_loadu_si128((const __m128i *)(const void *)(q + 16));
+		h = (uint32_t)_mm_movemask_epi8(v) |
+		    (uint32_t)_mm_movemask_epi8(w) << 16;
+		z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) |
+		    (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(w, zero)) << 16;
+		if (q != b) {
+			h >>= 32 - left;
+			z >>= 32 - left;
 		}
+		valid = (uint32_t)((1ull << left) - 1);
 		h &= valid;
 		if ((z & valid) != 0 || (h & h >> 1 & h >> 2 & h >> 3) != 0)
 			return 0;
 		m = ~h & valid;
-		m -= m >> 1 & 0x5555;
-		m = (m & 0x3333) + (m >> 2 & 0x3333);
-		m = (m + (m >> 4)) & 0x0f0f;
-		return (m + (m >> 8)) & 0x1f;
+		m -= m >> 1 & 0x55555555;
+		m = (m & 0x33333333) + (m >> 2 & 0x33333333);
+		m = (m + (m >> 4)) & 0x0f0f0f0f;
+		return (m * 0x01010101) >> 24;
 	}
 	for (; b < e; b += 16) {
 		left = (size_t)(e - b);
@@ -2481,7 +2483,9 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		for (last = 1; last < nb[k] && (xb[k][nb[k] - 1 - last] & 0x80); last++)
 			;
 		bk->lastb += last;
-		bk->posb += c->bposoff[nv[k]];
+		/* Positions 0 .. nv - 1: 1 byte below 128, 2 below 16384, else 3. */
+		bk->posb += nv[k] + (nv[k] > 128 ? nv[k] - 128 : 0) +
+		    (nv[k] > 16384 ? nv[k] - 16384 : 0);
 		bk->idb += nv[k] * vsize(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
