@@ -132,10 +132,14 @@ data_error(const char *fmt, ...)
 /*
  * Output runs in a second thread: the main thread reads, decodes and
  * packs; the writer thread encodes, frames and writes, in order.  A
- * ring of slots between them bounds the memory.
+ * ring of slots between them bounds the memory.  Slots change hands in
+ * batches, and a thread is woken only when it sleeps and a batch is
+ * ready for it (the writer), or half of the ring is free (the main
+ * thread): a wake-up per row costs more than the row.
  */
-#define NSLOT	64
-#define BATCH	16	/* the writer wakes for this many slots (or the end) */
+#define NSLOT	256
+#define BATCH	32	/* slots handed over at a time */
+#define WAKE	(NSLOT / 2)	/* slots that wake the writer */
 enum { SLOT_ROW, SLOT_RAW, SLOT_BROW };
 struct slot {
 	int		 what;		/* a row to encode, a payload in 'bytes', or a byte row */
@@ -151,8 +155,13 @@ struct slot {
 	size_t		 segcap;
 };
 static struct slot slots[NSLOT];
-static size_t qhead, qtail;
-static int qdone, threaded;
+/*
+ * Under qlock: qtail counts the slots handed to the writer, qhead those
+ * it has given back.  The main thread alone knows ptail, the slots it
+ * has filled (qtail <= ptail), and phead, the last qhead it saw.
+ */
+static size_t qhead, qtail, ptail, phead;
+static int qdone, threaded, wsleeps, psleeps;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
@@ -162,55 +171,70 @@ static void write_row(struct sq_enc *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used);
 static void write_brow(struct sq_brow *row);
 
+static void
+write_slot(struct sq_enc *enc, struct slot *sl)
+{
+	const int64_t *vp[64];
+	size_t i, off;
+
+	if (sl->what == SLOT_RAW) {
+		if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
+			write_failed(outname);
+	} else if (sl->what == SLOT_BROW) {
+		const uint8_t *b = sl->bytes.p;
+		const uint32_t *sg = sl->segs;
+
+		for (i = 0; i < sl->brow.nk; i++) {
+			sl->brow.k[i].b = b;
+			sl->brow.k[i].segv = sg;
+			sl->brow.k[i].segb = sg + sl->brow.k[i].nseg;
+			b += sl->brow.k[i].nb;
+			sg += 2 * sl->brow.k[i].nseg;
+		}
+		write_brow(&sl->brow);
+	} else {
+		for (i = off = 0; i < sl->n; i++) {
+			vp[i] = sl->vals + off;
+			off += sl->used[i];
+		}
+		write_row(enc, sl->n, sl->names, vp, sl->lens, sl->used);
+	}
+}
+
 static void *
 writer_main(void *arg)
 {
 	struct sq_enc *enc;
-	const int64_t *vp[64];
-	struct slot *sl;
-	size_t i, off;
+	size_t at, end;
 
 	(void)arg;
 	if ((enc = sq_enc_new()) == NULL)
 		die_errno("encoding a record");
+	pthread_mutex_lock(&qlock);
 	for (;;) {
-		pthread_mutex_lock(&qlock);
+		while (qhead == qtail && !qdone) {
+			wsleeps = 1;
+			pthread_cond_wait(&qnonempty, &qlock);
+			wsleeps = 0;
+		}
 		if (qhead == qtail)
-			while (qtail - qhead < BATCH && !qdone)
-				pthread_cond_wait(&qnonempty, &qlock);
-		if (qhead == qtail) {
-			pthread_mutex_unlock(&qlock);
 			break;
-		}
-		sl = &slots[qhead % NSLOT];
+		end = qtail;
 		pthread_mutex_unlock(&qlock);
-		if (sl->what == SLOT_RAW) {
-			if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
-				write_failed(outname);
-		} else if (sl->what == SLOT_BROW) {
-			const uint8_t *b = sl->bytes.p;
-			const uint32_t *sg = sl->segs;
-
-			for (i = 0; i < sl->brow.nk; i++) {
-				sl->brow.k[i].b = b;
-				sl->brow.k[i].segv = sg;
-				sl->brow.k[i].segb = sg + sl->brow.k[i].nseg;
-				b += sl->brow.k[i].nb;
-				sg += 2 * sl->brow.k[i].nseg;
+		/* Give the slots back a batch at a time. */
+		for (at = qhead; at != end;) {
+			write_slot(enc, &slots[at++ % NSLOT]);
+			if (at % BATCH == 0 || at == end) {
+				pthread_mutex_lock(&qlock);
+				qhead = at;
+				if (psleeps && qtail - qhead <= NSLOT / 2)
+					pthread_cond_signal(&qnonfull);
+				if (at != end)
+					pthread_mutex_unlock(&qlock);
 			}
-			write_brow(&sl->brow);
-		} else {
-			for (i = off = 0; i < sl->n; i++) {
-				vp[i] = sl->vals + off;
-				off += sl->used[i];
-			}
-			write_row(enc, sl->n, sl->names, vp, sl->lens, sl->used);
 		}
-		pthread_mutex_lock(&qlock);
-		if (qtail - qhead++ == NSLOT)
-			pthread_cond_signal(&qnonfull);
-		pthread_mutex_unlock(&qlock);
 	}
+	pthread_mutex_unlock(&qlock);
 	sq_enc_free(enc);
 	return NULL;
 }
@@ -222,6 +246,18 @@ writer_start(void)
 	threaded = pthread_create(&wthread, NULL, writer_main, NULL) == 0;
 }
 
+/*
+ * Hand the filled slots to the writer (qlock held).  A sleeping writer
+ * is woken for many at once: the machine may have one core for both.
+ */
+static void
+publish_locked(void)
+{
+	qtail = ptail;
+	if (wsleeps && qtail - qhead >= WAKE)
+		pthread_cond_signal(&qnonempty);
+}
+
 /* Wait until everything queued is written and the writer thread is gone. */
 static void
 writer_drain(void)
@@ -229,6 +265,7 @@ writer_drain(void)
 	if (!threaded)
 		return;
 	pthread_mutex_lock(&qlock);
+	publish_locked();
 	qdone = 1;
 	pthread_cond_signal(&qnonempty);
 	pthread_mutex_unlock(&qlock);
@@ -239,22 +276,29 @@ writer_drain(void)
 static struct slot *
 slot_get(void)
 {
-	struct slot *sl;
-
-	pthread_mutex_lock(&qlock);
-	while (qtail - qhead == NSLOT)
-		pthread_cond_wait(&qnonfull, &qlock);
-	sl = &slots[qtail % NSLOT];
-	pthread_mutex_unlock(&qlock);
-	return sl;
+	if (ptail - phead == NSLOT) {
+		pthread_mutex_lock(&qlock);
+		publish_locked();
+		if (ptail - qhead == NSLOT)
+			while (ptail - qhead > NSLOT / 2) {
+				psleeps = 1;
+				pthread_cond_wait(&qnonfull, &qlock);
+				psleeps = 0;
+			}
+		phead = qhead;
+		pthread_mutex_unlock(&qlock);
+	}
+	return &slots[ptail % NSLOT];
 }
 
 static void
 slot_put(void)
 {
+	if (++ptail - qtail < BATCH)
+		return;		/* qtail is only written by this thread */
 	pthread_mutex_lock(&qlock);
-	if (++qtail - qhead >= BATCH)
-		pthread_cond_signal(&qnonempty);
+	publish_locked();
+	phead = qhead;
 	pthread_mutex_unlock(&qlock);
 }
 

@@ -73,6 +73,10 @@ struct sq_brow_key {
 	size_t		 nseg;
 	const uint32_t	*segv;		/* values of each segment (>= 1) */
 	const uint32_t	*segb;		/* bytes of each */
+	/* Sums over the segments, so that a row's size reads no array: */
+	size_t		 idb;		/* bytes of their segment ids */
+	size_t		 posb;		/* bytes of their positions */
+	size_t		 lastb;		/* bytes of their last tokens */
 };
 struct sq_brow {
 	size_t		 nk;
