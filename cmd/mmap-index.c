@@ -21,14 +21,18 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "fairseq_dict.h"
 #include "mmidx.h"
 #include "record.h"
 
 static const char usage_text[] =
 "usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
-"                        [--documents each|empty] [--dtype type]\n"
-"                        [--format fairseq|megatron] [--input-format records|id]\n"
+"                        [--dict dict.txt] [--documents each|empty]\n"
+"                        [--dtype type] [--format fairseq|megatron]\n"
+"                        [--input-format records|id|text]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
+"       mmap-index dict [-q] [-o file] [--nwords n] [--padding-factor n]\n"
+"                       [--threshold n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] [--range a:b] prefix\n"
 "       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
@@ -45,11 +49,12 @@ usage(FILE *fp, int status)
 	print_usage(fp, usage_text, status);
 }
 
-enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
+enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY, CMD_DICT };
 enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
-	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF
 };
 
 static const struct option longopts[] = {
@@ -70,17 +75,22 @@ static const struct option longopts[] = {
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
 	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ "dict",		required_argument,	NULL, OPT_DICT },
+	{ "threshold",		required_argument,	NULL, OPT_THRESHOLD },
+	{ "nwords",		required_argument,	NULL, OPT_NWORDS },
+	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09",
 	[CMD_INFO] = "qo" "\x04\x08",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e",
 };
 
 static struct {
@@ -94,6 +104,9 @@ static struct {
 	int		 dtype;		/* -1: auto */
 	int		 layout;	/* MMIDX_AUTO unless --format */
 	int		 idlines;
+	int		 textin;	/* --input-format text */
+	const char	*dict;		/* --dict */
+	long long	 threshold, nwords, padf;
 	uint64_t	 vocab;
 	int		 outfmt;
 	int		 range;
@@ -218,12 +231,13 @@ parse_opts(int argc, char **argv)
 				usage_error("--format: expected fairseq or megatron");
 			break;
 		case OPT_INFMT:
+			o.idlines = o.textin = 0;
 			if (strcmp(optarg, "id") == 0)
 				o.idlines = 1;
-			else if (strcmp(optarg, "records") == 0)
-				o.idlines = 0;
-			else
-				usage_error("--input-format: expected records or id");
+			else if (strcmp(optarg, "text") == 0)
+				o.textin = 1;
+			else if (strcmp(optarg, "records") != 0)
+				usage_error("--input-format: expected records, id or text");
 			break;
 		case OPT_MODEFEAT:
 			o.modefeat = optarg;
@@ -248,6 +262,21 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_RANGE:
 			parse_range(optarg);
+			break;
+		case OPT_DICT:
+			o.dict = optarg;
+			break;
+		case OPT_THRESHOLD:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.threshold) == -1)
+				usage_error("--threshold: bad number '%s'", optarg);
+			break;
+		case OPT_NWORDS:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.nwords) == -1)
+				usage_error("--nwords: bad number '%s'", optarg);
+			break;
+		case OPT_PADF:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.padf) == -1)
+				usage_error("--padding-factor: bad number '%s'", optarg);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1983,6 +2012,233 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	bt.r = NULL;
 }
 
+/* ---- fairseq dictionaries and text (fairseq-preprocess) ---- */
+
+#define UNK_MAX		(1u << 20)	/* distinct unknown words counted */
+#define UNK_SHOW	10		/* unknown words reported */
+
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct fqd *fdict, *funk;
+
+static struct fqd *
+load_dict(const char *path)
+{
+	char err[FQD_ERRMAX];
+	struct fqd *d;
+	uint8_t *p;
+	size_t n;
+	int fd;
+
+	if ((fd = open_input(path)) == -1)
+		exit(1);
+	p = read_all(fd, &n, input_name(path));
+	if (fd != 0)
+		close(fd);
+	if ((d = fqd_load(p, n, err)) == NULL)
+		die("%s: %s", input_name(path), err);
+	free(p);
+	return d;
+}
+
+static _Noreturn void
+text_fault(const char *name, const struct fqd_lines *r, size_t bad)
+{
+	if (errno != EILSEQ)
+		die_errno("%s", name);
+	die("%s: line %" PRIu64 " at offset %" PRIu64 ": invalid UTF-8", name,
+	    fqd_lines_count(r), fqd_lines_offset(r) + bad);
+}
+
+/*
+ * Python's format(x, '.3'), which fairseq uses for its share of <unk>:
+ * three significant digits, at least one after the point, and the
+ * exponent form below 1e-4 and from 100 up ("1e+02").
+ */
+static void
+fmt_py3(char *out, size_t sz, double x)
+{
+	char e[40], *q;
+	int ex;
+
+	if (x == 0) {
+		snprintf(out, sz, "0.0");
+		return;
+	}
+	snprintf(e, sizeof e, "%.2e", x);
+	q = strchr(e, 'e');
+	ex = atoi(q + 1);
+	if (ex < -4 || ex >= 2) {
+		char *m = q;
+
+		while (m[-1] == '0')
+			m--;
+		if (m[-1] == '.')
+			m--;
+		snprintf(out, sz, "%.*se%c%02d", (int)(m - e), e,
+		    ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
+		return;
+	}
+	snprintf(out, sz, "%.*f", 2 - ex, x);
+	q = out + strlen(out);
+	while (q[-1] == '0' && q[-2] != '.')
+		q--;
+	*q = '\0';
+}
+
+static int
+cmd_dict(int argc, char **argv)
+{
+	static char dash[] = "-", *stdin_only[] = { dash };
+	uint64_t lines = 0, words = 0;
+	const uint8_t *p;
+	struct buf out = { 0 };
+	size_t n, bad;
+	long k;
+	int rc;
+
+	if ((fdict = fqd_new(1)) == NULL)
+		die_errno("dictionary");
+	if (argc == 0) {
+		argc = 1;
+		argv = stdin_only;
+	}
+	for (int i = 0; i < argc; i++) {
+		int fd = open_input(argv[i]);
+		const char *name = input_name(argv[i]);
+		struct fqd_lines *r;
+
+		if (fd == -1)
+			exit(1);
+		if ((r = fqd_lines_new(fd)) == NULL)
+			die_errno("%s", name);
+		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+			if ((k = fqd_count_line(fdict, p, n, &bad)) == -1)
+				text_fault(name, r, bad);
+			words += (uint64_t)k;
+		}
+		if (rc == -1)
+			die_errno("%s", name);
+		lines += fqd_lines_count(r);
+		fqd_lines_free(r);
+		if (fd != 0)
+			close(fd);
+	}
+	if (fqd_finalize(fdict, o.threshold, o.nwords, o.padf) == -1 ||
+	    fqd_save(fdict, &out) == -1)
+		die_errno("dictionary");
+	out_begin(0);
+	ob_write(out.p, out.len);
+	out_end();
+	if (verbosity > 0)
+		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
+		    " words", o.out != NULL && strcmp(o.out, "-") != 0 ?
+		    o.out : "stdout", fqd_size(fdict), lines, words);
+	buf_free(&out);
+	fqd_free(fdict);
+	fdict = NULL;
+	return 0;
+}
+
+struct text_stats {
+	uint64_t	seqs, toks, unk;
+};
+
+/* fairseq's summary line, and the unknown words it counted. */
+static void
+text_report(const char *name, const struct text_stats *st,
+    const struct fqd *unk, int capped)
+{
+	char pct[40], list[600];
+	size_t nu = unk != NULL ? fqd_size(unk) : 0, len = 0;
+	uint32_t *ord;
+
+	fmt_py3(pct, sizeof pct, st->toks ? (double)(100 * st->unk) /
+	    (double)st->toks : 0);
+	warnx_("%s: %" PRIu64 " sents, %" PRIu64 " tokens, %s%% replaced "
+	    "(by <unk>)", name, st->seqs, st->toks, pct);
+	if (nu == 0)
+		return;
+	if ((ord = malloc(nu * sizeof *ord)) == NULL ||
+	    fqd_sorted(unk, 0, ord) == -1)
+		die_errno("malloc");
+	list[0] = '\0';
+	for (size_t i = 0; i < nu && i < UNK_SHOW; i++) {
+		size_t wl;
+		const char *w = fqd_symbol(unk, ord[i], &wl);
+		int m = snprintf(list + len, sizeof list - len, "%s%.*s (%" PRIu64
+		    ")", i ? ", " : "", (int)(wl > 40 ? 40 : wl), w,
+		    fqd_count(unk, ord[i]));
+
+		if (m < 0 || (size_t)m >= sizeof list - len)
+			break;
+		len += (size_t)m;
+	}
+	warnx_("%s: most frequent unknown words%s: %s", name, capped ?
+	    " (counted among the first 1048576 distinct ones)" : "", list);
+	free(ord);
+}
+
+static void
+build_text(struct mmidx_builder *b, int fd, const char *name,
+    struct text_stats *all)
+{
+	struct text_stats st = { 0, 0, 0 };
+	struct fqd_lines *r = fqd_lines_new(fd);
+	uint32_t *tv = NULL;
+	size_t tcap = 0, n, nunk, bad;
+	const uint8_t *p;
+	long k;
+	int rc, capped = 0;
+
+	if (r == NULL || (funk = fqd_new(0)) == NULL)
+		die_errno("%s", name);
+	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+		if ((k = fqd_encode_line(fdict, p, n, &tv, &tcap, &nunk,
+		    &bad)) == -1)
+			text_fault(name, r, bad);
+		if ((size_t)k > ids.cap)
+			grow_ids((size_t)k);
+		for (long i = 0; i < k; i++)
+			ids.v[i] = tv[i];
+		if (mmidx_add_i64(b, ids.v, (size_t)k) == -1)
+			add_fault(b, name, "line", fqd_lines_count(r),
+			    UINT64_MAX);
+		st.seqs++;
+		st.toks += (uint64_t)k;
+		if (nunk == 0)
+			continue;
+		/* The words behind the <unk>s, for the report. */
+		st.unk += nunk;
+		size_t pos = 0, wn;
+		const uint8_t *w;
+
+		while (fqd_next_word(p, n, &pos, &w, &wn) == 1) {
+			long id;
+
+			if (fqd_find(fdict, w, wn) >= 0)
+				continue;
+			if ((id = fqd_find(funk, w, wn)) >= 0)
+				fqd_bump(funk, (size_t)id, 1);
+			else if (fqd_size(funk) < UNK_MAX) {
+				if (fqd_add(funk, w, wn, 1) == -1)
+					die_errno("%s", name);
+			} else
+				capped = 1;
+		}
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (verbosity > 0)
+		text_report(name, &st, funk, capped);
+	all->seqs += st.seqs;
+	all->toks += st.toks;
+	all->unk += st.unk;
+	fqd_lines_free(r);
+	fqd_free(funk);
+	funk = NULL;
+	free(tv);
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -1991,6 +2247,7 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
+	struct text_stats all = { 0, 0, 0 };
 	int isf, jobs;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
@@ -2003,6 +2260,16 @@ cmd_build(int argc, char **argv)
 		if (o.idlines)
 			usage_error("--mode-feature needs record input");
 		layout = MMIDX_MEGATRON_MM;
+	}
+	if (o.textin != (o.dict != NULL))
+		usage_error(o.textin ? "--input-format text needs --dict" :
+		    "--dict goes with --input-format text");
+	if (o.dict != NULL) {
+		if (o.vocab)
+			usage_error("--vocab-size and --dict exclude each other");
+		fdict = load_dict(o.dict);
+		/* fairseq-preprocess: vocab_size=len(dictionary) */
+		o.vocab = fqd_size(fdict);
 	}
 	if (o.dtype == -1) {
 		t = mmidx_dtype_auto(layout, o.vocab);
@@ -2047,7 +2314,9 @@ cmd_build(int argc, char **argv)
 			out_abort(&idxout);
 			exit(1);
 		}
-		if (o.idlines) {
+		if (o.textin)
+			build_text(b, fd, name, &all);
+		else if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
 			build_ids(b, fd, name, isf);
 		} else if (jobs > 1)
@@ -2057,7 +2326,11 @@ cmd_build(int argc, char **argv)
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
+	if (o.textin && argc > 1 && verbosity > 0)
+		text_report("total", &all, NULL, 0);
 	finish_output(b, o.out);
+	fqd_free(fdict);
+	fdict = NULL;
 	mmidx_builder_free(b);
 	return 0;
 }
@@ -2108,14 +2381,14 @@ main(int argc, char **argv)
 	static const char *const names[] = {
 		[CMD_BUILD] = "build", [CMD_CAT] = "cat", [CMD_GET] = "get",
 		[CMD_INFO] = "info", [CMD_MERGE] = "merge",
-		[CMD_VERIFY] = "verify"
+		[CMD_VERIFY] = "verify", [CMD_DICT] = "dict"
 	};
 	int found = -1, json;
 
 	setprogname(argv[0]);
 	if (argc < 2)
 		usage(stderr, 2);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
 		if (strcmp(argv[1], names[i]) == 0)
 			found = i;
 	if (found == -1) {
@@ -2130,6 +2403,8 @@ main(int argc, char **argv)
 	o.dtype = -1;
 	o.layout = MMIDX_AUTO;
 	o.outfmt = -1;
+	o.nwords = -1;
+	o.padf = 8;
 	argc--;
 	argv++;
 	parse_opts(argc, argv);
@@ -2147,6 +2422,7 @@ main(int argc, char **argv)
 	case CMD_GET:		return cmd_get(argc, argv);
 	case CMD_INFO:		return cmd_info(argc, argv, json);
 	case CMD_MERGE:		return cmd_merge(argc, argv);
+	case CMD_DICT:		return cmd_dict(argc, argv);
 	default:		return cmd_verify(argc, argv);
 	}
 }

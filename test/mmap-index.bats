@@ -541,3 +541,169 @@ histogram:
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn: ok (fairseq, uint16, 1 sequences, 2 tokens)" ]
 }
+
+# ---- fairseq dictionaries and text (fairseq-preprocess) ----
+# Expected outputs below are worked by hand from fairseq's Dictionary
+# (dictionary.py: add_file_to_dictionary, finalize, pad_to_multiple_,
+# save, encode_line) and tokenize_line.
+
+@test "mmap-index dict: ties in finalize go by code point, prefixes first; padding to 8 by default" {
+	# counts: ab 2, a/z/Z/é 1; é is U+00E9, after z; 4 + 5 symbols -> 16
+	printf 'z \xc3\xa9 Z ab a\nab\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index dict "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1\nmadeupword0000 0\nmadeupword0001 0\nmadeupword0002 0\nmadeupword0003 0\nmadeupword0004 0\nmadeupword0005 0\nmadeupword0006 0')" ]
+	[ "$stderr" = "mmap-index: stdout: 16 types from 2 lines, 6 words" ]
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1')" ]
+	# 9 symbols: a multiple of 3 already, one short of 10
+	run -0 mmap-index dict -q --padding-factor 3 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1')" ]
+	run -0 mmap-index dict -q --padding-factor 5 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1\nmadeupword0000 0')" ]
+}
+
+@test "mmap-index dict: padding skips madeupword names the text uses, their numbers used up" {
+	printf 'madeupword0000 x\n' >"$T/t.txt"
+	run -0 mmap-index dict -q "$T/t.txt"
+	[ "$output" = $'madeupword0000 1\nx 1\nmadeupword0001 0\nmadeupword0002 0' ]
+	# a name the text used but nwords dropped is free again
+	printf 'x x madeupword0001\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --nwords 5 "$T/t.txt"
+	[ "$output" = $'x 2\nmadeupword0000 0\nmadeupword0001 0\nmadeupword0002 0' ]
+}
+
+@test "mmap-index dict: --nwords counts the four specials, --threshold stops at the first rare word" {
+	printf 'a a a b b c\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --nwords 6 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2' ]
+	run -0 mmap-index dict -q --nwords 4 --padding-factor 1 "$T/t.txt"
+	[ -z "$output" ]
+	run -0 mmap-index dict -q --nwords 3 "$T/t.txt"
+	[ "$output" = $'madeupword0000 0\nmadeupword0001 0\nmadeupword0002 0\nmadeupword0003 0' ]
+	run -0 mmap-index dict -q --nwords 0 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2\nc 1' ]
+	run -0 mmap-index dict -q --threshold 2 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2' ]
+	run -0 mmap-index dict -q --threshold 4 --padding-factor 0 "$T/t.txt"
+	[ -z "$output" ]
+}
+
+@test "mmap-index dict: specials in the text count for themselves; EOS per line, empty lines too" {
+	# </s> <unk> <s> <pad> never appear in dict.txt; 3 lines, one empty
+	printf '</s> <unk> b\n\n<s> <pad> b a\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index dict --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'b 2\na 1' ]
+	[ "$stderr" = "mmap-index: stdout: 6 types from 3 lines, 7 words" ]
+	# the same words as ids: </s> is 2 wherever it is written
+	printf '%s\n' "$output" >"$T/d.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'2 3 4 2\n2\n0 1 4 5 2' ]
+}
+
+@test "mmap-index dict: tokenize_line whitespace (29 code points) and universal newlines" {
+	# \v \f \x1c-\x1f, U+0085, U+00A0, U+2003, U+3000 split; U+200B and U+FEFF do not
+	printf 'a\tb\vc\fd\x1ce\x1ff\xc2\x85g\xc2\xa0h\xe2\x80\x83i\xe3\x80\x80j k\xe2\x80\x8bl \xef\xbb\xbfm\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.txt"
+	[ "$output" = "$(printf 'a 1\nb 1\nc 1\nd 1\ne 1\nf 1\ng 1\nh 1\ni 1\nj 1\nk\xe2\x80\x8bl 1\n\xef\xbb\xbfm 1')" ]
+	# "\r", "\r\n" and "\n" end lines; a last line without one counts
+	printf 'a\rb\r\nc\n\rd' >"$T/u.txt"
+	run -0 --separate-stderr mmap-index dict --padding-factor 1 "$T/u.txt"
+	[ "$stderr" = "mmap-index: stdout: 8 types from 5 lines, 4 words" ]
+	run -0 mmap-index build -q --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/u.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'4 2\n3 2\n3 2\n2\n3 2' ]
+}
+
+@test "mmap-index dict: several files give one dictionary (--joined-dictionary), in any order" {
+	printf 'b b c\n' >"$T/s.txt"
+	printf 'c a\nd\n' >"$T/t.txt"
+	run -0 mmap-index dict -q -o "$T/d1.txt" "$T/s.txt" "$T/t.txt"
+	run -0 mmap-index dict -q -o "$T/d2.txt" "$T/t.txt" "$T/s.txt"
+	cmp "$T/d1.txt" "$T/d2.txt"
+	[ "$(cat "$T/d1.txt")" = $'b 2\nc 2\na 1\nd 1' ]
+	cat "$T/s.txt" "$T/t.txt" | mmap-index dict -q >"$T/d3.txt"
+	cmp "$T/d1.txt" "$T/d3.txt"
+}
+
+@test "mmap-index dict: invalid UTF-8 names file, line and offset; nothing is written" {
+	printf 'ok\nab\xffc\n' >"$T/t.txt"
+	run -1 --separate-stderr mmap-index dict -o "$T/d.txt" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
+	[ ! -e "$T/d.txt" ]
+	run -1 --separate-stderr mmap-index build --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[-1]}" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
+	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
+	run -2 --separate-stderr mmap-index dict --threshold x "$T/t.txt"
+	run -2 --separate-stderr mmap-index dict --wrap "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --wrap does not apply to this subcommand" ]
+}
+
+@test "mmap-index build --input-format text: unknown words, empty lines, EOS, the report" {
+	printf 'the_ 9\ncat_ 5\n<unk> 0 #fairseq:overwrite\n' >"$T/d.txt"
+	printf 'the_ cat_ sat_\n\n  \nthe_ dog_ sat_ <unk>\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	# sat_ twice and dog_ once became <unk>: 3 of 11 tokens (4 EOS
+	# counted); the literal <unk> is not "replaced"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 7)" ]
+	[ "${stderr_lines[1]}" = "mmap-index: $T/t.txt: 4 sents, 11 tokens, 27.3% replaced (by <unk>)" ]
+	[ "${stderr_lines[2]}" = "mmap-index: $T/t.txt: most frequent unknown words: sat_ (2), dog_ (1)" ]
+	# <unk> was overwritten: its later id 6 wins
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'4 5 3 2\n2\n2\n4 3 3 6 2' ]
+	run -0 mmap-index info --json "$T/o"
+	[ "$(jq -r .dtype <<<"$output")" = uint16 ]
+	[ "$(jq -r .layout <<<"$output")" = fairseq ]
+	# no unknowns: no list; several files: a total line
+	printf 'cat_ the_\n' >"$T/k.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/k.txt" "$T/k.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/k.txt: 1 sents, 3 tokens, 0.0% replaced (by <unk>)" ]
+	[ "${stderr_lines[3]}" = "mmap-index: total: 2 sents, 6 tokens, 0.0% replaced (by <unk>)" ]
+	[ "${#stderr_lines[@]}" = 4 ]
+	# Python's format(x, '.3'): all replaced is "1e+02"
+	printf 'x y\n' >"$T/x.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 1 sents, 3 tokens, 66.7% replaced (by <unk>)" ]
+	printf 'x\n\n' >"$T/x.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 2 sents, 3 tokens, 33.3% replaced (by <unk>)" ]
+}
+
+@test "mmap-index build --input-format text: dtype from the dictionary size as fairseq picks it" {
+	# 65495 lines + 4 specials = 65499 < 65500: uint16; one more: uint32
+	seq -f 'w%g 1' 65495 >"$T/d.txt"
+	printf 'w65495\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 65499)" ]
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = "65498 2" ]
+	echo 'w65496 1' >>"$T/d.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint32 (fairseq, vocabulary of 65500)" ]
+	[ "$(stat -c %s "$T/o.bin")" = 8 ]
+}
+
+@test "mmap-index build --input-format text: bad dictionaries name the line" {
+	printf 'x\n' >"$T/t.txt"
+	printf 'a 1\nb\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
+	printf 'a 1\nb x\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
+	printf 'a 1\r</s> 5\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: duplicate symbol '</s>' (fairseq needs #fairseq:overwrite)" ]
+	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
+	# trailing whitespace goes, the symbol keeps inner and leading spaces
+	printf ' a b 1 \t\n' >"$T/d.txt"
+	printf 'b\n' >"$T/t.txt"
+	run -0 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = "3 2" ]
+	run -2 --separate-stderr mmap-index build --input-format text -o "$T/o" "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --input-format text needs --dict" ]
+	run -2 --separate-stderr mmap-index build --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --dict goes with --input-format text" ]
+	run -2 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" --vocab-size 9 -o "$T/o" "$T/t.txt"
+}
