@@ -1805,6 +1805,21 @@ tok_room(struct buildw *w, size_t used, size_t bytes)
 	return 0;
 }
 
+static uint64_t vocab_limit;	/* --vocab-size, unless --wrap */
+
+/* A token at or above --vocab-size among n (the general path then says which). */
+static int
+u16_outside(const uint16_t *v, size_t n)
+{
+	uint16_t hi = 0;
+
+	if (vocab_limit == 0 || vocab_limit > UINT16_MAX)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		hi = v[j] > hi ? v[j] : hi;
+	return hi >= vocab_limit;
+}
+
 /* Decode and pack w's job, up to its first fault. */
 static void
 build_run_job(struct buildw *w)
@@ -1835,7 +1850,9 @@ build_run_job(struct buildw *w)
 			if (tok_room(w, used, 2 * n) == -1)
 				break;
 			if ((c = ex_uint16_canonical(p, n, o.feature,
-			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0) {
+			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0 &&
+			    !u16_outside((const uint16_t *)(void *)(w->tok + used),
+			    (size_t)c)) {
 				w->seq[j] = (uint32_t)c;
 				used += 2 * (size_t)c;
 				continue;
@@ -2010,6 +2027,78 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	free(tid);
 	rec_reader_free(bt.r);
 	bt.r = NULL;
+}
+
+/* -o x.bin and -o x.idx name the dataset x. */
+static const char *
+out_prefix(const char *out)
+{
+	size_t n = strlen(out);
+	char *p;
+
+	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
+	    strcmp(out + n - 4, ".idx") != 0))
+		return out;
+	if ((p = strdup(out)) == NULL)
+		die_errno("malloc");
+	p[n - 4] = '\0';
+	return p;
+}
+
+static struct mmidx_builder *
+start_output_builder(enum mmidx_layout layout, enum mmidx_dtype t,
+    unsigned flags)
+{
+	char err[512];
+	struct mmidx_builder *b;
+
+	if ((b = mmidx_builder_new(binout.fd, layout, t, flags, err,
+	    sizeof err)) == NULL)
+		die("%s", err);
+	return b;
+}
+
+/*
+ * The type upstream would pick for a vocabulary that holds every id
+ * seen (the largest + 1); one that holds negative ids otherwise.
+ */
+static enum mmidx_dtype
+dtype_for_range(enum mmidx_layout layout, int64_t min, int64_t max)
+{
+	enum mmidx_dtype t;
+
+	if (min >= 0 && max < INT64_MAX) {
+		t = mmidx_dtype_auto(layout, (uint64_t)max + 1);
+		if (t == MMIDX_INT32 && max > INT32_MAX)
+			t = MMIDX_INT64;
+		return t;
+	}
+	if (layout != MMIDX_FAIRSEQ && min >= INT32_MIN && max <= INT32_MAX)
+		return MMIDX_INT32;
+	return MMIDX_INT64;
+}
+
+/* Without a vocabulary size: store the tokens in the type their range asks for. */
+static void
+narrow_output(struct mmidx_builder *b, enum mmidx_layout layout)
+{
+	int64_t lo, hi;
+	enum mmidx_dtype t;
+
+	if (mmidx_builder_range(b, &lo, &hi) == -1)
+		die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
+	t = dtype_for_range(layout, lo, hi);
+	if (verbosity > 0) {
+		if (mmidx_builder_tokens(b) == 0)
+			warnx_("dtype %s (%s, no tokens)", mmidx_dtype_name(t),
+			    layout == MMIDX_FAIRSEQ ? "fairseq" : "Megatron");
+		else
+			warnx_("dtype %s (%s, ids %" PRId64 " to %" PRId64 ")",
+			    mmidx_dtype_name(t), layout == MMIDX_FAIRSEQ ?
+			    "fairseq" : "Megatron", lo, hi);
+	}
+	if (mmidx_builder_narrow(b, t) == -1)
+		die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
 }
 
 /* ---- fairseq dictionaries and text (fairseq-preprocess) ---- */
@@ -2248,10 +2337,11 @@ cmd_build(int argc, char **argv)
 	struct mmidx_builder *b;
 	unsigned flags = 0;
 	struct text_stats all = { 0, 0, 0 };
-	int isf, jobs;
+	int isf, jobs, narrow;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
+	o.out = out_prefix(o.out);
 	if (o.docs_given && layout == MMIDX_FAIRSEQ)
 		usage_error("--documents applies to --format megatron");
 	if (o.modefeat != NULL) {
@@ -2271,7 +2361,10 @@ cmd_build(int argc, char **argv)
 		/* fairseq-preprocess: vocab_size=len(dictionary) */
 		o.vocab = fqd_size(fdict);
 	}
-	if (o.dtype == -1) {
+	narrow = o.dtype == -1 && o.vocab == 0 && !o.wrap;
+	if (narrow)
+		t = MMIDX_INT64;	/* until the largest id is known */
+	else if (o.dtype == -1) {
 		t = mmidx_dtype_auto(layout, o.vocab);
 		if (verbosity > 0) {
 			if (o.vocab)
@@ -2297,6 +2390,20 @@ cmd_build(int argc, char **argv)
 	if (!o.docs_empty)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
+	if (narrow && binout.direct) {
+		/* A device or FIFO cannot be rewritten: upstream's guess. */
+		mmidx_builder_free(b);
+		narrow = 0;
+		t = mmidx_dtype_auto(layout, 0);
+		if (verbosity > 0)
+			warnx_("dtype %s (%s, no --vocab-size, and %s.bin cannot "
+			    "be rewritten)", mmidx_dtype_name(t),
+			    layout == MMIDX_FAIRSEQ ? "fairseq" : "Megatron", o.out);
+		b = start_output_builder(layout, t, flags);
+	}
+	if (o.vocab && !o.wrap)
+		mmidx_builder_set_vocab(b, o.vocab);
+	vocab_limit = o.wrap ? 0 : o.vocab;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
@@ -2328,6 +2435,8 @@ cmd_build(int argc, char **argv)
 	}
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
+	if (narrow)
+		narrow_output(b, layout);
 	finish_output(b, o.out);
 	fqd_free(fdict);
 	fdict = NULL;
@@ -2345,6 +2454,7 @@ cmd_merge(int argc, char **argv)
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("merge: -o PREFIX is needed");
+	o.out = out_prefix(o.out);
 	if (argc < 1)
 		usage_error("merge: at least one dataset prefix is needed");
 	if ((ms = calloc((size_t)argc, sizeof *ms)) == NULL)

@@ -707,3 +707,69 @@ histogram:
 	[ "${stderr%%$'\n'*}" = "mmap-index: --dict goes with --input-format text" ]
 	run -2 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" --vocab-size 9 -o "$T/o" "$T/t.txt"
 }
+
+@test "mmap-index build: without --vocab-size the type comes from the ids met, as upstream picks it for that vocabulary" {
+	ids "$T/a.txt" "5 2" "" "7"
+	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id "$T/a.txt"
+	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, ids 2 to 7)" ]
+	[ "$(stat -c %s "$T/a.bin")" = 6 ]
+	run -0 mmap-index cat --output-format id "$T/a"
+	[ "$output" = $'5 2\n\n7' ]
+	# 65499 + 1 = 65500: fairseq uint32, Megatron int32
+	ids "$T/b.txt" "1" "65499"
+	run -0 --separate-stderr mmap-index build -o "$T/b" --input-format id "$T/b.txt"
+	[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 1 to 65499)" ]
+	run -0 --separate-stderr mmap-index build -o "$T/b" --format megatron --input-format id "$T/b.txt"
+	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids 1 to 65499)" ]
+	run -0 mmap-index cat --output-format id "$T/b"
+	[ "$output" = $'1\n65499' ]
+	ids "$T/c.txt" "3 -1"
+	run -0 --separate-stderr mmap-index build -o "$T/c" --input-format id "$T/c.txt"
+	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids -1 to 3)" ]
+	run -0 --separate-stderr mmap-index build -o "$T/c" --format megatron --input-format id "$T/c.txt"
+	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids -1 to 3)" ]
+	ids "$T/d.txt" "4294967294"
+	run -0 --separate-stderr mmap-index build -o "$T/d" --input-format id "$T/d.txt"
+	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids 4294967294 to 4294967294)" ]
+	: >"$T/e.txt"
+	run -0 --separate-stderr mmap-index build -o "$T/e" --input-format id "$T/e.txt"
+	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, no tokens)" ]
+	# records, in one thread and in several; more tokens than one buffer
+	{ seq 0 300000 | paste -sd, | sed 's/^/[/;s/$/]/'; echo '[1,2]'; } >"$T/big.json"
+	"$J" <"$T/big.json" >"$T/big.tfr"
+	for j in 1 2; do
+		run -0 --separate-stderr mmap-index build -j $j -o "$T/r$j" "$T/big.tfr"
+		[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 0 to 300000)" ]
+		[ "$(stat -c %s "$T/r$j.bin")" = $(( (300001 + 2) * 4 )) ]
+	done
+	cmp "$T/r1.bin" "$T/r2.bin" && cmp "$T/r1.idx" "$T/r2.idx"
+	run -0 mmap-index build -q --dtype uint32 -o "$T/r3" "$T/big.tfr"
+	cmp "$T/r1.bin" "$T/r3.bin" && cmp "$T/r1.idx" "$T/r3.idx"
+}
+
+@test "mmap-index build: an id at or above --vocab-size is an error naming the record" {
+	ids "$T/a.txt" "1 2" "3 10 4"
+	run -1 --separate-stderr mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 "$T/a.txt"
+	[ "$stderr" = "mmap-index: $T/a.txt: line 2: token 10 is outside the vocabulary of 10 (--vocab-size)" ]
+	[ ! -e "$T/a.bin" ] && [ ! -e "$T/a.idx" ]
+	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 11 "$T/a.txt"
+	# --wrap reproduces upstream, which checks nothing
+	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 --wrap "$T/a.txt"
+	printf '%s\n' '[1,2]' '[3]' '[9,12]' | "$J" >"$T/r.tfr"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j $j -o "$T/r" --vocab-size 10 "$T/r.tfr"
+		[[ "$stderr" == "mmap-index: $T/r.tfr: record 2 at offset "*": token 12 is outside the vocabulary of 10 (--vocab-size)" ]]
+		[ ! -e "$T/r.bin" ] && [ ! -e "$T/r.idx" ]
+	done
+}
+
+@test "mmap-index build and merge: -o x.bin and -o x.idx name the dataset x" {
+	ids "$T/a.txt" "1 2"
+	mmap-index build -q -o "$T/x.bin" --input-format id "$T/a.txt"
+	[ -e "$T/x.bin" ] && [ -e "$T/x.idx" ] && [ ! -e "$T/x.bin.bin" ]
+	mmap-index build -q -o "$T/y.idx" --input-format id "$T/a.txt"
+	[ -e "$T/y.bin" ] && [ -e "$T/y.idx" ]
+	mmap-index merge -q -o "$T/z.idx" "$T/x" "$T/y"
+	run -0 mmap-index cat --output-format id "$T/z"
+	[ "$output" = $'1 2\n1 2' ]
+}
