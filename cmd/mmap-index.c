@@ -101,6 +101,7 @@ static struct {
 	int		 wrap;
 	int		 docs_empty;
 	int		 docs_given;
+	int		 docs_each;	/* --documents each */
 	int		 dtype;		/* -1: auto */
 	int		 layout;	/* MMIDX_AUTO unless --format */
 	int		 idlines;
@@ -206,9 +207,11 @@ parse_opts(int argc, char **argv)
 			o.wrap = 1;
 			break;
 		case OPT_DOCS:
-			if (strcmp(optarg, "each") == 0)
+			o.docs_each = 0;
+			if (strcmp(optarg, "each") == 0) {
 				o.docs_empty = 0;
-			else if (strcmp(optarg, "empty") == 0)
+				o.docs_each = 1;
+			} else if (strcmp(optarg, "empty") == 0)
 				o.docs_empty = 1;
 			else
 				usage_error("--documents: expected each or empty");
@@ -1640,8 +1643,8 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		}
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    num, off, f == NULL ? (ex.nfeat == 0 ?
-		    "no features (an empty record ends a document only with "
-		    "--documents empty)" : "no such feature (see -f)") :
+		    "no features (an empty Example ends a document, which "
+		    "--documents each refuses)" : "no such feature (see -f)") :
 		    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
 		    "a bytes_list, not token ids");
 	}
@@ -1777,8 +1780,8 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 	}
 	snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
 	    PRIu64 ": %s", bt.name, num, off, f == NULL ? (w->ex.nfeat == 0 ?
-	    "no features (an empty record ends a document only with "
-	    "--documents empty)" : "no such feature (see -f)") :
+	    "no features (an empty Example ends a document, which "
+	    "--documents each refuses)" : "no such feature (see -f)") :
 	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
 	    "a bytes_list, not token ids");
 	return -1;
@@ -2337,7 +2340,7 @@ cmd_build(int argc, char **argv)
 	struct mmidx_builder *b;
 	unsigned flags = 0;
 	struct text_stats all = { 0, 0, 0 };
-	int isf, jobs, narrow;
+	int isf, jobs, narrow, docs_auto;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
@@ -2387,6 +2390,15 @@ cmd_build(int argc, char **argv)
 	isf = mmidx_dtype_is_float(t);
 	if (o.wrap)
 		flags |= MMIDX_WRAP;
+	/*
+	 * Records carry documents in recpipe(5)'s convention: an Example
+	 * without features ends one.  Megatron follows them when the input
+	 * has any (every sequence is a document otherwise); fairseq has no
+	 * documents and passes over them.
+	 */
+	docs_auto = !o.docs_given && !o.idlines && !o.textin;
+	if (docs_auto)
+		o.docs_empty = 1;
 	if (!o.docs_empty)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
@@ -2437,6 +2449,8 @@ cmd_build(int argc, char **argv)
 		text_report("total", &all, NULL, 0);
 	if (narrow)
 		narrow_output(b, layout);
+	if (docs_auto)
+		mmidx_docs_each_unless_ended(b);
 	finish_output(b, o.out);
 	fqd_free(fdict);
 	fdict = NULL;

@@ -1497,6 +1497,17 @@ mmidx_end_document(struct mmidx_builder *b)
 	return 0;
 }
 
+void
+mmidx_docs_each_unless_ended(struct mmidx_builder *b)
+{
+	if (b->docs == NULL || b->ndoc > 1)
+		return;
+	free(b->docs);
+	b->docs = NULL;
+	b->ndoc = b->doccap = 0;
+	b->flags |= MMIDX_DOC_EACH;
+}
+
 int
 mmidx_doc_open(const struct mmidx_builder *b)
 {

@@ -263,6 +263,12 @@ int		 mmidx_add_f64(struct mmidx_builder *b, const double *v, size_t n);
 void		 mmidx_set_mode(struct mmidx_builder *b, int mode);
 /* Megatron: end the current document (may be empty).  No-op for fairseq. */
 int		 mmidx_end_document(struct mmidx_builder *b);
+/*
+ * Megatron without MMIDX_DOC_EACH: when no document has been ended yet,
+ * make every sequence a document, those added so far and later (the
+ * default of a record stream that turns out to carry no documents).
+ */
+void		 mmidx_docs_each_unless_ended(struct mmidx_builder *b);
 /* 1 when sequences were added since the last document end. */
 int		 mmidx_doc_open(const struct mmidx_builder *b);
 /*

@@ -133,9 +133,23 @@ ids() {
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[5,4]" ]
 	# document_indices 0 2 3 3 5 at the end of the .idx
 	[ "$(tail -c 40 "$T/d.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 2 3 3 5 " ]
-	# without --documents empty an empty record is an error
-	run -1 --separate-stderr mmap-index build -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
-	[[ "$stderr" == "mmap-index: $T/in.tfr: record 2 at offset "*": no features (an empty record ends a document only with --documents empty)" ]]
+	# by default, empty records end documents when there are any (recpipe(5))
+	run -0 mmap-index build -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
+	cmp "$T/d.idx" "$T/e.idx"
+	# with --documents each an empty record is an error
+	run -1 --separate-stderr mmap-index build -q -o "$T/e" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	[[ "$stderr" == "mmap-index: $T/in.tfr: record 2 at offset "*": no features (an empty Example ends a document, which --documents each refuses)" ]]
+	# without any, every sequence is a document; fairseq passes over them
+	printf '%s\n' '[1,2]' '[3]' | "$J" >"$T/nodocs.tfr"
+	run -0 mmap-index build -q -o "$T/h" --format megatron "$T/nodocs.tfr"
+	run -0 mmap-index info --json "$T/h"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[2,2]" ]
+	for j in 1 2; do
+		run -0 mmap-index build -q -j $j -o "$T/k$j" "$T/in.tfr"
+		run -0 mmap-index cat --output-format id "$T/k$j"
+		[ "$output" = $'1 2\n3\n4 5 6\n7' ]
+		[ "$(mmap-index info --json "$T/k$j" | jq .sequences)" = 5 ]
+	done
 	ids "$T/in.txt" "1 2" "3" "" "4 5 6" "" "" "7"
 	run -0 mmap-index build -q -o "$T/f" --format megatron --documents empty --dtype uint16 --input-format id "$T/in.txt"
 	run -0 mmap-index info --json "$T/f"
@@ -481,9 +495,13 @@ histogram:
 	done
 	run -0 mmap-index info --json "$T/m2"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[25715,4286]" ]
-	# fairseq: the first empty record (record 5) is the fault
-	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --dtype uint16 "$T/in.tfr"
-	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty record ends a document only with --documents empty)" ]
+	# with --documents each the first empty record (record 5) is the fault
+	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty Example ends a document, which --documents each refuses)" ]
+	# fairseq has no documents and passes over them
+	run -0 mmap-index build -q -j 2 -o "$T/fs" --dtype uint16 "$T/in.tfr"
+	run -0 mmap-index info --json "$T/fs"
+	[ "$(jq -c '.sequences' <<<"$output")" = 25715 ]
 	# a token that does not fit at record 25000, a bad payload CRC after it
 	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
 		print ($1 == 25001 ? "[1,65536]" : "[" substr(s, 2) "]") }' | "$J" >"$T/late.tfr"
