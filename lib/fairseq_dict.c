@@ -248,7 +248,24 @@ struct fqd_ent {
 	size_t		len;
 };
 
+/*
+ * A direct-mapped cache of short words in front of the table: word
+ * frequencies are Zipfian, so most lookups compare one entry and skip
+ * SipHash.  Its slot comes from a multiply under a random factor; a
+ * collision, even a forced one, only costs a miss.
+ */
+#define CACHE_BITS	14
+#define CACHE_WORD	19
+
+struct fqd_cent {
+	int32_t		id;	/* -1: the dictionary lacks the word */
+	uint8_t		len;	/* 0: empty (the empty word is never cached) */
+	char		w[CACHE_WORD];
+};
+
 struct fqd {
+	struct fqd_cent	*cache;
+	uint64_t	 cmul;
 	struct fqd_ent	*ent;
 	size_t		 n, entcap;
 	char		*pool;
@@ -269,6 +286,60 @@ fqd_hash(const struct fqd *d, const void *p, size_t n)
 	for (int i = 0; i < 8; i++)
 		x |= (uint64_t)h[i] << (8 * i);
 	return x;
+}
+
+static inline struct fqd_cent *
+cache_slot(const struct fqd *d, const void *w, size_t n)
+{
+	const uint8_t *p = w;
+	uint64_t x = n;
+
+	/* the first and the last bytes (n >= 1) */
+	if (n >= 8) {
+		uint64_t a, b;
+
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+		x ^= a ^ (b << 7 | b >> 57);
+	} else if (n >= 4) {
+		uint32_t a, b;
+
+		memcpy(&a, p, 4);
+		memcpy(&b, p + n - 4, 4);
+		x ^= a | (uint64_t)b << 32;
+	} else
+		x ^= (uint64_t)p[0] << 8 | (uint64_t)p[n / 2] << 16 |
+		    (uint64_t)p[n - 1] << 24;
+	x *= d->cmul;
+	return &d->cache[(x ^ x >> 29) >> (64 - CACHE_BITS)];
+}
+
+/* c holds the n bytes at w (1 <= n <= CACHE_WORD) */
+static inline int
+cache_is(const struct fqd_cent *c, const void *w, size_t n)
+{
+	const uint8_t *a = (const uint8_t *)c->w, *b = w;
+	size_t i;
+
+	if (c->len != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+static inline void
+cache_put(struct fqd *d, const void *w, size_t n, long id)
+{
+	struct fqd_cent *c;
+
+	if (n == 0 || n > CACHE_WORD)
+		return;
+	c = cache_slot(d, w, n);
+	c->id = (int32_t)id;
+	c->len = (uint8_t)n;
+	memcpy(c->w, w, n);
 }
 
 /* The slot that holds w, or the empty slot where it would go. */
@@ -327,8 +398,15 @@ fqd_new(int specials)
 	}
 	if ((d = calloc(1, sizeof *d)) == NULL)
 		return NULL;
+	if ((d->cache = calloc((size_t)1 << CACHE_BITS, sizeof *d->cache)) == NULL) {
+		free(d);
+		return NULL;
+	}
 	randombytes_buf(d->key, sizeof d->key);
+	randombytes_buf(&d->cmul, sizeof d->cmul);
+	d->cmul |= 1;
 	if (rehash(d, 16) == -1) {
+		free(d->cache);
 		free(d);
 		return NULL;
 	}
@@ -348,6 +426,7 @@ fqd_free(struct fqd *d)
 {
 	if (d == NULL)
 		return;
+	free(d->cache);
 	free(d->ent);
 	free(d->pool);
 	free(d->slot);
@@ -381,12 +460,22 @@ fqd_count(const struct fqd *d, size_t id)
 }
 
 long
-fqd_find(const struct fqd *d, const void *w, size_t n)
+fqd_find(struct fqd *d, const void *w, size_t n)
 {
-	uint64_t h = fqd_hash(d, w, n);
-	uint64_t s = d->slot[probe(d, w, n, h)];
+	uint64_t h, s;
+	long id;
 
-	return s == 0 ? -1 : (long)((uint32_t)s - 1);
+	if (n - 1 < CACHE_WORD) {
+		const struct fqd_cent *c = cache_slot(d, w, n);
+
+		if (cache_is(c, w, n))
+			return c->id;
+	}
+	h = fqd_hash(d, w, n);
+	s = d->slot[probe(d, w, n, h)];
+	id = s == 0 ? -1 : (long)((uint32_t)s - 1);
+	cache_put(d, w, n, id);
+	return id;
 }
 
 int
@@ -454,6 +543,7 @@ append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
 	d->pool[d->poollen + n] = '\0';
 	d->poollen += n + 1;
 	d->slot[slot] = (h >> 32) << 32 | (uint64_t)(d->n + 1);
+	cache_put(d, w, n, (long)d->n);
 	d->n++;
 	return (long)(d->n - 1);
 }
@@ -461,15 +551,28 @@ append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
 long
 fqd_add(struct fqd *d, const void *w, size_t n, uint64_t count)
 {
-	uint64_t h = fqd_hash(d, w, n);
-	size_t i = probe(d, w, n, h);
-	uint64_t s = d->slot[i];
+	uint64_t h, s;
+	size_t i;
+
+	if (n - 1 < CACHE_WORD) {
+		const struct fqd_cent *c = cache_slot(d, w, n);
+
+		if (c->id >= 0 && cache_is(c, w, n)) {
+			if (fqd_bump(d, (size_t)c->id, count) == -1)
+				return -1;
+			return c->id;
+		}
+	}
+	h = fqd_hash(d, w, n);
+	i = probe(d, w, n, h);
+	s = d->slot[i];
 
 	if (s != 0) {
 		size_t id = (uint32_t)s - 1;
 
 		if (fqd_bump(d, id, count) == -1)
 			return -1;
+		cache_put(d, w, n, (long)id);
 		return (long)id;
 	}
 	return append(d, w, n, count, h, i);
@@ -594,6 +697,8 @@ fqd_finalize(struct fqd *d, long long threshold, long long nwords,
 	memcpy(ne, d->ent, ns * sizeof *ne);
 	for (i = 0; i < keep; i++)
 		ne[ns + i] = d->ent[ord[i]];
+	/* every id after the specials changes */
+	memset(d->cache, 0, ((size_t)1 << CACHE_BITS) * sizeof *d->cache);
 	free(ord);
 	free(d->ent);
 	d->ent = ne;
@@ -783,7 +888,7 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 /* ---- encode_line ---- */
 
 long
-fqd_encode_line(const struct fqd *d, const uint8_t *p, size_t n,
+fqd_encode_line(struct fqd *d, const uint8_t *p, size_t n,
     uint32_t **ids, size_t *cap, size_t *nunk, size_t *bad)
 {
 	size_t pos = 0, wn, k = 0, unk = 0;

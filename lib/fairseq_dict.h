@@ -36,8 +36,10 @@
  *    dictionary lacks, then </s> (2).
  *
  * Lookups hash with SipHash (libsodium's crypto_shorthash) under a
- * per-dictionary random key, so input cannot choose collisions.
- * Nothing here prints or exits.
+ * per-dictionary random key, so input cannot choose collisions; a
+ * small cache of recent short words goes first.  Lookups update that
+ * cache: a dictionary is used by one thread at a time.  Nothing here
+ * prints or exits.
  */
 #ifndef RECPIPE_FAIRSEQ_DICT_H
 #define RECPIPE_FAIRSEQ_DICT_H
@@ -100,10 +102,10 @@ size_t		 fqd_nspecial(const struct fqd *d);	/* 4 or 0 */
 const char	*fqd_symbol(const struct fqd *d, size_t id, size_t *len);
 uint64_t	 fqd_count(const struct fqd *d, size_t id);
 /* The id of a symbol, or -1 when the dictionary lacks it. */
-long		 fqd_find(const struct fqd *d, const void *w, size_t n);
+long		 fqd_find(struct fqd *d, const void *w, size_t n);
 /* As encode_line() looks words up: fqd_find(), or FQD_UNK. */
 static inline long
-fqd_index(const struct fqd *d, const void *w, size_t n)
+fqd_index(struct fqd *d, const void *w, size_t n)
 {
 	long id = fqd_find(d, w, n);
 
@@ -161,7 +163,7 @@ struct fqd	*fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX]);
  * "replaced").  Returns the number of ids (at least 1), or -1 with
  * errno EILSEQ (*bad as for fqd_count_line()) or ENOMEM.
  */
-long		 fqd_encode_line(const struct fqd *d, const uint8_t *p, size_t n,
+long		 fqd_encode_line(struct fqd *d, const uint8_t *p, size_t n,
 		    uint32_t **ids, size_t *cap, size_t *nunk, size_t *bad);
 
 #endif

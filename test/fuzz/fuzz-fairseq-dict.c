@@ -24,7 +24,7 @@ check(int cond)
 
 /* Every id of a line is its word's id (or <unk>), then </s>. */
 static void
-encode_check(const struct fqd *d, const uint8_t *p, size_t n)
+encode_check(struct fqd *d, const uint8_t *p, size_t n)
 {
 	uint32_t *ids = NULL;
 	size_t cap = 0, nunk = 9, bad = 0, pos = 0, wn, k = 0, unk = 0;
