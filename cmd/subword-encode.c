@@ -93,6 +93,7 @@ static size_t nfields;
 static int eos, strip = 1, strip_extraneous, wordpiece;
 static int64_t eos_id = 1;		/* tensor2tensor's EOS */
 static const char *eos_arg;		/* --eos=ID|TOKEN */
+static const char *eos_piece;		/* its text when the vocab lacks it */
 static int jsonl;			/* --input-format jsonl */
 static char **jkeys;			/* --json-keys */
 static size_t njkeys;
@@ -357,6 +358,8 @@ emit(struct ctx *c)
 				if ((s = (const uint8_t *)wp_piece(fs[f].wp,
 				    fs[f].ids[i], &len)) != NULL)
 					put(c, s, len);
+				else if (eos_piece != NULL && fs[f].ids[i] == eos_id)
+					put(c, eos_piece, strlen(eos_piece));
 			} else if ((s = sw_vocab_entry(fs[f].sw, fs[f].ids[i],
 			    &len)) != NULL)
 				put(c, s, len);
@@ -1271,6 +1274,7 @@ resolve_eos(const char *arg)
 	if (strcmp(arg, "[EOS]") != 0 && strcmp(arg, "[BOS]") != 0)
 		die("%s: --eos: no token '%s' in the vocabulary",
 		    input_name(fields[0].vpath), arg);
+	eos_piece = arg;
 	n = wp_vocab_size(v);
 	for (i = 0; i < n; i++) {
 		size_t len;

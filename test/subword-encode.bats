@@ -306,6 +306,9 @@ wp_vocab() {
 	printf '4 5 13\n\n\n4\n5 7 13\n\n9 9 13\n\n\n' | cmp - "$T/o"
 	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format piece "$T/d.jsonl" >"$T/o"
 	printf 'the cat\n\n\nthe\ncat sat\n\n! !\n\n\n' | cmp - "$T/o"
+	# Megatron's [EOS] has no line in vocab.txt; piece output names it
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos --output-format piece "$T/d.jsonl"
+	[ "${lines[0]}" = "the cat [EOS]" ]
 	# records through mmap-index: Megatron's documents, no extra step
 	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos "$T/d.jsonl" |
 	    mmap-index build -q --format megatron -o "$T/mg_text_document"
