@@ -2219,7 +2219,8 @@ cmd_dict(int argc, char **argv)
 	    fqd_save(fdict, &out) == -1)
 		die_errno("dictionary");
 	out_begin(0);
-	ob_write(out.p, out.len);
+	if (out.len > 0)
+		ob_write(out.p, out.len);
 	out_end();
 	if (verbosity > 0)
 		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
