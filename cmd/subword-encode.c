@@ -611,6 +611,8 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 }
 
 static struct ctx mainctx;
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct sw_lines *lines_r;
 
 static int
 encode_file(const char *path)
@@ -624,7 +626,7 @@ encode_file(const char *path)
 
 	if ((fd = open_input(path)) == -1)
 		return 1;
-	if ((r = sw_lines_open(fd)) == NULL)
+	if ((r = lines_r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		if (progress_due())
@@ -641,7 +643,8 @@ encode_file(const char *path)
 		flush_all();
 		die("%s: %s", name, e.msg);
 	}
-	sw_lines_free(r);
+	sw_lines_free(lines_r);
+	lines_r = NULL;
 	if (fd != 0)
 		close(fd);
 	return 0;
