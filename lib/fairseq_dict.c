@@ -256,6 +256,7 @@ struct fqd_ent {
  */
 #define CACHE_BITS	14
 #define CACHE_WORD	19
+#define CACHE_AFTER	4096	/* lookups before the cache is made */
 
 struct fqd_cent {
 	int32_t		id;	/* -1: the dictionary lacks the word */
@@ -264,8 +265,9 @@ struct fqd_cent {
 };
 
 struct fqd {
-	struct fqd_cent	*cache;
+	struct fqd_cent	*cache;		/* NULL until CACHE_AFTER lookups */
 	uint64_t	 cmul;
+	uint64_t	 lookups;
 	struct fqd_ent	*ent;
 	size_t		 n, entcap;
 	char		*pool;
@@ -334,7 +336,9 @@ cache_put(struct fqd *d, const void *w, size_t n, long id)
 {
 	struct fqd_cent *c;
 
-	if (n == 0 || n > CACHE_WORD)
+	if (d->cache == NULL && ++d->lookups > CACHE_AFTER)
+		d->cache = calloc((size_t)1 << CACHE_BITS, sizeof *d->cache);
+	if (d->cache == NULL || n == 0 || n > CACHE_WORD)
 		return;
 	c = cache_slot(d, w, n);
 	c->id = (int32_t)id;
@@ -398,15 +402,10 @@ fqd_new(int specials)
 	}
 	if ((d = calloc(1, sizeof *d)) == NULL)
 		return NULL;
-	if ((d->cache = calloc((size_t)1 << CACHE_BITS, sizeof *d->cache)) == NULL) {
-		free(d);
-		return NULL;
-	}
 	randombytes_buf(d->key, sizeof d->key);
 	randombytes_buf(&d->cmul, sizeof d->cmul);
 	d->cmul |= 1;
 	if (rehash(d, 16) == -1) {
-		free(d->cache);
 		free(d);
 		return NULL;
 	}
@@ -465,7 +464,7 @@ fqd_find(struct fqd *d, const void *w, size_t n)
 	uint64_t h, s;
 	long id;
 
-	if (n - 1 < CACHE_WORD) {
+	if (d->cache != NULL && n - 1 < CACHE_WORD) {
 		const struct fqd_cent *c = cache_slot(d, w, n);
 
 		if (cache_is(c, w, n))
@@ -554,7 +553,7 @@ fqd_add(struct fqd *d, const void *w, size_t n, uint64_t count)
 	uint64_t h, s;
 	size_t i;
 
-	if (n - 1 < CACHE_WORD) {
+	if (d->cache != NULL && n - 1 < CACHE_WORD) {
 		const struct fqd_cent *c = cache_slot(d, w, n);
 
 		if (c->id >= 0 && cache_is(c, w, n)) {
@@ -698,7 +697,8 @@ fqd_finalize(struct fqd *d, long long threshold, long long nwords,
 	for (i = 0; i < keep; i++)
 		ne[ns + i] = d->ent[ord[i]];
 	/* every id after the specials changes */
-	memset(d->cache, 0, ((size_t)1 << CACHE_BITS) * sizeof *d->cache);
+	if (d->cache != NULL)
+		memset(d->cache, 0, ((size_t)1 << CACHE_BITS) * sizeof *d->cache);
 	free(ord);
 	free(d->ent);
 	d->ent = ne;

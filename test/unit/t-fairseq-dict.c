@@ -153,6 +153,28 @@ test_load(void)
 	    "invalid UTF-8");
 }
 
+/* The word cache (made after a few thousand lookups) never gives a stale id. */
+static void
+test_cache(void)
+{
+	struct fqd *d = fqd_new(1);
+	int ok = 1;
+
+	for (int i = 0; i < 6000; i++) {
+		fqd_add(d, "b", 1, 1);
+		ok &= fqd_find(d, "zz", 2) == -1;
+	}
+	TEST(ok, "an absent word stays absent through the cache");
+	TEST_INT(fqd_add(d, "zz", 2, 3), ==, 5, "then added, it gets a new id");
+	TEST_INT(fqd_find(d, "zz", 2), ==, 5, "and the cache gives that id");
+	fqd_add(d, "a", 1, 6000);
+	fqd_finalize(d, 0, -1, 1);
+	TEST(fqd_find(d, "a", 1) == 4 && fqd_find(d, "b", 1) == 5 &&
+	    fqd_find(d, "zz", 2) == 6, "finalize renumbers, the cache follows");
+	TEST_INT(fqd_count(d, 4), ==, 6000, "counts through the cache");
+	fqd_free(d);
+}
+
 /* Lines of a file whose "\r\n" straddles the reader's first read. */
 static void
 test_lines(void)
@@ -194,6 +216,7 @@ main(void)
 	test_words();
 	test_finalize();
 	test_load();
+	test_cache();
 	test_lines();
 	return tap_done();
 }
