@@ -24,21 +24,24 @@
 #include "fairseq_dict.h"
 #include "mmidx.h"
 #include "record.h"
+#include "unicode.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
-"                        [--dict dict.txt] [--documents each|empty]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
-"       mmap-index dict [-q] [-o file] [--nwords n] [--padding-factor n]\n"
-"                       [--threshold n] [file ...]\n"
-"       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
-"                      [--output-format json|id|records] [--range a:b] prefix\n"
-"       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
+"       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
+"                       [--padding-factor n] [--threshold n] [file ...]\n"
+"       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
-"                      prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
+"                      [--range a:b] prefix\n"
+"       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
+"                      [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
+"                       prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
 "       mmap-index -h | -V\n";
@@ -54,7 +57,7 @@ enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
-	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP
 };
 
 static const struct option longopts[] = {
@@ -79,18 +82,19 @@ static const struct option longopts[] = {
 	{ "threshold",		required_argument,	NULL, OPT_THRESHOLD },
 	{ "nwords",		required_argument,	NULL, OPT_NWORDS },
 	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
+	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09",
-	[CMD_INFO] = "qo" "\x04\x08",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f",
+	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
+	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
+	[CMD_INFO] = "qo" "\x04\x08\x0f",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f",
 };
 
 static struct {
@@ -205,6 +209,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
+			break;
+		case OPT_KEEP:
+			keep_partial = 1;
 			break;
 		case OPT_DOCS:
 			o.docs_each = 0;
@@ -395,10 +402,15 @@ fail(const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (wr.w != NULL)
-		(void)rec_writer_flush(wr.w);
+	/* The record stream ends as a run on the good part would end it. */
+	if (wr.w != NULL && rec_writer_close(wr.w) == -1) {
+		wr.w = NULL;
+		write_failed(ob.name);
+	}
+	wr.w = NULL;
 	if (ob.p != NULL)
 		ob_flush();
+	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -1415,6 +1427,22 @@ joinx(const char *a, const char *b)
 	return strcat(strcpy(s, a), b);
 }
 
+/* -o x.bin and -o x.idx name the dataset x. */
+static const char *
+out_prefix(const char *out)
+{
+	size_t n = strlen(out);
+	char *p;
+
+	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
+	    strcmp(out + n - 4, ".idx") != 0))
+		return out;
+	if ((p = strdup(out)) == NULL)
+		die_errno("malloc");
+	p[n - 4] = '\0';
+	return p;
+}
+
 static struct mmidx_builder *
 start_output(const char *prefix, enum mmidx_layout layout,
     enum mmidx_dtype t, unsigned flags)
@@ -1434,22 +1462,46 @@ start_output(const char *prefix, enum mmidx_layout layout,
 	return b;
 }
 
+/*
+ * Commit the pair.  The .idx goes last: a reader never sees it without
+ * its .bin.  An old .bin is linked to a name beside it first, so that
+ * if the .idx cannot be renamed into place the old pair is put back
+ * (the early out_check() of both names makes that rare).
+ */
 static void
 finish_output(struct mmidx_builder *b, const char *prefix)
 {
+	char *bp = joinx(prefix, ".bin"), *old = joinx(prefix, ".bin.old.XXXXXX");
+	int fd, e, saved = 0;
+
 	if (mmidx_finish(b, idxout.fd) == -1)
 		die("%s: %s", prefix, mmidx_builder_strerror(b));
-	/* The .idx goes last: a reader never sees it without its .bin. */
-	if (out_commit(&binout) == -1)
+	/* A unique name for the link (no hard links: no way back). */
+	if ((fd = mkstemp(old)) == -1)
+		die_errno("%s", old);
+	close(fd);
+	unlink(old);
+	if (link(bp, old) == 0)
+		saved = 1;
+	if (out_commit(&binout) == -1) {
+		e = errno;
+		unlink(old);
+		errno = e;
 		die_errno("%s.bin", prefix);
+	}
 	if (out_commit(&idxout) == -1) {
-		int e = errno;
-		char *bp = joinx(prefix, ".bin");
-
-		unlink(bp);
+		e = errno;
+		if (saved)
+			rename(old, bp);
+		else
+			unlink(bp);
 		errno = e;
 		die_errno("%s.idx", prefix);
 	}
+	if (saved)
+		unlink(old);
+	free(bp);
+	free(old);
 }
 
 /* Token ids of the sequence being added. */
@@ -1508,11 +1560,13 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.neg |= ids.v[n] < 0;
 		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r') || (errno == ERANGE && !isf))
+		    *end != '\r') || (errno == ERANGE && !isf)) {
+			fault_begin();
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
 			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
 			    s);
+		}
 		n++;
 		s = end;
 	}
@@ -1523,6 +1577,7 @@ static void
 add_fault(struct mmidx_builder *b, const char *name, const char *where,
     uint64_t num, uint64_t off)
 {
+	fault_begin();
 	if (off != UINT64_MAX)
 		die("%s: %s %" PRIu64 " at offset %" PRIu64 ": %s", name, where,
 		    num, off, mmidx_builder_strerror(b));
@@ -1602,6 +1657,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
 				die_errno("%s", name);
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
 			    name, num, off, ex_strerror(&ex));
 		}
@@ -1609,6 +1665,9 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
 
 			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+			if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
+			    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
+				fault_begin();
 			if (cnt >= 0 && cnt != 1)
 				die("%s: record %" PRIu64 " at offset %" PRIu64
 				    ": '%s' must hold one value, not %ld", name,
@@ -1641,6 +1700,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 				add_fault(b, name, "record", num, off);
 			continue;
 		}
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    num, off, f == NULL ? (ex.nfeat == 0 ?
 		    "no features (an empty Example ends a document, which "
@@ -1651,6 +1711,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
@@ -2018,8 +2079,10 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	build_worker(&w[0]);
 	for (int t = 1; t < started; t++)
 		pthread_join(tid[t], NULL);
-	if (bt.stop)
+	if (bt.stop) {
+		fault_begin();
 		die("%s", bt.msg);
+	}
 	for (int t = 0; t < jobs; t++) {
 		buf_free(&w[t].in);
 		free(w[t].tok);
@@ -2030,22 +2093,6 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	free(tid);
 	rec_reader_free(bt.r);
 	bt.r = NULL;
-}
-
-/* -o x.bin and -o x.idx name the dataset x. */
-static const char *
-out_prefix(const char *out)
-{
-	size_t n = strlen(out);
-	char *p;
-
-	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
-	    strcmp(out + n - 4, ".idx") != 0))
-		return out;
-	if ((p = strdup(out)) == NULL)
-		die_errno("malloc");
-	p[n - 4] = '\0';
-	return p;
 }
 
 static struct mmidx_builder *
@@ -2137,6 +2184,7 @@ text_fault(const char *name, const struct fqd_lines *r, size_t bad)
 {
 	if (errno != EILSEQ)
 		die_errno("%s", name);
+	fault_begin();
 	die("%s: line %" PRIu64 " at offset %" PRIu64 ": invalid UTF-8", name,
 	    fqd_lines_count(r), fqd_lines_offset(r) + bad);
 }
@@ -2177,6 +2225,12 @@ fmt_py3(char *out, size_t sz, double x)
 	*q = '\0';
 }
 
+/*
+ * A fault in the input (a line that is not UTF-8) ends the counting:
+ * the dictionary of the lines before it is written, to stdout as a run
+ * on them writes it, and under -o only with --keep-partial; a missing
+ * input is skipped.  Either way the status is 1.
+ */
 static int
 cmd_dict(int argc, char **argv)
 {
@@ -2184,9 +2238,10 @@ cmd_dict(int argc, char **argv)
 	uint64_t lines = 0, words = 0;
 	const uint8_t *p;
 	struct buf out = { 0 };
+	char fault[1024] = "";
 	size_t n, bad;
 	long k;
-	int rc;
+	int rc, rval = 0;
 
 	if ((fdict = fqd_new(1)) == NULL)
 		die_errno("dictionary");
@@ -2194,23 +2249,32 @@ cmd_dict(int argc, char **argv)
 		argc = 1;
 		argv = stdin_only;
 	}
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < argc && fault[0] == '\0'; i++) {
 		int fd = open_input(argv[i]);
 		const char *name = input_name(argv[i]);
 		struct fqd_lines *r;
 
-		if (fd == -1)
-			exit(1);
+		if (fd == -1) {
+			rval = 1;
+			continue;
+		}
 		if ((r = fqd_lines_new(fd)) == NULL)
 			die_errno("%s", name);
 		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+			/* A bad line counts none of its words. */
+			if ((bad = utf8_valid_prefix(p, n)) < n) {
+				snprintf(fault, sizeof fault, "%s: line %" PRIu64
+				    " at offset %" PRIu64 ": invalid UTF-8", name,
+				    fqd_lines_count(r), fqd_lines_offset(r) + bad);
+				break;
+			}
 			if ((k = fqd_count_line(fdict, p, n, &bad)) == -1)
 				text_fault(name, r, bad);
 			words += (uint64_t)k;
 		}
 		if (rc == -1)
 			die_errno("%s", name);
-		lines += fqd_lines_count(r);
+		lines += fqd_lines_count(r) - (fault[0] != '\0');
 		fqd_lines_free(r);
 		if (fd != 0)
 			close(fd);
@@ -2221,15 +2285,25 @@ cmd_dict(int argc, char **argv)
 	out_begin(0);
 	if (out.len > 0)
 		ob_write(out.p, out.len);
-	out_end();
-	if (verbosity > 0)
+	buf_free(&out);
+	if (fault[0] != '\0')
+		fail("%s", fault);
+	if (rval) {
+		ob_flush();
+		if (ob.fd != 1) {
+			if (out_finish(&outf, 0) == -1)
+				die_errno("%s", o.out);
+		} else
+			close_stdout();
+	} else
+		out_end();
+	if (verbosity > 0 && rval == 0)
 		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
 		    " words", o.out != NULL && strcmp(o.out, "-") != 0 ?
 		    o.out : "stdout", fqd_size(fdict), lines, words);
-	buf_free(&out);
 	fqd_free(fdict);
 	fdict = NULL;
-	return 0;
+	return rval;
 }
 
 struct text_stats {
@@ -2332,6 +2406,27 @@ build_text(struct mmidx_builder *b, int fd, const char *name,
 	free(tv);
 }
 
+/*
+ * How a build ends, the same after all input and, under --keep-partial,
+ * at a fault: the tokens narrowed to the type their range asks for
+ * (without --vocab-size), the documents closed, the pair committed.
+ */
+static struct {
+	struct mmidx_builder	*b;
+	enum mmidx_layout	 layout;
+	int			 narrow, docs_auto;
+} bend;
+
+static void
+end_build(void)
+{
+	if (bend.narrow)
+		narrow_output(bend.b, bend.layout);
+	if (bend.docs_auto)
+		mmidx_docs_each_unless_ended(bend.b);
+	finish_output(bend.b, o.out);
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -2341,11 +2436,10 @@ cmd_build(int argc, char **argv)
 	struct mmidx_builder *b;
 	unsigned flags = 0;
 	struct text_stats all = { 0, 0, 0 };
-	int isf, jobs, narrow, docs_auto;
+	int isf, jobs, narrow, docs_auto, rval = 0;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
-	o.out = out_prefix(o.out);
 	if (o.docs_given && layout == MMIDX_FAIRSEQ)
 		usage_error("--documents applies to --format megatron");
 	if (o.modefeat != NULL) {
@@ -2417,6 +2511,12 @@ cmd_build(int argc, char **argv)
 	if (o.vocab && !o.wrap)
 		mmidx_builder_set_vocab(b, o.vocab);
 	vocab_limit = o.wrap ? 0 : o.vocab;
+	/* --keep-partial: a fault ends the build as the end of input does. */
+	bend.b = b;
+	bend.layout = layout;
+	bend.narrow = narrow;
+	bend.docs_auto = docs_auto;
+	fault_keep = end_build;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
@@ -2430,6 +2530,10 @@ cmd_build(int argc, char **argv)
 		const char *name = input_name(argv[i]);
 
 		if (fd == -1) {
+			if (keep_partial) {
+				rval = 1;
+				continue;
+			}
 			out_abort(&binout);
 			out_abort(&idxout);
 			exit(1);
@@ -2446,17 +2550,14 @@ cmd_build(int argc, char **argv)
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
+	fault_keep = NULL;
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
-	if (narrow)
-		narrow_output(b, layout);
-	if (docs_auto)
-		mmidx_docs_each_unless_ended(b);
-	finish_output(b, o.out);
+	end_build();
 	fqd_free(fdict);
 	fdict = NULL;
 	mmidx_builder_free(b);
-	return 0;
+	return rval;
 }
 
 /* File scope: still reachable when a fault exits (leak checkers). */
@@ -2469,7 +2570,6 @@ cmd_merge(int argc, char **argv)
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("merge: -o PREFIX is needed");
-	o.out = out_prefix(o.out);
 	if (argc < 1)
 		usage_error("merge: at least one dataset prefix is needed");
 	if ((ms = calloc((size_t)argc, sizeof *ms)) == NULL)
@@ -2538,6 +2638,22 @@ main(int argc, char **argv)
 	if (o.cmd != CMD_BUILD)
 		for (int i = 0; i < argc; i++)
 			argv[i] = prefix_of(argv[i]);
+	if (o.out != NULL && (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE))
+		o.out = out_prefix(o.out);
+	/* Outputs that cannot be written are refused before any work. */
+	if (o.out != NULL && *o.out == '\0')
+		out_check(o.out);
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE) {
+			char *bp = joinx(o.out, ".bin"), *ip = joinx(o.out, ".idx");
+
+			out_check(bp);
+			out_check(ip);
+			free(bp);
+			free(ip);
+		} else
+			out_check(o.out);
+	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)
 		o.outfmt = OUT_JSON;
