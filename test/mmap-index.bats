@@ -644,7 +644,7 @@ histogram:
 	cmp "$T/d1.txt" "$T/d3.txt"
 }
 
-@test "mmap-index dict: invalid UTF-8 names file, line and offset; nothing is written" {
+@test "mmap-index dict: invalid UTF-8 names file, line and offset; -o and build -o write nothing" {
 	printf 'ok\nab\xffc\n' >"$T/t.txt"
 	run -1 --separate-stderr mmap-index dict -o "$T/d.txt" "$T/t.txt"
 	[ "$stderr" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
@@ -899,4 +899,95 @@ histogram:
 	mmap-index build -q -o "$T/g" "$T/good.tfr"
 	cmp "$T/g.bin" "$T/b.bin"
 	cmp "$T/g.idx" "$T/b.idx"
+}
+
+@test "mmap-index dict: after a bad line stdout is the dictionary of the lines before it; -o keeps it only with --keep-partial" {
+	printf 'a b c\nb c\nc d\n' >"$T/good.txt"
+	# the bad line's words before the bad byte are not counted
+	{ cat "$T/good.txt"; printf 'e e \377 f\ng g g\n'; } >"$T/bad.txt"
+	same_prefix_output "$T/bad.txt" "$T/good.txt" mmap-index dict -q
+	same_prefix_output "$T/bad.txt" "$T/good.txt" mmap-index dict -q --padding-factor 1 --threshold 2
+	run -1 --separate-stderr mmap-index dict -q "$T/bad.txt"
+	[ "$stderr" = "mmap-index: $T/bad.txt: line 4 at offset 18: invalid UTF-8" ]
+	[ "$output" = "$(mmap-index dict -q "$T/good.txt")" ]
+	# a missing input is skipped, the others are read
+	run -1 --separate-stderr mmap-index dict -q "$T/good.txt" "$T/nosuch" "$T/good.txt"
+	[ "$stderr" = "mmap-index: $T/nosuch: No such file or directory" ]
+	[ "$output" = "$(mmap-index dict -q "$T/good.txt" "$T/good.txt")" ]
+	echo OLD >"$T/old"
+	run -1 mmap-index dict -q -o "$T/old" "$T/good.txt" "$T/nosuch"
+	[ "$(cat "$T/old")" = OLD ]
+	run -1 mmap-index dict -q --keep-partial -o "$T/old" "$T/good.txt" "$T/nosuch"
+	[ "$(cat "$T/old")" = "$(mmap-index dict -q "$T/good.txt")" ]
+	# --keep-partial belongs to dict and build, not to merge or verify
+	run -2 --separate-stderr mmap-index verify --keep-partial "$T/x"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --keep-partial does not apply to this subcommand" ]
+}
+
+@test "mmap-index dict: an output that cannot be written is refused before reading; a kill leaves the old file" {
+	mkdir "$T/adir"
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index dict -q -o "$T/adir" "$T/nosuch"
+	refuses_output "mmap-index: $T/nodir/d.txt: No such file or directory" mmap-index dict -q -o "$T/nodir/d.txt" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index dict -q -o '' "$T/nosuch"
+	local i
+	for i in $(seq 1 2000); do echo "w$i w$((i % 7)) x"; done >"$T/t.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/t.txt" mmap-index dict -q -o "$T/keep"
+	[ "$(ls "$T" | grep -c '^keep')" = 1 ]
+}
+
+@test "mmap-index build --input-format text --keep-partial: the pair of the lines before a bad line" {
+	printf 'a b\nb c\n' >"$T/t.txt"
+	mmap-index dict -q -o "$T/d.txt" "$T/t.txt"
+	printf 'a b\n\nc a z\n' >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'a \377\nb\n'; } >"$T/bad.txt"
+	mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/g" "$T/good.txt"
+	cp "$T/g.bin" "$T/o.bin"
+	cp "$T/g.idx" "$T/o.idx"
+	echo OLD >"$T/o.bin"
+	run -1 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	[ "$(cat "$T/o.bin")" = OLD ]
+	cmp "$T/g.idx" "$T/o.idx"
+	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	cmp "$T/g.bin" "$T/o.bin"
+	cmp "$T/g.idx" "$T/o.idx"
+	# a missing input is skipped
+	rm "$T/o.bin" "$T/o.idx"
+	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/nosuch" "$T/good.txt"
+	cmp "$T/g.bin" "$T/o.bin"
+	cmp "$T/g.idx" "$T/o.idx"
+	# an unwritable output is refused before the dictionary is read
+	mkdir "$T/adir.idx"
+	refuses_output "mmap-index: $T/adir.idx: Is a directory" mmap-index build -q --input-format text --dict "$T/nosuch" -o "$T/adir" "$T/good.txt"
+}
+
+@test "mmap-index build --keep-partial: without --vocab-size the kept pair is narrowed, and its documents closed, as a build of the good prefix" {
+	local i j
+	# Megatron, documents ended by empty Examples; small ids: uint16, not int64
+	for i in $(seq 1 600); do
+		echo "[$((i % 200)),$((i % 13)),2]"
+		[ $((i % 5)) = 0 ] && echo '"end_document"'
+	done | "$J" >"$T/in.tfr"
+	damage_at "$T/in.tfr" 400 "$T/bad.tfr" "$T/good.tfr"
+	for j in 1 2; do
+		mmap-index build -q -j "$j" --format megatron -o "$T/g" "$T/good.tfr"
+		run -0 mmap-index info --json "$T/g"
+		[ "$(jq -r .dtype <<<"$output")" = uint16 ]
+		run -1 mmap-index build -q -j "$j" --format megatron --keep-partial -o "$T/b" "$T/bad.tfr"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+		rm "$T/b.bin" "$T/b.idx"
+	done
+}
+
+@test "mmap-index build and merge: -o x.bin is the prefix x when the outputs are checked" {
+	ids "$T/in.txt" "1 2" "3"
+	# x.bin.idx is in the way of nothing: the pair is x.bin and x.idx
+	mkdir "$T/x.bin.idx" "$T/y.bin.bin"
+	run -0 mmap-index build -q --input-format id -o "$T/x.bin" "$T/in.txt"
+	[ -f "$T/x.bin" ] && [ -f "$T/x.idx" ]
+	run -0 mmap-index merge -q -o "$T/y.bin" "$T/x" "$T/x"
+	[ -f "$T/y.bin" ] && [ -f "$T/y.idx" ]
+	mkdir "$T/z.idx"
+	refuses_output "mmap-index: $T/z.idx: Is a directory" mmap-index build -q --input-format id -o "$T/z.bin" "$T/nosuch"
 }
