@@ -511,7 +511,7 @@ swap_prev(struct ctx *c)
  * feature per key holding its whole document.
  */
 static int
-encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
+encode_json_doc(struct ctx *c, const uint8_t *p, size_t n)
 {
 	char err[JD_ERRMAX];
 	size_t f, i;
@@ -575,6 +575,40 @@ encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
 	}
 	if (njkeys > 1)
 		emit(c);
+	return 0;
+}
+
+/*
+ * A JSON line goes out whole or not at all: its records are gathered
+ * in c->out (as a worker gathers them), so that a fault in a later
+ * sentence leaves out the earlier ones, and the output is then what the
+ * lines before it give.
+ */
+static int
+encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
+{
+	size_t start = c->out->len, i, len;
+	int direct = c->direct, rc;
+
+	c->direct = 0;
+	rc = encode_json_doc(c, p, n);
+	c->direct = direct;
+	if (rc == -1) {
+		c->out->len = start;
+		return -1;
+	}
+	if (!direct)
+		return 0;
+	if (outfmt != FMT_RECORDS) {
+		line_done(c);
+		return 0;
+	}
+	for (i = start; i + 8 <= c->out->len; i += 8 + len) {
+		len = (size_t)le64(c->out->p + i);
+		if (rec_write(rw, c->out->p + i + 8, len) == -1)
+			write_failed(outname);
+	}
+	c->out->len = start;
 	return 0;
 }
 

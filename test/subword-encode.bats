@@ -438,3 +438,18 @@ wp_vocab() {
 	{ cat "$T/good.ids"; echo "1 2 x"; cat "$T/good.ids"; } >"$T/bad.ids"
 	same_prefix_output "$T/bad.ids" "$T/good.ids" subword-encode -d --input-format id -v "$T/v"
 }
+
+@test "subword-encode: jsonl: a fault in a later sentence of a document leaves out the whole line; stdout is what the lines before give" {
+	local a
+	# no [UNK]: "zzz" in the third sentence of line 3 is a fault
+	printf '[PAD]\na\nb\nc\n' >"$T/wp.txt"
+	printf '{"text":["a b","c"]}\n{"text":"b a"}\n' >"$T/good.jsonl"
+	{ cat "$T/good.jsonl"; printf '{"text":["a","b","zzz","c"]}\n{"text":"a"}\n'; } >"$T/bad.jsonl"
+	for a in "--output-format id" "--output-format piece" "--output-format records" "-j 2 --output-format id" "-j 2" "--eos"; do
+		same_prefix_output "$T/bad.jsonl" "$T/good.jsonl" subword-encode -q -m wordpiece -v "$T/wp.txt" --input-format jsonl $a
+	done
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id "$T/bad.jsonl"
+	[ "$stderr" = "subword-encode: $T/bad.jsonl: line 3: $T/wp.txt: a word needs [UNK] and the vocabulary has no [UNK]" ]
+	# the documents of lines 1 and 2, each ended by an empty line
+	[ "$output" = $'1 2\n3\n\n2 1' ]
+}
