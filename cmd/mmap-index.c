@@ -2635,7 +2635,8 @@ main(int argc, char **argv)
 	parse_opts(argc, argv);
 	argc -= optind;
 	argv += optind;
-	if (o.cmd != CMD_BUILD)
+	/* Dataset operands: x.bin and x.idx name x (dict reads text files). */
+	if (o.cmd != CMD_BUILD && o.cmd != CMD_DICT)
 		for (int i = 0; i < argc; i++)
 			argv[i] = prefix_of(argv[i]);
 	if (o.out != NULL && (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE))

@@ -991,3 +991,10 @@ histogram:
 	mkdir "$T/z.idx"
 	refuses_output "mmap-index: $T/z.idx: Is a directory" mmap-index build -q --input-format id -o "$T/z.bin" "$T/nosuch"
 }
+
+@test "mmap-index dict: a text file named x.bin is read as it is, even beside an x.idx" {
+	printf 'a a b\n' >"$T/t.bin"
+	: >"$T/t.idx"
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.bin"
+	[ "$output" = $'a 2\nb 1' ]
+}
