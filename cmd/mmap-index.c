@@ -2225,6 +2225,21 @@ fmt_py3(char *out, size_t sz, double x)
 	*q = '\0';
 }
 
+/* utf8_valid_prefix(), passing over ASCII eight bytes at a time. */
+static size_t
+valid_prefix(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (w & UINT64_C(0x8080808080808080))
+			break;
+	}
+	return i + utf8_valid_prefix(p + i, n - i);
+}
+
 /*
  * A fault in the input (a line that is not UTF-8) ends the counting:
  * the dictionary of the lines before it is written, to stdout as a run
@@ -2262,7 +2277,7 @@ cmd_dict(int argc, char **argv)
 			die_errno("%s", name);
 		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
 			/* A bad line counts none of its words. */
-			if ((bad = utf8_valid_prefix(p, n)) < n) {
+			if ((bad = valid_prefix(p, n)) < n) {
 				snprintf(fault, sizeof fault, "%s: line %" PRIu64
 				    " at offset %" PRIu64 ": invalid UTF-8", name,
 				    fqd_lines_count(r), fqd_lines_offset(r) + bad);

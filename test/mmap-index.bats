@@ -910,6 +910,12 @@ histogram:
 	run -1 --separate-stderr mmap-index dict -q "$T/bad.txt"
 	[ "$stderr" = "mmap-index: $T/bad.txt: line 4 at offset 18: invalid UTF-8" ]
 	[ "$output" = "$(mmap-index dict -q "$T/good.txt")" ]
+	# the check of each line: a character across eight-byte words is fine,
+	# a bad byte after many good ones is found at its offset
+	printf 'abcdef\xc3\xa9 abcdefgh\xe2\x82\xac x\nabcdefghijklmnopq r\xe2\x82\n' >"$T/long.txt"
+	run -1 --separate-stderr mmap-index dict -q --padding-factor 1 "$T/long.txt"
+	[ "$stderr" = "mmap-index: $T/long.txt: line 2 at offset 42: invalid UTF-8" ]
+	[ "$output" = "$(printf 'abcdefgh\xe2\x82\xac 1\nabcdef\xc3\xa9 1\nx 1')" ]
 	# a missing input is skipped, the others are read
 	run -1 --separate-stderr mmap-index dict -q "$T/good.txt" "$T/nosuch" "$T/good.txt"
 	[ "$stderr" = "mmap-index: $T/nosuch: No such file or directory" ]
