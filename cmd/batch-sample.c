@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -25,7 +26,7 @@
 #include "batchio.h"
 #include "buf.h"
 #include "common.h"
-#include "fsdict.h"
+#include "fairseq_dict.h"
 #include "mmidx.h"
 #include "record.h"
 
@@ -540,7 +541,7 @@ static struct pair *pairs;
 static size_t npairs;
 static char **datadirs;
 static size_t ndatadirs;
-static struct fsdict *dict;
+static struct fqd *dict;
 
 static struct mmidx *
 open_ds(const char *prefix)
@@ -705,9 +706,51 @@ langtok(const char *lang)
 	int64_t id;
 
 	snprintf(w, sizeof w, "__%s__", lang);
-	if ((id = fsdict_lookup(dict, w, strlen(w))) < 0)
+	if ((id = fqd_find(dict, w, strlen(w))) < 0)
 		die("%s: no %s in the dictionary", o.dict, w);
 	return id;
+}
+
+/*
+ * fairseq's multilingual task adds a token __LANG__ for each of its
+ * languages (the languages of the pairs, sorted) to the dictionary it
+ * loads, with add_symbol(): a token dict.txt already has keeps its id,
+ * a missing one is appended.  Do the same, so that the ids match.
+ */
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+augment_dict(const char **langs, size_t n)
+{
+	char w[NAME_MAX + 8];
+
+	qsort(langs, n, sizeof *langs, cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(langs[i], langs[i - 1]) == 0)
+			continue;
+		snprintf(w, sizeof w, "__%s__", langs[i]);
+		if (fqd_add(dict, w, strlen(w), 1) < 0)
+			die_errno("%s", o.dict);
+	}
+}
+
+/* The language of a -p prefix without dying: NULL when it names none. */
+static const char *
+prefix_lang_or_null(const char *prefix)
+{
+	const char *base, *dot;
+
+	if (prefix == NULL)
+		return NULL;
+	base = strrchr(prefix, '/');
+	base = base ? base + 1 : prefix;
+	if ((dot = strrchr(base, '.')) == NULL || dot[1] == '\0')
+		return NULL;
+	return dot + 1;
 }
 
 /* The language of a -p prefix: what follows its last '.' (train.de-en.de -> de). */
@@ -726,10 +769,20 @@ prefix_lang(const char *prefix)
 static void
 setup_pairs(int argc, char **argv)
 {
-	char err[1024];
+	if (o.dict != NULL) {
+		char ferr[FQD_ERRMAX];
+		uint8_t *text;
+		size_t n;
+		int fd;
 
-	if (o.dict != NULL && (dict = fsdict_load(o.dict, err, sizeof err)) == NULL)
-		die("%s", err);
+		if ((fd = open(o.dict, O_RDONLY)) == -1)
+			die_errno("%s", o.dict);
+		text = read_all(fd, &n, o.dict);
+		close(fd);
+		if ((dict = fqd_load(text, n, ferr)) == NULL)
+			die("%s: %s", o.dict, ferr);
+		free(text);
+	}
 	if ((o.enc_langtok || o.dec_langtok) && o.dict == NULL)
 		usage_error("--encoder-langtok and --decoder-langtok need --dict");
 	if (o.langpairs != NULL) {
@@ -799,6 +852,29 @@ setup_pairs(int argc, char **argv)
 				    "target", p->key);
 			add_part(p, o.pargs[i].src, o.pargs[i].tgt);
 		}
+	}
+	if (dict != NULL) {
+		const char **langs = xreallocarray(NULL, 2 * npairs + 1,
+		    sizeof *langs);
+		size_t nl = 0;
+
+		for (size_t i = 0; i < npairs; i++) {
+			const char *s, *t;
+
+			if (o.langpairs != NULL) {
+				s = pairs[i].slang;
+				t = pairs[i].tlang;
+			} else {
+				s = prefix_lang_or_null(o.pargs[i].src);
+				t = prefix_lang_or_null(o.pargs[i].tgt);
+			}
+			if (s != NULL)
+				langs[nl++] = s;
+			if (t != NULL)
+				langs[nl++] = t;
+		}
+		augment_dict(langs, nl);
+		free(langs);
 	}
 	for (size_t i = 0; i < npairs; i++) {
 		struct pair *p = &pairs[i];

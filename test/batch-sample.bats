@@ -99,12 +99,12 @@ pair20() {
 	ds "$T/e"
 	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/e"
 	[ "$stderr" = "batch-sample: $T/e.idx: pair 0 has no sentences" ]
-	printf '__de__ 1\n' >"$T/dict.txt"
 	cp "$T/s.bin" "$T/x.de.bin"; cp "$T/s.idx" "$T/x.de.idx"
 	cp "$T/s.bin" "$T/x.en.bin"; cp "$T/s.idx" "$T/x.en.idx"
+	printf '__de__ 1\nhello\n' >"$T/bad.txt"
 	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/x.de,$T/x.en" \
-	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok
-	[ "$stderr" = "batch-sample: $T/dict.txt: no __en__ in the dictionary" ]
+	    --dict "$T/bad.txt" --encoder-langtok src --decoder-langtok
+	[ "$stderr" = "batch-sample: $T/bad.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
 	run -1 --separate-stderr batch-sample batches -p "$T/s" --dict "$T/nodict.txt"
 	[ "$stderr" = "batch-sample: $T/nodict.txt: No such file or directory" ]
 	[ ! -e "$T/out" ]
@@ -376,4 +376,19 @@ pair20() {
 	run -2 --separate-stderr batch-sample collate -o '' "$T/nosuch"
 	[ "${stderr%%$'\n'*}" = "batch-sample: -o: empty file name" ]
 	[ -z "$(ls "$T/adir")" ]
+}
+
+@test "batch-sample: language tokens missing from dict.txt get the ids fairseq appends" {
+	ds "$T/x.fr" 1
+	ds "$T/x.en" 1
+	# fairseq's multilingual task adds __LANG__ for the pairs' languages,
+	# sorted, after the last line: __en__ is 4 + 2 = 6 and __fr__ is 7
+	# (__de__ is there already and keeps its id 5)
+	printf 'hello 5\n__de__ 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/x.fr,$T/x.en" --collate \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok --no-shuffle
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[7,6]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.fr,$T/x.en" --collate \
+	    --dict "$T/dict.txt" --encoder-langtok tgt --no-shuffle
+	[ "$(jq -c '.src_tokens[0][0]' <<<"$output")" = 6 ]
 }

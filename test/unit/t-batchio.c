@@ -1,11 +1,10 @@
 /*
  * Unit tests for lib/batchio (batch-sample's size lines and sample
- * batches) and lib/fsdict (fairseq dict.txt lookups).
+ * batches).
  */
 #include <string.h>
 
 #include "batchio.h"
-#include "fsdict.h"
 #include "tap.h"
 
 static int
@@ -143,73 +142,10 @@ test_batches(void)
 	    "truncated JSON");
 }
 
-static int
-dict_err(const char *text, const char *want)
-{
-	char err[200];
-	struct fsdict *d = fsdict_load_mem(text, strlen(text), "d.txt", err, sizeof err);
-
-	if (d != NULL) {
-		fsdict_free(d);
-		return 0;
-	}
-	if (strcmp(err, want) != 0)
-		printf("# got '%s'\n", err);
-	return strcmp(err, want) == 0;
-}
-
-static void
-test_dict(void)
-{
-	const char *text = "hello 10\n__eng_Latn__ 1\r\na b 3\n__tur_Latn__ 1 #fairseq:overwrite\n"
-	    "x 0\n<unk> 5 #fairseq:overwrite\n__eng_Latn__ 1 #fairseq:overwrite\n \t5\n";
-	char err[200];
-	struct fsdict *d = fsdict_load_mem(text, strlen(text), "d.txt", err, sizeof err);
-
-	TEST(d != NULL, "dictionary loads");
-	if (d == NULL) {
-		printf("# %s\n", err);
-		return;
-	}
-	TEST_INT(fsdict_size(d), ==, 12, "4 specials + 8 lines");
-	TEST_INT(fsdict_lookup(d, "hello", 5), ==, 4, "line 0 is id 4");
-	TEST_INT(fsdict_lookup(d, "a b", 3), ==, 6, "a word with a space");
-	TEST_INT(fsdict_lookup(d, "__tur_Latn__", 12), ==, 7, "overwrite flag on a new word");
-	TEST_INT(fsdict_lookup(d, "__eng_Latn__", 12), ==, 10, "overwrite: the later id");
-	TEST_INT(fsdict_lookup(d, "<unk>", 5), ==, 9, "a special overwritten");
-	TEST_INT(fsdict_lookup(d, "<pad>", 5), ==, 1, "pad is 1");
-	TEST_INT(fsdict_lookup(d, "</s>", 4), ==, 2, "eos is 2");
-	TEST_INT(fsdict_lookup(d, "", 0), ==, 11, "the empty word");
-	TEST_INT(fsdict_lookup(d, "hell", 4), ==, -1, "absent prefix");
-	TEST_INT(fsdict_lookup(d, "zzz", 3), ==, -1, "absent after all");
-	fsdict_free(d);
-	fsdict_free(NULL);
-	TEST(dict_err("a 1\nb 2\na 3\n", "d.txt: line 3: duplicate word 'a' "
-	    "(add #fairseq:overwrite to replace it)"), "duplicate");
-	TEST(dict_err("a 1\n<s> 2\n", "d.txt: line 2: duplicate word '<s>' "
-	    "(add #fairseq:overwrite to replace it)"), "special duplicated");
-	TEST(dict_err("a 1\nb\n", "d.txt: line 2: incorrect dictionary format, "
-	    "expected '<token> <cnt> [flags]'"), "no count");
-	TEST(dict_err("a 1\n\nb 2\n", "d.txt: line 2: incorrect dictionary format, "
-	    "expected '<token> <cnt> [flags]'"), "empty line");
-	TEST(dict_err("a x\n", "d.txt: line 1: incorrect dictionary format, "
-	    "expected '<token> <cnt> [flags]'"), "count not a number");
-	TEST(dict_err("a #fairseq:overwrite\n", "d.txt: line 1: incorrect dictionary format, "
-	    "expected '<token> <cnt> [flags]'"), "flag without count");
-	text = "a 1_000\nb +3\nc -2\n";
-	d = fsdict_load_mem(text, strlen(text), "d.txt", err, sizeof err);
-	TEST(d != NULL && fsdict_lookup(d, "c", 1) == 6, "counts as Python's int() reads them");
-	fsdict_free(d);
-	TEST(fsdict_load("/nonexistent/dict.txt", err, sizeof err) == NULL &&
-	    strcmp(err, "/nonexistent/dict.txt: No such file or directory") == 0,
-	    "missing file named");
-}
-
 int
 main(void)
 {
 	test_sizes();
 	test_batches();
-	test_dict();
 	return tap_done();
 }

@@ -210,12 +210,50 @@ test_lines(void)
 	free(text);
 }
 
+/* Cases of dict.txt reading: words with spaces, overwrite flags, counts as int() reads them. */
+static long
+find_s(struct fqd *d, const char *w)
+{
+	return fqd_find(d, w, strlen(w));
+}
+
+static void
+test_load_cases(void)
+{
+	const char *t = "hello 10\n__eng_Latn__ 1\r\na b 3\n__tur_Latn__ 1 #fairseq:overwrite\n"
+	    "x 0\n<unk> 5 #fairseq:overwrite\n__eng_Latn__ 1 #fairseq:overwrite\n \t5\n";
+	char err[FQD_ERRMAX];
+	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t), err);
+
+	TEST(d != NULL, "dictionary with flags loads");
+	if (d == NULL)
+		return;
+	TEST_INT(fqd_size(d), ==, 12, "4 specials + 8 lines");
+	TEST_INT(find_s(d, "hello"), ==, 4, "line 0 is id 4");
+	TEST_INT(find_s(d, "a b"), ==, 6, "a word with a space");
+	TEST_INT(find_s(d, "__tur_Latn__"), ==, 7, "overwrite flag on a new word");
+	TEST_INT(find_s(d, "__eng_Latn__"), ==, 10, "overwrite: the later id");
+	TEST_INT(find_s(d, "<unk>"), ==, 9, "a special overwritten");
+	TEST_INT(find_s(d, "<pad>"), ==, 1, "pad is 1");
+	TEST_INT(find_s(d, ""), ==, 11, "the empty word");
+	TEST_INT(find_s(d, "hell"), ==, -1, "absent prefix");
+	/* add_symbol() as fairseq's multilingual task adds language tokens */
+	TEST_INT(fqd_add(d, "__eng_Latn__", 12, 1), ==, 10, "a present token keeps its id");
+	TEST_INT(fqd_add(d, "__fra_Latn__", 12, 1), ==, 12, "a missing one is appended");
+	fqd_free(d);
+	t = "a 1_000\nb +3\nc -2\n";
+	d = fqd_load((const uint8_t *)t, strlen(t), err);
+	TEST(d != NULL && find_s(d, "c") == 6, "counts as Python's int() reads them");
+	fqd_free(d);
+}
+
 int
 main(void)
 {
 	test_words();
 	test_finalize();
 	test_load();
+	test_load_cases();
 	test_cache();
 	test_lines();
 	return tap_done();
