@@ -9,18 +9,7 @@
 #include <string.h>
 
 #include "batch.h"
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 /* ---- batch_by_size ---- */
 
@@ -41,7 +30,7 @@ batch_by_size(const int64_t *ntok, uint64_t n, const struct batch_limits *lim,
 	if (lim->max_tokens > 0)
 		for (i = 0; i < n; i++)
 			if (ntok[i] > lim->max_tokens) {
-				seterr(err, errlen, "Sentences lengths should "
+				rp_seterr(err, errlen, "Sentences lengths should "
 				    "not exceed max_tokens=%lld",
 				    (long long)lim->max_tokens);
 				return -1;
@@ -61,7 +50,7 @@ batch_by_size(const int64_t *ntok, uint64_t n, const struct batch_limits *lim,
 
 			if (ncap > SIZE_MAX / sizeof *e ||
 			    (ne = realloc(e, ncap * sizeof *e)) == NULL) {
-				seterr(err, errlen, "batch_by_size: out of memory");
+				rp_seterr(err, errlen, "batch_by_size: out of memory");
 				goto fail;
 			}
 			e = ne;
@@ -147,13 +136,13 @@ batch_collate(const struct batch_sample *s, size_t n,
 	has_tgt = s[0].tgt != NULL;
 	for (i = 0; i < n; i++) {
 		if ((s[i].tgt != NULL) != has_tgt) {
-			seterr(err, errlen, "sample %lld: %s target where sample "
+			rp_seterr(err, errlen, "sample %lld: %s target where sample "
 			    "%lld %s", (long long)s[i].id, has_tgt ? "no" : "a",
 			    (long long)s[0].id, has_tgt ? "has one" : "has none");
 			return -1;
 		}
 		if (has_tgt && s[i].ntgt == 0) {
-			seterr(err, errlen, "sample %lld: empty target",
+			rp_seterr(err, errlen, "sample %lld: empty target",
 			    (long long)s[i].id);
 			return -1;
 		}
@@ -225,7 +214,7 @@ batch_collate(const struct batch_sample *s, size_t n,
 	*out = c;
 	return 0;
 nomem:
-	seterr(err, errlen, "collating %zu samples: out of memory", n);
+	rp_seterr(err, errlen, "collating %zu samples: out of memory", n);
 	free(order);
 	free(len);
 	batch_collated_free(&c);

@@ -35,24 +35,13 @@
 #include <string.h>
 
 #include "batch.h"
+#include "errmsg.h"
 #include "nprng.h"
 
 #define NONE		UINT64_MAX
 #define CHUNK_MAX	((uint64_t)1 << 21)	/* items sorted at once */
 #define BLK_SHIFT	12
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void *
 xalloc(uint64_t n, size_t size)
@@ -114,12 +103,12 @@ cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
 	int nout = 0, over, aligned;
 
 	if (ntok < 0) {
-		seterr(err, errlen, "item %llu: negative size %lld",
+		rp_seterr(err, errlen, "item %llu: negative size %lld",
 		    (unsigned long long)pos, (long long)ntok);
 		return -1;
 	}
 	if (T > 0 && ntok > T) {
-		seterr(err, errlen, "Sentences lengths should not exceed "
+		rp_seterr(err, errlen, "Sentences lengths should not exceed "
 		    "max_tokens=%lld", (long long)T);
 		return -1;
 	}
@@ -212,7 +201,7 @@ batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
 	for (i = 0; i < npairs; i++) {
 		d->n[i] = n[i];
 		if (n[i] > UINT64_MAX / 4 - d->off[i]) {
-			seterr(err, errlen, "too many sentences");
+			rp_seterr(err, errlen, "too many sentences");
 			batch_data_free(d);
 			return NULL;
 		}
@@ -234,7 +223,7 @@ batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
 	}
 	return d;
 nomem:
-	seterr(err, errlen, "sizes of %zu pairs: out of memory", npairs);
+	rp_seterr(err, errlen, "sizes of %zu pairs: out of memory", npairs);
 	batch_data_free(d);
 	return NULL;
 }
@@ -294,18 +283,18 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 
 	if (pair >= d->npairs || first > d->n[pair] ||
 	    count > d->n[pair] - first) {
-		seterr(err, errlen, "pair %zu: sentences %llu..%llu out of range",
+		rp_seterr(err, errlen, "pair %zu: sentences %llu..%llu out of range",
 		    pair, (unsigned long long)first,
 		    (unsigned long long)(first + count));
 		return -1;
 	}
 	if (d->bilingual && tgt == NULL) {
-		seterr(err, errlen, "pair %zu: target sizes missing", pair);
+		rp_seterr(err, errlen, "pair %zu: target sizes missing", pair);
 		return -1;
 	}
 	for (i = 0; i < count; i++) {
 		if (src[i] < 0 || (d->bilingual && tgt[i] < 0)) {
-			seterr(err, errlen, "pair %zu: sentence %llu: negative "
+			rp_seterr(err, errlen, "pair %zu: sentence %llu: negative "
 			    "size", pair, (unsigned long long)(first + i));
 			return -1;
 		}
@@ -315,7 +304,7 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 			big = tgt[i];
 	}
 	if (big > 65535 && !d->wide && widen(d) == -1) {
-		seterr(err, errlen, "sizes: out of memory");
+		rp_seterr(err, errlen, "sizes: out of memory");
 		return -1;
 	}
 	g = d->off[pair] + first;
@@ -537,7 +526,7 @@ setup_buckets(struct batch_plan *p, char *err, size_t errlen)
 		p->bkept[k] = (uint8_t)bucket_passes(p, k);
 	return 0;
 nomem:
-	seterr(err, errlen, "buckets: out of memory");
+	rp_seterr(err, errlen, "buckets: out of memory");
 	return -1;
 }
 
@@ -549,20 +538,20 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 	size_t i, k = d->npairs;
 
 	if (c->num_shards < 1) {
-		seterr(err, errlen, "number of shards must be at least 1");
+		rp_seterr(err, errlen, "number of shards must be at least 1");
 		return NULL;
 	}
 	if (c->sampling == BATCH_SAMPLING_TEMPERATURE &&
 	    !(c->temperature > 0 && isfinite(c->temperature))) {
-		seterr(err, errlen, "sampling temperature must be positive");
+		rp_seterr(err, errlen, "sampling temperature must be positive");
 		return NULL;
 	}
 	if (k == 0) {
-		seterr(err, errlen, "no language pairs");
+		rp_seterr(err, errlen, "no language pairs");
 		return NULL;
 	}
 	if (k > UINT32_MAX) {
-		seterr(err, errlen, "too many language pairs");
+		rp_seterr(err, errlen, "too many language pairs");
 		return NULL;
 	}
 	if ((p = calloc(1, sizeof *p)) == NULL)
@@ -583,19 +572,19 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 		double sum = 0;
 
 		if (c->weights == NULL) {
-			seterr(err, errlen, "sampling weights missing");
+			rp_seterr(err, errlen, "sampling weights missing");
 			goto fail;
 		}
 		for (i = 0; i < k; i++) {
 			if (!(c->weights[i] >= 0) || !isfinite(c->weights[i])) {
-				seterr(err, errlen, "pair %zu: sampling weight "
+				rp_seterr(err, errlen, "pair %zu: sampling weight "
 				    "must be finite and not negative", i);
 				goto fail;
 			}
 			sum += c->weights[i];
 		}
 		if (!(sum > 0)) {
-			seterr(err, errlen, "sampling weights sum to 0");
+			rp_seterr(err, errlen, "sampling weights sum to 0");
 			goto fail;
 		}
 	}
@@ -637,12 +626,12 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 			cap = (double)N * 1.5;
 			p->V = (uint64_t)(vsize < cap ? vsize : cap);
 		} else {
-			seterr(err, errlen, "the largest pair has sampling "
+			rp_seterr(err, errlen, "the largest pair has sampling "
 			    "weight 0: no default virtual size");
 			goto fail;
 		}
 		if (!(sum > 0)) {
-			seterr(err, errlen, "sampling ratios sum to 0");
+			rp_seterr(err, errlen, "sampling ratios sum to 0");
 			goto fail;
 		}
 	} else {
@@ -664,7 +653,7 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 		goto fail;
 	return p;
 nomem:
-	seterr(err, errlen, "batch plan: out of memory");
+	rp_seterr(err, errlen, "batch plan: out of memory");
 fail:
 	batch_plan_free(p);
 	return NULL;
@@ -719,14 +708,14 @@ sample_counts(struct batch_plan *p, struct nprng *r, char *err, size_t errlen)
 		sum += p->count[i];
 	}
 	if (sum > p->V) {
-		seterr(err, errlen, "sampling: counts exceed the virtual size");
+		rp_seterr(err, errlen, "sampling: counts exceed the virtual size");
 		return -1;
 	}
 	diff = p->V - sum;
 	if (diff == 0)
 		return 0;
 	if ((draw = xalloc(diff, sizeof *draw)) == NULL) {
-		seterr(err, errlen, "sampling: out of memory");
+		rp_seterr(err, errlen, "sampling: out of memory");
 		return -1;
 	}
 	if (nprng_choice_p(r, p->prob, p->k, draw, (size_t)diff, err,
@@ -786,7 +775,7 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 			if (p->count[j] <= d->n[j] && d->n[j] > nmax)
 				nmax = d->n[j];
 			if (p->count[j] > 0 && d->n[j] == 0) {
-				seterr(err, errlen, "pair %zu is empty but %llu "
+				rp_seterr(err, errlen, "pair %zu is empty but %llu "
 				    "sentences are to be drawn from it", j,
 				    (unsigned long long)p->count[j]);
 				return -1;
@@ -878,7 +867,7 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 nomem:
 	free(perm32);
 	free(perm64);
-	seterr(err, errlen, "epoch %llu: %llu items: out of memory",
+	rp_seterr(err, errlen, "epoch %llu: %llu items: out of memory",
 	    (unsigned long long)epoch, (unsigned long long)p->V);
 	return -1;
 }
@@ -935,7 +924,7 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 	}
 	return 0;
 nomem:
-	seterr(err, errlen, "batches: out of memory");
+	rp_seterr(err, errlen, "batches: out of memory");
 	return -1;
 }
 
@@ -967,7 +956,7 @@ shard_totals(struct batch_plan *p, char *err, size_t errlen)
 	free(p->sstats);
 	if ((p->sstats = calloc(K, sizeof *p->sstats)) == NULL ||
 	    (inv = xalloc(p->nb, sizeof *inv)) == NULL) {
-		seterr(err, errlen, "shard statistics: out of memory");
+		rp_seterr(err, errlen, "shard statistics: out of memory");
 		return -1;
 	}
 	for (i = 0; i < p->nb; i++)
@@ -1041,7 +1030,7 @@ deal(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 
 	free(p->order);
 	if ((p->order = xalloc(p->nb, sizeof *p->order)) == NULL) {
-		seterr(err, errlen, "batch order: out of memory");
+		rp_seterr(err, errlen, "batch order: out of memory");
 		return -1;
 	}
 	p->group_dropped = p->group_dropped_items = 0;
@@ -1052,7 +1041,7 @@ deal(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 
 		ng = p->nb / K;
 		if ((grp = xalloc(ng, sizeof *grp)) == NULL) {
-			seterr(err, errlen, "batch order: out of memory");
+			rp_seterr(err, errlen, "batch order: out of memory");
 			return -1;
 		}
 		for (g = 0; g < ng; g++)
@@ -1380,7 +1369,7 @@ place_chunked(struct batch_plan *p, char *err, size_t errlen)
 nomem:
 	free(cnt);
 	free(rd);
-	seterr(err, errlen, "sorting: out of memory");
+	rp_seterr(err, errlen, "sorting: out of memory");
 	return -1;
 }
 
@@ -1495,7 +1484,7 @@ place(struct batch_plan *p, int64_t shard, char *err, size_t errlen)
 	return 0;
 nomem:
 	free(bs);
-	seterr(err, errlen, "placing items: out of memory");
+	rp_seterr(err, errlen, "placing items: out of memory");
 	return -1;
 }
 
@@ -1506,7 +1495,7 @@ batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
 	int build = !p->built || p->sampled || p->c.rebuild_batches;
 
 	if (shard >= (int64_t)p->c.num_shards) {
-		seterr(err, errlen, "shard %lld of %u does not exist",
+		rp_seterr(err, errlen, "shard %lld of %u does not exist",
 		    (long long)shard, p->c.num_shards);
 		return -1;
 	}

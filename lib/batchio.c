@@ -10,18 +10,7 @@
 #include <jansson.h>
 
 #include "batchio.h"
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
+#include "errmsg.h"
 
 /* ---- size lines ---- */
 
@@ -112,13 +101,13 @@ bio_sizes_parse(struct bio_sizes *s, const char *p, size_t n, char *err,
 			a = lineno - 1;
 		}
 		if (b > BIO_MAX_SIZE) {
-			seterr(err, errlen, "line %ju: size %ju exceeds %ju",
+			rp_seterr(err, errlen, "line %ju: size %ju exceeds %ju",
 			    (uintmax_t)lineno, (uintmax_t)b,
 			    (uintmax_t)BIO_MAX_SIZE);
 			goto fail;
 		}
 		if (s->n == s->cap && sizes_grow(s) == -1) {
-			seterr(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 			goto fail;
 		}
 		s->index[s->n] = a;
@@ -127,7 +116,7 @@ bio_sizes_parse(struct bio_sizes *s, const char *p, size_t n, char *err,
 	}
 	return 0;
 bad:
-	seterr(err, errlen, "line %ju: expected %s", (uintmax_t)lineno,
+	rp_seterr(err, errlen, "line %ju: expected %s", (uintmax_t)lineno,
 	    lineno == 1 ? "SIZE or INDEX SIZE" : s->indexed ? "INDEX SIZE" :
 	    "SIZE");
 fail:
@@ -206,12 +195,12 @@ bio_batch_parse(struct bio_batch *b, const char *line, size_t len, char *err,
 	b->ntok = 0;
 	b->has_target = 0;
 	if ((root = json_loadb(line, len, JSON_DECODE_ANY, &je)) == NULL) {
-		seterr(err, errlen, "bad JSON at column %d: %s", je.column,
+		rp_seterr(err, errlen, "bad JSON at column %d: %s", je.column,
 		    je.text);
 		return -1;
 	}
 	if (!json_is_array(root)) {
-		seterr(err, errlen, "expected a JSON array of samples");
+		rp_seterr(err, errlen, "expected a JSON array of samples");
 		goto out;
 	}
 	if (json_array_size(root) > b->cap) {
@@ -219,14 +208,14 @@ bio_batch_parse(struct bio_batch *b, const char *line, size_t len, char *err,
 		    json_array_size(root) * sizeof *s);
 
 		if (s == NULL) {
-			seterr(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 			goto out;
 		}
 		b->s = s;
 		b->cap = json_array_size(root);
 	}
 	if ((soff = calloc(json_array_size(root) + 1, 2 * sizeof *soff)) == NULL) {
-		seterr(err, errlen, "%s", strerror(errno));
+		rp_seterr(err, errlen, "%s", strerror(errno));
 		goto out;
 	}
 	toff = soff + json_array_size(root) + 1;
@@ -235,25 +224,25 @@ bio_batch_parse(struct bio_batch *b, const char *line, size_t len, char *err,
 		json_int_t id;
 
 		if (!json_is_object(o)) {
-			seterr(err, errlen, "sample %zu: not an object", k);
+			rp_seterr(err, errlen, "sample %zu: not an object", k);
 			goto out;
 		}
 		v = json_object_get(o, "id");
 		if (!json_is_integer(v) || (id = json_integer_value(v)) < 0) {
-			seterr(err, errlen, "sample %zu: \"id\" is not a "
+			rp_seterr(err, errlen, "sample %zu: \"id\" is not a "
 			    "non-negative integer", k);
 			goto out;
 		}
 		s->id = (uint64_t)id;
 		if ((v = json_object_get(o, "source")) == NULL) {
-			seterr(err, errlen, "sample %zu: no \"source\"", k);
+			rp_seterr(err, errlen, "sample %zu: no \"source\"", k);
 			goto out;
 		}
 		if ((r = take_tokens(b, v, &soff[k], &s->nsrc)) != 0) {
 			if (r == -2)
-				seterr(err, errlen, "%s", strerror(errno));
+				rp_seterr(err, errlen, "%s", strerror(errno));
 			else
-				seterr(err, errlen, "sample %zu: \"source\" is "
+				rp_seterr(err, errlen, "sample %zu: \"source\" is "
 				    "not an array of integers", k);
 			goto out;
 		}
@@ -263,7 +252,7 @@ bio_batch_parse(struct bio_batch *b, const char *line, size_t len, char *err,
 		if (k == 0)
 			b->has_target = v != NULL;
 		else if (b->has_target != (v != NULL)) {
-			seterr(err, errlen, "sample %zu: %s \"target\" where "
+			rp_seterr(err, errlen, "sample %zu: %s \"target\" where "
 			    "sample 0 %s", k, v ? "a" : "no",
 			    v ? "has none" : "has one");
 			goto out;
@@ -271,9 +260,9 @@ bio_batch_parse(struct bio_batch *b, const char *line, size_t len, char *err,
 		s->ntgt = 0;
 		if (v != NULL && (r = take_tokens(b, v, &toff[k], &s->ntgt)) != 0) {
 			if (r == -2)
-				seterr(err, errlen, "%s", strerror(errno));
+				rp_seterr(err, errlen, "%s", strerror(errno));
 			else
-				seterr(err, errlen, "sample %zu: \"target\" is "
+				rp_seterr(err, errlen, "sample %zu: \"target\" is "
 				    "not an array of integers", k);
 			goto out;
 		}

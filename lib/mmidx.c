@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "mmidx.h"
 
 static const char *dtype_names[MMIDX_NDTYPE] = {
@@ -243,18 +244,6 @@ struct mmidx {
 	char		 err[512];
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static char *
 join(const char *prefix, const char *ext)
 {
@@ -316,38 +305,38 @@ detect(struct mmidx *m, enum mmidx_layout want, char *err, size_t errlen)
 		}
 	}
 	if (!fs_ok) {
-		seterr(err, errlen, "%s: corrupt: %ju sequences cannot fit in "
+		rp_seterr(err, errlen, "%s: corrupt: %ju sequences cannot fit in "
 		    "%ju bytes", m->idxpath, (uintmax_t)n, (uintmax_t)s);
 		return -1;
 	}
 	if (s < fs) {
-		seterr(err, errlen, "%s: truncated: %ju bytes, but %ju sequences "
+		rp_seterr(err, errlen, "%s: truncated: %ju bytes, but %ju sequences "
 		    "need at least 26 + 12 * %ju = %ju", m->idxpath, (uintmax_t)s,
 		    (uintmax_t)n, (uintmax_t)n, (uintmax_t)fs);
 		return -1;
 	}
 	if (want == MMIDX_FAIRSEQ) {
-		seterr(err, errlen, "%s: not a fairseq index: %ju bytes, expected "
+		rp_seterr(err, errlen, "%s: not a fairseq index: %ju bytes, expected "
 		    "26 + 12 * %ju = %ju (a Megatron index?)", m->idxpath,
 		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs);
 		return -1;
 	}
 	if (want == MMIDX_MEGATRON) {
-		seterr(err, errlen, "%s: not a Megatron index: %ju bytes does not "
+		rp_seterr(err, errlen, "%s: not a Megatron index: %ju bytes does not "
 		    "match 34 + 12 * %ju + 8 * %ju (+ %ju for modes)",
 		    m->idxpath, (uintmax_t)s, (uintmax_t)n, (uintmax_t)d,
 		    (uintmax_t)n);
 		return -1;
 	}
 	if (d <= (UINT64_MAX - fs) / 16) {
-		seterr(err, errlen, "%s: size %ju matches no layout for %ju "
+		rp_seterr(err, errlen, "%s: size %ju matches no layout for %ju "
 		    "sequences: fairseq needs %ju, Megatron (D = %ju) %ju: "
 		    "truncated, corrupt or trailing bytes", m->idxpath,
 		    (uintmax_t)s, (uintmax_t)n, (uintmax_t)fs, (uintmax_t)d,
 		    (uintmax_t)(fs + 8 + 8 * d));
 		return -1;
 	}
-	seterr(err, errlen, "%s: size %ju matches no layout for %ju sequences "
+	rp_seterr(err, errlen, "%s: size %ju matches no layout for %ju sequences "
 	    "(fairseq %ju; Megatron 34 + 12N + 8D with D = %ju): truncated, "
 	    "corrupt or trailing bytes", m->idxpath, (uintmax_t)s,
 	    (uintmax_t)n, (uintmax_t)fs, (uintmax_t)d);
@@ -365,26 +354,26 @@ map_file(const char *path, int *fdp, const uint8_t **p, uint64_t *len,
 	*len = 0;
 	*fdp = -1;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		seterr(err, errlen, "%s: not a regular file", path);
+		rp_seterr(err, errlen, "%s: not a regular file", path);
 		goto fail;
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
-		seterr(err, errlen, "%s: too large to map", path);
+		rp_seterr(err, errlen, "%s: too large to map", path);
 		goto fail;
 	}
 	*len = (uint64_t)st.st_size;
 	if (*len > 0) {
 		void *q = mmap(NULL, (size_t)*len, PROT_READ, MAP_SHARED, fd, 0);
 		if (q == MAP_FAILED) {
-			seterr(err, errlen, "%s: mmap: %s", path, strerror(errno));
+			rp_seterr(err, errlen, "%s: mmap: %s", path, strerror(errno));
 			goto fail;
 		}
 		*p = q;
@@ -412,7 +401,7 @@ handle(const char *prefix, char *err, size_t errlen)
 		free(m->binpath);
 		free(m);
 	}
-	seterr(err, errlen, "%s: %s", prefix, strerror(ENOMEM));
+	rp_seterr(err, errlen, "%s: %s", prefix, strerror(ENOMEM));
 	return NULL;
 }
 
@@ -426,26 +415,26 @@ parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
 	if (layout == MMIDX_MEGATRON_MM)
 		layout = MMIDX_MEGATRON;
 	if ((why = legacy_magic(m->idx, m->idxlen)) != NULL) {
-		seterr(err, errlen, "%s: %s", m->idxpath, why);
+		rp_seterr(err, errlen, "%s: %s", m->idxpath, why);
 		return -1;
 	}
 	if (m->idxlen < 9 || memcmp(m->idx, MMIDX_MAGIC, 9) != 0) {
 		if (m->idxlen < 9 && (m->idxlen == 0 ||
 		    memcmp(m->idx, MMIDX_MAGIC, m->idxlen) == 0))
-			seterr(err, errlen, "%s: truncated header (%zu bytes)",
+			rp_seterr(err, errlen, "%s: truncated header (%zu bytes)",
 			    m->idxpath, m->idxlen);
 		else
-			seterr(err, errlen, "%s: bad magic (not an MMIDIDX index)",
+			rp_seterr(err, errlen, "%s: bad magic (not an MMIDIDX index)",
 			    m->idxpath);
 		return -1;
 	}
 	if (m->idxlen < MMIDX_FAIRSEQ_HDR) {
-		seterr(err, errlen, "%s: truncated header (%zu bytes, need 26)",
+		rp_seterr(err, errlen, "%s: truncated header (%zu bytes, need 26)",
 		    m->idxpath, m->idxlen);
 		return -1;
 	}
 	if (le64(m->idx + 9) != 1) {
-		seterr(err, errlen, "%s: version %ju, expected 1", m->idxpath,
+		rp_seterr(err, errlen, "%s: version %ju, expected 1", m->idxpath,
 		    (uintmax_t)le64(m->idx + 9));
 		return -1;
 	}
@@ -455,11 +444,11 @@ parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
 		return -1;
 	if ((t = mmidx_dtype_from_code(m->layout, m->code)) == -1) {
 		if (m->layout != MMIDX_FAIRSEQ && (m->code == 9 || m->code == 10))
-			seterr(err, errlen, "%s: dtype code %u is not a Megatron "
+			rp_seterr(err, errlen, "%s: dtype code %u is not a Megatron "
 			    "type (fairseq %s)", m->idxpath, m->code,
 			    m->code == 9 ? "uint32" : "uint64");
 		else
-			seterr(err, errlen, "%s: invalid dtype code %u",
+			rp_seterr(err, errlen, "%s: invalid dtype code %u",
 			    m->idxpath, m->code);
 		return -1;
 	}
@@ -473,17 +462,17 @@ parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
 		if (m->layout == MMIDX_MEGATRON_MM)
 			m->modes = m->docs + 8 * m->ndoc;
 		if (m->ndoc == 0) {
-			seterr(err, errlen, "%s: empty document_indices (it must "
+			rp_seterr(err, errlen, "%s: empty document_indices (it must "
 			    "start with 0)", m->idxpath);
 			return -1;
 		}
 		if (le64(m->docs) != 0) {
-			seterr(err, errlen, "%s: document_indices start at %jd, "
+			rp_seterr(err, errlen, "%s: document_indices start at %jd, "
 			    "not 0", m->idxpath, (intmax_t)le64(m->docs));
 			return -1;
 		}
 		if (le64(m->docs + 8 * (m->ndoc - 1)) != m->n) {
-			seterr(err, errlen, "%s: document_indices end at %jd, "
+			rp_seterr(err, errlen, "%s: document_indices end at %jd, "
 			    "expected the sequence count %ju", m->idxpath,
 			    (intmax_t)le64(m->docs + 8 * (m->ndoc - 1)),
 			    (uintmax_t)m->n);
@@ -949,14 +938,14 @@ mmidx_builder_new(int binfd, enum mmidx_layout layout, enum mmidx_dtype t,
 	if (layout == MMIDX_AUTO)
 		layout = MMIDX_FAIRSEQ;
 	if ((unsigned)t >= MMIDX_NDTYPE || mmidx_dtype_code(layout, t) == -1) {
-		seterr(err, errlen, "%s cannot store %s", layout == MMIDX_FAIRSEQ ?
+		rp_seterr(err, errlen, "%s cannot store %s", layout == MMIDX_FAIRSEQ ?
 		    "fairseq" : "Megatron", mmidx_dtype_name(t) ?
 		    mmidx_dtype_name(t) : "this dtype");
 		return NULL;
 	}
 	if ((b = calloc(1, sizeof *b)) == NULL ||
 	    (b->obuf = malloc(OBUF_SIZE)) == NULL) {
-		seterr(err, errlen, "%s", strerror(ENOMEM));
+		rp_seterr(err, errlen, "%s", strerror(ENOMEM));
 		free(b);
 		return NULL;
 	}
@@ -967,7 +956,7 @@ mmidx_builder_new(int binfd, enum mmidx_layout layout, enum mmidx_dtype t,
 	b->fd = binfd;
 	if (layout != MMIDX_FAIRSEQ && !(flags & MMIDX_DOC_EACH)) {
 		if (grow((void **)&b->docs, &b->doccap, 1, sizeof *b->docs) == -1) {
-			seterr(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 			mmidx_builder_free(b);
 			return NULL;
 		}
@@ -1152,7 +1141,7 @@ find_misfit(enum mmidx_dtype t, unsigned flags, const int64_t *v, size_t n)
 static void
 misfit_msg(char *err, size_t errlen, enum mmidx_dtype t, int64_t v)
 {
-	seterr(err, errlen, "token %jd does not fit %s (--wrap wraps it as "
+	rp_seterr(err, errlen, "token %jd does not fit %s (--wrap wraps it as "
 	    "upstream does)", (intmax_t)v, dtype_names[t]);
 }
 
@@ -1179,7 +1168,7 @@ find_outside(uint64_t vocab, unsigned flags, const int64_t *v, size_t n)
 static void
 outside_msg(char *err, size_t errlen, uint64_t vocab, int64_t v)
 {
-	seterr(err, errlen, "token %jd is outside the vocabulary of %ju "
+	rp_seterr(err, errlen, "token %jd is outside the vocabulary of %ju "
 	    "(--vocab-size)", (intmax_t)v, (uintmax_t)vocab);
 }
 
@@ -1235,7 +1224,7 @@ mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v, size_t n,
 	size_t j;
 
 	if (n > MMIDX_MAX_SEQ) {
-		seterr(err, errlen, "sequence of %zu tokens: longer than the "
+		rp_seterr(err, errlen, "sequence of %zu tokens: longer than the "
 		    "int32 sizes of the index allow", n);
 		return -1;
 	}

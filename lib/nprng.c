@@ -7,24 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "nprng.h"
 
 #define MT_M		397
 #define MT_UPPER	0x80000000u
 #define MT_LOWER	0x7fffffffu
 #define MT_MATRIX	0x9908b0dfu
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void
 nprng_seed(struct nprng *r, uint32_t seed)
@@ -324,13 +313,13 @@ nprng_choice_noreplace(struct nprng *r, uint64_t n, uint64_t *out, size_t k,
 	uint64_t *perm;
 
 	if (k > n) {
-		seterr(err, errlen, "cannot take a larger sample than population "
+		rp_seterr(err, errlen, "cannot take a larger sample than population "
 		    "when replace is False");
 		return -1;
 	}
 	if (n > SIZE_MAX / sizeof *perm ||
 	    (perm = malloc((n > 0 ? n : 1) * sizeof *perm)) == NULL) {
-		seterr(err, errlen, "permutation of %llu: out of memory",
+		rp_seterr(err, errlen, "permutation of %llu: out of memory",
 		    (unsigned long long)n);
 		return -1;
 	}
@@ -368,21 +357,21 @@ nprng_choice_p(struct nprng *r, const double *p, size_t n, uint64_t *out,
 	size_t i;
 
 	if (n == 0) {
-		seterr(err, errlen, "a must be greater than 0 unless no samples "
+		rp_seterr(err, errlen, "a must be greater than 0 unless no samples "
 		    "are taken");
 		return k == 0 ? 0 : -1;
 	}
 	for (i = 0; i < n; i++)
 		if (!(p[i] >= 0.0) || isinf(p[i])) {
-			seterr(err, errlen, "probabilities are not non-negative");
+			rp_seterr(err, errlen, "probabilities are not non-negative");
 			return -1;
 		}
 	if (fabs(kahan_sum(p, n) - 1.0) > sqrt(2.220446049250313e-16)) {
-		seterr(err, errlen, "probabilities do not sum to 1");
+		rp_seterr(err, errlen, "probabilities do not sum to 1");
 		return -1;
 	}
 	if (n > SIZE_MAX / sizeof *cdf || (cdf = malloc(n * sizeof *cdf)) == NULL) {
-		seterr(err, errlen, "choice over %zu: out of memory", n);
+		rp_seterr(err, errlen, "choice over %zu: out of memory", n);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
