@@ -422,6 +422,16 @@ parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+uint64_t
+max_record_arg(const char *s)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) == -1)
+		usage_error("--max-record-size: invalid number '%s'", s);
+	return v;
+}
+
 int
 parse_int(const char *s, long long lo, long long hi, long long *out)
 {

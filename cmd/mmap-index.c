@@ -28,7 +28,8 @@ static const char usage_text[] =
 "usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
 "                        [--documents each|empty] [--dtype type]\n"
 "                        [--format fairseq|megatron] [--input-format records|id]\n"
-"                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
+"                        [--max-record-size N] [--mode-feature feature]\n"
+"                        [--vocab-size n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] [--range a:b] prefix\n"
 "       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
@@ -49,7 +50,7 @@ enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
 enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
-	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE, OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -70,12 +71,13 @@ static const struct option longopts[] = {
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
 	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07\x0b",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09",
 	[CMD_INFO] = "qo" "\x04\x08",
@@ -100,6 +102,7 @@ static struct {
 	uint64_t	 ra, rb;
 	int		 rb_open;
 	int		 jobs;		/* 0: one per processor */
+	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
 } o;
 
 static int
@@ -248,6 +251,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_RANGE:
 			parse_range(optarg);
+			break;
+		case OPT_MAXREC:
+			o.maxrec = max_record_arg(optarg);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1544,7 +1550,7 @@ static void
 build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
     int mm)
 {
-	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec);
 	struct example ex;
 	const uint8_t *p;
 	size_t n, featlen = strlen(o.feature);
@@ -1943,7 +1949,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	pthread_t *tid;
 	int e, started;
 
-	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec)) == NULL)
 		die_errno("%s", name);
 	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
 	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL)

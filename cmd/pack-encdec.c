@@ -27,11 +27,12 @@ static const char usage_text[] =
 "usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]\n"
 "           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
-"           [--compression type] [--mask-id id] [--passthrough feature[,...]]\n"
-"           [--strategy name] [--window rows] [file ...]\n"
+"           [--compression type] [--mask-id id] [--max-record-size N]\n"
+"           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
+"           [file ...]\n"
 "       pack-encdec [-hqV] [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [file ...]\n";
+"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -42,7 +43,7 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -55,6 +56,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "lengths", required_argument, NULL, 'l' },
 	{ "mask-id", required_argument, NULL, OPT_MASK },
+	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "max-seq-length", required_argument, NULL, OPT_MAXLEN },
 	{ "no-length-check", no_argument, NULL, OPT_NOCHECK },
 	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
@@ -77,6 +79,7 @@ static const char *outname = "stdout";
 static struct buf outbuf;
 static const char *cur_file;	/* display name of the input being read */
 static uint64_t cur_record;	/* its 0-based record number */
+static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
@@ -527,7 +530,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
@@ -577,7 +580,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
@@ -689,6 +692,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 		case OPT_MASK:
 			o->cfg.mask_id = num_arg("--mask-id", optarg, INT32_MIN, INT32_MAX);
 			o->cfg.has_mask_id = 1;
+			break;
+		case OPT_MAXREC:
+			max_len = max_record_arg(optarg);
 			break;
 		case OPT_MAXLEN:
 			o->maxlen = (long)num_arg("--max-seq-length", optarg, 5, SQ_MAX_LENGTH);

@@ -28,9 +28,9 @@ static const char usage_text[] =
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [-f name] [--fields list]\n"
-    "                      [--input-format fmt] [-j jobs] [-m mode] [-o file]\n"
-    "                      [--output-format fmt] [--rules rules] -v [field=]vocab\n"
-    "                      [file ...]\n";
+    "                      [--input-format fmt] [-j jobs] [-m mode]\n"
+    "                      [--max-record-size N] [-o file] [--output-format fmt]\n"
+    "                      [--rules rules] -v [field=]vocab [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -41,7 +41,8 @@ usage(FILE *fp, int status)
 enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES
+	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
+	OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -53,6 +54,7 @@ static const struct option longopts[] = {
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "lower", no_argument, NULL, OPT_LOWER },
+	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
 	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
@@ -89,6 +91,7 @@ static size_t nfields;
 static int eos, strip = 1, strip_extraneous, wordpiece;
 static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
+static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 
 /* Output: records through a rec_writer, text through a buffer. */
 static const char *outname = "stdout";
@@ -920,7 +923,7 @@ decode_records_file(const char *path)
 
 	if ((fd = open_input(path)) == -1)
 		return 1;
-	if ((rr = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+	if ((rr = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
 		die_errno("%s", name);
 	while ((rc = rec_read(rr, &p, &n)) == 1) {
 		for (f = 0; f < nfields; f++) {
@@ -1134,6 +1137,9 @@ main(int argc, char *argv[])
 			else
 				usage_error("unknown rules: %s", optarg);
 			wpflags = 1;
+			break;
+		case OPT_MAXREC:
+			max_len = max_record_arg(optarg);
 			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;

@@ -807,7 +807,7 @@ main(int argc, char *argv[])
 		case O_FROM_JSON: from_json = 1; break;
 		case O_INDEX: mode = M_INDEX; break;
 		case O_LOSSY: lossy = 1; break;
-		case O_MAXREC: max_len = size_arg("--max-record-size", optarg); break;
+		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
 		case O_RECOVER: recover = 1; break;
 		case O_SHARD:

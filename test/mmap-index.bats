@@ -541,3 +541,15 @@ histogram:
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn: ok (fairseq, uint16, 1 sequences, 2 tokens)" ]
 }
+
+@test "mmap-index: build takes --max-record-size as tfr-cat does, in every thread count" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	for j in 1 2; do
+		run -0 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 2k -o "$3"' _ "$T/big.tfr" $j "$T/ok$j"
+		run -1 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 1k -o "$3"' _ "$T/big.tfr" $j "$T/no$j"
+		[ "$stderr" = "mmap-index: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+		[ ! -e "$T/no$j.bin" ] && [ ! -e "$T/no$j.idx" ]
+	done
+	run -2 --separate-stderr mmap-index cat --max-record-size 1k "$T/ok1"
+	[[ "$stderr" == *"--max-record-size does not apply to this subcommand"* ]]
+}

@@ -341,3 +341,16 @@ for i in range(300):
 	run -1 --separate-stderr bash -c 'pack-encdec --help >/dev/full'
 	[ "$stderr" = "pack-encdec: stdout: No space left on device" ]
 }
+
+@test "pack-encdec: --max-record-size limits records on pipes and compressed input" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	run -0 --separate-stderr sh -c 'cat "$1" | pack-encdec -C lm -l targets=2000 --max-record-size 2k -o "$2"' _ "$T/big.tfr" "$T/o.tfr"
+	[ "$(tfr-cat -c "$T/o.tfr")" = 1 ]
+	run -1 --separate-stderr sh -c 'cat "$1" | pack-encdec -C lm -l targets=2000 --max-record-size 1k' _ "$T/big.tfr"
+	[ -z "$output" ]
+	[ "$stderr" = "pack-encdec: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+	gzip -c "$T/big.tfr" >"$T/big.tfr.gz"
+	run -1 --separate-stderr pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 -f targets --max-record-size 1k -o "$T/o.tfr" "$T/big.tfr.gz"
+	[[ "$stderr" == *"big.tfr.gz: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]]
+	run -2 --separate-stderr pack-encdec -C lm -l targets=8 --max-record-size -1 "$T/big.tfr"
+}

@@ -291,3 +291,14 @@ print(d[12:-4].hex())' "$T/r2"
 	[[ "$stderr" == *"line 36002: invalid UTF-8 at byte offset"* ]]
 	run -2 --separate-stderr subword-encode -j x -v "$T/v"
 }
+
+@test "subword-encode: -d takes --max-record-size as tfr-cat does" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	run -0 --separate-stderr sh -c 'cat "$1" | subword-encode -d -v "$2" --max-record-size 2k' _ "$T/big.tfr" "$T/v"
+	run -1 --separate-stderr sh -c 'cat "$1" | subword-encode -d -v "$2" --max-record-size 1k' _ "$T/big.tfr" "$T/v"
+	[ "$stderr" = "subword-encode: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+	run -1 --separate-stderr sh -c 'gzip -c "$1" | subword-encode -d -v "$2" --max-record-size 1Ki' _ "$T/big.tfr" "$T/v"
+	[[ "$stderr" == *"length 1524 exceeds the limit of 1024 bytes"* ]]
+	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-record-size 1x "$T/big.tfr"
+	[[ "$stderr" == *"--max-record-size: invalid number '1x'"* ]]
+}
