@@ -1670,9 +1670,15 @@ ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 	return cnt;
 }
 
-long
-ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
-    size_t *cap)
+/*
+ * Find the map entry of the int64 feature 'name' in the Example at p
+ * (the last one: last wins), after checking that the whole Example
+ * decodes.  Returns 0 with *e, *elen set, -1 when there is no entry
+ * of that name, -2 on malformed input.
+ */
+static int
+find_entry(const uint8_t *p, size_t n, const char *name,
+    const uint8_t **e_out, size_t *elen_out)
 {
 	struct pools P;
 	struct example tmp;
@@ -1682,10 +1688,7 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 	uint64_t f, ef, num;
 	size_t lastlen = 0, nlen = strlen(name);
 	int wt, ewt, match;
-	long ret;
 
-	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
-		return ret;
 	if (n == 0)
 		p = (const uint8_t *)"";
 	q = p;
@@ -1719,5 +1722,155 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 	}
 	if (last == NULL)
 		return -1;
-	return entry_int64(last, lastlen, dst, cap);
+	*e_out = last;
+	*elen_out = lastlen;
+	return 0;
+}
+
+long
+ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
+    size_t *cap)
+{
+	const uint8_t *e;
+	size_t elen;
+	long ret;
+	int rc;
+
+	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
+		return ret;
+	if ((rc = find_entry(p, n, name, &e, &elen)) < 0)
+		return rc;
+	return entry_int64(e, elen, dst, cap);
+}
+
+/* The values of an Int64List's body: a count, from bytes already checked. */
+static uint64_t
+count_list(const uint8_t *l, const uint8_t *lend)
+{
+	struct pools P;
+	struct span lv;
+	uint64_t lf, num, k = 0;
+	int lwt;
+	size_t i;
+
+	while (next_field(&P, "", l, &l, lend, &lf, &lwt, &lv, &num) == 1) {
+		if (lf != 1)
+			continue;
+		if (lwt == 0)
+			k++;
+		else if (lwt == 2)
+			for (i = 0; i < lv.n; i++)
+				k += lv.p[i] < 0x80;
+	}
+	return k;
+}
+
+int
+ex_int64_open(struct ex_int64_iter *it, const uint8_t *p, size_t n,
+    const char *name)
+{
+	struct pools P;
+	const uint8_t *e, *end, *q, *qend, *at;
+	struct span v, fv;
+	uint64_t f, ff, num;
+	size_t elen;
+	int rc, wt, fwt, kind = EX_NONE;
+
+	memset(it, 0, sizeof(*it));
+	if ((rc = find_entry(p, n, name, &e, &elen)) < 0)
+		return rc;
+	/*
+	 * As entry_int64() merges them: the values are those of the
+	 * int64_list fields from the last change of kind on.
+	 */
+	end = e + elen;
+	while (next_field(&P, "", e, &e, end, &f, &wt, &v, &num) == 1) {
+		if (f != 2 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
+		    &num) == 1; at = q) {
+			if (fwt != 2 || ff < 1 || ff > 3)
+				continue;
+			if ((int)ff != kind) {
+				kind = (int)ff;
+				it->n = 0;
+				if (kind == 3) {
+					it->p[0] = e;
+					it->end[0] = end;
+					it->p[1] = at;
+					it->end[1] = qend;
+				}
+			}
+			if (kind == 3)
+				it->n += count_list(fv.p, fv.p + fv.n);
+		}
+	}
+	if (kind != 3) {
+		memset(it, 0, sizeof(*it));
+		return -1;
+	}
+	it->left = it->n;
+	return 0;
+}
+
+size_t
+ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
+{
+	struct pools P;
+	struct span v;
+	const uint8_t *c;
+	uint64_t f, num, x = 0;
+	size_t k = 0;
+	int wt;
+
+	while (k < max) {
+		if (it->p[3] < it->end[3]) {
+			c = it->p[3];
+			while (k < max && c < it->end[3]) {
+				if (*c < 0x80)
+					x = *c++;
+				else
+					(void)varint(&c, it->end[3], &x);
+				dst[k++] = (int64_t)x;
+			}
+			it->p[3] = c;
+			continue;
+		}
+		if (it->p[2] < it->end[2]) {
+			/* An Int64List: packed chunks and single values. */
+			if (next_field(&P, "", it->p[2], &it->p[2], it->end[2],
+			    &f, &wt, &v, &num) != 1 || f != 1)
+				continue;
+			if (wt == 0)
+				dst[k++] = (int64_t)num;
+			else if (wt == 2) {
+				it->p[3] = v.p;
+				it->end[3] = v.p + v.n;
+			}
+			continue;
+		}
+		if (it->p[1] < it->end[1]) {
+			/* A Feature: its int64_list fields. */
+			if (next_field(&P, "", it->p[1], &it->p[1], it->end[1],
+			    &f, &wt, &v, &num) == 1 && f == 3 && wt == 2) {
+				it->p[2] = v.p;
+				it->end[2] = v.p + v.n;
+			}
+			continue;
+		}
+		if (it->p[0] < it->end[0]) {
+			/* The entry: its value fields, merged. */
+			if (next_field(&P, "", it->p[0], &it->p[0], it->end[0],
+			    &f, &wt, &v, &num) == 1 && f == 2 && wt == 2) {
+				it->p[1] = v.p;
+				it->end[1] = v.p + v.n;
+			}
+			continue;
+		}
+		break;
+	}
+	it->left -= k;
+	return k;
 }

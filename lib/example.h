@@ -130,6 +130,27 @@ long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
 		    int64_t **dst, size_t *cap);
 
 /*
+ * The values of one int64 feature a bounded number at a time, for
+ * records too large to decode whole (ex_decode() and ex_int64_values()
+ * take 8 bytes per value, a record as little as one).  ex_int64_open()
+ * checks that the whole Example decodes, as ex_decode() decides, and
+ * finds the feature 'name' with the rules of ex_int64_values(): 0 with
+ * it->n set to the number of values, -1 when the feature is absent or
+ * not an int64 list, -2 on malformed input.  ex_int64_next() stores
+ * the next values (up to max) at dst and returns their number, 0 at
+ * the end.  The iterator points into p[0..n), which must stay put;
+ * it holds no memory of its own.
+ */
+struct ex_int64_iter {
+	const uint8_t	*p[4], *end[4];	/* entry, Feature, Int64List, packed chunk */
+	uint64_t	 n;		/* the values in all */
+	uint64_t	 left;		/* not yet returned */
+};
+int		 ex_int64_open(struct ex_int64_iter *it, const uint8_t *p,
+		    size_t n, const char *name);
+size_t		 ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max);
+
+/*
  * The fastest path: the int64 feature 'name' of an Example that holds
  * nothing else, in the canonical form (one Features message with one
  * entry, key then value, a Feature holding only an Int64List with at

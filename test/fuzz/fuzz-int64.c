@@ -4,7 +4,8 @@
  * accept, the full decoder must accept with the same values, the 16-bit
  * path exactly when the 64-bit one does and every value fits, and where
  * the decoder finds an int64 feature, ex_int64_values() must find the
- * same.  The first input
+ * same, and so must ex_int64_open() and ex_int64_next() in parts of
+ * any size.  The first input
  * byte picks the feature name.
  */
 #include <stddef.h>
@@ -78,6 +79,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	ex_free(&ex);
+	{
+		struct ex_int64_iter it;
+		int64_t part[7];
+		size_t max = 1 + (size_t)(data[0] >> 2) % 7, k, got = 0;
+		int rc = ex_int64_open(&it, p, size - 1, name);
+
+		if (rc != (n < 0 ? (int)n : 0) || (rc == 0 && it.n != (uint64_t)n))
+			abort();
+		while (rc == 0 && (k = ex_int64_next(&it, part, max)) > 0) {
+			if (got + k > (size_t)n ||
+			    memcmp(part, v + got, k * sizeof *v) != 0)
+				abort();
+			got += k;
+		}
+		if (rc == 0 && (got != (size_t)n || it.left != 0))
+			abort();
+	}
 	free(p);
 	return 0;
 }
