@@ -1546,6 +1546,144 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
 	free(dv);
 }
 
+/*
+ * Records longer than BIG_RECORD are read a part at a time: their
+ * tokens go from the record to the .bin BIG_PART at a time, so that
+ * such a record costs about its own size in memory (the reader's
+ * window), not 8 bytes a token and its copies.
+ */
+#define BIG_RECORD	(16u << 20)
+#define BIG_PART	(64u << 10)
+
+/*
+ * Add the sequence of a big record, its feature streamed.  Returns 1
+ * when it was added, 0 when the record is not an Example with an int64
+ * list of that name (the general way then says what it is), or dies
+ * naming the record.
+ */
+static int
+build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
+    size_t n, uint64_t num, uint64_t off, int mm)
+{
+	struct ex_int64_iter it;
+	int64_t *v, mode = 0;
+	uint8_t *packed;
+	size_t k, bad, pass;
+	char err[512];
+
+	if (ex_int64_open(&it, p, n, o.feature) != 0)
+		return 0;
+	if (mm && ex_int64_open(&it, p, n, o.modefeat) == 0) {
+		if (it.n != 1)
+			die("%s: record %" PRIu64 " at offset %" PRIu64 ": '%s' "
+			    "must hold one value, not %" PRIu64, name, num, off,
+			    o.modefeat, it.n);
+		(void)ex_int64_next(&it, &mode, 1);
+		if (mode < INT8_MIN || mode > INT8_MAX)
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": mode %" PRId64 " does not fit int8", name, num,
+			    off, mode);
+	}
+	if ((v = malloc(BIG_PART * sizeof *v)) == NULL ||
+	    (packed = malloc(BIG_PART * sizeof(uint64_t))) == NULL)
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": out of memory",
+		    name, num, off);
+	/* Every token is checked before the first goes out. */
+	for (pass = 0; pass < 2; pass++) {
+		(void)ex_int64_open(&it, p, n, o.feature);
+		if (it.n > MMIDX_MAX_SEQ)
+			die("%s: record %" PRIu64 " at offset %" PRIu64 ": sequence "
+			    "of %" PRIu64 " tokens: longer than the int32 sizes of "
+			    "the index allow", name, num, off, it.n);
+		while ((k = ex_int64_next(&it, v, BIG_PART)) > 0) {
+			if (mmidx_pack_i64(b, v, k, packed, &bad, err,
+			    sizeof err) == -1)
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": %s", name, num, off, err);
+			if (pass == 1 && mmidx_add_part(b, packed, k) == -1)
+				add_fault(b, name, "record", num, off);
+		}
+	}
+	if (mm)
+		mmidx_set_mode(b, (int)mode);
+	if (mmidx_end_parts(b, it.n) == -1)
+		add_fault(b, name, "record", num, off);
+	free(v);
+	free(packed);
+	return 1;
+}
+
+/* Add one record's sequence (or end a document), or die naming it. */
+static void
+add_record(struct mmidx_builder *b, struct example *ex, const char *name,
+    const uint8_t *p, size_t n, uint64_t num, uint64_t off, int isf, int mm)
+{
+	size_t featlen = strlen(o.feature);
+	long cnt;
+
+	if (n > BIG_RECORD && build_big(b, name, p, n, num, off, mm))
+		return;
+	if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
+	    &ids.v, &ids.cap)) >= 0) {
+		if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	/*
+	 * Otherwise one reusable decode per record: its pools are kept
+	 * between records, and the values are used where they lie.
+	 */
+	if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		if (errno == ENOMEM)
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": out of memory", name, num, off);
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
+		    name, num, off, ex_strerror(ex));
+	}
+	if (mm) {
+		const struct ex_feature *mf = ex_get(ex, o.modefeat);
+
+		cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+		if (cnt >= 0 && cnt != 1)
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": '%s' must hold one value, not %ld", name,
+			    num, off, o.modefeat, cnt);
+		if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": mode %" PRId64 " does not fit int8", name,
+			    num, off, mf->i64[0]);
+		mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
+	}
+	const struct ex_feature *f = ex_get(ex, o.feature);
+	if (f != NULL && f->kind == EX_INT64) {
+		if (mmidx_add_i64(b, f->i64, f->n) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (ex->nfeat == 0 && o.docs_empty) {
+		if (mmidx_end_document(b) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (f != NULL && f->kind == EX_FLOAT && isf) {
+		if (mmidx_add_f32(b, f->f32, f->n) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (f != NULL && f->kind == EX_NONE) {
+		/* A feature with no list set: an empty sequence. */
+		if (mmidx_add_i64(b, NULL, 0) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
+	    num, off, f == NULL ? (ex->nfeat == 0 ?
+	    "no features (an empty record ends a document only with "
+	    "--documents empty)" : "no such feature (see -f)") :
+	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
+	    "a bytes_list, not token ids");
+}
+
 static void
 build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
     int mm)
@@ -1553,75 +1691,15 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec);
 	struct example ex;
 	const uint8_t *p;
-	size_t n, featlen = strlen(o.feature);
-	long cnt;
+	size_t n;
 	int rc;
 
 	if (r == NULL)
 		die_errno("%s", name);
 	ex_init(&ex);
-	while ((rc = rec_read(r, &p, &n)) == 1) {
-		uint64_t num = rec_index(r) - 1, off = rec_offset(r);
-
-		if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
-		    &ids.v, &ids.cap)) >= 0) {
-			if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		/*
-		 * Otherwise one reusable decode per record: its pools are kept
-		 * between records, and the values are used where they lie.
-		 */
-		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-			if (errno == ENOMEM)
-				die_errno("%s", name);
-			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
-			    name, num, off, ex_strerror(&ex));
-		}
-		if (mm) {
-			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
-
-			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
-			if (cnt >= 0 && cnt != 1)
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": '%s' must hold one value, not %ld", name,
-				    num, off, o.modefeat, cnt);
-			if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": mode %" PRId64 " does not fit int8", name,
-				    num, off, mf->i64[0]);
-			mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
-		}
-		const struct ex_feature *f = ex_get(&ex, o.feature);
-		if (f != NULL && f->kind == EX_INT64) {
-			if (mmidx_add_i64(b, f->i64, f->n) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (ex.nfeat == 0 && o.docs_empty) {
-			if (mmidx_end_document(b) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (f != NULL && f->kind == EX_FLOAT && isf) {
-			if (mmidx_add_f32(b, f->f32, f->n) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (f != NULL && f->kind == EX_NONE) {
-			/* A feature with no list set: an empty sequence. */
-			if (mmidx_add_i64(b, NULL, 0) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
-		    num, off, f == NULL ? (ex.nfeat == 0 ?
-		    "no features (an empty record ends a document only with "
-		    "--documents empty)" : "no such feature (see -f)") :
-		    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
-		    "a bytes_list, not token ids");
-	}
+	while ((rc = rec_read(r, &p, &n)) == 1)
+		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
+		    isf, mm);
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
@@ -1683,6 +1761,8 @@ static struct {
 	int		 jobs;
 } bt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
+static int	build_wait(const uint64_t *turn, uint64_t job);
+
 /*
  * Read the records of w's job; the caller holds the input turn.
  * Returns 1 when no job can follow.
@@ -1691,6 +1771,7 @@ static int
 build_read_job(struct buildw *w)
 {
 	struct rec_reader *r = bt.r;
+	uint64_t len;
 	long k;
 
 	w->k = 0;
@@ -1698,6 +1779,23 @@ build_read_job(struct buildw *w)
 	w->num0 = rec_index(r);
 	w->pos0 = rec_position(r);
 	w->in.len = 0;
+	if (rec_peek(r, &len) == 1 && len > BIG_RECORD) {
+		/*
+		 * A big record is a job of its own, done here from the
+		 * reader's window when the jobs before it are in.
+		 */
+		const uint8_t *p;
+		size_t n;
+
+		if (rec_read(r, &p, &n) == 1) {
+			if (build_wait(&bt.out_turn, w->job) == -1)
+				return 1;
+			add_record(bt.b, &w->ex, bt.name, p, n, rec_index(r) - 1,
+			    rec_offset(r), 0, 0);
+			return 0;
+		}
+		/* A fault: rec_read_framed() says it again, below. */
+	}
 	if ((k = rec_read_framed(r, &w->in, BUILD_JOB, BUILD_RECS)) == 0)
 		return 1;
 	if (k == -1) {

@@ -607,6 +607,8 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			if (len > avail - 12 || avail - 12 - len < 4 ||
 			    !header_ok(h) || (!r->seekable && len > r->max_len))
 				break;	/* rec_read() says what is wrong */
+			if (len > want && k > 0)
+				break;	/* a long record comes first in a call */
 			r->offset = r->base + pos;
 			pos += (size_t)len + 16;
 			avail -= (size_t)len + 16;
@@ -623,6 +625,12 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			continue;
 		}
 		/* One record the way rec_read() takes it, CRC left to the caller. */
+		if (k > 0) {
+			uint64_t next;
+
+			if ((rc = rec_peek(r, &next)) != 1 || next > want)
+				break;	/* the end, a fault or a long record: the next call */
+		}
 		flags = r->flags;
 		r->flags |= REC_NO_CRC;
 		rc = rec_read(r, &p, &n);
@@ -639,6 +647,23 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		k++;
 	}
 	return k;
+}
+
+int
+rec_peek(struct rec_reader *r, uint64_t *len)
+{
+	ssize_t got;
+
+	if (r->err != REC_OK)
+		return -1;
+	if (!r->started && start(r) == -1)
+		return -1;
+	if ((got = have(r, 12)) == -1)
+		return -1;
+	if (got < 12 || !header_ok(r->buf + r->pos))
+		return got == 0 ? 0 : -1;
+	*len = le64(r->buf + r->pos);
+	return 1;
 }
 
 int

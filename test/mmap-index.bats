@@ -553,3 +553,32 @@ histogram:
 	run -2 --separate-stderr mmap-index cat --max-record-size 1k "$T/ok1"
 	[[ "$stderr" == *"--max-record-size does not apply to this subcommand"* ]]
 }
+
+# Peak RSS of a command in KB (in $rss); the command's status is kept.
+peak_rss() {
+	local st=0
+	/usr/bin/time -f %M -o "$T/rss" "$@" 2>"$T/rss.err" || st=$?
+	rss=$(tail -1 "$T/rss")
+	return $st
+}
+
+@test "mmap-index: build of a 20 MB record holds about one copy of it, with any -j" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for j in 1 2; do
+		peak_rss mmap-index build -q -j $j -o "$T/b$j" "$T/big.gz"
+		[ "$rss" -lt 50000 ] || { echo "-j $j: peak RSS $rss KB for a 20 MB record"; false; }
+	done
+	cmp "$T/b1.bin" "$T/b2.bin"
+	cmp "$T/b1.idx" "$T/b2.idx"
+	[ "$(stat -c %s "$T/b1.bin")" = 80000000 ]
+	run -0 --separate-stderr mmap-index info --json "$T/b1"
+	[[ "$output" == *'"tokens":20000000'* ]]
+	# A record claiming 20 MB that is bad: read once, not copied.
+	"$BATS_TEST_DIRNAME/tools/big-record" --length 20000000 | gzip -1 >"$T/bad.gz"
+	for j in 1 2; do
+		run -1 peak_rss mmap-index build -q -j $j -o "$T/c$j" "$T/bad.gz"
+		[ "$(cat "$T/rss.err")" = "mmap-index: $T/bad.gz: record 0 at offset 0: payload CRC mismatch" ]
+		[ "$(tail -1 "$T/rss")" -lt 30000 ] || { echo "-j $j: peak RSS $(tail -1 "$T/rss") KB"; false; }
+	done
+}
