@@ -911,6 +911,92 @@ decode_ids_file(const char *path)
 	return 0;
 }
 
+/*
+ * Records longer than BIG_RECORD are decoded a part of BIG_PART ids at
+ * a time, from the record to the output, so that such a record costs
+ * about its own size in memory, not 8 bytes an id and its text.
+ */
+#define BIG_RECORD	(16u << 20)
+#define BIG_PART	(64u << 10)
+
+static void
+decode_big(const char *name, uint64_t num, const uint8_t *p, size_t n)
+{
+	struct ex_int64_iter it[8];
+	struct sw_decoder d;
+	char err[WP_ERRMAX];
+	int64_t *v;
+	size_t f, k, i;
+	uint64_t done;
+	const char *s;
+	long len;
+	int rc;
+
+	/* Every field is found and every id checked before any output. */
+	for (f = 0; f < nfields; f++)
+		if ((rc = ex_int64_open(&it[f], p, n, fields[f].name)) != 0) {
+			flush_all();
+			die("%s: record %ju: %s", name, (uintmax_t)num, rc == -1 ?
+			    "no int64 feature with that name" : "malformed Example");
+		}
+	if ((v = malloc(BIG_PART * sizeof *v)) == NULL)
+		die("%s: record %ju: out of memory", name, (uintmax_t)num);
+	for (f = 0; wordpiece && f < nfields; f++)
+		while ((k = ex_int64_next(&it[f], v, BIG_PART)) > 0)
+			for (i = 0; i < k; i++)
+				if (wp_piece(fields[f].wp, v[i], NULL) == NULL) {
+					flush_all();
+					die("%s: record %ju: id %lld out of range "
+					    "(vocab has %zu entries)", name,
+					    (uintmax_t)num, (long long)v[i],
+					    wp_vocab_size(fields[f].wp));
+				}
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put(&mainctx, "\t", 1);
+		(void)ex_int64_open(&it[f], p, n, fields[f].name);
+		memset(&d, 0, sizeof d);
+		for (done = 0; (k = ex_int64_next(&it[f], v, BIG_PART)) > 0;
+		    done += k) {
+			text.len = 0;
+			if (!wordpiece) {
+				if (sw_decode_part(fields[f].sw, &d, v, k,
+				    strip_extraneous, &text) == -1)
+					die("%s: record %ju: out of memory", name,
+					    (uintmax_t)num);
+				put(&mainctx, text.p, text.len);
+				continue;
+			}
+			/* A part after the first goes on as wp_decode() would. */
+			if ((len = wp_decode(fields[f].wp, v, k, &wptext, &wpcap,
+			    err)) < 0)
+				die("%s: record %ju: out of memory", name,
+				    (uintmax_t)num);
+			s = wp_piece(fields[f].wp, v[0], &i);
+			if (done > 0) {
+				if (i >= 2 && s[0] == '#' && s[1] == '#') {
+					s = wptext + 2;
+					len -= 2;
+				} else {
+					put(&mainctx, " ", 1);
+					s = wptext;
+				}
+			} else
+				s = wptext;
+			put(&mainctx, s, (size_t)len);
+		}
+		if (!wordpiece) {
+			text.len = 0;
+			if (sw_decode_end(fields[f].sw, &d, &text) == -1)
+				die("%s: record %ju: out of memory", name,
+				    (uintmax_t)num);
+			put(&mainctx, text.p, text.len);
+		}
+	}
+	put(&mainctx, "\n", 1);
+	free(v);
+}
+
 static int
 decode_records_file(const char *path)
 {
@@ -926,6 +1012,10 @@ decode_records_file(const char *path)
 	if ((rr = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
 		die_errno("%s", name);
 	while ((rc = rec_read(rr, &p, &n)) == 1) {
+		if (n > BIG_RECORD) {
+			decode_big(name, rec_index(rr) - 1, p, n);
+			continue;
+		}
 		for (f = 0; f < nfields; f++) {
 			k = ex_int64_values(p, n, fields[f].name, &fields[f].ids,
 			    &fields[f].cap);

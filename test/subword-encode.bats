@@ -302,3 +302,21 @@ print(d[12:-4].hex())' "$T/r2"
 	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-record-size 1x "$T/big.tfr"
 	[[ "$stderr" == *"--max-record-size: invalid number '1x'"* ]]
 }
+
+@test "subword-encode: -d of a 20 MB record streams it: memory about one copy of the record" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	local id
+	id=$(grep -n "^'the_'\$" "$T/v" | cut -d: -f1)
+	id=$((id - 1))
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets "$id" | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -d -v "$T/v" "$T/big.gz" >"$T/out"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt 50000 ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
+	[ "$(wc -c <"$T/out")" = 80000000 ]
+	[ "$(tr ' ' '\n' <"$T/out" | sort | uniq -c | sed 's/^ *//')" = "20000000 the" ]
+	# and with --strip-extraneous, trailing ids 0 and 1 dropped
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 1 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/eos.gz"
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -d --strip-extraneous -v "$T/v" "$T/eos.gz" >"$T/out"
+	[ "$(tail -1 "$T/rss")" -lt 50000 ]
+	[ "$(cat "$T/out")" = "" ] && [ "$(wc -c <"$T/out")" = 1 ]
+}
