@@ -132,11 +132,43 @@ flush_all(void)
 		write_failed(outname);
 }
 
+/*
+ * What -d is decoding, for its messages: "name: record 3 at offset 30"
+ * or "name: line 3" (dec.name NULL: nothing).
+ */
+static struct {
+	const char	*name;
+	const char	*what;
+	uint64_t	 num;
+	uint64_t	 off;		/* UINT64_MAX: none */
+} dec;
+static char decoding[300];
+
+static const char *
+dec_where(void)
+{
+	if (dec.off == UINT64_MAX)
+		snprintf(decoding, sizeof decoding, "%s: %s %ju", dec.name,
+		    dec.what, (uintmax_t)dec.num);
+	else
+		snprintf(decoding, sizeof decoding, "%s: %s %ju at offset %ju",
+		    dec.name, dec.what, (uintmax_t)dec.num, (uintmax_t)dec.off);
+	return decoding;
+}
+
+static _Noreturn void
+out_of_memory(void)
+{
+	if (dec.name == NULL)
+		die_errno("output");
+	die("%s: out of memory", dec_where());
+}
+
 static void
 put(struct ctx *c, const void *p, size_t n)
 {
 	if (buf_append(c->out, p, n) == -1)
-		die_errno("output");
+		out_of_memory();
 	if (c->direct && c->out->len >= (1 << 20))
 		flush_text();
 }
@@ -791,7 +823,7 @@ static char *wptext;
 static size_t wpcap;
 
 static void
-decode_emit(const char *name, const char *what, uint64_t where)
+decode_emit(void)
 {
 	struct ctx *c = &mainctx;
 	char err[WP_ERRMAX];
@@ -807,8 +839,8 @@ decode_emit(const char *name, const char *what, uint64_t where)
 			if (k < 0) {
 				flush_all();
 				if (errno == ENOMEM)
-					die_errno("decode");
-				die("%s: %s %ju: %s", name, what, (uintmax_t)where, err);
+					out_of_memory();
+				die("%s: %s", dec_where(), err);
 			}
 			put(c, wptext, (size_t)k);
 			continue;
@@ -816,7 +848,7 @@ decode_emit(const char *name, const char *what, uint64_t where)
 		text.len = 0;
 		if (sw_decode(fields[f].sw, fields[f].ids, fields[f].n,
 		    strip_extraneous, &text) == -1)
-			die_errno("decode");
+			out_of_memory();
 		put(c, text.p, text.len);
 	}
 	put(c, "\n", 1);
@@ -877,7 +909,11 @@ decode_ids_file(const char *path)
 		return 1;
 	if ((r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
+	dec.name = name;
+	dec.what = "line";
+	dec.off = UINT64_MAX;
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		dec.num = sw_lines_lineno(r);
 		for (f = 0; f < nfields; f++) {
 			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
 
@@ -889,7 +925,8 @@ decode_ids_file(const char *path)
 			len = tab ? (size_t)(tab - p) : n;
 			if ((k = parse_ids(&fields[f], p, len)) != 0) {
 				if (k == -2)
-					die_errno("decode");
+					die("%s: line %ju: out of memory", name,
+					    (uintmax_t)sw_lines_lineno(r));
 				flush_all();
 				die("%s: line %ju: not a list of ids", name,
 				    (uintmax_t)sw_lines_lineno(r));
@@ -897,8 +934,9 @@ decode_ids_file(const char *path)
 			p += len + (tab != NULL);
 			n -= len + (tab != NULL);
 		}
-		decode_emit(name, "line", sw_lines_lineno(r));
+		decode_emit();
 	}
+	dec.name = NULL;
 	if (rc == -1)
 		die_errno("%s", name);
 	if (rc == -2) {
@@ -919,8 +957,26 @@ decode_ids_file(const char *path)
 #define BIG_RECORD	(16u << 20)
 #define BIG_PART	(64u << 10)
 
+/*
+ * A record -d cannot decode: the field it lacks, or why it is not an
+ * Example.
+ */
+static _Noreturn void
+bad_record(const uint8_t *p, size_t n, const char *field, long k)
+{
+	struct example ex;
+
+	flush_all();
+	if (k == -1)
+		die("%s: no int64 feature '%s'", dec_where(), field);
+	ex_init(&ex);
+	if (ex_check(&ex, p, n, EX_TYPE_EXAMPLE) == -1)
+		die("%s: malformed Example: %s", dec_where(), ex_strerror(&ex));
+	die("%s: malformed Example", dec_where());
+}
+
 static void
-decode_big(const char *name, uint64_t num, const uint8_t *p, size_t n)
+decode_big(const uint8_t *p, size_t n)
 {
 	struct ex_int64_iter it[8];
 	struct sw_decoder d;
@@ -934,21 +990,17 @@ decode_big(const char *name, uint64_t num, const uint8_t *p, size_t n)
 
 	/* Every field is found and every id checked before any output. */
 	for (f = 0; f < nfields; f++)
-		if ((rc = ex_int64_open(&it[f], p, n, fields[f].name)) != 0) {
-			flush_all();
-			die("%s: record %ju: %s", name, (uintmax_t)num, rc == -1 ?
-			    "no int64 feature with that name" : "malformed Example");
-		}
+		if ((rc = ex_int64_open(&it[f], p, n, fields[f].name)) != 0)
+			bad_record(p, n, fields[f].name, rc);
 	if ((v = malloc(BIG_PART * sizeof *v)) == NULL)
-		die("%s: record %ju: out of memory", name, (uintmax_t)num);
+		out_of_memory();
 	for (f = 0; wordpiece && f < nfields; f++)
 		while ((k = ex_int64_next(&it[f], v, BIG_PART)) > 0)
 			for (i = 0; i < k; i++)
 				if (wp_piece(fields[f].wp, v[i], NULL) == NULL) {
 					flush_all();
-					die("%s: record %ju: id %lld out of range "
-					    "(vocab has %zu entries)", name,
-					    (uintmax_t)num, (long long)v[i],
+					die("%s: id %lld out of range (vocab has "
+					    "%zu entries)", dec_where(), (long long)v[i],
 					    wp_vocab_size(fields[f].wp));
 				}
 	for (f = 0; f < nfields; f++) {
@@ -962,16 +1014,14 @@ decode_big(const char *name, uint64_t num, const uint8_t *p, size_t n)
 			if (!wordpiece) {
 				if (sw_decode_part(fields[f].sw, &d, v, k,
 				    strip_extraneous, &text) == -1)
-					die("%s: record %ju: out of memory", name,
-					    (uintmax_t)num);
+					out_of_memory();
 				put(&mainctx, text.p, text.len);
 				continue;
 			}
 			/* A part after the first goes on as wp_decode() would. */
 			if ((len = wp_decode(fields[f].wp, v, k, &wptext, &wpcap,
 			    err)) < 0)
-				die("%s: record %ju: out of memory", name,
-				    (uintmax_t)num);
+				out_of_memory();
 			s = wp_piece(fields[f].wp, v[0], &i);
 			if (done > 0) {
 				if (i >= 2 && s[0] == '#' && s[1] == '#') {
@@ -988,8 +1038,7 @@ decode_big(const char *name, uint64_t num, const uint8_t *p, size_t n)
 		if (!wordpiece) {
 			text.len = 0;
 			if (sw_decode_end(fields[f].sw, &d, &text) == -1)
-				die("%s: record %ju: out of memory", name,
-				    (uintmax_t)num);
+				out_of_memory();
 			put(&mainctx, text.p, text.len);
 		}
 	}
@@ -1011,27 +1060,27 @@ decode_records_file(const char *path)
 		return 1;
 	if ((rr = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
 		die_errno("%s", name);
+	dec.name = name;
+	dec.what = "record";
 	while ((rc = rec_read(rr, &p, &n)) == 1) {
+		dec.num = rec_index(rr) - 1;
+		dec.off = rec_offset(rr);
 		if (n > BIG_RECORD) {
-			decode_big(name, rec_index(rr) - 1, p, n);
+			decode_big(p, n);
 			continue;
 		}
 		for (f = 0; f < nfields; f++) {
 			k = ex_int64_values(p, n, fields[f].name, &fields[f].ids,
 			    &fields[f].cap);
 			if (k == -3)
-				die_errno("decode");
-			if (k < 0) {
-				flush_all();
-				die("%s: record %ju: %s", name,
-				    (uintmax_t)rec_index(rr) - 1, k == -1 ?
-				    "no int64 feature with that name" :
-				    "malformed Example");
-			}
+				out_of_memory();
+			if (k < 0)
+				bad_record(p, n, fields[f].name, k);
 			fields[f].n = (size_t)k;
 		}
-		decode_emit(name, "record", rec_index(rr) - 1);
+		decode_emit();
 	}
+	dec.name = NULL;
 	if (rc == -1) {
 		flush_all();
 		die("%s: record %ju at offset %ju: %s", name,
@@ -1072,9 +1121,12 @@ set_fields(const char *list)
 	}
 }
 
-/* Give every field its vocabulary ("-v path" for all, "-v name=path" for one). */
+/*
+ * Give every field its vocabulary ("-v path" for all, "-v name=path" for
+ * one; a "name=path" naming no field is refused, unless it is a file).
+ */
 static void
-load_vocabs(char **vspec, size_t nv)
+load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 {
 	const char *deflt = NULL, *eq;
 	size_t i, f, j;
@@ -1087,6 +1139,9 @@ load_vocabs(char **vspec, size_t nv)
 				break;
 		if (eq != NULL && f < nfields)
 			fields[f].vpath = eq + 1;
+		else if (eq != NULL && access(vspec[i], F_OK) == -1)
+			usage_error("-v %s: no field '%.*s' (the fields are %s)",
+			    vspec[i], (int)(eq - vspec[i]), vspec[i], fieldlist);
 		else
 			deflt = vspec[i];
 	}
@@ -1271,7 +1326,7 @@ main(int argc, char *argv[])
 		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
 	if (wordpiece && (eos || strip_extraneous))
 		usage_error("--eos and --strip-extraneous apply to -m subword");
-	load_vocabs(vspec, nv);
+	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
 	mainctx.f = fields;
 	mainctx.out = &ob;
 	mainctx.direct = 1;

@@ -528,8 +528,9 @@ put_line(void)
 }
 
 /*
- * Handle one good record.  Returns 0, or -1 when its payload does not
- * decode (the message is printed by the caller).
+ * Handle one good record.  Returns 0, -1 when its payload does not
+ * decode (the message is printed by the caller), or -2 when memory
+ * ran out while decoding it.
  */
 static int
 one_record(const uint8_t *p, size_t n, const char **why)
@@ -542,27 +543,27 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		}
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
-			return -1;
+			return errno == ENOMEM ? -2 : -1;
 		}
 		select_features(&ex);
 		pay.len = 0;
 		if (ex_encode(&ex, &pay) == -1)
-			die_errno("encode");
+			return -2;
 		sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], pay.p, pay.len);
 		break;
 	case M_JSON:
 		if (type == TYPE_RAW) {
 			if (exjson_write_raw(p, n, &line) == -1)
-				die_errno("json");
+				return -2;
 		} else {
 			if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 				*why = ex_strerror(&ex);
-				return -1;
+				return errno == ENOMEM ? -2 : -1;
 			}
 			select_features(&ex);
 			if (exjson_write(&js, &ex, &line) == -1) {
 				*why = exjson_strerror(&js);
-				return -1;
+				return errno == ENOMEM ? -2 : -1;
 			}
 		}
 		put_line();
@@ -577,7 +578,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 	case M_STATS:
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
-			return -1;
+			return errno == ENOMEM ? -2 : -1;
 		}
 		select_features(&ex);
 		stats_add(&ex);
@@ -645,8 +646,16 @@ cat_records(const char *path)
 				nout++;
 				continue;
 			}
-			if (one_record(p, n, &why) == 0)
+			if ((ret = one_record(p, n, &why)) == 0)
 				continue;
+			if (ret == -2) {
+				/* Not the record's fault: no reading on. */
+				warnx_("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": out of memory", name, rec_index(r) - 1,
+				    rec_offset(r));
+				status = 1;
+				break;
+			}
 			warnx_("%s: record %" PRIu64 " at offset %" PRIu64 ": "
 			    "payload is not %s: %s", name, rec_index(r) - 1,
 			    rec_offset(r), type == EX_TYPE_SEQUENCE ?
@@ -732,7 +741,8 @@ cat_json(const char *path)
 		}
 		if (!selected())
 			continue;
-		if (one_record(pay.p, pay.len, &(const char *){ NULL }) == -1) {
+		if (one_record(pay.p, pay.len, &(const char *){ NULL }) != 0) {
+			warnx_("%s: line %" PRIu64 ": out of memory", name, lineno);
 			status = 1;
 			break;
 		}

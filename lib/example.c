@@ -588,8 +588,26 @@ begin(struct example *ex, const uint8_t **p, size_t n, enum ex_type type,
 	return P;
 }
 
+static int decode(struct example *ex, const uint8_t *p, size_t n,
+    enum ex_type type);
+
 int
 ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
+{
+	struct pools *P;
+
+	if (decode(ex, p, n, type) == 0)
+		return 0;
+	/* Exhaustion is reported as such, not as a reason the record is bad. */
+	if (errno == ENOMEM && (P = ex->priv) != NULL) {
+		snprintf(P->err, sizeof(P->err), "out of memory");
+		errno = ENOMEM;
+	}
+	return -1;
+}
+
+static int
+decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
 	struct pools *P;
 	const uint8_t *q, *end;

@@ -495,14 +495,20 @@ discard(struct rec_reader *r, uint64_t n)
 	return 0;
 }
 
+/*
+ * A hint for a fault at the start of the (uncompressed) stream: its
+ * bytes are perhaps compressed, or perhaps not records at all, however
+ * they came.
+ */
 static const char *
 compression_hint(const struct rec_reader *r)
 {
-	if (r->comp != REC_NONE || r->base + r->pos != 0)
+	if (r->base + r->pos != 0)
 		return "";
-	if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b)
+	if (r->comp == REC_NONE && r->len >= 2 && r->buf[0] == 0x1f &&
+	    r->buf[1] == 0x8b)
 		return " (the input looks gzip-compressed: try --compression gzip)";
-	if (r->len >= 2 && is_zlib_header(r->buf))
+	if (r->comp == REC_NONE && r->len >= 2 && is_zlib_header(r->buf))
 		return " (the input may be zlib-compressed: try --compression zlib)";
 	if (r->index == 0)
 		return " (is this a TFRecord file?)";
@@ -530,7 +536,8 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		if (r->flags & REC_TF_COMPAT)
 			return 0;
 		return fail(r, REC_TRUNC_HEADER,
-		    "truncated header: %zd bytes after the last record", got);
+		    "truncated header: %zd bytes after the last record%s", got,
+		    compression_hint(r));
 	}
 	h = r->buf + r->pos;
 	if (!header_ok(h))
@@ -544,8 +551,9 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 	if (r->seekable) {
 		if (total > r->file_end - r->offset)
 			return fail(r, REC_TRUNC_RECORD, "truncated record: "
-			    "length %llu but %llu bytes left",
-			    (unsigned long long)len,
+			    "length %llu needs %llu bytes after its header, "
+			    "%llu are left", (unsigned long long)len,
+			    (unsigned long long)len + 4,
 			    (unsigned long long)(r->file_end - r->offset - 12));
 	} else if (len > r->max_len)
 		return fail(r, REC_TOO_LARGE, "length %llu exceeds the limit "
@@ -569,7 +577,8 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		return -1;
 	if ((uint64_t)got < total)
 		return fail(r, REC_TRUNC_RECORD, "truncated record: length "
-		    "%llu but %llu bytes left", (unsigned long long)len,
+		    "%llu needs %llu bytes after its header, %llu are left",
+		    (unsigned long long)len, (unsigned long long)len + 4,
 		    (unsigned long long)(got > 12 ? got - 12 : 0));
 	h = r->buf + r->pos;
 	if (!(r->flags & REC_NO_CRC) && !rec_data_ok(h + 12, (size_t)len,

@@ -135,7 +135,7 @@ print(n)' "$T/rec"
 	run -0 subword-encode -d -f inputs -v "$T/v" "$T/rec"
 	[ "$output" = "$(cat "$T/c.txt")" ]
 	run -1 --separate-stderr subword-encode -d -v "$T/v" "$T/rec"
-	[ "$stderr" = "subword-encode: $T/rec: record 0: no int64 feature with that name" ]
+	[ "$stderr" = "subword-encode: $T/rec: record 0 at offset 0: no int64 feature 'targets'" ]
 	[ -z "$output" ]
 }
 
@@ -319,4 +319,29 @@ print(d[12:-4].hex())' "$T/r2"
 	/usr/bin/time -f %M -o "$T/rss" subword-encode -d --strip-extraneous -v "$T/v" "$T/eos.gz" >"$T/out"
 	[ "$(tail -1 "$T/rss")" -lt 50000 ]
 	[ "$(cat "$T/out")" = "" ] && [ "$(wc -c <"$T/out")" = 1 ]
+}
+
+@test "subword-encode: -d names the offset and the reason of a bad record" {
+	subword-encode -v "$T/v" "$T/c.txt" | head -c 200 | tfr-cat -R --recover -q >"$T/good.rec" 2>/dev/null || true
+	n=$(stat -c %s "$T/good.rec")
+	# a record whose payload is not an Example: a field runs past the end
+	printf '"CgUKAw=="\n' | tfr-cat --from-json --type raw >"$T/bad.rec"
+	cat "$T/good.rec" "$T/bad.rec" >"$T/both.rec"
+	run -1 --separate-stderr subword-encode -d -v "$T/v" "$T/both.rec"
+	k=$(tfr-cat -c "$T/good.rec")
+	[ "$stderr" = "subword-encode: $T/both.rec: record $k at offset $n: malformed Example: example: field 1: length 5 runs past the end at byte 2" ]
+	[ "${#lines[@]}" -eq "$k" ]
+	run -1 --separate-stderr subword-encode -d --fields targets,inputs -v "$T/v" "$T/good.rec"
+	[ "$stderr" = "subword-encode: $T/good.rec: record 0 at offset 0: no int64 feature 'inputs'" ]
+}
+
+@test "subword-encode: -v FIELD=VOCAB for a field that does not exist names the field" {
+	run -2 --separate-stderr subword-encode --fields a,b -v a="$T/v" -v c="$T/v" "$T/c.txt"
+	[ "${lines[0]}" = "" ]
+	[ "$(sed -n 1p <<<"$stderr")" = "subword-encode: -v c=$T/v: no field 'c' (the fields are a,b)" ]
+	run -2 --separate-stderr subword-encode -d -v inputs="$T/v" "$T/c.txt"
+	[ "$(sed -n 1p <<<"$stderr")" = "subword-encode: -v inputs=$T/v: no field 'inputs' (the fields are targets)" ]
+	# a vocabulary whose file name has a '=' is still a vocabulary
+	cp "$T/v" "$T/x=v"
+	run -0 --separate-stderr subword-encode --output-format id -v "$T/x=v" "$T/c.txt"
 }
