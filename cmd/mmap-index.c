@@ -1432,6 +1432,7 @@ static struct {
 	size_t	 cap;
 	int	 u64;	/* a uint64 dataset: ids are read as unsigned */
 	int	 neg;	/* the line has a negative id */
+	enum mmidx_dtype dtype;	/* the dataset's, for messages */
 } ids;
 
 static void
@@ -1481,8 +1482,13 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.v[n] = strtoll(s, &end, 10);
 			ids.neg |= ids.v[n] < 0;
 		}
+		if (end != s && (end == lim || *end == ' ' || *end == '\t' ||
+		    *end == '\r') && errno == ERANGE && !isf)
+			die("%s: line %" PRIu64 ": token %.*s does not fit %s",
+			    name, lineno, (int)(end - s) > 40 ? 40 : (int)(end - s),
+			    s, mmidx_dtype_name(ids.dtype));
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r') || (errno == ERANGE && !isf))
+		    *end != '\r'))
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
 			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
@@ -1827,8 +1833,9 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 
 	if (ex_decode(&w->ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 		if (errno == ENOMEM)
-			snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
-			    strerror(ENOMEM));
+			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": out of memory", bt.name,
+			    num, off);
 		else
 			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
 			    " at offset %" PRIu64 ": %s", bt.name, num, off,
@@ -1859,9 +1866,12 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 	return -1;
 }
 
-/* Room for 'bytes' more packed bytes after 'used'; -1 with w->msg set. */
+/*
+ * Room for 'bytes' more packed bytes after 'used', for record j; -1
+ * with w->msg set.
+ */
 static int
-tok_room(struct buildw *w, size_t used, size_t bytes)
+tok_room(struct buildw *w, size_t j, size_t used, size_t bytes)
 {
 	size_t need, c;
 	uint8_t *q;
@@ -1871,8 +1881,8 @@ tok_room(struct buildw *w, size_t used, size_t bytes)
 	need = used + bytes;
 	c = w->tokcap * 2 > need ? w->tokcap * 2 : need;
 	if ((q = realloc(w->tok, c)) == NULL) {
-		snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
-		    strerror(ENOMEM));
+		snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
+		    PRIu64 ": out of memory", bt.name, w->num0 + j, w->off[j]);
 		return -1;
 	}
 	w->tok = q;
@@ -1907,7 +1917,7 @@ build_run_job(struct buildw *w)
 		 * general way below, which says what is wrong.
 		 */
 		if (bt.u16 && n <= MMIDX_MAX_SEQ) {
-			if (tok_room(w, used, 2 * n) == -1)
+			if (tok_room(w, j, used, 2 * n) == -1)
 				break;
 			if ((c = ex_uint16_canonical(p, n, o.feature,
 			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0) {
@@ -1925,7 +1935,7 @@ build_run_job(struct buildw *w)
 		w->seq[j] = (uint32_t)cnt;
 		if (cnt == SEQ_DOC)
 			continue;
-		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, used, cnt * bt.esize) == -1)
+		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, j, used, cnt * bt.esize) == -1)
 			break;
 		if (mmidx_pack_i64(bt.b, v, cnt, w->tok + used, &bad, err,
 		    sizeof err) == -1) {
@@ -2153,6 +2163,7 @@ cmd_build(int argc, char **argv)
 		}
 		if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
+			ids.dtype = t;
 			build_ids(b, fd, name, isf);
 		} else if (jobs > 1)
 			build_records_mt(b, fd, name, jobs);

@@ -79,6 +79,7 @@ static const char *outname = "stdout";
 static struct buf outbuf;
 static const char *cur_file;	/* display name of the input being read */
 static uint64_t cur_record;	/* its 0-based record number */
+static uint64_t cur_offset;	/* and the offset of that record */
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
@@ -101,7 +102,16 @@ data_error(const char *fmt, ...)
 	writer_drain();
 	if (writer != NULL && rec_writer_flush(writer) == -1)
 		write_failed(outname);
-	die("%s: record %ju: %s", cur_file, (uintmax_t)cur_record, msg);
+	die("%s: record %ju at offset %ju: %s", cur_file, (uintmax_t)cur_record,
+	    (uintmax_t)cur_offset, msg);
+}
+
+/* Memory ran out while decoding the current record. */
+static _Noreturn void
+decode_oom(void)
+{
+	die("%s: record %ju at offset %ju: out of memory", cur_file,
+	    (uintmax_t)cur_record, (uintmax_t)cur_offset);
 }
 
 /*
@@ -501,7 +511,7 @@ fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
 {
 	if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 		if (errno == ENOMEM)
-			die_errno("decoding a record");
+			decode_oom();
 		data_error("%s", ex_strerror(&cur_ex));
 	}
 	sq_fetch_example(c, &cur_ex, f);
@@ -513,7 +523,7 @@ conv_failed(struct sq_conv *c)
 	if (sq_errkind(c) == SQ_EEMIT)
 		write_failed(outname);
 	if (sq_errkind(c) == SQ_ENOMEM)
-		die("%s", sq_strerror(c));
+		decode_oom();
 	data_error("%s", sq_strerror(c));
 }
 
@@ -534,6 +544,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
+		cur_offset = rec_offset(r);
 		if (sq_resolved(c) == SQ_PASSTHROUGH) {
 			put_record(p, n);
 			(void)sq_push(c, f);	/* counts the record */
@@ -545,7 +556,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			conv_failed(c);
 		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
 		if (got == -1)
-			die_errno("decoding a record");
+			decode_oom();
 		if (got == 0)
 			fetch(c, p, n, f);
 		if (sq_push(c, f) == -1)
@@ -584,9 +595,10 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
+		cur_offset = rec_offset(r);
 		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
-				die_errno("decoding a record");
+				decode_oom();
 			data_error("%s", ex_strerror(&cur_ex));
 		}
 		ft = ex_get(&cur_ex, feature);

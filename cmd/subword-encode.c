@@ -115,12 +115,15 @@ struct ctx {
 	char		 err[300];
 };
 
+static size_t ob_mark;	/* -d: the end of the last whole line in ob */
+
 static void
 flush_text(void)
 {
 	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
 		write_failed(outname);
 	ob.len = 0;
+	ob_mark = 0;
 }
 
 /* Write what is good so far before reporting a fault in the input. */
@@ -161,6 +164,10 @@ out_of_memory(void)
 {
 	if (dec.name == NULL)
 		die_errno("output");
+	/* What was decoded before, not the part of this line. */
+	if (ob_mark < ob.len)
+		ob.len = ob_mark;
+	flush_all();
 	die("%s: out of memory", dec_where());
 }
 
@@ -837,9 +844,11 @@ decode_emit(void)
 			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
 			if (k < 0) {
-				flush_all();
 				if (errno == ENOMEM)
 					out_of_memory();
+				if (ob_mark < ob.len)
+					ob.len = ob_mark;
+				flush_all();
 				die("%s: %s", dec_where(), err);
 			}
 			put(c, wptext, (size_t)k);
@@ -852,6 +861,7 @@ decode_emit(void)
 		put(c, text.p, text.len);
 	}
 	put(c, "\n", 1);
+	ob_mark = ob.len;
 }
 
 /* Parse space-separated ids into fd->ids. */
@@ -1043,6 +1053,7 @@ decode_big(const uint8_t *p, size_t n)
 		}
 	}
 	put(&mainctx, "\n", 1);
+	ob_mark = ob.len;
 	free(v);
 }
 

@@ -595,7 +595,7 @@ long
 rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 {
 	size_t got = 0, from, pos, avail;
-	long k = 0;
+	long k = 0, k0;
 	unsigned flags;
 	const uint8_t *p, *h;
 	uint64_t len;
@@ -609,6 +609,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		 */
 		from = pos = r->pos;
 		avail = r->len - r->pos;
+		k0 = k;
 		while (r->err == REC_OK && r->started && (size_t)k < max &&
 		    got < want && avail >= 12) {
 			h = r->buf + pos;
@@ -627,8 +628,12 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		}
 		if (pos > from) {
 			if (buf_append(out, r->buf + from, pos - from) == -1) {
+				/* The fault is at the first record not returned. */
+				r->index -= (uint64_t)(k - k0);
+				r->offset = r->base + from;
 				r->errnum = errno;
-				return fail(r, REC_ENOMEM, "out of memory");
+				(void)fail(r, REC_ENOMEM, "out of memory");
+				return k0 > 0 ? k0 : -1;
 			}
 			r->pos = pos;
 			continue;
@@ -649,8 +654,11 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		if (rc == -1)
 			return k > 0 ? k : -1;
 		if (buf_append(out, p - 12, n + 16) == -1) {
+			r->index--;	/* not returned after all */
 			r->errnum = errno;
-			return fail(r, REC_ENOMEM, "out of memory");
+			(void)fail(r, REC_ENOMEM, "out of memory for a %zu-byte "
+			    "record", n);
+			return k > 0 ? k : -1;
 		}
 		got += n + 16;
 		k++;

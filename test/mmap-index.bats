@@ -416,11 +416,11 @@ histogram:
 	run -0 mmap-index cat --output-format id "$T/u64"
 	[ "$output" = "$(cat "$T/u64.txt")" ]
 	run -1 --separate-stderr bash -c 'echo 18446744073709551616 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
-	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '18446744073709551616'" ]
+	[ "$stderr" = "mmap-index: stdin: line 1: token 18446744073709551616 does not fit uint64" ]
 	run -1 --separate-stderr bash -c 'echo 3 -1 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
 	[ "$stderr" = "mmap-index: stdin: line 1: token -1 does not fit uint64 (--wrap wraps it as upstream does)" ]
 	run -1 --separate-stderr bash -c 'echo 9223372036854775808 | mmap-index build -q --dtype int64 --input-format id -o "$1" -' _ "$T/u64b"
-	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '9223372036854775808'" ]
+	[ "$stderr" = "mmap-index: stdin: line 1: token 9223372036854775808 does not fit int64" ]
 	[ ! -e "$T/u64b.idx" ] && [ ! -e "$T/u64b.bin" ]
 }
 
@@ -581,4 +581,32 @@ peak_rss() {
 		[ "$(cat "$T/rss.err")" = "mmap-index: $T/bad.gz: record 0 at offset 0: payload CRC mismatch" ]
 		[ "$(tail -1 "$T/rss")" -lt 30000 ] || { echo "-j $j: peak RSS $(tail -1 "$T/rss") KB"; false; }
 	done
+}
+
+@test "mmap-index: out of memory names the file and the record, with any -j" {
+	(ulimit -v 40000 && mmap-index -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for j in 1 2; do
+		run -1 --separate-stderr bash -c 'ulimit -v 40000; mmap-index build -q -j $1 -o "$2" "$3"' _ $j "$T/o$j" "$T/big.gz"
+		[[ "$stderr" == "mmap-index: $T/big.gz: record 0 at offset 0: out of memory"* ]] ||
+		    { echo "-j $j: $stderr"; false; }
+		[ ! -e "$T/o$j.bin" ]
+	done
+}
+
+@test "mmap-index: an id above INT64_MAX does not fit the dtype" {
+	printf '1 2 18446744073709551615\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int64" ]
+	run -1 --separate-stderr mmap-index build -q --wrap --dtype int32 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int32" ]
+	printf '7 -9223372036854775809\n' >"$T/neg"
+	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/neg"
+	[ "$stderr" = "mmap-index: $T/neg: line 1: token -9223372036854775809 does not fit int64" ]
+	printf '1 2 18446744073709551616\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --dtype uint64 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551616 does not fit uint64" ]
+	printf '1 2x\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: bad token id '2x'" ]
 }

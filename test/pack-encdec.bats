@@ -126,7 +126,8 @@ docstring_pair() {
 	printf '%s\n' '{"inputs":[1],"targets":[2]}' '{"inputs":[1,2,3,4],"targets":[2]}' \
 	    '{"inputs":[1],"targets":[2]}' | mk "$T/in.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec --no-pack -l inputs=3,targets=3 -o "$T/out.tfr" "$T/in.tfr"
-	[ "$stderr" = "pack-encdec: $T/in.tfr: record 1: Feature 'inputs' has length not less than or equal to the expected length of 3 during input_validation validation" ]
+	n=$(tfr-cat -R -n 1 "$T/in.tfr" | wc -c)
+	[ "$stderr" = "pack-encdec: $T/in.tfr: record 1 at offset $n: Feature 'inputs' has length not less than or equal to the expected length of 3 during input_validation validation" ]
 	[ ! -e "$T/out.tfr" ]
 	run -1 --separate-stderr bash -c 'pack-encdec -C encdec --no-pack -l inputs=3,targets=3 "$1" >"$2"' _ "$T/in.tfr" "$T/stdout.tfr"
 	run -0 js "$T/stdout.tfr"
@@ -136,10 +137,10 @@ docstring_pair() {
 @test "pack-encdec: missing and wrongly typed features" {
 	printf '%s\n' '{"inputs":[1]}' | mk "$T/a.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/a.tfr"
-	[ "$stderr" = "pack-encdec: $T/a.tfr: record 0: Dataset is missing an expected feature during input_validation validation: 'targets'" ]
+	[ "$stderr" = "pack-encdec: $T/a.tfr: record 0 at offset 0: Dataset is missing an expected feature during input_validation validation: 'targets'" ]
 	printf '%s\n' '{"inputs":[1],"targets":"x"}' | mk "$T/b.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/b.tfr"
-	[[ "$stderr" == *"record 0: Dataset has incorrect type for feature 'targets' during input_validation validation: Got string, expected int32" ]]
+	[[ "$stderr" == *"record 0 at offset 0: Dataset has incorrect type for feature 'targets' during input_validation validation: Got string, expected int32" ]]
 	printf '%s\n' '{"inputs":[1],"targets":[4294967296]}' | mk "$T/c.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/c.tfr"
 	[[ "$stderr" == *"Got int64, expected int32"* ]]
@@ -268,7 +269,7 @@ for i in range(3000):
 @test "pack-encdec: electra refuses a record without the feature" {
 	printf '%s\n' '{"other":[1]}' | mk "$T/x.tfr"
 	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 1 --sep-id 2 "$T/x.tfr"
-	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0: no int64 feature 'targets'" ]
+	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0 at offset 0: no int64 feature 'targets'" ]
 }
 
 @test "pack-encdec: -h says what the man page SYNOPSIS says" {
@@ -306,7 +307,7 @@ for i in range(300):
 	[ "${#lines[@]}" = 1 ]
 	[[ "$output" == '{"decoder_input_tokens":[0,2,'* ]]
 	run -1 --separate-stderr pack-encdec -C lm -l targets=64 docs.tfr
-	[[ "$stderr" == *"record 2: Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
+	[[ "$stderr" == *"record 2 at offset "*": Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
 }
 
 @test "pack-encdec: the man page's electra example" {
@@ -353,4 +354,16 @@ for i in range(300):
 	run -1 --separate-stderr pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 -f targets --max-record-size 1k -o "$T/o.tfr" "$T/big.tfr.gz"
 	[[ "$stderr" == *"big.tfr.gz: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]]
 	run -2 --separate-stderr pack-encdec -C lm -l targets=8 --max-record-size -1 "$T/big.tfr"
+}
+
+@test "pack-encdec: out of memory while decoding names the file, record and offset" {
+	(ulimit -v 60000 && pack-encdec -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	printf '%s\n' '{"targets":[5,6]}' | mk "$T/one.tfr"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	cat "$T/one.tfr" "$T/big.tfr" | gzip -1 >"$T/big.gz"
+	n=$(stat -c %s "$T/one.tfr")
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C lm -l targets=100 "$1" >/dev/null' _ "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 "$1" >/dev/null' _ "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
 }

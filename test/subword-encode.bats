@@ -345,3 +345,14 @@ print(d[12:-4].hex())' "$T/r2"
 	cp "$T/v" "$T/x=v"
 	run -0 --separate-stderr subword-encode --output-format id -v "$T/x=v" "$T/c.txt"
 }
+
+@test "subword-encode: -d out of memory names the file, record and offset" {
+	(ulimit -v 60000 && subword-encode -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	subword-encode -v "$T/v" <<<"the cat" >"$T/one.rec"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 targets 2 | tfr-cat --no-crc -R --type raw >"$T/big.rec"
+	cat "$T/one.rec" "$T/big.rec" | gzip -1 >"$T/big.gz"
+	n=$(stat -c %s "$T/one.rec")
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; subword-encode -d -v "$1" "$2"' _ "$T/v" "$T/big.gz"
+	[ "$stderr" = "subword-encode: $T/big.gz: record 1 at offset $n: out of memory" ]
+	[ "$output" = "the cat" ]
+}
