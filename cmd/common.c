@@ -145,13 +145,15 @@ write_failed(const char *what)
 	die_errno("%s", what);
 }
 
+const char *stdout_name = "stdout";
+
 void
 close_stdout(void)
 {
 	if (fflush(stdout) == EOF || ferror(stdout))
-		write_failed("stdout");
+		write_failed(stdout_name);
 	if (fclose(stdout) == EOF)
-		write_failed("stdout");
+		write_failed(stdout_name);
 }
 
 void

@@ -38,6 +38,8 @@ _Noreturn void print_version(const char *extra);
 _Noreturn void write_failed(const char *what);
 /* Flush and close stdout, calling write_failed() on failure.  Call before exit 0. */
 void	close_stdout(void);
+/* The name of stdout in those messages: "stdout", or the file it was opened on. */
+extern const char *stdout_name;
 /* Give stdout a large buffer (records and JSON lines go through stdio). */
 void	stdout_buffer(void);
 

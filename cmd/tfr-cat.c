@@ -523,7 +523,7 @@ put_line(void)
 {
 	buf_putc(&line, '\n');
 	if (fwrite(line.p, 1, line.len, stdout) != line.len)
-		write_failed("stdout");
+		write_failed(stdout_name);
 	line.len = 0;
 }
 
@@ -872,6 +872,8 @@ main(int argc, char *argv[])
 	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0 &&
 	    freopen(outpath, "w", stdout) == NULL)
 		die_errno("%s", outpath);
+	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0)
+		stdout_name = outpath;	/* write errors name the file */
 
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	ex_init(&ex);

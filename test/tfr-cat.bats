@@ -392,3 +392,13 @@ big() {
 	[ "$output" = "$T/big.gz: 1 records, $n bytes, gzip, FAILED" ]
 	[[ "$stderr" == "tfr-cat: $T/big.gz: record 1 at offset $n: out of memory"* ]]
 }
+
+@test "tfr-cat: -o /dev/full names /dev/full in every text mode; > /dev/full names stdout" {
+	big
+	for opt in --type=example --flat -c --index --stats --verify; do
+		run -1 --separate-stderr tfr-cat $opt -o /dev/full "$T/big.tfr"
+		[ "$stderr" = "tfr-cat: /dev/full: No space left on device" ] || { echo "$opt: $stderr"; false; }
+	done
+	run -1 --separate-stderr bash -c 'tfr-cat "$1" >/dev/full' _ "$T/big.tfr"
+	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
+}
