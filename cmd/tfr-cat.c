@@ -518,6 +518,23 @@ stats_print(void)
 	free(fstats);
 }
 
+/*
+ * An int64 list of more than LAZY_MIN bytes is not decoded (8 bytes a
+ * value) but written from the record, and its JSON line goes out as it
+ * is made: a huge record costs about its own size in memory.
+ */
+#define LAZY_MIN	(1u << 20)
+
+static int
+flush_json(void *arg, struct buf *b)
+{
+	(void)arg;
+	if (fwrite(b->p, 1, b->len, stdout) != b->len)
+		write_failed(stdout_name);
+	b->len = 0;
+	return 0;
+}
+
 static void
 put_line(void)
 {
@@ -561,6 +578,11 @@ one_record(const uint8_t *p, size_t n, const char **why)
 				return errno == ENOMEM ? -2 : -1;
 			}
 			select_features(&ex);
+			/* Nothing of a line goes out before its keys are known good. */
+			if (n > LAZY_MIN && exjson_keys_ok(&js, &ex) == -1) {
+				*why = exjson_strerror(&js);
+				return -1;
+			}
 			if (exjson_write(&js, &ex, &line) == -1) {
 				*why = exjson_strerror(&js);
 				return errno == ENOMEM ? -2 : -1;
@@ -876,7 +898,10 @@ main(int argc, char *argv[])
 		stdout_name = outpath;	/* write errors name the file */
 
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
+	js.flush = flush_json;
 	ex_init(&ex);
+	if (mode == M_JSON || mode == M_STATS)
+		ex.lazy_min = LAZY_MIN;
 	rng_seed(&rng, seed);
 	stdout_buffer();
 	if (mode == M_RECORDS)

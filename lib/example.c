@@ -48,6 +48,7 @@ struct pools {
 	size_t		 nent, cent;
 	struct span	*sp;
 	size_t		 nsp, csp;
+	size_t		 lazy_min;	/* the example's, for this decode */
 	char		 err[200];
 };
 
@@ -380,6 +381,65 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 	return r;
 }
 
+static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
+static uint64_t count_list(const uint8_t *l, const uint8_t *lend);
+
+/*
+ * A Feature whose final kind is int64 with more than P->lazy_min bytes
+ * of values is checked (every part, as decoding would) and left in the
+ * record.  Returns 1 when it was, 0 when it is to be decoded, -1 when
+ * it is malformed.
+ */
+static int
+lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
+    size_t n, struct ex_feature *ft)
+{
+	const uint8_t *p, *end;
+	struct span v;
+	uint64_t f, num, count = 0;
+	size_t i, bytes = 0;
+	int wt, kind = EX_NONE;
+
+	for (i = 0; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while (next_field(P, "feature", start, &p, end, &f, &wt, &v,
+		    &num) == 1) {
+			if (wt != 2 || f < 1 || f > 3)
+				continue;
+			if ((int)f != kind) {
+				kind = (int)f;
+				bytes = 0;
+			}
+			bytes += v.n;
+		}
+	}
+	if (kind != 3 || bytes <= P->lazy_min)
+		return 0;	/* (a malformed one is found by decoding) */
+	for (i = 0; i < n; i++)
+		if (check_feature(P, start, sp[i]) == -1)
+			return -1;
+	for (i = 0, kind = EX_NONE; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while (next_field(P, "feature", start, &p, end, &f, &wt, &v,
+		    &num) == 1) {
+			if (wt != 2 || f < 1 || f > 3)
+				continue;
+			if ((int)f != kind) {
+				kind = (int)f;
+				count = 0;
+			}
+			count += count_list(v.p, v.p + v.n);
+		}
+	}
+	ft->kind = EX_INT64;
+	ft->n = (size_t)count;
+	ft->lazy = sp;
+	ft->nlazy = n;
+	return 1;
+}
+
 /*
  * Decode the Feature made of the value spans sp[0..n) (merged, as
  * protobuf merges repeated messages) into *ft; *off gets the first
@@ -398,6 +458,8 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	ft->kind = EX_NONE;
 	ft->n = 0;
 	*off = 0;
+	if (P->lazy_min > 0 && (r = lazy_feature(P, start, sp, n, ft)) != 0)
+		return r == 1 ? 0 : -1;
 	for (i = 0; i < n; i++) {
 		p = sp[i].p;
 		end = p + sp[i].n;
@@ -421,8 +483,6 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	}
 	return 0;
 }
-
-static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
 
 /* The value spans of an entry (none, and no pool yet, for a key alone). */
 static const struct span *
@@ -466,7 +526,7 @@ fixup(struct pools *P, struct ex_feature *ft, size_t off)
 	ft->i64 = NULL;
 	ft->f32 = NULL;
 	ft->b = NULL;
-	if (ft->n == 0)
+	if (ft->n == 0 || ft->lazy != NULL)
 		return;
 	switch (ft->kind) {
 	case EX_INT64: ft->i64 = P->i64 + off; break;
@@ -620,6 +680,7 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		return -1;
 	q = p;
 	end = p + n;
+	P->lazy_min = ex->lazy_min;
 	P->ni64 = P->nf32 = P->nb = P->nfeat = P->nlists = P->nent = P->nsp = 0;
 	ex->seq = seq;
 	ex->has_features = ex->has_lists = 0;
@@ -1878,6 +1939,18 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 			}
 			continue;
 		}
+		if (it->sp != NULL) {
+			/* The Features of a lazy feature, one after another. */
+			const struct span *sp = it->sp;
+
+			if (it->nsp == 0)
+				break;
+			it->p[1] = sp->p;
+			it->end[1] = sp->p + sp->n;
+			it->sp = sp + 1;
+			it->nsp--;
+			continue;
+		}
 		if (it->p[0] < it->end[0]) {
 			/* The entry: its value fields, merged. */
 			if (next_field(&P, "", it->p[0], &it->p[0], it->end[0],
@@ -1891,4 +1964,38 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 	}
 	it->left -= k;
 	return k;
+}
+
+void
+ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
+{
+	struct pools P;
+	const struct span *sp = f->lazy;
+	const uint8_t *q, *qend, *at;
+	struct span fv;
+	uint64_t ff, num;
+	size_t i;
+	int fwt, kind = EX_NONE;
+
+	memset(it, 0, sizeof(*it));
+	/* From the last change of kind on, as lazy_feature() counted. */
+	for (i = 0; i < f->nlazy; i++) {
+		q = sp[i].p;
+		qend = q + sp[i].n;
+		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
+		    &num) == 1; at = q) {
+			if (fwt != 2 || ff < 1 || ff > 3 || (int)ff == kind)
+				continue;
+			kind = (int)ff;
+			if (kind == 3) {
+				it->p[1] = at;
+				it->end[1] = qend;
+				it->sp = sp + i + 1;
+				it->nsp = f->nlazy - i - 1;
+			}
+		}
+	}
+	if (it->sp == NULL)
+		it->sp = sp + f->nlazy;	/* (not lazy: nothing) */
+	it->n = it->left = f->n;
 }

@@ -43,6 +43,13 @@ struct ex_feature {
 	const int64_t	*i64;	/* kind EX_INT64 */
 	const float	*f32;	/* kind EX_FLOAT */
 	const struct ex_bytes *b; /* kind EX_BYTES */
+	/*
+	 * Kind EX_INT64 left in the record (see lazy_min in struct
+	 * example): i64 is NULL and the values are read with
+	 * ex_int64_open_feature().  NULL otherwise.
+	 */
+	const void	*lazy;
+	size_t		 nlazy;
 };
 
 /* One feature list of a SequenceExample: a key and its Features. */
@@ -62,6 +69,15 @@ struct example {
 	size_t		 nlists;	/* feature lists, sorted by key, unique */
 	struct ex_flist	*lists;
 	void		*priv;		/* pools; owned */
+	/*
+	 * Set by the caller (0 after ex_init(): off): an int64 list whose
+	 * values take more than lazy_min bytes of the record is checked
+	 * but not decoded (8 bytes a value), for records too large to
+	 * decode whole; its feature's 'lazy' says where it is.  Such an
+	 * example is for readers that know it (exjson_write(), say), not
+	 * for ex_encode().
+	 */
+	size_t		 lazy_min;
 };
 
 /*
@@ -143,11 +159,19 @@ long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
  */
 struct ex_int64_iter {
 	const uint8_t	*p[4], *end[4];	/* entry, Feature, Int64List, packed chunk */
+	const void	*sp;		/* or the Features, one after another */
+	size_t		 nsp;
 	uint64_t	 n;		/* the values in all */
 	uint64_t	 left;		/* not yet returned */
 };
 int		 ex_int64_open(struct ex_int64_iter *it, const uint8_t *p,
 		    size_t n, const char *name);
+/*
+ * The same over a feature that ex_decode() left in the record (f->lazy
+ * set): the values of f, f->n of them.  Valid while the example is.
+ */
+void		 ex_int64_open_feature(struct ex_int64_iter *it,
+		    const struct ex_feature *f);
 size_t		 ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max);
 
 /*

@@ -375,7 +375,8 @@ big() {
 
 @test "tfr-cat: out of memory while decoding is reported as such, with file, record and offset" {
 	(ulimit -v 100000 && tfr-cat --version >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
-	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	# 10M empty bytes values: 20 MB of record, 160 MB decoded
+	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
 	tfr-cat -R -n 1 "$T/three.tfr" >"$T/one.tfr"
 	n=$(stat -c %s "$T/one.tfr")
 	cat "$T/one.tfr" "$T/big.tfr" | gzip -1 >"$T/big.gz"
@@ -386,7 +387,7 @@ big() {
 	done
 	# --verify decodes nothing, and the file is good: OK
 	run -0 --separate-stderr bash -c 'ulimit -v 100000; tfr-cat --verify "$1"' _ "$T/big.gz"
-	[ "$output" = "$T/big.gz: 2 records, $((n + 20000050)) bytes, gzip, OK" ]
+	[ "$output" = "$T/big.gz: 2 records, $((n + $(stat -c %s "$T/big.tfr"))) bytes, gzip, OK" ]
 	# when even the record cannot be held, it is FAILED
 	run -1 --separate-stderr bash -c 'ulimit -v 30000; tfr-cat --verify "$1"' _ "$T/big.gz"
 	[ "$output" = "$T/big.gz: 1 records, $n bytes, gzip, FAILED" ]
@@ -401,4 +402,23 @@ big() {
 	done
 	run -1 --separate-stderr bash -c 'tfr-cat "$1" >/dev/full' _ "$T/big.tfr"
 	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
+}
+
+@test "tfr-cat: JSON of a 20 MB record streams: memory about one copy of the record" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for opt in --type=auto --flat --stats; do
+		/usr/bin/time -f %M -o "$T/rss" tfr-cat $opt "$T/big.gz" >"$T/out"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt 50000 ] || { echo "$opt: peak RSS $rss KB for a 20 MB record"; false; }
+	done
+	tfr-cat "$T/big.gz" >"$T/out"
+	[ "$(head -c 58 "$T/out")" = '{"features":{"feature":{"targets":{"int64List":{"value":["' ]
+	[ "$(tail -c 18 "$T/out")" = '"1","1","1"]}}}}}' ]
+	[ "$(tr -cd 1 <"$T/out" | wc -c)" = 20000000 ]
+	[ "$(wc -c <"$T/out")" = $((58 + 20000000 * 4 - 2 + 7)) ]
+	tfr-cat --flat "$T/big.gz" >"$T/out"
+	[ "$(wc -c <"$T/out")" = $((12 + 20000000 * 2 - 1 + 3)) ]
+	run -0 tfr-cat --stats "$T/big.gz"
+	[ "${lines[2]}" = "$(printf 'targets\t1\tint64\t20000000\t20000000.0\t20000000\t1024+:1')" ]
 }

@@ -79,6 +79,39 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	ex_free(&ex);
+	/* Decoding with int64 lists left in the record: the same features and values. */
+	{
+		struct example a, b;
+		struct ex_int64_iter it;
+		int64_t part[5];
+		size_t k, got;
+		int ra, rb;
+
+		ex_init(&a);
+		ex_init(&b);
+		b.lazy_min = 1 + (data[0] >> 4);
+		ra = ex_decode(&a, p, size - 1, EX_TYPE_AUTO);
+		rb = ex_decode(&b, p, size - 1, EX_TYPE_AUTO);
+		if (ra != rb || (ra == 0 && a.nfeat != b.nfeat))
+			abort();
+		for (size_t i = 0; ra == 0 && i < a.nfeat; i++) {
+			const struct ex_feature *x = &a.feat[i], *y = &b.feat[i];
+
+			if (x->kind != y->kind || x->n != y->n)
+				abort();
+			if (y->lazy == NULL)
+				continue;
+			ex_int64_open_feature(&it, y);
+			for (got = 0; (k = ex_int64_next(&it, part, 5)) > 0; got += k)
+				if (got + k > x->n ||
+				    memcmp(part, x->i64 + got, k * sizeof *part) != 0)
+					abort();
+			if (got != x->n)
+				abort();
+		}
+		ex_free(&a);
+		ex_free(&b);
+	}
 	{
 		struct ex_int64_iter it;
 		int64_t part[7];
