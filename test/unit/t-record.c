@@ -292,6 +292,7 @@ test_framed(void)
 		}
 	}
 	TEST(ok, "framed reads: damaged and cut streams end as rec_read() does");
+	buf_free(&raw);
 
 	/* rec_peek() gives each length before rec_read() takes the record. */
 	for (int i = 0; i < 3; i++) {
