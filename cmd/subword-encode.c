@@ -486,7 +486,7 @@ static int
 encode_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct sw_lines *r;
+	static struct sw_lines *r;	/* still reachable when a fault exits */
 	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
@@ -909,7 +909,7 @@ static int
 decode_ids_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct sw_lines *r;
+	static struct sw_lines *r;	/* still reachable when a fault exits */
 	struct sw_err e;
 	const uint8_t *p;
 	size_t n, f, len;
@@ -1061,7 +1061,7 @@ static int
 decode_records_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct rec_reader *rr;
+	static struct rec_reader *rr;	/* still reachable when a fault exits */
 	const uint8_t *p;
 	size_t n, f;
 	long k;
