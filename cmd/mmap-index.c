@@ -1619,12 +1619,15 @@ build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
 	return 1;
 }
 
-/* Add one record's sequence (or end a document), or die naming it. */
-static void
+/*
+ * Add one record's sequence (or end a document), or die naming it.
+ * Inlined: it is the loop body of the one-thread build.
+ */
+static inline __attribute__((always_inline)) void
 add_record(struct mmidx_builder *b, struct example *ex, const char *name,
-    const uint8_t *p, size_t n, uint64_t num, uint64_t off, int isf, int mm)
+    const uint8_t *p, size_t n, uint64_t num, uint64_t off, int isf, int mm,
+    size_t featlen)
 {
-	size_t featlen = strlen(o.feature);
 	long cnt;
 
 	if (n > BIG_RECORD && build_big(b, name, p, n, num, off, mm))
@@ -1697,7 +1700,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec);
 	struct example ex;
 	const uint8_t *p;
-	size_t n;
+	size_t n, featlen = strlen(o.feature);
 	int rc;
 
 	if (r == NULL)
@@ -1705,7 +1708,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	ex_init(&ex);
 	while ((rc = rec_read(r, &p, &n)) == 1)
 		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
-		    isf, mm);
+		    isf, mm, featlen);
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
@@ -1797,7 +1800,7 @@ build_read_job(struct buildw *w)
 			if (build_wait(&bt.out_turn, w->job) == -1)
 				return 1;
 			add_record(bt.b, &w->ex, bt.name, p, n, rec_index(r) - 1,
-			    rec_offset(r), 0, 0);
+			    rec_offset(r), 0, 0, bt.featlen);
 			return 0;
 		}
 		/* A fault: rec_read_framed() says it again, below. */

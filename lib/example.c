@@ -400,7 +400,11 @@ lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
 	size_t i, bytes = 0;
 	int wt, kind = EX_NONE;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
+		bytes += sp[i].n;
+	if (bytes <= P->lazy_min)
+		return 0;	/* the common case: small enough */
+	for (i = 0, bytes = 0; i < n; i++) {
 		p = sp[i].p;
 		end = p + sp[i].n;
 		while (next_field(P, "feature", start, &p, end, &f, &wt, &v,
