@@ -900,8 +900,7 @@ main(int argc, char *argv[])
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	js.flush = flush_json;
 	ex_init(&ex);
-	if (mode == M_JSON || mode == M_STATS)
-		ex.lazy_min = LAZY_MIN;
+	ex.lazy_min = LAZY_MIN;	/* JSON, --stats and -f read it; nothing else decodes */
 	rng_seed(&rng, seed);
 	stdout_buffer();
 	if (mode == M_RECORDS)

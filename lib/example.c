@@ -1009,8 +1009,18 @@ list_size(const struct ex_feature *ft, size_t *packed)
 		*packed = 4 * ft->n;
 		break;
 	case EX_INT64:
-		for (i = 0; i < ft->n; i++)
-			s += pb_varint_size((uint64_t)ft->i64[i]);
+		if (ft->lazy != NULL) {
+			struct ex_int64_iter it;
+			int64_t v[1024];
+			size_t k;
+
+			ex_int64_open_feature(&it, ft);
+			while ((k = ex_int64_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					s += pb_varint_size((uint64_t)v[i]);
+		} else
+			for (i = 0; i < ft->n; i++)
+				s += pb_varint_size((uint64_t)ft->i64[i]);
 		*packed = s;
 		break;
 	default:
@@ -1065,6 +1075,17 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			break;
 		*q++ = 0x0a;
 		q = pb_put_varint(q, packed);
+		if (ft->lazy != NULL) {
+			struct ex_int64_iter it;
+			int64_t v[1024];
+			size_t k;
+
+			ex_int64_open_feature(&it, ft);
+			while ((k = ex_int64_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					q = pb_put_varint(q, (uint64_t)v[i]);
+			break;
+		}
 		for (i = 0; i < ft->n; i++)
 			q = pb_put_varint(q, (uint64_t)ft->i64[i]);
 		break;

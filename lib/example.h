@@ -74,8 +74,8 @@ struct example {
 	 * values take more than lazy_min bytes of the record is checked
 	 * but not decoded (8 bytes a value), for records too large to
 	 * decode whole; its feature's 'lazy' says where it is.  Such an
-	 * example is for readers that know it (exjson_write(), say), not
-	 * for ex_encode().
+	 * example is for readers that know it: ex_encode(), exjson_write()
+	 * and the counts (n) do; i64 is NULL for it.
 	 */
 	size_t		 lazy_min;
 };

@@ -409,7 +409,7 @@ rss_bound() {
 	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
 }
 
-@test "tfr-cat: JSON of a 20 MB record streams: memory about one copy of the record" {
+@test "tfr-cat: JSON, --stats and -f of a 20 MB record hold about one copy of the record" {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
 	for opt in --type=auto --flat --stats; do
@@ -426,4 +426,9 @@ rss_bound() {
 	[ "$(wc -c <"$T/out")" = $((12 + 20000000 * 2 - 1 + 3)) ]
 	run -0 tfr-cat --stats "$T/big.gz"
 	[ "${lines[2]}" = "$(printf 'targets\t1\tint64\t20000000\t20000000.0\t20000000\t1024+:1')" ]
+	# and -f re-encodes it in about one more copy
+	/usr/bin/time -f %M -o "$T/rss" tfr-cat -R -f targets "$T/big.gz" >"$T/out.tfr"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound tfr-cat 50000)" ] || { echo "-R -f: peak RSS $rss KB for a 20 MB record"; false; }
+	gzip -dc "$T/big.gz" | cmp - "$T/out.tfr"
 }

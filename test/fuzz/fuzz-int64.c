@@ -109,6 +109,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (got != x->n)
 				abort();
 		}
+		if (ra == 0) {
+			struct buf ea = { 0 }, eb = { 0 };
+
+			if (ex_encode(&a, &ea) != 0 || ex_encode(&b, &eb) != 0 ||
+			    ea.len != eb.len ||
+			    (ea.len && memcmp(ea.p, eb.p, ea.len) != 0))
+				abort();	/* encodes otherwise */
+			buf_free(&ea);
+			buf_free(&eb);
+		}
 		ex_free(&a);
 		ex_free(&b);
 	}
