@@ -527,6 +527,87 @@ conv_failed(struct sq_conv *c)
 	data_error("%s", sq_strerror(c));
 }
 
+/*
+ * Records longer than BIG_RECORD, for the converters that use at most a
+ * feature's length of its tokens (EncDec, LM, Encoder): their int64
+ * lists are not decoded whole (8 bytes a token) but checked as they
+ * are read, and only the first 'length' tokens of each are kept, so
+ * that such a record costs about its own size in memory.
+ */
+#define BIG_RECORD	(16u << 20)
+#define LAZY_MIN	(1u << 20)
+
+static const struct sq_config *lengths;	/* the -l lengths */
+static int64_t *bigv[2 * SQ_MAX_FEATS + 8];
+
+static int
+fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const struct ex_feature *ft;
+	struct ex_int64_iter it;
+	int64_t part[4096];
+	uint64_t keep, got, misfit;
+	size_t i, j, k;
+	int rc, wide;
+
+	switch (sq_resolved(c)) {
+	case SQ_ENCDEC: case SQ_LM: case SQ_ENCODER:
+		break;
+	default:
+		return 0;
+	}
+	cur_ex.lazy_min = LAZY_MIN;
+	rc = ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE);
+	cur_ex.lazy_min = 0;
+	if (rc == -1) {
+		if (errno == ENOMEM)
+			decode_oom();
+		data_error("%s", ex_strerror(&cur_ex));
+	}
+	sq_fetch_example(c, &cur_ex, f);
+	for (i = 0; i < sq_ninputs(c); i++) {
+		ft = ex_get(&cur_ex, sq_input_name(c, i));
+		if (ft == NULL || ft->lazy == NULL)
+			continue;
+		/* A feature without a length (pass-through...) is kept whole. */
+		keep = ft->n;
+		for (j = 0; j < lengths->nlen; j++)
+			if (strcmp(lengths->len_name[j], sq_input_name(c, i)) == 0 &&
+			    (uint64_t)lengths->len_val[j] < keep)
+				keep = (uint64_t)lengths->len_val[j];
+		/*
+		 * Validation reads every token unless all are known small
+		 * (0 .. 2^28), and stops at the first that is not an int32.
+		 */
+		misfit = UINT64_MAX;
+		wide = 0;
+		ex_int64_open_feature(&it, ft);
+		for (got = 0; misfit == UINT64_MAX &&
+		    (k = ex_int64_next(&it, part, 4096)) > 0; got += k)
+			for (j = 0; j < k; j++) {
+				if (part[j] < INT32_MIN || part[j] > INT32_MAX) {
+					misfit = got + j;
+					break;
+				}
+				wide |= part[j] < 0 || part[j] >= (1 << 28);
+			}
+		if (misfit != UINT64_MAX && misfit + 1 > keep)
+			keep = misfit + 1;
+		else if (misfit == UINT64_MAX && wide)
+			keep = ft->n;
+		free(bigv[i]);
+		if ((bigv[i] = malloc((keep ? keep : 1) * sizeof(int64_t))) == NULL)
+			decode_oom();
+		ex_int64_open_feature(&it, ft);
+		for (got = 0; got < keep; got += k)
+			k = ex_int64_next(&it, bigv[i] + got, keep - got);
+		f[i].v = bigv[i];
+		f[i].small = misfit == UINT64_MAX && !wide;
+	}
+	return 1;
+}
+
 /* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
 static int
 run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
@@ -554,7 +635,8 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			continue;
 		if (got == -1)
 			conv_failed(c);
-		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
+		got = sq_resolved(c) == SQ_PAD ? 0 : n > BIG_RECORD ?
+		    fetch_big(c, p, n, f) : sq_fetch_canonical(c, p, n, f);
 		if (got == -1)
 			decode_oom();
 		if (got == 0)
@@ -796,6 +878,7 @@ main(int argc, char **argv)
 	if (!o.electra) {
 		o.cfg.emit = o.cfg.kind == SQ_PAD ? emit_padded : emit_row;
 		o.cfg.emit_bytes = emit_brow;
+		lengths = &o.cfg;
 		if ((c = sq_new(&o.cfg, &cerr)) == NULL) {
 			if (cerr == NULL)
 				die_errno("setting up");

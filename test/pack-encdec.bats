@@ -367,3 +367,24 @@ for i in range(300):
 	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 "$1" >/dev/null' _ "$T/big.gz"
 	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
 }
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}
+
+@test "pack-encdec: a 20 MB record is not decoded whole: memory about one copy, rows as trimmed" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 7 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	"$BATS_TEST_DIRNAME/tools/big-record" 512 targets 7 | tfr-cat --no-crc -R --type raw >"$T/cut.tfr"
+	for opt in --no-pack "--strategy best-fit" --custom-ops; do
+		/usr/bin/time -f %M -o "$T/rss" pack-encdec -C lm -l targets=512 --no-length-check $opt -o "$T/a.tfr" "$T/big.gz"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt "$(rss_bound pack-encdec 50000)" ] || { echo "$opt: peak RSS $rss KB"; false; }
+		pack-encdec -C lm -l targets=512 --no-length-check $opt -o "$T/b.tfr" "$T/cut.tfr"
+		cmp "$T/a.tfr" "$T/b.tfr"
+	done
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$T/rss" pack-encdec -C lm -l targets=512 "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 0 at offset 0: Feature 'targets' has length not less than or equal to the expected length of 512 during input_validation validation" ]
+	[ "$(tail -1 "$T/rss")" -lt "$(rss_bound pack-encdec 50000)" ]
+}
