@@ -52,7 +52,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE all lib unit check check-build check-deps deps demo fuzz bench \
+.PHONY: FORCE all lib unit check check-build check-deps deps demo fuzz fuzz-run bench \
 	install uninstall clean manlint test-unit test-bats
 
 all: lib $(BINS)
@@ -101,6 +101,11 @@ $(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) $(wildcard cmd/*.h)
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
 
 fuzz: $(FUZZERS)
+
+# Every fuzz target from its seeds in turn, SECONDS each (30 by default);
+# the corpus grows in $(O)/fuzz-corpus.  Fails when a target finds a crash.
+fuzz-run: all fuzz
+	test/fuzz/run-all $(O) $(if $(SECONDS),$(SECONDS),30)
 
 # Dependencies: install what is missing (as root), or say what to run.
 deps:

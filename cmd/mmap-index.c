@@ -21,21 +21,27 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "fairseq_dict.h"
 #include "mmidx.h"
 #include "record.h"
+#include "unicode.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
-"                        [--documents each|empty] [--dtype type]\n"
-"                        [--format fairseq|megatron] [--input-format records|id]\n"
-"                        [--max-record-size N] [--mode-feature feature]\n"
-"                        [--vocab-size n] [file ...]\n"
-"       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
-"                      [--output-format json|id|records] [--range a:b] prefix\n"
-"       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
+"                        [--dtype type] [--format fairseq|megatron]\n"
+"                        [--input-format records|id|text] [--max-record-size N]\n"
+"                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
+"       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
+"                       [--padding-factor n] [--threshold n] [file ...]\n"
+"       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
-"                      prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
+"                      [--range a:b] prefix\n"
+"       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
+"                      [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
+"                       prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
 "       mmap-index -h | -V\n";
@@ -46,11 +52,12 @@ usage(FILE *fp, int status)
 	print_usage(fp, usage_text, status);
 }
 
-enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
+enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY, CMD_DICT };
 enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
-	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE, OPT_MAXREC
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -71,18 +78,24 @@ static const struct option longopts[] = {
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
 	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ "dict",		required_argument,	NULL, OPT_DICT },
+	{ "threshold",		required_argument,	NULL, OPT_THRESHOLD },
+	{ "nwords",		required_argument,	NULL, OPT_NWORDS },
+	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
+	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07\x0b",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09",
-	[CMD_INFO] = "qo" "\x04\x08",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10",
+	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
+	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
+	[CMD_INFO] = "qo" "\x04\x08\x0f",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f",
 };
 
 static struct {
@@ -93,9 +106,13 @@ static struct {
 	int		 wrap;
 	int		 docs_empty;
 	int		 docs_given;
+	int		 docs_each;	/* --documents each */
 	int		 dtype;		/* -1: auto */
 	int		 layout;	/* MMIDX_AUTO unless --format */
 	int		 idlines;
+	int		 textin;	/* --input-format text */
+	const char	*dict;		/* --dict */
+	long long	 threshold, nwords, padf;
 	uint64_t	 vocab;
 	int		 outfmt;
 	int		 range;
@@ -195,10 +212,15 @@ parse_opts(int argc, char **argv)
 		case OPT_WRAP:
 			o.wrap = 1;
 			break;
+		case OPT_KEEP:
+			keep_partial = 1;
+			break;
 		case OPT_DOCS:
-			if (strcmp(optarg, "each") == 0)
+			o.docs_each = 0;
+			if (strcmp(optarg, "each") == 0) {
 				o.docs_empty = 0;
-			else if (strcmp(optarg, "empty") == 0)
+				o.docs_each = 1;
+			} else if (strcmp(optarg, "empty") == 0)
 				o.docs_empty = 1;
 			else
 				usage_error("--documents: expected each or empty");
@@ -221,12 +243,13 @@ parse_opts(int argc, char **argv)
 				usage_error("--format: expected fairseq or megatron");
 			break;
 		case OPT_INFMT:
+			o.idlines = o.textin = 0;
 			if (strcmp(optarg, "id") == 0)
 				o.idlines = 1;
-			else if (strcmp(optarg, "records") == 0)
-				o.idlines = 0;
-			else
-				usage_error("--input-format: expected records or id");
+			else if (strcmp(optarg, "text") == 0)
+				o.textin = 1;
+			else if (strcmp(optarg, "records") != 0)
+				usage_error("--input-format: expected records, id or text");
 			break;
 		case OPT_MODEFEAT:
 			o.modefeat = optarg;
@@ -251,6 +274,21 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_RANGE:
 			parse_range(optarg);
+			break;
+		case OPT_DICT:
+			o.dict = optarg;
+			break;
+		case OPT_THRESHOLD:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.threshold) == -1)
+				usage_error("--threshold: bad number '%s'", optarg);
+			break;
+		case OPT_NWORDS:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.nwords) == -1)
+				usage_error("--nwords: bad number '%s'", optarg);
+			break;
+		case OPT_PADF:
+			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.padf) == -1)
+				usage_error("--padding-factor: bad number '%s'", optarg);
 			break;
 		case OPT_MAXREC:
 			o.maxrec = max_record_arg(optarg);
@@ -369,10 +407,15 @@ fail(const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (wr.w != NULL)
-		(void)rec_writer_flush(wr.w);
+	/* The record stream ends as a run on the good part would end it. */
+	if (wr.w != NULL && rec_writer_close(wr.w) == -1) {
+		wr.w = NULL;
+		write_failed(ob.name);
+	}
+	wr.w = NULL;
 	if (ob.p != NULL)
 		ob_flush();
+	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -1389,6 +1432,22 @@ joinx(const char *a, const char *b)
 	return strcat(strcpy(s, a), b);
 }
 
+/* -o x.bin and -o x.idx name the dataset x. */
+static const char *
+out_prefix(const char *out)
+{
+	size_t n = strlen(out);
+	char *p;
+
+	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
+	    strcmp(out + n - 4, ".idx") != 0))
+		return out;
+	if ((p = strdup(out)) == NULL)
+		die_errno("malloc");
+	p[n - 4] = '\0';
+	return p;
+}
+
 static struct mmidx_builder *
 start_output(const char *prefix, enum mmidx_layout layout,
     enum mmidx_dtype t, unsigned flags)
@@ -1408,22 +1467,46 @@ start_output(const char *prefix, enum mmidx_layout layout,
 	return b;
 }
 
+/*
+ * Commit the pair.  The .idx goes last: a reader never sees it without
+ * its .bin.  An old .bin is linked to a name beside it first, so that
+ * if the .idx cannot be renamed into place the old pair is put back
+ * (the early out_check() of both names makes that rare).
+ */
 static void
 finish_output(struct mmidx_builder *b, const char *prefix)
 {
+	char *bp = joinx(prefix, ".bin"), *old = joinx(prefix, ".bin.old.XXXXXX");
+	int fd, e, saved = 0;
+
 	if (mmidx_finish(b, idxout.fd) == -1)
 		die("%s: %s", prefix, mmidx_builder_strerror(b));
-	/* The .idx goes last: a reader never sees it without its .bin. */
-	if (out_commit(&binout) == -1)
+	/* A unique name for the link (no hard links: no way back). */
+	if ((fd = mkstemp(old)) == -1)
+		die_errno("%s", old);
+	close(fd);
+	unlink(old);
+	if (link(bp, old) == 0)
+		saved = 1;
+	if (out_commit(&binout) == -1) {
+		e = errno;
+		unlink(old);
+		errno = e;
 		die_errno("%s.bin", prefix);
+	}
 	if (out_commit(&idxout) == -1) {
-		int e = errno;
-		char *bp = joinx(prefix, ".bin");
-
-		unlink(bp);
+		e = errno;
+		if (saved)
+			rename(old, bp);
+		else
+			unlink(bp);
 		errno = e;
 		die_errno("%s.idx", prefix);
 	}
+	if (saved)
+		unlink(old);
+	free(bp);
+	free(old);
 }
 
 /* Token ids of the sequence being added. */
@@ -1483,16 +1566,20 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.neg |= ids.v[n] < 0;
 		}
 		if (end != s && (end == lim || *end == ' ' || *end == '\t' ||
-		    *end == '\r') && errno == ERANGE && !isf)
+		    *end == '\r') && errno == ERANGE && !isf) {
+			fault_begin();
 			die("%s: line %" PRIu64 ": token %.*s does not fit %s",
 			    name, lineno, (int)(end - s) > 40 ? 40 : (int)(end - s),
 			    s, mmidx_dtype_name(ids.dtype));
+		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r'))
+		    *end != '\r')) {
+			fault_begin();
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
 			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
 			    s);
+		}
 		n++;
 		s = end;
 	}
@@ -1503,6 +1590,7 @@ static void
 add_fault(struct mmidx_builder *b, const char *name, const char *where,
     uint64_t num, uint64_t off)
 {
+	fault_begin();
 	if (off != UINT64_MAX)
 		die("%s: %s %" PRIu64 " at offset %" PRIu64 ": %s", name, where,
 		    num, off, mmidx_builder_strerror(b));
@@ -1580,15 +1668,19 @@ build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
 	if (ex_int64_open(&it, p, n, o.feature) != 0)
 		return 0;
 	if (mm && ex_int64_open(&it, p, n, o.modefeat) == 0) {
-		if (it.n != 1)
+		if (it.n != 1) {
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": '%s' "
 			    "must hold one value, not %" PRIu64, name, num, off,
 			    o.modefeat, it.n);
+		}
 		(void)ex_int64_next(&it, &mode, 1);
-		if (mode < INT8_MIN || mode > INT8_MAX)
+		if (mode < INT8_MIN || mode > INT8_MAX) {
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64
 			    ": mode %" PRId64 " does not fit int8", name, num,
 			    off, mode);
+		}
 	}
 	if ((v = malloc(BIG_PART * sizeof *v)) == NULL ||
 	    (packed = malloc(BIG_PART * sizeof(uint64_t))) == NULL)
@@ -1597,15 +1689,19 @@ build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
 	/* Every token is checked before the first goes out. */
 	for (pass = 0; pass < 2; pass++) {
 		(void)ex_int64_open(&it, p, n, o.feature);
-		if (it.n > MMIDX_MAX_SEQ)
+		if (it.n > MMIDX_MAX_SEQ) {
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": sequence "
 			    "of %" PRIu64 " tokens: longer than the int32 sizes of "
 			    "the index allow", name, num, off, it.n);
+		}
 		while ((k = ex_int64_next(&it, v, BIG_PART)) > 0) {
 			if (mmidx_pack_i64(b, v, k, packed, &bad, err,
-			    sizeof err) == -1)
+			    sizeof err) == -1) {
+				fault_begin();
 				die("%s: record %" PRIu64 " at offset %" PRIu64
 				    ": %s", name, num, off, err);
+			}
 			if (pass == 1 && mmidx_add_part(b, packed, k) == -1)
 				add_fault(b, name, "record", num, off);
 		}
@@ -1646,6 +1742,7 @@ add_record(struct mmidx_builder *b, struct example *ex, const char *name,
 		if (errno == ENOMEM)
 			die("%s: record %" PRIu64 " at offset %" PRIu64
 			    ": out of memory", name, num, off);
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
 		    name, num, off, ex_strerror(ex));
 	}
@@ -1653,6 +1750,9 @@ add_record(struct mmidx_builder *b, struct example *ex, const char *name,
 		const struct ex_feature *mf = ex_get(ex, o.modefeat);
 
 		cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+		if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
+		    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
+			fault_begin();
 		if (cnt >= 0 && cnt != 1)
 			die("%s: record %" PRIu64 " at offset %" PRIu64
 			    ": '%s' must hold one value, not %ld", name,
@@ -1685,10 +1785,11 @@ add_record(struct mmidx_builder *b, struct example *ex, const char *name,
 			add_fault(b, name, "record", num, off);
 		return;
 	}
+	fault_begin();
 	die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 	    num, off, f == NULL ? (ex->nfeat == 0 ?
-	    "no features (an empty record ends a document only with "
-	    "--documents empty)" : "no such feature (see -f)") :
+	    "no features (an empty Example ends a document, which "
+	    "--documents each refuses)" : "no such feature (see -f)") :
 	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
 	    "a bytes_list, not token ids");
 }
@@ -1712,6 +1813,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
@@ -1862,8 +1964,8 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 	}
 	snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
 	    PRIu64 ": %s", bt.name, num, off, f == NULL ? (w->ex.nfeat == 0 ?
-	    "no features (an empty record ends a document only with "
-	    "--documents empty)" : "no such feature (see -f)") :
+	    "no features (an empty Example ends a document, which "
+	    "--documents each refuses)" : "no such feature (see -f)") :
 	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
 	    "a bytes_list, not token ids");
 	return -1;
@@ -1891,6 +1993,21 @@ tok_room(struct buildw *w, size_t j, size_t used, size_t bytes)
 	w->tok = q;
 	w->tokcap = c;
 	return 0;
+}
+
+static uint64_t vocab_limit;	/* --vocab-size, unless --wrap */
+
+/* A token at or above --vocab-size among n (the general path then says which). */
+static int
+u16_outside(const uint16_t *v, size_t n)
+{
+	uint16_t hi = 0;
+
+	if (vocab_limit == 0 || vocab_limit > UINT16_MAX)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		hi = v[j] > hi ? v[j] : hi;
+	return hi >= vocab_limit;
 }
 
 /* Decode and pack w's job, up to its first fault. */
@@ -1923,7 +2040,9 @@ build_run_job(struct buildw *w)
 			if (tok_room(w, j, used, 2 * n) == -1)
 				break;
 			if ((c = ex_uint16_canonical(p, n, o.feature,
-			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0) {
+			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0 &&
+			    !u16_outside((const uint16_t *)(void *)(w->tok + used),
+			    (size_t)c)) {
 				w->seq[j] = (uint32_t)c;
 				used += 2 * (size_t)c;
 				continue;
@@ -2086,8 +2205,10 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	build_worker(&w[0]);
 	for (int t = 1; t < started; t++)
 		pthread_join(tid[t], NULL);
-	if (bt.stop)
+	if (bt.stop) {
+		fault_begin();
 		die("%s", bt.msg);
+	}
 	for (int t = 0; t < jobs; t++) {
 		buf_free(&w[t].in);
 		free(w[t].tok);
@@ -2100,6 +2221,353 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	bt.r = NULL;
 }
 
+static struct mmidx_builder *
+start_output_builder(enum mmidx_layout layout, enum mmidx_dtype t,
+    unsigned flags)
+{
+	char err[512];
+	struct mmidx_builder *b;
+
+	if ((b = mmidx_builder_new(binout.fd, layout, t, flags, err,
+	    sizeof err)) == NULL)
+		die("%s", err);
+	return b;
+}
+
+/*
+ * The type upstream would pick for a vocabulary that holds every id
+ * seen (the largest + 1); one that holds negative ids otherwise.
+ */
+static enum mmidx_dtype
+dtype_for_range(enum mmidx_layout layout, int64_t min, int64_t max)
+{
+	enum mmidx_dtype t;
+
+	if (min >= 0 && max < INT64_MAX) {
+		t = mmidx_dtype_auto(layout, (uint64_t)max + 1);
+		if (t == MMIDX_INT32 && max > INT32_MAX)
+			t = MMIDX_INT64;
+		return t;
+	}
+	if (layout != MMIDX_FAIRSEQ && min >= INT32_MIN && max <= INT32_MAX)
+		return MMIDX_INT32;
+	return MMIDX_INT64;
+}
+
+/* Without a vocabulary size: store the tokens in the type their range asks for. */
+static void
+narrow_output(struct mmidx_builder *b, enum mmidx_layout layout)
+{
+	int64_t lo, hi;
+	enum mmidx_dtype t;
+
+	if (mmidx_builder_range(b, &lo, &hi) == -1)
+		die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
+	t = dtype_for_range(layout, lo, hi);
+	if (verbosity > 0) {
+		if (mmidx_builder_tokens(b) == 0)
+			warnx_("dtype %s (%s, no tokens)", mmidx_dtype_name(t),
+			    layout == MMIDX_FAIRSEQ ? "fairseq" : "Megatron");
+		else
+			warnx_("dtype %s (%s, ids %" PRId64 " to %" PRId64 ")",
+			    mmidx_dtype_name(t), layout == MMIDX_FAIRSEQ ?
+			    "fairseq" : "Megatron", lo, hi);
+	}
+	if (mmidx_builder_narrow(b, t) == -1)
+		die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
+}
+
+/* ---- fairseq dictionaries and text (fairseq-preprocess) ---- */
+
+#define UNK_MAX		(1u << 20)	/* distinct unknown words counted */
+#define UNK_SHOW	10		/* unknown words reported */
+
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct fqd *fdict, *funk;
+
+static struct fqd *
+load_dict(const char *path)
+{
+	char err[FQD_ERRMAX];
+	struct fqd *d;
+	uint8_t *p;
+	size_t n;
+	int fd;
+
+	if ((fd = open_input(path)) == -1)
+		exit(1);
+	p = read_all(fd, &n, input_name(path));
+	if (fd != 0)
+		close(fd);
+	if ((d = fqd_load(p, n, err)) == NULL)
+		die("%s: %s", input_name(path), err);
+	free(p);
+	return d;
+}
+
+static _Noreturn void
+text_fault(const char *name, const struct fqd_lines *r, size_t bad)
+{
+	if (errno != EILSEQ)
+		die_errno("%s", name);
+	fault_begin();
+	die("%s: line %" PRIu64 " at offset %" PRIu64 ": invalid UTF-8", name,
+	    fqd_lines_count(r), fqd_lines_offset(r) + bad);
+}
+
+/*
+ * Python's format(x, '.3'), which fairseq uses for its share of <unk>:
+ * three significant digits, at least one after the point, and the
+ * exponent form below 1e-4 and from 100 up ("1e+02").
+ */
+static void
+fmt_py3(char *out, size_t sz, double x)
+{
+	char e[40], *q;
+	int ex;
+
+	if (x == 0) {
+		snprintf(out, sz, "0.0");
+		return;
+	}
+	snprintf(e, sizeof e, "%.2e", x);
+	q = strchr(e, 'e');
+	ex = atoi(q + 1);
+	if (ex < -4 || ex >= 2) {
+		char *m = q;
+
+		while (m[-1] == '0')
+			m--;
+		if (m[-1] == '.')
+			m--;
+		snprintf(out, sz, "%.*se%c%02d", (int)(m - e), e,
+		    ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
+		return;
+	}
+	snprintf(out, sz, "%.*f", 2 - ex, x);
+	q = out + strlen(out);
+	while (q[-1] == '0' && q[-2] != '.')
+		q--;
+	*q = '\0';
+}
+
+/* utf8_valid_prefix(), passing over ASCII eight bytes at a time. */
+static size_t
+valid_prefix(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (w & UINT64_C(0x8080808080808080))
+			break;
+	}
+	return i + utf8_valid_prefix(p + i, n - i);
+}
+
+/*
+ * A fault in the input (a line that is not UTF-8) ends the counting:
+ * the dictionary of the lines before it is written, to stdout as a run
+ * on them writes it, and under -o only with --keep-partial; a missing
+ * input is skipped.  Either way the status is 1.
+ */
+static int
+cmd_dict(int argc, char **argv)
+{
+	static char dash[] = "-", *stdin_only[] = { dash };
+	uint64_t lines = 0, words = 0;
+	const uint8_t *p;
+	struct buf out = { 0 };
+	char fault[1024] = "";
+	size_t n, bad;
+	long k;
+	int rc, rval = 0;
+
+	if ((fdict = fqd_new(1)) == NULL)
+		die_errno("dictionary");
+	if (argc == 0) {
+		argc = 1;
+		argv = stdin_only;
+	}
+	for (int i = 0; i < argc && fault[0] == '\0'; i++) {
+		int fd = open_input(argv[i]);
+		const char *name = input_name(argv[i]);
+		struct fqd_lines *r;
+
+		if (fd == -1) {
+			rval = 1;
+			continue;
+		}
+		if ((r = fqd_lines_new(fd)) == NULL)
+			die_errno("%s", name);
+		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+			/* A bad line counts none of its words. */
+			if ((bad = valid_prefix(p, n)) < n) {
+				snprintf(fault, sizeof fault, "%s: line %" PRIu64
+				    " at offset %" PRIu64 ": invalid UTF-8", name,
+				    fqd_lines_count(r), fqd_lines_offset(r) + bad);
+				break;
+			}
+			if ((k = fqd_count_line(fdict, p, n, &bad)) == -1)
+				text_fault(name, r, bad);
+			words += (uint64_t)k;
+		}
+		if (rc == -1)
+			die_errno("%s", name);
+		lines += fqd_lines_count(r) - (fault[0] != '\0');
+		fqd_lines_free(r);
+		if (fd != 0)
+			close(fd);
+	}
+	if (fqd_finalize(fdict, o.threshold, o.nwords, o.padf) == -1 ||
+	    fqd_save(fdict, &out) == -1)
+		die_errno("dictionary");
+	out_begin(0);
+	if (out.len > 0)
+		ob_write(out.p, out.len);
+	buf_free(&out);
+	if (fault[0] != '\0')
+		fail("%s", fault);
+	if (rval) {
+		ob_flush();
+		if (ob.fd != 1) {
+			if (out_finish(&outf, 0) == -1)
+				die_errno("%s", o.out);
+		} else
+			close_stdout();
+	} else
+		out_end();
+	if (verbosity > 0 && rval == 0)
+		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
+		    " words", o.out != NULL && strcmp(o.out, "-") != 0 ?
+		    o.out : "stdout", fqd_size(fdict), lines, words);
+	fqd_free(fdict);
+	fdict = NULL;
+	return rval;
+}
+
+struct text_stats {
+	uint64_t	seqs, toks, unk;
+};
+
+/* fairseq's summary line, and the unknown words it counted. */
+static void
+text_report(const char *name, const struct text_stats *st,
+    const struct fqd *unk, int capped)
+{
+	char pct[40], list[600];
+	size_t nu = unk != NULL ? fqd_size(unk) : 0, len = 0;
+	uint32_t *ord;
+
+	fmt_py3(pct, sizeof pct, st->toks ? (double)(100 * st->unk) /
+	    (double)st->toks : 0);
+	warnx_("%s: %" PRIu64 " sents, %" PRIu64 " tokens, %s%% replaced "
+	    "(by <unk>)", name, st->seqs, st->toks, pct);
+	if (nu == 0)
+		return;
+	if ((ord = malloc(nu * sizeof *ord)) == NULL ||
+	    fqd_sorted(unk, 0, ord) == -1)
+		die_errno("malloc");
+	list[0] = '\0';
+	for (size_t i = 0; i < nu && i < UNK_SHOW; i++) {
+		size_t wl;
+		const char *w = fqd_symbol(unk, ord[i], &wl);
+		int m = snprintf(list + len, sizeof list - len, "%s%.*s (%" PRIu64
+		    ")", i ? ", " : "", (int)(wl > 40 ? 40 : wl), w,
+		    fqd_count(unk, ord[i]));
+
+		if (m < 0 || (size_t)m >= sizeof list - len)
+			break;
+		len += (size_t)m;
+	}
+	warnx_("%s: most frequent unknown words%s: %s", name, capped ?
+	    " (counted among the first 1048576 distinct ones)" : "", list);
+	free(ord);
+}
+
+static void
+build_text(struct mmidx_builder *b, int fd, const char *name,
+    struct text_stats *all)
+{
+	struct text_stats st = { 0, 0, 0 };
+	struct fqd_lines *r = fqd_lines_new(fd);
+	uint32_t *tv = NULL;
+	size_t tcap = 0, n, nunk, bad;
+	const uint8_t *p;
+	long k;
+	int rc, capped = 0;
+
+	if (r == NULL || (funk = fqd_new(0)) == NULL)
+		die_errno("%s", name);
+	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+		if ((k = fqd_encode_line(fdict, p, n, &tv, &tcap, &nunk,
+		    &bad)) == -1)
+			text_fault(name, r, bad);
+		if ((size_t)k > ids.cap)
+			grow_ids((size_t)k);
+		for (long i = 0; i < k; i++)
+			ids.v[i] = tv[i];
+		if (mmidx_add_i64(b, ids.v, (size_t)k) == -1)
+			add_fault(b, name, "line", fqd_lines_count(r),
+			    UINT64_MAX);
+		st.seqs++;
+		st.toks += (uint64_t)k;
+		if (nunk == 0)
+			continue;
+		/* The words behind the <unk>s, for the report. */
+		st.unk += nunk;
+		size_t pos = 0, wn;
+		const uint8_t *w;
+
+		while (fqd_next_word(p, n, &pos, &w, &wn) == 1) {
+			long id;
+
+			if (fqd_find(fdict, w, wn) >= 0)
+				continue;
+			if ((id = fqd_find(funk, w, wn)) >= 0)
+				fqd_bump(funk, (size_t)id, 1);
+			else if (fqd_size(funk) < UNK_MAX) {
+				if (fqd_add(funk, w, wn, 1) == -1)
+					die_errno("%s", name);
+			} else
+				capped = 1;
+		}
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	if (verbosity > 0)
+		text_report(name, &st, funk, capped);
+	all->seqs += st.seqs;
+	all->toks += st.toks;
+	all->unk += st.unk;
+	fqd_lines_free(r);
+	fqd_free(funk);
+	funk = NULL;
+	free(tv);
+}
+
+/*
+ * How a build ends, the same after all input and, under --keep-partial,
+ * at a fault: the tokens narrowed to the type their range asks for
+ * (without --vocab-size), the documents closed, the pair committed.
+ */
+static struct {
+	struct mmidx_builder	*b;
+	enum mmidx_layout	 layout;
+	int			 narrow, docs_auto;
+} bend;
+
+static void
+end_build(void)
+{
+	if (bend.narrow)
+		narrow_output(bend.b, bend.layout);
+	if (bend.docs_auto)
+		mmidx_docs_each_unless_ended(bend.b);
+	finish_output(bend.b, o.out);
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -2108,7 +2576,8 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
-	int isf, jobs;
+	struct text_stats all = { 0, 0, 0 };
+	int isf, jobs, narrow, docs_auto, rval = 0;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
@@ -2121,7 +2590,20 @@ cmd_build(int argc, char **argv)
 			usage_error("--mode-feature needs record input");
 		layout = MMIDX_MEGATRON_MM;
 	}
-	if (o.dtype == -1) {
+	if (o.textin != (o.dict != NULL))
+		usage_error(o.textin ? "--input-format text needs --dict" :
+		    "--dict goes with --input-format text");
+	if (o.dict != NULL) {
+		if (o.vocab)
+			usage_error("--vocab-size and --dict exclude each other");
+		fdict = load_dict(o.dict);
+		/* fairseq-preprocess: vocab_size=len(dictionary) */
+		o.vocab = fqd_size(fdict);
+	}
+	narrow = o.dtype == -1 && o.vocab == 0 && !o.wrap;
+	if (narrow)
+		t = MMIDX_INT64;	/* until the largest id is known */
+	else if (o.dtype == -1) {
 		t = mmidx_dtype_auto(layout, o.vocab);
 		if (verbosity > 0) {
 			if (o.vocab)
@@ -2144,9 +2626,38 @@ cmd_build(int argc, char **argv)
 	isf = mmidx_dtype_is_float(t);
 	if (o.wrap)
 		flags |= MMIDX_WRAP;
+	/*
+	 * Records carry documents in recpipe(5)'s convention: an Example
+	 * without features ends one.  Megatron follows them when the input
+	 * has any (every sequence is a document otherwise); fairseq has no
+	 * documents and passes over them.
+	 */
+	docs_auto = !o.docs_given && !o.idlines && !o.textin;
+	if (docs_auto)
+		o.docs_empty = 1;
 	if (!o.docs_empty)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
+	if (narrow && binout.direct) {
+		/* A device or FIFO cannot be rewritten: upstream's guess. */
+		mmidx_builder_free(b);
+		narrow = 0;
+		t = mmidx_dtype_auto(layout, 0);
+		if (verbosity > 0)
+			warnx_("dtype %s (%s, no --vocab-size, and %s.bin cannot "
+			    "be rewritten)", mmidx_dtype_name(t),
+			    layout == MMIDX_FAIRSEQ ? "fairseq" : "Megatron", o.out);
+		b = start_output_builder(layout, t, flags);
+	}
+	if (o.vocab && !o.wrap)
+		mmidx_builder_set_vocab(b, o.vocab);
+	vocab_limit = o.wrap ? 0 : o.vocab;
+	/* --keep-partial: a fault ends the build as the end of input does. */
+	bend.b = b;
+	bend.layout = layout;
+	bend.narrow = narrow;
+	bend.docs_auto = docs_auto;
+	fault_keep = end_build;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
@@ -2160,11 +2671,17 @@ cmd_build(int argc, char **argv)
 		const char *name = input_name(argv[i]);
 
 		if (fd == -1) {
+			if (keep_partial) {
+				rval = 1;
+				continue;
+			}
 			out_abort(&binout);
 			out_abort(&idxout);
 			exit(1);
 		}
-		if (o.idlines) {
+		if (o.textin)
+			build_text(b, fd, name, &all);
+		else if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
 			ids.dtype = t;
 			build_ids(b, fd, name, isf);
@@ -2175,9 +2692,14 @@ cmd_build(int argc, char **argv)
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
-	finish_output(b, o.out);
+	fault_keep = NULL;
+	if (o.textin && argc > 1 && verbosity > 0)
+		text_report("total", &all, NULL, 0);
+	end_build();
+	fqd_free(fdict);
+	fdict = NULL;
 	mmidx_builder_free(b);
-	return 0;
+	return rval;
 }
 
 /* File scope: still reachable when a fault exits (leak checkers). */
@@ -2226,14 +2748,14 @@ main(int argc, char **argv)
 	static const char *const names[] = {
 		[CMD_BUILD] = "build", [CMD_CAT] = "cat", [CMD_GET] = "get",
 		[CMD_INFO] = "info", [CMD_MERGE] = "merge",
-		[CMD_VERIFY] = "verify"
+		[CMD_VERIFY] = "verify", [CMD_DICT] = "dict"
 	};
 	int found = -1, json;
 
 	setprogname(argv[0]);
 	if (argc < 2)
 		usage(stderr, 2);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
 		if (strcmp(argv[1], names[i]) == 0)
 			found = i;
 	if (found == -1) {
@@ -2248,14 +2770,33 @@ main(int argc, char **argv)
 	o.dtype = -1;
 	o.layout = MMIDX_AUTO;
 	o.outfmt = -1;
+	o.nwords = -1;
+	o.padf = 8;
 	argc--;
 	argv++;
 	parse_opts(argc, argv);
 	argc -= optind;
 	argv += optind;
-	if (o.cmd != CMD_BUILD)
+	/* Dataset operands: x.bin and x.idx name x (dict reads text files). */
+	if (o.cmd != CMD_BUILD && o.cmd != CMD_DICT)
 		for (int i = 0; i < argc; i++)
 			argv[i] = prefix_of(argv[i]);
+	if (o.out != NULL && (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE))
+		o.out = out_prefix(o.out);
+	/* Outputs that cannot be written are refused before any work. */
+	if (o.out != NULL && *o.out == '\0')
+		out_check(o.out);
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE) {
+			char *bp = joinx(o.out, ".bin"), *ip = joinx(o.out, ".idx");
+
+			out_check(bp);
+			out_check(ip);
+			free(bp);
+			free(ip);
+		} else
+			out_check(o.out);
+	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)
 		o.outfmt = OUT_JSON;
@@ -2265,6 +2806,7 @@ main(int argc, char **argv)
 	case CMD_GET:		return cmd_get(argc, argv);
 	case CMD_INFO:		return cmd_info(argc, argv, json);
 	case CMD_MERGE:		return cmd_merge(argc, argv);
+	case CMD_DICT:		return cmd_dict(argc, argv);
 	default:		return cmd_verify(argc, argv);
 	}
 }

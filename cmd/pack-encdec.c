@@ -24,13 +24,13 @@
 #define DEFAULT_SEED	0
 
 static const char usage_text[] =
-"usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]\n"
+"usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
 "           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
 "           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
 "           [file ...]\n"
-"       pack-encdec [-hqV] [--stats] -C electra --cls-id id\n"
+"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
 "           [-s seed] [--compression type] [--max-record-size N] [file ...]\n";
 
@@ -43,7 +43,7 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -54,6 +54,7 @@ static const struct option longopts[] = {
 	{ "custom-ops", no_argument, NULL, OPT_CUSTOM },
 	{ "feature", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lengths", required_argument, NULL, 'l' },
 	{ "mask-id", required_argument, NULL, OPT_MASK },
 	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
@@ -84,8 +85,37 @@ static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
+static struct sq_conv *fault_conv;	/* to finish at a fault */
+static struct sq_electra *electra;
 
 static void writer_drain(void);
+
+/*
+ * A fault in the input: write the rows that the records before it make
+ * (the open rows too, as the end of that input would), and end the
+ * record stream.  The output is then what a run on the good records
+ * writes; under -o it is kept with --keep-partial only.
+ */
+static void
+end_at_fault(void)
+{
+	static int ended;
+
+	if (ended++)
+		return;
+	writer_drain();
+	if (fault_conv != NULL && sq_finish_before(fault_conv) == -1 &&
+	    sq_errkind(fault_conv) == SQ_EEMIT)
+		write_failed(outname);
+	if (electra != NULL && sq_electra_flush(electra) == -1)
+		write_failed(outname);
+	if (writer != NULL && rec_writer_close(writer) == -1) {
+		writer = NULL;
+		write_failed(outname);
+	}
+	writer = NULL;
+	fault_begin();
+}
 static _Noreturn void
 data_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -99,17 +129,19 @@ data_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	writer_drain();
-	if (writer != NULL && rec_writer_flush(writer) == -1)
-		write_failed(outname);
+	end_at_fault();
 	die("%s: record %ju at offset %ju: %s", cur_file, (uintmax_t)cur_record,
 	    (uintmax_t)cur_offset, msg);
 }
 
-/* Memory ran out while decoding the current record. */
+/*
+ * Memory ran out while decoding the current record: a fault like any
+ * other, so the rows before it are written as at a bad record.
+ */
 static _Noreturn void
 decode_oom(void)
 {
+	end_at_fault();
 	die("%s: record %ju at offset %ju: out of memory", cur_file,
 	    (uintmax_t)cur_record, (uintmax_t)cur_offset);
 }
@@ -117,10 +149,14 @@ decode_oom(void)
 /*
  * Output runs in a second thread: the main thread reads, decodes and
  * packs; the writer thread encodes, frames and writes, in order.  A
- * ring of slots between them bounds the memory.
+ * ring of slots between them bounds the memory.  Slots change hands in
+ * batches, and a thread is woken only when it sleeps and a batch is
+ * ready for it (the writer), or half of the ring is free (the main
+ * thread): a wake-up per row costs more than the row.
  */
-#define NSLOT	64
-#define BATCH	16	/* the writer wakes for this many slots (or the end) */
+#define NSLOT	256
+#define BATCH	32	/* slots handed over at a time */
+#define WAKE	(NSLOT / 2)	/* slots that wake the writer */
 enum { SLOT_ROW, SLOT_RAW, SLOT_BROW };
 struct slot {
 	int		 what;		/* a row to encode, a payload in 'bytes', or a byte row */
@@ -136,8 +172,13 @@ struct slot {
 	size_t		 segcap;
 };
 static struct slot slots[NSLOT];
-static size_t qhead, qtail;
-static int qdone, threaded;
+/*
+ * Under qlock: qtail counts the slots handed to the writer, qhead those
+ * it has given back.  The main thread alone knows ptail, the slots it
+ * has filled (qtail <= ptail), and phead, the last qhead it saw.
+ */
+static size_t qhead, qtail, ptail, phead;
+static int qdone, threaded, wsleeps, psleeps;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
@@ -147,55 +188,70 @@ static void write_row(struct sq_enc *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used);
 static void write_brow(struct sq_brow *row);
 
+static void
+write_slot(struct sq_enc *enc, struct slot *sl)
+{
+	const int64_t *vp[64];
+	size_t i, off;
+
+	if (sl->what == SLOT_RAW) {
+		if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
+			write_failed(outname);
+	} else if (sl->what == SLOT_BROW) {
+		const uint8_t *b = sl->bytes.p;
+		const uint32_t *sg = sl->segs;
+
+		for (i = 0; i < sl->brow.nk; i++) {
+			sl->brow.k[i].b = b;
+			sl->brow.k[i].segv = sg;
+			sl->brow.k[i].segb = sg + sl->brow.k[i].nseg;
+			b += sl->brow.k[i].nb;
+			sg += 2 * sl->brow.k[i].nseg;
+		}
+		write_brow(&sl->brow);
+	} else {
+		for (i = off = 0; i < sl->n; i++) {
+			vp[i] = sl->vals + off;
+			off += sl->used[i];
+		}
+		write_row(enc, sl->n, sl->names, vp, sl->lens, sl->used);
+	}
+}
+
 static void *
 writer_main(void *arg)
 {
 	struct sq_enc *enc;
-	const int64_t *vp[64];
-	struct slot *sl;
-	size_t i, off;
+	size_t at, end;
 
 	(void)arg;
 	if ((enc = sq_enc_new()) == NULL)
 		die_errno("encoding a record");
+	pthread_mutex_lock(&qlock);
 	for (;;) {
-		pthread_mutex_lock(&qlock);
+		while (qhead == qtail && !qdone) {
+			wsleeps = 1;
+			pthread_cond_wait(&qnonempty, &qlock);
+			wsleeps = 0;
+		}
 		if (qhead == qtail)
-			while (qtail - qhead < BATCH && !qdone)
-				pthread_cond_wait(&qnonempty, &qlock);
-		if (qhead == qtail) {
-			pthread_mutex_unlock(&qlock);
 			break;
-		}
-		sl = &slots[qhead % NSLOT];
+		end = qtail;
 		pthread_mutex_unlock(&qlock);
-		if (sl->what == SLOT_RAW) {
-			if (rec_write(writer, sl->bytes.p, sl->bytes.len) == -1)
-				write_failed(outname);
-		} else if (sl->what == SLOT_BROW) {
-			const uint8_t *b = sl->bytes.p;
-			const uint32_t *sg = sl->segs;
-
-			for (i = 0; i < sl->brow.nk; i++) {
-				sl->brow.k[i].b = b;
-				sl->brow.k[i].segv = sg;
-				sl->brow.k[i].segb = sg + sl->brow.k[i].nseg;
-				b += sl->brow.k[i].nb;
-				sg += 2 * sl->brow.k[i].nseg;
+		/* Give the slots back a batch at a time. */
+		for (at = qhead; at != end;) {
+			write_slot(enc, &slots[at++ % NSLOT]);
+			if (at % BATCH == 0 || at == end) {
+				pthread_mutex_lock(&qlock);
+				qhead = at;
+				if (psleeps && qtail - qhead <= NSLOT / 2)
+					pthread_cond_signal(&qnonfull);
+				if (at != end)
+					pthread_mutex_unlock(&qlock);
 			}
-			write_brow(&sl->brow);
-		} else {
-			for (i = off = 0; i < sl->n; i++) {
-				vp[i] = sl->vals + off;
-				off += sl->used[i];
-			}
-			write_row(enc, sl->n, sl->names, vp, sl->lens, sl->used);
 		}
-		pthread_mutex_lock(&qlock);
-		if (qtail - qhead++ == NSLOT)
-			pthread_cond_signal(&qnonfull);
-		pthread_mutex_unlock(&qlock);
 	}
+	pthread_mutex_unlock(&qlock);
 	sq_enc_free(enc);
 	return NULL;
 }
@@ -207,6 +263,18 @@ writer_start(void)
 	threaded = pthread_create(&wthread, NULL, writer_main, NULL) == 0;
 }
 
+/*
+ * Hand the filled slots to the writer (qlock held).  A sleeping writer
+ * is woken for many at once: the machine may have one core for both.
+ */
+static void
+publish_locked(void)
+{
+	qtail = ptail;
+	if (wsleeps && qtail - qhead >= WAKE)
+		pthread_cond_signal(&qnonempty);
+}
+
 /* Wait until everything queued is written and the writer thread is gone. */
 static void
 writer_drain(void)
@@ -214,6 +282,7 @@ writer_drain(void)
 	if (!threaded)
 		return;
 	pthread_mutex_lock(&qlock);
+	publish_locked();
 	qdone = 1;
 	pthread_cond_signal(&qnonempty);
 	pthread_mutex_unlock(&qlock);
@@ -224,22 +293,29 @@ writer_drain(void)
 static struct slot *
 slot_get(void)
 {
-	struct slot *sl;
-
-	pthread_mutex_lock(&qlock);
-	while (qtail - qhead == NSLOT)
-		pthread_cond_wait(&qnonfull, &qlock);
-	sl = &slots[qtail % NSLOT];
-	pthread_mutex_unlock(&qlock);
-	return sl;
+	if (ptail - phead == NSLOT) {
+		pthread_mutex_lock(&qlock);
+		publish_locked();
+		if (ptail - qhead == NSLOT)
+			while (ptail - qhead > NSLOT / 2) {
+				psleeps = 1;
+				pthread_cond_wait(&qnonfull, &qlock);
+				psleeps = 0;
+			}
+		phead = qhead;
+		pthread_mutex_unlock(&qlock);
+	}
+	return &slots[ptail % NSLOT];
 }
 
 static void
 slot_put(void)
 {
+	if (++ptail - qtail < BATCH)
+		return;		/* qtail is only written by this thread */
 	pthread_mutex_lock(&qlock);
-	if (++qtail - qhead >= BATCH)
-		pthread_cond_signal(&qnonempty);
+	publish_locked();
+	phead = qhead;
 	pthread_mutex_unlock(&qlock);
 }
 
@@ -645,9 +721,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			conv_failed(c);
 	}
 	if (rv == -1) {
-		writer_drain();
-		if (rec_writer_flush(writer) == -1)
-			write_failed(outname);
+		end_at_fault();
 		cur_record = rec_index(r);
 		die("%s: record %ju at offset %ju: %s", cur_file,
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
@@ -696,9 +770,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 			write_failed(outname);
 	}
 	if (rv == -1) {
-		writer_drain();
-		if (rec_writer_flush(writer) == -1)
-			write_failed(outname);
+		end_at_fault();
 		die("%s: record %ju at offset %ju: %s", cur_file,
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
 		    rec_strerror(r));
@@ -782,6 +854,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_CUSTOM:
 			o->cfg.custom_ops = 1;
+			break;
+		case OPT_KEEP_PARTIAL:
+			keep_partial = 1;
 			break;
 		case OPT_MASK:
 			o->cfg.mask_id = num_arg("--mask-id", optarg, INT32_MIN, INT32_MAX);
@@ -885,8 +960,11 @@ main(int argc, char **argv)
 			die("%s", sq_strerror(cerr));
 		}
 		the_conv = c;
+		fault_conv = c;
 	}
 
+	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
+		out_check(outname);
 	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
 		outname = "stdout";
 		refuse_tty(1, 0);
@@ -903,6 +981,7 @@ main(int argc, char **argv)
 	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
 	    emit_row, NULL)) == NULL)
 		die_errno("setting up");
+	electra = e;
 
 	if (argc == 0) {
 		static char dash[] = "-";
@@ -923,9 +1002,8 @@ main(int argc, char **argv)
 	}
 	writer = NULL;
 	if (strcmp(outname, "stdout") != 0) {
-		if (rval != 0)
-			out_abort(&of);
-		else if (out_commit(&of) == -1)
+		/* All-or-nothing unless --keep-partial. */
+		if (out_finish(&of, rval == 0) == -1)
 			die_errno("%s", outname);
 	}
 	if (o.stats && c != NULL)

@@ -18,19 +18,22 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "jsondoc.h"
 #include "record.h"
 #include "subword.h"
 #include "unicode.h"
 #include "wordpiece.h"
 
 static const char usage_text[] =
-    "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]\n"
+    "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
+    "                      [--no-strip]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
-    "                      [--strip-extraneous] [-f name] [--fields list]\n"
-    "                      [--input-format fmt] [-j jobs] [-m mode]\n"
-    "                      [--max-record-size N] [-o file] [--output-format fmt]\n"
-    "                      [--rules rules] -v [field=]vocab [file ...]\n";
+    "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
+    "                      [--fields list] [--input-format fmt] [-j jobs]\n"
+    "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
+    "                      [-o file] [--output-format fmt] [--rules rules]\n"
+    "                      -v [field=]vocab [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -42,17 +45,19 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_MAXREC
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
 	{ "decode", no_argument, NULL, 'd' },
-	{ "eos", no_argument, NULL, OPT_EOS },
+	{ "eos", optional_argument, NULL, OPT_EOS },
 	{ "feature", required_argument, NULL, 'f' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 	{ "jobs", required_argument, NULL, 'j' },
+	{ "json-keys", required_argument, NULL, OPT_JSON_KEYS },
+	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lower", no_argument, NULL, OPT_LOWER },
 	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "mode", required_argument, NULL, 'm' },
@@ -72,7 +77,7 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE };
+enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE, FMT_TEXT, FMT_JSONL };
 
 struct field {
 	char		*name;
@@ -89,6 +94,12 @@ struct field {
 static struct field *fields;
 static size_t nfields;
 static int eos, strip = 1, strip_extraneous, wordpiece;
+static int64_t eos_id = 1;		/* tensor2tensor's EOS */
+static const char *eos_arg;		/* --eos=ID|TOKEN */
+static const char *eos_piece;		/* its text when the vocab lacks it */
+static int jsonl;			/* --input-format jsonl */
+static char **jkeys;			/* --json-keys */
+static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
@@ -112,6 +123,9 @@ struct ctx {
 	struct buf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
+	struct jd_line	 jl;		/* --input-format jsonl */
+	int64_t		*prev;		/* a sentence held back (jsonl) */
+	size_t		 prevn, prevcap;
 	char		 err[300];
 };
 
@@ -126,13 +140,19 @@ flush_text(void)
 	ob_mark = 0;
 }
 
-/* Write what is good so far before reporting a fault in the input. */
+/*
+ * Write what is good so far before reporting a fault in the input, and
+ * end the record stream: the output is then what the good lines or
+ * records before the fault give (kept under --keep-partial).
+ */
 static void
 flush_all(void)
 {
 	flush_text();
-	if (rw != NULL && rec_writer_flush(rw) == -1)
+	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
+	rw = NULL;
+	fault_begin();
 }
 
 /*
@@ -176,6 +196,17 @@ put(struct ctx *c, const void *p, size_t n)
 {
 	if (buf_append(c->out, p, n) == -1)
 		out_of_memory();
+}
+
+/*
+ * Direct text output is written a line at a time, never half a line
+ * (but for -d of a record over BIG_RECORD, which goes out in parts).
+ */
+static void
+line_done(struct ctx *c)
+{
+	if (c->out == &ob)
+		ob_mark = ob.len;
 	if (c->direct && c->out->len >= (1 << 20))
 		flush_text();
 }
@@ -387,17 +418,21 @@ emit(struct ctx *c)
 				if ((s = (const uint8_t *)wp_piece(fs[f].wp,
 				    fs[f].ids[i], &len)) != NULL)
 					put(c, s, len);
+				else if (eos_piece != NULL && fs[f].ids[i] == eos_id)
+					put(c, eos_piece, strlen(eos_piece));
 			} else if ((s = sw_vocab_entry(fs[f].sw, fs[f].ids[i],
 			    &len)) != NULL)
 				put(c, s, len);
 		}
 	}
 	put(c, "\n", 1);
+	line_done(c);
 }
 
 /* Encode one column into fd->ids.  0, or -1 with a message in c->err. */
 static int
-encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n)
+encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
+    int add_eos)
 {
 	struct sw_err e;
 	size_t nids = 0, i;
@@ -415,6 +450,17 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n)
 			return -1;
 		}
 		fd->n = (size_t)k;
+		if (add_eos && eos) {
+			if (fd->n + 1 > fd->cap) {
+				size_t cap = fd->cap ? fd->cap * 2 : 64;
+
+				if ((fd->ids = realloc(fd->ids, cap *
+				    sizeof(*fd->ids))) == NULL)
+					die_errno("encode");
+				fd->cap = cap;
+			}
+			fd->ids[fd->n++] = eos_id;
+		}
 		return 0;
 	}
 	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
@@ -434,9 +480,181 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n)
 	}
 	for (i = 0; i < nids; i++)
 		fd->ids[i] = c->tmp32[i];
-	if (eos)
-		fd->ids[nids++] = 1;
+	if (add_eos && eos)
+		fd->ids[nids++] = eos_id;
 	fd->n = nids;
+	return 0;
+}
+
+/*
+ * The end of a document: an Example without features (records), or an
+ * empty line (id and piece output).
+ */
+static void
+emit_doc_end(struct ctx *c)
+{
+	static const uint8_t empty_example[2] = { 0x0a, 0x00 };
+	uint8_t hdr[8];
+
+	if (outfmt != FMT_RECORDS) {
+		put(c, "\n", 1);
+		return;
+	}
+	if (c->direct) {
+		if (rec_write(rw, empty_example, sizeof empty_example) == -1)
+			write_failed(outname);
+		return;
+	}
+	put_le64(hdr, sizeof empty_example);
+	put(c, hdr, 8);
+	put(c, empty_example, sizeof empty_example);
+}
+
+/* A line of nothing but Python whitespace (str.strip() leaves nothing). */
+static int
+blank(const uint8_t *p, size_t n)
+{
+	sw_strip(&p, &n);
+	return n == 0;
+}
+
+static void
+append_ids(struct field *fd, const int64_t *v, size_t k)
+{
+	if (fd->n + k > fd->cap) {
+		size_t cap = fd->cap ? fd->cap : 64;
+
+		while (cap < fd->n + k)
+			cap *= 2;
+		if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
+			die_errno("encode");
+		fd->cap = cap;
+	}
+	memcpy(fd->ids + fd->n, v, k * sizeof(*v));
+	fd->n += k;
+}
+
+/* Swap the held-back sentence with field 0's ids. */
+static void
+swap_prev(struct ctx *c)
+{
+	struct field *fd = &c->f[0];
+	int64_t *t = fd->ids;
+	size_t n = fd->n, cap = fd->cap;
+
+	fd->ids = c->prev;
+	fd->n = c->prevn;
+	fd->cap = c->prevcap;
+	c->prev = t;
+	c->prevn = n;
+	c->prevcap = cap;
+}
+
+/*
+ * One JSON line, one document (Megatron's preprocess_data.py): with one
+ * key, a record per sentence that has tokens, --eos after the last of
+ * them, then the end of the document; with several, one record with a
+ * feature per key holding its whole document.
+ */
+static int
+encode_json_doc(struct ctx *c, const uint8_t *p, size_t n)
+{
+	char err[JD_ERRMAX];
+	size_t f, i;
+	int held = 0;
+
+	if (jd_parse(&c->jl, p, n, err) == -1) {
+		snprintf(c->err, sizeof(c->err), "%s", err);
+		return -1;
+	}
+	for (f = 0; f < njkeys; f++) {
+		struct field *fd = &c->f[f];
+
+		if (jd_sentences(&c->jl, jkeys[f], err) == -1) {
+			if (errno == ENOMEM)
+				die_errno("encode");
+			snprintf(c->err, sizeof(c->err), "%s", err);
+			return -1;
+		}
+		if (njkeys > 1) {
+			struct field tmp = *fd;
+			int rc;
+
+			fd->n = 0;
+			for (i = 0; i < c->jl.n; i++) {
+				tmp.ids = c->prev;
+				tmp.cap = c->prevcap;
+				tmp.n = 0;
+				rc = encode_field(c, &tmp, (const uint8_t *)c->jl.s[i],
+				    c->jl.len[i], 0);
+				c->prev = tmp.ids;
+				c->prevcap = tmp.cap;
+				if (rc == -1)
+					return -1;
+				append_ids(fd, tmp.ids, tmp.n);
+			}
+			if (eos && fd->n > 0)
+				append_ids(fd, &eos_id, 1);
+			continue;
+		}
+		for (i = 0; i < c->jl.n; i++) {
+			if (encode_field(c, fd, (const uint8_t *)c->jl.s[i],
+			    c->jl.len[i], 0) == -1)
+				return -1;
+			if (fd->n == 0)
+				continue;	/* Megatron drops empty sentences */
+			if (held) {
+				swap_prev(c);
+				emit(c);
+				swap_prev(c);
+			}
+			swap_prev(c);
+			held = 1;
+		}
+		if (held) {
+			swap_prev(c);
+			if (eos)
+				append_ids(fd, &eos_id, 1);
+			emit(c);
+		}
+		emit_doc_end(c);
+	}
+	if (njkeys > 1)
+		emit(c);
+	return 0;
+}
+
+/*
+ * A JSON line goes out whole or not at all: its records are gathered
+ * in c->out (as a worker gathers them), so that a fault in a later
+ * sentence leaves out the earlier ones, and the output is then what the
+ * lines before it give.
+ */
+static int
+encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
+{
+	size_t start = c->out->len, i, len;
+	int direct = c->direct, rc;
+
+	c->direct = 0;
+	rc = encode_json_doc(c, p, n);
+	c->direct = direct;
+	if (rc == -1) {
+		c->out->len = start;
+		return -1;
+	}
+	if (!direct)
+		return 0;
+	if (outfmt != FMT_RECORDS) {
+		line_done(c);
+		return 0;
+	}
+	for (i = start; i + 8 <= c->out->len; i += 8 + len) {
+		len = (size_t)le64(c->out->p + i);
+		if (rec_write(rw, c->out->p + i + 8, len) == -1)
+			write_failed(outname);
+	}
+	c->out->len = start;
 	return 0;
 }
 
@@ -447,8 +665,15 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	const uint8_t *q, *tab;
 	size_t f;
 
+	if (jsonl)
+		return encode_json_line(c, p, n);
 	if (nfields == 1) {
-		if (encode_field(c, &c->f[0], p, n) == -1)
+		if (wordpiece && blank(p, n)) {
+			/* BERT's corpora: a blank line ends a document. */
+			emit_doc_end(c);
+			return 0;
+		}
+		if (encode_field(c, &c->f[0], p, n, 1) == -1)
 			return -1;
 		emit(c);
 		return 0;
@@ -472,7 +697,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 
 		if (f + 1 < nfields)
 			len = (size_t)((const uint8_t *)memchr(q, '\t', len) - q);
-		if (encode_field(c, &c->f[f], q, len) == -1)
+		if (encode_field(c, &c->f[f], q, len, 1) == -1)
 			return -1;
 		q += len + 1;
 	}
@@ -481,6 +706,8 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 }
 
 static struct ctx mainctx;
+/* File scope: still reachable when a fault exits (leak checkers). */
+static struct sw_lines *lines_r;
 
 static int
 encode_file(const char *path)
@@ -494,7 +721,7 @@ encode_file(const char *path)
 
 	if ((fd = open_input(path)) == -1)
 		return 1;
-	if ((r = sw_lines_open(fd)) == NULL)
+	if ((r = lines_r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		if (progress_due())
@@ -511,7 +738,8 @@ encode_file(const char *path)
 		flush_all();
 		die("%s: %s", name, e.msg);
 	}
-	sw_lines_free(r);
+	sw_lines_free(lines_r);
+	lines_r = NULL;
 	if (fd != 0)
 		close(fd);
 	return 0;
@@ -651,6 +879,8 @@ ctx_free(struct ctx *c)
 	}
 	free(c->f);
 	free(c->tmp32);
+	free(c->prev);
+	jd_free(&c->jl);
 }
 
 static void
@@ -834,7 +1064,7 @@ decode_emit(void)
 {
 	struct ctx *c = &mainctx;
 	char err[WP_ERRMAX];
-	size_t f;
+	size_t f, start = c->out->len;
 	long k;
 
 	for (f = 0; f < nfields; f++) {
@@ -844,10 +1074,9 @@ decode_emit(void)
 			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
 			if (k < 0) {
+				c->out->len = start;	/* not half a line */
 				if (errno == ENOMEM)
 					out_of_memory();
-				if (ob_mark < ob.len)
-					ob.len = ob_mark;
 				flush_all();
 				die("%s: %s", dec_where(), err);
 			}
@@ -861,7 +1090,7 @@ decode_emit(void)
 		put(c, text.p, text.len);
 	}
 	put(c, "\n", 1);
-	ob_mark = ob.len;
+	line_done(c);
 }
 
 /* Parse space-separated ids into fd->ids. */
@@ -985,6 +1214,15 @@ bad_record(const uint8_t *p, size_t n, const char *field, long k)
 	die("%s: malformed Example", dec_where());
 }
 
+/* A part of a huge line: out as soon as a megabyte is gathered. */
+static void
+put_part(const void *p, size_t n)
+{
+	put(&mainctx, p, n);
+	if (ob.len >= (1 << 20))
+		flush_text();
+}
+
 static void
 decode_big(const uint8_t *p, size_t n)
 {
@@ -1025,7 +1263,7 @@ decode_big(const uint8_t *p, size_t n)
 				if (sw_decode_part(fields[f].sw, &d, v, k,
 				    strip_extraneous, &text) == -1)
 					out_of_memory();
-				put(&mainctx, text.p, text.len);
+				put_part(text.p, text.len);
 				continue;
 			}
 			/* A part after the first goes on as wp_decode() would. */
@@ -1043,17 +1281,17 @@ decode_big(const uint8_t *p, size_t n)
 				}
 			} else
 				s = wptext;
-			put(&mainctx, s, (size_t)len);
+			put_part(s, (size_t)len);
 		}
 		if (!wordpiece) {
 			text.len = 0;
 			if (sw_decode_end(fields[f].sw, &d, &text) == -1)
 				out_of_memory();
-			put(&mainctx, text.p, text.len);
+			put_part(text.p, text.len);
 		}
 	}
 	put(&mainctx, "\n", 1);
-	ob_mark = ob.len;
+	line_done(&mainctx);
 	free(v);
 }
 
@@ -1076,6 +1314,12 @@ decode_records_file(const char *path)
 	while ((rc = rec_read(rr, &p, &n)) == 1) {
 		dec.num = rec_index(rr) - 1;
 		dec.off = rec_offset(rr);
+		if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00)) {
+			/* The end of a document (recpipe(5)): a blank line. */
+			put(&mainctx, "\n", 1);
+			line_done(&mainctx);
+			continue;
+		}
 		if (n > BIG_RECORD) {
 			decode_big(p, n);
 			continue;
@@ -1203,7 +1447,89 @@ parse_fmt(const char *s, int in)
 		return FMT_ID;
 	if (!in && strcmp(s, "piece") == 0)
 		return FMT_PIECE;
+	if (in && strcmp(s, "text") == 0)
+		return FMT_TEXT;
+	if (in && strcmp(s, "jsonl") == 0)
+		return FMT_JSONL;
 	usage_error("unknown %s format: %s", in ? "input" : "output", s);
+}
+
+/* "--eos 5" and "--eos [EOS]" take the next word as the argument. */
+static int
+eos_word(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > 0 && strspn(s, "0123456789") == n)
+		return 1;
+	return n > 2 && s[0] == '[' && s[n - 1] == ']';
+}
+
+/*
+ * The id --eos means.  Subword mode: tensor2tensor's 1, or the id
+ * given.  WordPiece mode: the id given, a token of the vocabulary, or
+ * [BOS]/[EOS] as Megatron-LM's BERT tokenizer adds them when vocab.txt
+ * lacks them: after the distinct tokens of the file, [BOS] first.
+ * Bare --eos is Megatron's end of document, [EOS].
+ */
+static int64_t
+resolve_eos(const char *arg)
+{
+	const struct wp_vocab *v = fields[0].wp;
+	long long ll;
+	size_t i, n, distinct = 0;
+	long id;
+
+	if (arg != NULL && strspn(arg, "0123456789") == strlen(arg)) {
+		if (parse_int(arg, 0, INT64_MAX, &ll) == -1)
+			usage_error("--eos: bad id '%s'", arg);
+		return ll;
+	}
+	if (!wordpiece) {
+		if (arg != NULL)
+			usage_error("--eos: a token applies to -m wordpiece; "
+			    "give an id");
+		return 1;
+	}
+	if (arg == NULL)
+		arg = "[EOS]";
+	if ((id = wp_vocab_id(v, arg, strlen(arg))) >= 0)
+		return id;
+	if (strcmp(arg, "[EOS]") != 0 && strcmp(arg, "[BOS]") != 0)
+		die("%s: --eos: no token '%s' in the vocabulary",
+		    input_name(fields[0].vpath), arg);
+	eos_piece = arg;
+	n = wp_vocab_size(v);
+	for (i = 0; i < n; i++) {
+		size_t len;
+		const char *t = wp_piece(v, (int64_t)i, &len);
+
+		distinct += wp_vocab_id(v, t, len) == (long)i;
+	}
+	if (strcmp(arg, "[BOS]") == 0)
+		return (int64_t)distinct;
+	return (int64_t)distinct + (wp_vocab_id(v, "[BOS]", 5) < 0);
+}
+
+/* Split --json-keys "a,b" into jkeys. */
+static void
+set_jkeys(const char *list)
+{
+	const char *s = list, *c;
+
+	for (;;) {
+		c = strchr(s, ',');
+		if ((c ? (size_t)(c - s) : strlen(s)) == 0)
+			usage_error("empty key in --json-keys %s", list);
+		if ((jkeys = realloc(jkeys, (njkeys + 1) * sizeof(*jkeys))) == NULL)
+			die_errno("keys");
+		if ((jkeys[njkeys++] = c ? strndup(s, (size_t)(c - s)) :
+		    strdup(s)) == NULL)
+			die_errno("keys");
+		if (c == NULL)
+			break;
+		s = c + 1;
+	}
 }
 
 int
@@ -1211,6 +1537,7 @@ main(int argc, char *argv[])
 {
 	struct outfile out;
 	const char *outpath = "-", *feature = NULL, *fieldlist = NULL;
+	const char *keylist = NULL;
 	char **vspec = NULL;
 	size_t nv = 0, f;
 	int ch, decode = 0, rval = 0, wpflags = 0;
@@ -1259,6 +1586,13 @@ main(int argc, char *argv[])
 			print_version("Unicode " UNICODE_VERSION);
 		case OPT_EOS:
 			eos = 1;
+			eos_arg = optarg;
+			if (optarg == NULL && optind < argc &&
+			    eos_word(argv[optind]))
+				eos_arg = argv[optind++];
+			break;
+		case OPT_JSON_KEYS:
+			keylist = optarg;
 			break;
 		case OPT_NO_STRIP:
 			strip = 0;
@@ -1294,6 +1628,9 @@ main(int argc, char *argv[])
 				usage_error("unknown rules: %s", optarg);
 			wpflags = 1;
 			break;
+		case OPT_KEEP_PARTIAL:
+			keep_partial = 1;
+			break;
 		case OPT_MAXREC:
 			max_len = max_record_arg(optarg);
 			break;
@@ -1312,6 +1649,18 @@ main(int argc, char *argv[])
 		usage_error("no vocabulary (use -v)");
 	if (feature != NULL && fieldlist != NULL)
 		usage_error("-f and --fields exclude each other");
+	if (!decode && infmt == FMT_JSONL) {
+		jsonl = 1;
+		set_jkeys(keylist ? keylist : "text");
+		if (fieldlist != NULL)
+			usage_error("--fields applies to text input; use --json-keys");
+		if (njkeys > 1 && feature != NULL)
+			usage_error("-f names the feature of one key; several "
+			    "--json-keys name their own");
+		if (njkeys > 1)
+			fieldlist = keylist;
+	} else if (keylist != NULL)
+		usage_error("--json-keys applies to --input-format jsonl");
 	set_fields(fieldlist ? fieldlist : feature ? feature : "targets");
 	if (nfields > 8)
 		usage_error("at most 8 fields");
@@ -1329,15 +1678,23 @@ main(int argc, char *argv[])
 	}
 	if (decode && outfmt != FMT_RECORDS)
 		usage_error("--output-format does not apply to -d");
-	if (!decode && infmt != FMT_RECORDS)
-		usage_error("--input-format applies to -d only");
+	if (!decode && infmt != FMT_TEXT && infmt != FMT_JSONL &&
+	    infmt != FMT_RECORDS)
+		usage_error("--input-format: text or jsonl when encoding");
+	if (decode && (infmt == FMT_TEXT || infmt == FMT_JSONL))
+		usage_error("--input-format: records or id with -d");
 	if (!decode && strip_extraneous)
 		usage_error("--strip-extraneous applies to -d only");
 	if (!wordpiece && wpflags)
 		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
-	if (wordpiece && (eos || strip_extraneous))
-		usage_error("--eos and --strip-extraneous apply to -m subword");
+	if (wordpiece && strip_extraneous)
+		usage_error("--strip-extraneous applies to -m subword");
+	if (decode && eos)
+		usage_error("--eos does not apply to -d");
+	out_check(outpath);
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
+	if (eos)
+		eos_id = resolve_eos(eos_arg);
 	mainctx.f = fields;
 	mainctx.out = &ob;
 	mainctx.direct = 1;
@@ -1389,7 +1746,8 @@ main(int argc, char *argv[])
 	flush_text();
 	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
-	if (out_commit(&out) == -1)
+	/* A named output is all-or-nothing unless --keep-partial. */
+	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
 	if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",
@@ -1412,7 +1770,12 @@ main(int argc, char *argv[])
 	}
 	free(fields);
 	free(vspec);
+	for (f = 0; f < njkeys; f++)
+		free(jkeys[f]);
+	free(jkeys);
 	free(mainctx.tmp32);
+	free(mainctx.prev);
+	jd_free(&mainctx.jl);
 	free(idtext);
 	free(forder);
 	free(fkeylen);

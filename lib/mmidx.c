@@ -874,6 +874,7 @@ struct mmidx_builder {
 	uint64_t	 modecap;
 	int		 mode;
 	uint64_t	 tokens;
+	uint64_t	 vocab;		/* tokens must be below it; 0: no limit */
 	size_t		 bad;
 	char		 err[512];
 };
@@ -1155,6 +1156,33 @@ misfit_msg(char *err, size_t errlen, enum mmidx_dtype t, int64_t v)
 	    "upstream does)", (intmax_t)v, dtype_names[t]);
 }
 
+void
+mmidx_builder_set_vocab(struct mmidx_builder *b, uint64_t vocab)
+{
+	b->vocab = vocab;
+}
+
+/* The first of n tokens outside [0, vocab), or n (none, or no limit). */
+static size_t
+find_outside(uint64_t vocab, unsigned flags, const int64_t *v, size_t n)
+{
+	size_t j;
+
+	if (vocab == 0 || (flags & MMIDX_WRAP))
+		return n;
+	for (j = 0; j < n; j++)
+		if ((uint64_t)v[j] >= vocab)
+			break;
+	return j;
+}
+
+static void
+outside_msg(char *err, size_t errlen, uint64_t vocab, int64_t v)
+{
+	seterr(err, errlen, "token %jd is outside the vocabulary of %ju "
+	    "(--vocab-size)", (intmax_t)v, (uintmax_t)vocab);
+}
+
 int
 mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 {
@@ -1163,6 +1191,11 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 
 	if (check_len(b, n) == -1)
 		return -1;
+	if ((j = find_outside(b->vocab, b->flags, v, n)) < n) {
+		b->bad = j;
+		outside_msg(b->err, sizeof b->err, b->vocab, v[j]);
+		return -1;
+	}
 	if (add_fast(b, v, n) == 0)
 		return push_size(b, n);
 	if ((j = find_misfit(t, b->flags, v, n)) < n) {
@@ -1204,6 +1237,11 @@ mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v, size_t n,
 	if (n > MMIDX_MAX_SEQ) {
 		seterr(err, errlen, "sequence of %zu tokens: longer than the "
 		    "int32 sizes of the index allow", n);
+		return -1;
+	}
+	if ((j = find_outside(b->vocab, b->flags, v, n)) < n) {
+		*bad = j;
+		outside_msg(err, errlen, b->vocab, v[j]);
 		return -1;
 	}
 	if (b->flags & MMIDX_WRAP) {
@@ -1349,6 +1387,123 @@ mmidx_add_u64(struct mmidx_builder *b, const uint64_t *v, size_t n)
 }
 
 int
+mmidx_builder_range(struct mmidx_builder *b, int64_t *min, int64_t *max)
+{
+	uint64_t left = b->tokens * 8;
+	off_t end, at;
+	uint8_t *buf;
+	int64_t lo = 0, hi = 0;
+
+	if (b->dtype != MMIDX_INT64)
+		return berr(b, "range of a dataset not stored as int64");
+	if (bflush(b) == -1)
+		return -1;
+	if ((end = lseek(b->fd, 0, SEEK_CUR)) == -1)
+		return berr(b, "%s", strerror(errno));
+	at = end - (off_t)left;
+	if ((buf = malloc(OBUF_SIZE)) == NULL)
+		return berr(b, "%s", strerror(errno));
+	if (left > 0) {
+		lo = INT64_MAX;
+		hi = INT64_MIN;
+	}
+	while (left > 0) {
+		size_t k = left < OBUF_SIZE ? (size_t)left : OBUF_SIZE;
+		ssize_t got = pread(b->fd, buf, k, at);
+
+		if (got < 8) {
+			if (got >= 0)
+				errno = EIO;
+			free(buf);
+			return berr(b, "%s", strerror(errno));
+		}
+		/* whole tokens; a short read goes on from the last one */
+		k = (size_t)got - (size_t)got % 8;
+		for (size_t j = 0; j < k; j += 8) {
+			int64_t x = (int64_t)le64(buf + j);
+
+			lo = x < lo ? x : lo;
+			hi = x > hi ? x : hi;
+		}
+		at += (off_t)k;
+		left -= k;
+	}
+	free(buf);
+	*min = lo;
+	*max = hi;
+	return 0;
+}
+
+int
+mmidx_builder_narrow(struct mmidx_builder *b, enum mmidx_dtype t)
+{
+	uint64_t left = b->tokens * 8;
+	size_t es = dtype_sizes[t];
+	off_t end, rd, wr;
+	uint8_t *buf;
+
+	if (b->dtype != MMIDX_INT64 || mmidx_dtype_is_float(t))
+		return berr(b, "narrowing needs int64 tokens and an integer type");
+	if (mmidx_dtype_code(b->layout, t) == -1)
+		return berr(b, "%s cannot store %s", b->layout == MMIDX_FAIRSEQ ?
+		    "fairseq" : "Megatron", dtype_names[t]);
+	if (bflush(b) == -1)
+		return -1;
+	if (t == MMIDX_INT64)
+		return 0;
+	if ((end = lseek(b->fd, 0, SEEK_CUR)) == -1)
+		return berr(b, "%s", strerror(errno));
+	rd = wr = end - (off_t)left;
+	if ((buf = malloc(OBUF_SIZE)) == NULL)
+		return berr(b, "%s", strerror(errno));
+	/* Forward in place: the narrow copy never passes what is read. */
+	while (left > 0) {
+		size_t k = left < OBUF_SIZE ? (size_t)left : OBUF_SIZE, m;
+		ssize_t got = pread(b->fd, buf, k, rd);
+
+		if (got < 8) {
+			free(buf);
+			if (got >= 0)
+				errno = EIO;
+			return berr(b, "%s", strerror(errno));
+		}
+		k = (size_t)got - (size_t)got % 8;
+		m = k / 8;
+		for (size_t j = 0; j < m; j++) {
+			int64_t x = (int64_t)le64(buf + 8 * j);
+
+			if (x < int_lo[t] || x > int_hi[t]) {
+				free(buf);
+				return berr(b, "token %jd does not fit %s",
+				    (intmax_t)x, dtype_names[t]);
+			}
+			put_ints(t, buf + es * j, &x, 1);
+		}
+		for (size_t done = 0; done < m * es; ) {
+			ssize_t w = pwrite(b->fd, buf + done, m * es - done,
+			    wr + (off_t)done);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				free(buf);
+				return berr(b, "%s", strerror(errno));
+			}
+			done += (size_t)w;
+		}
+		rd += (off_t)k;
+		wr += (off_t)(m * es);
+		left -= k;
+	}
+	free(buf);
+	if (ftruncate(b->fd, wr) == -1 || lseek(b->fd, wr, SEEK_SET) == -1)
+		return berr(b, "%s", strerror(errno));
+	b->dtype = t;
+	b->esize = es;
+	return 0;
+}
+
+int
 mmidx_add_f32(struct mmidx_builder *b, const float *v, size_t n)
 {
 	return add_floats(b, v, NULL, n);
@@ -1369,6 +1524,17 @@ mmidx_end_document(struct mmidx_builder *b)
 		return berr(b, "%s", strerror(errno));
 	b->docs[b->ndoc++] = b->n;
 	return 0;
+}
+
+void
+mmidx_docs_each_unless_ended(struct mmidx_builder *b)
+{
+	if (b->docs == NULL || b->ndoc > 1)
+		return;
+	free(b->docs);
+	b->docs = NULL;
+	b->ndoc = b->doccap = 0;
+	b->flags |= MMIDX_DOC_EACH;
 }
 
 int

@@ -276,6 +276,12 @@ int		 mmidx_add_f64(struct mmidx_builder *b, const double *v, size_t n);
 void		 mmidx_set_mode(struct mmidx_builder *b, int mode);
 /* Megatron: end the current document (may be empty).  No-op for fairseq. */
 int		 mmidx_end_document(struct mmidx_builder *b);
+/*
+ * Megatron without MMIDX_DOC_EACH: when no document has been ended yet,
+ * make every sequence a document, those added so far and later (the
+ * default of a record stream that turns out to carry no documents).
+ */
+void		 mmidx_docs_each_unless_ended(struct mmidx_builder *b);
 /* 1 when sequences were added since the last document end. */
 int		 mmidx_doc_open(const struct mmidx_builder *b);
 /*
@@ -289,6 +295,28 @@ int		 mmidx_append(struct mmidx_builder *b, struct mmidx *src);
  * Returns 0, or -1 with a message.  The builder is done afterwards.
  */
 int		 mmidx_finish(struct mmidx_builder *b, int idxfd);
+/*
+ * Refuse tokens outside [0, vocab) (a vocabulary of 'vocab' entries;
+ * 0: no limit) as tokens that do not fit the dtype are refused, unless
+ * MMIDX_WRAP was given.
+ */
+void		 mmidx_builder_set_vocab(struct mmidx_builder *b, uint64_t vocab);
+/*
+ * For a builder of dtype int64 whose .bin descriptor is a regular file
+ * positioned at the end of the tokens: the smallest and largest token
+ * added so far (both 0 when there is none), read back from the file.
+ * Returns 0, or -1 with the message in mmidx_builder_strerror().
+ */
+int		 mmidx_builder_range(struct mmidx_builder *b, int64_t *min,
+		    int64_t *max);
+/*
+ * Store the tokens added so far, and those added later, as 't' instead
+ * of int64: the .bin is rewritten in place and truncated (memory stays
+ * constant).  The same conditions as mmidx_builder_range(); every token
+ * must fit 't', which the layout must be able to store.  Returns 0, or
+ * -1 with the message in mmidx_builder_strerror().
+ */
+int		 mmidx_builder_narrow(struct mmidx_builder *b, enum mmidx_dtype t);
 uint64_t	 mmidx_builder_count(const struct mmidx_builder *b);
 enum mmidx_dtype mmidx_builder_dtype(const struct mmidx_builder *b);
 uint64_t	 mmidx_builder_tokens(const struct mmidx_builder *b);

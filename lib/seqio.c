@@ -18,6 +18,10 @@
 #include "rng.h"
 #include "seqio.h"
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#endif
+
 #define MAXK	SQ_MAX_FEATS
 #define MAXOUT	(3 * SQ_MAX_FEATS + 12)
 #define T2T_LOOKBACK 1000	/* bins the first-fit kernel looks back at */
@@ -39,6 +43,7 @@ struct sq_conv {
 	sq_emit_fn	 emit;
 	void		*emit_arg;
 	enum sq_errkind	 err;
+	int		 untaken;	/* the failed record was refused whole */
 	char		 msg[512];
 
 	char		*strs;		/* owned copies of every name */
@@ -1574,8 +1579,10 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 	default:
 		break;
 	}
-	if (validate(c, f) == -1)
+	if (validate(c, f) == -1) {
+		c->untaken = 1;
 		return -1;
+	}
 	derive(c, f);
 	if (c->kind == SQ_PAD)
 		return push_pad(c);
@@ -1616,6 +1623,23 @@ sq_finish(struct sq_conv *c)
 	return 0;
 }
 
+int
+sq_finish_before(struct sq_conv *c)
+{
+	int rv;
+
+	if (c->err == SQ_OK)
+		return sq_finish(c);
+	if (c->err != SQ_EDATA || !c->untaken)
+		return -1;
+	c->err = SQ_OK;
+	rv = sq_finish(c);
+	if (c->err == SQ_OK)
+		c->err = SQ_EDATA;
+	c->untaken = 0;
+	return rv;
+}
+
 /* The canonical-form reader. */
 
 /* Read a varint at *pp (before end); 0 on success, -1 if malformed. */
@@ -1644,7 +1668,11 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 {
 	uint64_t n;
 
-	if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
+	if (*pp < end && **pp < 0x80) {	/* most lengths take a byte */
+		n = *(*pp)++;
+		if (n > (uint64_t)(end - *pp))
+			return -1;
+	} else if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
 		return -1;
 	*body = *pp;
 	*bend = *pp + n;
@@ -2094,6 +2122,7 @@ sq_enc_put(const struct sq_enc *e, uint8_t *q)
  */
 
 #define BMAXLEN	65536		/* longest length the byte path takes */
+#define SHORT	32		/* runs written at once (see put_run()) */
 
 enum { BL_TOK, BL_SHIFT, BL_LOSS, BL_SEG, BL_POS };
 
@@ -2130,11 +2159,11 @@ bytes_setup(struct sq_conv *c)
 			c->blord[j - 1] = t;
 		}
 	for (k = 0; k < c->nk; k++)
-		if ((c->bb[k] = malloc(4 * (size_t)c->L[k] + 8)) == NULL ||
+		if ((c->bb[k] = malloc(4 * (size_t)c->L[k] + 8 + SHORT)) == NULL ||
 		    (c->bsv[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL ||
 		    (c->bsb[k] = malloc((size_t)c->L[k] * sizeof(uint32_t))) == NULL)
 			return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
-	if ((c->bpos = malloc(3 * (size_t)c->N)) == NULL ||
+	if ((c->bpos = calloc(1, 3 * (size_t)c->N + SHORT)) == NULL ||
 	    (c->bposoff = malloc(((size_t)c->N + 1) * sizeof(uint32_t))) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
@@ -2153,9 +2182,89 @@ bytes_setup(struct sq_conv *c)
  * Check the packed varints [b, e) for the byte path: at least one,
  * none zero (so each is minimal: only a 0 varint has a 0x00 byte),
  * none longer than 4 bytes.  Returns the count, or 0 when they do not
- * qualify.  Eight bytes at a time; bytes from 'base' (<= b) up to
- * 'limit' (>= e) may be read.
+ * qualify.  Bytes from 'base' (<= b) up to 'limit' (>= e) may be
+ * read.
  */
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+/*
+ * Sixteen bytes at a time (a list of up to 32 in one piece): the top
+ * bits and the zero bytes as masks.  A short piece is read as the bytes
+ * ending at 'e' when they lie after 'base', its masks shifted down.
+ */
+static size_t
+scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
+    const uint8_t *limit)
+{
+	const __m128i zero = _mm_setzero_si128();
+	__m128i v, w;
+	uint32_t h, z, m, prev = 0, valid;
+	uint8_t tail[16];
+	size_t left, cnt = 0;
+
+	if (b == e || (e[-1] & 0x80))
+		return 0;
+	left = (size_t)(e - b);
+	if (left <= 32 && ((size_t)(limit - b) >= 32 || (size_t)(e - base) >= 32)) {
+		/* The usual list: one piece of 32 bytes, as 32-bit masks. */
+		const uint8_t *q = (size_t)(limit - b) >= 32 ? b : e - 32;
+
+		v = _mm_loadu_si128((const __m128i *)(const void *)q);
+		w = _mm_loadu_si128((const __m128i *)(const void *)(q + 16));
+		h = (uint32_t)_mm_movemask_epi8(v) |
+		    (uint32_t)_mm_movemask_epi8(w) << 16;
+		z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) |
+		    (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(w, zero)) << 16;
+		if (q != b) {
+			h >>= 32 - left;
+			z >>= 32 - left;
+		}
+		valid = (uint32_t)((1ull << left) - 1);
+		h &= valid;
+		if ((z & valid) != 0 || (h & h >> 1 & h >> 2 & h >> 3) != 0)
+			return 0;
+		m = ~h & valid;
+		m -= m >> 1 & 0x55555555;
+		m = (m & 0x33333333) + (m >> 2 & 0x33333333);
+		m = (m + (m >> 4)) & 0x0f0f0f0f;
+		return (m * 0x01010101) >> 24;
+	}
+	for (; b < e; b += 16) {
+		left = (size_t)(e - b);
+		if (left >= 16 || (size_t)(limit - b) >= 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)b);
+			h = (uint32_t)_mm_movemask_epi8(v);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+		} else if ((size_t)(e - base) >= 16) {
+			v = _mm_loadu_si128((const __m128i *)(const void *)(e - 16));
+			h = (uint32_t)_mm_movemask_epi8(v) >> (16 - left);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) >>
+			    (16 - left);
+		} else {
+			memset(tail, 0x01, sizeof tail);
+			memcpy(tail, b, left);
+			v = _mm_loadu_si128((const __m128i *)(const void *)tail);
+			h = (uint32_t)_mm_movemask_epi8(v);
+			z = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+		}
+		valid = left >= 16 ? 0xffffu : (1u << left) - 1;
+		h &= valid;
+		if (z & valid)
+			return 0;	/* a zero byte */
+		/* Four continuation bytes in a row, with the last three before. */
+		m = h << 3 | prev;
+		if (m & m >> 1 & m >> 2 & m >> 3)
+			return 0;
+		prev = h >> 13;
+		m = ~h & valid;		/* varint ends: count the bits */
+		m -= m >> 1 & 0x5555;
+		m = (m & 0x3333) + (m >> 2 & 0x3333);
+		m = (m + (m >> 4)) & 0x0f0f;
+		cnt += (m + (m >> 8)) & 0x1f;
+	}
+	return cnt;
+}
+#else
+/* Eight bytes at a time, in plain integers. */
 static size_t
 scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
     const uint8_t *limit)
@@ -2198,6 +2307,7 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
 	}
 	return bad ? 0 : (size_t)cnt;
 }
+#endif
 
 /* The byte offset, in [b, ...), where the first m varints end. */
 static size_t
@@ -2337,7 +2447,7 @@ int
 sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 {
 	const uint8_t *xb[2], *xe[2];
-	size_t nv[2], nb[2], k, L;
+	size_t nv[2], nb[2], k, L, last;
 	struct sq_brow_key *bk;
 
 	if (!c->bfast || c->err != SQ_OK || c->cur != NULL)
@@ -2375,6 +2485,9 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 			c->brow.k[k].nb = 0;
 			c->brow.k[k].nv = 0;
 			c->brow.k[k].nseg = 0;
+			c->brow.k[k].idb = 0;
+			c->brow.k[k].posb = 0;
+			c->brow.k[k].lastb = 0;
 		}
 		c->bopen = 1;
 	}
@@ -2382,7 +2495,18 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		if (nv[k] == 0)
 			continue;
 		bk = &c->brow.k[k];
-		memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
+		/* The row's buffer has SHORT bytes to spare. */
+		if (nb[k] <= SHORT && (size_t)(p + n - xb[k]) >= SHORT)
+			memcpy(c->bb[k] + bk->nb, xb[k], SHORT);
+		else
+			memcpy(c->bb[k] + bk->nb, xb[k], nb[k]);
+		for (last = 1; last < nb[k] && (xb[k][nb[k] - 1 - last] & 0x80); last++)
+			;
+		bk->lastb += last;
+		/* Positions 0 .. nv - 1: 1 byte below 128, 2 below 16384, else 3. */
+		bk->posb += nv[k] + (nv[k] > 128 ? nv[k] - 128 : 0) +
+		    (nv[k] > 16384 ? nv[k] - 16384 : 0);
+		bk->idb += nv[k] * vsize(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
 		bk->nb += nb[k];
@@ -2402,7 +2526,7 @@ static size_t
 brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 {
 	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
-	size_t L = c->out_len[i], pad = L - bk->nv, s, sz = 0, e, t;
+	size_t L = c->out_len[i], pad = L - bk->nv;
 
 	switch (c->bltype[i]) {
 	case BL_TOK:
@@ -2410,22 +2534,12 @@ brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 	case BL_LOSS:
 		return L;
 	case BL_SEG:
-		for (s = 0; s < bk->nseg; s++)
-			sz += bk->segv[s] * vsize(s + 1);
-		return sz + pad;
+		return bk->idb + pad;
 	case BL_POS:
-		for (s = 0; s < bk->nseg; s++)
-			sz += c->bposoff[bk->segv[s]];
-		return sz + pad;
-	default:	/* BL_SHIFT */
-		for (s = e = 0; s < bk->nseg; s++) {
-			e += bk->segb[s];
-			/* The segment's last varint is dropped. */
-			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
-				;
-			sz += c->bboslen + bk->segb[s] - (e - t);
-		}
-		return sz + (pad > 0 ? c->bboslen + pad - 1 : 0);
+		return bk->posb + pad;
+	default:	/* BL_SHIFT: each segment's last varint is dropped */
+		return bk->nseg * c->bboslen + bk->nb - bk->lastb +
+		    (pad > 0 ? c->bboslen + pad - 1 : 0);
 	}
 }
 
@@ -2445,11 +2559,42 @@ sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 	return 1 + vsize(fsz) + fsz;
 }
 
+/*
+ * Runs of a row are short (a segment's tokens, positions or ids) and a
+ * call to memcpy() or memset() for each costs more than the bytes.  A
+ * run of at most SHORT bytes is written as SHORT bytes at once when
+ * the record has room for them: what lands past the run is overwritten
+ * by the bytes that follow it in the record.
+ */
+static inline uint8_t *
+put_run(uint8_t *q, const uint8_t *qend, const uint8_t *src,
+    const uint8_t *send, size_t n)
+{
+	if (n <= SHORT && (size_t)(qend - q) >= SHORT &&
+	    (size_t)(send - src) >= SHORT)
+		memcpy(q, src, SHORT);
+	else
+		memcpy(q, src, n);
+	return q + n;
+}
+
+static inline uint8_t *
+fill_run(uint8_t *q, const uint8_t *qend, int v, size_t n)
+{
+	if (n <= SHORT && (size_t)(qend - q) >= SHORT)
+		memset(q, v, SHORT);
+	else
+		memset(q, v, n);
+	return q + n;
+}
+
 static uint8_t *
 brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
-    uint8_t *q)
+    uint8_t *q, const uint8_t *qend)
 {
 	const struct sq_brow_key *bk = &r->k[c->blkey[i]];
+	const uint8_t *bend = bk->b + bk->nb;
+	const uint8_t *pend = c->bpos + c->bposoff[c->N] + SHORT;
 	size_t L = c->out_len[i], pad = L - bk->nv, s, m, e, t;
 
 	switch (c->bltype[i]) {
@@ -2463,18 +2608,16 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 		break;
 	case BL_SEG:
 		for (s = 0; s < bk->nseg; s++)
-			if (s + 1 < 0x80) {
-				memset(q, (int)(s + 1), bk->segv[s]);
-				q += bk->segv[s];
-			} else
+			if (s + 1 < 0x80)
+				q = fill_run(q, qend, (int)(s + 1), bk->segv[s]);
+			else
 				for (m = 0; m < bk->segv[s]; m++)
 					q = vput(q, s + 1);
 		break;
 	case BL_POS:
-		for (s = 0; s < bk->nseg; s++) {
-			memcpy(q, c->bpos, c->bposoff[bk->segv[s]]);
-			q += c->bposoff[bk->segv[s]];
-		}
+		for (s = 0; s < bk->nseg; s++)
+			q = put_run(q, qend, c->bpos, pend,
+			    c->bposoff[bk->segv[s]]);
 		break;
 	default:	/* BL_SHIFT */
 		for (s = e = 0; s < bk->nseg; s++) {
@@ -2483,8 +2626,8 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 			e += bk->segb[s];
 			for (t = e - 1; t > e - bk->segb[s] && (bk->b[t - 1] & 0x80); t--)
 				;
-			memcpy(q, bk->b + e - bk->segb[s], bk->segb[s] - (e - t));
-			q += bk->segb[s] - (e - t);
+			q = put_run(q, qend, bk->b + e - bk->segb[s], bend,
+			    bk->segb[s] - (e - t));
 		}
 		if (pad > 0) {
 			memcpy(q, c->bbos, c->bboslen);
@@ -2501,6 +2644,7 @@ void
 sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 {
 	size_t t, i, klen, fsz = 0, lsz[8], vsz[8], esz[8];
+	const uint8_t *qend;
 
 	for (i = 0; i < c->nbl; i++) {
 		klen = c->blklen[i];
@@ -2511,6 +2655,7 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 	}
 	*q++ = 0x0a;
 	q = vput(q, fsz);
+	qend = q + fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
 		klen = c->blklen[i];
@@ -2526,7 +2671,7 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 		q = vput(q, lsz[i]);
 		*q++ = 0x0a;
 		q = vput(q, r->psz[i]);
-		q = brow_list_put(c, r, i, q);
+		q = brow_list_put(c, r, i, q, qend);
 	}
 }
 

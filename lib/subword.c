@@ -4,6 +4,7 @@
  * subword_build.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -881,6 +882,25 @@ cp_flags(const struct sw_vocab *v, uint32_t cp)
 	return f;
 }
 
+/*
+ * The BMP's classes before any alphabet is known: every code point
+ * escaped, letters and digits marked.  The same for every vocabulary,
+ * so made once (a vocabulary loads in a fraction of the time).
+ */
+static uint8_t bmp_template[0x10000 / 4];
+static pthread_once_t bmp_once = PTHREAD_ONCE_INIT;
+
+static void
+bmp_template_init(void)
+{
+	uint32_t cp;
+
+	memset(bmp_template, CP_ESC * 0x55, sizeof bmp_template);
+	for (cp = 0; cp < 0x10000; cp++)
+		if (uni_is_alnum(cp))
+			bmp_template[cp >> 2] |= (uint8_t)(CP_ALNUM << ((cp & 3) * 2));
+}
+
 /* The tokenizer's and escaper's tables for ASCII and the BMP. */
 static int
 vocab_classes(struct sw_vocab *v)
@@ -892,10 +912,8 @@ vocab_classes(struct sw_vocab *v)
 	/* Everything escaped, then the alphabet let through. */
 	if ((v->bmpcls = malloc(0x10000 / 4)) == NULL)
 		return -1;
-	memset(v->bmpcls, CP_ESC * 0x55, 0x10000 / 4);
-	for (cp = 0; cp < 0x10000; cp++)
-		if (uni_is_alnum(cp))
-			v->bmpcls[cp >> 2] |= (uint8_t)(CP_ALNUM << ((cp & 3) * 2));
+	pthread_once(&bmp_once, bmp_template_init);
+	memcpy(v->bmpcls, bmp_template, 0x10000 / 4);
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++) {
 		cp = v->alpha[i];
 		v->bmpcls[cp >> 2] &= (uint8_t)~(CP_ESC << ((cp & 3) * 2));

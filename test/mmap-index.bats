@@ -12,7 +12,7 @@ ids() {
 @test "mmap-index: -h prints the synopsis on stdout, -V the version" {
 	run -0 --separate-stderr mmap-index -h
 	[ -z "$stderr" ]
-	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--wrap] -o prefix"* ]]
+	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix"* ]]
 	run -0 --separate-stderr mmap-index cat --help
 	[[ "${lines[0]}" == "usage: mmap-index build"* ]]
 	run -0 --separate-stderr mmap-index -V
@@ -133,9 +133,23 @@ ids() {
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[5,4]" ]
 	# document_indices 0 2 3 3 5 at the end of the .idx
 	[ "$(tail -c 40 "$T/d.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 2 3 3 5 " ]
-	# without --documents empty an empty record is an error
-	run -1 --separate-stderr mmap-index build -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
-	[[ "$stderr" == "mmap-index: $T/in.tfr: record 2 at offset "*": no features (an empty record ends a document only with --documents empty)" ]]
+	# by default, empty records end documents when there are any (recpipe(5))
+	run -0 mmap-index build -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
+	cmp "$T/d.idx" "$T/e.idx"
+	# with --documents each an empty record is an error
+	run -1 --separate-stderr mmap-index build -q -o "$T/e" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	[[ "$stderr" == "mmap-index: $T/in.tfr: record 2 at offset "*": no features (an empty Example ends a document, which --documents each refuses)" ]]
+	# without any, every sequence is a document; fairseq passes over them
+	printf '%s\n' '[1,2]' '[3]' | "$J" >"$T/nodocs.tfr"
+	run -0 mmap-index build -q -o "$T/h" --format megatron "$T/nodocs.tfr"
+	run -0 mmap-index info --json "$T/h"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[2,2]" ]
+	for j in 1 2; do
+		run -0 mmap-index build -q -j $j -o "$T/k$j" "$T/in.tfr"
+		run -0 mmap-index cat --output-format id "$T/k$j"
+		[ "$output" = $'1 2\n3\n4 5 6\n7' ]
+		[ "$(mmap-index info --json "$T/k$j" | jq .sequences)" = 5 ]
+	done
 	ids "$T/in.txt" "1 2" "3" "" "4 5 6" "" "" "7"
 	run -0 mmap-index build -q -o "$T/f" --format megatron --documents empty --dtype uint16 --input-format id "$T/in.txt"
 	run -0 mmap-index info --json "$T/f"
@@ -481,9 +495,13 @@ histogram:
 	done
 	run -0 mmap-index info --json "$T/m2"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[25715,4286]" ]
-	# fairseq: the first empty record (record 5) is the fault
-	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --dtype uint16 "$T/in.tfr"
-	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty record ends a document only with --documents empty)" ]
+	# with --documents each the first empty record (record 5) is the fault
+	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty Example ends a document, which --documents each refuses)" ]
+	# fairseq has no documents and passes over them
+	run -0 mmap-index build -q -j 2 -o "$T/fs" --dtype uint16 "$T/in.tfr"
+	run -0 mmap-index info --json "$T/fs"
+	[ "$(jq -c '.sequences' <<<"$output")" = 25715 ]
 	# a token that does not fit at record 25000, a bad payload CRC after it
 	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
 		print ($1 == 25001 ? "[1,65536]" : "[" substr(s, 2) "]") }' | "$J" >"$T/late.tfr"
@@ -576,9 +594,11 @@ rss_bound() {
 	done
 	cmp "$T/b1.bin" "$T/b2.bin"
 	cmp "$T/b1.idx" "$T/b2.idx"
-	[ "$(stat -c %s "$T/b1.bin")" = 80000000 ]
+	# written as int64, then narrowed in place to the type the ids ask for
+	[ "$(stat -c %s "$T/b1.bin")" = 40000000 ]
 	run -0 --separate-stderr mmap-index info --json "$T/b1"
 	[[ "$output" == *'"tokens":20000000'* ]]
+	[[ "$output" == *'"dtype":"uint16"'* ]]
 	# A record claiming 20 MB that is bad: read once, not copied.
 	"$BATS_TEST_DIRNAME/tools/big-record" --length 20000000 | gzip -1 >"$T/bad.gz"
 	for j in 1 2; do
@@ -614,4 +634,449 @@ rss_bound() {
 	printf '1 2x\n' >"$T/ids"
 	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/o" "$T/ids"
 	[ "$stderr" = "mmap-index: $T/ids: line 1: bad token id '2x'" ]
+}
+
+# ---- fairseq dictionaries and text (fairseq-preprocess) ----
+# Expected outputs below are worked by hand from fairseq's Dictionary
+# (dictionary.py: add_file_to_dictionary, finalize, pad_to_multiple_,
+# save, encode_line) and tokenize_line.
+
+@test "mmap-index dict: ties in finalize go by code point, prefixes first; padding to 8 by default" {
+	# counts: ab 2, a/z/Z/é 1; é is U+00E9, after z; 4 + 5 symbols -> 16
+	printf 'z \xc3\xa9 Z ab a\nab\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index dict "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1\nmadeupword0000 0\nmadeupword0001 0\nmadeupword0002 0\nmadeupword0003 0\nmadeupword0004 0\nmadeupword0005 0\nmadeupword0006 0')" ]
+	[ "$stderr" = "mmap-index: stdout: 16 types from 2 lines, 6 words" ]
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1')" ]
+	# 9 symbols: a multiple of 3 already, one short of 10
+	run -0 mmap-index dict -q --padding-factor 3 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1')" ]
+	run -0 mmap-index dict -q --padding-factor 5 "$T/t.txt"
+	[ "$output" = "$(printf 'ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1\nmadeupword0000 0')" ]
+}
+
+@test "mmap-index dict: padding skips madeupword names the text uses, their numbers used up" {
+	printf 'madeupword0000 x\n' >"$T/t.txt"
+	run -0 mmap-index dict -q "$T/t.txt"
+	[ "$output" = $'madeupword0000 1\nx 1\nmadeupword0001 0\nmadeupword0002 0' ]
+	# a name the text used but nwords dropped is free again
+	printf 'x x madeupword0001\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --nwords 5 "$T/t.txt"
+	[ "$output" = $'x 2\nmadeupword0000 0\nmadeupword0001 0\nmadeupword0002 0' ]
+}
+
+@test "mmap-index dict: --nwords counts the four specials, --threshold stops at the first rare word" {
+	printf 'a a a b b c\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --nwords 6 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2' ]
+	run -0 mmap-index dict -q --nwords 4 --padding-factor 1 "$T/t.txt"
+	[ -z "$output" ]
+	run -0 mmap-index dict -q --nwords 3 "$T/t.txt"
+	[ "$output" = $'madeupword0000 0\nmadeupword0001 0\nmadeupword0002 0\nmadeupword0003 0' ]
+	run -0 mmap-index dict -q --nwords 0 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2\nc 1' ]
+	run -0 mmap-index dict -q --threshold 2 --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'a 3\nb 2' ]
+	run -0 mmap-index dict -q --threshold 4 --padding-factor 0 "$T/t.txt"
+	[ -z "$output" ]
+}
+
+@test "mmap-index dict: specials in the text count for themselves; EOS per line, empty lines too" {
+	# </s> <unk> <s> <pad> never appear in dict.txt; 3 lines, one empty
+	printf '</s> <unk> b\n\n<s> <pad> b a\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index dict --padding-factor 1 "$T/t.txt"
+	[ "$output" = $'b 2\na 1' ]
+	[ "$stderr" = "mmap-index: stdout: 6 types from 3 lines, 7 words" ]
+	# the same words as ids: </s> is 2 wherever it is written
+	printf '%s\n' "$output" >"$T/d.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'2 3 4 2\n2\n0 1 4 5 2' ]
+}
+
+@test "mmap-index dict: tokenize_line whitespace (29 code points) and universal newlines" {
+	# \v \f \x1c-\x1f, U+0085, U+00A0, U+2003, U+3000 split; U+200B and U+FEFF do not
+	printf 'a\tb\vc\fd\x1ce\x1ff\xc2\x85g\xc2\xa0h\xe2\x80\x83i\xe3\x80\x80j k\xe2\x80\x8bl \xef\xbb\xbfm\n' >"$T/t.txt"
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.txt"
+	[ "$output" = "$(printf 'a 1\nb 1\nc 1\nd 1\ne 1\nf 1\ng 1\nh 1\ni 1\nj 1\nk\xe2\x80\x8bl 1\n\xef\xbb\xbfm 1')" ]
+	# "\r", "\r\n" and "\n" end lines; a last line without one counts
+	printf 'a\rb\r\nc\n\rd' >"$T/u.txt"
+	run -0 --separate-stderr mmap-index dict --padding-factor 1 "$T/u.txt"
+	[ "$stderr" = "mmap-index: stdout: 8 types from 5 lines, 4 words" ]
+	run -0 mmap-index build -q --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/u.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'4 2\n3 2\n3 2\n2\n3 2' ]
+}
+
+@test "mmap-index dict: several files give one dictionary (--joined-dictionary), in any order" {
+	printf 'b b c\n' >"$T/s.txt"
+	printf 'c a\nd\n' >"$T/t.txt"
+	run -0 mmap-index dict -q -o "$T/d1.txt" "$T/s.txt" "$T/t.txt"
+	run -0 mmap-index dict -q -o "$T/d2.txt" "$T/t.txt" "$T/s.txt"
+	cmp "$T/d1.txt" "$T/d2.txt"
+	[ "$(cat "$T/d1.txt")" = $'b 2\nc 2\na 1\nd 1' ]
+	cat "$T/s.txt" "$T/t.txt" | mmap-index dict -q >"$T/d3.txt"
+	cmp "$T/d1.txt" "$T/d3.txt"
+}
+
+@test "mmap-index dict: invalid UTF-8 names file, line and offset; -o and build -o write nothing" {
+	printf 'ok\nab\xffc\n' >"$T/t.txt"
+	run -1 --separate-stderr mmap-index dict -o "$T/d.txt" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
+	[ ! -e "$T/d.txt" ]
+	run -1 --separate-stderr mmap-index build --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[-1]}" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
+	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
+	run -2 --separate-stderr mmap-index dict --threshold x "$T/t.txt"
+	run -2 --separate-stderr mmap-index dict --wrap "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --wrap does not apply to this subcommand" ]
+}
+
+@test "mmap-index build --input-format text: unknown words, empty lines, EOS, the report" {
+	printf 'the_ 9\ncat_ 5\n<unk> 0 #fairseq:overwrite\n' >"$T/d.txt"
+	printf 'the_ cat_ sat_\n\n  \nthe_ dog_ sat_ <unk>\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	# sat_ twice and dog_ once became <unk>: 3 of 11 tokens (4 EOS
+	# counted); the literal <unk> is not "replaced"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 7)" ]
+	[ "${stderr_lines[1]}" = "mmap-index: $T/t.txt: 4 sents, 11 tokens, 27.3% replaced (by <unk>)" ]
+	[ "${stderr_lines[2]}" = "mmap-index: $T/t.txt: most frequent unknown words: sat_ (2), dog_ (1)" ]
+	# <unk> was overwritten: its later id 6 wins
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = $'4 5 3 2\n2\n2\n4 3 3 6 2' ]
+	run -0 mmap-index info --json "$T/o"
+	[ "$(jq -r .dtype <<<"$output")" = uint16 ]
+	[ "$(jq -r .layout <<<"$output")" = fairseq ]
+	# no unknowns: no list; several files: a total line
+	printf 'cat_ the_\n' >"$T/k.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/k.txt" "$T/k.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/k.txt: 1 sents, 3 tokens, 0.0% replaced (by <unk>)" ]
+	[ "${stderr_lines[3]}" = "mmap-index: total: 2 sents, 6 tokens, 0.0% replaced (by <unk>)" ]
+	[ "${#stderr_lines[@]}" = 4 ]
+	# Python's format(x, '.3'): all replaced is "1e+02"
+	printf 'x y\n' >"$T/x.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 1 sents, 3 tokens, 66.7% replaced (by <unk>)" ]
+	printf 'x\n\n' >"$T/x.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 2 sents, 3 tokens, 33.3% replaced (by <unk>)" ]
+}
+
+@test "mmap-index build --input-format text: dtype from the dictionary size as fairseq picks it" {
+	# 65495 lines + 4 specials = 65499 < 65500: uint16; one more: uint32
+	seq -f 'w%g 1' 65495 >"$T/d.txt"
+	printf 'w65495\n' >"$T/t.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 65499)" ]
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = "65498 2" ]
+	echo 'w65496 1' >>"$T/d.txt"
+	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr_lines[0]}" = "mmap-index: dtype uint32 (fairseq, vocabulary of 65500)" ]
+	[ "$(stat -c %s "$T/o.bin")" = 8 ]
+}
+
+@test "mmap-index build --input-format text: bad dictionaries name the line" {
+	printf 'x\n' >"$T/t.txt"
+	printf 'a 1\nb\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
+	printf 'a 1\nb x\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
+	printf 'a 1\r</s> 5\n' >"$T/d.txt"
+	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "$stderr" = "mmap-index: $T/d.txt: line 2: duplicate symbol '</s>' (fairseq needs #fairseq:overwrite)" ]
+	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
+	# trailing whitespace goes, the symbol keeps inner and leading spaces
+	printf ' a b 1 \t\n' >"$T/d.txt"
+	printf 'b\n' >"$T/t.txt"
+	run -0 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 mmap-index cat --output-format id "$T/o"
+	[ "$output" = "3 2" ]
+	run -2 --separate-stderr mmap-index build --input-format text -o "$T/o" "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --input-format text needs --dict" ]
+	run -2 --separate-stderr mmap-index build --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --dict goes with --input-format text" ]
+	run -2 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" --vocab-size 9 -o "$T/o" "$T/t.txt"
+}
+
+@test "mmap-index build: without --vocab-size the type comes from the ids met, as upstream picks it for that vocabulary" {
+	ids "$T/a.txt" "5 2" "" "7"
+	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id "$T/a.txt"
+	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, ids 2 to 7)" ]
+	[ "$(stat -c %s "$T/a.bin")" = 6 ]
+	run -0 mmap-index cat --output-format id "$T/a"
+	[ "$output" = $'5 2\n\n7' ]
+	# 65499 + 1 = 65500: fairseq uint32, Megatron int32
+	ids "$T/b.txt" "1" "65499"
+	run -0 --separate-stderr mmap-index build -o "$T/b" --input-format id "$T/b.txt"
+	[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 1 to 65499)" ]
+	run -0 --separate-stderr mmap-index build -o "$T/b" --format megatron --input-format id "$T/b.txt"
+	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids 1 to 65499)" ]
+	run -0 mmap-index cat --output-format id "$T/b"
+	[ "$output" = $'1\n65499' ]
+	ids "$T/c.txt" "3 -1"
+	run -0 --separate-stderr mmap-index build -o "$T/c" --input-format id "$T/c.txt"
+	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids -1 to 3)" ]
+	run -0 --separate-stderr mmap-index build -o "$T/c" --format megatron --input-format id "$T/c.txt"
+	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids -1 to 3)" ]
+	ids "$T/d.txt" "4294967294"
+	run -0 --separate-stderr mmap-index build -o "$T/d" --input-format id "$T/d.txt"
+	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids 4294967294 to 4294967294)" ]
+	: >"$T/e.txt"
+	run -0 --separate-stderr mmap-index build -o "$T/e" --input-format id "$T/e.txt"
+	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, no tokens)" ]
+	# records, in one thread and in several; more tokens than one buffer
+	{ seq 0 300000 | paste -sd, | sed 's/^/[/;s/$/]/'; echo '[1,2]'; } >"$T/big.json"
+	"$J" <"$T/big.json" >"$T/big.tfr"
+	for j in 1 2; do
+		run -0 --separate-stderr mmap-index build -j $j -o "$T/r$j" "$T/big.tfr"
+		[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 0 to 300000)" ]
+		[ "$(stat -c %s "$T/r$j.bin")" = $(( (300001 + 2) * 4 )) ]
+	done
+	cmp "$T/r1.bin" "$T/r2.bin" && cmp "$T/r1.idx" "$T/r2.idx"
+	run -0 mmap-index build -q --dtype uint32 -o "$T/r3" "$T/big.tfr"
+	cmp "$T/r1.bin" "$T/r3.bin" && cmp "$T/r1.idx" "$T/r3.idx"
+}
+
+@test "mmap-index build: an id at or above --vocab-size is an error naming the record" {
+	ids "$T/a.txt" "1 2" "3 10 4"
+	run -1 --separate-stderr mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 "$T/a.txt"
+	[ "$stderr" = "mmap-index: $T/a.txt: line 2: token 10 is outside the vocabulary of 10 (--vocab-size)" ]
+	[ ! -e "$T/a.bin" ] && [ ! -e "$T/a.idx" ]
+	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 11 "$T/a.txt"
+	# --wrap reproduces upstream, which checks nothing
+	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 --wrap "$T/a.txt"
+	printf '%s\n' '[1,2]' '[3]' '[9,12]' | "$J" >"$T/r.tfr"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j $j -o "$T/r" --vocab-size 10 "$T/r.tfr"
+		[[ "$stderr" == "mmap-index: $T/r.tfr: record 2 at offset "*": token 12 is outside the vocabulary of 10 (--vocab-size)" ]]
+		[ ! -e "$T/r.bin" ] && [ ! -e "$T/r.idx" ]
+	done
+}
+
+@test "mmap-index build and merge: -o x.bin and -o x.idx name the dataset x" {
+	ids "$T/a.txt" "1 2"
+	mmap-index build -q -o "$T/x.bin" --input-format id "$T/a.txt"
+	[ -e "$T/x.bin" ] && [ -e "$T/x.idx" ] && [ ! -e "$T/x.bin.bin" ]
+	mmap-index build -q -o "$T/y.idx" --input-format id "$T/a.txt"
+	[ -e "$T/y.bin" ] && [ -e "$T/y.idx" ]
+	mmap-index merge -q -o "$T/z.idx" "$T/x" "$T/y"
+	run -0 mmap-index cat --output-format id "$T/z"
+	[ "$output" = $'1 2\n1 2' ]
+}
+
+@test "mmap-index: build and merge keep the old pair when PREFIX.idx is a directory, and refuse it before the work" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	mkdir "$T/old.idx"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index merge -q -o "$T/old" "$T/good"
+	cmp "$T/good.bin" "$T/old.bin"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: a failed build or merge leaves the old pair as it was" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	ids "$T/bad.txt" "1 2" "x"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" --input-format id "$T/bad.txt"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	printf 'junk' >"$T/j.idx"
+	: >"$T/j.bin"
+	run -1 mmap-index merge -q -o "$T/old" "$T/good" "$T/j"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: kill -9 in the middle of a build or get -o leaves the old files" {
+	local i
+	for i in $(seq 1 3000); do echo "$i $((i + 1)) $((i + 2))"; done >"$T/in.txt"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	kill_mid_write "$T/old.bin" "$T/in.txt" mmap-index build -q -o "$T/old" --input-format id
+	cmp "$T/good.idx" "$T/old.idx"
+	echo OLD >"$T/keep"
+	seq 0 2999 >"$T/idx.txt"
+	kill_mid_write "$T/keep" "$T/idx.txt" mmap-index get -o "$T/keep" "$T/good" -
+}
+
+@test "mmap-index: get, cat and info -o keep the old file on a fault; an unwritable output is refused first" {
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	echo OLD >"$T/keep"
+	run -1 mmap-index get -o "$T/keep" "$T/d" 0 9
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index cat -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index info -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	mkdir "$T/adir"
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index get -o "$T/adir" "$T/nosuch" 0
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index cat -o "$T/adir" "$T/nosuch"
+	refuses_output "mmap-index: $T/nodir/x.bin: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
+}
+
+@test "mmap-index: get after a bad index: stdout is what the good indices give; -o keeps it only with --keep-partial" {
+	local a
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	for a in "" "-R" "--output-format id" "-j 2"; do
+		printf '2\n0\n1\n' | mmap-index get $a "$T/d" - >"$T/good.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 "$2" - >"$3"' _ "$a" "$T/d" "$T/bad.out"
+		cmp "$T/good.out" "$T/bad.out"
+		echo OLD >"$T/old.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 -o "$3" "$2" -' _ "$a" "$T/d" "$T/old.out"
+		[ "$(cat "$T/old.out")" = OLD ]
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 --keep-partial -o "$3" "$2" -' _ "$a" "$T/d" "$T/kept.out"
+		cmp "$T/good.out" "$T/kept.out"
+	done
+}
+
+@test "mmap-index: build --keep-partial commits the pair of the sequences before a fault" {
+	local i j
+	for i in $(seq 1 3000); do echo "[$i,$((i + 1)),7]"; done | "$J" >"$T/in.tfr"
+	damage_at "$T/in.tfr" 2000 "$T/bad.tfr" "$T/good.tfr"
+	for j in 1 2; do
+		mmap-index build -q -j "$j" -o "$T/g" "$T/good.tfr"
+		run -1 mmap-index build -q -j "$j" -o "$T/b" "$T/bad.tfr"
+		[ ! -e "$T/b.bin" ] && [ ! -e "$T/b.idx" ]
+		run -1 mmap-index build -q -j "$j" --keep-partial -o "$T/b" "$T/bad.tfr"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+		rm -f "$T/b.bin" "$T/b.idx"
+	done
+	# id lines: a bad id, and a token that does not fit the dtype
+	seq 1 500 >"$T/good.txt"
+	{ cat "$T/good.txt"; echo "1 x"; seq 1 9; } >"$T/bad.txt"
+	{ cat "$T/good.txt"; echo "70000"; seq 1 9; } >"$T/big.txt"
+	mmap-index build -q --dtype uint16 --input-format id -o "$T/g" "$T/good.txt"
+	for f in bad big; do
+		run -1 mmap-index build -q --dtype uint16 --input-format id --keep-partial -o "$T/b" "$T/$f.txt"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+	done
+	# a missing input is skipped: the others are kept
+	run -1 mmap-index build -q --keep-partial -o "$T/b" "$T/good.tfr" "$T/nosuch"
+	mmap-index build -q -o "$T/g" "$T/good.tfr"
+	cmp "$T/g.bin" "$T/b.bin"
+	cmp "$T/g.idx" "$T/b.idx"
+}
+
+@test "mmap-index dict: after a bad line stdout is the dictionary of the lines before it; -o keeps it only with --keep-partial" {
+	printf 'a b c\nb c\nc d\n' >"$T/good.txt"
+	# the bad line's words before the bad byte are not counted
+	{ cat "$T/good.txt"; printf 'e e \377 f\ng g g\n'; } >"$T/bad.txt"
+	same_prefix_output "$T/bad.txt" "$T/good.txt" mmap-index dict -q
+	same_prefix_output "$T/bad.txt" "$T/good.txt" mmap-index dict -q --padding-factor 1 --threshold 2
+	run -1 --separate-stderr mmap-index dict -q "$T/bad.txt"
+	[ "$stderr" = "mmap-index: $T/bad.txt: line 4 at offset 18: invalid UTF-8" ]
+	[ "$output" = "$(mmap-index dict -q "$T/good.txt")" ]
+	# the check of each line: a character across eight-byte words is fine,
+	# a bad byte after many good ones is found at its offset
+	printf 'abcdef\xc3\xa9 abcdefgh\xe2\x82\xac x\nabcdefghijklmnopq r\xe2\x82\n' >"$T/long.txt"
+	run -1 --separate-stderr mmap-index dict -q --padding-factor 1 "$T/long.txt"
+	[ "$stderr" = "mmap-index: $T/long.txt: line 2 at offset 42: invalid UTF-8" ]
+	[ "$output" = "$(printf 'abcdefgh\xe2\x82\xac 1\nabcdef\xc3\xa9 1\nx 1')" ]
+	# a missing input is skipped, the others are read
+	run -1 --separate-stderr mmap-index dict -q "$T/good.txt" "$T/nosuch" "$T/good.txt"
+	[ "$stderr" = "mmap-index: $T/nosuch: No such file or directory" ]
+	[ "$output" = "$(mmap-index dict -q "$T/good.txt" "$T/good.txt")" ]
+	echo OLD >"$T/old"
+	run -1 mmap-index dict -q -o "$T/old" "$T/good.txt" "$T/nosuch"
+	[ "$(cat "$T/old")" = OLD ]
+	run -1 mmap-index dict -q --keep-partial -o "$T/old" "$T/good.txt" "$T/nosuch"
+	[ "$(cat "$T/old")" = "$(mmap-index dict -q "$T/good.txt")" ]
+	# --keep-partial belongs to dict and build, not to merge or verify
+	run -2 --separate-stderr mmap-index verify --keep-partial "$T/x"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --keep-partial does not apply to this subcommand" ]
+}
+
+@test "mmap-index dict: an output that cannot be written is refused before reading; a kill leaves the old file" {
+	mkdir "$T/adir"
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index dict -q -o "$T/adir" "$T/nosuch"
+	refuses_output "mmap-index: $T/nodir/d.txt: No such file or directory" mmap-index dict -q -o "$T/nodir/d.txt" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index dict -q -o '' "$T/nosuch"
+	local i
+	for i in $(seq 1 2000); do echo "w$i w$((i % 7)) x"; done >"$T/t.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/t.txt" mmap-index dict -q -o "$T/keep"
+	[ "$(ls "$T" | grep -c '^keep')" = 1 ]
+}
+
+@test "mmap-index build --input-format text --keep-partial: the pair of the lines before a bad line" {
+	printf 'a b\nb c\n' >"$T/t.txt"
+	mmap-index dict -q -o "$T/d.txt" "$T/t.txt"
+	printf 'a b\n\nc a z\n' >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'a \377\nb\n'; } >"$T/bad.txt"
+	mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/g" "$T/good.txt"
+	cp "$T/g.bin" "$T/o.bin"
+	cp "$T/g.idx" "$T/o.idx"
+	echo OLD >"$T/o.bin"
+	run -1 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	[ "$(cat "$T/o.bin")" = OLD ]
+	cmp "$T/g.idx" "$T/o.idx"
+	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	cmp "$T/g.bin" "$T/o.bin"
+	cmp "$T/g.idx" "$T/o.idx"
+	# a missing input is skipped
+	rm "$T/o.bin" "$T/o.idx"
+	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/nosuch" "$T/good.txt"
+	cmp "$T/g.bin" "$T/o.bin"
+	cmp "$T/g.idx" "$T/o.idx"
+	# an unwritable output is refused before the dictionary is read
+	mkdir "$T/adir.idx"
+	refuses_output "mmap-index: $T/adir.idx: Is a directory" mmap-index build -q --input-format text --dict "$T/nosuch" -o "$T/adir" "$T/good.txt"
+}
+
+@test "mmap-index build --keep-partial: without --vocab-size the kept pair is narrowed, and its documents closed, as a build of the good prefix" {
+	local i j
+	# Megatron, documents ended by empty Examples; small ids: uint16, not int64
+	for i in $(seq 1 600); do
+		echo "[$((i % 200)),$((i % 13)),2]"
+		[ $((i % 5)) = 0 ] && echo '"end_document"'
+	done | "$J" >"$T/in.tfr"
+	damage_at "$T/in.tfr" 400 "$T/bad.tfr" "$T/good.tfr"
+	for j in 1 2; do
+		mmap-index build -q -j "$j" --format megatron -o "$T/g" "$T/good.tfr"
+		run -0 mmap-index info --json "$T/g"
+		[ "$(jq -r .dtype <<<"$output")" = uint16 ]
+		run -1 mmap-index build -q -j "$j" --format megatron --keep-partial -o "$T/b" "$T/bad.tfr"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+		rm "$T/b.bin" "$T/b.idx"
+	done
+}
+
+@test "mmap-index build and merge: -o x.bin is the prefix x when the outputs are checked" {
+	ids "$T/in.txt" "1 2" "3"
+	# x.bin.idx is in the way of nothing: the pair is x.bin and x.idx
+	mkdir "$T/x.bin.idx" "$T/y.bin.bin"
+	run -0 mmap-index build -q --input-format id -o "$T/x.bin" "$T/in.txt"
+	[ -f "$T/x.bin" ] && [ -f "$T/x.idx" ]
+	run -0 mmap-index merge -q -o "$T/y.bin" "$T/x" "$T/x"
+	[ -f "$T/y.bin" ] && [ -f "$T/y.idx" ]
+	mkdir "$T/z.idx"
+	refuses_output "mmap-index: $T/z.idx: Is a directory" mmap-index build -q --input-format id -o "$T/z.bin" "$T/nosuch"
+}
+
+@test "mmap-index dict: a text file named x.bin is read as it is, even beside an x.idx" {
+	printf 'a a b\n' >"$T/t.bin"
+	: >"$T/t.idx"
+	run -0 mmap-index dict -q --padding-factor 1 "$T/t.bin"
+	[ "$output" = $'a 2\nb 1' ]
 }

@@ -17,7 +17,7 @@ setup() {
 @test "subword-encode: --help is the synopsis on stdout" {
 	run -0 --separate-stderr subword-encode --help
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]" ]
+	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]" ]
 }
 
 @test "subword-encode: --version names the Unicode version" {
@@ -217,12 +217,11 @@ print(n)' "$T/rec"
 	help_is_synopsis subword-encode
 }
 
-@test "subword-encode: WordPiece options need -m wordpiece; --eos needs subword" {
+@test "subword-encode: WordPiece options need -m wordpiece" {
 	run -2 --separate-stderr subword-encode --lower -v "$T/v"
 	[[ "$stderr" == *"apply to -m wordpiece"* ]]
 	run -2 --separate-stderr subword-encode --rules electra -v "$T/v"
 	run -2 --separate-stderr subword-encode -m wordpiece --rules gpt -v "$T/v"
-	run -2 --separate-stderr subword-encode -m wordpiece --eos -v "$T/v"
 	run -2 --separate-stderr subword-encode -m sentencepiece -v "$T/v"
 }
 
@@ -360,4 +359,167 @@ rss_bound() {
 	run -1 --separate-stderr bash -c 'ulimit -v 60000; subword-encode -d -v "$1" "$2"' _ "$T/v" "$T/big.gz"
 	[ "$stderr" = "subword-encode: $T/big.gz: record 1 at offset $n: out of memory" ]
 	[ "$output" = "the cat" ]
+}
+
+# ---- JSON lines (Megatron-LM preprocess_data.py --json-keys) ----
+
+wp_vocab() {
+	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n,\n!\nnaive\ncafe\n' >"$T/wp.txt"
+}
+
+@test "subword-encode: jsonl documents: a string or a list of sentences; empty ones dropped; --eos after the last" {
+	wp_vocab
+	printf '%s\n' '{"text": "the cat"}' '{"text": ""}' '{"text": ["the", "", "cat sat"], "x": 1}' \
+	    '{"text": "!!", "text": "! !"}' '{"text": []}' >"$T/d.jsonl"
+	# a sentence per line, a blank line per document; [EOS] is 13 (12 lines, [BOS] 12)
+	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos --output-format id "$T/d.jsonl" >"$T/o"
+	printf '4 5 13\n\n\n4\n5 7 13\n\n9 9 13\n\n\n' | cmp - "$T/o"
+	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format piece "$T/d.jsonl" >"$T/o"
+	printf 'the cat\n\n\nthe\ncat sat\n\n! !\n\n\n' | cmp - "$T/o"
+	# Megatron's [EOS] has no line in vocab.txt; piece output names it
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos --output-format piece "$T/d.jsonl"
+	[ "${lines[0]}" = "the cat [EOS]" ]
+	# records through mmap-index: Megatron's documents, no extra step
+	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos "$T/d.jsonl" |
+	    mmap-index build -q --format megatron -o "$T/mg_text_document"
+	run -0 mmap-index info --json "$T/mg_text_document"
+	[ "$(jq -c '[.sequences, .documents, .dtype]' <<<"$output")" = '[4,5,"uint16"]' ]
+	[ "$(tail -c 48 "$T/mg_text_document.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 1 1 3 4 4 " ]
+	run -0 mmap-index cat --output-format id "$T/mg_text_document"
+	[ "$output" = $'4 5 13\n4\n5 7 13\n9 9 13' ]
+	# the same in several threads
+	subword-encode -j 2 -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos "$T/d.jsonl" |
+	    mmap-index build -q --format megatron -o "$T/j2"
+	cmp "$T/j2.idx" "$T/mg_text_document.idx" && cmp "$T/j2.bin" "$T/mg_text_document.bin"
+}
+
+@test "subword-encode: --eos takes an id or a token, with = or as the next word" {
+	wp_vocab
+	echo '{"text": "cat"}' >"$T/d.jsonl"
+	for a in --eos=9 '--eos 9' --eos=! '--eos [CLS]' '--eos=[BOS]' '--eos [EOS]' --eos; do
+		run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id $a "$T/d.jsonl"
+		case $a in
+		*9|*!)	[ "${lines[0]}" = "5 9" ] ;;
+		*CLS*)	[ "${lines[0]}" = "5 2" ] ;;
+		*BOS*)	[ "${lines[0]}" = "5 12" ] ;;
+		*)	[ "${lines[0]}" = "5 13" ] ;;
+		esac
+	done
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos=dog "$T/d.jsonl"
+	[ "$stderr" = "subword-encode: $T/wp.txt: --eos: no token 'dog' in the vocabulary" ]
+	# Megatron counts distinct tokens: a repeated line does not move [EOS]
+	printf 'the\n' >>"$T/wp.txt"
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id --eos "$T/d.jsonl"
+	[ "${lines[0]}" = "5 13" ]
+	# a vocabulary that has [EOS] keeps its id
+	printf '[EOS]\n' >>"$T/wp.txt"
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id --eos "$T/d.jsonl"
+	[ "${lines[0]}" = "5 13" ]
+	printf '[PAD]\n[UNK]\n[EOS]\ncat\n' >"$T/wp2.txt"
+	run -0 subword-encode -m wordpiece -v "$T/wp2.txt" --input-format jsonl --output-format id --eos "$T/d.jsonl"
+	[ "${lines[0]}" = "3 2" ]
+	# subword mode: tensor2tensor's 1 unless an id is given
+	run -2 --separate-stderr subword-encode -v "$T/wp.txt" --eos=x "$T/d.jsonl"
+}
+
+@test "subword-encode: jsonl faults name the line and the key" {
+	wp_vocab
+	printf '%s\n' '{"text": "the"}' '[1]' >"$T/a.jsonl"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id "$T/a.jsonl"
+	[ "$output" = $'4\n' ] || [ "${lines[0]}" = 4 ]
+	[ "$stderr" = "subword-encode: $T/a.jsonl: line 2: not a JSON object: a list" ]
+	printf '%s\n' '{"title": "the"}' >"$T/b.jsonl"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl "$T/b.jsonl"
+	[ "$stderr" = "subword-encode: $T/b.jsonl: line 1: no key 'text'" ]
+	printf '%s\n' '{"text": 5}' >"$T/c.jsonl"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl "$T/c.jsonl"
+	[ "$stderr" = "subword-encode: $T/c.jsonl: line 1: 'text' holds a number, not a string or a list of strings" ]
+	printf '%s\n' '{"text": ["a", null]}' >"$T/c.jsonl"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl "$T/c.jsonl"
+	[ "$stderr" = "subword-encode: $T/c.jsonl: line 1: 'text' item 1 holds null, not a string" ]
+	printf '{"text": "a"}\n\n' >"$T/e.jsonl"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl "$T/e.jsonl"
+	[[ "$stderr" == "subword-encode: $T/e.jsonl: line 2: invalid JSON at column "* ]]
+	run -2 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --json-keys text "$T/e.jsonl"
+	[ "${stderr%%$'\n'*}" = "subword-encode: --json-keys applies to --input-format jsonl" ]
+}
+
+@test "subword-encode: several --json-keys: one record per line, a feature per key" {
+	wp_vocab
+	printf '%s\n' '{"a": "the", "b": ["cat", "", "sat"]}' '{"a": "", "b": "!"}' >"$T/d.jsonl"
+	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --json-keys a,b --eos --output-format id "$T/d.jsonl"
+	[ "$output" = $'4 13\t5 7 13\n\t9 13' ]
+	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --json-keys b,a "$T/d.jsonl" >"$T/r.tfr"
+	mmap-index build -q -f b -o "$T/b" "$T/r.tfr"
+	run -0 mmap-index cat --output-format id "$T/b"
+	[ "$output" = $'5 7\n9' ]
+}
+
+@test "subword-encode: -m wordpiece: a blank line ends a document (BERT's corpora)" {
+	wp_vocab
+	printf 'the cat\nsat\n \ncat\n\n\n' >"$T/t.txt"
+	subword-encode -m wordpiece -v "$T/wp.txt" "$T/t.txt" | mmap-index build -q --format megatron -o "$T/m"
+	run -0 mmap-index info --json "$T/m"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = '[3,3]' ]
+	# decoding gives the blank lines back
+	subword-encode -m wordpiece -v "$T/wp.txt" "$T/t.txt" >"$T/r.tfr"
+	subword-encode -d -m wordpiece -v "$T/wp.txt" "$T/r.tfr" >"$T/o"
+	printf 'the cat\nsat\n\ncat\n\n\n' | cmp - "$T/o"
+}
+
+@test "subword-encode: -o keeps the old file when an input is missing, in every output form" {
+	local a
+	subword-encode -v "$T/v" -o "$T/rec" "$T/c.txt"
+	for a in "" "--output-format id" "--output-format piece" "-d" "-d --input-format id"; do
+		echo OLD >"$T/keep"
+		run -1 subword-encode $a -v "$T/v" -o "$T/keep" "$T/nosuch"
+		[ "$(cat "$T/keep")" = OLD ]
+		run -1 subword-encode $a -v "$T/v" -o "$T/keep" "$T/c.txt" "$T/nosuch"
+		[ "$(cat "$T/keep")" = OLD ]
+	done
+}
+
+@test "subword-encode: kill -9 in the middle of writing leaves the old output" {
+	local i
+	for i in $(seq 1 40); do cat "$T/c.txt"; done >"$T/big.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/big.txt" subword-encode -v "$T/v" -o "$T/keep"
+	kill_mid_write "$T/keep" "$T/big.txt" subword-encode -v "$T/v" --output-format id -o "$T/keep"
+}
+
+@test "subword-encode: an output that cannot be written is refused before the vocabulary and input are read" {
+	mkdir "$T/adir"
+	refuses_output "subword-encode: $T/adir: Is a directory" subword-encode -v "$T/nosuch" -o "$T/adir" "$T/nosuch"
+	refuses_output "subword-encode: $T/nodir/x: No such file or directory" subword-encode -v "$T/v" -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "subword-encode: an output file name is empty" subword-encode -v "$T/v" -o '' "$T/nosuch"
+}
+
+@test "subword-encode: after a fault stdout holds what the good lines or records give; -o keeps it only with --keep-partial" {
+	local a
+	head -n 70 "$T/c.txt" >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'bad \377 line\n'; cat "$T/c.txt"; } >"$T/bad.txt"
+	for a in "" "--output-format id" "--output-format piece" "-j 2" "-j 2 --output-format id"; do
+		same_prefix_output "$T/bad.txt" "$T/good.txt" subword-encode -v "$T/v" $a
+	done
+	subword-encode -v "$T/v" -o "$T/rec" "$T/c.txt"
+	damage_at "$T/rec" 50 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" subword-encode -d -v "$T/v"
+	subword-encode -v "$T/v" --output-format id "$T/c.txt" | head -n 40 >"$T/good.ids"
+	{ cat "$T/good.ids"; echo "1 2 x"; cat "$T/good.ids"; } >"$T/bad.ids"
+	same_prefix_output "$T/bad.ids" "$T/good.ids" subword-encode -d --input-format id -v "$T/v"
+}
+
+@test "subword-encode: jsonl: a fault in a later sentence of a document leaves out the whole line; stdout is what the lines before give" {
+	local a
+	# no [UNK]: "zzz" in the third sentence of line 3 is a fault
+	printf '[PAD]\na\nb\nc\n' >"$T/wp.txt"
+	printf '{"text":["a b","c"]}\n{"text":"b a"}\n' >"$T/good.jsonl"
+	{ cat "$T/good.jsonl"; printf '{"text":["a","b","zzz","c"]}\n{"text":"a"}\n'; } >"$T/bad.jsonl"
+	for a in "--output-format id" "--output-format piece" "--output-format records" "-j 2 --output-format id" "-j 2" "--eos"; do
+		same_prefix_output "$T/bad.jsonl" "$T/good.jsonl" subword-encode -q -m wordpiece -v "$T/wp.txt" --input-format jsonl $a
+	done
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --output-format id "$T/bad.jsonl"
+	[ "$stderr" = "subword-encode: $T/bad.jsonl: line 3: $T/wp.txt: a word needs [UNK] and the vocabulary has no [UNK]" ]
+	# the documents of lines 1 and 2, each ended by an empty line
+	[ "$output" = $'1 2\n3\n\n2 1' ]
 }

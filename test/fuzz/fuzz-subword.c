@@ -3,7 +3,8 @@
  * (TensorFlow's rules); every valid line is encoded with a vocabulary
  * built once from a small corpus and must decode back to itself (the
  * encoding is invertible) and give the ids of a plain reference encoder
- * (tokenize, escape, then try every entry for the longest match).  The
+ * (tokenize, escape, then at each position the longest entry there,
+ * each length looked up in a hash set of the entries).  The
  * invalid UTF-8 a line reader reports must be where utf8_valid_prefix()
  * finds it.  When the input holds a NUL byte, what comes before it is
  * also loaded as a vocab file and the lines after it are encoded with
@@ -25,7 +26,24 @@ static const char corpus[] =
     "\xd0\xb2\xd0\xb5\xd1\x82 x_y a\\b 12 \xf0\x9f\x98\x80!\n"
     "  spaces   and\ttabs \xe2\x80\x83 \xef\xbb\xbf" "bom\n";
 
+/*
+ * The reference's view of a vocabulary: a hash set of its non-empty
+ * entries (FNV-1a, open addressing), each string once, with the last id
+ * it has (a vocab file may list an entry twice; the last one wins).
+ */
+struct ref_ent {
+	const uint8_t	*p;		/* NULL: an empty slot */
+	size_t		 len;
+	int32_t		 id;
+};
+struct ref_vocab {
+	struct ref_ent	*e;
+	size_t		 mask;		/* slots - 1 */
+	size_t		 maxlen;	/* longest entry */
+};
+
 static struct sw_vocab *v;
+static struct ref_vocab vref;		/* the reference's view of v */
 
 static void
 check(int cond)
@@ -33,6 +51,8 @@ check(int cond)
 	if (!cond)
 		abort();
 }
+
+static void	ref_build(const struct sw_vocab *, struct ref_vocab *);
 
 static void
 setup(void)
@@ -49,50 +69,108 @@ setup(void)
 	sw_build_opts_init(&o);
 	v = sw_build(c, 1, &o);
 	check(v != NULL);
+	ref_build(v, &vref);
 	sw_counts_free(c);
+}
+
+#define FNV_BASIS	0xcbf29ce484222325ull
+#define FNV_PRIME	0x100000001b3ull
+
+static uint64_t
+fnv_step(uint64_t h, uint8_t c)
+{
+	return (h ^ c) * FNV_PRIME;
+}
+
+/* The slot of p[0..len) (hash h): where it is, or the empty slot where it would go. */
+static struct ref_ent *
+ref_slot(const struct ref_vocab *rv, const uint8_t *p, size_t len, uint64_t h)
+{
+	struct ref_ent *e;
+
+	for (;; h++) {
+		e = &rv->e[h & rv->mask];
+		if (e->p == NULL || (e->len == len && memcmp(e->p, p, len) == 0))
+			return e;
+	}
+}
+
+static void
+ref_build(const struct sw_vocab *sv, struct ref_vocab *rv)
+{
+	size_t i, j, len, n = sw_vocab_size(sv), slots = 16;
+	const uint8_t *ent;
+	struct ref_ent *e;
+	uint64_t h;
+
+	while (slots < 2 * n)
+		slots *= 2;
+	rv->e = calloc(slots, sizeof *rv->e);
+	check(rv->e != NULL);
+	rv->mask = slots - 1;
+	rv->maxlen = 0;
+	for (i = 0; i < n; i++) {
+		ent = sw_vocab_entry(sv, (int64_t)i, &len);
+		check(ent != NULL);
+		if (len == 0)
+			continue;
+		for (h = FNV_BASIS, j = 0; j < len; j++)
+			h = fnv_step(h, ent[j]);
+		e = ref_slot(rv, ent, len, h);
+		e->p = ent;
+		e->len = len;
+		e->id = (int32_t)i;	/* a later duplicate replaces the id */
+		if (len > rv->maxlen)
+			rv->maxlen = len;
+	}
 }
 
 /*
  * tensor2tensor's encode, spelled out: tokens, escaping, then at each
- * position the longest entry that matches (the last of equal entries).
- * Returns 0, or -1 when no entry matches somewhere.
+ * position the longest entry that matches: each length up to the
+ * longest entry's is looked up in the set.  Returns 0, or -1 when no
+ * entry matches somewhere.
  */
 static int
-ref_encode(const struct sw_vocab *rv, const uint8_t *p, size_t n, int32_t **ids,
-    size_t *nids)
+ref_encode(const struct sw_vocab *sv, const struct ref_vocab *rv,
+    const uint8_t *p, size_t n, int32_t **ids, size_t *nids)
 {
 	struct sw_span *sp = NULL;
-	size_t spcap = 0, t, s, elen, best, id;
+	size_t spcap = 0, idcap = 0, t, s, l = 0, m, lim;
+	const struct ref_ent *e;
 	struct buf esc = { 0 };
-	const uint8_t *ent;
+	uint64_t h;
 	long nt;
-	int32_t bestid;
+	int32_t id = -1;
 	int rc = 0;
 
 	nt = sw_tokenize(p, n, &sp, &spcap);
 	check(nt >= 0);
 	for (t = 0; t < (size_t)nt && rc == 0; t++) {
 		esc.len = 0;
-		check(sw_escape(rv, p + sp[t].off, sp[t].len, &esc) == 0);
+		check(sw_escape(sv, p + sp[t].off, sp[t].len, &esc) == 0);
 		for (s = 0; s < esc.len;) {
-			best = 0;
-			bestid = -1;
-			for (id = 0; id < sw_vocab_size(rv); id++) {
-				ent = sw_vocab_entry(rv, (int64_t)id, &elen);
-				if (elen == 0 || elen > esc.len - s ||
-				    elen < best || memcmp(ent, esc.p + s, elen) != 0)
-					continue;
-				best = elen;
-				bestid = (int32_t)id;
+			lim = esc.len - s < rv->maxlen ? esc.len - s : rv->maxlen;
+			id = -1;
+			for (h = FNV_BASIS, m = 1; m <= lim; m++) {
+				h = fnv_step(h, esc.p[s + m - 1]);
+				e = ref_slot(rv, esc.p + s, m, h);
+				if (e->p != NULL) {
+					id = e->id;
+					l = m;
+				}
 			}
-			if (bestid < 0) {
+			if (id < 0) {
 				rc = -1;
 				break;
 			}
-			*ids = realloc(*ids, (*nids + 1) * sizeof(**ids));
-			check(*ids != NULL);
-			(*ids)[(*nids)++] = bestid;
-			s += best;
+			if (*nids == idcap) {
+				idcap = idcap ? 2 * idcap : 64;
+				*ids = realloc(*ids, idcap * sizeof(**ids));
+				check(*ids != NULL);
+			}
+			(*ids)[(*nids)++] = id;
+			s += l;
 		}
 	}
 	free(sp);
@@ -100,26 +178,46 @@ ref_encode(const struct sw_vocab *rv, const uint8_t *p, size_t n, int32_t **ids,
 	return rc;
 }
 
-/* sw_encode() and ref_encode() agree on p[0..n). */
+/*
+ * sw_encode() and ref_encode() agree on p[0..n); with 'roundtrip' (the
+ * vocabulary built from the corpus, which encodes anything) the ids also
+ * decode back to p[0..n).
+ */
 static void
-same_as_ref(struct sw_vocab *tv, const uint8_t *p, size_t n)
+same_as_ref(struct sw_vocab *tv, const struct ref_vocab *rv, const uint8_t *p,
+    size_t n, int roundtrip)
 {
 	int32_t *a = NULL, *b = NULL;
-	size_t na = 0, nb = 0, cap = 0;
+	int64_t *a64;
+	size_t na = 0, nb = 0, cap = 0, i;
+	struct buf d = { 0 };
 	struct sw_err e;
 	int ra, rb;
 
 	ra = sw_encode(tv, p, n, &a, &na, &cap, &e);
-	rb = ref_encode(tv, p, n, &b, &nb);
+	rb = ref_encode(tv, rv, p, n, &b, &nb);
 	check(ra == rb);
 	check(ra == -1 || (na == nb && (na == 0 || memcmp(a, b, na * sizeof(*a)) == 0)));
+	if (roundtrip) {
+		check(ra == 0);
+		a64 = malloc((na ? na : 1) * sizeof(*a64));
+		check(a64 != NULL);
+		for (i = 0; i < na; i++)
+			a64[i] = a[i];
+		check(sw_decode(tv, a64, na, 0, &d) == 0);
+		check(d.len == n && (n == 0 || memcmp(d.p, p, n) == 0));
+		sw_strip(&p, &n);
+		free(a64);
+		free(d.p);
+	}
 	free(a);
 	free(b);
 }
 
 /* Lines of p[0..n) (copied): valid ones encode as the reference does. */
 static void
-each_line(const uint8_t *p, size_t n, struct sw_vocab *tv)
+each_line(const uint8_t *p, size_t n, struct sw_vocab *tv,
+    const struct ref_vocab *rv, int roundtrip)
 {
 	struct sw_lines *r;
 	struct sw_err e;
@@ -135,7 +233,7 @@ each_line(const uint8_t *p, size_t n, struct sw_vocab *tv)
 	r = sw_lines_open_buf(copy, n);
 	check(r != NULL);
 	while ((rc = sw_lines_next(r, &line, &len, &nl, &e)) == 1)
-		same_as_ref(tv, line, len);
+		same_as_ref(tv, rv, line, len, roundtrip);
 	check(rc == 0 || rc == -2);
 	if (rc == -2) {
 		/* The bad line as on disk, without its '\r's: where does it go wrong? */
@@ -166,47 +264,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
-	struct sw_lines *r;
 	struct sw_err e;
 	struct buf d = { 0 }, u = { 0 };
-	const uint8_t *line;
-	int32_t *ids = NULL;
 	int64_t *id64 = NULL;
-	size_t len, nids, cap = 0, i;
-	uint8_t *copy;
-	int nl, rc;
+	size_t i;
 
 	if (v == NULL)
 		setup();
-	copy = malloc(n ? n : 1);
-	check(copy != NULL);
-	if (n > 0)
-		memcpy(copy, p, n);
-	r = sw_lines_open_buf(copy, n);
-	check(r != NULL);
-	while ((rc = sw_lines_next(r, &line, &len, &nl, &e)) == 1) {
-		nids = 0;
-		check(sw_encode(v, line, len, &ids, &nids, &cap, &e) == 0);
-		id64 = realloc(id64, (nids ? nids : 1) * sizeof(*id64));
-		check(id64 != NULL);
-		for (i = 0; i < nids; i++)
-			id64[i] = ids[i];
-		d.len = 0;
-		check(sw_decode(v, id64, nids, 0, &d) == 0);
-		check(d.len == len && (len == 0 || memcmp(d.p, line, len) == 0));
-		sw_strip(&line, &len);
-	}
-	check(rc == 0 || rc == -2);
-	sw_lines_free(r);
-	each_line(p, n, v);
+	each_line(p, n, v, &vref, 1);
 
 	/* A vocab from the bytes before a NUL, lines after it. */
 	{
 		const uint8_t *z = memchr(p, 0, n);
 		struct sw_vocab *tv;
+		struct ref_vocab trv;
 
 		if (z != NULL && (tv = sw_vocab_parse(p, (size_t)(z - p), &e)) != NULL) {
-			each_line(z + 1, n - (size_t)(z - p) - 1, tv);
+			ref_build(tv, &trv);
+			each_line(z + 1, n - (size_t)(z - p) - 1, tv, &trv, 0);
+			free(trv.e);
 			sw_vocab_free(tv);
 		}
 	}
@@ -235,7 +311,6 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		free(parts.p);
 	}
 	check(sw_unescape(p, n, &u) == 0);
-	free(ids);
 	free(id64);
 	free(d.p);
 	free(u.p);

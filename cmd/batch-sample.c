@@ -1,0 +1,1903 @@
+/*
+ * batch-sample: fairseq's and Open-NLLB's data path outside the
+ * trainer.  "batches" samples across language pairs, orders, filters,
+ * batches, shuffles and shards mmap-index datasets exactly as
+ * fairseq's SampledMultiDataset, batch_by_size and EpochBatchIterator
+ * do, and writes every batch (optionally collated); "by-size" and
+ * "collate" run the two kernels on their own.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "batchio.h"
+#include "buf.h"
+#include "common.h"
+#include "fsdict.h"
+#include "mmidx.h"
+#include "record.h"
+
+static const char usage_text[] =
+"usage: batch-sample batches [-q] [--collate] [--decoder-langtok]\n"
+"                            [--grouped-shuffling] [--json] [--no-input-feeding]\n"
+"                            [--no-shuffle] [--progress | --no-progress]\n"
+"                            [--rebuild-batches] [--skip-remainder-batch] [--stats]\n"
+"                            [-o file] [-p [key=]src[,tgt]] [-s seed]\n"
+"                            [--batch-size n] [--dict file]\n"
+"                            [--encoder-langtok src|tgt] [--eos n] [--epoch n]\n"
+"                            [--epochs n] [--fairseq-compat 0.12|main]\n"
+"                            [--lang-pairs list] [--left-pad-source bool]\n"
+"                            [--left-pad-target bool] [--max-source-positions n]\n"
+"                            [--max-target-positions n] [--max-tokens n]\n"
+"                            [--order-seed seed+epoch|seed]\n"
+"                            [--output-format json|ids|records] [--pad n]\n"
+"                            [--pad-to-multiple n]\n"
+"                            [--required-batch-size-multiple n]\n"
+"                            [--sampling-method concat|temperature|uniform]\n"
+"                            [--sampling-seed n] [--sampling-temperature t]\n"
+"                            [--sampling-weights key=w,...] [--shard k/n]\n"
+"                            [--split name] [--virtual-data-size n]\n"
+"                            [data[:data ...]]\n"
+"       batch-sample by-size [-q] [-o file] [--batch-size n]\n"
+"                            [--fairseq-compat 0.12|main] [--max-tokens n]\n"
+"                            [--required-batch-size-multiple n] [file ...]\n"
+"       batch-sample collate [-q] [--no-input-feeding] [-o file] [--eos n]\n"
+"                            [--left-pad-source bool] [--left-pad-target bool]\n"
+"                            [--pad n] [--pad-to-multiple n] [file ...]\n"
+"       batch-sample -h | -V\n";
+
+static _Noreturn void
+usage(FILE *fp, int status)
+{
+	print_usage(fp, usage_text, status);
+}
+
+/*
+ * The subcommands.  Each names the options it takes; a later one (an
+ * nnmaker-style "loader") adds a row here and its options to the list.
+ */
+enum { CMD_BATCHES, CMD_BY_SIZE, CMD_COLLATE, NCMD };
+
+enum {
+	OPT_COLLATE = 256, OPT_DECLT, OPT_GROUPED, OPT_JSON, OPT_NOFEED,
+	OPT_NOSHUF, OPT_PROGRESS, OPT_NOPROGRESS, OPT_REBUILD, OPT_SKIPREM,
+	OPT_STATS, OPT_BSZ, OPT_DICT, OPT_ENCLT, OPT_EOS, OPT_EPOCH,
+	OPT_EPOCHS, OPT_COMPAT, OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT,
+	OPT_MAXSRC, OPT_MAXTGT, OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT,
+	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
+	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE
+};
+
+static const struct option longopts[] = {
+	{ "help",			no_argument,		NULL, 'h' },
+	{ "version",			no_argument,		NULL, 'V' },
+	{ "quiet",			no_argument,		NULL, 'q' },
+	{ "output",			required_argument,	NULL, 'o' },
+	{ "pair",			required_argument,	NULL, 'p' },
+	{ "seed",			required_argument,	NULL, 's' },
+	{ "collate",			no_argument,		NULL, OPT_COLLATE },
+	{ "decoder-langtok",		no_argument,		NULL, OPT_DECLT },
+	{ "grouped-shuffling",		no_argument,		NULL, OPT_GROUPED },
+	{ "json",			no_argument,		NULL, OPT_JSON },
+	{ "no-input-feeding",		no_argument,		NULL, OPT_NOFEED },
+	{ "no-shuffle",			no_argument,		NULL, OPT_NOSHUF },
+	{ "progress",			no_argument,		NULL, OPT_PROGRESS },
+	{ "no-progress",		no_argument,		NULL, OPT_NOPROGRESS },
+	{ "rebuild-batches",		no_argument,		NULL, OPT_REBUILD },
+	{ "skip-remainder-batch",	no_argument,		NULL, OPT_SKIPREM },
+	{ "stats",			no_argument,		NULL, OPT_STATS },
+	{ "batch-size",			required_argument,	NULL, OPT_BSZ },
+	{ "max-sentences",		required_argument,	NULL, OPT_BSZ },
+	{ "dict",			required_argument,	NULL, OPT_DICT },
+	{ "encoder-langtok",		required_argument,	NULL, OPT_ENCLT },
+	{ "eos",			required_argument,	NULL, OPT_EOS },
+	{ "epoch",			required_argument,	NULL, OPT_EPOCH },
+	{ "epochs",			required_argument,	NULL, OPT_EPOCHS },
+	{ "fairseq-compat",		required_argument,	NULL, OPT_COMPAT },
+	{ "lang-pairs",			required_argument,	NULL, OPT_LANGPAIRS },
+	{ "left-pad-source",		required_argument,	NULL, OPT_LPSRC },
+	{ "left-pad-target",		required_argument,	NULL, OPT_LPTGT },
+	{ "max-source-positions",	required_argument,	NULL, OPT_MAXSRC },
+	{ "max-target-positions",	required_argument,	NULL, OPT_MAXTGT },
+	{ "max-tokens",			required_argument,	NULL, OPT_MAXTOK },
+	{ "order-seed",			required_argument,	NULL, OPT_ORDERSEED },
+	{ "output-format",		required_argument,	NULL, OPT_OUTFMT },
+	{ "pad",			required_argument,	NULL, OPT_PAD },
+	{ "pad-to-multiple",		required_argument,	NULL, OPT_PADMULT },
+	{ "required-batch-size-multiple", required_argument,	NULL, OPT_MULT },
+	{ "sampling-method",		required_argument,	NULL, OPT_METHOD },
+	{ "sampling-seed",		required_argument,	NULL, OPT_SSEED },
+	{ "sampling-temperature",	required_argument,	NULL, OPT_TEMP },
+	{ "sampling-weights",		required_argument,	NULL, OPT_WEIGHTS },
+	{ "shard",			required_argument,	NULL, OPT_SHARD },
+	{ "split",			required_argument,	NULL, OPT_SPLIT },
+	{ "virtual-data-size",		required_argument,	NULL, OPT_VSIZE },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* The options of each subcommand (-h and -V go everywhere). */
+static const int cmd_opts[NCMD][48] = {
+	[CMD_BATCHES] = { 'q', 'o', 'p', 's', OPT_COLLATE, OPT_DECLT,
+	    OPT_GROUPED, OPT_JSON, OPT_NOFEED, OPT_NOSHUF, OPT_PROGRESS,
+	    OPT_NOPROGRESS, OPT_REBUILD, OPT_SKIPREM, OPT_STATS, OPT_BSZ,
+	    OPT_DICT, OPT_ENCLT, OPT_EOS, OPT_EPOCH, OPT_EPOCHS, OPT_COMPAT,
+	    OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT, OPT_MAXSRC, OPT_MAXTGT,
+	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
+	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
+	    OPT_SPLIT, OPT_VSIZE },
+	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
+	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
+	    OPT_PAD, OPT_PADMULT },
+};
+
+static const char *const cmd_names[NCMD] = {
+	[CMD_BATCHES] = "batches", [CMD_BY_SIZE] = "by-size",
+	[CMD_COLLATE] = "collate",
+};
+
+enum { OUT_JSON, OUT_IDS, OUT_RECORDS };
+enum { SAMPLE_CONCAT, SAMPLE_TEMPERATURE, SAMPLE_UNIFORM };
+
+/* A pair named with -p: [KEY=]SRC[,TGT]. */
+struct pairarg {
+	char		*key;
+	char		*src;
+	char		*tgt;		/* NULL: monolingual */
+};
+
+static struct {
+	int		 cmd;
+	const char	*out;
+	struct pairarg	*pargs;
+	size_t		 npargs;
+	const char	*langpairs;
+	const char	*split;
+	const char	*dict;
+	int		 enc_langtok;	/* 0 none, 1 src, 2 tgt */
+	int		 dec_langtok;
+	uint64_t	 seed;
+	uint64_t	 epoch;
+	uint64_t	 epochs;
+	int		 compat_main;
+	uint64_t	 max_tokens;	/* 0: unlimited */
+	uint64_t	 max_sentences;	/* 0: unlimited */
+	uint64_t	 mult;
+	uint64_t	 max_src, max_tgt;
+	int		 order_seed_epoch;
+	int		 method;
+	double		 temperature;
+	char		*weights;
+	uint64_t	 vsize;		/* 0: default */
+	uint64_t	 sampling_seed;
+	int		 rebuild;
+	int		 shuffle;
+	int		 grouped;
+	int		 skip_remainder;
+	uint64_t	 shard, nshards;
+	int		 outfmt;
+	int		 collate;
+	int		 left_pad_source, left_pad_target;
+	uint64_t	 pad_to_multiple;
+	int		 input_feeding;
+	int64_t		 pad, eos;
+	int		 stats;
+	int		 json;
+} o;
+
+static const char *
+optname(int ch)
+{
+	static char s[48];
+
+	if (ch < 256) {
+		snprintf(s, sizeof s, "-%c", ch);
+		return s;
+	}
+	for (const struct option *p = longopts; p->name != NULL; p++)
+		if (p->val == ch) {
+			snprintf(s, sizeof s, "--%s", p->name);
+			break;
+		}
+	return s;
+}
+
+static int
+opt_allowed(int cmd, int ch)
+{
+	for (size_t i = 0; i < sizeof cmd_opts[cmd] / sizeof cmd_opts[cmd][0] &&
+	    cmd_opts[cmd][i] != 0; i++)
+		if (cmd_opts[cmd][i] == ch)
+			return 1;
+	return 0;
+}
+
+/* A whole number in [lo, hi] for option 'ch'; a usage error otherwise. */
+static uint64_t
+num_arg(int ch, const char *s, long long lo, long long hi)
+{
+	long long v;
+
+	if (parse_int(s, lo, hi, &v) == -1) {
+		if (lo == 1)
+			usage_error("%s: expected a positive integer, got '%s'",
+			    optname(ch), s);
+		usage_error("%s: expected an integer from %lld to %lld, got '%s'",
+		    optname(ch), lo, hi, s);
+	}
+	return (uint64_t)v;
+}
+
+/* fairseq's eval_bool: True/False, 1/0 (and true/false, yes/no). */
+static int
+bool_arg(int ch, const char *s)
+{
+	if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0 ||
+	    strcmp(s, "1") == 0 || strcmp(s, "yes") == 0)
+		return 1;
+	if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0 ||
+	    strcmp(s, "0") == 0 || strcmp(s, "no") == 0)
+		return 0;
+	usage_error("%s: expected True or False, got '%s'", optname(ch), s);
+}
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		die_errno("malloc");
+	return p;
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		die_errno("malloc");
+	return p;
+}
+
+static void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		die_errno("malloc");
+	}
+	if ((p = realloc(p, n * size > 0 ? n * size : 1)) == NULL)
+		die_errno("malloc");
+	return p;
+}
+
+/* -p [KEY=]SRC[,TGT]: a KEY has no '/' or ','. */
+static void
+add_pairarg(const char *arg)
+{
+	struct pairarg *a;
+	const char *eq = strchr(arg, '='), *rest = arg;
+	char *comma;
+
+	o.pargs = xreallocarray(o.pargs, o.npargs + 1, sizeof *o.pargs);
+	a = &o.pargs[o.npargs];
+	memset(a, 0, sizeof *a);
+	if (eq != NULL && strcspn(arg, "/,") > (size_t)(eq - arg)) {
+		if (eq == arg)
+			usage_error("-p: empty key in '%s'", arg);
+		a->key = xstrdup(arg);
+		a->key[eq - arg] = '\0';
+		rest = eq + 1;
+	} else {
+		char k[32];
+
+		snprintf(k, sizeof k, "%zu", o.npargs);
+		a->key = xstrdup(k);
+	}
+	a->src = xstrdup(rest);
+	if ((comma = strchr(a->src, ',')) != NULL) {
+		*comma = '\0';
+		a->tgt = comma + 1;
+		if (*a->tgt == '\0' || strchr(a->tgt, ',') != NULL)
+			usage_error("-p: expected [KEY=]SRC_PREFIX[,TGT_PREFIX], "
+			    "got '%s'", arg);
+	}
+	if (*a->src == '\0')
+		usage_error("-p: empty source prefix in '%s'", arg);
+	for (size_t i = 0; i < o.npargs; i++)
+		if (strcmp(o.pargs[i].key, a->key) == 0)
+			usage_error("-p: key '%s' given twice", a->key);
+	o.npargs++;
+}
+
+static void
+parse_opts(int argc, char **argv)
+{
+	int ch;
+	char *end;
+
+	while ((ch = getopt_long(argc, argv, "hVqo:p:s:", longopts, NULL)) != -1) {
+		if (ch == 'h')
+			usage(stdout, 0);
+		if (ch == 'V')
+			print_version(NULL);
+		if (ch == '?' || ch == ':')
+			usage(stderr, 2);
+		if (!opt_allowed(o.cmd, ch))
+			usage_error("%s does not apply to '%s'", optname(ch),
+			    cmd_names[o.cmd]);
+		switch (ch) {
+		case 'q':
+			verbosity = 0;
+			break;
+		case 'o':
+			if (*optarg == '\0')
+				usage_error("-o: empty file name");
+			o.out = optarg;
+			break;
+		case 'p':
+			add_pairarg(optarg);
+			break;
+		case 's':
+			o.seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			break;
+		case OPT_COLLATE:
+			o.collate = 1;
+			break;
+		case OPT_DECLT:
+			o.dec_langtok = 1;
+			break;
+		case OPT_GROUPED:
+			o.grouped = 1;
+			break;
+		case OPT_JSON:
+			o.json = 1;
+			break;
+		case OPT_NOFEED:
+			o.input_feeding = 0;
+			break;
+		case OPT_NOSHUF:
+			o.shuffle = 0;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NOPROGRESS:
+			progress_enabled = 0;
+			break;
+		case OPT_REBUILD:
+			o.rebuild = 1;
+			break;
+		case OPT_SKIPREM:
+			o.skip_remainder = 1;
+			break;
+		case OPT_STATS:
+			o.stats = 1;
+			break;
+		case OPT_BSZ:
+			o.max_sentences = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_DICT:
+			o.dict = optarg;
+			break;
+		case OPT_ENCLT:
+			if (strcmp(optarg, "src") == 0)
+				o.enc_langtok = 1;
+			else if (strcmp(optarg, "tgt") == 0)
+				o.enc_langtok = 2;
+			else
+				usage_error("--encoder-langtok: expected src or "
+				    "tgt, got '%s'", optarg);
+			break;
+		case OPT_EOS:
+			o.eos = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			break;
+		case OPT_PAD:
+			o.pad = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			break;
+		case OPT_EPOCH:
+			o.epoch = num_arg(ch, optarg, 1, UINT32_MAX);
+			break;
+		case OPT_EPOCHS:
+			o.epochs = num_arg(ch, optarg, 1, UINT32_MAX);
+			break;
+		case OPT_COMPAT:
+			if (strcmp(optarg, "main") == 0)
+				o.compat_main = 1;
+			else if (strcmp(optarg, "0.12") == 0)
+				o.compat_main = 0;
+			else
+				usage_error("--fairseq-compat: expected 0.12 or "
+				    "main, got '%s'", optarg);
+			break;
+		case OPT_LANGPAIRS:
+			if (*optarg == '\0')
+				usage_error("--lang-pairs: empty list");
+			o.langpairs = optarg;
+			break;
+		case OPT_LPSRC:
+			o.left_pad_source = bool_arg(ch, optarg);
+			break;
+		case OPT_LPTGT:
+			o.left_pad_target = bool_arg(ch, optarg);
+			break;
+		case OPT_MAXSRC:
+			o.max_src = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_MAXTGT:
+			o.max_tgt = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_MAXTOK:
+			o.max_tokens = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_ORDERSEED:
+			if (strcmp(optarg, "seed+epoch") == 0)
+				o.order_seed_epoch = 1;
+			else if (strcmp(optarg, "seed") == 0)
+				o.order_seed_epoch = 0;
+			else
+				usage_error("--order-seed: expected seed+epoch or "
+				    "seed, got '%s'", optarg);
+			break;
+		case OPT_OUTFMT:
+			if (strcmp(optarg, "json") == 0)
+				o.outfmt = OUT_JSON;
+			else if (strcmp(optarg, "ids") == 0)
+				o.outfmt = OUT_IDS;
+			else if (strcmp(optarg, "records") == 0)
+				o.outfmt = OUT_RECORDS;
+			else
+				usage_error("--output-format: expected json, ids "
+				    "or records, got '%s'", optarg);
+			break;
+		case OPT_PADMULT:
+			o.pad_to_multiple = num_arg(ch, optarg, 1, INT32_MAX);
+			break;
+		case OPT_MULT:
+			o.mult = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_METHOD:
+			if (strcmp(optarg, "concat") == 0)
+				o.method = SAMPLE_CONCAT;
+			else if (strcmp(optarg, "temperature") == 0)
+				o.method = SAMPLE_TEMPERATURE;
+			else if (strcmp(optarg, "uniform") == 0)
+				o.method = SAMPLE_UNIFORM;
+			else
+				usage_error("--sampling-method: expected concat, "
+				    "temperature or uniform, got '%s'", optarg);
+			break;
+		case OPT_SSEED:
+			o.sampling_seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			break;
+		case OPT_TEMP:
+			errno = 0;
+			o.temperature = strtod(optarg, &end);
+			if (errno || end == optarg || *end != '\0' ||
+			    !(o.temperature > 0) || isinf(o.temperature))
+				usage_error("--sampling-temperature: expected a "
+				    "positive number, got '%s'", optarg);
+			break;
+		case OPT_WEIGHTS:
+			o.weights = optarg;
+			break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &o.shard, &o.nshards) == -1 ||
+			    o.nshards > UINT32_MAX)
+				usage_error("--shard: expected K/N with 0 <= K < N, "
+				    "got '%s'", optarg);
+			break;
+		case OPT_SPLIT:
+			if (*optarg == '\0' || strchr(optarg, '/') != NULL)
+				usage_error("--split: bad name '%s'", optarg);
+			o.split = optarg;
+			break;
+		case OPT_VSIZE:
+			o.vsize = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+}
+
+/* ---- datasets ---- */
+
+/*
+ * A language pair (or a monolingual dataset): its source and target
+ * as one or more mmap-index datasets end to end (fairseq's split,
+ * split1, split2, ...).  With --lang-pairs the files come from the
+ * data directory of the epoch, so they are opened again when it
+ * changes.
+ */
+struct pair {
+	char		*key;		/* "eng_Latn-tur_Latn", or -p's KEY */
+	char		*slang, *tlang;	/* languages, for language tokens */
+	int64_t		 stok, ttok;	/* token prepended to source / target, or -1 */
+	uint64_t	 ndirs;		/* data directories holding the pair */
+	const char	*dir;		/* the one open now */
+	size_t		 nparts;
+	struct mmidx	**src, **tgt;	/* tgt NULL: monolingual */
+	uint64_t	*start;		/* first index of each part; start[nparts] = n */
+	uint64_t	 n;
+	uint64_t	 srctok, tgttok;	/* tokens in the pair (for stats) */
+};
+
+static struct pair *pairs;
+static size_t npairs;
+static char **datadirs;
+static size_t ndatadirs;
+static struct fsdict *dict;
+
+static struct mmidx *
+open_ds(const char *prefix)
+{
+	char err[1024];
+	struct mmidx *m = mmidx_open(prefix, MMIDX_AUTO, err, sizeof err);
+
+	if (m == NULL)
+		die("%s", err);
+	return m;
+}
+
+static void
+close_pair(struct pair *p)
+{
+	for (size_t k = 0; k < p->nparts; k++) {
+		mmidx_close(p->src[k]);
+		if (p->tgt != NULL)
+			mmidx_close(p->tgt[k]);
+	}
+	free(p->src);
+	free(p->tgt);
+	free(p->start);
+	p->src = p->tgt = NULL;
+	p->start = NULL;
+	p->nparts = 0;
+	p->n = 0;
+}
+
+/* Add one part: source and target datasets of one file pair. */
+static void
+add_part(struct pair *p, const char *sprefix, const char *tprefix)
+{
+	struct mmidx *s = open_ds(sprefix), *t = NULL;
+	uint64_t n = mmidx_count(s);
+
+	if (tprefix != NULL) {
+		t = open_ds(tprefix);
+		if (mmidx_count(t) != n)
+			die("%s: %" PRIu64 " sentences, but %s has %" PRIu64,
+			    mmidx_idx_path(t), mmidx_count(t), mmidx_idx_path(s), n);
+	}
+	p->src = xreallocarray(p->src, p->nparts + 1, sizeof *p->src);
+	p->src[p->nparts] = s;
+	if (tprefix != NULL) {
+		p->tgt = xreallocarray(p->tgt, p->nparts + 1, sizeof *p->tgt);
+		p->tgt[p->nparts] = t;
+	}
+	p->start = xreallocarray(p->start, p->nparts + 2, sizeof *p->start);
+	if (p->nparts == 0)
+		p->start[0] = 0;
+	p->start[p->nparts + 1] = p->start[p->nparts] + n;
+	p->n += n;
+	p->nparts++;
+}
+
+static int
+file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* fairseq's split_exists(): both PREFIX.idx and PREFIX.bin are there. */
+static int
+ds_exists(const char *prefix)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	if (!file_exists(path))
+		return 0;
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	return file_exists(path);
+}
+
+/*
+ * Open the pair as fairseq's load_lang_dataset() finds it in 'dir':
+ * for SPLIT, SPLIT1, SPLIT2 ... while they exist, the files
+ * SPLIT.SRC-TGT.{SRC,TGT} or, failing that, SPLIT.TGT-SRC.{SRC,TGT}.
+ */
+static void
+open_langpair(struct pair *p, const char *dir)
+{
+	char split_k[NAME_MAX], stem[PATH_MAX], sp[PATH_MAX], tp[PATH_MAX];
+
+	if (p->dir == dir && p->nparts > 0)
+		return;
+	close_pair(p);
+	p->dir = dir;
+	for (unsigned k = 0;; k++) {
+		if (k == 0)
+			snprintf(split_k, sizeof split_k, "%s", o.split);
+		else
+			snprintf(split_k, sizeof split_k, "%s%u", o.split, k);
+		snprintf(stem, sizeof stem, "%s/%s.%s-%s.%s", dir, split_k,
+		    p->slang, p->tlang, p->slang);
+		if (ds_exists(stem))
+			snprintf(stem, sizeof stem, "%s/%s.%s-%s.", dir, split_k,
+			    p->slang, p->tlang);
+		else {
+			snprintf(stem, sizeof stem, "%s/%s.%s-%s.%s", dir,
+			    split_k, p->tlang, p->slang, p->slang);
+			if (!ds_exists(stem)) {
+				if (k > 0)
+					break;
+				die("%s: no %s.%s-%s.%s.{bin,idx} (nor %s.%s-%s.%s)",
+				    dir, o.split, p->slang, p->tlang, p->slang,
+				    o.split, p->tlang, p->slang, p->slang);
+			}
+			snprintf(stem, sizeof stem, "%s/%s.%s-%s.", dir, split_k,
+			    p->tlang, p->slang);
+		}
+		snprintf(sp, sizeof sp, "%s%s", stem, p->slang);
+		snprintf(tp, sizeof tp, "%s%s", stem, p->tlang);
+		add_part(p, sp, tp);
+	}
+}
+
+/*
+ * Whether dir holds SPLIT*.FWD.*.idx or SPLIT*.REV.*.idx files: the
+ * direction is the third field from the end of the name, as fairseq's
+ * _get_shard_num_dict() reads it.
+ */
+static int
+dir_has_direction(const char *dir, const char *fwd, const char *rev)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (d == NULL)
+		die_errno("%s", dir);
+	while ((e = readdir(d)) != NULL) {
+		const char *f = e->d_name, *dots[3];
+		size_t n = strlen(f), nd = 0, len;
+
+		if (strncmp(f, o.split, strlen(o.split)) != 0 || n < 4 ||
+		    strcmp(f + n - 4, ".idx") != 0)
+			continue;
+		/* The third field from the end: f = ... DIRECTION . LANG . idx */
+		for (size_t i = n; i-- > 0 && nd < 3;)
+			if (f[i] == '.')
+				dots[nd++] = f + i;
+		if (nd < 3)
+			continue;
+		len = (size_t)(dots[1] - dots[2] - 1);
+		if (strlen(fwd) == len && strncmp(dots[2] + 1, fwd, len) == 0)
+			found |= 1;
+		else if (strlen(rev) == len && strncmp(dots[2] + 1, rev, len) == 0)
+			found |= 2;
+	}
+	closedir(d);
+	return found != 0;
+}
+
+static int64_t
+langtok(const char *lang)
+{
+	char w[NAME_MAX + 8];
+	int64_t id;
+
+	snprintf(w, sizeof w, "__%s__", lang);
+	if ((id = fsdict_lookup(dict, w, strlen(w))) < 0)
+		die("%s: no %s in the dictionary", o.dict, w);
+	return id;
+}
+
+/* The language of a -p prefix: what follows its last '.' (train.de-en.de -> de). */
+static char *
+prefix_lang(const char *prefix)
+{
+	const char *base = strrchr(prefix, '/'), *dot;
+
+	base = base ? base + 1 : prefix;
+	if ((dot = strrchr(base, '.')) == NULL || dot[1] == '\0')
+		die("%s: cannot tell the language from the prefix (want "
+		    "NAME.LANG) for a language token", prefix);
+	return xstrdup(dot + 1);
+}
+
+static void
+setup_pairs(int argc, char **argv)
+{
+	char err[1024];
+
+	if (o.dict != NULL && (dict = fsdict_load(o.dict, err, sizeof err)) == NULL)
+		die("%s", err);
+	if ((o.enc_langtok || o.dec_langtok) && o.dict == NULL)
+		usage_error("--encoder-langtok and --decoder-langtok need --dict");
+	if (o.langpairs != NULL) {
+		char *list = xstrdup(o.langpairs), *save = NULL, *tok, *dirs;
+
+		if (o.npargs > 0)
+			usage_error("-p and --lang-pairs exclude each other");
+		if (argc != 1)
+			usage_error("--lang-pairs needs one DATA[:DATA...] operand");
+		dirs = xstrdup(argv[0]);
+		for (tok = strtok_r(dirs, ":", &save); tok != NULL;
+		    tok = strtok_r(NULL, ":", &save)) {
+			datadirs = xreallocarray(datadirs, ndatadirs + 1,
+			    sizeof *datadirs);
+			datadirs[ndatadirs++] = tok;
+		}
+		if (ndatadirs == 0)
+			usage_error("empty DATA operand");
+		for (tok = strtok_r(list, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save)) {
+			struct pair *p;
+			char *dash = strchr(tok, '-'), fwd[PATH_MAX], rev[PATH_MAX];
+
+			if (dash == NULL || dash == tok || dash[1] == '\0' ||
+			    strchr(dash + 1, '-') != NULL)
+				usage_error("--lang-pairs: expected SRC-TGT, got '%s'",
+				    tok);
+			pairs = xreallocarray(pairs, npairs + 1, sizeof *pairs);
+			p = &pairs[npairs++];
+			memset(p, 0, sizeof *p);
+			p->key = xstrdup(tok);
+			*dash = '\0';
+			p->slang = tok;
+			p->tlang = dash + 1;
+			for (size_t i = 0; i + 1 < npairs; i++)
+				if (strcmp(pairs[i].key, p->key) == 0)
+					usage_error("--lang-pairs: %s given twice",
+					    p->key);
+			snprintf(fwd, sizeof fwd, "%s-%s", p->slang, p->tlang);
+			snprintf(rev, sizeof rev, "%s-%s", p->tlang, p->slang);
+			for (size_t d = 0; d < ndatadirs; d++)
+				p->ndirs += dir_has_direction(datadirs[d], fwd, rev);
+			if (p->ndirs == 0)
+				die("%s: no %s.%s.*.idx (nor %s.%s.*.idx)",
+				    argv[0], o.split, fwd, o.split, rev);
+		}
+	} else {
+		if (o.npargs == 0)
+			usage_error("no datasets: give -p or --lang-pairs");
+		if (argc > 0)
+			usage_error("unexpected operand '%s' (datasets are given "
+			    "with -p)", argv[0]);
+		pairs = xcalloc(o.npargs, sizeof *pairs);
+		npairs = o.npargs;
+		for (size_t i = 0; i < npairs; i++) {
+			struct pair *p = &pairs[i];
+
+			p->key = o.pargs[i].key;
+			if (o.enc_langtok == 1 || (o.enc_langtok == 2 &&
+			    o.pargs[i].tgt == NULL))
+				p->slang = prefix_lang(o.pargs[i].src);
+			if (o.pargs[i].tgt != NULL && (o.enc_langtok == 2 ||
+			    o.dec_langtok))
+				p->tlang = prefix_lang(o.pargs[i].tgt);
+			if (o.dec_langtok && o.pargs[i].tgt == NULL)
+				usage_error("--decoder-langtok: pair %s has no "
+				    "target", p->key);
+			add_part(p, o.pargs[i].src, o.pargs[i].tgt);
+		}
+	}
+	for (size_t i = 0; i < npairs; i++) {
+		struct pair *p = &pairs[i];
+
+		p->stok = p->ttok = -1;
+		if (o.enc_langtok == 1)
+			p->stok = langtok(p->slang);
+		else if (o.enc_langtok == 2)
+			p->stok = langtok(p->tlang ? p->tlang : p->slang);
+		if (o.dec_langtok)
+			p->ttok = langtok(p->tlang);
+	}
+}
+
+/* The data directory of a --lang-pairs pair in epoch e: paths[(e - 1) mod n]. */
+static void
+open_epoch(uint64_t epoch)
+{
+	if (o.langpairs == NULL)
+		return;
+	for (size_t i = 0; i < npairs; i++)
+		open_langpair(&pairs[i], datadirs[(epoch - 1) % pairs[i].ndirs]);
+}
+
+/* ---- output ---- */
+
+/*
+ * Text goes through one large buffer written with write_full(); records
+ * through a record writer on the same descriptor.  -o names an atomic
+ * output (cmd/common.h); a closed pipe ends the tool quietly.
+ */
+static struct {
+	int		 fd;
+	const char	*name;
+	char		*p;
+	size_t		 len, size;
+	struct outfile	 file;
+	struct rec_writer *w;
+} out;
+
+#define OUT_SIZE	(1u << 18)
+
+static void
+out_flush(void)
+{
+	if (out.len > 0 && write_full(out.fd, out.p, out.len) == -1)
+		write_failed(out.name);
+	out.len = 0;
+}
+
+/* Room for n bytes (n <= OUT_SIZE). */
+static inline char *
+out_room(size_t n)
+{
+	if (out.size - out.len < n)
+		out_flush();
+	return out.p + out.len;
+}
+
+static void
+out_write(const void *p, size_t n)
+{
+	while (n > out.size - out.len) {
+		size_t k = out.size - out.len;
+
+		memcpy(out.p + out.len, p, k);
+		out.len += k;
+		p = (const char *)p + k;
+		n -= k;
+		out_flush();
+	}
+	memcpy(out.p + out.len, p, n);
+	out.len += n;
+}
+
+static void
+out_puts(const char *s)
+{
+	out_write(s, strlen(s));
+}
+
+static void
+out_begin(int records)
+{
+	out.fd = 1;
+	out.name = "stdout";
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if ((out.fd = out_open(&out.file, o.out)) == -1)
+			die_errno("%s", o.out);
+		out.name = o.out;
+	}
+	if ((out.p = malloc(OUT_SIZE)) == NULL)
+		die_errno("malloc");
+	out.size = OUT_SIZE;
+	if (records) {
+		if (out.fd == 1)
+			refuse_tty(1, 0);
+		out.w = rec_writer_open(out.fd, o.out ? comp_from_suffix(o.out) :
+		    REC_NONE, -1);
+		if (out.w == NULL)
+			die_errno("%s", out.name);
+	}
+}
+
+static void
+out_end(void)
+{
+	if (out.w != NULL && rec_writer_close(out.w) == -1)
+		write_failed(out.name);
+	out.w = NULL;
+	out_flush();
+	if (out.fd != 1) {
+		if (out_commit(&out.file) == -1)
+			die_errno("%s", o.out);
+	} else
+		close_stdout();
+}
+
+/* A data fault after some output: what is written stays, a named output is removed. */
+static _Noreturn void
+fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (out.fd == 1) {
+		if (out.w != NULL)
+			(void)rec_writer_flush(out.w);
+		if (out.p != NULL)
+			out_flush();
+	}
+	die("%s", msg);
+}
+
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* The decimal digits of v at q; returns their end. */
+static inline char *
+put_u64(char *q, uint64_t v)
+{
+	char t[20], *e = t + 20, *s = e;
+
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100);
+
+		v /= 100;
+		s -= 2;
+		s[0] = digits2[2 * d];
+		s[1] = digits2[2 * d + 1];
+	}
+	if (v >= 10) {
+		s -= 2;
+		s[0] = digits2[2 * v];
+		s[1] = digits2[2 * v + 1];
+	} else
+		*--s = (char)('0' + v);
+	memcpy(q, s, (size_t)(e - s));
+	return q + (e - s);
+}
+
+static inline char *
+put_i64(char *q, int64_t v)
+{
+	if (v < 0) {
+		*q++ = '-';
+		return put_u64(q, (uint64_t)0 - (uint64_t)v);
+	}
+	return put_u64(q, (uint64_t)v);
+}
+
+/* ---- one batch out ---- */
+
+/* Token pool and samples of a batch being collated. */
+static struct {
+	int64_t		*tok;
+	size_t		 ntok, cap;
+	size_t		*soff, *toff;
+	struct batch_sample *s;
+	struct batch_item *items;	/* grouped by pair */
+	struct batch_item *tmp;
+	size_t		 scap;
+} col;
+
+/* Sort a[0 .. n - 1] by pair, stably, with room for n in tmp. */
+static void
+mergesort_items(struct batch_item *a, struct batch_item *tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
+		return;
+	mergesort_items(a, tmp, h);
+	mergesort_items(a + h, tmp, n - h);
+	while (i < h && j < n)
+		tmp[k++] = a[j].pair < a[i].pair ? a[j++] : a[i++];
+	while (i < h)
+		tmp[k++] = a[i++];
+	while (j < n)
+		tmp[k++] = a[j++];
+	memcpy(a, tmp, n * sizeof *a);
+}
+
+static struct batch_collate_opts copts = BATCH_COLLATE_OPTS_INIT;
+
+static void
+col_room(size_t more)
+{
+	if (col.cap - col.ntok >= more)
+		return;
+	while (col.cap - col.ntok < more)
+		col.cap = col.cap ? col.cap * 2 : 1 << 16;
+	col.tok = xreallocarray(col.tok, col.cap, sizeof *col.tok);
+}
+
+/* The part of pair p holding sentence i; *k its index there. */
+static size_t
+part_of(const struct pair *p, uint64_t i, uint64_t *k)
+{
+	size_t lo = 0, hi = p->nparts;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*k = i - p->start[lo];
+	return lo;
+}
+
+/* Tokens of sentence k of m, after 'tok' when it is >= 0, into the pool. */
+static size_t
+load_tokens(struct mmidx *m, uint64_t k, int64_t tok)
+{
+	const uint8_t *p;
+	uint64_t n;
+	size_t at = col.ntok;
+
+	if (mmidx_seq(m, k, &p, &n) == -1)
+		fail("%s", mmidx_strerror(m));
+	col_room((size_t)n + 1);
+	if (tok >= 0)
+		col.tok[col.ntok++] = tok;
+	if (n > 0)
+		mmidx_load_i64s(mmidx_dtype(m), p, n, col.tok + col.ntok);
+	col.ntok += (size_t)n;
+	return col.ntok - at;
+}
+
+/*
+ * Collate the items of a batch.  fairseq's SampledMultiDataset collates
+ * each pair's samples apart, puts the pairs one after another and sorts
+ * the rows by source length again; with stable sorts that is one
+ * collation of the samples grouped by pair.
+ */
+static int
+collate_items(const struct batch_item *it, size_t n, struct batch_collated *c,
+    const char *where)
+{
+	char err[BATCH_ERRMAX];
+	size_t k;
+
+	if (n > col.scap) {
+		col.scap = n;
+		col.s = xreallocarray(col.s, n, sizeof *col.s);
+		col.items = xreallocarray(col.items, n, sizeof *col.items);
+		col.tmp = xreallocarray(col.tmp, n, sizeof *col.tmp);
+		col.soff = xreallocarray(col.soff, n, sizeof *col.soff);
+		col.toff = xreallocarray(col.toff, n, sizeof *col.toff);
+	}
+	if (npairs > 1) {
+		for (k = 1; k < n && it[k - 1].pair <= it[k].pair; k++)
+			;
+		if (k < n) {
+			/* a stable sort by pair: items of one pair keep their order */
+			memcpy(col.items, it, n * sizeof *it);
+			mergesort_items(col.items, col.tmp, n);
+			it = col.items;
+		}
+	}
+	col.ntok = 0;
+	col_room(1);
+	for (size_t i = 0; i < n; i++) {
+		const struct pair *p = &pairs[it[i].pair];
+		uint64_t j;
+		size_t part = part_of(p, it[i].index, &j);
+
+		col.soff[i] = col.ntok;
+		col.s[i].id = (int64_t)it[i].index;
+		col.s[i].nsrc = load_tokens(p->src[part], j, p->stok);
+		col.toff[i] = col.ntok;
+		col.s[i].ntgt = 0;
+		if (p->tgt != NULL &&
+		    (col.s[i].ntgt = load_tokens(p->tgt[part], j, p->ttok)) == 0)
+			fail("%s: sequence %" PRIu64 ": empty target (%s, pair %s, "
+			    "sentence %" PRIu64 ")", mmidx_idx_path(p->tgt[part]), j,
+			    where, p->key, it[i].index);
+	}
+	for (size_t i = 0; i < n; i++) {
+		col.s[i].src = col.tok + col.soff[i];
+		col.s[i].tgt = pairs[it[i].pair].tgt != NULL ? col.tok + col.toff[i] :
+		    NULL;
+	}
+	if (batch_collate(col.s, n, &copts, c, err, sizeof err) == -1)
+		fail("%s: %s", where, err);
+	return 0;
+}
+
+/* A JSON array of n integers. */
+static void
+json_ints(const int64_t *v, size_t n)
+{
+	char *q = out_room(2);
+
+	*q++ = '[';
+	out.len = (size_t)(q - out.p);
+	for (size_t i = 0; i < n; i++) {
+		q = out_room(22);
+		if (i > 0)
+			*q++ = ',';
+		q = put_i64(q, v[i]);
+		out.len = (size_t)(q - out.p);
+	}
+	q = out_room(1);
+	*q = ']';
+	out.len++;
+}
+
+/* A JSON matrix of n rows of w, or null when not present. */
+static void
+json_matrix(const int64_t *v, size_t n, size_t w, int present)
+{
+	if (!present) {
+		out_puts("null");
+		return;
+	}
+	out_puts("[");
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			out_puts(",");
+		json_ints(v + i * w, w);
+	}
+	out_puts("]");
+}
+
+/* The collated keys, after a '{' or a ','. */
+static void
+json_collated(const struct batch_collated *c, int has_target)
+{
+	char t[64];
+
+	out_puts("\"id\":");
+	json_ints(c->id, c->n);
+	snprintf(t, sizeof t, ",\"nsentences\":%zu,\"ntokens\":%" PRId64
+	    ",\"src_tokens\":", c->n, c->ntokens);
+	out_puts(t);
+	json_matrix(c->src_tokens, c->n, c->src_width, 1);
+	out_puts(",\"src_lengths\":");
+	json_ints(c->src_lengths, c->n);
+	out_puts(",\"prev_output_tokens\":");
+	json_matrix(c->prev_output_tokens, c->n, c->tgt_width, has_target &&
+	    copts.input_feeding);
+	out_puts(",\"target\":");
+	json_matrix(c->target, c->n, c->tgt_width, has_target);
+}
+
+/*
+ * Records: one Example of int64 features per batch, encoded here in
+ * the canonical form ex_encode() writes (keys sorted, one packed list
+ * each) straight into the record writer, since a collated batch holds
+ * hundreds of thousands of values and the generic builder would copy
+ * and size every one of them twice.
+ */
+struct rfeat {
+	const char	*name;
+	const int64_t	*v;
+	size_t		 n;
+	size_t		 packed;	/* bytes of the packed varints */
+	size_t		 entry;		/* bytes of the map entry body */
+};
+
+#define RMAXFEAT	24
+static struct rfeat rf[RMAXFEAT];
+static size_t nrf;
+static int64_t rshape[RMAXFEAT][2];
+
+static inline size_t
+varint_size(uint64_t v)
+{
+	return v < 0x80 ? 1 : (size_t)(70 - __builtin_clzll(v)) / 7;
+}
+
+static inline uint8_t *
+put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */
+static void
+rec_feature(const char *name, const int64_t *v, size_t n, const int64_t *shape,
+    int nshape)
+{
+	static char names[RMAXFEAT][40];
+
+	rf[nrf].name = name;
+	rf[nrf].v = v;
+	rf[nrf].n = n;
+	nrf++;
+	if (nshape < 0)
+		return;
+	snprintf(names[nrf], sizeof names[nrf], "%s_shape", name);
+	memcpy(rshape[nrf], shape, (size_t)nshape * sizeof *shape);
+	rf[nrf].name = names[nrf];
+	rf[nrf].v = rshape[nrf];
+	rf[nrf].n = (size_t)nshape;
+	nrf++;
+}
+
+static int
+cmp_rfeat(const void *a, const void *b)
+{
+	return strcmp(((const struct rfeat *)a)->name,
+	    ((const struct rfeat *)b)->name);
+}
+
+static void
+rec_flush_example(void)
+{
+	size_t fs = 0, total, k, key, list, feat;
+	uint8_t *q, *q0;
+
+	qsort(rf, nrf, sizeof *rf, cmp_rfeat);
+	for (k = 0; k < nrf; k++) {
+		struct rfeat *f = &rf[k];
+		size_t s = 0;
+
+		for (size_t i = 0; i < f->n; i++)
+			s += varint_size((uint64_t)f->v[i]);
+		f->packed = s;
+		key = strlen(f->name);
+		list = f->n ? 1 + varint_size(s) + s : 0;
+		feat = 1 + varint_size(list) + list;
+		f->entry = 1 + varint_size(key) + key + 1 + varint_size(feat) + feat;
+		fs += 1 + varint_size(f->entry) + f->entry;
+	}
+	total = 1 + varint_size(fs) + fs;
+	if ((q = q0 = rec_write_begin(out.w, total)) == NULL)
+		write_failed(out.name);
+	*q++ = 0x0a;
+	q = put_varint(q, fs);
+	for (k = 0; k < nrf; k++) {
+		const struct rfeat *f = &rf[k];
+
+		key = strlen(f->name);
+		list = f->n ? 1 + varint_size(f->packed) + f->packed : 0;
+		*q++ = 0x0a;
+		q = put_varint(q, f->entry);
+		*q++ = 0x0a;
+		q = put_varint(q, key);
+		memcpy(q, f->name, key);
+		q += key;
+		*q++ = 0x12;
+		q = put_varint(q, 1 + varint_size(list) + list);
+		*q++ = 0x1a;
+		q = put_varint(q, list);
+		if (f->n == 0)
+			continue;
+		*q++ = 0x0a;
+		q = put_varint(q, f->packed);
+		for (size_t i = 0; i < f->n; i++)
+			q = put_varint(q, (uint64_t)f->v[i]);
+	}
+	if (rec_write_end(out.w, (size_t)(q - q0)) == -1)
+		write_failed(out.name);
+	nrf = 0;
+}
+
+static void
+rec_collated(const struct batch_collated *c, int has_target)
+{
+	static int64_t nsent;
+	int64_t sh[2];
+
+	sh[0] = (int64_t)c->n;
+	rec_feature("id", c->id, c->n, sh, 1);
+	nsent = (int64_t)c->n;
+	rec_feature("nsentences", &nsent, 1, sh, 0);
+	rec_feature("ntokens", &c->ntokens, 1, sh, 0);
+	sh[1] = (int64_t)c->src_width;
+	rec_feature("src_tokens", c->src_tokens, c->n * c->src_width, sh, 2);
+	rec_feature("src_lengths", c->src_lengths, c->n, sh, 1);
+	sh[1] = (int64_t)c->tgt_width;
+	if (has_target && copts.input_feeding)
+		rec_feature("prev_output_tokens", c->prev_output_tokens,
+		    c->n * c->tgt_width, sh, 2);
+	if (has_target)
+		rec_feature("target", c->target, c->n * c->tgt_width, sh, 2);
+}
+
+/*
+ * One batch of shard 'shard' at step 'step' of 'epoch': n items (0 for
+ * a fill batch), collated when asked.
+ */
+static void
+emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
+{
+	struct batch_collated c;
+	char *q, where[64];
+	int has_target = npairs > 0 && pairs[0].tgt != NULL;
+
+	if (o.collate) {
+		snprintf(where, sizeof where, "epoch %" PRIu64 ", step %" PRIu64,
+		    epoch, step);
+		collate_items(it, n, &c, where);
+	}
+	switch (o.outfmt) {
+	case OUT_IDS:
+		for (size_t i = 0; i < n; i++) {
+			q = out_room(36);
+			if (i > 0)
+				*q++ = ' ';
+			q = put_u64(q, it[i].pair);
+			*q++ = ':';
+			q = put_u64(q, it[i].index);
+			out.len = (size_t)(q - out.p);
+		}
+		q = out_room(1);
+		*q = '\n';
+		out.len++;
+		break;
+	case OUT_JSON:
+		q = out_room(128);
+		q += sprintf(q, "{\"epoch\":%" PRIu64 ",\"shard\":%" PRIu64
+		    ",\"step\":%" PRIu64 ",\"ids\":[", epoch, o.shard, step);
+		out.len = (size_t)(q - out.p);
+		for (size_t i = 0; i < n; i++) {
+			q = out_room(48);
+			if (i > 0)
+				*q++ = ',';
+			*q++ = '[';
+			q = put_u64(q, it[i].pair);
+			*q++ = ',';
+			q = put_u64(q, it[i].index);
+			*q++ = ']';
+			out.len = (size_t)(q - out.p);
+		}
+		out_puts("]");
+		if (o.collate) {
+			out_puts(",");
+			json_collated(&c, has_target);
+		}
+		out_puts("}\n");
+		break;
+	default: {
+		static int64_t v[3], *flat;
+		static size_t flatcap;
+		int64_t sh[2] = { (int64_t)n, 2 };
+
+		v[0] = (int64_t)epoch;
+		v[1] = (int64_t)o.shard;
+		v[2] = (int64_t)step;
+		rec_feature("epoch", &v[0], 1, NULL, -1);
+		rec_feature("shard", &v[1], 1, NULL, -1);
+		rec_feature("step", &v[2], 1, NULL, -1);
+		if (2 * n + 1 > flatcap) {
+			flatcap = 2 * n + 1;
+			flat = xreallocarray(flat, flatcap, sizeof *flat);
+		}
+		for (size_t i = 0; i < n; i++) {
+			flat[2 * i] = it[i].pair;
+			flat[2 * i + 1] = (int64_t)it[i].index;
+		}
+		rec_feature("ids", flat, 2 * n, sh, 2);
+		if (o.collate)
+			rec_collated(&c, has_target);
+		rec_flush_example();
+		break;
+	}
+	}
+	if (o.collate)
+		batch_collated_free(&c);
+}
+
+/* ---- batches ---- */
+
+/* Sizes of every pair from the indexes (never the .bin), language tokens counted. */
+static struct batch_data *
+load_sizes(void)
+{
+	char err[BATCH_ERRMAX];
+	uint64_t *n = xcalloc(npairs, sizeof *n);
+	int bilingual = pairs[0].tgt != NULL;
+	struct batch_data *d;
+	enum { CHUNK = 1 << 14 };
+	int32_t *sb = xcalloc(CHUNK, sizeof *sb), *tb = xcalloc(CHUNK, sizeof *tb);
+
+	for (size_t i = 0; i < npairs; i++) {
+		n[i] = pairs[i].n;
+		if ((pairs[i].tgt != NULL) != bilingual)
+			die("pair %s is %s, pair %s is not", pairs[i].key,
+			    bilingual ? "monolingual" : "bilingual", pairs[0].key);
+		if (n[i] == 0)
+			die("%s: pair %s has no sentences",
+			    mmidx_idx_path(pairs[i].src[0]), pairs[i].key);
+	}
+	if ((d = batch_data_new(npairs, n, bilingual, err, sizeof err)) == NULL)
+		die("%s", err);
+	for (size_t i = 0; i < npairs; i++) {
+		struct pair *p = &pairs[i];
+
+		p->srctok = p->tgttok = 0;
+		for (size_t part = 0; part < p->nparts; part++) {
+			uint64_t len = p->start[part + 1] - p->start[part];
+
+			for (uint64_t a = 0; a < len; a += CHUNK) {
+				size_t k = len - a < CHUNK ? (size_t)(len - a) : CHUNK;
+
+				for (size_t j = 0; j < k; j++) {
+					int32_t s = mmidx_raw_size(p->src[part], a + j);
+
+					if (s < 0 || (p->stok >= 0 && s == INT32_MAX))
+						die("%s: sequence %" PRIu64 ": bad size %d",
+						    mmidx_idx_path(p->src[part]), a + j,
+						    (int)s);
+					sb[j] = s + (p->stok >= 0);
+					p->srctok += (uint64_t)sb[j];
+					if (!bilingual)
+						continue;
+					s = mmidx_raw_size(p->tgt[part], a + j);
+					if (s < 0 || (p->ttok >= 0 && s == INT32_MAX))
+						die("%s: sequence %" PRIu64 ": bad size %d",
+						    mmidx_idx_path(p->tgt[part]), a + j,
+						    (int)s);
+					tb[j] = s + (p->ttok >= 0);
+					p->tgttok += (uint64_t)tb[j];
+				}
+				if (batch_data_set(d, i, p->start[part] + a, k, sb,
+				    bilingual ? tb : NULL, err, sizeof err) == -1)
+					die("%s: %s", mmidx_idx_path(p->src[part]), err);
+			}
+		}
+		/*
+		 * Without --collate the files are done with: unmapping them
+		 * keeps the pages of their indexes out of the resident set.
+		 */
+		if (!o.collate)
+			close_pair(p);
+	}
+	free(sb);
+	free(tb);
+	free(n);
+	return d;
+}
+
+/* --sampling-weights KEY=W,...: one weight for every pair. */
+static double *
+parse_weights(void)
+{
+	double *w = xcalloc(npairs, sizeof *w);
+	char *list = xstrdup(o.weights), *save = NULL, *tok, *end;
+	unsigned char *seen = xcalloc(npairs, 1);
+
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strrchr(tok, '=');
+		size_t i;
+
+		if (eq == NULL)
+			usage_error("--sampling-weights: expected KEY=W, got '%s'",
+			    tok);
+		*eq = '\0';
+		if (strncmp(tok, "main:", 5) == 0)
+			tok += 5;
+		for (i = 0; i < npairs && strcmp(pairs[i].key, tok) != 0; i++)
+			;
+		if (i == npairs)
+			usage_error("--sampling-weights: no pair '%s'", tok);
+		errno = 0;
+		w[i] = strtod(eq + 1, &end);
+		if (errno || end == eq + 1 || *end != '\0' || !(w[i] >= 0) ||
+		    isinf(w[i]))
+			usage_error("--sampling-weights: bad weight '%s' for %s",
+			    eq + 1, tok);
+		seen[i] = 1;
+	}
+	for (size_t i = 0; i < npairs; i++)
+		if (!seen[i])
+			usage_error("--sampling-weights: no weight for pair '%s'",
+			    pairs[i].key);
+	free(seen);
+	free(list);
+	return w;
+}
+
+static double
+share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+static void
+json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* --stats: what this epoch and shard hold, on stderr. */
+static void
+print_stats(const struct batch_plan *plan)
+{
+	struct batch_epoch_stats es;
+	struct batch_shard_stats ss;
+	struct batch_pair_stats ps;
+	FILE *f = stderr;
+
+	batch_plan_stats(plan, &es);
+	batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
+	progress_done();
+	fflush(stdout);
+	if (o.json) {
+		fprintf(f, "{\"epoch\":%" PRIu64 ",\"shard\":%" PRIu64
+		    ",\"num_shards\":%" PRIu64 ",\"sampled\":%s,\"rebuilt\":%s,"
+		    "\"real_size\":%" PRIu64 ",\"virtual_size\":%" PRIu64
+		    ",\"filtered\":%" PRIu64 ",\"batches_total\":%" PRIu64
+		    ",\"batched\":%" PRIu64 ",\"dropped_tail\":%" PRIu64
+		    ",\"group_dropped_batches\":%" PRIu64
+		    ",\"group_dropped_items\":%" PRIu64 ",\"steps\":%" PRIu64
+		    ",\"batches\":%" PRIu64 ",\"fill_batches\":%" PRIu64
+		    ",\"sentences\":%" PRIu64 ",\"src_tokens\":%" PRIu64
+		    ",\"tgt_tokens\":%" PRIu64 ",\"src_slots\":%" PRIu64
+		    ",\"tgt_slots\":%" PRIu64 ",\"src_padding\":%.6f"
+		    ",\"tgt_padding\":%.6f,\"skipped_batches\":%" PRIu64
+		    ",\"skipped_items\":%" PRIu64 ",\"pairs\":[", es.epoch,
+		    o.shard, o.nshards, es.sampled ? "true" : "false",
+		    es.rebuilt ? "true" : "false", es.real_size,
+		    es.virtual_size, es.filtered, es.batches, es.batched,
+		    es.dropped_tail, es.group_dropped_batches,
+		    es.group_dropped_items, es.steps, ss.batches, ss.fill,
+		    ss.sentences, ss.src_tokens, ss.tgt_tokens, ss.src_slots,
+		    ss.tgt_slots, share(ss.src_slots - ss.src_tokens, ss.src_slots),
+		    share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots),
+		    ss.skipped_batches, ss.skipped_items);
+		for (size_t i = 0; i < npairs; i++) {
+			batch_plan_pair_stats(plan, i, &ps);
+			fprintf(f, "%s{\"pair\":%zu,\"key\":", i ? "," : "", i);
+			json_str(f, pairs[i].key);
+			fprintf(f, ",\"size\":%" PRIu64 ",\"ratio\":%.17g,"
+			    "\"prob\":%.17g,\"virtual_size\":%" PRIu64
+			    ",\"kept\":%" PRIu64 "}", ps.size, ps.ratio, ps.prob,
+			    ps.virtual_size, ps.kept);
+		}
+		fputs("],\"filtered_ids\":[", f);
+		for (uint64_t i = 0; i < es.filtered; i++) {
+			uint64_t v;
+			struct batch_item it;
+
+			batch_plan_filtered(plan, i, &v, &it);
+			fprintf(f, "%s[%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]",
+			    i ? "," : "", it.pair, it.index, v);
+		}
+		fputs("]}\n", f);
+	} else {
+		fprintf(f, "epoch %" PRIu64 ": %" PRIu64 " sentences in %zu "
+		    "pair%s, %" PRIu64 " %s, %" PRIu64 " filtered by length, %"
+		    PRIu64 " batches%s\n", es.epoch, es.real_size, npairs,
+		    npairs == 1 ? "" : "s", es.virtual_size,
+		    es.sampled ? "drawn" : "in order", es.filtered, es.batches,
+		    es.rebuilt ? "" : " (as built before)");
+		if (es.dropped_tail || es.group_dropped_batches)
+			fprintf(f, "  lost: %" PRIu64 " sentences in the last "
+			    "batch (--fairseq-compat main), %" PRIu64
+			    " batches of %" PRIu64 " sentences (grouped "
+			    "shuffling)\n", es.dropped_tail,
+			    es.group_dropped_batches, es.group_dropped_items);
+		fprintf(f, "  shard %" PRIu64 "/%" PRIu64 ": %" PRIu64 " steps = %"
+		    PRIu64 " batches + %" PRIu64 " fill; %" PRIu64 " sentences, "
+		    "%" PRIu64 " source and %" PRIu64 " target tokens; padding "
+		    "%.1f%% of source slots, %.1f%% of target slots\n", o.shard,
+		    o.nshards, ss.steps, ss.batches, ss.fill, ss.sentences,
+		    ss.src_tokens, ss.tgt_tokens,
+		    100 * share(ss.src_slots - ss.src_tokens, ss.src_slots),
+		    100 * share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots));
+		if (ss.skipped_batches)
+			fprintf(f, "  skipped: the last batch (%" PRIu64
+			    " sentences, --skip-remainder-batch)\n",
+			    ss.skipped_items);
+		fprintf(f, "  %4s %-24s %12s %9s %9s %12s %12s\n", "pair", "key",
+		    "size", "ratio", "prob", "drawn", "kept");
+		for (size_t i = 0; i < npairs; i++) {
+			batch_plan_pair_stats(plan, i, &ps);
+			fprintf(f, "  %4zu %-24s %12" PRIu64 " %9.4f %9.4f %12"
+			    PRIu64 " %12" PRIu64 "\n", i, pairs[i].key, ps.size,
+			    ps.ratio, ps.prob, ps.virtual_size, ps.kept);
+		}
+	}
+	if (ferror(f))
+		die_errno("stderr");
+}
+
+static int
+cmd_batches(int argc, char **argv)
+{
+	struct batch_config cfg = BATCH_CONFIG_INIT;
+	struct batch_data *data = NULL;
+	struct batch_plan *plan = NULL;
+	struct batch_item *items = NULL;
+	struct batch_shard_stats ss;
+	uint64_t cap = 0;
+	double *weights = NULL;
+	char err[BATCH_ERRMAX];
+
+	if (o.json && !o.stats)
+		usage_error("--json goes with --stats");
+	if (o.collate && o.outfmt == OUT_IDS)
+		usage_error("--collate needs --output-format json or records");
+	setup_pairs(argc, argv);
+	if (o.weights != NULL) {
+		weights = parse_weights();
+		cfg.sampling = BATCH_SAMPLING_WEIGHTS;
+		cfg.weights = weights;
+	} else
+		cfg.sampling = o.method == SAMPLE_TEMPERATURE ?
+		    BATCH_SAMPLING_TEMPERATURE : o.method == SAMPLE_UNIFORM ?
+		    BATCH_SAMPLING_UNIFORM : BATCH_SAMPLING_CONCAT;
+	cfg.temperature = o.temperature;
+	cfg.virtual_size = o.vsize;
+	cfg.sampling_seed = (uint32_t)o.sampling_seed;
+	cfg.seed = (uint32_t)o.seed;
+	cfg.order_seed_epoch = o.order_seed_epoch;
+	cfg.shuffle = o.shuffle;
+	cfg.grouped_shuffling = o.grouped;
+	cfg.skip_remainder = o.skip_remainder;
+	cfg.rebuild_batches = o.rebuild;
+	/* fairseq-train resolves the positions with --max-tokens too. */
+	cfg.max_source_positions = (int64_t)o.max_src;
+	cfg.max_target_positions = (int64_t)o.max_tgt;
+	if (o.max_tokens > 0 && o.max_tokens < o.max_src)
+		cfg.max_source_positions = (int64_t)o.max_tokens;
+	if (o.max_tokens > 0 && o.max_tokens < o.max_tgt)
+		cfg.max_target_positions = (int64_t)o.max_tokens;
+	cfg.lim.max_tokens = (int64_t)o.max_tokens;
+	cfg.lim.max_sentences = (int64_t)o.max_sentences;
+	cfg.lim.mult = (int64_t)o.mult;
+	cfg.lim.compat = o.compat_main ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
+	cfg.num_shards = (uint32_t)o.nshards;
+	out_begin(o.outfmt == OUT_RECORDS);
+	for (uint64_t e = o.epoch; e < o.epoch + o.epochs; e++) {
+		open_epoch(e);
+		if (plan == NULL || ndatadirs > 1) {
+			batch_plan_free(plan);
+			batch_data_free(data);
+			data = load_sizes();
+			if ((plan = batch_plan_new(data, &cfg, err, sizeof err)) == NULL)
+				die("%s", err);
+		}
+		if (batch_plan_epoch(plan, e, (int64_t)o.shard, err, sizeof err) == -1)
+			fail("epoch %" PRIu64 ": %s", e, err);
+		batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
+		for (uint64_t s = 0; s < ss.steps; s++) {
+			uint64_t id, n = batch_plan_step(plan, (uint32_t)o.shard, s, &id);
+
+			if (id == UINT64_MAX)
+				n = 0;
+			else {
+				if (n > cap) {
+					cap = n;
+					items = xreallocarray(items, cap, sizeof *items);
+				}
+				n = batch_plan_batch(plan, id, items);
+			}
+			emit_batch(e, s, items, (size_t)n);
+			if (progress_due())
+				progress("epoch %" PRIu64 ": step %" PRIu64 " of %"
+				    PRIu64, e, s, ss.steps);
+		}
+		if (o.stats)
+			print_stats(plan);
+	}
+	progress_done();
+	out_end();
+	batch_plan_free(plan);
+	batch_data_free(data);
+	free(items);
+	free(weights);
+	return 0;
+}
+
+/* ---- by-size and collate ---- */
+
+/* The name of the inputs in messages: the one file, or "input". */
+static const char *
+inputs_name(int argc, char **argv)
+{
+	return argc == 0 ? "stdin" : argc == 1 ? input_name(argv[0]) : "input";
+}
+
+/* Read every operand (none or "-": stdin) into one buffer of lines. */
+static char *
+read_inputs(int argc, char **argv, size_t *len)
+{
+	struct buf b = { 0 };
+	static char dashname[] = "-";
+	static char *dash[] = { dashname };
+
+	if (argc == 0) {
+		argc = 1;
+		argv = dash;
+	}
+	for (int i = 0; i < argc; i++) {
+		int fd = open_input(argv[i]);
+		uint8_t *p;
+		size_t n;
+
+		if (fd == -1)
+			exit(1);
+		p = read_all(fd, &n, input_name(argv[i]));
+		if (fd != 0)
+			close(fd);
+		if (buf_append(&b, p, n) == -1 ||
+		    (n > 0 && p[n - 1] != '\n' && i + 1 < argc &&
+		    buf_putc(&b, '\n') == -1))
+			die_errno("malloc");
+		free(p);
+	}
+	if (buf_putc(&b, '\0') == -1)
+		die_errno("malloc");
+	*len = b.len - 1;
+	return (char *)b.p;
+}
+
+static int
+cmd_by_size(int argc, char **argv)
+{
+	struct batch_limits lim = BATCH_LIMITS_INIT;
+	struct bio_sizes s;
+	char err[BATCH_ERRMAX], *text;
+	const char *name = inputs_name(argc, argv);
+	uint64_t *ends = NULL, nb = 0, a = 0;
+	int64_t *ntok;
+	size_t len;
+
+	text = read_inputs(argc, argv, &len);
+	if (bio_sizes_parse(&s, text, len, err, sizeof err) == -1)
+		die("%s: %s", name, err);
+	free(text);
+	ntok = xreallocarray(NULL, s.n + 1, sizeof *ntok);
+	for (uint64_t i = 0; i < s.n; i++)
+		ntok[i] = s.size[i];
+	lim.max_tokens = (int64_t)o.max_tokens;
+	lim.max_sentences = (int64_t)o.max_sentences;
+	lim.mult = (int64_t)o.mult;
+	lim.compat = o.compat_main ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
+	if (batch_by_size(ntok, s.n, &lim, &ends, &nb, err, sizeof err) == -1)
+		die("%s: %s", name, err);
+	out_begin(0);
+	for (uint64_t b = 0; b < nb; a = ends[b++]) {
+		for (uint64_t i = a; i < ends[b]; i++) {
+			char *q = out_room(22);
+
+			if (i > a)
+				*q++ = ' ';
+			q = put_u64(q, s.index[i]);
+			out.len = (size_t)(q - out.p);
+		}
+		out_write("\n", 1);
+	}
+	out_end();
+	free(ends);
+	free(ntok);
+	bio_sizes_free(&s);
+	return 0;
+}
+
+static int
+cmd_collate(int argc, char **argv)
+{
+	static const int64_t no_tokens = 0;
+	struct bio_batch in = { 0 };
+	struct batch_collated c;
+	char err[BATCH_ERRMAX], *text, *p, *end, *nl;
+	const char *name = inputs_name(argc, argv);
+	struct batch_sample *bs = NULL;
+	size_t len, cap = 0;
+	uint64_t lineno = 0;
+
+	text = read_inputs(argc, argv, &len);
+	out_begin(0);
+	for (p = text, end = text + len; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		lineno++;
+		if (bio_batch_parse(&in, p, (size_t)(nl - p), err, sizeof err) == -1)
+			fail("%s: line %" PRIu64 ": %s", name, lineno, err);
+		if (in.n > cap) {
+			cap = in.n;
+			bs = xreallocarray(bs, cap, sizeof *bs);
+		}
+		for (size_t i = 0; i < in.n; i++) {
+			bs[i].id = (int64_t)in.s[i].id;
+			bs[i].src = in.s[i].src;
+			bs[i].nsrc = in.s[i].nsrc;
+			bs[i].tgt = in.has_target ? (in.s[i].tgt != NULL ?
+			    in.s[i].tgt : &no_tokens) : NULL;
+			bs[i].ntgt = in.s[i].ntgt;
+		}
+		if (batch_collate(bs, in.n, &copts, &c, err, sizeof err) == -1)
+			fail("%s: line %" PRIu64 ": %s", name, lineno, err);
+		out_puts("{");
+		json_collated(&c, in.has_target);
+		out_puts("}\n");
+		batch_collated_free(&c);
+	}
+	out_end();
+	bio_batch_free(&in);
+	free(bs);
+	free(text);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int found = -1;
+
+	setprogname(argv[0]);
+	if (argc < 2)
+		usage(stderr, 2);
+	for (int i = 0; i < NCMD; i++)
+		if (strcmp(argv[1], cmd_names[i]) == 0)
+			found = i;
+	if (found == -1) {
+		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+			usage(stdout, 0);
+		if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)
+			print_version(NULL);
+		usage_error("unknown subcommand '%s'", argv[1]);
+	}
+	o.cmd = found;
+	o.split = "train";
+	o.seed = 1;
+	o.epoch = 1;
+	o.epochs = 1;
+	o.mult = 8;
+	o.max_src = o.max_tgt = 1024;
+	o.order_seed_epoch = 1;
+	o.method = SAMPLE_CONCAT;
+	o.temperature = 1.5;
+	o.sampling_seed = 2;
+	o.shuffle = 1;
+	o.nshards = 1;
+	o.outfmt = OUT_JSON;
+	o.left_pad_source = 1;
+	o.pad_to_multiple = 1;
+	o.input_feeding = 1;
+	o.pad = 1;
+	o.eos = 2;
+	argc--;
+	argv++;
+	parse_opts(argc, argv);
+	argc -= optind;
+	argv += optind;
+	copts.left_pad_source = o.left_pad_source;
+	copts.left_pad_target = o.left_pad_target;
+	copts.input_feeding = o.input_feeding;
+	copts.pad = o.pad;
+	copts.eos = o.eos;
+	copts.pad_to_multiple = (int64_t)o.pad_to_multiple;
+	/* A named output that cannot be written is refused before any work. */
+	if (o.out != NULL && strcmp(o.out, "-") != 0)
+		out_check(o.out);
+	stdout_buffer();
+	switch (o.cmd) {
+	case CMD_BATCHES:	return cmd_batches(argc, argv);
+	case CMD_BY_SIZE:	return cmd_by_size(argc, argv);
+	default:		return cmd_collate(argc, argv);
+	}
+}

@@ -1,0 +1,379 @@
+load common
+
+# ds PREFIX SIZE...: a dataset whose sentence i has SIZE_i tokens (ids
+# 10, 11, ... then eos 2), built with mmap-index.
+ds() {
+	local p=$1 n k line
+	shift
+	: >"$p.txt"
+	for n in "$@"; do
+		line=
+		for ((k = 1; k < n; k++)); do line+="$((9 + k)) "; done
+		[ "$n" -gt 0 ] && line+=2
+		printf '%s\n' "$line" >>"$p.txt"
+	done
+	mmap-index build -q --input-format id --dtype uint16 -o "$p" "$p.txt"
+}
+
+# A pair of 20 sentences of sizes 1..20 (source) and 20..1 (target).
+pair20() {
+	ds "$T/a.src" $(seq 1 20)
+	ds "$T/a.tgt" $(seq 20 -1 1)
+}
+
+@test "batch-sample: -h prints the synopsis, -V the version" {
+	run -0 --separate-stderr batch-sample -h
+	[ -z "$stderr" ]
+	[[ "${lines[0]}" == "usage: batch-sample batches [-q] [--collate]"* ]]
+	run -0 --separate-stderr batch-sample by-size --help
+	[[ "${lines[0]}" == "usage: batch-sample batches"* ]]
+	run -0 --separate-stderr batch-sample -V
+	[ "$output" = "batch-sample 0.1.0" ]
+}
+
+@test "batch-sample: --help is the man page SYNOPSIS" {
+	help_is_synopsis batch-sample
+}
+
+@test "batch-sample: usage errors exit 2 and name the option" {
+	run -2 --separate-stderr batch-sample
+	run -2 --separate-stderr batch-sample frobnicate
+	[ "${stderr%%$'\n'*}" = "batch-sample: unknown subcommand 'frobnicate'" ]
+	run -2 --separate-stderr batch-sample by-size --collate
+	[ "${stderr%%$'\n'*}" = "batch-sample: --collate does not apply to 'by-size'" ]
+	run -2 --separate-stderr batch-sample collate --max-tokens 5
+	[ "${stderr%%$'\n'*}" = "batch-sample: --max-tokens does not apply to 'collate'" ]
+	local o
+	for o in --max-tokens --batch-size --required-batch-size-multiple; do
+		for v in 0 -3 x ''; do
+			run -2 --separate-stderr batch-sample by-size "$o" "$v"
+			[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '$v'" ]
+		done
+	done
+	for o in --max-source-positions --max-target-positions --epoch --epochs \
+	    --virtual-data-size --pad-to-multiple; do
+		run -2 --separate-stderr batch-sample batches -p x "$o" 0
+		[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '0'" ]
+	done
+	run -2 --separate-stderr batch-sample batches -p x --shard 3/2
+	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '3/2'" ]
+	run -2 --separate-stderr batch-sample batches -p x --shard 0/0
+	run -2 --separate-stderr batch-sample batches -p x --shard 1/4294967296
+	run -2 --separate-stderr batch-sample batches -p x --sampling-temperature 0
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-temperature: expected a positive number, got '0'" ]
+	run -2 --separate-stderr batch-sample by-size --fairseq-compat 0.11
+	[ "${stderr%%$'\n'*}" = "batch-sample: --fairseq-compat: expected 0.12 or main, got '0.11'" ]
+	run -2 --separate-stderr batch-sample batches -p x --output-format text
+	run -2 --separate-stderr batch-sample collate --left-pad-source maybe
+	[ "${stderr%%$'\n'*}" = "batch-sample: --left-pad-source: expected True or False, got 'maybe'" ]
+	run -2 --separate-stderr batch-sample batches
+	[ "${stderr%%$'\n'*}" = "batch-sample: no datasets: give -p or --lang-pairs" ]
+	run -2 --separate-stderr batch-sample batches -p k=a -p k=b
+	[ "${stderr%%$'\n'*}" = "batch-sample: -p: key 'k' given twice" ]
+	run -2 --separate-stderr batch-sample batches -p a --encoder-langtok src
+	[ "${stderr%%$'\n'*}" = "batch-sample: --encoder-langtok and --decoder-langtok need --dict" ]
+	run -2 --separate-stderr batch-sample batches -p a --json
+	[ "${stderr%%$'\n'*}" = "batch-sample: --json goes with --stats" ]
+	run -2 --separate-stderr batch-sample batches -p a --collate --output-format ids
+	run -2 --separate-stderr batch-sample batches -p a some-operand
+	run -2 --separate-stderr batch-sample batches --lang-pairs de-en -p a "$T"
+	run -2 --separate-stderr batch-sample batches --lang-pairs deen "$T"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got 'deen'" ]
+}
+
+@test "batch-sample: bad data exits 1 with one line naming the file, nothing written" {
+	ds "$T/s" 3 4 5
+	ds "$T/t" 3 4
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/s,$T/t"
+	[ "$stderr" = "batch-sample: $T/t.idx: 2 sentences, but $T/s.idx has 3" ]
+	[ -z "$output" ]
+	[ ! -e "$T/out" ]
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/nosuch"
+	[[ "$stderr" == "batch-sample: $T/nosuch.idx: "*"No such file or directory" ]]
+	[ "${#lines[@]}" = 0 ]
+	printf 'not an index at all, really' >"$T/f.idx"
+	: >"$T/f.bin"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/f"
+	[[ "$stderr" == "batch-sample: $T/f.idx: "* ]]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" = 1 ]
+	ds "$T/e"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/e"
+	[ "$stderr" = "batch-sample: $T/e.idx: pair 0 has no sentences" ]
+	printf '__de__ 1\n' >"$T/dict.txt"
+	cp "$T/s.bin" "$T/x.de.bin"; cp "$T/s.idx" "$T/x.de.idx"
+	cp "$T/s.bin" "$T/x.en.bin"; cp "$T/s.idx" "$T/x.en.idx"
+	run -1 --separate-stderr batch-sample batches -o "$T/out" -p "$T/x.de,$T/x.en" \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok
+	[ "$stderr" = "batch-sample: $T/dict.txt: no __en__ in the dictionary" ]
+	run -1 --separate-stderr batch-sample batches -p "$T/s" --dict "$T/nodict.txt"
+	[ "$stderr" = "batch-sample: $T/nodict.txt: No such file or directory" ]
+	[ ! -e "$T/out" ]
+	ls "$T" | grep -v -q '^out\.' || true
+	[ -z "$(ls "$T" | grep '^out')" ]
+}
+
+@test "batch-sample: by-size batches lines and says fairseq's words for a long item" {
+	run -0 --separate-stderr batch-sample by-size --max-tokens 12 --required-batch-size-multiple 1 <<<$'5\n5\n5\n5\n5\n5\n5'
+	[ "$output" = $'0 1\n2 3\n4 5\n6' ]
+	[ -z "$stderr" ]
+	run -0 batch-sample by-size --max-tokens 12 --required-batch-size-multiple 1 <<<$'10 5\n11 5\n12 5'
+	[ "$output" = $'10 11\n12' ]
+	printf '1\n1\n1\n1\n1\n' >"$T/five"
+	run -0 batch-sample by-size "$T/five"
+	[ "$output" = "0 1 2 3 4" ]
+	run -0 --separate-stderr batch-sample by-size --fairseq-compat main "$T/five"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample by-size </dev/null
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample by-size --fairseq-compat main </dev/null
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -1 --separate-stderr batch-sample by-size --max-tokens 20 <<<$'3\n30\n4'
+	[ "$stderr" = "batch-sample: stdin: Sentences lengths should not exceed max_tokens=20" ]
+	[ -z "$output" ]
+	run -1 --separate-stderr batch-sample by-size "$T/five" - <<<$'7\nx'
+	[ "$stderr" = "batch-sample: input: line 7: expected SIZE" ]
+	run -1 --separate-stderr batch-sample by-size "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/nosuch: No such file or directory" ]
+	run -0 batch-sample by-size -o "$T/b.txt" --batch-size 2 "$T/five"
+	[ -z "$output" ]
+	[ "$(cat "$T/b.txt")" = $'0 1\n2 3\n4' ]
+}
+
+@test "batch-sample: collate pads, sorts and says which sample has an empty target" {
+	local b='[{"id":7,"source":[10,11,2],"target":[20,2]},{"id":3,"source":[12,2],"target":[21,22,23,2]}]'
+	run -0 --separate-stderr batch-sample collate <<<"$b"
+	[ "$output" = '{"id":[7,3],"nsentences":2,"ntokens":6,"src_tokens":[[10,11,2],[1,12,2]],"src_lengths":[3,2],"prev_output_tokens":[[2,20,1,1],[2,21,22,23]],"target":[[20,2,1,1],[21,22,23,2]]}' ]
+	run -0 batch-sample collate --no-input-feeding --left-pad-source False --pad 0 --pad-to-multiple 8 <<<"$b"
+	[ "$(jq -c '[.prev_output_tokens, .src_tokens[1]]' <<<"$output")" = '[null,[12,2,0,0,0,0,0,0]]' ]
+	run -0 batch-sample collate <<<'[{"id":1,"source":[5,2]}]'
+	[ "$(jq -c '[.target, .prev_output_tokens, .ntokens]' <<<"$output")" = '[null,null,2]' ] ||
+	[ "$(jq -c '[.target, .prev_output_tokens]' <<<"$output")" = '[null,null]' ]
+	run -0 batch-sample collate <<<'[]'
+	[ "$(jq -c .nsentences <<<"$output")" = 0 ]
+	run -1 --separate-stderr batch-sample collate <<<"$b"$'\n[{"id":9,"source":[5,2],"target":[]}]'
+	[ "$stderr" = "batch-sample: stdin: line 2: sample 9: empty target" ]
+	[ "${#lines[@]}" = 1 ]
+	run -1 --separate-stderr batch-sample collate <<<'[{"id":1,"source":[5,2.5]}]'
+	[ "$stderr" = "batch-sample: stdin: line 1: sample 0: \"source\" is not an array of integers" ]
+}
+
+@test "batch-sample: batches as JSON, ids and records readable by tfr-cat" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1
+	[ -z "$stderr" ]
+	[ "$(jq -s 'map(.ids | length) | add' <<<"$output")" = 20 ]
+	[ "$(jq -s -c 'map(.ids[][1]) | sort' <<<"$output")" = "$(seq 0 19 | jq -s -c .)" ]
+	[ "$(jq -s -c 'map(.step)' <<<"$output")" = "$(seq 0 $((${#lines[@]} - 1)) | jq -s -c .)" ]
+	[ "$(jq -s -c 'map([.epoch, .shard]) | unique' <<<"$output")" = '[[1,0]]' ]
+	local json="$output"
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --output-format ids
+	[ "$output" = "$(jq -r '.ids | map("\(.[0]):\(.[1])") | join(" ")' <<<"$json")" ]
+	batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --output-format records -o "$T/b.tfr"
+	run -0 --separate-stderr tfr-cat "$T/b.tfr"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = "$(jq -s length <<<"$json")" ]
+	local first
+	first=$(jq -c '.ids | length' <<<"${json%%$'\n'*}")
+	[ "$(jq -c '.features.feature.ids_shape.int64List.value' <<<"${lines[0]}")" = "[\"$first\",\"2\"]" ]
+	[ "$(jq -c '.features.feature.ids.int64List.value | map(tonumber)' <<<"${lines[0]}")" = \
+	    "$(jq -c '.ids | flatten' <<<"${json%%$'\n'*}")" ]
+	# the records are in the canonical form tfr-cat writes
+	tfr-cat "$T/b.tfr" | tfr-cat --from-json -R >"$T/re.tfr"
+	cmp "$T/b.tfr" "$T/re.tfr"
+	batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --collate \
+	    --output-format records -o "$T/c.tfr"
+	tfr-cat "$T/c.tfr" | tfr-cat --from-json -R >"$T/re.tfr"
+	cmp "$T/c.tfr" "$T/re.tfr"
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --collate
+	json="$output"
+	run -0 tfr-cat "$T/c.tfr"
+	[ "$(jq -c '.features.feature | [.src_tokens.int64List.value, .src_tokens_shape.int64List.value, .target.int64List.value, .prev_output_tokens_shape.int64List.value, .ntokens.int64List.value, .nsentences_shape.int64List] | map(if type == "array" then map(tonumber) else . end)' <<<"${lines[0]}")" = \
+	    "$(jq -c '[(.src_tokens | flatten), [.src_tokens | length, (.[0] | length)], (.target | flatten), [.prev_output_tokens | length, (.[0] | length)], [.ntokens], {}]' <<<"${json%%$'\n'*}")" ]
+	if command -v script >/dev/null; then
+		run -1 script -qec "batch-sample batches -p $T/a.src --output-format records" /dev/null
+		[[ "$output" == *"batch-sample: refusing to write records to a terminal (use -o FILE or a pipe)"* ]]
+	fi
+}
+
+@test "batch-sample: shards pad with fill batches, every worker the same steps" {
+	pair20
+	local k all=""
+	for k in 0 1 2 3 4 5 6; do
+		run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+		    --required-batch-size-multiple 1 --shard "$k/7"
+		all+="$output"$'\n'
+		[ "$(jq -s 'length' <<<"$output")" = "$(batch-sample batches -p "$T/a.src,$T/a.tgt" \
+		    --max-tokens 40 --required-batch-size-multiple 1 --shard 0/7 | wc -l)" ]
+	done
+	[ "$(jq -s -c 'map(select(.ids != []) | .ids[][1]) | sort' <<<"$all")" = "$(seq 0 19 | jq -s -c .)" ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --required-batch-size-multiple 1 --shard 6/7 --stats --json
+	[ "$(jq -c .fill_batches <<<"$stderr")" = "$(jq -s 'map(select(.ids == [])) | length' <<<"$output")" ]
+}
+
+@test "batch-sample: --stats tells sentences, padding and filtered ones" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "de-en=$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --max-source-positions 18 --stats --json -o /dev/null
+	[ -z "$output" ]
+	[ "$(jq -c '[.filtered, .real_size, .sentences, .src_tokens + .tgt_tokens]' <<<"$stderr")" = '[2,20,18,378]' ]
+	[ "$(jq -c '[.filtered_ids[][1]] | sort' <<<"$stderr")" = '[18,19]' ]
+	[ "$(jq -c '.pairs[0] | [.key, .size]' <<<"$stderr")" = '["de-en",20]' ]
+	run -0 --separate-stderr batch-sample batches -p "de-en=$T/a.src,$T/a.tgt" --max-tokens 40 \
+	    --max-source-positions 18 --stats -o /dev/null
+	[[ "${stderr}" == *"2 filtered by length"* ]]
+	[[ "${stderr}" == *"de-en"* ]]
+}
+
+@test "batch-sample: --lang-pairs finds files, reversed names, and one data dir per epoch" {
+	mkdir -p "$T/d0" "$T/d1"
+	ds "$T/d0/train.de-en.de" 3 4 5
+	ds "$T/d0/train.de-en.en" 3 4 5
+	ds "$T/d1/train.de-en.de" 3 4 5 6 7
+	ds "$T/d1/train.de-en.en" 3 4 5 6 7
+	# fr-en only as en-fr, only in d0
+	ds "$T/d0/train.en-fr.fr" 2 2
+	ds "$T/d0/train.en-fr.en" 2 2
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en,fr-en --epochs 3 \
+	    --stats --json "$T/d0:$T/d1"
+	[ "$(jq -s -c 'map([.epoch, .real_size])' <<<"$stderr")" = '[[1,5],[2,7],[3,5]]' ]
+	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 0) | .[1]) | sort' <<<"$output")" = '[0,1,2,3,4]' ]
+	[ "$(jq -s -c 'map(select(.epoch == 2) | .ids[] | select(.[0] == 1) | .[1]) | sort' <<<"$output")" = '[0,1]' ]
+	[ "$(jq -c '.pairs | map(.key)' <<<"${stderr%%$'\n'*}")" = '["de-en","fr-en"]' ]
+	# a later first epoch picks its directory the same way: epoch 4 reads d1
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en,fr-en --epoch 4 \
+	    --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '[.epoch, .real_size]' <<<"$stderr")" = '[4,7]' ]
+	# language tokens with --lang-pairs: __en__ before every fr-en source (as --encoder-langtok tgt)
+	printf '__de__ 1\n__en__ 1\n__fr__ 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches --lang-pairs fr-en --encoder-langtok tgt \
+	    --dict "$T/dict.txt" --collate --no-shuffle "$T/d0"
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[5,10,2],[5,10,2]]' ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs fr-en --encoder-langtok src \
+	    --decoder-langtok --dict "$T/dict.txt" --collate --no-shuffle "$T/d0"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0], .prev_output_tokens[0][0:2]]' <<<"$output")" = '[6,5,[2,5]]' ]
+	# split1 is appended to the pair
+	ds "$T/d0/train1.de-en.de" 9
+	ds "$T/d0/train1.de-en.en" 9
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --stats --json "$T/d0"
+	[ "$(jq -c .real_size <<<"$stderr")" = 4 ]
+	run -1 --separate-stderr batch-sample batches --lang-pairs de-it "$T/d0:$T/d1"
+	[ "$stderr" = "batch-sample: $T/d0:$T/d1: no train.de-it.*.idx (nor train.it-de.*.idx)" ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --split valid "$T/d0" ||
+	[ "$status" = 1 ]
+}
+
+@test "batch-sample: language tokens count in sizes and lead the collated rows" {
+	ds "$T/x.de" 3 4
+	ds "$T/x.en" 2 5
+	printf 'hello 5\n__en__ 1\n__de__ 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --stats --json \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok -o /dev/null
+	[ "$(jq -c '[.src_tokens, .tgt_tokens]' <<<"$stderr")" = '[9,9]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --stats --json \
+	    --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok --max-source-positions 4 -o /dev/null
+	[ "$(jq -c '.filtered' <<<"$stderr")" = 1 ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --collate \
+	    --dict "$T/dict.txt" --encoder-langtok tgt --decoder-langtok --no-shuffle
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[5,10,11,12,2],[1,5,10,11,2]]' ]
+	[ "$(jq -c '.target' <<<"$output")" = '[[5,10,11,12,13,2],[5,10,2,1,1,1]]' ]
+}
+
+@test "batch-sample: a closed pipe is quiet, a full disk is an error" {
+	yes 2 | head -n 40000 >"$T/big.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/big" "$T/big.txt"
+	run bash -c 'batch-sample batches -p "$1" --max-tokens 8 --output-format ids | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big"
+	[ "$output" = 141 ]
+	run -1 --separate-stderr batch-sample by-size -o /dev/full <<<"3"
+	[ "$stderr" = "batch-sample: /dev/full: No space left on device" ]
+}
+
+@test "batch-sample: sampling weights, virtual size, grouped shuffling and remainder losses" {
+	pair20
+	ds "$T/b.src" 3 4 5 6
+	ds "$T/b.tgt" 3 4 5 6
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --sampling-weights x=1,y=3 --virtual-data-size 40 --stats --json -o /dev/null
+	[ "$(jq -c '[.virtual_size, .sampled, [.pairs[].ratio], ([.pairs[].virtual_size] | add)]' <<<"$stderr")" = '[40,true,[1,3],40]' ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" --sampling-weights x=1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: no weight for pair 'y'" ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights z=1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: no pair 'z'" ]
+	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights x=-1
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: bad weight '-1' for x" ]
+	# 20 sentences in batches of 2: 10 batches; 3 shards group 9 and drop 1
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --grouped-shuffling --shard 0/3 --stats --json
+	[ "$(jq -c '[.batches_total, .group_dropped_batches, .group_dropped_items, .steps]' <<<"$stderr")" = '[10,1,2,3]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --skip-remainder-batch --stats --json
+	[ "$(jq -c '[.skipped_batches, .skipped_items, .batches]' <<<"$stderr")" = '[1,2,9]' ]
+	[ "${#lines[@]}" = 9 ]
+	# --no-shuffle: batches in sorted order, every epoch the same
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --no-shuffle --epochs 2 --output-format ids
+	[ "${lines[0]}" = "0:0 0:1" ]
+	[ "${lines[*]:0:10}" = "${lines[*]:10:10}" ]
+}
+
+@test "batch-sample: collating several pairs: every sentence once, rows by source length" {
+	pair20
+	ds "$T/b.src" 3 4 5 6 7 8 9 10
+	ds "$T/b.tgt" 9 8 7 6 5 4 3 2
+	run -0 batch-sample batches -p "$T/a.src,$T/a.tgt" -p "$T/b.src,$T/b.tgt" \
+	    --sampling-method uniform --max-tokens 64 --collate
+	[ "$(jq -c '[(.ids | map(.[1]) | sort) == (.id | sort), (.src_lengths == (.src_lengths | sort | reverse)), .nsentences == (.ids | length)] | all' <<<"$output" | sort -u)" = true ]
+	# with ties, the rows of pair 0 come first (fairseq collates per pair,
+	# then sorts again), even where the batch has pair 1 first
+	ds "$T/c.tgt" 1 1 1 1 1 1 1 1
+	run -0 batch-sample batches -p "$T/b.src,$T/b.tgt" -p "$T/b.src,$T/c.tgt" --batch-size 2 \
+	    --required-batch-size-multiple 1 --collate --no-shuffle
+	[ "$(jq -c '[.ids, .src_lengths, [.target[][0]]]' <<<"${lines[0]}")" = '[[[1,0],[0,0]],[3,3],[10,2]]' ]
+}
+
+@test "batch-sample: --collate names the dataset of an empty target; a named output is not left" {
+	ds "$T/s" 2 3
+	ds "$T/t" 2 0
+	run -1 --separate-stderr batch-sample batches -p "$T/s,$T/t" --collate --no-shuffle \
+	    --batch-size 1 --required-batch-size-multiple 1 -o "$T/out.json"
+	[ "$stderr" = "batch-sample: $T/t.idx: sequence 1: empty target (epoch 1, step 1, pair 0, sentence 1)" ]
+	[ -z "$(ls "$T" | grep '^out')" ]
+	# what came before the fault is written on standard output
+	run -1 --separate-stderr batch-sample batches -p "$T/s,$T/t" --collate --no-shuffle \
+	    --batch-size 1 --required-batch-size-multiple 1
+	[ "$(jq -c .ids <<<"$output")" = '[[0,0]]' ]
+}
+
+@test "batch-sample: --progress draws on standard error, -q and --no-progress do not" {
+	pair20
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --progress -o /dev/null
+	[[ "$stderr" == *"batch-sample: epoch 1: step 0 of "* ]]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --progress -q -o /dev/null
+	[ -z "$stderr" ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --no-progress -o /dev/null
+	[ -z "$stderr" ]
+}
+
+@test "batch-sample: Megatron datasets are read as well, and a monolingual pair sorts by source" {
+	printf '%s\n' "5 2" "3 4 5 2" "2" "7 7 7 7 7 2" >"$T/m.txt"
+	mmap-index build -q --format megatron --input-format id --dtype int32 -o "$T/m" "$T/m.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/m" --no-shuffle --batch-size 1 \
+	    --required-batch-size-multiple 1 --output-format ids
+	[ "$output" = $'0:2\n0:0\n0:1\n0:3' ]
+	run -0 batch-sample batches -p "$T/m" --no-shuffle --collate --max-tokens 100
+	[ "$(jq -c '[.id, .src_lengths, .ntokens, .target, .prev_output_tokens]' <<<"$output")" = '[[3,1,0,2],[6,4,2,1],13,null,null]' ]
+}
+
+@test "batch-sample: an output that cannot be written is refused before the data is read" {
+	mkdir "$T/adir"
+	run -1 --separate-stderr batch-sample batches -o "$T/adir" -p "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/adir: Is a directory" ]
+	run -1 --separate-stderr batch-sample by-size -o "$T/nodir/out" "$T/nosuch"
+	[ "$stderr" = "batch-sample: $T/nodir/out: No such file or directory" ]
+	run -2 --separate-stderr batch-sample collate -o '' "$T/nosuch"
+	[ "${stderr%%$'\n'*}" = "batch-sample: -o: empty file name" ]
+	[ -z "$(ls "$T/adir")" ]
+}

@@ -1,0 +1,222 @@
+/*
+ * fairseq dictionaries: the rules of fairseq/data/dictionary.py worked
+ * by hand (finalize's order, nwords, threshold, padding words, save and
+ * load, encode_line) and the line reader's universal newlines,
+ * across read boundaries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fairseq_dict.h"
+#include "tap.h"
+
+/* Count each line of s ("\n"-separated) into a new dictionary. */
+static struct fqd *
+counted(const char *s)
+{
+	struct fqd *d = fqd_new(1);
+	size_t bad;
+
+	while (*s) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+
+		fqd_count_line(d, (const uint8_t *)s, n, &bad);
+		s += n + (nl != NULL);
+	}
+	return d;
+}
+
+static int
+saved_is(const struct fqd *d, const char *want)
+{
+	struct buf b = { 0 };
+	int ok;
+
+	if (fqd_save(d, &b) == -1)
+		return 0;
+	ok = b.len == strlen(want) && (b.len == 0 || memcmp(b.p, want, b.len) == 0);
+	if (!ok)
+		printf("#   got '%.*s'\n", (int)b.len, b.p ? (char *)b.p : "");
+	buf_free(&b);
+	return ok;
+}
+
+static void
+test_words(void)
+{
+	const char *s = " \xc2\xa0""a\x1f""bc\xe2\x80\x8b""d\xe3\x80\x80";
+	const uint8_t *w;
+	size_t pos = 0, wn;
+
+	TEST(fqd_next_word((const uint8_t *)s, strlen(s), &pos, &w, &wn) == 1 &&
+	    wn == 1 && *w == 'a', "NBSP and space skipped");
+	TEST(fqd_next_word((const uint8_t *)s, strlen(s), &pos, &w, &wn) == 1 &&
+	    wn == 6 && memcmp(w, "bc\xe2\x80\x8b""d", 6) == 0,
+	    "\\x1f splits, U+200B does not");
+	TEST(fqd_next_word((const uint8_t *)s, strlen(s), &pos, &w, &wn) == 0 &&
+	    pos == strlen(s), "U+3000 at the end is whitespace");
+	pos = 0;
+	TEST(fqd_next_word((const uint8_t *)"ab\xc3", 3, &pos, &w, &wn) == -1 &&
+	    pos == 2 && errno == EILSEQ, "a cut UTF-8 sequence is an error at its offset");
+	pos = 0;
+	TEST(fqd_next_word((const uint8_t *)"\xed\xa0\x80", 3, &pos, &w, &wn) == -1 &&
+	    pos == 0, "a surrogate is not UTF-8");
+}
+
+static void
+test_finalize(void)
+{
+	struct fqd *d;
+
+	d = counted("z \xc3\xa9 Z ab a\nab\n");
+	TEST_INT(fqd_size(d), ==, 9, "4 specials and 5 words");
+	TEST_INT(fqd_count(d, FQD_EOS), ==, 3, "</s>: 1 and one per line");
+	fqd_finalize(d, 0, -1, 1);
+	TEST(saved_is(d, "ab 2\nZ 1\na 1\nz 1\n\xc3\xa9 1\n"),
+	    "count, then code point order; a prefix first");
+	fqd_free(d);
+
+	/* 8 symbols, padded to 12: four names tried, two in use */
+	d = counted("madeupword0001 x x\nmadeupword0000 y\n");
+	fqd_finalize(d, 0, -1, 6);
+	TEST(saved_is(d, "x 2\nmadeupword0000 1\nmadeupword0001 1\ny 1\n"
+	    "madeupword0002 0\nmadeupword0003 0\nmadeupword0004 0\n"
+	    "madeupword0005 0\n"), "padding skips names in use");
+	TEST_INT(fqd_find(d, "madeupword0003", 14), ==, 9, "a padding word has an id");
+	fqd_free(d);
+
+	d = counted("c c c b b a\n");
+	fqd_finalize(d, 2, 6, 1);
+	TEST(saved_is(d, "c 3\nb 2\n"), "nwords 6 keeps two");
+	fqd_free(d);
+	d = counted("c c c b b a\n");
+	fqd_finalize(d, 3, -1, 1);
+	TEST(saved_is(d, "c 3\n"), "threshold 3");
+	fqd_free(d);
+	d = counted("c c c b b a\n");
+	fqd_finalize(d, 0, 2, 1);
+	TEST(saved_is(d, ""), "nwords below the specials keeps none");
+	TEST_INT(fqd_find(d, "c", 1), ==, -1, "dropped words are gone");
+	TEST_INT(fqd_find(d, "</s>", 4), ==, FQD_EOS, "the specials stay");
+	fqd_free(d);
+
+	d = counted("<unk> <pad> q\n");
+	TEST_INT(fqd_count(d, FQD_UNK), ==, 2, "<unk> in the text counts for <unk>");
+	TEST_INT(fqd_size(d), ==, 5, "and adds no symbol");
+	fqd_free(d);
+}
+
+static void
+test_load(void)
+{
+	char err[FQD_ERRMAX];
+	const char *t = "b 7\r\na 3\rq 1 #fairseq:overwrite\nb 0 #fairseq:overwrite\n"
+	    "s p 1_0 \xe2\x80\x83\n";
+	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t), err);
+	uint32_t *ids = NULL;
+	size_t cap = 0, nunk, bad;
+	long n;
+
+	TEST(d != NULL, "load: universal newlines, flags, underscores");
+	if (d == NULL)
+		return;
+	TEST_INT(fqd_size(d), ==, 9, "every line is an id, overwritten ones too");
+	TEST_INT(fqd_find(d, "b", 1), ==, 7, "an overwritten symbol has its later id");
+	TEST_INT(fqd_count(d, 8), ==, 10, "count 1_0 is 10");
+	TEST_INT(fqd_find(d, "s p", 3), ==, 8, "a symbol may hold a space");
+	n = fqd_encode_line(d, (const uint8_t *)" a zz <unk> b ", 14, &ids, &cap,
+	    &nunk, &bad);
+	TEST(n == 5 && ids[0] == 5 && ids[1] == FQD_UNK && ids[2] == FQD_UNK &&
+	    ids[3] == 7 && ids[4] == FQD_EOS && nunk == 1,
+	    "encode_line: ids, <unk> for a missing word, </s>; \"<unk>\" is not replaced");
+	n = fqd_encode_line(d, (const uint8_t *)"", 0, &ids, &cap, &nunk, &bad);
+	TEST(n == 1 && ids[0] == FQD_EOS, "an empty line is </s>");
+	free(ids);
+	fqd_free(d);
+
+	TEST(fqd_load((const uint8_t *)"a 1\n\n", 5, err) == NULL &&
+	    strcmp(err, "line 2: expected 'symbol count [#fairseq:overwrite]'") == 0,
+	    "an empty line is an error");
+	TEST(fqd_load((const uint8_t *)"a 1\na 2\n", 8, err) == NULL &&
+	    strcmp(err, "line 2: duplicate symbol 'a' (fairseq needs #fairseq:overwrite)") == 0,
+	    "a duplicate without the flag");
+	TEST(fqd_load((const uint8_t *)"<s> 2\n", 6, err) == NULL,
+	    "a special is a duplicate");
+	TEST(fqd_load((const uint8_t *)"a #fairseq:overwrite\n", 21, err) == NULL,
+	    "the flag needs a count before it");
+	TEST(fqd_load((const uint8_t *)"a 1\nb\xff 2\n", 10, err) == NULL &&
+	    strcmp(err, "line 2: invalid UTF-8 at byte offset 5") == 0,
+	    "invalid UTF-8");
+}
+
+/* The word cache (made after a few thousand lookups) never gives a stale id. */
+static void
+test_cache(void)
+{
+	struct fqd *d = fqd_new(1);
+	int ok = 1;
+
+	for (int i = 0; i < 6000; i++) {
+		fqd_add(d, "b", 1, 1);
+		ok &= fqd_find(d, "zz", 2) == -1;
+	}
+	TEST(ok, "an absent word stays absent through the cache");
+	TEST_INT(fqd_add(d, "zz", 2, 3), ==, 5, "then added, it gets a new id");
+	TEST_INT(fqd_find(d, "zz", 2), ==, 5, "and the cache gives that id");
+	fqd_add(d, "a", 1, 6000);
+	fqd_finalize(d, 0, -1, 1);
+	TEST(fqd_find(d, "a", 1) == 4 && fqd_find(d, "b", 1) == 5 &&
+	    fqd_find(d, "zz", 2) == 6, "finalize renumbers, the cache follows");
+	TEST_INT(fqd_count(d, 4), ==, 6000, "counts through the cache");
+	fqd_free(d);
+}
+
+/* Lines of a file whose "\r\n" straddles the reader's first read. */
+static void
+test_lines(void)
+{
+	char path[] = "/tmp/t-fairseq-dict.XXXXXX";
+	size_t big = (1u << 18), n, k = 0;
+	char *text = malloc(big + 16);
+	int fd = mkstemp(path);
+	struct fqd_lines *r;
+	const uint8_t *p;
+	size_t lens[8];
+
+	memset(text, 'x', big + 16);
+	text[big - 1] = '\r';
+	text[big] = '\n';
+	memcpy(text + big + 1, "a\rb\r\rc\n\nd", 9);
+	n = big + 10;
+	if (fd == -1 || write(fd, text, n) != (ssize_t)n || lseek(fd, 0, SEEK_SET) != 0) {
+		TEST(0, "temporary file");
+		return;
+	}
+	r = fqd_lines_new(fd);
+	while (k < 8 && fqd_lines_next(r, &p, &lens[k]) == 1)
+		k++;
+	TEST_INT(k, ==, 7, "\"\\r\\n\" across reads is one line end");
+	TEST(lens[0] == big - 1 && lens[1] == 1 && lens[2] == 1 && lens[3] == 0 &&
+	    lens[4] == 1 && lens[5] == 0 && lens[6] == 1, "line lengths");
+	TEST_INT(fqd_lines_offset(r), ==, n - 1, "offset of the last line");
+	TEST_INT(fqd_lines_count(r), ==, 7, "line count");
+	fqd_lines_free(r);
+	close(fd);
+	unlink(path);
+	free(text);
+}
+
+int
+main(void)
+{
+	test_words();
+	test_finalize();
+	test_load();
+	test_cache();
+	test_lines();
+	return tap_done();
+}
