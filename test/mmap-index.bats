@@ -1080,3 +1080,21 @@ rss_bound() {
 	run -0 mmap-index dict -q --padding-factor 1 "$T/t.bin"
 	[ "$output" = $'a 2\nb 1' ]
 }
+
+@test "mmap-index: --keep-partial after a 20 MB record keeps it streamed and narrowed, with any -j" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	n=$(stat -c %s "$T/big.tfr")
+	{ cat "$T/big.tfr"; printf 'abc'; } | gzip -1 >"$T/cut.gz"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j $j --keep-partial -o "$T/k$j" "$T/cut.gz"
+		[ "$stderr" = "mmap-index: $T/cut.gz: record 1 at offset $n: truncated header: 3 bytes after the last record" ] ||
+		    { echo "-j $j: $stderr"; false; }
+		[ "$(stat -c %s "$T/k$j.bin")" = 40000000 ]
+		run -0 --separate-stderr mmap-index info --json "$T/k$j"
+		[[ "$output" == *'"dtype":"uint16"'*'"sequences":1,"tokens":20000000'* ]]
+		# without it, nothing is left
+		run -1 mmap-index build -q -j $j -o "$T/n$j" "$T/cut.gz"
+		[ ! -e "$T/n$j.bin" ] && [ ! -e "$T/n$j.idx" ]
+	done
+	cmp "$T/k1.bin" "$T/k2.bin"
+}
