@@ -325,6 +325,24 @@ rss_bound() {
 	[ "$(cat "$T/out")" = "" ] && [ "$(wc -c <"$T/out")" = 1 ]
 }
 
+@test "subword-encode: -d --keep-partial -o after a streamed 20 MB record keeps its line and the document end" {
+	local id
+	id=$(grep -n "^'the_'\$" "$T/v" | cut -d: -f1)
+	id=$((id - 1))
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets "$id" | tfr-cat --no-crc -R --type raw >"$T/big.rec"
+	printf '""\n' | tfr-cat --from-json --type raw >"$T/end.rec"
+	n=$(( $(stat -c %s "$T/big.rec") + $(stat -c %s "$T/end.rec") ))
+	{ cat "$T/big.rec" "$T/end.rec"; printf 'abc'; } | gzip -1 >"$T/cut.gz"
+	run -1 --separate-stderr subword-encode -d --keep-partial -v "$T/v" -o "$T/out" "$T/cut.gz"
+	[ "$stderr" = "subword-encode: $T/cut.gz: record 2 at offset $n: truncated header: 3 bytes after the last record" ]
+	[ "$(wc -c <"$T/out")" = 80000001 ]
+	[ "$(tail -c 6 "$T/out" | od -An -c | tr -d ' ')" = 'the\n\n' ]
+	# without it the old file stays
+	echo OLD >"$T/out"
+	run -1 subword-encode -d -v "$T/v" -o "$T/out" "$T/cut.gz"
+	[ "$(cat "$T/out")" = OLD ]
+}
+
 @test "subword-encode: -d names the offset and the reason of a bad record" {
 	subword-encode -v "$T/v" "$T/c.txt" | head -c 200 | tfr-cat -R --recover -q >"$T/good.rec" 2>/dev/null || true
 	n=$(stat -c %s "$T/good.rec")
