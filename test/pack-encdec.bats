@@ -366,6 +366,10 @@ for i in range(300):
 	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
 	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 "$1" >/dev/null' _ "$T/big.gz"
 	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
+	# a fault like a bad record: the rows before it, kept with --keep-partial
+	pack-encdec -C lm -l targets=100 "$T/one.tfr" >"$T/want.tfr"
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C lm -l targets=100 --keep-partial -o "$2" "$1"' _ "$T/big.gz" "$T/kept.tfr"
+	cmp "$T/want.tfr" "$T/kept.tfr"
 }
 
 # A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
