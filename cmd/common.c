@@ -184,13 +184,15 @@ write_failed(const char *what)
 	die_errno("%s", what);
 }
 
+const char *stdout_name = "stdout";
+
 void
 close_stdout(void)
 {
 	if (fflush(stdout) == EOF || ferror(stdout))
-		write_failed("stdout");
+		write_failed(stdout_name);
 	if (fclose(stdout) == EOF)
-		write_failed("stdout");
+		write_failed(stdout_name);
 }
 
 void
@@ -541,6 +543,16 @@ parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v * mul;
 	return 0;
+}
+
+uint64_t
+max_record_arg(const char *s)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) == -1)
+		usage_error("--max-record-size: invalid number '%s'", s);
+	return v;
 }
 
 int

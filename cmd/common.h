@@ -38,6 +38,8 @@ _Noreturn void print_version(const char *extra);
 _Noreturn void write_failed(const char *what);
 /* Flush and close stdout, calling write_failed() on failure.  Call before exit 0. */
 void	close_stdout(void);
+/* The name of stdout in those messages: "stdout", or the file it was opened on. */
+extern const char *stdout_name;
 /* Give stdout a large buffer (records and JSON lines go through stdio). */
 void	stdout_buffer(void);
 
@@ -126,6 +128,13 @@ enum rec_comp comp_from_suffix(const char *path);
 
 /* Parse a non-negative integer with optional k/M/G (powers of 1000 or of 1024 with i) or 1e6; -1 on error. */
 int	parse_size(const char *s, uint64_t *out);
+/*
+ * The argument of --max-record-size, which every tool that reads records
+ * takes: a parse_size() size, the largest payload a reader accepts where
+ * the bytes left cannot be known (pipes, compressed input); 0 means the
+ * default, REC_DEFAULT_MAX.  A usage error when it does not parse.
+ */
+uint64_t max_record_arg(const char *s);
 /* Parse a decimal integer in [lo, hi]; -1 on error. */
 int	parse_int(const char *s, long long lo, long long hi, long long *out);
 /* Parse "K/N" for --shard (0 <= K < N); -1 on error. */

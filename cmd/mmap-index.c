@@ -30,7 +30,7 @@ static const char usage_text[] =
 "usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
-"                        [--input-format records|id|text]\n"
+"                        [--input-format records|id|text] [--max-record-size N]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
 "       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
@@ -57,7 +57,7 @@ enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
-	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -83,12 +83,13 @@ static const struct option longopts[] = {
 	{ "nwords",		required_argument,	NULL, OPT_NWORDS },
 	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
 	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
+	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
@@ -118,6 +119,7 @@ static struct {
 	uint64_t	 ra, rb;
 	int		 rb_open;
 	int		 jobs;		/* 0: one per processor */
+	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
 } o;
 
 static int
@@ -287,6 +289,9 @@ parse_opts(int argc, char **argv)
 		case OPT_PADF:
 			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.padf) == -1)
 				usage_error("--padding-factor: bad number '%s'", optarg);
+			break;
+		case OPT_MAXREC:
+			o.maxrec = max_record_arg(optarg);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1510,6 +1515,7 @@ static struct {
 	size_t	 cap;
 	int	 u64;	/* a uint64 dataset: ids are read as unsigned */
 	int	 neg;	/* the line has a negative id */
+	enum mmidx_dtype dtype;	/* the dataset's, for messages */
 } ids;
 
 static void
@@ -1559,8 +1565,15 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.v[n] = strtoll(s, &end, 10);
 			ids.neg |= ids.v[n] < 0;
 		}
+		if (end != s && (end == lim || *end == ' ' || *end == '\t' ||
+		    *end == '\r') && errno == ERANGE && !isf) {
+			fault_begin();
+			die("%s: line %" PRIu64 ": token %.*s does not fit %s",
+			    name, lineno, (int)(end - s) > 40 ? 40 : (int)(end - s),
+			    s, mmidx_dtype_name(ids.dtype));
+		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r') || (errno == ERANGE && !isf)) {
+		    *end != '\r')) {
 			fault_begin();
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
@@ -1627,87 +1640,176 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
 	free(dv);
 }
 
+/*
+ * Records longer than BIG_RECORD are read a part at a time: their
+ * tokens go from the record to the .bin BIG_PART at a time, so that
+ * such a record costs about its own size in memory (the reader's
+ * window), not 8 bytes a token and its copies.
+ */
+#define BIG_RECORD	(16u << 20)
+#define BIG_PART	(64u << 10)
+
+/*
+ * Add the sequence of a big record, its feature streamed.  Returns 1
+ * when it was added, 0 when the record is not an Example with an int64
+ * list of that name (the general way then says what it is), or dies
+ * naming the record.
+ */
+static int
+build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
+    size_t n, uint64_t num, uint64_t off, int mm)
+{
+	struct ex_int64_iter it;
+	int64_t *v, mode = 0;
+	uint8_t *packed;
+	size_t k, bad, pass;
+	char err[512];
+
+	if (ex_int64_open(&it, p, n, o.feature) != 0)
+		return 0;
+	if (mm && ex_int64_open(&it, p, n, o.modefeat) == 0) {
+		if (it.n != 1) {
+			fault_begin();
+			die("%s: record %" PRIu64 " at offset %" PRIu64 ": '%s' "
+			    "must hold one value, not %" PRIu64, name, num, off,
+			    o.modefeat, it.n);
+		}
+		(void)ex_int64_next(&it, &mode, 1);
+		if (mode < INT8_MIN || mode > INT8_MAX) {
+			fault_begin();
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": mode %" PRId64 " does not fit int8", name, num,
+			    off, mode);
+		}
+	}
+	if ((v = malloc(BIG_PART * sizeof *v)) == NULL ||
+	    (packed = malloc(BIG_PART * sizeof(uint64_t))) == NULL)
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": out of memory",
+		    name, num, off);
+	/* Every token is checked before the first goes out. */
+	for (pass = 0; pass < 2; pass++) {
+		(void)ex_int64_open(&it, p, n, o.feature);
+		if (it.n > MMIDX_MAX_SEQ) {
+			fault_begin();
+			die("%s: record %" PRIu64 " at offset %" PRIu64 ": sequence "
+			    "of %" PRIu64 " tokens: longer than the int32 sizes of "
+			    "the index allow", name, num, off, it.n);
+		}
+		while ((k = ex_int64_next(&it, v, BIG_PART)) > 0) {
+			if (mmidx_pack_i64(b, v, k, packed, &bad, err,
+			    sizeof err) == -1) {
+				fault_begin();
+				die("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": %s", name, num, off, err);
+			}
+			if (pass == 1 && mmidx_add_part(b, packed, k) == -1)
+				add_fault(b, name, "record", num, off);
+		}
+	}
+	if (mm)
+		mmidx_set_mode(b, (int)mode);
+	if (mmidx_end_parts(b, it.n) == -1)
+		add_fault(b, name, "record", num, off);
+	free(v);
+	free(packed);
+	return 1;
+}
+
+/*
+ * Add one record's sequence (or end a document), or die naming it.
+ * Inlined: it is the loop body of the one-thread build.
+ */
+static inline __attribute__((always_inline)) void
+add_record(struct mmidx_builder *b, struct example *ex, const char *name,
+    const uint8_t *p, size_t n, uint64_t num, uint64_t off, int isf, int mm,
+    size_t featlen)
+{
+	long cnt;
+
+	if (n > BIG_RECORD && build_big(b, name, p, n, num, off, mm))
+		return;
+	if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
+	    &ids.v, &ids.cap)) >= 0) {
+		if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	/*
+	 * Otherwise one reusable decode per record: its pools are kept
+	 * between records, and the values are used where they lie.
+	 */
+	if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		if (errno == ENOMEM)
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": out of memory", name, num, off);
+		fault_begin();
+		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
+		    name, num, off, ex_strerror(ex));
+	}
+	if (mm) {
+		const struct ex_feature *mf = ex_get(ex, o.modefeat);
+
+		cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+		if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
+		    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
+			fault_begin();
+		if (cnt >= 0 && cnt != 1)
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": '%s' must hold one value, not %ld", name,
+			    num, off, o.modefeat, cnt);
+		if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
+			die("%s: record %" PRIu64 " at offset %" PRIu64
+			    ": mode %" PRId64 " does not fit int8", name,
+			    num, off, mf->i64[0]);
+		mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
+	}
+	const struct ex_feature *f = ex_get(ex, o.feature);
+	if (f != NULL && f->kind == EX_INT64) {
+		if (mmidx_add_i64(b, f->i64, f->n) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (ex->nfeat == 0 && o.docs_empty) {
+		if (mmidx_end_document(b) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (f != NULL && f->kind == EX_FLOAT && isf) {
+		if (mmidx_add_f32(b, f->f32, f->n) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	if (f != NULL && f->kind == EX_NONE) {
+		/* A feature with no list set: an empty sequence. */
+		if (mmidx_add_i64(b, NULL, 0) == -1)
+			add_fault(b, name, "record", num, off);
+		return;
+	}
+	fault_begin();
+	die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
+	    num, off, f == NULL ? (ex->nfeat == 0 ?
+	    "no features (an empty Example ends a document, which "
+	    "--documents each refuses)" : "no such feature (see -f)") :
+	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
+	    "a bytes_list, not token ids");
+}
+
 static void
 build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
     int mm)
 {
-	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec);
 	struct example ex;
 	const uint8_t *p;
 	size_t n, featlen = strlen(o.feature);
-	long cnt;
 	int rc;
 
 	if (r == NULL)
 		die_errno("%s", name);
 	ex_init(&ex);
-	while ((rc = rec_read(r, &p, &n)) == 1) {
-		uint64_t num = rec_index(r) - 1, off = rec_offset(r);
-
-		if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
-		    &ids.v, &ids.cap)) >= 0) {
-			if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		/*
-		 * Otherwise one reusable decode per record: its pools are kept
-		 * between records, and the values are used where they lie.
-		 */
-		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-			if (errno == ENOMEM)
-				die_errno("%s", name);
-			fault_begin();
-			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
-			    name, num, off, ex_strerror(&ex));
-		}
-		if (mm) {
-			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
-
-			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
-			if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
-			    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
-				fault_begin();
-			if (cnt >= 0 && cnt != 1)
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": '%s' must hold one value, not %ld", name,
-				    num, off, o.modefeat, cnt);
-			if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": mode %" PRId64 " does not fit int8", name,
-				    num, off, mf->i64[0]);
-			mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
-		}
-		const struct ex_feature *f = ex_get(&ex, o.feature);
-		if (f != NULL && f->kind == EX_INT64) {
-			if (mmidx_add_i64(b, f->i64, f->n) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (ex.nfeat == 0 && o.docs_empty) {
-			if (mmidx_end_document(b) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (f != NULL && f->kind == EX_FLOAT && isf) {
-			if (mmidx_add_f32(b, f->f32, f->n) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		if (f != NULL && f->kind == EX_NONE) {
-			/* A feature with no list set: an empty sequence. */
-			if (mmidx_add_i64(b, NULL, 0) == -1)
-				add_fault(b, name, "record", num, off);
-			continue;
-		}
-		fault_begin();
-		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
-		    num, off, f == NULL ? (ex.nfeat == 0 ?
-		    "no features (an empty Example ends a document, which "
-		    "--documents each refuses)" : "no such feature (see -f)") :
-		    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
-		    "a bytes_list, not token ids");
-	}
+	while ((rc = rec_read(r, &p, &n)) == 1)
+		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
+		    isf, mm, featlen);
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
@@ -1770,6 +1872,8 @@ static struct {
 	int		 jobs;
 } bt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
+static int	build_wait(const uint64_t *turn, uint64_t job);
+
 /*
  * Read the records of w's job; the caller holds the input turn.
  * Returns 1 when no job can follow.
@@ -1778,6 +1882,7 @@ static int
 build_read_job(struct buildw *w)
 {
 	struct rec_reader *r = bt.r;
+	uint64_t len;
 	long k;
 
 	w->k = 0;
@@ -1785,6 +1890,23 @@ build_read_job(struct buildw *w)
 	w->num0 = rec_index(r);
 	w->pos0 = rec_position(r);
 	w->in.len = 0;
+	if (rec_peek(r, &len) == 1 && len > BIG_RECORD) {
+		/*
+		 * A big record is a job of its own, done here from the
+		 * reader's window when the jobs before it are in.
+		 */
+		const uint8_t *p;
+		size_t n;
+
+		if (rec_read(r, &p, &n) == 1) {
+			if (build_wait(&bt.out_turn, w->job) == -1)
+				return 1;
+			add_record(bt.b, &w->ex, bt.name, p, n, rec_index(r) - 1,
+			    rec_offset(r), 0, 0, bt.featlen);
+			return 0;
+		}
+		/* A fault: rec_read_framed() says it again, below. */
+	}
 	if ((k = rec_read_framed(r, &w->in, BUILD_JOB, BUILD_RECS)) == 0)
 		return 1;
 	if (k == -1) {
@@ -1816,8 +1938,9 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 
 	if (ex_decode(&w->ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 		if (errno == ENOMEM)
-			snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
-			    strerror(ENOMEM));
+			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
+			    " at offset %" PRIu64 ": out of memory", bt.name,
+			    num, off);
 		else
 			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
 			    " at offset %" PRIu64 ": %s", bt.name, num, off,
@@ -1848,9 +1971,12 @@ build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
 	return -1;
 }
 
-/* Room for 'bytes' more packed bytes after 'used'; -1 with w->msg set. */
+/*
+ * Room for 'bytes' more packed bytes after 'used', for record j; -1
+ * with w->msg set.
+ */
 static int
-tok_room(struct buildw *w, size_t used, size_t bytes)
+tok_room(struct buildw *w, size_t j, size_t used, size_t bytes)
 {
 	size_t need, c;
 	uint8_t *q;
@@ -1860,8 +1986,8 @@ tok_room(struct buildw *w, size_t used, size_t bytes)
 	need = used + bytes;
 	c = w->tokcap * 2 > need ? w->tokcap * 2 : need;
 	if ((q = realloc(w->tok, c)) == NULL) {
-		snprintf(w->msg, sizeof w->msg, "%s: %s", bt.name,
-		    strerror(ENOMEM));
+		snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
+		    PRIu64 ": out of memory", bt.name, w->num0 + j, w->off[j]);
 		return -1;
 	}
 	w->tok = q;
@@ -1911,7 +2037,7 @@ build_run_job(struct buildw *w)
 		 * general way below, which says what is wrong.
 		 */
 		if (bt.u16 && n <= MMIDX_MAX_SEQ) {
-			if (tok_room(w, used, 2 * n) == -1)
+			if (tok_room(w, j, used, 2 * n) == -1)
 				break;
 			if ((c = ex_uint16_canonical(p, n, o.feature,
 			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0 &&
@@ -1931,7 +2057,7 @@ build_run_job(struct buildw *w)
 		w->seq[j] = (uint32_t)cnt;
 		if (cnt == SEQ_DOC)
 			continue;
-		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, used, cnt * bt.esize) == -1)
+		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, j, used, cnt * bt.esize) == -1)
 			break;
 		if (mmidx_pack_i64(bt.b, v, cnt, w->tok + used, &bad, err,
 		    sizeof err) == -1) {
@@ -2053,7 +2179,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	pthread_t *tid;
 	int e, started;
 
-	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec)) == NULL)
 		die_errno("%s", name);
 	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
 	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL)
@@ -2557,6 +2683,7 @@ cmd_build(int argc, char **argv)
 			build_text(b, fd, name, &all);
 		else if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
+			ids.dtype = t;
 			build_ids(b, fd, name, isf);
 		} else if (jobs > 1)
 			build_records_mt(b, fd, name, jobs);

@@ -27,11 +27,12 @@ static const char usage_text[] =
 "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
 "           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
-"           [--compression type] [--mask-id id] [--passthrough feature[,...]]\n"
-"           [--strategy name] [--window rows] [file ...]\n"
+"           [--compression type] [--mask-id id] [--max-record-size N]\n"
+"           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
+"           [file ...]\n"
 "       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [file ...]\n";
+"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -42,7 +43,7 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_KEEP_PARTIAL
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -56,6 +57,7 @@ static const struct option longopts[] = {
 	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lengths", required_argument, NULL, 'l' },
 	{ "mask-id", required_argument, NULL, OPT_MASK },
+	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "max-seq-length", required_argument, NULL, OPT_MAXLEN },
 	{ "no-length-check", no_argument, NULL, OPT_NOCHECK },
 	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
@@ -78,6 +80,8 @@ static const char *outname = "stdout";
 static struct buf outbuf;
 static const char *cur_file;	/* display name of the input being read */
 static uint64_t cur_record;	/* its 0-based record number */
+static uint64_t cur_offset;	/* and the offset of that record */
+static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
@@ -126,7 +130,20 @@ data_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	end_at_fault();
-	die("%s: record %ju: %s", cur_file, (uintmax_t)cur_record, msg);
+	die("%s: record %ju at offset %ju: %s", cur_file, (uintmax_t)cur_record,
+	    (uintmax_t)cur_offset, msg);
+}
+
+/*
+ * Memory ran out while decoding the current record: a fault like any
+ * other, so the rows before it are written as at a bad record.
+ */
+static _Noreturn void
+decode_oom(void)
+{
+	end_at_fault();
+	die("%s: record %ju at offset %ju: out of memory", cur_file,
+	    (uintmax_t)cur_record, (uintmax_t)cur_offset);
 }
 
 /*
@@ -570,7 +587,7 @@ fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
 {
 	if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 		if (errno == ENOMEM)
-			die_errno("decoding a record");
+			decode_oom();
 		data_error("%s", ex_strerror(&cur_ex));
 	}
 	sq_fetch_example(c, &cur_ex, f);
@@ -582,8 +599,89 @@ conv_failed(struct sq_conv *c)
 	if (sq_errkind(c) == SQ_EEMIT)
 		write_failed(outname);
 	if (sq_errkind(c) == SQ_ENOMEM)
-		die("%s", sq_strerror(c));
+		decode_oom();
 	data_error("%s", sq_strerror(c));
+}
+
+/*
+ * Records longer than BIG_RECORD, for the converters that use at most a
+ * feature's length of its tokens (EncDec, LM, Encoder): their int64
+ * lists are not decoded whole (8 bytes a token) but checked as they
+ * are read, and only the first 'length' tokens of each are kept, so
+ * that such a record costs about its own size in memory.
+ */
+#define BIG_RECORD	(16u << 20)
+#define LAZY_MIN	(1u << 20)
+
+static const struct sq_config *lengths;	/* the -l lengths */
+static int64_t *bigv[2 * SQ_MAX_FEATS + 8];
+
+static int
+fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const struct ex_feature *ft;
+	struct ex_int64_iter it;
+	int64_t part[4096];
+	uint64_t keep, got, misfit;
+	size_t i, j, k;
+	int rc, wide;
+
+	switch (sq_resolved(c)) {
+	case SQ_ENCDEC: case SQ_LM: case SQ_ENCODER:
+		break;
+	default:
+		return 0;
+	}
+	cur_ex.lazy_min = LAZY_MIN;
+	rc = ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE);
+	cur_ex.lazy_min = 0;
+	if (rc == -1) {
+		if (errno == ENOMEM)
+			decode_oom();
+		data_error("%s", ex_strerror(&cur_ex));
+	}
+	sq_fetch_example(c, &cur_ex, f);
+	for (i = 0; i < sq_ninputs(c); i++) {
+		ft = ex_get(&cur_ex, sq_input_name(c, i));
+		if (ft == NULL || ft->lazy == NULL)
+			continue;
+		/* A feature without a length (pass-through...) is kept whole. */
+		keep = ft->n;
+		for (j = 0; j < lengths->nlen; j++)
+			if (strcmp(lengths->len_name[j], sq_input_name(c, i)) == 0 &&
+			    (uint64_t)lengths->len_val[j] < keep)
+				keep = (uint64_t)lengths->len_val[j];
+		/*
+		 * Validation reads every token unless all are known small
+		 * (0 .. 2^28), and stops at the first that is not an int32.
+		 */
+		misfit = UINT64_MAX;
+		wide = 0;
+		ex_int64_open_feature(&it, ft);
+		for (got = 0; misfit == UINT64_MAX &&
+		    (k = ex_int64_next(&it, part, 4096)) > 0; got += k)
+			for (j = 0; j < k; j++) {
+				if (part[j] < INT32_MIN || part[j] > INT32_MAX) {
+					misfit = got + j;
+					break;
+				}
+				wide |= part[j] < 0 || part[j] >= (1 << 28);
+			}
+		if (misfit != UINT64_MAX && misfit + 1 > keep)
+			keep = misfit + 1;
+		else if (misfit == UINT64_MAX && wide)
+			keep = ft->n;
+		free(bigv[i]);
+		if ((bigv[i] = malloc((keep ? keep : 1) * sizeof(int64_t))) == NULL)
+			decode_oom();
+		ex_int64_open_feature(&it, ft);
+		for (got = 0; got < keep; got += k)
+			k = ex_int64_next(&it, bigv[i] + got, keep - got);
+		f[i].v = bigv[i];
+		f[i].small = misfit == UINT64_MAX && !wide;
+	}
+	return 1;
 }
 
 /* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
@@ -599,10 +697,11 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
+		cur_offset = rec_offset(r);
 		if (sq_resolved(c) == SQ_PASSTHROUGH) {
 			put_record(p, n);
 			(void)sq_push(c, f);	/* counts the record */
@@ -612,9 +711,10 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			continue;
 		if (got == -1)
 			conv_failed(c);
-		got = sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
+		got = sq_resolved(c) == SQ_PAD ? 0 : n > BIG_RECORD ?
+		    fetch_big(c, p, n, f) : sq_fetch_canonical(c, p, n, f);
 		if (got == -1)
-			die_errno("decoding a record");
+			decode_oom();
 		if (got == 0)
 			fetch(c, p, n, f);
 		if (sq_push(c, f) == -1)
@@ -647,13 +747,14 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, 0)) == NULL)
+	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
 		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
+		cur_offset = rec_offset(r);
 		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
-				die_errno("decoding a record");
+				decode_oom();
 			data_error("%s", ex_strerror(&cur_ex));
 		}
 		ft = ex_get(&cur_ex, feature);
@@ -761,6 +862,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->cfg.mask_id = num_arg("--mask-id", optarg, INT32_MIN, INT32_MAX);
 			o->cfg.has_mask_id = 1;
 			break;
+		case OPT_MAXREC:
+			max_len = max_record_arg(optarg);
+			break;
 		case OPT_MAXLEN:
 			o->maxlen = (long)num_arg("--max-seq-length", optarg, 5, SQ_MAX_LENGTH);
 			break;
@@ -849,6 +953,7 @@ main(int argc, char **argv)
 	if (!o.electra) {
 		o.cfg.emit = o.cfg.kind == SQ_PAD ? emit_padded : emit_row;
 		o.cfg.emit_bytes = emit_brow;
+		lengths = &o.cfg;
 		if ((c = sq_new(&o.cfg, &cerr)) == NULL) {
 			if (cerr == NULL)
 				die_errno("setting up");

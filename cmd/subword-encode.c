@@ -31,9 +31,9 @@ static const char usage_text[] =
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
-    "                      [--json-keys list] [-m mode] [-o file]\n"
-    "                      [--output-format fmt] [--rules rules] -v [field=]vocab\n"
-    "                      [file ...]\n";
+    "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
+    "                      [-o file] [--output-format fmt] [--rules rules]\n"
+    "                      -v [field=]vocab [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -45,7 +45,7 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_JSON_KEYS, OPT_KEEP_PARTIAL
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -59,6 +59,7 @@ static const struct option longopts[] = {
 	{ "json-keys", required_argument, NULL, OPT_JSON_KEYS },
 	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lower", no_argument, NULL, OPT_LOWER },
+	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
 	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
@@ -101,6 +102,7 @@ static char **jkeys;			/* --json-keys */
 static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
+static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 
 /* Output: records through a rec_writer, text through a buffer. */
 static const char *outname = "stdout";
@@ -127,12 +129,15 @@ struct ctx {
 	char		 err[300];
 };
 
+static size_t ob_mark;	/* -d: the end of the last whole line in ob */
+
 static void
 flush_text(void)
 {
 	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
 		write_failed(outname);
 	ob.len = 0;
+	ob_mark = 0;
 }
 
 /*
@@ -150,17 +155,58 @@ flush_all(void)
 	fault_begin();
 }
 
+/*
+ * What -d is decoding, for its messages: "name: record 3 at offset 30"
+ * or "name: line 3" (dec.name NULL: nothing).
+ */
+static struct {
+	const char	*name;
+	const char	*what;
+	uint64_t	 num;
+	uint64_t	 off;		/* UINT64_MAX: none */
+} dec;
+static char decoding[300];
+
+static const char *
+dec_where(void)
+{
+	if (dec.off == UINT64_MAX)
+		snprintf(decoding, sizeof decoding, "%s: %s %ju", dec.name,
+		    dec.what, (uintmax_t)dec.num);
+	else
+		snprintf(decoding, sizeof decoding, "%s: %s %ju at offset %ju",
+		    dec.name, dec.what, (uintmax_t)dec.num, (uintmax_t)dec.off);
+	return decoding;
+}
+
+static _Noreturn void
+out_of_memory(void)
+{
+	if (dec.name == NULL)
+		die_errno("output");
+	/* What was decoded before, not the part of this line. */
+	if (ob_mark < ob.len)
+		ob.len = ob_mark;
+	flush_all();
+	die("%s: out of memory", dec_where());
+}
+
 static void
 put(struct ctx *c, const void *p, size_t n)
 {
 	if (buf_append(c->out, p, n) == -1)
-		die_errno("output");
+		out_of_memory();
 }
 
-/* Direct text output is written a line at a time, never half a line. */
+/*
+ * Direct text output is written a line at a time, never half a line
+ * (but for -d of a record over BIG_RECORD, which goes out in parts).
+ */
 static void
 line_done(struct ctx *c)
 {
+	if (c->out == &ob)
+		ob_mark = ob.len;
 	if (c->direct && c->out->len >= (1 << 20))
 		flush_text();
 }
@@ -667,7 +713,7 @@ static int
 encode_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct sw_lines *r;
+	static struct sw_lines *r;	/* still reachable when a fault exits */
 	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
@@ -1014,7 +1060,7 @@ static char *wptext;
 static size_t wpcap;
 
 static void
-decode_emit(const char *name, const char *what, uint64_t where)
+decode_emit(void)
 {
 	struct ctx *c = &mainctx;
 	char err[WP_ERRMAX];
@@ -1029,10 +1075,10 @@ decode_emit(const char *name, const char *what, uint64_t where)
 			    &wptext, &wpcap, err);
 			if (k < 0) {
 				c->out->len = start;	/* not half a line */
-				flush_all();
 				if (errno == ENOMEM)
-					die_errno("decode");
-				die("%s: %s %ju: %s", name, what, (uintmax_t)where, err);
+					out_of_memory();
+				flush_all();
+				die("%s: %s", dec_where(), err);
 			}
 			put(c, wptext, (size_t)k);
 			continue;
@@ -1040,7 +1086,7 @@ decode_emit(const char *name, const char *what, uint64_t where)
 		text.len = 0;
 		if (sw_decode(fields[f].sw, fields[f].ids, fields[f].n,
 		    strip_extraneous, &text) == -1)
-			die_errno("decode");
+			out_of_memory();
 		put(c, text.p, text.len);
 	}
 	put(c, "\n", 1);
@@ -1092,7 +1138,7 @@ static int
 decode_ids_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct sw_lines *r;
+	static struct sw_lines *r;	/* still reachable when a fault exits */
 	struct sw_err e;
 	const uint8_t *p;
 	size_t n, f, len;
@@ -1102,7 +1148,11 @@ decode_ids_file(const char *path)
 		return 1;
 	if ((r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
+	dec.name = name;
+	dec.what = "line";
+	dec.off = UINT64_MAX;
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+		dec.num = sw_lines_lineno(r);
 		for (f = 0; f < nfields; f++) {
 			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
 
@@ -1114,7 +1164,8 @@ decode_ids_file(const char *path)
 			len = tab ? (size_t)(tab - p) : n;
 			if ((k = parse_ids(&fields[f], p, len)) != 0) {
 				if (k == -2)
-					die_errno("decode");
+					die("%s: line %ju: out of memory", name,
+					    (uintmax_t)sw_lines_lineno(r));
 				flush_all();
 				die("%s: line %ju: not a list of ids", name,
 				    (uintmax_t)sw_lines_lineno(r));
@@ -1122,8 +1173,9 @@ decode_ids_file(const char *path)
 			p += len + (tab != NULL);
 			n -= len + (tab != NULL);
 		}
-		decode_emit(name, "line", sw_lines_lineno(r));
+		decode_emit();
 	}
+	dec.name = NULL;
 	if (rc == -1)
 		die_errno("%s", name);
 	if (rc == -2) {
@@ -1136,11 +1188,118 @@ decode_ids_file(const char *path)
 	return 0;
 }
 
+/*
+ * Records longer than BIG_RECORD are decoded a part of BIG_PART ids at
+ * a time, from the record to the output, so that such a record costs
+ * about its own size in memory, not 8 bytes an id and its text.
+ */
+#define BIG_RECORD	(16u << 20)
+#define BIG_PART	(64u << 10)
+
+/*
+ * A record -d cannot decode: the field it lacks, or why it is not an
+ * Example.
+ */
+static _Noreturn void
+bad_record(const uint8_t *p, size_t n, const char *field, long k)
+{
+	struct example ex;
+
+	flush_all();
+	if (k == -1)
+		die("%s: no int64 feature '%s'", dec_where(), field);
+	ex_init(&ex);
+	if (ex_check(&ex, p, n, EX_TYPE_EXAMPLE) == -1)
+		die("%s: malformed Example: %s", dec_where(), ex_strerror(&ex));
+	die("%s: malformed Example", dec_where());
+}
+
+/* A part of a huge line: out as soon as a megabyte is gathered. */
+static void
+put_part(const void *p, size_t n)
+{
+	put(&mainctx, p, n);
+	if (ob.len >= (1 << 20))
+		flush_text();
+}
+
+static void
+decode_big(const uint8_t *p, size_t n)
+{
+	struct ex_int64_iter it[8];
+	struct sw_decoder d;
+	char err[WP_ERRMAX];
+	int64_t *v;
+	size_t f, k, i;
+	uint64_t done;
+	const char *s;
+	long len;
+	int rc;
+
+	/* Every field is found and every id checked before any output. */
+	for (f = 0; f < nfields; f++)
+		if ((rc = ex_int64_open(&it[f], p, n, fields[f].name)) != 0)
+			bad_record(p, n, fields[f].name, rc);
+	if ((v = malloc(BIG_PART * sizeof *v)) == NULL)
+		out_of_memory();
+	for (f = 0; wordpiece && f < nfields; f++)
+		while ((k = ex_int64_next(&it[f], v, BIG_PART)) > 0)
+			for (i = 0; i < k; i++)
+				if (wp_piece(fields[f].wp, v[i], NULL) == NULL) {
+					flush_all();
+					die("%s: id %lld out of range (vocab has "
+					    "%zu entries)", dec_where(), (long long)v[i],
+					    wp_vocab_size(fields[f].wp));
+				}
+	for (f = 0; f < nfields; f++) {
+		if (f > 0)
+			put(&mainctx, "\t", 1);
+		(void)ex_int64_open(&it[f], p, n, fields[f].name);
+		memset(&d, 0, sizeof d);
+		for (done = 0; (k = ex_int64_next(&it[f], v, BIG_PART)) > 0;
+		    done += k) {
+			text.len = 0;
+			if (!wordpiece) {
+				if (sw_decode_part(fields[f].sw, &d, v, k,
+				    strip_extraneous, &text) == -1)
+					out_of_memory();
+				put_part(text.p, text.len);
+				continue;
+			}
+			/* A part after the first goes on as wp_decode() would. */
+			if ((len = wp_decode(fields[f].wp, v, k, &wptext, &wpcap,
+			    err)) < 0)
+				out_of_memory();
+			s = wp_piece(fields[f].wp, v[0], &i);
+			if (done > 0) {
+				if (i >= 2 && s[0] == '#' && s[1] == '#') {
+					s = wptext + 2;
+					len -= 2;
+				} else {
+					put(&mainctx, " ", 1);
+					s = wptext;
+				}
+			} else
+				s = wptext;
+			put_part(s, (size_t)len);
+		}
+		if (!wordpiece) {
+			text.len = 0;
+			if (sw_decode_end(fields[f].sw, &d, &text) == -1)
+				out_of_memory();
+			put_part(text.p, text.len);
+		}
+	}
+	put(&mainctx, "\n", 1);
+	line_done(&mainctx);
+	free(v);
+}
+
 static int
 decode_records_file(const char *path)
 {
 	const char *name = input_name(path);
-	struct rec_reader *rr;
+	static struct rec_reader *rr;	/* still reachable when a fault exits */
 	const uint8_t *p;
 	size_t n, f;
 	long k;
@@ -1148,30 +1307,35 @@ decode_records_file(const char *path)
 
 	if ((fd = open_input(path)) == -1)
 		return 1;
-	if ((rr = rec_reader_open(fd, REC_AUTO, 0, 0)) == NULL)
+	if ((rr = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
 		die_errno("%s", name);
+	dec.name = name;
+	dec.what = "record";
 	while ((rc = rec_read(rr, &p, &n)) == 1) {
+		dec.num = rec_index(rr) - 1;
+		dec.off = rec_offset(rr);
 		if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00)) {
 			/* The end of a document (recpipe(5)): a blank line. */
 			put(&mainctx, "\n", 1);
+			line_done(&mainctx);
+			continue;
+		}
+		if (n > BIG_RECORD) {
+			decode_big(p, n);
 			continue;
 		}
 		for (f = 0; f < nfields; f++) {
 			k = ex_int64_values(p, n, fields[f].name, &fields[f].ids,
 			    &fields[f].cap);
 			if (k == -3)
-				die_errno("decode");
-			if (k < 0) {
-				flush_all();
-				die("%s: record %ju: %s", name,
-				    (uintmax_t)rec_index(rr) - 1, k == -1 ?
-				    "no int64 feature with that name" :
-				    "malformed Example");
-			}
+				out_of_memory();
+			if (k < 0)
+				bad_record(p, n, fields[f].name, k);
 			fields[f].n = (size_t)k;
 		}
-		decode_emit(name, "record", rec_index(rr) - 1);
+		decode_emit();
 	}
+	dec.name = NULL;
 	if (rc == -1) {
 		flush_all();
 		die("%s: record %ju at offset %ju: %s", name,
@@ -1212,9 +1376,12 @@ set_fields(const char *list)
 	}
 }
 
-/* Give every field its vocabulary ("-v path" for all, "-v name=path" for one). */
+/*
+ * Give every field its vocabulary ("-v path" for all, "-v name=path" for
+ * one; a "name=path" naming no field is refused, unless it is a file).
+ */
 static void
-load_vocabs(char **vspec, size_t nv)
+load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 {
 	const char *deflt = NULL, *eq;
 	size_t i, f, j;
@@ -1227,6 +1394,9 @@ load_vocabs(char **vspec, size_t nv)
 				break;
 		if (eq != NULL && f < nfields)
 			fields[f].vpath = eq + 1;
+		else if (eq != NULL && access(vspec[i], F_OK) == -1)
+			usage_error("-v %s: no field '%.*s' (the fields are %s)",
+			    vspec[i], (int)(eq - vspec[i]), vspec[i], fieldlist);
 		else
 			deflt = vspec[i];
 	}
@@ -1461,6 +1631,9 @@ main(int argc, char *argv[])
 		case OPT_KEEP_PARTIAL:
 			keep_partial = 1;
 			break;
+		case OPT_MAXREC:
+			max_len = max_record_arg(optarg);
+			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
 			break;
@@ -1519,7 +1692,7 @@ main(int argc, char *argv[])
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
 	out_check(outpath);
-	load_vocabs(vspec, nv);
+	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
 	if (eos)
 		eos_id = resolve_eos(eos_arg);
 	mainctx.f = fields;

@@ -691,18 +691,36 @@ stats_print(void)
 	free(fstats);
 }
 
+/*
+ * An int64 list of more than LAZY_MIN bytes is not decoded (8 bytes a
+ * value) but written from the record, and its JSON line goes out as it
+ * is made: a huge record costs about its own size in memory.
+ */
+#define LAZY_MIN	(1u << 20)
+
+static int
+flush_json(void *arg, struct buf *b)
+{
+	(void)arg;
+	if (fwrite(b->p, 1, b->len, stdout) != b->len)
+		write_failed(stdout_name);
+	b->len = 0;
+	return 0;
+}
+
 static void
 put_line(void)
 {
 	buf_putc(&line, '\n');
 	if (fwrite(line.p, 1, line.len, stdout) != line.len)
-		write_failed("stdout");
+		write_failed(stdout_name);
 	line.len = 0;
 }
 
 /*
- * Handle one good record.  Returns 0, or -1 when its payload does not
- * decode (the message is printed by the caller).
+ * Handle one good record.  Returns 0, -1 when its payload does not
+ * decode (the message is printed by the caller), or -2 when memory
+ * ran out while decoding it.
  */
 static int
 one_record(const uint8_t *p, size_t n, const char **why)
@@ -715,27 +733,32 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		}
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
-			return -1;
+			return errno == ENOMEM ? -2 : -1;
 		}
 		select_features(&ex);
 		pay.len = 0;
 		if (ex_encode(&ex, &pay) == -1)
-			die_errno("encode");
+			return -2;
 		sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], pay.p, pay.len);
 		break;
 	case M_JSON:
 		if (type == TYPE_RAW) {
 			if (exjson_write_raw(p, n, &line) == -1)
-				die_errno("json");
+				return -2;
 		} else {
 			if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 				*why = ex_strerror(&ex);
-				return -1;
+				return errno == ENOMEM ? -2 : -1;
 			}
 			select_features(&ex);
-			if (exjson_write(&js, &ex, &line) == -1) {
+			/* Nothing of a line goes out before its keys are known good. */
+			if (n > LAZY_MIN && exjson_keys_ok(&js, &ex) == -1) {
 				*why = exjson_strerror(&js);
 				return -1;
+			}
+			if (exjson_write(&js, &ex, &line) == -1) {
+				*why = exjson_strerror(&js);
+				return errno == ENOMEM ? -2 : -1;
 			}
 		}
 		put_line();
@@ -750,7 +773,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 	case M_STATS:
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
 			*why = ex_strerror(&ex);
-			return -1;
+			return errno == ENOMEM ? -2 : -1;
 		}
 		select_features(&ex);
 		stats_add(&ex);
@@ -822,8 +845,16 @@ cat_records(const char *path)
 				nout++;
 				continue;
 			}
-			if (one_record(p, n, &why) == 0)
+			if ((ret = one_record(p, n, &why)) == 0)
 				continue;
+			if (ret == -2) {
+				/* Not the record's fault: no reading on. */
+				warnx_("%s: record %" PRIu64 " at offset %" PRIu64
+				    ": out of memory", name, rec_index(r) - 1,
+				    rec_offset(r));
+				status = 1;
+				break;
+			}
 			warnx_("%s: record %" PRIu64 " at offset %" PRIu64 ": "
 			    "payload is not %s: %s", name, rec_index(r) - 1,
 			    rec_offset(r), type == EX_TYPE_SEQUENCE ?
@@ -909,7 +940,8 @@ cat_json(const char *path)
 		}
 		if (!selected())
 			continue;
-		if (one_record(pay.p, pay.len, &(const char *){ NULL }) == -1) {
+		if (one_record(pay.p, pay.len, &(const char *){ NULL }) != 0) {
+			warnx_("%s: line %" PRIu64 ": out of memory", name, lineno);
 			status = 1;
 			break;
 		}
@@ -988,7 +1020,7 @@ main(int argc, char *argv[])
 		case O_INDEX: mode = M_INDEX; break;
 		case O_KEEP_PARTIAL: keep_partial = 1; break;
 		case O_LOSSY: lossy = 1; break;
-		case O_MAXREC: max_len = size_arg("--max-record-size", optarg); break;
+		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
 		case O_RECOVER: recover = 1; break;
 		case O_SHARD:
@@ -1053,10 +1085,13 @@ main(int argc, char *argv[])
 			die_errno("%s", outpath);
 		if (dup2(c, 1) == -1)
 			die_errno("%s", outpath);
+		stdout_name = outpath;	/* write errors name the file */
 	}
 
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
+	js.flush = flush_json;
 	ex_init(&ex);
+	ex.lazy_min = LAZY_MIN;	/* JSON, --stats and -f read it; nothing else decodes */
 	rng_seed(&rng, seed);
 	stdout_buffer();
 	if (mode == M_RECORDS)

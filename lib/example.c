@@ -48,6 +48,7 @@ struct pools {
 	size_t		 nent, cent;
 	struct span	*sp;
 	size_t		 nsp, csp;
+	size_t		 lazy_min;	/* the example's, for this decode */
 	char		 err[200];
 };
 
@@ -380,6 +381,69 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 	return r;
 }
 
+static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
+static uint64_t count_list(const uint8_t *l, const uint8_t *lend);
+
+/*
+ * A Feature whose final kind is int64 with more than P->lazy_min bytes
+ * of values is checked (every part, as decoding would) and left in the
+ * record.  Returns 1 when it was, 0 when it is to be decoded, -1 when
+ * it is malformed.
+ */
+static int
+lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
+    size_t n, struct ex_feature *ft)
+{
+	const uint8_t *p, *end;
+	struct span v;
+	uint64_t f, num, count = 0;
+	size_t i, bytes = 0;
+	int wt, kind = EX_NONE;
+
+	for (i = 0; i < n; i++)
+		bytes += sp[i].n;
+	if (bytes <= P->lazy_min)
+		return 0;	/* the common case: small enough */
+	for (i = 0, bytes = 0; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while (next_field(P, "feature", start, &p, end, &f, &wt, &v,
+		    &num) == 1) {
+			if (wt != 2 || f < 1 || f > 3)
+				continue;
+			if ((int)f != kind) {
+				kind = (int)f;
+				bytes = 0;
+			}
+			bytes += v.n;
+		}
+	}
+	if (kind != 3 || bytes <= P->lazy_min)
+		return 0;	/* (a malformed one is found by decoding) */
+	for (i = 0; i < n; i++)
+		if (check_feature(P, start, sp[i]) == -1)
+			return -1;
+	for (i = 0, kind = EX_NONE; i < n; i++) {
+		p = sp[i].p;
+		end = p + sp[i].n;
+		while (next_field(P, "feature", start, &p, end, &f, &wt, &v,
+		    &num) == 1) {
+			if (wt != 2 || f < 1 || f > 3)
+				continue;
+			if ((int)f != kind) {
+				kind = (int)f;
+				count = 0;
+			}
+			count += count_list(v.p, v.p + v.n);
+		}
+	}
+	ft->kind = EX_INT64;
+	ft->n = (size_t)count;
+	ft->lazy = sp;
+	ft->nlazy = n;
+	return 1;
+}
+
 /*
  * Decode the Feature made of the value spans sp[0..n) (merged, as
  * protobuf merges repeated messages) into *ft; *off gets the first
@@ -398,6 +462,8 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	ft->kind = EX_NONE;
 	ft->n = 0;
 	*off = 0;
+	if (P->lazy_min > 0 && (r = lazy_feature(P, start, sp, n, ft)) != 0)
+		return r == 1 ? 0 : -1;
 	for (i = 0; i < n; i++) {
 		p = sp[i].p;
 		end = p + sp[i].n;
@@ -421,8 +487,6 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	}
 	return 0;
 }
-
-static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
 
 /* The value spans of an entry (none, and no pool yet, for a key alone). */
 static const struct span *
@@ -466,7 +530,7 @@ fixup(struct pools *P, struct ex_feature *ft, size_t off)
 	ft->i64 = NULL;
 	ft->f32 = NULL;
 	ft->b = NULL;
-	if (ft->n == 0)
+	if (ft->n == 0 || ft->lazy != NULL)
 		return;
 	switch (ft->kind) {
 	case EX_INT64: ft->i64 = P->i64 + off; break;
@@ -588,8 +652,26 @@ begin(struct example *ex, const uint8_t **p, size_t n, enum ex_type type,
 	return P;
 }
 
+static int decode(struct example *ex, const uint8_t *p, size_t n,
+    enum ex_type type);
+
 int
 ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
+{
+	struct pools *P;
+
+	if (decode(ex, p, n, type) == 0)
+		return 0;
+	/* Exhaustion is reported as such, not as a reason the record is bad. */
+	if (errno == ENOMEM && (P = ex->priv) != NULL) {
+		snprintf(P->err, sizeof(P->err), "out of memory");
+		errno = ENOMEM;
+	}
+	return -1;
+}
+
+static int
+decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 {
 	struct pools *P;
 	const uint8_t *q, *end;
@@ -602,6 +684,7 @@ ex_decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		return -1;
 	q = p;
 	end = p + n;
+	P->lazy_min = ex->lazy_min;
 	P->ni64 = P->nf32 = P->nb = P->nfeat = P->nlists = P->nent = P->nsp = 0;
 	ex->seq = seq;
 	ex->has_features = ex->has_lists = 0;
@@ -926,8 +1009,18 @@ list_size(const struct ex_feature *ft, size_t *packed)
 		*packed = 4 * ft->n;
 		break;
 	case EX_INT64:
-		for (i = 0; i < ft->n; i++)
-			s += pb_varint_size((uint64_t)ft->i64[i]);
+		if (ft->lazy != NULL) {
+			struct ex_int64_iter it;
+			int64_t v[1024];
+			size_t k;
+
+			ex_int64_open_feature(&it, ft);
+			while ((k = ex_int64_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					s += pb_varint_size((uint64_t)v[i]);
+		} else
+			for (i = 0; i < ft->n; i++)
+				s += pb_varint_size((uint64_t)ft->i64[i]);
 		*packed = s;
 		break;
 	default:
@@ -982,6 +1075,17 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			break;
 		*q++ = 0x0a;
 		q = pb_put_varint(q, packed);
+		if (ft->lazy != NULL) {
+			struct ex_int64_iter it;
+			int64_t v[1024];
+			size_t k;
+
+			ex_int64_open_feature(&it, ft);
+			while ((k = ex_int64_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					q = pb_put_varint(q, (uint64_t)v[i]);
+			break;
+		}
 		for (i = 0; i < ft->n; i++)
 			q = pb_put_varint(q, (uint64_t)ft->i64[i]);
 		break;
@@ -1670,9 +1774,15 @@ ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 	return cnt;
 }
 
-long
-ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
-    size_t *cap)
+/*
+ * Find the map entry of the int64 feature 'name' in the Example at p
+ * (the last one: last wins), after checking that the whole Example
+ * decodes.  Returns 0 with *e, *elen set, -1 when there is no entry
+ * of that name, -2 on malformed input.
+ */
+static int
+find_entry(const uint8_t *p, size_t n, const char *name,
+    const uint8_t **e_out, size_t *elen_out)
 {
 	struct pools P;
 	struct example tmp;
@@ -1682,10 +1792,7 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 	uint64_t f, ef, num;
 	size_t lastlen = 0, nlen = strlen(name);
 	int wt, ewt, match;
-	long ret;
 
-	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
-		return ret;
 	if (n == 0)
 		p = (const uint8_t *)"";
 	q = p;
@@ -1719,5 +1826,201 @@ ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
 	}
 	if (last == NULL)
 		return -1;
-	return entry_int64(last, lastlen, dst, cap);
+	*e_out = last;
+	*elen_out = lastlen;
+	return 0;
+}
+
+long
+ex_int64_values(const uint8_t *p, size_t n, const char *name, int64_t **dst,
+    size_t *cap)
+{
+	const uint8_t *e;
+	size_t elen;
+	long ret;
+	int rc;
+
+	if ((ret = ex_int64_canonical(p, n, name, strlen(name), dst, cap)) >= 0)
+		return ret;
+	if ((rc = find_entry(p, n, name, &e, &elen)) < 0)
+		return rc;
+	return entry_int64(e, elen, dst, cap);
+}
+
+/* The values of an Int64List's body: a count, from bytes already checked. */
+static uint64_t
+count_list(const uint8_t *l, const uint8_t *lend)
+{
+	struct pools P;
+	struct span lv;
+	uint64_t lf, num, k = 0;
+	int lwt;
+	size_t i;
+
+	while (next_field(&P, "", l, &l, lend, &lf, &lwt, &lv, &num) == 1) {
+		if (lf != 1)
+			continue;
+		if (lwt == 0)
+			k++;
+		else if (lwt == 2)
+			for (i = 0; i < lv.n; i++)
+				k += lv.p[i] < 0x80;
+	}
+	return k;
+}
+
+int
+ex_int64_open(struct ex_int64_iter *it, const uint8_t *p, size_t n,
+    const char *name)
+{
+	struct pools P;
+	const uint8_t *e, *end, *q, *qend, *at;
+	struct span v, fv;
+	uint64_t f, ff, num;
+	size_t elen;
+	int rc, wt, fwt, kind = EX_NONE;
+
+	memset(it, 0, sizeof(*it));
+	if ((rc = find_entry(p, n, name, &e, &elen)) < 0)
+		return rc;
+	/*
+	 * As entry_int64() merges them: the values are those of the
+	 * int64_list fields from the last change of kind on.
+	 */
+	end = e + elen;
+	while (next_field(&P, "", e, &e, end, &f, &wt, &v, &num) == 1) {
+		if (f != 2 || wt != 2)
+			continue;
+		q = v.p;
+		qend = v.p + v.n;
+		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
+		    &num) == 1; at = q) {
+			if (fwt != 2 || ff < 1 || ff > 3)
+				continue;
+			if ((int)ff != kind) {
+				kind = (int)ff;
+				it->n = 0;
+				if (kind == 3) {
+					it->p[0] = e;
+					it->end[0] = end;
+					it->p[1] = at;
+					it->end[1] = qend;
+				}
+			}
+			if (kind == 3)
+				it->n += count_list(fv.p, fv.p + fv.n);
+		}
+	}
+	if (kind != 3) {
+		memset(it, 0, sizeof(*it));
+		return -1;
+	}
+	it->left = it->n;
+	return 0;
+}
+
+size_t
+ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
+{
+	struct pools P;
+	struct span v;
+	const uint8_t *c;
+	uint64_t f, num, x = 0;
+	size_t k = 0;
+	int wt;
+
+	while (k < max) {
+		if (it->p[3] < it->end[3]) {
+			c = it->p[3];
+			while (k < max && c < it->end[3]) {
+				if (*c < 0x80)
+					x = *c++;
+				else
+					(void)varint(&c, it->end[3], &x);
+				dst[k++] = (int64_t)x;
+			}
+			it->p[3] = c;
+			continue;
+		}
+		if (it->p[2] < it->end[2]) {
+			/* An Int64List: packed chunks and single values. */
+			if (next_field(&P, "", it->p[2], &it->p[2], it->end[2],
+			    &f, &wt, &v, &num) != 1 || f != 1)
+				continue;
+			if (wt == 0)
+				dst[k++] = (int64_t)num;
+			else if (wt == 2) {
+				it->p[3] = v.p;
+				it->end[3] = v.p + v.n;
+			}
+			continue;
+		}
+		if (it->p[1] < it->end[1]) {
+			/* A Feature: its int64_list fields. */
+			if (next_field(&P, "", it->p[1], &it->p[1], it->end[1],
+			    &f, &wt, &v, &num) == 1 && f == 3 && wt == 2) {
+				it->p[2] = v.p;
+				it->end[2] = v.p + v.n;
+			}
+			continue;
+		}
+		if (it->sp != NULL) {
+			/* The Features of a lazy feature, one after another. */
+			const struct span *sp = it->sp;
+
+			if (it->nsp == 0)
+				break;
+			it->p[1] = sp->p;
+			it->end[1] = sp->p + sp->n;
+			it->sp = sp + 1;
+			it->nsp--;
+			continue;
+		}
+		if (it->p[0] < it->end[0]) {
+			/* The entry: its value fields, merged. */
+			if (next_field(&P, "", it->p[0], &it->p[0], it->end[0],
+			    &f, &wt, &v, &num) == 1 && f == 2 && wt == 2) {
+				it->p[1] = v.p;
+				it->end[1] = v.p + v.n;
+			}
+			continue;
+		}
+		break;
+	}
+	it->left -= k;
+	return k;
+}
+
+void
+ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
+{
+	struct pools P;
+	const struct span *sp = f->lazy;
+	const uint8_t *q, *qend, *at;
+	struct span fv;
+	uint64_t ff, num;
+	size_t i;
+	int fwt, kind = EX_NONE;
+
+	memset(it, 0, sizeof(*it));
+	/* From the last change of kind on, as lazy_feature() counted. */
+	for (i = 0; i < f->nlazy; i++) {
+		q = sp[i].p;
+		qend = q + sp[i].n;
+		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
+		    &num) == 1; at = q) {
+			if (fwt != 2 || ff < 1 || ff > 3 || (int)ff == kind)
+				continue;
+			kind = (int)ff;
+			if (kind == 3) {
+				it->p[1] = at;
+				it->end[1] = qend;
+				it->sp = sp + i + 1;
+				it->nsp = f->nlazy - i - 1;
+			}
+		}
+	}
+	if (it->sp == NULL)
+		it->sp = sp + f->nlazy;	/* (not lazy: nothing) */
+	it->n = it->left = f->n;
 }

@@ -43,6 +43,13 @@ struct ex_feature {
 	const int64_t	*i64;	/* kind EX_INT64 */
 	const float	*f32;	/* kind EX_FLOAT */
 	const struct ex_bytes *b; /* kind EX_BYTES */
+	/*
+	 * Kind EX_INT64 left in the record (see lazy_min in struct
+	 * example): i64 is NULL and the values are read with
+	 * ex_int64_open_feature().  NULL otherwise.
+	 */
+	const void	*lazy;
+	size_t		 nlazy;
 };
 
 /* One feature list of a SequenceExample: a key and its Features. */
@@ -62,6 +69,15 @@ struct example {
 	size_t		 nlists;	/* feature lists, sorted by key, unique */
 	struct ex_flist	*lists;
 	void		*priv;		/* pools; owned */
+	/*
+	 * Set by the caller (0 after ex_init(): off): an int64 list whose
+	 * values take more than lazy_min bytes of the record is checked
+	 * but not decoded (8 bytes a value), for records too large to
+	 * decode whole; its feature's 'lazy' says where it is.  Such an
+	 * example is for readers that know it: ex_encode(), exjson_write()
+	 * and the counts (n) do; i64 is NULL for it.
+	 */
+	size_t		 lazy_min;
 };
 
 /*
@@ -128,6 +144,35 @@ int		 exb_encode(struct ex_builder *b, struct buf *out);
  */
 long		 ex_int64_values(const uint8_t *p, size_t n, const char *name,
 		    int64_t **dst, size_t *cap);
+
+/*
+ * The values of one int64 feature a bounded number at a time, for
+ * records too large to decode whole (ex_decode() and ex_int64_values()
+ * take 8 bytes per value, a record as little as one).  ex_int64_open()
+ * checks that the whole Example decodes, as ex_decode() decides, and
+ * finds the feature 'name' with the rules of ex_int64_values(): 0 with
+ * it->n set to the number of values, -1 when the feature is absent or
+ * not an int64 list, -2 on malformed input.  ex_int64_next() stores
+ * the next values (up to max) at dst and returns their number, 0 at
+ * the end.  The iterator points into p[0..n), which must stay put;
+ * it holds no memory of its own.
+ */
+struct ex_int64_iter {
+	const uint8_t	*p[4], *end[4];	/* entry, Feature, Int64List, packed chunk */
+	const void	*sp;		/* or the Features, one after another */
+	size_t		 nsp;
+	uint64_t	 n;		/* the values in all */
+	uint64_t	 left;		/* not yet returned */
+};
+int		 ex_int64_open(struct ex_int64_iter *it, const uint8_t *p,
+		    size_t n, const char *name);
+/*
+ * The same over a feature that ex_decode() left in the record (f->lazy
+ * set): the values of f, f->n of them.  Valid while the example is.
+ */
+void		 ex_int64_open_feature(struct ex_int64_iter *it,
+		    const struct ex_feature *f);
+size_t		 ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max);
 
 /*
  * The fastest path: the int64 feature 'name' of an Example that holds

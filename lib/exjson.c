@@ -417,6 +417,34 @@ put_i64s(struct buf *o, const int64_t *v, size_t n, int quoted)
 	return 0;
 }
 
+/*
+ * The values of an int64 feature left in its record, a part at a time,
+ * the output flushed as it grows when the caller asked for that.
+ */
+static int
+put_lazy_i64s(struct exjson *j, struct buf *o, const struct ex_feature *f,
+    int quoted)
+{
+	struct ex_int64_iter it;
+	int64_t v[4096];
+	size_t k, first = 1;
+
+	ex_int64_open_feature(&it, f);
+	while ((k = ex_int64_next(&it, v, sizeof v / sizeof v[0])) > 0) {
+		if (!first && buf_putc(o, ',') == -1)
+			return -1;
+		first = 0;
+		if (put_i64s(o, v, k, quoted) == -1)
+			return -1;
+		if (j->flush != NULL && o->len > (1u << 20)) {
+			j->flushed = 1;
+			if (j->flush(j->flush_arg, o) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 put_f32s(struct buf *o, const float *v, size_t n)
 {
@@ -463,7 +491,7 @@ put_b64s(struct buf *o, const struct ex_bytes *v, size_t n)
 /* Canonical output */
 
 static int
-canon_feature(struct buf *o, const struct ex_feature *f)
+canon_feature(struct exjson *j, struct buf *o, const struct ex_feature *f)
 {
 	int rc = 0;
 
@@ -472,7 +500,7 @@ canon_feature(struct buf *o, const struct ex_feature *f)
 		if (f->n == 0)
 			return PUTS(o, "{\"int64List\":{}}");
 		rc |= PUTS(o, "{\"int64List\":{\"value\":[");
-		rc |= put_i64s(o, f->i64, f->n, 1);
+		rc |= f->lazy ? put_lazy_i64s(j, o, f, 1) : put_i64s(o, f->i64, f->n, 1);
 		break;
 	case EX_FLOAT:
 		if (f->n == 0)
@@ -508,7 +536,7 @@ canon_features(struct exjson *j, struct buf *o, const struct ex_feature *f, size
 			return nomem(j);
 		if (put_key(j, o, f[i].key, f[i].keylen) == -1)
 			return -1;
-		if (canon_feature(o, &f[i]) == -1)
+		if (canon_feature(j, o, &f[i]) == -1)
 			return nomem(j);
 	}
 	return PUTS(o, "}}") ? nomem(j) : 0;
@@ -538,7 +566,7 @@ canon_lists(struct exjson *j, struct buf *o, const struct ex_flist *l, size_t n)
 		for (k = 0; k < l[i].n; k++) {
 			if (k && buf_putc(o, ',') == -1)
 				return nomem(j);
-			if (canon_feature(o, &l[i].v[k]) == -1)
+			if (canon_feature(j, o, &l[i].v[k]) == -1)
 				return nomem(j);
 		}
 		if (PUTS(o, "]}") == -1)
@@ -578,7 +606,7 @@ err:
 /* Flat output */
 
 static int
-flat_value(struct buf *o, const struct ex_feature *f)
+flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 {
 	size_t i;
 	int rc = 0;
@@ -588,7 +616,7 @@ flat_value(struct buf *o, const struct ex_feature *f)
 		if (f->n == 0)
 			return PUTS(o, "{\"int64_list\":[]}");
 		rc |= buf_putc(o, '[');
-		rc |= put_i64s(o, f->i64, f->n, 0);
+		rc |= f->lazy ? put_lazy_i64s(j, o, f, 0) : put_i64s(o, f->i64, f->n, 0);
 		rc |= buf_putc(o, ']');
 		return rc ? -1 : 0;
 	case EX_FLOAT:
@@ -643,7 +671,7 @@ flat_features(struct exjson *j, struct buf *o, const struct ex_feature *f, size_
 			return nomem(j);
 		if (put_key(j, o, f[i].key, f[i].keylen) == -1)
 			return -1;
-		if (flat_value(o, &f[i]) == -1)
+		if (flat_value(j, o, &f[i]) == -1)
 			return nomem(j);
 	}
 	return buf_putc(o, '}') ? nomem(j) : 0;
@@ -726,7 +754,7 @@ flat_example(struct exjson *j, const struct example *ex, struct buf *o)
 				return nomem(j);
 			for (k = 0; k < l->n; k++)
 				if ((k && buf_putc(o, ',') == -1) ||
-				    flat_value(o, &l->v[k]) == -1)
+				    flat_value(j, o, &l->v[k]) == -1)
 					return nomem(j);
 			if (buf_putc(o, ']') == -1)
 				return nomem(j);
@@ -783,13 +811,35 @@ exjson_write(struct exjson *j, const struct example *ex, struct buf *out)
 	int rc;
 
 	j->msg[0] = '\0';
+	j->flushed = 0;
 	if (j->flags & EXJSON_FLAT)
 		rc = flat_example(j, ex, out);
 	else
 		rc = canon_example(j, ex, out);
 	if (rc == -1)
-		out->len = olen;
+		out->len = j->flushed ? 0 : olen;
 	return rc;
+}
+
+int
+exjson_keys_ok(struct exjson *j, const struct example *ex)
+{
+	char s[160];
+	size_t i;
+
+	if (j->flags & EXJSON_LOSSY)
+		return 0;
+	for (i = 0; i < ex->nfeat; i++)
+		if (!exjson_utf8_valid(ex->feat[i].key, ex->feat[i].keylen)) {
+			show(s, sizeof(s), ex->feat[i].key, ex->feat[i].keylen, 64);
+			return fail(j, "feature key %s is not valid UTF-8", s);
+		}
+	for (i = 0; i < ex->nlists; i++)
+		if (!exjson_utf8_valid(ex->lists[i].key, ex->lists[i].keylen)) {
+			show(s, sizeof(s), ex->lists[i].key, ex->lists[i].keylen, 64);
+			return fail(j, "feature key %s is not valid UTF-8", s);
+		}
+	return 0;
 }
 
 int

@@ -115,7 +115,26 @@ struct exjson {
 	const char	*where;		/* feature being read, for messages */
 	size_t		 wherelen;
 	char		 msg[256];
+	/*
+	 * Set by the caller to write a long line as it is made: when the
+	 * values of a feature left in its record (struct example's
+	 * lazy_min) are written, the output buffer is handed to flush()
+	 * whenever it holds more than about a megabyte; flush() writes and
+	 * empties it, returning 0, or -1 to stop (exjson_write() then
+	 * fails with errno as flush() left it).  Without it such a line is
+	 * made whole.  Once flush() was called, a failure leaves the part
+	 * written: check the keys first (exjson_keys_ok()).
+	 */
+	int		(*flush)(void *arg, struct buf *out);
+	void		*flush_arg;
+	int		 flushed;	/* flush() was called for this line */
 };
+
+/*
+ * Would exjson_write() write the keys of 'ex' (UTF-8, or EXJSON_LOSSY)?
+ * Returns 0, or -1 with the message exjson_write() would give.
+ */
+int		 exjson_keys_ok(struct exjson *j, const struct example *ex);
 
 /* Set up 'j'; free with exjson_free().  flags: EXJSON_FLAT, EXJSON_LOSSY. */
 void		 exjson_init(struct exjson *j, unsigned flags);

@@ -1285,6 +1285,35 @@ mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 	return 0;
 }
 
+int
+mmidx_add_part(struct mmidx_builder *b, const uint8_t *p, size_t ntok)
+{
+	size_t bytes = ntok * b->esize;
+
+	if (b->done)
+		return berr(b, "dataset already finished");
+	if (bytes > OBUF_SIZE - b->olen) {
+		if (bflush(b) == -1)
+			return -1;
+		if (bytes >= OBUF_SIZE / 2) {
+			if (write_all(b->fd, p, bytes) == -1)
+				return berr(b, "%s", strerror(errno));
+			return 0;
+		}
+	}
+	memcpy(b->obuf + b->olen, p, bytes);
+	b->olen += bytes;
+	return 0;
+}
+
+int
+mmidx_end_parts(struct mmidx_builder *b, uint64_t ntok)
+{
+	if (check_len(b, ntok > SIZE_MAX ? SIZE_MAX : (size_t)ntok) == -1)
+		return -1;
+	return push_size(b, ntok);
+}
+
 /* Floats: only for float dtypes.  'get' yields value j as a double. */
 static int
 add_floats(struct mmidx_builder *b, const float *vf, const double *vd,

@@ -257,6 +257,19 @@ int		 mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v,
  */
 int		 mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 		    const uint32_t *sizes, size_t k);
+/*
+ * One sequence in parts, for a sequence too long to hold whole: each
+ * part, ntok tokens packed by mmidx_pack_i64(), goes to the .bin with
+ * mmidx_add_part(); then mmidx_end_parts() adds the index entry of the
+ * ntok tokens all the parts held, so that the whole is what one
+ * mmidx_add_packed() of the sequence makes.  Nothing else may be added
+ * in between.  Both return 0, or -1 with the message in
+ * mmidx_builder_strerror() (a sequence too long for the index is
+ * refused only at the end: check the length first).
+ */
+int		 mmidx_add_part(struct mmidx_builder *b, const uint8_t *p,
+		    size_t ntok);
+int		 mmidx_end_parts(struct mmidx_builder *b, uint64_t ntok);
 int		 mmidx_add_f32(struct mmidx_builder *b, const float *v, size_t n);
 int		 mmidx_add_f64(struct mmidx_builder *b, const double *v, size_t n);
 /* Multimodal: the mode of the next sequence added (default 0). */

@@ -495,14 +495,20 @@ discard(struct rec_reader *r, uint64_t n)
 	return 0;
 }
 
+/*
+ * A hint for a fault at the start of the (uncompressed) stream: its
+ * bytes are perhaps compressed, or perhaps not records at all, however
+ * they came.
+ */
 static const char *
 compression_hint(const struct rec_reader *r)
 {
-	if (r->comp != REC_NONE || r->base + r->pos != 0)
+	if (r->base + r->pos != 0)
 		return "";
-	if (r->len >= 2 && r->buf[0] == 0x1f && r->buf[1] == 0x8b)
+	if (r->comp == REC_NONE && r->len >= 2 && r->buf[0] == 0x1f &&
+	    r->buf[1] == 0x8b)
 		return " (the input looks gzip-compressed: try --compression gzip)";
-	if (r->len >= 2 && is_zlib_header(r->buf))
+	if (r->comp == REC_NONE && r->len >= 2 && is_zlib_header(r->buf))
 		return " (the input may be zlib-compressed: try --compression zlib)";
 	if (r->index == 0)
 		return " (is this a TFRecord file?)";
@@ -530,7 +536,8 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		if (r->flags & REC_TF_COMPAT)
 			return 0;
 		return fail(r, REC_TRUNC_HEADER,
-		    "truncated header: %zd bytes after the last record", got);
+		    "truncated header: %zd bytes after the last record%s", got,
+		    compression_hint(r));
 	}
 	h = r->buf + r->pos;
 	if (!header_ok(h))
@@ -544,8 +551,9 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 	if (r->seekable) {
 		if (total > r->file_end - r->offset)
 			return fail(r, REC_TRUNC_RECORD, "truncated record: "
-			    "length %llu but %llu bytes left",
-			    (unsigned long long)len,
+			    "length %llu needs %llu bytes after its header, "
+			    "%llu are left", (unsigned long long)len,
+			    (unsigned long long)len + 4,
 			    (unsigned long long)(r->file_end - r->offset - 12));
 	} else if (len > r->max_len)
 		return fail(r, REC_TOO_LARGE, "length %llu exceeds the limit "
@@ -569,7 +577,8 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		return -1;
 	if ((uint64_t)got < total)
 		return fail(r, REC_TRUNC_RECORD, "truncated record: length "
-		    "%llu but %llu bytes left", (unsigned long long)len,
+		    "%llu needs %llu bytes after its header, %llu are left",
+		    (unsigned long long)len, (unsigned long long)len + 4,
 		    (unsigned long long)(got > 12 ? got - 12 : 0));
 	h = r->buf + r->pos;
 	if (!(r->flags & REC_NO_CRC) && !rec_data_ok(h + 12, (size_t)len,
@@ -586,7 +595,7 @@ long
 rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 {
 	size_t got = 0, from, pos, avail;
-	long k = 0;
+	long k = 0, k0;
 	unsigned flags;
 	const uint8_t *p, *h;
 	uint64_t len;
@@ -600,6 +609,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		 */
 		from = pos = r->pos;
 		avail = r->len - r->pos;
+		k0 = k;
 		while (r->err == REC_OK && r->started && (size_t)k < max &&
 		    got < want && avail >= 12) {
 			h = r->buf + pos;
@@ -607,6 +617,8 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			if (len > avail - 12 || avail - 12 - len < 4 ||
 			    !header_ok(h) || (!r->seekable && len > r->max_len))
 				break;	/* rec_read() says what is wrong */
+			if (len > want && k > 0)
+				break;	/* a long record comes first in a call */
 			r->offset = r->base + pos;
 			pos += (size_t)len + 16;
 			avail -= (size_t)len + 16;
@@ -616,13 +628,23 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		}
 		if (pos > from) {
 			if (buf_append(out, r->buf + from, pos - from) == -1) {
+				/* The fault is at the first record not returned. */
+				r->index -= (uint64_t)(k - k0);
+				r->offset = r->base + from;
 				r->errnum = errno;
-				return fail(r, REC_ENOMEM, "out of memory");
+				(void)fail(r, REC_ENOMEM, "out of memory");
+				return k0 > 0 ? k0 : -1;
 			}
 			r->pos = pos;
 			continue;
 		}
 		/* One record the way rec_read() takes it, CRC left to the caller. */
+		if (k > 0) {
+			uint64_t next;
+
+			if ((rc = rec_peek(r, &next)) != 1 || next > want)
+				break;	/* the end, a fault or a long record: the next call */
+		}
 		flags = r->flags;
 		r->flags |= REC_NO_CRC;
 		rc = rec_read(r, &p, &n);
@@ -632,13 +654,33 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		if (rc == -1)
 			return k > 0 ? k : -1;
 		if (buf_append(out, p - 12, n + 16) == -1) {
+			r->index--;	/* not returned after all */
 			r->errnum = errno;
-			return fail(r, REC_ENOMEM, "out of memory");
+			(void)fail(r, REC_ENOMEM, "out of memory for a %zu-byte "
+			    "record", n);
+			return k > 0 ? k : -1;
 		}
 		got += n + 16;
 		k++;
 	}
 	return k;
+}
+
+int
+rec_peek(struct rec_reader *r, uint64_t *len)
+{
+	ssize_t got;
+
+	if (r->err != REC_OK)
+		return -1;
+	if (!r->started && start(r) == -1)
+		return -1;
+	if ((got = have(r, 12)) == -1)
+		return -1;
+	if (got < 12 || !header_ok(r->buf + r->pos))
+		return got == 0 ? 0 : -1;
+	*len = le64(r->buf + r->pos);
+	return 1;
 }
 
 int

@@ -79,12 +79,23 @@ extern const char rec_data_crc_msg[];
  * bytes rec_position() to the new rec_position().  Returns the number
  * of records appended, 0 at the end of the stream, or -1 on a fault,
  * which is reported only after the good records before it were
- * returned (by the call before).  Not for a reader opened with
- * REC_SKIP_DATA.
+ * returned (by the call before).  A record longer than 'want' is only
+ * ever the first of a call, so that a caller can take it otherwise
+ * (see rec_peek()).  Not for a reader opened with REC_SKIP_DATA.
  */
 struct buf;
 long		 rec_read_framed(struct rec_reader *r, struct buf *out,
 		    size_t want, size_t max);
+
+/*
+ * The payload length of the next record, from its header, without
+ * taking it: 1 with *len set, when the header is whole and its CRC
+ * good (the length is not checked further); 0 at the end of the
+ * stream; -1 when there is something else, which the next rec_read()
+ * or rec_read_framed() reports (rec_peek() leaves the reader as it was,
+ * but for an I/O or decompression fault, which it keeps).
+ */
+int		 rec_peek(struct rec_reader *r, uint64_t *len);
 
 /* Records returned so far; after a fault, the index of the bad record. */
 uint64_t	 rec_index(const struct rec_reader *r);

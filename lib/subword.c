@@ -1534,3 +1534,108 @@ out:
 	free(tok.p);
 	return rc;
 }
+
+
+/*
+ * The tokens of cat[0..upto) (subtokens joined, split at '_'), as
+ * sw_decode() writes them; *prev carries the alphanumeric state.
+ */
+static int
+put_tokens(const struct buf *cat, size_t upto, struct buf *tok, int *prev,
+    struct buf *out)
+{
+	size_t start, end;
+	int cur, k;
+
+	for (start = 0; start < upto; start = end + 1) {
+		const uint8_t *u = memchr(cat->p + start, '_', upto - start);
+
+		end = u ? (size_t)(u - cat->p) : upto;
+		if (end == start)
+			continue;
+		tok->len = 0;
+		if (sw_unescape(cat->p + start, end - start, tok) == -1)
+			return -1;
+		if (tok->len == 0)
+			continue;
+		cur = is_alnum_at(tok->p, &k);
+		if (*prev && cur && sw_put(out, " ", 1) == -1)
+			return -1;
+		if (sw_put(out, tok->p, tok->len) == -1)
+			return -1;
+		*prev = cur;
+	}
+	return 0;
+}
+
+/* Append the subtoken of id 'id' (nothing when out of range). */
+static int
+put_piece(const struct sw_vocab *v, int64_t id, struct buf *cat)
+{
+	if (id < 0 || (uint64_t)id >= v->n)
+		return 0;
+	return sw_put(cat, v->pool + v->off[id], v->off[id + 1] - v->off[id]);
+}
+
+/* Decode the held-back run of ids 0 and 1 (a bit each). */
+static int
+put_held(const struct sw_vocab *v, struct sw_decoder *d)
+{
+	uint64_t i;
+
+	for (i = 0; i < d->nheld; i++)
+		if (put_piece(v, d->held.p[i / 8] >> (i % 8) & 1, &d->cat) == -1)
+			return -1;
+	d->nheld = 0;
+	d->held.len = 0;
+	return 0;
+}
+
+int
+sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
+    const int64_t *ids, size_t n, int strip_extraneous, struct buf *out)
+{
+	const uint8_t *u;
+	size_t i, upto;
+	uint8_t z = 0;
+
+	for (i = 0; i < n; i++) {
+		if (strip_extraneous && (ids[i] == 0 || ids[i] == 1)) {
+			/* Perhaps trailing: held until another id comes. */
+			if (d->nheld % 8 == 0 && sw_put(&d->held, &z, 1) == -1)
+				return -1;
+			d->held.p[d->nheld / 8] |= (uint8_t)(ids[i] << (d->nheld % 8));
+			d->nheld++;
+			continue;
+		}
+		if (d->nheld > 0 && put_held(v, d) == -1)
+			return -1;
+		if (put_piece(v, ids[i], &d->cat) == -1)
+			return -1;
+	}
+	/* The tokens ended by a '_' are final. */
+	for (upto = d->cat.len; upto > 0 && d->cat.p[upto - 1] != '_'; upto--)
+		;
+	if (upto == 0)
+		return 0;
+	if (put_tokens(&d->cat, upto, &d->tok, &d->prev, out) == -1)
+		return -1;
+	u = d->cat.p + upto;
+	memmove(d->cat.p, u, d->cat.len - upto);
+	d->cat.len -= upto;
+	return 0;
+}
+
+int
+sw_decode_end(const struct sw_vocab *v, struct sw_decoder *d, struct buf *out)
+{
+	int rc;
+
+	(void)v;
+	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, out);
+	buf_free(&d->cat);
+	buf_free(&d->tok);
+	buf_free(&d->held);
+	memset(d, 0, sizeof(*d));
+	return rc;
+}

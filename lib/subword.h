@@ -113,6 +113,30 @@ int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
 int		 sw_decode(const struct sw_vocab *v, const int64_t *ids, size_t n,
 		    int strip_extraneous, struct buf *out);
 
+/*
+ * sw_decode() in parts, for id lists too long to hold at once: zero a
+ * struct sw_decoder, give it the ids in order with sw_decode_part()
+ * (each call appends to *out the text that is final so far), then call
+ * sw_decode_end(), which appends the rest and frees what the decoder
+ * holds.  Over all the calls *out gets what one sw_decode() of the
+ * whole list gives.  The decoder holds the subtokens of one token (up
+ * to the next '_') and, with strip_extraneous, a bit for each 0 or 1
+ * id that may be trailing.  Both return 0, or -1 with errno ENOMEM
+ * (then sw_decode_end() still frees the decoder).
+ */
+struct sw_decoder {
+	struct buf	 cat;		/* subtokens after the last '_' */
+	struct buf	 tok;		/* scratch */
+	struct buf	 held;		/* ids 0 and 1 held back, a bit each */
+	uint64_t	 nheld;
+	int		 prev;		/* the last token began alphanumeric */
+};
+int		 sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
+		    const int64_t *ids, size_t n, int strip_extraneous,
+		    struct buf *out);
+int		 sw_decode_end(const struct sw_vocab *v, struct sw_decoder *d,
+		    struct buf *out);
+
 /* Escaping with a vocabulary's alphabet, and unescaping (appends to *out). */
 int		 sw_escape(const struct sw_vocab *v, const uint8_t *p, size_t n,
 		    struct buf *out);

@@ -430,11 +430,11 @@ histogram:
 	run -0 mmap-index cat --output-format id "$T/u64"
 	[ "$output" = "$(cat "$T/u64.txt")" ]
 	run -1 --separate-stderr bash -c 'echo 18446744073709551616 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
-	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '18446744073709551616'" ]
+	[ "$stderr" = "mmap-index: stdin: line 1: token 18446744073709551616 does not fit uint64" ]
 	run -1 --separate-stderr bash -c 'echo 3 -1 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
 	[ "$stderr" = "mmap-index: stdin: line 1: token -1 does not fit uint64 (--wrap wraps it as upstream does)" ]
 	run -1 --separate-stderr bash -c 'echo 9223372036854775808 | mmap-index build -q --dtype int64 --input-format id -o "$1" -' _ "$T/u64b"
-	[ "$stderr" = "mmap-index: stdin: line 1: bad token id '9223372036854775808'" ]
+	[ "$stderr" = "mmap-index: stdin: line 1: token 9223372036854775808 does not fit int64" ]
 	[ ! -e "$T/u64b.idx" ] && [ ! -e "$T/u64b.bin" ]
 }
 
@@ -558,6 +558,82 @@ histogram:
 	run -0 mmap-index verify "$T"/data/shard*/*.idx
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn: ok (fairseq, uint16, 1 sequences, 2 tokens)" ]
+}
+
+@test "mmap-index: build takes --max-record-size as tfr-cat does, in every thread count" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	for j in 1 2; do
+		run -0 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 2k -o "$3"' _ "$T/big.tfr" $j "$T/ok$j"
+		run -1 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 1k -o "$3"' _ "$T/big.tfr" $j "$T/no$j"
+		[ "$stderr" = "mmap-index: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+		[ ! -e "$T/no$j.bin" ] && [ ! -e "$T/no$j.idx" ]
+	done
+	run -2 --separate-stderr mmap-index cat --max-record-size 1k "$T/ok1"
+	[[ "$stderr" == *"--max-record-size does not apply to this subcommand"* ]]
+}
+
+# Peak RSS of a command in KB (in $rss); the command's status is kept.
+peak_rss() {
+	local st=0
+	/usr/bin/time -f %M -o "$T/rss" "$@" 2>"$T/rss.err" || st=$?
+	rss=$(tail -1 "$T/rss")
+	return $st
+}
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}
+
+@test "mmap-index: build of a 20 MB record holds about one copy of it, with any -j" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for j in 1 2; do
+		peak_rss mmap-index build -q -j $j -o "$T/b$j" "$T/big.gz"
+		[ "$rss" -lt "$(rss_bound mmap-index 50000)" ] || { echo "-j $j: peak RSS $rss KB for a 20 MB record"; false; }
+	done
+	cmp "$T/b1.bin" "$T/b2.bin"
+	cmp "$T/b1.idx" "$T/b2.idx"
+	# written as int64, then narrowed in place to the type the ids ask for
+	[ "$(stat -c %s "$T/b1.bin")" = 40000000 ]
+	run -0 --separate-stderr mmap-index info --json "$T/b1"
+	[[ "$output" == *'"tokens":20000000'* ]]
+	[[ "$output" == *'"dtype":"uint16"'* ]]
+	# A record claiming 20 MB that is bad: read once, not copied.
+	"$BATS_TEST_DIRNAME/tools/big-record" --length 20000000 | gzip -1 >"$T/bad.gz"
+	for j in 1 2; do
+		run -1 peak_rss mmap-index build -q -j $j -o "$T/c$j" "$T/bad.gz"
+		[ "$(cat "$T/rss.err")" = "mmap-index: $T/bad.gz: record 0 at offset 0: payload CRC mismatch" ]
+		[ "$(tail -1 "$T/rss")" -lt "$(rss_bound mmap-index 30000)" ] || { echo "-j $j: peak RSS $(tail -1 "$T/rss") KB"; false; }
+	done
+}
+
+@test "mmap-index: out of memory names the file and the record, with any -j" {
+	(ulimit -v 40000 && mmap-index -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for j in 1 2; do
+		run -1 --separate-stderr bash -c 'ulimit -v 40000; mmap-index build -q -j $1 -o "$2" "$3"' _ $j "$T/o$j" "$T/big.gz"
+		[[ "$stderr" == "mmap-index: $T/big.gz: record 0 at offset 0: out of memory"* ]] ||
+		    { echo "-j $j: $stderr"; false; }
+		[ ! -e "$T/o$j.bin" ]
+	done
+}
+
+@test "mmap-index: an id above INT64_MAX does not fit the dtype" {
+	printf '1 2 18446744073709551615\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int64" ]
+	run -1 --separate-stderr mmap-index build -q --wrap --dtype int32 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int32" ]
+	printf '7 -9223372036854775809\n' >"$T/neg"
+	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/neg"
+	[ "$stderr" = "mmap-index: $T/neg: line 1: token -9223372036854775809 does not fit int64" ]
+	printf '1 2 18446744073709551616\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --dtype uint64 --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551616 does not fit uint64" ]
+	printf '1 2x\n' >"$T/ids"
+	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/o" "$T/ids"
+	[ "$stderr" = "mmap-index: $T/ids: line 1: bad token id '2x'" ]
 }
 
 # ---- fairseq dictionaries and text (fairseq-preprocess) ----
@@ -1003,4 +1079,22 @@ histogram:
 	: >"$T/t.idx"
 	run -0 mmap-index dict -q --padding-factor 1 "$T/t.bin"
 	[ "$output" = $'a 2\nb 1' ]
+}
+
+@test "mmap-index: --keep-partial after a 20 MB record keeps it streamed and narrowed, with any -j" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	n=$(stat -c %s "$T/big.tfr")
+	{ cat "$T/big.tfr"; printf 'abc'; } | gzip -1 >"$T/cut.gz"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j $j --keep-partial -o "$T/k$j" "$T/cut.gz"
+		[ "$stderr" = "mmap-index: $T/cut.gz: record 1 at offset $n: truncated header: 3 bytes after the last record" ] ||
+		    { echo "-j $j: $stderr"; false; }
+		[ "$(stat -c %s "$T/k$j.bin")" = 40000000 ]
+		run -0 --separate-stderr mmap-index info --json "$T/k$j"
+		[[ "$output" == *'"dtype":"uint16"'*'"sequences":1,"tokens":20000000'* ]]
+		# without it, nothing is left
+		run -1 mmap-index build -q -j $j -o "$T/n$j" "$T/cut.gz"
+		[ ! -e "$T/n$j.bin" ] && [ ! -e "$T/n$j.idx" ]
+	done
+	cmp "$T/k1.bin" "$T/k2.bin"
 }

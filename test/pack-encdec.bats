@@ -126,7 +126,8 @@ docstring_pair() {
 	printf '%s\n' '{"inputs":[1],"targets":[2]}' '{"inputs":[1,2,3,4],"targets":[2]}' \
 	    '{"inputs":[1],"targets":[2]}' | mk "$T/in.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec --no-pack -l inputs=3,targets=3 -o "$T/out.tfr" "$T/in.tfr"
-	[ "$stderr" = "pack-encdec: $T/in.tfr: record 1: Feature 'inputs' has length not less than or equal to the expected length of 3 during input_validation validation" ]
+	n=$(tfr-cat -R -n 1 "$T/in.tfr" | wc -c)
+	[ "$stderr" = "pack-encdec: $T/in.tfr: record 1 at offset $n: Feature 'inputs' has length not less than or equal to the expected length of 3 during input_validation validation" ]
 	[ ! -e "$T/out.tfr" ]
 	run -1 --separate-stderr bash -c 'pack-encdec -C encdec --no-pack -l inputs=3,targets=3 "$1" >"$2"' _ "$T/in.tfr" "$T/stdout.tfr"
 	run -0 js "$T/stdout.tfr"
@@ -136,10 +137,10 @@ docstring_pair() {
 @test "pack-encdec: missing and wrongly typed features" {
 	printf '%s\n' '{"inputs":[1]}' | mk "$T/a.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/a.tfr"
-	[ "$stderr" = "pack-encdec: $T/a.tfr: record 0: Dataset is missing an expected feature during input_validation validation: 'targets'" ]
+	[ "$stderr" = "pack-encdec: $T/a.tfr: record 0 at offset 0: Dataset is missing an expected feature during input_validation validation: 'targets'" ]
 	printf '%s\n' '{"inputs":[1],"targets":"x"}' | mk "$T/b.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/b.tfr"
-	[[ "$stderr" == *"record 0: Dataset has incorrect type for feature 'targets' during input_validation validation: Got string, expected int32" ]]
+	[[ "$stderr" == *"record 0 at offset 0: Dataset has incorrect type for feature 'targets' during input_validation validation: Got string, expected int32" ]]
 	printf '%s\n' '{"inputs":[1],"targets":[4294967296]}' | mk "$T/c.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/c.tfr"
 	[[ "$stderr" == *"Got int64, expected int32"* ]]
@@ -268,7 +269,7 @@ for i in range(3000):
 @test "pack-encdec: electra refuses a record without the feature" {
 	printf '%s\n' '{"other":[1]}' | mk "$T/x.tfr"
 	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 1 --sep-id 2 "$T/x.tfr"
-	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0: no int64 feature 'targets'" ]
+	[ "$stderr" = "pack-encdec: $T/x.tfr: record 0 at offset 0: no int64 feature 'targets'" ]
 }
 
 @test "pack-encdec: -h says what the man page SYNOPSIS says" {
@@ -306,7 +307,7 @@ for i in range(300):
 	[ "${#lines[@]}" = 1 ]
 	[[ "$output" == '{"decoder_input_tokens":[0,2,'* ]]
 	run -1 --separate-stderr pack-encdec -C lm -l targets=64 docs.tfr
-	[[ "$stderr" == *"record 2: Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
+	[[ "$stderr" == *"record 2 at offset "*": Feature 'targets' has length not less than or equal to the expected length of 64 during input_validation validation" ]]
 }
 
 @test "pack-encdec: the man page's electra example" {
@@ -340,6 +341,56 @@ for i in range(300):
 @test "pack-encdec: --help to a full disk is status 1 with a message" {
 	run -1 --separate-stderr bash -c 'pack-encdec --help >/dev/full'
 	[ "$stderr" = "pack-encdec: stdout: No space left on device" ]
+}
+
+@test "pack-encdec: --max-record-size limits records on pipes and compressed input" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	run -0 --separate-stderr sh -c 'cat "$1" | pack-encdec -C lm -l targets=2000 --max-record-size 2k -o "$2"' _ "$T/big.tfr" "$T/o.tfr"
+	[ "$(tfr-cat -c "$T/o.tfr")" = 1 ]
+	run -1 --separate-stderr sh -c 'cat "$1" | pack-encdec -C lm -l targets=2000 --max-record-size 1k' _ "$T/big.tfr"
+	[ -z "$output" ]
+	[ "$stderr" = "pack-encdec: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+	gzip -c "$T/big.tfr" >"$T/big.tfr.gz"
+	run -1 --separate-stderr pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 -f targets --max-record-size 1k -o "$T/o.tfr" "$T/big.tfr.gz"
+	[[ "$stderr" == *"big.tfr.gz: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]]
+	run -2 --separate-stderr pack-encdec -C lm -l targets=8 --max-record-size -1 "$T/big.tfr"
+}
+
+@test "pack-encdec: out of memory while decoding names the file, record and offset" {
+	(ulimit -v 60000 && pack-encdec -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	printf '%s\n' '{"targets":[5,6]}' | mk "$T/one.tfr"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	cat "$T/one.tfr" "$T/big.tfr" | gzip -1 >"$T/big.gz"
+	n=$(stat -c %s "$T/one.tfr")
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C lm -l targets=100 "$1" >/dev/null' _ "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C electra --cls-id 101 --sep-id 102 --max-seq-length 128 "$1" >/dev/null' _ "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 1 at offset $n: out of memory" ]
+	# a fault like a bad record: the rows before it, kept with --keep-partial
+	pack-encdec -C lm -l targets=100 "$T/one.tfr" >"$T/want.tfr"
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; pack-encdec -C lm -l targets=100 --keep-partial -o "$2" "$1"' _ "$T/big.gz" "$T/kept.tfr"
+	cmp "$T/want.tfr" "$T/kept.tfr"
+}
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}
+
+@test "pack-encdec: a 20 MB record is not decoded whole: memory about one copy, rows as trimmed" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 7 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	"$BATS_TEST_DIRNAME/tools/big-record" 512 targets 7 | tfr-cat --no-crc -R --type raw >"$T/cut.tfr"
+	for opt in --no-pack "--strategy best-fit" --custom-ops; do
+		/usr/bin/time -f %M -o "$T/rss" pack-encdec -C lm -l targets=512 --no-length-check $opt -o "$T/a.tfr" "$T/big.gz"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt "$(rss_bound pack-encdec 50000)" ] || { echo "$opt: peak RSS $rss KB"; false; }
+		pack-encdec -C lm -l targets=512 --no-length-check $opt -o "$T/b.tfr" "$T/cut.tfr"
+		cmp "$T/a.tfr" "$T/b.tfr"
+	done
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$T/rss" pack-encdec -C lm -l targets=512 "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 0 at offset 0: Feature 'targets' has length not less than or equal to the expected length of 512 during input_validation validation" ]
+	[ "$(tail -1 "$T/rss")" -lt "$(rss_bound pack-encdec 50000)" ]
 }
 
 @test "pack-encdec: -o keeps the old file when an input is missing or bad, and after kill -9" {

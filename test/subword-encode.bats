@@ -135,7 +135,7 @@ print(n)' "$T/rec"
 	run -0 subword-encode -d -f inputs -v "$T/v" "$T/rec"
 	[ "$output" = "$(cat "$T/c.txt")" ]
 	run -1 --separate-stderr subword-encode -d -v "$T/v" "$T/rec"
-	[ "$stderr" = "subword-encode: $T/rec: record 0: no int64 feature with that name" ]
+	[ "$stderr" = "subword-encode: $T/rec: record 0 at offset 0: no int64 feature 'targets'" ]
 	[ -z "$output" ]
 }
 
@@ -289,6 +289,94 @@ print(d[12:-4].hex())' "$T/r2"
 	[ "${#lines[@]}" -eq "$n" ]
 	[[ "$stderr" == *"line 36002: invalid UTF-8 at byte offset"* ]]
 	run -2 --separate-stderr subword-encode -j x -v "$T/v"
+}
+
+@test "subword-encode: -d takes --max-record-size as tfr-cat does" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	run -0 --separate-stderr sh -c 'cat "$1" | subword-encode -d -v "$2" --max-record-size 2k' _ "$T/big.tfr" "$T/v"
+	run -1 --separate-stderr sh -c 'cat "$1" | subword-encode -d -v "$2" --max-record-size 1k' _ "$T/big.tfr" "$T/v"
+	[ "$stderr" = "subword-encode: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
+	run -1 --separate-stderr sh -c 'gzip -c "$1" | subword-encode -d -v "$2" --max-record-size 1Ki' _ "$T/big.tfr" "$T/v"
+	[[ "$stderr" == *"length 1524 exceeds the limit of 1024 bytes"* ]]
+	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-record-size 1x "$T/big.tfr"
+	[[ "$stderr" == *"--max-record-size: invalid number '1x'"* ]]
+}
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}
+
+@test "subword-encode: -d of a 20 MB record streams it: memory about one copy of the record" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	local id
+	id=$(grep -n "^'the_'\$" "$T/v" | cut -d: -f1)
+	id=$((id - 1))
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets "$id" | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -d -v "$T/v" "$T/big.gz" >"$T/out"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound subword-encode 50000)" ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
+	[ "$(wc -c <"$T/out")" = 80000000 ]
+	[ "$(tr ' ' '\n' <"$T/out" | sort | uniq -c | sed 's/^ *//')" = "20000000 the" ]
+	# and with --strip-extraneous, trailing ids 0 and 1 dropped
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 1 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/eos.gz"
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -d --strip-extraneous -v "$T/v" "$T/eos.gz" >"$T/out"
+	[ "$(tail -1 "$T/rss")" -lt "$(rss_bound subword-encode 50000)" ]
+	[ "$(cat "$T/out")" = "" ] && [ "$(wc -c <"$T/out")" = 1 ]
+}
+
+@test "subword-encode: -d --keep-partial -o after a streamed 20 MB record keeps its line and the document end" {
+	local id
+	id=$(grep -n "^'the_'\$" "$T/v" | cut -d: -f1)
+	id=$((id - 1))
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets "$id" | tfr-cat --no-crc -R --type raw >"$T/big.rec"
+	printf '""\n' | tfr-cat --from-json --type raw >"$T/end.rec"
+	n=$(( $(stat -c %s "$T/big.rec") + $(stat -c %s "$T/end.rec") ))
+	{ cat "$T/big.rec" "$T/end.rec"; printf 'abc'; } | gzip -1 >"$T/cut.gz"
+	run -1 --separate-stderr subword-encode -d --keep-partial -v "$T/v" -o "$T/out" "$T/cut.gz"
+	[ "$stderr" = "subword-encode: $T/cut.gz: record 2 at offset $n: truncated header: 3 bytes after the last record" ]
+	[ "$(wc -c <"$T/out")" = 80000001 ]
+	[ "$(tail -c 6 "$T/out" | od -An -c | tr -d ' ')" = 'the\n\n' ]
+	# without it the old file stays
+	echo OLD >"$T/out"
+	run -1 subword-encode -d -v "$T/v" -o "$T/out" "$T/cut.gz"
+	[ "$(cat "$T/out")" = OLD ]
+}
+
+@test "subword-encode: -d names the offset and the reason of a bad record" {
+	subword-encode -v "$T/v" "$T/c.txt" | head -c 200 | tfr-cat -R --recover -q >"$T/good.rec" 2>/dev/null || true
+	n=$(stat -c %s "$T/good.rec")
+	# a record whose payload is not an Example: a field runs past the end
+	printf '"CgUKAw=="\n' | tfr-cat --from-json --type raw >"$T/bad.rec"
+	cat "$T/good.rec" "$T/bad.rec" >"$T/both.rec"
+	run -1 --separate-stderr subword-encode -d -v "$T/v" "$T/both.rec"
+	k=$(tfr-cat -c "$T/good.rec")
+	[ "$stderr" = "subword-encode: $T/both.rec: record $k at offset $n: malformed Example: example: field 1: length 5 runs past the end at byte 2" ]
+	[ "${#lines[@]}" -eq "$k" ]
+	run -1 --separate-stderr subword-encode -d --fields targets,inputs -v "$T/v" "$T/good.rec"
+	[ "$stderr" = "subword-encode: $T/good.rec: record 0 at offset 0: no int64 feature 'inputs'" ]
+}
+
+@test "subword-encode: -v FIELD=VOCAB for a field that does not exist names the field" {
+	run -2 --separate-stderr subword-encode --fields a,b -v a="$T/v" -v c="$T/v" "$T/c.txt"
+	[ "${lines[0]}" = "" ]
+	[ "$(sed -n 1p <<<"$stderr")" = "subword-encode: -v c=$T/v: no field 'c' (the fields are a,b)" ]
+	run -2 --separate-stderr subword-encode -d -v inputs="$T/v" "$T/c.txt"
+	[ "$(sed -n 1p <<<"$stderr")" = "subword-encode: -v inputs=$T/v: no field 'inputs' (the fields are targets)" ]
+	# a vocabulary whose file name has a '=' is still a vocabulary
+	cp "$T/v" "$T/x=v"
+	run -0 --separate-stderr subword-encode --output-format id -v "$T/x=v" "$T/c.txt"
+}
+
+@test "subword-encode: -d out of memory names the file, record and offset" {
+	(ulimit -v 60000 && subword-encode -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	subword-encode -v "$T/v" <<<"the cat" >"$T/one.rec"
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 targets 2 | tfr-cat --no-crc -R --type raw >"$T/big.rec"
+	cat "$T/one.rec" "$T/big.rec" | gzip -1 >"$T/big.gz"
+	n=$(stat -c %s "$T/one.rec")
+	run -1 --separate-stderr bash -c 'ulimit -v 60000; subword-encode -d -v "$1" "$2"' _ "$T/v" "$T/big.gz"
+	[ "$stderr" = "subword-encode: $T/big.gz: record 1 at offset $n: out of memory" ]
+	[ "$output" = "the cat" ]
 }
 
 # ---- JSON lines (Megatron-LM preprocess_data.py --json-keys) ----

@@ -346,6 +346,93 @@ big() {
 	printf '""\n' | tfr-cat --from-json --type raw | cmp - <(printf '\000\000\000\000\000\000\000\000\051\003\230\007\330\352\202\242')
 }
 
+@test "tfr-cat: a truncated record says how many bytes it needs, in a file, a pipe and gzip" {
+	cat "$T/three.tfr" "$T/foo.tfr" >"$T/x.tfr"
+	n=$(stat -c %s "$T/three.tfr")
+	head -c $((n + 15)) "$T/x.tfr" >"$T/cut.tfr"	# 'foo' needs 3 + 4 bytes, 3 are left
+	want="record 3 at offset $n: truncated record: length 3 needs 7 bytes after its header, 3 are left"
+	run -1 --separate-stderr tfr-cat -c "$T/cut.tfr"
+	[ "$stderr" = "tfr-cat: $T/cut.tfr: $want" ]
+	run -1 --separate-stderr sh -c 'cat "$1" | tfr-cat --type raw' _ "$T/cut.tfr"
+	[ "$stderr" = "tfr-cat: stdin: $want" ]
+	gzip -c "$T/cut.tfr" >"$T/cut.tfr.gz"
+	run -1 --separate-stderr tfr-cat --verify "$T/cut.tfr.gz"
+	[ "${lines[0]}" = "$T/cut.tfr.gz: 3 records, $n bytes, gzip, FAILED" ]
+	[ "$stderr" = "tfr-cat: $T/cut.tfr.gz: $want" ]
+}
+
+@test "tfr-cat: compressed input that is not records gets the plain input's hint" {
+	printf 'this is text, not a TFRecord file at all\n' >"$T/text"
+	run -1 --separate-stderr tfr-cat "$T/text"
+	[ "$stderr" = "tfr-cat: $T/text: record 0 at offset 0: length CRC mismatch (is this a TFRecord file?)" ]
+	gzip -c "$T/text" >"$T/text.gz"
+	run -1 --separate-stderr tfr-cat "$T/text.gz"
+	[ "$stderr" = "tfr-cat: $T/text.gz: record 0 at offset 0: length CRC mismatch (is this a TFRecord file?)" ]
+	printf 'hi\n' | gzip >"$T/hi.gz"
+	run -1 --separate-stderr tfr-cat -c "$T/hi.gz"
+	[ "$stderr" = "tfr-cat: $T/hi.gz: record 0 at offset 0: truncated header: 3 bytes after the last record (is this a TFRecord file?)" ]
+}
+
+@test "tfr-cat: out of memory while decoding is reported as such, with file, record and offset" {
+	(ulimit -v 100000 && tfr-cat --version >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	# 10M empty bytes values: 20 MB of record, 160 MB decoded
+	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	tfr-cat -R -n 1 "$T/three.tfr" >"$T/one.tfr"
+	n=$(stat -c %s "$T/one.tfr")
+	cat "$T/one.tfr" "$T/big.tfr" | gzip -1 >"$T/big.gz"
+	for opt in --type=example --flat --stats "-R -f targets"; do
+		run -1 --separate-stderr bash -c 'ulimit -v 100000; tfr-cat $1 "$2" >/dev/null' _ "$opt" "$T/big.gz"
+		[ "$(tail -1 <<<"$stderr")" = "tfr-cat: $T/big.gz: record 1 at offset $n: out of memory" ] ||
+		    { echo "$opt: $stderr"; false; }
+	done
+	# --verify decodes nothing, and the file is good: OK
+	run -0 --separate-stderr bash -c 'ulimit -v 100000; tfr-cat --verify "$1"' _ "$T/big.gz"
+	[ "$output" = "$T/big.gz: 2 records, $((n + $(stat -c %s "$T/big.tfr"))) bytes, gzip, OK" ]
+	# when even the record cannot be held, it is FAILED
+	run -1 --separate-stderr bash -c 'ulimit -v 30000; tfr-cat --verify "$1"' _ "$T/big.gz"
+	[ "$output" = "$T/big.gz: 1 records, $n bytes, gzip, FAILED" ]
+	[[ "$stderr" == "tfr-cat: $T/big.gz: record 1 at offset $n: out of memory"* ]]
+}
+
+@test "tfr-cat: -o /dev/full names /dev/full in every text mode; > /dev/full names stdout" {
+	big
+	for opt in --type=example --flat -c --index --stats --verify; do
+		run -1 --separate-stderr tfr-cat $opt -o /dev/full "$T/big.tfr"
+		[ "$stderr" = "tfr-cat: /dev/full: No space left on device" ] || { echo "$opt: $stderr"; false; }
+	done
+	run -1 --separate-stderr bash -c 'tfr-cat "$1" >/dev/full' _ "$T/big.tfr"
+	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
+}
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}
+
+@test "tfr-cat: JSON, --stats and -f of a 20 MB record hold about one copy of the record" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for opt in --type=auto --flat --stats; do
+		/usr/bin/time -f %M -o "$T/rss" tfr-cat $opt "$T/big.gz" >"$T/out"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt "$(rss_bound tfr-cat 50000)" ] || { echo "$opt: peak RSS $rss KB for a 20 MB record"; false; }
+	done
+	tfr-cat "$T/big.gz" >"$T/out"
+	[ "$(head -c 58 "$T/out")" = '{"features":{"feature":{"targets":{"int64List":{"value":["' ]
+	[ "$(tail -c 18 "$T/out")" = '"1","1","1"]}}}}}' ]
+	[ "$(tr -cd 1 <"$T/out" | wc -c)" = 20000000 ]
+	[ "$(wc -c <"$T/out")" = $((58 + 20000000 * 4 - 2 + 7)) ]
+	tfr-cat --flat "$T/big.gz" >"$T/out"
+	[ "$(wc -c <"$T/out")" = $((12 + 20000000 * 2 - 1 + 3)) ]
+	run -0 tfr-cat --stats "$T/big.gz"
+	[ "${lines[2]}" = "$(printf 'targets\t1\tint64\t20000000\t20000000.0\t20000000\t1024+:1')" ]
+	# and -f re-encodes it in about one more copy
+	/usr/bin/time -f %M -o "$T/rss" tfr-cat -R -f targets "$T/big.gz" >"$T/out.tfr"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound tfr-cat 50000)" ] || { echo "-R -f: peak RSS $rss KB for a 20 MB record"; false; }
+	gzip -dc "$T/big.gz" | cmp - "$T/out.tfr"
+}
+
 @test "tfr-cat: -o in every text mode leaves the old file when the input is missing" {
 	local m
 	for m in "" --flat --index -c --stats --verify; do

@@ -4,7 +4,8 @@
  * accept, the full decoder must accept with the same values, the 16-bit
  * path exactly when the 64-bit one does and every value fits, and where
  * the decoder finds an int64 feature, ex_int64_values() must find the
- * same.  The first input
+ * same, and so must ex_int64_open() and ex_int64_next() in parts of
+ * any size.  The first input
  * byte picks the feature name.
  */
 #include <stddef.h>
@@ -78,6 +79,66 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	ex_free(&ex);
+	/* Decoding with int64 lists left in the record: the same features and values. */
+	{
+		struct example a, b;
+		struct ex_int64_iter it;
+		int64_t part[5];
+		size_t k, got;
+		int ra, rb;
+
+		ex_init(&a);
+		ex_init(&b);
+		b.lazy_min = 1 + (data[0] >> 4);
+		ra = ex_decode(&a, p, size - 1, EX_TYPE_AUTO);
+		rb = ex_decode(&b, p, size - 1, EX_TYPE_AUTO);
+		if (ra != rb || (ra == 0 && a.nfeat != b.nfeat))
+			abort();
+		for (size_t i = 0; ra == 0 && i < a.nfeat; i++) {
+			const struct ex_feature *x = &a.feat[i], *y = &b.feat[i];
+
+			if (x->kind != y->kind || x->n != y->n)
+				abort();
+			if (y->lazy == NULL)
+				continue;
+			ex_int64_open_feature(&it, y);
+			for (got = 0; (k = ex_int64_next(&it, part, 5)) > 0; got += k)
+				if (got + k > x->n ||
+				    memcmp(part, x->i64 + got, k * sizeof *part) != 0)
+					abort();
+			if (got != x->n)
+				abort();
+		}
+		if (ra == 0) {
+			struct buf ea = { 0 }, eb = { 0 };
+
+			if (ex_encode(&a, &ea) != 0 || ex_encode(&b, &eb) != 0 ||
+			    ea.len != eb.len ||
+			    (ea.len && memcmp(ea.p, eb.p, ea.len) != 0))
+				abort();	/* encodes otherwise */
+			buf_free(&ea);
+			buf_free(&eb);
+		}
+		ex_free(&a);
+		ex_free(&b);
+	}
+	{
+		struct ex_int64_iter it;
+		int64_t part[7];
+		size_t max = 1 + (size_t)(data[0] >> 2) % 7, k, got = 0;
+		int rc = ex_int64_open(&it, p, size - 1, name);
+
+		if (rc != (n < 0 ? (int)n : 0) || (rc == 0 && it.n != (uint64_t)n))
+			abort();
+		while (rc == 0 && (k = ex_int64_next(&it, part, max)) > 0) {
+			if (got + k > (size_t)n ||
+			    memcmp(part, v + got, k * sizeof *v) != 0)
+				abort();
+			got += k;
+		}
+		if (rc == 0 && (got != (size_t)n || it.left != 0))
+			abort();
+	}
 	free(p);
 	return 0;
 }

@@ -34,9 +34,20 @@ framed_vs_single(int fd, enum rec_comp c, unsigned flags, size_t want,
 	lseek(fd, 0, SEEK_SET);
 	if ((r = rec_reader_open(fd, c, flags | REC_NO_CRC, 1 << 20)) == NULL)
 		abort();
-	while ((ra = rec_read(r, &p, &n)) == 1)
+	for (;;) {
+		uint64_t len;
+		int rp = rec_peek(r, &len);
+
+		if ((ra = rec_read(r, &p, &n)) != 1) {
+			if (rp == 1 && ra == 0)
+				abort();	/* a header, then nothing */
+			break;
+		}
+		if (rp != 1 || len != n)
+			abort();	/* rec_peek() missed the record */
 		if (buf_append(&a, p - 12, n + 16) == -1)
 			abort();
+	}
 	ea = rec_error(r);
 	ia = rec_index(r);
 	oa = rec_offset(r);
@@ -54,6 +65,11 @@ framed_vs_single(int fd, enum rec_comp c, unsigned flags, size_t want,
 			break;
 		if ((size_t)k > max || rec_position(r) - pos != b.len - before)
 			abort();
+		/* A record longer than 'want' only first in a call. */
+		for (size_t at = before + le64(b.p + before) + 16; at < b.len;
+		    at += le64(b.p + at) + 16)
+			if (le64(b.p + at) > want)
+				abort();
 	}
 	if (guard == 100000 || a.len != b.len ||
 	    (a.len && memcmp(a.p, b.p, a.len) != 0) || ra != (int)k ||

@@ -295,6 +295,21 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		    (uint32_t)p[i + 2] << 16 | (uint32_t)p[i + 3] << 24) % 4096;
 	d.len = 0;
 	check(sw_decode(v, id64, n / 4, n & 1, &d) == 0);
+	/* The same in parts of 1 to 8 ids. */
+	{
+		struct sw_decoder dec;
+		struct buf parts = { 0 };
+		size_t part = 1 + (n > 0 ? p[0] % 8 : 0);
+
+		memset(&dec, 0, sizeof dec);
+		for (i = 0; i < n / 4; i += part)
+			check(sw_decode_part(v, &dec, id64 + i, n / 4 - i < part ?
+			    n / 4 - i : part, n & 1, &parts) == 0);
+		check(sw_decode_end(v, &dec, &parts) == 0);
+		check(parts.len == d.len && (d.len == 0 ||
+		    memcmp(parts.p, d.p, d.len) == 0));
+		free(parts.p);
+	}
 	check(sw_unescape(p, n, &u) == 0);
 	free(id64);
 	free(d.p);

@@ -18,6 +18,100 @@ same(const struct buf *b, const char *s, size_t n)
 	return b->len == n && memcmp(b->p, s, n) == 0;
 }
 
+/*
+ * Decoding with lazy_min = 1 accepts what ex_decode() accepts, gives
+ * the same features, and the values of those left in the record
+ * (ex_int64_open_feature()) are the decoded ones.
+ */
+static int
+lazy_agrees(const uint8_t *p, size_t n)
+{
+	struct example a, b;
+	struct ex_int64_iter it;
+	int64_t part[3];
+	size_t i, j, k, got;
+	int ra, rb, ok = 1, lazies = 0;
+
+	ex_init(&a);
+	ex_init(&b);
+	b.lazy_min = 1;
+	ra = ex_decode(&a, p, n, EX_TYPE_AUTO);
+	rb = ex_decode(&b, p, n, EX_TYPE_AUTO);
+	if (ra != rb || (ra == 0 && (a.nfeat != b.nfeat || a.nlists != b.nlists)))
+		ok = 0;
+	for (i = 0; ok && ra == 0 && i < a.nfeat; i++) {
+		const struct ex_feature *x = &a.feat[i], *y = &b.feat[i];
+
+		if (x->kind != y->kind || x->n != y->n || x->keylen != y->keylen) {
+			ok = 0;
+			break;
+		}
+		if (y->lazy == NULL) {
+			if (x->kind == EX_INT64 && x->n > 0 &&
+			    memcmp(x->i64, y->i64, x->n * sizeof(int64_t)) != 0)
+				ok = 0;
+			continue;
+		}
+		lazies++;
+		if (y->i64 != NULL)
+			ok = 0;
+		ex_int64_open_feature(&it, y);
+		for (got = 0; (k = ex_int64_next(&it, part, 3)) > 0; got += k)
+			for (j = 0; j < k; j++)
+				if (got + j >= x->n || part[j] != x->i64[got + j])
+					ok = 0;
+		if (got != x->n)
+			ok = 0;
+	}
+	if (ok && ra == 0) {
+		/* and both encode to the same bytes */
+		struct buf ea = { 0 }, eb = { 0 };
+
+		ok = ex_encode(&a, &ea) == 0 && ex_encode(&b, &eb) == 0 &&
+		    ea.len == eb.len && (ea.len == 0 || memcmp(ea.p, eb.p, ea.len) == 0);
+		buf_free(&ea);
+		buf_free(&eb);
+	}
+	ex_free(&a);
+	ex_free(&b);
+	return ok ? 1 + lazies : 0;
+}
+
+/*
+ * ex_int64_open()/ex_int64_next() in parts of 1, 2, 3 and 1000 values
+ * give what ex_int64_values() gives, and the same result codes.
+ */
+static int
+iter_agrees(const uint8_t *p, size_t n, const char *name)
+{
+	static const size_t parts[] = { 1, 2, 3, 1000 };
+	struct ex_int64_iter it;
+	int64_t *v = NULL, part[1000];
+	size_t cap = 0, got, k, i;
+	long want = ex_int64_values(p, n, name, &v, &cap);
+	int ok = 1, rc;
+
+	for (i = 0; i < 4 && ok; i++) {
+		rc = ex_int64_open(&it, p, n, name);
+		if (rc != (want < 0 ? (int)want : 0) ||
+		    (rc == 0 && it.n != (uint64_t)want)) {
+			ok = 0;
+			break;
+		}
+		got = 0;
+		while (rc == 0 && (k = ex_int64_next(&it, part, parts[i])) > 0) {
+			if (k > parts[i] || got + k > (size_t)want ||
+			    memcmp(part, v + got, k * sizeof *v) != 0)
+				ok = 0;
+			got += k;
+		}
+		if (rc == 0 && (got != (size_t)want || it.left != 0))
+			ok = 0;
+	}
+	free(v);
+	return ok;
+}
+
 int
 main(void)
 {
@@ -331,6 +425,56 @@ main(void)
 	TEST(same(&out, "\x12\x14\x0a\x12\x0a\x01" "t" "\x12\x0d"
 	    "\x0a\x05\x1a\x03\x0a\x01\x01" "\x0a\x00" "\x0a\x02\x1a\x00", 22),
 	    "SequenceExample re-encodes to the same bytes");
+
+	/* the int64 iterator agrees with ex_int64_values() on every form */
+	{
+		static const struct { const char *p; size_t n; const char *name; } c[] = {
+#define C(s, name) { s, sizeof(s) - 1, name }
+			C("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09", "a"),
+			C("\x0a\x11\x0a\x0f\x0a\x01" "a" "\x12\x0a\x1a\x08\x08\x05\x0a\x02\x06\x07\x08\x09", "b"),
+			C("\x0a\x0c\x0a\x0a\x0a\x01" "a" "\x12\x05\x1a\x03\x0a\x01\x07", ""),
+			C("\x0a\x0a\x0a\x08\x12\x06\x1a\x04\x0a\x02\x05\x06", ""),
+			/* int64, then bytes, then int64 again in one Feature: the last run */
+			C("\x0a\x17\x0a\x15\x0a\x01" "a" "\x12\x10\x1a\x03\x0a\x01\x01"
+			  "\x0a\x03\x0a\x01" "x" "\x1a\x04\x0a\x02\x02\x03", "a"),
+			/* int64 then bytes: not an int64 list */
+			C("\x0a\x12\x0a\x10\x0a\x01" "a" "\x12\x0b\x1a\x04\x0a\x02\x01\x02"
+			  "\x0a\x03\x0a\x01" "x", "a"),
+			/* the entry's value given twice: merged */
+			C("\x0a\x13\x0a\x11\x0a\x01" "a" "\x12\x05\x1a\x03\x0a\x01\x01"
+			  "\x12\x05\x1a\x03\x08\x82\x01", "a"),
+			/* two entries of one key, in two Features messages: the last wins */
+			C("\x0a\x0c\x0a\x0a\x0a\x01" "a" "\x12\x05\x1a\x03\x0a\x01\x01"
+			  "\x0a\x0d\x0a\x0b\x0a\x01" "a" "\x12\x06\x1a\x04\x0a\x02\x09\x08", "a"),
+			/* an empty list, a kind-less feature, a malformed record */
+			C("\x0a\x09\x0a\x07\x0a\x01" "a" "\x12\x02\x1a\x00", "a"),
+			C("\x0a\x07\x0a\x05\x0a\x01" "a" "\x12\x00", "a"),
+			C("\x0a\x05", "a"),
+			C("", "a"),
+#undef C
+		};
+		size_t k;
+		int ok = 1;
+
+		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++)
+			if (!iter_agrees((const uint8_t *)c[k].p, c[k].n, c[k].name)) {
+				ok = 0;
+				printf("# case %zu differs\n", k);
+			}
+		TEST(ok, "ex_int64_next() in parts gives ex_int64_values()'s values");
+		for (k = 0, ok = 1; k < sizeof(c) / sizeof(c[0]); k++)
+			if (!lazy_agrees((const uint8_t *)c[k].p, c[k].n)) {
+				ok = 0;
+				printf("# lazy case %zu differs\n", k);
+			}
+		TEST(ok, "int64 lists left in the record read back and encode as decoded");
+		out.len = 0;
+		exb_reset(&eb);
+		exb_int64(&eb, "targets", iv, 5);
+		exb_encode(&eb, &out);
+		TEST(iter_agrees(out.p, out.len, "targets"), "and on int64 extremes");
+		TEST(lazy_agrees(out.p, out.len) == 2, "and left in the record");
+	}
 
 	buf_free(&out);
 	exb_free(&eb);

@@ -521,6 +521,89 @@ test_errors(void)
 	    "one name in context and feature lists is no duplicate");
 }
 
+/* Collects what exjson_write() hands to flush(). */
+static int
+collect_flush(void *arg, struct buf *out)
+{
+	struct buf *all = arg;
+
+	if (buf_append(all, out->p, out->len) == -1)
+		return -1;
+	out->len = 0;
+	return 0;
+}
+
+/*
+ * An Example whose int64 lists are left in the record (lazy_min) is
+ * written as the decoded one is, in both forms, whole or flushed as
+ * it goes; a bad key is found by exjson_keys_ok() before anything.
+ */
+static void
+test_lazy(void)
+{
+	struct ex_builder eb;
+	struct example a, b;
+	struct exjson j;
+	struct buf rec = { 0 }, x = { 0 }, y = { 0 }, all = { 0 };
+	int64_t *v = malloc(300000 * sizeof *v);
+	int64_t w[3] = { -1, INT64_MAX, 0 };
+	int ok = 1;
+
+	for (int i = 0; i < 300000; i++)
+		v[i] = (int64_t)i * 7919 % 100003 - 50;
+	exb_init(&eb);
+	exb_int64(&eb, "big", v, 300000);
+	exb_int64(&eb, "small", w, 3);
+	exb_int64(&eb, "empty", NULL, 0);
+	exb_float(&eb, "f", (const float[]){ 0.5f }, 1);
+	exb_encode(&eb, &rec);
+	for (unsigned flags = 0; flags <= EXJSON_FLAT; flags++) {
+		ex_init(&a);
+		ex_init(&b);
+		b.lazy_min = 64;
+		exjson_init(&j, flags);
+		x.len = y.len = all.len = 0;
+		ok &= ex_decode(&a, rec.p, rec.len, EX_TYPE_AUTO) == 0 &&
+		    ex_decode(&b, rec.p, rec.len, EX_TYPE_AUTO) == 0 &&
+		    ex_find(&b, "big", 3)->lazy != NULL &&
+		    ex_find(&b, "small", 5)->lazy == NULL;
+		ok &= exjson_write(&j, &a, &x) == 0 && exjson_write(&j, &b, &y) == 0 &&
+		    x.len == y.len && memcmp(x.p, y.p, x.len) == 0;
+		j.flush = collect_flush;
+		j.flush_arg = &all;
+		y.len = 0;
+		ok &= exjson_keys_ok(&j, &b) == 0 && exjson_write(&j, &b, &y) == 0 &&
+		    all.len > 0 && buf_append(&all, y.p, y.len) == 0 &&
+		    all.len == x.len && memcmp(all.p, x.p, x.len) == 0;
+		exjson_free(&j);
+		ex_free(&a);
+		ex_free(&b);
+	}
+	TEST(ok, "int64 lists left in the record are written as decoded ones, flushed or not");
+	{
+		struct example c;
+		static const uint8_t badkey[] = "\x0a\x0c\x0a\x0a\x0a\x01\xff\x12\x05\x1a\x03\x0a\x01\x07";
+
+		ex_init(&c);
+		exjson_init(&j, 0);
+		TEST(ex_decode(&c, badkey, sizeof badkey - 1, EX_TYPE_AUTO) == 0 &&
+		    exjson_keys_ok(&j, &c) == -1 &&
+		    strstr(exjson_strerror(&j), "not valid UTF-8") != NULL,
+		    "exjson_keys_ok() finds a key that is not UTF-8: %s", exjson_strerror(&j));
+		exjson_free(&j);
+		exjson_init(&j, EXJSON_LOSSY);
+		TEST(exjson_keys_ok(&j, &c) == 0, "and lets it through with EXJSON_LOSSY");
+		exjson_free(&j);
+		ex_free(&c);
+	}
+	exb_free(&eb);
+	buf_free(&rec);
+	buf_free(&x);
+	buf_free(&y);
+	buf_free(&all);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -530,5 +613,6 @@ main(void)
 	test_writer();
 	test_reader();
 	test_errors();
+	test_lazy();
 	return tap_done();
 }

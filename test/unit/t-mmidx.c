@@ -899,6 +899,74 @@ test_tables(void)
 	    mmidx_dtype_parse("float") == -1, "dtype names");
 }
 
+/*
+ * A sequence added in parts (mmidx_add_part(), mmidx_end_parts()) gives
+ * the files one mmidx_add_i64() of it gives, parts small and large,
+ * in both layouts.
+ */
+static void
+test_parts(void)
+{
+	enum { N = 3 << 20 };
+	static const size_t cuts[] = { 0, 1, 1000, 1001, (1 << 20) + 1001, N };
+	int64_t *v = malloc(N * sizeof *v);
+	uint8_t *out = malloc(N * sizeof(int64_t));
+	int64_t tail[3] = { 7, 8, 9 };
+	char err[512];
+	size_t bad;
+	int ok = 1;
+
+	for (size_t i = 0; i < N; i++)
+		v[i] = (int64_t)((i * 2654435761u) % 60000);
+	for (int lay = 0; lay < 3; lay++)
+	for (int t = 0; t < 2; t++) {
+		enum mmidx_layout layout = lay ? MMIDX_MEGATRON : MMIDX_FAIRSEQ;
+		enum mmidx_dtype dt = t ? MMIDX_INT32 : MMIDX_UINT16;
+		unsigned f = lay == 2 ? MMIDX_DOC_EACH : 0;
+		int afd = fdw("pta", ".bin"), bfd = fdw("ptb", ".bin"), aifd, bifd;
+		struct mmidx_builder *a = mmidx_builder_new(afd, layout, dt, f,
+		    errbuf, sizeof errbuf);
+		struct mmidx_builder *b = mmidx_builder_new(bfd, layout, dt, f,
+		    errbuf, sizeof errbuf);
+
+		ok &= mmidx_add_i64(a, tail, 3) == 0 && mmidx_add_i64(a, v, N) == 0 &&
+		    mmidx_add_i64(a, tail, 3) == 0;
+		ok &= mmidx_add_i64(b, tail, 3) == 0;
+		for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++) {
+			size_t k = cuts[c + 1] - cuts[c];
+
+			ok &= mmidx_pack_i64(b, v + cuts[c], k, out, &bad, err,
+			    sizeof err) == 0 && mmidx_add_part(b, out, k) == 0;
+		}
+		ok &= mmidx_end_parts(b, N) == 0 && mmidx_add_i64(b, tail, 3) == 0;
+		aifd = fdw("pta", ".idx");
+		bifd = fdw("ptb", ".idx");
+		ok &= mmidx_finish(a, aifd) == 0 && mmidx_finish(b, bifd) == 0;
+		close(afd);
+		close(bfd);
+		close(aifd);
+		close(bifd);
+		ok &= same_files(path("pta", ".bin"), path("ptb", ".bin")) &&
+		    same_files(path("pta", ".idx"), path("ptb", ".idx"));
+		mmidx_builder_free(a);
+		mmidx_builder_free(b);
+	}
+	TEST(ok, "a sequence added in parts gives the files of one mmidx_add_i64()");
+	{
+		int bfd = fdw("ptb", ".bin");
+		struct mmidx_builder *b = mmidx_builder_new(bfd, MMIDX_FAIRSEQ,
+		    MMIDX_UINT16, 0, errbuf, sizeof errbuf);
+
+		TEST(mmidx_end_parts(b, (uint64_t)MMIDX_MAX_SEQ + 1) == -1 &&
+		    strstr(mmidx_builder_strerror(b), "longer than the int32") != NULL,
+		    "parts of too long a sequence are refused at the end");
+		mmidx_builder_free(b);
+		close(bfd);
+	}
+	free(v);
+	free(out);
+}
+
 int
 main(void)
 {
@@ -922,6 +990,7 @@ main(void)
 	test_spans();
 	test_add_edges();
 	test_packed();
+	test_parts();
 	test_packed_large();
 	{
 		char cmd[600];

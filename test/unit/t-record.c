@@ -201,6 +201,14 @@ read_framed(int fd, enum rec_comp c, size_t want, size_t max)
 		if ((size_t)k > max ||
 		    rec_position(r) - pos != o.bytes.len - before)
 			o.spans_ok = 0;
+		/* A record longer than 'want' comes only first in a call. */
+		for (size_t at = before, i = 0; at + 12 <= o.bytes.len; i++) {
+			uint64_t len = le64(o.bytes.p + at);
+
+			if (i > 0 && len > want)
+				o.spans_ok = 0;
+			at += (size_t)len + 16;
+		}
 	}
 	finish(&o, r, (int)k);
 	rec_reader_free(r);
@@ -284,6 +292,73 @@ test_framed(void)
 		}
 	}
 	TEST(ok, "framed reads: damaged and cut streams end as rec_read() does");
+	buf_free(&raw);
+
+	/* rec_peek() gives each length before rec_read() takes the record. */
+	for (int i = 0; i < 3; i++) {
+		struct rec_reader *r;
+		const uint8_t *p;
+		uint64_t len;
+		size_t n;
+		int rc;
+
+		fd = make(comps[i], 50);
+		r = rec_reader_open(fd, comps[i], 0, 0);
+		ok = 1;
+		while ((rc = rec_peek(r, &len)) == 1)
+			if (rec_peek(r, &len) != 1 || rec_read(r, &p, &n) != 1 ||
+			    n != len)
+				ok = 0;
+		TEST(ok && rc == 0 && rec_index(r) == 50 && rec_read(r, &p, &n) == 0,
+		    "rec_peek: every length, then 0 at the end (%d)", i);
+		rec_reader_free(r);
+		close(fd);
+	}
+	/* A short record, then a long one: two calls. */
+	for (int i = 0; i < 3; i++) {
+		static uint8_t zeros[500];
+		struct rec_reader *r;
+		struct rec_writer *w;
+		struct buf got = { 0 };
+
+		fd = mkstemp(tmpl);
+		strcpy(tmpl + strlen(tmpl) - 6, "XXXXXX");
+		unlink(tmpl);
+		w = rec_writer_open(fd, comps[i], -1);
+		rec_write(w, zeros, 10);
+		rec_write(w, zeros, 500);
+		rec_write(w, zeros, 10);
+		rec_writer_close(w);
+		lseek(fd, 0, SEEK_SET);
+		r = rec_reader_open(fd, comps[i], 0, 0);
+		TEST(rec_read_framed(r, &got, 100, 10) == 1 && got.len == 26 &&
+		    rec_read_framed(r, &got, 100, 10) == 1 && got.len == 26 + 516 &&
+		    rec_read_framed(r, &got, 100, 10) == 1 &&
+		    rec_read_framed(r, &got, 100, 10) == 0,
+		    "framed reads: a record longer than 'want' comes alone (%d)", i);
+		rec_reader_free(r);
+		buf_free(&got);
+		close(fd);
+	}
+
+	fd = make(REC_NONE, 3);
+	raw = file_bytes(fd);
+	close(fd);
+	raw.p[le64(raw.p) + 16 + 9] ^= 1;	/* the second header's CRC */
+	fd = bytes_file(raw.p, raw.len);
+	{
+		struct rec_reader *r = rec_reader_open(fd, REC_NONE, 0, 0);
+		const uint8_t *p;
+		uint64_t len;
+		size_t n;
+
+		TEST(rec_peek(r, &len) == 1 && rec_read(r, &p, &n) == 1 &&
+		    rec_peek(r, &len) == -1 && rec_error(r) == REC_OK &&
+		    rec_read(r, &p, &n) == -1 && rec_error(r) == REC_BAD_LEN_CRC &&
+		    rec_index(r) == 1, "rec_peek: a bad header is -1, and rec_read() reports it");
+		rec_reader_free(r);
+	}
+	close(fd);
 	buf_free(&raw);
 }
 

@@ -579,6 +579,52 @@ test_lines(void)
 	sw_lines_free(NULL);
 }
 
+/*
+ * sw_decode_part() over the ids cut into parts of every size gives what
+ * one sw_decode() gives, with and without strip_extraneous: random ids
+ * over a vocabulary of whole words, pieces, escapes and 0s and 1s.
+ */
+static void
+test_decode_parts(void)
+{
+	static const char file[] = "'<pad>_'\n'<EOS>_'\n'the_'\n'cat_'\n'a'\n'_'\n"
+	    "'c'\n't'\n'h'\n'e'\n' '\n'\\'\n'1'\n'2'\n'8'\n'5'\n'0'\n';'\n'.'\n'ca'\n"
+	    "'\\u_'\n'\xc3\xa9_'\n'-_'\n";
+	struct sw_vocab *v = vocab(file);
+	int64_t ids[300];
+	uint64_t x = 12345;
+	int ok = 1;
+
+	for (int round = 0; round < 400 && ok; round++) {
+		size_t n = (size_t)(x % 300), part = 1 + (size_t)(round % 37);
+		struct buf whole = { 0 }, parts = { 0 };
+		struct sw_decoder d;
+		int strip = round & 1;
+
+		for (size_t i = 0; i < n; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			ids[i] = (x >> 33) % 4 == 0 ? (int64_t)((x >> 40) % 2) :
+			    (int64_t)((x >> 40) % 25) - 1;
+		}
+		if (round % 5 == 0)	/* a long tail of 0s and 1s */
+			for (size_t i = n / 2; i < n; i++)
+				ids[i] = (int64_t)(i % 3 == 0);
+		memset(&d, 0, sizeof d);
+		ok &= sw_decode(v, ids, n, strip, &whole) == 0;
+		for (size_t i = 0; i < n; i += part)
+			ok &= sw_decode_part(v, &d, ids + i, n - i < part ? n - i :
+			    part, strip, &parts) == 0;
+		ok &= sw_decode_end(v, &d, &parts) == 0;
+		ok &= whole.len == parts.len && (whole.len == 0 ||
+		    memcmp(whole.p, parts.p, whole.len) == 0);
+		buf_free(&whole);
+		buf_free(&parts);
+		x = x * 6364136223846793005ull + 1;
+	}
+	TEST(v != NULL && ok, "decoding in parts gives sw_decode()'s text");
+	sw_vocab_free(v);
+}
+
 int
 main(void)
 {
@@ -587,6 +633,7 @@ main(void)
 	test_escape();
 	test_vocab();
 	test_encode_decode();
+	test_decode_parts();
 	test_sampler();
 	test_counts();
 	test_build();
