@@ -119,7 +119,7 @@ sw_counts_size(const struct sw_counts *c)
 static int
 counts_rehash(struct sw_counts *c)
 {
-	size_t ns = c->nslots * 2, i, j;
+	size_t ns = c->slot != NULL ? c->nslots * 2 : c->nslots, i, j;
 	struct cslot *s;
 
 	if ((s = calloc(ns, sizeof(*s))) == NULL)
@@ -136,17 +136,49 @@ counts_rehash(struct sw_counts *c)
 	return 0;
 }
 
+void
+sw_counts_compact(struct sw_counts *c)
+{
+	free(c->hash);
+	free(c->slot);
+	free(c->spans);
+	c->hash = NULL;
+	c->slot = NULL;
+	c->spans = NULL;
+	c->spancap = 0;
+	c->nslots = 0;
+}
+
+/* The lookup table again after sw_counts_compact(). */
+static int
+counts_reindex(struct sw_counts *c)
+{
+	size_t i;
+
+	if ((c->hash = malloc((c->cap ? c->cap : 1) * sizeof(*c->hash))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		c->hash[i] = sw_hash(c->arena + c->off[i], c->len[i]);
+	c->nslots = 512;
+	while (c->nslots < 2 * c->n + 2)
+		c->nslots *= 2;
+	return counts_rehash(c);
+}
+
 int
 sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 {
 	uint64_t h = sw_hash(tok, n);
-	size_t mask = c->nslots - 1, j;
+	size_t mask, j;
 	uint32_t k;
 
 	if (n > UINT32_MAX) {
 		errno = E2BIG;
 		return -1;
 	}
+	if (c->slot == NULL && counts_reindex(c) == -1)
+		return -1;
+	mask = c->nslots - 1;
 	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
 		if (c->slot[j].h != (uint32_t)(h >> 32))
 			continue;
@@ -472,10 +504,11 @@ parr_set(struct parr *a, size_t i, uint64_t v)
  * one per code point, are sorted once (sa); the arrays indexed like sa
  * give, for each suffix, its common prefix with the one before it
  * within their tokens (lcp), its length to the end of its token (dep)
- * and its token's count (wt), with lengths in code points and capped
- * where longer ones never matter.  Nothing else is kept per code point
- * but a bit (a segment start now) and, for text outside ASCII, the byte
- * offset of each code point (boff).
+ * and its token's count (wt, a byte: 255 means look it up), with
+ * lengths in code points and capped where longer ones never matter.
+ * Nothing else is kept per code point but a bit (a segment start now)
+ * and, for text outside ASCII, the byte offset of every 16th code point
+ * (boff).
  */
 struct build {
 	const struct sw_counts *c;
@@ -499,8 +532,9 @@ struct build {
 	uint32_t	 capcp;		/* lcp values are capped here */
 	int		 sorted;
 	uint32_t	*sa;
-	uint32_t	*boff;		/* N + 1 byte offsets; NULL if all ASCII */
-	struct parr	 lcp, dep, wt;
+	uint32_t	*boff;		/* of code points 0, 16, 32...; NULL if all ASCII */
+	struct parr	 lcp, dep;
+	uint8_t		*wt;
 	uint64_t	*mark;		/* per code point: a segment start now */
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
@@ -512,17 +546,42 @@ struct build {
 
 #define NONE	UINT32_MAX
 
-static inline size_t
-boff(const struct build *b, size_t p)
-{
-	return b->boff != NULL ? b->boff[p] : p;
-}
-
 /* Bytes of the UTF-8 sequence that starts with b. */
 static inline uint32_t
 u8len(uint8_t b)
 {
 	return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+}
+
+/* The byte offset of code point p (0 <= p <= N). */
+static inline size_t
+boff(const struct build *b, size_t p)
+{
+	size_t o, k;
+
+	if (b->boff == NULL)
+		return p;
+	o = b->boff[p >> 4];
+	for (k = p & 15; k > 0; k--)
+		o += u8len(b->pool[o]);
+	return o;
+}
+
+/* The count of the token of code point p. */
+static int64_t
+weight_at(const struct build *b, uint32_t p)
+{
+	size_t lo = 0, hi = b->ntok, mid;
+
+	/* The last token that starts at or before p. */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (b->tstart[mid] <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return b->c->cnt[lo];
 }
 
 static size_t
@@ -572,7 +631,7 @@ suffix_sort(struct build *b)
 {
 	size_t n = b->N, i, j, p, k, mr, r, t, off, nc;
 	uint32_t *sa = NULL, *rk = NULL, *tmp = NULL, *cnt = NULL, cp, h, tend;
-	uint64_t maxw = 0, capv;
+	uint64_t capv;
 	int rc = -1;
 
 	nc = (n > b->nalpha ? n : b->nalpha) + 1;
@@ -634,15 +693,21 @@ suffix_sort(struct build *b)
 	free(tmp);
 	free(cnt);
 	tmp = cnt = NULL;
+	if (b->plen != b->N) {
+		if ((b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
+			goto out;
+		for (off = 0, p = 0; off < b->plen; off++)
+			if ((b->pool[off] & 0xC0) != 0x80 && (p++ & 15) == 0)
+				b->boff[(p - 1) >> 4] = (uint32_t)off;
+		if ((n & 15) == 0)
+			b->boff[n >> 4] = (uint32_t)b->plen;
+	}
 
 	/* rk is now the inverse of sa. */
 	capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
-	for (t = 0; t < b->ntok; t++)
-		if ((uint64_t)b->c->cnt[t] > maxw)
-			maxw = (uint64_t)b->c->cnt[t];
 	if (parr_alloc(&b->lcp, n, capv) == -1 ||
 	    parr_alloc(&b->dep, n, b->maxcp < capv ? b->maxcp : capv) == -1 ||
-	    parr_alloc(&b->wt, n, maxw) == -1)
+	    (b->wt = malloc(n ? n : 1)) == NULL)
 		goto out;
 	h = 0;
 	t = 0;
@@ -671,7 +736,7 @@ suffix_sort(struct build *b)
 		} else
 			h = 0;
 		parr_set(&b->dep, i, dist < b->maxcp ? dist : b->maxcp);
-		parr_set(&b->wt, i, (uint64_t)b->c->cnt[t]);
+		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
 		if (h > 0)
 			h--;
 	}
@@ -816,7 +881,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			break;
 		w = 0;
 		if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
-			w = (int64_t)parr_get(&b->wt, i);
+			if ((w = b->wt[i]) == 255)
+				w = weight_at(b, b->sa[i]);
 		d = (uint32_t)parr_get(&b->dep, i);
 		if (d > st[top].h) {
 			if (top + 1 == b->scap) {
@@ -832,6 +898,10 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		} else
 			st[top].c += w;
 	}
+	/* The stack can be as deep as the longest token: give it back. */
+	free(b->stack);
+	b->stack = NULL;
+	b->scap = 0;
 	/* (d): every alphabet character, with the count left to it. */
 	for (a = 0; a < b->nalpha; a++)
 		if (keep(b, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
@@ -882,16 +952,15 @@ cmp_ent(const void *x, const void *y)
  * suffix the longest entry it starts with.
  */
 static int
-mark_segments(struct build *b, const struct list *l)
+mark_segments(struct build *b, struct list *l)
 {
-	struct ent *iv = NULL, *st = NULL;
+	struct ent *iv = l->e, *st = NULL;
 	struct parr best = { NULL, 0 };
-	size_t niv = 0, i, k, lo, hi, mid, first, top = 0, n = b->N, t;
+	size_t niv = 0, i, k, lo, hi, mid, first, top = 0, scap = 0, n = b->N, t;
 	uint32_t maxh = 0, p, end, h;
 	int rc = -1;
 
-	if ((iv = malloc((l->n ? l->n : 1) * sizeof(*iv))) == NULL)
-		goto out;
+	/* The list is sorted by interval in place (the next one replaces it). */
 	for (k = 0; k < l->n; k++) {
 		struct ent e = l->e[k];
 
@@ -921,17 +990,21 @@ mark_segments(struct build *b, const struct list *l)
 		if (e.h > maxh)
 			maxh = e.h;
 	}
+	l->n = niv;
 	qsort(iv, niv, sizeof(*iv), cmp_ent);
-	if ((st = malloc((niv + 1) * sizeof(*st))) == NULL ||
-	    parr_alloc(&best, n, maxh) == -1)
+	if (parr_alloc(&best, n, maxh) == -1)
 		goto out;
 	for (i = 0, k = 0; i < n; i++) {
 		uint32_t lc = i > 0 ? (uint32_t)parr_get(&b->lcp, i) : 0;
 
 		while (top > 0 && st[top - 1].h > lc)
 			top--;
-		while (k < niv && iv[k].lb == i)
-			st[top++] = iv[k++];
+		for (; k < niv && iv[k].lb == i; k++) {
+			if (top == scap &&
+			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1)
+				goto out;
+			st[top++] = iv[k];
+		}
 		if (top > 0)
 			parr_set(&best, b->sa[i], st[top - 1].h);
 	}
@@ -949,7 +1022,6 @@ mark_segments(struct build *b, const struct list *l)
 	}
 	rc = 0;
 out:
-	free(iv);
 	free(st);
 	free(best.p);
 	return rc;
@@ -994,7 +1066,7 @@ build_free(struct build *b)
 	free(b->boff);
 	free(b->lcp.p);
 	free(b->dep.p);
-	free(b->wt.p);
+	free(b->wt);
 	free(b->mark);
 	free(b->acnt);
 	free(b->alb);
@@ -1145,16 +1217,6 @@ build_setup(struct build *b, const struct sw_counts *c,
 	b->plen = eb.len;
 	b->N = ncp;
 	memset(&eb, 0, sizeof(eb));
-	if (b->plen != b->N) {
-		size_t p = 0;
-
-		if ((b->boff = malloc((b->N + 1) * sizeof(*b->boff))) == NULL)
-			return -1;
-		for (q = 0; q < b->plen; q++)
-			if ((b->pool[q] & 0xC0) != 0x80)
-				b->boff[p++] = (uint32_t)q;
-		b->boff[p] = (uint32_t)b->plen;
-	}
 
 	/* External strings: escaped reserved tokens, then the alphabet. */
 	b->nr = nr;

@@ -213,12 +213,16 @@ print(max(len(e) for e in es))' "$T/v"
 	[ "$(head -1 "$T/got")" = "'<pad>_'" ]
 }
 
-# Peak RSS in KB of a command (needs GNU time), or skip.  Not under
-# AddressSanitizer, whose shadow memory and quarantine are not ours.
-peak_kb() {
+# Skip unless peak RSS can be measured (GNU time) and means something
+# (not under AddressSanitizer, whose shadow memory is not ours).
+need_rss() {
 	[ -x /usr/bin/time ] || skip "/usr/bin/time not installed"
 	! grep -q __asan_init "$RECPIPE_BIN/subword-build" ||
 		skip "memory bounds are not checked under AddressSanitizer"
+}
+
+# Peak RSS in KB of a command.
+peak_kb() {
 	/usr/bin/time -f %M -o "$T/rss" "$@" >/dev/null
 	cat "$T/rss"
 }
@@ -253,6 +257,7 @@ ideographs() {
 	# 32 bytes per character plus 16 MB: 1 MB of letters or of ideographs,
 	# with and without -L (several GB before).
 	local kb
+	need_rss
 	letters 1000000 >"$T/l.txt"
 	kb=$(peak_kb subword-build -q -j 1 -L 200 -o "$T/v" "$T/l.txt")
 	echo "letters -L 200: $kb KB"
