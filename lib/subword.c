@@ -512,6 +512,14 @@ struct sw_vocab {
 };
 
 static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
 in_alpha(const struct sw_vocab *v, uint32_t cp)
 {
 	size_t lo = 0, hi = v->nalpha, mid;
@@ -876,13 +884,13 @@ vocab_index(struct sw_vocab *v)
 {
 	static const char escchars[] = "\\_u;0123456789";
 	uint8_t *seen;
-	size_t i, k, end;
+	size_t i, end, acap = 0;
 	uint32_t cp;
 	int m;
 
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
-	/* The alphabet: a bit per code point, then the sorted list. */
+	/* The alphabet: each code point once (a bit says seen), sorted. */
 	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
 		return -1;
 	end = v->off[v->n];
@@ -892,18 +900,17 @@ vocab_index(struct sw_vocab *v)
 			v->ascii[cp] = 1;
 		else if (!(seen[cp >> 3] & (1u << (cp & 7)))) {
 			seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
-			v->nalpha++;
+			if (sw_grow(&v->alpha, &acap, v->nalpha + 1,
+			    sizeof(*v->alpha)) == -1) {
+				free(seen);
+				return -1;
+			}
+			v->alpha[v->nalpha++] = cp;
 		}
 	}
-	if ((v->alpha = malloc((v->nalpha ? v->nalpha : 1) *
-	    sizeof(*v->alpha))) == NULL) {
-		free(seen);
-		return -1;
-	}
-	for (cp = 128, k = 0; cp < 0x110000; cp++)
-		if (seen[cp >> 3] & (1u << (cp & 7)))
-			v->alpha[k++] = cp;
 	free(seen);
+	if (v->nalpha > 0)
+		qsort(v->alpha, v->nalpha, sizeof(*v->alpha), cmp_u32);
 	if ((v->bmp = calloc(0x10000 / 8, 1)) == NULL)
 		return -1;
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)
