@@ -631,6 +631,7 @@ suffix_sort(struct build *b)
 {
 	size_t n = b->N, i, j, p, k, mr, r, t, off, nc;
 	uint32_t *sa = NULL, *rk = NULL, *tmp = NULL, *cnt = NULL, cp, h, tend;
+	uint32_t *full = NULL;
 	uint64_t capv;
 	int rc = -1;
 
@@ -693,14 +694,20 @@ suffix_sort(struct build *b)
 	free(tmp);
 	free(cnt);
 	tmp = cnt = NULL;
+	/*
+	 * Outside ASCII, every byte offset while the common prefixes are
+	 * found (in place of the arrays just freed), then every 16th.
+	 */
 	if (b->plen != b->N) {
-		if ((b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
+		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
+		    (b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
 			goto out;
 		for (off = 0, p = 0; off < b->plen; off++)
-			if ((b->pool[off] & 0xC0) != 0x80 && (p++ & 15) == 0)
-				b->boff[(p - 1) >> 4] = (uint32_t)off;
-		if ((n & 15) == 0)
-			b->boff[n >> 4] = (uint32_t)b->plen;
+			if ((b->pool[off] & 0xC0) != 0x80)
+				full[p++] = (uint32_t)off;
+		full[n] = (uint32_t)b->plen;
+		for (p = 0; p <= n; p += 16)
+			b->boff[p >> 4] = full[p];
 	}
 
 	/* rk is now the inverse of sa. */
@@ -721,7 +728,8 @@ suffix_sort(struct build *b)
 		i = rk[p];
 		if (i > 0) {
 			uint32_t q = sa[i - 1];
-			size_t x = boff(b, p + h), y = boff(b, q + h);
+			size_t x = full ? full[p + h] : p + h;
+			size_t y = full ? full[q + h] : q + h;
 
 			while (h < dist) {
 				uint32_t kk = u8len(b->pool[x]);
@@ -750,6 +758,7 @@ out:
 	free(rk);
 	free(tmp);
 	free(cnt);
+	free(full);
 	return rc;
 }
 
