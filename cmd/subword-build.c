@@ -10,6 +10,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -387,6 +390,15 @@ main(int argc, char *argv[])
 	int ch, count_only = 0, from_counts = 0, ofd;
 
 	setprogname(argv[0]);
+#ifdef M_MMAP_THRESHOLD
+	/*
+	 * The build allocates and frees arrays of a few bytes per character
+	 * in turn: keep them mapped on their own, so that each goes back to
+	 * the system when freed (glibc would otherwise raise the threshold
+	 * and keep them in the heap, adding up the peaks of all phases).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	sw_build_opts_init(&o);
 	while ((ch = getopt_long(argc, argv, "b:hj:L:o:qt:V", longopts, NULL)) != -1)
 		switch (ch) {
@@ -494,6 +506,7 @@ main(int argc, char *argv[])
 		if (sw_counts_write(c, &ob) == -1)
 			die_errno("counts");
 	} else {
+		sw_counts_compact(c);
 		if (min_count != -1)
 			v = sw_build(c, min_count, &o);
 		else

@@ -99,126 +99,6 @@ seterr(struct sw_err *e, uint64_t line, uint64_t off, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* ---- trie ------------------------------------------------------------- */
-
-int
-sw_trie_init(struct sw_trie *t, size_t hint)
-{
-	size_t cap = 64;
-
-	sw_hash_init();
-	memset(t, 0, sizeof(*t));
-	while (cap < hint * 2 && cap < ((size_t)1 << 40))
-		cap *= 2;
-	t->key = calloc(cap, sizeof(*t->key));
-	t->val = malloc(cap * sizeof(*t->val));
-	if (t->key == NULL || t->val == NULL) {
-		free(t->key);
-		free(t->val);
-		t->key = NULL;
-		t->val = NULL;
-		return -1;
-	}
-	t->cap = cap;
-	t->nnodes = 1;
-	return 0;
-}
-
-void
-sw_trie_free(struct sw_trie *t)
-{
-	free(t->key);
-	free(t->val);
-	t->key = NULL;
-	t->val = NULL;
-	t->cap = t->nedges = 0;
-}
-
-uint32_t
-sw_trie_child(const struct sw_trie *t, uint32_t node, uint8_t b)
-{
-	uint64_t k;
-	size_t i, mask;
-
-	if (node == 0)
-		return t->root[b];
-	k = ((uint64_t)node << 8 | b) + 1;
-	mask = t->cap - 1;
-	for (i = sw_hash(&k, sizeof(k)) & mask; t->key[i] != 0; i = (i + 1) & mask)
-		if (t->key[i] == k)
-			return t->val[i];
-	return 0;
-}
-
-static int
-trie_rehash(struct sw_trie *t)
-{
-	uint64_t *nk;
-	uint32_t *nv;
-	size_t ncap = t->cap * 2, i, j, mask = ncap - 1;
-
-	nk = calloc(ncap, sizeof(*nk));
-	nv = malloc(ncap * sizeof(*nv));
-	if (nk == NULL || nv == NULL) {
-		free(nk);
-		free(nv);
-		return -1;
-	}
-	for (i = 0; i < t->cap; i++) {
-		if (t->key[i] == 0)
-			continue;
-		for (j = sw_hash(&t->key[i], sizeof(t->key[i])) & mask; nk[j] != 0;
-		    j = (j + 1) & mask)
-			;
-		nk[j] = t->key[i];
-		nv[j] = t->val[i];
-	}
-	free(t->key);
-	free(t->val);
-	t->key = nk;
-	t->val = nv;
-	t->cap = ncap;
-	return 0;
-}
-
-uint32_t
-sw_trie_add(struct sw_trie *t, uint32_t node, uint8_t b, int *created)
-{
-	uint64_t k;
-	size_t i, mask;
-
-	*created = 0;
-	if (t->nnodes == UINT32_MAX) {
-		errno = E2BIG;
-		return 0;
-	}
-	if (node == 0) {
-		if (t->root[b] == 0) {
-			t->root[b] = t->nnodes++;
-			*created = 1;
-		}
-		return t->root[b];
-	}
-	k = ((uint64_t)node << 8 | b) + 1;
-	mask = t->cap - 1;
-	for (i = sw_hash(&k, sizeof(k)) & mask; t->key[i] != 0; i = (i + 1) & mask)
-		if (t->key[i] == k)
-			return t->val[i];
-	if ((t->nedges + 1) * 4 > t->cap * 3) {
-		if (trie_rehash(t) == -1)
-			return 0;
-		mask = t->cap - 1;
-		for (i = sw_hash(&k, sizeof(k)) & mask; t->key[i] != 0;
-		    i = (i + 1) & mask)
-			;
-	}
-	t->key[i] = k;
-	t->val[i] = t->nnodes++;
-	t->nedges++;
-	*created = 1;
-	return t->val[i];
-}
-
 /* ---- strip and code points --------------------------------------------- */
 
 static const uint8_t ascii_space[128] = {
@@ -615,9 +495,9 @@ struct sw_vocab {
 	size_t		 n;
 	uint8_t		*pool;
 	size_t		*off;		/* n + 1 offsets */
-	struct sw_trie	 trie;		/* while loading only */
-	int32_t		*term;		/* per trie node: id, or -1 (loading only) */
-	size_t		 termcap;
+	struct tail	*tails;
+	size_t		 ntails;
+	uint32_t	 tailbase;	/* base of every tail state */
 	uint8_t		 ascii[128];	/* encode alphabet, ASCII part */
 	uint32_t	*alpha;		/* the rest, sorted */
 	size_t		 nalpha;
@@ -683,7 +563,7 @@ da_reserve(struct sw_vocab *v, struct dabuild *b, size_t need)
 	if (need <= v->nda)
 		return 0;
 	while (ncap < need)
-		ncap *= 2;
+		ncap += ncap / 2;
 	if (ncap > DA_MAXSLOTS) {
 		if (need > DA_MAXSLOTS) {
 			errno = E2BIG;
@@ -730,75 +610,122 @@ da_take(struct sw_vocab *v, struct dabuild *b, uint32_t i)
 }
 
 /*
- * Lay the hashed trie out as a double array, breadth first: each node's
- * children go to the first base (trying the free slots in order) whose
- * slots are all free.
+ * A tail: the rest of the only entry below a state, kept as bytes of the
+ * pool rather than as a chain of states, so that long entries cost their
+ * bytes and not a state per byte.  Tail states have base v->tailbase,
+ * where every slot is free (so their transitions fail like a leaf's), and
+ * their index in v->tails in did[].
+ */
+#define TAIL_MIN	8
+
+struct tail {
+	size_t		 off;		/* pool offset of the rest */
+	size_t		 len;		/* its bytes, > TAIL_MIN */
+	int32_t		 id;
+	uint32_t	 slot;
+};
+
+/* Entries as sorted by sort_entries(): bytes, then id. */
+static const struct sw_vocab *sort_vocab;
+
+static int
+cmp_entry(const void *x, const void *y)
+{
+	const struct sw_vocab *v = sort_vocab;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	size_t na = v->off[a + 1] - v->off[a], nb = v->off[b + 1] - v->off[b];
+	int r = memcmp(v->pool + v->off[a], v->pool + v->off[b], na < nb ? na : nb);
+
+	if (r != 0)
+		return r;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static inline size_t
+elen(const struct sw_vocab *v, uint32_t id)
+{
+	return v->off[id + 1] - v->off[id];
+}
+
+/* A node of the trie while it is laid out: entries ord[lo, hi) at depth d. */
+struct danode {
+	uint32_t	 lo, hi;
+	uint32_t	 state;
+	size_t		 d;
+};
+
+/*
+ * Lay the trie of the entries out as a double array, breadth first,
+ * straight from the entries sorted by bytes (a node is a run of them
+ * sharing its bytes): each node's children go to the first base (trying
+ * the free slots in order) whose slots are all free.  A node below which
+ * one string remains, longer than TAIL_MIN bytes, becomes a tail.
+ * Memory: the array, 4 bytes per entry and a queue of at most one node
+ * per entry.
  */
 static int
 vocab_double_array(struct sw_vocab *v)
 {
-	uint32_t nn = v->trie.nnodes, *first = NULL, *pos = NULL, *child = NULL;
-	uint32_t *queue = NULL, *state = NULL, u, k, e, c0, base, q, nroot;
-	size_t i, ne = v->trie.nedges, qh, qt, slot, top = 1, wide = 0, tries;
-	uint8_t *byte = NULL, rb[256];
-	const uint8_t *cb;
-	const uint32_t *cc;
-	uint32_t rc[256];
+	uint32_t *ord = NULL, q, base, c0, id;
+	uint8_t *same = NULL;
+	size_t m = 0, i, j, k, qh = 0, qn = 0, qcap, slot, top = 1, wide = 0, tries;
+	size_t tcap = 0, g, e;
+	struct danode *queue = NULL, u;
 	struct dabuild b = { DA_NONE, DA_NONE };
+	uint8_t cb[256];
+	uint32_t glo[257];
 	int rcode = -1, ok;
 
-	first = calloc((size_t)nn + 1, sizeof(*first));
-	pos = malloc(((size_t)nn + 1) * sizeof(*pos));
-	byte = malloc(ne ? ne : 1);
-	child = malloc((ne ? ne : 1) * sizeof(*child));
-	queue = malloc((size_t)nn * sizeof(*queue));
-	state = malloc((size_t)nn * sizeof(*state));
-	if (!first || !pos || !byte || !child || !queue || !state)
-		goto out;
-	/* Edges grouped by parent (node 0's are in trie.root), sorted by byte. */
-	for (i = 0; i < v->trie.cap; i++)
-		if (v->trie.key[i] != 0)
-			first[((v->trie.key[i] - 1) >> 8) + 1]++;
-	for (k = 0; k < nn; k++)
-		first[k + 1] += first[k];
-	memcpy(pos, first, ((size_t)nn + 1) * sizeof(*pos));
-	for (i = 0; i < v->trie.cap; i++) {
-		uint32_t parent;
-		uint8_t by;
-
-		if (v->trie.key[i] == 0)
-			continue;
-		parent = (uint32_t)((v->trie.key[i] - 1) >> 8);
-		by = (uint8_t)((v->trie.key[i] - 1) & 0xFF);
-		for (k = pos[parent]++; k > first[parent] && byte[k - 1] > by; k--) {
-			byte[k] = byte[k - 1];
-			child[k] = child[k - 1];
-		}
-		byte[k] = by;
-		child[k] = v->trie.val[i];
+	for (i = 0; i < v->n; i++)
+		m += elen(v, (uint32_t)i) > 0;
+	if (v->n > INT32_MAX) {
+		errno = E2BIG;
+		return -1;
 	}
-	for (i = nroot = 0; i < 256; i++)
-		if (v->trie.root[i] != 0) {
-			rb[nroot] = (uint8_t)i;
-			rc[nroot++] = v->trie.root[i];
-		}
+	if ((ord = malloc((m ? m : 1) * sizeof(*ord))) == NULL)
+		return -1;
+	for (i = j = 0; i < v->n; i++)
+		if (elen(v, (uint32_t)i) > 0)
+			ord[j++] = (uint32_t)i;
+	sort_vocab = v;
+	qsort(ord, m, sizeof(*ord), cmp_entry);
+	/* same[j]: entry ord[j] equals ord[j - 1]. */
+	if ((same = calloc(m ? m : 1, 1)) == NULL)
+		goto out;
+	for (j = 1; j < m; j++)
+		same[j] = elen(v, ord[j]) == elen(v, ord[j - 1]) &&
+		    memcmp(v->pool + v->off[ord[j]], v->pool + v->off[ord[j - 1]],
+		    elen(v, ord[j])) == 0;
+	qcap = m + 1;
+	if ((queue = malloc(qcap * sizeof(*queue))) == NULL)
+		goto out;
 	if (da_reserve(v, &b, 512) == -1)
 		goto out;
 	da_take(v, &b, 0);
 	v->da[0].chk = DA_ROOTCHK;
-	queue[0] = 0;
-	state[0] = 0;
-	for (qh = 0, qt = 1; qh < qt; qh++) {
+	queue[0].lo = 0;
+	queue[0].hi = (uint32_t)m;
+	queue[0].state = 0;
+	queue[0].d = 0;
+	qn = 1;
+	while (qn > 0) {
 		u = queue[qh];
-		if (u == 0) {
-			cb = rb;
-			cc = rc;
-			e = nroot;
-		} else {
-			cb = byte + first[u];
-			cc = child + first[u];
-			e = first[u + 1] - first[u];
+		qh = (qh + 1) % qcap;
+		qn--;
+		/* Entries that end here come first; the children follow. */
+		for (i = u.lo; i < u.hi && elen(v, ord[i]) == u.d; i++)
+			;
+		for (e = 0; i < u.hi; e++) {
+			uint8_t by = v->pool[v->off[ord[i]] + u.d];
+
+			cb[e] = by;
+			glo[e] = (uint32_t)i;
+			while (i < u.hi && v->pool[v->off[ord[i]] + u.d] == by)
+				i++;
 		}
+		glo[e] = u.hi;
 		if (e == 0)
 			continue;
 		c0 = cb[0];
@@ -827,47 +754,78 @@ vocab_double_array(struct sw_vocab *v)
 			if ((size_t)base + 256 > v->nda &&
 			    da_reserve(v, &b, (size_t)base + 256) == -1)
 				goto out;
-			for (ok = 1, i = 1; i < e && ok; i++)
-				ok = v->da[base + cb[i]].chk == DA_FREE;
+			for (ok = 1, k = 1; k < e && ok; k++)
+				ok = v->da[base + cb[k]].chk == DA_FREE;
 			if (ok)
 				break;
 		}
 		if (e >= 8 && tries > 16)
 			wide = q;
-		v->da[state[qh]].base = base;
-		for (i = 0; i < e; i++) {
-			slot = base + cb[i];
+		v->da[u.state].base = base;
+		for (g = 0; g < e; g++) {
+			uint32_t lo = glo[g], hi = glo[g + 1], first = ord[lo], last;
+			size_t d = u.d + 1;
+
+			slot = base + cb[g];
 			da_take(v, &b, (uint32_t)slot);
-			v->da[slot].chk = state[qh];
-			if (v->term[cc[i]] >= 0) {
-				v->da[slot].chk |= DA_TERM;
-				v->did[slot] = v->term[cc[i]];
-			}
+			v->da[slot].chk = u.state;
 			if (slot + 1 > top)
 				top = slot + 1;
-			queue[qt] = cc[i];
-			state[qt++] = (uint32_t)slot;
+			if (elen(v, first) == d) {
+				/* Equal entries: the last id wins. */
+				for (k = lo; k + 1 < hi && elen(v, ord[k + 1]) == d; k++)
+					;
+				v->da[slot].chk |= DA_TERM;
+				v->did[slot] = (int32_t)ord[k];
+				if (k + 1 == hi)
+					continue;
+			}
+			/*
+			 * One string below (maybe several times), not ending
+			 * here: a tail.
+			 */
+			for (k = lo + 1; k < hi && same[k]; k++)
+				;
+			last = ord[hi - 1];
+			id = last;
+			if (k == hi && elen(v, first) - d > TAIL_MIN) {
+				if (v->ntails == tcap && sw_grow(&v->tails, &tcap,
+				    v->ntails + 1, sizeof(*v->tails)) == -1)
+					goto out;
+				if (v->ntails >= INT32_MAX) {
+					errno = E2BIG;
+					goto out;
+				}
+				v->tails[v->ntails].off = v->off[id] + d;
+				v->tails[v->ntails].len = elen(v, id) - d;
+				v->tails[v->ntails].id = (int32_t)id;
+				v->tails[v->ntails].slot = (uint32_t)slot;
+				v->did[slot] = (int32_t)v->ntails++;
+				continue;
+			}
+			queue[(qh + qn) % qcap].lo = lo;
+			queue[(qh + qn) % qcap].hi = hi;
+			queue[(qh + qn) % qcap].state = (uint32_t)slot;
+			queue[(qh + qn) % qcap].d = d;
+			qn++;
 		}
 	}
-	/* Every base + byte must stay inside the array. */
-	if (da_reserve(v, &b, top + 256) == -1)
+	/* Every base + byte must stay inside the array, tails' too. */
+	if (da_reserve(v, &b, top + 512) == -1)
 		goto out;
-	for (q = b.head; q != DA_NONE; q = k) {
-		k = v->da[q].base;
+	v->tailbase = (uint32_t)top;
+	for (q = b.head; q != DA_NONE; q = base) {
+		base = v->da[q].base;
 		v->da[q].base = 0;
 		v->did[q] = -1;
 	}
+	for (i = 0; i < v->ntails; i++)
+		v->da[v->tails[i].slot].base = v->tailbase;
 	rcode = 0;
 out:
-	free(first);
-	free(pos);
-	free(byte);
-	free(child);
+	free(ord);
+	free(same);
 	free(queue);
-	free(state);
-	sw_trie_free(&v->trie);
-	free(v->term);
-	v->term = NULL;
 	return rcode;
 }
 
@@ -943,55 +901,34 @@ static int
 vocab_index(struct sw_vocab *v)
 {
 	static const char escchars[] = "\\_u;0123456789";
-	size_t id, i, acap = 0, j;
-	uint32_t node, cp;
-	int created, k;
+	uint8_t *seen;
+	size_t i, end, acap = 0;
+	uint32_t cp;
+	int m;
 
-	if (sw_trie_init(&v->trie, v->off[v->n] + 16) == -1)
-		return -1;
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
-	for (id = 0; id < v->n; id++) {
-		const uint8_t *s = v->pool + v->off[id];
-		size_t len = v->off[id + 1] - v->off[id];
-
-		node = 0;
-		for (i = 0; i < len; i++) {
-			node = sw_trie_add(&v->trie, node, s[i], &created);
-			if (node == 0)
-				return -1;
-			if (sw_grow(&v->term, &v->termcap, v->trie.nnodes,
-			    sizeof(*v->term)) == -1)
-				return -1;
-			if (created)
-				v->term[node] = -1;
-		}
-		if (len > 0) {
-			if (id > INT32_MAX) {
-				errno = E2BIG;
-				return -1;
-			}
-			v->term[node] = (int32_t)id;
-		}
-		for (i = 0; i < len; i += (size_t)k) {
-			k = sw_u8(s + i, &cp);
-			if (cp < 128) {
-				v->ascii[cp] = 1;
-				continue;
-			}
+	/* The alphabet: each code point once (a bit says seen), sorted. */
+	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
+		return -1;
+	end = v->off[v->n];
+	for (i = 0; i < end; i += (size_t)m) {
+		m = sw_u8(v->pool + i, &cp);
+		if (cp < 128)
+			v->ascii[cp] = 1;
+		else if (!(seen[cp >> 3] & (1u << (cp & 7)))) {
+			seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
 			if (sw_grow(&v->alpha, &acap, v->nalpha + 1,
-			    sizeof(*v->alpha)) == -1)
+			    sizeof(*v->alpha)) == -1) {
+				free(seen);
 				return -1;
+			}
 			v->alpha[v->nalpha++] = cp;
 		}
 	}
-	if (v->nalpha > 0) {
+	free(seen);
+	if (v->nalpha > 0)
 		qsort(v->alpha, v->nalpha, sizeof(*v->alpha), cmp_u32);
-		for (i = j = 1; i < v->nalpha; i++)
-			if (v->alpha[i] != v->alpha[j - 1])
-				v->alpha[j++] = v->alpha[i];
-		v->nalpha = j;
-	}
 	if ((v->bmp = calloc(0x10000 / 8, 1)) == NULL)
 		return -1;
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)
@@ -1142,8 +1079,7 @@ sw_vocab_free(struct sw_vocab *v)
 	free(v->bmpcls);
 	free(v->da);
 	free(v->did);
-	sw_trie_free(&v->trie);
-	free(v->term);
+	free(v->tails);
 	free(v->alpha);
 	free(v->pool);
 	free(v->off);
@@ -1281,10 +1217,28 @@ sw_unescape(const uint8_t *p, size_t n, struct buf *out)
 
 /* ---- encoding --------------------------------------------------------- */
 
+/*
+ * Whether the tail of state st (a tail state: base v->tailbase) follows
+ * at e[i..n), then '_' when 'tail' is set; its length in *len.
+ */
+static inline int
+tail_at(const struct sw_vocab *v, uint32_t st, const uint8_t *e, size_t i,
+    size_t n, int tail, size_t *len)
+{
+	const struct tail *t = &v->tails[v->did[st]];
+	const uint8_t *r = v->pool + t->off;
+
+	*len = t->len;
+	if (t->len <= n - i)
+		return memcmp(r, e + i, t->len) == 0;
+	return tail && t->len == n - i + 1 && memcmp(r, e + i, n - i) == 0 &&
+	    r[n - i] == '_';
+}
+
 size_t
 sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
 {
-	size_t i, end = 0;
+	size_t i, end = 0, tl;
 	uint32_t st = 0, nx;
 
 	for (i = 0; i < n; i++) {
@@ -1295,6 +1249,8 @@ sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
 		if (v->da[nx].chk & DA_TERM)
 			end = i + 1;
 	}
+	if (v->da[st].base == v->tailbase && tail_at(v, st, e, i, n, 0, &tl))
+		end = i + tl;
 	return end;
 }
 
@@ -1360,6 +1316,15 @@ segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
 			}
 		}
 matched:
+		if (da[st].base == v->tailbase) {
+			size_t tl;
+
+			if (tail_at(v, st, e, i, n, tail, &tl)) {
+				*out++ = v->tails[v->did[st]].id;
+				s = i + tl;
+				continue;
+			}
+		}
 		if (last == 0) {
 			*nids = (size_t)(out - *ids);
 			return unspellable(e, n, tail, err);

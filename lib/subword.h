@@ -170,6 +170,11 @@ int		 sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n,
 		    int64_t count);
 size_t		 sw_counts_size(const struct sw_counts *c);	/* distinct tokens */
 /*
+ * Free what only adding needs (the lookup table), keeping the tokens and
+ * their counts, before a build; adding again rebuilds it.
+ */
+void		 sw_counts_compact(struct sw_counts *c);
+/*
  * The count file: a first line "#subword-counts 1", then one line per
  * token sorted by its bytes: decimal count, a tab, the token with '\\'
  * written "\\\\", tab "\\t", newline "\\n" and carriage return "\\r".

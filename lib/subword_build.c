@@ -5,17 +5,17 @@
  *
  * One iteration counts every substring of every escaped token that
  * starts at a boundary of its current segmentation.  The suffixes of
- * all escaped tokens are sorted once; an iteration walks them in order,
- * skipping those that do not start a segment, and builds the trie of
- * the substrings in preorder with no hashing (a suffix shares the path
- * of the one before it up to their common prefix).  A node is a code
- * point: its count is the substring's count, its ancestors are its
- * prefixes, and it remembers where it first occurred, which gives its
- * bytes back for sorting.  Selection is one pass over the nodes in
- * reverse preorder (see select_list()).  The first iteration's trie
- * does not depend on min_count, so a bisection builds it once.
- * Greedy segmentation paints, over the same sorted suffixes, the range
- * of every entry of the current list, shortest first.
+ * all escaped tokens (one per code point) are sorted once, by prefix
+ * doubling, in O(N log N) time whatever the text, with the common
+ * prefix of each with the one before.  An iteration then walks the
+ * suffix tree bottom up over them (its nodes are the intervals of
+ * suffixes sharing a prefix), counting each substring with the
+ * suffixes below it that start a segment, and chooses the subtokens on
+ * the way (see count_select()): no substring is ever held, and memory
+ * stays linear in the text of the distinct tokens.  Greedy
+ * segmentation gives every suffix the longest entry of the current list
+ * it starts with, in one sweep over the nested intervals of the
+ * entries.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -119,7 +119,7 @@ sw_counts_size(const struct sw_counts *c)
 static int
 counts_rehash(struct sw_counts *c)
 {
-	size_t ns = c->nslots * 2, i, j;
+	size_t ns = c->slot != NULL ? c->nslots * 2 : c->nslots, i, j;
 	struct cslot *s;
 
 	if ((s = calloc(ns, sizeof(*s))) == NULL)
@@ -136,17 +136,49 @@ counts_rehash(struct sw_counts *c)
 	return 0;
 }
 
+void
+sw_counts_compact(struct sw_counts *c)
+{
+	free(c->hash);
+	free(c->slot);
+	free(c->spans);
+	c->hash = NULL;
+	c->slot = NULL;
+	c->spans = NULL;
+	c->spancap = 0;
+	c->nslots = 0;
+}
+
+/* The lookup table again after sw_counts_compact(). */
+static int
+counts_reindex(struct sw_counts *c)
+{
+	size_t i;
+
+	if ((c->hash = malloc((c->cap ? c->cap : 1) * sizeof(*c->hash))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		c->hash[i] = sw_hash(c->arena + c->off[i], c->len[i]);
+	c->nslots = 512;
+	while (c->nslots < 2 * c->n + 2)
+		c->nslots *= 2;
+	return counts_rehash(c);
+}
+
 int
 sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 {
 	uint64_t h = sw_hash(tok, n);
-	size_t mask = c->nslots - 1, j;
+	size_t mask, j;
 	uint32_t k;
 
 	if (n > UINT32_MAX) {
 		errno = E2BIG;
 		return -1;
 	}
+	if (c->slot == NULL && counts_reindex(c) == -1)
+		return -1;
+	mask = c->nslots - 1;
 	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
 		if (c->slot[j].h != (uint32_t)(h >> 32))
 			continue;
@@ -377,309 +409,142 @@ sw_build_opts_init(struct sw_build_opts *o)
 	o->iterations = 4;
 }
 
-/* A list of strings (pointers into memory the build keeps alive). */
-struct slist {
-	const uint8_t	**s;
-	size_t		 *len;
-	size_t		  n, cap;
+/*
+ * A list entry.  Most are substrings of the escaped tokens, named by
+ * the interval of the sorted suffixes that start with them: lb is its
+ * first suffix, h its length in code points.  The others (reserved
+ * tokens, alphabet characters absent from the tokens) have EXT set in
+ * h and lb indexes b->xs.
+ */
+#define EXT	0x80000000u
+
+struct ent {
+	uint32_t	 lb;
+	uint32_t	 h;
+};
+
+struct list {
+	struct ent	*e;
+	size_t		 n, cap;
 };
 
 static int
-slist_add(struct slist *l, const uint8_t *s, size_t len)
+list_add(struct list *l, uint32_t lb, uint32_t h)
 {
-	size_t cap = l->cap;
-
-	if (l->n == l->cap) {
-		if (sw_grow(&l->s, &cap, l->n + 1, sizeof(*l->s)) == -1)
-			return -1;
-		cap = l->cap;
-		if (sw_grow(&l->len, &cap, l->n + 1, sizeof(*l->len)) == -1)
-			return -1;
-		l->cap = cap;
-	}
-	l->s[l->n] = s;
-	l->len[l->n] = len;
+	if (l->n == l->cap && sw_grow(&l->e, &l->cap, l->n + 1, sizeof(*l->e)) == -1)
+		return -1;
+	l->e[l->n].lb = lb;
+	l->e[l->n].h = h;
 	l->n++;
 	return 0;
 }
 
 static void
-slist_free(struct slist *l)
+list_free(struct list *l)
 {
-	free(l->s);
-	free(l->len);
+	free(l->e);
 	memset(l, 0, sizeof(*l));
 }
 
-/*
- * The substring trie of one iteration, built from the sorted suffixes:
- * nodes are created in preorder, so a child always follows its parent.
- */
-struct strie {
-	uint32_t	*parent;
-	uint32_t	*off;		/* pool offset of the first occurrence */
-	uint32_t	*blen;		/* bytes */
-	int64_t		*cnt;
-	uint32_t	*achar;		/* per alphabet character: its node, or 0 */
-	size_t		 n, cap;
+/* An array of unsigned numbers 1, 2, 4 or 8 bytes wide, as the largest needs. */
+struct parr {
+	void		*p;
+	int		 w;
 };
 
+static int
+parr_alloc(struct parr *a, size_t n, uint64_t maxv)
+{
+	a->w = maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
+	    maxv <= UINT32_MAX ? 4 : 8;
+	if (n > SIZE_MAX / 8) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return (a->p = calloc(n ? n : 1, (size_t)a->w)) == NULL ? -1 : 0;
+}
+
+static inline uint64_t
+parr_get(const struct parr *a, size_t i)
+{
+	switch (a->w) {
+	case 1:
+		return ((const uint8_t *)a->p)[i];
+	case 2:
+		return ((const uint16_t *)a->p)[i];
+	case 4:
+		return ((const uint32_t *)a->p)[i];
+	default:
+		return ((const uint64_t *)a->p)[i];
+	}
+}
+
+static inline void
+parr_set(struct parr *a, size_t i, uint64_t v)
+{
+	switch (a->w) {
+	case 1:
+		((uint8_t *)a->p)[i] = (uint8_t)v;
+		break;
+	case 2:
+		((uint16_t *)a->p)[i] = (uint16_t)v;
+		break;
+	case 4:
+		((uint32_t *)a->p)[i] = (uint32_t)v;
+		break;
+	default:
+		((uint64_t *)a->p)[i] = v;
+		break;
+	}
+}
+
+/*
+ * The state of a build.  The escaped tokens lie back to back in 'pool'
+ * (each ends with its only '_'), N code points in all.  Their suffixes,
+ * one per code point, are sorted once (sa); the arrays indexed like sa
+ * give, for each suffix, its common prefix with the one before it
+ * within their tokens (lcp), its length to the end of its token (dep)
+ * and its token's count (wt, a byte: 255 means look it up), with
+ * lengths in code points and capped where longer ones never matter.
+ * Nothing else is kept per code point but a bit (a segment start now)
+ * and, for text outside ASCII, the byte offset of every 16th code point
+ * (boff).
+ */
 struct build {
 	const struct sw_counts *c;
 	const struct sw_build_opts *o;
 	uint8_t		*pool;		/* escaped tokens */
 	size_t		 plen;
-	uint32_t	*eoff, *elen;	/* per token */
-	uint32_t	 maxelen;
+	size_t		 N;		/* code points in the pool */
+	size_t		 ntok;
+	uint32_t	*tstart;	/* per token: first code point; [ntok] = N */
+	uint32_t	 maxtok;	/* longest escaped token, code points */
 	uint32_t	*alpha;		/* alphabet, sorted */
 	uint8_t		(*abytes)[4];
 	uint8_t		*alen;
 	size_t		 nalpha;
-	struct slist	 reserved;	/* escaped reserved tokens */
+	uint32_t	*bmpidx;	/* BMP code point -> alphabet index */
+	const uint8_t	**xs;		/* external strings: reserved, then alphabet */
+	uint32_t	*xlen, *xcps;
+	size_t		 nr;		/* reserved tokens (with <pad>, <EOS>) */
 	uint8_t		*rpool;
-	/* Every suffix of every escaped token at a code point boundary, sorted. */
-	uint32_t	*sfx;		/* pool offset */
-	uint32_t	*slen;		/* bytes to the end of its token */
-	int64_t		*sw;		/* its token's count */
-	uint32_t	*slcp;		/* common prefix with the previous one, in
-					   bytes, at a code point boundary */
-	size_t		 nsfx;
-	uint8_t		*mark;		/* per suffix: a segment start now */
-	uint32_t	*snode, *scps;	/* path of the previous suffix */
-	uint32_t	*rank;		/* per pool offset: its suffix's index */
-	uint32_t	*best;		/* per suffix: longest list entry it starts with */
-	struct strie	 it0;		/* first iteration, shared */
-	int64_t		*acc;		/* per node: accepted descendants' counts */
-	size_t		 acccap;
-	struct strie	 work;		/* later iterations, arrays reused */
-	int		 have_it0;
+	uint32_t	 maxcp;		/* longest substring counted (L - 1) */
+	uint32_t	 capcp;		/* lcp values are capped here */
+	int		 sorted;
+	uint32_t	*sa;
+	uint32_t	*boff;		/* of code points 0, 16, 32...; NULL if all ASCII */
+	struct parr	 lcp, dep;
+	uint8_t		*wt;
+	uint64_t	*mark;		/* per code point: a segment start now */
+	int64_t		*acnt;		/* per alphabet character: its count */
+	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
+	struct kept	*kept;
+	size_t		 kcap;
+	struct snode	*stack;
+	size_t		 scap;
 };
 
-static void
-strie_free(struct strie *s)
-{
-	free(s->parent);
-	free(s->off);
-	free(s->blen);
-	free(s->cnt);
-	free(s->achar);
-	memset(s, 0, sizeof(*s));
-}
-
-static int
-strie_grow(struct strie *s, size_t need)
-{
-	size_t c;
-
-	if (need <= s->cap)
-		return 0;
-	if (need > UINT32_MAX) {
-		errno = E2BIG;
-		return -1;
-	}
-	if (need < 2 * s->cap)
-		need = 2 * s->cap;
-	c = s->cap;
-	if (sw_grow(&s->parent, &c, need, sizeof(*s->parent)) == -1)
-		return -1;
-	c = s->cap;
-	if (sw_grow(&s->off, &c, need, sizeof(*s->off)) == -1)
-		return -1;
-	c = s->cap;
-	if (sw_grow(&s->blen, &c, need, sizeof(*s->blen)) == -1)
-		return -1;
-	c = s->cap;
-	if (sw_grow(&s->cnt, &c, need, sizeof(*s->cnt)) == -1)
-		return -1;
-	s->cap = c;
-	return 0;
-}
-
-static const struct build *sort_build;
-
-/* A suffix to sort: its first 8 bytes (big-endian, zero-padded) and index. */
-struct skey {
-	uint64_t	 key;
-	uint32_t	 i;
-	uint32_t	 len;
-};
-
-/* Suffixes by bytes; i is the token, len the bytes to its end. */
-static int
-cmp_sfx2(const void *x, const void *y)
-{
-	const struct skey *p = x, *q = y;
-	const struct build *b = sort_build;
-	uint32_t n;
-	int r;
-
-	if (p->key != q->key)
-		return p->key < q->key ? -1 : 1;
-	if (p->len <= 8 || q->len <= 8)
-		return p->len < q->len ? -1 : p->len > q->len;
-	n = p->len < q->len ? p->len : q->len;
-	r = memcmp(b->pool + b->eoff[p->i] + b->elen[p->i] - p->len + 8,
-	    b->pool + b->eoff[q->i] + b->elen[q->i] - q->len + 8, n - 8);
-	if (r != 0)
-		return r;
-	return p->len < q->len ? -1 : p->len > q->len;
-}
-
-/* cmp_sfx2, with equal suffixes in pool order (what a stable sort gives). */
-static int
-cmp_sfx2_stable(const void *x, const void *y)
-{
-	const struct skey *p = x, *q = y;
-	const struct build *b = sort_build;
-	uint32_t op, oq;
-	int r;
-
-	if ((r = cmp_sfx2(x, y)) != 0)
-		return r;
-	op = b->eoff[p->i] + b->elen[p->i] - p->len;
-	oq = b->eoff[q->i] + b->elen[q->i] - q->len;
-	return op < oq ? -1 : op > oq;
-}
-
-/*
- * Sort the suffixes: a stable LSD radix sort on their first 8 bytes
- * (passes whose byte is the same everywhere skipped), then each run of
- * equal first bytes by comparison.  Returns 0, or -1 with errno ENOMEM.
- */
-static int
-sort_skeys(struct skey *a, size_t n)
-{
-	size_t cnt[8][256] = { { 0 } }, i, j, sum;
-	struct skey *tmp, *src = a, *dst;
-	int pass;
-
-	if (n < 2)
-		return 0;
-	if ((tmp = malloc(n * sizeof(*tmp))) == NULL)
-		return -1;
-	for (i = 0; i < n; i++)
-		for (pass = 0; pass < 8; pass++)
-			cnt[pass][(a[i].key >> (8 * pass)) & 0xFF]++;
-	dst = tmp;
-	for (pass = 0; pass < 8; pass++) {
-		size_t *c = cnt[pass];
-
-		if (c[(src[0].key >> (8 * pass)) & 0xFF] == n)
-			continue;
-		for (sum = 0, j = 0; j < 256; j++) {
-			size_t k = c[j];
-
-			c[j] = sum;
-			sum += k;
-		}
-		for (i = 0; i < n; i++)
-			dst[c[(src[i].key >> (8 * pass)) & 0xFF]++] = src[i];
-		dst = src;
-		src = src == a ? tmp : a;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-	free(tmp);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
-			;
-		if (j - i > 1)
-			qsort(a + i, j - i, sizeof(*a), cmp_sfx2_stable);
-	}
-	return 0;
-}
-
-/* Collect and sort the suffixes once. */
-static int
-sort_suffixes(struct build *b)
-{
-	uint32_t *so, *sl, t, j, end;
-	int64_t *sw;
-	struct skey *idx;
-	size_t n = 0, i;
-
-	for (i = 0; i < b->plen; i++)
-		n += (b->pool[i] & 0xC0) != 0x80;
-	b->nsfx = n;
-	idx = malloc((n ? n : 1) * sizeof(*idx));
-	b->sfx = malloc((n ? n : 1) * sizeof(*b->sfx));
-	b->slcp = malloc((n ? n : 1) * sizeof(*b->slcp));
-	b->mark = calloc(n ? n : 1, 1);
-	b->snode = malloc(((size_t)b->maxelen + 1) * sizeof(*b->snode));
-	b->scps = malloc(((size_t)b->maxelen + 1) * sizeof(*b->scps));
-	if (!idx || !b->sfx || !b->slcp || !b->mark || !b->snode || !b->scps) {
-		free(idx);
-		return -1;
-	}
-	n = 0;
-	for (t = 0; t < b->c->n; t++) {
-		end = b->eoff[t] + b->elen[t];
-		for (j = b->eoff[t]; j < end; j++)
-			if ((b->pool[j] & 0xC0) != 0x80) {
-				uint64_t key = 0;
-				uint32_t k;
-
-				for (k = 0; k < 8; k++)
-					key = key << 8 | (j + k < end ? b->pool[j + k] : 0);
-				b->sfx[n] = j;
-				idx[n].key = key;
-				idx[n].i = t;
-				idx[n].len = end - j;
-				n++;
-			}
-	}
-	sort_build = b;
-	if (sort_skeys(idx, n) == -1) {
-		free(idx);
-		return -1;
-	}
-	so = malloc((n ? n : 1) * sizeof(*so));
-	sl = malloc((n ? n : 1) * sizeof(*sl));
-	sw = malloc((n ? n : 1) * sizeof(*sw));
-	if (!so || !sl || !sw) {
-		free(idx);
-		free(so);
-		free(sl);
-		free(sw);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		t = idx[i].i;
-		so[i] = b->eoff[t] + b->elen[t] - idx[i].len;
-		sl[i] = idx[i].len;
-		sw[i] = b->c->cnt[t];
-	}
-	free(idx);
-	free(b->sfx);
-	b->sfx = so;
-	b->slen = sl;
-	b->sw = sw;
-	b->rank = malloc((b->plen ? b->plen : 1) * sizeof(*b->rank));
-	b->best = malloc((n ? n : 1) * sizeof(*b->best));
-	if (!b->rank || !b->best)
-		return -1;
-	for (i = 0; i < n; i++)
-		b->rank[b->sfx[i]] = (uint32_t)i;
-	for (i = 0; i < n; i++) {
-		uint32_t a, c, la, lc, k = 0;
-
-		if (i == 0) {
-			b->slcp[i] = 0;
-			continue;
-		}
-		a = b->sfx[i - 1];
-		c = b->sfx[i];
-		la = b->slen[i - 1];
-		lc = b->slen[i];
-		while (k < la && k < lc && b->pool[a + k] == b->pool[c + k])
-			k++;
-		/* Back to a code point boundary, the same in both. */
-		while (k > 0 && k < lc && (b->pool[c + k] & 0xC0) == 0x80)
-			k--;
-		b->slcp[i] = k;
-	}
-	return 0;
-}
+#define NONE	UINT32_MAX
 
 /* Bytes of the UTF-8 sequence that starts with b. */
 static inline uint32_t
@@ -688,193 +553,476 @@ u8len(uint8_t b)
 	return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
+/* The byte offset of code point p (0 <= p <= N). */
+static inline size_t
+boff(const struct build *b, size_t p)
+{
+	size_t o, k;
+
+	if (b->boff == NULL)
+		return p;
+	o = b->boff[p >> 4];
+	for (k = p & 15; k > 0; k--)
+		o += u8len(b->pool[o]);
+	return o;
+}
+
+/* The count of the token of code point p. */
+static int64_t
+weight_at(const struct build *b, uint32_t p)
+{
+	size_t lo = 0, hi = b->ntok, mid;
+
+	/* The last token that starts at or before p. */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (b->tstart[mid] <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return b->c->cnt[lo];
+}
+
+static size_t
+alpha_index(const struct build *b, uint32_t cp)
+{
+	size_t lo = 0, hi = b->nalpha, mid;
+
+	if (cp < 0x10000)
+		return b->bmpidx[cp];
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (b->alpha[mid] < cp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The bytes of a list entry. */
+static const uint8_t *
+ent_bytes(const struct build *b, struct ent e, size_t *len)
+{
+	size_t p, q;
+
+	if (e.h & EXT) {
+		*len = b->xlen[e.lb];
+		return b->xs[e.lb];
+	}
+	p = b->sa[e.lb];
+	q = boff(b, p);
+	*len = boff(b, p + e.h) - q;
+	return b->pool + q;
+}
+
 /*
- * One iteration's counting: the trie of every substring of at most
- * L - 1 code points that starts at a marked segment start (all code
- * point boundaries when 'all'), each counted with its token's weight.
- * A node is a code point; its count is the number of (weighted)
- * substrings that end there, summed over its subtree at the end.
- * 's' may hold the arrays of an earlier iteration; they are reused.
+ * Sort the suffixes (one per code point) by prefix doubling: ranks of
+ * the first k code points give those of the first 2k with two stable
+ * counting sorts, until every rank differs (suffixes of one string all
+ * do).  O(N log N) whatever the text.  Then the common prefixes of
+ * neighbours (Kasai et al.: in text order, each is at least the one
+ * before less one), counted within tokens, and the per-suffix lengths
+ * and counts.  Peak: four 32-bit arrays of N.
  */
 static int
-count_iteration(struct build *b, struct strie *s, int all)
+suffix_sort(struct build *b)
 {
-	uint32_t maxcp = b->o->max_subtoken_len > 0 ?
-	    (uint32_t)(b->o->max_subtoken_len - 1) : UINT32_MAX;
-	uint32_t run = UINT32_MAX, tdp = 0, off, end, d, cps, node, k;
-	size_t i;
-	int first = 1;
+	size_t n = b->N, i, j, p, k, mr, r, t, off, nc;
+	uint32_t *sa = NULL, *rk = NULL, *tmp = NULL, *cnt = NULL, cp, h, tend;
+	uint32_t *full = NULL;
+	uint64_t capv;
+	int rc = -1;
 
-	if (strie_grow(s, 1024) == -1)
-		return -1;
-	s->n = 1;
-	s->parent[0] = s->off[0] = s->blen[0] = 0;
-	s->cnt[0] = 0;
-	b->snode[0] = 0;
-	b->scps[0] = 0;
-	for (i = 0; i < b->nsfx && maxcp > 0; i++) {
-		if (i + 16 < b->nsfx)
-			__builtin_prefetch(b->pool + b->sfx[i + 16] + b->slcp[i + 16]);
-		if (b->slcp[i] < run)
-			run = b->slcp[i];
-		off = b->sfx[i];
-		if (!all && !b->mark[i])
-			continue;
-		end = off + b->slen[i];
-		d = first ? 0 : run < tdp ? run : tdp;
-		run = UINT32_MAX;
-		first = 0;
-		cps = b->scps[d];
-		node = b->snode[d];
-		while (off + d < end && cps < maxcp) {
-			uint32_t nn = (uint32_t)s->n;
-
-			if (s->n == s->cap && strie_grow(s, s->n + 1) == -1)
-				return -1;
-			k = u8len(b->pool[off + d]);
-			s->parent[nn] = node;
-			s->off[nn] = off;
-			s->blen[nn] = d + k;
-			s->cnt[nn] = 0;
-			s->n++;
-			node = nn;
-			d += k;
-			cps++;
-			b->snode[d] = node;
-			b->scps[d] = cps;
-		}
-		tdp = d;
-		s->cnt[node] += b->sw[i];
+	nc = (n > b->nalpha ? n : b->nalpha) + 1;
+	sa = malloc((n ? n : 1) * sizeof(*sa));
+	rk = malloc((n ? n : 1) * sizeof(*rk));
+	tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	cnt = malloc(nc * sizeof(*cnt));
+	if (!sa || !rk || !tmp || !cnt)
+		goto out;
+	for (p = 0, off = 0; p < n; p++) {
+		off += (size_t)sw_u8(b->pool + off, &cp);
+		rk[p] = (uint32_t)alpha_index(b, cp);
 	}
-	/* Subtree sums: a substring's count is that of all its extensions. */
-	for (i = s->n; i-- > 1;)
-		s->cnt[s->parent[i]] += s->cnt[i];
-	free(s->achar);
-	if ((s->achar = calloc(b->nalpha ? b->nalpha : 1, sizeof(*s->achar))) == NULL)
-		return -1;
-	for (i = 1; i < s->n; i++)
-		if (s->parent[i] == 0) {
-			uint32_t cp;
-			size_t lo = 0, hi = b->nalpha, mid;
+	mr = b->nalpha;
+	memset(cnt, 0, (mr + 1) * sizeof(*cnt));
+	for (p = 0; p < n; p++)
+		cnt[rk[p] + 1]++;
+	for (r = 1; r <= mr; r++)
+		cnt[r] += cnt[r - 1];
+	for (p = 0; p < n; p++)
+		sa[cnt[rk[p]]++] = (uint32_t)p;
+	for (i = 0, r = 0; i < n; i++) {
+		if (i > 0 && rk[sa[i]] != rk[sa[i - 1]])
+			r++;
+		tmp[sa[i]] = (uint32_t)r;
+	}
+	memcpy(rk, tmp, n * sizeof(*rk));
+	mr = n ? r + 1 : 0;
+	for (k = 1; mr < n; k *= 2) {
+		/* By the rank of the code points k on (none first)... */
+		j = 0;
+		for (p = n > k ? n - k : 0; p < n; p++)
+			tmp[j++] = (uint32_t)p;
+		for (i = 0; i < n; i++)
+			if (sa[i] >= k)
+				tmp[j++] = sa[i] - (uint32_t)k;
+		/* ...then, stably, by the rank of the first k. */
+		memset(cnt, 0, (mr + 1) * sizeof(*cnt));
+		for (p = 0; p < n; p++)
+			cnt[rk[p] + 1]++;
+		for (r = 1; r <= mr; r++)
+			cnt[r] += cnt[r - 1];
+		for (i = 0; i < n; i++)
+			sa[cnt[rk[tmp[i]]]++] = tmp[i];
+		for (i = 0, r = 0; i < n; i++) {
+			if (i > 0) {
+				uint32_t x = sa[i - 1], y = sa[i];
+				uint32_t kx = x + k < n ? rk[x + k] + 1 : 0;
+				uint32_t ky = y + k < n ? rk[y + k] + 1 : 0;
 
-			sw_u8(b->pool + s->off[i], &cp);
-			while (lo < hi) {
-				mid = lo + (hi - lo) / 2;
-				if (b->alpha[mid] < cp)
-					lo = mid + 1;
-				else
-					hi = mid;
+				if (rk[x] != rk[y] || kx != ky)
+					r++;
 			}
-			if (lo < b->nalpha && b->alpha[lo] == cp)
-				s->achar[lo] = (uint32_t)i;
+			tmp[sa[i]] = (uint32_t)r;
 		}
+		memcpy(rk, tmp, n * sizeof(*rk));
+		mr = r + 1;
+	}
+	free(tmp);
+	free(cnt);
+	tmp = cnt = NULL;
+	/*
+	 * Outside ASCII, every byte offset while the common prefixes are
+	 * found (in place of the arrays just freed), then every 16th.
+	 */
+	if (b->plen != b->N) {
+		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
+		    (b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
+			goto out;
+		for (off = 0, p = 0; off < b->plen; off++)
+			if ((b->pool[off] & 0xC0) != 0x80)
+				full[p++] = (uint32_t)off;
+		full[n] = (uint32_t)b->plen;
+		for (p = 0; p <= n; p += 16)
+			b->boff[p >> 4] = full[p];
+	}
+
+	/* rk is now the inverse of sa. */
+	capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
+	if (parr_alloc(&b->lcp, n, capv) == -1 ||
+	    parr_alloc(&b->dep, n, b->maxcp < capv ? b->maxcp : capv) == -1 ||
+	    (b->wt = malloc(n ? n : 1)) == NULL)
+		goto out;
+	h = 0;
+	t = 0;
+	tend = n ? b->tstart[1] : 0;
+	for (p = 0; p < n; p++) {
+		uint32_t dist;
+
+		while (p >= tend)
+			tend = b->tstart[++t + 1];
+		dist = tend - (uint32_t)p;
+		i = rk[p];
+		if (i > 0) {
+			uint32_t q = sa[i - 1];
+			size_t x = full ? full[p + h] : p + h;
+			size_t y = full ? full[q + h] : q + h;
+
+			while (h < dist) {
+				uint32_t kk = u8len(b->pool[x]);
+
+				if (memcmp(b->pool + x, b->pool + y, kk) != 0)
+					break;
+				x += kk;
+				y += kk;
+				h++;
+			}
+			parr_set(&b->lcp, i, h < capv ? h : capv);
+		} else
+			h = 0;
+		parr_set(&b->dep, i, dist < b->maxcp ? dist : b->maxcp);
+		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
+		if (h > 0)
+			h--;
+	}
+	b->sa = sa;
+	sa = NULL;
+	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL)
+		goto out;
+	rc = 0;
+out:
+	free(sa);
+	free(rk);
+	free(tmp);
+	free(cnt);
+	free(full);
+	return rc;
+}
+
+/* A node of the suffix tree being walked: substrings of h code points. */
+struct snode {
+	uint32_t	 h;
+	uint32_t	 lb;		/* its first suffix */
+	int64_t		 c;		/* count */
+	int64_t		 acc;		/* counts of the subtokens taken below it */
+};
+
+struct kept {
+	int64_t		 cnt;
+	struct ent	 e;
+};
+
+static const struct build *sort_build;
+
+static int
+cmp_kept(const void *x, const void *y)
+{
+	const struct kept *a = x, *c = y;
+	const uint8_t *p, *q;
+	size_t np, nq;
+	int r;
+
+	if (a->cnt != c->cnt)
+		return a->cnt > c->cnt ? -1 : 1;
+	/* Descending strings.  Two substrings: by interval, then length. */
+	if (!((a->e.h | c->e.h) & EXT)) {
+		if (a->e.lb != c->e.lb)
+			return a->e.lb > c->e.lb ? -1 : 1;
+		return a->e.h > c->e.h ? -1 : a->e.h < c->e.h;
+	}
+	p = ent_bytes(sort_build, a->e, &np);
+	q = ent_bytes(sort_build, c->e, &nq);
+	r = memcmp(p, q, np < nq ? np : nq);
+	if (r != 0)
+		return -r;
+	return np > nq ? -1 : np < nq;
+}
+
+static int
+keep(struct build *b, size_t *nk, int64_t cnt, uint32_t lb, uint32_t h)
+{
+	if (*nk == b->kcap &&
+	    sw_grow(&b->kept, &b->kcap, *nk + 1, sizeof(*b->kept)) == -1)
+		return -1;
+	b->kept[*nk].cnt = cnt;
+	b->kept[*nk].e.lb = lb;
+	b->kept[*nk].e.h = h;
+	(*nk)++;
 	return 0;
 }
 
+/*
+ * One iteration, steps (a)..(f): count every substring of at most L - 1
+ * code points that starts at a segment start ('all': everywhere), each
+ * with its token's count, choose the subtokens and make the new list.
+ *
+ * The substrings are the nodes of the suffix tree of the tokens, walked
+ * bottom up over the sorted suffixes with a stack of open intervals
+ * (suffixes that do not start a segment count 0).  A node of the tree
+ * stands for a chain of substrings with the same count: those between
+ * its parent's length and its own.
+ *
+ * tensor2tensor takes the candidates (count >= min_count) longest
+ * first and lowers the counts of the proper prefixes of each accepted
+ * one by its current count.  The current count of a string is thus its
+ * count less the current counts of the accepted strings it is a proper
+ * prefix of (its descendants): 'acc', summed bottom up.  In a chain, a
+ * string's extensions are the longer ones of the chain, so only the
+ * longest can be accepted: if it is, the others are left with 0, and
+ * if not, the others have its current count too, below min_count.
+ * The alphabet character of a chain that starts at length 1 gets the
+ * count left to it.
+ */
+static int
+count_select(struct build *b, int all, int64_t min_count, struct list *out)
+{
+	struct snode *st = b->stack, x;
+	size_t n = b->N, i, top = 0, nk = 0, a;
+	uint32_t l, d, ph, cp;
+	int64_t w, cur, up;
+	int ok;
+
+	for (a = 0; a < b->nalpha; a++) {
+		b->acnt[a] = 0;
+		b->alb[a] = NONE;
+	}
+	if (b->scap == 0 && sw_grow(&b->stack, &b->scap, 64, sizeof(*st)) == -1)
+		return -1;
+	st = b->stack;
+	st[0].h = st[0].lb = 0;
+	st[0].c = st[0].acc = 0;
+	for (i = 0; i <= n; i++) {
+		l = 0;
+		if (i > 0 && i < n) {
+			l = (uint32_t)parr_get(&b->lcp, i);
+			if (l > b->maxcp)
+				l = b->maxcp;
+		}
+		while (st[top].h > l) {
+			x = st[top--];
+			ph = st[top].h > l ? st[top].h : l;
+			cur = x.c - x.acc;
+			ok = cur >= min_count;
+			if (ok && x.h >= 2 && keep(b, &nk, cur, x.lb, x.h) == -1)
+				return -1;
+			if (ph == 0) {
+				sw_u8(b->pool + boff(b, b->sa[x.lb]), &cp);
+				a = alpha_index(b, cp);
+				b->acnt[a] = x.h == 1 || !ok ? cur : 0;
+				b->alb[a] = x.lb;
+			}
+			up = ok ? x.c : x.acc;
+			if (st[top].h >= l) {
+				st[top].c += x.c;
+				st[top].acc += up;
+			} else {
+				top++;
+				st[top].h = l;
+				st[top].lb = x.lb;
+				st[top].c = x.c;
+				st[top].acc = up;
+			}
+		}
+		if (i == n)
+			break;
+		w = 0;
+		if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
+			if ((w = b->wt[i]) == 255)
+				w = weight_at(b, b->sa[i]);
+		d = (uint32_t)parr_get(&b->dep, i);
+		if (d > st[top].h) {
+			if (top + 1 == b->scap) {
+				if (sw_grow(&b->stack, &b->scap, top + 2, sizeof(*st)) == -1)
+					return -1;
+				st = b->stack;
+			}
+			top++;
+			st[top].h = d;
+			st[top].lb = (uint32_t)i;
+			st[top].c = w;
+			st[top].acc = 0;
+		} else
+			st[top].c += w;
+	}
+	/* The stack can be as deep as the longest token: give it back. */
+	free(b->stack);
+	b->stack = NULL;
+	b->scap = 0;
+	/* (d): every alphabet character, with the count left to it. */
+	for (a = 0; a < b->nalpha; a++)
+		if (keep(b, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
+		    (uint32_t)(b->nr + a), b->alb[a] != NONE ? 1 : EXT | 1) == -1)
+			return -1;
+	sort_build = b;
+	qsort(b->kept, nk, sizeof(*b->kept), cmp_kept);
+	out->n = 0;
+	for (a = 0; a < b->nr; a++)
+		if (list_add(out, (uint32_t)a, EXT | b->xcps[a]) == -1)
+			return -1;
+	for (a = 0; a < nk; a++)
+		if (list_add(out, b->kept[a].e.lb, b->kept[a].e.h) == -1)
+			return -1;
+	return 0;
+}
 
 /*
- * Compare suffix i with the first bytes of (e, n): <0, 0 when e is a
- * prefix of the suffix, >0.
+ * Compare the suffix at sorted position i with the first bytes of
+ * (e, n): <0, 0 when e is a prefix of the suffix, >0.
  */
 static int
 pcmp(const struct build *b, size_t i, const uint8_t *e, size_t n)
 {
-	size_t sl = b->slen[i];
-	int r = memcmp(b->pool + b->sfx[i], e, sl < n ? sl : n);
+	size_t off = boff(b, b->sa[i]), sl = b->plen - off;
+	int r = memcmp(b->pool + off, e, sl < n ? sl : n);
 
 	if (r != 0)
 		return r;
 	return sl < n ? -1 : 0;
 }
 
+static int
+cmp_ent(const void *x, const void *y)
+{
+	const struct ent *a = x, *c = y;
+
+	if (a->lb != c->lb)
+		return a->lb < c->lb ? -1 : 1;
+	return a->h < c->h ? -1 : a->h > c->h;
+}
+
 /*
  * Mark the segment starts of every token under greedy longest match
- * with the list 'l'.  The suffixes that start with an entry form a range
- * of the sorted suffixes; painting the ranges shortest entry first
- * leaves, for every suffix, the longest entry it starts with.
+ * with the list 'l'.  The suffixes that start with an entry form an
+ * interval of the sorted suffixes, and these intervals nest; one sweep
+ * over the sorted suffixes with a stack of the open ones gives every
+ * suffix the longest entry it starts with.
  */
 static int
-mark_segments(struct build *b, const struct slist *l)
+mark_segments(struct build *b, struct list *l)
 {
-	uint32_t t, j, n, *order, len;
-	size_t i, k, lo, hi, mid, first;
+	struct ent *iv = l->e, *st = NULL;
+	struct parr best = { NULL, 0 };
+	size_t niv = 0, i, k, lo, hi, mid, first, top = 0, scap = 0, n = b->N, t;
+	uint32_t maxh = 0, p, end, h;
 	int rc = -1;
 
-	if ((order = malloc((l->n ? l->n : 1) * sizeof(*order))) == NULL)
-		return -1;
-	/* Entries by length: a counting sort over byte lengths. */
-	{
-		size_t maxl = 0, *cnt;
-
-		for (i = 0; i < l->n; i++)
-			if (l->len[i] > maxl)
-				maxl = l->len[i];
-		if ((cnt = calloc(maxl + 2, sizeof(*cnt))) == NULL)
-			goto out;
-		for (i = 0; i < l->n; i++)
-			cnt[l->len[i] + 1]++;
-		for (k = 1; k <= maxl + 1; k++)
-			cnt[k] += cnt[k - 1];
-		for (i = 0; i < l->n; i++)
-			order[cnt[l->len[i]]++] = (uint32_t)i;
-		free(cnt);
-	}
-	memset(b->best, 0, b->nsfx * sizeof(*b->best));
+	/* The list is sorted by interval in place (the next one replaces it). */
 	for (k = 0; k < l->n; k++) {
-		const uint8_t *e = l->s[order[k]];
+		struct ent e = l->e[k];
 
-		len = (uint32_t)l->len[order[k]];
-		if (len == 0)
-			continue;
-		if (b->pool != NULL && e >= b->pool && e < b->pool + b->plen) {
-			/*
-			 * A learned entry points at an occurrence: its range is
-			 * the run around that suffix with common prefixes >= len.
-			 */
-			mid = b->rank[e - b->pool];
-			for (first = mid; first > 0 && b->slcp[first] >= len; first--)
-				;
-			for (lo = mid + 1; lo < b->nsfx && b->slcp[lo] >= len; lo++)
-				;
-		} else {
+		if (e.h & EXT) {
+			size_t len;
+			const uint8_t *s = ent_bytes(b, e, &len);
+
+			h = e.h & ~EXT;
+			if (len == 0)
+				continue;
 			lo = 0;
-			hi = b->nsfx;
+			hi = n;
 			while (lo < hi) {
 				mid = lo + (hi - lo) / 2;
-				if (pcmp(b, mid, e, len) < 0)
+				if (pcmp(b, mid, s, len) < 0)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
 			first = lo;
-			hi = b->nsfx;
-			while (lo < hi) {
-				mid = lo + (hi - lo) / 2;
-				if (pcmp(b, mid, e, len) <= 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			if (first == n || pcmp(b, first, s, len) != 0)
+				continue;
+			e.lb = (uint32_t)first;
+			e.h = h;
 		}
-		for (i = first; i < lo; i++)
-			b->best[i] = len;
+		iv[niv++] = e;
+		if (e.h > maxh)
+			maxh = e.h;
 	}
-	memset(b->mark, 0, b->nsfx);
-	for (t = 0; t < b->c->n; t++) {
-		if (t + 4 < b->c->n) {
-			/* The best entries of a later token's code points. */
-			uint32_t u = t + 4, q, qe = b->eoff[u] + b->elen[u];
+	l->n = niv;
+	qsort(iv, niv, sizeof(*iv), cmp_ent);
+	if (parr_alloc(&best, n, maxh) == -1)
+		goto out;
+	for (i = 0, k = 0; i < n; i++) {
+		uint32_t lc = i > 0 ? (uint32_t)parr_get(&b->lcp, i) : 0;
 
-			for (q = b->eoff[u]; q < qe && q < b->eoff[u] + 96; q++)
-				if ((b->pool[q] & 0xC0) != 0x80)
-					__builtin_prefetch(&b->best[b->rank[q]]);
+		while (top > 0 && st[top - 1].h > lc)
+			top--;
+		for (; k < niv && iv[k].lb == i; k++) {
+			if (top == scap &&
+			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1)
+				goto out;
+			st[top++] = iv[k];
 		}
-		n = b->elen[t];
-		for (j = 0; j < n; j += len) {
-			uint32_t r = b->rank[b->eoff[t] + j];
-
-			b->mark[r] = 1;
-			if ((len = b->best[r]) == 0) {
+		if (top > 0)
+			parr_set(&best, b->sa[i], st[top - 1].h);
+	}
+	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
+	for (t = 0; t < b->ntok; t++) {
+		end = b->tstart[t + 1];
+		for (p = b->tstart[t]; p < end; p += h) {
+			b->mark[p >> 6] |= (uint64_t)1 << (p & 63);
+			if ((h = (uint32_t)parr_get(&best, p)) == 0) {
 				/* Cannot happen: every character is an entry. */
 				errno = EINVAL;
 				goto out;
@@ -883,121 +1031,29 @@ mark_segments(struct build *b, const struct slist *l)
 	}
 	rc = 0;
 out:
-	free(order);
-	return rc;
-}
-
-struct kept {
-	int64_t		 cnt;
-	const uint8_t	*s;
-	size_t		 len;
-};
-
-static int
-cmp_kept(const void *x, const void *y)
-{
-	const struct kept *a = x, *b = y;
-	int r;
-
-	if (a->cnt != b->cnt)
-		return a->cnt > b->cnt ? -1 : 1;
-	r = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
-	if (r != 0)
-		return -r;
-	return a->len > b->len ? -1 : a->len < b->len;
-}
-
-/*
- * Steps (b)..(f): choose the subtokens from the counts of the trie 's'
- * and make the new list.
- *
- * tensor2tensor takes the candidates (count >= min_count) longest
- * first and lowers the counts of the proper prefixes of each accepted
- * one by its current count.  The current count of a string is thus its
- * count less the current counts of the accepted strings it is a proper
- * prefix of: its strict descendants, which a walk over the nodes in
- * reverse preorder meets before it, as the longest-first order does.
- * The sums of the accepted descendants go up the tree in 'acc' (one
- * per node, zeroed here), so the counts themselves stay untouched and
- * serve every probe of a bisection.
- */
-static int
-select_list(struct build *b, const struct strie *s, int64_t min_count,
-    struct slist *out)
-{
-	struct kept *kept = NULL;
-	size_t nk = 0, kcap = 0, a, i;
-	int64_t *acc = b->acc, cur, up;
-	int rc = -1;
-
-	memset(acc, 0, s->n * sizeof(*acc));
-	for (i = s->n; i-- > 1;) {
-		cur = s->cnt[i] - acc[i];
-		up = acc[i];
-		if (s->cnt[i] >= min_count && cur >= min_count) {
-			up += cur;
-			if (s->parent[i] != 0) {
-				if (nk == kcap && sw_grow(&kept, &kcap, nk + 1,
-				    sizeof(*kept)) == -1)
-					goto out;
-				kept[nk].cnt = cur;
-				kept[nk].s = b->pool + s->off[i];
-				kept[nk].len = s->blen[i];
-				nk++;
-			}
-		}
-		acc[s->parent[i]] += up;
-	}
-	for (a = 0; a < b->nalpha; a++) {
-		int64_t c = 0;
-		uint32_t node;
-
-		if ((node = s->achar[a]) != 0)
-			c = s->cnt[node] - acc[node];
-		if (nk == kcap && sw_grow(&kept, &kcap, nk + 1, sizeof(*kept)) == -1)
-			goto out;
-		kept[nk].cnt = c;
-		kept[nk].s = b->abytes[a];
-		kept[nk].len = b->alen[a];
-		nk++;
-	}
-	qsort(kept, nk, sizeof(*kept), cmp_kept);
-	out->n = 0;
-	for (a = 0; a < b->reserved.n; a++)
-		if (slist_add(out, b->reserved.s[a], b->reserved.len[a]) == -1)
-			goto out;
-	for (a = 0; a < nk; a++)
-		if (slist_add(out, kept[a].s, kept[a].len) == -1)
-			goto out;
-	rc = 0;
-out:
-	free(kept);
+	free(st);
+	free(best.p);
 	return rc;
 }
 
 /* One build at min_count: the final list in *out. */
 static int
-build_once(struct build *b, int64_t min_count, struct slist *out)
+build_once(struct build *b, int64_t min_count, struct list *out)
 {
 	int it;
 
 	if (min_count < 1)
 		min_count = 1;
-	if (!b->have_it0) {
-		memset(&b->it0, 0, sizeof(b->it0));
-		memset(&b->work, 0, sizeof(b->work));
-		b->have_it0 = 1;
-		if (sort_suffixes(b) == -1 || count_iteration(b, &b->it0, 1) == -1)
+	if (!b->sorted) {
+		if (suffix_sort(b) == -1)
 			return -1;
+		b->sorted = 1;
 	}
-	if (sw_grow(&b->acc, &b->acccap, b->it0.n, sizeof(*b->acc)) == -1 ||
-	    select_list(b, &b->it0, min_count, out) == -1)
+	if (count_select(b, 1, min_count, out) == -1)
 		return -1;
 	for (it = 1; it < b->o->iterations; it++)
 		if (mark_segments(b, out) == -1 ||
-		    count_iteration(b, &b->work, 0) == -1 ||
-		    sw_grow(&b->acc, &b->acccap, b->work.n, sizeof(*b->acc)) == -1 ||
-		    select_list(b, &b->work, min_count, out) == -1)
+		    count_select(b, 0, min_count, out) == -1)
 			return -1;
 	return 0;
 }
@@ -1006,27 +1062,25 @@ static void
 build_free(struct build *b)
 {
 	free(b->pool);
-	free(b->eoff);
-	free(b->elen);
+	free(b->tstart);
 	free(b->alpha);
 	free(b->abytes);
 	free(b->alen);
+	free(b->bmpidx);
+	free(b->xs);
+	free(b->xlen);
+	free(b->xcps);
 	free(b->rpool);
-	slist_free(&b->reserved);
-	if (b->have_it0) {
-		strie_free(&b->it0);
-		strie_free(&b->work);
-		free(b->acc);
-	}
-	free(b->sfx);
-	free(b->slen);
-	free(b->sw);
-	free(b->rank);
-	free(b->best);
-	free(b->slcp);
+	free(b->sa);
+	free(b->boff);
+	free(b->lcp.p);
+	free(b->dep.p);
+	free(b->wt);
 	free(b->mark);
-	free(b->snode);
-	free(b->scps);
+	free(b->acnt);
+	free(b->alb);
+	free(b->kept);
+	free(b->stack);
 }
 
 static int
@@ -1082,8 +1136,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 	static const char escchars[] = "\\_u;0123456789";
 	uint8_t *seen = NULL;
 	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k;
-	uint32_t cp;
+	size_t t, i, nr = 2 + o->nreserved, k, ncp, q;
+	uint32_t cp, maxr = 1;
 	int m;
 
 	memset(b, 0, sizeof(*b));
@@ -1128,7 +1182,11 @@ build_setup(struct build *b, const struct sw_counts *c,
 	b->alpha = malloc(b->nalpha * sizeof(*b->alpha));
 	b->abytes = malloc(b->nalpha * sizeof(*b->abytes));
 	b->alen = malloc(b->nalpha);
-	if (!b->alpha || !b->abytes || !b->alen) {
+	b->bmpidx = calloc(0x10000, sizeof(*b->bmpidx));
+	b->acnt = malloc(b->nalpha * sizeof(*b->acnt));
+	b->alb = malloc(b->nalpha * sizeof(*b->alb));
+	if (!b->alpha || !b->abytes || !b->alen || !b->bmpidx || !b->acnt ||
+	    !b->alb) {
 		free(seen);
 		return -1;
 	}
@@ -1136,17 +1194,19 @@ build_setup(struct build *b, const struct sw_counts *c,
 		if (seen[cp >> 3] & (1u << (cp & 7))) {
 			b->alpha[k] = cp;
 			b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
+			if (cp < 0x10000)
+				b->bmpidx[cp] = (uint32_t)k;
 			k++;
 		}
 	free(seen);
 
-	/* Escaped tokens. */
-	b->eoff = malloc((c->n ? c->n : 1) * sizeof(*b->eoff));
-	b->elen = malloc((c->n ? c->n : 1) * sizeof(*b->elen));
-	if (!b->eoff || !b->elen)
+	/* Escaped tokens, and where each starts in code points. */
+	b->ntok = c->n;
+	if ((b->tstart = malloc((c->n + 2) * sizeof(*b->tstart))) == NULL)
 		return -1;
+	ncp = 0;
 	for (t = 0; t < c->n; t++) {
-		size_t before = eb.len;
+		size_t before = eb.len, tc = 0;
 
 		if (build_escape(b, c->arena + c->off[t], c->len[t], &eb) == -1)
 			goto fail;
@@ -1154,17 +1214,28 @@ build_setup(struct build *b, const struct sw_counts *c,
 			errno = E2BIG;
 			goto fail;
 		}
-		b->eoff[t] = (uint32_t)before;
-		b->elen[t] = (uint32_t)(eb.len - before);
-		if (b->elen[t] > b->maxelen)
-			b->maxelen = b->elen[t];
+		for (q = before; q < eb.len; q++)
+			tc += (eb.p[q] & 0xC0) != 0x80;
+		b->tstart[t] = (uint32_t)ncp;
+		ncp += tc;
+		if (tc > b->maxtok)
+			b->maxtok = (uint32_t)tc;
 	}
+	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
 	b->pool = eb.p;
 	b->plen = eb.len;
+	b->N = ncp;
 	memset(&eb, 0, sizeof(eb));
-	/* Escaped reserved tokens, in a pool of their own. */
+
+	/* External strings: escaped reserved tokens, then the alphabet. */
+	b->nr = nr;
+	b->xs = malloc((nr + b->nalpha) * sizeof(*b->xs));
+	b->xlen = malloc((nr + b->nalpha) * sizeof(*b->xlen));
+	b->xcps = malloc((nr + b->nalpha) * sizeof(*b->xcps));
+	if (!b->xs || !b->xlen || !b->xcps)
+		return -1;
 	{
-		size_t *roff = malloc(nr * sizeof(*roff));
+		size_t *roff = malloc((nr + 1) * sizeof(*roff));
 
 		if (roff == NULL)
 			goto fail;
@@ -1177,25 +1248,49 @@ build_setup(struct build *b, const struct sw_counts *c,
 				goto fail;
 			}
 		}
+		roff[nr] = eb.len;
 		b->rpool = eb.p;
-		for (i = 0; i < nr; i++)
-			if (slist_add(&b->reserved, b->rpool + roff[i],
-			    (i + 1 < nr ? roff[i + 1] : eb.len) - roff[i]) == -1) {
-				free(roff);
-				return -1;
-			}
+		for (i = 0; i < nr; i++) {
+			b->xs[i] = b->rpool + roff[i];
+			b->xlen[i] = (uint32_t)(roff[i + 1] - roff[i]);
+			b->xcps[i] = (uint32_t)sw_cplen(b->xs[i], b->xlen[i]);
+			if (b->xcps[i] > maxr)
+				maxr = b->xcps[i];
+		}
 		free(roff);
 	}
+	for (i = 0; i < b->nalpha; i++) {
+		b->xs[nr + i] = b->abytes[i];
+		b->xlen[nr + i] = b->alen[i];
+		b->xcps[nr + i] = 1;
+	}
+	b->maxcp = o->max_subtoken_len > 0 ?
+	    (uint32_t)(o->max_subtoken_len - 1) : UINT32_MAX;
+	b->capcp = b->maxcp > maxr ? b->maxcp : maxr;
 	return 0;
 fail:
 	free(eb.p);
 	return -1;
 }
 
+/* The vocabulary of a list. */
 static struct sw_vocab *
-list_vocab(const struct slist *l)
+list_vocab(const struct build *b, const struct list *l)
 {
-	return sw_vocab_from_list(l->s, l->len, l->n);
+	const uint8_t **s;
+	size_t *len, i;
+	struct sw_vocab *v = NULL;
+
+	s = malloc((l->n ? l->n : 1) * sizeof(*s));
+	len = malloc((l->n ? l->n : 1) * sizeof(*len));
+	if (s != NULL && len != NULL) {
+		for (i = 0; i < l->n; i++)
+			s[i] = ent_bytes(b, l->e[i], &len[i]);
+		v = sw_vocab_from_list(s, len, l->n);
+	}
+	free(s);
+	free(len);
+	return v;
 }
 
 struct sw_vocab *
@@ -1203,15 +1298,15 @@ sw_build(const struct sw_counts *c, int64_t min_count,
     const struct sw_build_opts *o)
 {
 	struct build b;
-	struct slist l = { 0 };
+	struct list l = { 0 };
 	struct sw_vocab *v = NULL;
 
 	if (build_setup(&b, c, o) == 0 && build_once(&b, min_count, &l) == 0) {
-		v = list_vocab(&l);
+		v = list_vocab(&b, &l);
 		if (v != NULL && o->probe != NULL)
 			o->probe(o->probe_arg, min_count, l.n);
 	}
-	slist_free(&l);
+	list_free(&l);
 	build_free(&b);
 	return v;
 }
@@ -1222,32 +1317,44 @@ absdiff(size_t a, size_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* build_to_target_size's bisect(): the best list in *best. */
+/*
+ * build_to_target_size's bisect(), as a loop: each level returns the
+ * result of the level below only when it is strictly closer to the
+ * target, so the answer is the first of the closest probes.
+ */
 static int
-bisect(struct build *b, size_t target, int64_t lo, int64_t hi, struct slist *best)
+bisect(struct build *b, size_t target, int64_t lo, int64_t hi, struct list *best)
 {
-	int64_t mid = (lo + hi) / 2;
-	struct slist other = { 0 };
-	int rc;
+	struct list cur = { 0 }, t;
+	int64_t mid;
+	size_t n;
+	int have = 0, rc = -1;
 
-	if (lo + hi < 0 && (lo + hi) % 2 != 0)
-		mid--;
-	if (build_once(b, mid, best) == -1)
-		return -1;
-	if (b->o->probe != NULL)
-		b->o->probe(b->o->probe_arg, mid, best->n);
-	if (absdiff(best->n, target) * 100 < target || lo >= hi || mid < 2)
-		return 0;
-	if (best->n > target)
-		rc = bisect(b, target, mid + 1, hi, &other);
-	else
-		rc = bisect(b, target, lo, mid - 1, &other);
-	if (rc == 0 && absdiff(other.n, target) < absdiff(best->n, target)) {
-		slist_free(best);
-		*best = other;
-		return 0;
+	for (;;) {
+		mid = (lo + hi) / 2;
+		if (lo + hi < 0 && (lo + hi) % 2 != 0)
+			mid--;
+		if (build_once(b, mid, &cur) == -1)
+			goto out;
+		if (b->o->probe != NULL)
+			b->o->probe(b->o->probe_arg, mid, cur.n);
+		n = cur.n;
+		if (!have || absdiff(n, target) < absdiff(best->n, target)) {
+			t = *best;
+			*best = cur;
+			cur = t;
+			have = 1;
+		}
+		if (absdiff(n, target) * 100 < target || lo >= hi || mid < 2)
+			break;
+		if (n > target)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
 	}
-	slist_free(&other);
+	rc = 0;
+out:
+	list_free(&cur);
 	return rc;
 }
 
@@ -1256,7 +1363,7 @@ sw_build_to_target(const struct sw_counts *c, size_t target,
     const struct sw_build_opts *o)
 {
 	struct build b;
-	struct slist l = { 0 };
+	struct list l = { 0 };
 	struct sw_vocab *v = NULL;
 
 	if (target < 1) {
@@ -1264,8 +1371,8 @@ sw_build_to_target(const struct sw_counts *c, size_t target,
 		return NULL;
 	}
 	if (build_setup(&b, c, o) == 0 && bisect(&b, target, 1, 1000, &l) == 0)
-		v = list_vocab(&l);
-	slist_free(&l);
+		v = list_vocab(&b, &l);
+	list_free(&l);
 	build_free(&b);
 	return v;
 }

@@ -1,6 +1,6 @@
 /*
- * Internals shared by subword.c and subword_build.c: keyed hashing, a
- * byte trie whose edges live in one hash table, and growable buffers.
+ * Internals shared by subword.c and subword_build.c: keyed hashing and
+ * growable buffers.
  */
 #ifndef RECPIPE_SUBWORD_INT_H
 #define RECPIPE_SUBWORD_INT_H
@@ -13,30 +13,6 @@
 /* SipHash (libsodium's crypto_shorthash) under a per-process random key. */
 void		 sw_hash_init(void);
 uint64_t	 sw_hash(const void *p, size_t n);
-
-/*
- * A byte trie: node 0 is the root; children of the root are a direct
- * table, other edges (parent, byte) -> child sit in an open-addressing
- * table keyed by SipHash.  Nodes are numbered in creation order.
- */
-struct sw_trie {
-	uint64_t	*key;		/* (parent << 8 | byte) + 1; 0 = empty */
-	uint32_t	*val;
-	size_t		 cap;		/* power of two */
-	size_t		 nedges;
-	uint32_t	 nnodes;
-	uint32_t	 root[256];	/* 0 = none */
-};
-
-int		 sw_trie_init(struct sw_trie *t, size_t hint);
-void		 sw_trie_free(struct sw_trie *t);
-/* Child of 'node' by 'b', or 0. */
-uint32_t	 sw_trie_child(const struct sw_trie *t, uint32_t node, uint8_t b);
-/*
- * Child of 'node' by 'b', created (numbered t->nnodes) when absent;
- * *created says which.  Returns 0 with errno ENOMEM (or E2BIG past 2^32 - 1 nodes).
- */
-uint32_t	 sw_trie_add(struct sw_trie *t, uint32_t node, uint8_t b, int *created);
 
 struct sw_vocab;
 /* Bytes of the longest entry of v that starts e[0..n), 0 if none. */

@@ -213,6 +213,64 @@ print(max(len(e) for e in es))' "$T/v"
 	[ "$(head -1 "$T/got")" = "'<pad>_'" ]
 }
 
+# Skip unless peak RSS can be measured (GNU time) and means something
+# (not under AddressSanitizer, whose shadow memory is not ours).
+need_rss() {
+	[ -x /usr/bin/time ] || skip "/usr/bin/time not installed"
+	! grep -q __asan_init "$RECPIPE_BIN/subword-build" ||
+		skip "memory bounds are not checked under AddressSanitizer"
+}
+
+# Peak RSS in KB of a command.
+peak_kb() {
+	/usr/bin/time -f %M -o "$T/rss" "$@" >/dev/null
+	cat "$T/rss"
+}
+
+# One line of n pseudo-random lower-case letters (a fixed seed).
+letters() {
+	awk -v n="$1" 'BEGIN { srand(7); for (i = 0; i < n; i++)
+	    printf "%c", 97 + int(rand() * 26); print "" }'
+}
+
+# One line of n pseudo-random CJK ideographs (U+5000..U+9FFF), no spaces.
+ideographs() {
+	awk -v n="$1" 'BEGIN { srand(11); for (i = 0; i < n; i++)
+	    printf "%c%c%c", 229 + int(rand() * 5), 128 + int(rand() * 64),
+	    128 + int(rand() * 64); print "" }'
+}
+
+@test "subword-build: one long repetitive token is sorted in O(n log n)" {
+	# 400,000 'a' took minutes (comparison sort of the suffixes).
+	awk 'BEGIN { while (i++ < 400000) printf "a"; print "" }' >"$T/a.txt"
+	timeout 60 subword-build -q -L 200 -o "$T/v200" "$T/a.txt"
+	timeout 60 subword-build -q -o "$T/v" "$T/a.txt"
+	[ "$(head -1 "$T/v200")" = "'<pad>_'" ]
+	# With -L 200 no entry is longer than 199 code points ('', _ aside).
+	[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$T/v200")" -le 201 ]
+	# Without -L the whole token is one subtoken (as with 3,000 'a').
+	[ "$(wc -l <"$T/v")" -eq 25 ]
+	[ "$(sed -n 3p "$T/v")" = "'$(head -c 400000 "$T/a.txt")_'" ]
+}
+
+@test "subword-build: memory on one long line is linear in its length" {
+	# 32 bytes per character plus 16 MB: 1 MB of letters or of ideographs,
+	# with and without -L (several GB before).
+	local kb
+	need_rss
+	letters 1000000 >"$T/l.txt"
+	kb=$(peak_kb subword-build -q -j 1 -L 200 -o "$T/v" "$T/l.txt")
+	echo "letters -L 200: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+	kb=$(peak_kb subword-build -q -j 1 -o "$T/v" "$T/l.txt")
+	echo "letters: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+	ideographs 400000 >"$T/i.txt"
+	kb=$(peak_kb subword-build -q -j 1 -L 200 -o "$T/v" "$T/i.txt")
+	echo "ideographs -L 200: $kb KB"
+	[ "$kb" -le $((32 * 400000 / 1024 + 16384)) ]
+}
+
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
 }

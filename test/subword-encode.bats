@@ -213,6 +213,35 @@ print(n)' "$T/rec"
 	[ "$output" = "$(printf '%s\t%s' "$a" "$b")" ]
 }
 
+@test "subword-encode: a vocab with long entries costs at most 16 bytes a byte" {
+	[ -x /usr/bin/time ] || skip "/usr/bin/time not installed"
+	! grep -q __asan_init "$RECPIPE_BIN/subword-encode" ||
+		skip "memory bounds are not checked under AddressSanitizer"
+	# 24 ordinary entries, a 10 MB entry and two of 5 MB sharing all but
+	# their ends (85 bytes a byte before: 1.7 GB for a 20 MB entry).
+	printf 'x\n' | subword-build -q -t 10 -o "$T/base" -
+	awk 'BEGIN { srand(3); for (i = 0; i < 10000000; i++)
+	    printf "%c", 97 + int(rand() * 26); print "" }' >"$T/long.txt"
+	head -c 5000000 "$T/long.txt" >"$T/half"
+	{
+		cat "$T/base"
+		printf "'%s_'\n" "$(head -c 10000000 "$T/long.txt")"
+		printf "'%sb_'\n'%sc_'\n" "$(cat "$T/half")" "$(cat "$T/half")"
+	} >"$T/vocab"
+	local size kb
+	size=$(wc -c <"$T/vocab")
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -v "$T/vocab" \
+		--output-format id "$T/long.txt" >"$T/ids"
+	kb=$(cat "$T/rss")
+	echo "vocab $size bytes, peak $kb KB"
+	[ "$kb" -le $((16 * size / 1024)) ]
+	# The 10 MB token is that one entry.
+	[ "$(cat "$T/ids")" = "$(($(wc -l <"$T/base")))" ]
+	printf '%sc\n' "$(cat "$T/half")" | subword-encode -v "$T/vocab" \
+		--output-format id >"$T/ids"
+	[ "$(cat "$T/ids")" = "$(($(wc -l <"$T/base") + 2))" ]
+}
+
 @test "subword-encode: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-encode
 }

@@ -438,6 +438,7 @@ test_counts(void)
 	sw_counts_add(a, S("\t"), 2);
 	sw_counts_add_text(a, S("the"));
 	TEST_INT(sw_counts_size(a), ==, 3, "three distinct tokens");
+	sw_counts_compact(a);
 	TEST(sw_counts_write(a, &x) == 0 && x.len == sizeof(want) - 1 &&
 	    memcmp(x.p, want, x.len) == 0, "count file sorted by bytes, escaped");
 	TEST(sw_counts_read(b, x.p, x.len, &e) == 0 && sw_counts_read(b, x.p, x.len, &e) == 0,
@@ -456,6 +457,12 @@ test_counts(void)
 	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx"), &e) == -1, "no final newline");
 	TEST(sw_counts_read(b, S("#subword-counts 1\n9223372036854775807\tthe\n"), &e) == -1 &&
 	    strstr(e.msg, "overflow") != NULL, "sum overflow");
+	TEST(sw_counts_add_text(a, S("the new")) == 0 && sw_counts_size(a) == 4,
+	    "adding after compacting finds the old tokens");
+	x.len = 0;
+	TEST(sw_counts_write(a, &x) == 0 && sw_put(&x, "", 1) == 0 &&
+	    strstr((char *)x.p, "\n4\tthe\n") != NULL &&
+	    strstr((char *)x.p, "\n1\tnew\n") != NULL, "and counts on");
 	free(x.p);
 	free(y.p);
 	sw_counts_free(a);
