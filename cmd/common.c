@@ -20,9 +20,24 @@ const char *progname = "recpipe";
 int verbosity = 1;
 int progress_enabled = -1;
 
-#define MAXPENDING 64
-static struct outfile *pending[MAXPENDING];
-static volatile sig_atomic_t npending;
+int keep_partial;
+
+/* Temporaries to unlink on a fatal signal or die(): a list with no cap. */
+static struct outfile *volatile pending;
+static int faulting;		/* set by fault_begin() */
+void (*fault_keep)(void);
+
+static void
+keep_all(void)
+{
+	void (*f)(void) = fault_keep;
+
+	faulting = 0;
+	fault_keep = NULL;
+	if (f != NULL)
+		f();
+	out_commit_all();
+}
 
 void
 setprogname(const char *argv0)
@@ -35,11 +50,11 @@ setprogname(const char *argv0)
 static void
 unlink_pending(void)
 {
-	int i;
+	struct outfile *o;
 
-	for (i = 0; i < npending; i++)
-		if (pending[i] && pending[i]->active && pending[i]->tmp)
-			unlink(pending[i]->tmp);
+	for (o = pending; o != NULL; o = o->next)
+		if (o->active && o->tmp)
+			unlink(o->tmp);
 }
 
 static void
@@ -62,6 +77,8 @@ die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarn_(0, fmt, ap);
 	va_end(ap);
+	if (faulting && keep_partial)
+		keep_all();
 	unlink_pending();
 	exit(1);
 }
@@ -76,8 +93,29 @@ die_errno(const char *fmt, ...)
 	va_start(ap, fmt);
 	vwarn_(e, fmt, ap);
 	va_end(ap);
+	if (faulting && keep_partial)
+		keep_all();
 	unlink_pending();
 	exit(1);
+}
+
+void
+fault_begin(void)
+{
+	faulting = 1;
+}
+
+void
+out_commit_all(void)
+{
+	struct outfile *o, *next;
+
+	faulting = 0;
+	for (o = pending; o != NULL; o = next) {
+		next = o->next;
+		if (out_commit(o) == -1)
+			die_errno("%s", o->path);
+	}
 }
 
 void
@@ -137,6 +175,7 @@ print_version(const char *extra)
 void
 write_failed(const char *what)
 {
+	faulting = 0;
 	if (errno == EPIPE) {
 		unlink_pending();
 		signal(SIGPIPE, SIG_DFL);
@@ -249,6 +288,60 @@ refuse_tty(int fd, int force)
 		die("refusing to write records to a terminal (use -o FILE or a pipe)");
 }
 
+int
+out_writable(const char *path)
+{
+	struct stat st;
+	const char *slash;
+	char *dir;
+	size_t n = strlen(path);
+	int rv;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (n == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (path[n - 1] == '/') {
+		errno = EISDIR;
+		return -1;
+	}
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			return -1;
+		}
+		if (!S_ISREG(st.st_mode))
+			return access(path, W_OK);
+	} else if (errno != ENOENT)
+		return -1;
+	/* A new file and the rename need a directory we may write. */
+	if ((slash = strrchr(path, '/')) == NULL)
+		return access(".", W_OK | X_OK);
+	if (slash == path)
+		return access("/", W_OK | X_OK);
+	if ((dir = strndup(path, (size_t)(slash - path))) == NULL)
+		return -1;
+	if ((rv = stat(dir, &st)) == 0 && !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		rv = -1;
+	}
+	if (rv == 0)
+		rv = access(dir, W_OK | X_OK);
+	free(dir);
+	return rv;
+}
+
+void
+out_check(const char *path)
+{
+	if (*path == '\0')
+		die("an output file name is empty");
+	if (out_writable(path) == -1)
+		die_errno("%s", path);
+}
+
 static void
 on_signal(int sig)
 {
@@ -262,6 +355,7 @@ out_open(struct outfile *o, const char *path)
 {
 	static int handlers;
 	struct stat st;
+	sigset_t all, old;
 	size_t n;
 	mode_t um;
 	int fd;
@@ -272,6 +366,8 @@ out_open(struct outfile *o, const char *path)
 		o->fd = 1;
 		return 1;
 	}
+	if (out_writable(path) == -1)
+		return -1;
 	/*
 	 * A device or a FIFO (-o /dev/null, -o /dev/stdout, a named pipe)
 	 * is written in place: renaming a file over it would replace it.
@@ -293,10 +389,6 @@ out_open(struct outfile *o, const char *path)
 		signal(SIGHUP, on_signal);
 		handlers = 1;
 	}
-	if (npending == MAXPENDING) {
-		errno = EMFILE;
-		return -1;
-	}
 	if ((fd = mkstemp(o->tmp)) == -1)
 		return -1;
 	um = umask(0);
@@ -304,25 +396,41 @@ out_open(struct outfile *o, const char *path)
 	fchmod(fd, 0666 & ~um);
 	o->fd = fd;
 	o->active = 1;
-	pending[npending++] = o;
+	/* The list changes with the signals held: the handler walks it. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	o->prev = NULL;
+	o->next = pending;
+	if (pending != NULL)
+		pending->prev = o;
+	pending = o;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return fd;
 }
 
+/* Take o off the pending list; its names are freed (o->path kept when keep_path). */
 static void
-forget(struct outfile *o)
+forget(struct outfile *o, int keep_path)
 {
-	int i;
+	sigset_t all, old;
 
-	for (i = 0; i < npending; i++)
-		if (pending[i] == o) {
-			pending[i] = pending[npending - 1];
-			npending--;
-			break;
-		}
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	if (o->prev != NULL)
+		o->prev->next = o->next;
+	else if (pending == o)
+		pending = o->next;
+	if (o->next != NULL)
+		o->next->prev = o->prev;
+	o->prev = o->next = NULL;
 	o->active = 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(o->tmp);
-	free(o->path);
-	o->tmp = o->path = NULL;
+	o->tmp = NULL;
+	if (!keep_path) {
+		free(o->path);
+		o->path = NULL;
+	}
 }
 
 int
@@ -336,14 +444,16 @@ out_commit(struct outfile *o)
 	}
 	if (!o->active)
 		return 0;
-	if (close(o->fd) == -1 || rename(o->tmp, o->path) == -1) {
+	if ((o->fd >= 0 && close(o->fd) == -1) || rename(o->tmp, o->path) == -1) {
 		e = errno;
+		o->fd = -1;
 		unlink(o->tmp);
-		forget(o);
+		forget(o, 1);
 		errno = e;
 		return -1;
 	}
-	forget(o);
+	o->fd = -1;
+	forget(o, 0);
 	return 0;
 }
 
@@ -357,9 +467,20 @@ out_abort(struct outfile *o)
 	}
 	if (!o->active)
 		return;
-	close(o->fd);
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
 	unlink(o->tmp);
-	forget(o);
+	forget(o, 0);
+}
+
+int
+out_finish(struct outfile *o, int ok)
+{
+	if (ok || keep_partial)
+		return out_commit(o);
+	out_abort(o);
+	return 0;
 }
 
 static int

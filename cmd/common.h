@@ -67,9 +67,13 @@ void	refuse_tty(int fd, int force);
  * Named outputs appear whole or not at all: out_open() creates a
  * temporary file beside 'path' (mode 0666 & ~umask) and returns its fd;
  * out_commit() fsyncs nothing but checks close and renames it over
- * 'path'; out_abort() unlinks it.  Pending temporaries are unlinked when
- * the process dies of SIGINT, SIGTERM, SIGHUP or SIGPIPE, or exits via
- * die().  "-" means stdout (returns 1; commit/abort do nothing).
+ * 'path'; out_abort() unlinks it.  Pending temporaries (any number) are
+ * unlinked when the process dies of SIGINT, SIGTERM, SIGHUP or SIGPIPE,
+ * or exits via die().  "-" means stdout (returns 1; commit/abort do
+ * nothing).  A caller may close o->fd and set it to -1 to keep many
+ * temporaries without holding a descriptor for each (reopen o->tmp to
+ * append); out_commit() then only renames.  On failure o->path stays
+ * valid until the next out_open() of the same struct.
  */
 struct outfile {
 	char	*path;
@@ -77,10 +81,45 @@ struct outfile {
 	int	 fd;
 	int	 active;	/* a temporary file to rename on commit */
 	int	 direct;	/* a device or FIFO, written in place */
+	struct outfile *prev, *next;	/* the pending list */
 };
 int	out_open(struct outfile *o, const char *path);
 int	out_commit(struct outfile *o);	/* 0, or -1 with errno */
 void	out_abort(struct outfile *o);
+/*
+ * Whether 'path' can be a named output: not empty, not a directory,
+ * in a directory that exists and that we may write (or a device or
+ * FIFO we may write).  Returns 0, or -1 with errno set.  "-" is fine.
+ */
+int	out_writable(const char *path);
+/*
+ * Refuse an output that cannot be written before any work starts:
+ * dies "tool: PATH: strerror" (or names the empty name).
+ */
+void	out_check(const char *path);
+/*
+ * --keep-partial: after a fault in the input, commit what was written
+ * before it under the output's name anyway (the status is still 1).
+ * Without it, a named output is all-or-nothing.
+ */
+extern int keep_partial;
+/*
+ * A fault in the input: the tool has written out what the good input
+ * before it gives (and ended its output streams); the next die() then
+ * commits every pending named output under --keep-partial instead of
+ * removing it.  A failed write (write_failed()) cancels this.
+ */
+void	fault_begin(void);
+/*
+ * Called at such a die() under --keep-partial before the outputs are
+ * committed, when set: a tool ends what needs ending (mmap-index build
+ * writes the index of the sequences added so far).
+ */
+extern void (*fault_keep)(void);
+/* Commit every pending named output (--keep-partial at a fault). */
+void	out_commit_all(void);
+/* End output o after a run: commit when ok or keep_partial, else abort. 0, or -1 with errno. */
+int	out_finish(struct outfile *o, int ok);
 
 /* Compression implied by an output name: .gz gzip, .zz/.zlib zlib, else none. */
 enum rec_comp comp_from_suffix(const char *path);

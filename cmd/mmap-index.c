@@ -25,16 +25,19 @@
 #include "record.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--wrap] -o prefix [-f feature] [-j jobs]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"                        [-j jobs]\n"
 "                        [--documents each|empty] [--dtype type]\n"
 "                        [--format fairseq|megatron] [--input-format records|id]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
-"       mmap-index cat [-qR] [--json] [-f feature] [-o file] [--format layout]\n"
-"                      [--output-format json|id|records] [--range a:b] prefix\n"
-"       mmap-index get [-qR] [--json] [-f feature] [-j jobs] [-o file]\n"
+"       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
-"                      prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [-o file] [--format layout] prefix\n"
+"                      [--range a:b] prefix\n"
+"       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
+"                      [-o file] [--format layout]\n"
+"                      [--output-format json|id|records] prefix [index ... | -]\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
+"                       prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
 "       mmap-index -h | -V\n";
@@ -49,7 +52,7 @@ enum { CMD_BUILD, CMD_CAT, CMD_GET, CMD_INFO, CMD_MERGE, CMD_VERIFY };
 enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
-	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE
+	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE, OPT_KEEP
 };
 
 static const struct option longopts[] = {
@@ -70,15 +73,16 @@ static const struct option longopts[] = {
 	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ "output-format",	required_argument,	NULL, OPT_OUTFMT },
 	{ "range",		required_argument,	NULL, OPT_RANGE },
+	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09",
-	[CMD_INFO] = "qo" "\x04\x08",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07\x0b",
+	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0b",
+	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0b",
+	[CMD_INFO] = "qo" "\x04\x08\x0b",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
 };
@@ -191,6 +195,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
+			break;
+		case OPT_KEEP:
+			keep_partial = 1;
 			break;
 		case OPT_DOCS:
 			if (strcmp(optarg, "each") == 0)
@@ -363,10 +370,15 @@ fail(const char *fmt, ...)
 	char msg[1024];
 	va_list ap;
 
-	if (wr.w != NULL)
-		(void)rec_writer_flush(wr.w);
+	/* The record stream ends as a run on the good part would end it. */
+	if (wr.w != NULL && rec_writer_close(wr.w) == -1) {
+		wr.w = NULL;
+		write_failed(ob.name);
+	}
+	wr.w = NULL;
 	if (ob.p != NULL)
 		ob_flush();
+	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -1402,22 +1414,46 @@ start_output(const char *prefix, enum mmidx_layout layout,
 	return b;
 }
 
+/*
+ * Commit the pair.  The .idx goes last: a reader never sees it without
+ * its .bin.  An old .bin is linked to a name beside it first, so that
+ * if the .idx cannot be renamed into place the old pair is put back
+ * (the early out_check() of both names makes that rare).
+ */
 static void
 finish_output(struct mmidx_builder *b, const char *prefix)
 {
+	char *bp = joinx(prefix, ".bin"), *old = joinx(prefix, ".bin.old.XXXXXX");
+	int fd, e, saved = 0;
+
 	if (mmidx_finish(b, idxout.fd) == -1)
 		die("%s: %s", prefix, mmidx_builder_strerror(b));
-	/* The .idx goes last: a reader never sees it without its .bin. */
-	if (out_commit(&binout) == -1)
+	/* A unique name for the link (no hard links: no way back). */
+	if ((fd = mkstemp(old)) == -1)
+		die_errno("%s", old);
+	close(fd);
+	unlink(old);
+	if (link(bp, old) == 0)
+		saved = 1;
+	if (out_commit(&binout) == -1) {
+		e = errno;
+		unlink(old);
+		errno = e;
 		die_errno("%s.bin", prefix);
+	}
 	if (out_commit(&idxout) == -1) {
-		int e = errno;
-		char *bp = joinx(prefix, ".bin");
-
-		unlink(bp);
+		e = errno;
+		if (saved)
+			rename(old, bp);
+		else
+			unlink(bp);
 		errno = e;
 		die_errno("%s.idx", prefix);
 	}
+	if (saved)
+		unlink(old);
+	free(bp);
+	free(old);
 }
 
 /* Token ids of the sequence being added. */
@@ -1476,11 +1512,13 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 			ids.neg |= ids.v[n] < 0;
 		}
 		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r') || (errno == ERANGE && !isf))
+		    *end != '\r') || (errno == ERANGE && !isf)) {
+			fault_begin();
 			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
 			    isf ? "number" : "token id",
 			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
 			    s);
+		}
 		n++;
 		s = end;
 	}
@@ -1491,6 +1529,7 @@ static void
 add_fault(struct mmidx_builder *b, const char *name, const char *where,
     uint64_t num, uint64_t off)
 {
+	fault_begin();
 	if (off != UINT64_MAX)
 		die("%s: %s %" PRIu64 " at offset %" PRIu64 ": %s", name, where,
 		    num, off, mmidx_builder_strerror(b));
@@ -1570,6 +1609,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		if (ex_decode(&ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
 				die_errno("%s", name);
+			fault_begin();
 			die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
 			    name, num, off, ex_strerror(&ex));
 		}
@@ -1577,6 +1617,9 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 			const struct ex_feature *mf = ex_get(&ex, o.modefeat);
 
 			cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
+			if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
+			    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
+				fault_begin();
 			if (cnt >= 0 && cnt != 1)
 				die("%s: record %" PRIu64 " at offset %" PRIu64
 				    ": '%s' must hold one value, not %ld", name,
@@ -1609,6 +1652,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 				add_fault(b, name, "record", num, off);
 			continue;
 		}
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    num, off, f == NULL ? (ex.nfeat == 0 ?
 		    "no features (an empty record ends a document only with "
@@ -1619,6 +1663,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
+		fault_begin();
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
@@ -1969,8 +2014,10 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	build_worker(&w[0]);
 	for (int t = 1; t < started; t++)
 		pthread_join(tid[t], NULL);
-	if (bt.stop)
+	if (bt.stop) {
+		fault_begin();
 		die("%s", bt.msg);
+	}
 	for (int t = 0; t < jobs; t++) {
 		buf_free(&w[t].in);
 		free(w[t].tok);
@@ -1983,6 +2030,18 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
 	bt.r = NULL;
 }
 
+/*
+ * --keep-partial at a fault in a build: the pair is finished with the
+ * sequences added before the fault and committed as usual.
+ */
+static struct mmidx_builder *keep_b;
+
+static void
+keep_build(void)
+{
+	finish_output(keep_b, o.out);
+}
+
 static int
 cmd_build(int argc, char **argv)
 {
@@ -1991,7 +2050,7 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
-	int isf, jobs;
+	int isf, jobs, rval = 0;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
 		usage_error("build: -o PREFIX is needed");
@@ -2030,6 +2089,8 @@ cmd_build(int argc, char **argv)
 	if (!o.docs_empty)
 		flags |= MMIDX_DOC_EACH;
 	b = start_output(o.out, layout, t, flags);
+	keep_b = b;
+	fault_keep = keep_build;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
@@ -2043,6 +2104,10 @@ cmd_build(int argc, char **argv)
 		const char *name = input_name(argv[i]);
 
 		if (fd == -1) {
+			if (keep_partial) {
+				rval = 1;
+				continue;
+			}
 			out_abort(&binout);
 			out_abort(&idxout);
 			exit(1);
@@ -2057,9 +2122,10 @@ cmd_build(int argc, char **argv)
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
+	fault_keep = NULL;
 	finish_output(b, o.out);
 	mmidx_builder_free(b);
-	return 0;
+	return rval;
 }
 
 /* File scope: still reachable when a fault exits (leak checkers). */
@@ -2138,6 +2204,20 @@ main(int argc, char **argv)
 	if (o.cmd != CMD_BUILD)
 		for (int i = 0; i < argc; i++)
 			argv[i] = prefix_of(argv[i]);
+	/* Outputs that cannot be written are refused before any work. */
+	if (o.out != NULL && *o.out == '\0')
+		out_check(o.out);
+	if (o.out != NULL && strcmp(o.out, "-") != 0) {
+		if (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE) {
+			char *bp = joinx(o.out, ".bin"), *ip = joinx(o.out, ".idx");
+
+			out_check(bp);
+			out_check(ip);
+			free(bp);
+			free(ip);
+		} else
+			out_check(o.out);
+	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)
 		o.outfmt = OUT_JSON;

@@ -24,12 +24,12 @@
 #define DEFAULT_SEED	0
 
 static const char usage_text[] =
-"usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]\n"
+"usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
 "           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--passthrough feature[,...]]\n"
 "           [--strategy name] [--window rows] [file ...]\n"
-"       pack-encdec [-hqV] [--stats] -C electra --cls-id id\n"
+"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
 "           [-s seed] [--compression type] [file ...]\n";
 
@@ -42,7 +42,7 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -53,6 +53,7 @@ static const struct option longopts[] = {
 	{ "custom-ops", no_argument, NULL, OPT_CUSTOM },
 	{ "feature", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lengths", required_argument, NULL, 'l' },
 	{ "mask-id", required_argument, NULL, OPT_MASK },
 	{ "max-seq-length", required_argument, NULL, OPT_MAXLEN },
@@ -80,8 +81,37 @@ static uint64_t cur_record;	/* its 0-based record number */
 static struct example cur_ex;	/* the decoded record (pad mode) */
 static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
+static struct sq_conv *fault_conv;	/* to finish at a fault */
+static struct sq_electra *electra;
 
 static void writer_drain(void);
+
+/*
+ * A fault in the input: write the rows that the records before it make
+ * (the open rows too, as the end of that input would), and end the
+ * record stream.  The output is then what a run on the good records
+ * writes; under -o it is kept with --keep-partial only.
+ */
+static void
+end_at_fault(void)
+{
+	static int ended;
+
+	if (ended++)
+		return;
+	writer_drain();
+	if (fault_conv != NULL && sq_finish_before(fault_conv) == -1 &&
+	    sq_errkind(fault_conv) == SQ_EEMIT)
+		write_failed(outname);
+	if (electra != NULL && sq_electra_flush(electra) == -1)
+		write_failed(outname);
+	if (writer != NULL && rec_writer_close(writer) == -1) {
+		writer = NULL;
+		write_failed(outname);
+	}
+	writer = NULL;
+	fault_begin();
+}
 static _Noreturn void
 data_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -95,9 +125,7 @@ data_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	writer_drain();
-	if (writer != NULL && rec_writer_flush(writer) == -1)
-		write_failed(outname);
+	end_at_fault();
 	die("%s: record %ju: %s", cur_file, (uintmax_t)cur_record, msg);
 }
 
@@ -549,9 +577,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 			conv_failed(c);
 	}
 	if (rv == -1) {
-		writer_drain();
-		if (rec_writer_flush(writer) == -1)
-			write_failed(outname);
+		end_at_fault();
 		cur_record = rec_index(r);
 		die("%s: record %ju at offset %ju: %s", cur_file,
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
@@ -599,9 +625,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 			write_failed(outname);
 	}
 	if (rv == -1) {
-		writer_drain();
-		if (rec_writer_flush(writer) == -1)
-			write_failed(outname);
+		end_at_fault();
 		die("%s: record %ju at offset %ju: %s", cur_file,
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
 		    rec_strerror(r));
@@ -685,6 +709,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_CUSTOM:
 			o->cfg.custom_ops = 1;
+			break;
+		case OPT_KEEP_PARTIAL:
+			keep_partial = 1;
 			break;
 		case OPT_MASK:
 			o->cfg.mask_id = num_arg("--mask-id", optarg, INT32_MIN, INT32_MAX);
@@ -784,8 +811,11 @@ main(int argc, char **argv)
 			die("%s", sq_strerror(cerr));
 		}
 		the_conv = c;
+		fault_conv = c;
 	}
 
+	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
+		out_check(outname);
 	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
 		outname = "stdout";
 		refuse_tty(1, 0);
@@ -802,6 +832,7 @@ main(int argc, char **argv)
 	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
 	    emit_row, NULL)) == NULL)
 		die_errno("setting up");
+	electra = e;
 
 	if (argc == 0) {
 		static char dash[] = "-";
@@ -822,9 +853,8 @@ main(int argc, char **argv)
 	}
 	writer = NULL;
 	if (strcmp(outname, "stdout") != 0) {
-		if (rval != 0)
-			out_abort(&of);
-		else if (out_commit(&of) == -1)
+		/* All-or-nothing unless --keep-partial. */
+		if (out_finish(&of, rval == 0) == -1)
 			die_errno("%s", outname);
 	}
 	if (o.stats && c != NULL)

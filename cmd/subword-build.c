@@ -23,13 +23,13 @@
 #include "unicode.h"
 
 static const char usage_text[] =
-    "usage: subword-build [-hqV] [--count-only] [--progress | --no-progress]\n"
-    "                     [-b bytes] [--iterations n] [-j jobs] [-L length]\n"
-    "                     [--min-count n] [-o file] [--reserved token] [-t size]\n"
-    "                     file ...\n"
-    "       subword-build [-hqV] [--progress | --no-progress] [--iterations n]\n"
-    "                     [-L length] [--min-count n] [-o file] [--reserved token]\n"
-    "                     [-t size] --from-counts file ...\n";
+    "usage: subword-build [-hqV] [--count-only] [--keep-partial]\n"
+    "                     [--progress | --no-progress] [-b bytes] [--iterations n]\n"
+    "                     [-j jobs] [-L length] [--min-count n] [-o file]\n"
+    "                     [--reserved token] [-t size] file ...\n"
+    "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
+    "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
+    "                     [--reserved token] [-t size] --from-counts file ...\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -39,7 +39,7 @@ usage(FILE *fp, int status)
 
 enum {
 	OPT_COUNT_ONLY = 256, OPT_FROM_COUNTS, OPT_ITERATIONS, OPT_MIN_COUNT,
-	OPT_RESERVED, OPT_PROGRESS, OPT_NO_PROGRESS
+	OPT_RESERVED, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -49,6 +49,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "iterations", required_argument, NULL, OPT_ITERATIONS },
 	{ "jobs", required_argument, NULL, 'j' },
+	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "max-subtoken-length", required_argument, NULL, 'L' },
 	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -278,6 +279,14 @@ parse_budget(const char *s)
 	usage_error("bad file byte budget: %s", s);
 }
 
+/*
+ * 1 after a fault in an input (a missing file, a bad line): its lines
+ * before the fault are counted and the others are read, so that the
+ * vocabulary is the one the good input gives; -o commits it only under
+ * --keep-partial.
+ */
+static int rval;
+
 /* Sample the lines of one file and count their tokens. */
 static void
 count_file(struct sw_counts *c, const char *path, double budget)
@@ -292,8 +301,10 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	size_t n;
 	int fd, nl, rc, k;
 
-	if ((fd = open_input(path)) == -1)
-		exit(1);
+	if ((fd = open_input(path)) == -1) {
+		rval = 1;
+		return;
+	}
 	if (fstat(fd, &st) == -1)
 		die_errno("%s", name);
 	if (S_ISREG(st.st_mode)) {
@@ -326,8 +337,10 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	}
 	if (rc == -1)
 		die_errno("%s", name);
-	if (rc == -2)
-		die("%s: %s", name, e.msg);
+	if (rc == -2) {
+		warnx_("%s: %s", name, e.msg);
+		rval = 1;
+	}
 	sw_lines_free(r);
 	if (fd != 0)
 		close(fd);
@@ -342,11 +355,17 @@ read_counts(struct sw_counts *c, const char *path)
 	size_t n;
 	int fd;
 
-	if ((fd = open_input(path)) == -1)
-		exit(1);
+	if ((fd = open_input(path)) == -1) {
+		rval = 1;
+		return;
+	}
 	p = read_all(fd, &n, name);
-	if (sw_counts_read(c, p, n, &e) == -1)
-		die("%s: %s", name, e.msg);
+	if (sw_counts_read(c, p, n, &e) == -1) {
+		if (errno == ENOMEM)
+			die_errno("%s", name);
+		warnx_("%s: %s", name, e.msg);
+		rval = 1;
+	}
 	free(p);
 	if (fd != 0)
 		close(fd);
@@ -424,6 +443,9 @@ main(int argc, char *argv[])
 				die_errno("reserved tokens");
 			reserved[o.nreserved++] = optarg;
 			break;
+		case OPT_KEEP_PARTIAL:
+			keep_partial = 1;
+			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
 			break;
@@ -446,6 +468,8 @@ main(int argc, char *argv[])
 	o.reserved = reserved;
 	o.probe = show_probe;
 
+	/* An output that cannot be written is refused before the counting. */
+	out_check(outpath);
 	if (jobs == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -490,10 +514,11 @@ main(int argc, char *argv[])
 		die_errno("%s", outpath);
 	if (write_full(ofd, ob.p, ob.len) == -1)
 		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);
-	if (out_commit(&out) == -1)
+	/* A named output is all-or-nothing unless --keep-partial. */
+	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
 	buf_free(&ob);
 	free(reserved);
 	close_stdout();
-	return 0;
+	return rval;
 }

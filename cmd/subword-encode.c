@@ -24,7 +24,8 @@
 #include "wordpiece.h"
 
 static const char usage_text[] =
-    "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]\n"
+    "usage: subword-encode [-dhqV] [--eos] [--keep-partial] [--lower | --no-lower]\n"
+    "                      [--no-strip]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [-f name] [--fields list]\n"
@@ -41,7 +42,8 @@ usage(FILE *fp, int status)
 enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
-	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES
+	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
+	OPT_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -52,6 +54,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 	{ "jobs", required_argument, NULL, 'j' },
+	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lower", no_argument, NULL, OPT_LOWER },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
@@ -120,13 +123,19 @@ flush_text(void)
 	ob.len = 0;
 }
 
-/* Write what is good so far before reporting a fault in the input. */
+/*
+ * Write what is good so far before reporting a fault in the input, and
+ * end the record stream: the output is then what the good lines or
+ * records before the fault give (kept under --keep-partial).
+ */
 static void
 flush_all(void)
 {
 	flush_text();
-	if (rw != NULL && rec_writer_flush(rw) == -1)
+	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
+	rw = NULL;
+	fault_begin();
 }
 
 static void
@@ -134,6 +143,12 @@ put(struct ctx *c, const void *p, size_t n)
 {
 	if (buf_append(c->out, p, n) == -1)
 		die_errno("output");
+}
+
+/* Direct text output is written a line at a time, never half a line. */
+static void
+line_done(struct ctx *c)
+{
 	if (c->direct && c->out->len >= (1 << 20))
 		flush_text();
 }
@@ -351,6 +366,7 @@ emit(struct ctx *c)
 		}
 	}
 	put(c, "\n", 1);
+	line_done(c);
 }
 
 /* Encode one column into fd->ids.  0, or -1 with a message in c->err. */
@@ -792,7 +808,7 @@ decode_emit(const char *name, const char *what, uint64_t where)
 {
 	struct ctx *c = &mainctx;
 	char err[WP_ERRMAX];
-	size_t f;
+	size_t f, start = c->out->len;
 	long k;
 
 	for (f = 0; f < nfields; f++) {
@@ -802,6 +818,7 @@ decode_emit(const char *name, const char *what, uint64_t where)
 			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
 			if (k < 0) {
+				c->out->len = start;	/* not half a line */
 				flush_all();
 				if (errno == ENOMEM)
 					die_errno("decode");
@@ -817,6 +834,7 @@ decode_emit(const char *name, const char *what, uint64_t where)
 		put(c, text.p, text.len);
 	}
 	put(c, "\n", 1);
+	line_done(c);
 }
 
 /* Parse space-separated ids into fd->ids. */
@@ -1135,6 +1153,9 @@ main(int argc, char *argv[])
 				usage_error("unknown rules: %s", optarg);
 			wpflags = 1;
 			break;
+		case OPT_KEEP_PARTIAL:
+			keep_partial = 1;
+			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
 			break;
@@ -1175,6 +1196,7 @@ main(int argc, char *argv[])
 		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
 	if (wordpiece && (eos || strip_extraneous))
 		usage_error("--eos and --strip-extraneous apply to -m subword");
+	out_check(outpath);
 	load_vocabs(vspec, nv);
 	mainctx.f = fields;
 	mainctx.out = &ob;
@@ -1227,7 +1249,8 @@ main(int argc, char *argv[])
 	flush_text();
 	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
-	if (out_commit(&out) == -1)
+	/* A named output is all-or-nothing unless --keep-partial. */
+	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
 	if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",

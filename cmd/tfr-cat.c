@@ -5,6 +5,7 @@
  * filtered, split into shards, shuffled.  Also counts, verifies,
  * indexes, summarises and recovers damaged files.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -48,14 +49,16 @@ static uint64_t nseen;		/* records read, for --skip/--head/--shard */
 static struct buf line, pay;
 static struct example ex;
 static struct exjson js;
+static struct outfile textout;	/* -o FILE of the text modes */
 
 static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index] [--lossy]\n"
-	    "               [--no-crc] [--recover] [--shuffle] [--stats] [--tf-compat]\n"
-	    "               [--verify] [--compression auto|none|zlib|gzip]\n"
+	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index]\n"
+	    "               [--keep-partial] [--lossy] [--no-crc] [--recover]\n"
+	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
+	    "               [--compression auto|none|zlib|gzip]\n"
 	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
 	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
@@ -83,7 +86,8 @@ usage(FILE *fp, int status)
 enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
-	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE
+	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
+	O_KEEP_PARTIAL
 };
 
 static const struct option longopts[] = {
@@ -96,6 +100,7 @@ static const struct option longopts[] = {
 	{ "head", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "index", no_argument, NULL, O_INDEX },
+	{ "keep-partial", no_argument, NULL, O_KEEP_PARTIAL },
 	{ "lossy", no_argument, NULL, O_LOSSY },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
@@ -118,7 +123,18 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Output sinks: one, or N shards; each may shuffle before writing. */
+/*
+ * Output sinks: one, or N shards; each may shuffle before writing.
+ * Up to SPLIT_OPEN shards are written through a record writer each on
+ * an open temporary file.  More shards are spilled: framed records wait
+ * in a buffer per shard (SPILL_MAX bytes in all) and are appended to
+ * the shard's temporary file, opened for each append and closed again,
+ * so that any number of shards needs one descriptor; compressed shards
+ * are compressed at the end, one at a time.  Every shard is finished
+ * before the first is renamed into place.
+ */
+#define SPLIT_OPEN	64
+#define SPILL_MAX	(64u << 20)
 
 struct held {
 	size_t	off;
@@ -127,30 +143,75 @@ struct held {
 
 struct sink {
 	struct outfile	 of;
-	struct rec_writer *w;
+	struct rec_writer *w;		/* NULL when spilled */
 	char		*name;
+	enum rec_comp	 comp;
+	struct buf	 pend;		/* spilled: framed records to append */
 	struct buf	 mem;		/* shuffled records in memory */
 	struct held	*recs;
 	size_t		 nrecs, caprecs;
 	struct buf	*win;		/* window slots */
 	size_t		 nwin;
+	struct outfile	 zof;		/* spilled and compressed: the result */
+	int		 zused;
 };
 
 static struct sink *sinks;
 static size_t nsinks;
 static struct rng rng;
+static int spill;		/* shards are spilled (see above) */
+static size_t spilled;		/* bytes waiting in all pend buffers */
+
+/* Append shard s's waiting records to its temporary file. */
+static void
+spill_flush(struct sink *s)
+{
+	int fd;
+
+	if (s->pend.len == 0)
+		return;
+	if ((fd = open(s->of.tmp, O_WRONLY | O_APPEND | O_CLOEXEC)) == -1)
+		die_errno("%s", s->name);
+	if (write_full(fd, s->pend.p, s->pend.len) == -1) {
+		close(fd);
+		write_failed(s->name);
+	}
+	if (close(fd) == -1)
+		write_failed(s->name);
+	spilled -= s->pend.len;
+	s->pend.len = 0;
+	if (s->pend.cap > (1u << 20))
+		buf_free(&s->pend);
+}
 
 static void
 sink_write(struct sink *s, const uint8_t *p, size_t n)
 {
-	if (rec_write(s->w, p, n) == -1)
-		write_failed(s->name);
+	uint8_t hdr[12], foot[4];
+	uint32_t c;
+	size_t i;
+
+	if (s->w != NULL) {
+		if (rec_write(s->w, p, n) == -1)
+			write_failed(s->name);
+		return;
+	}
+	rec_frame_header(hdr, n);
+	c = rec_frame_footer(p, n);
+	for (i = 0; i < 4; i++)
+		foot[i] = (uint8_t)(c >> (8 * i));
+	if (buf_append(&s->pend, hdr, 12) == -1 ||
+	    buf_append(&s->pend, p, n) == -1 || buf_append(&s->pend, foot, 4) == -1)
+		die_errno("%s", s->name);
+	spilled += n + 16;
+	if (spilled > SPILL_MAX)
+		for (i = 0; i < nsinks; i++)
+			spill_flush(&sinks[i]);
 }
 
 static void
 sink_open(struct sink *s, const char *path)
 {
-	enum rec_comp c;
 	int fd;
 
 	memset(s, 0, sizeof(*s));
@@ -158,15 +219,22 @@ sink_open(struct sink *s, const char *path)
 		refuse_tty(1, force);
 		fd = 1;
 		s->name = strdup("stdout");
-		c = out_comp >= 0 ? (enum rec_comp)out_comp : REC_NONE;
+		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp : REC_NONE;
 	} else {
 		if ((fd = out_open(&s->of, path)) == -1)
 			die_errno("%s", path);
 		s->name = strdup(path);
-		c = out_comp >= 0 ? (enum rec_comp)out_comp : comp_from_suffix(path);
+		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp :
+		    comp_from_suffix(path);
 	}
-	if (s->name == NULL || (s->w = rec_writer_open(fd, c, -1)) == NULL)
+	if (s->name == NULL)
 		die_errno("%s", path ? path : "stdout");
+	if (spill && s->of.active) {
+		/* Keep the name, not the descriptor. */
+		close(s->of.fd);
+		s->of.fd = -1;
+	} else if ((s->w = rec_writer_open(fd, s->comp, -1)) == NULL)
+		die_errno("%s", s->name);
 	if (shuffle && shuffle_window) {
 		if ((s->win = calloc(shuffle_window, sizeof(struct buf))) == NULL)
 			die_errno("shuffle window");
@@ -217,8 +285,40 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 		die_errno("shuffle");
 }
 
+/* Compress spilled shard s into a second temporary file, one shard at a time. */
 static void
-sink_close(struct sink *s)
+spill_compress(struct sink *s)
+{
+	struct rec_reader *r;
+	struct rec_writer *w;
+	const uint8_t *p;
+	size_t n;
+	int fd, in, rv;
+
+	if ((fd = out_open(&s->zof, s->name)) == -1)
+		die_errno("%s", s->name);
+	if ((in = open(s->of.tmp, O_RDONLY | O_CLOEXEC)) == -1)
+		die_errno("%s", s->of.tmp);
+	if ((r = rec_reader_open(in, REC_NONE, REC_NO_CRC, 0)) == NULL ||
+	    (w = rec_writer_open(fd, s->comp, -1)) == NULL)
+		die_errno("%s", s->name);
+	while ((rv = rec_read(r, &p, &n)) == 1)
+		if (rec_write(w, p, n) == -1)
+			write_failed(s->name);
+	if (rv == -1)
+		die("%s: %s", s->of.tmp, rec_strerror(r));
+	rec_reader_free(r);
+	close(in);
+	if (rec_writer_close(w) == -1 || close(fd) == -1)
+		write_failed(s->name);
+	s->zof.fd = -1;
+	out_abort(&s->of);
+	s->zused = 1;
+}
+
+/* Write what sink s holds (shuffled) and end its stream; nothing is renamed yet. */
+static void
+sink_finish(struct sink *s)
 {
 	size_t i, j;
 	struct held h;
@@ -249,25 +349,53 @@ sink_close(struct sink *s)
 		}
 		free(s->win);
 	}
+	if (s->w == NULL) {
+		spill_flush(s);
+		buf_free(&s->pend);
+		if (s->comp != REC_NONE)
+			spill_compress(s);
+		return;
+	}
 	if (rec_writer_close(s->w) == -1)
 		write_failed(s->name);
-	if (s->of.active && out_commit(&s->of) == -1)
-		die_errno("%s", s->of.path);
+	s->w = NULL;
+}
+
+/* Rename finished sink s into place. */
+static void
+sink_commit(struct sink *s)
+{
+	struct outfile *o = s->zused ? &s->zof : &s->of;
+
+	if ((o->active || o->direct) && out_commit(o) == -1)
+		die_errno("%s", s->name);
 	free(s->name);
+}
+
+/* A fault without --keep-partial: named outputs are removed. */
+static void
+sink_abort(struct sink *s)
+{
+	rec_writer_close(s->w);
+	s->w = NULL;
+	out_abort(&s->of);
+	out_abort(&s->zof);
 }
 
 /*
  * Expand a --split pattern: printf-style with one or two integer
- * conversions (%d, %05d ...): the shard number, then the shard count.
+ * conversions (%d, %05d, %-3d ...): the shard number, then the shard
+ * count.  Field widths are honoured in full (up to NAME_MAX), so every
+ * shard number gives its own name.
  */
 static char *
 shard_name(const char *pat, uint64_t k, uint64_t n)
 {
 	struct buf b = { 0 };
-	char spec[16], num[32];
+	char num[24];
 	const char *p = pat, *q;
-	int conv = 0;
-	size_t sl;
+	int conv = 0, zero, left;
+	size_t width, len, i;
 
 	for (; *p; p++) {
 		if (*p != '%') {
@@ -279,40 +407,85 @@ shard_name(const char *pat, uint64_t k, uint64_t n)
 			p++;
 			continue;
 		}
-		q = p + 1;
-		while (*q >= '0' && *q <= '9')
-			q++;
-		sl = (size_t)(q - p);
-		if (*q != 'd' || sl > 8 || conv >= 2)
+		zero = left = 0;
+		for (q = p + 1; *q == '0' || *q == '-'; q++)
+			*q == '0' ? (zero = 1) : (left = 1);
+		for (width = 0; *q >= '0' && *q <= '9' && width <= 255; q++)
+			width = width * 10 + (size_t)(*q - '0');
+		if (width > 255)
+			usage_error("--split pattern '%s': a field width above 255", pat);
+		if (*q != 'd' || conv >= 2)
 			usage_error("--split pattern '%s': only %%d conversions "
 			    "(shard number, then shard count) are allowed", pat);
-		memcpy(spec, p, sl);
-		memcpy(spec + sl, PRIu64, sizeof(PRIu64));
-		snprintf(num, sizeof(num), spec, conv == 0 ? k : n);
-		buf_puts(&b, num);
+		len = (size_t)snprintf(num, sizeof(num), "%" PRIu64, conv == 0 ? k : n);
+		if (!left)
+			for (i = len; i < width; i++)
+				buf_putc(&b, zero ? '0' : ' ');
+		buf_append(&b, num, len);
+		if (left)
+			for (i = len; i < width; i++)
+				buf_putc(&b, ' ');
 		conv++;
 		p = q;
 	}
 	if (conv == 0 && n > 1)
 		usage_error("--split pattern '%s' needs a %%d for the shard number", pat);
-	buf_putc(&b, '\0');
+	if (buf_putc(&b, '\0') == -1)
+		die_errno("--split");
 	return (char *)b.p;
+}
+
+static int
+cmpname(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Every shard name, checked before anything is written: each can be
+ * written, and no two are the same.
+ */
+static char **
+shard_names(void)
+{
+	char **names, **sorted;
+	uint64_t i;
+
+	if ((names = calloc(nsplit, sizeof(*names))) == NULL ||
+	    (sorted = calloc(nsplit, sizeof(*sorted))) == NULL)
+		die_errno("--split");
+	for (i = 0; i < nsplit; i++) {
+		names[i] = sorted[i] = shard_name(outpath, i, nsplit);
+		out_check(names[i]);
+	}
+	qsort(sorted, nsplit, sizeof(*sorted), cmpname);
+	for (i = 1; i < nsplit; i++)
+		if (strcmp(sorted[i - 1], sorted[i]) == 0)
+			usage_error("--split pattern '%s': two shards would be "
+			    "named '%s'", outpath, sorted[i]);
+	free(sorted);
+	return names;
 }
 
 static void
 open_sinks(void)
 {
+	struct rlimit rl;
 	uint64_t i;
-	char *name;
+	char **names;
 
 	if (nsplit) {
+		names = shard_names();
+		/* Open writers while the descriptors allow; spill beyond. */
+		spill = nsplit > SPLIT_OPEN || (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY && nsplit + 32 > rl.rlim_cur);
 		if ((sinks = calloc(nsplit, sizeof(*sinks))) == NULL)
 			die_errno("--split");
 		for (i = 0; i < nsplit; i++) {
-			name = shard_name(outpath, i, nsplit);
-			sink_open(&sinks[i], name);
-			free(name);
+			sink_open(&sinks[i], names[i]);
+			free(names[i]);
 		}
+		free(names);
 		nsinks = nsplit;
 	} else {
 		if ((sinks = calloc(1, sizeof(*sinks))) == NULL)
@@ -615,7 +788,11 @@ cat_records(const char *path)
 		flags |= REC_TF_COMPAT;
 	if (no_crc)
 		flags |= REC_NO_CRC;
-	if (mode == M_COUNT || mode == M_INDEX)
+	/*
+	 * -c skips payloads (its page says so); --index reads them, since
+	 * an index of a record whose payload CRC is wrong is no index.
+	 */
+	if (mode == M_COUNT || (mode == M_INDEX && no_crc))
 		flags |= REC_SKIP_DATA;
 	if ((r = rec_reader_open(fd, in_comp, flags, max_len)) == NULL)
 		die_errno("%s", name);
@@ -757,6 +934,9 @@ parse_features(char *s)
 			die_errno("-f");
 		want[nwant++] = tok;
 	}
+	/* No names would keep every feature: an empty list is an error. */
+	if (nwant == 0)
+		usage_error("-f: no feature names");
 	qsort(want, nwant, sizeof(*want), cmpstr);
 }
 
@@ -806,6 +986,7 @@ main(int argc, char *argv[])
 		case O_FORCE: force = 1; break;
 		case O_FROM_JSON: from_json = 1; break;
 		case O_INDEX: mode = M_INDEX; break;
+		case O_KEEP_PARTIAL: keep_partial = 1; break;
 		case O_LOSSY: lossy = 1; break;
 		case O_MAXREC: max_len = size_arg("--max-record-size", optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
@@ -859,9 +1040,20 @@ main(int argc, char *argv[])
 		usage_error("-f needs decoded records, not --type raw");
 	if (mode == M_STATS && type == TYPE_RAW)
 		usage_error("--stats needs decoded records, not --type raw");
-	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0 &&
-	    freopen(outpath, "w", stdout) == NULL)
-		die_errno("%s", outpath);
+	/* Every named output is checked before any input is read. */
+	if (outpath && !nsplit)
+		out_check(outpath);
+	/*
+	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
+	 * to a temporary file beside the name, renamed at the end: the old
+	 * file stays until the new one is whole.
+	 */
+	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0) {
+		if ((c = out_open(&textout, outpath)) == -1)
+			die_errno("%s", outpath);
+		if (dup2(c, 1) == -1)
+			die_errno("%s", outpath);
+	}
 
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	ex_init(&ex);
@@ -887,21 +1079,29 @@ main(int argc, char *argv[])
 	if (mode == M_RECORDS) {
 		size_t i;
 
-		if (status && !recover) {
-			/* Named outputs appear whole or not at all. */
-			for (i = 0; i < nsinks; i++) {
-				rec_writer_close(sinks[i].w);
-				out_abort(&sinks[i].of);
-			}
+		if (status && !recover && !keep_partial && nsinks &&
+		    sinks[0].of.active) {
+			/*
+			 * Named outputs appear whole or not at all (stdout
+			 * gets what the good records before the fault give).
+			 */
+			for (i = 0; i < nsinks; i++)
+				sink_abort(&sinks[i]);
 			exit(1);
 		}
+		/* Every shard is finished before the first is renamed. */
 		for (i = 0; i < nsinks; i++)
-			sink_close(&sinks[i]);
+			sink_finish(&sinks[i]);
+		for (i = 0; i < nsinks; i++)
+			sink_commit(&sinks[i]);
 	}
 	if (mode == M_COUNT)
 		printf("%" PRIu64 "\n", nout);
 	if (mode == M_STATS)
 		stats_print();
 	close_stdout();
+	if ((textout.active || textout.direct) &&
+	    out_finish(&textout, status == 0) == -1)
+		die_errno("%s", outpath);
 	return status;
 }

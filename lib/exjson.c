@@ -1181,12 +1181,14 @@ struct pfeat {
 	size_t		 keylen;
 	enum ex_kind	 kind;
 	size_t		 n, off, idx;
+	uint32_t	 pos;		/* byte offset of the key in the line */
 };
 
 struct plist {
 	const uint8_t	*key;
 	size_t		 keylen;
 	size_t		 nf, foff, idx;
+	uint32_t	 pos;
 };
 
 /* Where we are, for messages. */
@@ -1552,6 +1554,7 @@ features_map(struct exjson *j, const struct jnode *map, int flat, long item)
 		w.item = -1;
 		if (feat_begin(j, w.key, w.keylen, idx) == -1)
 			return -1;
+		PF(j, j->feats.len / sizeof(struct pfeat) - 1)->pos = k->pos;
 		if ((flat ? flat_feature_in(j, &w, v) : canon_feature_in(j, &w, v)) == -1)
 			return -1;
 	}
@@ -1580,10 +1583,12 @@ canon_features_in(struct exjson *j, const struct jnode *v)
 }
 
 static int
-list_add(struct exjson *j, const uint8_t *key, size_t keylen, size_t idx)
+list_add(struct exjson *j, const uint8_t *key, size_t keylen, size_t idx,
+    uint32_t pos)
 {
 	struct plist l;
 
+	l.pos = pos;
 	l.key = key;
 	l.keylen = keylen;
 	l.nf = 0;
@@ -1664,7 +1669,7 @@ canon_lists_in(struct exjson *j, const struct jnode *v)
 				return at(j, &w, fk, "duplicate field \"feature\"");
 			arr = N(j, fk->next);
 		}
-		if (list_add(j, w.key, w.keylen, idx) == -1)
+		if (list_add(j, w.key, w.keylen, idx, name->pos) == -1)
 			return -1;
 		if (arr && list_items(j, w.key, w.keylen, arr, 0) == -1)
 			return -1;
@@ -1686,7 +1691,8 @@ flat_lists_in(struct exjson *j, const struct jnode *v)
 	for (c = v->child; c; c = arr->next, idx++) {
 		name = N(j, c);
 		arr = N(j, name->next);
-		if (list_add(j, (const uint8_t *)S(j, name), name->len, idx) == -1)
+		if (list_add(j, (const uint8_t *)S(j, name), name->len, idx,
+		    name->pos) == -1)
 			return -1;
 		if (list_items(j, (const uint8_t *)S(j, name), name->len, arr, 1) == -1)
 			return -1;
@@ -1803,37 +1809,48 @@ cmp_plist(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Sort f[0..n) by key and keep the last of equal keys; returns the new count. */
-static size_t
-sort_unique_feats(struct pfeat *f, size_t n)
+/* A map key given twice, as protobuf's JSON parser refuses it. */
+static int
+dup_key(struct exjson *j, const char *what, const uint8_t *key, size_t keylen,
+    uint32_t pos)
 {
-	size_t i, o = 0;
+	char name[100];
+
+	show(name, sizeof(name), key, keylen, 60);
+	return fail(j, "duplicate %s %s at byte %u", what, name, pos);
+}
+
+/*
+ * Sort f[0..n) by key (then by order of appearance); a key that
+ * appears twice is an error naming its second appearance.
+ */
+static int
+sort_unique_feats(struct exjson *j, struct pfeat *f, size_t n)
+{
+	size_t i;
 
 	if (n > 1)
 		qsort(f, n, sizeof(*f), cmp_pfeat);
-	for (i = 0; i < n; i++) {
-		if (i + 1 < n && f[i].keylen == f[i + 1].keylen &&
-		    memcmp(f[i].key, f[i + 1].key, f[i].keylen) == 0)
-			continue;
-		f[o++] = f[i];
-	}
-	return o;
+	for (i = 1; i < n; i++)
+		if (f[i - 1].keylen == f[i].keylen &&
+		    memcmp(f[i - 1].key, f[i].key, f[i].keylen) == 0)
+			return dup_key(j, "feature", f[i].key, f[i].keylen, f[i].pos);
+	return 0;
 }
 
-static size_t
-sort_unique_lists(struct plist *l, size_t n)
+static int
+sort_unique_lists(struct exjson *j, struct plist *l, size_t n)
 {
-	size_t i, o = 0;
+	size_t i;
 
 	if (n > 1)
 		qsort(l, n, sizeof(*l), cmp_plist);
-	for (i = 0; i < n; i++) {
-		if (i + 1 < n && l[i].keylen == l[i + 1].keylen &&
-		    memcmp(l[i].key, l[i + 1].key, l[i].keylen) == 0)
-			continue;
-		l[o++] = l[i];
-	}
-	return o;
+	for (i = 1; i < n; i++)
+		if (l[i - 1].keylen == l[i].keylen &&
+		    memcmp(l[i - 1].key, l[i].key, l[i].keylen) == 0)
+			return dup_key(j, "feature list", l[i].key, l[i].keylen,
+			    l[i].pos);
+	return 0;
 }
 
 /* Turn the pools into j->parsed. */
@@ -1846,9 +1863,11 @@ assemble(struct exjson *j, size_t ctx_off, size_t nctx)
 	struct ex_feature *ef;
 	struct ex_flist *el;
 
-	if (nctx > 0)
-		nctx = sort_unique_feats(pf + ctx_off, nctx);
-	nl = sort_unique_lists(pl, j->lists.len / sizeof(struct plist));
+	nl = j->lists.len / sizeof(struct plist);
+	if (nctx > 0 && sort_unique_feats(j, pf + ctx_off, nctx) == -1)
+		return -1;
+	if (sort_unique_lists(j, pl, nl) == -1)
+		return -1;
 	j->exfeat.len = 0;
 	j->exlists.len = 0;
 	if (buf_reserve(&j->exfeat, (nf ? nf : 1) * sizeof(struct ex_feature)) == -1 ||

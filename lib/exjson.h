@@ -59,8 +59,10 @@
  * "context", "featureLists" or "feature_lists".  Unknown field names,
  * wrong types, duplicate field names, invalid JSON or trailing text
  * are errors whose message says what and where (byte offset, feature
- * name); the caller adds the file and line.  Duplicate map keys: the
- * last wins.  The payload appended is the canonical binary form
+ * name); the caller adds the file and line.  A feature or feature list
+ * name given twice in one map is such an error (as protobuf's JSON
+ * parser has it), naming the name and the byte of its second
+ * appearance.  The payload appended is the canonical binary form
  * (example.h), so JSON -> records -> JSON is the identity for every
  * line this module writes.
  *

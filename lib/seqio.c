@@ -39,6 +39,7 @@ struct sq_conv {
 	sq_emit_fn	 emit;
 	void		*emit_arg;
 	enum sq_errkind	 err;
+	int		 untaken;	/* the failed record was refused whole */
 	char		 msg[512];
 
 	char		*strs;		/* owned copies of every name */
@@ -1574,8 +1575,10 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 	default:
 		break;
 	}
-	if (validate(c, f) == -1)
+	if (validate(c, f) == -1) {
+		c->untaken = 1;
 		return -1;
+	}
 	derive(c, f);
 	if (c->kind == SQ_PAD)
 		return push_pad(c);
@@ -1614,6 +1617,23 @@ sq_finish(struct sq_conv *c)
 		c->cur = NULL;
 	}
 	return 0;
+}
+
+int
+sq_finish_before(struct sq_conv *c)
+{
+	int rv;
+
+	if (c->err == SQ_OK)
+		return sq_finish(c);
+	if (c->err != SQ_EDATA || !c->untaken)
+		return -1;
+	c->err = SQ_OK;
+	rv = sq_finish(c);
+	if (c->err == SQ_OK)
+		c->err = SQ_EDATA;
+	c->untaken = 0;
+	return rv;
 }
 
 /* The canonical-form reader. */

@@ -209,6 +209,14 @@ void		 sq_brow_put(const struct sq_conv *c, const struct sq_brow *row,
 		    uint8_t *dst);
 /* End of input: emit what is left.  0 or -1 as sq_push(). */
 int		 sq_finish(struct sq_conv *c);
+/*
+ * End of the good input before a fault: sq_finish(), also after a
+ * sq_push() that failed input validation (a missing or mistyped
+ * feature, a length check), which refuses the record whole; the rows
+ * are those the records before it give.  Returns 0, or -1 when a
+ * failure left the rows unknown (any other error) or sq_finish() failed.
+ */
+int		 sq_finish_before(struct sq_conv *c);
 
 /* Counts for --stats. */
 struct sq_stats {

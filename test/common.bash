@@ -29,3 +29,77 @@ help_is_synopsis() {
 		return 1
 	fi
 }
+
+# kill_mid_write OUT INPUT CMD...: run CMD with its standard input a FIFO
+# that is fed INPUT and then held open, so that CMD is caught in the middle
+# of its work; kill it with SIGKILL.  OUT must still hold what it held
+# before (a named output is written to a temporary file and renamed).
+kill_mid_write() {
+	local out=$1 in=$2 fifo="$T/mid.fifo" pid before fd
+	shift 2
+	before=$(cksum <"$out")
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$@" <"$fifo" 2>/dev/null &
+	pid=$!
+	exec {fd}>"$fifo"
+	cat "$in" >&"$fd"
+	sleep 0.3
+	kill -9 "$pid"
+	wait "$pid" || true
+	exec {fd}>&-
+	[ "$(cksum <"$out")" = "$before" ]
+}
+
+# refuses_output MESSAGE CMD...: CMD fails with status 1, nothing on
+# stdout and exactly MESSAGE on stderr.  Used for outputs that cannot be
+# written (a directory, a missing directory, an empty name): given with a
+# missing input, the message must name the output, not the input, to show
+# that the output was refused before any input was read.
+refuses_output() {
+	local want=$1
+	shift
+	run -1 --separate-stderr "$@"
+	[ -z "$output" ]
+	if [ "$stderr" != "$want" ]; then
+		printf 'want: %s\ngot:  %s\n' "$want" "$stderr"
+		return 1
+	fi
+}
+
+# damage_at FILE K BAD GOOD: BAD is the record file FILE with the first
+# payload byte of record K changed (a payload CRC fault); GOOD is its
+# good prefix, records 0 .. K-1.  With K=-N, BAD is FILE cut N bytes
+# short of its end instead (a truncated last record) and GOOD is every
+# record but the last.
+damage_at() {
+	local f=$1 k=$2 bad=$3 good=$4 off n
+	if [ "$k" -lt 0 ]; then
+		n=$(tfr-cat --index "$f" | wc -l)
+		off=$(tfr-cat --index "$f" | sed -n "${n}p" | cut -d' ' -f1)
+		head -c "$off" "$f" >"$good"
+		head -c "$(($(stat -c %s "$f") + k))" "$f" >"$bad"
+		return
+	fi
+	off=$(tfr-cat --index "$f" | sed -n "$((k + 1))p" | cut -d' ' -f1)
+	head -c "$off" "$f" >"$good"
+	cp "$f" "$bad"
+	printf '\377' | dd of="$bad" bs=1 seek=$((off + 12)) conv=notrunc status=none
+}
+
+# same_prefix_output BAD GOOD CMD...: CMD on BAD fails (status 1) and
+# writes to stdout byte for byte what CMD on GOOD writes (status 0);
+# with -o X --keep-partial, X holds the same bytes; with -o X alone, an
+# old X is left as it was.
+same_prefix_output() {
+	local bad=$1 good=$2
+	shift 2
+	run -1 bash -c '"$@" "$0" >"$0.out"' "$bad" "$@"
+	run -0 bash -c '"$@" "$0" >"$0.out"' "$good" "$@"
+	cmp "$good.out" "$bad.out"
+	echo OLD >"$T/old.out"
+	run -1 "$@" -o "$T/old.out" "$bad"
+	[ "$(cat "$T/old.out")" = OLD ]
+	run -1 "$@" -o "$T/kept.out" --keep-partial "$bad"
+	cmp "$good.out" "$T/kept.out"
+}

@@ -12,7 +12,7 @@ ids() {
 @test "mmap-index: -h prints the synopsis on stdout, -V the version" {
 	run -0 --separate-stderr mmap-index -h
 	[ -z "$stderr" ]
-	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--wrap] -o prefix"* ]]
+	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix"* ]]
 	run -0 --separate-stderr mmap-index cat --help
 	[[ "${lines[0]}" == "usage: mmap-index build"* ]]
 	run -0 --separate-stderr mmap-index -V
@@ -540,4 +540,113 @@ histogram:
 	run -0 mmap-index verify "$T"/data/shard*/*.idx
 	[ "${#lines[@]}" = 2 ]
 	[ "${lines[1]}" = "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn: ok (fairseq, uint16, 1 sequences, 2 tokens)" ]
+}
+
+@test "mmap-index: build and merge keep the old pair when PREFIX.idx is a directory, and refuse it before the work" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	mkdir "$T/old.idx"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index merge -q -o "$T/old" "$T/good"
+	cmp "$T/good.bin" "$T/old.bin"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: a failed build or merge leaves the old pair as it was" {
+	ids "$T/in.txt" "1 2 3" "4 5"
+	ids "$T/bad.txt" "1 2" "x"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" --input-format id "$T/bad.txt"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	run -1 mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	printf 'junk' >"$T/j.idx"
+	: >"$T/j.bin"
+	run -1 mmap-index merge -q -o "$T/old" "$T/good" "$T/j"
+	cmp "$T/good.bin" "$T/old.bin"
+	cmp "$T/good.idx" "$T/old.idx"
+	[ "$(ls "$T" | grep -c '^old')" = 2 ]
+}
+
+@test "mmap-index: kill -9 in the middle of a build or get -o leaves the old files" {
+	local i
+	for i in $(seq 1 3000); do echo "$i $((i + 1)) $((i + 2))"; done >"$T/in.txt"
+	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	cp "$T/good.bin" "$T/old.bin"
+	cp "$T/good.idx" "$T/old.idx"
+	kill_mid_write "$T/old.bin" "$T/in.txt" mmap-index build -q -o "$T/old" --input-format id
+	cmp "$T/good.idx" "$T/old.idx"
+	echo OLD >"$T/keep"
+	seq 0 2999 >"$T/idx.txt"
+	kill_mid_write "$T/keep" "$T/idx.txt" mmap-index get -o "$T/keep" "$T/good" -
+}
+
+@test "mmap-index: get, cat and info -o keep the old file on a fault; an unwritable output is refused first" {
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	echo OLD >"$T/keep"
+	run -1 mmap-index get -o "$T/keep" "$T/d" 0 9
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index cat -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 mmap-index info -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	mkdir "$T/adir"
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index get -o "$T/adir" "$T/nosuch" 0
+	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index cat -o "$T/adir" "$T/nosuch"
+	refuses_output "mmap-index: $T/nodir/x.bin: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
+}
+
+@test "mmap-index: get after a bad index: stdout is what the good indices give; -o keeps it only with --keep-partial" {
+	local a
+	ids "$T/in.txt" "10" "20 21" "30"
+	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	for a in "" "-R" "--output-format id" "-j 2"; do
+		printf '2\n0\n1\n' | mmap-index get $a "$T/d" - >"$T/good.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 "$2" - >"$3"' _ "$a" "$T/d" "$T/bad.out"
+		cmp "$T/good.out" "$T/bad.out"
+		echo OLD >"$T/old.out"
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 -o "$3" "$2" -' _ "$a" "$T/d" "$T/old.out"
+		[ "$(cat "$T/old.out")" = OLD ]
+		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 --keep-partial -o "$3" "$2" -' _ "$a" "$T/d" "$T/kept.out"
+		cmp "$T/good.out" "$T/kept.out"
+	done
+}
+
+@test "mmap-index: build --keep-partial commits the pair of the sequences before a fault" {
+	local i j
+	for i in $(seq 1 3000); do echo "[$i,$((i + 1)),7]"; done | "$J" >"$T/in.tfr"
+	damage_at "$T/in.tfr" 2000 "$T/bad.tfr" "$T/good.tfr"
+	for j in 1 2; do
+		mmap-index build -q -j "$j" -o "$T/g" "$T/good.tfr"
+		run -1 mmap-index build -q -j "$j" -o "$T/b" "$T/bad.tfr"
+		[ ! -e "$T/b.bin" ] && [ ! -e "$T/b.idx" ]
+		run -1 mmap-index build -q -j "$j" --keep-partial -o "$T/b" "$T/bad.tfr"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+		rm -f "$T/b.bin" "$T/b.idx"
+	done
+	# id lines: a bad id, and a token that does not fit the dtype
+	seq 1 500 >"$T/good.txt"
+	{ cat "$T/good.txt"; echo "1 x"; seq 1 9; } >"$T/bad.txt"
+	{ cat "$T/good.txt"; echo "70000"; seq 1 9; } >"$T/big.txt"
+	mmap-index build -q --dtype uint16 --input-format id -o "$T/g" "$T/good.txt"
+	for f in bad big; do
+		run -1 mmap-index build -q --dtype uint16 --input-format id --keep-partial -o "$T/b" "$T/$f.txt"
+		cmp "$T/g.bin" "$T/b.bin"
+		cmp "$T/g.idx" "$T/b.idx"
+	done
+	# a missing input is skipped: the others are kept
+	run -1 mmap-index build -q --keep-partial -o "$T/b" "$T/good.tfr" "$T/nosuch"
+	mmap-index build -q -o "$T/g" "$T/good.tfr"
+	cmp "$T/g.bin" "$T/b.bin"
+	cmp "$T/g.idx" "$T/b.idx"
 }

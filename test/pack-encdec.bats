@@ -15,8 +15,8 @@ docstring_pair() {
 @test "pack-encdec: -h prints the synopsis on stdout" {
 	run -0 --separate-stderr pack-encdec -h
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--no-length-check]" ]
-	[[ "$output" == *"pack-encdec [-hqV] [--stats] -C electra --cls-id id"* ]]
+	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]" ]
+	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id"* ]]
 }
 
 @test "pack-encdec: -V prints the version" {
@@ -340,4 +340,60 @@ for i in range(300):
 @test "pack-encdec: --help to a full disk is status 1 with a message" {
 	run -1 --separate-stderr bash -c 'pack-encdec --help >/dev/full'
 	[ "$stderr" = "pack-encdec: stdout: No space left on device" ]
+}
+
+@test "pack-encdec: -o keeps the old file when an input is missing or bad, and after kill -9" {
+	local i
+	docstring_pair
+	echo OLD >"$T/keep"
+	run -1 pack-encdec -C encdec -l inputs=8,targets=8 -o "$T/keep" "$T/in.tfr" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+	for i in $(seq 1 3000); do echo "{\"inputs\":[$i,2,3],\"targets\":[4,$i]}"; done | mk "$T/big.tfr"
+	kill_mid_write "$T/keep" "$T/big.tfr" pack-encdec -C encdec -l inputs=8,targets=8 -o "$T/keep"
+}
+
+@test "pack-encdec: an output that cannot be written is refused before reading input" {
+	mkdir "$T/adir"
+	refuses_output "pack-encdec: $T/adir: Is a directory" pack-encdec -C lm -l targets=8 -o "$T/adir" "$T/nosuch"
+	refuses_output "pack-encdec: $T/nodir/o: No such file or directory" pack-encdec -C lm -l targets=8 -o "$T/nodir/o" "$T/nosuch"
+	refuses_output "pack-encdec: an output file name is empty" pack-encdec -C lm -l targets=8 -o '' "$T/nosuch"
+}
+
+# 2000 records of varied lengths: $T/many.tfr
+many() {
+	local i
+	for i in $(seq 1 2000); do
+		printf '{"inputs":[%s],"targets":[%s]}\n' \
+		    "$(seq -s, 1 $((i % 37 + 1)))" "$(seq -s, 2 $((i % 23 + 2)))"
+	done | mk "$T/many.tfr"
+}
+
+@test "pack-encdec: after a fault the open rows are written: stdout equals the good prefix's, every strategy and converter" {
+	local a
+	many
+	damage_at "$T/many.tfr" 1500 "$T/bad.tfr" "$T/good.tfr"
+	for a in "-C encdec -l inputs=64,targets=32" \
+	    "-C encdec -l inputs=64,targets=32 --strategy first-fit" \
+	    "-C encdec -l inputs=64,targets=32 --strategy best-fit" \
+	    "-C encdec -l inputs=64,targets=32 --strategy best-fit --window 8" \
+	    "-C encdec -l inputs=64,targets=32 --custom-ops" \
+	    "-C encdec -l inputs=64,targets=32 --no-pack" \
+	    "-C lm -l targets=64" "-C prefixlm -l inputs=40,targets=40" \
+	    "-C passthrough" \
+	    "-C electra --max-seq-length 40 --cls-id 101 --sep-id 102 -f inputs"; do
+		same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec $a
+	done
+	damage_at "$T/many.tfr" -3 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec -C encdec -l inputs=64,targets=32 --strategy best-fit
+}
+
+@test "pack-encdec: data seqio rejects mid-input: the rows of the records before it are written" {
+	local a
+	many
+	cp "$T/many.tfr" "$T/good.tfr"
+	printf '%s\n' '{"inputs":[1,2]}' | mk "$T/notargets.tfr"
+	cat "$T/many.tfr" "$T/notargets.tfr" "$T/many.tfr" >"$T/bad.tfr"
+	for a in "" "--strategy first-fit" "--strategy best-fit" "--custom-ops"; do
+		same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec -C encdec -l inputs=64,targets=32 $a
+	done
 }

@@ -14,7 +14,7 @@ corpus() {
 @test "subword-build: --help is the synopsis on stdout" {
 	run -0 --separate-stderr subword-build --help
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: subword-build [-hqV] [--count-only] [--progress | --no-progress]" ]
+	[ "${lines[0]}" = "usage: subword-build [-hqV] [--count-only] [--keep-partial]" ]
 }
 
 @test "subword-build: --version names the Unicode version" {
@@ -215,4 +215,37 @@ print(max(len(e) for e in es))' "$T/v"
 
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
+}
+
+@test "subword-build: an output that cannot be written is refused before counting" {
+	mkdir "$T/adir"
+	refuses_output "subword-build: $T/adir: Is a directory" subword-build -q -o "$T/adir" "$T/nosuch"
+	refuses_output "subword-build: $T/nodir/v: No such file or directory" subword-build -q -o "$T/nodir/v" "$T/nosuch"
+	refuses_output "subword-build: an output file name is empty" subword-build -q -o '' "$T/nosuch"
+}
+
+@test "subword-build: kill -9 while counting leaves the old vocabulary" {
+	corpus 2000 >"$T/c.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/c.txt" subword-build -q --min-count 2 -o "$T/keep" -
+	run -1 subword-build -q --min-count 2 -o "$T/keep" "$T/nosuch"
+	[ "$(cat "$T/keep")" = OLD ]
+}
+
+@test "subword-build: after a fault stdout holds the vocabulary of the good input; -o keeps it only with --keep-partial" {
+	corpus 50 >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'bad \377 line\n'; corpus 80; } >"$T/bad.txt"
+	same_prefix_output "$T/bad.txt" "$T/good.txt" subword-build -q --min-count 2
+	same_prefix_output "$T/bad.txt" "$T/good.txt" subword-build -q --min-count 2 -j 2
+	same_prefix_output "$T/bad.txt" "$T/good.txt" subword-build -q --count-only
+	# a missing input: the others are read
+	run -1 --separate-stderr subword-build -q --min-count 2 "$T/good.txt" "$T/nosuch"
+	[ "$stderr" = "subword-build: $T/nosuch: No such file or directory" ]
+	subword-build -q --min-count 2 "$T/good.txt" >"$T/want"
+	[ "$output" = "$(cat "$T/want")" ]
+	# a bad count file
+	subword-build -q --count-only "$T/good.txt" >"$T/good.counts"
+	{ cat "$T/good.counts"; printf 'x\ty\n'; } >"$T/bad.counts"
+	run -1 subword-build -q --min-count 2 -o "$T/v" --from-counts "$T/bad.counts"
+	[ ! -e "$T/v" ]
 }

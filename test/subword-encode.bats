@@ -17,7 +17,7 @@ setup() {
 @test "subword-encode: --help is the synopsis on stdout" {
 	run -0 --separate-stderr subword-encode --help
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--eos] [--lower | --no-lower] [--no-strip]" ]
+	[ "${lines[0]}" = "usage: subword-encode [-dhqV] [--eos] [--keep-partial] [--lower | --no-lower]" ]
 }
 
 @test "subword-encode: --version names the Unicode version" {
@@ -290,4 +290,46 @@ print(d[12:-4].hex())' "$T/r2"
 	[ "${#lines[@]}" -eq "$n" ]
 	[[ "$stderr" == *"line 36002: invalid UTF-8 at byte offset"* ]]
 	run -2 --separate-stderr subword-encode -j x -v "$T/v"
+}
+
+@test "subword-encode: -o keeps the old file when an input is missing, in every output form" {
+	local a
+	subword-encode -v "$T/v" -o "$T/rec" "$T/c.txt"
+	for a in "" "--output-format id" "--output-format piece" "-d" "-d --input-format id"; do
+		echo OLD >"$T/keep"
+		run -1 subword-encode $a -v "$T/v" -o "$T/keep" "$T/nosuch"
+		[ "$(cat "$T/keep")" = OLD ]
+		run -1 subword-encode $a -v "$T/v" -o "$T/keep" "$T/c.txt" "$T/nosuch"
+		[ "$(cat "$T/keep")" = OLD ]
+	done
+}
+
+@test "subword-encode: kill -9 in the middle of writing leaves the old output" {
+	local i
+	for i in $(seq 1 40); do cat "$T/c.txt"; done >"$T/big.txt"
+	echo OLD >"$T/keep"
+	kill_mid_write "$T/keep" "$T/big.txt" subword-encode -v "$T/v" -o "$T/keep"
+	kill_mid_write "$T/keep" "$T/big.txt" subword-encode -v "$T/v" --output-format id -o "$T/keep"
+}
+
+@test "subword-encode: an output that cannot be written is refused before the vocabulary and input are read" {
+	mkdir "$T/adir"
+	refuses_output "subword-encode: $T/adir: Is a directory" subword-encode -v "$T/nosuch" -o "$T/adir" "$T/nosuch"
+	refuses_output "subword-encode: $T/nodir/x: No such file or directory" subword-encode -v "$T/v" -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "subword-encode: an output file name is empty" subword-encode -v "$T/v" -o '' "$T/nosuch"
+}
+
+@test "subword-encode: after a fault stdout holds what the good lines or records give; -o keeps it only with --keep-partial" {
+	local a
+	head -n 70 "$T/c.txt" >"$T/good.txt"
+	{ cat "$T/good.txt"; printf 'bad \377 line\n'; cat "$T/c.txt"; } >"$T/bad.txt"
+	for a in "" "--output-format id" "--output-format piece" "-j 2" "-j 2 --output-format id"; do
+		same_prefix_output "$T/bad.txt" "$T/good.txt" subword-encode -v "$T/v" $a
+	done
+	subword-encode -v "$T/v" -o "$T/rec" "$T/c.txt"
+	damage_at "$T/rec" 50 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" subword-encode -d -v "$T/v"
+	subword-encode -v "$T/v" --output-format id "$T/c.txt" | head -n 40 >"$T/good.ids"
+	{ cat "$T/good.ids"; echo "1 2 x"; cat "$T/good.ids"; } >"$T/bad.ids"
+	same_prefix_output "$T/bad.ids" "$T/good.ids" subword-encode -d --input-format id -v "$T/v"
 }

@@ -345,3 +345,171 @@ big() {
 	[ "$output" = 1 ]
 	printf '""\n' | tfr-cat --from-json --type raw | cmp - <(printf '\000\000\000\000\000\000\000\000\051\003\230\007\330\352\202\242')
 }
+
+@test "tfr-cat: -o in every text mode leaves the old file when the input is missing" {
+	local m
+	for m in "" --flat --index -c --stats --verify; do
+		echo OLD >"$T/keep"
+		run -1 tfr-cat $m -o "$T/keep" "$T/nosuch.tfr"
+		[ "$(cat "$T/keep")" = OLD ]
+	done
+	echo OLD >"$T/keep"
+	run -1 tfr-cat -R -o "$T/keep" "$T/nosuch.tfr"
+	[ "$(cat "$T/keep")" = OLD ]
+	run -1 tfr-cat --from-json -o "$T/keep" "$T/nosuch.jsonl"
+	[ "$(cat "$T/keep")" = OLD ]
+	# and a good run replaces it
+	tfr-cat -c -o "$T/keep" "$T/three.tfr"
+	[ "$(cat "$T/keep")" = 3 ]
+}
+
+@test "tfr-cat: kill -9 in the middle of writing leaves the old output" {
+	local m
+	big
+	for m in "" --flat --index -c --stats -R; do
+		echo OLD >"$T/keep"
+		kill_mid_write "$T/keep" "$T/big.tfr" tfr-cat $m -o "$T/keep"
+	done
+	echo OLD >"$T/keep"
+	tfr-cat "$T/big.tfr" >"$T/big.jsonl"
+	kill_mid_write "$T/keep" "$T/big.jsonl" tfr-cat --from-json -o "$T/keep"
+}
+
+@test "tfr-cat: an output that cannot be written is refused before reading input" {
+	mkdir "$T/adir"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat -R -o "$T/adir" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat -o "$T/adir" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/adir: Is a directory" tfr-cat --from-json -o "$T/adir" "$T/nosuch.jsonl"
+	refuses_output "tfr-cat: $T/adir/: Is a directory" tfr-cat -c -o "$T/adir/" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: $T/nodir/out: No such file or directory" tfr-cat -R -o "$T/nodir/out" "$T/nosuch.tfr"
+	refuses_output "tfr-cat: an output file name is empty" tfr-cat -R -o '' "$T/nosuch.tfr"
+	refuses_output "tfr-cat: an output file name is empty" tfr-cat --flat -o '' "$T/nosuch.tfr"
+	touch "$T/afile"
+	refuses_output "tfr-cat: $T/afile/x: Not a directory" tfr-cat -R -o "$T/afile/x" "$T/nosuch.tfr"
+	# the directories are untouched: no temporary left in them
+	[ -z "$(ls "$T/adir")" ]
+}
+
+@test "tfr-cat: a read-only directory is refused before reading input" {
+	[ "$(id -u)" != 0 ] || skip "root may write anywhere"
+	mkdir "$T/ro"
+	chmod 555 "$T/ro"
+	refuses_output "tfr-cat: $T/ro/out: Permission denied" tfr-cat -R -o "$T/ro/out" "$T/nosuch.tfr"
+}
+
+@test "tfr-cat: a --split shard name that is a directory is refused up front" {
+	mkdir "$T/sh-1"
+	refuses_output "tfr-cat: $T/sh-1: Is a directory" tfr-cat -R --split 2 -o "$T/sh-%d" "$T/nosuch.tfr"
+	[ ! -e "$T/sh-0" ]
+}
+
+@test "tfr-cat: --split field widths are kept in full, or refused up front" {
+	big
+	tfr-cat -R --split 2 -o "$T/sh-%40d" "$T/big.tfr"
+	[ "$(ls "$T" | grep -c '^sh-')" = 2 ]
+	[ "$(tfr-cat -c "$T/sh-$(printf '%40d' 1)")" = 500 ]
+	tfr-cat -R --split 3 -o "$T/w-%-4d-of-%03d" "$T/big.tfr"
+	[ "$(tfr-cat -c "$T/w-2   -of-003")" = 333 ]
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x-%256d" "$T/big.tfr"
+	[[ "$stderr" == *"a field width above 255"* ]]
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x-%5s" "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat -R --split 2 -o "$T/x" "$T/big.tfr"
+	[ -z "$(ls "$T" | grep '^x')" ]
+}
+
+@test "tfr-cat: --split commits all its shards or none" {
+	big
+	# a fault in the input: no shard at all, and old shards stay
+	head -c 50000 "$T/big.tfr" >"$T/cut.tfr"
+	echo OLD >"$T/s-0"
+	run -1 tfr-cat -R --split 3 -o "$T/s-%d" "$T/cut.tfr"
+	[ "$(cat "$T/s-0")" = OLD ]
+	[ ! -e "$T/s-1" ] && [ ! -e "$T/s-2" ]
+	# the same with many shards (written a different way)
+	run -1 tfr-cat -R --split 100 -o "$T/m-%d" "$T/cut.tfr"
+	[ -z "$(ls "$T" | grep '^m-')" ]
+	# --keep-partial commits every shard with the good records
+	run -1 tfr-cat -R --keep-partial --split 3 -o "$T/s-%d" "$T/cut.tfr"
+	tfr-cat -R "$T/cut.tfr" >"$T/good.tfr" || true
+	[ "$(cat "$T/s-0" "$T/s-1" "$T/s-2" | tfr-cat -c)" = "$(tfr-cat -c "$T/good.tfr")" ]
+}
+
+# Shards k of a --split N run must hold what --shard k/N selects.
+same_as_shard() {
+	local pat=$1 n=$2 k
+	shift 2
+	for k in "$@"; do
+		tfr-cat -R --shard "$k/$n" "$T/big.tfr" >"$T/want"
+		tfr-cat -R "$(printf "$pat" "$k")" >"$T/got"
+		cmp "$T/want" "$T/got"
+	done
+}
+
+@test "tfr-cat: --split 65 and --split 10000 work under ulimit -n 1024" {
+	big
+	mkdir "$T/a" "$T/b" "$T/c" "$T/d"
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --split 65 -o "$1/s-%03d" "$2"' _ "$T/a" "$T/big.tfr"
+	[ "$(ls "$T/a" | wc -l)" = 65 ]
+	same_as_shard "$T/a/s-%03d" 65 0 17 64
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --split 10000 -o "$1/s-%05d-of-%05d.gz" "$2"' _ "$T/b" "$T/big.tfr"
+	[ "$(ls "$T/b" | wc -l)" = 10000 ]
+	[ "$(tfr-cat -c "$T"/b/s-0000*)" = 10 ]
+	same_as_shard "$T/b/s-%05d-of-10000.gz" 10000 0 999 9999
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --shuffle --split 10000 -o "$1/s-%05d" "$2"' _ "$T/c" "$T/big.tfr"
+	[ "$(ls "$T/c" | wc -l)" = 10000 ]
+	[ "$(cat "$T"/c/* | tfr-cat -c)" = 1000 ]
+	run -0 bash -c 'ulimit -n 1024; tfr-cat -R --shuffle-window 3 --split 200 -o "$1/s-%05d" "$2"' _ "$T/d" "$T/big.tfr"
+	# a shuffled shard holds the records of its plain shard
+	tfr-cat --shard 7/200 "$T/big.tfr" | sort >"$T/want"
+	tfr-cat "$T/d/s-00007" | sort >"$T/got"
+	cmp "$T/want" "$T/got"
+	[ "$(ls "$T/d" | wc -l)" = 200 ]
+}
+
+@test "tfr-cat: after a fault stdout holds what the good prefix gives, in every mode; -o is all-or-nothing unless --keep-partial" {
+	local m
+	big
+	damage_at "$T/big.tfr" 700 "$T/bad.tfr" "$T/good.tfr"
+	for m in "" --flat --index --stats -R "-R -z gzip" "-R --shuffle" "-R --shuffle-window 50" "-R -f a" "--type raw"; do
+		same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat $m
+	done
+	# -c reads headers only: a truncated record is its fault
+	damage_at "$T/big.tfr" -5 "$T/bad.tfr" "$T/good.tfr"
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat -c
+	same_prefix_output "$T/bad.tfr" "$T/good.tfr" tfr-cat -R --shuffle
+	# JSON in: a bad line
+	tfr-cat "$T/big.tfr" | head -n 300 >"$T/good.jsonl"
+	{ cat "$T/good.jsonl"; echo '{"a":['; tfr-cat "$T/big.tfr" | tail -n 5; } >"$T/bad.jsonl"
+	same_prefix_output "$T/bad.jsonl" "$T/good.jsonl" tfr-cat --from-json
+}
+
+@test "tfr-cat: --index checks payload CRCs" {
+	big
+	damage_at "$T/big.tfr" 10 "$T/bad.tfr" "$T/good.tfr"
+	run -1 --separate-stderr tfr-cat --index "$T/bad.tfr"
+	[ "${#lines[@]}" = 10 ]
+	[[ "$stderr" == *"record 10 at offset"* ]]
+	run -0 --separate-stderr tfr-cat --index --no-crc "$T/bad.tfr"
+	[ "${#lines[@]}" = 1000 ]
+}
+
+@test "tfr-cat: -f with no feature names is a usage error" {
+	run -2 --separate-stderr tfr-cat -f '' "$T/three.tfr"
+	[ -z "$output" ]
+	[[ "$stderr" == "tfr-cat: -f: no feature names"* ]]
+	run -2 --separate-stderr tfr-cat -R -f ',,' "$T/three.tfr"
+	[ -z "$output" ]
+}
+
+@test "tfr-cat: --from-json refuses a feature given twice, naming it, the line and the byte" {
+	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2],"a":[3]}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json -o "$T/dup.tfr" "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 2: duplicate feature \"a\" at byte 17" ]
+	[ ! -e "$T/dup.tfr" ]
+	printf '%s\n' '{"features":{"feature":{"x":{"int64List":{}},"x":{"int64List":{}}}}}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 1: duplicate feature \"x\" at byte 45" ]
+	printf '%s\n' '{"context":{},"feature_lists":{"s":[[1]],"s":[[2]]}}' >"$T/dup.jsonl"
+	run -1 --separate-stderr tfr-cat -R --from-json "$T/dup.jsonl"
+	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 1: duplicate feature list \"s\" at byte 41" ]
+}

@@ -393,8 +393,8 @@ test_reader(void)
 	TEST(strcmp(reread("{\"feature_lists\":{\"feature_list\":{\"x\":{\"feature\":[]}}}}",
 	    EX_TYPE_AUTO, 0), "{\"featureLists\":{\"featureList\":{\"x\":{}}}}") == 0,
 	    "proto names in a SequenceExample");
-	TEST(strcmp(reread(" {\"b\":[1],\"a\":[2],\"b\":[3]} \r\n", EX_TYPE_AUTO, EXJSON_FLAT),
-	    "{\"a\":[2],\"b\":[3]}") == 0, "keys sorted, the last duplicate wins, spaces allowed");
+	TEST(strcmp(reread(" {\"b\":[1],\"a\":[2]} \r\n", EX_TYPE_AUTO, EXJSON_FLAT),
+	    "{\"a\":[2],\"b\":[1]}") == 0, "keys sorted, spaces allowed");
 	TEST(strcmp(reread("{\"f\":[1,2.5]}", EX_TYPE_AUTO, EXJSON_FLAT), "{\"f\":[1.0,2.5]}") == 0,
 	    "integers among floats make a float list");
 	TEST(strcmp(reread("{\"s\":[\"\\u00e9\\ud83d\\ude00\\/\"]}", EX_TYPE_AUTO, EXJSON_FLAT),
@@ -504,6 +504,21 @@ test_errors(void)
 	TEST(rejects("{\"features\":{\"feature\":{}},\"x\":[1]}",
 	    "feature \"features\": unknown typed list \"feature\""),
 	    "mixed canonical and flat names");
+	/* Duplicate map keys are refused, as protobuf's JSON parser does. */
+	TEST(rejects(" {\"b\":[1],\"a\":[2],\"b\":[3]}",
+	    "duplicate feature \"b\" at byte 18"), "flat duplicate names the second");
+	TEST(rejects("{\"features\":{\"feature\":{\"a\":{\"int64List\":{}},"
+	    "\"a\":{\"floatList\":{}}}}}", "duplicate feature \"a\" at byte 45"),
+	    "canonical duplicate feature");
+	TEST(rejects("{\"context\":{\"k\":[1],\"k\":[1]},\"feature_lists\":{}}",
+	    "duplicate feature \"k\" at byte 20"), "duplicate context feature");
+	TEST(rejects("{\"context\":{},\"feature_lists\":{\"x\":[],\"y\":[],\"x\":[[1]]}}",
+	    "duplicate feature list \"x\" at byte 45"), "duplicate feature list");
+	TEST(rejects("{\"featureLists\":{\"featureList\":{\"x\":{},\"x\":{}}}}",
+	    "duplicate feature list \"x\" at byte 39"), "canonical duplicate feature list");
+	TEST(strcmp(reread("{\"context\":{\"x\":[1]},\"feature_lists\":{\"x\":[[2]]}}",
+	    EX_TYPE_AUTO, EXJSON_FLAT), "{\"context\":{\"x\":[1]},\"feature_lists\":{\"x\":[[2]]}}") == 0,
+	    "one name in context and feature lists is no duplicate");
 }
 
 int

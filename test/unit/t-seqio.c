@@ -1413,6 +1413,58 @@ test_byte_path(void)
 	buf_free(&rec);
 }
 
+/*
+ * sq_finish_before(): after a record that fails input validation, the
+ * rows are those of the records before it, for every strategy; after
+ * any other failure it refuses.
+ */
+static void
+test_finish_before(void)
+{
+	static const enum sq_strategy st[] = { SQ_SEQIO, SQ_FIRST_FIT, SQ_BEST_FIT };
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct rowcap want[8];
+	size_t i, k, nwant, j;
+	int ok;
+
+	for (k = 0; k < 3; k++) {
+		reset_rows();
+		cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 8, "targets", 8, NULL, 0);
+		cfg.strategy = st[k];
+		c = make(&cfg);
+		push(c, &(struct rec){ { L(7, 8, 1), L(3, 1) } });
+		push(c, &(struct rec){ { L(5, 6, 4, 9, 1), L(4, 4, 1) } });
+		push(c, &(struct rec){ { L(2, 1), L(6, 1) } });
+		sq_finish(c);
+		sq_free(c);
+		nwant = nrows;
+		memcpy(want, rows, nrows * sizeof(rows[0]));
+		nrows = 0;	/* the values now belong to want */
+
+		c = make(&cfg);
+		push(c, &(struct rec){ { L(7, 8, 1), L(3, 1) } });
+		push(c, &(struct rec){ { L(5, 6, 4, 9, 1), L(4, 4, 1) } });
+		push(c, &(struct rec){ { L(2, 1), L(6, 1) } });
+		ok = push(c, &(struct rec){ { L(1, 2, 1), NULL } }) == -1 &&
+		    sq_errkind(c) == SQ_EDATA && sq_finish_before(c) == 0 &&
+		    nrows == nwant;
+		for (i = 0; ok && i < nrows; i++)
+			for (j = 0; ok && j < rows[i].nf; j++)
+				ok = want[i].f[j].n == rows[i].f[j].n &&
+				    memcmp(want[i].f[j].v, rows[i].f[j].v,
+				    rows[i].f[j].n * sizeof(int64_t)) == 0;
+		TEST(ok, "sq_finish_before: the rows of the good records (strategy %zu)", k);
+		TEST(push(c, &(struct rec){ { L(1), L(1) } }) == -1,
+		    "the converter stays unusable");
+		sq_free(c);
+		for (i = 0; i < nwant; i++)
+			for (j = 0; j < want[i].nf; j++)
+				free(want[i].f[j].v);
+	}
+	reset_rows();
+}
+
 int
 main(void)
 {
@@ -1432,6 +1484,7 @@ main(void)
 	test_electra_probabilities();
 	test_electra_seed();
 	test_rng();
+	test_finish_before();
 	reset_rows();
 	TEST_INT(bad_used, ==, 0, "every row's padding bound holds");
 	return tap_done();
