@@ -1686,7 +1686,7 @@ src_open(struct loader *l, struct ld_src *s, size_t file, char *err,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if ((s->r = rec_reader_open(s->fd, l->ds->mf.comp, 0, 0)) == NULL)
+	if ((s->r = rec_reader_open(s->fd, REC_AUTO, 0, 0)) == NULL)
 		return -1;
 	if (l->cf->type == LD_CONTINUOUS) {
 		size_t np = l->cf->nprim;
@@ -1714,16 +1714,17 @@ src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
 
 	*out = NULL;
 	r = rec_read(s->r, &p, &n);
+	if (r >= 0 && rec_index(s->r) == (uint64_t)r &&
+	    rec_compression(s->r) != l->ds->mf.comp) {
+		snprintf(err, errlen, "%s: the file is %s-compressed, but the "
+		    "manifest says %s", path, rec_compname(rec_compression(s->r)),
+		    rec_compname(l->ds->mf.comp));
+		return -1;
+	}
 	if (r == -1) {
 		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
 		    ": %s", path, rec_index(s->r), rec_offset(s->r),
 		    rec_strerror(s->r));
-		return -1;
-	}
-	if (rec_index(s->r) == (r == 1) && rec_compression(s->r) != l->ds->mf.comp) {
-		/* cannot happen: the reader was told the compression */
-		snprintf(err, errlen, "%s: compression differs from the "
-		    "manifest's", path);
 		return -1;
 	}
 	if (r == 0)
