@@ -258,8 +258,10 @@ J
 	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
 	[ "${#lines[@]}" = 3 ]
 	[ "$stderr" = "batch-sample: $T/mn/sub/b.tfrecords: record 1: offset 65: feature 'label' is missing" ]
-	run -1 sh -c "batch-sample loader --config '$T/c.json' --output-format records 2>/dev/null | tfr-cat -c"
-	[ "$output" = 3 ]
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --output-format records -o "$T/part.tfr"
+	[ ! -e "$T/part.tfr" ]	# a named output is whole or absent
+	batch-sample loader --config "$T/c.json" --output-format records >"$T/part.tfr" 2>/dev/null || true
+	[ "$(tfr-cat -c "$T/part.tfr")" = 3 ]
 	tfr-cat -R -z zlib "$T/mn/a.tfrecords" >"$T/mn/sub/b.tfrecords"
 	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
 	[ "${#lines[@]}" = 2 ]
