@@ -818,8 +818,10 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 	}
 	if ((f = malloc((in->nf + 1) * sizeof *f)) == NULL)
 		return -1;
-	memcpy(f, in->f, in->nf * sizeof *f);
-	qsort(f, in->nf, sizeof *f, cmp_ifeat);
+	if (in->nf > 0) {
+		memcpy(f, in->f, in->nf * sizeof *f);
+		qsort(f, in->nf, sizeof *f, cmp_ifeat);
+	}
 	o = json_object();
 	feats = json_array();
 	json_object_set_new(o, "compression", in->comp == REC_ZLIB ?
