@@ -1244,10 +1244,11 @@ elem_new(const struct loader *l)
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
+	/* numbers are all written by the caller; strings start NULL for tv_clear() */
 	t->n = n;
-	if ((t->v = calloc(n ? n : 1, sizeof *t->v)) == NULL)
-		return -1;
-	return 0;
+	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof *t->v) :
+	    malloc((n ? n : 1) * sizeof *t->v);
+	return t->v == NULL ? -1 : 0;
 }
 
 static struct ld_str *
@@ -1376,12 +1377,20 @@ fill(const struct mf_feature *f, const struct ex_feature *x, union ld_cell *v)
 
 	switch (f->deser) {
 	case MF_DS_INT:
-		for (i = 0; i < x->n; i++)
-			v[i] = cell_i(f->dtype, x->i64[i]);
+		if (f->dtype == MF_INT64)
+			for (i = 0; i < x->n; i++)
+				v[i].i = x->i64[i];
+		else
+			for (i = 0; i < x->n; i++)
+				v[i] = cell_i(f->dtype, x->i64[i]);
 		break;
 	case MF_DS_FLOAT:
-		for (i = 0; i < x->n; i++)
-			v[i] = cell_f(f->dtype, x->f32[i]);
+		if (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)
+			for (i = 0; i < x->n; i++)
+				v[i].f = x->f32[i];	/* exact */
+		else
+			for (i = 0; i < x->n; i++)
+				v[i] = cell_f(f->dtype, x->f32[i]);
 		break;
 	case MF_DS_STRING:
 		for (i = 0; i < x->n; i++)

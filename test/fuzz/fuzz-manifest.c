@@ -56,7 +56,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (mf_infer_comp(&in, REC_NONE, err, sizeof err) == 0 &&
 		    mf_infer_add(&in, &ex, "r0", err, sizeof err) == 0 &&
 		    mf_infer_add(&in, &ex, "r1", err, sizeof err) == 0 &&
-		    mf_infer_write(&in, &out, err, sizeof err) == 0) {
+		    mf_infer_write(&in, &out, err, sizeof err) == 0 &&
+		    buf_putc(&out, '\0') == 0) {
+			out.len--;	/* a string for strstr() */
 			/* an inferred manifest reads back and fits its record */
 			if (mf_parse(&back, (const char *)out.p, out.len, err,
 			    sizeof err) == -1) {
