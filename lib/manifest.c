@@ -835,6 +835,15 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 			r = -1;
 			break;
 		}
+		fo = json_string(f[i].name);	/* NULL when not UTF-8 */
+		json_decref(fo);
+		if (f[i].name[0] == '\0' || fo == NULL) {
+			snprintf(err, errlen, "feature '%s': a manifest cannot "
+			    "name it (%s)", f[i].name, f[i].name[0] ?
+			    "not UTF-8" : "empty");
+			r = -1;
+			break;
+		}
 		fo = json_object();
 		shape = json_array();
 		if (f[i].n != 1)

@@ -168,6 +168,29 @@ main(void)
 	    strstr((const char *)out.p, "\"features\": [\n  ]") != NULL,
 	    "its manifest has no features");
 	mf_infer_free(&in);
+
+	/* names a manifest cannot hold are refused, not dropped */
+	mf_infer_init(&in);
+	exb_reset(&b);
+	exb_int64(&b, "\xff\xfe", &lab, 1);
+	encode(&b, &out);
+	ex_decode(&ex, out.p, out.len, EX_TYPE_AUTO);
+	mf_infer_add(&in, &ex, "e record 0", err, sizeof err);
+	out.len = 0;
+	TEST(mf_infer_write(&in, &out, err, sizeof err) == -1 &&
+	    strstr(err, "a manifest cannot name it (not UTF-8)") != NULL,
+	    "a name that is not UTF-8: %s", err);
+	mf_infer_free(&in);
+	mf_infer_init(&in);
+	exb_reset(&b);
+	exb_int64(&b, "", &lab, 1);
+	encode(&b, &out);
+	ex_decode(&ex, out.p, out.len, EX_TYPE_AUTO);
+	mf_infer_add(&in, &ex, "e record 0", err, sizeof err);
+	out.len = 0;
+	TEST(mf_infer_write(&in, &out, err, sizeof err) == -1 &&
+	    strstr(err, "(empty)") != NULL, "an empty name: %s", err);
+	mf_infer_free(&in);
 	exb_free(&b);
 	ex_free(&ex);
 	buf_free(&out);
