@@ -1179,6 +1179,8 @@ struct ld_out {
 	int		 rank;
 	int64_t		 shape[LD_MAXRANK];
 	size_t		 n, cap;
+	size_t		 per;		/* cells an example */
+	int		 direct;	/* no padding: read the examples' own cells */
 	union ld_cell	*v;
 	uint64_t	 cells, padded;	/* totals for --stats */
 	int64_t		*bnd;		/* discrete: batch x bw */
@@ -1204,11 +1206,6 @@ struct loader {
 	struct ld_elem	**batch;
 	size_t		 nbatch;
 	struct ld_out	*out;
-	struct ex_builder eb;
-	float		*ftmp;
-	int64_t		*itmp;
-	struct ex_bytes	*btmp;
-	size_t		 tmpcap;
 	struct ld_stats	 st;
 	int		 ended;
 };
@@ -2101,10 +2098,6 @@ ld_close(struct loader *l)
 	free(l->ebuf);
 	free(l->fbuf);
 	free(l->batch);
-	free(l->ftmp);
-	free(l->itmp);
-	free(l->btmp);
-	exb_free(&l->eb);
 	ex_free(&l->ex);
 	free(l);
 }
@@ -2130,7 +2123,6 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	rng_seed(&l->rw, seed + 2);
 	l->et = d->mf.allow_var_len ? EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE;
 	ex_init(&l->ex);
-	exb_init(&l->eb);
 	l->nsrc = cf->shuffle ? (size_t)cf->nmix : 1;
 	if ((l->src = calloc(l->nsrc, sizeof *l->src)) == NULL ||
 	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||
@@ -2199,6 +2191,14 @@ assemble(struct loader *l, char *err, size_t errlen)
 		}
 		per = prod(o->shape + 1, rank);
 		n = per * nb;
+		o->per = per;
+		o->n = n;
+		o->cells += n;
+		o->direct = 1;
+		for (b = 0; b < nb && o->direct; b++)
+			o->direct = l->batch[b]->tv[i].n == per;
+		if (o->direct)
+			goto bounds;
 		if (n > o->cap) {
 			void *q = realloc(o->v, n * sizeof *o->v);
 
@@ -2207,8 +2207,6 @@ assemble(struct loader *l, char *err, size_t errlen)
 			o->v = q;
 			o->cap = n;
 		}
-		o->n = n;
-		o->cells += n;
 		for (b = 0; b < nb; b++) {
 			const struct ld_tv *t = &l->batch[b]->tv[i];
 			union ld_cell *dst = o->v + b * per;
@@ -2242,6 +2240,7 @@ assemble(struct loader *l, char *err, size_t errlen)
 				}
 			}
 		}
+bounds:
 		/* boundaries of the primaries (discrete) */
 		if (cf->type == LD_DISCRETE && i < cf->nprim) {
 			size_t bw = 0;
@@ -2329,6 +2328,15 @@ ld_tensor_padding(const struct loader *l, size_t i)
 
 /* Output */
 
+/* The cells of example b of output tensor i. */
+static const union ld_cell *
+cells_of(const struct loader *l, size_t i, size_t b)
+{
+	const struct ld_out *o = &l->out[i];
+
+	return o->direct ? l->batch[b]->tv[i].v : o->v + b * o->per;
+}
+
 static int
 json_string_out(struct buf *b, const uint8_t *p, size_t n)
 {
@@ -2403,34 +2411,36 @@ ld_write_json(struct loader *l, struct buf *b)
 		if (buf_puts(b, "],\"values\":[") == -1 || buf_reserve(b, o->n * 12) == -1)
 			return -1;
 		for (size_t k = 0; k < o->n; k++) {
+			const union ld_cell *c = cells_of(l, i, k / (o->per ? o->per : 1)) +
+			    k % (o->per ? o->per : 1);
 			int r;
 
 			if (k && buf_putc(b, ',') == -1)
 				return -1;
 			switch (dt) {
 			case MF_STRING:
-				r = json_string_out(b, o->v[k].s->p, o->v[k].s->n);
+				r = json_string_out(b, c->s->p, c->s->n);
 				break;
 			case MF_BOOL:
-				r = buf_puts(b, o->v[k].i ? "true" : "false");
+				r = buf_puts(b, c->i ? "true" : "false");
 				break;
 			case MF_UINT64:
-				snprintf(s, sizeof s, "%" PRIu64, (uint64_t)o->v[k].i);
+				snprintf(s, sizeof s, "%" PRIu64, (uint64_t)c->i);
 				r = buf_puts(b, s);
 				break;
 			case MF_FLOAT16:
 			case MF_FLOAT32:
 			case MF_FLOAT64:
-				if (!isfinite(o->v[k].f))
+				if (!isfinite(c->f))
 					r = buf_puts(b, "null");
 				else {
 					snprintf(s, sizeof s, dt == MF_FLOAT64 ?
-					    "%.17g" : "%.9g", o->v[k].f);
+					    "%.17g" : "%.9g", c->f);
 					r = buf_puts(b, s);
 				}
 				break;
 			default:
-				r = put_i64(b, o->v[k].i);
+				r = put_i64(b, c->i);
 				break;
 			}
 			if (r == -1)
@@ -2461,65 +2471,169 @@ ld_write_json(struct loader *l, struct buf *b)
 	return buf_puts(b, "}\n");
 }
 
+/* One feature of the Example a batch becomes. */
+struct xfeat {
+	const char	*key;
+	int		 kind;		/* EX_BYTES, EX_FLOAT, EX_INT64 */
+	size_t		 tensor;
+	int		 what;		/* 0 values, 1 shape, 2 boundaries, 3 their shape */
+	size_t		 list, feat, entry;	/* sizes */
+};
+
 static int
-tmp_room(struct loader *l, size_t n)
+cmp_xfeat(const void *a, const void *b)
 {
-	if (n <= l->tmpcap)
-		return 0;
-	free(l->ftmp);
-	free(l->itmp);
-	free(l->btmp);
-	l->ftmp = malloc(n * sizeof *l->ftmp);
-	l->itmp = malloc(n * sizeof *l->itmp);
-	l->btmp = malloc(n * sizeof *l->btmp);
-	if (!l->ftmp || !l->itmp || !l->btmp) {
-		l->tmpcap = 0;
-		return -1;
+	return strcmp(((const struct xfeat *)a)->key, ((const struct xfeat *)b)->key);
+}
+
+static size_t
+vsize(uint64_t v)
+{
+	return pb_varint_size(v);
+}
+
+/* The int64 values of feature x: n of them, the k-th by xint(). */
+static int64_t
+xint(const struct loader *l, const struct xfeat *x, size_t k)
+{
+	const struct ld_out *o = &l->out[x->tensor];
+
+	switch (x->what) {
+	case 0:
+		return cells_of(l, x->tensor, k / o->per)[k % o->per].i;
+	case 1:
+		return o->shape[k];
+	case 2:
+		return o->bnd[k];
+	default:
+		return k == 0 ? o->shape[0] : (int64_t)o->bw;
 	}
-	l->tmpcap = n;
-	return 0;
+}
+
+static size_t
+xcount(const struct loader *l, const struct xfeat *x)
+{
+	const struct ld_out *o = &l->out[x->tensor];
+
+	switch (x->what) {
+	case 0:		return o->n;
+	case 1:		return (size_t)o->rank;
+	case 2:		return (size_t)o->shape[0] * o->bw;
+	default:	return 2;
+	}
 }
 
 int
 ld_write_example(struct loader *l, struct buf *b)
 {
 	const struct ld_config *cf = l->cf;
+	struct xfeat *xf;
+	size_t nx = 0, fs = 0, i, k, n;
+	uint8_t *q;
 
-	exb_reset(&l->eb);
-	for (size_t i = 0; i < cf->nt; i++) {
-		const struct ld_out *o = &l->out[i];
+	if ((xf = calloc(cf->nt * 4 + 1, sizeof *xf)) == NULL)
+		return -1;
+	for (i = 0; i < cf->nt; i++) {
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
-		size_t k;
-		int r;
 
-		if (tmp_room(l, o->n > (size_t)o->rank ? o->n : (size_t)o->rank) == -1)
-			return -1;
-		if (dt == MF_STRING) {
-			for (k = 0; k < o->n; k++) {
-				l->btmp[k].p = o->v[k].s->p;
-				l->btmp[k].n = o->v[k].s->n;
-			}
-			r = exb_bytes(&l->eb, cf->t[i].name, l->btmp, o->n);
-		} else if (mf_dtype_is_float(dt)) {
-			for (k = 0; k < o->n; k++)
-				l->ftmp[k] = (float)o->v[k].f;
-			r = exb_float(&l->eb, cf->t[i].name, l->ftmp, o->n);
-		} else {
-			for (k = 0; k < o->n; k++)
-				l->itmp[k] = o->v[k].i;
-			r = exb_int64(&l->eb, cf->t[i].name, l->itmp, o->n);
-		}
-		if (r == -1 || exb_int64(&l->eb, cf->t[i].shape_name, o->shape,
-		    (size_t)o->rank) == -1)
-			return -1;
-		if (o->bnd) {
-			int64_t sh[2] = { o->shape[0], (int64_t)o->bw };
-
-			if (exb_int64(&l->eb, cf->t[i].bnd_name, o->bnd,
-			    (size_t)o->shape[0] * o->bw) == -1 ||
-			    exb_int64(&l->eb, cf->t[i].bnd_shape_name, sh, 2) == -1)
-				return -1;
+		xf[nx++] = (struct xfeat){ .key = cf->t[i].name, .tensor = i,
+		    .kind = dt == MF_STRING ? EX_BYTES : mf_dtype_is_float(dt) ?
+		    EX_FLOAT : EX_INT64 };
+		xf[nx++] = (struct xfeat){ .key = cf->t[i].shape_name,
+		    .tensor = i, .what = 1, .kind = EX_INT64 };
+		if (l->out[i].bnd) {
+			xf[nx++] = (struct xfeat){ .key = cf->t[i].bnd_name,
+			    .tensor = i, .what = 2, .kind = EX_INT64 };
+			xf[nx++] = (struct xfeat){ .key = cf->t[i].bnd_shape_name,
+			    .tensor = i, .what = 3, .kind = EX_INT64 };
 		}
 	}
-	return exb_encode(&l->eb, b);
+	qsort(xf, nx, sizeof *xf, cmp_xfeat);
+	for (k = 0; k < nx; k++) {
+		struct xfeat *x = &xf[k];
+		size_t kl = strlen(x->key), pay = 0;
+		const struct ld_out *o = &l->out[x->tensor];
+
+		n = xcount(l, x);
+		if (x->kind == EX_FLOAT)
+			pay = 4 * n;
+		else if (x->kind == EX_INT64)
+			for (i = 0; i < n; i++)
+				pay += vsize((uint64_t)xint(l, x, i));
+		if (x->kind == EX_BYTES) {
+			for (i = 0; i < n; i++) {
+				size_t sl = cells_of(l, x->tensor, i / o->per)[i % o->per].s->n;
+
+				x->list += 1 + vsize(sl) + sl;
+			}
+		} else
+			x->list = n ? 1 + vsize(pay) + pay : 0;
+		x->feat = 1 + vsize(x->list) + x->list;
+		x->entry = 1 + vsize(kl) + kl + 1 + vsize(x->feat) + x->feat;
+		fs += 1 + vsize(x->entry) + x->entry;
+	}
+	if (buf_reserve(b, 1 + vsize(fs) + fs) == -1) {
+		free(xf);
+		return -1;
+	}
+	q = b->p + b->len;
+	*q++ = 0x0a;
+	q = pb_put_varint(q, fs);
+	for (k = 0; k < nx; k++) {
+		const struct xfeat *x = &xf[k];
+		const struct ld_out *o = &l->out[x->tensor];
+		size_t kl = strlen(x->key);
+
+		n = xcount(l, x);
+		*q++ = 0x0a;
+		q = pb_put_varint(q, x->entry);
+		*q++ = 0x0a;
+		q = pb_put_varint(q, kl);
+		memcpy(q, x->key, kl);
+		q += kl;
+		*q++ = 0x12;
+		q = pb_put_varint(q, x->feat);
+		*q++ = x->kind == EX_BYTES ? 0x0a : x->kind == EX_FLOAT ? 0x12 : 0x1a;
+		q = pb_put_varint(q, x->list);
+		if (x->kind == EX_BYTES) {
+			for (i = 0; i < n; i++) {
+				const struct ld_str *st =
+				    cells_of(l, x->tensor, i / o->per)[i % o->per].s;
+
+				*q++ = 0x0a;
+				q = pb_put_varint(q, st->n);
+				memcpy(q, st->p, st->n);
+				q += st->n;
+			}
+			continue;
+		}
+		if (n == 0)
+			continue;
+		*q++ = 0x0a;
+		if (x->kind == EX_FLOAT) {
+			q = pb_put_varint(q, 4 * n);
+			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
+				const union ld_cell *c = cells_of(l, x->tensor, e);
+
+				for (i = 0; i < o->per; i++, q += 4) {
+					float f = (float)c[i].f;
+					uint32_t u;
+
+					memcpy(&u, &f, 4);
+					put_le32(q, u);
+				}
+			}
+		} else {
+			size_t pay = 0;
+
+			for (i = 0; i < n; i++)
+				pay += vsize((uint64_t)xint(l, x, i));
+			q = pb_put_varint(q, pay);
+			for (i = 0; i < n; i++)
+				q = pb_put_varint(q, (uint64_t)xint(l, x, i));
+		}
+	}
+	b->len = (size_t)(q - b->p);
+	free(xf);
+	return 0;
 }
