@@ -891,6 +891,21 @@ stepfail:
 	}
 	jck_up(c, old);
 
+	/* the records output adds <name>_shape and <name>_boundaries[_shape] */
+	for (i = 0; i < cf->nt; i++)
+		for (size_t k = 0; k < cf->nt; k++)
+			if (strcmp(cf->t[i].name, cf->t[k].shape_name) == 0 ||
+			    strcmp(cf->t[i].name, cf->t[k].bnd_name) == 0 ||
+			    strcmp(cf->t[i].name, cf->t[k].bnd_shape_name) == 0) {
+				jck_key(c, i < cf->nprim ? "primary_features" :
+				    "secondary_features");
+				jck_index(c, i < cf->nprim ? i : i - cf->nprim);
+				jck_key(c, "to_name");
+				return jck_fail(c, "'%s' is a name the records output "
+				    "gives to a feature of '%s'", cf->t[i].name,
+				    cf->t[k].name);
+			}
+
 	/* padding: true, false or a list of objects */
 	pad = json_object_get(o, "padding");
 	if (pad != NULL && json_is_boolean(pad))

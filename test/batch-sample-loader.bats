@@ -288,6 +288,7 @@ J
 	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"processing_steps\": [{\"tensor\": \"y\", \"type\": \"slice\", \"args\": {\"slice\": \"[0]\"}}]" "processing_steps[0].args.slice: 1 dimensions sliced, but 'y' has 0"
 	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"padding\": [{\"tensor\": \"nope\"}]" "padding[0].tensor: no tensor is named 'nope'"
 	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, \"min_window\": 2, $P" "min_window: only for the sequence loaders"
+	bad '"target_batch_size": 2, "drop_remainder": false, "epochs": 1, "primary_features": [{"from_name": "label", "to_name": "y"}, {"from_name": "image", "to_name": "y_shape"}]' "primary_features[1].to_name: 'y_shape' is a name the records output gives to a feature of 'y'"
 	run -2 --separate-stderr batch-sample loader
 	[[ "$stderr" == "batch-sample: loader: --config is required"* ]]
 }
