@@ -554,6 +554,16 @@ want_kind(const struct mf_feature *f)
 	}
 }
 
+/* " step N" for messages about a step of a feature list (made only for them). */
+static const char *
+stepname(char *buf, size_t len, long step)
+{
+	if (step < 0)
+		return "";
+	snprintf(buf, len, " step %ld", step);
+	return buf;
+}
+
 /* One Feature: 'step' >= 0 for a step of a feature list. */
 static int
 check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
@@ -562,12 +572,10 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 	char where[40] = "";
 	uint64_t want, bytes;
 
-	if (step >= 0)
-		snprintf(where, sizeof where, " step %ld", step);
 	if ((int)x->kind != want_kind(f) && !(x->n == 0 && x->kind == EX_NONE &&
 	    f->deser != MF_DS_RAW && f->nelem == 0)) {
 		snprintf(err, errlen, "feature '%s'%s: %s, but the manifest says "
-		    "%s (%s)", f->name, where, kind_names[x->kind],
+		    "%s (%s)", f->name, stepname(where, sizeof where, step), kind_names[x->kind],
 		    kind_names[want_kind(f)], f->deser == MF_DS_RAW ? "raw" :
 		    f->deser == MF_DS_INT ? "int" : f->deser == MF_DS_FLOAT ?
 		    "float" : "string");
@@ -576,7 +584,7 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 	want = f->deser == MF_DS_RAW ? (step >= 0 ? 1 : f->len) : f->nelem;
 	if (x->n != want) {
 		snprintf(err, errlen, "feature '%s'%s: %zu values, but its "
-		    "shape wants %" PRIu64, f->name, where, x->n, want);
+		    "shape wants %" PRIu64, f->name, stepname(where, sizeof where, step), x->n, want);
 		return -1;
 	}
 	if (f->deser == MF_DS_RAW) {
@@ -585,7 +593,7 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 			if (x->b[i].n != bytes) {
 				snprintf(err, errlen, "feature '%s'%s: raw bytes "
 				    "%zu hold %zu bytes, not %" PRIu64 " (%s x %"
-				    PRIu64 ")", f->name, where, i, x->b[i].n,
+				    PRIu64 ")", f->name, stepname(where, sizeof where, step), i, x->b[i].n,
 				    bytes, mf_dtype_name(f->dtype), f->nelem);
 				return -1;
 			}
