@@ -623,3 +623,14 @@ J
 	bad '{"compression":null, // no comment can hide a brace
 }' 'line 2: column 1: string or '"'"'}'"'"' expected near '"'"'}'"'"''
 }
+
+@test "tfr-cat: --check-manifest names the step of a feature list" {
+	printf '%s\n' '{"context":{"id":["a"]},"feature_lists":{"x":[[1.5,2],[3.5,4]]}}' |
+	    tfr-cat -R --from-json >"$T/seq.tfrecords"
+	tfr-cat --manifest "$T/seq.tfrecords" >"$T/m.json"
+	printf '%s\n' '{"context":{"id":["b"]},"feature_lists":{"x":[[1.5,2],[3.5]]}}' |
+	    tfr-cat -R --from-json >"$T/bad.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" "$T/bad.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/bad.tfrecords: record 0: offset 0: feature 'x' step 1: 1 values, but its shape wants 2" ]
+	run -0 tfr-cat --check-manifest "$T/m.json" "$T/seq.tfrecords"
+}
