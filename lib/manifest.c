@@ -843,6 +843,13 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 			r = -1;
 			break;
 		}
+		if (i > 0 && strcmp(f[i].name, f[i - 1].name) == 0) {
+			snprintf(err, errlen, "'%s' is both a context feature "
+			    "and a feature list; a manifest names each once",
+			    f[i].name);
+			r = -1;
+			break;
+		}
 		fo = json_string(f[i].name);	/* NULL when not UTF-8 */
 		json_decref(fo);
 		if (f[i].name[0] == '\0' || fo == NULL) {

@@ -634,3 +634,11 @@ J
 	[ "$stderr" = "tfr-cat: $T/bad.tfrecords: record 0: offset 0: feature 'x' step 1: 1 values, but its shape wants 2" ]
 	run -0 tfr-cat --check-manifest "$T/m.json" "$T/seq.tfrecords"
 }
+
+@test "tfr-cat: --manifest refuses a context feature and a feature list of the same name" {
+	printf '%s\n' '{"context":{"x":[1]},"feature_lists":{"x":[[1],[2]]}}' |
+	    tfr-cat -R --from-json >"$T/both.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest "$T/both.tfrecords"
+	[ -z "$output" ]
+	[ "$stderr" = "tfr-cat: 'x' is both a context feature and a feature list; a manifest names each once" ]
+}
