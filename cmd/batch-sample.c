@@ -26,7 +26,9 @@
 #include "batchio.h"
 #include "buf.h"
 #include "common.h"
+#include "example.h"
 #include "fairseq_dict.h"
+#include "loader.h"
 #include "mmidx.h"
 #include "record.h"
 
@@ -57,6 +59,8 @@ static const char usage_text[] =
 "       batch-sample collate [-q] [--no-input-feeding] [-o file] [--eos n]\n"
 "                            [--left-pad-source bool] [--left-pad-target bool]\n"
 "                            [--pad n] [--pad-to-multiple n] [file ...]\n"
+"       batch-sample loader [-q] [--stats] [-o file] [-s seed] [--limit n]\n"
+"                           [--output-format json|records] --config file\n"
 "       batch-sample -h | -V\n";
 
 static _Noreturn void
@@ -69,7 +73,7 @@ usage(FILE *fp, int status)
  * The subcommands.  Each names the options it takes; a later one (an
  * nnmaker-style "loader") adds a row here and its options to the list.
  */
-enum { CMD_BATCHES, CMD_BY_SIZE, CMD_COLLATE, NCMD };
+enum { CMD_BATCHES, CMD_BY_SIZE, CMD_COLLATE, CMD_LOADER, NCMD };
 
 enum {
 	OPT_COLLATE = 256, OPT_DECLT, OPT_GROUPED, OPT_JSON, OPT_NOFEED,
@@ -145,7 +149,7 @@ static const int cmd_opts[NCMD][48] = {
 
 static const char *const cmd_names[NCMD] = {
 	[CMD_BATCHES] = "batches", [CMD_BY_SIZE] = "by-size",
-	[CMD_COLLATE] = "collate",
+	[CMD_COLLATE] = "collate", [CMD_LOADER] = "loader",
 };
 
 enum { OUT_JSON, OUT_IDS, OUT_RECORDS };
@@ -1919,6 +1923,140 @@ cmd_collate(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * "loader": nnmaker's batch loaders (lib/loader.h) over a dataset
+ * named in the configuration; batches as JSON lines or Examples.
+ */
+static int
+cmd_loader(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "output-format", required_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *config = NULL, *outpath = "-";
+	struct ld_config *cf;
+	struct ld_dataset ds;
+	struct loader *l;
+	struct ld_stats st;
+	struct outfile of;
+	struct rec_writer *w = NULL;
+	struct buf b = { 0 };
+	char err[1024], *text;
+	uint64_t limit = UINT64_MAX, seed = 1, nb = 0;
+	long long ll;
+	size_t n;
+	int ch, records = 0, stats = 0, r, fd;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ho:qs:V", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': config = optarg; break;
+		case 'h': usage(stdout, 0);
+		case 'l':
+			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
+				usage_error("--limit: invalid number '%s'", optarg);
+			limit = (uint64_t)ll;
+			break;
+		case 'o': outpath = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				records = 0;
+			else if (strcmp(optarg, "records") == 0)
+				records = 1;
+			else
+				usage_error("--output-format: expected json or "
+				    "records, not '%s'", optarg);
+			break;
+		case 'q': verbosity = 0; break;
+		case 's':
+			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
+				usage_error("-s: invalid seed '%s'", optarg);
+			seed = (uint64_t)ll;
+			break;
+		case 'S': stats = 1; break;
+		case 'V': print_version(NULL);
+		default: usage(stderr, 2);
+		}
+	}
+	if (optind != argc)
+		usage_error("loader: unexpected operand '%s'", argv[optind]);
+	if (config == NULL)
+		usage_error("loader: --config is required");
+	out_check(outpath);
+	if (ld_read_file(config, &text, &n) == -1)
+		die_errno("%s", config);
+	if ((cf = ld_config_parse(text, n, err, sizeof err)) == NULL)
+		die("%s: %s", config, err);
+	free(text);
+	if (ld_dataset_json(&ds, ld_config_dataset(cf), "dataset", err,
+	    sizeof err) == -1)
+		die("%s: %s", config, err);
+	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
+		die("%s: %s", config, err);
+	if ((fd = out_open(&of, outpath)) == -1)
+		die_errno("%s", outpath);
+	if (records)
+		refuse_tty(fd, 0);
+	if (records && (w = rec_writer_open(fd, REC_NONE, -1)) == NULL)
+		die_errno("%s", outpath);
+	while (nb < limit && (r = ld_next(l, err, sizeof err)) != 0) {
+		if (r == -1) {
+			if (w && rec_writer_flush(w) == -1)
+				write_failed(outpath);
+			if (b.len && write_full(fd, b.p, b.len) == -1)
+				write_failed(outpath);
+			fault_begin();
+			die("%s", err);
+		}
+		if (records) {
+			b.len = 0;
+			if (ld_write_example(l, &b) == -1)
+				die_errno("batch %" PRIu64, nb);
+			if (rec_write(w, b.p, b.len) == -1)
+				write_failed(outpath);
+			b.len = 0;
+		} else {
+			if (ld_write_json(l, &b) == -1)
+				die_errno("batch %" PRIu64, nb);
+			if (b.len >= (1u << 20)) {
+				if (write_full(fd, b.p, b.len) == -1)
+					write_failed(outpath);
+				b.len = 0;
+			}
+		}
+		nb++;
+	}
+	if (w && rec_writer_close(w) == -1)
+		write_failed(outpath);
+	if (b.len && write_full(fd, b.p, b.len) == -1)
+		write_failed(outpath);
+	if (out_commit(&of) == -1)
+		die_errno("%s", outpath);
+	if (stats) {
+		ld_get_stats(l, &st);
+		fprintf(stderr, "batches %" PRIu64 "\nexamples %" PRIu64
+		    "\nrecords %" PRIu64 "\nepochs %" PRIu64 "\n", st.batches,
+		    st.examples, st.records, st.epochs);
+		for (size_t i = 0; i < st.ntensors; i++)
+			fprintf(stderr, "padding %s %.4f\n", ld_tensor_name(l, i),
+			    ld_tensor_padding(l, i));
+	}
+	buf_free(&b);
+	ld_close(l);
+	ld_dataset_free(&ds);
+	ld_config_free(cf);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1937,6 +2075,8 @@ main(int argc, char **argv)
 			print_version(NULL);
 		usage_error("unknown subcommand '%s'", argv[1]);
 	}
+	if (found == CMD_LOADER)
+		return cmd_loader(argc - 1, argv + 1);
 	o.cmd = found;
 	o.split = "train";
 	o.seed = 1;

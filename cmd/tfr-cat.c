@@ -22,10 +22,13 @@
 #include "common.h"
 #include "example.h"
 #include "exjson.h"
+#include "loader.h"
+#include "manifest.h"
 #include "record.h"
 #include "rng.h"
 
-enum mode { M_JSON, M_RECORDS, M_COUNT, M_VERIFY, M_INDEX, M_STATS };
+enum mode { M_JSON, M_RECORDS, M_COUNT, M_VERIFY, M_INDEX, M_STATS,
+	M_MANIFEST, M_CHECK_MANIFEST };
 
 static enum mode mode = M_JSON;
 static int flat, from_json, recover, tf_compat, no_crc, force, lossy;
@@ -50,6 +53,7 @@ static struct buf line, pay;
 static struct example ex;
 static struct exjson js;
 static struct outfile textout;	/* -o FILE of the text modes */
+static const char *check_mf;	/* --check-manifest M */
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -63,7 +67,10 @@ usage(FILE *fp, int status)
 	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
-	    "               [file ...]\n");
+	    "               [file ...]\n"
+	    "       tfr-cat --manifest [-q] [--compression auto|none|zlib|gzip]\n"
+	    "               [-o file] [file ...]\n"
+	    "       tfr-cat --check-manifest manifest|dir|config [-q] [file ...]\n");
 	if (fp == stdout)
 		fprintf(fp, "\n"
 		    "  (default)        one JSON object per record (proto3 JSON mapping)\n"
@@ -77,6 +84,8 @@ usage(FILE *fp, int status)
 		    "  --recover        read through damage, writing every intact record\n"
 		    "  --split N -o PATTERN   deal records round-robin into N shards\n"
 		    "  --shuffle        shuffle (per shard), seeded by -s\n"
+		    "  --manifest       infer a dataset manifest (__manifest__.json)\n"
+		    "  --check-manifest M   check records against a manifest or dataset\n"
 		    "See tfr-cat(1).\n");
 	if (status == 0)
 		close_stdout();
@@ -87,11 +96,12 @@ enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
-	O_KEEP_PARTIAL
+	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST
 };
 
 static const struct option longopts[] = {
 	{ "count", no_argument, NULL, 'c' },
+	{ "check-manifest", required_argument, NULL, O_CHECK_MANIFEST },
 	{ "compression", required_argument, NULL, O_COMPRESSION },
 	{ "features", required_argument, NULL, 'f' },
 	{ "flat", no_argument, NULL, O_FLAT },
@@ -102,6 +112,7 @@ static const struct option longopts[] = {
 	{ "index", no_argument, NULL, O_INDEX },
 	{ "keep-partial", no_argument, NULL, O_KEEP_PARTIAL },
 	{ "lossy", no_argument, NULL, O_LOSSY },
+	{ "manifest", no_argument, NULL, O_MANIFEST },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
 	{ "output", required_argument, NULL, 'o' },
@@ -956,6 +967,131 @@ cat_json(const char *path)
 	return status;
 }
 
+/*
+ * --manifest: infer a manifest from the inputs; --check-manifest M:
+ * check every record of the inputs (or of the dataset M names) against
+ * the manifest.  Returns the exit status.
+ */
+static int
+manifest_mode(int argc, char **argv)
+{
+	static char dash0[] = "-";
+	static char *dash[] = { dash0, NULL };
+	struct ld_dataset ds;
+	struct mf_infer inf;
+	struct rec_reader *r;
+	const uint8_t *p;
+	struct buf out = { 0 };
+	char err[512], where[4096];
+	const char *name;
+	size_t n;
+	int fd, ret, status = 0, first;
+	enum ex_type et;
+	enum rec_comp comp = in_comp;
+
+	memset(&ds, 0, sizeof ds);
+	mf_infer_init(&inf);
+	if (mode == M_CHECK_MANIFEST) {
+		if (ld_dataset_path(&ds, check_mf, err, sizeof err) == -1)
+			die("%s", err);
+		if (argc == 0 && ds.nfiles == 0)
+			die("%s: a manifest names no data files; name them as "
+			    "operands", check_mf);
+		if (argc == 0) {
+			argc = (int)ds.nfiles;
+			argv = ds.files;
+		}
+		comp = REC_AUTO;
+	} else if (argc == 0) {
+		argc = 1;
+		argv = dash;
+	}
+	et = mode == M_CHECK_MANIFEST ? (ds.mf.allow_var_len ?
+	    EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE) : type < 0 ? EX_TYPE_AUTO :
+	    (enum ex_type)type;
+	for (int i = 0; i < argc && status == 0; i++) {
+		name = input_name(argv[i]);
+		if ((fd = open_input(argv[i])) == -1)
+			return 1;
+		if ((r = rec_reader_open(fd, comp, no_crc ? REC_NO_CRC : 0,
+		    max_len)) == NULL)
+			die_errno("%s", name);
+		first = 1;
+		while ((ret = rec_read(r, &p, &n)) == 1 || first) {
+			if (first && mode == M_CHECK_MANIFEST &&
+			    ret >= 0 && rec_compression(r) != ds.mf.comp) {
+				warnx_("%s: the file is %s-compressed, but the "
+				    "manifest says %s", name,
+				    rec_compname(rec_compression(r)),
+				    rec_compname(ds.mf.comp));
+				status = 1;
+				break;
+			}
+			if (first && mode == M_MANIFEST && ret >= 0 &&
+			    mf_infer_comp(&inf, rec_compression(r), err,
+			    sizeof err) == -1) {
+				warnx_("%s: %s", name, err);
+				status = 1;
+				break;
+			}
+			first = 0;
+			if (ret != 1)
+				break;
+			if (ex_decode(&ex, p, n, et) == -1) {
+				warnx_("%s: record %" PRIu64 ": offset %" PRIu64
+				    ": payload is not %s: %s", name,
+				    rec_index(r) - 1, rec_offset(r),
+				    et == EX_TYPE_SEQUENCE ? "a SequenceExample" :
+				    "an Example", ex_strerror(&ex));
+				status = 1;
+				break;
+			}
+			if (mode == M_CHECK_MANIFEST) {
+				if (mf_check_record(&ds.mf, &ex, err,
+				    sizeof err) == -1) {
+					warnx_("%s: record %" PRIu64 ": offset %"
+					    PRIu64 ": %s", name, rec_index(r) - 1,
+					    rec_offset(r), err);
+					status = 1;
+					break;
+				}
+				nout++;
+				continue;
+			}
+			snprintf(where, sizeof where, "%s record %" PRIu64,
+			    name, rec_index(r) - 1);
+			if (mf_infer_add(&inf, &ex, where, err, sizeof err) == -1) {
+				warnx_("%s: record %" PRIu64 ": offset %" PRIu64
+				    ": %s", name, rec_index(r) - 1,
+				    rec_offset(r), err);
+				status = 1;
+				break;
+			}
+		}
+		if (ret == -1) {
+			warnx_("%s: record %" PRIu64 ": offset %" PRIu64 ": %s",
+			    name, rec_index(r), rec_offset(r), rec_strerror(r));
+			status = 1;
+		}
+		rec_reader_free(r);
+		if (fd != 0)
+			close(fd);
+	}
+	if (status == 0 && mode == M_MANIFEST) {
+		if (mf_infer_write(&inf, &out, err, sizeof err) == -1)
+			die("%s", err);
+		if (fwrite(out.p, 1, out.len, stdout) != out.len)
+			write_failed("stdout");
+	}
+	if (status == 0 && mode == M_CHECK_MANIFEST && verbosity > 0)
+		printf("%s: %" PRIu64 " records in %d files, OK\n", check_mf,
+		    nout, argc);
+	buf_free(&out);
+	mf_infer_free(&inf);
+	ld_dataset_free(&ds);
+	return status;
+}
+
 static void
 parse_features(char *s)
 {
@@ -1054,6 +1190,11 @@ main(int argc, char *argv[])
 				usage_error("--type: expected auto, example, sequence or raw, not '%s'", optarg);
 			break;
 		case O_VERIFY: mode = M_VERIFY; break;
+		case O_MANIFEST: mode = M_MANIFEST; break;
+		case O_CHECK_MANIFEST:
+			mode = M_CHECK_MANIFEST;
+			check_mf = optarg;
+			break;
 		default: usage(stderr, 2);
 		}
 	}
@@ -1088,6 +1229,14 @@ main(int argc, char *argv[])
 		stdout_name = outpath;	/* write errors name the file */
 	}
 
+	if (mode == M_MANIFEST || mode == M_CHECK_MANIFEST) {
+		status = manifest_mode(argc, argv);
+		close_stdout();
+		if ((textout.active || textout.direct) &&
+		    out_finish(&textout, status == 0) == -1)
+			die_errno("%s", outpath);
+		return status;
+	}
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	js.flush = flush_json;
 	ex_init(&ex);

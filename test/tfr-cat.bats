@@ -600,3 +600,132 @@ same_as_shard() {
 	run -1 --separate-stderr tfr-cat -R --from-json "$T/dup.jsonl"
 	[ "$stderr" = "tfr-cat: $T/dup.jsonl: line 1: duplicate feature list \"s\" at byte 41" ]
 }
+
+# Manifests (--manifest, --check-manifest)
+
+mnist_like() {	# DIR: two files of MNIST-shaped Examples (4x4 here) and a manifest
+	mkdir -p "$1/sub"
+	for i in 0 1 2; do
+		printf '{"image":[%s],"label":[%d]}\n' \
+		    "$(seq -s, 0.5 1 15.5)" "$i"
+	done | tfr-cat -R --from-json >"$1/a.tfrecords"
+	for i in 3 4; do
+		printf '{"image":[%s],"label":[%d]}\n' \
+		    "$(seq -s, 0.5 1 15.5)" "$i"
+	done | tfr-cat -R --from-json >"$1/sub/b.tfrecords"
+	echo junk >"$1/notes.txt"
+	tfr-cat --manifest "$1/a.tfrecords" "$1/sub/b.tfrecords" >"$1/__manifest__.json"
+}
+
+@test "tfr-cat: --manifest infers Examples: dtype, shape, deserialize_type, compression null" {
+	mnist_like "$T/ds"
+	run -0 cat "$T/ds/__manifest__.json"
+	[ "${lines[1]}" = '  "compression": null,' ]
+	[ "${lines[2]}" = '  "allow_var_len": false,' ]
+	[ "${lines[4]}" = '    {"name": "image", "dtype": "float32", "shape": [16], "var_len": false, "deserialize_type": "float"},' ]
+	[ "${lines[5]}" = '    {"name": "label", "dtype": "int64", "shape": [], "var_len": false, "deserialize_type": "int"}' ]
+	tfr-cat -R -z zlib "$T/ds/a.tfrecords" >"$T/z.tfrecords"
+	run -0 tfr-cat --manifest "$T/z.tfrecords"
+	[ "${lines[1]}" = '  "compression": "zlib",' ]
+}
+
+@test "tfr-cat: --manifest infers SequenceExamples: context and feature lists" {
+	printf '%s\n' '{"context":{"id":["a"]},"feature_lists":{"x":[[1.5,2],[3.5,4]]}}' \
+	    '{"context":{"id":["b"]},"feature_lists":{"x":[[5.5,6]]}}' |
+	    tfr-cat -R --from-json >"$T/seq.tfrecords"
+	run -0 tfr-cat --manifest "$T/seq.tfrecords"
+	[ "${lines[2]}" = '  "allow_var_len": true,' ]
+	[ "${lines[4]}" = '    {"name": "id", "dtype": "string", "shape": [], "var_len": false, "deserialize_type": "string"},' ]
+	[ "${lines[5]}" = '    {"name": "x", "dtype": "float32", "shape": [2], "var_len": true, "deserialize_type": "float"}' ]
+}
+
+@test "tfr-cat: --manifest refuses lists of varying length and optional features, naming them" {
+	printf '%s\n' '{"a":[1,2]}' '{"a":[1,2]}' '{"a":[1]}' | tfr-cat -R --from-json >"$T/v.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest "$T/v.tfrecords"
+	[ -z "$output" ]
+	[ "$stderr" = "tfr-cat: $T/v.tfrecords: record 2: offset 62: feature 'a': 2 values in $T/v.tfrecords record 0 but 1 in $T/v.tfrecords record 2; a fixed-length manifest cannot state it" ]
+	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2]}' | tfr-cat -R --from-json >"$T/o.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest "$T/o.tfrecords"
+	[[ "$stderr" == *"feature 'b' is in $T/o.tfrecords record 1 but not in $T/o.tfrecords record 0"* ]]
+}
+
+@test "tfr-cat: --check-manifest on a dir dataset checks every .tfrecords file under it" {
+	mnist_like "$T/ds"
+	run -0 tfr-cat --check-manifest "$T/ds"
+	[ "$output" = "$T/ds: 5 records in 2 files, OK" ]
+	printf '{"image":[%s],"label":[9]}\n' "$(seq -s, 0.5 1 14.5)" |
+	    tfr-cat -R --from-json >"$T/ds/sub/c.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/ds"
+	[ "$stderr" = "tfr-cat: $T/ds/sub/c.tfrecords: record 0: offset 0: feature 'image': 15 values, but its shape wants 16" ]
+}
+
+@test "tfr-cat: --check-manifest names a missing feature, a kind and a compression mismatch" {
+	mnist_like "$T/ds"
+	printf '%s\n' '{"label":[1]}' | tfr-cat -R --from-json >"$T/m.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/ds/__manifest__.json" "$T/m.tfrecords"
+	[[ "$stderr" == *"record 0: offset 0: feature 'image' is missing" ]]
+	printf '{"image":[%s],"label":[1.5]}\n' "$(seq -s, 0.5 1 15.5)" | tfr-cat -R --from-json >"$T/k.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/ds/__manifest__.json" "$T/k.tfrecords"
+	[[ "$stderr" == *"feature 'label': a float list, but the manifest says an int64 list (int)" ]]
+	tfr-cat -R -z gzip "$T/ds/a.tfrecords" >"$T/g.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/ds/__manifest__.json" "$T/g.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/g.tfrecords: the file is gzip-compressed, but the manifest says none" ]
+}
+
+@test "tfr-cat: --check-manifest with a list dataset and raw features of dtype x shape x len bytes" {
+	mnist_like "$T/ds"
+	printf '%s\n' "$T/ds/a.tfrecords" '' "  $T/ds/sub/b.tfrecords  " >"$T/files.txt"
+	printf '{"type":"list","args":{"manifest_file":"%s","list_file":"%s"}}\n' \
+	    "$T/ds/__manifest__.json" "$T/files.txt" >"$T/spec.json"
+	run -0 tfr-cat --check-manifest "$T/spec.json"
+	[ "$output" = "$T/spec.json: 5 records in 2 files, OK" ]
+	# raw: two int16 [3] tensors per record, 6 bytes each
+	printf '%s\n' '{"r":["abcdef","ghijkl"]}' '{"r":["abcdef","ghijk"]}' | tfr-cat -R --from-json >"$T/raw.tfrecords"
+	cat >"$T/raw.json" <<'J'
+{
+  // two little-endian int16 vectors a record
+  "compression": null, "allow_var_len": false,
+  "features": [{"name": "r", "dtype": "int16", "shape": [3],
+    "deserialize_type": "raw", "deserialize_args": {"endian": "little", "len": 2}}]
+}
+J
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/raw.json" "$T/raw.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/raw.tfrecords: record 1: offset 43: feature 'r': raw bytes 1 hold 5 bytes, not 6 (int16 x 3)" ]
+}
+
+@test "tfr-cat: --check-manifest refuses bad manifests with the key path" {
+	bad() {
+		printf '%s\n' "$1" >"$T/m.json"
+		run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" /dev/null
+		[ "$stderr" = "tfr-cat: $T/m.json: $2" ]
+	}
+	bad '{"compression":null,"allow_var_len":false}' "missing required key 'features'"
+	bad '{"compression":"lz4","allow_var_len":false,"features":[]}' 'compression: expected "zlib", "gzip" or null'
+	bad '{"compression":null,"allow_var_len":false,"features":[],"x":1}' 'x: unknown key'
+	bad '{"compression":null,"allow_var_len":false,"features":[{"name":"a","dtype":"int64","shape":[],"deserialize_type":"int","var_len":true}]}' "features[0].var_len: true, but the manifest's allow_var_len is false"
+	bad '{"compression":null,"allow_var_len":true,"features":[{"name":"a","dtype":"int64","shape":[],"deserialize_type":"int"}]}' "features[0]: missing required key 'var_len'"
+	bad '{"compression":null,"allow_var_len":false,"features":[{"name":"a","dtype":"int64","shape":[2,"x"],"deserialize_type":"int"}]}' 'features[0].shape[1]: expected an integer'
+	bad '{"compression":null,"allow_var_len":false,"features":[{"name":"a","dtype":"int64","shape":[],"deserialize_type":"raw","deserialize_args":{"endian":"middle"}}]}' 'features[0].deserialize_args.endian: expected "little" or "big"'
+	bad '{"compression":null,"allow_var_len":false,"features":[{"name":"a","dtype":"quux","shape":[],"deserialize_type":"int"}]}' "features[0].dtype: unknown dtype 'quux'"
+	bad '{"compression":null, // no comment can hide a brace
+}' 'line 2: column 1: string or '"'"'}'"'"' expected near '"'"'}'"'"''
+}
+
+@test "tfr-cat: --check-manifest names the step of a feature list" {
+	printf '%s\n' '{"context":{"id":["a"]},"feature_lists":{"x":[[1.5,2],[3.5,4]]}}' |
+	    tfr-cat -R --from-json >"$T/seq.tfrecords"
+	tfr-cat --manifest "$T/seq.tfrecords" >"$T/m.json"
+	printf '%s\n' '{"context":{"id":["b"]},"feature_lists":{"x":[[1.5,2],[3.5]]}}' |
+	    tfr-cat -R --from-json >"$T/bad.tfrecords"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" "$T/bad.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/bad.tfrecords: record 0: offset 0: feature 'x' step 1: 1 values, but its shape wants 2" ]
+	run -0 tfr-cat --check-manifest "$T/m.json" "$T/seq.tfrecords"
+}
+
+@test "tfr-cat: --manifest refuses a context feature and a feature list of the same name" {
+	printf '%s\n' '{"context":{"x":[1]},"feature_lists":{"x":[[1],[2]]}}' |
+	    tfr-cat -R --from-json >"$T/both.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest "$T/both.tfrecords"
+	[ -z "$output" ]
+	[ "$stderr" = "tfr-cat: 'x' is both a context feature and a feature list; a manifest names each once" ]
+}

@@ -1,0 +1,2654 @@
+/*
+ * nnmaker-style datasets and batch loaders.  See loader.h.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "example.h"
+#include "loader.h"
+#include "manifest_int.h"
+#include "record.h"
+#include "rng.h"
+
+/* Datasets */
+
+/* "a/b": malloc()ed, or NULL. */
+static char *
+joinpath(const char *a, size_t alen, const char *b)
+{
+	size_t n = alen + 1 + strlen(b) + 1;
+	char *p;
+
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%.*s/%s", (int)alen, a, b);
+	return p;
+}
+
+int
+ld_read_file(const char *path, char **text, size_t *n)
+{
+	struct buf b = { 0 };
+	ssize_t k;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	for (;;) {
+		if (buf_reserve(&b, 65536) == -1)
+			goto fail;
+		k = read(fd, b.p + b.len, b.cap - b.len - 1);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k == -1)
+			goto fail;
+		if (k == 0)
+			break;
+		b.len += (size_t)k;
+	}
+	close(fd);
+	b.p[b.len] = '\0';
+	*text = (char *)b.p;
+	*n = b.len;
+	return 0;
+fail:
+	k = errno;
+	close(fd);
+	buf_free(&b);
+	errno = (int)k;
+	return -1;
+}
+
+void
+ld_dataset_free(struct ld_dataset *d)
+{
+	mf_free(&d->mf);
+	free(d->manifest_path);
+	for (size_t i = 0; i < d->nfiles; i++)
+		free(d->files[i]);
+	free(d->files);
+	memset(d, 0, sizeof *d);
+}
+
+static int
+add_file(struct ld_dataset *d, size_t *cap, const char *p, size_t n)
+{
+	if (d->nfiles == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		void *q = realloc(d->files, nc * sizeof *d->files);
+
+		if (q == NULL)
+			return -1;
+		d->files = q;
+		*cap = nc;
+	}
+	if ((d->files[d->nfiles] = strndup(p, n)) == NULL)
+		return -1;
+	d->nfiles++;
+	return 0;
+}
+
+static int
+has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcasecmp(s + n - k, suf) == 0;
+}
+
+/* Collect *.tfrecords under dir; 0, or -1 with errno (the path in 'bad'). */
+static int
+walk(struct ld_dataset *d, size_t *cap, const char *dir, char *bad,
+    size_t badlen)
+{
+	DIR *dp;
+	struct dirent *de;
+	struct stat st;
+	char *p;
+	int r = 0;
+
+	if ((dp = opendir(dir)) == NULL) {
+		snprintf(bad, badlen, "%s", dir);
+		return -1;
+	}
+	while ((errno = 0, de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((p = joinpath(dir, strlen(dir), de->d_name)) == NULL) {
+			r = -1;
+			break;
+		}
+		if (lstat(p, &st) == -1) {
+			snprintf(bad, badlen, "%s", p);
+			free(p);
+			r = -1;
+			break;
+		}
+		if (S_ISDIR(st.st_mode))
+			r = walk(d, cap, p, bad, badlen);
+		else if (has_suffix(de->d_name, ".tfrecords"))
+			r = add_file(d, cap, p, strlen(p));
+		free(p);
+		if (r == -1)
+			break;
+	}
+	if (r == 0 && errno != 0) {
+		snprintf(bad, badlen, "%s", dir);
+		r = -1;
+	}
+	closedir(dp);
+	return r;
+}
+
+static int
+cmpstrp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+load_manifest(struct ld_dataset *d, char *err, size_t errlen)
+{
+	char *text, e[400];
+	size_t n;
+
+	if (ld_read_file(d->manifest_path, &text, &n) == -1) {
+		snprintf(err, errlen, "%s: %s", d->manifest_path, strerror(errno));
+		return -1;
+	}
+	if (mf_parse(&d->mf, text, n, e, sizeof e) == -1) {
+		snprintf(err, errlen, "%s: %s", d->manifest_path,
+		    e[0] ? e : strerror(errno));
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+static int
+dataset_dir(struct ld_dataset *d, const char *dir, char *err, size_t errlen)
+{
+	char bad[512];
+	size_t cap = 0, n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if ((d->manifest_path = joinpath(dir, n, "__manifest__.json")) == NULL)
+		return -1;
+	if (load_manifest(d, err, errlen) == -1)
+		return -1;
+	{
+		char *root = strndup(dir, n);
+		int r;
+
+		if (root == NULL)
+			return -1;
+		r = walk(d, &cap, root, bad, sizeof bad);
+		free(root);
+		if (r == -1) {
+			snprintf(err, errlen, "%s: %s", bad, strerror(errno));
+			return -1;
+		}
+	}
+	if (d->nfiles == 0) {
+		snprintf(err, errlen, "%.*s: no .tfrecords files", (int)n, dir);
+		return -1;
+	}
+	qsort(d->files, d->nfiles, sizeof *d->files, cmpstrp);
+	return 0;
+}
+
+static int
+dataset_list(struct ld_dataset *d, const char *mpath, const char *lpath,
+    char *err, size_t errlen)
+{
+	char *text, *p, *e, *end;
+	size_t n, cap = 0;
+
+	if ((d->manifest_path = strdup(mpath)) == NULL)
+		return -1;
+	if (load_manifest(d, err, errlen) == -1)
+		return -1;
+	if (ld_read_file(lpath, &text, &n) == -1) {
+		snprintf(err, errlen, "%s: %s", lpath, strerror(errno));
+		return -1;
+	}
+	for (p = text, end = text + n; p < end; p = e + 1) {
+		char *a, *b;
+
+		if ((e = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			e = end;
+		for (a = p; a < e && (*a == ' ' || *a == '\t' || *a == '\r'); a++)
+			;
+		for (b = e; b > a && (b[-1] == ' ' || b[-1] == '\t' ||
+		    b[-1] == '\r'); b--)
+			;
+		if (b > a && add_file(d, &cap, a, (size_t)(b - a)) == -1) {
+			free(text);
+			return -1;
+		}
+	}
+	free(text);
+	if (d->nfiles == 0) {
+		snprintf(err, errlen, "%s: no file names", lpath);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ld_dataset_json(struct ld_dataset *d, const void *spec, const char *path,
+    char *err, size_t errlen)
+{
+	static const char *const keys[] = { "type", "args", NULL };
+	static const char *const dirkeys[] = { "data_dir", NULL };
+	static const char *const listkeys[] = { "manifest_file", "list_file",
+	    NULL };
+	const json_t *o = spec, *args;
+	const char *type, *a, *b;
+	struct jck c;
+	int r;
+
+	memset(d, 0, sizeof *d);
+	jck_init(&c, err, errlen);
+	jck_key(&c, path);
+	if (!json_is_object(o))
+		return jck_fail(&c, "expected an object");
+	if (jck_keys(&c, o, keys) == -1 || jck_str(&c, o, "type", 1, &type) == -1)
+		return -1;
+	if ((args = json_object_get(o, "args")) == NULL)
+		return jck_fail(&c, "missing required key 'args'");
+	jck_key(&c, "args");
+	if (!json_is_object(args))
+		return jck_fail(&c, "expected an object");
+	if (strcmp(type, "dir") == 0) {
+		if (jck_keys(&c, args, dirkeys) == -1 ||
+		    jck_str(&c, args, "data_dir", 1, &a) == -1)
+			return -1;
+		r = dataset_dir(d, a, err, errlen);
+	} else if (strcmp(type, "list") == 0) {
+		if (jck_keys(&c, args, listkeys) == -1 ||
+		    jck_str(&c, args, "manifest_file", 1, &a) == -1 ||
+		    jck_str(&c, args, "list_file", 1, &b) == -1)
+			return -1;
+		r = dataset_list(d, a, b, err, errlen);
+	} else {
+		jck_up(&c, strlen(path));
+		jck_key(&c, "type");
+		return jck_fail(&c, "unknown dataset type '%s' (expected dir "
+		    "or list)", type);
+	}
+	if (r == -1) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s", strerror(errno));
+		ld_dataset_free(d);
+	}
+	return r;
+}
+
+int
+ld_dataset_path(struct ld_dataset *d, const char *path, char *err,
+    size_t errlen)
+{
+	struct stat st;
+	char *text, e[400];
+	size_t n;
+	json_t *j, *ds;
+	int r;
+
+	memset(d, 0, sizeof *d);
+	err[0] = '\0';
+	if (stat(path, &st) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if ((r = dataset_dir(d, path, err, errlen)) == -1) {
+			if (err[0] == '\0')
+				snprintf(err, errlen, "%s", strerror(errno));
+			ld_dataset_free(d);
+		}
+		return r;
+	}
+	if (ld_read_file(path, &text, &n) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = mf_strip_comments(text, n);
+	j = jck_load(text, n, e, sizeof e);
+	free(text);
+	if (j == NULL) {
+		snprintf(err, errlen, "%s: %s", path, e);
+		return -1;
+	}
+	if (json_is_object(j) && (ds = json_object_get(j, "dataset")) != NULL) {
+		r = ld_dataset_json(d, ds, "dataset", e, sizeof e);
+	} else if (json_is_object(j) && json_object_get(j, "args") != NULL) {
+		r = ld_dataset_json(d, j, "", e, sizeof e);
+	} else {
+		if ((d->manifest_path = strdup(path)) == NULL)
+			r = -1;
+		else
+			r = mf_from_json(&d->mf, j, e, sizeof e);
+		if (r == -1)
+			ld_dataset_free(d);
+	}
+	json_decref(j);
+	if (r == -1)
+		snprintf(err, errlen, "%s: %s", path, e);
+	return r;
+}
+
+/* Configuration */
+
+#define LD_MAXRANK	(MF_MAXRANK + 4)
+
+struct ld_str {
+	size_t		 n;
+	uint8_t		 p[];
+};
+
+union ld_cell {
+	int64_t		 i;
+	double		 f;
+	struct ld_str	*s;
+};
+
+enum { STEP_SLICE, STEP_ONEHOT, STEP_RESHAPE };
+
+struct ld_sl {			/* one item of a slice: an index or start:stop:step */
+	int		 index;
+	int		 has_start, has_stop;
+	int64_t		 start, stop, step;
+};
+
+struct ld_step {
+	int		 type;
+	size_t		 tensor;
+	char		 path[256];	/* "processing_steps[2]" */
+	int		 nsl;
+	struct ld_sl	 sl[LD_MAXRANK];
+	int64_t		 depth;		/* onehot */
+	enum mf_dtype	 dtype;		/* onehot */
+	int		 rank;		/* reshape */
+	int64_t		 shape[LD_MAXRANK];
+};
+
+struct ld_tspec {
+	char		*name;
+	char		*shape_name;	/* "<name>_shape" */
+	char		*bnd_name;	/* "<name>_boundaries" */
+	char		*bnd_shape_name;
+	/* primaries */
+	const char	*from;
+	const struct mf_feature *f;
+	/* secondaries */
+	int		 sec;		/* 0 primary, 1 ones, 2 const */
+	ssize_t		 shape_ref;	/* tensor whose shape to copy, or -1 */
+	int		 srank;
+	int64_t		 sshape[LD_MAXRANK];
+	ssize_t		 dtype_ref;
+	const json_t	*value;		/* const value, or NULL */
+	union ld_cell	 val;
+	/* static dtype and rank, as loaded and after the steps */
+	enum mf_dtype	 dtype0, dtype;
+	int		 rank0, rank;
+	/* padding */
+	int		 pad_given;
+	int64_t		 pad_shape[LD_MAXRANK];
+	const json_t	*pad_value;
+	union ld_cell	 padv;
+	struct ld_str	 *padstr;
+};
+
+struct ld_config {
+	json_t		*root;
+	enum ld_type	 type;
+	const json_t	*dataset;
+	int64_t		 batch;
+	int		 drop;
+	int64_t		 epochs;	/* -1: endless */
+	int		 shuffle;
+	int64_t		 nshuf, nfshuf, nmix;
+	int64_t		 minw, maxw, stride;	/* stride -1: the window's length */
+	int		 padding;
+	size_t		 nprim, nt;
+	struct ld_tspec	*t;
+	size_t		 nstep;
+	struct ld_step	*step;
+	int		 bound;
+};
+
+static int
+parse_slice(struct jck *c, const char *s, struct ld_step *st)
+{
+	size_t n = strlen(s);
+	const char *p, *e;
+
+	if (n < 2 || s[0] != '[' || s[n - 1] != ']')
+		return jck_fail(c, "'%s' is not a slice like [3,:,4:,:-2,1:4]", s);
+	st->nsl = 0;
+	p = s + 1;
+	for (;;) {
+		struct ld_sl *sl;
+		int part = 0;
+
+		if (st->nsl == LD_MAXRANK)
+			return jck_fail(c, "more than %d dimensions", LD_MAXRANK);
+		sl = &st->sl[st->nsl++];
+		memset(sl, 0, sizeof *sl);
+		sl->index = 1;
+		for (e = p; *e != ',' && *e != ']'; e++)
+			;
+		/* up to three parts separated by ':' */
+		while (p <= e) {
+			const char *q = p, *end;
+			char num[32];
+			long long v;
+			size_t k;
+
+			while (q < e && *q != ':')
+				q++;
+			/* trim */
+			for (end = q; p < end && (*p == ' ' || *p == '\t'); p++)
+				;
+			while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+				end--;
+			k = (size_t)(end - p);
+			if (part == 3)
+				return jck_fail(c, "'%s': more than two ':' in an item", s);
+			if (k > 0) {
+				char *x;
+
+				if (k >= sizeof num)
+					return jck_fail(c, "'%s': number too long", s);
+				memcpy(num, p, k);
+				num[k] = '\0';
+				errno = 0;
+				v = strtoll(num, &x, 10);
+				if (*x != '\0' || errno != 0 || !(num[0] == '-' ||
+				    num[0] == '+' || (num[0] >= '0' && num[0] <= '9')))
+					return jck_fail(c, "'%s': '%s' is not an integer",
+					    s, num);
+				if (part == 0) {
+					sl->start = v;
+					sl->has_start = 1;
+				} else if (part == 1) {
+					sl->stop = v;
+					sl->has_stop = 1;
+				} else {
+					if (v == 0)
+						return jck_fail(c, "'%s': slice step "
+						    "cannot be zero", s);
+					sl->step = v;
+				}
+			} else if (part == 0 && *q != ':')
+				return jck_fail(c, "'%s': an empty item", s);
+			part++;
+			if (q < e && *q == ':') {
+				sl->index = 0;
+				p = q + 1;
+				if (p > e)
+					break;
+				if (p == e) {
+					part++;
+					break;
+				}
+			} else
+				break;
+		}
+		if (!sl->index && sl->step == 0)
+			sl->step = 1;
+		if (*e == ']') {
+			if (e != s + n - 1)
+				return jck_fail(c, "'%s': text after ']'", s);
+			break;
+		}
+		p = e + 1;
+	}
+	return 0;
+}
+
+static ssize_t
+tindex(const struct ld_config *cf, const char *name)
+{
+	for (size_t i = 0; i < cf->nt; i++)
+		if (strcmp(cf->t[i].name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int
+set_names(struct ld_tspec *t, const char *name)
+{
+	size_t n = strlen(name) + 32;
+
+	if ((t->name = strdup(name)) == NULL ||
+	    (t->shape_name = malloc(n)) == NULL ||
+	    (t->bnd_name = malloc(n)) == NULL ||
+	    (t->bnd_shape_name = malloc(n)) == NULL)
+		return -1;
+	snprintf(t->shape_name, n, "%s_shape", name);
+	snprintf(t->bnd_name, n, "%s_boundaries", name);
+	snprintf(t->bnd_shape_name, n, "%s_boundaries_shape", name);
+	return 0;
+}
+
+void
+ld_config_free(struct ld_config *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->nt; i++) {
+		free(c->t[i].name);
+		free(c->t[i].shape_name);
+		free(c->t[i].bnd_name);
+		free(c->t[i].bnd_shape_name);
+		free(c->t[i].padstr);
+		if (c->t[i].dtype == MF_STRING || c->t[i].dtype0 == MF_STRING)
+			free(c->t[i].val.s);
+	}
+	free(c->t);
+	free(c->step);
+	json_decref(c->root);
+	free(c);
+}
+
+enum ld_type
+ld_config_type(const struct ld_config *c)
+{
+	return c->type;
+}
+
+const void *
+ld_config_dataset(const struct ld_config *c)
+{
+	return c->dataset;
+}
+
+/* A list of objects at key k (absent: empty).  -1 on a fault. */
+static int
+objlist(struct jck *c, const json_t *o, const char *k, const json_t **out)
+{
+	const json_t *l = json_object_get(o, k), *e;
+	size_t i, old;
+
+	*out = l;
+	if (l == NULL)
+		return 0;
+	old = jck_key(c, k);
+	if (!json_is_array(l))
+		return jck_fail(c, "expected a list of objects");
+	json_array_foreach(l, i, e)
+		if (!json_is_object(e)) {
+			jck_index(c, i);
+			return jck_fail(c, "expected an object");
+		}
+	jck_up(c, old);
+	return 0;
+}
+
+static int
+parse_config(struct ld_config *cf, struct jck *c)
+{
+	static const char *const keys[] = { "type", "name", "dataset",
+	    "target_batch_size", "drop_remainder", "epochs",
+	    "num_parallel_reads", "num_parallel_parses",
+	    "num_read_buffer_bytes", "num_prefetch", "shuffle",
+	    "num_shuffle_buffer_elements", "num_filenames_shuffle_buffer",
+	    "num_mix_files", "sloppy_interleave",
+	    "num_interleave_out_buffer_elements",
+	    "num_interleave_in_buffer_elements", "primary_features",
+	    "secondary_features", "processing_steps", "padding", "multi_load",
+	    "normalization", "min_window", "max_window", "stride", NULL };
+	static const char *const pkeys[] = { "from_name", "to_name", NULL };
+	static const char *const skeys[] = { "to_name", "type", "args", NULL };
+	static const char *const sakeys[] = { "shape", "dtype", "value", NULL };
+	static const char *const stkeys[] = { "tensor", "type", "args", NULL };
+	static const char *const padkeys[] = { "tensor", "shape", "value", NULL };
+	const json_t *o = cf->root, *ep, *prim, *sec, *steps, *pad, *e, *j;
+	const char *type, *name, *s;
+	int64_t v;
+	int b, multi = 0;
+	size_t i, old, o2;
+
+	if (!json_is_object(o))
+		return jck_fail(c, "expected a JSON object");
+	if (jck_keys(c, o, keys) == -1 || jck_str(c, o, "type", 1, &type) == -1)
+		return -1;
+	if (strcmp(type, "independent") == 0)
+		cf->type = LD_INDEPENDENT;
+	else if (strcmp(type, "continuous_sequence") == 0)
+		cf->type = LD_CONTINUOUS;
+	else if (strcmp(type, "discrete_sequence") == 0)
+		cf->type = LD_DISCRETE;
+	else {
+		jck_key(c, "type");
+		return jck_fail(c, "unknown loader type '%s' (expected "
+		    "independent, continuous_sequence or discrete_sequence)", type);
+	}
+	if ((cf->dataset = json_object_get(o, "dataset")) == NULL)
+		return jck_fail(c, "missing required key 'dataset'");
+	if (!json_is_object(cf->dataset)) {
+		jck_key(c, "dataset");
+		return jck_fail(c, "expected an object");
+	}
+	if (jck_str(c, o, "name", 1, &name) == -1 ||
+	    jck_int(c, o, "target_batch_size", 1, 1, &cf->batch) == -1 ||
+	    jck_bool(c, o, "drop_remainder", 1, &cf->drop) == -1)
+		return -1;
+	if ((ep = json_object_get(o, "epochs")) == NULL)
+		return jck_fail(c, "missing required key 'epochs'");
+	cf->epochs = -1;
+	if (!json_is_null(ep) && jck_int(c, o, "epochs", 1, 0, &cf->epochs) == -1)
+		return -1;
+	/* performance knobs: checked, never change the output */
+	if (jck_int(c, o, "num_parallel_reads", 0, 1, &v) == -1 ||
+	    jck_int(c, o, "num_parallel_parses", 0, 1, &v) == -1 ||
+	    jck_int(c, o, "num_read_buffer_bytes", 1, 0, &v) == -1 ||
+	    jck_int(c, o, "num_prefetch", 1, 0, &v) == -1 ||
+	    jck_bool(c, o, "sloppy_interleave", 0, &b) == -1 ||
+	    jck_int(c, o, "num_interleave_out_buffer_elements", 0, 1, &v) == -1 ||
+	    jck_int(c, o, "num_interleave_in_buffer_elements", 0, 1, &v) == -1 ||
+	    jck_bool(c, o, "shuffle", 0, &cf->shuffle) == -1 ||
+	    jck_bool(c, o, "multi_load", 0, &multi) == -1)
+		return -1;
+	cf->nshuf = cf->nfshuf = cf->nmix = 1;
+	if (jck_int(c, o, "num_shuffle_buffer_elements", cf->shuffle, 1,
+	    &cf->nshuf) == -1 ||
+	    jck_int(c, o, "num_filenames_shuffle_buffer", cf->shuffle, 1,
+	    &cf->nfshuf) == -1 ||
+	    jck_int(c, o, "num_mix_files", cf->shuffle, 1, &cf->nmix) == -1)
+		return -1;
+	if (multi && cf->type != LD_INDEPENDENT) {
+		jck_key(c, "multi_load");
+		return jck_fail(c, "only the independent loader loads in batches");
+	}
+	if (json_object_get(o, "normalization") != NULL) {
+		jck_key(c, "normalization");
+		return jck_fail(c, "not supported (nnmaker's code reads it, "
+		    "its documentation does not define it)");
+	}
+	if (cf->type == LD_INDEPENDENT) {
+		static const char *const wk[] = { "min_window", "max_window",
+		    "stride" };
+
+		for (i = 0; i < 3; i++)
+			if (json_object_get(o, wk[i]) != NULL) {
+				jck_key(c, wk[i]);
+				return jck_fail(c, "only for the sequence loaders");
+			}
+	} else {
+		if (jck_int(c, o, "min_window", 1, 1, &cf->minw) == -1 ||
+		    jck_int(c, o, "max_window", 1, 1, &cf->maxw) == -1)
+			return -1;
+		if (cf->maxw < cf->minw) {
+			jck_key(c, "max_window");
+			return jck_fail(c, "%" PRId64 " is below min_window %"
+			    PRId64, cf->maxw, cf->minw);
+		}
+		cf->stride = -1;
+		j = json_object_get(o, "stride");
+		if (cf->type == LD_DISCRETE && j != NULL) {
+			jck_key(c, "stride");
+			return jck_fail(c, "only for continuous_sequence");
+		}
+		if (j != NULL && !json_is_null(j) &&
+		    jck_int(c, o, "stride", 1, 1, &cf->stride) == -1)
+			return -1;
+	}
+
+	/* tensors: primaries, then secondaries */
+	if (objlist(c, o, "primary_features", &prim) == -1 ||
+	    objlist(c, o, "secondary_features", &sec) == -1 ||
+	    objlist(c, o, "processing_steps", &steps) == -1)
+		return -1;
+	if (prim == NULL)
+		return jck_fail(c, "missing required key 'primary_features'");
+	if (json_array_size(prim) == 0) {
+		jck_key(c, "primary_features");
+		return jck_fail(c, "no primary features");
+	}
+	cf->nprim = json_array_size(prim);
+	cf->t = calloc(cf->nprim + json_array_size(sec) + 1, sizeof *cf->t);
+	if (cf->t == NULL)
+		return -1;
+	old = jck_key(c, "primary_features");
+	json_array_foreach(prim, i, e) {
+		struct ld_tspec *t = &cf->t[i];
+
+		o2 = jck_index(c, i);
+		if (jck_keys(c, e, pkeys) == -1 ||
+		    jck_str(c, e, "from_name", 1, &t->from) == -1 ||
+		    jck_str(c, e, "to_name", 1, &s) == -1)
+			return -1;
+		if (tindex(cf, s) >= 0) {
+			jck_key(c, "to_name");
+			return jck_fail(c, "'%s' is already a tensor's name", s);
+		}
+		if (set_names(t, s) == -1)
+			return -1;
+		t->shape_ref = t->dtype_ref = -1;
+		cf->nt++;
+		jck_up(c, o2);
+	}
+	jck_up(c, old);
+	old = jck_key(c, "secondary_features");
+	json_array_foreach(sec, i, e) {
+		struct ld_tspec *t = &cf->t[cf->nt];
+		const json_t *args, *sh;
+
+		o2 = jck_index(c, i);
+		if (multi)
+			return jck_fail(c, "not with multi_load");
+		if (jck_keys(c, e, skeys) == -1 ||
+		    jck_str(c, e, "to_name", 1, &s) == -1 ||
+		    jck_str(c, e, "type", 1, &type) == -1)
+			return -1;
+		if (tindex(cf, s) >= 0) {
+			jck_key(c, "to_name");
+			return jck_fail(c, "'%s' is already a tensor's name", s);
+		}
+		if (strcmp(type, "ones") == 0)
+			t->sec = 1;
+		else if (strcmp(type, "const") == 0)
+			t->sec = 2;
+		else {
+			jck_key(c, "type");
+			return jck_fail(c, "unknown secondary feature type '%s' "
+			    "(expected const or ones)", type);
+		}
+		args = json_object_get(e, "args");
+		jck_key(c, "args");
+		if (args == NULL || !json_is_object(args))
+			return jck_fail(c, "expected an object with shape and dtype");
+		if (jck_keys(c, args, sakeys) == -1 ||
+		    jck_str(c, args, "dtype", 1, &s) == -1)
+			return -1;
+		t->shape_ref = t->dtype_ref = -1;
+		if ((t->dtype_ref = tindex(cf, s)) >= 0 &&
+		    (size_t)t->dtype_ref >= cf->nprim)
+			t->dtype_ref = -1;
+		if (t->dtype_ref < 0) {
+			int d = mf_dtype_parse(s);
+
+			if (d < 0) {
+				jck_key(c, "dtype");
+				return jck_fail(c, "'%s' is neither a dtype nor a "
+				    "primary feature", s);
+			}
+			t->dtype = (enum mf_dtype)d;
+		}
+		if ((sh = json_object_get(args, "shape")) == NULL)
+			return jck_fail(c, "missing required key 'shape'");
+		if (json_is_string(sh)) {
+			t->shape_ref = tindex(cf, json_string_value(sh));
+			if (t->shape_ref < 0 || (size_t)t->shape_ref >= cf->nprim) {
+				jck_key(c, "shape");
+				return jck_fail(c, "'%s' is not a primary feature",
+				    json_string_value(sh));
+			}
+		} else if (jck_ints(c, args, "shape", 1, 0, t->sshape,
+		    MF_MAXRANK, &t->srank) == -1)
+			return -1;
+		t->value = json_object_get(args, "value");
+		if (t->sec == 1 && t->value != NULL) {
+			jck_key(c, "value");
+			return jck_fail(c, "'ones' takes no value");
+		}
+		jck_up(c, o2);
+		if (set_names(t, json_string_value(json_object_get(e,
+		    "to_name"))) == -1)
+			return -1;
+		cf->nt++;
+	}
+	jck_up(c, old);
+
+	old = jck_key(c, "processing_steps");
+	if ((cf->step = calloc(json_array_size(steps) + 1, sizeof *cf->step)) == NULL)
+		return -1;
+	json_array_foreach(steps, i, e) {
+		static const char *const slk[] = { "slice", NULL };
+		static const char *const ohk[] = { "depth", "dtype", NULL };
+		static const char *const rsk[] = { "shape", NULL };
+		struct ld_step *st = &cf->step[i];
+		const json_t *args;
+		ssize_t ti;
+
+		o2 = jck_index(c, i);
+		snprintf(st->path, sizeof st->path, "%s", c->path);
+		if (multi)
+			return jck_fail(c, "not with multi_load");
+		if (jck_keys(c, e, stkeys) == -1 ||
+		    jck_str(c, e, "tensor", 1, &s) == -1 ||
+		    jck_str(c, e, "type", 1, &type) == -1)
+			return -1;
+		if ((ti = tindex(cf, s)) < 0) {
+			jck_key(c, "tensor");
+			return jck_fail(c, "no tensor is named '%s'", s);
+		}
+		st->tensor = (size_t)ti;
+		args = json_object_get(e, "args");
+		jck_key(c, "args");
+		if (args != NULL && !json_is_object(args))
+			return jck_fail(c, "expected an object");
+		if (args == NULL)
+			args = json_object();	/* borrowed below only */
+		if (strcmp(type, "slice") == 0) {
+			st->type = STEP_SLICE;
+			if (jck_keys(c, args, slk) == -1 ||
+			    jck_str(c, args, "slice", 1, &s) == -1)
+				goto stepfail;
+			jck_key(c, "slice");
+			if (parse_slice(c, s, st) == -1)
+				goto stepfail;
+		} else if (strcmp(type, "onehot") == 0) {
+			st->type = STEP_ONEHOT;
+			s = "float32";
+			if (jck_keys(c, args, ohk) == -1 ||
+			    jck_int(c, args, "depth", 1, 0, &st->depth) == -1 ||
+			    jck_str(c, args, "dtype", 0, &s) == -1)
+				goto stepfail;
+			if (mf_dtype_parse(s) < 0 || mf_dtype_parse(s) == MF_STRING) {
+				jck_key(c, "dtype");
+				jck_fail(c, "'%s' is not a numeric dtype", s);
+				goto stepfail;
+			}
+			st->dtype = (enum mf_dtype)mf_dtype_parse(s);
+		} else if (strcmp(type, "reshape") == 0) {
+			st->type = STEP_RESHAPE;
+			if (jck_keys(c, args, rsk) == -1 ||
+			    jck_ints(c, args, "shape", 1, 1, st->shape,
+			    LD_MAXRANK - 1, &st->rank) == -1)
+				goto stepfail;
+		} else {
+			jck_up(c, o2);
+			jck_key(c, "type");
+			jck_fail(c, "unknown processing step '%s' (expected "
+			    "slice, onehot or reshape)", type);
+			goto stepfail;
+		}
+		if (json_object_get(e, "args") == NULL)
+			json_decref((json_t *)args);
+		cf->nstep++;
+		jck_up(c, o2);
+		continue;
+stepfail:
+		if (json_object_get(e, "args") == NULL)
+			json_decref((json_t *)args);
+		return -1;
+	}
+	jck_up(c, old);
+
+	/* the records output adds <name>_shape and <name>_boundaries[_shape] */
+	for (i = 0; i < cf->nt; i++)
+		for (size_t k = 0; k < cf->nt; k++)
+			if (strcmp(cf->t[i].name, cf->t[k].shape_name) == 0 ||
+			    strcmp(cf->t[i].name, cf->t[k].bnd_name) == 0 ||
+			    strcmp(cf->t[i].name, cf->t[k].bnd_shape_name) == 0) {
+				jck_key(c, i < cf->nprim ? "primary_features" :
+				    "secondary_features");
+				jck_index(c, i < cf->nprim ? i : i - cf->nprim);
+				jck_key(c, "to_name");
+				return jck_fail(c, "'%s' is a name the records output "
+				    "gives to a feature of '%s'", cf->t[i].name,
+				    cf->t[k].name);
+			}
+
+	/* padding: true, false or a list of objects */
+	pad = json_object_get(o, "padding");
+	if (pad != NULL && json_is_boolean(pad))
+		cf->padding = json_is_true(pad);
+	else if (pad != NULL) {
+		if (objlist(c, o, "padding", &pad) == -1)
+			return -1;
+		cf->padding = json_array_size(pad) > 0;
+		old = jck_key(c, "padding");
+		json_array_foreach(pad, i, e) {
+			struct ld_tspec *t;
+			const json_t *sh;
+			ssize_t ti;
+
+			o2 = jck_index(c, i);
+			if (jck_keys(c, e, padkeys) == -1 ||
+			    jck_str(c, e, "tensor", 1, &s) == -1)
+				return -1;
+			if ((ti = tindex(cf, s)) < 0) {
+				jck_key(c, "tensor");
+				return jck_fail(c, "no tensor is named '%s'", s);
+			}
+			t = &cf->t[ti];
+			if (t->pad_given || t->pad_value) {
+				jck_key(c, "tensor");
+				return jck_fail(c, "'%s' is padded twice", s);
+			}
+			sh = json_object_get(e, "shape");
+			if (sh != NULL && !json_is_null(sh)) {
+				int r;
+
+				if (jck_ints(c, e, "shape", 1, -1, t->pad_shape,
+				    LD_MAXRANK - 1, &r) == -1)
+					return -1;
+				t->pad_given = r + 1;	/* rank + 1 */
+			}
+			t->pad_value = json_object_get(e, "value");
+			if (t->pad_value && json_is_null(t->pad_value))
+				t->pad_value = NULL;
+			jck_up(c, o2);
+		}
+		jck_up(c, old);
+	}
+	if (multi && cf->padding) {
+		jck_key(c, "padding");
+		return jck_fail(c, "not with multi_load");
+	}
+	return 0;
+}
+
+struct ld_config *
+ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
+{
+	struct ld_config *cf;
+	struct jck c;
+	char *s;
+
+	if (errlen)
+		err[0] = '\0';
+	if ((cf = calloc(1, sizeof *cf)) == NULL || (s = malloc(n + 1)) == NULL) {
+		free(cf);
+		snprintf(err, errlen, "%s", strerror(errno));
+		return NULL;
+	}
+	memcpy(s, text, n);
+	n = mf_strip_comments(s, n);
+	cf->root = jck_load(s, n, err, errlen);
+	free(s);
+	if (cf->root == NULL) {
+		free(cf);
+		return NULL;
+	}
+	jck_init(&c, err, errlen);
+	if (parse_config(cf, &c) == -1) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s", strerror(errno));
+		ld_config_free(cf);
+		return NULL;
+	}
+	return cf;
+}
+
+/* A JSON value as a cell of dtype; -1 if it does not fit. */
+static int
+json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
+{
+	int64_t i;
+
+	if (dt == MF_STRING) {
+		if (!json_is_string(v))
+			return -1;
+		out->s = malloc(sizeof *out->s + json_string_length(v) + 1);
+		if (out->s == NULL)
+			return -1;
+		out->s->n = json_string_length(v);
+		memcpy(out->s->p, json_string_value(v), out->s->n);
+		return 0;
+	}
+	if (dt == MF_BOOL && json_is_boolean(v)) {
+		out->i = json_is_true(v);
+		return 0;
+	}
+	if (mf_dtype_is_float(dt)) {
+		if (!json_is_number(v))
+			return -1;
+		out->f = json_number_value(v);
+		if (dt != MF_FLOAT64)
+			out->f = (float)out->f;
+		return 0;
+	}
+	if (!jck_is_int(v, &i))
+		return -1;
+	switch (dt) {
+	case MF_BOOL:	out->i = i != 0; break;
+	case MF_INT8:	out->i = (int8_t)i; break;
+	case MF_INT16:	out->i = (int16_t)i; break;
+	case MF_INT32:	out->i = (int32_t)i; break;
+	case MF_UINT8:	out->i = (uint8_t)i; break;
+	case MF_UINT16:	out->i = (uint16_t)i; break;
+	case MF_UINT32:	out->i = (uint32_t)i; break;
+	default:	out->i = i; break;
+	}
+	return out->i == i ? 0 : -1;
+}
+
+int
+ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
+    size_t errlen)
+{
+	struct jck c;
+	size_t i;
+
+	if (errlen)
+		err[0] = '\0';
+	jck_init(&c, err, errlen);
+	if (cf->bound)
+		return 0;
+	for (i = 0; i < cf->nprim; i++) {
+		struct ld_tspec *t = &cf->t[i];
+
+		if ((t->f = mf_find(m, t->from)) == NULL) {
+			snprintf(err, errlen, "primary_features[%zu].from_name: "
+			    "'%s' is not in the dataset's manifest", i, t->from);
+			return -1;
+		}
+		t->dtype0 = t->dtype = t->f->dtype;
+		t->rank0 = t->f->rank + (t->f->var_len ||
+		    (t->f->deser == MF_DS_RAW && t->f->len > 1));
+		if (cf->type != LD_INDEPENDENT && t->rank0 == 0)
+			t->rank0 = 1;	/* one step a record */
+		t->rank = t->rank0;
+	}
+	for (; i < cf->nt; i++) {
+		struct ld_tspec *t = &cf->t[i];
+
+		if (t->dtype_ref >= 0)
+			t->dtype = cf->t[t->dtype_ref].dtype0;
+		if (t->shape_ref >= 0)
+			t->srank = cf->t[t->shape_ref].rank0;
+		t->dtype0 = t->dtype;
+		t->rank0 = t->rank = t->srank;
+		if (t->sec == 1 && t->dtype == MF_STRING) {
+			snprintf(err, errlen, "secondary_features[%zu].args.dtype: "
+			    "'ones' cannot be strings", i - cf->nprim);
+			return -1;
+		}
+		if (t->sec == 2) {
+			if (t->value == NULL) {
+				if (t->dtype == MF_STRING &&
+				    (t->val.s = calloc(1, sizeof *t->val.s)) == NULL)
+					return -1;
+			} else if (json_cell(t->value, t->dtype, &t->val) == -1) {
+				snprintf(err, errlen, "secondary_features[%zu]."
+				    "args.value: not a %s value", i - cf->nprim,
+				    mf_dtype_name(t->dtype));
+				return -1;
+			}
+		} else
+			t->val.i = 1;
+		if (t->sec == 1 && mf_dtype_is_float(t->dtype))
+			t->val.f = 1.0;
+	}
+	for (i = 0; i < cf->nstep; i++) {
+		struct ld_step *st = &cf->step[i];
+		struct ld_tspec *t = &cf->t[st->tensor];
+		int k, r = 0;
+
+		jck_init(&c, err, errlen);
+		jck_key(&c, st->path);
+		switch (st->type) {
+		case STEP_SLICE:
+			if (st->nsl > t->rank) {
+				jck_key(&c, "args.slice");
+				return jck_fail(&c, "%d dimensions sliced, but "
+				    "'%s' has %d", st->nsl, t->name, t->rank);
+			}
+			for (k = 0; k < st->nsl; k++)
+				r += !st->sl[k].index;
+			t->rank = r + t->rank - st->nsl;
+			break;
+		case STEP_ONEHOT:
+			if (t->dtype != MF_INT32 && t->dtype != MF_INT64) {
+				jck_key(&c, "tensor");
+				return jck_fail(&c, "onehot needs int32 or int64 "
+				    "indices, but '%s' is %s", t->name,
+				    mf_dtype_name(t->dtype));
+			}
+			if (t->rank + 1 >= LD_MAXRANK)
+				return jck_fail(&c, "too many dimensions");
+			t->rank++;
+			t->dtype = st->dtype;
+			break;
+		default:
+			t->rank = st->rank;
+			break;
+		}
+	}
+	for (i = 0; i < cf->nt; i++) {
+		struct ld_tspec *t = &cf->t[i];
+
+		if (t->pad_given && t->pad_given - 1 != t->rank) {
+			snprintf(err, errlen, "padding: tensor '%s' has %d "
+			    "dimensions, its padded shape %d", t->name, t->rank,
+			    t->pad_given - 1);
+			return -1;
+		}
+		if (t->pad_value) {
+			if (json_cell(t->pad_value, t->dtype, &t->padv) == -1) {
+				snprintf(err, errlen, "padding: tensor '%s': the "
+				    "value is not a %s value", t->name,
+				    mf_dtype_name(t->dtype));
+				return -1;
+			}
+			if (t->dtype == MF_STRING)
+				t->padstr = t->padv.s;
+		} else if (t->dtype == MF_STRING) {
+			if ((t->padstr = calloc(1, sizeof *t->padstr)) == NULL)
+				return -1;
+			t->padv.s = t->padstr;
+		} else
+			t->padv.i = 0;
+	}
+	cf->bound = 1;
+	return 0;
+}
+
+/* Running */
+
+struct ld_tv {
+	enum mf_dtype	 dtype;
+	int		 rank;
+	int64_t		 shape[LD_MAXRANK];
+	size_t		 n;
+	union ld_cell	*v;
+};
+
+struct ld_elem {
+	int64_t		*bounds;	/* discrete: nprim x nb offsets */
+	size_t		 nb;		/* records + 1 */
+	struct ld_tv	 tv[];
+};
+
+struct ld_src {
+	int		 open;
+	int		 dead;
+	size_t		 file;
+	int		 fd;
+	struct rec_reader *r;
+	uint64_t	 steps;		/* continuous: steps read in the file */
+	uint64_t	 nwin;		/* windows made */
+	/* continuous: the steps not yet passed, per primary */
+	union ld_cell	**cells;
+	size_t		*cap;
+	size_t		*w;		/* cells a step */
+	int64_t		(*sh)[LD_MAXRANK];	/* shape of a step */
+	size_t		 have;		/* steps held */
+	uint64_t	 skip;		/* steps still to pass before the next window */
+	int64_t		 want;		/* the drawn window length, or -1 */
+	/* discrete: records waiting */
+	struct ld_elem	**q;
+	size_t		 nq;
+	uint64_t	 nrecs;
+};
+
+struct ld_out {
+	int		 rank;
+	int64_t		 shape[LD_MAXRANK];
+	size_t		 n, cap;
+	size_t		 per;		/* cells an example */
+	int		 direct;	/* no padding: read the examples' own cells */
+	union ld_cell	*v;
+	uint64_t	 cells, padded;	/* totals for --stats */
+	int64_t		*bnd;		/* discrete: batch x bw */
+	size_t		 bw, bcap;
+};
+
+struct loader {
+	struct ld_config *cf;
+	const struct ld_dataset *ds;
+	struct rng	 rf, re, rw;	/* files, elements, windows */
+	enum ex_type	 et;
+	struct example	 ex;
+	uint64_t	 epoch;		/* the epoch being read */
+	int		 in_epoch;
+	uint64_t	 epoch_elems;
+	size_t		*fbuf;		/* file shuffle buffer */
+	size_t		 fbn, fnext;
+	struct ld_src	*src;
+	size_t		 nsrc, pos, ndead;
+	struct ld_elem	**ebuf;		/* element shuffle buffer */
+	size_t		 ebn;
+	int		 input_done;
+	struct ld_elem	**batch;
+	size_t		 nbatch;
+	struct ld_out	*out;
+	struct ld_stats	 st;
+	int		 ended;
+};
+
+static void
+tv_clear(struct ld_tv *t)
+{
+	if (t->dtype == MF_STRING && t->v)
+		for (size_t i = 0; i < t->n; i++)
+			free(t->v[i].s);
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+static void
+elem_free(const struct loader *l, struct ld_elem *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t i = 0; i < l->cf->nt; i++)
+		tv_clear(&e->tv[i]);
+	free(e->bounds);
+	free(e);
+}
+
+static struct ld_elem *
+elem_new(const struct loader *l)
+{
+	return calloc(1, sizeof(struct ld_elem) + l->cf->nt * sizeof(struct ld_tv));
+}
+
+static int
+tv_alloc(struct ld_tv *t, size_t n)
+{
+	/* numbers are all written by the caller; strings start NULL for tv_clear() */
+	t->n = n;
+	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof *t->v) :
+	    malloc((n ? n : 1) * sizeof *t->v);
+	return t->v == NULL ? -1 : 0;
+}
+
+static struct ld_str *
+str_new(const uint8_t *p, size_t n)
+{
+	struct ld_str *s = malloc(sizeof *s + n + 1);
+
+	if (s != NULL) {
+		s->n = n;
+		memcpy(s->p, p, n);
+	}
+	return s;
+}
+
+static double
+half_to_double(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v;
+
+	if (e == 0)
+		v = ldexp(m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexp(m | 0x400, e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+static int64_t
+int_as(enum mf_dtype dt, int64_t i)
+{
+	switch (dt) {
+	case MF_BOOL:	return i != 0;
+	case MF_INT8:	return (int8_t)i;
+	case MF_INT16:	return (int16_t)i;
+	case MF_INT32:	return (int32_t)i;
+	case MF_UINT8:	return (uint8_t)i;
+	case MF_UINT16:	return (uint16_t)i;
+	case MF_UINT32:	return (uint32_t)i;
+	default:	return i;
+	}
+}
+
+/* A number as a cell of dtype dt (tf.cast: truncation toward zero, saturated here). */
+static union ld_cell
+cell_f(enum mf_dtype dt, double f)
+{
+	union ld_cell c;
+
+	if (mf_dtype_is_float(dt)) {
+		c.f = dt == MF_FLOAT64 ? f : (double)(float)f;
+		return c;
+	}
+	if (dt == MF_BOOL) {
+		c.i = f != 0;
+		return c;
+	}
+	if (isnan(f))
+		c.i = 0;
+	else if (dt == MF_UINT64)
+		c.i = f <= 0 ? 0 : f >= 18446744073709551615.0 ? -1 :
+		    (int64_t)(uint64_t)f;
+	else if (f <= -9223372036854775808.0)
+		c.i = INT64_MIN;
+	else if (f >= 9223372036854775807.0)
+		c.i = INT64_MAX;
+	else
+		c.i = int_as(dt, (int64_t)f);
+	return c;
+}
+
+static union ld_cell
+cell_i(enum mf_dtype dt, int64_t i)
+{
+	union ld_cell c;
+
+	if (mf_dtype_is_float(dt))
+		return cell_f(dt, (double)i);
+	c.i = int_as(dt, i);
+	return c;
+}
+
+/* n elements of dtype dt from raw bytes */
+static void
+raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
+    union ld_cell *out)
+{
+	size_t sz = mf_dtype_size(f->dtype);
+
+	for (size_t i = 0; i < n; i++, p += sz) {
+		uint64_t u = 0;
+
+		for (size_t k = 0; k < sz; k++)
+			u |= (uint64_t)p[f->big_endian ? k : sz - 1 - k] <<
+			    (8 * (sz - 1 - k));
+		switch (f->dtype) {
+		case MF_FLOAT16:
+			out[i].f = half_to_double((uint16_t)u);
+			break;
+		case MF_FLOAT32: {
+			float x;
+			uint32_t u32 = (uint32_t)u;
+
+			memcpy(&x, &u32, 4);
+			out[i].f = x;
+			break;
+		}
+		case MF_FLOAT64:
+			memcpy(&out[i].f, &u, 8);
+			break;
+		case MF_INT8:	out[i].i = (int8_t)u; break;
+		case MF_INT16:	out[i].i = (int16_t)u; break;
+		case MF_INT32:	out[i].i = (int32_t)u; break;
+		case MF_BOOL:	out[i].i = u != 0; break;
+		default:	out[i].i = (int64_t)u; break;
+		}
+	}
+}
+
+/* Fill n cells from one Feature (already checked). */
+static int
+fill(const struct mf_feature *f, const struct ex_feature *x, union ld_cell *v)
+{
+	size_t i;
+
+	switch (f->deser) {
+	case MF_DS_INT:
+		if (f->dtype == MF_INT64)
+			for (i = 0; i < x->n; i++)
+				v[i].i = x->i64[i];
+		else
+			for (i = 0; i < x->n; i++)
+				v[i] = cell_i(f->dtype, x->i64[i]);
+		break;
+	case MF_DS_FLOAT:
+		if (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)
+			for (i = 0; i < x->n; i++)
+				v[i].f = x->f32[i];	/* exact */
+		else
+			for (i = 0; i < x->n; i++)
+				v[i] = cell_f(f->dtype, x->f32[i]);
+		break;
+	case MF_DS_STRING:
+		for (i = 0; i < x->n; i++)
+			if ((v[i].s = str_new(x->b[i].p, x->b[i].n)) == NULL)
+				return -1;
+		break;
+	case MF_DS_RAW:
+		for (i = 0; i < x->n; i++)
+			raw_decode(f, x->b[i].p, f->nelem, v + i * f->nelem);
+		break;
+	}
+	return 0;
+}
+
+/* Decode one record's primaries into e; -1 with err set. */
+static int
+decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
+    char *err, size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	struct manifest one;
+
+	if (ex_decode(&l->ex, p, n, l->et) == -1) {
+		snprintf(err, errlen, "payload is not %s: %s",
+		    l->et == EX_TYPE_SEQUENCE ? "a SequenceExample" :
+		    "an Example", ex_strerror(&l->ex));
+		return -1;
+	}
+	for (size_t i = 0; i < cf->nprim; i++) {
+		const struct mf_feature *f = cf->t[i].f;
+		struct ld_tv *t = &e->tv[i];
+		size_t per = f->deser == MF_DS_RAW ? f->nelem * f->len : f->nelem;
+
+		/* check it as --check-manifest does */
+		one.nfeat = 1;
+		one.feat = (struct mf_feature *)f;
+		if (mf_check_record(&one, &l->ex, err, errlen) == -1)
+			return -1;
+		t->dtype = f->dtype;
+		t->rank = 0;
+		if (f->var_len) {
+			const struct ex_flist *fl = ex_find_list(&l->ex,
+			    f->name, strlen(f->name));
+
+			t->shape[t->rank++] = (int64_t)fl->n;
+			if (tv_alloc(t, fl->n * f->nelem) == -1)
+				return -1;
+			for (size_t s = 0; s < fl->n; s++)
+				if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
+					return -1;
+		} else {
+			const struct ex_feature *x = ex_find(&l->ex, f->name,
+			    strlen(f->name));
+
+			if (f->deser == MF_DS_RAW && f->len > 1)
+				t->shape[t->rank++] = (int64_t)f->len;
+			if (tv_alloc(t, per) == -1 || fill(f, x, t->v) == -1)
+				return -1;
+		}
+		for (int k = 0; k < f->rank; k++)
+			t->shape[t->rank++] = f->shape[k];
+		if (cf->type != LD_INDEPENDENT && t->rank == 0)
+			t->shape[t->rank++] = 1;
+	}
+	return 0;
+}
+
+static size_t
+prod(const int64_t *s, int r)
+{
+	size_t n = 1;
+
+	for (int i = 0; i < r; i++)
+		n *= (size_t)s[i];
+	return n;
+}
+
+static int
+copy_cells(enum mf_dtype dt, union ld_cell *dst, const union ld_cell *src,
+    size_t n)
+{
+	if (dt != MF_STRING) {
+		memcpy(dst, src, n * sizeof *dst);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((dst[i].s = str_new(src[i].s->p, src[i].s->n)) == NULL)
+			return -1;
+	return 0;
+}
+
+static void
+shape_str(char *b, size_t len, const int64_t *s, int r)
+{
+	size_t o = 0;
+
+	o += (size_t)snprintf(b, len, "[");
+	for (int i = 0; i < r && o < len; i++)
+		o += (size_t)snprintf(b + o, len - o, "%s%" PRId64, i ? "," : "",
+		    s[i]);
+	if (o < len)
+		snprintf(b + o, len - o, "]");
+}
+
+/* Secondary features and processing steps on one example. */
+static int
+finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	size_t i;
+
+	for (i = cf->nprim; i < cf->nt; i++) {
+		const struct ld_tspec *ts = &cf->t[i];
+		struct ld_tv *t = &e->tv[i];
+
+		t->dtype = ts->dtype;
+		if (ts->shape_ref >= 0) {
+			t->rank = e->tv[ts->shape_ref].rank;
+			memcpy(t->shape, e->tv[ts->shape_ref].shape, sizeof t->shape);
+		} else {
+			t->rank = ts->srank;
+			memcpy(t->shape, ts->sshape, sizeof ts->sshape[0] * MF_MAXRANK);
+		}
+		if (tv_alloc(t, prod(t->shape, t->rank)) == -1)
+			return -1;
+		for (size_t k = 0; k < t->n; k++)
+			if (copy_cells(t->dtype, &t->v[k], &ts->val, 1) == -1)
+				return -1;
+	}
+	for (size_t s = 0; s < cf->nstep; s++) {
+		const struct ld_step *st = &cf->step[s];
+		struct ld_tv *t = &e->tv[st->tensor], nt;
+		char sb[128];
+
+		memset(&nt, 0, sizeof nt);
+		nt.dtype = t->dtype;
+		if (st->type == STEP_RESHAPE) {
+			if (prod(st->shape, st->rank) != t->n) {
+				shape_str(sb, sizeof sb, t->shape, t->rank);
+				snprintf(err, errlen, "%s: tensor '%s' of shape %s "
+				    "cannot be reshaped to %zu elements", st->path,
+				    cf->t[st->tensor].name, sb,
+				    prod(st->shape, st->rank));
+				return -1;
+			}
+			t->rank = st->rank;
+			memcpy(t->shape, st->shape, sizeof t->shape[0] * (size_t)st->rank);
+			continue;
+		}
+		if (st->type == STEP_ONEHOT) {
+			nt.dtype = st->dtype;
+			nt.rank = t->rank + 1;
+			memcpy(nt.shape, t->shape, sizeof t->shape);
+			nt.shape[t->rank] = st->depth;
+			if (tv_alloc(&nt, t->n * (size_t)st->depth) == -1)
+				return -1;
+			for (size_t k = 0; k < t->n; k++) {
+				union ld_cell zero = cell_i(nt.dtype, 0),
+				    one = cell_i(nt.dtype, 1);
+
+				for (int64_t d = 0; d < st->depth; d++)
+					nt.v[k * (size_t)st->depth + (size_t)d] =
+					    d == t->v[k].i ? one : zero;
+			}
+		} else {
+			/* slice: the positions taken along each dimension */
+			int64_t *pos[LD_MAXRANK], np[LD_MAXRANK];
+			size_t stride[LD_MAXRANK], idx[LD_MAXRANK], total = 1, k;
+			int d, r = 0;
+
+			memset(pos, 0, sizeof pos);
+			for (d = t->rank - 1, k = 1; d >= 0; d--) {
+				stride[d] = k;
+				k *= (size_t)t->shape[d];
+			}
+			for (d = 0; d < t->rank; d++) {
+				int64_t dim = t->shape[d], a, b, c, x;
+				const struct ld_sl *sl = d < st->nsl ? &st->sl[d] : NULL;
+
+				if ((pos[d] = malloc(((size_t)dim + 1) * sizeof *pos[d])) == NULL)
+					goto slfail;
+				np[d] = 0;
+				if (sl && sl->index) {
+					x = sl->start < 0 ? sl->start + dim : sl->start;
+					if (x < 0 || x >= dim) {
+						shape_str(sb, sizeof sb, t->shape, t->rank);
+						snprintf(err, errlen, "%s.args.slice: index %"
+						    PRId64 " out of range for dimension %d "
+						    "of '%s', shape %s", st->path,
+						    sl->start, d, cf->t[st->tensor].name, sb);
+						goto slfail;
+					}
+					pos[d][np[d]++] = x;
+					continue;
+				}
+				c = sl ? sl->step : 1;
+				/* Python's slice.indices() */
+				if (c > 0) {
+					a = !sl || !sl->has_start ? 0 : sl->start;
+					b = !sl || !sl->has_stop ? dim : sl->stop;
+					if (a < 0 && (a += dim) < 0)
+						a = 0;
+					if (a > dim)
+						a = dim;
+					if (b < 0 && (b += dim) < 0)
+						b = 0;
+					if (b > dim)
+						b = dim;
+					for (x = a; x < b; x += c)
+						pos[d][np[d]++] = x;
+				} else {
+					a = !sl->has_start ? dim - 1 : sl->start;
+					b = !sl->has_stop ? -1 : sl->stop;
+					if (sl->has_start && a < 0 && (a += dim) < 0)
+						a = -1;
+					if (a >= dim)
+						a = dim - 1;
+					if (sl->has_stop && b < 0 && (b += dim) < 0)
+						b = -1;
+					if (b >= dim)
+						b = dim - 1;
+					for (x = a; x > b; x += c)
+						pos[d][np[d]++] = x;
+				}
+				nt.shape[r++] = np[d];
+			}
+			nt.rank = r;
+			for (d = 0; d < t->rank; d++)
+				total *= (size_t)np[d];
+			if (tv_alloc(&nt, total) == -1)
+				goto slfail;
+			memset(idx, 0, sizeof idx);
+			for (k = 0; k < total; k++) {
+				size_t off = 0;
+
+				for (d = 0; d < t->rank; d++)
+					off += (size_t)pos[d][idx[d]] * stride[d];
+				if (copy_cells(t->dtype, &nt.v[k], &t->v[off], 1) == -1)
+					goto slfail;
+				for (d = t->rank - 1; d >= 0; d--) {
+					if (++idx[d] < (size_t)np[d])
+						break;
+					idx[d] = 0;
+				}
+			}
+			for (d = 0; d < t->rank; d++)
+				free(pos[d]);
+			goto swap;
+slfail:
+			for (d = 0; d < t->rank; d++)
+				free(pos[d]);
+			tv_clear(&nt);
+			return -1;
+		}
+swap:
+		tv_clear(t);
+		*t = nt;
+	}
+	return 0;
+}
+
+/* Sources: one open data file each. */
+
+static void
+src_close(struct loader *l, struct ld_src *s)
+{
+	if (s->r)
+		rec_reader_free(s->r);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->r = NULL;
+	s->fd = -1;
+	if (s->cells)
+		for (size_t i = 0; i < l->cf->nprim; i++) {
+			struct ld_tv t = { .dtype = l->cf->t[i].dtype0,
+			    .n = s->have * s->w[i], .v = s->cells[i] };
+
+			tv_clear(&t);
+		}
+	free(s->cells);
+	free(s->cap);
+	free(s->w);
+	free(s->sh);
+	for (size_t i = 0; i < s->nq; i++)
+		elem_free(l, s->q[i]);
+	free(s->q);
+	memset(s, 0, sizeof *s);
+	s->fd = -1;
+}
+
+static int
+src_open(struct loader *l, struct ld_src *s, size_t file, char *err,
+    size_t errlen)
+{
+	const char *path = l->ds->files[file];
+
+	src_close(l, s);
+	s->open = 1;
+	s->file = file;
+	s->want = -1;
+	if ((s->fd = open(path, O_RDONLY)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((s->r = rec_reader_open(s->fd, REC_AUTO, 0, 0)) == NULL)
+		return -1;
+	if (l->cf->type == LD_CONTINUOUS) {
+		size_t np = l->cf->nprim;
+
+		s->cells = calloc(np, sizeof *s->cells);
+		s->cap = calloc(np, sizeof *s->cap);
+		s->w = calloc(np, sizeof *s->w);
+		s->sh = calloc(np, sizeof *s->sh);
+		if (!s->cells || !s->cap || !s->w || !s->sh)
+			return -1;
+	}
+	return 0;
+}
+
+/* Read and decode the next record of s: 1, 0 at the end, -1. */
+static int
+src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
+    char *err, size_t errlen)
+{
+	const char *path = l->ds->files[s->file];
+	const uint8_t *p;
+	size_t n;
+	char e2[400];
+	int r;
+
+	*out = NULL;
+	r = rec_read(s->r, &p, &n);
+	if (r >= 0 && rec_index(s->r) == (uint64_t)r &&
+	    rec_compression(s->r) != l->ds->mf.comp) {
+		snprintf(err, errlen, "%s: the file is %s-compressed, but the "
+		    "manifest says %s", path, rec_compname(rec_compression(s->r)),
+		    rec_compname(l->ds->mf.comp));
+		return -1;
+	}
+	if (r == -1) {
+		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
+		    ": %s", path, rec_index(s->r), rec_offset(s->r),
+		    rec_strerror(s->r));
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	l->st.records++;
+	if ((*out = elem_new(l)) == NULL)
+		return -1;
+	if (decode(l, p, n, *out, e2, sizeof e2) == -1) {
+		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
+		    ": %s", path, rec_index(s->r) - 1, rec_offset(s->r), e2);
+		elem_free(l, *out);
+		*out = NULL;
+		return -1;
+	}
+	return 1;
+}
+
+/* Pass the first k steps held. */
+static void
+drop_steps(struct loader *l, struct ld_src *s, size_t k)
+{
+	for (size_t i = 0; i < l->cf->nprim; i++) {
+		if (l->cf->t[i].dtype0 == MF_STRING)
+			for (size_t j = 0; j < k * s->w[i]; j++)
+				free(s->cells[i][j].s);
+		memmove(s->cells[i], s->cells[i] + k * s->w[i],
+		    (s->have - k) * s->w[i] * sizeof(union ld_cell));
+	}
+	s->have -= k;
+}
+
+static int
+cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
+    size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	struct ld_elem *rec, *e;
+	size_t i, len, adv;
+	int r;
+
+	if (s->want < 0)
+		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
+	while (s->have < (size_t)s->want) {
+		if ((r = src_record(l, s, &rec, err, errlen)) == -1)
+			return -1;
+		if (r == 0) {
+			if (s->nwin == 0 && s->steps < (uint64_t)cf->minw) {
+				snprintf(err, errlen, "%s: %" PRIu64 " steps, "
+				    "fewer than min_window %" PRId64,
+				    l->ds->files[s->file], s->steps, cf->minw);
+				return -1;
+			}
+			return 0;
+		}
+		for (i = 0; i < cf->nprim; i++) {
+			struct ld_tv *t = &rec->tv[i];
+			size_t w = t->shape[0] ? t->n / (size_t)t->shape[0] : prod(t->shape + 1, t->rank - 1);
+
+			if (t->shape[0] != rec->tv[0].shape[0]) {
+				snprintf(err, errlen, "%s: record %" PRIu64
+				    ": offset %" PRIu64 ": feature '%s' has %"
+				    PRId64 " steps, but '%s' has %" PRId64,
+				    l->ds->files[s->file], rec_index(s->r) - 1,
+				    rec_offset(s->r), cf->t[i].from,
+				    t->shape[0], cf->t[0].from,
+				    rec->tv[0].shape[0]);
+				elem_free(l, rec);
+				return -1;
+			}
+			s->w[i] = w;
+			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
+			if ((s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
+				size_t nc = ((s->have + (size_t)t->shape[0]) * w) * 2 + 16;
+				void *q = realloc(s->cells[i], nc * sizeof(union ld_cell));
+
+				if (q == NULL) {
+					elem_free(l, rec);
+					return -1;
+				}
+				s->cells[i] = q;
+				s->cap[i] = nc;
+			}
+			memcpy(s->cells[i] + s->have * w, t->v, t->n * sizeof *t->v);
+			free(t->v);	/* strings moved */
+			t->v = NULL;
+			t->n = 0;
+		}
+		s->have += (size_t)rec->tv[0].shape[0];
+		s->steps += (uint64_t)rec->tv[0].shape[0];
+		elem_free(l, rec);
+		if (s->skip > 0) {
+			size_t k = s->skip < s->have ? (size_t)s->skip : s->have;
+
+			drop_steps(l, s, k);
+			s->skip -= k;
+		}
+	}
+	len = (size_t)s->want;
+	if ((e = elem_new(l)) == NULL)
+		return -1;
+	for (i = 0; i < cf->nprim; i++) {
+		struct ld_tv *t = &e->tv[i];
+
+		t->dtype = cf->t[i].dtype0;
+		t->rank = cf->t[i].rank0;
+		memcpy(t->shape, s->sh[i], sizeof t->shape);
+		t->shape[0] = (int64_t)len;
+		if (tv_alloc(t, len * s->w[i]) == -1 ||
+		    copy_cells(t->dtype, t->v, s->cells[i], t->n) == -1) {
+			elem_free(l, e);
+			return -1;
+		}
+	}
+	/* pass the steps before the next window's start */
+	adv = cf->stride < 0 ? len : (size_t)cf->stride;
+	if (adv > s->have) {
+		s->skip = adv - s->have;
+		adv = s->have;
+	}
+	drop_steps(l, s, adv);
+	s->nwin++;
+	s->want = -1;
+	*out = e;
+	return 1;
+}
+
+static int
+disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
+    size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	struct ld_elem *rec, *e;
+	size_t i, k, nb;
+	int r;
+
+	if (s->want < 0)
+		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
+	if (s->q == NULL && (s->q = calloc((size_t)cf->maxw, sizeof *s->q)) == NULL)
+		return -1;
+	while (s->nq < (size_t)s->want) {
+		if ((r = src_record(l, s, &rec, err, errlen)) == -1)
+			return -1;
+		if (r == 0) {
+			if (s->nwin == 0 && s->nrecs < (uint64_t)cf->minw) {
+				snprintf(err, errlen, "%s: %" PRIu64 " records, "
+				    "fewer than min_window %" PRId64,
+				    l->ds->files[s->file], s->nrecs, cf->minw);
+				return -1;
+			}
+			return 0;
+		}
+		s->nrecs++;
+		s->q[s->nq++] = rec;
+	}
+	nb = s->nq + 1;
+	if ((e = elem_new(l)) == NULL ||
+	    (e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
+		free(e);
+		return -1;
+	}
+	e->nb = nb;
+	for (i = 0; i < cf->nprim; i++) {
+		struct ld_tv *t = &e->tv[i];
+		size_t n = 0, steps = 0;
+
+		*t = s->q[0]->tv[i];
+		t->v = NULL;
+		for (k = 0; k < s->nq; k++) {
+			struct ld_tv *x = &s->q[k]->tv[i];
+
+			for (int d = 1; d < x->rank; d++)
+				if (x->shape[d] != t->shape[d]) {
+					char a[128], b[128];
+
+					shape_str(a, sizeof a, t->shape + 1, t->rank - 1);
+					shape_str(b, sizeof b, x->shape + 1, x->rank - 1);
+					snprintf(err, errlen, "%s: feature '%s': "
+					    "steps of shape %s and %s cannot be "
+					    "joined", l->ds->files[s->file],
+					    cf->t[i].from, a, b);
+					elem_free(l, e);
+					return -1;
+				}
+			e->bounds[i * nb + k] = (int64_t)steps;
+			steps += (size_t)x->shape[0];
+			n += x->n;
+		}
+		e->bounds[i * nb + s->nq] = (int64_t)steps;
+		t->shape[0] = (int64_t)steps;
+		if (tv_alloc(t, n) == -1) {
+			elem_free(l, e);
+			return -1;
+		}
+		for (k = 0, n = 0; k < s->nq; k++) {
+			struct ld_tv *x = &s->q[k]->tv[i];
+
+			memcpy(t->v + n, x->v, x->n * sizeof *x->v);
+			n += x->n;
+			free(x->v);	/* strings moved */
+			x->v = NULL;
+			x->n = 0;
+		}
+	}
+	for (k = 0; k < s->nq; k++)
+		elem_free(l, s->q[k]);
+	s->nq = 0;
+	s->nwin++;
+	s->want = -1;
+	*out = e;
+	return 1;
+}
+
+static int
+src_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
+    size_t errlen)
+{
+	switch (l->cf->type) {
+	case LD_CONTINUOUS:	return cont_next(l, s, out, err, errlen);
+	case LD_DISCRETE:	return disc_next(l, s, out, err, errlen);
+	default:		return src_record(l, s, out, err, errlen);
+	}
+}
+
+/* The next file of the epoch, or -1 (buffered shuffle when shuffling). */
+static ssize_t
+next_file(struct loader *l)
+{
+	size_t i, f;
+
+	if (!l->cf->shuffle)
+		return l->fnext < l->ds->nfiles ? (ssize_t)l->fnext++ : -1;
+	while (l->fbn < (size_t)l->cf->nfshuf && l->fnext < l->ds->nfiles)
+		l->fbuf[l->fbn++] = l->fnext++;
+	if (l->fbn == 0)
+		return -1;
+	i = (size_t)rng_below(&l->rf, l->fbn);
+	f = l->fbuf[i];
+	l->fbuf[i] = l->fbuf[--l->fbn];
+	return (ssize_t)f;
+}
+
+/* Files interleaved one element at a time. */
+static int
+interleave_next(struct loader *l, struct ld_elem **out, char *err,
+    size_t errlen)
+{
+	for (;;) {
+		struct ld_src *s;
+		ssize_t f;
+		int r;
+
+		if (l->ndead == l->nsrc)
+			return 0;
+		s = &l->src[l->pos];
+		if (s->dead) {
+			l->pos = (l->pos + 1) % l->nsrc;
+			continue;
+		}
+		if (!s->open) {
+			if ((f = next_file(l)) < 0) {
+				s->dead = 1;
+				l->ndead++;
+				l->pos = (l->pos + 1) % l->nsrc;
+				continue;
+			}
+			if (src_open(l, s, (size_t)f, err, errlen) == -1)
+				return -1;
+		}
+		if ((r = src_next(l, s, out, err, errlen)) == -1)
+			return -1;
+		if (r == 0) {
+			src_close(l, s);	/* the next file takes its place */
+			continue;
+		}
+		if (finish(l, *out, err, errlen) == -1) {
+			elem_free(l, *out);
+			*out = NULL;
+			return -1;
+		}
+		l->pos = (l->pos + 1) % l->nsrc;
+		return 1;
+	}
+}
+
+/* The shuffle buffer (tf.data's): fill, draw a slot, move the last into it. */
+static int
+shuffled_next(struct loader *l, struct ld_elem **out, char *err,
+    size_t errlen)
+{
+	size_t i;
+	int r;
+
+	if (!l->cf->shuffle)
+		return interleave_next(l, out, err, errlen);
+	while (!l->input_done && l->ebn < (size_t)l->cf->nshuf) {
+		if ((r = interleave_next(l, &l->ebuf[l->ebn], err, errlen)) == -1)
+			return -1;
+		if (r == 0)
+			l->input_done = 1;
+		else
+			l->ebn++;
+	}
+	if (l->ebn == 0)
+		return 0;
+	i = (size_t)rng_below(&l->re, l->ebn);
+	*out = l->ebuf[i];
+	l->ebuf[i] = l->ebuf[--l->ebn];
+	return 1;
+}
+
+static void
+epoch_start(struct loader *l)
+{
+	for (size_t i = 0; i < l->nsrc; i++)
+		src_close(l, &l->src[i]);
+	l->pos = l->ndead = 0;
+	l->fbn = l->fnext = 0;
+	l->input_done = 0;
+	l->epoch_elems = 0;
+	l->in_epoch = 1;
+}
+
+/* Epochs one after another. */
+static int
+epoch_next(struct loader *l, struct ld_elem **out, char *err, size_t errlen)
+{
+	int r;
+
+	for (;;) {
+		if (!l->in_epoch) {
+			if (l->cf->epochs >= 0 && l->epoch >= (uint64_t)l->cf->epochs)
+				return 0;
+			epoch_start(l);
+		}
+		if ((r = shuffled_next(l, out, err, errlen)) != 0) {
+			l->epoch_elems += r == 1;
+			return r;
+		}
+		l->in_epoch = 0;
+		l->epoch++;
+		l->st.epochs++;
+		if (l->epoch_elems == 0)
+			return 0;	/* an empty dataset: no endless loop */
+	}
+}
+
+void
+ld_close(struct loader *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->nsrc; i++)
+		src_close(l, &l->src[i]);
+	for (size_t i = 0; i < l->ebn; i++)
+		elem_free(l, l->ebuf[i]);
+	for (size_t i = 0; i < l->nbatch; i++)
+		elem_free(l, l->batch[i]);
+	if (l->out)
+		for (size_t i = 0; i < l->cf->nt; i++) {
+			free(l->out[i].v);
+			free(l->out[i].bnd);
+		}
+	free(l->out);
+	free(l->src);
+	free(l->ebuf);
+	free(l->fbuf);
+	free(l->batch);
+	ex_free(&l->ex);
+	free(l);
+}
+
+struct loader *
+ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
+    char *err, size_t errlen)
+{
+	struct loader *l;
+
+	if (ld_config_bind(cf, &d->mf, err, errlen) == -1)
+		return NULL;
+	if (d->nfiles == 0) {
+		snprintf(err, errlen, "the dataset has no data files");
+		return NULL;
+	}
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		goto nomem;
+	l->cf = cf;
+	l->ds = d;
+	rng_seed(&l->rf, seed);
+	rng_seed(&l->re, seed + 1);
+	rng_seed(&l->rw, seed + 2);
+	l->et = d->mf.allow_var_len ? EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE;
+	ex_init(&l->ex);
+	l->nsrc = cf->shuffle ? (size_t)cf->nmix : 1;
+	if ((l->src = calloc(l->nsrc, sizeof *l->src)) == NULL ||
+	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||
+	    (l->ebuf = calloc((size_t)cf->nshuf, sizeof *l->ebuf)) == NULL ||
+	    (l->batch = calloc((size_t)cf->batch, sizeof *l->batch)) == NULL ||
+	    (l->out = calloc(cf->nt, sizeof *l->out)) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < l->nsrc; i++)
+		l->src[i].fd = -1;
+	l->st.ntensors = cf->nt;
+	return l;
+nomem:
+	snprintf(err, errlen, "%s", strerror(ENOMEM));
+	ld_close(l);
+	return NULL;
+}
+
+/* Stack (and pad) the examples of the batch into l->out. */
+static int
+assemble(struct loader *l, char *err, size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	size_t b, i, nb = l->nbatch;
+
+	for (i = 0; i < cf->nt; i++) {
+		const struct ld_tspec *ts = &cf->t[i];
+		struct ld_out *o = &l->out[i];
+		int rank = l->batch[0]->tv[i].rank, d;
+		size_t per, n;
+		char s1[128], s2[128];
+
+		o->rank = rank + 1;
+		o->shape[0] = (int64_t)nb;
+		for (d = 0; d < rank; d++) {
+			int64_t mx = 0;
+
+			for (b = 0; b < nb; b++) {
+				const struct ld_tv *t = &l->batch[b]->tv[i];
+
+				if (!cf->padding && memcmp(t->shape,
+				    l->batch[0]->tv[i].shape, sizeof t->shape[0] *
+				    (size_t)rank) != 0) {
+					shape_str(s1, sizeof s1, l->batch[0]->tv[i].shape, rank);
+					shape_str(s2, sizeof s2, t->shape, rank);
+					snprintf(err, errlen, "batch %" PRIu64 ": "
+					    "tensor '%s': examples of shapes %s and "
+					    "%s cannot be batched without padding",
+					    l->st.batches, ts->name, s1, s2);
+					return -1;
+				}
+				if (t->shape[d] > mx)
+					mx = t->shape[d];
+			}
+			if (cf->padding && ts->pad_given && ts->pad_shape[d] >= 0) {
+				if (mx > ts->pad_shape[d]) {
+					snprintf(err, errlen, "batch %" PRIu64 ": "
+					    "tensor '%s': dimension %d is %" PRId64
+					    ", above its padded size %" PRId64,
+					    l->st.batches, ts->name, d, mx,
+					    ts->pad_shape[d]);
+					return -1;
+				}
+				mx = ts->pad_shape[d];
+			}
+			o->shape[d + 1] = mx;
+		}
+		per = prod(o->shape + 1, rank);
+		n = per * nb;
+		o->per = per;
+		o->n = n;
+		o->cells += n;
+		o->direct = 1;
+		for (b = 0; b < nb && o->direct; b++)
+			o->direct = l->batch[b]->tv[i].n == per;
+		if (o->direct)
+			goto bounds;
+		if (n > o->cap) {
+			void *q = realloc(o->v, n * sizeof *o->v);
+
+			if (q == NULL)
+				return -1;
+			o->v = q;
+			o->cap = n;
+		}
+		for (b = 0; b < nb; b++) {
+			const struct ld_tv *t = &l->batch[b]->tv[i];
+			union ld_cell *dst = o->v + b * per;
+
+			if (t->n == per) {
+				memcpy(dst, t->v, per * sizeof *dst);
+				continue;
+			}
+			/* padded: copy row by row of the last dimension */
+			for (size_t k = 0; k < per; k++)
+				dst[k] = ts->padv;
+			o->padded += per - t->n;
+			if (t->n == 0)
+				continue;
+			{
+				size_t idx[LD_MAXRANK] = { 0 }, rows, r, off, last;
+
+				last = rank ? (size_t)t->shape[rank - 1] : 1;
+				rows = last ? t->n / last : 0;
+				for (r = 0; r < rows; r++) {
+					off = 0;
+					for (d = 0; d < rank - 1; d++)
+						off = off * (size_t)o->shape[d + 1] + idx[d];
+					off = off * (rank ? (size_t)o->shape[rank] : 1);
+					memcpy(dst + off, t->v + r * last, last * sizeof *dst);
+					for (d = rank - 2; d >= 0; d--) {
+						if (++idx[d] < (size_t)t->shape[d])
+							break;
+						idx[d] = 0;
+					}
+				}
+			}
+		}
+bounds:
+		/* boundaries of the primaries (discrete) */
+		if (cf->type == LD_DISCRETE && i < cf->nprim) {
+			size_t bw = 0;
+
+			for (b = 0; b < nb; b++)
+				if (l->batch[b]->nb > bw)
+					bw = l->batch[b]->nb;
+			if (bw * nb > o->bcap) {
+				void *q = realloc(o->bnd, bw * nb * sizeof *o->bnd);
+
+				if (q == NULL)
+					return -1;
+				o->bnd = q;
+				o->bcap = bw * nb;
+			}
+			o->bw = bw;
+			for (b = 0; b < nb; b++) {
+				const struct ld_elem *e = l->batch[b];
+
+				for (size_t k = 0; k < bw; k++)
+					o->bnd[b * bw + k] = k < e->nb ?
+					    e->bounds[i * e->nb + k] : -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+ld_next(struct loader *l, char *err, size_t errlen)
+{
+	struct ld_elem *e;
+	int r;
+
+	if (errlen)
+		err[0] = '\0';
+	for (size_t i = 0; i < l->nbatch; i++)
+		elem_free(l, l->batch[i]);
+	l->nbatch = 0;
+	if (l->ended)
+		return 0;
+	while (l->nbatch < (size_t)l->cf->batch) {
+		if ((r = epoch_next(l, &e, err, errlen)) == -1) {
+			if (err[0] == '\0')
+				snprintf(err, errlen, "%s", strerror(errno));
+			l->ended = 1;
+			return -1;
+		}
+		if (r == 0) {
+			l->ended = 1;
+			break;
+		}
+		l->batch[l->nbatch++] = e;
+	}
+	if (l->nbatch == 0 || (l->nbatch < (size_t)l->cf->batch && l->cf->drop))
+		return 0;
+	if (assemble(l, err, errlen) == -1) {
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s", strerror(errno));
+		l->ended = 1;
+		return -1;
+	}
+	l->st.batches++;
+	l->st.examples += l->nbatch;
+	return 1;
+}
+
+void
+ld_get_stats(const struct loader *l, struct ld_stats *s)
+{
+	*s = l->st;
+}
+
+const char *
+ld_tensor_name(const struct loader *l, size_t i)
+{
+	return l->cf->t[i].name;
+}
+
+double
+ld_tensor_padding(const struct loader *l, size_t i)
+{
+	return l->out[i].cells ? (double)l->out[i].padded / l->out[i].cells : 0;
+}
+
+/* Output */
+
+/* The cells of example b of output tensor i. */
+static const union ld_cell *
+cells_of(const struct loader *l, size_t i, size_t b)
+{
+	const struct ld_out *o = &l->out[i];
+
+	return o->direct ? l->batch[b]->tv[i].v : o->v + b * o->per;
+}
+
+static int
+json_string_out(struct buf *b, const uint8_t *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0;
+	int valid = 1;
+
+	/* UTF-8 passes through; other bytes are written as \u00XX */
+	for (size_t k = 0; k < n && valid;) {
+		uint8_t c = p[k];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2 :
+		    (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
+
+		if (len == 0 || k + len > n)
+			valid = 0;
+		else
+			for (size_t j = 1; j < len; j++)
+				if ((p[k + j] & 0xc0) != 0x80)
+					valid = 0;
+		k += len ? len : 1;
+	}
+	if (buf_putc(b, '"') == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		uint8_t c = p[i];
+
+		if (c == '"' || c == '\\') {
+			if (buf_putc(b, '\\') == -1 || buf_putc(b, c) == -1)
+				return -1;
+		} else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !valid)) {
+			char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
+
+			if (buf_puts(b, u) == -1)
+				return -1;
+		} else if (buf_putc(b, c) == -1)
+			return -1;
+	}
+	return buf_putc(b, '"');
+}
+
+static int
+put_i64(struct buf *b, int64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof s, "%" PRId64, v);
+	return buf_puts(b, s);
+}
+
+int
+ld_write_json(struct loader *l, struct buf *b)
+{
+	const struct ld_config *cf = l->cf;
+	char s[40];
+
+	if (buf_putc(b, '{') == -1)
+		return -1;
+	for (size_t i = 0; i < cf->nt; i++) {
+		const struct ld_out *o = &l->out[i];
+		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+
+		if ((i && buf_putc(b, ',') == -1) ||
+		    json_string_out(b, (const uint8_t *)cf->t[i].name,
+		    strlen(cf->t[i].name)) == -1 ||
+		    buf_puts(b, ":{\"dtype\":\"") == -1 ||
+		    buf_puts(b, mf_dtype_name(dt)) == -1 ||
+		    buf_puts(b, "\",\"shape\":[") == -1)
+			return -1;
+		for (int d = 0; d < o->rank; d++)
+			if ((d && buf_putc(b, ',') == -1) || put_i64(b, o->shape[d]) == -1)
+				return -1;
+		if (buf_puts(b, "],\"values\":[") == -1 || buf_reserve(b, o->n * 12) == -1)
+			return -1;
+		for (size_t k = 0; k < o->n; k++) {
+			const union ld_cell *c = cells_of(l, i, k / (o->per ? o->per : 1)) +
+			    k % (o->per ? o->per : 1);
+			int r;
+
+			if (k && buf_putc(b, ',') == -1)
+				return -1;
+			switch (dt) {
+			case MF_STRING:
+				r = json_string_out(b, c->s->p, c->s->n);
+				break;
+			case MF_BOOL:
+				r = buf_puts(b, c->i ? "true" : "false");
+				break;
+			case MF_UINT64:
+				snprintf(s, sizeof s, "%" PRIu64, (uint64_t)c->i);
+				r = buf_puts(b, s);
+				break;
+			case MF_FLOAT16:
+			case MF_FLOAT32:
+			case MF_FLOAT64:
+				if (!isfinite(c->f))
+					r = buf_puts(b, "null");
+				else {
+					snprintf(s, sizeof s, dt == MF_FLOAT64 ?
+					    "%.17g" : "%.9g", c->f);
+					r = buf_puts(b, s);
+				}
+				break;
+			default:
+				r = put_i64(b, c->i);
+				break;
+			}
+			if (r == -1)
+				return -1;
+		}
+		if (buf_putc(b, ']') == -1)
+			return -1;
+		if (o->bnd) {
+			if (buf_puts(b, ",\"boundaries\":[") == -1)
+				return -1;
+			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
+				if ((e && buf_putc(b, ',') == -1) || buf_putc(b, '[') == -1)
+					return -1;
+				for (size_t k = 0; k < o->bw &&
+				    o->bnd[e * o->bw + k] >= 0; k++)
+					if ((k && buf_putc(b, ',') == -1) ||
+					    put_i64(b, o->bnd[e * o->bw + k]) == -1)
+						return -1;
+				if (buf_putc(b, ']') == -1)
+					return -1;
+			}
+			if (buf_putc(b, ']') == -1)
+				return -1;
+		}
+		if (buf_putc(b, '}') == -1)
+			return -1;
+	}
+	return buf_puts(b, "}\n");
+}
+
+/* One feature of the Example a batch becomes. */
+struct xfeat {
+	const char	*key;
+	int		 kind;		/* EX_BYTES, EX_FLOAT, EX_INT64 */
+	size_t		 tensor;
+	int		 what;		/* 0 values, 1 shape, 2 boundaries, 3 their shape */
+	size_t		 list, feat, entry;	/* sizes */
+};
+
+static int
+cmp_xfeat(const void *a, const void *b)
+{
+	return strcmp(((const struct xfeat *)a)->key, ((const struct xfeat *)b)->key);
+}
+
+static size_t
+vsize(uint64_t v)
+{
+	return pb_varint_size(v);
+}
+
+/* The int64 values of feature x: n of them, the k-th by xint(). */
+static int64_t
+xint(const struct loader *l, const struct xfeat *x, size_t k)
+{
+	const struct ld_out *o = &l->out[x->tensor];
+
+	switch (x->what) {
+	case 0:
+		return cells_of(l, x->tensor, k / o->per)[k % o->per].i;
+	case 1:
+		return o->shape[k];
+	case 2:
+		return o->bnd[k];
+	default:
+		return k == 0 ? o->shape[0] : (int64_t)o->bw;
+	}
+}
+
+static size_t
+xcount(const struct loader *l, const struct xfeat *x)
+{
+	const struct ld_out *o = &l->out[x->tensor];
+
+	switch (x->what) {
+	case 0:		return o->n;
+	case 1:		return (size_t)o->rank;
+	case 2:		return (size_t)o->shape[0] * o->bw;
+	default:	return 2;
+	}
+}
+
+int
+ld_write_example(struct loader *l, struct buf *b)
+{
+	const struct ld_config *cf = l->cf;
+	struct xfeat *xf;
+	size_t nx = 0, fs = 0, i, k, n;
+	uint8_t *q;
+
+	if ((xf = calloc(cf->nt * 4 + 1, sizeof *xf)) == NULL)
+		return -1;
+	for (i = 0; i < cf->nt; i++) {
+		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+
+		xf[nx++] = (struct xfeat){ .key = cf->t[i].name, .tensor = i,
+		    .kind = dt == MF_STRING ? EX_BYTES : mf_dtype_is_float(dt) ?
+		    EX_FLOAT : EX_INT64 };
+		xf[nx++] = (struct xfeat){ .key = cf->t[i].shape_name,
+		    .tensor = i, .what = 1, .kind = EX_INT64 };
+		if (l->out[i].bnd) {
+			xf[nx++] = (struct xfeat){ .key = cf->t[i].bnd_name,
+			    .tensor = i, .what = 2, .kind = EX_INT64 };
+			xf[nx++] = (struct xfeat){ .key = cf->t[i].bnd_shape_name,
+			    .tensor = i, .what = 3, .kind = EX_INT64 };
+		}
+	}
+	qsort(xf, nx, sizeof *xf, cmp_xfeat);
+	for (k = 0; k < nx; k++) {
+		struct xfeat *x = &xf[k];
+		size_t kl = strlen(x->key), pay = 0;
+		const struct ld_out *o = &l->out[x->tensor];
+
+		n = xcount(l, x);
+		if (x->kind == EX_FLOAT)
+			pay = 4 * n;
+		else if (x->kind == EX_INT64)
+			for (i = 0; i < n; i++)
+				pay += vsize((uint64_t)xint(l, x, i));
+		if (x->kind == EX_BYTES) {
+			for (i = 0; i < n; i++) {
+				size_t sl = cells_of(l, x->tensor, i / o->per)[i % o->per].s->n;
+
+				x->list += 1 + vsize(sl) + sl;
+			}
+		} else
+			x->list = n ? 1 + vsize(pay) + pay : 0;
+		x->feat = 1 + vsize(x->list) + x->list;
+		x->entry = 1 + vsize(kl) + kl + 1 + vsize(x->feat) + x->feat;
+		fs += 1 + vsize(x->entry) + x->entry;
+	}
+	if (buf_reserve(b, 1 + vsize(fs) + fs) == -1) {
+		free(xf);
+		return -1;
+	}
+	q = b->p + b->len;
+	*q++ = 0x0a;
+	q = pb_put_varint(q, fs);
+	for (k = 0; k < nx; k++) {
+		const struct xfeat *x = &xf[k];
+		const struct ld_out *o = &l->out[x->tensor];
+		size_t kl = strlen(x->key);
+
+		n = xcount(l, x);
+		*q++ = 0x0a;
+		q = pb_put_varint(q, x->entry);
+		*q++ = 0x0a;
+		q = pb_put_varint(q, kl);
+		memcpy(q, x->key, kl);
+		q += kl;
+		*q++ = 0x12;
+		q = pb_put_varint(q, x->feat);
+		*q++ = x->kind == EX_BYTES ? 0x0a : x->kind == EX_FLOAT ? 0x12 : 0x1a;
+		q = pb_put_varint(q, x->list);
+		if (x->kind == EX_BYTES) {
+			for (i = 0; i < n; i++) {
+				const struct ld_str *st =
+				    cells_of(l, x->tensor, i / o->per)[i % o->per].s;
+
+				*q++ = 0x0a;
+				q = pb_put_varint(q, st->n);
+				memcpy(q, st->p, st->n);
+				q += st->n;
+			}
+			continue;
+		}
+		if (n == 0)
+			continue;
+		*q++ = 0x0a;
+		if (x->kind == EX_FLOAT) {
+			q = pb_put_varint(q, 4 * n);
+			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
+				const union ld_cell *c = cells_of(l, x->tensor, e);
+
+				for (i = 0; i < o->per; i++, q += 4) {
+					float f = (float)c[i].f;
+					uint32_t u;
+
+					memcpy(&u, &f, 4);
+					put_le32(q, u);
+				}
+			}
+		} else {
+			size_t pay = 0;
+
+			for (i = 0; i < n; i++)
+				pay += vsize((uint64_t)xint(l, x, i));
+			q = pb_put_varint(q, pay);
+			for (i = 0; i < n; i++)
+				q = pb_put_varint(q, (uint64_t)xint(l, x, i));
+		}
+	}
+	b->len = (size_t)(q - b->p);
+	free(xf);
+	return 0;
+}

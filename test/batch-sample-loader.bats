@@ -1,0 +1,309 @@
+#!/usr/bin/env bats
+# batch-sample loader: nnmaker's batch loaders over TFRecord datasets.
+
+load common
+
+setup() {
+	command -v jq >/dev/null || skip "jq not installed"
+}
+
+# MNIST-shaped Examples (a 2x2 "image" here): image i holds i+0.5 ... and
+# label i; records 0-4 in a.tfrecords, 5-9 in sub/b.tfrecords.
+mnist() {
+	mkdir -p "$T/mn/sub"
+	for i in 0 1 2 3 4; do
+		printf '{"image":[%d.5,1.5,2.5,3.5],"label":[%d]}\n' "$i" "$i"
+	done | tfr-cat -R --from-json >"$T/mn/a.tfrecords"
+	for i in 5 6 7 8 9; do
+		printf '{"image":[%d.5,1.5,2.5,3.5],"label":[%d]}\n' "$i" "$i"
+	done | tfr-cat -R --from-json >"$T/mn/sub/b.tfrecords"
+	cat >"$T/mn/__manifest__.json" <<'J'
+{"compression": null, "allow_var_len": false, "features": [
+  {"name": "image", "dtype": "float32", "shape": [2, 2], "deserialize_type": "float"},
+  {"name": "label", "dtype": "int64", "shape": [], "deserialize_type": "int"}]}
+J
+}
+
+# Audio-like SequenceExamples: file f, record r holds steps 10f+3r .. +2
+# of a feature list "s" (float) and "t" (int64, same values).
+audio() {
+	mkdir -p "$T/au"
+	for f in 0 1; do
+		for r in 0 1 2 3; do
+			b=$((f * 100 + r * 3))
+			printf '{"context":{"rec":[%d]},"feature_lists":{"s":[[%d.5],[%d.5],[%d.5]],"t":[[%d],[%d],[%d]]}}\n' \
+			    "$r" "$b" $((b + 1)) $((b + 2)) "$b" $((b + 1)) $((b + 2))
+		done | tfr-cat -R --from-json >"$T/au/f$f.tfrecords"
+	done
+	tfr-cat --manifest "$T"/au/*.tfrecords >"$T/au/__manifest__.json"
+}
+
+# Sentences a record: file d, sentence k of length 1 + (k % 3), token
+# values 1000d + 10k + j.
+text() {
+	mkdir -p "$T/tx"
+	for d in 0 1; do
+		for k in 0 1 2 3 4 5 6; do
+			toks=""
+			for j in $(seq 0 $((k % 3))); do
+				toks="$toks${toks:+,}[$((d * 1000 + k * 10 + j))]"
+			done
+			printf '{"context":{"n":[%d]},"feature_lists":{"tok":[%s]}}\n' "$k" "$toks"
+		done | tfr-cat -R --from-json >"$T/tx/d$d.tfrecords"
+	done
+	tfr-cat --manifest "$T"/tx/*.tfrecords >"$T/tx/__manifest__.json"
+}
+
+# config TYPE DIR EXTRA: a loader configuration
+config() {
+	cat <<J
+{"type": "$1", "name": "t", // a comment
+ "dataset": {"type": "dir", "args": {"data_dir": "$2"}},
+ "num_read_buffer_bytes": 0, "num_prefetch": 1,
+ $3}
+J
+}
+
+@test "loader: independent without shuffle gives every record once, in file order, batches across epochs" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 2,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	[ "${#lines[@]}" = 5 ]
+	[ "${lines[0]}" = '{"x":{"dtype":"float32","shape":[4,2,2],"values":[0.5,1.5,2.5,3.5,1.5,1.5,2.5,3.5,2.5,1.5,2.5,3.5,3.5,1.5,2.5,3.5]},"y":{"dtype":"int64","shape":[4],"values":[0,1,2,3]}}' ]
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | jq -c .y.values"
+	[ "$(echo $output)" = '[0,1,2,3] [4,5,6,7] [8,9,0,1] [2,3,4,5] [6,7,8,9]' ]
+	# drop_remainder drops only the very last batch
+	sed 's/"drop_remainder": false/"drop_remainder": true/; s/"epochs": 2/"epochs": 1/' "$T/c.json" >"$T/d.json"
+	run -0 sh -c "batch-sample loader --config '$T/d.json' | jq -c .y.values"
+	[ "$(echo $output)" = '[0,1,2,3] [4,5,6,7]' ]
+}
+
+@test "loader: shuffled epochs are permutations of the unshuffled, never mixed; same seed, same bytes" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 5, "drop_remainder": false, "epochs": 3,
+	 "shuffle": true, "num_shuffle_buffer_elements": 4, "num_filenames_shuffle_buffer": 2, "num_mix_files": 2,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	batch-sample loader --config "$T/c.json" -s 5 | jq -c '.y.values[]' >"$T/seq"
+	[ "$(wc -l <"$T/seq")" = 30 ]
+	for e in 0 1 2; do
+		[ "$(sed -n "$((e * 10 + 1)),$((e * 10 + 10))p" "$T/seq" | sort -n | tr '\n' ' ')" = '0 1 2 3 4 5 6 7 8 9 ' ]
+	done
+	batch-sample loader --config "$T/c.json" -s 5 -o "$T/1.json"
+	batch-sample loader --config "$T/c.json" -s 5 -o "$T/2.json"
+	cmp "$T/1.json" "$T/2.json"
+	batch-sample loader --config "$T/c.json" -s 6 -o "$T/3.json"
+	! cmp -s "$T/1.json" "$T/3.json"
+	# the performance knobs change nothing
+	sed 's/"num_prefetch": 1,/"num_prefetch": 9, "num_parallel_reads": 4, "sloppy_interleave": true, "num_parallel_parses": 3, "num_interleave_in_buffer_elements": 2,/' "$T/c.json" >"$T/k.json"
+	batch-sample loader --config "$T/k.json" -s 5 -o "$T/4.json"
+	cmp "$T/1.json" "$T/4.json"
+}
+
+@test "loader: a shuffle buffer of 1 is no shuffle; the buffer bounds how far an element moves" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 10, "drop_remainder": false, "epochs": 1,
+	 "shuffle": true, "num_shuffle_buffer_elements": 1, "num_filenames_shuffle_buffer": 1, "num_mix_files": 1,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | jq -c .y.values"
+	[ "$output" = '[0,1,2,3,4,5,6,7,8,9]' ]
+	# buffer 3: the k-th element out is one of the first k+3 in
+	sed 's/"num_shuffle_buffer_elements": 1/"num_shuffle_buffer_elements": 3/' "$T/c.json" >"$T/b.json"
+	for s in 1 2 3 4 5 6 7 8; do
+		batch-sample loader --config "$T/b.json" -s $s | jq -c '.y.values[]' | awk '$1 > NR + 1 { exit 1 }'
+	done
+}
+
+@test "loader: records output is one Example a batch with _shape features" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 3, "drop_remainder": true, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	batch-sample loader --config "$T/c.json" --output-format records >"$T/out.tfr"
+	run -0 tfr-cat --flat "$T/out.tfr"
+	[ "${#lines[@]}" = 3 ]
+	[ "${lines[1]}" = '{"x":[3.5,1.5,2.5,3.5,4.5,1.5,2.5,3.5,5.5,1.5,2.5,3.5],"x_shape":[3,2,2],"y":[3,4,5],"y_shape":[3]}' ]
+}
+
+@test "loader: --limit, --stats, and epochs null streams until the reader goes away" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": null,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	run -0 --separate-stderr batch-sample loader --config "$T/c.json" --limit 7 --stats
+	[ "${#lines[@]}" = 7 ]
+	[ "$stderr" = "$(printf 'batches 7\nexamples 28\nrecords 28\nepochs 2\npadding y 0.0000')" ]
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | head -n 1000 | wc -l"
+	[ "$output" = 1000 ]
+}
+
+@test "loader: continuous_sequence windows are consecutive, of drawn lengths, within each file" {
+	audio
+	config continuous_sequence "$T/au" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 5, "stride": null,
+	 "primary_features": [{"from_name": "t", "to_name": "t"}, {"from_name": "s", "to_name": "s"}]' >"$T/c.json"
+	batch-sample loader --config "$T/c.json" -s 3 | jq -c '[.t.values, .s.values]' >"$T/w"
+	# each window: length 2-5, consecutive values, s = t + 0.5; windows of a file follow one another
+	jq -e -s 'map(.[0]) as $w | ($w | all(length >= 2 and length <= 5)) and
+	    ($w | all(. as $a | [range(1; length)] | all($a[.] == $a[. - 1] + 1))) and
+	    (map(.[1] == (.[0] | map(. + 0.5))) | all)' "$T/w"
+	jq -s -c 'map(.[0][0])' "$T/w" >"$T/starts"
+	jq -e -s 'map(.[0]) | . as $w | [range(1; length)] | all(($w[.][0] == $w[. - 1][-1] + 1) or $w[.][0] == 100)' "$T/w"
+	# stride 1: windows start at every step
+	sed 's/"stride": null/"stride": 1/' "$T/c.json" >"$T/s.json"
+	run -0 sh -c "batch-sample loader --config '$T/s.json' -s 3 | jq -c '.t.values[0]' | head -4"
+	[ "$(echo $output)" = '0 1 2 3' ]
+}
+
+@test "loader: continuous_sequence refuses features of different lengths and windows longer than a file" {
+	mkdir -p "$T/bad"
+	printf '%s\n' '{"context":{},"feature_lists":{"a":[[1],[2]],"b":[[1],[2]]}}' \
+	    '{"context":{},"feature_lists":{"a":[[1],[2]],"b":[[1]]}}' | tfr-cat -R --from-json >"$T/bad/x.tfrecords"
+	tfr-cat --manifest "$T/bad/x.tfrecords" >"$T/bad/__manifest__.json"
+	config continuous_sequence "$T/bad" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 2,
+	 "primary_features": [{"from_name": "a", "to_name": "a"}, {"from_name": "b", "to_name": "b"}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "${#lines[@]}" = 1 ]
+	[ "$stderr" = "batch-sample: $T/bad/x.tfrecords: record 1: offset 62: feature 'b' has 1 steps, but 'a' has 2" ]
+	sed 's/"min_window": 2, "max_window": 2/"min_window": 9, "max_window": 9/' "$T/c.json" >"$T/w.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/w.json"
+	[[ "$stderr" == "batch-sample: $T/bad/x.tfrecords: record 1: offset 62: feature 'b' has 1 steps"* ]]
+	printf '%s\n' '{"context":{},"feature_lists":{"a":[[1],[2]],"b":[[1],[2]]}}' | tfr-cat -R --from-json >"$T/bad/x.tfrecords"
+	run -1 --separate-stderr batch-sample loader --config "$T/w.json"
+	[ "$stderr" = "batch-sample: $T/bad/x.tfrecords: 2 steps, fewer than min_window 9" ]
+}
+
+@test "loader: discrete_sequence windows are whole consecutive records with their boundaries" {
+	text
+	config discrete_sequence "$T/tx" '"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 3, "padding": [{"tensor": "x", "value": -1}, {"tensor": "n", "value": -1}],
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}, {"from_name": "n", "to_name": "n"}]' >"$T/c.json"
+	batch-sample loader --config "$T/c.json" -s 11 >"$T/out"
+	# unpack the examples: values without padding, cut at the boundaries
+	jq -c '.x as $x | range(0; $x.shape[0]) as $i |
+	    ($x.values[$i * $x.shape[1]:($i + 1) * $x.shape[1]]) as $row |
+	    {b: $x.boundaries[$i], n: .n.values[.n.shape[1] * $i:.n.shape[1] * ($i + 1)], row: $row}' "$T/out" >"$T/ex"
+	# 2-3 records an example; each record k between boundaries holds 1 + k % 3 tokens 1000d + 10k + j
+	jq -e -s 'all(.[]; (.b | length) >= 3 and (.b | length) <= 4 and
+	    (.n | map(select(. >= 0)) | length) == ((.b | length) - 1) and
+	    (. as $e | [range(0; ($e.b | length) - 1)] | all(. as $k |
+	      ($e.row[$e.b[$k]:$e.b[$k + 1]]) as $r | ($r | length) == 1 + ($e.n[$k] % 3) and
+	      ($r | to_entries | all(.value % 1000 == $e.n[$k] * 10 + .key)))) and
+	    (.row[.b[-1]:] | all(. == -1)))' "$T/ex"
+	# records are consecutive and never reused within a file
+	jq -e -s '[.[].n | map(select(. >= 0))] | . as $w | [range(1; length)] | all(($w[.][0] == $w[. - 1][-1] + 1) or $w[.][0] < $w[. - 1][-1])' "$T/ex"
+	batch-sample loader --config "$T/c.json" -s 11 --output-format records | tfr-cat --flat | head -1 | jq -e '.x_boundaries_shape[0] == 2 and (.x_boundaries | length) == 2 * .x_boundaries_shape[1]'
+}
+
+@test "loader: padding true, per-tensor shapes and values; without padding different shapes are an error" {
+	text
+	config discrete_sequence "$T/tx" '"target_batch_size": 3, "drop_remainder": false, "epochs": 1,
+	 "min_window": 1, "max_window": 1, "padding": true,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}]' >"$T/c.json"
+	run -0 --separate-stderr sh -c "batch-sample loader --config '$T/c.json' --stats | head -1 | jq -c .x"
+	[ "$output" = '{"dtype":"int64","shape":[3,3],"values":[0,0,0,10,11,0,20,21,22],"boundaries":[[0,1],[0,2],[0,3]]}' ]
+	sed 's/"padding": true/"padding": [{"tensor": "x", "shape": [5], "value": 7}]/' "$T/c.json" >"$T/p.json"
+	run -0 sh -c "batch-sample loader --config '$T/p.json' | head -1 | jq -c .x.values"
+	[ "$output" = '[0,7,7,7,7,10,11,7,7,7,20,21,22,7,7]' ]
+	run -0 --separate-stderr batch-sample loader --config "$T/p.json" --stats
+	[[ "$stderr" == *"padding x 0.6286" ]]	# 26 tokens in 14 x 5 cells
+	sed 's/"padding": true/"padding": false/' "$T/c.json" >"$T/n.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/n.json"
+	[ -z "$output" ]
+	[ "$stderr" = "batch-sample: batch 0: tensor 'x': examples of shapes [1] and [2] cannot be batched without padding" ]
+	sed 's/"shape": \[5\]/"shape": [2]/' "$T/p.json" >"$T/q.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/q.json"
+	[ "$stderr" = "batch-sample: batch 0: tensor 'x': dimension 0 is 3, above its padded size 2" ]
+}
+
+@test "loader: secondary features (const, ones) and processing steps (slice, onehot, reshape)" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 2, "drop_remainder": true, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}],
+	 "secondary_features": [{"to_name": "w", "type": "ones", "args": {"shape": "y", "dtype": "float32"}},
+	   {"to_name": "c", "type": "const", "args": {"shape": [2], "dtype": "x", "value": 2.5}},
+	   {"to_name": "z", "type": "const", "args": {"shape": [], "dtype": "string"}}],
+	 "processing_steps": [{"tensor": "x", "type": "slice", "args": {"slice": "[:, -1]"}},
+	   {"tensor": "y", "type": "onehot", "args": {"depth": 3}},
+	   {"tensor": "c", "type": "reshape", "args": {"shape": [1, 2]}}]' >"$T/c.json"
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | head -2 | tail -1"
+	[ "$output" = '{"x":{"dtype":"float32","shape":[2,2],"values":[1.5,3.5,1.5,3.5]},"y":{"dtype":"float32","shape":[2,3],"values":[0,0,1,0,0,0]},"w":{"dtype":"float32","shape":[2],"values":[1,1]},"c":{"dtype":"float32","shape":[2,1,2],"values":[2.5,2.5,2.5,2.5]},"z":{"dtype":"string","shape":[2],"values":["",""]}}' ]
+	# a slice index out of range names the step
+	sed 's/"\[:, -1\]"/"[:, 2]"/' "$T/c.json" >"$T/s.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/s.json"
+	[ "$stderr" = "batch-sample: processing_steps[0].args.slice: index 2 out of range for dimension 1 of 'x', shape [2,2]" ]
+}
+
+@test "loader: raw features with endianness, dtype and len" {
+	mkdir -p "$T/raw"
+	# int16 [2] tensors, two a record, big-endian: 1,2 and 3,-1
+	echo '{"features":{"feature":{"r":{"bytesList":{"value":["AAEAAg==","AAP//w=="]}}}}}' |
+	    tfr-cat -R --from-json >"$T/raw/x.tfrecords"
+	cat >"$T/raw/__manifest__.json" <<'J'
+{"compression": null, "allow_var_len": false, "features": [{"name": "r", "dtype": "int16", "shape": [2],
+  "deserialize_type": "raw", "deserialize_args": {"endian": "big", "len": 2}}]}
+J
+	tfr-cat --check-manifest "$T/raw"
+	config independent "$T/raw" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "r", "to_name": "r"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	[ "$output" = '{"r":{"dtype":"int16","shape":[1,2,2],"values":[1,2,3,-1]}}' ]
+}
+
+@test "loader: a damaged record: the batches before it, then the file, record and offset" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	printf '{"image":[1.5,2.5,3.5,4.5],"label":[5]}\n{"image":[1.5,2.5,3.5]}\n' |
+	    tfr-cat -R --from-json >"$T/mn/sub/b.tfrecords"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "${#lines[@]}" = 3 ]
+	[ "$stderr" = "batch-sample: $T/mn/sub/b.tfrecords: record 1: offset 65: feature 'label' is missing" ]
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --output-format records -o "$T/part.tfr"
+	[ ! -e "$T/part.tfr" ]	# a named output is whole or absent
+	batch-sample loader --config "$T/c.json" --output-format records >"$T/part.tfr" 2>/dev/null || true
+	[ "$(tfr-cat -c "$T/part.tfr")" = 3 ]
+	tfr-cat -R -z zlib "$T/mn/a.tfrecords" >"$T/mn/sub/b.tfrecords"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "${#lines[@]}" = 2 ]
+	[ "$stderr" = "batch-sample: $T/mn/sub/b.tfrecords: the file is zlib-compressed, but the manifest says none" ]
+}
+
+@test "loader: configuration faults name the key path" {
+	mnist
+	bad() {
+		config independent "$T/mn" "$1" >"$T/c.json"
+		run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+		[ -z "$output" ]
+		[ "$stderr" = "batch-sample: $T/c.json: $2" ]
+	}
+	P='"primary_features": [{"from_name": "label", "to_name": "y"}]'
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, $P" "missing required key 'epochs'"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, \"bogus\": 1, $P" "bogus: unknown key"
+	bad "\"target_batch_size\": 0, \"drop_remainder\": false, \"epochs\": 1, $P" "target_batch_size: 0 is below 1"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, \"shuffle\": true, $P" "missing required key 'num_shuffle_buffer_elements'"
+	bad '"target_batch_size": 2, "drop_remainder": false, "epochs": 1, "primary_features": [{"from_name": "label", "to_name": "y"}, {"from_name": "image", "to_name": "y"}]' "primary_features[1].to_name: 'y' is already a tensor's name"
+	bad '"target_batch_size": 2, "drop_remainder": false, "epochs": 1, "primary_features": [{"from_name": "nope", "to_name": "y"}]' "primary_features[0].from_name: 'nope' is not in the dataset's manifest"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"processing_steps\": [{\"tensor\": \"y\", \"type\": \"onehot\", \"args\": {\"depth\": 2}}, {\"tensor\": \"q\", \"type\": \"slice\"}]" "processing_steps[1].tensor: no tensor is named 'q'"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"processing_steps\": [{\"tensor\": \"y\", \"type\": \"slice\", \"args\": {\"slice\": \"[1::0]\"}}]" "processing_steps[0].args.slice: '[1::0]': slice step cannot be zero"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"processing_steps\": [{\"tensor\": \"y\", \"type\": \"slice\", \"args\": {\"slice\": \"[0]\"}}]" "processing_steps[0].args.slice: 1 dimensions sliced, but 'y' has 0"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, $P, \"padding\": [{\"tensor\": \"nope\"}]" "padding[0].tensor: no tensor is named 'nope'"
+	bad "\"target_batch_size\": 2, \"drop_remainder\": false, \"epochs\": 1, \"min_window\": 2, $P" "min_window: only for the sequence loaders"
+	bad '"target_batch_size": 2, "drop_remainder": false, "epochs": 1, "primary_features": [{"from_name": "label", "to_name": "y"}, {"from_name": "image", "to_name": "y_shape"}]' "primary_features[1].to_name: 'y_shape' is a name the records output gives to a feature of 'y'"
+	run -2 --separate-stderr batch-sample loader
+	[[ "$stderr" == "batch-sample: loader: --config is required"* ]]
+}
+
+@test "loader: a list dataset" {
+	mnist
+	printf '%s\n' "$T/mn/sub/b.tfrecords" "$T/mn/a.tfrecords" >"$T/list.txt"
+	cat >"$T/c.json" <<J
+{"type": "independent", "name": "l", "num_read_buffer_bytes": 0, "num_prefetch": 1,
+ "dataset": {"type": "list", "args": {"manifest_file": "$T/mn/__manifest__.json", "list_file": "$T/list.txt"}},
+ "target_batch_size": 10, "drop_remainder": false, "epochs": 1,
+ "primary_features": [{"from_name": "label", "to_name": "y"}]}
+J
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | jq -c .y.values"
+	[ "$output" = '[5,6,7,8,9,0,1,2,3,4]' ]
+	run -0 tfr-cat --check-manifest "$T/c.json"
+	[ "$output" = "$T/c.json: 10 records in 2 files, OK" ]
+}
