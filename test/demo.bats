@@ -86,3 +86,17 @@ report_line() {
 	[ "$output" = "demo: $T/missing.txt: cannot read" ]
 	[ ! -e "$T/demo" ]
 }
+
+@test "demo: a step that fails stops the demo with the tool's own message" {
+	mkdir -p "$T/bin"
+	for t in tfr-cat subword-build subword-encode pack-encdec mmap-index; do
+		ln -s "$RECPIPE_BIN/$t" "$T/bin/$t"
+	done
+	printf '#!/bin/sh\necho "batch-sample: tokens: broken" >&2\nexit 1\n' >"$T/bin/batch-sample"
+	chmod +x "$T/bin/batch-sample"
+	run "$DEMO" "$T/bin" "$T/demo"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"batch-sample: tokens: broken"* ]]
+	[[ "$output" == *"demo: batch-sample failed" ]]
+	[ ! -e "$T/demo/report.txt" ]
+}
