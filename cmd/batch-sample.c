@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "exjson.h"
 #include "fairseq_dict.h"
 #include "loader.h"
 #include "mmidx.h"
@@ -1016,45 +1017,6 @@ fail(const char *fmt, ...)
 	die("%s", msg);
 }
 
-static const char digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233"
-    "34353637383940414243444546474849505152535455565758596061626364656667"
-    "6869707172737475767778798081828384858687888990919293949596979899";
-
-/* The decimal digits of v at q; returns their end. */
-static inline char *
-put_u64(char *q, uint64_t v)
-{
-	char t[20], *e = t + 20, *s = e;
-
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100);
-
-		v /= 100;
-		s -= 2;
-		s[0] = digits2[2 * d];
-		s[1] = digits2[2 * d + 1];
-	}
-	if (v >= 10) {
-		s -= 2;
-		s[0] = digits2[2 * v];
-		s[1] = digits2[2 * v + 1];
-	} else
-		*--s = (char)('0' + v);
-	memcpy(q, s, (size_t)(e - s));
-	return q + (e - s);
-}
-
-static inline char *
-put_i64(char *q, int64_t v)
-{
-	if (v < 0) {
-		*q++ = '-';
-		return put_u64(q, (uint64_t)0 - (uint64_t)v);
-	}
-	return put_u64(q, (uint64_t)v);
-}
-
 /* ---- one batch out ---- */
 
 /* Token pool and samples of a batch being collated. */
@@ -1207,7 +1169,7 @@ json_ints(const int64_t *v, size_t n)
 		q = out_room(22);
 		if (i > 0)
 			*q++ = ',';
-		q = put_i64(q, v[i]);
+		q = exjson_format_i64(v[i], q);
 		out.len = (size_t)(q - out.p);
 	}
 	q = out_room(1);
@@ -1414,9 +1376,10 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 			q = out_room(36);
 			if (i > 0)
 				*q++ = ' ';
-			q = put_u64(q, it[i].pair);
+			/* pairs and indices are below 2^63 */
+			q = exjson_format_i64((int64_t)it[i].pair, q);
 			*q++ = ':';
-			q = put_u64(q, it[i].index);
+			q = exjson_format_i64((int64_t)it[i].index, q);
 			out.len = (size_t)(q - out.p);
 		}
 		q = out_room(1);
@@ -1433,9 +1396,9 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 			if (i > 0)
 				*q++ = ',';
 			*q++ = '[';
-			q = put_u64(q, it[i].pair);
+			q = exjson_format_i64((int64_t)it[i].pair, q);
 			*q++ = ',';
-			q = put_u64(q, it[i].index);
+			q = exjson_format_i64((int64_t)it[i].index, q);
 			*q++ = ']';
 			out.len = (size_t)(q - out.p);
 		}
@@ -1865,7 +1828,7 @@ cmd_by_size(int argc, char **argv)
 
 			if (i > a)
 				*q++ = ' ';
-			q = put_u64(q, s.index[i]);
+			q = exjson_format_i64((int64_t)s.index[i], q);
 			out.len = (size_t)(q - out.p);
 		}
 		out_write("\n", 1);
