@@ -12,19 +12,34 @@
 #include "crc32c.h"
 #include "part.h"
 
-#define WIN	(1u << 20)	/* bytes read at a time */
+#define WIN	(1u << 20)	/* most bytes read at a time */
+#define FIRST	(64u << 10)	/* the first read: a boundary is often near */
 
 /* A window over an operand's bytes, read through its callback. */
 struct win {
 	const struct part_op *op;
 	uint8_t		*p;
+	size_t		 cap;		/* WIN, or less for a small operand */
+	size_t		 chunk;		/* the next read, doubling up to cap */
 	uint64_t	 off;		/* operand offset of p[0] */
 	size_t		 len;
 };
 
+/* Start a window on op.  0, or -1 with errno ENOMEM. */
+static int
+win_open(struct win *w, const struct part_op *op)
+{
+	w->op = op;
+	w->cap = op->size < WIN ? (size_t)op->size + 1 : WIN;
+	w->chunk = FIRST;
+	w->off = 0;
+	w->len = 0;
+	return (w->p = malloc(w->cap)) == NULL ? -1 : 0;
+}
+
 /*
  * The bytes from 'at' (< op->size) in the window, at least n of them
- * (n <= WIN) unless the file ends first: *pp points at them.  Returns
+ * (n <= w->cap) unless the file ends first: *pp points at them.  Returns
  * how many there are from 'at' (perhaps more than n), or -1 with errno
  * set.
  */
@@ -37,7 +52,13 @@ win_get(struct win *w, uint64_t at, size_t n, const uint8_t **pp)
 
 	if (at < w->off || at - w->off > w->len ||
 	    w->len - (size_t)(at - w->off) < want) {
-		fill = left < WIN ? (size_t)left : WIN;
+		fill = want > w->chunk ? want : w->chunk;
+		if (fill > w->cap)
+			fill = w->cap;
+		if (fill > left)
+			fill = (size_t)left;
+		if (w->chunk < w->cap / 2)
+			w->chunk *= 2;
 		while (got < fill) {
 			k = w->op->read(w->op->arg, w->p + got, fill - got,
 			    at + got);
@@ -92,8 +113,8 @@ chain_ok(struct win *w, uint64_t y)
 		crc = 0;
 		at = pos + 12;
 		for (left = len; left > 0; left -= m, at += m) {
-			if ((k = win_get(w, at, left < WIN ? (size_t)left : WIN,
-			    &q)) == -1)
+			if ((k = win_get(w, at, left < w->cap ? (size_t)left :
+			    w->cap, &q)) == -1)
 				return -1;
 			if (k == 0)
 				return 0;
@@ -112,20 +133,22 @@ chain_ok(struct win *w, uint64_t y)
 static int
 align_records(const struct part_op *op, uint64_t x, uint64_t *at)
 {
-	struct win scan = { op, NULL, 0, 0 }, chain = { op, NULL, 0, 0 };
+	struct win scan, chain;
 	uint64_t y = x, size = op->size, len;
 	const uint8_t *h;
 	size_t i;
 	ssize_t k;
 	int rc = 0, ok;
 
-	if ((scan.p = malloc(WIN)) == NULL || (chain.p = malloc(WIN)) == NULL) {
+	if (win_open(&scan, op) == -1)
+		return -1;
+	if (win_open(&chain, op) == -1) {
 		free(scan.p);
 		return -1;
 	}
 	*at = size;
 	while (size - y >= 16) {
-		if ((k = win_get(&scan, y, WIN, &h)) == -1) {
+		if ((k = win_get(&scan, y, 16, &h)) == -1) {
 			rc = -1;
 			break;
 		}
@@ -156,17 +179,17 @@ out:
 static int
 align_lines(const struct part_op *op, uint64_t x, uint64_t *at)
 {
-	struct win w = { op, NULL, 0, 0 };
+	struct win w;
 	uint64_t y = x - 1;	/* a line starts at x when byte x-1 is a newline */
 	const uint8_t *p, *nl;
 	ssize_t k;
 	int rc = 0;
 
-	if ((w.p = malloc(WIN)) == NULL)
+	if (win_open(&w, op) == -1)
 		return -1;
 	*at = op->size;
 	while (y < op->size) {
-		if ((k = win_get(&w, y, WIN, &p)) == -1) {
+		if ((k = win_get(&w, y, 1, &p)) == -1) {
 			rc = -1;
 			break;
 		}

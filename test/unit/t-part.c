@@ -5,10 +5,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
+#include "fairseq_dict.h"
 #include "part.h"
 #include "record.h"
+#include "subword.h"
 #include "tap.h"
 
 struct mem {
@@ -311,9 +314,99 @@ test_plan(void)
 	}
 }
 
+/* A temporary file holding p[0..n), opened for reading. */
+static int
+file_of(const void *p, size_t n)
+{
+	char path[] = "/tmp/t-part.XXXXXX";
+	int fd = mkstemp(path);
+
+	unlink(path);
+	if (fd == -1 || write(fd, p, n) != (ssize_t)n)
+		return -1;
+	return fd;
+}
+
+/* The readers of a range: offsets stay the file's, numbers the range's. */
+static void
+test_readers(void)
+{
+	struct buf b = { 0 };
+	uint64_t starts[10];
+	struct rec_reader *r;
+	struct sw_lines *l;
+	struct fqd_lines *q;
+	struct sw_err e;
+	const uint8_t *p;
+	size_t n, i;
+	int fd, nl, k, ok;
+
+	for (i = 0; i < 10; i++) {
+		starts[i] = b.len;
+		put_record(&b, 10 * i, (int)i);
+	}
+	fd = file_of(b.p, b.len);
+	r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	TEST(rec_reader_range(r, starts[3], starts[7] - starts[3]) == 0, "rec_reader_range");
+	for (k = 0, ok = 1; rec_read(r, &p, &n) == 1; k++)
+		ok &= n == 10 * (size_t)(3 + k) && rec_offset(r) == starts[3 + k] &&
+		    rec_index(r) == (uint64_t)k + 1;
+	TEST(ok && k == 4 && rec_error(r) == REC_OK,
+	    "a range reads its records, file offsets, numbers from the range");
+	rec_reader_free(r);
+	r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	rec_reader_range(r, starts[3], starts[7] - starts[3] - 5);
+	while (rec_read(r, &p, &n) == 1)
+		;
+	TEST(rec_error(r) == REC_TRUNC_RECORD && rec_offset(r) == starts[6] &&
+	    strstr(rec_strerror(r), "crosses the end of the part") != NULL,
+	    "a record across the range's end is a fault that says so");
+	rec_reader_free(r);
+	r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	rec_reader_range(r, starts[9], b.len - starts[9] - 1);
+	TEST(rec_read(r, &p, &n) == -1 && strstr(rec_strerror(r), "crosses") != NULL,
+	    "cut one byte short of the file: the last record crosses");
+	rec_reader_free(r);
+	r = rec_reader_open(fd, REC_AUTO, 0, 0);
+	rec_read(r, &p, &n);
+	TEST(rec_reader_range(r, 0, 10) == -1 && errno == EINVAL, "a range after reading: EINVAL");
+	rec_reader_free(r);
+	close(fd);
+	TEST(rec_sniff((const uint8_t *)"\x1f\x8b", 2) == REC_GZIP &&
+	    rec_sniff((const uint8_t *)"\x78\x9c", 2) == REC_ZLIB &&
+	    rec_sniff(b.p, 12) == REC_NONE, "rec_sniff: gzip, zlib, records");
+	buf_free(&b);
+
+	{
+		static const char text[] = "ab\ncd\ne\xff\nlast";
+
+		fd = file_of(text, sizeof(text) - 1);
+		l = sw_lines_open(fd);
+		TEST(sw_lines_range(l, 3, 7) == 0, "sw_lines_range");
+		TEST(sw_lines_next(l, &p, &n, &nl, &e) == 1 && n == 2 &&
+		    memcmp(p, "cd", 2) == 0 && sw_lines_lineno(l) == 1,
+		    "lines: the range's first line is its line 1");
+		TEST(sw_lines_next(l, &p, &n, &nl, &e) == -2 && e.offset == 7 &&
+		    e.line == 2, "lines: bad UTF-8 at the file's offset, the range's line");
+		sw_lines_free(l);
+		l = sw_lines_open(fd);
+		sw_lines_range(l, 9, 4);
+		TEST(sw_lines_next(l, &p, &n, &nl, &e) == 1 && n == 4 && !nl &&
+		    sw_lines_next(l, &p, &n, &nl, &e) == 0, "lines: the last line, no newline");
+		sw_lines_free(l);
+		q = fqd_lines_new(fd);
+		TEST(fqd_lines_range(q, 3, 3) == 0 && fqd_lines_next(q, &p, &n) == 1 &&
+		    n == 2 && fqd_lines_offset(q) == 3 && fqd_lines_count(q) == 1 &&
+		    fqd_lines_next(q, &p, &n) == 0, "fqd_lines_range: file offsets, one line");
+		fqd_lines_free(q);
+		close(fd);
+	}
+}
+
 int
 main(void)
 {
+	test_readers();
 	test_lines();
 	test_records();
 	test_whole();
