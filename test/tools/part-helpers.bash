@@ -42,3 +42,20 @@ part_law() {
 		}
 	done
 }
+
+# tok_records N SEED [DOCS]: N Example records with a 'targets' list of
+# 1..300 ids (now and then 30000), about one in ten an empty Example
+# (a document end) when DOCS is given.
+tok_records() {
+	awk -v n="$1" -v seed="$2" -v docs="${3:-}" 'BEGIN {
+		srand(seed)
+		for (i = 0; i < n; i++) {
+			if (docs != "" && rand() < 0.1) { print "{}"; continue }
+			len = 1 + int(rand() * rand() * 300)
+			if (rand() < 0.01) len = 30000
+			s = "{\"targets\":["
+			for (j = 0; j < len; j++) s = s (j ? "," : "") int(rand() * 30000)
+			print s "]}"
+		}
+	}' | tfr-cat --from-json -R
+}
