@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# The recipes of scripts/builds/: products named as upstream names them,
+# their contents, incremental rebuilds, the scale-out stages giving the
+# same bytes as one run, and the real corpora of ../shared when present.
+
+load common
+
+BUILDS="$BATS_TEST_DIRNAME/../scripts/builds"
+
+# build RECIPE ARGS...: the one-process build (make -j2 all) into $T/out.
+build() {
+	local r=$1
+	shift
+	make -s -j2 -f "$BUILDS/$r.mk" BIN="$RECPIPE_BIN" OUT="$T/out" "$@"
+}
+
+# stages RECIPE OUT N ARGS...: every stage of the recipe in order, as an
+# engine runs them: a parts stage once for each K of N, a once stage once.
+stages() {
+	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k
+	shift 3
+	make -s -f "$r" stages >"$T/stages"
+	while read -r name kind; do
+		if [ "$kind" = parts ]; then
+			for ((k = 0; k < n; k++)); do
+				make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" K="$k" "$@" || return 1
+			done
+		else
+			make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" "$@" || return 1
+		fi
+	done <"$T/stages"
+}
+
+# same_products RECIPE DIR1 DIR2: every product of DIR1 is in DIR2, equal.
+same_products() {
+	local p n=0
+	for p in $(make -s -f "$BUILDS/$1.mk" products); do
+		cmp "$2/$p" "$3/$p" || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
+# Skip unless every TOOL takes --part K/N (N > 1 runs need it).
+need_part() {
+	local t
+	for t; do
+		"$t" --part 0/2 --help >/dev/null 2>&1 || skip "$t has no --part yet"
+	done
+}
+
+# The real-corpus runs are for the normal build only: under the
+# sanitizers they would take minutes and check nothing new.
+need_fast() {
+	! grep -q __asan_init "$RECPIPE_BIN/subword-build" ||
+		skip "real-corpus build not run under AddressSanitizer"
+}
+
+# mtimes DIR: every file under DIR with its modification time.
+mtimes() {
+	(cd "$1" && find . -type f ! -name '*.tmp' -printf '%p %T@\n' | sort)
+}
+
+# changed BEFORE AFTER: the files whose time changed (or that appeared).
+changed() {
+	comm -13 "$1" "$2" | cut -d' ' -f1 | sed 's|^\./||' | sort | tr '\n' ' '
+}
+
+# An English/Chinese pair of 300 lines, with a pair whose Chinese side
+# is empty (compile_data drops it), a blank pair, and a tab inside a
+# Chinese line (kept in targets); and a dev pair of 20 lines.
+enzh_fixture() {
+	local i
+	for i in $(seq 1 300); do
+		printf 'The cat number %d sat on the mat, and the dog ran.\n' "$i"
+	done >"$T/train.en"
+	for i in $(seq 1 300); do
+		printf '第%d只猫坐在垫子上，狗跑了。\n' "$i"
+	done >"$T/train.zh"
+	sed -i '7s/.*/  /; 11s/.*//' "$T/train.zh"
+	sed -i '11s/.*//' "$T/train.en"
+	sed -i '5s/。/\t。/' "$T/train.zh"
+	for i in $(seq 1 20); do
+		printf 'A bird sang %d songs.\n' "$i"
+	done >"$T/dev.en"
+	for i in $(seq 1 20); do
+		printf '一只鸟唱了%d首歌。\n' "$i"
+	done >"$T/dev.zh"
+	ENZH=(SRC="$T/train.en" TGT="$T/train.zh" DEV_SRC="$T/dev.en" DEV_TGT="$T/dev.zh")
+}
+
+@test "t2t-translate-enzh: shards and vocabularies named as tensor2tensor names them" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	run -0 make -s -f "$BUILDS/t2t-translate-enzh.mk" products
+	[ "${#lines[@]}" -eq 13 ]
+	[ "${lines[0]}" = vocab.translate_enzh_wmt8k.8192.subwords.en ]
+	[ "${lines[1]}" = vocab.translate_enzh_wmt8k.8192.subwords.zh ]
+	[ "${lines[2]}" = translate_enzh_wmt8k-train-00000-of-00010 ]
+	[ "${lines[11]}" = translate_enzh_wmt8k-train-00009-of-00010 ]
+	[ "${lines[12]}" = translate_enzh_wmt8k-dev-00000-of-00001 ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	# 300 pairs less the two with an empty side, dealt round-robin.
+	[ "$(tfr-cat -c "$T/out"/translate_enzh_wmt8k-train-*-of-00010)" -eq 298 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-train-00000-of-00010")" -eq 30 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-train-00009-of-00010")" -eq 29 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-dev-00000-of-00001")" -eq 20 ]
+	[ "$(head -2 "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.zh")" = "$(printf "'<pad>_'\n'<EOS>_'")" ]
+}
+
+@test "t2t-translate-enzh: the records are the pairs' ids with EOS, dealt and then shuffled" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	local d=$T/out v=$T/out/vocab.translate_enzh_wmt8k.8192.subwords
+	# Every record: inputs and targets, each ending in EOS.
+	tfr-cat --flat "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/all.jsonl"
+	[ "$(jq -c 'keys' "$T/all.jsonl" | sort -u)" = '["inputs","targets"]' ]
+	[ "$(jq '.inputs[-1], .targets[-1]' "$T/all.jsonl" | sort -u)" = 1 ]
+	# The records of shard 3 are pairs 3, 13, 23 ... of the kept pairs,
+	# in another order; they decode to the text.
+	paste "$T/train.en" "$T/train.zh" | awk -F'\t' '$1 ~ /[^ ]/ && $2 ~ /[^ ]/' |
+	    awk 'NR % 10 == 4' | sort >"$T/want3"
+	subword-encode -d --strip-extraneous -f inputs -v "$v.en" \
+	    "$d/translate_enzh_wmt8k-train-00003-of-00010" >"$T/en3"
+	subword-encode -d --strip-extraneous -f targets -v "$v.zh" \
+	    "$d/translate_enzh_wmt8k-train-00003-of-00010" >"$T/zh3"
+	paste "$T/en3" "$T/zh3" >"$T/got3"
+	[ "$(sort "$T/got3")" = "$(cat "$T/want3")" ]
+	! cmp -s "$T/got3" <(awk 'NR % 10 == 4' <(paste "$T/train.en" "$T/train.zh" |
+	    awk -F'\t' '$1 ~ /[^ ]/ && $2 ~ /[^ ]/'))
+	# The tab inside a Chinese line is kept in targets.
+	subword-encode -d --strip-extraneous -f targets -v "$v.zh" \
+	    "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/zh"
+	[ "$(grep -c "$(printf '第5只猫坐在垫子上，狗跑了\t。')" "$T/zh")" -eq 1 ]
+	# The same seed gives the same bytes; another seed another order.
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/again"
+	same_products t2t-translate-enzh "$T/out" "$T/again"
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/seed2" SEED=2
+	! cmp -s "$d/translate_enzh_wmt8k-train-00003-of-00010" \
+	    "$T/seed2/translate_enzh_wmt8k-train-00003-of-00010"
+	cmp "$d/vocab.translate_enzh_wmt8k.8192.subwords.en" "$T/seed2/vocab.translate_enzh_wmt8k.8192.subwords.en"
+}
+
+@test "t2t-translate-enzh: touching one input rebuilds only what depends on it" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m0"
+	run -0 build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m1"
+	[ -z "$(changed "$T/m0" "$T/m1")" ]
+	touch "$T/dev.en"
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "text/dev.tsv tmp/dev.tfr translate_enzh_wmt8k-dev-00000-of-00001 " ]
+	touch "$T/train.en"
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m3"
+	run changed "$T/m2" "$T/m3"
+	[[ "$output" == *"vocab.translate_enzh_wmt8k.8192.subwords.en "* ]]
+	[[ "$output" == *"translate_enzh_wmt8k-train-00009-of-00010 "* ]]
+	[[ "$output" == *"translate_enzh_wmt8k-dev-00000-of-00001 "* ]]
+	[[ "$output" != *subwords.zh* ]]
+}
+
+@test "t2t-translate-enzh: stages and products follow the recipe contract" {
+	run -0 make -s -f "$BUILDS/t2t-translate-enzh.mk" stages
+	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\nencode parts\nshards once')" ]
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	stages t2t-translate-enzh "$T/n1" 1 "${ENZH[@]}"
+	same_products t2t-translate-enzh "$T/out" "$T/n1"
+	# A parts stage writes only under parts/, with K and N in the names.
+	[ -s "$T/n1/parts/count.en.0-of-1" ]
+	[ -s "$T/n1/parts/train.0-of-1.tfr" ]
+}
+
+@test "t2t-translate-enzh: N parts give the bytes of one run, N = 2, 3, 7" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	for n in 2 3 7; do
+		stages t2t-translate-enzh "$T/n$n" "$n" "${ENZH[@]}"
+		same_products t2t-translate-enzh "$T/out" "$T/n$n"
+		[ -s "$T/n$n/parts/train.$((n - 1))-of-$n.tfr" ]
+	done
+}
+
+@test "t2t-translate-enzh: the real en-zh corpus, 10 + 1 shards, vocabularies near 8192" {
+	need_shared corpus/enzh.en.xz
+	need_shared corpus/multi/flores200-devtest/zho_Hans.txt.xz
+	need_fast
+	local f n total=0 lines
+	build t2t-translate-enzh
+	for f in $(make -s -f "$BUILDS/t2t-translate-enzh.mk" products); do
+		[ -s "$T/out/$f" ]
+	done
+	for f in "$T/out"/translate_enzh_wmt8k-train-*-of-00010; do
+		n=$(tfr-cat -c "$f")
+		[ "$n" -ge 50053 ] && [ "$n" -le 50054 ]
+		total=$((total + n))
+	done
+	[ "$total" -eq 500533 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-dev-00000-of-00001")" -eq 1012 ]
+	for f in "$T/out"/vocab.translate_enzh_wmt8k.8192.subwords.*; do
+		lines=$(wc -l <"$f")
+		[ "$lines" -ge 7800 ] && [ "$lines" -le 8600 ]
+	done
+}
