@@ -31,11 +31,13 @@ stages() {
 	done <"$T/stages"
 }
 
-# same_products RECIPE DIR1 DIR2: every product of DIR1 is in DIR2, equal.
+# same_products RECIPE DIR1 DIR2 [VAR=value ...]: every product of DIR1
+# is in DIR2, equal.
 same_products() {
-	local p n=0
-	for p in $(make -s -f "$BUILDS/$1.mk" products); do
-		cmp "$2/$p" "$3/$p" || return 1
+	local r=$1 a=$2 b=$3 p n=0
+	shift 3
+	for p in $(make -s -f "$BUILDS/$r.mk" products "$@"); do
+		cmp "$a/$p" "$b/$p" || return 1
 		n=$((n + 1))
 	done
 	[ "$n" -gt 0 ]
@@ -207,4 +209,104 @@ enzh_fixture() {
 		lines=$(wc -l <"$f")
 		[ "$lines" -ge 7800 ] && [ "$lines" -le 8600 ]
 	done
+}
+
+# Five English files (a corpus dir) of documents separated by blank
+# lines, and a small BERT vocab.txt.
+electra_fixture() {
+	local f i
+	mkdir -p "$T/corpus"
+	for f in a b c d e; do
+		for i in $(seq 1 40); do
+			printf 'The cat sat on the mat %s %d times.\n' "$f" "$i"
+			printf 'A dog ran, and a bird sang.\n'
+			[ $((i % 7)) -ne 0 ] || printf '\n'
+		done >"$T/corpus/$f.txt"
+	done
+	printf '%s\n' '[PAD]' '[UNK]' '[CLS]' '[SEP]' '[MASK]' the cat sat on mat \
+	    times a dog ran bird sang , . b c d e 1 2 3 4 5 6 7 8 9 0 '##1' '##2' \
+	    '##3' '##4' '##5' '##6' '##7' '##8' '##9' '##0' >"$T/vocab.txt"
+	ELECTRA=(CORPUS_DIR="$T/corpus" VOCAB="$T/vocab.txt" MAX_SEQ_LENGTH=32)
+}
+
+@test "electra-pretrain: pretrain_data.tfrecord-I-of-1000, each job its own files" {
+	electra_fixture
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" products
+	[ "${#lines[@]}" -eq 1000 ]
+	[ "${lines[0]}" = pretrain_data.tfrecord-0-of-1000 ]
+	[ "${lines[999]}" = pretrain_data.tfrecord-999-of-1000 ]
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=10
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" products OUT_FILES=10 PROCS=2
+	[ "${#lines[@]}" -eq 10 ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	# Every example: [CLS] first, three features of the length.
+	tfr-cat --flat "$T/out"/pretrain_data.tfrecord-*-of-10 >"$T/all.jsonl"
+	[ "$(jq -c '[keys, (.input_ids | length), (.input_mask | length), (.segment_ids | length), .input_ids[0]]' \
+	    "$T/all.jsonl" | sort -u)" = '[["input_ids","input_mask","segment_ids"],32,32,32,2]' ]
+	# Job 0 has files a, c, e and writes files 0, 2, ... 8 round-robin:
+	# its examples are those of its files, in that order.
+	for f in a c e; do
+		subword-encode -m wordpiece --rules electra -v "$T/vocab.txt" -o "$T/$f.tfr" "$T/corpus/$f.txt"
+	done
+	pack-encdec -C electra --max-seq-length 32 --cls-id 2 --sep-id 3 "$T"/{a,c,e}.tfr |
+	    tfr-cat -R --split 5 -o "$T/want-%d"
+	for i in 0 1 2 3 4; do
+		cmp "$T/want-$i" "$T/out/pretrain_data.tfrecord-$((2 * i))-of-10"
+	done
+	! cmp -s "$T/out/pretrain_data.tfrecord-0-of-10" "$T/out/pretrain_data.tfrecord-1-of-10"
+}
+
+@test "electra-pretrain: a job without files writes empty files, as ELECTRA's does" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=6 OUT_FILES=12
+	[ -s "$T/out/pretrain_data.tfrecord-4-of-12" ]
+	[ -e "$T/out/pretrain_data.tfrecord-5-of-12" ]
+	[ ! -s "$T/out/pretrain_data.tfrecord-5-of-12" ]
+	[ ! -s "$T/out/pretrain_data.tfrecord-11-of-12" ]
+}
+
+@test "electra-pretrain: touching one corpus file rebuilds only its job" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m0"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m1"
+	[ -z "$(changed "$T/m0" "$T/m1")" ]
+	touch "$T/corpus/b.txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "parts/ids/b.tfr parts/job-1-of-2.done parts/job-1-of-2/00000 parts/job-1-of-2/00001 parts/job-1-of-2/00002 pretrain_data.tfrecord-1-of-6 pretrain_data.tfrecord-3-of-6 pretrain_data.tfrecord-5-of-6 " ]
+}
+
+@test "electra-pretrain: the stages give the bytes of one run for any N" {
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" stages
+	[ "$output" = "$(printf 'examples parts\nshards once')" ]
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=3 OUT_FILES=9
+	for n in 1 2 3 4; do
+		stages electra-pretrain "$T/n$n" "$n" "${ELECTRA[@]}" PROCS=3 OUT_FILES=9
+		same_products electra-pretrain "$T/out" "$T/n$n" PROCS=3 OUT_FILES=9
+	done
+	# Another number of jobs is another data set, as in ELECTRA.
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=9 OUT="$T/p2"
+	! cmp -s "$T/out/pretrain_data.tfrecord-1-of-9" "$T/p2/pretrain_data.tfrecord-1-of-9"
+}
+
+@test "electra-pretrain: English text and BERT's uncased vocab.txt" {
+	need_shared corpus/en-gutenberg.txt.xz
+	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
+	need_fast
+	mkdir "$T/corpus"
+	xz -dc "$SHARED/corpus/en-gutenberg.txt.xz" | head -n 20000 >"$T/en.txt"
+	split -n l/4 -d "$T/en.txt" "$T/corpus/part-"
+	build electra-pretrain CORPUS_DIR="$T/corpus" PROCS=2
+	local n
+	n=$(tfr-cat -c "$T/out"/pretrain_data.tfrecord-*-of-1000)
+	[ "$n" -gt 5000 ]
+	[ "$(tfr-cat -c "$T/out/pretrain_data.tfrecord-999-of-1000")" -gt 0 ]
+	[ "$(tfr-cat --flat "$T/out"/pretrain_data.tfrecord-1*-of-1000 |
+	    jq -c '[(.input_ids | length), .input_ids[0], (.input_ids | index(102) > 0)]' |
+	    sort -u)" = '[128,101,true]' ]
 }
