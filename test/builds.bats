@@ -310,3 +310,130 @@ electra_fixture() {
 	    jq -c '[(.input_ids | length), .input_ids[0], (.input_ids | index(102) > 0)]' |
 	    sort -u)" = '[128,101,true]' ]
 }
+
+# Three line-parallel languages of 61 lines: aa (words), bb (the same
+# words reversed), cc (numbers spelled out), the last in a .xz file.
+nllb_fixture() {
+	local i
+	mkdir -p "$T/text"
+	for i in $(seq 1 61); do
+		printf 'the cat %d sat on the mat and the dog ran\n' "$i"
+	done >"$T/text/aa.txt"
+	rev "$T/text/aa.txt" >"$T/text/bb.txt"
+	for i in $(seq 1 61); do
+		printf 'number %d of %d is here %d\n' "$i" "$((i * 7))" "$((i % 5))"
+	done >"$T/cc.txt"
+	xz -c "$T/cc.txt" >"$T/text/cc.txt.xz"
+	NLLB=(TEXT="$T/text" PAIRS="aa-bb aa-cc cc-bb" SHARDS=2 VOCAB_SIZE=200 MAX_TOKENS=256)
+}
+
+@test "nllb: data_bin/shardNNN/train.SRC-TGT.LANG for every direction, dict.txt with language tokens" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	run -0 make -s -f "$BUILDS/nllb.mk" products "${NLLB[@]}"
+	[ "${#lines[@]}" -eq 28 ]
+	[ "${lines[0]}" = vocab.subwords ]
+	[ "${lines[1]}" = data_bin/dict.txt ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	local s f
+	for s in 000 001; do
+		for f in aa-bb.aa aa-bb.bb aa-cc.aa aa-cc.cc cc-bb.cc cc-bb.bb; do
+			mmap-index verify "$T/out/data_bin/shard$s/train.$f"
+		done
+	done
+	# Line i goes to shard i mod 2: 31 and 30 sentences.
+	mmap-index info "$T/out/data_bin/shard000/train.aa-cc.cc" | grep -q '^sequences: *31$'
+	mmap-index info "$T/out/data_bin/shard001/train.aa-cc.cc" | grep -q '^sequences: *30$'
+	# The dictionary: the pieces' words, padded, then the languages.
+	[ "$(tail -3 "$T/out/data_bin/dict.txt")" = "$(printf '__aa__ 1\n__bb__ 1\n__cc__ 1')" ]
+	# Sentence 1 of shard 1 is line 2: its pieces' ids (line n of the
+	# dictionary is id n + 3), then </s>.
+	local want
+	want=$(sed -n 2p "$T/cc.txt" | subword-encode -v "$T/out/vocab.subwords" --output-format piece |
+	    tr ' ' '\n' | grep . | while read -r w; do
+		awk -v w="$w" '$1 == w { print NR + 3; exit }' "$T/out/data_bin/dict.txt"
+	    done | tr '\n' ' ')
+	[ "$(mmap-index cat --output-format id --range 0:1 "$T/out/data_bin/shard001/train.cc-bb.cc")" = "${want}2" ]
+}
+
+@test "nllb: batches over both shards, temperature sampling, statistics per epoch" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	local d=$T/out
+	grep -q '^epoch 1: 93 sentences in 3 pairs' "$d/batches.stats"
+	grep -q '^epoch 2: 90 sentences in 3 pairs' "$d/batches.stats"
+	# Each epoch holds every sentence of its shard once.
+	[ "$(jq -c 'select(.epoch == 1) | .ids[]' "$d/batches.jsonl" | sort -u | wc -l)" -eq 93 ]
+	[ "$(jq -c 'select(.epoch == 2) | .ids[]' "$d/batches.jsonl" | wc -l)" -eq 90 ]
+	# The batches are batch-sample's over the layout, language tokens on.
+	batch-sample batches -q --lang-pairs aa-bb,aa-cc,cc-bb --sampling-method temperature \
+	    --encoder-langtok src --decoder-langtok --dict "$d/data_bin/dict.txt" \
+	    --max-tokens 256 --epochs 2 "$d/data_bin/shard000:$d/data_bin/shard001" >"$T/want"
+	cmp "$T/want" "$d/batches.jsonl"
+}
+
+@test "nllb: with a fixed vocabulary and dictionary, one language rebuilds only its files" {
+	nllb_fixture
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	head -n -3 "$T/first/data_bin/dict.txt" >"$T/words.txt"
+	build nllb "${NLLB[@]}" VOCAB="$T/first/vocab.subwords" DICT="$T/words.txt"
+	same_products nllb "$T/first" "$T/out" "${NLLB[@]}" VOCAB="$T/first/vocab.subwords"
+	mtimes "$T/out" >"$T/m0"
+	touch "$T/text/cc.txt.xz"
+	build nllb "${NLLB[@]}" VOCAB="$T/first/vocab.subwords" DICT="$T/words.txt"
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "batches.jsonl batches.stats data_bin/shard000/train.aa-cc.cc.bin data_bin/shard000/train.aa-cc.cc.idx data_bin/shard000/train.cc-bb.cc.bin data_bin/shard000/train.cc-bb.cc.idx data_bin/shard001/train.aa-cc.cc.bin data_bin/shard001/train.aa-cc.cc.idx data_bin/shard001/train.cc-bb.cc.bin data_bin/shard001/train.cc-bb.cc.idx text/cc.s000.pieces text/cc.s000.txt text/cc.s001.pieces text/cc.s001.txt text/cc.txt " ]
+	# Without them, nothing is rebuilt when nothing changed.
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	mtimes "$T/first" >"$T/f0"
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	mtimes "$T/first" >"$T/f1"
+	[ -z "$(changed "$T/f0" "$T/f1")" ]
+}
+
+@test "nllb: the stages give the bytes of one run" {
+	run -0 make -s -f "$BUILDS/nllb.mk" stages
+	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	stages nllb "$T/n1" 1 "${NLLB[@]}"
+	same_products nllb "$T/out" "$T/n1" "${NLLB[@]}"
+	[ -s "$T/n1/parts/cc.s001.0-of-1.idx" ]
+}
+
+@test "nllb: N parts give the bytes of one run, N = 2, 3, 7" {
+	need_part subword-build subword-encode
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	for n in 2 3 7; do
+		stages nllb "$T/n$n" "$n" "${NLLB[@]}"
+		same_products nllb "$T/out" "$T/n$n" "${NLLB[@]}"
+	done
+}
+
+@test "nllb: the New Testament in five languages, two shards" {
+	need_shared corpus/multi/bible-nt/uk.txt.xz
+	need_fast
+	build nllb
+	local s f
+	for s in 000 001; do
+		for f in uk-eu.uk uk-eu.eu uk-lv.uk uk-lv.lv zu-uk.zu zu-uk.uk gu-lv.gu gu-lv.lv; do
+			mmap-index info "$T/out/data_bin/shard$s/train.$f" | grep -q '^sequences: *3297$'
+		done
+	done
+	[ "$(grep -c '^__' "$T/out/data_bin/dict.txt")" -eq 5 ]
+	grep -q '^epoch 2: 13188 sentences in 4 pairs' "$T/out/batches.stats"
+}
+
+@test "nllb: FLORES-200 devtest, English to three languages" {
+	need_shared corpus/multi/flores200-devtest/eng_Latn.txt.xz
+	need_fast
+	build nllb TEXT="$SHARED/corpus/multi/flores200-devtest" SHARDS=1 \
+	    PAIRS="eng_Latn-fra_Latn eng_Latn-zho_Hans eng_Latn-hin_Deva"
+	mmap-index info "$T/out/data_bin/shard000/train.eng_Latn-zho_Hans.zho_Hans" |
+	    grep -q '^sequences: *1012$'
+	[ "$(tail -4 "$T/out/data_bin/dict.txt" | cut -d' ' -f1 | tr '\n' ' ')" = "__eng_Latn__ __fra_Latn__ __hin_Deva__ __zho_Hans__ " ]
+	grep -q '^epoch 1: 3036 sentences in 3 pairs' "$T/out/batches.stats"
+}
