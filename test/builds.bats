@@ -189,6 +189,18 @@ enzh_fixture() {
 	done
 }
 
+@test "t2t-translate-enzh: a training file over the byte budget is sampled whole by the vocab stage" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}" BUDGET=3000
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/full"
+	# The budget samples a stride of the lines: another vocabulary.
+	! cmp -s "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.en" \
+	    "$T/full/vocab.translate_enzh_wmt8k.8192.subwords.en"
+	stages t2t-translate-enzh "$T/n3" 3 "${ENZH[@]}" BUDGET=3000
+	same_products t2t-translate-enzh "$T/out" "$T/n3"
+}
+
 @test "t2t-translate-enzh: the real en-zh corpus, 10 + 1 shards, vocabularies near 8192" {
 	need_shared corpus/enzh.en.xz
 	need_shared corpus/multi/flores200-devtest/zho_Hans.txt.xz

@@ -14,6 +14,8 @@
 #                     ../shared/corpus/multi/flores200-devtest.  To hold
 #                     out the end of your training text instead, cut it
 #                     off beforehand (head/tail) and pass both pairs.
+#   BUDGET            generate_lines_for_vocab's file_byte_budget
+#                     (default 1e8, as translate_enzh has it)
 #   SEED              seed of the shuffle (default 1).  tensor2tensor
 #                     shuffles with Python's unseeded random.shuffle, so
 #                     its order differs on every run; this one is the
@@ -60,7 +62,7 @@ K ?= 0
 
 PROBLEM := translate_enzh_wmt8k
 VOCAB_SIZE := 8192
-BUDGET := 100000000
+BUDGET ?= 100000000
 SUBTOKEN := 200
 TRAIN_SHARDS := 10
 
