@@ -13,7 +13,9 @@
 #   VOCAB       the BERT vocab.txt (default bert-base-uncased's, from
 #               ../shared/wordpiece-vocabs)
 #   LOWER       1 (the default, --do-lower-case) or 0 (--no-lower-case);
-#               STRIP_ACCENTS 1 or 0 (default: as LOWER, --do-strip-accents)
+#               STRIP_ACCENTS 1 (the default, --do-strip-accents) or 0.
+#               As in ELECTRA's tokenizer, accents are stripped only
+#               when lower-casing.
 #   MAX_SEQ_LENGTH  --max-seq-length (default 128)
 #   PROCS       --num-processes (default 1): the corpus files are dealt
 #               to PROCS jobs (file i to job i mod PROCS), and job j writes
@@ -53,7 +55,7 @@ CORPUS_DIR ?=
 CORPUS ?= $(if $(CORPUS_DIR),$(wildcard $(CORPUS_DIR)/*),$(SHARED)/corpus/en-gutenberg.txt.xz)
 VOCAB ?= $(SHARED)/wordpiece-vocabs/bert-base-uncased-vocab.txt
 LOWER ?= 1
-STRIP_ACCENTS ?= $(LOWER)
+STRIP_ACCENTS ?= 1
 MAX_SEQ_LENGTH ?= 128
 PROCS ?= 1
 OUT_FILES ?= 1000
@@ -98,7 +100,7 @@ SEP = $(call token_id,[SEP])
 
 WORDPIECE := $(SUBWORD_ENCODE) -q -m wordpiece --rules electra \
 	$(if $(filter 0,$(LOWER)),--no-lower,--lower) \
-	$(if $(filter 0,$(STRIP_ACCENTS)),--no-strip-accents,--strip-accents)
+	$(if $(filter-out 0,$(LOWER)),$(if $(filter 0,$(STRIP_ACCENTS)),--no-strip-accents,--strip-accents),--no-strip-accents)
 
 .PHONY: all stages products examples shards
 all: $(PRODUCTS)
