@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Throwaway single-node Slurm cluster on localhost, for make check-cluster.
 # Sourced by test/cluster/run.  Everything lives under one temporary
 # directory: its own munge key, socket and pid file, its own slurm.conf
@@ -68,6 +69,7 @@ cluster_start() {
 	mkdir -p "$_d/munge" "$_d/state" "$_d/spool" "$_d/log"
 	chmod 700 "$_d" "$_d/munge"
 	_host=$(hostname -s)
+	# shellcheck disable=SC2046
 	set -- $(free_ports 2)
 	ctld_port=$1
 	slurmd_port=$2
@@ -133,9 +135,9 @@ _strays() {
 	mysid=$(ps -o sid= -p $$ | tr -d ' ')
 	ps -eo pid=,sid= | while read -r pid sid; do
 		[ "$sid" = "$mysid" ] && continue
-		for f in /proc/"$_pid"/cwd /proc/"$_pid"/fd/*; do
+		for f in /proc/"$pid"/cwd /proc/"$pid"/fd/*; do
 			case $(readlink "$f" 2>/dev/null) in
-			"$CLUSTER_DIR"|"$CLUSTER_DIR"/*) echo "$_pid"; break ;;
+			"$CLUSTER_DIR"|"$CLUSTER_DIR"/*) echo "$pid"; break ;;
 			esac
 		done
 	done
