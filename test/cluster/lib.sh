@@ -106,6 +106,8 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
+# start dependent jobs at once, not a few seconds later
+SchedulerParameters=batch_sched_delay=0
 SwitchType=switch/none
 MpiDefault=none
 JobCompType=jobcomp/none
