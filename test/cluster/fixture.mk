@@ -9,6 +9,8 @@
 #   VOCAB_SIZE  target vocabulary size (default 300)
 #   SHARDS      output shards (default 2)
 #   FAIL_PART   make part K of the count stage fail (for the failure test)
+#   SLEEP       seconds each part of the count stage sleeps first (for the
+#               interruption test)
 #
 # Stages: count parts, vocab once, encode parts, shards once.  Part K of N
 # takes the K-th of N runs of consecutive lines, so the parts' records,
@@ -21,6 +23,7 @@ TEXT       ?= $(error TEXT= is required)
 VOCAB_SIZE ?= 300
 SHARDS     ?= 2
 FAIL_PART  ?=
+SLEEP      ?=
 N          ?= 1
 K          ?= 0
 
@@ -66,6 +69,7 @@ $(P)/text-%-of-$(N).txt: $(TEXT)
 	mv $@.tmp $@
 
 $(P)/counts-%-of-$(N): $(P)/text-%-of-$(N).txt
+	$(if $(SLEEP),sleep $(SLEEP))
 	$(if $(filter $*,$(FAIL_PART)),@echo "fixture: part $* fails as FAIL_PART=$(FAIL_PART) asks" >&2; exit 3)
 	$(BIN)/subword-build -q --count-only -b 1e12 -o $@ $<
 
