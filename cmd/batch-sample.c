@@ -1613,10 +1613,15 @@ print_stats(const struct batch_plan *plan)
 			batch_plan_pair_stats(plan, i, &ps);
 			fprintf(f, "%s{\"pair\":%zu,\"key\":", i ? "," : "", i);
 			json_str(f, pairs[i].key);
-			fprintf(f, ",\"size\":%" PRIu64 ",\"ratio\":%.17g,"
-			    "\"prob\":%.17g,\"virtual_size\":%" PRIu64
-			    ",\"kept\":%" PRIu64 "}", ps.size, ps.ratio, ps.prob,
-			    ps.virtual_size, ps.kept);
+			fprintf(f, ",\"size\":%" PRIu64 ",\"ratio\":", ps.size);
+			/* concatenated pairs have no ratio (fairseq: None) */
+			if (es.sampled)
+				fprintf(f, "%.17g", ps.ratio);
+			else
+				fputs("null", f);
+			fprintf(f, ",\"prob\":%.17g,\"virtual_size\":%" PRIu64
+			    ",\"kept\":%" PRIu64 "}", ps.prob, ps.virtual_size,
+			    ps.kept);
 		}
 		fputs("],\"filtered_ids\":[", f);
 		for (uint64_t i = 0; i < es.filtered; i++) {
@@ -1656,10 +1661,14 @@ print_stats(const struct batch_plan *plan)
 		fprintf(f, "  %4s %-24s %12s %9s %9s %12s %12s\n", "pair", "key",
 		    "size", "ratio", "prob", "drawn", "kept");
 		for (size_t i = 0; i < npairs; i++) {
+			char ratio[32] = "-";
+
 			batch_plan_pair_stats(plan, i, &ps);
-			fprintf(f, "  %4zu %-24s %12" PRIu64 " %9.4f %9.4f %12"
+			if (es.sampled)
+				snprintf(ratio, sizeof ratio, "%.4f", ps.ratio);
+			fprintf(f, "  %4zu %-24s %12" PRIu64 " %9s %9.4f %12"
 			    PRIu64 " %12" PRIu64 "\n", i, pairs[i].key, ps.size,
-			    ps.ratio, ps.prob, ps.virtual_size, ps.kept);
+			    ratio, ps.prob, ps.virtual_size, ps.kept);
 		}
 	}
 	if (ferror(f))

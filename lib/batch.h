@@ -252,7 +252,7 @@ int		batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
 /* Sampling and sizes of the last epoch. */
 struct batch_pair_stats {
 	uint64_t	size;		/* real sentences */
-	double		ratio;		/* r_i as upstream logs it (0 without sampling) */
+	double		ratio;		/* r_i as upstream logs it (0 without sampling: none applies) */
 	double		prob;		/* p_i = r_i / sum r (n_i / N without sampling) */
 	uint64_t	virtual_size;	/* sentences drawn from the pair this epoch */
 	uint64_t	kept;		/* of those, passing the length filter */

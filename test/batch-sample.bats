@@ -392,3 +392,21 @@ pair20() {
 	    --dict "$T/dict.txt" --encoder-langtok tgt --no-shuffle
 	[ "$(jq -c '.src_tokens[0][0]' <<<"$output")" = 6 ]
 }
+
+@test "batch-sample: --stats shows no ratio for pairs that are concatenated, not sampled" {
+	pair20
+	ds "$T/b.src" 3 4 5 6
+	ds "$T/b.tgt" 3 4 5 6
+	# without sampling every pair is taken whole: fairseq has no ratios
+	# (sample_ratios is None), and a ratio of 0 would read as "never drawn"
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --stats --json -o /dev/null
+	[ "$(jq -c '[.sampled, [.pairs[] | [.ratio, .prob, .virtual_size]]]' <<<"$stderr")" = '[false,[[null,0.8333333333333334,20],[null,0.16666666666666666,4]]]' ]
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --stats -o /dev/null
+	[ "$(awk '$2 == "x" || $2 == "y" { print $2, $4, $5, $6 }' <<<"$stderr")" = $'x - 0.8333 20\ny - 0.1667 4' ]
+	# with sampling the ratio is there
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --sampling-method uniform --stats -o /dev/null
+	[ "$(awk '$2 == "x" || $2 == "y" { print $2, $4 }' <<<"$stderr")" = $'x 1.0000\ny 1.0000' ]
+}
