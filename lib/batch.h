@@ -24,7 +24,8 @@
  *
  * API changes since the first version: batch_cutter_finish() gives up
  * to two ends (out[2]) and the drop flag; batch_set_sort_chunk() and
- * batch_set_word_limit() were added (tuning and test knobs).
+ * batch_set_word_limit() were added (tuning and test knobs);
+ * struct batch_sample gained new_src_eos and new_tgt_bos (zero them).
  */
 #ifndef RECPIPE_BATCH_H
 #define RECPIPE_BATCH_H
@@ -95,13 +96,23 @@ int		batch_cutter_finish(struct batch_cutter *c, uint64_t out[2],
 
 /* ---- collation ---- */
 
-/* One sample: tokens of source and target (tgt NULL: no target). */
+/*
+ * One sample: tokens of source and target (tgt NULL: no target).
+ * new_src_eos and new_tgt_bos, when > 0, are fairseq's
+ * TransformEosLangPairDataset (--lang-tok-replacing-bos-eos): the
+ * source's last token (which must be eos) becomes new_src_eos in
+ * src_tokens, and the first column of prev_output_tokens (eos)
+ * becomes new_tgt_bos; sizes and target are unchanged.  0 (the value
+ * of a zeroed sample) changes nothing; language tokens are never 0.
+ */
 struct batch_sample {
 	int64_t		 id;
 	const int64_t	*src;
 	size_t		 nsrc;
 	const int64_t	*tgt;
 	size_t		 ntgt;
+	int64_t		 new_src_eos;
+	int64_t		 new_tgt_bos;
 };
 
 struct batch_collate_opts {
@@ -140,7 +151,10 @@ struct batch_collated {
  * prev_output_tokens = eos then the target without its last token.
  * Either every sample has a target or none has.  n = 0 gives an empty
  * result.  Returns 0, or -1 with a message: an empty target names the
- * sample id ("sample 7: empty target"); mixed targets; no memory.
+ * sample id ("sample 7: empty target"); mixed targets; a source that
+ * does not end with eos where new_src_eos asks to replace it
+ * (upstream's assertion); new_tgt_bos with left_pad_target (upstream
+ * raises NotImplementedError); no memory.
  * *out is filled on success only.
  */
 int		batch_collate(const struct batch_sample *s, size_t n,

@@ -190,8 +190,8 @@ collate_hand(void)
 		25, 26, 27, 28, 29, 2,  21, 22, 23, 2, 1, 1
 	};
 	struct batch_sample s[4] = {
-		{ 7, s7, 3, t7, 2 }, { 3, s3, 2, t3, 4 },
-		{ 5, s5, 5, t5, 2 }, { 9, s9, 3, t9, 6 },
+		{ 7, s7, 3, t7, 2, 0, 0 }, { 3, s3, 2, t3, 4, 0, 0 },
+		{ 5, s5, 5, t5, 2, 0, 0 }, { 9, s9, 3, t9, 6, 0, 0 },
 	};
 	struct batch_collate_opts o = BATCH_COLLATE_OPTS_INIT;
 	struct batch_collated c;
@@ -219,7 +219,7 @@ collate_hand(void)
 	/* Pad tokens inside a row do not count as length. */
 	{
 		static const int64_t a[] = { 1, 5, 2 }, b[] = { 6, 7, 2 }, t[] = { 2 };
-		struct batch_sample q[2] = { { 1, a, 3, t, 1 }, { 2, b, 3, t, 1 } };
+		struct batch_sample q[2] = { { 1, a, 3, t, 1, 0, 0 }, { 2, b, 3, t, 1, 0, 0 } };
 
 		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
@@ -238,7 +238,7 @@ collate_hand(void)
 	/* An empty target is an error naming the sample. */
 	{
 		static const int64_t a[] = { 4, 2 };
-		struct batch_sample q[2] = { { 11, a, 2, a, 2 }, { 12, a, 2, a, 0 } };
+		struct batch_sample q[2] = { { 11, a, 2, a, 2, 0, 0 }, { 12, a, 2, a, 0, 0, 0 } };
 
 		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
@@ -248,12 +248,55 @@ collate_hand(void)
 	/* No targets: ntokens counts sources, no target matrices. */
 	{
 		static const int64_t a[] = { 4, 2 }, b[] = { 5, 6, 2 };
-		struct batch_sample q[2] = { { 1, a, 2, NULL, 0 }, { 2, b, 3, NULL, 0 } };
+		struct batch_sample q[2] = { { 1, a, 2, NULL, 0, 0, 0 }, { 2, b, 3, NULL, 0, 0, 0 } };
 
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
 		TEST(rc == 0 && c.target == NULL && c.prev_output_tokens == NULL &&
 		    c.ntokens == 5 && c.id[0] == 2, "monolingual collation");
 		batch_collated_free(&c);
+	}
+	/*
+	 * TransformEosLangPairDataset: the source's eos (last column when
+	 * left-padded, column length - 1 when right-padded) and the first
+	 * column of prev_output_tokens replaced, per sample.
+	 */
+	{
+		static const int64_t a[] = { 4, 2 }, b[] = { 5, 6, 2 }, t[] = { 7, 2 };
+		struct batch_sample q[2] = { { 1, a, 2, t, 2, 40, 0 },
+		    { 2, b, 3, t, 2, 50, 60 } };
+		static const int64_t srcl[] = { 5, 6, 50, 1, 4, 40 };
+		static const int64_t srcr[] = { 5, 6, 50, 4, 40, 1 };
+		static const int64_t prevr[] = { 60, 7, 2, 7 };
+
+		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == 0 && same_i64(c.src_tokens, srcl, 6) &&
+		    same_i64(c.prev_output_tokens, prevr, 4) && c.target[0] == 7 &&
+		    c.target[1] == 2 && c.src_lengths[1] == 2,
+		    "replacing eos and bos, left-padded sources");
+		batch_collated_free(&c);
+		o.left_pad_source = 0;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == 0 && same_i64(c.src_tokens, srcr, 6),
+		    "replacing eos, right-padded sources");
+		batch_collated_free(&c);
+		q[0].src = t + 1;
+		q[0].nsrc = 0;
+		q[1].src = t;
+		q[1].nsrc = 1;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == -1 && strcmp(err, "sample 2: source does not end with "
+		    "eos 2, which the language token is to replace") == 0,
+		    "a source without eos cannot have it replaced [%s]", err);
+		o.left_pad_target = 1;
+		q[1].src = b;
+		q[1].nsrc = 3;
+		q[0].new_src_eos = 0;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == -1 && strcmp(err, "sample 2: replacing the target's bos "
+		    "needs right-padded targets") == 0,
+		    "bos replacing needs right-padded targets [%s]", err);
+		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 	}
 	rc = batch_collate(NULL, 0, &o, &c, err, sizeof err);
 	TEST(rc == 0 && c.n == 0, "empty batch");
