@@ -57,7 +57,7 @@ static const char usage_text[] =
 "                            [--sampling-weights key=w,...] [--shard k/n]\n"
 "                            [--source-dict file] [--split name]\n"
 "                            [--target-dict file] [--virtual-data-size n]\n"
-"                            [data[:data ...]]\n"
+"                            [--virtual-epoch-size n] [data[:data ...]]\n"
 "       batch-sample by-size [-q] [-o file] [--batch-size n]\n"
 "                            [--fairseq-compat 0.12|main] [--max-tokens n]\n"
 "                            [--required-batch-size-multiple n] [file ...]\n"
@@ -88,7 +88,7 @@ enum {
 	OPT_MAXSRC, OPT_MAXTGT, OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT,
 	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
 	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT,
-	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING
+	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH
 };
 
 static const struct option longopts[] = {
@@ -141,6 +141,7 @@ static const struct option longopts[] = {
 	{ "shard",			required_argument,	NULL, OPT_SHARD },
 	{ "split",			required_argument,	NULL, OPT_SPLIT },
 	{ "virtual-data-size",		required_argument,	NULL, OPT_VSIZE },
+	{ "virtual-epoch-size",		required_argument,	NULL, OPT_VEPOCH },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -154,7 +155,7 @@ static const int cmd_opts[NCMD][64] = {
 	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
 	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
 	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
-	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING },
+	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH },
 	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
 	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
 	    OPT_PAD, OPT_PADMULT },
@@ -203,6 +204,7 @@ static struct {
 	double		 temperature;
 	char		*weights;
 	uint64_t	 vsize;		/* 0: default */
+	uint64_t	 vepoch;	/* --virtual-epoch-size, 0: none */
 	uint64_t	 sampling_seed;
 	int		 rebuild;
 	int		 shuffle;
@@ -556,6 +558,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_VSIZE:
 			o.vsize = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
+		case OPT_VEPOCH:
+			o.vepoch = num_arg(ch, optarg, 1, LLONG_MAX);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1089,10 +1094,16 @@ setup_pairs(int argc, char **argv)
 	}
 }
 
-/* The data directory of a --lang-pairs pair in epoch e: paths[(e - 1) mod n]. */
+/*
+ * The data directory of a --lang-pairs pair for shard epoch e (the
+ * epoch, or with virtual epochs the pass count): paths[(e - 1) mod n].
+ */
+static uint64_t dir_epoch;
+
 static void
 open_epoch(uint64_t epoch)
 {
+	dir_epoch = epoch;
 	if (o.langpairs == NULL)
 		return;
 	for (size_t i = 0; i < npairs; i++)
@@ -1796,7 +1807,7 @@ print_stats(const struct batch_plan *plan)
 		    ",\"tgt_tokens\":%" PRIu64 ",\"src_slots\":%" PRIu64
 		    ",\"tgt_slots\":%" PRIu64 ",\"src_padding\":%.6f"
 		    ",\"tgt_padding\":%.6f,\"skipped_batches\":%" PRIu64
-		    ",\"skipped_items\":%" PRIu64 ",\"pairs\":[", es.epoch,
+		    ",\"skipped_items\":%" PRIu64 ",", es.epoch,
 		    o.shard, o.nshards, es.sampled ? "true" : "false",
 		    es.rebuilt ? "true" : "false", es.real_size,
 		    es.virtual_size, es.filtered, es.batches, es.batched,
@@ -1806,6 +1817,12 @@ print_stats(const struct batch_plan *plan)
 		    ss.tgt_slots, share(ss.src_slots - ss.src_tokens, ss.src_slots),
 		    share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots),
 		    ss.skipped_batches, ss.skipped_items);
+		if (o.vepoch > 0)
+			fprintf(f, "\"virtual_epoch\":{\"pass_epoch\":%" PRIu64
+			    ",\"pass_size\":%" PRIu64 ",\"start\":%" PRIu64
+			    ",\"new_pass\":%s},", es.pass_epoch, es.pass_size,
+			    es.pass_start, es.pass_new ? "true" : "false");
+		fputs("\"pairs\":[", f);
 		for (size_t i = 0; i < npairs; i++) {
 			batch_plan_pair_stats(plan, i, &ps);
 			fprintf(f, "%s{\"pair\":%zu,\"key\":", i ? "," : "", i);
@@ -1837,6 +1854,12 @@ print_stats(const struct batch_plan *plan)
 		    npairs == 1 ? "" : "s", es.virtual_size,
 		    es.sampled ? "drawn" : "in order", es.filtered, es.batches,
 		    es.rebuilt ? "" : " (as built before)");
+		if (o.vepoch > 0)
+			fprintf(f, "  virtual epoch: items %" PRIu64 " to %" PRIu64
+			    " of %" PRIu64 " %s in epoch %" PRIu64 "%s\n",
+			    es.pass_start, es.pass_start + es.virtual_size,
+			    es.pass_size, es.sampled ? "drawn" : "permuted",
+			    es.pass_epoch, es.pass_new ? " (now)" : "");
 		if (es.dropped_tail || es.group_dropped_batches)
 			fprintf(f, "  lost: %" PRIu64 " sentences in the last "
 			    "batch (--fairseq-compat main), %" PRIu64
@@ -1880,7 +1903,8 @@ cmd_batches(int argc, char **argv)
 	struct batch_plan *plan = NULL;
 	struct batch_item *items = NULL;
 	struct batch_shard_stats ss;
-	uint64_t cap = 0;
+	uint64_t cap = 0, shard_epoch = 1;
+	int load_next = 0;
 	double *weights = NULL;
 	char err[BATCH_ERRMAX];
 
@@ -1918,18 +1942,63 @@ cmd_batches(int argc, char **argv)
 	cfg.lim.mult = (int64_t)o.mult;
 	cfg.lim.compat = o.compat_main ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
 	cfg.num_shards = (uint32_t)o.nshards;
+	cfg.virtual_epoch_size = o.vepoch;
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t e = o.epoch; e < o.epoch + o.epochs; e++) {
-		open_epoch(e);
-		if (plan == NULL || ndatadirs > 1) {
+		int load;
+
+		if (o.vepoch == 0) {
+			/* a data directory an epoch, loaded again each time */
+			load = plan == NULL || ndatadirs > 1;
+			if (load)
+				open_epoch(e);
+		} else if (plan == NULL) {
+			/*
+			 * translation_multi_simple_epoch's first load: the
+			 * shard epoch estimated from --virtual-data-size when
+			 * given (else the epoch picks the directory and the
+			 * dataset counts from 1).
+			 */
+			uint64_t per;
+
+			load = 1;
+			shard_epoch = 1;
+			if (o.vsize > 0) {
+				per = (o.vsize + o.vepoch - 1) / o.vepoch;
+				shard_epoch = (e - 1) / per + 1;
+				open_epoch(shard_epoch);
+			} else
+				open_epoch(e);
+		} else {
+			/* the next directory once a pass has been drawn again */
+			load = ndatadirs > 1 && load_next;
+			if (load)
+				open_epoch(shard_epoch);
+		}
+		if (load) {
 			batch_plan_free(plan);
 			batch_data_free(data);
 			data = load_sizes();
 			if ((plan = batch_plan_new(data, &cfg, err, sizeof err)) == NULL)
 				die("%s", err);
+			load_next = 0;
 		}
 		if (batch_plan_epoch(plan, e, (int64_t)o.shard, err, sizeof err) == -1)
 			fail("epoch %" PRIu64 ": %s", e, err);
+		if (o.vepoch > 0) {
+			struct batch_epoch_stats es;
+
+			/*
+			 * SampledMultiEpochDataset._next_global_indices(): a
+			 * pass drawn again by a dataset that had drawn one
+			 * asks for the next shard.
+			 */
+			batch_plan_stats(plan, &es);
+			if (es.pass_new && !load) {
+				shard_epoch++;
+				load_next = 1;
+			}
+		}
 		batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
 		for (uint64_t s = 0; s < ss.steps; s++) {
 			uint64_t id, n = batch_plan_step(plan, (uint32_t)o.shard, s, &id);

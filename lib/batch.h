@@ -219,9 +219,16 @@ struct batch_config {
 	int64_t		 max_target_positions;	/* <= 0: no limit (ignored for monolingual) */
 	struct batch_limits lim;
 	uint32_t	 num_shards;	/* >= 1 */
+	/*
+	 * SampledMultiEpochDataset (--virtual-epoch-size): > 0 splits
+	 * each pass over the virtual data (sampled, or concatenated) into
+	 * virtual epochs of this many items (the last one shorter); 0:
+	 * SampledMultiDataset, one pass an epoch.
+	 */
+	uint64_t	 virtual_epoch_size;
 };
 #define BATCH_CONFIG_INIT { BATCH_SAMPLING_CONCAT, 1.5, NULL, 0, 2, 1, 1, 1, \
-	0, 0, 0, 0, 0, BATCH_LIMITS_INIT, 1 }
+	0, 0, 0, 0, 0, BATCH_LIMITS_INIT, 1, 0 }
 
 /* SHA-1 of the class names mod 2^32, the first word of the sampling seed. */
 #define BATCH_HASH_SAMPLED_MULTI	1944279108u	/* SampledMultiDataset */
@@ -248,6 +255,15 @@ struct batch_plan *batch_plan_new(const struct batch_data *d,
 void		batch_plan_free(struct batch_plan *p);	/* NULL is fine */
 
 /*
+ * With virtual_epoch_size, as SampledMultiEpochDataset: a pass is
+ * established (sampling and a permutation of its items, both from
+ * RandomState([BATCH_HASH_SAMPLED_MULTI_EPOCH, sampling_seed, E]))
+ * at the first epoch E a plan is given and at every epoch whose slice
+ * starts the pass again; epoch e takes the items at positions
+ * ((e - 1) mod ceil(V / size)) * size ... of that permutation.  A plan
+ * is therefore one dataset object of fairseq's: make a new one where
+ * fairseq loads the data again.
+ *
  * Epoch 'epoch' (>= 1): sample (sampled data), order, filter and batch
  * when needed (the first call; every call when sampled or
  * rebuild_batches), then shuffle the batches with seed + epoch and
@@ -268,7 +284,8 @@ struct batch_pair_stats {
 	uint64_t	size;		/* real sentences */
 	double		ratio;		/* r_i as upstream logs it (0 without sampling: none applies) */
 	double		prob;		/* p_i = r_i / sum r (n_i / N without sampling) */
-	uint64_t	virtual_size;	/* sentences drawn from the pair this epoch */
+	uint64_t	virtual_size;	/* sentences drawn from the pair this epoch
+					   (in this virtual epoch's slice) */
 	uint64_t	kept;		/* of those, passing the length filter */
 };
 struct batch_epoch_stats {
@@ -284,6 +301,11 @@ struct batch_epoch_stats {
 	uint64_t	group_dropped_batches;	/* grouped shuffling's remainder */
 	uint64_t	group_dropped_items;
 	uint64_t	steps;		/* steps of every shard (fill batches included) */
+	/* virtual epochs only (else 0): */
+	uint64_t	pass_epoch;	/* the epoch whose seed drew the pass */
+	uint64_t	pass_size;	/* items in the pass (the virtual data size) */
+	uint64_t	pass_start;	/* position of this epoch's first item in it */
+	int		pass_new;	/* 1: the pass was drawn for this epoch */
 };
 void		batch_plan_stats(const struct batch_plan *p,
 		    struct batch_epoch_stats *st);

@@ -518,3 +518,47 @@ pair20() {
 	    --encoder-langtok src --decoder-langtok --collate
 	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[7,4]' ]
 }
+
+@test "batch-sample: --virtual-epoch-size serves a pass in slices, as SampledMultiEpochDataset" {
+	pair20
+	local a=(-p "$T/a.src,$T/a.tgt" --batch-size 1 --required-batch-size-multiple 1 --output-format ids)
+	# one pass of 20 sentences (concatenated) in slices of 8, 8 and 4:
+	# every sentence once over epochs 1-3; epoch 4 draws a new pass
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --epochs 4 --stats --json
+	[ "$(jq -s -c 'map([.virtual_size, .virtual_epoch.pass_epoch, .virtual_epoch.start, .virtual_epoch.new_pass])' <<<"$stderr")" = \
+	    '[[8,1,0,true],[8,1,8,false],[4,1,16,false],[8,4,0,true]]' ]
+	[ "$(printf '%s\n' "${lines[@]:0:20}" | sort -t: -k2 -n | tr '\n' ' ')" = "$(seq 0 19 | sed 's/^/0:/' | tr '\n' ' ')" ]
+	[ "$(printf '%s\n' "${lines[@]:20:8}" | sort | tr '\n' ' ')" != "$(printf '%s\n' "${lines[@]:0:8}" | sort | tr '\n' ' ')" ]
+	# started at epoch 2 (a resumed run), fairseq draws the pass with epoch 2's seed
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --epoch 2 --stats --json
+	[ "$(jq -c '[.virtual_epoch.pass_epoch, .virtual_epoch.start]' <<<"$stderr")" = '[2,8]' ]
+	# a size above the virtual data size is capped to it
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 99 --epochs 2 --stats --json
+	[ "$(jq -s -c 'map([.virtual_size, .virtual_epoch.pass_epoch])' <<<"$stderr")" = '[[20,1],[20,2]]' ]
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --stats
+	[[ "$stderr" == *"virtual epoch: items 0 to 8 of 20 permuted in epoch 1 (now)"* ]]
+	run -2 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 0
+	[ "${stderr%%$'\n'*}" = "batch-sample: --virtual-epoch-size: expected a positive integer, got '0'" ]
+}
+
+@test "batch-sample: with virtual epochs the next data directory comes after a new pass" {
+	mkdir -p "$T/d0" "$T/d1"
+	ds "$T/d0/train.de-en.de" 3 4 5
+	ds "$T/d0/train.de-en.en" 3 4 5
+	ds "$T/d1/train.de-en.de" 3 4 5 6 7
+	ds "$T/d1/train.de-en.en" 3 4 5 6 7
+	# translation_multi_simple_epoch: a pass drawn again asks for the next
+	# shard, loaded at the next epoch, whose new dataset draws its own pass
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --epochs 8 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -s -c 'map([.real_size, .virtual_size, .virtual_epoch.pass_epoch, .virtual_epoch.start])' <<<"$stderr")" = \
+	    '[[3,2,1,0],[3,1,1,2],[3,2,3,0],[5,2,4,0],[5,2,4,2],[5,1,4,4],[5,2,7,0],[3,1,8,2]]' ]
+	# the first directory from --virtual-data-size: epoch 3 is in the
+	# second pass of ceil(4 / 2) virtual epochs, so shard001
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --sampling-method uniform --virtual-data-size 4 --epoch 3 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '[.real_size, .virtual_epoch.pass_epoch]' <<<"$stderr")" = '[5,3]' ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --sampling-method uniform --epoch 3 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '.real_size' <<<"$stderr")" = 3 ]
+}

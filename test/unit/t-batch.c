@@ -338,6 +338,12 @@ vs(const struct ref_pair *P, const uint64_t (*vi)[2], uint64_t v, int tgt)
 	return tgt ? (q->tgt ? q->tgt[vi[v][1]] : 0) : q->src[vi[v][1]];
 }
 
+/*
+ * With c->virtual_epoch_size: the epoch whose seed drew the pass
+ * (SampledMultiEpochDataset), set by the caller.
+ */
+static uint64_t ref_pass;
+
 /* Straight from spec 5-7, small sizes only. */
 static void
 reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
@@ -346,7 +352,7 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 	static uint64_t vi[4096][2], perm[4096], tmp[4096];
 	static uint64_t draw[4096], nt[4096];
 	uint64_t V, N = 0, i, j, n, t;
-	double r[16], p[16], sum;
+	double r[16] = { 0 }, p[16], sum;
 	struct nprng g;
 	int sampled = c->sampling != BATCH_SAMPLING_CONCAT;
 
@@ -388,6 +394,10 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 			uint32_t key[3] = { BATCH_HASH_SAMPLED_MULTI, c->sampling_seed,
 			    (uint32_t)epoch };
 
+			if (c->virtual_epoch_size > 0) {
+				key[0] = BATCH_HASH_SAMPLED_MULTI_EPOCH;
+				key[2] = (uint32_t)ref_pass;
+			}
 			nprng_seed_array(&g, key, 3);
 		}
 		if (V > cs) {
@@ -410,6 +420,29 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 				}
 			}
 		}
+	}
+	if (c->virtual_epoch_size > 0) {
+		/*
+		 * SampledMultiEpochDataset: choice(V, V, replace=False) from
+		 * a fresh generator of the same seed, then the epoch's slice.
+		 */
+		uint32_t key[3] = { BATCH_HASH_SAMPLED_MULTI_EPOCH,
+		    c->sampling_seed, (uint32_t)ref_pass };
+		uint64_t E = c->virtual_epoch_size < V ? c->virtual_epoch_size : V;
+		uint64_t nve = (V + E - 1) / E, start = ((epoch - 1) % nve) * E;
+		uint64_t L = V - start < E ? V - start : E;
+
+		nprng_seed_array(&g, key, 3);
+		nprng_permutation64(&g, perm, V);
+		for (i = 0; i < L; i++) {
+			tmp[2 * i] = vi[perm[start + i]][0];
+			tmp[2 * i + 1] = vi[perm[start + i]][1];
+		}
+		for (i = 0; i < L; i++) {
+			vi[i][0] = tmp[2 * i];
+			vi[i][1] = tmp[2 * i + 1];
+		}
+		V = L;
 	}
 	o->V = V;
 	if (c->shuffle) {
@@ -654,6 +687,8 @@ pipeline_random(const char *how)
 			c.sampling = BATCH_SAMPLING_WEIGHTS;
 		if (nprng_interval(&r, 4) == 0 && c.sampling != BATCH_SAMPLING_CONCAT)
 			c.virtual_size = 1 + nprng_interval(&r, 300);
+		if (nprng_interval(&r, 3) == 0)
+			c.virtual_epoch_size = 1 + nprng_interval(&r, 250);
 		d = batch_data_new(k, n, bil, err, sizeof err);
 		for (i = 0; i < k; i++) {
 			/* In two pieces, as a streaming caller would. */
@@ -671,8 +706,9 @@ pipeline_random(const char *how)
 			continue;
 		}
 		first = 1 + nprng_interval(&r, 3);
-		for (e = first; e < first + 3; e++) {
-			int sampled = c.sampling != BATCH_SAMPLING_CONCAT;
+		for (e = first; e < first + 4; e++) {
+			int sampled = c.sampling != BATCH_SAMPLING_CONCAT ||
+			    c.virtual_epoch_size > 0;
 			uint64_t oe = sampled || c.rebuild_batches ? e : first;
 
 			shard = nprng_interval(&r, 2) == 0 ? -1 :
@@ -682,6 +718,21 @@ pipeline_random(const char *how)
 				    (unsigned long long)e, err);
 				ok = 0;
 				break;
+			}
+			if (c.virtual_epoch_size > 0) {
+				struct batch_epoch_stats es;
+
+				batch_plan_stats(pl, &es);
+				if (e == first || es.pass_start == 0)
+					ref_pass = e;
+				if (es.pass_epoch != ref_pass) {
+					printf("# case %d epoch %llu: pass drawn in "
+					    "%llu, not %llu\n", t,
+					    (unsigned long long)e,
+					    (unsigned long long)es.pass_epoch,
+					    (unsigned long long)ref_pass);
+					ok = 0;
+				}
 			}
 			reference(P, k, &c, e, oe, &o);
 			if (!compare_ref(pl, &o, &c, shard, P)) {
@@ -698,7 +749,7 @@ pipeline_random(const char *how)
 		batch_data_free(d);
 	}
 	TEST(ok, "pipeline = straight reference (%d random configurations, "
-	    "3 epochs each; %s)", PIPELINE_CASES, how);
+	    "4 epochs each; %s)", PIPELINE_CASES, how);
 }
 
 /* Hand-worked pipeline cases. */
