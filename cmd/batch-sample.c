@@ -1680,26 +1680,53 @@ load_sizes(void)
 
 			for (uint64_t a = 0; a < len; a += CHUNK) {
 				size_t k = len - a < CHUNK ? (size_t)(len - a) : CHUNK;
+				int32_t sneg = 0, tneg = 0, smx = 0, tmx = 0;
+				uint64_t ssum = 0, tsum = 0;
+				int sadd = p->stok >= 0, tadd = p->ttok >= 0;
 
+				/*
+				 * Whole blocks with branch-free scans; a fault is
+				 * looked for one sentence at a time, to name the
+				 * first as the reader meets it.
+				 */
+				mmidx_raw_sizes(p->src[part], a, k, sb);
 				for (size_t j = 0; j < k; j++) {
-					int32_t s = mmidx_raw_size(p->src[part], a + j);
-
-					if (s < 0 || (p->stok >= 0 && s == INT32_MAX))
-						die("%s: sequence %" PRIu64 ": bad size %d",
-						    mmidx_idx_path(p->src[part]), a + j,
-						    (int)s);
-					sb[j] = s + (p->stok >= 0);
-					p->srctok += (uint64_t)sb[j];
-					if (!bilingual)
-						continue;
-					s = mmidx_raw_size(p->tgt[part], a + j);
-					if (s < 0 || (p->ttok >= 0 && s == INT32_MAX))
-						die("%s: sequence %" PRIu64 ": bad size %d",
-						    mmidx_idx_path(p->tgt[part]), a + j,
-						    (int)s);
-					tb[j] = s + (p->ttok >= 0);
-					p->tgttok += (uint64_t)tb[j];
+					sneg |= sb[j];
+					smx = sb[j] > smx ? sb[j] : smx;
+					ssum += (uint64_t)(uint32_t)sb[j];
 				}
+				if (bilingual) {
+					mmidx_raw_sizes(p->tgt[part], a, k, tb);
+					for (size_t j = 0; j < k; j++) {
+						tneg |= tb[j];
+						tmx = tb[j] > tmx ? tb[j] : tmx;
+						tsum += (uint64_t)(uint32_t)tb[j];
+					}
+				}
+				if (sneg < 0 || tneg < 0 || (sadd && smx == INT32_MAX) ||
+				    (tadd && tmx == INT32_MAX))
+					for (size_t j = 0; j < k; j++) {
+						int32_t s = sb[j];
+
+						if (s < 0 || (sadd && s == INT32_MAX))
+							die("%s: sequence %" PRIu64 ": bad "
+							    "size %d",
+							    mmidx_idx_path(p->src[part]),
+							    a + j, (int)s);
+						s = bilingual ? tb[j] : 0;
+						if (s < 0 || (tadd && s == INT32_MAX))
+							die("%s: sequence %" PRIu64 ": bad "
+							    "size %d",
+							    mmidx_idx_path(p->tgt[part]),
+							    a + j, (int)s);
+					}
+				for (size_t j = 0; sadd && j < k; j++)
+					sb[j]++;
+				for (size_t j = 0; tadd && j < k; j++)
+					tb[j]++;
+				p->srctok += ssum + (sadd ? k : 0);
+				if (bilingual)
+					p->tgttok += tsum + (tadd ? k : 0);
 				if (batch_data_set(d, i, p->start[part] + a, k, sb,
 				    bilingual ? tb : NULL, err, sizeof err) == -1)
 					die("%s: %s", mmidx_idx_path(p->src[part]), err);

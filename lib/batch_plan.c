@@ -27,6 +27,8 @@
  * 2^31, else 64.  Memory for V items: A (one word each), the items of
  * the wanted batches, a few words per batch, and one chunk's arrays.
  */
+#include <sys/mman.h>
+
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -43,14 +45,37 @@
 #define BLK_SHIFT	12
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
 
+#define HUGE_MIN	((size_t)2 << 20)	/* arrays asked to live in huge pages */
+#define HUGE_ALIGN	((size_t)2 << 20)
+
+/*
+ * Arrays of an epoch are large, touched once or twice and freed: on
+ * 4 KiB pages the page faults and unmapping cost as much as a sorting
+ * pass.  From HUGE_MIN on they are aligned to and advised into
+ * transparent huge pages where the system has them (a hint: nothing
+ * changes where it is ignored).
+ */
 static void *
 xalloc(uint64_t n, size_t size)
 {
+	void *p;
+
 	if (n == 0)
 		n = 1;
 	if (n > SIZE_MAX / size)
 		return NULL;
-	return malloc((size_t)n * size);
+#ifdef MADV_HUGEPAGE
+	if ((size_t)n * size >= HUGE_MIN) {
+		size_t len = ((size_t)n * size + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+
+		if (posix_memalign(&p, HUGE_ALIGN, len) != 0)
+			return NULL;
+		(void)madvise(p, len, MADV_HUGEPAGE);
+		return p;
+	}
+#endif
+	p = malloc((size_t)n * size);
+	return p;
 }
 
 /* Most items place_chunked() sorts at once; 0: place() by buckets. */
@@ -209,8 +234,9 @@ batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
 	}
 	d->total = d->off[npairs];
 	d->st = d->bilingual ? 2 : 1;
-	if ((d->sz = calloc(d->total > 0 ? d->total : 1, 2 * d->st)) == NULL)
+	if ((d->sz = xalloc(d->total, 2 * d->st)) == NULL)
 		goto nomem;
+	memset(d->sz, 0, (size_t)(d->total > 0 ? d->total : 1) * 2 * d->st);
 	d->nblk = (size_t)(d->total >> BLK_SHIFT) + 1;
 	if ((d->blk = xalloc(d->nblk, sizeof *d->blk)) == NULL)
 		goto nomem;
@@ -279,7 +305,7 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
     size_t errlen)
 {
 	uint64_t i, g;
-	int32_t big = 0;
+	int32_t neg = 0, smx = 0, tmx = 0;
 
 	if (pair >= d->npairs || first > d->n[pair] ||
 	    count > d->n[pair] - first) {
@@ -292,39 +318,55 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "pair %zu: target sizes missing", pair);
 		return -1;
 	}
+	/* Branch-free scans (they vectorize); the slow loop names a fault. */
 	for (i = 0; i < count; i++) {
-		if (src[i] < 0 || (d->bilingual && tgt[i] < 0)) {
-			rp_seterr(err, errlen, "pair %zu: sentence %llu: negative "
-			    "size", pair, (unsigned long long)(first + i));
-			return -1;
-		}
-		if (src[i] > big)
-			big = src[i];
-		if (d->bilingual && tgt[i] > big)
-			big = tgt[i];
+		neg |= src[i];
+		smx = src[i] > smx ? src[i] : smx;
 	}
-	if (big > 65535 && !d->wide && widen(d) == -1) {
+	for (i = 0; d->bilingual && i < count; i++) {
+		neg |= tgt[i];
+		tmx = tgt[i] > tmx ? tgt[i] : tmx;
+	}
+	if (neg < 0) {
+		for (i = 0; i < count; i++)
+			if (src[i] < 0 || (d->bilingual && tgt[i] < 0))
+				break;
+		rp_seterr(err, errlen, "pair %zu: sentence %llu: negative "
+		    "size", pair, (unsigned long long)(first + i));
+		return -1;
+	}
+	if ((smx > 65535 || tmx > 65535) && !d->wide && widen(d) == -1) {
 		rp_seterr(err, errlen, "sizes: out of memory");
 		return -1;
 	}
 	g = d->off[pair] + first;
-	for (i = 0; i < count; i++, g++) {
-		uint32_t s = (uint32_t)src[i], t = d->bilingual ? (uint32_t)tgt[i] : 0;
+	if (d->wide) {
+		uint32_t *q = (uint32_t *)d->sz + g * d->st;
 
-		if (d->wide) {
-			((uint32_t *)d->sz)[g * d->st] = s;
-			if (d->bilingual)
-				((uint32_t *)d->sz)[g * d->st + 1] = t;
-		} else {
-			((uint16_t *)d->sz)[g * d->st] = (uint16_t)s;
-			if (d->bilingual)
-				((uint16_t *)d->sz)[g * d->st + 1] = (uint16_t)t;
-		}
-		if (s > d->smax)
-			d->smax = s;
-		if (t > d->tmax)
-			d->tmax = t;
+		if (d->bilingual)
+			for (i = 0; i < count; i++) {
+				q[2 * i] = (uint32_t)src[i];
+				q[2 * i + 1] = (uint32_t)tgt[i];
+			}
+		else
+			for (i = 0; i < count; i++)
+				q[i] = (uint32_t)src[i];
+	} else {
+		uint16_t *q = (uint16_t *)d->sz + g * d->st;
+
+		if (d->bilingual)
+			for (i = 0; i < count; i++) {
+				q[2 * i] = (uint16_t)src[i];
+				q[2 * i + 1] = (uint16_t)tgt[i];
+			}
+		else
+			for (i = 0; i < count; i++)
+				q[i] = (uint16_t)src[i];
 	}
+	if ((uint32_t)smx > d->smax)
+		d->smax = (uint32_t)smx;
+	if ((uint32_t)tmx > d->tmax)
+		d->tmax = (uint32_t)tmx;
 	return 0;
 }
 
@@ -1397,7 +1439,38 @@ sort_chunks(void *arg)
 			o2[i] = sum;
 			sum += k;
 		}
-		if (C == 1) {
+		if (C == 1 && w == 4 && !p->d->wide && p->d->st == 2) {
+			/*
+			 * The same for 32-bit words and 16-bit pair sizes
+			 * (the usual case), without the width tests.
+			 */
+			const uint32_t *a4 = a, *fb4 = p->fb;
+			const uint16_t *sz = p->d->sz;
+			const uint8_t *kept = p->bkept;
+			uint32_t *T4 = Tw, flag = (uint32_t)p->flag;
+
+			for (i = 0; i < n; i++) {
+				uint32_t x = a4[i];
+				uint64_t s, t, d;
+
+				if (i + PF_LSD < n) {
+					uint32_t y = a4[i + PF_LSD];
+
+					__builtin_prefetch(y & flag ? (const void *)
+					    &fb4[y & ~flag] : (const void *)&sz[2 *
+					    (uint64_t)y]);
+				}
+				if (x & flag) {
+					bucket_sizes(p, fb4[x & ~flag], &s, &t);
+				} else {
+					s = sz[2 * (uint64_t)x];
+					t = sz[2 * (uint64_t)x + 1];
+				}
+				d = o1[t]++;
+				T4[d] = x;
+				Tk[d] = (uint32_t)((kept[s * nt + t] ? 0 : ns) + s);
+			}
+		} else if (C == 1) {
 			/* Look up and scatter by target in one pass. */
 			for (i = 0; i < n; i++) {
 				uint64_t x = wget(a, i, w), s, t, d;
@@ -1419,8 +1492,15 @@ sort_chunks(void *arg)
 				Tk[d] = K2[i];
 			}
 		}
-		for (i = 0; i < n; i++)
-			wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
+		if (w == 4) {
+			uint32_t *a4 = a;
+			const uint32_t *T4 = Tw;
+
+			for (i = 0; i < n; i++)
+				a4[o2[Tk[i]]++] = T4[i];
+		} else
+			for (i = 0; i < n; i++)
+				wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
 		for (b = 0; b < p->nbuck; b++)
 			j->cnt[b * C + c] = hb[b];
 	}
