@@ -7,6 +7,11 @@ load common
 
 BUILDS="$BATS_TEST_DIRNAME/../scripts/builds"
 
+# Under make check the make these tests run is a sub-make: MAKEFLAGS then
+# carries -w, and "Entering directory" lines would mix with the names and
+# stages the recipes print.  Each make here is a make of its own.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+
 # build RECIPE ARGS...: the one-process build (make -j2 all) into $T/out.
 build() {
 	local r=$1
