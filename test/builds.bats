@@ -15,16 +15,24 @@ build() {
 }
 
 # stages RECIPE OUT N ARGS...: every stage of the recipe in order, as an
-# engine runs them: a parts stage once for each K of N, a once stage once.
+# engine runs them: the parts of a parts stage all at once (K = 0 .. N-1,
+# side by side), a once stage once.
 stages() {
-	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k
+	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k pids fail
 	shift 3
 	make -s -f "$r" stages >"$T/stages"
 	while read -r name kind; do
 		if [ "$kind" = parts ]; then
+			pids=()
 			for ((k = 0; k < n; k++)); do
-				make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" K="$k" "$@" || return 1
+				make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" K="$k" "$@" &
+				pids+=($!)
 			done
+			fail=0
+			for k in "${pids[@]}"; do
+				wait "$k" || fail=1
+			done
+			[ "$fail" -eq 0 ] || return 1
 		else
 			make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" "$@" || return 1
 		fi
