@@ -6,6 +6,9 @@
 load common
 
 BUILDS="$BATS_TEST_DIRNAME/../scripts/builds"
+# make check runs this suite under make: the recipes are run as a user
+# runs them, without its flags and variables (-w, -j, O=, ...).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
 # build RECIPE ARGS...: the one-process build (make -j2 all) into $T/out.
 build() {
