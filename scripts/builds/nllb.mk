@@ -13,6 +13,10 @@
 #               for instance eng_Latn-fra_Latn eng_Latn-zho_Hans)
 #   SHARDS      data shards (default 2): line i goes to shard i mod SHARDS,
 #               in every language alike
+#   LINES_SRC-TGT  lines of the text that direction takes (default: all),
+#               the first ones: a smaller direction, as most are in
+#               Open-NLLB, which temperature sampling draws from more
+#               often than its size (default LINES_gu-lv=1000)
 #   VOCAB_SIZE  target size of the subword vocabulary shared by all
 #               languages (default 8192), in place of Open-NLLB's shared
 #               SentencePiece model; VOCAB=file uses a vocabulary made
@@ -64,6 +68,7 @@ OUT ?= build/nllb
 BIN ?= $(if $(wildcard $(TOP)/build/bin/mmap-index),$(TOP)/build/bin,)
 TEXT ?= $(SHARED)/corpus/multi/bible-nt
 PAIRS ?= uk-eu uk-lv zu-uk gu-lv
+LINES_gu-lv ?= 1000
 SHARDS ?= 2
 VOCAB_SIZE ?= 8192
 VOCAB ?=
@@ -165,6 +170,7 @@ $(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(OUT)/text/$(3).s$(1).pieces $(D
 	$(MMAP_INDEX) build -q --input-format text --dict '$(DICT_FILE)' \
 	    -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)' '$$<'
 endef
+shard_pieces = $(OUT)/text/$(2).s$(1).pieces
 else
 # Stages.
 text: $(foreach l,$(LANGS),$(call SHARD_TXT,$(l))) $(TXT)
@@ -194,9 +200,21 @@ define data_rule
 $(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(foreach k,$(KS),$(OUT)/parts/$(3).s$(1).$(k)-of-$(N).idx) | $(OUT)/data_bin/shard$(1)
 	$(MMAP_INDEX) merge -q -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)' $$^
 endef
+shard_pieces = $(foreach k,$(KS),$(OUT)/parts/$(2).s$(1).$(k)-of-$(N).pieces)
 endif
+# A direction of LINES_SRC-TGT lines: in shard S, the sentences of the
+# first LINES lines, ceil((LINES - S) / SHARDS) of them, binarized from
+# the shard's pieces (in the stages, the parts' pieces one after the
+# other, which are the whole pieces).
+capped = $(shell awk 'BEGIN { m = $(LINES_$(2)) - $(1); print (m <= 0 ? 0 : int((m + $(SHARDS) - 1) / $(SHARDS))) }')
+define capped_rule
+$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(call shard_pieces,$(1),$(3)) $(DICT_FILE) | $(OUT)/data_bin/shard$(1)
+	cat $(call shard_pieces,$(1),$(3)) | awk 'NR <= $(call capped,$(1),$(2))' | \
+	    $(MMAP_INDEX) build -q --input-format text --dict '$(DICT_FILE)' \
+	    -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)'
+endef
 $(foreach s,$(SHARD_IDS),$(foreach p,$(PAIRS),$(foreach l,$(call src,$(p)) $(call tgt,$(p)),\
-	$(eval $(call data_rule,$(s),$(p),$(l))))))
+	$(eval $(call $(if $(LINES_$(p)),capped_rule,data_rule),$(s),$(p),$(l))))))
 # The .bin is written with its .idx (the .idx last).
 $(addsuffix .bin,$(DATA)): %.bin: %.idx
 

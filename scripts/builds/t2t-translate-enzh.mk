@@ -6,12 +6,13 @@
 # Inputs (line-parallel text, one sentence a line; .xz and .gz are
 # decompressed into $(OUT)/text first):
 #   SRC, TGT          the training pair, English and Chinese
-#                     (default ../shared/corpus/enzh.en.xz and enzh.zh.xz)
+#                     (default $(CORPUS)/enzh.en.xz and enzh.zh.xz, where
+#                     CORPUS is ../shared/corpus unless CORPUS=DIR)
 #   DEV_SRC, DEV_TGT  the dev pair.  tensor2tensor never cuts dev out of
 #                     the training text: it encodes separate files
 #                     (newsdev2017), so this build takes a pair too, by
 #                     default FLORES-200 devtest eng_Latn / zho_Hans from
-#                     ../shared/corpus/multi/flores200-devtest.  To hold
+#                     $(CORPUS)/multi/flores200-devtest.  To hold
 #                     out the end of your training text instead, cut it
 #                     off beforehand (head/tail) and pass both pairs.
 #   BUDGET            generate_lines_for_vocab's file_byte_budget
