@@ -147,8 +147,10 @@ demo: deps
 	$(MAKE) all
 	scripts/demo $(O)/bin
 
+# Every scripts/bench-* against its peer: one table, and $(O)/bench.json
+# (compared with the previous run's).  QUICK=1: smaller data.
 bench: all
-	scripts/bench $(O)/bin
+	scripts/bench $(if $(filter 1,$(QUICK)),-q) $(O)/bin
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/recpipe \
