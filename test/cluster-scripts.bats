@@ -97,3 +97,13 @@ text() {
 	[[ $output == *"fixture: part 1 fails as FAIL_PART=1 asks"* ]]
 	[ ! -e "$T/par/parts/vocab-of-3" ]
 }
+
+@test "cluster scripts: a parent make's MAKEFLAGS (-w) does not garble the stages" {
+	text
+	MAKEFLAGS=w MAKELEVEL=2 run "$SB" -n -N 2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^JOB[0-9]=' <<<"$output")" -eq 4 ]
+	MAKEFLAGS=w MAKELEVEL=2 run "$PB" -n -N 2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^parallel ' <<<"$output")" -eq 4 ]
+}
