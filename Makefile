@@ -117,8 +117,11 @@ check-deps:
 test-unit: unit
 	@for t in $(UNITS); do echo "# $$t"; $$t || exit 1; done
 
+# The suites run make themselves (the recipes, the build engines): they
+# get the environment of a shell, not this make's MAKEFLAGS (whose -w
+# would add "Entering directory" lines to what they read).
 test-bats: all
-	RECPIPE_BIN=$(CURDIR)/$(O)/bin bats $(BATS)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL RECPIPE_BIN=$(CURDIR)/$(O)/bin bats $(BATS)
 
 manlint:
 	@scripts/manlint $(MANS)

@@ -135,13 +135,11 @@ CONF
 # left by a slurmd that had to be killed.
 _strays() {
 	mysid=$(ps -o sid= -p $$ | tr -d ' ')
-	ps -eo pid=,sid= | while read -r pid sid; do
-		[ "$sid" = "$mysid" ] && continue
-		for f in /proc/"$pid"/cwd /proc/"$pid"/fd/*; do
-			case $(readlink "$f" 2>/dev/null) in
-			"$CLUSTER_DIR"|"$CLUSTER_DIR"/*) echo "$pid"; break ;;
-			esac
-		done
+	find /proc/[0-9]*/cwd /proc/[0-9]*/fd -maxdepth 1 \
+	    \( -lname "$CLUSTER_DIR" -o -lname "$CLUSTER_DIR/*" \) 2>/dev/null |
+	cut -d/ -f3 | sort -u | while read -r pid; do
+		sid=$(ps -o sid= -p "$pid" | tr -d ' ')
+		[ -n "$sid" ] && [ "$sid" != "$mysid" ] && echo "$pid"
 	done
 }
 

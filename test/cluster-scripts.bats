@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# scripts/cluster/slurm-build and parallel-build without a cluster: help,
+# usage errors, the plan they would submit (dry run), and parallel-build
+# on this machine when GNU parallel is installed.  The Slurm runs
+# themselves are make check-cluster's (test/cluster/run).
+
+load common
+
+SB="$BATS_TEST_DIRNAME/../scripts/cluster/slurm-build"
+PB="$BATS_TEST_DIRNAME/../scripts/cluster/parallel-build"
+FIXMK="$BATS_TEST_DIRNAME/cluster/fixture.mk"
+
+text() {
+	local i
+	for ((i = 0; i < 400; i++)); do
+		echo "line $((i % 17)) of the text, word$((i % 29)) 東京$((i % 5))"
+	done >"$T/text.txt"
+}
+
+@test "cluster scripts: --help prints the usage and every option" {
+	run "$SB" --help
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "usage: slurm-build "* ]]
+	for o in --parts --out --bin --partition --account --time --sbatch --poll --dry-run; do
+		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
+	done
+	run "$PB" --help
+	[ "$status" -eq 0 ]
+	[[ ${lines[0]} == "usage: parallel-build "* ]]
+	for o in --parts --out --bin --jobs --sshlogin --parallel --dry-run; do
+		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
+	done
+}
+
+@test "cluster scripts: usage errors exit 2 and say what is wrong" {
+	for s in "$SB" "$PB"; do
+		run "$s"
+		[ "$status" -eq 2 ]
+		[[ ${lines[0]} == *": no recipe" ]]
+		run "$s" --bogus "$FIXMK"
+		[ "$status" -eq 2 ]
+		[[ ${lines[0]} == *": unknown option --bogus" ]]
+		run "$s" -N 0 "$FIXMK"
+		[ "$status" -eq 2 ]
+		[[ ${lines[0]} == *": parts must be a number >= 1: 0" ]]
+		run "$s" "$FIXMK" notavar
+		[ "$status" -eq 2 ]
+		[[ ${lines[0]} == *": not VAR=value: notavar" ]]
+		run "$s" "$T/none.mk"
+		[ "$status" -eq 1 ]
+		[[ ${lines[0]} == *"none.mk: no such recipe" ]]
+	done
+}
+
+@test "slurm-build -n: a job array per parts stage, each stage after the one before" {
+	text
+	run "$SB" -n -N 3 -o "$T/out" -p short -A proj -t 10 --sbatch=--mem=1G \
+		"$FIXMK" TEXT="$T/text.txt"
+	[ "$status" -eq 0 ]
+	# a shell script: JOBi=$(sbatch ...) for stage i
+	grep -q -- '^JOB0=$(sbatch .*--array=0-2 --output=.*/logs/count-%a.log' <<<"$output"
+	grep -q -- '^JOB1=$(sbatch .*--job-name=fixture-vocab .*--output=.*/logs/vocab.log --dependency=afterok:$JOB0 ' <<<"$output"
+	grep -q -- '^JOB2=$(sbatch .*--array=0-2 .*--dependency=afterok:$JOB1 ' <<<"$output"
+	grep -q -- '--partition=short --account=proj --time=10 --mem=1G' <<<"$output"
+	# the job script of a part: the stage with N and the array task as K
+	grep -q "fixture.mk count .* N=3 K=\"\$SLURM_ARRAY_TASK_ID\"$" "$T/out/logs/count.sh"
+	! grep -q 'K=' "$T/out/logs/vocab.sh"
+	[ "$(grep -c '^JOB[0-9]=' <<<"$output")" -eq 4 ]
+}
+
+@test "slurm-build: a recipe whose stages are not NAME parts|once is refused" {
+	printf 'stages:\n\t@echo count sometimes\n' >"$T/bad.mk"
+	run "$SB" -n "$T/bad.mk"
+	[ "$status" -eq 1 ]
+	[[ $output == *"stages: not \"NAME parts\" or \"NAME once\": count sometimes"* ]]
+}
+
+@test "parallel-build: the products are those of the one-process run" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	make -s -f "$FIXMK" OUT="$T/one" BIN="$RECPIPE_BIN" TEXT="$T/text.txt" VOCAB_SIZE=100
+	run "$PB" -N 3 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" VOCAB_SIZE=100
+	[ "$status" -eq 0 ]
+	[[ $output == *"all stages completed"* ]]
+	for p in vocab train-00000-of-00002 train-00001-of-00002; do
+		cmp "$T/one/$p" "$T/par/$p"
+	done
+	[ -s "$T/par/logs/encode-2.log" ]
+}
+
+@test "parallel-build: a failed part is named with the end of its log, exit 1" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	run "$PB" -N 3 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" FAIL_PART=1
+	[ "$status" -eq 1 ]
+	[[ $output == *"stage count task 1 of 3 failed: exit 2;"* ]]
+	[[ $output == *"fixture: part 1 fails as FAIL_PART=1 asks"* ]]
+	[ ! -e "$T/par/parts/vocab-of-3" ]
+}
+
+@test "cluster scripts: a parent make's MAKEFLAGS (-w) does not garble the stages" {
+	text
+	MAKEFLAGS=w MAKELEVEL=2 run "$SB" -n -N 2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^JOB[0-9]=' <<<"$output")" -eq 4 ]
+	MAKEFLAGS=w MAKELEVEL=2 run "$PB" -n -N 2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^parallel ' <<<"$output")" -eq 4 ]
+}
