@@ -318,7 +318,35 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "pair %zu: target sizes missing", pair);
 		return -1;
 	}
-	/* Branch-free scans (they vectorize); the slow loop names a fault. */
+	g = d->off[pair] + first;
+	if (!d->wide && d->bilingual) {
+		/*
+		 * The usual case in one pass: 16-bit pairs stored while
+		 * checked; a size that does not fit or is negative sends it
+		 * to the general path below, which stores everything again.
+		 */
+		uint16_t *q = (uint16_t *)d->sz + 2 * g;
+		uint32_t any = 0;
+
+		for (i = 0; i < count; i++) {
+			uint32_t a = (uint32_t)src[i], b = (uint32_t)tgt[i];
+
+			any |= a | b;
+			smx = (int32_t)a > smx ? (int32_t)a : smx;
+			tmx = (int32_t)b > tmx ? (int32_t)b : tmx;
+			q[2 * i] = (uint16_t)a;
+			q[2 * i + 1] = (uint16_t)b;
+		}
+		if (any <= 65535) {
+			if ((uint32_t)smx > d->smax)
+				d->smax = (uint32_t)smx;
+			if ((uint32_t)tmx > d->tmax)
+				d->tmax = (uint32_t)tmx;
+			return 0;
+		}
+		smx = tmx = 0;
+	}
+	/* Branch-free scans; the slow loop names a fault. */
 	for (i = 0; i < count; i++) {
 		neg |= src[i];
 		smx = src[i] > smx ? src[i] : smx;
@@ -339,7 +367,6 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "sizes: out of memory");
 		return -1;
 	}
-	g = d->off[pair] + first;
 	if (d->wide) {
 		uint32_t *q = (uint32_t *)d->sz + g * d->st;
 
@@ -1017,6 +1044,24 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				for (q = 0; q < m; q++)
 					wset(p->A, v + i + q, off + buf[q], p->w);
 			}
+		} else if (!p->sampled && p->w == 4 && p->dense &&
+		    !d->wide && d->st == 2) {
+			/* The same for 32-bit words and 16-bit pair sizes. */
+			const uint16_t *sz = (const uint16_t *)d->sz + 2 * off;
+			uint32_t *a4 = (uint32_t *)p->A + v;
+
+			for (i = 0; i < c; i++) {
+				uint64_t b = sz[2 * i] * p->tw + sz[2 * i + 1];
+
+				a4[i] = (uint32_t)(off + i);
+				p->bcount[b]++;
+				kept += p->bkept[b];
+			}
+			v += c;
+			p->nfilt += c - kept;
+			p->kept[j] = kept;
+			p->nkept += kept;
+			continue;
 		} else if (!p->sampled) {
 			/* Sizes in order: no look-ahead needed, one loop. */
 			for (i = 0; i < c; i++, v++) {
