@@ -164,6 +164,47 @@ cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
 	return nout;
 }
 
+/*
+ * After a push of ntok, push up to k more items of the same size at
+ * once while none of them can close a batch, and return how many.
+ * The width stays w = max(wmax, tmax, ntok) over such a run, so the
+ * pushes that close nothing are those whose count stays at most
+ * min(S, T / w); among them the aligned counts commit the tail, the
+ * last of them setting end.  Same state as pushing one at a time.
+ */
+static inline uint64_t
+cutter_skip(struct batch_cutter *c, int64_t ntok, uint64_t k)
+{
+	int64_t T = c->lim.max_tokens, S = c->lim.max_sentences, w;
+	uint64_t M = (uint64_t)c->lim.mult, L = UINT64_MAX, c0, m, cmax, ca;
+
+	if (k == 0)
+		return 0;
+	w = c->wmax > c->tmax ? c->wmax : c->tmax;
+	if (ntok > w)
+		w = ntok;
+	if (S > 0)
+		L = (uint64_t)S;
+	if (T > 0 && w > 0 && (uint64_t)(T / w) < L)
+		L = (uint64_t)(T / w);
+	c0 = c->pos + 1 - c->start;	/* count of the next push */
+	if (L == UINT64_MAX || c0 > L)
+		return 0;
+	m = L - c0 + 1;
+	if (m > k)
+		m = k;
+	cmax = c0 + m - 1;
+	ca = cmax < M ? cmax : cmax / M * M;	/* last aligned count */
+	if (ca >= c0) {
+		c->end = c->start + ca;
+		c->wmax = w;
+		c->tmax = ca == cmax ? 0 : ntok;
+	} else if (ntok > c->tmax)
+		c->tmax = ntok;
+	c->pos += m;
+	return m;
+}
+
 int
 batch_cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
     char *err, size_t errlen)
@@ -1148,13 +1189,15 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 			continue;
 		bucket_sizes(p, b, &s, &t);
 		ntok = (int64_t)(s > t ? s : t);
-		for (i = 0; i < p->bcount[b]; i++) {
+		for (i = 0; i < p->bcount[b];) {
 			if ((r = cutter_push(&cut, ntok, out, err,
 			    errlen)) == -1)
 				return -1;
 			for (q = 0; q < r; q++)
 				if (push_end(p, out[q], &cap) == -1)
 					goto nomem;
+			i++;
+			i += cutter_skip(&cut, ntok, p->bcount[b] - i);
 		}
 	}
 	r = batch_cutter_finish(&cut, out, &drop);
