@@ -1123,6 +1123,34 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				wset(p->A, v + i, off + idx, p->w);
 			}
 		}
+		if (p->w == 4 && p->dense && !d->wide && d->st == 2) {
+			/* The loop below for 32-bit words and 16-bit pairs. */
+			uint32_t *a4 = (uint32_t *)p->A + v, flag = (uint32_t)p->flag;
+			const uint16_t *sz = d->sz;
+
+			for (i = 0; i < c; i++) {
+				uint64_t g = a4[i], b;
+
+				if (i + PF_FILL < c)
+					__builtin_prefetch(&sz[2 * (uint64_t)a4[i +
+					    PF_FILL]]);
+				b = sz[2 * g] * p->tw + sz[2 * g + 1];
+				p->bcount[b]++;
+				if (p->bkept[b]) {
+					kept++;
+				} else if (flag == 0) {
+					p->nfilt++;
+				} else {
+					t = p->nfilt;
+					add_filtered(p, v + i, g, b);
+					a4[i] = flag | (uint32_t)t;
+				}
+			}
+			v += c;
+			p->kept[j] = kept;
+			p->nkept += kept;
+			continue;
+		}
 		for (i = 0; i < c; i++, v++) {
 			uint64_t g = wget(p->A, v, p->w), b;
 
