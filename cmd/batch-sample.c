@@ -1584,8 +1584,11 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 			q = out_room(36);
 			if (i > 0)
 				*q++ = ' ';
-			/* pairs and indices are below 2^63 */
-			q = exjson_format_i64((int64_t)it[i].pair, q);
+			/* pairs and indices are below 2^63; most pairs one digit */
+			if (it[i].pair < 10)
+				*q++ = (char)('0' + it[i].pair);
+			else
+				q = exjson_format_i64((int64_t)it[i].pair, q);
 			*q++ = ':';
 			q = exjson_format_i64((int64_t)it[i].index, q);
 			out.len = (size_t)(q - out.p);
@@ -1604,7 +1607,10 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 			if (i > 0)
 				*q++ = ',';
 			*q++ = '[';
-			q = exjson_format_i64((int64_t)it[i].pair, q);
+			if (it[i].pair < 10)
+				*q++ = (char)('0' + it[i].pair);
+			else
+				q = exjson_format_i64((int64_t)it[i].pair, q);
 			*q++ = ',';
 			q = exjson_format_i64((int64_t)it[i].index, q);
 			*q++ = ']';

@@ -182,7 +182,8 @@ void		batch_data_free(struct batch_data *d);	/* NULL is fine */
  * is ignored for monolingual data (and may be NULL).  Sizes must be
  * 0 .. INT32_MAX.  Returns 0, or -1 with a message for a range outside
  * the pair, a negative size, or no memory (storage widens from 16 to
- * 32 bits when a size above 65535 arrives).
+ * 32 bits when a size above 65535 arrives); after a failure the sizes
+ * of that range are unspecified.
  */
 int		batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		    uint64_t count, const int32_t *src, const int32_t *tgt,

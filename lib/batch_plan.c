@@ -164,6 +164,47 @@ cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
 	return nout;
 }
 
+/*
+ * After a push of ntok, push up to k more items of the same size at
+ * once while none of them can close a batch, and return how many.
+ * The width stays w = max(wmax, tmax, ntok) over such a run, so the
+ * pushes that close nothing are those whose count stays at most
+ * min(S, T / w); among them the aligned counts commit the tail, the
+ * last of them setting end.  Same state as pushing one at a time.
+ */
+static inline uint64_t
+cutter_skip(struct batch_cutter *c, int64_t ntok, uint64_t k)
+{
+	int64_t T = c->lim.max_tokens, S = c->lim.max_sentences, w;
+	uint64_t M = (uint64_t)c->lim.mult, L = UINT64_MAX, c0, m, cmax, ca;
+
+	if (k == 0)
+		return 0;
+	w = c->wmax > c->tmax ? c->wmax : c->tmax;
+	if (ntok > w)
+		w = ntok;
+	if (S > 0)
+		L = (uint64_t)S;
+	if (T > 0 && w > 0 && (uint64_t)(T / w) < L)
+		L = (uint64_t)(T / w);
+	c0 = c->pos + 1 - c->start;	/* count of the next push */
+	if (L == UINT64_MAX || c0 > L)
+		return 0;
+	m = L - c0 + 1;
+	if (m > k)
+		m = k;
+	cmax = c0 + m - 1;
+	ca = cmax < M ? cmax : cmax / M * M;	/* last aligned count */
+	if (ca >= c0) {
+		c->end = c->start + ca;
+		c->wmax = w;
+		c->tmax = ca == cmax ? 0 : ntok;
+	} else if (ntok > c->tmax)
+		c->tmax = ntok;
+	c->pos += m;
+	return m;
+}
+
 int
 batch_cutter_push(struct batch_cutter *c, int64_t ntok, uint64_t out[2],
     char *err, size_t errlen)
@@ -318,7 +359,35 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "pair %zu: target sizes missing", pair);
 		return -1;
 	}
-	/* Branch-free scans (they vectorize); the slow loop names a fault. */
+	g = d->off[pair] + first;
+	if (!d->wide && d->bilingual) {
+		/*
+		 * The usual case in one pass: 16-bit pairs stored while
+		 * checked; a size that does not fit or is negative sends it
+		 * to the general path below, which stores everything again.
+		 */
+		uint16_t *q = (uint16_t *)d->sz + 2 * g;
+		uint32_t any = 0;
+
+		for (i = 0; i < count; i++) {
+			uint32_t a = (uint32_t)src[i], b = (uint32_t)tgt[i];
+
+			any |= a | b;
+			smx = (int32_t)a > smx ? (int32_t)a : smx;
+			tmx = (int32_t)b > tmx ? (int32_t)b : tmx;
+			q[2 * i] = (uint16_t)a;
+			q[2 * i + 1] = (uint16_t)b;
+		}
+		if (any <= 65535) {
+			if ((uint32_t)smx > d->smax)
+				d->smax = (uint32_t)smx;
+			if ((uint32_t)tmx > d->tmax)
+				d->tmax = (uint32_t)tmx;
+			return 0;
+		}
+		smx = tmx = 0;
+	}
+	/* Branch-free scans; the slow loop names a fault. */
 	for (i = 0; i < count; i++) {
 		neg |= src[i];
 		smx = src[i] > smx ? src[i] : smx;
@@ -339,7 +408,6 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "sizes: out of memory");
 		return -1;
 	}
-	g = d->off[pair] + first;
 	if (d->wide) {
 		uint32_t *q = (uint32_t *)d->sz + g * d->st;
 
@@ -1017,6 +1085,24 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 				for (q = 0; q < m; q++)
 					wset(p->A, v + i + q, off + buf[q], p->w);
 			}
+		} else if (!p->sampled && p->w == 4 && p->dense &&
+		    !d->wide && d->st == 2) {
+			/* The same for 32-bit words and 16-bit pair sizes. */
+			const uint16_t *sz = (const uint16_t *)d->sz + 2 * off;
+			uint32_t *a4 = (uint32_t *)p->A + v;
+
+			for (i = 0; i < c; i++) {
+				uint64_t b = sz[2 * i] * p->tw + sz[2 * i + 1];
+
+				a4[i] = (uint32_t)(off + i);
+				p->bcount[b]++;
+				kept += p->bkept[b];
+			}
+			v += c;
+			p->nfilt += c - kept;
+			p->kept[j] = kept;
+			p->nkept += kept;
+			continue;
 		} else if (!p->sampled) {
 			/* Sizes in order: no look-ahead needed, one loop. */
 			for (i = 0; i < c; i++, v++) {
@@ -1036,6 +1122,34 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 
 				wset(p->A, v + i, off + idx, p->w);
 			}
+		}
+		if (p->w == 4 && p->dense && !d->wide && d->st == 2) {
+			/* The loop below for 32-bit words and 16-bit pairs. */
+			uint32_t *a4 = (uint32_t *)p->A + v, flag = (uint32_t)p->flag;
+			const uint16_t *sz = d->sz;
+
+			for (i = 0; i < c; i++) {
+				uint64_t g = a4[i], b;
+
+				if (i + PF_FILL < c)
+					__builtin_prefetch(&sz[2 * (uint64_t)a4[i +
+					    PF_FILL]]);
+				b = sz[2 * g] * p->tw + sz[2 * g + 1];
+				p->bcount[b]++;
+				if (p->bkept[b]) {
+					kept++;
+				} else if (flag == 0) {
+					p->nfilt++;
+				} else {
+					t = p->nfilt;
+					add_filtered(p, v + i, g, b);
+					a4[i] = flag | (uint32_t)t;
+				}
+			}
+			v += c;
+			p->kept[j] = kept;
+			p->nkept += kept;
+			continue;
 		}
 		for (i = 0; i < c; i++, v++) {
 			uint64_t g = wget(p->A, v, p->w), b;
@@ -1103,13 +1217,15 @@ batches(struct batch_plan *p, char *err, size_t errlen)
 			continue;
 		bucket_sizes(p, b, &s, &t);
 		ntok = (int64_t)(s > t ? s : t);
-		for (i = 0; i < p->bcount[b]; i++) {
+		for (i = 0; i < p->bcount[b];) {
 			if ((r = cutter_push(&cut, ntok, out, err,
 			    errlen)) == -1)
 				return -1;
 			for (q = 0; q < r; q++)
 				if (push_end(p, out[q], &cap) == -1)
 					goto nomem;
+			i++;
+			i += cutter_skip(&cut, ntok, p->bcount[b] - i);
 		}
 	}
 	r = batch_cutter_finish(&cut, out, &drop);

@@ -80,6 +80,15 @@ regenerate(struct nprng *r)
 	}
 	y = (mt[NPRNG_N - 1] & MT_UPPER) | (mt[0] & MT_LOWER);
 	mt[NPRNG_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ (-(y & 1) & MT_MATRIX);
+	/* Tempering the whole block at once: a loop that vectorizes. */
+	for (k = 0; k < NPRNG_N; k++) {
+		y = mt[k];
+		y ^= y >> 11;
+		y ^= (y << 7) & 0x9d2c5680u;
+		y ^= (y << 15) & 0xefc60000u;
+		y ^= y >> 18;
+		r->out[k] = y;
+	}
 	r->i = 0;
 }
 
@@ -90,11 +99,7 @@ next32(struct nprng *r)
 
 	if (__builtin_expect(r->i >= NPRNG_N, 0))
 		regenerate(r);
-	y = r->mt[r->i++];
-	y ^= y >> 11;
-	y ^= (y << 7) & 0x9d2c5680u;
-	y ^= (y << 15) & 0xefc60000u;
-	y ^= y >> 18;
+	y = r->out[r->i++];
 	return y;
 }
 
@@ -160,6 +165,20 @@ nprng_interval(struct nprng *r, uint64_t max)
 	return interval(r, max);
 }
 
+/* interval() for max < 2^32 (the same draws). */
+static inline __attribute__((always_inline)) uint64_t
+interval32(struct nprng *r, uint64_t max)
+{
+	uint32_t m, v;
+
+	if (max == 0)
+		return 0;
+	m = UINT32_MAX >> __builtin_clz((uint32_t)max);
+	while ((v = next32(r) & m) > (uint32_t)max)
+		;
+	return v;
+}
+
 /*
  * Fisher-Yates from the top, one interval() per position.  The
  * positions drawn do not depend on the contents, so for big arrays
@@ -168,14 +187,14 @@ nprng_interval(struct nprng *r, uint64_t max)
  */
 #define LOOK	64
 
-#define SHUFFLE_BODY(T) do {						\
+#define SHUFFLE_BODY(T, INTERVAL) do {						\
 	size_t i, ring[LOOK], ahead;					\
 									\
 	if (n < 2)							\
 		return;							\
 	if (n < ((size_t)1 << 15)) {					\
 		for (i = n - 1; i > 0; i--) {				\
-			size_t j = (size_t)interval(r, i);	\
+			size_t j = (size_t)INTERVAL(r, i);	\
 			T t = x[i];					\
 									\
 			x[i] = x[j];					\
@@ -185,7 +204,7 @@ nprng_interval(struct nprng *r, uint64_t max)
 	}								\
 	/* ring[i % LOOK] holds the j of position i once drawn. */	\
 	for (ahead = n - 1; ahead > n - 1 - LOOK; ahead--) {		\
-		size_t j = (size_t)interval(r, ahead);		\
+		size_t j = (size_t)INTERVAL(r, ahead);		\
 									\
 		ring[ahead % LOOK] = j;					\
 		__builtin_prefetch(&x[j], 1);				\
@@ -195,7 +214,7 @@ nprng_interval(struct nprng *r, uint64_t max)
 		T t;							\
 									\
 		if (ahead > 0) {					\
-			size_t q = (size_t)interval(r, ahead);	\
+			size_t q = (size_t)INTERVAL(r, ahead);	\
 									\
 			ring[ahead % LOOK] = q;				\
 			__builtin_prefetch(&x[q], 1);			\
@@ -210,13 +229,19 @@ nprng_interval(struct nprng *r, uint64_t max)
 void
 nprng_shuffle32(struct nprng *r, uint32_t *x, size_t n)
 {
-	SHUFFLE_BODY(uint32_t);
+	if (n <= ((size_t)1 << 32))
+		SHUFFLE_BODY(uint32_t, interval32);
+	else
+		SHUFFLE_BODY(uint32_t, interval);
 }
 
 void
 nprng_shuffle64(struct nprng *r, uint64_t *x, size_t n)
 {
-	SHUFFLE_BODY(uint64_t);
+	if (n <= ((size_t)1 << 32))
+		SHUFFLE_BODY(uint64_t, interval32);
+	else
+		SHUFFLE_BODY(uint64_t, interval);
 }
 
 void

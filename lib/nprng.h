@@ -19,7 +19,8 @@
 
 struct nprng {
 	uint32_t	mt[NPRNG_N];
-	unsigned	i;		/* next word of mt; NPRNG_N = regenerate */
+	uint32_t	out[NPRNG_N];	/* mt tempered, made with each block */
+	unsigned	i;		/* next word of out; NPRNG_N = regenerate */
 };
 
 /* RandomState(seed), np.random.seed(seed): init_genrand. */
