@@ -14,7 +14,7 @@ setup() {
 	cat >"$T/s/bench-aa" <<'S'
 #!/bin/sh
 echo "aa: human output, BINDIR $1"
-echo "RESULT workload=aa.copy recpipe_s=${A_S:-0.5} recpipe_cpu=0.4 peer=\"cat -v\" peer_s=2.0 peer_cpu=1.0 goal=0.3"
+echo "RESULT workload=aa.copy recpipe_s=${A_S:-0.5} recpipe_cpu=${A_CPU:-0.4} peer=\"cat -v\" peer_s=2.0 peer_cpu=1.0 goal=0.3"
 echo "RESULT workload=aa.alone recpipe_s=${B_S:-3} goal_s=2"
 echo "RESULT workload=aa.quoted recpipe_s=1 peer=published peer_s=4 quoted=1"
 S
@@ -47,8 +47,8 @@ row() {
 	[[ "$output" == *"written: $T/build/bench.json"* ]]
 	local j="$T/build/bench.json"
 	[ "$(jq -r '.results | map(.workload) | join(",")' "$j")" = aa.copy,aa.alone,aa.quoted,bb.first ]
-	[ "$(jq -c '.results[0] | [.script, .recpipe_s, .peer, .peer_s, .ratio, .cpu_ratio, .goal_ratio, .met, .peer_measured]' "$j")" = \
-	    '["bench-aa",0.5,"cat -v",2,0.25,0.4,0.3,true,true]' ]
+	[ "$(jq -c '.results[0] | [.script, .recpipe_s, .peer, .peer_s, .ratio, .cpu_ratio, .goal_ratio, .met, .met_cpu, .peer_measured]' "$j")" = \
+	    '["bench-aa",0.5,"cat -v",2,0.25,0.4,0.3,true,false,true]' ]
 	[ "$(jq -c '.results[1] | [.ratio, .goal_s, .met]' "$j")" = '[null,2,false]' ]
 	[ "$(jq -c '.results[2] | [.peer_measured, .met]' "$j")" = '[false,null]' ]
 	[ "$(jq -c '.failed' "$j")" = '["bench-bb"]' ]
@@ -62,6 +62,14 @@ row() {
 	[ "$(row aa.alone)" = "aa.alone 1.500 - - - - <= 2 s 3.000 s met" ]
 	[ "$(jq -c '.results[0] | [.ratio, .last_ratio]' "$T/build/bench.json")" = '[0.5,0.25]' ]
 	[ "$(jq -c '.results[1] | [.recpipe_s, .last_recpipe_s]' "$T/build/bench.json")" = '[1.5,3]' ]
+}
+
+@test "bench: a goal met by CPU time only is shown as such" {
+	A_S=0.8 A_CPU=0.2 B_S=2.5 run "$T/s/bench" "$T/build/bin"
+	[ "$(row aa.copy)" = "aa.copy 0.800 cat -v 2.000 0.4 0.2 <= 0.3x - met (cpu)" ]
+	[ "$(row aa.alone)" = "aa.alone 2.500 - - - - <= 2 s - MISSED" ]
+	[ "$(jq -c '.results[0] | [.met, .met_cpu]' "$T/build/bench.json")" = '[false,true]' ]
+	[ "$(jq -c '.results[1] | [.met, .met_cpu]' "$T/build/bench.json")" = '[false,false]' ]
 }
 
 @test "bench: BENCH picks benchmarks, BENCH_JSON moves the JSON, -q is recorded" {

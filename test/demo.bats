@@ -122,6 +122,15 @@ lengths() {
 	[ ! -e "$T/demo/corpus.txt" ]
 }
 
+@test "demo: the corpus.txt an earlier run left can be the corpus of the next" {
+	DEMO_CORPUS="$T/small.txt" "$DEMO" "$RECPIPE_BIN" "$T/demo" >/dev/null
+	cp "$T/small.txt" "$T/demo/corpus.txt"
+	DEMO_CORPUS="$T/demo/corpus.txt" run "$DEMO" "$RECPIPE_BIN" "$T/demo"
+	[ "$status" -eq 0 ]
+	cmp "$T/small.txt" "$T/demo/corpus.txt"
+	report_line "4 dataset" | grep -q " 300 sentences, "
+}
+
 @test "demo: DEMO_CORPUS runs it on another text" {
 	printf 'one two three\nfour five six seven\n\neight\n' >"$T/c.txt"
 	DEMO_CORPUS="$T/c.txt" run "$DEMO" "$RECPIPE_BIN" "$T/demo"
