@@ -179,6 +179,30 @@ sq_errkind(const struct sq_conv *c)
 	return c == NULL ? SQ_ENOMEM : c->err;
 }
 
+size_t
+sq_input_need(const struct sq_conv *c, size_t i)
+{
+	if (i >= c->nin)
+		return SIZE_MAX;
+	switch (c->kind) {
+	case SQ_PASSTHROUGH:
+	case SQ_PREPACKED_LM:
+	case SQ_PREPACKED_PREFIXLM:
+		return SIZE_MAX;
+	case SQ_PREFIXLM:
+	case SQ_PREFIXSUFFIXLM:
+		/* Inputs, targets and suffixes are cut to their sum together. */
+		if (i < c->pass0)
+			return (size_t)c->L[0];
+		break;
+	default:
+		break;
+	}
+	if ((int)i == c->in_tseg)
+		return (size_t)c->Lt;	/* read only when it has that length */
+	return c->in_len[i] >= 0 ? (size_t)c->in_len[i] : SIZE_MAX;
+}
+
 enum sq_kind
 sq_resolved(const struct sq_conv *c)
 {
@@ -1100,6 +1124,15 @@ sq_check_length(const char *name, size_t n, long expected, int strict,
 	return 0;
 }
 
+static void
+misfit_msg(const char *name, const char *label, int64_t v, size_t j,
+    char *msg, size_t msgsz)
+{
+	snprintf(msg, msgsz, "Dataset has incorrect type for feature '%s' "
+	    "during %s validation: Got int64, expected int32 (value %lld at "
+	    "index %zu)", name, label, (long long)v, j);
+}
+
 int
 sq_check_feature(const char *name, int type, const char *tname,
     const int64_t *v, size_t n, const char *label, char *msg, size_t msgsz)
@@ -1119,10 +1152,7 @@ sq_check_feature(const char *name, int type, const char *tname,
 	}
 	for (j = 0; j < n; j++)
 		if (v[j] < INT32_MIN || v[j] > INT32_MAX) {
-			snprintf(msg, msgsz, "Dataset has incorrect type for "
-			    "feature '%s' during %s validation: Got int64, "
-			    "expected int32 (value %lld at index %zu)", name,
-			    label, (long long)v[j], j);
+			misfit_msg(name, label, v[j], j, msg, msgsz);
 			return -1;
 		}
 	return 0;
@@ -1139,8 +1169,14 @@ validate(struct sq_conv *c, const struct sq_feat *f)
 		if (f[i].type == SQ_ABSENT && c->kind == SQ_PAD)
 			continue;
 		if (sq_check_feature(c->in_name[i], f[i].type, f[i].tname,
-		    f[i].v, num && !f[i].small ? f[i].n : 0, "input_validation", c->msg,
-		    sizeof c->msg) == -1) {
+		    f[i].v, num && !f[i].small ? f[i].n : 0,
+		    "input_validation", c->msg, sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
+		if (num && f[i].small == SQ_CHECKED && f[i].bad != SIZE_MAX) {
+			misfit_msg(c->in_name[i], "input_validation", f[i].badv,
+			    f[i].bad, c->msg, sizeof c->msg);
 			c->err = SQ_EDATA;
 			return -1;
 		}

@@ -125,8 +125,18 @@ struct sq_feat {
 	const int64_t	*v;
 	size_t		 n;
 	const char	*tname;		/* SQ_OTHER: "string", "float32", ... */
-	int		 small;		/* 1: every value is in 0 .. 2^28 (fits int32); 0: unknown */
+	/*
+	 * 1: every value is in 0 .. 2^28 (fits int32); 0: unknown.
+	 * SQ_CHECKED: the caller has checked every value, so v may hold
+	 * only the first sq_input_need() of the n values; 'bad' is then the
+	 * index of the first value that does not fit int32 (SIZE_MAX: none)
+	 * and 'badv' that value (both unread otherwise).
+	 */
+	int		 small;
+	size_t		 bad;
+	int64_t		 badv;
 };
+#define SQ_CHECKED	2
 
 enum sq_errkind {
 	SQ_OK,
@@ -150,6 +160,13 @@ void		 sq_free(struct sq_conv *c);	/* NULL is fine */
 const char	*sq_strerror(const struct sq_conv *c);
 enum sq_errkind	 sq_errkind(const struct sq_conv *c);
 
+/*
+ * How many leading values of input i (an int64 list) the converter
+ * reads, beside its length: SIZE_MAX when it may read them all (the
+ * pre-packed LM converters, pass-through without a length, ...).  A
+ * caller may hand over only that many, with small SQ_CHECKED.
+ */
+size_t		 sq_input_need(const struct sq_conv *c, size_t i);
 /* The converter actually run (SQ_DECODER resolves here). */
 enum sq_kind	 sq_resolved(const struct sq_conv *c);
 
