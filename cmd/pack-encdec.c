@@ -140,9 +140,17 @@ data_error(const char *fmt, ...)
  * Memory ran out while decoding the current record: a fault like any
  * other, so the rows before it are written as at a bad record.
  */
+/*
+ * Memory set aside at the start and given back when memory runs out,
+ * so that the rows before the fault can still be encoded and written.
+ */
+static void *oom_reserve;
+
 static _Noreturn void
 decode_oom(void)
 {
+	free(oom_reserve);
+	oom_reserve = NULL;
 	end_at_fault();
 	die("%s: record %ju at offset %ju: out of memory", cur_file,
 	    (uintmax_t)cur_record, (uintmax_t)cur_offset);
@@ -1034,6 +1042,7 @@ main(int argc, char **argv)
 	struct outfile of;
 	struct sq_conv *c = NULL, *cerr = NULL;
 	struct sq_electra *e = NULL;
+	size_t rsv, k;
 	int fd, i, first, rval = 0;
 
 	setprogname(argv[0]);
@@ -1052,6 +1061,11 @@ main(int argc, char **argv)
 		the_conv = c;
 		fault_conv = c;
 	}
+	/* About an encoded row of every length at 10 bytes a value, twice. */
+	rsv = (size_t)(o.electra ? o.maxlen : 0);
+	for (k = 0; k < o.cfg.nlen; k++)
+		rsv += (size_t)o.cfg.len_val[k];
+	oom_reserve = malloc(64 * rsv + (1u << 20));
 
 	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
 		out_check(outname);
@@ -1105,6 +1119,7 @@ main(int argc, char **argv)
 	sq_electra_free(e);
 	ex_free(&cur_ex);
 	free(rowfeat);
+	free(oom_reserve);
 	buf_free(&outbuf);
 	close_stdout();
 	return rval;

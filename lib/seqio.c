@@ -1602,6 +1602,8 @@ push_prepacked_lm(struct sq_conv *c, const struct sq_feat *f)
 int
 sq_push(struct sq_conv *c, const struct sq_feat *f)
 {
+	int rv;
+
 	if (c->err != SQ_OK)
 		return -1;
 	c->st.records++;
@@ -1623,13 +1625,23 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 	if (c->kind == SQ_PAD)
 		return push_pad(c);
 	if (!c->pack)
-		return push_unpacked(c, f);
-	count_nonzero(c);
-	if (c->custom)
-		return pack_t2t(c);
-	if (c->strategy != SQ_SEQIO)
-		return pack_ours(c);
-	return pack_seqio(c);
+		rv = push_unpacked(c, f);
+	else {
+		count_nonzero(c);
+		if (c->custom)
+			rv = pack_t2t(c);
+		else if (c->strategy != SQ_SEQIO)
+			rv = pack_ours(c);
+		else
+			rv = pack_seqio(c);
+	}
+	/*
+	 * Every allocation comes before the record is placed: out of
+	 * memory leaves the rows as the records before it made them.
+	 */
+	if (rv == -1 && c->err == SQ_ENOMEM)
+		c->untaken = 1;
+	return rv;
 }
 
 int
@@ -1662,16 +1674,17 @@ sq_finish(struct sq_conv *c)
 int
 sq_finish_before(struct sq_conv *c)
 {
+	enum sq_errkind was = c->err;
 	int rv;
 
 	if (c->err == SQ_OK)
 		return sq_finish(c);
-	if (c->err != SQ_EDATA || !c->untaken)
+	if ((c->err != SQ_EDATA && c->err != SQ_ENOMEM) || !c->untaken)
 		return -1;
 	c->err = SQ_OK;
 	rv = sq_finish(c);
 	if (c->err == SQ_OK)
-		c->err = SQ_EDATA;
+		c->err = was;
 	c->untaken = 0;
 	return rv;
 }
@@ -2459,9 +2472,10 @@ bytes_to_row(struct sq_conv *c)
 	size_t k, s, m, at;
 	uint64_t x = 0;
 
-	c->bopen = 0;
+	/* Out of memory, the byte row stays open for sq_finish_before(). */
 	if ((r = row_get(c)) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	c->bopen = 0;
 	for (k = 0; k < c->nk; k++) {
 		bk = &c->brow.k[k];
 		q = c->bb[k];

@@ -233,9 +233,10 @@ int		 sq_finish(struct sq_conv *c);
 /*
  * End of the good input before a fault: sq_finish(), also after a
  * sq_push() that failed input validation (a missing or mistyped
- * feature, a length check), which refuses the record whole; the rows
- * are those the records before it give.  Returns 0, or -1 when a
- * failure left the rows unknown (any other error) or sq_finish() failed.
+ * feature, a length check) or ran out of memory, either of which
+ * refuses the record whole; the rows are those the records before it
+ * give.  Returns 0, or -1 when a failure left the rows unknown (any
+ * other error) or sq_finish() failed.
  */
 int		 sq_finish_before(struct sq_conv *c);
 

@@ -504,3 +504,22 @@ many() {
 	cmp "$T/in.a" "$T/in.b"
 	[ "$(tfr-cat -c "$T/a.tfr")" = 1 ]
 }
+
+@test "pack-encdec: running out of memory for a new open row is a fault like a bad record: the rows of the records before it are written" {
+	local a
+	(ulimit -v 120000 && pack-encdec -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	grep -qa __asan_init "$(command -v pack-encdec)" && skip "ulimit -v under ASan"
+	# Every record fills a row of its own (1.5 MB of row for 64 KB of record).
+	"$BATS_TEST_DIRNAME/tools/big-record" 65000 targets 5 | tfr-cat --no-crc -R --type raw >"$T/one.tfr"
+	for i in $(seq 200); do cat "$T/one.tfr"; done >"$T/many.tfr"
+	for a in "--strategy best-fit --window 100000" "--strategy first-fit --window 100000" --custom-ops; do
+		run -1 --separate-stderr bash -c 'ulimit -v 120000; pack-encdec -C lm -l targets=65536 $1 -o "$2" --keep-partial "$3"' _ "$a" "$T/out.tfr" "$T/many.tfr"
+		[[ "$stderr" =~ ^pack-encdec:\ $T/many.tfr:\ record\ ([0-9]+)\ at\ offset\ [0-9]+:\ out\ of\ memory$ ]] || { echo "$a: $stderr"; false; }
+		k=${BASH_REMATCH[1]}
+		[ "$k" -gt 0 ]
+		# One row per record before it, as a run on those records writes.
+		tfr-cat -R -n "$k" "$T/many.tfr" >"$T/good.tfr"
+		pack-encdec -C lm -l targets=65536 $a -o "$T/want.tfr" "$T/good.tfr"
+		cmp "$T/out.tfr" "$T/want.tfr" || { echo "$a: $(tfr-cat -c "$T/out.tfr") rows for $k records"; false; }
+	done
+}
