@@ -896,28 +896,36 @@ cp_class(const struct sw_vocab *v, uint32_t cp)
 	return cp_flags(v, cp);
 }
 
+#define SMALL_POOL	4096	/* vocabulary bytes indexed without a bitmap */
+
 /* Index the entries already in v->pool/v->off: trie, alphabet. */
 static int
 vocab_index(struct sw_vocab *v)
 {
 	static const char escchars[] = "\\_u;0123456789";
 	uint8_t *seen;
-	size_t i, end, acap = 0;
+	size_t i, k, end, acap = 0;
 	uint32_t cp;
 	int m;
 
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
-	/* The alphabet: each code point once (a bit says seen), sorted. */
-	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
-		return -1;
+	/*
+	 * The alphabet: each code point once (a bit says seen), sorted.  A
+	 * small vocabulary takes every code point, then sorts and drops the
+	 * repeats, which is cheaper than clearing the bitmap.
+	 */
 	end = v->off[v->n];
+	seen = NULL;
+	if (end > SMALL_POOL && (seen = calloc(0x110000 / 8, 1)) == NULL)
+		return -1;
 	for (i = 0; i < end; i += (size_t)m) {
 		m = sw_u8(v->pool + i, &cp);
 		if (cp < 128)
 			v->ascii[cp] = 1;
-		else if (!(seen[cp >> 3] & (1u << (cp & 7)))) {
-			seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
+		else if (seen == NULL || !(seen[cp >> 3] & (1u << (cp & 7)))) {
+			if (seen != NULL)
+				seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
 			if (sw_grow(&v->alpha, &acap, v->nalpha + 1,
 			    sizeof(*v->alpha)) == -1) {
 				free(seen);
@@ -926,9 +934,15 @@ vocab_index(struct sw_vocab *v)
 			v->alpha[v->nalpha++] = cp;
 		}
 	}
-	free(seen);
 	if (v->nalpha > 0)
 		qsort(v->alpha, v->nalpha, sizeof(*v->alpha), cmp_u32);
+	if (seen == NULL && v->nalpha > 0) {
+		for (i = 1, k = 1; i < v->nalpha; i++)
+			if (v->alpha[i] != v->alpha[k - 1])
+				v->alpha[k++] = v->alpha[i];
+		v->nalpha = k;
+	}
+	free(seen);
 	if ((v->bmp = calloc(0x10000 / 8, 1)) == NULL)
 		return -1;
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)

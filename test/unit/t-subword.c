@@ -539,6 +539,42 @@ test_build(void)
 	sw_counts_free(d);
 }
 
+/*
+ * The builder's alphabet is every code point of the tokens once, those
+ * at the ends of its bitmap words and of Unicode included.
+ */
+static void
+test_build_alphabet(void)
+{
+	static const char *const cps[] = { "?", "@", "\x7f", "\xc2\x80",
+	    "\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf" };
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	const uint8_t *s;
+	size_t i, j, n, k, found;
+
+	sw_build_opts_init(&o);
+	o.max_subtoken_len = 1;
+	for (i = 0; i < sizeof cps / sizeof cps[0]; i++)
+		sw_counts_add(c, (const uint8_t *)cps[i], strlen(cps[i]), 3);
+	sw_counts_add(c, S("\xf4\x8f\xbf\xbf?\xf0\x90\x80\x80"), 1);
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "build over the edges of the code point range");
+	for (i = 0; v != NULL && i < sizeof cps / sizeof cps[0]; i++) {
+		k = strlen(cps[i]);
+		for (j = found = 0; j < sw_vocab_size(v); j++) {
+			s = sw_vocab_entry(v, (int64_t)j, &n);
+			found += n == k && memcmp(s, cps[i], k) == 0;
+		}
+		TEST_INT(found, ==, 1, "code point %zu is in the alphabet once", i);
+	}
+	/* 2 reserved, <>padEOS \\_u;0-9 (22), the 7 code points. */
+	TEST(v != NULL && sw_vocab_size(v) == 2 + 22 + 7, "and nothing else");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
 static void
 test_lines(void)
 {
@@ -644,6 +680,7 @@ main(void)
 	test_sampler();
 	test_counts();
 	test_build();
+	test_build_alphabet();
 	test_lines();
 	test_utf8_check();
 	test_encode_paths();
