@@ -734,7 +734,9 @@ suffix_sort(struct build *b)
 			while (h < dist) {
 				uint32_t kk = u8len(b->pool[x]);
 
-				if (memcmp(b->pool + x, b->pool + y, kk) != 0)
+				/* A suffix at the end of the pool may be shorter. */
+				if (y + kk > b->plen || x + kk > b->plen ||
+				    memcmp(b->pool + x, b->pool + y, kk) != 0)
 					break;
 				x += kk;
 				y += kk;

@@ -575,6 +575,34 @@ test_build_alphabet(void)
 	sw_counts_free(c);
 }
 
+/*
+ * A suffix that ends the pool of escaped tokens, next to a longer one
+ * whose next character takes several bytes: the common prefix stops
+ * there, nothing is read past the pool (found by fuzz-vocab; ASan).
+ */
+static void
+test_build_pool_end(void)
+{
+	static const char cf[] = "#subword-counts 1\n3\t\\t\n3\t"
+	    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+	    "\xf0\x9f\x98\x80 \n3\t! \n3\t\" (\n3\t'\n3\t) [\n9\t, \n6\t-\n6\t.\n";
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	struct sw_err e;
+
+	TEST(sizeof cf - 1 == 101 &&
+	    sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	    "the count file reads");
+	sw_build_opts_init(&o);
+	o.iterations = 2;
+	o.max_subtoken_len = 3;
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "and builds");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
 static void
 test_lines(void)
 {
@@ -681,6 +709,7 @@ main(void)
 	test_counts();
 	test_build();
 	test_build_alphabet();
+	test_build_pool_end();
 	test_lines();
 	test_utf8_check();
 	test_encode_paths();
