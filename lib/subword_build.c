@@ -838,6 +838,16 @@ keep(struct build *b, size_t *nk, int64_t cnt, uint32_t lb, uint32_t h)
  * The alphabet character of a chain that starts at length 1 gets the
  * count left to it.
  */
+/*
+ * Counts add up without overflow: a count file may give any count up to
+ * INT64_MAX, and a substring's count sums them; such sums stop there.
+ */
+static inline int64_t
+cnt_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
@@ -878,8 +888,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			}
 			up = ok ? x.c : x.acc;
 			if (st[top].h >= l) {
-				st[top].c += x.c;
-				st[top].acc += up;
+				st[top].c = cnt_add(st[top].c, x.c);
+				st[top].acc = cnt_add(st[top].acc, up);
 			} else {
 				top++;
 				st[top].h = l;
@@ -907,7 +917,7 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			st[top].c = w;
 			st[top].acc = 0;
 		} else
-			st[top].c += w;
+			st[top].c = cnt_add(st[top].c, w);
 	}
 	/* The stack can be as deep as the longest token: give it back. */
 	free(b->stack);

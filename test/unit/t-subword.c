@@ -603,6 +603,31 @@ test_build_pool_end(void)
 	sw_counts_free(c);
 }
 
+/*
+ * Counts near INT64_MAX: a substring's count, their sum, stops at
+ * INT64_MAX instead of overflowing (found by fuzz-vocab; UBSan).
+ */
+static void
+test_build_huge_counts(void)
+{
+	static const char cf[] = "#subword-counts 1\n3\t\\t\n6\t   \n"
+	    "7777777777777777777\temoj)\n";
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	struct sw_err e;
+
+	TEST(sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	    "a count file with counts near 2^63 reads");
+	sw_build_opts_init(&o);
+	o.iterations = 2;
+	o.max_subtoken_len = 6;
+	v = sw_build(c, 0, &o);
+	TEST(v != NULL, "and builds");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
 static void
 test_lines(void)
 {
@@ -710,6 +735,7 @@ main(void)
 	test_build();
 	test_build_alphabet();
 	test_build_pool_end();
+	test_build_huge_counts();
 	test_lines();
 	test_utf8_check();
 	test_encode_paths();
