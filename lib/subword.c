@@ -1521,7 +1521,7 @@ out:
  */
 static int
 put_tokens(const struct buf *cat, size_t upto, struct buf *tok, int *prev,
-    struct buf *out)
+    int *open, struct buf *out)
 {
 	size_t start, end;
 	int cur, k;
@@ -1530,11 +1530,18 @@ put_tokens(const struct buf *cat, size_t upto, struct buf *tok, int *prev,
 		const uint8_t *u = memchr(cat->p + start, '_', upto - start);
 
 		end = u ? (size_t)(u - cat->p) : upto;
-		if (end == start)
+		if (end == start && !*open)
 			continue;
 		tok->len = 0;
 		if (sw_unescape(cat->p + start, end - start, tok) == -1)
 			return -1;
+		if (*open) {
+			/* The rest of a token begun: its space was written. */
+			*open = 0;
+			if (sw_put(out, tok->p, tok->len) == -1)
+				return -1;
+			continue;
+		}
 		if (tok->len == 0)
 			continue;
 		cur = is_alnum_at(tok->p, &k);
@@ -1570,6 +1577,72 @@ put_held(const struct sw_vocab *v, struct sw_decoder *d)
 	return 0;
 }
 
+/*
+ * Where sw_unescape() of p[0 .. n) could change with more bytes: at a
+ * backslash ending the text or followed by digits up to its end.  n
+ * when there is no such place.
+ */
+static size_t
+unescape_final(const uint8_t *p, size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		if (p[i] != '\\') {
+			i++;
+			continue;
+		}
+		if (i + 1 >= n)
+			return i;
+		if (p[i + 1] == 'u' || p[i + 1] == '\\') {
+			i += 2;
+			continue;
+		}
+		for (j = i + 1; j < n && p[j] >= '0' && p[j] <= '9'; j++)
+			;
+		if (j > i + 1 && j >= n)
+			return i;
+		i = j > i + 1 && p[j] == ';' ? j + 1 : i + 1;
+	}
+	return n;
+}
+
+/*
+ * A token (no '_' in d->cat) longer than the decoder holds: write what
+ * is final of it, its space first when it is the token's beginning.
+ * Cuts come at doubled lengths, so an escape that never ends costs
+ * linear time.
+ */
+static int
+put_long_token(struct sw_decoder *d, struct buf *out)
+{
+	size_t hold = d->hold ? d->hold : (size_t)1 << 20, c;
+	int cur, k;
+
+	if (d->cat.len <= hold || d->cat.len < 2 * d->tried)
+		return 0;
+	d->tried = d->cat.len;
+	if ((c = unescape_final(d->cat.p, d->cat.len)) == 0)
+		return 0;
+	d->tok.len = 0;
+	if (sw_unescape(d->cat.p, c, &d->tok) == -1)
+		return -1;
+	if (!d->open) {
+		cur = is_alnum_at(d->tok.p, &k);
+		if (d->prev && cur && sw_put(out, " ", 1) == -1)
+			return -1;
+		d->prev = cur;
+		d->open = 1;
+	}
+	if (sw_put(out, d->tok.p, d->tok.len) == -1)
+		return -1;
+	memmove(d->cat.p, d->cat.p + c, d->cat.len - c);
+	d->cat.len -= c;
+	d->scanned = d->cat.len;
+	d->tried = d->cat.len;
+	return 0;
+}
+
 int
 sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
     const int64_t *ids, size_t n, int strip_extraneous, struct buf *out)
@@ -1592,17 +1665,22 @@ sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
 		if (put_piece(v, ids[i], &d->cat) == -1)
 			return -1;
 	}
-	/* The tokens ended by a '_' are final. */
-	for (upto = d->cat.len; upto > 0 && d->cat.p[upto - 1] != '_'; upto--)
+	/* The tokens ended by a '_' are final (only new bytes can hold one). */
+	for (upto = d->cat.len; upto > d->scanned && d->cat.p[upto - 1] != '_';
+	    upto--)
 		;
-	if (upto == 0)
-		return 0;
-	if (put_tokens(&d->cat, upto, &d->tok, &d->prev, out) == -1)
+	if (upto == d->scanned) {
+		d->scanned = d->cat.len;
+		return put_long_token(d, out);
+	}
+	if (put_tokens(&d->cat, upto, &d->tok, &d->prev, &d->open, out) == -1)
 		return -1;
 	u = d->cat.p + upto;
 	memmove(d->cat.p, u, d->cat.len - upto);
 	d->cat.len -= upto;
-	return 0;
+	d->scanned = d->cat.len;
+	d->tried = 0;
+	return put_long_token(d, out);
 }
 
 int
@@ -1611,7 +1689,7 @@ sw_decode_end(const struct sw_vocab *v, struct sw_decoder *d, struct buf *out)
 	int rc;
 
 	(void)v;
-	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, out);
+	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, &d->open, out);
 	buf_free(&d->cat);
 	buf_free(&d->tok);
 	buf_free(&d->held);
