@@ -460,6 +460,91 @@ out_commit(struct outfile *o)
 	return 0;
 }
 
+int
+out_commit_group(struct outfile **v, size_t n, size_t *failed)
+{
+	sigset_t all, old;
+	char **keep, *lost;
+	size_t i, j, len, done = 0;
+	int e = 0, rv = 0;
+
+	*failed = SIZE_MAX;
+	if ((keep = calloc(n ? n : 1, sizeof *keep)) == NULL)
+		return -1;
+	if ((lost = calloc(n ? n : 1, 1)) == NULL) {
+		free(keep);
+		return -1;
+	}
+	/* A signal waits until the group is in place or rolled back. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	/* Hard links keep the files that the renames replace. */
+	for (i = 0; i < n && rv == 0; i++) {
+		if (!v[i]->active)
+			continue;
+		len = strlen(v[i]->tmp) + 5;
+		if ((keep[i] = malloc(len)) == NULL) {
+			e = errno;
+			*failed = i;
+			rv = -1;
+			break;
+		}
+		snprintf(keep[i], len, "%s.old", v[i]->tmp);
+		if (link(v[i]->path, keep[i]) == -1) {
+			/* An old file that cannot be kept stays replaced. */
+			lost[i] = errno != ENOENT;
+			free(keep[i]);
+			keep[i] = NULL;
+		}
+	}
+	/* v[0 .. done) are renamed. */
+	for (; rv == 0 && done < n; done++) {
+		if (!v[done]->active)
+			continue;
+		if ((v[done]->fd >= 0 && close(v[done]->fd) == -1) ||
+		    rename(v[done]->tmp, v[done]->path) == -1) {
+			e = errno;
+			v[done]->fd = -1;
+			*failed = done;
+			rv = -1;
+			break;
+		}
+		v[done]->fd = -1;
+	}
+	if (rv == -1)
+		/* Back to the old files, newest first. */
+		for (j = done; j-- > 0;) {
+			if (!v[j]->active)
+				continue;
+			if (keep[j] == NULL && !lost[j])
+				unlink(v[j]->path);
+			else if (rename(keep[j], v[j]->path) == 0) {
+				free(keep[j]);
+				keep[j] = NULL;
+			}
+		}
+	for (i = 0; i < n; i++) {
+		if (keep[i] != NULL)
+			unlink(keep[i]);
+		free(keep[i]);
+		if (i < done && v[i]->active)
+			forget(v[i], 0);
+		else if (rv == -1)
+			out_abort(v[i]);	/* its temporary, or a device */
+	}
+	free(keep);
+	free(lost);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (i = 0; rv == 0 && i < n; i++)
+		if (v[i]->direct && out_commit(v[i]) == -1) {
+			e = errno;
+			*failed = i;
+			rv = -1;
+		}
+	errno = e;
+	return rv;
+}
+
 void
 out_abort(struct outfile *o)
 {

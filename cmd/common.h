@@ -89,6 +89,18 @@ int	out_open(struct outfile *o, const char *path);
 int	out_commit(struct outfile *o);	/* 0, or -1 with errno */
 void	out_abort(struct outfile *o);
 /*
+ * Commit v[0 .. n) as a group (tfr-cat --split): every rename, or none.
+ * While the temporaries are renamed into place, a hard link keeps each
+ * old file they replace; when a rename fails, the names renamed before
+ * it get their old files back (or are removed if they had none), the
+ * remaining temporaries are removed, and -1 is returned with errno and
+ * *failed, the index of the output that failed.  Signals wait for the
+ * end.  Not atomic against a crash mid-group (kill -9, power loss), nor
+ * on a file system without hard links, where an old file cannot be
+ * kept.  Devices and FIFOs (written in place) are only closed.
+ */
+int	out_commit_group(struct outfile **v, size_t n, size_t *failed);
+/*
  * Whether 'path' can be a named output: not empty, not a directory,
  * in a directory that exists and that we may write (or a device or
  * FIFO we may write).  Returns 0, or -1 with errno set.  "-" is fine.

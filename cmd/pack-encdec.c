@@ -22,6 +22,9 @@
 #include "seqio.h"
 
 #define DEFAULT_SEED	0
+/* Records longer than this are not decoded whole (see fetch_big()). */
+#define BIG_RECORD	(16u << 20)
+#define LAZY_MIN	(1u << 20)
 
 static const char usage_text[] =
 "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
@@ -86,7 +89,6 @@ static uint64_t cur_record;	/* its 0-based record number */
 static uint64_t cur_offset;	/* and the offset of that record */
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 static struct example cur_ex;	/* the decoded record (pad mode) */
-static struct ex_builder builder;
 static const struct sq_conv *the_conv;	/* for the pad-mode callback */
 static struct sq_conv *fault_conv;	/* to finish at a fault */
 static struct sq_electra *electra;
@@ -141,9 +143,17 @@ data_error(const char *fmt, ...)
  * Memory ran out while decoding the current record: a fault like any
  * other, so the rows before it are written as at a bad record.
  */
+/*
+ * Memory set aside at the start and given back when memory runs out,
+ * so that the rows before the fault can still be encoded and written.
+ */
+static void *oom_reserve;
+
 static _Noreturn void
 decode_oom(void)
 {
+	free(oom_reserve);
+	oom_reserve = NULL;
 	end_at_fault();
 	die("%s: record %ju at offset %ju: out of memory", cur_file,
 	    (uintmax_t)cur_record, (uintmax_t)cur_offset);
@@ -422,6 +432,122 @@ emit_brow(void *arg, const struct sq_brow *row)
 	return 0;
 }
 
+/*
+ * A row made of features of the current record (and the padded lists of
+ * pad mode) is encoded from them as they are, so that a list left in a
+ * huge record (see fetch_big()) is copied from it a part at a time: an
+ * empty or kindless list as an empty int64 list, as the converter has it.
+ */
+static struct ex_feature *rowfeat;
+static size_t rowcap;
+
+static struct ex_feature *
+row_feature(size_t at)
+{
+	void *np;
+	size_t nc;
+
+	if (at == rowcap) {
+		nc = rowcap ? 2 * rowcap : 16;
+		if ((np = realloc(rowfeat, nc * sizeof *rowfeat)) == NULL)
+			die_errno("encoding a record");
+		rowfeat = np;
+		rowcap = nc;
+	}
+	return &rowfeat[at];
+}
+
+/* Encode the row's features and write them; a big one skips the writer thread. */
+static void
+put_row_features(size_t nf)
+{
+	struct example ex;
+
+	memset(&ex, 0, sizeof ex);
+	ex.has_features = 1;
+	ex.feat = rowfeat;
+	ex.nfeat = nf;
+	outbuf.len = 0;
+	if (ex_encode(&ex, &outbuf) == -1)
+		die_errno("encoding a record");
+	if (outbuf.len > BIG_RECORD)
+		writer_drain();
+	put_record(outbuf.p, outbuf.len);
+}
+
+/* Pad mode: the padded features, and every other feature of the record unchanged. */
+static int
+emit_padded(void *arg, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
+{
+	const struct sq_conv *c = the_conv;
+	const struct ex_feature *ft;
+	struct ex_feature *o;
+	size_t i, j, nf = 0;
+	int listed;
+
+	(void)arg;
+	(void)used;
+	for (i = 0; i < cur_ex.nfeat; i++) {
+		ft = &cur_ex.feat[i];
+		listed = 0;
+		for (j = 0; j < sq_ninputs(c); j++) {
+			const char *nm = sq_input_name(c, j);
+
+			if (strlen(nm) == ft->keylen &&
+			    memcmp(nm, ft->key, ft->keylen) == 0)
+				listed = 1;
+		}
+		if (listed)
+			continue;
+		if (ft->keylen >= 4096 || memchr(ft->key, 0, ft->keylen))
+			data_error("feature name not supported in pad mode");
+		o = row_feature(nf++);
+		*o = *ft;
+		if (o->kind == EX_NONE) {
+			o->kind = EX_INT64;
+			o->n = 0;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		o = row_feature(nf++);
+		memset(o, 0, sizeof *o);
+		o->key = (const uint8_t *)names[i];
+		o->keylen = strlen(names[i]);
+		o->kind = EX_INT64;
+		o->i64 = vals[i];
+		o->n = lens[i];
+	}
+	put_row_features(nf);
+	return 0;
+}
+
+/*
+ * A row of a pre-packed LM converter from a huge record: its lists as
+ * they are in the record (the converter found each an int64 list).
+ */
+static int big_prepacked;
+
+static void
+emit_prepacked_big(size_t n, const char *const *names)
+{
+	const struct ex_feature *ft;
+	struct ex_feature *o;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		o = row_feature(i);
+		memset(o, 0, sizeof *o);
+		if ((ft = ex_get(&cur_ex, names[i])) != NULL &&
+		    ft->kind == EX_INT64)
+			*o = *ft;
+		o->key = (const uint8_t *)names[i];
+		o->keylen = strlen(names[i]);
+		o->kind = EX_INT64;
+	}
+	put_row_features(n);
+}
+
 static int
 emit_row(void *arg, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
@@ -432,6 +558,10 @@ emit_row(void *arg, size_t n, const char *const *names,
 	void *np;
 
 	(void)arg;
+	if (big_prepacked) {
+		emit_prepacked_big(n, names);
+		return 0;
+	}
 	if (!threaded || n > 64) {
 		writer_drain();
 		if (enc == NULL && (enc = sq_enc_new()) == NULL)
@@ -466,57 +596,6 @@ emit_row(void *arg, size_t n, const char *const *names,
 		tot += sl->used[i];
 	}
 	slot_put();
-	return 0;
-}
-
-/* Pad mode: the padded features, and every other feature of the record unchanged. */
-static int
-emit_padded(void *arg, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens, const size_t *used)
-{
-	const struct sq_conv *c = the_conv;
-	const struct ex_feature *ft;
-	size_t i, j;
-	char key[4096];
-	int listed, rv = 0;
-
-	(void)arg;
-	(void)used;
-	exb_reset(&builder);
-	for (i = 0; i < cur_ex.nfeat && rv == 0; i++) {
-		ft = &cur_ex.feat[i];
-		listed = 0;
-		for (j = 0; j < sq_ninputs(c); j++) {
-			const char *nm = sq_input_name(c, j);
-
-			if (strlen(nm) == ft->keylen &&
-			    memcmp(nm, ft->key, ft->keylen) == 0)
-				listed = 1;
-		}
-		if (listed)
-			continue;
-		if (ft->keylen >= sizeof key || memchr(ft->key, 0, ft->keylen))
-			data_error("feature name not supported in pad mode");
-		memcpy(key, ft->key, ft->keylen);
-		key[ft->keylen] = '\0';
-		switch (ft->kind) {
-		case EX_BYTES:
-			rv = exb_bytes(&builder, key, ft->b, ft->n);
-			break;
-		case EX_FLOAT:
-			rv = exb_float(&builder, key, ft->f32, ft->n);
-			break;
-		default:
-			rv = exb_int64(&builder, key, ft->i64, ft->kind == EX_INT64 ? ft->n : 0);
-			break;
-		}
-	}
-	for (i = 0; i < n && rv == 0; i++)
-		rv = exb_int64(&builder, names[i], vals[i], lens[i]);
-	outbuf.len = 0;
-	if (rv == -1 || exb_encode(&builder, &outbuf) == -1)
-		die_errno("encoding a record");
-	put_record(outbuf.p, outbuf.len);
 	return 0;
 }
 
@@ -608,35 +687,24 @@ conv_failed(struct sq_conv *c)
 }
 
 /*
- * Records longer than BIG_RECORD, for the converters that use at most a
- * feature's length of its tokens (EncDec, LM, Encoder): their int64
- * lists are not decoded whole (8 bytes a token) but checked as they
- * are read, and only the first 'length' tokens of each are kept, so
- * that such a record costs about its own size in memory.
+ * Records longer than BIG_RECORD: their int64 lists are not decoded
+ * whole (8 bytes a token) but checked as they are read, and only the
+ * values the converter reads are kept (sq_input_need()); the lists that
+ * a row copies whole (pad mode's other features, the pre-packed LM
+ * converters) are copied from the record when the row is encoded.  So
+ * such a record costs about its own size in memory, and its row (if it
+ * is as big) about as much again.
  */
-#define BIG_RECORD	(16u << 20)
-#define LAZY_MIN	(1u << 20)
 
-static const struct sq_config *lengths;	/* the -l lengths */
 static int64_t *bigv[2 * SQ_MAX_FEATS + 8];
+static long electra_max;	/* --max-seq-length */
 
-static int
-fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
-    struct sq_feat *f)
+/* Decode a big record with its long int64 lists left in it. */
+static void
+decode_lazy(const uint8_t *p, size_t n)
 {
-	const struct ex_feature *ft;
-	struct ex_int64_iter it;
-	int64_t part[4096];
-	uint64_t keep, got, misfit;
-	size_t i, j, k;
-	int rc, wide;
+	int rc;
 
-	switch (sq_resolved(c)) {
-	case SQ_ENCDEC: case SQ_LM: case SQ_ENCODER:
-		break;
-	default:
-		return 0;
-	}
 	cur_ex.lazy_min = LAZY_MIN;
 	rc = ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE);
 	cur_ex.lazy_min = 0;
@@ -645,45 +713,65 @@ fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
 			decode_oom();
 		data_error("%s", ex_strerror(&cur_ex));
 	}
+}
+
+/* The first 'keep' values of a list left in the record, into bigv[i]. */
+static int64_t *
+take_values(size_t i, const struct ex_feature *ft, uint64_t keep)
+{
+	struct ex_int64_iter it;
+	uint64_t got;
+	size_t k;
+
+	free(bigv[i]);
+	if ((bigv[i] = malloc((keep ? keep : 1) * sizeof(int64_t))) == NULL)
+		decode_oom();
+	ex_int64_open_feature(&it, ft);
+	for (got = 0; got < keep; got += k)
+		k = ex_int64_next(&it, bigv[i] + got, keep - got);
+	return bigv[i];
+}
+
+static int
+fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
+    struct sq_feat *f)
+{
+	const struct ex_feature *ft;
+	struct ex_int64_iter it;
+	int64_t part[4096];
+	uint64_t keep, got;
+	size_t i, j, k;
+
+	decode_lazy(p, n);
 	sq_fetch_example(c, &cur_ex, f);
+	switch (sq_resolved(c)) {
+	case SQ_PREPACKED_LM: case SQ_PREPACKED_PREFIXLM:
+		/* The row is the record's lists: emit_prepacked_big(). */
+		big_prepacked = 1;
+		return 1;
+	default:
+		break;
+	}
 	for (i = 0; i < sq_ninputs(c); i++) {
 		ft = ex_get(&cur_ex, sq_input_name(c, i));
 		if (ft == NULL || ft->lazy == NULL)
 			continue;
-		/* A feature without a length (pass-through...) is kept whole. */
-		keep = ft->n;
-		for (j = 0; j < lengths->nlen; j++)
-			if (strcmp(lengths->len_name[j], sq_input_name(c, i)) == 0 &&
-			    (uint64_t)lengths->len_val[j] < keep)
-				keep = (uint64_t)lengths->len_val[j];
-		/*
-		 * Validation reads every token unless all are known small
-		 * (0 .. 2^28), and stops at the first that is not an int32.
-		 */
-		misfit = UINT64_MAX;
-		wide = 0;
+		keep = sq_input_need(c, i);
+		if (keep > ft->n)
+			keep = ft->n;
+		/* Validation looks for the first value that is not an int32. */
+		f[i].small = SQ_CHECKED;
+		f[i].bad = SIZE_MAX;
 		ex_int64_open_feature(&it, ft);
-		for (got = 0; misfit == UINT64_MAX &&
+		for (got = 0; f[i].bad == SIZE_MAX &&
 		    (k = ex_int64_next(&it, part, 4096)) > 0; got += k)
-			for (j = 0; j < k; j++) {
+			for (j = 0; j < k; j++)
 				if (part[j] < INT32_MIN || part[j] > INT32_MAX) {
-					misfit = got + j;
+					f[i].bad = got + j;
+					f[i].badv = part[j];
 					break;
 				}
-				wide |= part[j] < 0 || part[j] >= (1 << 28);
-			}
-		if (misfit != UINT64_MAX && misfit + 1 > keep)
-			keep = misfit + 1;
-		else if (misfit == UINT64_MAX && wide)
-			keep = ft->n;
-		free(bigv[i]);
-		if ((bigv[i] = malloc((keep ? keep : 1) * sizeof(int64_t))) == NULL)
-			decode_oom();
-		ex_int64_open_feature(&it, ft);
-		for (got = 0; got < keep; got += k)
-			k = ex_int64_next(&it, bigv[i] + got, keep - got);
-		f[i].v = bigv[i];
-		f[i].small = misfit == UINT64_MAX && !wide;
+		f[i].v = take_values(i, ft, keep);
 	}
 	return 1;
 }
@@ -720,7 +808,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
 	const uint8_t *p;
 	size_t n;
-	int fd, rv, got;
+	int fd, rv, got, pushed;
 
 	if (pf != NULL && pf->from == pf->to)
 		return 0;
@@ -738,13 +826,15 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 			continue;
 		if (got == -1)
 			conv_failed(c);
-		got = sq_resolved(c) == SQ_PAD ? 0 : n > BIG_RECORD ?
-		    fetch_big(c, p, n, f) : sq_fetch_canonical(c, p, n, f);
+		got = n > BIG_RECORD ? fetch_big(c, p, n, f) :
+		    sq_resolved(c) == SQ_PAD ? 0 : sq_fetch_canonical(c, p, n, f);
 		if (got == -1)
 			decode_oom();
 		if (got == 0)
 			fetch(c, p, n, f);
-		if (sq_push(c, f) == -1)
+		pushed = sq_push(c, f);
+		big_prepacked = 0;
+		if (pushed == -1)
 			conv_failed(c);
 	}
 	if (rv == -1) {
@@ -765,6 +855,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
     enum rec_comp comp, const struct part_file *pf)
 {
 	const struct ex_feature *ft;
+	const int64_t *ids;
 	struct rec_reader *r;
 	const uint8_t *p;
 	size_t n;
@@ -778,7 +869,9 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
-		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
+		if (n > BIG_RECORD)
+			decode_lazy(p, n);
+		else if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
 				decode_oom();
 			data_error("%s", ex_strerror(&cur_ex));
@@ -792,7 +885,13 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 			k = 0;		/* an empty Example is a blank line */
 		else
 			data_error("no int64 feature '%s'", feature);
-		if (sq_electra_push(e, k ? ft->i64 : NULL, (size_t)k) == -1)
+		/* Electra keeps at most max_len tokens of a sentence. */
+		if (k > 0 && ft->lazy != NULL)
+			ids = take_values(0, ft, ft->n < (size_t)electra_max ?
+			    ft->n : (size_t)electra_max);
+		else
+			ids = k ? ft->i64 : NULL;
+		if (sq_electra_push(e, ids, (size_t)k) == -1)
 			write_failed(outname);
 	}
 	if (rv == -1) {
@@ -974,6 +1073,7 @@ main(int argc, char **argv)
 	struct sq_conv *c = NULL, *cerr = NULL;
 	struct sq_electra *e = NULL;
 	struct part_file *parts = NULL;
+	size_t rsv, k;
 	int fd, i, first, rval = 0;
 
 	setprogname(argv[0]);
@@ -984,7 +1084,6 @@ main(int argc, char **argv)
 	if (!o.electra) {
 		o.cfg.emit = o.cfg.kind == SQ_PAD ? emit_padded : emit_row;
 		o.cfg.emit_bytes = emit_brow;
-		lengths = &o.cfg;
 		if ((c = sq_new(&o.cfg, &cerr)) == NULL) {
 			if (cerr == NULL)
 				die_errno("setting up");
@@ -993,6 +1092,11 @@ main(int argc, char **argv)
 		the_conv = c;
 		fault_conv = c;
 	}
+	/* About an encoded row of every length at 10 bytes a value, twice. */
+	rsv = (size_t)(o.electra ? o.maxlen : 0);
+	for (k = 0; k < o.cfg.nlen; k++)
+		rsv += (size_t)o.cfg.len_val[k];
+	oom_reserve = malloc(64 * rsv + (1u << 20));
 
 	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
 		out_check(outname);
@@ -1009,9 +1113,9 @@ main(int argc, char **argv)
 	    comp_from_suffix(outname) : REC_NONE, -1)) == NULL)
 		die_errno("%s", outname);
 	ex_init(&cur_ex);
-	exb_init(&builder);
 
 	writer_start();
+	electra_max = o.maxlen;
 	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
 	    emit_row, NULL)) == NULL)
 		die_errno("setting up");
@@ -1052,7 +1156,8 @@ main(int argc, char **argv)
 	sq_free(c);
 	sq_electra_free(e);
 	ex_free(&cur_ex);
-	exb_free(&builder);
+	free(rowfeat);
+	free(oom_reserve);
 	buf_free(&outbuf);
 	close_stdout();
 	return rval;

@@ -385,6 +385,31 @@ sink_commit(struct sink *s)
 	free(s->name);
 }
 
+/*
+ * Rename the shards into place as a group: when one fails, the others
+ * get their old files back (out_commit_group()).
+ */
+static void
+commit_sinks(void)
+{
+	struct outfile **v;
+	size_t i, bad;
+
+	if (nsinks == 1) {
+		sink_commit(&sinks[0]);
+		return;
+	}
+	if ((v = calloc(nsinks, sizeof *v)) == NULL)
+		die_errno("--split");
+	for (i = 0; i < nsinks; i++)
+		v[i] = sinks[i].zused ? &sinks[i].zof : &sinks[i].of;
+	if (out_commit_group(v, nsinks, &bad) == -1)
+		die_errno("%s", bad < nsinks ? sinks[bad].name : "--split");
+	for (i = 0; i < nsinks; i++)
+		free(sinks[i].name);
+	free(v);
+}
+
 /* A fault without --keep-partial: named outputs are removed. */
 static void
 sink_abort(struct sink *s)
@@ -1314,8 +1339,7 @@ main(int argc, char *argv[])
 		/* Every shard is finished before the first is renamed. */
 		for (i = 0; i < nsinks; i++)
 			sink_finish(&sinks[i]);
-		for (i = 0; i < nsinks; i++)
-			sink_commit(&sinks[i]);
+		commit_sinks();
 	}
 	if (mode == M_COUNT)
 		printf("%" PRIu64 "\n", nout);

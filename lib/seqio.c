@@ -179,6 +179,30 @@ sq_errkind(const struct sq_conv *c)
 	return c == NULL ? SQ_ENOMEM : c->err;
 }
 
+size_t
+sq_input_need(const struct sq_conv *c, size_t i)
+{
+	if (i >= c->nin)
+		return SIZE_MAX;
+	switch (c->kind) {
+	case SQ_PASSTHROUGH:
+	case SQ_PREPACKED_LM:
+	case SQ_PREPACKED_PREFIXLM:
+		return SIZE_MAX;
+	case SQ_PREFIXLM:
+	case SQ_PREFIXSUFFIXLM:
+		/* Inputs, targets and suffixes are cut to their sum together. */
+		if (i < c->pass0)
+			return (size_t)c->L[0];
+		break;
+	default:
+		break;
+	}
+	if ((int)i == c->in_tseg)
+		return (size_t)c->Lt;	/* read only when it has that length */
+	return c->in_len[i] >= 0 ? (size_t)c->in_len[i] : SIZE_MAX;
+}
+
 enum sq_kind
 sq_resolved(const struct sq_conv *c)
 {
@@ -1100,6 +1124,15 @@ sq_check_length(const char *name, size_t n, long expected, int strict,
 	return 0;
 }
 
+static void
+misfit_msg(const char *name, const char *label, int64_t v, size_t j,
+    char *msg, size_t msgsz)
+{
+	snprintf(msg, msgsz, "Dataset has incorrect type for feature '%s' "
+	    "during %s validation: Got int64, expected int32 (value %lld at "
+	    "index %zu)", name, label, (long long)v, j);
+}
+
 int
 sq_check_feature(const char *name, int type, const char *tname,
     const int64_t *v, size_t n, const char *label, char *msg, size_t msgsz)
@@ -1119,10 +1152,7 @@ sq_check_feature(const char *name, int type, const char *tname,
 	}
 	for (j = 0; j < n; j++)
 		if (v[j] < INT32_MIN || v[j] > INT32_MAX) {
-			snprintf(msg, msgsz, "Dataset has incorrect type for "
-			    "feature '%s' during %s validation: Got int64, "
-			    "expected int32 (value %lld at index %zu)", name,
-			    label, (long long)v[j], j);
+			misfit_msg(name, label, v[j], j, msg, msgsz);
 			return -1;
 		}
 	return 0;
@@ -1139,8 +1169,14 @@ validate(struct sq_conv *c, const struct sq_feat *f)
 		if (f[i].type == SQ_ABSENT && c->kind == SQ_PAD)
 			continue;
 		if (sq_check_feature(c->in_name[i], f[i].type, f[i].tname,
-		    f[i].v, num && !f[i].small ? f[i].n : 0, "input_validation", c->msg,
-		    sizeof c->msg) == -1) {
+		    f[i].v, num && !f[i].small ? f[i].n : 0,
+		    "input_validation", c->msg, sizeof c->msg) == -1) {
+			c->err = SQ_EDATA;
+			return -1;
+		}
+		if (num && f[i].small == SQ_CHECKED && f[i].bad != SIZE_MAX) {
+			misfit_msg(c->in_name[i], "input_validation", f[i].badv,
+			    f[i].bad, c->msg, sizeof c->msg);
 			c->err = SQ_EDATA;
 			return -1;
 		}
@@ -1566,6 +1602,8 @@ push_prepacked_lm(struct sq_conv *c, const struct sq_feat *f)
 int
 sq_push(struct sq_conv *c, const struct sq_feat *f)
 {
+	int rv;
+
 	if (c->err != SQ_OK)
 		return -1;
 	c->st.records++;
@@ -1587,13 +1625,23 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 	if (c->kind == SQ_PAD)
 		return push_pad(c);
 	if (!c->pack)
-		return push_unpacked(c, f);
-	count_nonzero(c);
-	if (c->custom)
-		return pack_t2t(c);
-	if (c->strategy != SQ_SEQIO)
-		return pack_ours(c);
-	return pack_seqio(c);
+		rv = push_unpacked(c, f);
+	else {
+		count_nonzero(c);
+		if (c->custom)
+			rv = pack_t2t(c);
+		else if (c->strategy != SQ_SEQIO)
+			rv = pack_ours(c);
+		else
+			rv = pack_seqio(c);
+	}
+	/*
+	 * Every allocation comes before the record is placed: out of
+	 * memory leaves the rows as the records before it made them.
+	 */
+	if (rv == -1 && c->err == SQ_ENOMEM)
+		c->untaken = 1;
+	return rv;
 }
 
 int
@@ -1626,16 +1674,17 @@ sq_finish(struct sq_conv *c)
 int
 sq_finish_before(struct sq_conv *c)
 {
+	enum sq_errkind was = c->err;
 	int rv;
 
 	if (c->err == SQ_OK)
 		return sq_finish(c);
-	if (c->err != SQ_EDATA || !c->untaken)
+	if ((c->err != SQ_EDATA && c->err != SQ_ENOMEM) || !c->untaken)
 		return -1;
 	c->err = SQ_OK;
 	rv = sq_finish(c);
 	if (c->err == SQ_OK)
-		c->err = SQ_EDATA;
+		c->err = was;
 	c->untaken = 0;
 	return rv;
 }
@@ -2423,9 +2472,10 @@ bytes_to_row(struct sq_conv *c)
 	size_t k, s, m, at;
 	uint64_t x = 0;
 
-	c->bopen = 0;
+	/* Out of memory, the byte row stays open for sq_finish_before(). */
 	if ((r = row_get(c)) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
+	c->bopen = 0;
 	for (k = 0; k < c->nk; k++) {
 		bk = &c->brow.k[k];
 		q = c->bb[k];

@@ -125,8 +125,18 @@ struct sq_feat {
 	const int64_t	*v;
 	size_t		 n;
 	const char	*tname;		/* SQ_OTHER: "string", "float32", ... */
-	int		 small;		/* 1: every value is in 0 .. 2^28 (fits int32); 0: unknown */
+	/*
+	 * 1: every value is in 0 .. 2^28 (fits int32); 0: unknown.
+	 * SQ_CHECKED: the caller has checked every value, so v may hold
+	 * only the first sq_input_need() of the n values; 'bad' is then the
+	 * index of the first value that does not fit int32 (SIZE_MAX: none)
+	 * and 'badv' that value (both unread otherwise).
+	 */
+	int		 small;
+	size_t		 bad;
+	int64_t		 badv;
 };
+#define SQ_CHECKED	2
 
 enum sq_errkind {
 	SQ_OK,
@@ -150,6 +160,13 @@ void		 sq_free(struct sq_conv *c);	/* NULL is fine */
 const char	*sq_strerror(const struct sq_conv *c);
 enum sq_errkind	 sq_errkind(const struct sq_conv *c);
 
+/*
+ * How many leading values of input i (an int64 list) the converter
+ * reads, beside its length: SIZE_MAX when it may read them all (the
+ * pre-packed LM converters, pass-through without a length, ...).  A
+ * caller may hand over only that many, with small SQ_CHECKED.
+ */
+size_t		 sq_input_need(const struct sq_conv *c, size_t i);
 /* The converter actually run (SQ_DECODER resolves here). */
 enum sq_kind	 sq_resolved(const struct sq_conv *c);
 
@@ -216,9 +233,10 @@ int		 sq_finish(struct sq_conv *c);
 /*
  * End of the good input before a fault: sq_finish(), also after a
  * sq_push() that failed input validation (a missing or mistyped
- * feature, a length check), which refuses the record whole; the rows
- * are those the records before it give.  Returns 0, or -1 when a
- * failure left the rows unknown (any other error) or sq_finish() failed.
+ * feature, a length check) or ran out of memory, either of which
+ * refuses the record whole; the rows are those the records before it
+ * give.  Returns 0, or -1 when a failure left the rows unknown (any
+ * other error) or sq_finish() failed.
  */
 int		 sq_finish_before(struct sq_conv *c);
 

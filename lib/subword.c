@@ -924,28 +924,36 @@ cp_class(const struct sw_vocab *v, uint32_t cp)
 	return cp_flags(v, cp);
 }
 
+#define SMALL_POOL	4096	/* vocabulary bytes indexed without a bitmap */
+
 /* Index the entries already in v->pool/v->off: trie, alphabet. */
 static int
 vocab_index(struct sw_vocab *v)
 {
 	static const char escchars[] = "\\_u;0123456789";
 	uint8_t *seen;
-	size_t i, end, acap = 0;
+	size_t i, k, end, acap = 0;
 	uint32_t cp;
 	int m;
 
 	for (i = 0; escchars[i] != '\0'; i++)
 		v->ascii[(uint8_t)escchars[i]] = 1;
-	/* The alphabet: each code point once (a bit says seen), sorted. */
-	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
-		return -1;
+	/*
+	 * The alphabet: each code point once (a bit says seen), sorted.  A
+	 * small vocabulary takes every code point, then sorts and drops the
+	 * repeats, which is cheaper than clearing the bitmap.
+	 */
 	end = v->off[v->n];
+	seen = NULL;
+	if (end > SMALL_POOL && (seen = calloc(0x110000 / 8, 1)) == NULL)
+		return -1;
 	for (i = 0; i < end; i += (size_t)m) {
 		m = sw_u8(v->pool + i, &cp);
 		if (cp < 128)
 			v->ascii[cp] = 1;
-		else if (!(seen[cp >> 3] & (1u << (cp & 7)))) {
-			seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
+		else if (seen == NULL || !(seen[cp >> 3] & (1u << (cp & 7)))) {
+			if (seen != NULL)
+				seen[cp >> 3] |= (uint8_t)(1u << (cp & 7));
 			if (sw_grow(&v->alpha, &acap, v->nalpha + 1,
 			    sizeof(*v->alpha)) == -1) {
 				free(seen);
@@ -954,9 +962,15 @@ vocab_index(struct sw_vocab *v)
 			v->alpha[v->nalpha++] = cp;
 		}
 	}
-	free(seen);
 	if (v->nalpha > 0)
 		qsort(v->alpha, v->nalpha, sizeof(*v->alpha), cmp_u32);
+	if (seen == NULL && v->nalpha > 0) {
+		for (i = 1, k = 1; i < v->nalpha; i++)
+			if (v->alpha[i] != v->alpha[k - 1])
+				v->alpha[k++] = v->alpha[i];
+		v->nalpha = k;
+	}
+	free(seen);
 	if ((v->bmp = calloc(0x10000 / 8, 1)) == NULL)
 		return -1;
 	for (i = 0; i < v->nalpha && v->alpha[i] < 0x10000; i++)
@@ -1535,7 +1549,7 @@ out:
  */
 static int
 put_tokens(const struct buf *cat, size_t upto, struct buf *tok, int *prev,
-    struct buf *out)
+    int *open, struct buf *out)
 {
 	size_t start, end;
 	int cur, k;
@@ -1544,11 +1558,18 @@ put_tokens(const struct buf *cat, size_t upto, struct buf *tok, int *prev,
 		const uint8_t *u = memchr(cat->p + start, '_', upto - start);
 
 		end = u ? (size_t)(u - cat->p) : upto;
-		if (end == start)
+		if (end == start && !*open)
 			continue;
 		tok->len = 0;
 		if (sw_unescape(cat->p + start, end - start, tok) == -1)
 			return -1;
+		if (*open) {
+			/* The rest of a token begun: its space was written. */
+			*open = 0;
+			if (sw_put(out, tok->p, tok->len) == -1)
+				return -1;
+			continue;
+		}
 		if (tok->len == 0)
 			continue;
 		cur = is_alnum_at(tok->p, &k);
@@ -1584,6 +1605,72 @@ put_held(const struct sw_vocab *v, struct sw_decoder *d)
 	return 0;
 }
 
+/*
+ * Where sw_unescape() of p[0 .. n) could change with more bytes: at a
+ * backslash ending the text or followed by digits up to its end.  n
+ * when there is no such place.
+ */
+static size_t
+unescape_final(const uint8_t *p, size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		if (p[i] != '\\') {
+			i++;
+			continue;
+		}
+		if (i + 1 >= n)
+			return i;
+		if (p[i + 1] == 'u' || p[i + 1] == '\\') {
+			i += 2;
+			continue;
+		}
+		for (j = i + 1; j < n && p[j] >= '0' && p[j] <= '9'; j++)
+			;
+		if (j > i + 1 && j >= n)
+			return i;
+		i = j > i + 1 && p[j] == ';' ? j + 1 : i + 1;
+	}
+	return n;
+}
+
+/*
+ * A token (no '_' in d->cat) longer than the decoder holds: write what
+ * is final of it, its space first when it is the token's beginning.
+ * Cuts come at doubled lengths, so an escape that never ends costs
+ * linear time.
+ */
+static int
+put_long_token(struct sw_decoder *d, struct buf *out)
+{
+	size_t hold = d->hold ? d->hold : (size_t)1 << 20, c;
+	int cur, k;
+
+	if (d->cat.len <= hold || d->cat.len < 2 * d->tried)
+		return 0;
+	d->tried = d->cat.len;
+	if ((c = unescape_final(d->cat.p, d->cat.len)) == 0)
+		return 0;
+	d->tok.len = 0;
+	if (sw_unescape(d->cat.p, c, &d->tok) == -1)
+		return -1;
+	if (!d->open) {
+		cur = is_alnum_at(d->tok.p, &k);
+		if (d->prev && cur && sw_put(out, " ", 1) == -1)
+			return -1;
+		d->prev = cur;
+		d->open = 1;
+	}
+	if (sw_put(out, d->tok.p, d->tok.len) == -1)
+		return -1;
+	memmove(d->cat.p, d->cat.p + c, d->cat.len - c);
+	d->cat.len -= c;
+	d->scanned = d->cat.len;
+	d->tried = d->cat.len;
+	return 0;
+}
+
 int
 sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
     const int64_t *ids, size_t n, int strip_extraneous, struct buf *out)
@@ -1606,17 +1693,22 @@ sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
 		if (put_piece(v, ids[i], &d->cat) == -1)
 			return -1;
 	}
-	/* The tokens ended by a '_' are final. */
-	for (upto = d->cat.len; upto > 0 && d->cat.p[upto - 1] != '_'; upto--)
+	/* The tokens ended by a '_' are final (only new bytes can hold one). */
+	for (upto = d->cat.len; upto > d->scanned && d->cat.p[upto - 1] != '_';
+	    upto--)
 		;
-	if (upto == 0)
-		return 0;
-	if (put_tokens(&d->cat, upto, &d->tok, &d->prev, out) == -1)
+	if (upto == d->scanned) {
+		d->scanned = d->cat.len;
+		return put_long_token(d, out);
+	}
+	if (put_tokens(&d->cat, upto, &d->tok, &d->prev, &d->open, out) == -1)
 		return -1;
 	u = d->cat.p + upto;
 	memmove(d->cat.p, u, d->cat.len - upto);
 	d->cat.len -= upto;
-	return 0;
+	d->scanned = d->cat.len;
+	d->tried = 0;
+	return put_long_token(d, out);
 }
 
 int
@@ -1625,7 +1717,7 @@ sw_decode_end(const struct sw_vocab *v, struct sw_decoder *d, struct buf *out)
 	int rc;
 
 	(void)v;
-	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, out);
+	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, &d->open, out);
 	buf_free(&d->cat);
 	buf_free(&d->tok);
 	buf_free(&d->held);

@@ -127,9 +127,12 @@ int		 sw_decode(const struct sw_vocab *v, const int64_t *ids, size_t n,
  * sw_decode_end(), which appends the rest and frees what the decoder
  * holds.  Over all the calls *out gets what one sw_decode() of the
  * whole list gives.  The decoder holds the subtokens of one token (up
- * to the next '_') and, with strip_extraneous, a bit for each 0 or 1
- * id that may be trailing.  Both return 0, or -1 with errno ENOMEM
- * (then sw_decode_end() still frees the decoder).
+ * to the next '_'), but of a token longer than 'hold' bytes (0: 1 MiB)
+ * it writes what is final (all but an escape that may still go on), so
+ * that it holds about 'hold' bytes, or an unended escape; and, with
+ * strip_extraneous, a bit for each 0 or 1 id that may be trailing.
+ * Both return 0, or -1 with errno ENOMEM (then sw_decode_end() still
+ * frees the decoder).
  */
 struct sw_decoder {
 	struct buf	 cat;		/* subtokens after the last '_' */
@@ -137,6 +140,10 @@ struct sw_decoder {
 	struct buf	 held;		/* ids 0 and 1 held back, a bit each */
 	uint64_t	 nheld;
 	int		 prev;		/* the last token began alphanumeric */
+	int		 open;		/* cat continues a token partly written */
+	size_t		 scanned;	/* cat[0 .. scanned) holds no '_' */
+	size_t		 tried;		/* cat's length when last cut */
+	size_t		 hold;
 };
 int		 sw_decode_part(const struct sw_vocab *v, struct sw_decoder *d,
 		    const int64_t *ids, size_t n, int strip_extraneous,

@@ -734,7 +734,9 @@ suffix_sort(struct build *b)
 			while (h < dist) {
 				uint32_t kk = u8len(b->pool[x]);
 
-				if (memcmp(b->pool + x, b->pool + y, kk) != 0)
+				/* A suffix at the end of the pool may be shorter. */
+				if (y + kk > b->plen || x + kk > b->plen ||
+				    memcmp(b->pool + x, b->pool + y, kk) != 0)
 					break;
 				x += kk;
 				y += kk;
@@ -836,6 +838,16 @@ keep(struct build *b, size_t *nk, int64_t cnt, uint32_t lb, uint32_t h)
  * The alphabet character of a chain that starts at length 1 gets the
  * count left to it.
  */
+/*
+ * Counts add up without overflow: a count file may give any count up to
+ * INT64_MAX, and a substring's count sums them; such sums stop there.
+ */
+static inline int64_t
+cnt_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
@@ -876,8 +888,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			}
 			up = ok ? x.c : x.acc;
 			if (st[top].h >= l) {
-				st[top].c += x.c;
-				st[top].acc += up;
+				st[top].c = cnt_add(st[top].c, x.c);
+				st[top].acc = cnt_add(st[top].acc, up);
 			} else {
 				top++;
 				st[top].h = l;
@@ -905,7 +917,7 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			st[top].c = w;
 			st[top].acc = 0;
 		} else
-			st[top].c += w;
+			st[top].c = cnt_add(st[top].c, w);
 	}
 	/* The stack can be as deep as the longest token: give it back. */
 	free(b->stack);
@@ -1134,9 +1146,9 @@ build_setup(struct build *b, const struct sw_counts *c,
 {
 	static const char *const base[] = { "<pad>", "<EOS>" };
 	static const char escchars[] = "\\_u;0123456789";
-	uint8_t *seen = NULL;
+	uint64_t *seen = NULL, bits;
 	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k, ncp, q;
+	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, top = 0;
 	uint32_t cp, maxr = 1;
 	int m;
 
@@ -1148,9 +1160,10 @@ build_setup(struct build *b, const struct sw_counts *c,
 		return -1;
 	}
 	/* The alphabet: a bitmap over all code points, then a sorted list. */
-	if ((seen = calloc(0x110000 / 8, 1)) == NULL)
+	if ((seen = calloc(0x110000 / 64, sizeof *seen)) == NULL)
 		return -1;
-#define SEE(x) (seen[(x) >> 3] |= (uint8_t)(1u << ((x) & 7)))
+#define SEE(x) (seen[(x) >> 6] |= (uint64_t)1 << ((x) & 63), \
+	    top = (x) >> 6 > top ? (x) >> 6 : top)
 	for (i = 0; escchars[i] != '\0'; i++)
 		SEE((uint8_t)escchars[i]);
 	for (t = 0; t < c->n; t++) {
@@ -1176,13 +1189,15 @@ build_setup(struct build *b, const struct sw_counts *c,
 		}
 	}
 #undef SEE
-	for (cp = 0; cp < 0x110000; cp++)
-		if (seen[cp >> 3] & (1u << (cp & 7)))
+	/* Word by word, up to the last in use: they are few among 0x110000. */
+	for (i = 0; i <= top; i++)
+		for (bits = seen[i]; bits != 0; bits &= bits - 1)
 			b->nalpha++;
 	b->alpha = malloc(b->nalpha * sizeof(*b->alpha));
 	b->abytes = malloc(b->nalpha * sizeof(*b->abytes));
 	b->alen = malloc(b->nalpha);
-	b->bmpidx = calloc(0x10000, sizeof(*b->bmpidx));
+	/* Only the alphabet's code points are looked up: no need to clear it. */
+	b->bmpidx = malloc(0x10000 * sizeof(*b->bmpidx));
 	b->acnt = malloc(b->nalpha * sizeof(*b->acnt));
 	b->alb = malloc(b->nalpha * sizeof(*b->alb));
 	if (!b->alpha || !b->abytes || !b->alen || !b->bmpidx || !b->acnt ||
@@ -1190,8 +1205,9 @@ build_setup(struct build *b, const struct sw_counts *c,
 		free(seen);
 		return -1;
 	}
-	for (cp = 0, k = 0; cp < 0x110000; cp++)
-		if (seen[cp >> 3] & (1u << (cp & 7))) {
+	for (i = 0, k = 0; i <= top; i++)
+		for (bits = seen[i]; bits != 0; bits &= bits - 1) {
+			cp = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(bits));
 			b->alpha[k] = cp;
 			b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
 			if (cp < 0x10000)

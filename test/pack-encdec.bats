@@ -498,3 +498,78 @@ seq2seq() {
 	run -0 tfr-cat -c "$T/e1"
 	[ "$output" -gt 0 ]
 }
+
+@test "pack-encdec: a 20 MB record is not decoded whole by prefixlm, prefixsuffixlm, decoder, pack, prepacked-encdec and electra" {
+	local a
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	big() { "$BATS_TEST_DIRNAME/tools/big-record" "$@" | tfr-cat --no-crc -R --type raw; }
+	big 6700000 inputs,suffixes,targets 7 | gzip -1 >"$T/big.gz"
+	# Each list longer than every length: the same rows as the whole record.
+	big 1000 inputs,suffixes,targets 7 >"$T/cut.tfr"
+	for a in "-C prefixlm -l inputs=512,targets=128" \
+	    "-C prefixlm -l inputs=512,targets=128 --no-pack" \
+	    "-C prefixsuffixlm -l inputs=400,targets=128,suffixes=16" \
+	    "-C decoder -l inputs=512,targets=128 --strategy best-fit" \
+	    "-C pack -l inputs=512,targets=128,suffixes=8" \
+	    "-C electra --cls-id 101 --sep-id 102 --max-seq-length 128 -f inputs"; do
+		/usr/bin/time -f %M -o "$T/rss" pack-encdec --no-length-check $a -o "$T/a.tfr" "$T/big.gz" 2>/dev/null ||
+		    /usr/bin/time -f %M -o "$T/rss" pack-encdec $a -o "$T/a.tfr" "$T/big.gz"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt "$(rss_bound pack-encdec 50000)" ] || { echo "$a: peak RSS $rss KB"; false; }
+		pack-encdec --no-length-check $a -o "$T/b.tfr" "$T/cut.tfr" 2>/dev/null ||
+		    pack-encdec $a -o "$T/b.tfr" "$T/cut.tfr"
+		cmp "$T/a.tfr" "$T/b.tfr"
+	done
+	big 3400000 inputs,inputs_positions,inputs_segment_ids,targets,targets_positions,targets_segment_ids 1 | gzip -1 >"$T/pp.gz"
+	big 1000 inputs,inputs_positions,inputs_segment_ids,targets,targets_positions,targets_segment_ids 1 >"$T/cut.tfr"
+	a="-C prepacked-encdec --no-pack -l inputs=64,inputs_segment_ids=64,inputs_positions=64,targets=32,targets_segment_ids=32,targets_positions=32"
+	/usr/bin/time -f %M -o "$T/rss" pack-encdec --no-length-check $a -o "$T/a.tfr" "$T/pp.gz"
+	[ "$(tail -1 "$T/rss")" -lt "$(rss_bound pack-encdec 50000)" ]
+	pack-encdec --no-length-check $a -o "$T/b.tfr" "$T/cut.tfr"
+	cmp "$T/a.tfr" "$T/b.tfr"
+	# With the length check the message is the whole record's.
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$T/rss" pack-encdec -C prefixlm -l inputs=512,targets=128 "$T/big.gz"
+	[ "$stderr" = "pack-encdec: $T/big.gz: record 0 at offset 0: Feature 'inputs' has length not less than or equal to the expected length of 512 during input_validation validation" ]
+	[ "$(tail -1 "$T/rss")" -lt "$(rss_bound pack-encdec 50000)" ]
+}
+
+@test "pack-encdec: a 20 MB record's lists that a row copies whole (pad, prepacked-lm) are copied from the record: memory about the record and the row" {
+	local names=decoder_input_tokens,decoder_loss_weights,decoder_positions,decoder_segment_ids,decoder_target_tokens
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	"$BATS_TEST_DIRNAME/tools/big-record" 4000000 $names 3 | tfr-cat --no-crc -R --type raw >"$T/pp.tfr"
+	gzip -1 <"$T/pp.tfr" >"$T/pp.gz"
+	# Every feature is kept, in key order: the row is the record itself.
+	/usr/bin/time -f %M -o "$T/rss" pack-encdec -C prepacked-lm -o "$T/a.tfr" "$T/pp.gz"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound pack-encdec 70000)" ] || { echo "prepacked-lm: peak RSS $rss KB"; false; }
+	cmp "$T/a.tfr" "$T/pp.tfr"
+	# Pad: the listed feature padded, the other copied unchanged.
+	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 inputs,targets 3 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/pad.gz"
+	/usr/bin/time -f %M -o "$T/rss" pack-encdec -C pad -l targets=4,other=2 -o "$T/a.tfr" "$T/pad.gz"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound pack-encdec 70000)" ] || { echo "pad: peak RSS $rss KB"; false; }
+	[ "$(tfr-cat -f targets "$T/a.tfr")" = '{"features":{"feature":{"targets":{"int64List":{"value":["3","3","3","3"]}}}}}' ]
+	tfr-cat -R -f inputs "$T/a.tfr" >"$T/in.a"
+	tfr-cat -R -f inputs "$T/pad.gz" >"$T/in.b"
+	cmp "$T/in.a" "$T/in.b"
+	[ "$(tfr-cat -c "$T/a.tfr")" = 1 ]
+}
+
+@test "pack-encdec: running out of memory for a new open row is a fault like a bad record: the rows of the records before it are written" {
+	local a
+	(ulimit -v 120000 && pack-encdec -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
+	grep -qa __asan_init "$(command -v pack-encdec)" && skip "ulimit -v under ASan"
+	# Every record fills a row of its own (1.5 MB of row for 64 KB of record).
+	"$BATS_TEST_DIRNAME/tools/big-record" 65000 targets 5 | tfr-cat --no-crc -R --type raw >"$T/one.tfr"
+	for i in $(seq 200); do cat "$T/one.tfr"; done >"$T/many.tfr"
+	for a in "--strategy best-fit --window 100000" "--strategy first-fit --window 100000" --custom-ops; do
+		run -1 --separate-stderr bash -c 'ulimit -v 120000; pack-encdec -C lm -l targets=65536 $1 -o "$2" --keep-partial "$3"' _ "$a" "$T/out.tfr" "$T/many.tfr"
+		[[ "$stderr" =~ ^pack-encdec:\ $T/many.tfr:\ record\ ([0-9]+)\ at\ offset\ [0-9]+:\ out\ of\ memory$ ]] || { echo "$a: $stderr"; false; }
+		k=${BASH_REMATCH[1]}
+		[ "$k" -gt 0 ]
+		# One row per record before it, as a run on those records writes.
+		tfr-cat -R -n "$k" "$T/many.tfr" >"$T/good.tfr"
+		pack-encdec -C lm -l targets=65536 $a -o "$T/want.tfr" "$T/good.tfr"
+		cmp "$T/out.tfr" "$T/want.tfr" || { echo "$a: $(tfr-cat -c "$T/out.tfr") rows for $k records"; false; }
+	done
+}

@@ -637,3 +637,14 @@ part_law() {
 	subword-encode -v "$T/v" <"$T/c.txt" >"$T/b"
 	cmp "$T/a" "$T/b"
 }
+
+@test "subword-encode: -d of a 20 MB record that is one long token (no '_') writes it as it goes: memory about one copy" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	printf "'<pad>_'\n'<EOS>_'\n'a'\n'b_'\n" >"$T/va"
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 2 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	/usr/bin/time -f %M -o "$T/rss" subword-encode -d -v "$T/va" "$T/big.gz" >"$T/out"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound subword-encode 50000)" ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
+	[ "$(wc -c <"$T/out")" = 20000001 ]
+	[ "$(tr -d a <"$T/out")" = "" ]
+}

@@ -837,3 +837,32 @@ part_inputs() {
 	tfr-cat -c --part 0/1 <"$T/big.tfr" >"$T/n"
 	[ "$(cat "$T/n")" = 1000 ]
 }
+
+@test "tfr-cat: a --split rename that fails late puts the shards renamed before it back" {
+	local a
+	big
+	for a in 3 100; do
+		rm -rf "$T/o"
+		mkdir "$T/o"
+		echo OLD0 >"$T/o/sh-0"
+		echo OLD1 >"$T/o/sh-1"
+		mkfifo "$T/o.fifo"
+		# Once the shards are open (names checked), sh-2 becomes a directory.
+		(
+			for i in $(seq 200); do
+				compgen -G "$T/o/sh-0.*" >/dev/null && break
+				sleep 0.05
+			done
+			mkdir "$T/o/sh-2"
+			cat "$T/big.tfr"
+		) >"$T/o.fifo" &
+		run -1 --separate-stderr tfr-cat -R --split $a -o "$T/o/sh-%d" "$T/o.fifo"
+		wait
+		rm -f "$T/o.fifo"
+		[ "$stderr" = "tfr-cat: $T/o/sh-2: Is a directory" ] || { echo "$a: $stderr"; false; }
+		[ "$(cat "$T/o/sh-0")" = OLD0 ]
+		[ "$(cat "$T/o/sh-1")" = OLD1 ]
+		# Nothing else: no temporaries, no kept copies, no new shards.
+		[ "$(cd "$T/o" && echo *)" = "sh-0 sh-1 sh-2" ] || { echo "$a: $(ls "$T/o")"; false; }
+	done
+}

@@ -302,6 +302,8 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		size_t part = 1 + (n > 0 ? p[0] % 8 : 0);
 
 		memset(&dec, 0, sizeof dec);
+		/* Long tokens are written in parts beyond 'hold' bytes. */
+		dec.hold = n > 1 && p[1] % 4 != 0 ? p[1] % 16 + 1 : 0;
 		for (i = 0; i < n / 4; i += part)
 			check(sw_decode_part(v, &dec, id64 + i, n / 4 - i < part ?
 			    n / 4 - i : part, n & 1, &parts) == 0);

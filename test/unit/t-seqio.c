@@ -764,7 +764,7 @@ test_strategies_denser(void)
 		c = sq_new(&cfg, NULL);
 		rng_seed(&r, 11);
 		for (i = 0; i < 5000; i++) {
-			struct sq_feat f = { SQ_INT, rec, 0, NULL, 0 };
+			struct sq_feat f = { SQ_INT, rec, 0, NULL, 0, 0, 0 };
 
 			n = 1 + (size_t)rng_below(&r, 39);
 			for (j = 0; j < n; j++)
@@ -1465,6 +1465,76 @@ test_finish_before(void)
 	reset_rows();
 }
 
+/*
+ * A caller that checked the lists itself (SQ_CHECKED) hands over only
+ * the values sq_input_need() says are read: the rows are the same, and
+ * so is the message for a value that is not an int32.
+ */
+static void
+test_checked_lists(void)
+{
+	static int64_t in[10] = { 4, 5, 6, 7, 8, 9, 10, 11, 12, 1 };
+	static int64_t tg[6] = { 2, 3, 4, 5, 6, 1 };
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_feat f[2];
+	struct rowcap want[4];
+	size_t i, j, nwant;
+	char msg[512];
+	int ok;
+
+	cfg_lengths(&cfg, SQ_PREFIXLM, "inputs", 3, "targets", 2, NULL, 0);
+	cfg.length_check = 0;
+	c = make(&cfg);
+	TEST_INT(sq_input_need(c, 0), ==, 5, "prefixlm reads inputs up to the sum of the lengths");
+	TEST_INT(sq_input_need(c, 1), ==, 5, "and targets too");
+	TEST_INT(sq_input_need(c, 2), ==, SIZE_MAX, "no third input");
+	reset_rows();
+	memset(f, 0, sizeof f);
+	f[0].type = f[1].type = SQ_INT;
+	f[0].v = in;
+	f[0].n = 10;
+	f[1].v = tg;
+	f[1].n = 6;
+	TEST(sq_push(c, f) == 0 && sq_finish(c) == 0, "whole lists");
+	sq_free(c);
+	nwant = nrows;
+	memcpy(want, rows, nrows * sizeof(rows[0]));
+	nrows = 0;
+
+	c = make(&cfg);
+	f[0].small = f[1].small = SQ_CHECKED;
+	f[0].bad = f[1].bad = SIZE_MAX;
+	TEST(sq_push(c, f) == 0 && sq_finish(c) == 0, "checked lists");
+	ok = nrows == nwant;
+	for (i = 0; ok && i < nrows; i++)
+		for (j = 0; ok && j < rows[i].nf; j++)
+			ok = want[i].f[j].n == rows[i].f[j].n &&
+			    memcmp(want[i].f[j].v, rows[i].f[j].v,
+			    rows[i].f[j].n * sizeof(int64_t)) == 0;
+	TEST(ok, "the same rows from the values the converter reads");
+	sq_free(c);
+	for (i = 0; i < nwant; i++)
+		for (j = 0; j < want[i].nf; j++)
+			free(want[i].f[j].v);
+
+	in[8] = INT64_C(1) << 40;
+	sq_check_feature("targets", SQ_INT, NULL, in, 10, "input_validation",
+	    msg, sizeof msg);
+	c = make(&cfg);
+	f[0].v = tg;	/* not read past what is needed */
+	f[0].n = 6;
+	f[1].n = 10;
+	f[1].v = in;
+	f[1].bad = 8;
+	f[1].badv = in[8];
+	TEST(sq_push(c, f) == -1 && strcmp(sq_strerror(c), msg) == 0,
+	    "a value that is not an int32 is reported as on the whole list");
+	sq_free(c);
+	in[8] = 12;
+	reset_rows();
+}
+
 int
 main(void)
 {
@@ -1485,6 +1555,7 @@ main(void)
 	test_electra_seed();
 	test_rng();
 	test_finish_before();
+	test_checked_lists();
 	reset_rows();
 	TEST_INT(bad_used, ==, 0, "every row's padding bound holds");
 	return tap_done();

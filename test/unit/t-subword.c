@@ -539,6 +539,95 @@ test_build(void)
 	sw_counts_free(d);
 }
 
+/*
+ * The builder's alphabet is every code point of the tokens once, those
+ * at the ends of its bitmap words and of Unicode included.
+ */
+static void
+test_build_alphabet(void)
+{
+	static const char *const cps[] = { "?", "@", "\x7f", "\xc2\x80",
+	    "\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf" };
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	const uint8_t *s;
+	size_t i, j, n, k, found;
+
+	sw_build_opts_init(&o);
+	o.max_subtoken_len = 1;
+	for (i = 0; i < sizeof cps / sizeof cps[0]; i++)
+		sw_counts_add(c, (const uint8_t *)cps[i], strlen(cps[i]), 3);
+	sw_counts_add(c, S("\xf4\x8f\xbf\xbf?\xf0\x90\x80\x80"), 1);
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "build over the edges of the code point range");
+	for (i = 0; v != NULL && i < sizeof cps / sizeof cps[0]; i++) {
+		k = strlen(cps[i]);
+		for (j = found = 0; j < sw_vocab_size(v); j++) {
+			s = sw_vocab_entry(v, (int64_t)j, &n);
+			found += n == k && memcmp(s, cps[i], k) == 0;
+		}
+		TEST_INT(found, ==, 1, "code point %zu is in the alphabet once", i);
+	}
+	/* 2 reserved, <>padEOS \\_u;0-9 (22), the 7 code points. */
+	TEST(v != NULL && sw_vocab_size(v) == 2 + 22 + 7, "and nothing else");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
+/*
+ * A suffix that ends the pool of escaped tokens, next to a longer one
+ * whose next character takes several bytes: the common prefix stops
+ * there, nothing is read past the pool (found by fuzz-vocab; ASan).
+ */
+static void
+test_build_pool_end(void)
+{
+	static const char cf[] = "#subword-counts 1\n3\t\\t\n3\t"
+	    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+	    "\xf0\x9f\x98\x80 \n3\t! \n3\t\" (\n3\t'\n3\t) [\n9\t, \n6\t-\n6\t.\n";
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	struct sw_err e;
+
+	TEST(sizeof cf - 1 == 101 &&
+	    sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	    "the count file reads");
+	sw_build_opts_init(&o);
+	o.iterations = 2;
+	o.max_subtoken_len = 3;
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "and builds");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
+/*
+ * Counts near INT64_MAX: a substring's count, their sum, stops at
+ * INT64_MAX instead of overflowing (found by fuzz-vocab; UBSan).
+ */
+static void
+test_build_huge_counts(void)
+{
+	static const char cf[] = "#subword-counts 1\n3\t\\t\n6\t   \n"
+	    "7777777777777777777\temoj)\n";
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	struct sw_err e;
+
+	TEST(sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	    "a count file with counts near 2^63 reads");
+	sw_build_opts_init(&o);
+	o.iterations = 2;
+	o.max_subtoken_len = 6;
+	v = sw_build(c, 0, &o);
+	TEST(v != NULL, "and builds");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+
 static void
 test_lines(void)
 {
@@ -617,6 +706,8 @@ test_decode_parts(void)
 			for (size_t i = n / 2; i < n; i++)
 				ids[i] = (int64_t)(i % 3 == 0);
 		memset(&d, 0, sizeof d);
+		/* Long tokens written in parts too: held from 1 byte up. */
+		d.hold = round % 3 == 0 ? 0 : 1 + (size_t)(round % 11);
 		ok &= sw_decode(v, ids, n, strip, &whole) == 0;
 		for (size_t i = 0; i < n; i += part)
 			ok &= sw_decode_part(v, &d, ids + i, n - i < part ? n - i :
@@ -644,6 +735,9 @@ main(void)
 	test_sampler();
 	test_counts();
 	test_build();
+	test_build_alphabet();
+	test_build_pool_end();
+	test_build_huge_counts();
 	test_lines();
 	test_utf8_check();
 	test_encode_paths();
