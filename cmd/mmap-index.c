@@ -179,7 +179,7 @@ parse_opts(int argc, char **argv)
 	long long ll;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "hVqRo:f:j:", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "hVqRo:f:j:", longopts)) != -1) {
 		if (ch == 'h')
 			usage(stdout, 0);
 		if (ch == 'V')
@@ -597,7 +597,10 @@ out_begin(int records)
 	int fd = 1;
 
 	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		if ((fd = out_open(&outf, o.out)) == -1)
+		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
+		    "leave out -R to write text" : "add -R to write records");
+		if ((fd = records ? out_open(&outf, o.out) :
+		    out_open_text(&outf, o.out)) == -1)
 			die_errno("%s", o.out);
 		ob.name = o.out;
 	} else
@@ -2794,8 +2797,12 @@ main(int argc, char **argv)
 			out_check(ip);
 			free(bp);
 			free(ip);
-		} else
+		} else {
+			out_form(o.out, o.outfmt == OUT_RECORDS ? WRITES_RECORDS :
+			    WRITES_TEXT, o.outfmt == OUT_RECORDS ?
+			    "leave out -R to write text" : "add -R to write records");
 			out_check(o.out);
+		}
 	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)

@@ -816,7 +816,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 	o->feature = "targets";
 	o->seed = DEFAULT_SEED;
 	o->comp = REC_AUTO;
-	while ((ch = getopt_long(argc, argv, "C:f:hl:o:qs:V", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "C:f:hl:o:qs:V", longopts)) != -1) {
 		switch (ch) {
 		case 'C':
 			conv = optarg;
@@ -963,8 +963,10 @@ main(int argc, char **argv)
 		fault_conv = c;
 	}
 
-	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
+	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0) {
+		out_form(outname, WRITES_RECORDS, NULL);
 		out_check(outname);
+	}
 	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
 		outname = "stdout";
 		refuse_tty(1, 0);

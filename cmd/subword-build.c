@@ -62,6 +62,7 @@ static const struct option longopts[] = {
 	{ "reserved", required_argument, NULL, OPT_RESERVED },
 	{ "target-size", required_argument, NULL, 't' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "vocab-size", required_argument, NULL, 't' },	/* sentencepiece's name */
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -400,7 +401,7 @@ main(int argc, char *argv[])
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 	sw_build_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:hj:L:o:qt:V", longopts, NULL)) != -1)
+	while ((ch = getopt_args(argc, argv, "b:hj:L:o:qt:V", longopts)) != -1)
 		switch (ch) {
 		case 'b':
 			budget = parse_budget(optarg);
@@ -481,6 +482,7 @@ main(int argc, char *argv[])
 	o.probe = show_probe;
 
 	/* An output that cannot be written is refused before the counting. */
+	out_form(outpath, WRITES_TEXT, "a vocabulary is a text file");
 	out_check(outpath);
 	if (jobs == 0) {
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -523,7 +525,7 @@ main(int argc, char *argv[])
 	}
 	sw_counts_free(c);
 
-	if ((ofd = out_open(&out, outpath)) == -1)
+	if ((ofd = out_open_text(&out, outpath)) == -1)
 		die_errno("%s", outpath);
 	if (write_full(ofd, ob.p, ob.len) == -1)
 		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);

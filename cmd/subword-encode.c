@@ -1543,7 +1543,7 @@ main(int argc, char *argv[])
 	int ch, decode = 0, rval = 0, wpflags = 0;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "df:hj:m:o:qv:V", longopts, NULL)) != -1)
+	while ((ch = getopt_args(argc, argv, "df:hj:m:o:qv:V", longopts)) != -1)
 		switch (ch) {
 		case 'd':
 			decode = 1;
@@ -1691,6 +1691,11 @@ main(int argc, char *argv[])
 		usage_error("--strip-extraneous applies to -m subword");
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
+	if (!decode && outfmt == FMT_RECORDS)
+		out_form(outpath, WRITES_RECORDS, "add --output-format id for id lines");
+	else
+		out_form(outpath, WRITES_TEXT, decode ? NULL :
+		    "leave out --output-format to write records");
 	out_check(outpath);
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
 	if (eos)
@@ -1711,7 +1716,8 @@ main(int argc, char *argv[])
 		make_idtext(most);
 	}
 
-	if ((outfd = out_open(&out, outpath)) == -1)
+	if ((outfd = !decode && outfmt == FMT_RECORDS ? out_open(&out, outpath) :
+	    out_open_text(&out, outpath)) == -1)
 		die_errno("%s", outpath);
 	if (strcmp(outpath, "-") != 0)
 		outname = outpath;

@@ -467,6 +467,7 @@ shard_names(void)
 		die_errno("--split");
 	for (i = 0; i < nsplit; i++) {
 		names[i] = sorted[i] = shard_name(outpath, i, nsplit);
+		out_form(names[i], WRITES_RECORDS, NULL);
 		out_check(names[i]);
 	}
 	qsort(sorted, nsplit, sizeof(*sorted), cmpname);
@@ -1125,7 +1126,7 @@ main(int argc, char *argv[])
 	long long ll;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "cf:hn:o:qRs:Vz:", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "cf:hn:o:qRs:Vz:", longopts)) != -1) {
 		switch (ch) {
 		case 'c': mode = M_COUNT; break;
 		case 'f': parse_features(optarg); break;
@@ -1203,6 +1204,9 @@ main(int argc, char *argv[])
 
 	if (from_json && mode == M_JSON)
 		mode = M_RECORDS;
+	/* Outputs follow their suffix: JSON is not written into a record file. */
+	if (mode == M_JSON && !flat && outpath && suffix_records(outpath))
+		mode = M_RECORDS;
 	if ((nsplit || shuffle || out_comp >= 0) && mode != M_RECORDS)
 		mode = M_RECORDS;
 	if (from_json && mode != M_RECORDS)
@@ -1214,15 +1218,20 @@ main(int argc, char *argv[])
 	if (mode == M_STATS && type == TYPE_RAW)
 		usage_error("--stats needs decoded records, not --type raw");
 	/* Every named output is checked before any input is read. */
-	if (outpath && !nsplit)
+	if (outpath && !nsplit) {
+		out_form(outpath, mode == M_RECORDS ? WRITES_RECORDS : WRITES_TEXT,
+		    mode == M_RECORDS ? "leave out -R to write JSON lines" :
+		    mode == M_JSON ? "leave out --flat, or add -R, to write records" :
+		    "this mode writes text");
 		out_check(outpath);
+	}
 	/*
 	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
 	 * to a temporary file beside the name, renamed at the end: the old
 	 * file stays until the new one is whole.
 	 */
 	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0) {
-		if ((c = out_open(&textout, outpath)) == -1)
+		if ((c = out_open_text(&textout, outpath)) == -1)
 			die_errno("%s", outpath);
 		if (dup2(c, 1) == -1)
 			die_errno("%s", outpath);
