@@ -910,8 +910,18 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			    "--strategy or --window");
 		return;
 	}
-	if ((k = sq_kind_parse(conv)) == -1)
+	if ((k = sq_kind_parse(conv)) == -1) {
+		const char *names[SQ_PAD + 2], *near;
+		int i;
+
+		for (i = 0; i <= SQ_PAD; i++)
+			names[i] = sq_kind_name((enum sq_kind)i);
+		names[i] = "electra";
+		if ((near = closest_name(conv, names, SQ_PAD + 2)) != NULL)
+			usage_error("-C: unknown converter '%s'; did you mean "
+			    "'%s'?", conv, near);
 		usage_error("-C: unknown converter '%s'", conv);
+	}
 	o->cfg.kind = (enum sq_kind)k;
 	if (o->lengths)
 		parse_lengths(o->lengths, &o->cfg);

@@ -1376,6 +1376,24 @@ set_fields(const char *list)
 	}
 }
 
+/* "-v name=path" names no field: say which are, and the closest. */
+static _Noreturn void
+no_field(const char *spec, const char *eq, const char *fieldlist)
+{
+	const char *names[64], *near;
+	char name[256];
+	size_t f, n = 0;
+
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
+	for (f = 0; f < nfields && n < sizeof(names) / sizeof(*names); f++)
+		names[n++] = fields[f].name;
+	if ((near = closest_name(name, names, n)) != NULL)
+		usage_error("-v %s: no field '%s'; did you mean '%s'? "
+		    "(the fields are %s)", spec, name, near, fieldlist);
+	usage_error("-v %s: no field '%s' (the fields are %s)", spec, name,
+	    fieldlist);
+}
+
 /*
  * Give every field its vocabulary ("-v path" for all, "-v name=path" for
  * one; a "name=path" naming no field is refused, unless it is a file).
@@ -1395,8 +1413,7 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if (eq != NULL && f < nfields)
 			fields[f].vpath = eq + 1;
 		else if (eq != NULL && access(vspec[i], F_OK) == -1)
-			usage_error("-v %s: no field '%.*s' (the fields are %s)",
-			    vspec[i], (int)(eq - vspec[i]), vspec[i], fieldlist);
+			no_field(vspec[i], eq, fieldlist);
 		else
 			deflt = vspec[i];
 	}
