@@ -2394,7 +2394,7 @@ cmd_dict(int argc, char **argv)
 		argv = stdin_only;
 	}
 	for (int i = 0; i < argc && fault[0] == '\0'; i++) {
-		int fd = open_input(argv[i]);
+		int fd = open_text(argv[i]);
 		const char *name = input_name(argv[i]);
 		struct fqd_lines *r;
 
@@ -2420,8 +2420,7 @@ cmd_dict(int argc, char **argv)
 			die_errno("%s", name);
 		lines += fqd_lines_count(r) - (fault[0] != '\0');
 		fqd_lines_free(r);
-		if (fd != 0)
-			close(fd);
+		close_text(fd, argv[i]);
 	}
 	if (fqd_finalize(fdict, o.threshold, o.nwords, o.padf) == -1 ||
 	    fqd_save(fdict, &out) == -1)
@@ -2670,7 +2669,8 @@ cmd_build(int argc, char **argv)
 		argv = stdin_only;
 	}
 	for (int i = 0; i < argc; i++) {
-		int fd = open_input(argv[i]);
+		int fd = o.textin || o.idlines ? open_text(argv[i]) :
+		    open_input(argv[i]);
 		const char *name = input_name(argv[i]);
 
 		if (fd == -1) {
@@ -2692,7 +2692,9 @@ cmd_build(int argc, char **argv)
 			build_records_mt(b, fd, name, jobs);
 		else
 			build_records(b, fd, name, isf, o.modefeat != NULL);
-		if (fd != 0 && !o.idlines)
+		if (o.textin || o.idlines)
+			close_text(fd, argv[i]);	/* after build_ids' fclose, only waits */
+		else if (fd != 0)
 			close(fd);
 	}
 	fault_keep = NULL;

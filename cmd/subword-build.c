@@ -305,7 +305,7 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	size_t n;
 	int fd, nl, rc, k;
 
-	if ((fd = open_input(path)) == -1) {
+	if ((fd = open_text(path)) == -1) {
 		rval = 1;
 		return;
 	}
@@ -346,8 +346,7 @@ count_file(struct sw_counts *c, const char *path, double budget)
 		rval = 1;
 	}
 	sw_lines_free(r);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 }
 
 static void
@@ -359,7 +358,7 @@ read_counts(struct sw_counts *c, const char *path)
 	size_t n;
 	int fd;
 
-	if ((fd = open_input(path)) == -1) {
+	if ((fd = open_text(path)) == -1) {
 		rval = 1;
 		return;
 	}
@@ -371,8 +370,7 @@ read_counts(struct sw_counts *c, const char *path)
 		rval = 1;
 	}
 	free(p);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 }
 
 int

@@ -719,7 +719,7 @@ encode_file(const char *path)
 	size_t n;
 	int fd, nl, rc;
 
-	if ((fd = open_input(path)) == -1)
+	if ((fd = open_text(path)) == -1)
 		return 1;
 	if ((r = lines_r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
@@ -740,8 +740,7 @@ encode_file(const char *path)
 	}
 	sw_lines_free(lines_r);
 	lines_r = NULL;
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 	return 0;
 }
 
@@ -1000,7 +999,7 @@ encode_file_jobs(const char *path)
 	int fd, eof = 0;
 	uint8_t *nl;
 
-	if ((fd = open_input(path)) == -1)
+	if ((fd = open_text(path)) == -1)
 		return 1;
 	while (!eof) {
 		if (nfilled - nwritten == nring)
@@ -1050,8 +1049,7 @@ encode_file_jobs(const char *path)
 	while (nwritten < nfilled)
 		write_chunk(name, &lines);
 	buf_free(&carry);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 	return 0;
 }
 
@@ -1144,7 +1142,7 @@ decode_ids_file(const char *path)
 	size_t n, f, len;
 	int fd, nl, rc, k;
 
-	if ((fd = open_input(path)) == -1)
+	if ((fd = open_text(path)) == -1)
 		return 1;
 	if ((r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
@@ -1183,8 +1181,7 @@ decode_ids_file(const char *path)
 		die("%s: %s", name, e.msg);
 	}
 	sw_lines_free(r);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 	return 0;
 }
 
