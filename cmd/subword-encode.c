@@ -26,7 +26,7 @@
 
 static const char usage_text[] =
     "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
-    "                      [--no-strip]\n"
+    "                      [--no-strip] [--parallel]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
@@ -45,7 +45,7 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL
 };
 
 static const struct option longopts[] = {
@@ -67,6 +67,7 @@ static const struct option longopts[] = {
 	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
 	{ "output", required_argument, NULL, 'o' },
 	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
+	{ "parallel", no_argument, NULL, OPT_PARALLEL },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "rules", required_argument, NULL, OPT_RULES },
@@ -98,6 +99,7 @@ static int64_t eos_id = 1;		/* tensor2tensor's EOS */
 static const char *eos_arg;		/* --eos=ID|TOKEN */
 static const char *eos_piece;		/* its text when the vocab lacks it */
 static int jsonl;			/* --input-format jsonl */
+static int parallel;			/* --parallel: a file per field */
 static char **jkeys;			/* --json-keys */
 static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
@@ -123,6 +125,7 @@ struct ctx {
 	struct buf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
+	uint64_t	 tabbed;	/* lines with a tab, one field */
 	struct jd_line	 jl;		/* --input-format jsonl */
 	int64_t		*prev;		/* a sentence held back (jsonl) */
 	size_t		 prevn, prevcap;
@@ -668,6 +671,8 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	if (jsonl)
 		return encode_json_line(c, p, n);
 	if (nfields == 1) {
+		if (memchr(p, '\t', n) != NULL)
+			c->tabbed++;
 		if (wordpiece && blank(p, n)) {
 			/* BERT's corpora: a blank line ends a document. */
 			emit_doc_end(c);
@@ -745,6 +750,73 @@ encode_file(const char *path)
 }
 
 /*
+ * --parallel: line i of each of the nfields files makes one record, as
+ * tensor2tensor's text2text_txt_iterator zips a source and a target file
+ * (each line stripped, blank lines kept).  Files of different lengths
+ * are an error naming both and the line where one ends.
+ */
+static int
+encode_parallel(char **paths)
+{
+	static struct sw_lines *r[8];	/* still reachable when a fault exits */
+	const uint8_t *p[8];
+	struct sw_err e;
+	size_t n[8], f, g;
+	int fd[8], nl, rc[8], ended;
+	uint64_t line = 0;
+
+	for (f = 0; f < nfields; f++) {
+		if ((fd[f] = open_text(paths[f])) == -1)
+			exit(1);
+		if ((r[f] = sw_lines_open(fd[f])) == NULL)
+			die_errno("%s", input_name(paths[f]));
+	}
+	for (;;) {
+		ended = 0;
+		for (f = 0; f < nfields; f++) {
+			rc[f] = sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			if (rc[f] == -1)
+				die_errno("%s", input_name(paths[f]));
+			if (rc[f] == -2) {
+				flush_all();
+				die("%s: %s", input_name(paths[f]), e.msg);
+			}
+			ended += rc[f] == 0;
+		}
+		if (ended == (int)nfields)
+			break;
+		line++;
+		if (ended > 0) {
+			for (f = 0; rc[f] != 0; f++)
+				;
+			for (g = 0; rc[g] == 0; g++)
+				;
+			flush_all();
+			die("%s: line %ju has no partner: %s ends after %ju "
+			    "lines (--parallel files must have as many lines "
+			    "each)", input_name(paths[g]), (uintmax_t)line,
+			    input_name(paths[f]), (uintmax_t)(line - 1));
+		}
+		if (progress_due())
+			progress("%s: %ju lines", input_name(paths[0]),
+			    (uintmax_t)line);
+		for (f = 0; f < nfields; f++)
+			if (encode_field(&mainctx, &mainctx.f[f], p[f], n[f], 1) == -1) {
+				flush_all();
+				die("%s: line %ju: %s", input_name(paths[f]),
+				    (uintmax_t)line, mainctx.err);
+			}
+		emit(&mainctx);
+	}
+	for (f = 0; f < nfields; f++) {
+		sw_lines_free(r[f]);
+		r[f] = NULL;
+		close_text(fd[f], paths[f]);
+	}
+	return 0;
+}
+
+/*
  * Parallel encoding (-j): the main thread cuts the input into chunks of
  * whole lines, workers encode them with encoders of their own, and the
  * main thread writes the results in input order.
@@ -758,7 +830,7 @@ struct chunk {
 	size_t		 inlen, incap;
 	uint64_t	 base;		/* input offset of in[0] */
 	struct buf	 out;
-	uint64_t	 nlines, skipped;
+	uint64_t	 nlines, skipped, tabbed;
 	int		 state;
 	int		 err;		/* 0, 1 invalid UTF-8, 2 encoding */
 	uint64_t	 eline, eoff;	/* in the chunk */
@@ -789,6 +861,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	ch->err = 0;
 	c->out = &ch->out;
 	c->skipped = 0;
+	c->tabbed = 0;
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 		die_errno("encode");
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
@@ -807,6 +880,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	}
 	ch->nlines = sw_lines_lineno(r);
 	ch->skipped = c->skipped;
+	ch->tabbed = c->tabbed;
 	sw_lines_free(r);
 }
 
@@ -971,6 +1045,7 @@ write_chunk(const char *name, uint64_t *lines)
 				write_failed(outname);
 		}
 	mainctx.skipped += ch->skipped;
+	mainctx.tabbed += ch->tabbed;
 	if (ch->err == 1) {
 		flush_all();
 		die("%s: line %ju: invalid UTF-8 at byte offset %ju", name,
@@ -1654,6 +1729,9 @@ main(int argc, char *argv[])
 		case OPT_NO_PROGRESS:
 			progress_enabled = 0;
 			break;
+		case OPT_PARALLEL:
+			parallel = 1;
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -1675,7 +1753,16 @@ main(int argc, char *argv[])
 			fieldlist = keylist;
 	} else if (keylist != NULL)
 		usage_error("--json-keys applies to --input-format jsonl");
-	set_fields(fieldlist ? fieldlist : feature ? feature : "targets");
+	if (parallel && (decode || infmt == FMT_JSONL))
+		usage_error("--parallel applies to encoding text");
+	if (parallel && feature != NULL)
+		usage_error("--parallel takes --fields, not -f");
+	set_fields(fieldlist ? fieldlist : feature ? feature :
+	    parallel ? "inputs,targets" : "targets");
+	if (parallel && (argc == 0 || argc % (int)nfields != 0))
+		usage_error("--parallel: %d file%s for %zu fields (%s); give "
+		    "one file per field, in that order", argc, argc == 1 ? "" :
+		    "s", nfields, fieldlist ? fieldlist : "inputs,targets");
 	if (nfields > 8)
 		usage_error("at most 8 fields");
 	if ((forder = calloc(nfields, sizeof(*forder))) == NULL ||
@@ -1711,7 +1798,8 @@ main(int argc, char *argv[])
 		out_form(outpath, WRITES_TEXT, decode ? NULL :
 		    "leave out --output-format to write records");
 	out_check(outpath);
-	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
+	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature :
+	    parallel ? "inputs,targets" : "targets");
 	if (eos)
 		eos_id = resolve_eos(eos_arg);
 	mainctx.f = fields;
@@ -1748,9 +1836,13 @@ main(int argc, char *argv[])
 
 		argv = stdin_only;
 	}
-	if (!decode && jobs > 1)
+	if (parallel) {
+		/* One record from line i of each file: no -j. */
+		for (; *argv; argv += nfields)
+			rval |= encode_parallel(argv);
+	} else if (!decode && jobs > 1)
 		jobs_start();
-	for (; *argv; argv++) {
+	for (; !parallel && *argv; argv++) {
 		if (!decode && jobs > 1)
 			rval |= encode_file_jobs(*argv);
 		else if (!decode)
@@ -1760,7 +1852,7 @@ main(int argc, char *argv[])
 		else
 			rval |= decode_records_file(*argv);
 	}
-	if (!decode && jobs > 1)
+	if (!decode && !parallel && jobs > 1)
 		jobs_stop();
 	progress_done();
 	flush_text();
@@ -1772,6 +1864,12 @@ main(int argc, char *argv[])
 	if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",
 		    (uintmax_t)mainctx.skipped, nfields);
+	if (mainctx.tabbed > 0 && verbosity > 0)
+		warnx_("warning: %ju lines hold a tab but there is one field, "
+		    "'%s', so each was encoded whole; for tab-separated columns "
+		    "give --fields (e.g. --fields inputs,targets), for "
+		    "line-parallel files --parallel", (uintmax_t)mainctx.tabbed,
+		    fields[0].name);
 	for (f = 0; f < nfields; f++) {
 		size_t j;
 

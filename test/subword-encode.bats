@@ -570,3 +570,50 @@ wp_vocab() {
 	# the documents of lines 1 and 2, each ended by an empty line
 	[ "$output" = $'1 2\n3\n\n2 1' ]
 }
+
+@test "subword-encode: --parallel zips a source and a target file into inputs and targets, as the tab-separated form" {
+	head -n 20 "$T/c.txt" >"$T/p.en"
+	head -n 20 "$T/fr.txt" >"$T/p.fr"
+	paste "$T/p.en" "$T/p.fr" | subword-encode --fields inputs,targets --eos -v inputs="$T/v" -v targets="$T/vfr" >"$T/tsv.tfr"
+	run -0 --separate-stderr subword-encode --parallel --eos -v inputs="$T/v" -v targets="$T/vfr" -o "$T/par.tfr" "$T/p.en" "$T/p.fr"
+	[ -z "$stderr" ]
+	cmp "$T/tsv.tfr" "$T/par.tfr"
+	# other field names, id output, gzip inputs
+	gzip -c "$T/p.fr" >"$T/p.fr.gz"
+	run -0 subword-encode --parallel --fields src,tgt -v src="$T/v" -v tgt="$T/vfr" --output-format id "$T/p.en" "$T/p.fr.gz"
+	[ "${#lines[@]}" -eq 20 ]
+	[ "${lines[0]}" = "$(paste "$T/p.en" "$T/p.fr" | head -n 1 | subword-encode --fields a,b -v a="$T/v" -v b="$T/vfr" --output-format id)" ]
+	# a blank line pairs with its partner (text2text_txt_iterator keeps it)
+	printf 'the cat\n\n' >"$T/b.en"
+	printf 'le chat\nle chat\n' >"$T/b.fr"
+	run -0 bash -c 'subword-encode --parallel -v inputs="$1" -v targets="$2" "$3" "$4" | tfr-cat -c' _ "$T/v" "$T/vfr" "$T/b.en" "$T/b.fr"
+	[ "$output" = 2 ]
+}
+
+@test "subword-encode: --parallel files of different lengths: an error naming both files and the line" {
+	head -n 5 "$T/c.txt" >"$T/p.en"
+	head -n 3 "$T/fr.txt" >"$T/p.fr"
+	run -1 --separate-stderr subword-encode --parallel -v inputs="$T/v" -v targets="$T/vfr" --output-format id "$T/p.en" "$T/p.fr"
+	[ "$stderr" = "subword-encode: $T/p.en: line 4 has no partner: $T/p.fr ends after 3 lines (--parallel files must have as many lines each)" ]
+	# the three good pairs were written
+	[ "${#lines[@]}" -eq 3 ]
+	run -1 --separate-stderr subword-encode --parallel -v inputs="$T/v" -v targets="$T/vfr" -o "$T/x.tfr" "$T/p.fr" "$T/p.en"
+	[[ "$stderr" == *"$T/p.en: line 4 has no partner: $T/p.fr ends after 3 lines"* ]]
+	[ ! -e "$T/x.tfr" ]
+	run -2 --separate-stderr subword-encode --parallel -v "$T/v" "$T/p.en"
+	[[ "$stderr" == "subword-encode: --parallel: 1 file for 2 fields (inputs,targets); give one file per field, in that order"* ]]
+}
+
+@test "subword-encode: tab-separated lines meeting a single field are encoded whole, with a warning" {
+	head -n 4 "$T/c.txt" >"$T/p.en"
+	head -n 4 "$T/fr.txt" >"$T/p.fr"
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode --eos -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$stderr" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -j 2 -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[[ "$stderr" == *"warning: 4 lines hold a tab"* ]]
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -q -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format id "$T/p.en"
+	[ -z "$stderr" ]
+}
