@@ -1096,7 +1096,8 @@ closest_name(const char *s, const char *const *cand, size_t n)
 			best = cand[i];
 		}
 	}
-	return bd <= (len < 6 ? 2 : len / 3) ? best : NULL;
+	/* "c" is not a misspelt "a": the edits must leave most of the name */
+	return bd < len && bd <= (len < 6 ? 2 : len / 3) ? best : NULL;
 }
 
 /* The long option named name[0..n), exactly or by a unique prefix. */

@@ -32,6 +32,7 @@ static const char usage_text[] =
     "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
+    "                      [--max-unk-rate R]\n"
     "                      [-o file] [--output-format fmt] [--rules rules]\n"
     "                      -v [field=]vocab [file ...]\n";
 
@@ -45,7 +46,7 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK
 };
 
 static const struct option longopts[] = {
@@ -60,6 +61,7 @@ static const struct option longopts[] = {
 	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lower", no_argument, NULL, OPT_LOWER },
 	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
+	{ "max-unk-rate", required_argument, NULL, OPT_MAX_UNK },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
 	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
@@ -90,6 +92,8 @@ struct field {
 	struct wp_tok	*wt;
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
+	long		 unk;		/* wordpiece: the [UNK] id, or -1 */
+	uint64_t	 ntok, nunk;	/* wordpiece: tokens, [UNK]s among them */
 };
 
 static struct field *fields;
@@ -453,6 +457,10 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 			return -1;
 		}
 		fd->n = (size_t)k;
+		fd->ntok += (uint64_t)k;
+		if (fd->unk >= 0)
+			for (i = 0; i < fd->n; i++)
+				fd->nunk += fd->ids[i] == fd->unk;
 		if (add_eos && eos) {
 			if (fd->n + 1 > fd->cap) {
 				size_t cap = fd->cap ? fd->cap * 2 : 64;
@@ -923,6 +931,7 @@ ctx_init(struct ctx *c)
 		c->f[f].vpath = fields[f].vpath;
 		if (wordpiece) {
 			c->f[f].wp = fields[f].wp;
+			c->f[f].unk = fields[f].unk;
 			if ((c->f[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
 				die_errno("jobs");
 			continue;
@@ -943,6 +952,8 @@ ctx_free(struct ctx *c)
 	size_t f, j;
 
 	for (f = 0; f < nfields; f++) {
+		fields[f].ntok += c->f[f].ntok;
+		fields[f].nunk += c->f[f].nunk;
 		for (j = f + 1; j < nfields; j++)
 			if (c->f[j].sw == c->f[f].sw)
 				c->f[j].sw = NULL;
@@ -1467,6 +1478,92 @@ no_field(const char *spec, const char *eq, const char *fieldlist)
 }
 
 /*
+ * A WordPiece vocabulary and the case of the text: an uncased one (no
+ * entry with an upper-case letter, [SPECIAL] tokens aside) with
+ * --no-lower, or a cased one (1% of its entries or more) lower-cased
+ * by default, turns words into [UNK] or other pieces without a word.
+ */
+static int lower_given;		/* --lower or --no-lower was given */
+static int decode_mode;	/* -d */
+
+static void
+case_check(const struct field *fd)
+{
+	size_t id, n, len, i, nupper = 0, size = wp_vocab_size(fd->wp);
+	const uint8_t *p;
+	uint32_t cp;
+	int k;
+
+	if (decode_mode)
+		return;
+	for (id = 0; id < size; id++) {
+		if ((p = (const uint8_t *)wp_piece(fd->wp, (int64_t)id, &len)) == NULL)
+			continue;
+		if (len >= 2 && p[0] == '[' && p[len - 1] == ']')
+			continue;
+		for (i = 0; i < len; i += (size_t)k) {
+			if ((k = utf8_decode(p + i, len - i, &cp)) <= 0)
+				break;
+			n = uni_category(cp);
+			if (n == UC_Lu || n == UC_Lt) {
+				nupper++;
+				break;
+			}
+		}
+	}
+	if (nupper == 0 && !wpo.lower)
+		warnx_("warning: %s: no entry has an upper-case letter (an "
+		    "uncased vocabulary) but --no-lower keeps the text's case, "
+		    "so capitalised words become [UNK] or other pieces; leave "
+		    "out --no-lower", input_name(fd->vpath));
+	else if (wpo.lower && !lower_given && nupper > 0 && nupper * 100 >= size)
+		warnx_("warning: %s: %zu entries have upper-case letters (a "
+		    "cased vocabulary) but the text is lower-cased; give "
+		    "--no-lower for a cased model (do_lower_case=False), or "
+		    "--lower to keep this", input_name(fd->vpath), nupper);
+}
+
+/*
+ * The unknown share of each WordPiece field at the end, as
+ * fairseq-preprocess reports "replaced by <unk>": a line when there are
+ * any, a warning above UNK_WARN, a fault above --max-unk-rate.
+ * Returns 1 when a field is above --max-unk-rate.
+ */
+#define UNK_WARN	0.05
+static double max_unk = -1;	/* --max-unk-rate; -1: none */
+
+static int
+unk_report(void)
+{
+	size_t f;
+	double r;
+	int over = 0;
+
+	if (!wordpiece || decode_mode)
+		return 0;
+	for (f = 0; f < nfields; f++) {
+		if (fields[f].ntok == 0 || fields[f].nunk == 0)
+			continue;
+		r = (double)fields[f].nunk / (double)fields[f].ntok;
+		if (max_unk >= 0 && r > max_unk) {
+			warnx_("%s: %.3g%% of %ju tokens replaced by [UNK], above "
+			    "--max-unk-rate %g (%s does not fit the text?)",
+			    fields[f].name, 100 * r, (uintmax_t)fields[f].ntok,
+			    max_unk, input_name(fields[f].vpath));
+			over = 1;
+		} else if (r > UNK_WARN)
+			warnx_("warning: %s: %.3g%% of %ju tokens replaced by "
+			    "[UNK] (%s does not fit the text?)", fields[f].name,
+			    100 * r, (uintmax_t)fields[f].ntok,
+			    input_name(fields[f].vpath));
+		else if (verbosity > 0)
+			warnx_("%s: %ju tokens, %.3g%% replaced by [UNK]",
+			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r);
+	}
+	return over;
+}
+
+/*
  * Give every field its vocabulary ("-v path" for all, "-v name=path" for
  * one; a "name=path" naming no field is refused, unless it is a file).
  */
@@ -1512,6 +1609,9 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if (wordpiece) {
 			if ((fields[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
 				die_errno("wordpiece");
+			fields[f].unk = wp_special_id(fields[f].wp, WP_UNK);
+			if (j == f)
+				case_check(&fields[f]);
 			continue;
 		}
 		if (j < f)
@@ -1700,6 +1800,7 @@ main(int argc, char *argv[])
 			break;
 		case OPT_LOWER:
 		case OPT_NO_LOWER:
+			lower_given = 1;
 			wpo.lower = ch == OPT_LOWER;
 			wpflags = 1;
 			break;
@@ -1732,13 +1833,32 @@ main(int argc, char *argv[])
 		case OPT_PARALLEL:
 			parallel = 1;
 			break;
+		case OPT_MAX_UNK: {
+			char *end;
+
+			errno = 0;
+			max_unk = strtod(optarg, &end);
+			if (*end == '%' && end[1] == '\0') {
+				max_unk /= 100;
+				end++;
+			}
+			if (errno || end == optarg || *end != '\0' ||
+			    !(max_unk >= 0 && max_unk <= 1))
+				usage_error("--max-unk-rate: expected a fraction "
+				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
+				    optarg);
+			break;
+		}
 		default:
 			usage(stderr, 2);
 		}
 	argc -= optind;
 	argv += optind;
+	decode_mode = decode;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
+	if (max_unk >= 0 && (!wordpiece || decode))
+		usage_error("--max-unk-rate applies to encoding with -m wordpiece");
 	if (feature != NULL && fieldlist != NULL)
 		usage_error("-f and --fields exclude each other");
 	if (!decode && infmt == FMT_JSONL) {
@@ -1858,6 +1978,8 @@ main(int argc, char *argv[])
 	flush_text();
 	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
+	if (unk_report())
+		rval = 1;
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);

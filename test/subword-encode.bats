@@ -258,9 +258,10 @@ print(n)' "$T/rec"
 	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n,\n!\nnaive\ncafe\n' >"$T/wp.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format piece <<<"The CATS, naïve café sat!"
 	[ "$output" = "the cat ##s , naive cafe sat !" ]
-	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"The CATS, dog"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"The CATS, dog"
 	[ "$output" = "4 5 6 8 1" ]
-	run -0 subword-encode -m wordpiece --no-lower -v "$T/wp.txt" --output-format id <<<"The cat"
+	[ "$stderr" = "subword-encode: warning: targets: 20% of 5 tokens replaced by [UNK] ($T/wp.txt does not fit the text?)" ]
+	run -0 --separate-stderr subword-encode -m wordpiece --no-lower -v "$T/wp.txt" --output-format id <<<"The cat"
 	[ "$output" = "1 5" ]
 	printf 'the cats\n\ncat!\n' | subword-encode -m wordpiece -v "$T/wp.txt" >"$T/wp.rec"
 	run -0 subword-encode -d -m wordpiece -v "$T/wp.txt" "$T/wp.rec"
@@ -615,5 +616,57 @@ wp_vocab() {
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -q -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
 	[ -z "$stderr" ]
 	run -0 --separate-stderr subword-encode -v "$T/v" --output-format id "$T/p.en"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: -m wordpiece reports the [UNK] share at the end, warns above 5%" {
+	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n' >"$T/wp.txt"
+	for i in $(seq 1 99); do echo "the cat sat"; done >"$T/wt.txt"
+	echo "the dog sat" >>"$T/wt.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id "$T/wt.txt"
+	[ "$stderr" = "subword-encode: targets: 300 tokens, 0.333% replaced by [UNK]" ]
+	run -0 --separate-stderr subword-encode -q -m wordpiece -v "$T/wp.txt" --output-format id "$T/wt.txt"
+	[ -z "$stderr" ]
+	# none: nothing to say
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"the cat"
+	[ -z "$stderr" ]
+	# a vocabulary that does not fit the text: a warning, even with -q; -j counts the same
+	printf '猫 sat\n狗\n' >"$T/zh.txt"
+	for a in "" "-q" "-j 2"; do
+		run -0 --separate-stderr subword-encode $a -m wordpiece -v "$T/wp.txt" -o "$T/zh.tfr" "$T/zh.txt"
+		[ "$stderr" = "subword-encode: warning: targets: 66.7% of 3 tokens replaced by [UNK] ($T/wp.txt does not fit the text?)" ]
+	done
+}
+
+@test "subword-encode: --max-unk-rate fails at the end; stdout has every record, -o nothing" {
+	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/wp.txt"
+	printf 'the cat\nthe dog\n' >"$T/in.txt"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.2 --output-format id "$T/in.txt"
+	[ "$output" = "$(printf '2 3\n2 1')" ]
+	[ "$stderr" = "subword-encode: targets: 25% of 4 tokens replaced by [UNK], above --max-unk-rate 0.2 ($T/wp.txt does not fit the text?)" ]
+	echo OLD >"$T/out.tfr"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 10% -o "$T/out.tfr" "$T/in.txt"
+	[ "$(cat "$T/out.tfr")" = OLD ]
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 10% --keep-partial -o "$T/out.tfr" "$T/in.txt"
+	[ "$(tfr-cat -c "$T/out.tfr")" = 2 ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.25 -o "$T/out.tfr" "$T/in.txt"
+	[[ "$stderr" == *"warning: targets: 25% of 4 tokens"* ]]
+	run -2 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 2 "$T/in.txt"
+	run -2 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
+	[[ "$stderr" == *"--max-unk-rate applies to encoding with -m wordpiece"* ]]
+}
+
+@test "subword-encode: a WordPiece vocabulary whose case does not fit the lower-casing is a warning" {
+	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/uncased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --no-lower --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: no entry has an upper-case letter (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --output-format id <<<"The cat"
+	[ -z "$stderr" ]
+	printf '[PAD]\n[UNK]\nThe\nthe\nCat\ncat\n' >"$T/cased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 entries have upper-case letters (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --lower --output-format id <<<"the cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"The cat"
 	[ -z "$stderr" ]
 }
