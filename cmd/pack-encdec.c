@@ -20,6 +20,7 @@
 #include "example.h"
 #include "record.h"
 #include "seqio.h"
+#include "wordpiece.h"
 
 #define DEFAULT_SEED	0
 
@@ -30,9 +31,10 @@ static const char usage_text[] =
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
 "           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
 "           [file ...]\n"
-"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
-"           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n";
+"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra\n"
+"           --max-seq-length length [--cls-id id|token] [-f feature]\n"
+"           [-o file] [-s seed] [--sep-id id|token] [-v vocab]\n"
+"           [--compression type] [--max-record-size N] [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -70,6 +72,7 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "strategy", required_argument, NULL, OPT_STRATEGY },
 	{ "version", no_argument, NULL, 'V' },
+	{ "vocab", required_argument, NULL, 'v' },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ NULL, 0, NULL, 0 }
 };
@@ -524,7 +527,8 @@ struct opts {
 	const char	*feature;
 	long		 maxlen;
 	int64_t		 cls, sep;
-	int		 have_cls, have_sep;
+	const char	*cls_arg, *sep_arg;	/* an id or, with -v, a token */
+	const char	*vocab;			/* -v: the WordPiece vocabulary */
 	uint64_t	 seed;
 	int		 stats;
 	enum rec_comp	 comp;
@@ -539,6 +543,66 @@ num_arg(const char *opt, const char *s, long long lo, long long hi)
 		usage_error("%s: invalid value '%s' (expected an integer in %lld..%lld)",
 		    opt, s, lo, hi);
 	return v;
+}
+
+/*
+ * One of ELECTRA's special tokens: 'arg' (an id, or with a vocabulary a
+ * token) or, when NULL, the token 'name' of the vocabulary.  An id given
+ * by number is checked against the vocabulary: ids count from 0 where
+ * the vocabulary's lines count from 1, so --cls-id 102 with BERT's
+ * vocab.txt (where [CLS] is line 102, id 101) is [SEP].
+ */
+static int64_t
+special_id(const struct wp_vocab *v, const char *vpath, const char *arg,
+    const char *name, const char *opt)
+{
+	const char *piece;
+	long long id;
+	long named;
+
+	if (v == NULL) {
+		if (parse_int(arg, INT32_MIN, INT32_MAX, &id) == -1)
+			usage_error("%s '%s': a token name needs the vocabulary "
+			    "(-v vocab.txt); without it, give the id", opt, arg);
+		return id;
+	}
+	named = wp_vocab_id(v, name, strlen(name));
+	if (arg == NULL) {
+		if (named == -1)
+			usage_error("%s: no %s token; name the one to use with %s",
+			    vpath, name, opt);
+		return named;
+	}
+	if (parse_int(arg, INT32_MIN, INT32_MAX, &id) == -1) {
+		if ((named = wp_vocab_id(v, arg, strlen(arg))) == -1)
+			usage_error("%s '%s': no such token in %s", opt, arg, vpath);
+		return named;
+	}
+	if ((piece = wp_piece(v, id, NULL)) == NULL)
+		usage_error("%s %lld: %s has ids 0 to %zu", opt, id, vpath,
+		    wp_vocab_size(v) - 1);
+	if (strcmp(piece, name) != 0 && named != -1)
+		usage_error("%s %lld: id %lld in %s is '%s', not %s, which is "
+		    "id %ld (ids count from 0, the file's lines from 1); give "
+		    "%s %ld, or the token by name", opt, id, id, vpath, piece,
+		    name, named, opt, named);
+	return id;
+}
+
+static void
+special_ids(struct opts *o)
+{
+	struct wp_vocab *v = NULL;
+	char err[WP_ERRMAX];
+
+	if (o->vocab != NULL && (v = wp_vocab_load(o->vocab, err)) == NULL)
+		die("%s: %s", input_name(o->vocab), err);
+	o->cls = special_id(v, o->vocab, o->cls_arg, "[CLS]", "--cls-id");
+	o->sep = special_id(v, o->vocab, o->sep_arg, "[SEP]", "--sep-id");
+	if (o->cls == o->sep)
+		usage_error("--cls-id and --sep-id are the same id, %lld",
+		    (long long)o->cls);
+	wp_vocab_free(v);
 }
 
 /* "inputs=512,targets=128" into the config (names point into s). */
@@ -816,7 +880,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 	o->feature = "targets";
 	o->seed = DEFAULT_SEED;
 	o->comp = REC_AUTO;
-	while ((ch = getopt_args(argc, argv, "C:f:hl:o:qs:V", longopts)) != -1) {
+	while ((ch = getopt_args(argc, argv, "C:f:hl:o:qs:v:V", longopts)) != -1) {
 		switch (ch) {
 		case 'C':
 			conv = optarg;
@@ -844,8 +908,10 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->cfg.bos_id = num_arg("--bos-id", optarg, INT32_MIN, INT32_MAX);
 			break;
 		case OPT_CLS:
-			o->cls = num_arg("--cls-id", optarg, INT32_MIN, INT32_MAX);
-			o->have_cls = 1;
+			o->cls_arg = optarg;
+			break;
+		case 'v':
+			o->vocab = optarg;
 			break;
 		case OPT_COMPRESSION:
 			if ((k = rec_parse_comp(optarg)) == -1)
@@ -881,8 +947,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->pass = optarg;
 			break;
 		case OPT_SEP:
-			o->sep = num_arg("--sep-id", optarg, INT32_MIN, INT32_MAX);
-			o->have_sep = 1;
+			o->sep_arg = optarg;
 			break;
 		case OPT_STATS:
 			o->stats = 1;
@@ -903,13 +968,19 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 		usage_error("-C: a converter is required");
 	if (strcmp(conv, "electra") == 0) {
 		o->electra = 1;
-		if (!o->maxlen || !o->have_cls || !o->have_sep)
-			usage_error("-C electra needs --max-seq-length, --cls-id and --sep-id");
+		if (!o->maxlen)
+			usage_error("-C electra needs --max-seq-length");
+		if (o->vocab == NULL && (o->cls_arg == NULL || o->sep_arg == NULL))
+			usage_error("-C electra needs the vocabulary (-v vocab.txt) "
+			    "or --cls-id and --sep-id");
+		special_ids(o);
 		if (o->lengths || o->pass || strategy || window_set)
 			usage_error("-C electra takes no -l, --passthrough, "
 			    "--strategy or --window");
 		return;
 	}
+	if (o->vocab != NULL || o->cls_arg != NULL || o->sep_arg != NULL)
+		usage_error("-v, --cls-id and --sep-id apply to -C electra");
 	if ((k = sq_kind_parse(conv)) == -1) {
 		const char *names[SQ_PAD + 2], *near;
 		int i;

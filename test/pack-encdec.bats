@@ -16,7 +16,7 @@ docstring_pair() {
 	run -0 --separate-stderr pack-encdec -h
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]" ]
-	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id"* ]]
+	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra"* ]]
 }
 
 @test "pack-encdec: -V prints the version" {
@@ -447,4 +447,53 @@ many() {
 	for a in "" "--strategy first-fit" "--strategy best-fit" "--custom-ops"; do
 		same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec -C encdec -l inputs=64,targets=32 $a
 	done
+}
+
+# A BERT-like vocab.txt: [CLS] on line 102 (id 101), [SEP] on line 103 (id 102).
+bert_vocab() {
+	{
+		echo '[PAD]'
+		for i in $(seq 1 99); do echo "[unused$i]"; done
+		printf '%s\n' '[UNK]' '[CLS]' '[SEP]' '[MASK]'
+		for i in $(seq 104 120); do echo "w$i"; done
+	} >"$T/vocab.txt"
+}
+
+@test "pack-encdec: electra -v takes [CLS] and [SEP] from the vocabulary by name" {
+	electra_input
+	bert_vocab
+	pack-encdec -C electra --max-seq-length 8 --cls-id 101 --sep-id 102 "$T/sent.tfr" >"$T/ids.tfr"
+	run -0 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" -o "$T/named.tfr" "$T/sent.tfr"
+	[ -z "$stderr" ]
+	cmp "$T/ids.tfr" "$T/named.tfr"
+	# right ids by number, or tokens by name, with the vocabulary
+	pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --cls-id 101 --sep_id '[SEP]' "$T/sent.tfr" | cmp - "$T/ids.tfr"
+	# another token by name
+	run -0 bash -c 'pack-encdec -C electra --max-seq-length 8 -v "$1" --cls-id "[MASK]" "$2" | tfr-cat --flat -n 1' _ "$T/vocab.txt" "$T/sent.tfr"
+	[[ "$output" == '{"input_ids":[103,5,6,'* ]]
+}
+
+@test "pack-encdec: electra ids by number are checked against the vocabulary (line numbers are not ids)" {
+	electra_input
+	bert_vocab
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --cls-id 102 --sep-id 103 "$T/sent.tfr"
+	[ -z "$output" ]
+	[ "${stderr%%$'\n'*}" = "pack-encdec: --cls-id 102: id 102 in $T/vocab.txt is '[SEP]', not [CLS], which is id 101 (ids count from 0, the file's lines from 1); give --cls-id 101, or the token by name" ]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id 103 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id 103: id 103 in $T/vocab.txt is '[MASK]', not [SEP], which is id 102"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id 500 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id 500: $T/vocab.txt has ids 0 to 120"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id '[SPE]' "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id '[SPE]': no such token in $T/vocab.txt"* ]]
+	# a vocabulary without [CLS]: name the one to use
+	printf '[PAD]\n[SEP]\nw\n' >"$T/nocls.txt"
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/nocls.txt" "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: $T/nocls.txt: no [CLS] token; name the one to use with --cls-id"* ]]
+	# names need the vocabulary; ids without it are taken as given
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id '[CLS]' --sep-id 102 "$T/sent.tfr"
+	[[ "$stderr" == *"a token name needs the vocabulary (-v vocab.txt)"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 101 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: -C electra needs the vocabulary (-v vocab.txt) or --cls-id and --sep-id"* ]]
+	run -2 --separate-stderr pack-encdec -C encdec -l targets=8 -v "$T/vocab.txt" "$T/sent.tfr"
+	[[ "$stderr" == *"-v, --cls-id and --sep-id apply to -C electra"* ]]
 }
