@@ -848,11 +848,22 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	return 0;
 }
 
+/* --stats, every converter: what came in, what went out, what was dropped. */
+static void
+print_tokens(uint64_t in, uint64_t out, const char *how)
+{
+	fprintf(stderr, "%s: tokens in %ju, tokens out %ju, tokens dropped %ju "
+	    "(%.2f%%, %s)\n", progname, (uintmax_t)in, (uintmax_t)out,
+	    (uintmax_t)(in - out), in ? 100.0 * (double)(in - out) /
+	    (double)in : 0.0, how);
+}
+
 static void
 print_stats(const struct sq_conv *c)
 {
 	struct sq_stats st;
-	size_t k;
+	uint64_t in = 0, out = 0;
+	size_t k, ntok = 0;
 
 	sq_get_stats(c, &st);
 	fprintf(stderr, "%s: examples in %ju, rows out %ju, packing efficiency "
@@ -866,7 +877,14 @@ print_stats(const struct sq_conv *c)
 		    "%.4f\n", progname, st.key[k], st.len[k],
 		    (uintmax_t)st.tokens[k], st.rows ? (double)st.tokens[k] /
 		    ((double)st.rows * (double)st.len[k]) : 0.0);
+		in += st.tokens_in[k];
+		out += st.tokens[k];
+		ntok++;
 	}
+	if (ntok > 0)
+		print_tokens(in, out, st.dropped ? "trimmed to the lengths, and "
+		    "zeros dropped as seqio's packing drops them" :
+		    "trimmed to the lengths");
 }
 
 static void
@@ -1091,9 +1109,14 @@ main(int argc, char **argv)
 	}
 	if (o.stats && c != NULL)
 		print_stats(c);
-	if (o.stats && e != NULL)
+	if (o.stats && e != NULL) {
+		uint64_t in, out;
+
 		fprintf(stderr, "%s: examples out %ju\n", progname,
 		    (uintmax_t)sq_electra_rows(e));
+		sq_electra_tokens(e, &in, &out);
+		print_tokens(in, out, "cut at --max-seq-length, as Electra cuts");
+	}
 	sq_free(c);
 	sq_electra_free(e);
 	ex_free(&cur_ex);

@@ -497,3 +497,38 @@ bert_vocab() {
 	run -2 --separate-stderr pack-encdec -C encdec -l targets=8 -v "$T/vocab.txt" "$T/sent.tfr"
 	[[ "$stderr" == *"-v, --cls-id and --sep-id apply to -C electra"* ]]
 }
+
+@test "pack-encdec: --stats reports tokens in, out and dropped for every converter" {
+	printf '%s\n' '{"inputs":[1,2,3,4,5],"targets":[1,2]}' '{"inputs":[1],"targets":[1,2,3,4]}' | mk "$T/in.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec --no-pack -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C lm -l targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[2]}" = "pack-encdec: tokens in 6, tokens out 5, tokens dropped 1 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C prefixlm -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[2]}" = "pack-encdec: tokens in 12, tokens out 12, tokens dropped 0 (0.00%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec --strategy best-fit -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	# a zero inside a packed feature: seqio's non-zero counting drops it
+	printf '%s\n' '{"inputs":[1,0,3],"targets":[1,2]}' | mk "$T/z.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/z.tfr"
+	[[ "${stderr_lines[3]}" == "pack-encdec: tokens in 5, tokens out "*"zeros dropped as seqio's packing drops them)" ]]
+}
+
+@test "pack-encdec: --stats of -C electra: paragraph-length lines lose what does not fit, and say so" {
+	# documents of one 200-token line each: 128-token examples keep 126
+	python3 -c '
+import json
+for d in range(10):
+    print(json.dumps({"targets": [5 + (d + i) % 50 for i in range(200)]}))
+    print(json.dumps({"targets": {"int64_list": []}}))
+' | tfr-cat --from-json -o "$T/para.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C electra --max-seq-length 128 --cls-id 1 --sep-id 2 "$1" | tfr-cat -c' _ "$T/para.tfr"
+	[ "$output" = 10 ]
+	[ "${stderr_lines[0]}" = "pack-encdec: examples out 10" ]
+	[[ "${stderr_lines[1]}" == "pack-encdec: tokens in 2000, tokens out "*", cut at --max-seq-length, as Electra cuts)" ]]
+	out=$(sed 's/.*tokens out \([0-9]*\),.*/\1/' <<<"${stderr_lines[1]}")
+	[ "$out" -le 1260 ]
+	[ "$out" = "$(pack-encdec -C electra --max-seq-length 128 --cls-id 1 --sep-id 2 "$T/para.tfr" | tfr-cat --flat | jq '[.input_ids[] | select(. > 2)] | length' | paste -sd+ | bc)" ]
+}
