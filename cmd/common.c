@@ -798,7 +798,7 @@ deflate_child(int wbits)
 	static uint8_t in[1 << 16], out[1 << 16];
 	z_stream z;
 	ssize_t n;
-	int err = 0, flush, rc;
+	int err = 0, flush = Z_NO_FLUSH, rc;
 
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, wbits, 8,
@@ -1049,7 +1049,7 @@ close_text(int fd, const char *path)
 	feeders[i].pid = 0;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return;
-	if (WIFEXITED(st) && WEXITSTATUS(st) < sizeof(why) / sizeof(*why))
+	if (WIFEXITED(st) && (size_t)WEXITSTATUS(st) < sizeof(why) / sizeof(*why))
 		die("%s: %s", input_name(path), why[WEXITSTATUS(st)]);
 	die("%s: decompression failed", input_name(path));
 }
