@@ -31,7 +31,8 @@ static const char usage_text[] =
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
-"                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
+"                        [--max-unk-rate R] [--mode-feature feature]\n"
+"                        [--vocab-size n] [file ...]\n"
 "       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
@@ -57,7 +58,8 @@ enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
-	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
+	OPT_MAX_UNK
 };
 
 static const struct option longopts[] = {
@@ -84,12 +86,13 @@ static const struct option longopts[] = {
 	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
 	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
+	{ "max-unk-rate",	required_argument,	NULL, OPT_MAX_UNK },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10" "\x11",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
@@ -120,7 +123,8 @@ static struct {
 	int		 rb_open;
 	int		 jobs;		/* 0: one per processor */
 	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
-} o;
+	double		 max_unk;	/* --max-unk-rate; -1: none */
+} o = { .max_unk = -1 };
 
 static int
 opt_allowed(int cmd, int ch)
@@ -293,6 +297,22 @@ parse_opts(int argc, char **argv)
 		case OPT_MAXREC:
 			o.maxrec = max_record_arg(optarg);
 			break;
+		case OPT_MAX_UNK: {
+			char *end;
+
+			errno = 0;
+			o.max_unk = strtod(optarg, &end);
+			if (*end == '%' && end[1] == '\0') {
+				o.max_unk /= 100;
+				end++;
+			}
+			if (errno || end == optarg || *end != '\0' ||
+			    !(o.max_unk >= 0 && o.max_unk <= 1))
+				usage_error("--max-unk-rate: expected a fraction "
+				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
+				    optarg);
+			break;
+		}
 		default:
 			usage(stderr, 2);
 		}
@@ -2488,6 +2508,34 @@ text_report(const char *name, const struct text_stats *st,
 	free(ord);
 }
 
+/*
+ * The <unk> share of all the text: a warning above UNK_WARN (even with
+ * -q), a fault above --max-unk-rate (-1 returned).
+ */
+#define UNK_WARN	0.05
+
+static int
+unk_check(const struct text_stats *all)
+{
+	double r;
+	char pct[40];
+
+	if (all->toks == 0 || all->unk == 0)
+		return 0;
+	r = (double)all->unk / (double)all->toks;
+	fmt_py3(pct, sizeof pct, 100 * r);
+	if (o.max_unk >= 0 && r > o.max_unk) {
+		warnx_("%s%% of %" PRIu64 " tokens replaced by <unk>, above "
+		    "--max-unk-rate %g (%s does not fit the text?)", pct,
+		    all->toks, o.max_unk, o.dict);
+		return -1;
+	}
+	if (r > UNK_WARN)
+		warnx_("warning: %s%% of %" PRIu64 " tokens replaced by <unk> "
+		    "(%s does not fit the text?)", pct, all->toks, o.dict);
+	return 0;
+}
+
 static void
 build_text(struct mmidx_builder *b, int fd, const char *name,
     struct text_stats *all)
@@ -2595,6 +2643,8 @@ cmd_build(int argc, char **argv)
 	if (o.textin != (o.dict != NULL))
 		usage_error(o.textin ? "--input-format text needs --dict" :
 		    "--dict goes with --input-format text");
+	if (o.max_unk >= 0 && !o.textin)
+		usage_error("--max-unk-rate applies to --input-format text");
 	if (o.dict != NULL) {
 		if (o.vocab)
 			usage_error("--vocab-size and --dict exclude each other");
@@ -2700,6 +2750,15 @@ cmd_build(int argc, char **argv)
 	fault_keep = NULL;
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
+	if (o.textin && unk_check(&all) == -1) {
+		/* Known only at the end: all-or-nothing unless --keep-partial. */
+		if (!keep_partial) {
+			out_abort(&binout);
+			out_abort(&idxout);
+			exit(1);
+		}
+		rval = 1;
+	}
 	end_build();
 	fqd_free(fdict);
 	fdict = NULL;
