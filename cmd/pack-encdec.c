@@ -29,12 +29,13 @@ static const char usage_text[] =
 "           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
-"           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
-"           [file ...]\n"
+"           [--part K/N] [--passthrough feature[,...]] [--strategy name]\n"
+"           [--window rows] [file ...]\n"
 "       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra\n"
 "           --max-seq-length length [--cls-id id|token] [-f feature]\n"
 "           [-o file] [-s seed] [--sep-id id|token] [-v vocab]\n"
-"           [--compression type] [--max-record-size N] [file ...]\n";
+"           [--compression type] [--max-record-size N] [--part K/N]\n"
+"           [file ...]\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -45,7 +46,8 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL,
+	OPT_PART
 };
 
 static const struct option longopts[] = {
@@ -65,6 +67,7 @@ static const struct option longopts[] = {
 	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
 	{ "no-pack", no_argument, NULL, OPT_NOPACK },
 	{ "output", required_argument, NULL, 'o' },
+	{ "part", required_argument, NULL, OPT_PART },
 	{ "passthrough", required_argument, NULL, OPT_PASS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "seed", required_argument, NULL, 's' },
@@ -532,6 +535,7 @@ struct opts {
 	uint64_t	 seed;
 	int		 stats;
 	enum rec_comp	 comp;
+	uint64_t	 part_k, part_n;	/* --part */
 };
 
 static long long
@@ -748,9 +752,33 @@ fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
 	return 1;
 }
 
+/*
+ * Open the records of an input: under --part (pf) its bytes of the
+ * part, read as pf says.  Returns NULL when the file cannot be opened
+ * (after a message); *fdp gets its descriptor.
+ */
+static struct rec_reader *
+open_input_records(const char *path, enum rec_comp comp,
+    const struct part_file *pf, int *fdp)
+{
+	struct rec_reader *r;
+
+	if ((*fdp = open_input(path)) == -1)
+		return NULL;
+	cur_file = input_name(path);
+	if ((r = rec_reader_open(*fdp, pf != NULL ? pf->comp : comp, 0,
+	    max_len)) == NULL)
+		die_errno("%s", cur_file);
+	if (pf != NULL && pf->comp == REC_NONE &&
+	    rec_reader_range(r, pf->from, pf->to - pf->from) == -1)
+		die_errno("%s", cur_file);
+	return r;
+}
+
 /* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
 static int
-run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
+run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
+    const struct part_file *pf)
 {
 	struct rec_reader *r;
 	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
@@ -758,11 +786,10 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	size_t n;
 	int fd, rv, got;
 
-	if ((fd = open_input(path)) == -1)
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
+	if ((r = open_input_records(path, comp, pf, &fd)) == NULL)
 		return 1;
-	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
-		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
@@ -799,7 +826,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 
 static int
 run_electra(struct sq_electra *e, const char *feature, const char *path,
-    enum rec_comp comp)
+    enum rec_comp comp, const struct part_file *pf)
 {
 	const struct ex_feature *ft;
 	struct rec_reader *r;
@@ -808,11 +835,10 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	long k;
 	int fd, rv;
 
-	if ((fd = open_input(path)) == -1)
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
+	if ((r = open_input_records(path, comp, pf, &fd)) == NULL)
 		return 1;
-	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
-		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
@@ -898,6 +924,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 	o->feature = "targets";
 	o->seed = DEFAULT_SEED;
 	o->comp = REC_AUTO;
+	o->part_n = 1;
 	while ((ch = getopt_args(argc, argv, "C:f:hl:o:qs:v:V", longopts)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -948,6 +975,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_MAXREC:
 			max_len = max_record_arg(optarg);
+			break;
+		case OPT_PART:
+			part_arg(optarg, &o->part_k, &o->part_n);
 			break;
 		case OPT_MAXLEN:
 			o->maxlen = (long)num_arg("--max-seq-length", optarg, 5, SQ_MAX_LENGTH);
@@ -1042,6 +1072,7 @@ main(int argc, char **argv)
 	struct outfile of;
 	struct sq_conv *c = NULL, *cerr = NULL;
 	struct sq_electra *e = NULL;
+	struct part_file *parts = NULL;
 	int fd, i, first, rval = 0;
 
 	setprogname(argv[0]);
@@ -1066,6 +1097,9 @@ main(int argc, char **argv)
 		out_form(outname, WRITES_RECORDS, NULL);
 		out_check(outname);
 	}
+	/* A part is planned from every operand's size before any output. */
+	if (o.part_n > 1)
+		parts = part_files(argv, argc, 1, o.comp, o.part_k, o.part_n);
 	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
 		outname = "stdout";
 		refuse_tty(1, 0);
@@ -1091,9 +1125,13 @@ main(int argc, char **argv)
 		argv = stdin_only;
 		argc = 1;
 	}
-	for (i = 0; i < argc; i++)
-		rval |= e ? run_electra(e, o.feature, argv[i], o.comp) :
-		    run_seqio(c, argv[i], o.comp);
+	for (i = 0; i < argc; i++) {
+		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
+
+		rval |= e ? run_electra(e, o.feature, argv[i], o.comp, pf) :
+		    run_seqio(c, argv[i], o.comp, pf);
+	}
+	free(parts);
 	if (c != NULL && sq_finish(c) == -1)
 		conv_failed(c);
 	writer_drain();
