@@ -354,7 +354,7 @@ parse_opts(int argc, char **argv)
 	int ch;
 	char *end;
 
-	while ((ch = getopt_long(argc, argv, "hVqo:p:s:", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "hVqo:p:s:", longopts)) != -1) {
 		if (ch == 'h')
 			usage(stdout, 0);
 		if (ch == 'V')
@@ -1173,7 +1173,10 @@ out_begin(int records)
 	out.fd = 1;
 	out.name = "stdout";
 	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		if ((out.fd = out_open(&out.file, o.out)) == -1)
+		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
+		    "write JSON lines instead" : "add --output-format records");
+		if ((out.fd = records ? out_open(&out.file, o.out) :
+		    out_open_text(&out.file, o.out)) == -1)
 			die_errno("%s", o.out);
 		out.name = o.out;
 	}
@@ -2229,7 +2232,7 @@ cmd_loader(int argc, char **argv)
 	int ch, records = 0, stats = 0, r, fd;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:qs:V", lopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "ho:qs:V", lopts)) != -1) {
 		switch (ch) {
 		case 'c': config = optarg; break;
 		case 'h': usage(stdout, 0);
@@ -2263,6 +2266,9 @@ cmd_loader(int argc, char **argv)
 		usage_error("loader: unexpected operand '%s'", argv[optind]);
 	if (config == NULL)
 		usage_error("loader: --config is required");
+	out_form(outpath, records ? WRITES_RECORDS : WRITES_TEXT, records ?
+	    "leave out --output-format records to write JSON lines" :
+	    "add --output-format records");
 	out_check(outpath);
 	if (ld_read_file(config, &text, &n) == -1)
 		die_errno("%s", config);
@@ -2274,11 +2280,13 @@ cmd_loader(int argc, char **argv)
 		die("%s: %s", config, err);
 	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
 		die("%s: %s", config, err);
-	if ((fd = out_open(&of, outpath)) == -1)
+	if ((fd = records ? out_open(&of, outpath) :
+	    out_open_text(&of, outpath)) == -1)
 		die_errno("%s", outpath);
 	if (records)
 		refuse_tty(fd, 0);
-	if (records && (w = rec_writer_open(fd, REC_NONE, -1)) == NULL)
+	if (records && (w = rec_writer_open(fd, out_form(outpath, WRITES_RECORDS,
+	    NULL), -1)) == NULL)
 		die_errno("%s", outpath);
 	while (nb < limit && (r = ld_next(l, err, sizeof err)) != 0) {
 		if (r == -1) {

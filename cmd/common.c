@@ -2,9 +2,13 @@
  * Command-line plumbing shared by the recpipe tools.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "buf.h"
 #include "common.h"
@@ -436,14 +442,48 @@ forget(struct outfile *o, int keep_path)
 	}
 }
 
+/* Close the pipe to a compressing child and wait for it: 0, or -1 with errno. */
+static int
+zchild_end(struct outfile *o, int kill_it)
+{
+	int st, e = 0;
+
+	if (o->zpid == 0)
+		return 0;
+	if (o->fd >= 0 && close(o->fd) == -1)
+		e = errno;
+	o->fd = -1;
+	if (kill_it)
+		kill(o->zpid, SIGTERM);
+	while (waitpid(o->zpid, &st, 0) == -1)
+		if (errno != EINTR) {
+			e = errno;
+			break;
+		}
+	o->zpid = 0;
+	if (e == 0 && !kill_it && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int
 out_commit(struct outfile *o)
 {
 	int e;
 
+	if (o->zpid != 0 && zchild_end(o, 0) == -1) {
+		e = errno;
+		out_abort(o);
+		errno = e;
+		return -1;
+	}
 	if (o->direct) {
 		o->direct = 0;
-		return close(o->fd);
+		return o->fd >= 0 ? close(o->fd) : 0;
 	}
 	if (!o->active)
 		return 0;
@@ -548,9 +588,11 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 void
 out_abort(struct outfile *o)
 {
+	zchild_end(o, 1);
 	if (o->direct) {
 		o->direct = 0;
-		close(o->fd);
+		if (o->fd >= 0)
+			close(o->fd);
 		return;
 	}
 	if (!o->active)
@@ -811,4 +853,550 @@ progress_done(void)
 		fprintf(stderr, "\r\033[K");
 		progress_shown = 0;
 	}
+}
+
+/* ---- outputs follow their suffix ---- */
+
+static const char *const rec_suffixes[] = { ".tfrecord", ".tfrecords", ".tfr" };
+static const char *const text_suffixes[] = {
+	".txt", ".json", ".jsonl", ".ndjson", ".tsv", ".csv"
+};
+
+/* Compressions we cannot write, and the tool that makes them. */
+static const struct {
+	const char *suffix, *name, *cmd;
+} foreign_comp[] = {
+	{ ".zst", "zstd", "zstd" }, { ".zstd", "zstd", "zstd" },
+	{ ".xz", "xz", "xz" }, { ".lzma", "lzma", "xz --format=lzma" },
+	{ ".bz2", "bzip2", "bzip2" }, { ".lz4", "lz4", "lz4" },
+	{ ".br", "brotli", "brotli" }, { ".Z", "compress", "compress" },
+};
+
+/* Length of path without a compression suffix we write (.gz, .zz, .zlib). */
+static size_t
+stem_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (ends_with(path, ".gz") || ends_with(path, ".zz"))
+		return n - 3;
+	if (ends_with(path, ".zlib"))
+		return n - 5;
+	return n;
+}
+
+static int
+stem_ends(const char *path, size_t n, const char *suf)
+{
+	size_t m = strlen(suf);
+
+	return n >= m && strncmp(path + n - m, suf, m) == 0;
+}
+
+/* Whether path[0..n) ends in -DIGITS-of-DIGITS (a shard name). */
+static int
+shard_name(const char *path, size_t n)
+{
+	size_t i = n, d;
+
+	for (d = 0; i > 0 && isdigit((unsigned char)path[i - 1]); i--)
+		d++;
+	if (d == 0 || i < 4 || strncmp(path + i - 4, "-of-", 4) != 0)
+		return 0;
+	i -= 4;
+	for (d = 0; i > 0 && isdigit((unsigned char)path[i - 1]); i--)
+		d++;
+	return d > 0 && i > 0 && path[i - 1] == '-';
+}
+
+int
+suffix_records(const char *path)
+{
+	size_t i, n = stem_len(path);
+
+	for (i = 0; i < sizeof(rec_suffixes) / sizeof(*rec_suffixes); i++)
+		if (stem_ends(path, n, rec_suffixes[i]))
+			return 1;
+	return shard_name(path, n);
+}
+
+int
+suffix_text(const char *path)
+{
+	size_t i, n = stem_len(path);
+
+	for (i = 0; i < sizeof(text_suffixes) / sizeof(*text_suffixes); i++)
+		if (stem_ends(path, n, text_suffixes[i]))
+			return 1;
+	return 0;
+}
+
+enum rec_comp
+out_form(const char *path, enum out_kind kind, const char *hint)
+{
+	size_t i;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return REC_NONE;
+	for (i = 0; i < sizeof(foreign_comp) / sizeof(*foreign_comp); i++)
+		if (ends_with(path, foreign_comp[i].suffix))
+			usage_error("%s: cannot write %s; name it .gz (gzip) "
+			    "or write to stdout and pipe through '%s'", path,
+			    foreign_comp[i].name, foreign_comp[i].cmd);
+	if (kind == WRITES_TEXT && suffix_records(path))
+		usage_error("%s: a record file name, but the output is text%s%s",
+		    path, hint ? "; " : "", hint ? hint : "");
+	if (kind == WRITES_RECORDS && suffix_text(path))
+		usage_error("%s: a text file name, but the output is records%s%s",
+		    path, hint ? "; " : "", hint ? hint : "");
+	return comp_from_suffix(path);
+}
+
+/* Close every descriptor from 'from' up (in a child, before its work). */
+static void
+close_from(int from)
+{
+	long i, max;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)from, ~0u, 0u) == 0)
+		return;
+#endif
+	if ((max = sysconf(_SC_OPEN_MAX)) < 0 || max > 65536)
+		max = 65536;
+	for (i = from; i < max; i++)
+		close((int)i);
+}
+
+/*
+ * The compressing child: stdin to stdout through deflate.  Exits 0, or
+ * with the errno of a failed write after reading its input to the end
+ * (so that the writer sees the failure at out_commit(), not a closed pipe).
+ */
+static _Noreturn void
+deflate_child(int wbits)
+{
+	static uint8_t in[1 << 16], out[1 << 16];
+	z_stream z;
+	ssize_t n;
+	int err = 0, flush = Z_NO_FLUSH, rc;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, wbits, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK)
+		_exit(ENOMEM);
+	do {
+		if ((n = read(0, in, sizeof(in))) == -1) {
+			if (errno == EINTR)
+				continue;
+			_exit(errno);
+		}
+		flush = n == 0 ? Z_FINISH : Z_NO_FLUSH;
+		if (err)
+			continue;
+		z.next_in = in;
+		z.avail_in = (uInt)n;
+		do {
+			z.next_out = out;
+			z.avail_out = sizeof(out);
+			rc = deflate(&z, flush);
+			if (rc == Z_STREAM_ERROR)
+				_exit(EIO);
+			if (write_full(1, out, sizeof(out) - z.avail_out) == -1) {
+				err = errno;
+				break;
+			}
+		} while (z.avail_out == 0);
+	} while (flush != Z_FINISH);
+	if (!err && close(1) == -1)
+		err = errno;
+	_exit(err);
+}
+
+/* Fork a child running fn on stdin 'in' and stdout 'out'; -1 with errno. */
+static pid_t
+spawn_filter(int in, int out, void (*fn)(int), int arg)
+{
+	pid_t pid;
+
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid > 0)
+		return pid;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	if ((in != 0 && dup2(in, 0) == -1) || (out != 1 && dup2(out, 1) == -1))
+		_exit(errno);
+	close_from(3);
+	fn(arg);
+	_exit(0);
+}
+
+static void
+deflate_fn(int wbits)
+{
+	deflate_child(wbits);
+}
+
+int
+out_open_text(struct outfile *o, const char *path)
+{
+	enum rec_comp c = comp_from_suffix(path);
+	int fd, p[2];
+	pid_t pid;
+
+	if ((fd = out_open(o, path)) == -1 || fd == 1 || c == REC_NONE)
+		return fd;
+	if (pipe(p) == -1)
+		return -1;
+	if ((pid = spawn_filter(p[0], fd, deflate_fn, c == REC_GZIP ? 31 : 15)) == -1) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[0]);
+	close(fd);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	o->fd = p[1];
+	o->zpid = pid;
+	return p[1];
+}
+
+/* ---- text inputs ---- */
+
+const char *
+sniff_compression(const uint8_t *p, size_t n)
+{
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return "gzip";
+	/* zlib, only the headers whose second byte cannot begin UTF-8 text */
+	if (n >= 2 && p[0] == 0x78 && (p[1] == 0x9c || p[1] == 0xda))
+		return "zlib";
+	if (n >= 6 && memcmp(p, "\xfd" "7zXZ\0", 6) == 0)
+		return "xz";
+	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "zstd";
+	if (n >= 10 && memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
+	    memcmp(p + 4, "1AY&SY", 6) == 0)
+		return "bzip2";
+	if (n >= 4 && memcmp(p, "\x04\x22\x4d\x18", 4) == 0)
+		return "lz4";
+	return NULL;
+}
+
+/* Children feeding text inputs: by the fd the reader holds. */
+static struct {
+	int	fd;
+	pid_t	pid;
+} feeders[16];
+
+static uint8_t feed_pre[1 << 16];
+static size_t feed_npre;
+
+/*
+ * A feeding child: feed_pre[] then the rest of stdin, inflated when
+ * wbits is not 0, to stdout.  Exit status: 0; 1 truncated stream; 2
+ * damaged stream; 3 read error; 4 out of memory.  A closed pipe (the
+ * reader stopped) ends it quietly.
+ */
+static void
+feed_fn(int wbits)
+{
+	static uint8_t in[1 << 16], out[1 << 16];
+	z_stream z;
+	const uint8_t *p = feed_pre;
+	ssize_t n = (ssize_t)feed_npre;
+	int rc = Z_OK, first = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	memset(&z, 0, sizeof(z));
+	if (wbits && inflateInit2(&z, wbits) != Z_OK)
+		_exit(4);
+	for (;;) {
+		if (!first || n == 0) {
+			while ((n = read(0, in, sizeof(in))) == -1)
+				if (errno != EINTR)
+					_exit(3);
+			p = in;
+		}
+		first = 0;
+		if (n == 0)
+			break;
+		if (!wbits) {
+			if (write_full(1, p, (size_t)n) == -1)
+				_exit(0);
+			continue;
+		}
+		z.next_in = (uint8_t *)(uintptr_t)p;
+		z.avail_in = (uInt)n;
+		while (z.avail_in > 0) {
+			z.next_out = out;
+			z.avail_out = sizeof(out);
+			rc = inflate(&z, Z_NO_FLUSH);
+			if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR)
+				_exit(rc == Z_MEM_ERROR ? 4 : 2);
+			if (write_full(1, out, sizeof(out) - z.avail_out) == -1)
+				_exit(0);
+			if (rc == Z_STREAM_END) {
+				/* gzip members may follow one another */
+				if (z.avail_in == 0)
+					break;
+				inflateReset(&z);
+			} else if (rc == Z_BUF_ERROR && z.avail_out != 0)
+				break;
+		}
+	}
+	if (wbits && rc != Z_STREAM_END)
+		_exit(1);
+	_exit(0);
+}
+
+int
+open_text(const char *path)
+{
+	const char *name = input_name(path), *c;
+	struct stat st;
+	off_t at;
+	ssize_t k;
+	int fd, p[2], wbits;
+	size_t i;
+	pid_t pid;
+
+	if ((fd = open_input(path)) == -1)
+		return -1;
+	feed_npre = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (at = lseek(fd, 0, SEEK_CUR)) != -1) {
+		/* A file: look without reading. */
+		if ((k = pread(fd, feed_pre, 16, at)) > 0)
+			feed_npre = (size_t)k;
+		if ((c = sniff_compression(feed_pre, feed_npre)) == NULL)
+			return fd;
+		feed_npre = 0;
+	} else {
+		/* A pipe: what is read to look is fed back by the child. */
+		while (feed_npre < 16) {
+			k = read(fd, feed_pre + feed_npre, sizeof(feed_pre) - feed_npre);
+			if (k == -1 && errno == EINTR)
+				continue;
+			if (k == -1)
+				die_errno("%s", name);
+			if (k == 0)
+				break;
+			feed_npre += (size_t)k;
+		}
+		c = sniff_compression(feed_pre, feed_npre);
+	}
+	if (c != NULL && strcmp(c, "gzip") != 0 && strcmp(c, "zlib") != 0)
+		die("%s: %s-compressed text; decompress it first "
+		    "(%s -dc %s | %s ...)", name, c, c, strcmp(path, "-") == 0 ?
+		    "FILE" : path, progname);
+	wbits = c == NULL ? 0 : strcmp(c, "gzip") == 0 ? 31 : 15;
+	for (i = 0; i < sizeof(feeders) / sizeof(*feeders); i++)
+		if (feeders[i].pid == 0)
+			break;
+	if (i == sizeof(feeders) / sizeof(*feeders))
+		die("%s: too many compressed text inputs open", name);
+	if (pipe(p) == -1 || (pid = spawn_filter(fd, p[1], feed_fn, wbits)) == -1)
+		die_errno("%s", name);
+	close(p[1]);
+	if (fd != 0)
+		close(fd);
+	fcntl(p[0], F_SETFD, FD_CLOEXEC);
+	feeders[i].fd = p[0];
+	feeders[i].pid = pid;
+	return p[0];
+}
+
+int
+open_text_part(const char *path)
+{
+	uint8_t peek[16];
+	const char *c;
+	ssize_t k;
+	int fd;
+
+	if ((fd = open_input(path)) == -1)
+		return -1;
+	if ((k = pread(fd, peek, sizeof(peek), 0)) > 0 &&
+	    (c = sniff_compression(peek, (size_t)k)) != NULL)
+		die("%s: %s-compressed text cannot be cut into parts; decompress "
+		    "it first (%s -dc %s > FILE)", input_name(path), c,
+		    strcmp(c, "zlib") == 0 ? "pigz -z" : c, path);
+	return fd;
+}
+
+void
+close_text(int fd, const char *path)
+{
+	static const char *const why[] = { NULL, "compressed stream truncated",
+		"compressed stream damaged", "read error", "out of memory" };
+	size_t i;
+	int st;
+
+	for (i = 0; i < sizeof(feeders) / sizeof(*feeders); i++)
+		if (feeders[i].pid != 0 && feeders[i].fd == fd)
+			break;
+	if (fd != 0)
+		close(fd);
+	if (i == sizeof(feeders) / sizeof(*feeders))
+		return;
+	while (waitpid(feeders[i].pid, &st, 0) == -1 && errno == EINTR)
+		;
+	feeders[i].pid = 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	if (WIFEXITED(st) && (size_t)WEXITSTATUS(st) < sizeof(why) / sizeof(*why))
+		die("%s: %s", input_name(path), why[WEXITSTATUS(st)]);
+	die("%s: decompression failed", input_name(path));
+}
+
+/* ---- options ---- */
+
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d[64], prev, t;
+
+	if (lb >= sizeof(d) / sizeof(*d))
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			t = d[j];
+			d[j] = prev + (a[i - 1] != b[j - 1]);
+			if (d[j - 1] + 1 < d[j])
+				d[j] = d[j - 1] + 1;
+			if (t + 1 < d[j])
+				d[j] = t + 1;
+			prev = t;
+		}
+	}
+	return d[lb];
+}
+
+const char *
+closest_name(const char *s, const char *const *cand, size_t n)
+{
+	const char *best = NULL;
+	size_t i, d, bd = SIZE_MAX, len = strlen(s);
+
+	for (i = 0; i < n; i++) {
+		/* a prefix of a longer name is close */
+		d = strncmp(cand[i], s, len) == 0 && len >= 3 ? 1 :
+		    edit_distance(s, cand[i]);
+		if (d < bd) {
+			bd = d;
+			best = cand[i];
+		}
+	}
+	/* "c" is not a misspelt "a": the edits must leave most of the name */
+	return bd < len && bd <= (len < 6 ? 2 : len / 3) ? best : NULL;
+}
+
+/* The long option named name[0..n), exactly or by a unique prefix. */
+static const struct option *
+find_long(const struct option *lo, const char *name, size_t n, int *ambiguous)
+{
+	const struct option *hit = NULL;
+
+	*ambiguous = 0;
+	for (; lo->name != NULL; lo++) {
+		if (strncmp(lo->name, name, n) != 0)
+			continue;
+		if (lo->name[n] == '\0')
+			return lo;
+		if (hit != NULL)
+			*ambiguous = 1;
+		hit = lo;
+	}
+	return *ambiguous ? NULL : hit;
+}
+
+/* --a_b[=v] -> --a-b[=v] where that names a long option and the first does not. */
+static void
+normalize_underscores(int argc, char *argv[], const struct option *lo)
+{
+	char *a, *eq, name[128];
+	size_t n, j;
+	int i, amb;
+
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strncmp(a, "--", 2) != 0)
+			continue;
+		a += 2;
+		n = (eq = strchr(a, '=')) ? (size_t)(eq - a) : strlen(a);
+		if (n >= sizeof(name) || memchr(a, '_', n) == NULL ||
+		    find_long(lo, a, n, &amb) != NULL)
+			continue;
+		for (j = 0; j < n; j++)
+			name[j] = a[j] == '_' ? '-' : a[j];
+		if (find_long(lo, name, n, &amb) != NULL)
+			memcpy(a, name, n);
+	}
+}
+
+static _Noreturn void
+option_error(const char *arg, const struct option *lo)
+{
+	const char *names[256], *near;
+	const struct option *o;
+	char name[128];
+	size_t n = 0, len;
+	int amb;
+
+	len = strcspn(arg + 2, "=");
+	snprintf(name, sizeof(name), "%.*s", (int)(len < 100 ? len : 100), arg + 2);
+	if ((o = find_long(lo, name, strlen(name), &amb)) == NULL && amb)
+		usage_error("option '--%s' is ambiguous", name);
+	if (o != NULL) {
+		if (arg[2 + len] == '=' && o->has_arg == no_argument)
+			usage_error("option '--%s' takes no argument", o->name);
+		usage_error("option '--%s' needs an argument", o->name);
+	}
+	for (o = lo; o->name != NULL && n < sizeof(names) / sizeof(*names); o++)
+		names[n++] = o->name;
+	if ((near = closest_name(name, names, n)) != NULL)
+		usage_error("unknown option '--%s'; did you mean '--%s'?", name, near);
+	usage_error("unknown option '--%s'", name);
+}
+
+int
+getopt_args(int argc, char *argv[], const char *optstring,
+    const struct option *longopts)
+{
+	static char **seen;
+	static int seen_at = -1;
+	const char *arg, *p;
+	int ch, before = optind;
+
+	if (argv != seen || optind <= 1 || optind < seen_at) {
+		normalize_underscores(argc, argv, longopts);
+		seen = argv;
+	}
+	seen_at = optind;
+	opterr = 0;
+	if (*optstring == ':')
+		optstring++;
+	ch = getopt_long(argc, argv, optstring, longopts, NULL);
+	if (ch != '?')
+		return ch;
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (optopt == 0 || (strncmp(arg, "--", 2) == 0 && optind > before))
+		if (strncmp(arg, "--", 2) == 0)
+			option_error(arg, longopts);
+	if (optopt > 0 && optopt < 256 && (p = strchr(optstring, optopt)) != NULL &&
+	    optopt != ':')
+		usage_error("option '-%c' needs an argument", optopt);
+	if (optopt > 0 && optopt < 256 && isprint(optopt))
+		usage_error("unknown option '-%c'", optopt);
+	usage_error("unknown option '%s'", arg);
 }

@@ -5,6 +5,9 @@
 #ifndef RECPIPE_COMMON_H
 #define RECPIPE_COMMON_H
 
+#include <sys/types.h>
+
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -83,6 +86,7 @@ struct outfile {
 	int	 fd;
 	int	 active;	/* a temporary file to rename on commit */
 	int	 direct;	/* a device or FIFO, written in place */
+	pid_t	 zpid;		/* out_open_text(): the compressing child, or 0 */
 	struct outfile *prev, *next;	/* the pending list */
 };
 int	out_open(struct outfile *o, const char *path);
@@ -137,6 +141,62 @@ int	out_finish(struct outfile *o, int ok);
 
 /* Compression implied by an output name: .gz gzip, .zz/.zlib zlib, else none. */
 enum rec_comp comp_from_suffix(const char *path);
+
+/*
+ * Outputs follow their suffix.  After any .gz/.zz/.zlib: .tfrecord,
+ * .tfrecords, .tfr, or a shard name ending -NNNNN-of-NNNNN, name record
+ * files; .txt, .json, .jsonl, .ndjson, .tsv, .csv name text files.
+ */
+int	suffix_records(const char *path);
+int	suffix_text(const char *path);
+enum out_kind { WRITES_TEXT, WRITES_RECORDS };
+/*
+ * Check a named output (NULL and "-" pass) against what the tool
+ * writes there before any work starts, and return its compression.
+ * A usage error (exit 2) names the output and the reason: a compression
+ * suffix that cannot be written (.zst, .xz, .bz2, .lz4, ...: the
+ * message says how to get it), text into a record name or records into
+ * a text name ('hint', when not NULL, says what to do instead).
+ */
+enum rec_comp out_form(const char *path, enum out_kind kind, const char *hint);
+/*
+ * out_open() for a text output: when the name ends in .gz (.zz,
+ * .zlib), what is written to the returned fd is compressed on its way
+ * to the file by a child process; out_commit() waits for it and fails
+ * (errno set) when it did.  Otherwise the same as out_open().
+ */
+int	out_open_text(struct outfile *o, const char *path);
+
+/*
+ * Open a text input ("-" is stdin) for reading lines.  Gzip (and zlib)
+ * compressed text is decompressed on the way by a child process, as
+ * record readers sniff it; input compressed in a form we cannot read
+ * (xz, zstd, bzip2, lz4) is refused with the command that decompresses
+ * it.  Returns the fd, or -1 after warning "tool: name: strerror".
+ * Close it with close_text(), which dies naming 'path' when the
+ * decompression failed (a damaged or truncated stream).
+ */
+int	open_text(const char *path);
+void	close_text(int fd, const char *path);
+/*
+ * open_text() for --part, which seeks in the file: no child, and
+ * compressed text (which cannot be cut) is refused with the command
+ * that decompresses it.  Close with close_text() too.
+ */
+int	open_text_part(const char *path);
+/* The compression that the first bytes p[0..n) show ("gzip", "xz", ...), or NULL. */
+const char *sniff_compression(const uint8_t *p, size_t n);
+
+/*
+ * getopt_long() for every tool: long options may be spelt with '_' for
+ * '-' (--vocab_size, the upstream spelling); an unknown option, a
+ * missing argument or an ambiguous abbreviation is a usage error (exit
+ * 2) whose message names the option and the closest valid one.
+ */
+int	getopt_args(int argc, char *argv[], const char *optstring,
+	    const struct option *longopts);
+/* The candidate closest to s (edit distance), or NULL when none is close. */
+const char *closest_name(const char *s, const char *const *cand, size_t n);
 
 /* Parse a non-negative integer with optional k/M/G (powers of 1000 or of 1024 with i) or 1e6; -1 on error. */
 int	parse_size(const char *s, uint64_t *out);

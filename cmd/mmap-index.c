@@ -31,8 +31,8 @@ static const char usage_text[] =
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
-"                        [--mode-feature feature] [--part K/N] [--vocab-size n]\n"
-"                        [file ...]\n"
+"                        [--max-unk-rate R] [--mode-feature feature]\n"
+"                        [--part K/N] [--vocab-size n] [file ...]\n"
 "       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
@@ -59,7 +59,7 @@ enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
 	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
-	OPT_PART
+	OPT_PART, OPT_MAX_UNK
 };
 
 static const struct option longopts[] = {
@@ -87,12 +87,14 @@ static const struct option longopts[] = {
 	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
 	{ "part",		required_argument,	NULL, OPT_PART },
+	{ "max-unk-rate",	required_argument,	NULL, OPT_MAX_UNK },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11"
+	    "\x12",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
@@ -124,7 +126,8 @@ static struct {
 	int		 jobs;		/* 0: one per processor */
 	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
 	uint64_t	 part_k, part_n;	/* --part */
-} o = { .part_n = 1 };
+	double		 max_unk;	/* --max-unk-rate; -1: none */
+} o = { .part_n = 1, .max_unk = -1 };
 
 static int
 opt_allowed(int cmd, int ch)
@@ -183,7 +186,7 @@ parse_opts(int argc, char **argv)
 	long long ll;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "hVqRo:f:j:", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "hVqRo:f:j:", longopts)) != -1) {
 		if (ch == 'h')
 			usage(stdout, 0);
 		if (ch == 'V')
@@ -300,6 +303,22 @@ parse_opts(int argc, char **argv)
 		case OPT_MAXREC:
 			o.maxrec = max_record_arg(optarg);
 			break;
+		case OPT_MAX_UNK: {
+			char *end;
+
+			errno = 0;
+			o.max_unk = strtod(optarg, &end);
+			if (*end == '%' && end[1] == '\0') {
+				o.max_unk /= 100;
+				end++;
+			}
+			if (errno || end == optarg || *end != '\0' ||
+			    !(o.max_unk >= 0 && o.max_unk <= 1))
+				usage_error("--max-unk-rate: expected a fraction "
+				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
+				    optarg);
+			break;
+		}
 		default:
 			usage(stderr, 2);
 		}
@@ -604,7 +623,10 @@ out_begin(int records)
 	int fd = 1;
 
 	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		if ((fd = out_open(&outf, o.out)) == -1)
+		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
+		    "leave out -R to write text" : "add -R to write records");
+		if ((fd = records ? out_open(&outf, o.out) :
+		    out_open_text(&outf, o.out)) == -1)
 			die_errno("%s", o.out);
 		ob.name = o.out;
 	} else
@@ -2480,7 +2502,7 @@ cmd_dict(int argc, char **argv)
 		argv = stdin_only;
 	}
 	for (int i = 0; i < argc && fault[0] == '\0'; i++) {
-		int fd = open_input(argv[i]);
+		int fd = open_text(argv[i]);
 		const char *name = input_name(argv[i]);
 		struct fqd_lines *r;
 
@@ -2506,8 +2528,7 @@ cmd_dict(int argc, char **argv)
 			die_errno("%s", name);
 		lines += fqd_lines_count(r) - (fault[0] != '\0');
 		fqd_lines_free(r);
-		if (fd != 0)
-			close(fd);
+		close_text(fd, argv[i]);
 	}
 	if (fqd_finalize(fdict, o.threshold, o.nwords, o.padf) == -1 ||
 	    fqd_save(fdict, &out) == -1)
@@ -2573,6 +2594,34 @@ text_report(const char *name, const struct text_stats *st,
 	warnx_("%s: most frequent unknown words%s: %s", name, capped ?
 	    " (counted among the first 1048576 distinct ones)" : "", list);
 	free(ord);
+}
+
+/*
+ * The <unk> share of all the text: a warning above UNK_WARN (even with
+ * -q), a fault above --max-unk-rate (-1 returned).
+ */
+#define UNK_WARN	0.05
+
+static int
+unk_check(const struct text_stats *all)
+{
+	double r;
+	char pct[40];
+
+	if (all->toks == 0 || all->unk == 0)
+		return 0;
+	r = (double)all->unk / (double)all->toks;
+	fmt_py3(pct, sizeof pct, 100 * r);
+	if (o.max_unk >= 0 && r > o.max_unk) {
+		warnx_("%s%% of %" PRIu64 " tokens replaced by <unk>, above "
+		    "--max-unk-rate %g (%s does not fit the text?)", pct,
+		    all->toks, o.max_unk, o.dict);
+		return -1;
+	}
+	if (r > UNK_WARN)
+		warnx_("warning: %s%% of %" PRIu64 " tokens replaced by <unk> "
+		    "(%s does not fit the text?)", pct, all->toks, o.dict);
+	return 0;
 }
 
 static void
@@ -2690,6 +2739,8 @@ cmd_build(int argc, char **argv)
 	if (o.textin != (o.dict != NULL))
 		usage_error(o.textin ? "--input-format text needs --dict" :
 		    "--dict goes with --input-format text");
+	if (o.max_unk >= 0 && !o.textin)
+		usage_error("--max-unk-rate applies to --input-format text");
 	if (o.dict != NULL) {
 		if (o.vocab)
 			usage_error("--vocab-size and --dict exclude each other");
@@ -2800,7 +2851,9 @@ cmd_build(int argc, char **argv)
 			if (from == to)
 				continue;
 		}
-		if ((fd = open_input(argv[i])) == -1) {
+		/* Text may be gzip (not when cut into parts); records sniff. */
+		if ((fd = !o.textin && !o.idlines ? open_input(argv[i]) :
+		    pt.on ? open_text_part(argv[i]) : open_text(argv[i])) == -1) {
 			if (keep_partial) {
 				rval = 1;
 				continue;
@@ -2820,13 +2873,24 @@ cmd_build(int argc, char **argv)
 		else
 			build_records(b, fd, name, isf, o.modefeat != NULL, comp,
 			    from, to, start);
-		if (fd != 0 && !o.idlines)
+		if (o.textin || o.idlines)
+			close_text(fd, argv[i]);	/* after build_ids' fclose, only waits */
+		else if (fd != 0)
 			close(fd);
 	}
 	fault_keep = NULL;
 	free(parts);
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
+	if (o.textin && unk_check(&all) == -1) {
+		/* Known only at the end: all-or-nothing unless --keep-partial. */
+		if (!keep_partial) {
+			out_abort(&binout);
+			out_abort(&idxout);
+			exit(1);
+		}
+		rval = 1;
+	}
 	end_build();
 	fqd_free(fdict);
 	fdict = NULL;
@@ -2926,8 +2990,12 @@ main(int argc, char **argv)
 			out_check(ip);
 			free(bp);
 			free(ip);
-		} else
+		} else {
+			out_form(o.out, o.outfmt == OUT_RECORDS ? WRITES_RECORDS :
+			    WRITES_TEXT, o.outfmt == OUT_RECORDS ?
+			    "leave out -R to write text" : "add -R to write records");
 			out_check(o.out);
+		}
 	}
 	json = o.outfmt == OUT_JSON;
 	if (o.outfmt == -1)

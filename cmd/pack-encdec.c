@@ -20,6 +20,7 @@
 #include "example.h"
 #include "record.h"
 #include "seqio.h"
+#include "wordpiece.h"
 
 #define DEFAULT_SEED	0
 /* Records longer than this are not decoded whole (see fetch_big()). */
@@ -33,9 +34,10 @@ static const char usage_text[] =
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
 "           [--part K/N] [--passthrough feature[,...]] [--strategy name]\n"
 "           [--window rows] [file ...]\n"
-"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
-"           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [--max-record-size N] [--part K/N]\n"
+"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra\n"
+"           --max-seq-length length [--cls-id id|token] [-f feature]\n"
+"           [-o file] [-s seed] [--sep-id id|token] [-v vocab]\n"
+"           [--compression type] [--max-record-size N] [--part K/N]\n"
 "           [file ...]\n";
 
 static _Noreturn void
@@ -76,6 +78,7 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "strategy", required_argument, NULL, OPT_STRATEGY },
 	{ "version", no_argument, NULL, 'V' },
+	{ "vocab", required_argument, NULL, 'v' },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ NULL, 0, NULL, 0 }
 };
@@ -606,7 +609,8 @@ struct opts {
 	const char	*feature;
 	long		 maxlen;
 	int64_t		 cls, sep;
-	int		 have_cls, have_sep;
+	const char	*cls_arg, *sep_arg;	/* an id or, with -v, a token */
+	const char	*vocab;			/* -v: the WordPiece vocabulary */
 	uint64_t	 seed;
 	int		 stats;
 	enum rec_comp	 comp;
@@ -622,6 +626,66 @@ num_arg(const char *opt, const char *s, long long lo, long long hi)
 		usage_error("%s: invalid value '%s' (expected an integer in %lld..%lld)",
 		    opt, s, lo, hi);
 	return v;
+}
+
+/*
+ * One of ELECTRA's special tokens: 'arg' (an id, or with a vocabulary a
+ * token) or, when NULL, the token 'name' of the vocabulary.  An id given
+ * by number is checked against the vocabulary: ids count from 0 where
+ * the vocabulary's lines count from 1, so --cls-id 102 with BERT's
+ * vocab.txt (where [CLS] is line 102, id 101) is [SEP].
+ */
+static int64_t
+special_id(const struct wp_vocab *v, const char *vpath, const char *arg,
+    const char *name, const char *opt)
+{
+	const char *piece;
+	long long id;
+	long named;
+
+	if (v == NULL) {
+		if (parse_int(arg, INT32_MIN, INT32_MAX, &id) == -1)
+			usage_error("%s '%s': a token name needs the vocabulary "
+			    "(-v vocab.txt); without it, give the id", opt, arg);
+		return id;
+	}
+	named = wp_vocab_id(v, name, strlen(name));
+	if (arg == NULL) {
+		if (named == -1)
+			usage_error("%s: no %s token; name the one to use with %s",
+			    vpath, name, opt);
+		return named;
+	}
+	if (parse_int(arg, INT32_MIN, INT32_MAX, &id) == -1) {
+		if ((named = wp_vocab_id(v, arg, strlen(arg))) == -1)
+			usage_error("%s '%s': no such token in %s", opt, arg, vpath);
+		return named;
+	}
+	if ((piece = wp_piece(v, id, NULL)) == NULL)
+		usage_error("%s %lld: %s has ids 0 to %zu", opt, id, vpath,
+		    wp_vocab_size(v) - 1);
+	if (strcmp(piece, name) != 0 && named != -1)
+		usage_error("%s %lld: id %lld in %s is '%s', not %s, which is "
+		    "id %ld (ids count from 0, the file's lines from 1); give "
+		    "%s %ld, or the token by name", opt, id, id, vpath, piece,
+		    name, named, opt, named);
+	return id;
+}
+
+static void
+special_ids(struct opts *o)
+{
+	struct wp_vocab *v = NULL;
+	char err[WP_ERRMAX];
+
+	if (o->vocab != NULL && (v = wp_vocab_load(o->vocab, err)) == NULL)
+		die("%s: %s", input_name(o->vocab), err);
+	o->cls = special_id(v, o->vocab, o->cls_arg, "[CLS]", "--cls-id");
+	o->sep = special_id(v, o->vocab, o->sep_arg, "[SEP]", "--sep-id");
+	if (o->cls == o->sep)
+		usage_error("--cls-id and --sep-id are the same id, %lld",
+		    (long long)o->cls);
+	wp_vocab_free(v);
 }
 
 /* "inputs=512,targets=128" into the config (names point into s). */
@@ -909,11 +973,22 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	return 0;
 }
 
+/* --stats, every converter: what came in, what went out, what was dropped. */
+static void
+print_tokens(uint64_t in, uint64_t out, const char *how)
+{
+	fprintf(stderr, "%s: tokens in %ju, tokens out %ju, tokens dropped %ju "
+	    "(%.2f%%, %s)\n", progname, (uintmax_t)in, (uintmax_t)out,
+	    (uintmax_t)(in - out), in ? 100.0 * (double)(in - out) /
+	    (double)in : 0.0, how);
+}
+
 static void
 print_stats(const struct sq_conv *c)
 {
 	struct sq_stats st;
-	size_t k;
+	uint64_t in = 0, out = 0;
+	size_t k, ntok = 0;
 
 	sq_get_stats(c, &st);
 	fprintf(stderr, "%s: examples in %ju, rows out %ju, packing efficiency "
@@ -927,7 +1002,14 @@ print_stats(const struct sq_conv *c)
 		    "%.4f\n", progname, st.key[k], st.len[k],
 		    (uintmax_t)st.tokens[k], st.rows ? (double)st.tokens[k] /
 		    ((double)st.rows * (double)st.len[k]) : 0.0);
+		in += st.tokens_in[k];
+		out += st.tokens[k];
+		ntok++;
 	}
+	if (ntok > 0)
+		print_tokens(in, out, st.dropped ? "trimmed to the lengths, and "
+		    "zeros dropped as seqio's packing drops them" :
+		    "trimmed to the lengths");
 }
 
 static void
@@ -942,7 +1024,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 	o->seed = DEFAULT_SEED;
 	o->comp = REC_AUTO;
 	o->part_n = 1;
-	while ((ch = getopt_long(argc, argv, "C:f:hl:o:qs:V", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "C:f:hl:o:qs:v:V", longopts)) != -1) {
 		switch (ch) {
 		case 'C':
 			conv = optarg;
@@ -970,8 +1052,10 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->cfg.bos_id = num_arg("--bos-id", optarg, INT32_MIN, INT32_MAX);
 			break;
 		case OPT_CLS:
-			o->cls = num_arg("--cls-id", optarg, INT32_MIN, INT32_MAX);
-			o->have_cls = 1;
+			o->cls_arg = optarg;
+			break;
+		case 'v':
+			o->vocab = optarg;
 			break;
 		case OPT_COMPRESSION:
 			if ((k = rec_parse_comp(optarg)) == -1)
@@ -1010,8 +1094,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->pass = optarg;
 			break;
 		case OPT_SEP:
-			o->sep = num_arg("--sep-id", optarg, INT32_MIN, INT32_MAX);
-			o->have_sep = 1;
+			o->sep_arg = optarg;
 			break;
 		case OPT_STATS:
 			o->stats = 1;
@@ -1032,15 +1115,31 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 		usage_error("-C: a converter is required");
 	if (strcmp(conv, "electra") == 0) {
 		o->electra = 1;
-		if (!o->maxlen || !o->have_cls || !o->have_sep)
-			usage_error("-C electra needs --max-seq-length, --cls-id and --sep-id");
+		if (!o->maxlen)
+			usage_error("-C electra needs --max-seq-length");
+		if (o->vocab == NULL && (o->cls_arg == NULL || o->sep_arg == NULL))
+			usage_error("-C electra needs the vocabulary (-v vocab.txt) "
+			    "or --cls-id and --sep-id");
+		special_ids(o);
 		if (o->lengths || o->pass || strategy || window_set)
 			usage_error("-C electra takes no -l, --passthrough, "
 			    "--strategy or --window");
 		return;
 	}
-	if ((k = sq_kind_parse(conv)) == -1)
+	if (o->vocab != NULL || o->cls_arg != NULL || o->sep_arg != NULL)
+		usage_error("-v, --cls-id and --sep-id apply to -C electra");
+	if ((k = sq_kind_parse(conv)) == -1) {
+		const char *names[SQ_PAD + 2], *near;
+		int i;
+
+		for (i = 0; i <= SQ_PAD; i++)
+			names[i] = sq_kind_name((enum sq_kind)i);
+		names[i] = "electra";
+		if ((near = closest_name(conv, names, SQ_PAD + 2)) != NULL)
+			usage_error("-C: unknown converter '%s'; did you mean "
+			    "'%s'?", conv, near);
 		usage_error("-C: unknown converter '%s'", conv);
+	}
 	o->cfg.kind = (enum sq_kind)k;
 	if (o->lengths)
 		parse_lengths(o->lengths, &o->cfg);
@@ -1098,8 +1197,10 @@ main(int argc, char **argv)
 		rsv += (size_t)o.cfg.len_val[k];
 	oom_reserve = malloc(64 * rsv + (1u << 20));
 
-	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
+	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0) {
+		out_form(outname, WRITES_RECORDS, NULL);
 		out_check(outname);
+	}
 	/* A part is planned from every operand's size before any output. */
 	if (o.part_n > 1)
 		parts = part_files(argv, argc, 1, o.comp, o.part_k, o.part_n);
@@ -1150,9 +1251,14 @@ main(int argc, char **argv)
 	}
 	if (o.stats && c != NULL)
 		print_stats(c);
-	if (o.stats && e != NULL)
+	if (o.stats && e != NULL) {
+		uint64_t in, out;
+
 		fprintf(stderr, "%s: examples out %ju\n", progname,
 		    (uintmax_t)sq_electra_rows(e));
+		sq_electra_tokens(e, &in, &out);
+		print_tokens(in, out, "cut at --max-seq-length, as Electra cuts");
+	}
 	sq_free(c);
 	sq_electra_free(e);
 	ex_free(&cur_ex);

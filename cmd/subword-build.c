@@ -63,6 +63,7 @@ static const struct option longopts[] = {
 	{ "reserved", required_argument, NULL, OPT_RESERVED },
 	{ "target-size", required_argument, NULL, 't' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "vocab-size", required_argument, NULL, 't' },	/* sentencepiece's name */
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -312,7 +313,7 @@ count_file(struct sw_counts *c, const char *path, double budget,
 
 	if (pf != NULL && pf->from == pf->to)
 		return;
-	if ((fd = open_input(path)) == -1) {
+	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1) {
 		rval = 1;
 		return;
 	}
@@ -358,8 +359,7 @@ count_file(struct sw_counts *c, const char *path, double budget,
 		rval = 1;
 	}
 	sw_lines_free(r);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 }
 
 static void
@@ -371,7 +371,7 @@ read_counts(struct sw_counts *c, const char *path)
 	size_t n;
 	int fd;
 
-	if ((fd = open_input(path)) == -1) {
+	if ((fd = open_text(path)) == -1) {
 		rval = 1;
 		return;
 	}
@@ -383,8 +383,7 @@ read_counts(struct sw_counts *c, const char *path)
 		rval = 1;
 	}
 	free(p);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 }
 
 int
@@ -416,7 +415,7 @@ main(int argc, char *argv[])
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 	sw_build_opts_init(&o);
-	while ((ch = getopt_long(argc, argv, "b:hj:L:o:qt:V", longopts, NULL)) != -1)
+	while ((ch = getopt_args(argc, argv, "b:hj:L:o:qt:V", longopts)) != -1)
 		switch (ch) {
 		case 'b':
 			budget = parse_budget(optarg);
@@ -503,6 +502,7 @@ main(int argc, char *argv[])
 	o.probe = show_probe;
 
 	/* An output that cannot be written is refused before the counting. */
+	out_form(outpath, WRITES_TEXT, "a vocabulary is a text file");
 	out_check(outpath);
 	if (part_n > 1)
 		parts = part_files(argv, argc, 0, REC_NONE, part_k, part_n);
@@ -548,7 +548,7 @@ main(int argc, char *argv[])
 	}
 	sw_counts_free(c);
 
-	if ((ofd = out_open(&out, outpath)) == -1)
+	if ((ofd = out_open_text(&out, outpath)) == -1)
 		die_errno("%s", outpath);
 	if (write_full(ofd, ob.p, ob.len) == -1)
 		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);

@@ -27,14 +27,14 @@
 
 static const char usage_text[] =
     "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
-    "                      [--no-strip]\n"
+    "                      [--no-strip] [--parallel]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
-    "                      [-o file] [--output-format fmt] [--part K/N]\n"
-    "                      [--rules rules]\n"
+    "                      [--max-unk-rate R] [-o file] [--output-format fmt]\n"
+    "                      [--part K/N] [--rules rules]\n"
     "                      -v [field=]vocab [file ...]\n";
 
 static _Noreturn void
@@ -47,7 +47,8 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PART
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK,
+	OPT_PART
 };
 
 static const struct option longopts[] = {
@@ -62,6 +63,7 @@ static const struct option longopts[] = {
 	{ "keep-partial", no_argument, NULL, OPT_KEEP_PARTIAL },
 	{ "lower", no_argument, NULL, OPT_LOWER },
 	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
+	{ "max-unk-rate", required_argument, NULL, OPT_MAX_UNK },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
 	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
@@ -69,6 +71,7 @@ static const struct option longopts[] = {
 	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
 	{ "output", required_argument, NULL, 'o' },
 	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
+	{ "parallel", no_argument, NULL, OPT_PARALLEL },
 	{ "part", required_argument, NULL, OPT_PART },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -92,6 +95,8 @@ struct field {
 	struct wp_tok	*wt;
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
+	long		 unk;		/* wordpiece: the [UNK] id, or -1 */
+	uint64_t	 ntok, nunk;	/* wordpiece: tokens, [UNK]s among them */
 };
 
 static struct field *fields;
@@ -101,6 +106,7 @@ static int64_t eos_id = 1;		/* tensor2tensor's EOS */
 static const char *eos_arg;		/* --eos=ID|TOKEN */
 static const char *eos_piece;		/* its text when the vocab lacks it */
 static int jsonl;			/* --input-format jsonl */
+static int parallel;			/* --parallel: a file per field */
 static char **jkeys;			/* --json-keys */
 static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
@@ -126,6 +132,7 @@ struct ctx {
 	struct buf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
+	uint64_t	 tabbed;	/* lines with a tab, one field */
 	struct jd_line	 jl;		/* --input-format jsonl */
 	int64_t		*prev;		/* a sentence held back (jsonl) */
 	size_t		 prevn, prevcap;
@@ -453,6 +460,10 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 			return -1;
 		}
 		fd->n = (size_t)k;
+		fd->ntok += (uint64_t)k;
+		if (fd->unk >= 0)
+			for (i = 0; i < fd->n; i++)
+				fd->nunk += fd->ids[i] == fd->unk;
 		if (add_eos && eos) {
 			if (fd->n + 1 > fd->cap) {
 				size_t cap = fd->cap ? fd->cap * 2 : 64;
@@ -671,6 +682,8 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	if (jsonl)
 		return encode_json_line(c, p, n);
 	if (nfields == 1) {
+		if (memchr(p, '\t', n) != NULL)
+			c->tabbed++;
 		if (wordpiece && blank(p, n)) {
 			/* BERT's corpora: a blank line ends a document. */
 			emit_doc_end(c);
@@ -724,7 +737,7 @@ encode_file(const char *path, const struct part_file *pf)
 
 	if (pf != NULL && pf->from == pf->to)
 		return 0;
-	if ((fd = open_input(path)) == -1)
+	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
 	if ((r = lines_r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
@@ -747,8 +760,74 @@ encode_file(const char *path, const struct part_file *pf)
 	}
 	sw_lines_free(lines_r);
 	lines_r = NULL;
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
+	return 0;
+}
+
+/*
+ * --parallel: line i of each of the nfields files makes one record, as
+ * tensor2tensor's text2text_txt_iterator zips a source and a target file
+ * (each line stripped, blank lines kept).  Files of different lengths
+ * are an error naming both and the line where one ends.
+ */
+static int
+encode_parallel(char **paths)
+{
+	static struct sw_lines *r[8];	/* still reachable when a fault exits */
+	const uint8_t *p[8];
+	struct sw_err e;
+	size_t n[8], f, g;
+	int fd[8], nl, rc[8], ended;
+	uint64_t line = 0;
+
+	for (f = 0; f < nfields; f++) {
+		if ((fd[f] = open_text(paths[f])) == -1)
+			exit(1);
+		if ((r[f] = sw_lines_open(fd[f])) == NULL)
+			die_errno("%s", input_name(paths[f]));
+	}
+	for (;;) {
+		ended = 0;
+		for (f = 0; f < nfields; f++) {
+			rc[f] = sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			if (rc[f] == -1)
+				die_errno("%s", input_name(paths[f]));
+			if (rc[f] == -2) {
+				flush_all();
+				die("%s: %s", input_name(paths[f]), e.msg);
+			}
+			ended += rc[f] == 0;
+		}
+		if (ended == (int)nfields)
+			break;
+		line++;
+		if (ended > 0) {
+			for (f = 0; rc[f] != 0; f++)
+				;
+			for (g = 0; rc[g] == 0; g++)
+				;
+			flush_all();
+			die("%s: line %ju has no partner: %s ends after %ju "
+			    "lines (--parallel files must have as many lines "
+			    "each)", input_name(paths[g]), (uintmax_t)line,
+			    input_name(paths[f]), (uintmax_t)(line - 1));
+		}
+		if (progress_due())
+			progress("%s: %ju lines", input_name(paths[0]),
+			    (uintmax_t)line);
+		for (f = 0; f < nfields; f++)
+			if (encode_field(&mainctx, &mainctx.f[f], p[f], n[f], 1) == -1) {
+				flush_all();
+				die("%s: line %ju: %s", input_name(paths[f]),
+				    (uintmax_t)line, mainctx.err);
+			}
+		emit(&mainctx);
+	}
+	for (f = 0; f < nfields; f++) {
+		sw_lines_free(r[f]);
+		r[f] = NULL;
+		close_text(fd[f], paths[f]);
+	}
 	return 0;
 }
 
@@ -766,7 +845,7 @@ struct chunk {
 	size_t		 inlen, incap;
 	uint64_t	 base;		/* input offset of in[0] */
 	struct buf	 out;
-	uint64_t	 nlines, skipped;
+	uint64_t	 nlines, skipped, tabbed;
 	int		 state;
 	int		 err;		/* 0, 1 invalid UTF-8, 2 encoding */
 	uint64_t	 eline, eoff;	/* in the chunk */
@@ -797,6 +876,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	ch->err = 0;
 	c->out = &ch->out;
 	c->skipped = 0;
+	c->tabbed = 0;
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 		die_errno("encode");
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
@@ -815,6 +895,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	}
 	ch->nlines = sw_lines_lineno(r);
 	ch->skipped = c->skipped;
+	ch->tabbed = c->tabbed;
 	sw_lines_free(r);
 }
 
@@ -857,6 +938,7 @@ ctx_init(struct ctx *c)
 		c->f[f].vpath = fields[f].vpath;
 		if (wordpiece) {
 			c->f[f].wp = fields[f].wp;
+			c->f[f].unk = fields[f].unk;
 			if ((c->f[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
 				die_errno("jobs");
 			continue;
@@ -877,6 +959,8 @@ ctx_free(struct ctx *c)
 	size_t f, j;
 
 	for (f = 0; f < nfields; f++) {
+		fields[f].ntok += c->f[f].ntok;
+		fields[f].nunk += c->f[f].nunk;
 		for (j = f + 1; j < nfields; j++)
 			if (c->f[j].sw == c->f[f].sw)
 				c->f[j].sw = NULL;
@@ -979,6 +1063,7 @@ write_chunk(const char *name, uint64_t *lines)
 				write_failed(outname);
 		}
 	mainctx.skipped += ch->skipped;
+	mainctx.tabbed += ch->tabbed;
 	if (ch->err == 1) {
 		flush_all();
 		die("%s: line %ju: invalid UTF-8 at byte offset %ju", name,
@@ -1010,7 +1095,7 @@ encode_file_jobs(const char *path, const struct part_file *pf)
 
 	if (pf != NULL && pf->from == pf->to)
 		return 0;
-	if ((fd = open_input(path)) == -1)
+	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
 	if (pf != NULL) {
 		if (lseek(fd, (off_t)pf->from, SEEK_SET) == -1)
@@ -1070,8 +1155,7 @@ encode_file_jobs(const char *path, const struct part_file *pf)
 	while (nwritten < nfilled)
 		write_chunk(name, &lines);
 	buf_free(&carry);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 	return 0;
 }
 
@@ -1166,7 +1250,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 
 	if (pf != NULL && pf->from == pf->to)
 		return 0;
-	if ((fd = open_input(path)) == -1)
+	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
 	if ((r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
@@ -1207,8 +1291,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 		die("%s: %s", name, e.msg);
 	}
 	sw_lines_free(r);
-	if (fd != 0)
-		close(fd);
+	close_text(fd, path);
 	return 0;
 }
 
@@ -1406,6 +1489,110 @@ set_fields(const char *list)
 	}
 }
 
+/* "-v name=path" names no field: say which are, and the closest. */
+static _Noreturn void
+no_field(const char *spec, const char *eq, const char *fieldlist)
+{
+	const char *names[64], *near;
+	char name[256];
+	size_t f, n = 0;
+
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
+	for (f = 0; f < nfields && n < sizeof(names) / sizeof(*names); f++)
+		names[n++] = fields[f].name;
+	if ((near = closest_name(name, names, n)) != NULL)
+		usage_error("-v %s: no field '%s'; did you mean '%s'? "
+		    "(the fields are %s)", spec, name, near, fieldlist);
+	usage_error("-v %s: no field '%s' (the fields are %s)", spec, name,
+	    fieldlist);
+}
+
+/*
+ * A WordPiece vocabulary and the case of the text: an uncased one (no
+ * entry with an upper-case letter, [SPECIAL] tokens aside) with
+ * --no-lower, or a cased one (1% of its entries or more) lower-cased
+ * by default, turns words into [UNK] or other pieces without a word.
+ */
+static int lower_given;		/* --lower or --no-lower was given */
+static int decode_mode;	/* -d */
+
+static void
+case_check(const struct field *fd)
+{
+	size_t id, n, len, i, nupper = 0, size = wp_vocab_size(fd->wp);
+	const uint8_t *p;
+	uint32_t cp;
+	int k;
+
+	if (decode_mode)
+		return;
+	for (id = 0; id < size; id++) {
+		if ((p = (const uint8_t *)wp_piece(fd->wp, (int64_t)id, &len)) == NULL)
+			continue;
+		if (len >= 2 && p[0] == '[' && p[len - 1] == ']')
+			continue;
+		for (i = 0; i < len; i += (size_t)k) {
+			if ((k = utf8_decode(p + i, len - i, &cp)) <= 0)
+				break;
+			n = uni_category(cp);
+			if (n == UC_Lu || n == UC_Lt) {
+				nupper++;
+				break;
+			}
+		}
+	}
+	if (nupper == 0 && !wpo.lower)
+		warnx_("warning: %s: no entry has an upper-case letter (an "
+		    "uncased vocabulary) but --no-lower keeps the text's case, "
+		    "so capitalised words become [UNK] or other pieces; leave "
+		    "out --no-lower", input_name(fd->vpath));
+	else if (wpo.lower && !lower_given && nupper > 0 && nupper * 100 >= size)
+		warnx_("warning: %s: %zu entries have upper-case letters (a "
+		    "cased vocabulary) but the text is lower-cased; give "
+		    "--no-lower for a cased model (do_lower_case=False), or "
+		    "--lower to keep this", input_name(fd->vpath), nupper);
+}
+
+/*
+ * The unknown share of each WordPiece field at the end, as
+ * fairseq-preprocess reports "replaced by <unk>": a line when there are
+ * any, a warning above UNK_WARN, a fault above --max-unk-rate.
+ * Returns 1 when a field is above --max-unk-rate.
+ */
+#define UNK_WARN	0.05
+static double max_unk = -1;	/* --max-unk-rate; -1: none */
+
+static int
+unk_report(void)
+{
+	size_t f;
+	double r;
+	int over = 0;
+
+	if (!wordpiece || decode_mode)
+		return 0;
+	for (f = 0; f < nfields; f++) {
+		if (fields[f].ntok == 0 || fields[f].nunk == 0)
+			continue;
+		r = (double)fields[f].nunk / (double)fields[f].ntok;
+		if (max_unk >= 0 && r > max_unk) {
+			warnx_("%s: %.3g%% of %ju tokens replaced by [UNK], above "
+			    "--max-unk-rate %g (%s does not fit the text?)",
+			    fields[f].name, 100 * r, (uintmax_t)fields[f].ntok,
+			    max_unk, input_name(fields[f].vpath));
+			over = 1;
+		} else if (r > UNK_WARN)
+			warnx_("warning: %s: %.3g%% of %ju tokens replaced by "
+			    "[UNK] (%s does not fit the text?)", fields[f].name,
+			    100 * r, (uintmax_t)fields[f].ntok,
+			    input_name(fields[f].vpath));
+		else if (verbosity > 0)
+			warnx_("%s: %ju tokens, %.3g%% replaced by [UNK]",
+			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r);
+	}
+	return over;
+}
+
 /*
  * Give every field its vocabulary ("-v path" for all, "-v name=path" for
  * one; a "name=path" naming no field is refused, unless it is a file).
@@ -1425,8 +1612,7 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if (eq != NULL && f < nfields)
 			fields[f].vpath = eq + 1;
 		else if (eq != NULL && access(vspec[i], F_OK) == -1)
-			usage_error("-v %s: no field '%.*s' (the fields are %s)",
-			    vspec[i], (int)(eq - vspec[i]), vspec[i], fieldlist);
+			no_field(vspec[i], eq, fieldlist);
 		else
 			deflt = vspec[i];
 	}
@@ -1453,6 +1639,9 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if (wordpiece) {
 			if ((fields[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
 				die_errno("wordpiece");
+			fields[f].unk = wp_special_id(fields[f].wp, WP_UNK);
+			if (j == f)
+				case_check(&fields[f]);
 			continue;
 		}
 		if (j < f)
@@ -1575,7 +1764,7 @@ main(int argc, char *argv[])
 	int ch, decode = 0, rval = 0, wpflags = 0;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "df:hj:m:o:qv:V", longopts, NULL)) != -1)
+	while ((ch = getopt_args(argc, argv, "df:hj:m:o:qv:V", longopts)) != -1)
 		switch (ch) {
 		case 'd':
 			decode = 1;
@@ -1643,6 +1832,7 @@ main(int argc, char *argv[])
 			break;
 		case OPT_LOWER:
 		case OPT_NO_LOWER:
+			lower_given = 1;
 			wpo.lower = ch == OPT_LOWER;
 			wpflags = 1;
 			break;
@@ -1675,13 +1865,35 @@ main(int argc, char *argv[])
 		case OPT_NO_PROGRESS:
 			progress_enabled = 0;
 			break;
+		case OPT_PARALLEL:
+			parallel = 1;
+			break;
+		case OPT_MAX_UNK: {
+			char *end;
+
+			errno = 0;
+			max_unk = strtod(optarg, &end);
+			if (*end == '%' && end[1] == '\0') {
+				max_unk /= 100;
+				end++;
+			}
+			if (errno || end == optarg || *end != '\0' ||
+			    !(max_unk >= 0 && max_unk <= 1))
+				usage_error("--max-unk-rate: expected a fraction "
+				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
+				    optarg);
+			break;
+		}
 		default:
 			usage(stderr, 2);
 		}
 	argc -= optind;
 	argv += optind;
+	decode_mode = decode;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
+	if (max_unk >= 0 && (!wordpiece || decode))
+		usage_error("--max-unk-rate applies to encoding with -m wordpiece");
 	if (feature != NULL && fieldlist != NULL)
 		usage_error("-f and --fields exclude each other");
 	if (!decode && infmt == FMT_JSONL) {
@@ -1696,7 +1908,16 @@ main(int argc, char *argv[])
 			fieldlist = keylist;
 	} else if (keylist != NULL)
 		usage_error("--json-keys applies to --input-format jsonl");
-	set_fields(fieldlist ? fieldlist : feature ? feature : "targets");
+	if (parallel && (decode || infmt == FMT_JSONL))
+		usage_error("--parallel applies to encoding text");
+	if (parallel && feature != NULL)
+		usage_error("--parallel takes --fields, not -f");
+	set_fields(fieldlist ? fieldlist : feature ? feature :
+	    parallel ? "inputs,targets" : "targets");
+	if (parallel && (argc == 0 || argc % (int)nfields != 0))
+		usage_error("--parallel: %d file%s for %zu fields (%s); give "
+		    "one file per field, in that order", argc, argc == 1 ? "" :
+		    "s", nfields, fieldlist ? fieldlist : "inputs,targets");
 	if (nfields > 8)
 		usage_error("at most 8 fields");
 	if ((forder = calloc(nfields, sizeof(*forder))) == NULL ||
@@ -1726,12 +1947,20 @@ main(int argc, char *argv[])
 		usage_error("--strip-extraneous applies to -m subword");
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
+	if (!decode && outfmt == FMT_RECORDS)
+		out_form(outpath, WRITES_RECORDS, "add --output-format id for id lines");
+	else
+		out_form(outpath, WRITES_TEXT, decode ? NULL :
+		    "leave out --output-format to write records");
 	out_check(outpath);
 	/* A part is planned from every operand's size before any output. */
+	if (part_n > 1 && parallel)
+		usage_error("--part does not apply to --parallel");
 	if (part_n > 1)
 		parts = part_files(argv, argc, decode && infmt == FMT_RECORDS,
 		    REC_AUTO, part_k, part_n);
-	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
+	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature :
+	    parallel ? "inputs,targets" : "targets");
 	if (eos)
 		eos_id = resolve_eos(eos_arg);
 	mainctx.f = fields;
@@ -1750,7 +1979,8 @@ main(int argc, char *argv[])
 		make_idtext(most);
 	}
 
-	if ((outfd = out_open(&out, outpath)) == -1)
+	if ((outfd = !decode && outfmt == FMT_RECORDS ? out_open(&out, outpath) :
+	    out_open_text(&out, outpath)) == -1)
 		die_errno("%s", outpath);
 	if (strcmp(outpath, "-") != 0)
 		outname = outpath;
@@ -1767,9 +1997,13 @@ main(int argc, char *argv[])
 
 		argv = stdin_only;
 	}
-	if (!decode && jobs > 1)
+	if (parallel) {
+		/* One record from line i of each file: no -j. */
+		for (; *argv; argv += nfields)
+			rval |= encode_parallel(argv);
+	} else if (!decode && jobs > 1)
 		jobs_start();
-	for (i = 0; argv[i] != NULL; i++) {
+	for (i = 0; !parallel && argv[i] != NULL; i++) {
 		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
 
 		if (!decode && jobs > 1)
@@ -1782,18 +2016,26 @@ main(int argc, char *argv[])
 			rval |= decode_records_file(argv[i], pf);
 	}
 	free(parts);
-	if (!decode && jobs > 1)
+	if (!decode && !parallel && jobs > 1)
 		jobs_stop();
 	progress_done();
 	flush_text();
 	if (rw != NULL && rec_writer_close(rw) == -1)
 		write_failed(outname);
+	if (unk_report())
+		rval = 1;
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
 	if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",
 		    (uintmax_t)mainctx.skipped, nfields);
+	if (mainctx.tabbed > 0 && verbosity > 0)
+		warnx_("warning: %ju lines hold a tab but there is one field, "
+		    "'%s', so each was encoded whole; for tab-separated columns "
+		    "give --fields (e.g. --fields inputs,targets), for "
+		    "line-parallel files --parallel", (uintmax_t)mainctx.tabbed,
+		    fields[0].name);
 	for (f = 0; f < nfields; f++) {
 		size_t j;
 

@@ -55,6 +55,7 @@ static struct example ex;
 static struct exjson js;
 static struct outfile textout;	/* -o FILE of the text modes */
 static const char *check_mf;	/* --check-manifest M */
+static const char *like;	/* --like FILE */
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -64,8 +65,9 @@ usage(FILE *fp, int status)
 	    "               [--keep-partial] [--lossy] [--no-crc] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
-	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
-	    "               [--part K/N] [-s seed] [--shard K/N] [--shuffle-memory N]\n"
+	    "               [-f name,...] [--like file|manifest|dir]\n"
+	    "               [--max-record-size N] [-n N] [-o file] [--part K/N]\n"
+	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
 	    "               [file ...]\n"
@@ -97,7 +99,7 @@ enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
-	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_PART
+	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART
 };
 
 static const struct option longopts[] = {
@@ -112,6 +114,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "index", no_argument, NULL, O_INDEX },
 	{ "keep-partial", no_argument, NULL, O_KEEP_PARTIAL },
+	{ "like", required_argument, NULL, O_LIKE },
 	{ "lossy", no_argument, NULL, O_LOSSY },
 	{ "manifest", no_argument, NULL, O_MANIFEST },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
@@ -494,6 +497,7 @@ shard_names(void)
 		die_errno("--split");
 	for (i = 0; i < nsplit; i++) {
 		names[i] = sorted[i] = shard_name(outpath, i, nsplit);
+		out_form(names[i], WRITES_RECORDS, NULL);
 		out_check(names[i]);
 	}
 	qsort(sorted, nsplit, sizeof(*sorted), cmpname);
@@ -950,6 +954,171 @@ cat_records(const char *path, const struct part_file *pf)
 }
 
 /*
+ * --like: the kinds of the features for --from-json, from a manifest
+ * (a file, or a dataset directory holding __manifest__.json) or from the
+ * first LIKE_RECORDS records of a record file.  A flat list of numbers
+ * then takes its feature's kind, whatever jq did to "0.0".
+ */
+#define LIKE_RECORDS	1000
+
+struct kindent {
+	char	*name;
+	size_t	 len;
+	int	 kind;
+};
+static struct kindent *kinds;
+static size_t nkinds;
+
+static const char *
+kind_name(int k)
+{
+	return k == EX_INT64 ? "int64" : k == EX_FLOAT ? "float" : "bytes";
+}
+
+static int
+kindcmp(const void *a, const void *b)
+{
+	const struct kindent *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int
+kind_of(void *arg, const uint8_t *name, size_t len)
+{
+	struct kindent key, *k;
+
+	(void)arg;
+	key.name = (char *)(uintptr_t)name;
+	key.len = len;
+	k = bsearch(&key, kinds, nkinds, sizeof(*kinds), kindcmp);
+	return k != NULL ? k->kind : -1;
+}
+
+/* Add name -> kind (unsorted); the same name with another kind is an error. */
+static void
+kind_add(const char *src, const uint8_t *name, size_t len, int kind)
+{
+	size_t i;
+
+	if (kind == EX_NONE)
+		return;
+	for (i = 0; i < nkinds; i++)
+		if (kinds[i].len == len && memcmp(kinds[i].name, name, len) == 0) {
+			if (kinds[i].kind != kind)
+				die("--like %s: feature '%.*s' is both %s and %s",
+				    src, (int)(len > 80 ? 80 : len), name,
+				    kind_name(kinds[i].kind), kind_name(kind));
+			return;
+		}
+	if ((kinds = realloc(kinds, (nkinds + 1) * sizeof(*kinds))) == NULL ||
+	    (kinds[nkinds].name = malloc(len + 1)) == NULL)
+		die_errno("--like");
+	memcpy(kinds[nkinds].name, name, len);
+	kinds[nkinds].name[len] = '\0';
+	kinds[nkinds].len = len;
+	kinds[nkinds++].kind = kind;
+}
+
+static void
+like_manifest(const char *src, const char *text, size_t n)
+{
+	struct manifest m;
+	char err[256];
+	size_t i;
+	int k;
+
+	memset(&m, 0, sizeof(m));
+	if (mf_parse(&m, text, n, err, sizeof(err)) == -1)
+		die("--like %s: %s", src, err);
+	for (i = 0; i < m.nfeat; i++) {
+		const struct mf_feature *f = &m.feat[i];
+
+		if (f->deser == MF_DS_STRING || f->deser == MF_DS_RAW ||
+		    f->dtype == MF_STRING)
+			k = EX_BYTES;
+		else if (f->deser == MF_DS_FLOAT)
+			k = EX_FLOAT;
+		else
+			k = EX_INT64;
+		kind_add(src, (const uint8_t *)f->name, strlen(f->name), k);
+	}
+	mf_free(&m);
+}
+
+static void
+like_records(const char *src, int fd)
+{
+	struct rec_reader *r;
+	struct example e;
+	const uint8_t *p;
+	size_t n, i, j;
+	uint64_t nrec = 0;
+	int rv;
+
+	ex_init(&e);
+	if ((r = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
+		die_errno("--like %s", src);
+	while (nrec < LIKE_RECORDS && (rv = rec_read(r, &p, &n)) == 1) {
+		if (ex_decode(&e, p, n, EX_TYPE_AUTO) == -1)
+			die("--like %s: record %" PRIu64 ": %s", src, nrec,
+			    ex_strerror(&e));
+		for (i = 0; i < e.nfeat; i++)
+			kind_add(src, e.feat[i].key, e.feat[i].keylen,
+			    e.feat[i].kind);
+		for (i = 0; i < e.nlists; i++)
+			for (j = 0; j < e.lists[i].n; j++)
+				kind_add(src, e.lists[i].key, e.lists[i].keylen,
+				    e.lists[i].v[j].kind);
+		nrec++;
+	}
+	if (nrec < LIKE_RECORDS && rv == -1)
+		die("--like %s: record %" PRIu64 ": %s", src, rec_index(r),
+		    rec_strerror(r));
+	rec_reader_free(r);
+	ex_free(&e);
+}
+
+static void
+load_like(const char *path)
+{
+	struct stat st;
+	char *mf = NULL, peek[64];
+	uint8_t *text;
+	ssize_t k;
+	size_t n, i;
+	int fd;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if ((mf = malloc(strlen(path) + 20)) == NULL)
+			die_errno("--like");
+		sprintf(mf, "%s/__manifest__.json", path);
+		path = mf;
+	}
+	if ((fd = open_input(path)) == -1)
+		exit(1);
+	/* A manifest is JSON, '{' first; records begin with a length. */
+	if ((k = pread(fd, peek, sizeof(peek), 0)) == -1)
+		die_errno("--like %s: a file is needed", input_name(path));
+	for (i = 0; i < (size_t)k && strchr(" \t\r\n", peek[i]) != NULL; i++)
+		;
+	if (i < (size_t)k && peek[i] == '{') {
+		text = read_all(fd, &n, input_name(path));
+		like_manifest(path, (const char *)text, n);
+		free(text);
+	} else
+		like_records(path, fd);
+	if (fd != 0)
+		close(fd);
+	if (nkinds == 0)
+		die("--like %s: no features to take kinds from", input_name(path));
+	qsort(kinds, nkinds, sizeof(*kinds), kindcmp);
+	free(mf);
+}
+
+/*
  * Read one JSON-lines input (its part pf under --part: whole lines, as
  * it ends at a line start) and write records.
  */
@@ -1175,7 +1344,7 @@ main(int argc, char *argv[])
 	long long ll;
 
 	setprogname(argv[0]);
-	while ((ch = getopt_long(argc, argv, "cf:hn:o:qRs:Vz:", longopts, NULL)) != -1) {
+	while ((ch = getopt_args(argc, argv, "cf:hn:o:qRs:Vz:", longopts)) != -1) {
 		switch (ch) {
 		case 'c': mode = M_COUNT; break;
 		case 'f': parse_features(optarg); break;
@@ -1205,6 +1374,7 @@ main(int argc, char *argv[])
 		case O_FROM_JSON: from_json = 1; break;
 		case O_INDEX: mode = M_INDEX; break;
 		case O_KEEP_PARTIAL: keep_partial = 1; break;
+		case O_LIKE: like = optarg; break;
 		case O_LOSSY: lossy = 1; break;
 		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
@@ -1256,10 +1426,15 @@ main(int argc, char *argv[])
 
 	if (from_json && mode == M_JSON)
 		mode = M_RECORDS;
+	/* Outputs follow their suffix: JSON is not written into a record file. */
+	if (mode == M_JSON && !flat && outpath && suffix_records(outpath))
+		mode = M_RECORDS;
 	if ((nsplit || shuffle || out_comp >= 0) && mode != M_RECORDS)
 		mode = M_RECORDS;
 	if (from_json && mode != M_RECORDS)
 		usage_error("--from-json writes records; it goes with -R only");
+	if (like != NULL && !from_json)
+		usage_error("--like gives the feature kinds for --from-json");
 	if (nsplit && (outpath == NULL || strcmp(outpath, "-") == 0))
 		usage_error("--split needs -o PATTERN");
 	if (nwant && mode == M_RECORDS && type == TYPE_RAW)
@@ -1273,8 +1448,13 @@ main(int argc, char *argv[])
 		usage_error("--part does not apply to --manifest and --check-manifest");
 
 	/* Every named output is checked before any input is read. */
-	if (outpath && !nsplit)
+	if (outpath && !nsplit) {
+		out_form(outpath, mode == M_RECORDS ? WRITES_RECORDS : WRITES_TEXT,
+		    mode == M_RECORDS ? "leave out -R to write JSON lines" :
+		    mode == M_JSON ? "leave out --flat, or add -R, to write records" :
+		    "this mode writes text");
 		out_check(outpath);
+	}
 	/* A part is planned from every operand's size before any output. */
 	if (part_n > 1)
 		parts = part_files(argv, argc, !from_json, in_comp, part_k, part_n);
@@ -1284,7 +1464,7 @@ main(int argc, char *argv[])
 	 * file stays until the new one is whole.
 	 */
 	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0) {
-		if ((c = out_open(&textout, outpath)) == -1)
+		if ((c = out_open_text(&textout, outpath)) == -1)
 			die_errno("%s", outpath);
 		if (dup2(c, 1) == -1)
 			die_errno("%s", outpath);
@@ -1301,6 +1481,10 @@ main(int argc, char *argv[])
 	}
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
 	js.flush = flush_json;
+	if (like != NULL) {
+		load_like(like);
+		js.kind_of = kind_of;
+	}
 	ex_init(&ex);
 	ex.lazy_min = LAZY_MIN;	/* JSON, --stats and -f read it; nothing else decodes */
 	rng_seed(&rng, seed);

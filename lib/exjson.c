@@ -1554,7 +1554,7 @@ flat_feature_in(struct exjson *j, const struct where *w, const struct jnode *v)
 	const struct jnode *k, *e;
 	enum ex_kind kind;
 	uint32_t c;
-	int ints = 0, reals = 0, strs = 0;
+	int ints = 0, reals = 0, strs = 0, hint;
 
 	switch (v->type) {
 	case JV_NULL:
@@ -1577,6 +1577,10 @@ flat_feature_in(struct exjson *j, const struct where *w, const struct jnode *v)
 		return at(j, w, v, "expected a list of values, a typed list or null, found %s",
 		    jtype(v->type));
 	}
+	hint = j->kind_of != NULL && w != NULL ?
+	    j->kind_of(j->kind_arg, w->key, w->keylen) : -1;
+	if (v->len == 0 && hint >= 0)
+		return fill_list(j, w, v, (enum ex_kind)hint, 0);
 	if (v->len == 0)
 		return at(j, w, v, "an empty list has no kind (write {\"int64_list\":[]}, "
 		    "{\"float_list\":[]} or {\"bytes_list\":[]})");
@@ -1594,6 +1598,15 @@ flat_feature_in(struct exjson *j, const struct where *w, const struct jnode *v)
 	if (strs && (ints || reals))
 		return at(j, w, v, "a list mixes strings and numbers");
 	kind = strs ? EX_BYTES : reals ? EX_FLOAT : EX_INT64;
+	if (hint == EX_FLOAT && !strs)
+		kind = EX_FLOAT;
+	else if (hint == EX_INT64 && reals)
+		return at(j, w, v, "a value with a fraction or an exponent, but "
+		    "the feature is int64");
+	else if (hint >= 0 && hint != (int)kind)
+		return at(j, w, v, "%s, but the feature is %s", strs ?
+		    "strings" : "numbers", hint == EX_BYTES ? "bytes" :
+		    hint == EX_FLOAT ? "float" : "int64");
 	return fill_list(j, w, v, kind, 0);
 }
 

@@ -128,6 +128,19 @@ struct exjson {
 	int		(*flush)(void *arg, struct buf *out);
 	void		*flush_arg;
 	int		 flushed;	/* flush() was called for this line */
+	/*
+	 * Set by the caller, optional: the kind of the flat feature (or
+	 * feature list) named name[0..len), EX_INT64, EX_FLOAT or
+	 * EX_BYTES, or -1 to let its values tell.  A flat list of numbers
+	 * then takes that kind: integers in a float feature are floats
+	 * (jq 1.6 writes 0.0 as 0), a fraction in an int64 feature or a
+	 * number in a bytes feature (and a string in a number feature) is
+	 * an error naming the feature, and an empty list needs no type.
+	 * Typed lists ({"float_list":[..]}) and the canonical form keep
+	 * the kind they state.
+	 */
+	int		(*kind_of)(void *arg, const uint8_t *name, size_t len);
+	void		*kind_arg;
 };
 
 /*

@@ -1206,8 +1206,10 @@ put(struct sq_conv *c, size_t k, const int64_t *v, int64_t fill, size_t n)
 		for (i = 0; i < m; i++)
 			d[i] = fill;
 	c->xn[k] += m;
-	if (k == 0)
+	if (k == 0) {
 		c->st.trimmed += n - m;
+		c->st.tokens_in[k] += n;
+	}
 }
 
 static void
@@ -1256,6 +1258,7 @@ derive(struct sq_conv *c, const struct sq_feat *f)
 		n = c->xpresent[k] ? f[k].n : 0;
 		c->xn[k] = n < (size_t)c->L[k] ? n : (size_t)c->L[k];
 		c->st.trimmed += n - c->xn[k];
+		c->st.tokens_in[k] += n;
 	}
 }
 
@@ -2519,6 +2522,8 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 	/* As sq_push() and pack_seqio(), with the record as byte runs. */
 	c->st.records++;
 	for (k = 0; k < c->nk; k++)
+		c->st.tokens_in[k] += nv[k];
+	for (k = 0; k < c->nk; k++)
 		if (nv[k] > (size_t)c->L[k]) {
 			c->st.trimmed += nv[k] - (size_t)c->L[k];
 			nv[k] = (size_t)c->L[k];
@@ -2741,6 +2746,7 @@ struct sq_electra {
 	int64_t		*first, *second;
 	int64_t		*out[3];
 	uint64_t	 rows;
+	uint64_t	 tok_in, tok_out;	/* sq_electra_tokens() */
 };
 
 struct sq_electra *
@@ -2796,6 +2802,13 @@ sq_electra_rows(const struct sq_electra *e)
 	return e->rows;
 }
 
+void
+sq_electra_tokens(const struct sq_electra *e, uint64_t *in, uint64_t *out)
+{
+	*in = e->tok_in;
+	*out = e->tok_out;
+}
+
 /* Append a sentence's stored tokens to a segment of full length *nseg. */
 static void
 seg_add(int64_t *seg, size_t *nseg, size_t cap, const int64_t *t,
@@ -2849,6 +2862,7 @@ electra_create(struct sq_electra *e)
 	if (ns + nf + 3 > m)
 		ns = nf + 3 < m ? m - nf - 3 : 0;
 
+	e->tok_out += nf + ns;
 	e->ntok = 0;
 	e->nsent = 0;
 	e->curlen = 0;
@@ -2901,6 +2915,7 @@ sq_electra_push(struct sq_electra *e, const int64_t *ids, size_t n)
 		 */
 		return e->curlen != 0 ? electra_create(e) : 0;
 	}
+	e->tok_in += n;
 	stored = n < (size_t)e->max_len ? n : (size_t)e->max_len;
 	need = e->ntok + stored;
 	if (need > e->captok) {

@@ -250,6 +250,7 @@ struct sq_stats {
 	const char	*key[SQ_MAX_FEATS];
 	long		 len[SQ_MAX_FEATS];
 	uint64_t	 tokens[SQ_MAX_FEATS];	/* values placed per key (packed: after non-zero counting) */
+	uint64_t	 tokens_in[SQ_MAX_FEATS];	/* values that came in per key, before trimming */
 	int		 is_token[SQ_MAX_FEATS];	/* key counts towards efficiency */
 };
 void		 sq_get_stats(const struct sq_conv *c, struct sq_stats *st);
@@ -357,5 +358,11 @@ int		 sq_electra_push(struct sq_electra *e, const int64_t *ids, size_t n);
 /* End of a file: write the partial example, if any. */
 int		 sq_electra_flush(struct sq_electra *e);
 uint64_t	 sq_electra_rows(const struct sq_electra *e);
+/*
+ * Tokens pushed (*in) and placed in rows between [CLS] and [SEP] (*out);
+ * the rest were cut off at max_len, as Electra cuts them.
+ */
+void		 sq_electra_tokens(const struct sq_electra *e, uint64_t *in,
+		    uint64_t *out);
 
 #endif

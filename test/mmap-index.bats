@@ -24,7 +24,7 @@ ids() {
 	command -v mandoc >/dev/null || skip "mandoc not installed"
 	local a b
 	a=$(mandoc -Tascii -O width=300 "$BATS_TEST_DIRNAME/../man/mmap-index.1" | col -b |
-	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' | sed 's/^ //;s/ $//')
 	b=$(mmap-index -h | sed 's/^usage: //' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
 	[ "$a" = "$b" ]
 }
@@ -1097,6 +1097,26 @@ rss_bound() {
 		[ ! -e "$T/n$j.bin" ] && [ ! -e "$T/n$j.idx" ]
 	done
 	cmp "$T/k1.bin" "$T/k2.bin"
+}
+
+@test "mmap-index: build --input-format text warns above 5% <unk>; --max-unk-rate fails at the end and writes nothing" {
+	printf 'the cat sat\nthe dog ran\n' >"$T/m.txt"
+	printf 'the 3\ncat 1\nsat 1\n' >"$T/md.txt"
+	run -0 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" "$T/m.txt"
+	[ "$stderr" = "mmap-index: warning: 25.0% of 8 tokens replaced by <unk> ($T/md.txt does not fit the text?)" ]
+	[ -e "$T/mm.bin" ]
+	rm -f "$T/mm.bin" "$T/mm.idx"
+	run -1 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.2 "$T/m.txt"
+	[ "$stderr" = "mmap-index: 25.0% of 8 tokens replaced by <unk>, above --max-unk-rate 0.2 ($T/md.txt does not fit the text?)" ]
+	[ ! -e "$T/mm.bin" ] && [ ! -e "$T/mm.idx" ]
+	run -1 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 10% --keep-partial "$T/m.txt"
+	[ -e "$T/mm.bin" ] && [ -e "$T/mm.idx" ]
+	run -0 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.3 "$T/m.txt"
+	printf 'the cat sat\n' >"$T/ok.txt"
+	run -0 --separate-stderr mmap-index build -q -o "$T/ok" --input-format text --dict "$T/md.txt" "$T/ok.txt"
+	[ -z "$stderr" ]
+	run -2 --separate-stderr mmap-index build -o "$T/x" --max-unk-rate 0.1 "$T/m.txt"
+	[[ "$stderr" == "mmap-index: --max-unk-rate applies to --input-format text"* ]]
 }
 
 load tools/part-helpers

@@ -16,7 +16,7 @@ docstring_pair() {
 	run -0 --separate-stderr pack-encdec -h
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]" ]
-	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id"* ]]
+	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra"* ]]
 }
 
 @test "pack-encdec: -V prints the version" {
@@ -447,6 +447,90 @@ many() {
 	for a in "" "--strategy first-fit" "--strategy best-fit" "--custom-ops"; do
 		same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec -C encdec -l inputs=64,targets=32 $a
 	done
+}
+
+# A BERT-like vocab.txt: [CLS] on line 102 (id 101), [SEP] on line 103 (id 102).
+bert_vocab() {
+	{
+		echo '[PAD]'
+		for i in $(seq 1 99); do echo "[unused$i]"; done
+		printf '%s\n' '[UNK]' '[CLS]' '[SEP]' '[MASK]'
+		for i in $(seq 104 120); do echo "w$i"; done
+	} >"$T/vocab.txt"
+}
+
+@test "pack-encdec: electra -v takes [CLS] and [SEP] from the vocabulary by name" {
+	electra_input
+	bert_vocab
+	pack-encdec -C electra --max-seq-length 8 --cls-id 101 --sep-id 102 "$T/sent.tfr" >"$T/ids.tfr"
+	run -0 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" -o "$T/named.tfr" "$T/sent.tfr"
+	[ -z "$stderr" ]
+	cmp "$T/ids.tfr" "$T/named.tfr"
+	# right ids by number, or tokens by name, with the vocabulary
+	pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --cls-id 101 --sep_id '[SEP]' "$T/sent.tfr" | cmp - "$T/ids.tfr"
+	# another token by name
+	run -0 bash -c 'pack-encdec -C electra --max-seq-length 8 -v "$1" --cls-id "[MASK]" "$2" | tfr-cat --flat -n 1' _ "$T/vocab.txt" "$T/sent.tfr"
+	[[ "$output" == '{"input_ids":[103,5,6,'* ]]
+}
+
+@test "pack-encdec: electra ids by number are checked against the vocabulary (line numbers are not ids)" {
+	electra_input
+	bert_vocab
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --cls-id 102 --sep-id 103 "$T/sent.tfr"
+	[ -z "$output" ]
+	[ "${stderr%%$'\n'*}" = "pack-encdec: --cls-id 102: id 102 in $T/vocab.txt is '[SEP]', not [CLS], which is id 101 (ids count from 0, the file's lines from 1); give --cls-id 101, or the token by name" ]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id 103 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id 103: id 103 in $T/vocab.txt is '[MASK]', not [SEP], which is id 102"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id 500 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id 500: $T/vocab.txt has ids 0 to 120"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/vocab.txt" --sep-id '[SPE]' "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: --sep-id '[SPE]': no such token in $T/vocab.txt"* ]]
+	# a vocabulary without [CLS]: name the one to use
+	printf '[PAD]\n[SEP]\nw\n' >"$T/nocls.txt"
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 -v "$T/nocls.txt" "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: $T/nocls.txt: no [CLS] token; name the one to use with --cls-id"* ]]
+	# names need the vocabulary; ids without it are taken as given
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id '[CLS]' --sep-id 102 "$T/sent.tfr"
+	[[ "$stderr" == *"a token name needs the vocabulary (-v vocab.txt)"* ]]
+	run -2 --separate-stderr pack-encdec -C electra --max-seq-length 8 --cls-id 101 "$T/sent.tfr"
+	[[ "$stderr" == "pack-encdec: -C electra needs the vocabulary (-v vocab.txt) or --cls-id and --sep-id"* ]]
+	run -2 --separate-stderr pack-encdec -C encdec -l targets=8 -v "$T/vocab.txt" "$T/sent.tfr"
+	[[ "$stderr" == *"-v, --cls-id and --sep-id apply to -C electra"* ]]
+}
+
+@test "pack-encdec: --stats reports tokens in, out and dropped for every converter" {
+	printf '%s\n' '{"inputs":[1,2,3,4,5],"targets":[1,2]}' '{"inputs":[1],"targets":[1,2,3,4]}' | mk "$T/in.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec --no-pack -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C lm -l targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[2]}" = "pack-encdec: tokens in 6, tokens out 5, tokens dropped 1 (16.67%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C prefixlm -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[2]}" = "pack-encdec: tokens in 12, tokens out 12, tokens dropped 0 (0.00%, trimmed to the lengths)" ]
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec --strategy best-fit -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/in.tfr"
+	[ "${stderr_lines[3]}" = "pack-encdec: tokens in 12, tokens out 10, tokens dropped 2 (16.67%, trimmed to the lengths)" ]
+	# a zero inside a packed feature: seqio's non-zero counting drops it
+	printf '%s\n' '{"inputs":[1,0,3],"targets":[1,2]}' | mk "$T/z.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C encdec -l inputs=4,targets=3 --no-length-check "$1" >/dev/null' _ "$T/z.tfr"
+	[[ "${stderr_lines[3]}" == "pack-encdec: tokens in 5, tokens out "*"zeros dropped as seqio's packing drops them)" ]]
+}
+
+@test "pack-encdec: --stats of -C electra: paragraph-length lines lose what does not fit, and say so" {
+	# documents of one 200-token line each: 128-token examples keep 126
+	python3 -c '
+import json
+for d in range(10):
+    print(json.dumps({"targets": [5 + (d + i) % 50 for i in range(200)]}))
+    print(json.dumps({"targets": {"int64_list": []}}))
+' | tfr-cat --from-json -o "$T/para.tfr"
+	run -0 --separate-stderr bash -c 'pack-encdec --stats -C electra --max-seq-length 128 --cls-id 1 --sep-id 2 "$1" | tfr-cat -c' _ "$T/para.tfr"
+	[ "$output" = 10 ]
+	[ "${stderr_lines[0]}" = "pack-encdec: examples out 10" ]
+	[[ "${stderr_lines[1]}" == "pack-encdec: tokens in 2000, tokens out "*", cut at --max-seq-length, as Electra cuts)" ]]
+	out=$(sed 's/.*tokens out \([0-9]*\),.*/\1/' <<<"${stderr_lines[1]}")
+	[ "$out" -le 1260 ]
+	[ "$out" = "$(pack-encdec -C electra --max-seq-length 128 --cls-id 1 --sep-id 2 "$T/para.tfr" | tfr-cat --flat | jq '[.input_ids[] | select(. > 2)] | length' | paste -sd+ | bc)" ]
 }
 
 load tools/part-helpers

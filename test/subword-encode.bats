@@ -258,9 +258,10 @@ print(n)' "$T/rec"
 	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n,\n!\nnaive\ncafe\n' >"$T/wp.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format piece <<<"The CATS, naïve café sat!"
 	[ "$output" = "the cat ##s , naive cafe sat !" ]
-	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"The CATS, dog"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"The CATS, dog"
 	[ "$output" = "4 5 6 8 1" ]
-	run -0 subword-encode -m wordpiece --no-lower -v "$T/wp.txt" --output-format id <<<"The cat"
+	[ "$stderr" = "subword-encode: warning: targets: 20% of 5 tokens replaced by [UNK] ($T/wp.txt does not fit the text?)" ]
+	run -0 --separate-stderr subword-encode -m wordpiece --no-lower -v "$T/wp.txt" --output-format id <<<"The cat"
 	[ "$output" = "1 5" ]
 	printf 'the cats\n\ncat!\n' | subword-encode -m wordpiece -v "$T/wp.txt" >"$T/wp.rec"
 	run -0 subword-encode -d -m wordpiece -v "$T/wp.txt" "$T/wp.rec"
@@ -569,6 +570,105 @@ wp_vocab() {
 	[ "$stderr" = "subword-encode: $T/bad.jsonl: line 3: $T/wp.txt: a word needs [UNK] and the vocabulary has no [UNK]" ]
 	# the documents of lines 1 and 2, each ended by an empty line
 	[ "$output" = $'1 2\n3\n\n2 1' ]
+}
+
+@test "subword-encode: --parallel zips a source and a target file into inputs and targets, as the tab-separated form" {
+	head -n 20 "$T/c.txt" >"$T/p.en"
+	head -n 20 "$T/fr.txt" >"$T/p.fr"
+	paste "$T/p.en" "$T/p.fr" | subword-encode --fields inputs,targets --eos -v inputs="$T/v" -v targets="$T/vfr" >"$T/tsv.tfr"
+	run -0 --separate-stderr subword-encode --parallel --eos -v inputs="$T/v" -v targets="$T/vfr" -o "$T/par.tfr" "$T/p.en" "$T/p.fr"
+	[ -z "$stderr" ]
+	cmp "$T/tsv.tfr" "$T/par.tfr"
+	# other field names, id output, gzip inputs
+	gzip -c "$T/p.fr" >"$T/p.fr.gz"
+	run -0 subword-encode --parallel --fields src,tgt -v src="$T/v" -v tgt="$T/vfr" --output-format id "$T/p.en" "$T/p.fr.gz"
+	[ "${#lines[@]}" -eq 20 ]
+	[ "${lines[0]}" = "$(paste "$T/p.en" "$T/p.fr" | head -n 1 | subword-encode --fields a,b -v a="$T/v" -v b="$T/vfr" --output-format id)" ]
+	# a blank line pairs with its partner (text2text_txt_iterator keeps it)
+	printf 'the cat\n\n' >"$T/b.en"
+	printf 'le chat\nle chat\n' >"$T/b.fr"
+	run -0 bash -c 'subword-encode --parallel -v inputs="$1" -v targets="$2" "$3" "$4" | tfr-cat -c' _ "$T/v" "$T/vfr" "$T/b.en" "$T/b.fr"
+	[ "$output" = 2 ]
+}
+
+@test "subword-encode: --parallel files of different lengths: an error naming both files and the line" {
+	head -n 5 "$T/c.txt" >"$T/p.en"
+	head -n 3 "$T/fr.txt" >"$T/p.fr"
+	run -1 --separate-stderr subword-encode --parallel -v inputs="$T/v" -v targets="$T/vfr" --output-format id "$T/p.en" "$T/p.fr"
+	[ "$stderr" = "subword-encode: $T/p.en: line 4 has no partner: $T/p.fr ends after 3 lines (--parallel files must have as many lines each)" ]
+	# the three good pairs were written
+	[ "${#lines[@]}" -eq 3 ]
+	run -1 --separate-stderr subword-encode --parallel -v inputs="$T/v" -v targets="$T/vfr" -o "$T/x.tfr" "$T/p.fr" "$T/p.en"
+	[[ "$stderr" == *"$T/p.en: line 4 has no partner: $T/p.fr ends after 3 lines"* ]]
+	[ ! -e "$T/x.tfr" ]
+	run -2 --separate-stderr subword-encode --parallel -v "$T/v" "$T/p.en"
+	[[ "$stderr" == "subword-encode: --parallel: 1 file for 2 fields (inputs,targets); give one file per field, in that order"* ]]
+}
+
+@test "subword-encode: tab-separated lines meeting a single field are encoded whole, with a warning" {
+	head -n 4 "$T/c.txt" >"$T/p.en"
+	head -n 4 "$T/fr.txt" >"$T/p.fr"
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode --eos -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$stderr" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -j 2 -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[[ "$stderr" == *"warning: 4 lines hold a tab"* ]]
+	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -q -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format id "$T/p.en"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: -m wordpiece reports the [UNK] share at the end, warns above 5%" {
+	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n##s\nsat\n' >"$T/wp.txt"
+	for i in $(seq 1 99); do echo "the cat sat"; done >"$T/wt.txt"
+	echo "the dog sat" >>"$T/wt.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id "$T/wt.txt"
+	[ "$stderr" = "subword-encode: targets: 300 tokens, 0.333% replaced by [UNK]" ]
+	run -0 --separate-stderr subword-encode -q -m wordpiece -v "$T/wp.txt" --output-format id "$T/wt.txt"
+	[ -z "$stderr" ]
+	# none: nothing to say
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --output-format id <<<"the cat"
+	[ -z "$stderr" ]
+	# a vocabulary that does not fit the text: a warning, even with -q; -j counts the same
+	printf '猫 sat\n狗\n' >"$T/zh.txt"
+	for a in "" "-q" "-j 2"; do
+		run -0 --separate-stderr subword-encode $a -m wordpiece -v "$T/wp.txt" -o "$T/zh.tfr" "$T/zh.txt"
+		[ "$stderr" = "subword-encode: warning: targets: 66.7% of 3 tokens replaced by [UNK] ($T/wp.txt does not fit the text?)" ]
+	done
+}
+
+@test "subword-encode: --max-unk-rate fails at the end; stdout has every record, -o nothing" {
+	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/wp.txt"
+	printf 'the cat\nthe dog\n' >"$T/in.txt"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.2 --output-format id "$T/in.txt"
+	[ "$output" = "$(printf '2 3\n2 1')" ]
+	[ "$stderr" = "subword-encode: targets: 25% of 4 tokens replaced by [UNK], above --max-unk-rate 0.2 ($T/wp.txt does not fit the text?)" ]
+	echo OLD >"$T/out.tfr"
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 10% -o "$T/out.tfr" "$T/in.txt"
+	[ "$(cat "$T/out.tfr")" = OLD ]
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 10% --keep-partial -o "$T/out.tfr" "$T/in.txt"
+	[ "$(tfr-cat -c "$T/out.tfr")" = 2 ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.25 -o "$T/out.tfr" "$T/in.txt"
+	[[ "$stderr" == *"warning: targets: 25% of 4 tokens"* ]]
+	run -2 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 2 "$T/in.txt"
+	run -2 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
+	[[ "$stderr" == *"--max-unk-rate applies to encoding with -m wordpiece"* ]]
+}
+
+@test "subword-encode: a WordPiece vocabulary whose case does not fit the lower-casing is a warning" {
+	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/uncased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --no-lower --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: no entry has an upper-case letter (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --output-format id <<<"The cat"
+	[ -z "$stderr" ]
+	printf '[PAD]\n[UNK]\nThe\nthe\nCat\ncat\n' >"$T/cased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 entries have upper-case letters (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --lower --output-format id <<<"the cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"The cat"
+	[ -z "$stderr" ]
 }
 
 # part_law OUT-ARGS...: the --part K/N outputs for N = 1..7 concatenated

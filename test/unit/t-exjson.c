@@ -631,6 +631,56 @@ test_lazy(void)
 	free(v);
 }
 
+/* The kinds a caller gives (tfr-cat --like): "f" float, "i" int64, "s" bytes. */
+static int
+test_kind_of(void *arg, const uint8_t *name, size_t len)
+{
+	(void)arg;
+	if (len != 1)
+		return -1;
+	return *name == 'f' ? EX_FLOAT : *name == 'i' ? EX_INT64 :
+	    *name == 's' ? EX_BYTES : -1;
+}
+
+static void
+test_kinds(void)
+{
+	struct exjson j;
+	struct buf rec = { 0 }, out = { 0 };
+	const struct example *e;
+	const char *s1, *s2;
+	static const char *const bad[] = {
+		"{\"i\":[1.5]}", "{\"s\":[1]}", "{\"f\":[\"a\"]}", "{\"i\":[\"1\"]}"
+	};
+	size_t i;
+	int ok;
+
+	exjson_init(&j, EXJSON_FLAT);
+	j.kind_of = test_kind_of;
+	s1 = "{\"f\":[0,2],\"i\":[]}";
+	s2 = "{\"x\":[0],\"f\":{\"int64_list\":[1]}}";
+	ok = exjson_parse(&j, s1, strlen(s1), EX_TYPE_AUTO, &rec) == 0 &&
+	    (e = exjson_example(&j)) != NULL && e->nfeat == 2 &&
+	    e->feat[0].kind == EX_FLOAT && e->feat[0].n == 2 &&
+	    e->feat[0].f32[0] == 0.0f && e->feat[0].f32[1] == 2.0f &&
+	    e->feat[1].kind == EX_INT64 && e->feat[1].n == 0;
+	TEST(ok, "kind_of: integers in a float feature are floats; an empty list takes the kind");
+	rec.len = 0;
+	ok = exjson_parse(&j, s2, strlen(s2), EX_TYPE_AUTO, &rec) == 0 &&
+	    (e = exjson_example(&j)) != NULL &&
+	    e->feat[0].kind == EX_INT64 && e->feat[1].kind == EX_INT64;
+	TEST(ok, "kind_of: unknown names go by their values, typed lists keep their kind");
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		rec.len = 0;
+		TEST(exjson_parse(&j, bad[i], strlen(bad[i]), EX_TYPE_AUTO, &rec) == -1 &&
+		    strstr(exjson_strerror(&j), "but the feature is") != NULL &&
+		    rec.len == 0, "kind_of: %s is refused: %s", bad[i], exjson_strerror(&j));
+	}
+	exjson_free(&j);
+	buf_free(&rec);
+	buf_free(&out);
+}
+
 int
 main(void)
 {
@@ -641,5 +691,6 @@ main(void)
 	test_reader();
 	test_errors();
 	test_lazy();
+	test_kinds();
 	return tap_done();
 }
