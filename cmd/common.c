@@ -893,7 +893,12 @@ stem_ends(const char *path, size_t n, const char *suf)
 	return n >= m && strncmp(path + n - m, suf, m) == 0;
 }
 
-/* Whether path[0..n) ends in -DIGITS-of-DIGITS (a shard name). */
+/*
+ * Whether path[0..n) ends in -NNNNN-of-NNNNN, five digits or more on
+ * each side (a shard name as TensorFlow and tensor2tensor write them).
+ * Shorter numbers are common in other names (counts-0-of-3, a part's
+ * text output) and say nothing of the format.
+ */
 static int
 shard_name(const char *path, size_t n)
 {
@@ -901,12 +906,12 @@ shard_name(const char *path, size_t n)
 
 	for (d = 0; i > 0 && isdigit((unsigned char)path[i - 1]); i--)
 		d++;
-	if (d == 0 || i < 4 || strncmp(path + i - 4, "-of-", 4) != 0)
+	if (d < 5 || i < 4 || strncmp(path + i - 4, "-of-", 4) != 0)
 		return 0;
 	i -= 4;
 	for (d = 0; i > 0 && isdigit((unsigned char)path[i - 1]); i--)
 		d++;
-	return d > 0 && i > 0 && path[i - 1] == '-';
+	return d >= 5 && i > 0 && path[i - 1] == '-';
 }
 
 int

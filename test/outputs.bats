@@ -74,3 +74,14 @@ setup() {
 	run -2 --separate-stderr tfr-cat --split 2 -o "$T/s-%d.tfr.zst" "$T/in.tfr"
 	[[ "$stderr" == *"cannot write zstd"* ]]
 }
+
+@test "outputs: short -K-of-N numbers are not a shard name: a part's text output keeps its name" {
+	run -0 --separate-stderr subword-build -q --count-only -o "$T/counts-0-of-3" "$T/c.txt"
+	[ -z "$stderr" ]
+	grep -q "'the'" "$T/counts-0-of-3" || grep -q "the" "$T/counts-0-of-3"
+	tfr-cat --flat -o "$T/flat-1-of-2" "$T/in.tfr"
+	[ "$(head -c1 "$T/flat-1-of-2")" = "{" ]
+	# Five digits a side is the TensorFlow form: records.
+	run -2 --separate-stderr tfr-cat --flat -o "$T/flat-00001-of-00002" "$T/in.tfr"
+	[[ "$stderr" == *"a record file name, but the output is text"* ]]
+}
