@@ -342,13 +342,23 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				if (v.n % 4 != 0)
 					return bad(P, "float list: packed length "
 					    "%zu is not a multiple of 4", v.n);
-				for (q = v.p; q < v.p + v.n; q += 4) {
-					if (GROW(P->f32, P->nf32, P->cf32, float) == -1)
+				/* v.n / 4 values: reserve once, then copy */
+				while (P->cf32 - P->nf32 < v.n / 4)
+					if (grow((void **)&P->f32, &P->cf32,
+					    sizeof(float)) == -1)
 						return -1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				if (v.n > 0)
+					memcpy(P->f32 + P->nf32, v.p, v.n);
+				P->nf32 += v.n / 4;
+				*count += v.n / 4;
+#else
+				for (q = v.p; q < v.p + v.n; q += 4) {
 					bits = le32(q);
 					memcpy(&P->f32[P->nf32++], &bits, 4);
 					(*count)++;
 				}
+#endif
 			}
 		} else {
 			if (wt == 0) {
