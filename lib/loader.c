@@ -1181,7 +1181,8 @@ struct ld_src {
 	size_t		*cap;
 	size_t		*w;		/* cells a step */
 	int64_t		(*sh)[LD_MAXRANK];	/* shape of a step */
-	size_t		 have;		/* steps held */
+	size_t		 start;		/* steps passed, still at the front of cells */
+	size_t		 have;		/* steps held, after those */
 	uint64_t	 skip;		/* steps still to pass before the next window */
 	int64_t		 want;		/* the drawn window length, or -1 */
 	/* discrete: records waiting */
@@ -1692,10 +1693,10 @@ src_close(struct loader *l, struct ld_src *s)
 	s->fd = -1;
 	if (s->cells)
 		for (size_t i = 0; i < l->cf->nprim; i++) {
-			struct ld_tv t = { .dtype = l->cf->t[i].dtype0,
-			    .n = s->have * s->w[i], .v = s->cells[i] };
-
-			tv_clear(&t);
+			if (l->cf->t[i].dtype0 == MF_STRING && s->cells[i])
+				for (size_t j = 0; j < s->have * s->w[i]; j++)
+					free(s->cells[i][s->start * s->w[i] + j].s);
+			free(s->cells[i]);
 		}
 	free(s->cells);
 	free(s->cap);
@@ -1778,18 +1779,20 @@ src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
 	return 1;
 }
 
-/* Pass the first k steps held. */
+/*
+ * Pass the first k steps held.  They stay at the front of the cells
+ * until a record needs the room (cont_next() moves the rest down then),
+ * so that each step is moved about once and not once a window.
+ */
 static void
 drop_steps(struct loader *l, struct ld_src *s, size_t k)
 {
-	for (size_t i = 0; i < l->cf->nprim; i++) {
+	for (size_t i = 0; i < l->cf->nprim; i++)
 		if (l->cf->t[i].dtype0 == MF_STRING)
 			for (size_t j = 0; j < k * s->w[i]; j++)
-				free(s->cells[i][j].s);
-		memmove(s->cells[i], s->cells[i] + k * s->w[i],
-		    (s->have - k) * s->w[i] * sizeof(union ld_cell));
-	}
+				free(s->cells[i][s->start * s->w[i] + j].s);
 	s->have -= k;
+	s->start = s->have ? s->start + k : 0;
 }
 
 static int
@@ -1815,6 +1818,18 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			}
 			return 0;
 		}
+		for (i = 0; i < cf->nprim && s->start > 0; i++)
+			if ((s->start + s->have) * s->w[i] + rec->tv[i].n >
+			    s->cap[i])
+				break;
+		if (s->start > 0 && i < cf->nprim) {
+			/* no room after the steps held: move them down */
+			for (i = 0; i < cf->nprim; i++)
+				memmove(s->cells[i], s->cells[i] + s->start *
+				    s->w[i], s->have * s->w[i] *
+				    sizeof(union ld_cell));
+			s->start = 0;
+		}
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &rec->tv[i];
 			size_t w = t->shape[0] ? t->n / (size_t)t->shape[0] : prod(t->shape + 1, t->rank - 1);
@@ -1832,8 +1847,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			}
 			s->w[i] = w;
 			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
-			if ((s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
-				size_t nc = ((s->have + (size_t)t->shape[0]) * w) * 2 + 16;
+			if ((s->start + s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
+				size_t nc = ((s->start + s->have + (size_t)t->shape[0]) * w) * 2 + 16;
 				void *q = realloc(s->cells[i], nc * sizeof(union ld_cell));
 
 				if (q == NULL) {
@@ -1843,7 +1858,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				s->cells[i] = q;
 				s->cap[i] = nc;
 			}
-			memcpy(s->cells[i] + s->have * w, t->v, t->n * sizeof *t->v);
+			memcpy(s->cells[i] + (s->start + s->have) * w, t->v,
+			    t->n * sizeof *t->v);
 			free(t->v);	/* strings moved */
 			t->v = NULL;
 			t->n = 0;
@@ -1869,7 +1885,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		memcpy(t->shape, s->sh[i], sizeof t->shape);
 		t->shape[0] = (int64_t)len;
 		if (tv_alloc(t, len * s->w[i]) == -1 ||
-		    copy_cells(t->dtype, t->v, s->cells[i], t->n) == -1) {
+		    copy_cells(t->dtype, t->v, s->cells[i] + s->start * s->w[i],
+		    t->n) == -1) {
 			elem_free(l, e);
 			return -1;
 		}
@@ -2245,10 +2262,21 @@ assemble(struct loader *l, char *err, size_t errlen)
 				memcpy(dst, t->v, per * sizeof *dst);
 				continue;
 			}
+			o->padded += per - t->n;
+			for (d = 1; d < rank; d++)
+				if (t->shape[d] != o->shape[d + 1])
+					break;
+			if (d >= rank) {
+				/* padded along the first axis only: one copy */
+				if (t->n > 0)
+					memcpy(dst, t->v, t->n * sizeof *dst);
+				for (size_t k = t->n; k < per; k++)
+					dst[k] = ts->padv;
+				continue;
+			}
 			/* padded: copy row by row of the last dimension */
 			for (size_t k = 0; k < per; k++)
 				dst[k] = ts->padv;
-			o->padded += per - t->n;
 			if (t->n == 0)
 				continue;
 			{
