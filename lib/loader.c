@@ -1466,9 +1466,21 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 			t->shape[t->rank++] = (int64_t)fl->n;
 			if (tv_alloc(t, fl->n * f->nelem) == -1)
 				return -1;
-			for (size_t s = 0; s < fl->n; s++)
-				if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
-					return -1;
+			if (f->deser == MF_DS_FLOAT && f->nelem > 0 &&
+			    (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)) {
+				/* steps whose values follow one another: one run */
+				for (size_t s = 0, k; s < fl->n; s = k) {
+					for (k = s + 1; k < fl->n &&
+					    fl->v[k].f32 == fl->v[k - 1].f32 +
+					    f->nelem; k++)
+						;
+					widen(t->v + s * f->nelem, fl->v[s].f32,
+					    (k - s) * f->nelem);
+				}
+			} else
+				for (size_t s = 0; s < fl->n; s++)
+					if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
+						return -1;
 		} else {
 			const struct ex_feature *x = ex_find(&l->ex, f->name,
 			    strlen(f->name));
