@@ -1459,7 +1459,19 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 			return -1;
 		t->dtype = f->dtype;
 		t->rank = 0;
-		if (f->var_len) {
+		if (f->var_len && ex_find_list(&l->ex, f->name,
+		    strlen(f->name)) == NULL) {
+			/* a plain list (checked): its values are the steps */
+			const struct ex_feature *x = ex_find(&l->ex, f->name,
+			    strlen(f->name));
+			size_t steps = f->deser == MF_DS_RAW ? x->n :
+			    f->nelem ? x->n / f->nelem : 0;
+
+			t->shape[t->rank++] = (int64_t)steps;
+			if (tv_alloc(t, steps * f->nelem) == -1 ||
+			    fill(f, x, t->v) == -1)
+				return -1;
+		} else if (f->var_len) {
 			const struct ex_flist *fl = ex_find_list(&l->ex,
 			    f->name, strlen(f->name));
 

@@ -307,3 +307,24 @@ J
 	run -0 tfr-cat --check-manifest "$T/c.json"
 	[ "$output" = "$T/c.json: 10 records in 2 files, OK" ]
 }
+
+@test "loader: tfr-cat --manifest --var-len states an Example list of varying length as var_len; it is checked and loaded, one value a step" {
+	mkdir -p "$T/vl"
+	printf '%s\n' '{"a":[1,2],"b":[0.5]}' '{"a":[3],"b":[1.5]}' '{"a":[4,5,6],"b":[2.5]}' |
+	    tfr-cat -R --from-json >"$T/vl/v.tfrecords"
+	run -1 tfr-cat --manifest "$T/vl/v.tfrecords"
+	run -0 tfr-cat --manifest --var-len "$T/vl/v.tfrecords"
+	[ "${lines[2]}" = '  "allow_var_len": true,' ]
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": true, "deserialize_type": "int"},' ]
+	[ "${lines[5]}" = '    {"name": "b", "dtype": "float32", "shape": [], "var_len": false, "deserialize_type": "float"}' ]
+	tfr-cat --manifest --var-len "$T/vl/v.tfrecords" >"$T/vl/__manifest__.json"
+	run -0 tfr-cat --check-manifest "$T/vl"
+	config independent "$T/vl" '"target_batch_size": 3, "drop_remainder": false, "epochs": 1, "padding": true,
+	 "primary_features": [{"from_name": "a", "to_name": "a"}, {"from_name": "b", "to_name": "b"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	[ "$output" = '{"a":{"dtype":"int64","shape":[3,3],"values":[1,2,0,3,0,0,4,5,6]},"b":{"dtype":"float32","shape":[3],"values":[0.5,1.5,2.5]}}' ]
+	# a shape of two values a step takes lists of an even length
+	sed 's/"shape": \[\], "var_len": true/"shape": [2], "var_len": true/' "$T/vl/__manifest__.json" >"$T/m2.json"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m2.json" "$T/vl/v.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/vl/v.tfrecords: record 1: offset 46: feature 'a': 1 values, not a whole number of steps of 2" ]
+}
