@@ -989,6 +989,8 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 }
 
 /* A JSON value as a cell of dtype; -1 if it does not fit. */
+static double	to_half(double);
+
 static int
 json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
 {
@@ -1012,7 +1014,9 @@ json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
 		if (!json_is_number(v))
 			return -1;
 		out->f = json_number_value(v);
-		if (dt != MF_FLOAT64)
+		if (dt == MF_FLOAT16)
+			out->f = to_half(out->f);
+		else if (dt != MF_FLOAT64)
 			out->f = (float)out->f;
 		return 0;
 	}
@@ -1306,6 +1310,30 @@ int_as(enum mf_dtype dt, int64_t i)
 	}
 }
 
+/*
+ * f rounded to the nearest float16, ties to even (tf.cast's rounding),
+ * as a double: past the largest half (65504) it is infinite, below the
+ * smallest normal (2^-14) the step is that of the subnormals (2^-24).
+ */
+static double
+to_half(double f)
+{
+	double a = fabs(f), q;
+	int e;
+
+	if (!isfinite(f) || a == 0)
+		return f;
+	if (a >= 65520.0)	/* halfway to 2^16 and above: no half holds it */
+		return copysign(INFINITY, f);
+	if (a < 0x1p-14)
+		q = 0x1p-24;
+	else {
+		(void)frexp(a, &e);	/* a in [2^(e-1), 2^e): 10 bits below */
+		q = ldexp(1, e - 11);
+	}
+	return copysign(nearbyint(a / q) * q, f);
+}
+
 /* A number as a cell of dtype dt (tf.cast: truncation toward zero, saturated here). */
 static union ld_cell
 cell_f(enum mf_dtype dt, double f)
@@ -1313,7 +1341,8 @@ cell_f(enum mf_dtype dt, double f)
 	union ld_cell c;
 
 	if (mf_dtype_is_float(dt)) {
-		c.f = dt == MF_FLOAT64 ? f : (double)(float)f;
+		c.f = dt == MF_FLOAT64 ? f : dt == MF_FLOAT16 ? to_half(f) :
+		    (double)(float)f;
 		return c;
 	}
 	if (dt == MF_BOOL) {

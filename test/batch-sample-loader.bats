@@ -328,3 +328,19 @@ J
 	run -1 --separate-stderr tfr-cat --check-manifest "$T/m2.json" "$T/vl/v.tfrecords"
 	[ "$stderr" = "tfr-cat: $T/vl/v.tfrecords: record 1: offset 46: feature 'a': 1 values, not a whole number of steps of 2" ]
 }
+
+@test "loader: a cast to float16 rounds to half precision, ties to even" {
+	mkdir -p "$T/h"
+	echo '{"x":[0.1,1.0004,2049,3,-0.00001]}' | tfr-cat -R --from-json >"$T/h/a.tfrecords"
+	echo '{"compression": null, "allow_var_len": false, "features": [{"name": "x", "dtype": "float16", "shape": [5], "deserialize_type": "float"}]}' >"$T/h/__manifest__.json"
+	config independent "$T/h" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "x", "to_name": "x"}],
+	 "secondary_features": [{"to_name": "c", "type": "const", "args": {"shape": [], "dtype": "x", "value": 0.1}}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	# 0.1 is 0x2e66; 1.0004 is nearer 1 than 1+2^-10; 2049 is halfway
+	# between 2048 and 2050, and 2048's last bit is even; -1e-5 is the
+	# subnormal -168 x 2^-24; the constant is cast too
+	[ "$output" = '{"x":{"dtype":"float16","shape":[1,5],"values":[0.0999755859,1,2048,3,-1.00135803e-05]},"c":{"dtype":"float16","shape":[1],"values":[0.0999755859]}}' ]
+	run -0 sh -c "batch-sample loader --config '$T/c.json' --output-format records | tfr-cat --flat"
+	[ "$output" = '{"c":[0.099975586],"c_shape":[1],"x":[0.099975586,1.0,2048.0,3.0,-1.001358e-05],"x_shape":[1,5]}' ]
+}
