@@ -1576,6 +1576,73 @@ shape_str(char *b, size_t len, const int64_t *s, int r)
 		snprintf(b + o, len - o, "]");
 }
 
+/*
+ * Record boundaries of a discrete window after a slice of its first
+ * axis that keeps positions pos[0..np) (rising with step > 0, falling
+ * otherwise): boundary k is the number of positions kept before the
+ * k-th boundary in the new order, so a record sliced away entirely is
+ * an empty span and the count of boundaries stays.
+ */
+static void
+slice_bounds(int64_t *b, size_t nb, const int64_t *pos, int64_t np,
+    int64_t step)
+{
+	for (size_t k = 0; k < nb; k++) {
+		int64_t c = 0;
+
+		for (int64_t j = 0; j < np; j++)
+			c += step > 0 ? pos[j] < b[k] : pos[j] >= b[k];
+		b[k] = c;
+	}
+	if (step < 0)	/* the records come last first */
+		for (size_t k = 0; k < nb / 2; k++) {
+			int64_t x = b[k];
+
+			b[k] = b[nb - 1 - k];
+			b[nb - 1 - k] = x;
+		}
+}
+
+/*
+ * Record boundaries of a discrete window after a reshape: a boundary
+ * at step b of the old first axis is at element b x (old step size),
+ * which must start a step of the new first axis.
+ */
+static int
+reshape_bounds(const struct ld_config *cf, const struct ld_step *st,
+    const struct ld_tv *t, int64_t *b, size_t nb, char *err, size_t errlen)
+{
+	char s1[128], s2[128];
+	size_t pold, pnew;
+
+	if (t->rank < 1 || t->shape[0] == 0)
+		return 0;	/* no steps: every boundary is 0 */
+	pold = t->n / (size_t)t->shape[0];
+	pnew = st->rank > 0 && st->shape[0] > 0 ? t->n / (size_t)st->shape[0] : 0;
+	for (size_t k = 0; k < nb; k++) {
+		size_t el = (size_t)b[k] * pold;
+
+		if (pnew == 0 || el % pnew != 0) {
+			shape_str(s1, sizeof s1, t->shape, t->rank);
+			shape_str(s2, sizeof s2, st->shape, st->rank);
+			if (pnew == 0)
+				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				    "to %s drops the axis its record boundaries "
+				    "are on", st->path, cf->t[st->tensor].name,
+				    s1, s2);
+			else
+				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				    "to %s splits a record at step %" PRId64,
+				    st->path, cf->t[st->tensor].name, s1, s2,
+				    b[k]);
+			return -1;
+		}
+	}
+	for (size_t k = 0; k < nb; k++)
+		b[k] = (int64_t)((size_t)b[k] * pold / pnew);
+	return 0;
+}
+
 /* Secondary features and processing steps on one example. */
 static int
 finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
@@ -1604,10 +1671,13 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 	for (size_t s = 0; s < cf->nstep; s++) {
 		const struct ld_step *st = &cf->step[s];
 		struct ld_tv *t = &e->tv[st->tensor], nt;
+		int64_t *bnd;
 		char sb[128];
 
 		memset(&nt, 0, sizeof nt);
 		nt.dtype = t->dtype;
+		bnd = e->bounds != NULL && (size_t)st->tensor < cf->nprim ?
+		    e->bounds + (size_t)st->tensor * e->nb : NULL;
 		if (st->type == STEP_RESHAPE) {
 			if (prod(st->shape, st->rank) != t->n) {
 				shape_str(sb, sizeof sb, t->shape, t->rank);
@@ -1617,6 +1687,9 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 				    prod(st->shape, st->rank));
 				return -1;
 			}
+			if (bnd && reshape_bounds(cf, st, t, bnd, e->nb, err,
+			    errlen) == -1)
+				return -1;
 			t->rank = st->rank;
 			memcpy(t->shape, st->shape, sizeof t->shape[0] * (size_t)st->rank);
 			continue;
@@ -1642,6 +1715,13 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			size_t stride[LD_MAXRANK], idx[LD_MAXRANK], total = 1, k;
 			int d, r = 0;
 
+			if (bnd && st->nsl > 0 && st->sl[0].index) {
+				snprintf(err, errlen, "%s.args.slice: an index on "
+				    "the first axis of '%s' would drop the axis its "
+				    "record boundaries are on", st->path,
+				    cf->t[st->tensor].name);
+				return -1;
+			}
 			memset(pos, 0, sizeof pos);
 			for (d = t->rank - 1, k = 1; d >= 0; d--) {
 				stride[d] = k;
@@ -1717,6 +1797,9 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 					idx[d] = 0;
 				}
 			}
+			if (bnd && t->rank > 0)
+				slice_bounds(bnd, e->nb, pos[0], np[0],
+				    st->nsl > 0 ? st->sl[0].step : 1);
 			for (d = 0; d < t->rank; d++)
 				free(pos[d]);
 			goto swap;

@@ -344,3 +344,31 @@ J
 	run -0 sh -c "batch-sample loader --config '$T/c.json' --output-format records | tfr-cat --flat"
 	[ "$output" = '{"c":[0.099975586],"c_shape":[1],"x":[0.099975586,1.0,2048.0,3.0,-1.001358e-05],"x_shape":[1,5]}' ]
 }
+
+@test "loader: discrete_sequence boundaries follow a slice or reshape of the first axis" {
+	text
+	config discrete_sequence "$T/tx" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 2, "padding": true,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}],
+	 "processing_steps": [{"tensor": "x", "type": "slice", "args": {"slice": "[1:]"}}]' >"$T/c.json"
+	# file 0: records 0+1 hold tokens 0 | 10 11, records 2+3 hold 20 21 22 | 30
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | head -2 | jq -c '[.x.values, .x.boundaries]'"
+	[ "$(echo $output)" = '[[10,11],[[0,0,2]]] [[21,22,30],[[0,2,3]]]' ]
+	sed 's/\[1:\]/[::-1]/' "$T/c.json" >"$T/r.json"
+	run -0 sh -c "batch-sample loader --config '$T/r.json' | head -2 | jq -c '[.x.values, .x.boundaries]'"
+	[ "$(echo $output)" = '[[11,10,0],[[0,2,3]]] [[30,22,21,20],[[0,1,4]]]' ]
+	sed 's/\[1:\]/[0]/' "$T/c.json" >"$T/i.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/i.json"
+	[ "$stderr" = "batch-sample: processing_steps[0].args.slice: an index on the first axis of 'x' would drop the axis its record boundaries are on" ]
+	# audio: 3 steps a record, 2 records a window: boundaries 0 3 6
+	audio
+	config discrete_sequence "$T/au" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 2,
+	 "primary_features": [{"from_name": "s", "to_name": "s"}],
+	 "processing_steps": [{"tensor": "s", "type": "reshape", "args": {"shape": [2, 3]}}]' >"$T/a.json"
+	run -0 sh -c "batch-sample loader --config '$T/a.json' | head -1 | jq -c '[.s.shape, .s.boundaries]'"
+	[ "$output" = '[[1,2,3],[[0,1,2]]]' ]
+	sed 's/"shape": \[2, 3\]/"shape": [3, 2]/' "$T/a.json" >"$T/b.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/b.json"
+	[[ "$stderr" == *"processing_steps[0]: reshaping 's' from [6] to [3,2] splits a record at step 3" ]]
+}
