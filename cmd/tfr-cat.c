@@ -56,6 +56,7 @@ static struct exjson js;
 static struct outfile textout;	/* -o FILE of the text modes */
 static const char *check_mf;	/* --check-manifest M */
 static const char *like;	/* --like FILE */
+static int var_len;		/* --var-len */
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -71,8 +72,8 @@ usage(FILE *fp, int status)
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
 	    "               [file ...]\n"
-	    "       tfr-cat --manifest [-q] [--compression auto|none|zlib|gzip]\n"
-	    "               [-o file] [file ...]\n"
+	    "       tfr-cat --manifest [-q] [--var-len]\n"
+	    "               [--compression auto|none|zlib|gzip] [-o file] [file ...]\n"
 	    "       tfr-cat --check-manifest manifest|dir|config [-q] [file ...]\n");
 	if (fp == stdout)
 		fprintf(fp, "\n"
@@ -99,7 +100,8 @@ enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
-	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART
+	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART,
+	O_VAR_LEN
 };
 
 static const struct option longopts[] = {
@@ -134,6 +136,7 @@ static const struct option longopts[] = {
 	{ "stats", no_argument, NULL, O_STATS },
 	{ "tf-compat", no_argument, NULL, O_TF_COMPAT },
 	{ "type", required_argument, NULL, O_TYPE },
+	{ "var-len", no_argument, NULL, O_VAR_LEN },
 	{ "verify", no_argument, NULL, O_VERIFY },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -1208,6 +1211,7 @@ manifest_mode(int argc, char **argv)
 
 	memset(&ds, 0, sizeof ds);
 	mf_infer_init(&inf);
+	inf.var_len_ok = var_len;
 	if (mode == M_CHECK_MANIFEST) {
 		if (ld_dataset_path(&ds, check_mf, err, sizeof err) == -1)
 			die("%s", err);
@@ -1414,6 +1418,7 @@ main(int argc, char *argv[])
 			break;
 		case O_VERIFY: mode = M_VERIFY; break;
 		case O_MANIFEST: mode = M_MANIFEST; break;
+		case O_VAR_LEN: var_len = 1; break;
 		case O_CHECK_MANIFEST:
 			mode = M_CHECK_MANIFEST;
 			check_mf = optarg;
@@ -1444,6 +1449,8 @@ main(int argc, char *argv[])
 	if (part_n > 1 && (shard_n > 1 || skip > 0 || head != UINT64_MAX))
 		usage_error("--part excludes --shard, --skip and -n: they count "
 		    "records from the start of the input, which a part does not read");
+	if (var_len && mode != M_MANIFEST)
+		usage_error("--var-len goes with --manifest only");
 	if (part_n > 1 && (mode == M_MANIFEST || mode == M_CHECK_MANIFEST))
 		usage_error("--part does not apply to --manifest and --check-manifest");
 

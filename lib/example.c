@@ -342,13 +342,23 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				if (v.n % 4 != 0)
 					return bad(P, "float list: packed length "
 					    "%zu is not a multiple of 4", v.n);
-				for (q = v.p; q < v.p + v.n; q += 4) {
-					if (GROW(P->f32, P->nf32, P->cf32, float) == -1)
+				/* v.n / 4 values: reserve once, then copy */
+				while (P->cf32 - P->nf32 < v.n / 4)
+					if (grow((void **)&P->f32, &P->cf32,
+					    sizeof(float)) == -1)
 						return -1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				if (v.n > 0)
+					memcpy(P->f32 + P->nf32, v.p, v.n);
+				P->nf32 += v.n / 4;
+				*count += v.n / 4;
+#else
+				for (q = v.p; q < v.p + v.n; q += 4) {
 					bits = le32(q);
 					memcpy(&P->f32[P->nf32++], &bits, 4);
 					(*count)++;
 				}
+#endif
 			}
 		} else {
 			if (wt == 0) {
@@ -445,6 +455,44 @@ lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
 }
 
 /*
+ * A Feature in the form encoders write for floats -- one FloatList
+ * holding one packed run and nothing else -- decoded without the
+ * general walk over its fields (the steps of a SequenceExample are
+ * many small such Features).  Returns 1 when 'sp' was one, 0 when it
+ * is not (the general path decides; nothing was stored), -1 when out
+ * of memory.
+ */
+static int
+packed_float(struct pools *P, struct span sp, struct ex_feature *ft,
+    size_t *off)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint8_t *p = sp.p, *end = sp.p + sp.n;
+	uint64_t len;
+
+	if (p >= end || *p++ != 0x12 || varint(&p, end, &len) == -1 ||
+	    len != (uint64_t)(end - p))
+		return 0;
+	if (p >= end || *p++ != 0x0a || varint(&p, end, &len) == -1 ||
+	    len != (uint64_t)(end - p) || len % 4 != 0)
+		return 0;
+	while (P->cf32 - P->nf32 < len / 4)
+		if (grow((void **)&P->f32, &P->cf32, sizeof(float)) == -1)
+			return -1;
+	if (len > 0)
+		memcpy(P->f32 + P->nf32, p, len);
+	ft->kind = EX_FLOAT;
+	ft->n = len / 4;
+	*off = P->nf32;
+	P->nf32 += len / 4;
+	return 1;
+#else
+	(void)P, (void)sp, (void)ft, (void)off;
+	return 0;
+#endif
+}
+
+/*
  * Decode the Feature made of the value spans sp[0..n) (merged, as
  * protobuf merges repeated messages) into *ft; *off gets the first
  * value's index in its pool.
@@ -463,6 +511,8 @@ feature(struct pools *P, const uint8_t *start, const struct span *sp, size_t n,
 	ft->n = 0;
 	*off = 0;
 	if (P->lazy_min > 0 && (r = lazy_feature(P, start, sp, n, ft)) != 0)
+		return r == 1 ? 0 : -1;
+	if (n == 1 && (r = packed_float(P, sp[0], ft, off)) != 0)
 		return r == 1 ? 0 : -1;
 	for (i = 0; i < n; i++) {
 		p = sp[i].p;

@@ -989,6 +989,8 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 }
 
 /* A JSON value as a cell of dtype; -1 if it does not fit. */
+static double	to_half(double);
+
 static int
 json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
 {
@@ -1012,7 +1014,9 @@ json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
 		if (!json_is_number(v))
 			return -1;
 		out->f = json_number_value(v);
-		if (dt != MF_FLOAT64)
+		if (dt == MF_FLOAT16)
+			out->f = to_half(out->f);
+		else if (dt != MF_FLOAT64)
 			out->f = (float)out->f;
 		return 0;
 	}
@@ -1181,7 +1185,8 @@ struct ld_src {
 	size_t		*cap;
 	size_t		*w;		/* cells a step */
 	int64_t		(*sh)[LD_MAXRANK];	/* shape of a step */
-	size_t		 have;		/* steps held */
+	size_t		 start;		/* steps passed, still at the front of cells */
+	size_t		 have;		/* steps held, after those */
 	uint64_t	 skip;		/* steps still to pass before the next window */
 	int64_t		 want;		/* the drawn window length, or -1 */
 	/* discrete: records waiting */
@@ -1305,6 +1310,30 @@ int_as(enum mf_dtype dt, int64_t i)
 	}
 }
 
+/*
+ * f rounded to the nearest float16, ties to even (tf.cast's rounding),
+ * as a double: past the largest half (65504) it is infinite, below the
+ * smallest normal (2^-14) the step is that of the subnormals (2^-24).
+ */
+static double
+to_half(double f)
+{
+	double a = fabs(f), q;
+	int e;
+
+	if (!isfinite(f) || a == 0)
+		return f;
+	if (a >= 65520.0)	/* halfway to 2^16 and above: no half holds it */
+		return copysign(INFINITY, f);
+	if (a < 0x1p-14)
+		q = 0x1p-24;
+	else {
+		(void)frexp(a, &e);	/* a in [2^(e-1), 2^e): 10 bits below */
+		q = ldexp(1, e - 11);
+	}
+	return copysign(nearbyint(a / q) * q, f);
+}
+
 /* A number as a cell of dtype dt (tf.cast: truncation toward zero, saturated here). */
 static union ld_cell
 cell_f(enum mf_dtype dt, double f)
@@ -1312,7 +1341,8 @@ cell_f(enum mf_dtype dt, double f)
 	union ld_cell c;
 
 	if (mf_dtype_is_float(dt)) {
-		c.f = dt == MF_FLOAT64 ? f : (double)(float)f;
+		c.f = dt == MF_FLOAT64 ? f : dt == MF_FLOAT16 ? to_half(f) :
+		    (double)(float)f;
 		return c;
 	}
 	if (dt == MF_BOOL) {
@@ -1381,6 +1411,22 @@ raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
 	}
 }
 
+/* float to double cells, in a loop the compiler can vectorize */
+static void
+widen(union ld_cell *restrict v, const float *restrict f, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {	/* four at a time: one vector */
+		v[i].f = f[i];
+		v[i + 1].f = f[i + 1];
+		v[i + 2].f = f[i + 2];
+		v[i + 3].f = f[i + 3];
+	}
+	for (; i < n; i++)
+		v[i].f = f[i];
+}
+
 /* Fill n cells from one Feature (already checked). */
 static int
 fill(const struct mf_feature *f, const struct ex_feature *x, union ld_cell *v)
@@ -1398,8 +1444,7 @@ fill(const struct mf_feature *f, const struct ex_feature *x, union ld_cell *v)
 		break;
 	case MF_DS_FLOAT:
 		if (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)
-			for (i = 0; i < x->n; i++)
-				v[i].f = x->f32[i];	/* exact */
+			widen(v, x->f32, x->n);	/* exact */
 		else
 			for (i = 0; i < x->n; i++)
 				v[i] = cell_f(f->dtype, x->f32[i]);
@@ -1443,16 +1488,40 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 			return -1;
 		t->dtype = f->dtype;
 		t->rank = 0;
-		if (f->var_len) {
+		if (f->var_len && ex_find_list(&l->ex, f->name,
+		    strlen(f->name)) == NULL) {
+			/* a plain list (checked): its values are the steps */
+			const struct ex_feature *x = ex_find(&l->ex, f->name,
+			    strlen(f->name));
+			size_t steps = f->deser == MF_DS_RAW ? x->n :
+			    f->nelem ? x->n / f->nelem : 0;
+
+			t->shape[t->rank++] = (int64_t)steps;
+			if (tv_alloc(t, steps * f->nelem) == -1 ||
+			    fill(f, x, t->v) == -1)
+				return -1;
+		} else if (f->var_len) {
 			const struct ex_flist *fl = ex_find_list(&l->ex,
 			    f->name, strlen(f->name));
 
 			t->shape[t->rank++] = (int64_t)fl->n;
 			if (tv_alloc(t, fl->n * f->nelem) == -1)
 				return -1;
-			for (size_t s = 0; s < fl->n; s++)
-				if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
-					return -1;
+			if (f->deser == MF_DS_FLOAT && f->nelem > 0 &&
+			    (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)) {
+				/* steps whose values follow one another: one run */
+				for (size_t s = 0, k; s < fl->n; s = k) {
+					for (k = s + 1; k < fl->n &&
+					    fl->v[k].f32 == fl->v[k - 1].f32 +
+					    f->nelem; k++)
+						;
+					widen(t->v + s * f->nelem, fl->v[s].f32,
+					    (k - s) * f->nelem);
+				}
+			} else
+				for (size_t s = 0; s < fl->n; s++)
+					if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
+						return -1;
 		} else {
 			const struct ex_feature *x = ex_find(&l->ex, f->name,
 			    strlen(f->name));
@@ -1507,6 +1576,73 @@ shape_str(char *b, size_t len, const int64_t *s, int r)
 		snprintf(b + o, len - o, "]");
 }
 
+/*
+ * Record boundaries of a discrete window after a slice of its first
+ * axis that keeps positions pos[0..np) (rising with step > 0, falling
+ * otherwise): boundary k is the number of positions kept before the
+ * k-th boundary in the new order, so a record sliced away entirely is
+ * an empty span and the count of boundaries stays.
+ */
+static void
+slice_bounds(int64_t *b, size_t nb, const int64_t *pos, int64_t np,
+    int64_t step)
+{
+	for (size_t k = 0; k < nb; k++) {
+		int64_t c = 0;
+
+		for (int64_t j = 0; j < np; j++)
+			c += step > 0 ? pos[j] < b[k] : pos[j] >= b[k];
+		b[k] = c;
+	}
+	if (step < 0)	/* the records come last first */
+		for (size_t k = 0; k < nb / 2; k++) {
+			int64_t x = b[k];
+
+			b[k] = b[nb - 1 - k];
+			b[nb - 1 - k] = x;
+		}
+}
+
+/*
+ * Record boundaries of a discrete window after a reshape: a boundary
+ * at step b of the old first axis is at element b x (old step size),
+ * which must start a step of the new first axis.
+ */
+static int
+reshape_bounds(const struct ld_config *cf, const struct ld_step *st,
+    const struct ld_tv *t, int64_t *b, size_t nb, char *err, size_t errlen)
+{
+	char s1[128], s2[128];
+	size_t pold, pnew;
+
+	if (t->rank < 1 || t->shape[0] == 0)
+		return 0;	/* no steps: every boundary is 0 */
+	pold = t->n / (size_t)t->shape[0];
+	pnew = st->rank > 0 && st->shape[0] > 0 ? t->n / (size_t)st->shape[0] : 0;
+	for (size_t k = 0; k < nb; k++) {
+		size_t el = (size_t)b[k] * pold;
+
+		if (pnew == 0 || el % pnew != 0) {
+			shape_str(s1, sizeof s1, t->shape, t->rank);
+			shape_str(s2, sizeof s2, st->shape, st->rank);
+			if (pnew == 0)
+				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				    "to %s drops the axis its record boundaries "
+				    "are on", st->path, cf->t[st->tensor].name,
+				    s1, s2);
+			else
+				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				    "to %s splits a record at step %" PRId64,
+				    st->path, cf->t[st->tensor].name, s1, s2,
+				    b[k]);
+			return -1;
+		}
+	}
+	for (size_t k = 0; k < nb; k++)
+		b[k] = (int64_t)((size_t)b[k] * pold / pnew);
+	return 0;
+}
+
 /* Secondary features and processing steps on one example. */
 static int
 finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
@@ -1535,10 +1671,13 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 	for (size_t s = 0; s < cf->nstep; s++) {
 		const struct ld_step *st = &cf->step[s];
 		struct ld_tv *t = &e->tv[st->tensor], nt;
+		int64_t *bnd;
 		char sb[128];
 
 		memset(&nt, 0, sizeof nt);
 		nt.dtype = t->dtype;
+		bnd = e->bounds != NULL && (size_t)st->tensor < cf->nprim ?
+		    e->bounds + (size_t)st->tensor * e->nb : NULL;
 		if (st->type == STEP_RESHAPE) {
 			if (prod(st->shape, st->rank) != t->n) {
 				shape_str(sb, sizeof sb, t->shape, t->rank);
@@ -1548,6 +1687,9 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 				    prod(st->shape, st->rank));
 				return -1;
 			}
+			if (bnd && reshape_bounds(cf, st, t, bnd, e->nb, err,
+			    errlen) == -1)
+				return -1;
 			t->rank = st->rank;
 			memcpy(t->shape, st->shape, sizeof t->shape[0] * (size_t)st->rank);
 			continue;
@@ -1573,6 +1715,13 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			size_t stride[LD_MAXRANK], idx[LD_MAXRANK], total = 1, k;
 			int d, r = 0;
 
+			if (bnd && st->nsl > 0 && st->sl[0].index) {
+				snprintf(err, errlen, "%s.args.slice: an index on "
+				    "the first axis of '%s' would drop the axis its "
+				    "record boundaries are on", st->path,
+				    cf->t[st->tensor].name);
+				return -1;
+			}
 			memset(pos, 0, sizeof pos);
 			for (d = t->rank - 1, k = 1; d >= 0; d--) {
 				stride[d] = k;
@@ -1648,6 +1797,9 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 					idx[d] = 0;
 				}
 			}
+			if (bnd && t->rank > 0)
+				slice_bounds(bnd, e->nb, pos[0], np[0],
+				    st->nsl > 0 ? st->sl[0].step : 1);
 			for (d = 0; d < t->rank; d++)
 				free(pos[d]);
 			goto swap;
@@ -1677,10 +1829,10 @@ src_close(struct loader *l, struct ld_src *s)
 	s->fd = -1;
 	if (s->cells)
 		for (size_t i = 0; i < l->cf->nprim; i++) {
-			struct ld_tv t = { .dtype = l->cf->t[i].dtype0,
-			    .n = s->have * s->w[i], .v = s->cells[i] };
-
-			tv_clear(&t);
+			if (l->cf->t[i].dtype0 == MF_STRING && s->cells[i])
+				for (size_t j = 0; j < s->have * s->w[i]; j++)
+					free(s->cells[i][s->start * s->w[i] + j].s);
+			free(s->cells[i]);
 		}
 	free(s->cells);
 	free(s->cap);
@@ -1763,18 +1915,20 @@ src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
 	return 1;
 }
 
-/* Pass the first k steps held. */
+/*
+ * Pass the first k steps held.  They stay at the front of the cells
+ * until a record needs the room (cont_next() moves the rest down then),
+ * so that each step is moved about once and not once a window.
+ */
 static void
 drop_steps(struct loader *l, struct ld_src *s, size_t k)
 {
-	for (size_t i = 0; i < l->cf->nprim; i++) {
+	for (size_t i = 0; i < l->cf->nprim; i++)
 		if (l->cf->t[i].dtype0 == MF_STRING)
 			for (size_t j = 0; j < k * s->w[i]; j++)
-				free(s->cells[i][j].s);
-		memmove(s->cells[i], s->cells[i] + k * s->w[i],
-		    (s->have - k) * s->w[i] * sizeof(union ld_cell));
-	}
+				free(s->cells[i][s->start * s->w[i] + j].s);
 	s->have -= k;
+	s->start = s->have ? s->start + k : 0;
 }
 
 static int
@@ -1800,6 +1954,18 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			}
 			return 0;
 		}
+		for (i = 0; i < cf->nprim && s->start > 0; i++)
+			if ((s->start + s->have) * s->w[i] + rec->tv[i].n >
+			    s->cap[i])
+				break;
+		if (s->start > 0 && i < cf->nprim) {
+			/* no room after the steps held: move them down */
+			for (i = 0; i < cf->nprim; i++)
+				memmove(s->cells[i], s->cells[i] + s->start *
+				    s->w[i], s->have * s->w[i] *
+				    sizeof(union ld_cell));
+			s->start = 0;
+		}
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &rec->tv[i];
 			size_t w = t->shape[0] ? t->n / (size_t)t->shape[0] : prod(t->shape + 1, t->rank - 1);
@@ -1817,8 +1983,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			}
 			s->w[i] = w;
 			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
-			if ((s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
-				size_t nc = ((s->have + (size_t)t->shape[0]) * w) * 2 + 16;
+			if ((s->start + s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
+				size_t nc = ((s->start + s->have + (size_t)t->shape[0]) * w) * 2 + 16;
 				void *q = realloc(s->cells[i], nc * sizeof(union ld_cell));
 
 				if (q == NULL) {
@@ -1828,7 +1994,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				s->cells[i] = q;
 				s->cap[i] = nc;
 			}
-			memcpy(s->cells[i] + s->have * w, t->v, t->n * sizeof *t->v);
+			memcpy(s->cells[i] + (s->start + s->have) * w, t->v,
+			    t->n * sizeof *t->v);
 			free(t->v);	/* strings moved */
 			t->v = NULL;
 			t->n = 0;
@@ -1854,7 +2021,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		memcpy(t->shape, s->sh[i], sizeof t->shape);
 		t->shape[0] = (int64_t)len;
 		if (tv_alloc(t, len * s->w[i]) == -1 ||
-		    copy_cells(t->dtype, t->v, s->cells[i], t->n) == -1) {
+		    copy_cells(t->dtype, t->v, s->cells[i] + s->start * s->w[i],
+		    t->n) == -1) {
 			elem_free(l, e);
 			return -1;
 		}
@@ -2230,10 +2398,21 @@ assemble(struct loader *l, char *err, size_t errlen)
 				memcpy(dst, t->v, per * sizeof *dst);
 				continue;
 			}
+			o->padded += per - t->n;
+			for (d = 1; d < rank; d++)
+				if (t->shape[d] != o->shape[d + 1])
+					break;
+			if (d >= rank) {
+				/* padded along the first axis only: one copy */
+				if (t->n > 0)
+					memcpy(dst, t->v, t->n * sizeof *dst);
+				for (size_t k = t->n; k < per; k++)
+					dst[k] = ts->padv;
+				continue;
+			}
 			/* padded: copy row by row of the last dimension */
 			for (size_t k = 0; k < per; k++)
 				dst[k] = ts->padv;
-			o->padded += per - t->n;
 			if (t->n == 0)
 				continue;
 			{
@@ -2538,6 +2717,35 @@ xcount(const struct loader *l, const struct xfeat *x)
 	}
 }
 
+/* n double cells as little-endian float32 at q */
+static void
+narrow(uint8_t *restrict q, const union ld_cell *restrict c, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {	/* four at a time: one vector */
+		float f[4] = { (float)c[i].f, (float)c[i + 1].f,
+		    (float)c[i + 2].f, (float)c[i + 3].f };
+
+		memcpy(q + 4 * i, f, 16);
+	}
+	for (; i < n; i++) {
+		float f = (float)c[i].f;
+
+		memcpy(q + 4 * i, &f, 4);
+	}
+#else
+	for (size_t i = 0; i < n; i++, q += 4) {
+		float f = (float)c[i].f;
+		uint32_t u;
+
+		memcpy(&u, &f, 4);
+		put_le32(q, u);
+	}
+#endif
+}
+
 int
 ld_write_example(struct loader *l, struct buf *b)
 {
@@ -2628,15 +2836,8 @@ ld_write_example(struct loader *l, struct buf *b)
 		if (x->kind == EX_FLOAT) {
 			q = pb_put_varint(q, 4 * n);
 			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
-				const union ld_cell *c = cells_of(l, x->tensor, e);
-
-				for (i = 0; i < o->per; i++, q += 4) {
-					float f = (float)c[i].f;
-					uint32_t u;
-
-					memcpy(&u, &f, 4);
-					put_le32(q, u);
-				}
+				narrow(q, cells_of(l, x->tensor, e), o->per);
+				q += 4 * o->per;
 			}
 		} else {
 			size_t pay = 0;

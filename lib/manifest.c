@@ -601,17 +601,56 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 	return 0;
 }
 
+/*
+ * A var_len feature that a record holds as a plain list (an Example's,
+ * or a SequenceExample's context feature): its values are the steps,
+ * a whole number of them; raw: each byte string is one step.
+ */
+static int
+check_flat(const struct mf_feature *f, const struct ex_feature *x, char *err,
+    size_t errlen)
+{
+	struct ex_feature one = *x;
+
+	if (f->deser == MF_DS_RAW || x->n == 0) {
+		for (size_t i = 0; i < x->n; i++) {
+			one.n = 1;
+			one.b = x->b + i;
+			if (check_one(f, &one, (long)i, err, errlen) == -1)
+				return -1;
+		}
+		if (x->n == 0 && (int)x->kind != want_kind(f) &&
+		    x->kind != EX_NONE)
+			return check_one(f, x, 0, err, errlen);
+		return 0;
+	}
+	if (f->nelem == 0 || x->n % f->nelem != 0) {
+		snprintf(err, errlen, "feature '%s': %zu values, not a whole "
+		    "number of steps of %" PRIu64, f->name, x->n, f->nelem);
+		return -1;
+	}
+	one.n = f->nelem;
+	return check_one(f, &one, -1, err, errlen);
+}
+
 int
 mf_check_record(const struct manifest *m, const struct example *ex,
     char *err, size_t errlen)
 {
 	for (size_t i = 0; i < m->nfeat; i++) {
 		const struct mf_feature *f = &m->feat[i];
+		const struct ex_feature *x;
 		size_t nl = strlen(f->name);
 
 		if (f->var_len) {
 			const struct ex_flist *l = ex_find_list(ex, f->name, nl);
 
+			if (l == NULL && (x = ex_find(ex, f->name, nl)) != NULL) {
+				/* a plain list: its values are the steps */
+				if (check_flat(f, x, err, errlen) == -1)
+					return -1;
+				continue;
+			}
 			if (l == NULL) {
 				snprintf(err, errlen, "feature list '%s' is "
 				    "missing", f->name);
@@ -622,8 +661,7 @@ mf_check_record(const struct manifest *m, const struct example *ex,
 				    errlen) == -1)
 					return -1;
 		} else {
-			const struct ex_feature *x = ex_find(ex, f->name, nl);
-
+			x = ex_find(ex, f->name, nl);
 			if (x == NULL) {
 				snprintf(err, errlen, "feature '%s' is missing",
 				    f->name);
@@ -733,7 +771,9 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 		    recno);
 		return -1;
 	}
-	if (f->n != n) {
+	if (f->n != n && !var_len && in->var_len_ok && in->seq == 0)
+		f->flat = 1;	/* stated as var_len, one value a step */
+	if (f->n != n && !f->flat) {
 		snprintf(err, errlen, "feature '%s'%s: %" PRIu64 " values in "
 		    "%s but %" PRIu64 " in %s; a fixed-length manifest cannot "
 		    "state it", f->name, var_len ? " (per step)" : "", f->n,
@@ -817,7 +857,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 	struct mf_ifeat *f;
 	json_t *o, *feats, *fo, *shape;
 	char *s;
-	int r = 0;
+	int r = 0, seq = in->seq == 1;
 
 	err[0] = '\0';
 	if (in->nrec == 0) {
@@ -835,7 +875,10 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 	json_object_set_new(o, "compression", in->comp == REC_ZLIB ?
 	    json_string("zlib") : in->comp == REC_GZIP ? json_string("gzip") :
 	    json_null());
-	json_object_set_new(o, "allow_var_len", json_boolean(in->seq == 1));
+	for (size_t i = 0; i < in->nf; i++)
+		if (f[i].flat)
+			seq = 1;
+	json_object_set_new(o, "allow_var_len", json_boolean(seq));
 	for (size_t i = 0; i < in->nf; i++) {
 		if (f[i].kind == EX_NONE || f[i].n == UINT64_MAX) {
 			snprintf(err, errlen, "feature '%s': no record says "
@@ -861,12 +904,13 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 		}
 		fo = json_object();
 		shape = json_array();
-		if (f[i].n != 1)
+		if (f[i].n != 1 && !f[i].flat)
 			json_array_append_new(shape, json_integer((json_int_t)f[i].n));
 		json_object_set_new(fo, "name", json_string(f[i].name));
 		json_object_set_new(fo, "dtype", json_string(dt[f[i].kind]));
 		json_object_set_new(fo, "shape", shape);
-		json_object_set_new(fo, "var_len", json_boolean(f[i].var_len));
+		json_object_set_new(fo, "var_len", json_boolean(f[i].var_len ||
+		    f[i].flat));
 		json_object_set_new(fo, "deserialize_type",
 		    json_string(ds[f[i].kind]));
 		json_array_append_new(feats, fo);
@@ -879,7 +923,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 		r = s == NULL || buf_puts(out, "{\n  \"compression\": ") == -1 ||
 		    buf_puts(out, s) == -1 ? -1 : 0;
 		free(s);
-		if (r == 0 && buf_puts(out, in->seq == 1 ?
+		if (r == 0 && buf_puts(out, seq ?
 		    ",\n  \"allow_var_len\": true,\n  \"features\": [\n" :
 		    ",\n  \"allow_var_len\": false,\n  \"features\": [\n") == -1)
 			r = -1;

@@ -87,8 +87,9 @@ int		 mf_check_record(const struct manifest *m,
  * with mf_infer_write().  Examples give fixed-length features, shape
  * [] for one value and [n] otherwise; SequenceExamples give context
  * features (var_len false) and feature lists (var_len true, the shape
- * of one step).  A feature whose length varies or that some records
- * lack cannot be stated: the fault names the feature and both records.
+ * of one step).  A feature whose length varies (unless var_len_ok) or
+ * that some records lack cannot be stated: the fault names the feature
+ * and both records.
  * "raw" is never inferred (bytes look like strings).
  */
 struct mf_ifeat {
@@ -98,6 +99,7 @@ struct mf_ifeat {
 	uint64_t	 n;		/* values (per step for lists) */
 	char		*first;		/* where n was set ("a.tfrecords: record 0") */
 	uint64_t	 seen;		/* records holding it */
+	int		 flat;		/* an Example list of varying length (var_len_ok) */
 };
 
 struct mf_infer {
@@ -107,6 +109,14 @@ struct mf_infer {
 	char		*where0;	/* the first record */
 	size_t		 nf, cap;
 	struct mf_ifeat	*f;
+	/*
+	 * Set by the caller (0 after mf_infer_init(): off): a feature of
+	 * Examples whose list length varies is stated as var_len with
+	 * shape [] (one value a step, as mf_check_record() and the loader
+	 * read a var_len feature that a record holds as a plain list),
+	 * and allow_var_len is then true.
+	 */
+	int		 var_len_ok;
 };
 
 void		 mf_infer_init(struct mf_infer *in);

@@ -307,3 +307,68 @@ J
 	run -0 tfr-cat --check-manifest "$T/c.json"
 	[ "$output" = "$T/c.json: 10 records in 2 files, OK" ]
 }
+
+@test "loader: tfr-cat --manifest --var-len states an Example list of varying length as var_len; it is checked and loaded, one value a step" {
+	mkdir -p "$T/vl"
+	printf '%s\n' '{"a":[1,2],"b":[0.5]}' '{"a":[3],"b":[1.5]}' '{"a":[4,5,6],"b":[2.5]}' |
+	    tfr-cat -R --from-json >"$T/vl/v.tfrecords"
+	run -1 tfr-cat --manifest "$T/vl/v.tfrecords"
+	run -0 tfr-cat --manifest --var-len "$T/vl/v.tfrecords"
+	[ "${lines[2]}" = '  "allow_var_len": true,' ]
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": true, "deserialize_type": "int"},' ]
+	[ "${lines[5]}" = '    {"name": "b", "dtype": "float32", "shape": [], "var_len": false, "deserialize_type": "float"}' ]
+	tfr-cat --manifest --var-len "$T/vl/v.tfrecords" >"$T/vl/__manifest__.json"
+	run -0 tfr-cat --check-manifest "$T/vl"
+	config independent "$T/vl" '"target_batch_size": 3, "drop_remainder": false, "epochs": 1, "padding": true,
+	 "primary_features": [{"from_name": "a", "to_name": "a"}, {"from_name": "b", "to_name": "b"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	[ "$output" = '{"a":{"dtype":"int64","shape":[3,3],"values":[1,2,0,3,0,0,4,5,6]},"b":{"dtype":"float32","shape":[3],"values":[0.5,1.5,2.5]}}' ]
+	# a shape of two values a step takes lists of an even length
+	sed 's/"shape": \[\], "var_len": true/"shape": [2], "var_len": true/' "$T/vl/__manifest__.json" >"$T/m2.json"
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m2.json" "$T/vl/v.tfrecords"
+	[ "$stderr" = "tfr-cat: $T/vl/v.tfrecords: record 1: offset 46: feature 'a': 1 values, not a whole number of steps of 2" ]
+}
+
+@test "loader: a cast to float16 rounds to half precision, ties to even" {
+	mkdir -p "$T/h"
+	echo '{"x":[0.1,1.0004,2049,3,-0.00001]}' | tfr-cat -R --from-json >"$T/h/a.tfrecords"
+	echo '{"compression": null, "allow_var_len": false, "features": [{"name": "x", "dtype": "float16", "shape": [5], "deserialize_type": "float"}]}' >"$T/h/__manifest__.json"
+	config independent "$T/h" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "x", "to_name": "x"}],
+	 "secondary_features": [{"to_name": "c", "type": "const", "args": {"shape": [], "dtype": "x", "value": 0.1}}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	# 0.1 is 0x2e66; 1.0004 is nearer 1 than 1+2^-10; 2049 is halfway
+	# between 2048 and 2050, and 2048's last bit is even; -1e-5 is the
+	# subnormal -168 x 2^-24; the constant is cast too
+	[ "$output" = '{"x":{"dtype":"float16","shape":[1,5],"values":[0.0999755859,1,2048,3,-1.00135803e-05]},"c":{"dtype":"float16","shape":[1],"values":[0.0999755859]}}' ]
+	run -0 sh -c "batch-sample loader --config '$T/c.json' --output-format records | tfr-cat --flat"
+	[ "$output" = '{"c":[0.099975586],"c_shape":[1],"x":[0.099975586,1.0,2048.0,3.0,-1.001358e-05],"x_shape":[1,5]}' ]
+}
+
+@test "loader: discrete_sequence boundaries follow a slice or reshape of the first axis" {
+	text
+	config discrete_sequence "$T/tx" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 2, "padding": true,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}],
+	 "processing_steps": [{"tensor": "x", "type": "slice", "args": {"slice": "[1:]"}}]' >"$T/c.json"
+	# file 0: records 0+1 hold tokens 0 | 10 11, records 2+3 hold 20 21 22 | 30
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | head -2 | jq -c '[.x.values, .x.boundaries]'"
+	[ "$(echo $output)" = '[[10,11],[[0,0,2]]] [[21,22,30],[[0,2,3]]]' ]
+	sed 's/\[1:\]/[::-1]/' "$T/c.json" >"$T/r.json"
+	run -0 sh -c "batch-sample loader --config '$T/r.json' | head -2 | jq -c '[.x.values, .x.boundaries]'"
+	[ "$(echo $output)" = '[[11,10,0],[[0,2,3]]] [[30,22,21,20],[[0,1,4]]]' ]
+	sed 's/\[1:\]/[0]/' "$T/c.json" >"$T/i.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/i.json"
+	[ "$stderr" = "batch-sample: processing_steps[0].args.slice: an index on the first axis of 'x' would drop the axis its record boundaries are on" ]
+	# audio: 3 steps a record, 2 records a window: boundaries 0 3 6
+	audio
+	config discrete_sequence "$T/au" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 2, "max_window": 2,
+	 "primary_features": [{"from_name": "s", "to_name": "s"}],
+	 "processing_steps": [{"tensor": "s", "type": "reshape", "args": {"shape": [2, 3]}}]' >"$T/a.json"
+	run -0 sh -c "batch-sample loader --config '$T/a.json' | head -1 | jq -c '[.s.shape, .s.boundaries]'"
+	[ "$output" = '[[1,2,3],[[0,1,2]]]' ]
+	sed 's/"shape": \[2, 3\]/"shape": [3, 2]/' "$T/a.json" >"$T/b.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/b.json"
+	[[ "$stderr" == *"processing_steps[0]: reshaping 's' from [6] to [3,2] splits a record at step 3" ]]
+}
