@@ -156,7 +156,13 @@ usage_error(const char *fmt, ...)
 void
 print_usage(FILE *fp, const char *text, int status)
 {
-	fputs(text, fp);
+	const char *end;
+
+	/* After a usage error only the synopsis, not the option list. */
+	if (status != 0 && (end = strstr(text, "\n\n")) != NULL)
+		fwrite(text, 1, (size_t)(end - text) + 1, fp);
+	else
+		fputs(text, fp);
 	if (status == 0)
 		close_stdout();
 	exit(status);

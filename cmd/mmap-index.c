@@ -44,7 +44,32 @@ static const char usage_text[] =
 "                       prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
-"       mmap-index -h | -V\n";
+"       mmap-index -h | -V\n"
+"\n"
+"  --dict FILE              build: the fairseq dictionary of text input\n"
+"  --documents each|empty   build: how Megatron documents end\n"
+"  --dtype TYPE             build: the token type (default auto)\n"
+"  -f FEATURE               the feature holding the tokens (default targets)\n"
+"  --format LAYOUT          fairseq (default) or megatron\n"
+"  -h, --help               print this help\n"
+"  --input-format FMT       build: records (default), id or text\n"
+"  -j, --jobs N             threads (default 0: one per CPU, at most 8)\n"
+"  --json                   JSON output (info: instead of text)\n"
+"  --keep-partial           after a fault, keep what the good input gave\n"
+"  --max-record-size N      build: largest payload read from a pipe\n"
+"  --mode-feature FEATURE   build: a multimodal Megatron dataset\n"
+"  --nwords N               dict: keep the N-4 most frequent words\n"
+"  -o, --output FILE        write to FILE (atomically); build, merge: prefix\n"
+"  --output-format FMT      json (default), id or records\n"
+"  --padding-factor N       dict: pad to a multiple of N symbols (default 8)\n"
+"  -q, --quiet              no dtype report, verify lines or summary\n"
+"  -R, --records            Example records (--output-format records)\n"
+"  --range A:B              cat: sequences A to B-1\n"
+"  --threshold N            dict: drop words seen fewer than N times\n"
+"  -V, --version            print the version\n"
+"  --vocab-size N           build: vocabulary size (for --dtype auto)\n"
+"  --wrap                   build: store tokens that do not fit wrapped\n"
+"See mmap-index(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)

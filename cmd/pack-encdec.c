@@ -32,7 +32,32 @@ static const char usage_text[] =
 "           [file ...]\n"
 "       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n";
+"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n"
+"\n"
+"  -C, --converter NAME     seqio feature converter, or electra\n"
+"  -l, --lengths F=N,...    seqio's task_feature_lengths\n"
+"  --bos-id ID              id shifted into the first decoder input (default 0)\n"
+"  --cls-id ID, --sep-id ID  electra: the ids of [CLS] and [SEP]\n"
+"  --compression C          how the input is compressed (default: sniffed)\n"
+"  --custom-ops             seqio's use_custom_packing_ops (first-fit kernels)\n"
+"  -f, --feature NAME       electra: the feature holding ids (default targets)\n"
+"  -h, --help               print this help\n"
+"  --keep-partial           after a fault, keep what the good input gave\n"
+"  --mask-id ID             the mask id of the encoder converter\n"
+"  --max-record-size N      largest payload read from a pipe (default 2G)\n"
+"  --max-seq-length N       electra: the example length\n"
+"  --no-length-check        trim over-long features instead of failing\n"
+"  --no-loss-on-targets-only  prefix LMs: loss weight on the inputs too\n"
+"  --no-pack                pad each record instead of packing\n"
+"  -o, --output FILE        write to FILE (atomically)\n"
+"  --passthrough F,...      features copied through, trimmed and padded\n"
+"  -q, --quiet              say less\n"
+"  -s, --seed SEED          electra: seed of the random choices (default 0)\n"
+"  --stats                  print what was read, written and dropped\n"
+"  --strategy NAME          seqio (default), first-fit or best-fit\n"
+"  -V, --version            print the version\n"
+"  --window N               rows kept open by first-fit/best-fit (default 256)\n"
+"See pack-encdec(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)

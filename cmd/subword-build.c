@@ -32,7 +32,24 @@ static const char usage_text[] =
     "                     [--reserved token] [-t size] file ...\n"
     "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
     "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] --from-counts file ...\n";
+    "                     [--reserved token] [-t size] --from-counts file ...\n"
+    "\n"
+    "  -b, --file-byte-budget B   per-file sampling budget (default 1e6)\n"
+    "  --count-only               write token counts instead of a vocabulary\n"
+    "  --from-counts              build from count files (of --count-only)\n"
+    "  -h, --help                 print this help\n"
+    "  --iterations N             iterations of each build (default 4)\n"
+    "  -j, --jobs N               counting threads (default 0: one per CPU, at most 8)\n"
+    "  --keep-partial             after a fault, keep what the good input gave\n"
+    "  -L, --max-subtoken-length N  subtokens of at most N-1 code points\n"
+    "  --min-count N              build once with this minimum count\n"
+    "  -o, --output FILE          write to FILE (atomically)\n"
+    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+    "  -q, --quiet                no progress and no warnings\n"
+    "  --reserved TOKEN           add a reserved token after <pad> and <EOS>\n"
+    "  -t, --target-size N        target vocabulary size (default 32768)\n"
+    "  -V, --version              print the version\n"
+    "See subword-build(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)

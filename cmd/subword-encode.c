@@ -33,7 +33,31 @@ static const char usage_text[] =
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
     "                      [-o file] [--output-format fmt] [--rules rules]\n"
-    "                      -v [field=]vocab [file ...]\n";
+    "                      -v [field=]vocab [file ...]\n"
+    "\n"
+    "  -d, --decode             records (or ids) to text\n"
+    "  --eos[=ID|TOKEN]         append an end id to every line (default <EOS>, 1)\n"
+    "  -f, --feature NAME       the feature holding the ids (default targets)\n"
+    "  --fields LIST            tab-separated columns, one feature each\n"
+    "  -h, --help               print this help\n"
+    "  --input-format FMT       text or jsonl; with -d: records or id\n"
+    "  -j, --jobs N             threads (default 0: one per CPU, at most 8)\n"
+    "  --json-keys LIST         the keys of jsonl input (default text)\n"
+    "  --keep-partial           after a fault, keep what the good input gave\n"
+    "  --lower, --no-lower      WordPiece: lower-case words (default) or not\n"
+    "  -m, --mode MODE          subword (tensor2tensor) or wordpiece (BERT)\n"
+    "  --max-record-size N      with -d, largest payload read from a pipe\n"
+    "  --no-strip               encode lines as they are, not stripped\n"
+    "  -o, --output FILE        write to FILE (atomically)\n"
+    "  --output-format FMT      records, id or piece (with -d: text or id)\n"
+    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+    "  -q, --quiet              no progress and no warnings\n"
+    "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
+    "  --strip-accents, --no-strip-accents  WordPiece: strip accents or not\n"
+    "  --strip-extraneous       with -d, drop trailing <pad> and <EOS> ids\n"
+    "  -V, --version            print the version\n"
+    "  -v, --vocab [FIELD=]FILE  the vocabulary (of one field)\n"
+    "See subword-encode(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)

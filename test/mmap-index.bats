@@ -21,12 +21,7 @@ ids() {
 }
 
 @test "mmap-index: -h is the man page SYNOPSIS" {
-	command -v mandoc >/dev/null || skip "mandoc not installed"
-	local a b
-	a=$(mandoc -Tascii -O width=300 "$BATS_TEST_DIRNAME/../man/mmap-index.1" | col -b |
-	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
-	b=$(mmap-index -h | sed 's/^usage: //' | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')
-	[ "$a" = "$b" ]
+	help_is_synopsis mmap-index
 }
 
 @test "mmap-index: usage errors exit 2" {
