@@ -10,7 +10,7 @@
 
 #include "record.h"
 
-#define RECPIPE_VERSION "0.1.0"
+#include "version.h"
 
 extern const char *progname;	/* set by setprogname() from argv[0] */
 extern int verbosity;		/* 1 by default; -q lowers, -v raises */

@@ -20,6 +20,10 @@
 
 #include "rng.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum sq_kind {
 	SQ_ENCDEC,
 	SQ_LM,
@@ -339,5 +343,9 @@ int		 sq_electra_push(struct sq_electra *e, const int64_t *ids, size_t n);
 /* End of a file: write the partial example, if any. */
 int		 sq_electra_flush(struct sq_electra *e);
 uint64_t	 sq_electra_rows(const struct sq_electra *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
