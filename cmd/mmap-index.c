@@ -27,12 +27,14 @@
 #include "unicode.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--progress | --no-progress]\n"
+"                        [--wrap] -o prefix [-f feature]\n"
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
 "                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
-"       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
+"       mmap-index dict [-q] [--keep-partial] [--progress | --no-progress]\n"
+"                       [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
@@ -40,8 +42,8 @@ static const char usage_text[] =
 "       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
 "                      [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
-"                       prefix\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file]\n"
+"                       [--format layout] prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
 "       mmap-index -h | -V\n"
@@ -62,6 +64,7 @@ static const char usage_text[] =
 "  -o, --output FILE        write to FILE (atomically); build, merge: prefix\n"
 "  --output-format FMT      json (default), id or records\n"
 "  --padding-factor N       dict: pad to a multiple of N symbols (default 8)\n"
+"  --progress, --no-progress  build, dict: progress on stderr (default: a tty)\n"
 "  -q, --quiet              no dtype report, verify lines or summary\n"
 "  -R, --records            Example records (--output-format records)\n"
 "  --range A:B              cat: sequences A to B-1\n"
@@ -82,7 +85,8 @@ enum { OUT_JSON, OUT_ID, OUT_RECORDS };
 enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
-	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC
+	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
+	OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -109,18 +113,20 @@ static const struct option longopts[] = {
 	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
 	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
+	{ "progress",		no_argument,		NULL, OPT_PROGRESS },
+	{ "no-progress",	no_argument,		NULL, OPT_NO_PROGRESS },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11\x12",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x11\x12",
 };
 
 static struct {
@@ -230,15 +236,19 @@ parse_opts(int argc, char **argv)
 			o.feature = optarg;
 			break;
 		case 'j':
-			if (parse_int(optarg, 0, 256, &ll) == -1)
-				usage_error("-j: bad number '%s'", optarg);
-			o.jobs = (int)ll;
+			o.jobs = jobs_arg(optarg);
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
 			break;
 		case OPT_KEEP:
 			keep_partial = 1;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
 			break;
 		case OPT_DOCS:
 			o.docs_each = 0;
@@ -1217,12 +1227,7 @@ get_worker(void *arg)
 static int
 get_jobs(void)
 {
-	long ncpu;
-
-	if (o.jobs > 0)
-		return o.jobs;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	return ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+	return jobs_count(o.jobs);
 }
 
 /*
@@ -1640,6 +1645,8 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
 		int rc;
 
 		lineno++;
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, lineno);
 		if (len > 0 && line[len - 1] == '\n')
 			len--;
 		if (o.docs_empty && len == 0) {
@@ -1832,9 +1839,12 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (r == NULL)
 		die_errno("%s", name);
 	ex_init(&ex);
-	while ((rc = rec_read(r, &p, &n)) == 1)
+	while ((rc = rec_read(r, &p, &n)) == 1) {
+		if (progress_due())
+			progress("%s: %" PRIu64 " records", name, rec_index(r));
 		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
 		    isf, mm, featlen);
+	}
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
@@ -1932,6 +1942,8 @@ build_read_job(struct buildw *w)
 		}
 		/* A fault: rec_read_framed() says it again, below. */
 	}
+	if (progress_due())
+		progress("%s: %" PRIu64 " records", bt.name, rec_index(r));
 	if ((k = rec_read_framed(r, &w->in, BUILD_JOB, BUILD_RECS)) == 0)
 		return 1;
 	if (k == -1) {
@@ -2427,6 +2439,9 @@ cmd_dict(int argc, char **argv)
 		if ((r = fqd_lines_new(fd)) == NULL)
 			die_errno("%s", name);
 		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+			if (progress_due())
+				progress("%s: %" PRIu64 " lines", name,
+				    fqd_lines_count(r));
 			/* A bad line counts none of its words. */
 			if ((bad = valid_prefix(p, n)) < n) {
 				snprintf(fault, sizeof fault, "%s: line %" PRIu64
@@ -2449,6 +2464,7 @@ cmd_dict(int argc, char **argv)
 	    fqd_save(fdict, &out) == -1)
 		die_errno("dictionary");
 	out_begin(0);
+	progress_done();
 	if (out.len > 0)
 		ob_write(out.p, out.len);
 	buf_free(&out);
@@ -2526,6 +2542,8 @@ build_text(struct mmidx_builder *b, int fd, const char *name,
 	if (r == NULL || (funk = fqd_new(0)) == NULL)
 		die_errno("%s", name);
 	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, fqd_lines_count(r));
 		if ((k = fqd_encode_line(fdict, p, n, &tv, &tcap, &nunk,
 		    &bad)) == -1)
 			text_fault(name, r, bad);
@@ -2586,6 +2604,7 @@ static struct {
 static void
 end_build(void)
 {
+	progress_done();
 	if (bend.narrow)
 		narrow_output(bend.b, bend.layout);
 	if (bend.docs_auto)

@@ -25,12 +25,14 @@
 
 static const char usage_text[] =
 "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
-"           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
+"           [--no-loss-on-targets-only] [--no-pack]\n"
+"           [--progress | --no-progress] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
 "           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
 "           [file ...]\n"
-"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id\n"
+"       pack-encdec [-hqV] [--keep-partial] [--progress | --no-progress]\n"
+"           [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
 "           [-s seed] [--compression type] [--max-record-size N] [file ...]\n"
 "\n"
@@ -51,6 +53,7 @@ static const char usage_text[] =
 "  --no-pack                pad each record instead of packing\n"
 "  -o, --output FILE        write to FILE (atomically)\n"
 "  --passthrough F,...      features copied through, trimmed and padded\n"
+"  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 "  -q, --quiet              say less\n"
 "  -s, --seed SEED          electra: seed of the random choices (default 0)\n"
 "  --stats                  print what was read, written and dropped\n"
@@ -68,7 +71,8 @@ usage(FILE *fp, int status)
 enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
-	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL
+	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL,
+	OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -87,8 +91,10 @@ static const struct option longopts[] = {
 	{ "no-length-check", no_argument, NULL, OPT_NOCHECK },
 	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
 	{ "no-pack", no_argument, NULL, OPT_NOPACK },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "passthrough", required_argument, NULL, OPT_PASS },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "sep-id", required_argument, NULL, OPT_SEP },
@@ -709,6 +715,14 @@ fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
 	return 1;
 }
 
+static void
+show_progress(const struct rec_reader *r)
+{
+	if (progress_due())
+		progress("%s: %ju records, %.1f MB", cur_file,
+		    (uintmax_t)rec_index(r), (double)rec_position(r) / 1e6);
+}
+
 /* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
 static int
 run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
@@ -727,6 +741,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
+		show_progress(r);
 		if (sq_resolved(c) == SQ_PASSTHROUGH) {
 			put_record(p, n);
 			(void)sq_push(c, f);	/* counts the record */
@@ -752,6 +767,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
 		    rec_strerror(r));
 	}
+	progress_done();
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -777,6 +793,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
+		show_progress(r);
 		if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
 			if (errno == ENOMEM)
 				decode_oom();
@@ -803,6 +820,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	/* Electra ends a document at the end of each file. */
 	if (sq_electra_flush(e) == -1)
 		write_failed(outname);
+	progress_done();
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -904,6 +922,12 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_PASS:
 			o->pass = optarg;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
 			break;
 		case OPT_SEP:
 			o->sep = num_arg("--sep-id", optarg, INT32_MIN, INT32_MAX);

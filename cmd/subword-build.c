@@ -29,17 +29,17 @@ static const char usage_text[] =
     "usage: subword-build [-hqV] [--count-only] [--keep-partial]\n"
     "                     [--progress | --no-progress] [-b bytes] [--iterations n]\n"
     "                     [-j jobs] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] file ...\n"
+    "                     [--reserved token] [-t size] [file ...]\n"
     "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
     "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] --from-counts file ...\n"
+    "                     [--reserved token] [-t size] --from-counts [file ...]\n"
     "\n"
     "  -b, --file-byte-budget B   per-file sampling budget (default 1e6)\n"
     "  --count-only               write token counts instead of a vocabulary\n"
     "  --from-counts              build from count files (of --count-only)\n"
     "  -h, --help                 print this help\n"
     "  --iterations N             iterations of each build (default 4)\n"
-    "  -j, --jobs N               counting threads (default 0: one per CPU, at most 8)\n"
+    "  -j, --jobs N               threads (default 0: one per CPU, at most 8)\n"
     "  --keep-partial             after a fault, keep what the good input gave\n"
     "  -L, --max-subtoken-length N  subtokens of at most N-1 code points\n"
     "  --min-count N              build once with this minimum count\n"
@@ -428,8 +428,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(stdout, 0);
 		case 'j':
-			if (parse_int(optarg, 0, 256, &jobs) == -1)
-				usage_error("bad number of jobs: %s", optarg);
+			jobs = jobs_arg(optarg);
 			break;
 		case 'L':
 			if (parse_int(optarg, 1, 1L << 30, &ll) == -1)
@@ -486,8 +485,12 @@ main(int argc, char *argv[])
 		}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0)
-		usage_error("no input files");
+	if (argc == 0) {
+		static char dash[] = "-";
+		static char *stdin_only[] = { dash, NULL };
+
+		argv = stdin_only;
+	}
 	if (target != -1 && min_count != -1)
 		usage_error("-t and --min-count exclude each other");
 	if (count_only && from_counts)
@@ -499,11 +502,7 @@ main(int argc, char *argv[])
 
 	/* An output that cannot be written is refused before the counting. */
 	out_check(outpath);
-	if (jobs == 0) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-		jobs = ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu;
-	}
+	jobs = jobs_count((int)jobs);
 
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");

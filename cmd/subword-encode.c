@@ -790,7 +790,7 @@ struct chunk {
 	char		 emsg[320];
 };
 
-static int jobs = 1;
+static int jobs;		/* -j; 0: jobs_count() decides */
 static struct chunk *ring;
 static size_t nring;
 static uint64_t nfilled, ntaken;	/* chunks handed to workers, taken */
@@ -1577,16 +1577,9 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(stdout, 0);
-		case 'j': {
-			long long j;
-
-			if (parse_int(optarg, 0, 256, &j) == -1)
-				usage_error("bad number of jobs: %s", optarg);
-			jobs = j == 0 ? (int)sysconf(_SC_NPROCESSORS_ONLN) : (int)j;
-			if (jobs < 1)
-				jobs = 1;
+		case 'j':
+			jobs = jobs_arg(optarg);
 			break;
-		}
 		case 'm':
 			if (strcmp(optarg, "wordpiece") == 0)
 				wordpiece = 1;
@@ -1752,6 +1745,7 @@ main(int argc, char *argv[])
 
 		argv = stdin_only;
 	}
+	jobs = jobs_count(jobs);
 	if (!decode && jobs > 1)
 		jobs_start();
 	for (; *argv; argv++) {

@@ -60,7 +60,8 @@ usage(FILE *fp, int status)
 {
 	fprintf(fp,
 	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index]\n"
-	    "               [--keep-partial] [--lossy] [--no-crc] [--recover]\n"
+	    "               [--keep-partial] [--lossy] [--no-crc]\n"
+	    "               [--progress | --no-progress] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
 	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
@@ -89,6 +90,7 @@ usage(FILE *fp, int status)
 		    "  -n, --head N         stop after N records\n"
 		    "  --no-crc             do not check payload CRCs\n"
 		    "  -o FILE              write to FILE (atomically), or the --split pattern\n"
+		    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 		    "  -q, --quiet          print no summary lines\n"
 		    "  -R, --records        write records (concatenate, recompress, filter)\n"
 		    "  --recover            read through damage, writing every intact record\n"
@@ -115,7 +117,7 @@ enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
-	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST
+	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_PROGRESS, O_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -134,7 +136,9 @@ static const struct option longopts[] = {
 	{ "manifest", no_argument, NULL, O_MANIFEST },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
+	{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
+	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "records", no_argument, NULL, 'R' },
 	{ "recover", no_argument, NULL, O_RECOVER },
@@ -952,6 +956,8 @@ cat_json(const char *path)
 	}
 	while (!done() && (len = getline(&l, &cap, fp)) != -1) {
 		lineno++;
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, lineno);
 		while (len > 0 && (l[len - 1] == '\n' || l[len - 1] == '\r'))
 			len--;
 		if (len == 0)
@@ -976,6 +982,7 @@ cat_json(const char *path)
 			break;
 		}
 	}
+	progress_done();
 	if (ferror(fp)) {
 		warn_errno("%s", name);
 		status = 1;
@@ -1174,6 +1181,8 @@ main(int argc, char *argv[])
 		case O_FROM_JSON: from_json = 1; break;
 		case O_INDEX: mode = M_INDEX; break;
 		case O_KEEP_PARTIAL: keep_partial = 1; break;
+		case O_PROGRESS: progress_enabled = 1; break;
+		case O_NO_PROGRESS: progress_enabled = 0; break;
 		case O_LOSSY: lossy = 1; break;
 		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;

@@ -12,7 +12,7 @@ ids() {
 @test "mmap-index: -h prints the synopsis on stdout, -V the version" {
 	run -0 --separate-stderr mmap-index -h
 	[ -z "$stderr" ]
-	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix"* ]]
+	[[ "${lines[0]}" == "usage: mmap-index build [-q] [--keep-partial] [--progress | --no-progress]"* ]]
 	run -0 --separate-stderr mmap-index cat --help
 	[[ "${lines[0]}" == "usage: mmap-index build"* ]]
 	run -0 --separate-stderr mmap-index -V

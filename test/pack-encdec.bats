@@ -16,7 +16,8 @@ docstring_pair() {
 	run -0 --separate-stderr pack-encdec -h
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]" ]
-	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--stats] -C electra --cls-id id"* ]]
+	[[ "$output" == *"pack-encdec [-hqV] [--keep-partial] [--progress | --no-progress]"* ]]
+	[[ "$output" == *"[--stats] -C electra --cls-id id"* ]]
 }
 
 @test "pack-encdec: -V prints the version" {

@@ -13,3 +13,112 @@ TOOLS="tfr-cat subword-build subword-encode pack-encdec mmap-index batch-sample"
 	done
 	[ "$bad" = 0 ]
 }
+
+@test "every tool: --help fits in 80 columns" {
+	local t
+	for t in $TOOLS; do
+		"$t" --help | awk -v t="$t" 'length > 80 { print t ": " $0; bad = 1 } END { exit bad }'
+	done
+}
+
+# A small corpus, its vocabulary and its records, made once per test.
+fixtures() {
+	local i
+	for i in $(seq 1 40); do
+		echo "the cat $i sat on the mat and the dog $((i * 7)) ran after it"
+	done >"$T/corpus.txt"
+	subword-build -q -t 100 -o "$T/vocab" "$T/corpus.txt"
+	subword-encode -q -v "$T/vocab" --eos -o "$T/ids.tfr" "$T/corpus.txt"
+}
+
+@test "every tool: no file operand reads the standard input" {
+	fixtures
+	subword-build -q -t 100 "$T/corpus.txt" >"$T/a"
+	subword-build -q -t 100 <"$T/corpus.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	subword-build -q --count-only "$T/corpus.txt" >"$T/c"
+	subword-build -q --from-counts -t 100 <"$T/c" >"$T/b"
+	cmp "$T/a" "$T/b"
+	subword-encode -v "$T/vocab" --output-format id <"$T/corpus.txt" >"$T/a"
+	subword-encode -v "$T/vocab" --output-format id "$T/corpus.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	[ "$(tfr-cat -c <"$T/ids.tfr")" = 40 ]
+	pack-encdec -C lm -l targets=32 <"$T/ids.tfr" >"$T/a"
+	pack-encdec -C lm -l targets=32 "$T/ids.tfr" >"$T/b"
+	cmp "$T/a" "$T/b"
+	mmap-index dict <"$T/corpus.txt" >"$T/a"
+	mmap-index dict "$T/corpus.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	mmap-index build -q -o "$T/p1" <"$T/ids.tfr"
+	mmap-index build -q -o "$T/p2" "$T/ids.tfr"
+	cmp "$T/p1.bin" "$T/p2.bin"
+	[ "$(batch-sample by-size --max-tokens 8 <<<$'3\n3\n3')" = "$(printf '3\n3\n3\n' | batch-sample by-size --max-tokens 8 -)" ]
+}
+
+@test "every tool with -j: the same argument, the same message, the same default" {
+	local t h first=
+	for t in subword-build subword-encode "mmap-index build"; do
+		run -2 --separate-stderr $t -j x
+		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: invalid number of jobs 'x' (0 to 256)" ]
+		run -2 --separate-stderr $t -j 257
+		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: invalid number of jobs '257' (0 to 256)" ]
+		h=$(${t%% *} --help | grep -e '-j, --jobs' | sed 's/^ *-j, --jobs N *//')
+		[ -n "$h" ]
+		[ -z "$first" ] || [ "$h" = "$first" ]
+		first=$h
+	done
+	# The output does not depend on -j.
+	fixtures
+	subword-encode -v "$T/vocab" "$T/corpus.txt" >"$T/a"
+	subword-encode -j 1 -v "$T/vocab" "$T/corpus.txt" >"$T/b"
+	subword-encode -j 3 -v "$T/vocab" "$T/corpus.txt" >"$T/c"
+	cmp "$T/a" "$T/b"
+	cmp "$T/a" "$T/c"
+}
+
+# shows_progress CMD...: with --progress, CMD draws a progress line
+# ("\rTOOL: ...") on stderr; with --no-progress, and by default when
+# stderr is not a terminal, it does not.
+shows_progress() {
+	local tool=${1%% *}
+	"$@" --progress 2>"$T/err" >/dev/null
+	grep -q $'\r'"$tool: " "$T/err" || { echo "no progress: $*"; cat -A "$T/err"; return 1; }
+	"$@" --no-progress 2>"$T/err" >/dev/null
+	! grep -q $'\r' "$T/err" || { echo "progress with --no-progress: $*"; return 1; }
+	"$@" 2>"$T/err" >/dev/null
+	! grep -q $'\r' "$T/err" || { echo "progress to a file: $*"; return 1; }
+}
+
+@test "every tool that runs long: --progress, --no-progress, and none by default off a terminal" {
+	fixtures
+	shows_progress tfr-cat "$T/ids.tfr"
+	shows_progress tfr-cat --from-json <(tfr-cat "$T/ids.tfr")
+	shows_progress subword-build -t 100 "$T/corpus.txt"
+	shows_progress subword-encode -v "$T/vocab" --output-format id "$T/corpus.txt"
+	shows_progress pack-encdec -C lm -l targets=32 "$T/ids.tfr"
+	shows_progress mmap-index build -o "$T/p" "$T/ids.tfr"
+	shows_progress mmap-index build -j 1 -o "$T/p" "$T/ids.tfr"
+	shows_progress mmap-index dict "$T/corpus.txt"
+}
+
+@test "every tool: counts and sizes take the same suffixes" {
+	fixtures
+	subword-build -q -t 100 "$T/corpus.txt" >"$T/a"
+	run -0 subword-build -q -t 1k "$T/corpus.txt"
+	run -0 subword-build -q -t 1e3 "$T/corpus.txt"
+	[ "$(tfr-cat -n 1k -c "$T/ids.tfr")" = 40 ]
+	pack-encdec -C lm -l targets=1Ki "$T/ids.tfr" >"$T/a"
+	pack-encdec -C lm -l targets=1024 "$T/ids.tfr" >"$T/b"
+	cmp "$T/a" "$T/b"
+	pack-encdec -C lm -l targets=32 --strategy first-fit --window 1k "$T/ids.tfr" >"$T/a"
+	pack-encdec -C lm -l targets=32 --strategy first-fit --window 1000 "$T/ids.tfr" >"$T/b"
+	cmp "$T/a" "$T/b"
+	mmap-index build -q --vocab-size 64Ki -o "$T/p1" "$T/ids.tfr"
+	mmap-index build -q --vocab-size 65536 -o "$T/p2" "$T/ids.tfr"
+	cmp "$T/p1.idx" "$T/p2.idx"
+	mmap-index dict --threshold 1k "$T/corpus.txt" >"$T/a"
+	[ ! -s "$T/a" ] || [ "$(wc -l <"$T/a")" -le 8 ]
+	[ "$(batch-sample by-size --max-tokens 1k <<<$'3\n3')" = "0 1" ]
+	run -2 subword-build -t 8x "$T/corpus.txt"
+}
+
