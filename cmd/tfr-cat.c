@@ -48,6 +48,7 @@ static char **want;		/* -f features, sorted */
 static size_t nwant;
 
 static uint64_t nout;		/* records written or printed, all inputs */
+static int count_each;		/* -c of several inputs: a count per input, a total */
 static uint64_t nseen;		/* records read, for --skip/--head/--shard */
 static struct buf line, pay;
 static struct example ex;
@@ -836,6 +837,7 @@ cat_records(const char *path)
 	const uint8_t *p;
 	size_t n;
 	uint64_t skip_off, skip_len, nskips = 0, skipped = 0, before = nout;
+	uint64_t pbad = 0, stop_off = UINT64_MAX;
 	int fd, ret, status = 0;
 	unsigned flags = 0;
 
@@ -894,8 +896,14 @@ cat_records(const char *path)
 			    rec_offset(r), type == EX_TYPE_SEQUENCE ?
 			    "a SequenceExample" : "an Example", why);
 			status = 1;
+			/*
+			 * A bad payload is not counted, as a bad frame is not:
+			 * --verify's records and bytes are the good ones.
+			 */
+			pbad++;
 			if (recover)
 				continue;
+			stop_off = rec_offset(r);
 			break;
 		}
 		if (ret == 0)
@@ -927,9 +935,12 @@ cat_records(const char *path)
 		    nskips, skipped);
 	if (mode == M_VERIFY && verbosity > 0) {
 		printf("%s: %" PRIu64 " records, %" PRIu64 " bytes, %s%s\n", name,
-		    rec_index(r), rec_position(r), rec_compname(rec_compression(r)),
+		    rec_index(r) - pbad, stop_off != UINT64_MAX ? stop_off :
+		    rec_position(r), rec_compname(rec_compression(r)),
 		    status ? ", FAILED" : ", OK");
 	}
+	if (count_each)
+		printf("%" PRIu64 " %s\n", nout - before, name);
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -1280,6 +1291,8 @@ main(int argc, char *argv[])
 
 		argv = dash;
 	}
+	/* As wc(1): one input, its count alone; several, each and a total. */
+	count_each = mode == M_COUNT && argc > 1;
 	for (; *argv; argv++) {
 		if (from_json)
 			status |= cat_json(*argv);
@@ -1308,7 +1321,7 @@ main(int argc, char *argv[])
 			sink_commit(&sinks[i]);
 	}
 	if (mode == M_COUNT)
-		printf("%" PRIu64 "\n", nout);
+		printf(count_each ? "%" PRIu64 " total\n" : "%" PRIu64 "\n", nout);
 	if (mode == M_STATS)
 		stats_print();
 	close_stdout();

@@ -122,3 +122,32 @@ shows_progress() {
 	run -2 subword-build -t 8x "$T/corpus.txt"
 }
 
+@test "tfr-cat: -c of several inputs counts each and a total, as wc does" {
+	printf '%s\n' '{"a":[1]}' '{"a":[2]}' '{"a":[3]}' | tfr-cat --from-json >"$T/three.tfr"
+	printf '%s\n' '{"a":[1]}' | tfr-cat --from-json >"$T/one.tfr"
+	run -0 tfr-cat -c "$T/three.tfr"
+	[ "$output" = 3 ]
+	run -0 tfr-cat -c <"$T/three.tfr"
+	[ "$output" = 3 ]
+	run -0 --separate-stderr tfr-cat -c "$T/three.tfr" "$T/one.tfr" - <"$T/three.tfr"
+	[ "$output" = "3 $T/three.tfr"$'\n'"1 $T/one.tfr"$'\n'"3 stdin"$'\n'"7 total" ]
+	run -1 --separate-stderr tfr-cat -c "$T/three.tfr" "$T/nosuch"
+	[ "$output" = "3 $T/three.tfr"$'\n'"3 total" ]
+	[[ "$stderr" == *"nosuch"* ]]
+}
+
+@test "tfr-cat: --verify counts a failing record the same for a bad frame and a bad payload" {
+	printf '%s\n' '{"a":[1]}' '{"a":[2]}' '{"a":[3]}' | tfr-cat --from-json >"$T/three.tfr"
+	printf '%s\n' '"CgUKAw=="' | tfr-cat --from-json --type raw >"$T/badpay.rec"
+	# A bad payload after the three records, then the three again.
+	cat "$T/three.tfr" "$T/badpay.rec" "$T/three.tfr" >"$T/pay.tfr"
+	# A bad payload CRC at the same place.
+	cat "$T/three.tfr" "$T/badpay.rec" "$T/three.tfr" >"$T/crc.tfr"
+	printf 'Z' | dd of="$T/crc.tfr" bs=1 seek=$((90 + 12)) conv=notrunc status=none
+	run -1 --separate-stderr tfr-cat --verify "$T/pay.tfr"
+	[ "$output" = "$T/pay.tfr: 3 records, 90 bytes, none, FAILED" ]
+	[[ "$stderr" == *"record 3 at offset 90: payload is not an Example"* ]]
+	run -1 --separate-stderr tfr-cat --verify "$T/crc.tfr"
+	[ "$output" = "$T/crc.tfr: 3 records, 90 bytes, none, FAILED" ]
+	[[ "$stderr" == *"record 3 at offset 90: payload CRC mismatch"* ]]
+}
