@@ -151,3 +151,55 @@ shows_progress() {
 	[ "$output" = "$T/crc.tfr: 3 records, 90 bytes, none, FAILED" ]
 	[[ "$stderr" == *"record 3 at offset 90: payload CRC mismatch"* ]]
 }
+
+# Every page of the suite, as NAME.SECTION.
+man_pages() {
+	(cd "$BATS_TEST_DIRNAME/../man" && ls *.[135])
+}
+
+@test "man pages: the same footer, the same closing sections, each names the others" {
+	local m d got want bad=0
+	d="$BATS_TEST_DIRNAME/../man"
+	for m in $(man_pages); do
+		grep -qE '^\.Dd (January|February|March|April|May|June|July|August|September|October|November|December) [1-9][0-9]?, 20[0-9][0-9]$' "$d/$m" ||
+		    { echo "$m: .Dd is not 'Month D, YYYY'"; bad=1; }
+		[ "$(grep '^\.Os' "$d/$m")" = ".Os recpipe" ] || { echo "$m: .Os is not 'recpipe'"; bad=1; }
+		want=$(man_pages | grep -vx "$m" | sed 's/\(.*\)\.\(.\)/\2 \1/' | sort | sed 's/\(.\) \(.*\)/\2 \1/')
+		got=$(sed -n '/^\.Sh SEE ALSO/,/^\.Sh /p' "$d/$m" | sed -n 's/^\.Xr \([^ ]*\) \([0-9]\).*/\1 \2/p')
+		[ "$got" = "$want" ] || { echo "$m: SEE ALSO: $(echo $got)"; bad=1; }
+		case $m in *.1)
+			got=$(sed -n 's/^\.Sh //p' "$d/$m" | sed -n '/^EXIT STATUS$/,$p' | tr '\n' ,)
+			[ "$got" = "EXIT STATUS,EXAMPLES,SEE ALSO,STANDARDS,CAVEATS," ] ||
+			    { echo "$m: closing sections: $got"; bad=1; }
+		esac
+	done
+	[ "$bad" = 0 ]
+}
+
+@test "man pages: render within 80 columns (mandoc, and man -l when present)" {
+	command -v mandoc >/dev/null || skip "mandoc not installed"
+	local m d w bad=0
+	d="$BATS_TEST_DIRNAME/../man"
+	for m in $(man_pages); do
+		w=$(mandoc -T utf8 -O width=80 "$d/$m" | LC_ALL=C.UTF-8 col -b | LC_ALL=C.UTF-8 wc -L)
+		[ "$w" -le 80 ] || { echo "$m: mandoc: $w columns"; bad=1; }
+		if command -v man >/dev/null && man -l "$d/$m" >/dev/null 2>&1; then
+			w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$d/$m" 2>/dev/null | LC_ALL=C.UTF-8 wc -L)
+			[ "$w" -le 80 ] || { echo "$m: man -l: $w columns"; bad=1; }
+		fi
+	done
+	[ "$bad" = 0 ]
+}
+
+@test "README: the headline says what is byte-identical and what is not; ELECTRA pipelines use --rules electra" {
+	local r="$BATS_TEST_DIRNAME/../README.md" head
+	# The opening, up to the first section.
+	head=$(sed '/^## /q' "$r")
+	grep -q 'Byte for byte' <<<"$head"
+	grep -q 'not the same bytes' <<<"$head"
+	grep -q 'without a' <<<"$head" && grep -q 'seed' <<<"$head"
+	! grep -qi 'output is byte-identical' <<<"$head"
+	# Every WordPiece encoding fed to -C electra, in the README and the pages.
+	! grep -h -A1 'subword-encode -m wordpiece' "$r" "$BATS_TEST_DIRNAME"/../man/*.1 |
+	    grep -B1 -e '-C electra' | grep 'subword-encode -m wordpiece' | grep -v -e '--rules electra'
+}
