@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "part.h"
 
 const char *progname = "recpipe";
 int verbosity = 1;
@@ -621,6 +622,100 @@ parse_shard(const char *s, uint64_t *k, uint64_t *n)
 	*k = a;
 	*n = b;
 	return 0;
+}
+
+void
+part_arg(const char *s, uint64_t *k, uint64_t *n)
+{
+	if (parse_shard(s, k, n) == -1 || *n > PART_MAX_N)
+		usage_error("bad part: %s (K/N with 0 <= K < N)", s);
+}
+
+/* An operand read while a part is planned: opened on the first read. */
+struct part_src {
+	const char	*path;
+	int		 fd;
+};
+
+static ssize_t
+part_pread(void *arg, void *p, size_t n, uint64_t off)
+{
+	struct part_src *src = arg;
+	ssize_t k;
+
+	if (src->fd == -1 &&
+	    (src->fd = open(src->path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	do
+		k = pread(src->fd, p, n, (off_t)off);
+	while (k == -1 && errno == EINTR);
+	return k;
+}
+
+struct part_file *
+part_files(char **argv, int argc, int records, enum rec_comp comp,
+    uint64_t k, uint64_t n)
+{
+	struct part_file *pf;
+	struct part_op *ops;
+	struct part_src *src;
+	struct stat st;
+	uint8_t head[12];
+	size_t i, bad;
+	ssize_t got;
+
+	if (argc == 0)
+		usage_error("--part needs files: standard input cannot be cut "
+		    "into parts");
+	if ((pf = calloc((size_t)argc, sizeof(*pf))) == NULL ||
+	    (ops = calloc((size_t)argc, sizeof(*ops))) == NULL ||
+	    (src = calloc((size_t)argc, sizeof(*src))) == NULL)
+		die_errno("--part");
+	for (i = 0; i < (size_t)argc; i++) {
+		pf[i].path = src[i].path = argv[i];
+		src[i].fd = -1;
+		if (strcmp(argv[i], "-") == 0)
+			usage_error("--part needs files: standard input cannot "
+			    "be cut into parts");
+		if (stat(argv[i], &st) == -1)
+			die_errno("%s", argv[i]);
+		if (!S_ISREG(st.st_mode))
+			usage_error("--part needs regular files: %s is not one",
+			    argv[i]);
+		ops[i].size = (uint64_t)st.st_size;
+		ops[i].kind = records ? PART_RECORDS : PART_LINES;
+		ops[i].read = part_pread;
+		ops[i].arg = &src[i];
+		pf[i].comp = REC_NONE;
+		if (!records || ops[i].size == 0)
+			continue;
+		pf[i].comp = comp;
+		if (comp == REC_AUTO) {
+			if ((got = part_pread(&src[i], head, sizeof(head), 0)) == -1)
+				die_errno("%s", argv[i]);
+			pf[i].comp = rec_sniff(head, (size_t)got);
+		}
+		if (pf[i].comp != REC_NONE)
+			ops[i].kind = PART_WHOLE;
+		if (src[i].fd != -1) {
+			close(src[i].fd);
+			src[i].fd = -1;
+		}
+	}
+	if (part_plan(ops, (size_t)argc, k, n, &bad) == -1) {
+		if (errno == EOVERFLOW)
+			die("--part: the inputs add up to more than 2^64 bytes");
+		die_errno("%s", argv[bad]);
+	}
+	for (i = 0; i < (size_t)argc; i++) {
+		pf[i].from = ops[i].from;
+		pf[i].to = ops[i].to;
+		if (src[i].fd != -1)
+			close(src[i].fd);
+	}
+	free(ops);
+	free(src);
+	return pf;
 }
 
 static struct timespec last_progress;

@@ -155,6 +155,28 @@ int	jobs_count(int j);
 /* Parse "K/N" for --shard (0 <= K < N); -1 on error. */
 int	parse_shard(const char *s, uint64_t *k, uint64_t *n);
 
+/*
+ * --part K/N (lib/part.h): the K-th of N contiguous parts of the
+ * operands, taken in order as one concatenation.  part_arg() parses
+ * "K/N" (0 <= K < N <= PART_MAX_N), a usage error otherwise.
+ * part_files() plans part k of n of argv[0..argc): text lines
+ * (records 0), or record streams read with compression 'comp' (REC_AUTO
+ * sniffs each file; a compressed file is not cut).  Standard input, no
+ * operand or one that is not a regular file is a usage error (a part
+ * is found by seeking); a file that cannot be opened or read dies
+ * "tool: file: strerror", since every part depends on every size.
+ * Returns argc part_files (free() it); a file with from == to has
+ * nothing in the part and need not be opened.
+ */
+struct part_file {
+	const char	*path;
+	uint64_t	 from, to;	/* its bytes [from, to) are in the part */
+	enum rec_comp	 comp;		/* records: REC_NONE, or whole compressed */
+};
+void	part_arg(const char *s, uint64_t *k, uint64_t *n);
+struct part_file *part_files(char **argv, int argc, int records,
+	    enum rec_comp comp, uint64_t k, uint64_t n);
+
 /* Progress on stderr when it is a terminal (or forced); rate-limited to ~4/s. */
 extern int progress_enabled;	/* -1 auto (isatty(2)), 0 off, 1 on */
 int	progress_due(void);		/* 1 when a new progress line should be drawn */

@@ -29,7 +29,7 @@ static const char usage_text[] =
     "usage: subword-build [-hqV] [--count-only] [--keep-partial]\n"
     "                     [--progress | --no-progress] [-b bytes] [--iterations n]\n"
     "                     [-j jobs] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] [file ...]\n"
+    "                     [--part K/N] [--reserved token] [-t size] [file ...]\n"
     "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
     "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
     "                     [--reserved token] [-t size] --from-counts [file ...]\n"
@@ -44,6 +44,7 @@ static const char usage_text[] =
     "  -L, --max-subtoken-length N  subtokens of at most N-1 code points\n"
     "  --min-count N              build once with this minimum count\n"
     "  -o, --output FILE          write to FILE (atomically)\n"
+    "  --part K/N                 count the K-th of N parts of the input\n"
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet                no progress and no warnings\n"
     "  --reserved TOKEN           add a reserved token after <pad> and <EOS>\n"
@@ -59,7 +60,7 @@ usage(FILE *fp, int status)
 
 enum {
 	OPT_COUNT_ONLY = 256, OPT_FROM_COUNTS, OPT_ITERATIONS, OPT_MIN_COUNT,
-	OPT_RESERVED, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_KEEP_PARTIAL
+	OPT_RESERVED, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_KEEP_PARTIAL, OPT_PART
 };
 
 static const struct option longopts[] = {
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
 	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
+	{ "part", required_argument, NULL, OPT_PART },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "reserved", required_argument, NULL, OPT_RESERVED },
@@ -307,9 +309,14 @@ parse_budget(const char *s)
  */
 static int rval;
 
-/* Sample the lines of one file and count their tokens. */
+/*
+ * Sample the lines of one file (of its part pf, under --part) and count
+ * their tokens.  A part of a file is sampled at the file's rate, under
+ * the share of the budget its bytes are of the file's.
+ */
 static void
-count_file(struct sw_counts *c, const char *path, double budget)
+count_file(struct sw_counts *c, const char *path, double budget,
+    const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	struct sw_lines *r;
@@ -321,6 +328,8 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	size_t n;
 	int fd, nl, rc, k;
 
+	if (pf != NULL && pf->from == pf->to)
+		return;
 	if ((fd = open_input(path)) == -1) {
 		rval = 1;
 		return;
@@ -339,6 +348,11 @@ count_file(struct sw_counts *c, const char *path, double budget)
 	if (r == NULL)
 		die_errno("%s", name);
 	sw_sample_init(&s, budget, size);
+	if (pf != NULL) {
+		if (sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
+			die_errno("%s", name);
+		s.budget = budget * (double)(pf->to - pf->from) / (double)size;
+	}
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		total_lines++;
 		if (progress_due())
@@ -404,6 +418,9 @@ main(int argc, char *argv[])
 	long long target = -1, min_count = -1, ll;
 	double budget = 1e6;
 	long long jobs = 0;
+	struct part_file *parts = NULL;
+	uint64_t part_k = 0, part_n = 1;
+	size_t i;
 	int ch, count_only = 0, from_counts = 0, ofd;
 
 	setprogname(argv[0]);
@@ -474,6 +491,9 @@ main(int argc, char *argv[])
 		case OPT_KEEP_PARTIAL:
 			keep_partial = 1;
 			break;
+		case OPT_PART:
+			part_arg(optarg, &part_k, &part_n);
+			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
 			break;
@@ -490,11 +510,15 @@ main(int argc, char *argv[])
 		static char *stdin_only[] = { dash, NULL };
 
 		argv = stdin_only;
+		argc = 1;
 	}
 	if (target != -1 && min_count != -1)
 		usage_error("-t and --min-count exclude each other");
 	if (count_only && from_counts)
 		usage_error("--count-only and --from-counts exclude each other");
+	if (part_n > 1 && !count_only)
+		usage_error("--part applies to --count-only (the parts' counts "
+		    "make one vocabulary through --from-counts)");
 	if (target == -1 && min_count == -1)
 		target = 32768;
 	o.reserved = reserved;
@@ -502,18 +526,21 @@ main(int argc, char *argv[])
 
 	/* An output that cannot be written is refused before the counting. */
 	out_check(outpath);
+	if (part_n > 1)
+		parts = part_files(argv, argc, 0, REC_NONE, part_k, part_n);
 	jobs = jobs_count((int)jobs);
 
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");
 	if (!from_counts && jobs > 1)
 		pool_start((int)jobs);
-	for (; *argv; argv++) {
+	for (i = 0; argv[i] != NULL; i++) {
 		if (from_counts)
-			read_counts(c, *argv);
+			read_counts(c, argv[i]);
 		else
-			count_file(c, *argv, budget);
+			count_file(c, argv[i], budget, parts ? &parts[i] : NULL);
 	}
+	free(parts);
 	if (pool.jobs > 1)
 		pool_finish(c);
 	progress_done();

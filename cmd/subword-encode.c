@@ -19,6 +19,7 @@
 #include "common.h"
 #include "example.h"
 #include "jsondoc.h"
+#include "part.h"
 #include "record.h"
 #include "subword.h"
 #include "unicode.h"
@@ -32,7 +33,8 @@ static const char usage_text[] =
     "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
-    "                      [-o file] [--output-format fmt] [--rules rules]\n"
+    "                      [-o file] [--output-format fmt] [--part K/N]\n"
+    "                      [--rules rules]\n"
     "                      -v [field=]vocab [file ...]\n"
     "\n"
     "  -d, --decode             records (or ids) to text\n"
@@ -50,6 +52,7 @@ static const char usage_text[] =
     "  --no-strip               encode lines as they are, not stripped\n"
     "  -o, --output FILE        write to FILE (atomically)\n"
     "  --output-format FMT      records, id or piece (with -d: text or id)\n"
+    "  --part K/N               read the K-th of N parts of the input\n"
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet              no progress and no warnings\n"
     "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
@@ -69,7 +72,7 @@ enum {
 	OPT_EOS = 256, OPT_NO_STRIP, OPT_STRIP_EXTRANEOUS, OPT_FIELDS,
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
-	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL
+	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PART
 };
 
 static const struct option longopts[] = {
@@ -91,6 +94,7 @@ static const struct option longopts[] = {
 	{ "no-strip", no_argument, NULL, OPT_NO_STRIP },
 	{ "output", required_argument, NULL, 'o' },
 	{ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT },
+	{ "part", required_argument, NULL, OPT_PART },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "rules", required_argument, NULL, OPT_RULES },
@@ -734,7 +738,7 @@ static struct ctx mainctx;
 static struct sw_lines *lines_r;
 
 static int
-encode_file(const char *path)
+encode_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
@@ -743,9 +747,13 @@ encode_file(const char *path)
 	size_t n;
 	int fd, nl, rc;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	if ((r = lines_r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
 		die_errno("%s", name);
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		if (progress_due())
@@ -1014,18 +1022,27 @@ write_chunk(const char *name, uint64_t *lines)
 }
 
 static int
-encode_file_jobs(const char *path)
+encode_file_jobs(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	struct chunk *ch;
 	struct buf carry = { 0 };
-	uint64_t base = 0, lines = 0;
+	uint64_t base = 0, lines = 0, left = UINT64_MAX;
+	size_t want;
 	ssize_t k;
 	int fd, eof = 0;
 	uint8_t *nl;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if ((fd = open_input(path)) == -1)
 		return 1;
+	if (pf != NULL) {
+		if (lseek(fd, (off_t)pf->from, SEEK_SET) == -1)
+			die_errno("%s", name);
+		base = pf->from;
+		left = pf->to - pf->from;
+	}
 	while (!eof) {
 		if (nfilled - nwritten == nring)
 			write_chunk(name, &lines);
@@ -1040,7 +1057,10 @@ encode_file_jobs(const char *path)
 		/* Read whole lines: at least CHUNK_BYTES, up to a newline. */
 		for (;;) {
 			grow(&ch->in, &ch->incap, ch->inlen + CHUNK_BYTES);
-			k = read(fd, ch->in + ch->inlen, ch->incap - ch->inlen);
+			want = ch->incap - ch->inlen;
+			if (want > left)
+				want = (size_t)left;
+			k = want == 0 ? 0 : read(fd, ch->in + ch->inlen, want);
 			if (k == -1 && errno == EINTR)
 				continue;
 			if (k == -1)
@@ -1050,6 +1070,7 @@ encode_file_jobs(const char *path)
 				break;
 			}
 			ch->inlen += (size_t)k;
+			left -= (uint64_t)k;
 			if (ch->inlen >= CHUNK_BYTES &&
 			    last_nl(ch->in, ch->inlen) != NULL)
 				break;
@@ -1159,7 +1180,7 @@ parse_ids(struct field *fd, const uint8_t *p, size_t n)
 }
 
 static int
-decode_ids_file(const char *path)
+decode_ids_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
@@ -1168,9 +1189,13 @@ decode_ids_file(const char *path)
 	size_t n, f, len;
 	int fd, nl, rc, k;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
 		die_errno("%s", name);
 	dec.name = name;
 	dec.what = "line";
@@ -1320,7 +1345,7 @@ decode_big(const uint8_t *p, size_t n)
 }
 
 static int
-decode_records_file(const char *path)
+decode_records_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct rec_reader *rr;	/* still reachable when a fault exits */
@@ -1329,9 +1354,15 @@ decode_records_file(const char *path)
 	long k;
 	int fd, rc;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if ((fd = open_input(path)) == -1)
 		return 1;
-	if ((rr = rec_reader_open(fd, REC_AUTO, 0, max_len)) == NULL)
+	if ((rr = rec_reader_open(fd, pf != NULL ? pf->comp : REC_AUTO, 0,
+	    max_len)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && pf->comp == REC_NONE &&
+	    rec_reader_range(rr, pf->from, pf->to - pf->from) == -1)
 		die_errno("%s", name);
 	dec.name = name;
 	dec.what = "record";
@@ -1563,7 +1594,9 @@ main(int argc, char *argv[])
 	const char *outpath = "-", *feature = NULL, *fieldlist = NULL;
 	const char *keylist = NULL;
 	char **vspec = NULL;
-	size_t nv = 0, f;
+	struct part_file *parts = NULL;
+	uint64_t part_k = 0, part_n = 1;
+	size_t nv = 0, f, i;
 	int ch, decode = 0, rval = 0, wpflags = 0;
 
 	setprogname(argv[0]);
@@ -1648,6 +1681,9 @@ main(int argc, char *argv[])
 		case OPT_KEEP_PARTIAL:
 			keep_partial = 1;
 			break;
+		case OPT_PART:
+			part_arg(optarg, &part_k, &part_n);
+			break;
 		case OPT_MAXREC:
 			max_len = max_record_arg(optarg);
 			break;
@@ -1709,6 +1745,10 @@ main(int argc, char *argv[])
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
 	out_check(outpath);
+	/* A part is planned from every operand's size before any output. */
+	if (part_n > 1)
+		parts = part_files(argv, argc, decode && infmt == FMT_RECORDS,
+		    REC_AUTO, part_k, part_n);
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature : "targets");
 	if (eos)
 		eos_id = resolve_eos(eos_arg);
@@ -1748,16 +1788,19 @@ main(int argc, char *argv[])
 	jobs = jobs_count(jobs);
 	if (!decode && jobs > 1)
 		jobs_start();
-	for (; *argv; argv++) {
+	for (i = 0; argv[i] != NULL; i++) {
+		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
+
 		if (!decode && jobs > 1)
-			rval |= encode_file_jobs(*argv);
+			rval |= encode_file_jobs(argv[i], pf);
 		else if (!decode)
-			rval |= encode_file(*argv);
+			rval |= encode_file(argv[i], pf);
 		else if (infmt == FMT_ID)
-			rval |= decode_ids_file(*argv);
+			rval |= decode_ids_file(argv[i], pf);
 		else
-			rval |= decode_records_file(*argv);
+			rval |= decode_records_file(argv[i], pf);
 	}
+	free(parts);
 	if (!decode && jobs > 1)
 		jobs_stop();
 	progress_done();

@@ -48,7 +48,10 @@ struct rec_reader {
 	int		 zdone;		/* the stream ended (zlib) */
 
 	int		 seekable;	/* regular uncompressed file */
-	uint64_t	 file_end;	/* stream offset of the end of file */
+	uint64_t	 file_end;	/* stream offset of the end of file (or of the range) */
+	int		 limited;	/* rec_reader_range(): read up to 'limit' */
+	uint64_t	 limit;
+	uint64_t	 real_end;	/* the end of the file when limited */
 
 	enum rec_err	 err;
 	enum rec_err	 held;		/* a fault found behind good output */
@@ -275,6 +278,12 @@ fill(struct rec_reader *r, size_t need)
 			if (r->seekable && (r->flags & REC_SKIP_DATA) &&
 			    want > SKIP_READ && need - (r->len - r->pos) <= SKIP_READ)
 				want = SKIP_READ;
+			if (r->limited && want > r->limit - (r->base + r->len))
+				want = (size_t)(r->limit - (r->base + r->len));
+			if (want == 0) {
+				r->eof = 1;
+				break;
+			}
 			n = xread(r->fd, r->buf + r->len, want);
 			if (n == -1) {
 				r->errnum = errno;
@@ -357,6 +366,16 @@ header_ok(const uint8_t *h)
 	return le32(h + 8) == crc32c_mask(crc32c_8(h));
 }
 
+enum rec_comp
+rec_sniff(const uint8_t *p, size_t n)
+{
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return REC_GZIP;
+	if (n >= 2 && is_zlib_header(p) && !(n >= 12 && header_ok(p)))
+		return REC_ZLIB;
+	return REC_NONE;
+}
+
 static int
 start_inflate(struct rec_reader *r)
 {
@@ -379,7 +398,7 @@ start(struct rec_reader *r)
 {
 	struct stat st;
 	ssize_t k;
-	size_t n = 0;
+	size_t n = 0, first = 64;
 	off_t here;
 	enum rec_comp c = r->comp;
 
@@ -389,8 +408,10 @@ start(struct rec_reader *r)
 		return fail(r, REC_ENOMEM, "out of memory");
 	}
 	/* Up to 64 bytes, however the pipe delivers them. */
-	while (n < 64) {
-		if ((k = xread(r->fd, r->in + n, 64 - n)) == -1) {
+	if (r->limited && r->limit - r->base < first)
+		first = (size_t)(r->limit - r->base);
+	while (n < first) {
+		if ((k = xread(r->fd, r->in + n, first - n)) == -1) {
 			r->errnum = errno;
 			return fail(r, REC_EIO, "%s", strerror(errno));
 		}
@@ -401,14 +422,8 @@ start(struct rec_reader *r)
 		n += (size_t)k;
 	}
 	r->raw_read = n;
-	if (c == REC_AUTO) {
-		c = REC_NONE;
-		if (n >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b)
-			c = REC_GZIP;
-		else if (n >= 2 && is_zlib_header(r->in) &&
-		    !(n >= 12 && header_ok(r->in)))
-			c = REC_ZLIB;
-	}
+	if (c == REC_AUTO)
+		c = rec_sniff(r->in, n);
 	if (c == REC_NONE && n >= sizeof(lfs_magic) - 1 &&
 	    memcmp(r->in, lfs_magic, sizeof(lfs_magic) - 1) == 0)
 		return fail(r, REC_LFS, "this is a Git LFS pointer, not data; "
@@ -426,9 +441,44 @@ start(struct rec_reader *r)
 	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (here = lseek(r->fd, 0, SEEK_CUR)) != -1) {
 		r->seekable = 1;
-		r->file_end = (uint64_t)st.st_size - ((uint64_t)here - r->len);
+		r->file_end = r->base + (uint64_t)st.st_size -
+		    ((uint64_t)here - r->len);
+		r->real_end = r->file_end;
+		if (r->limited && r->limit < r->file_end)
+			r->file_end = r->limit;
 	}
 	return 0;
+}
+
+int
+rec_reader_range(struct rec_reader *r, uint64_t off, uint64_t len)
+{
+	if (r->started || len > UINT64_MAX - off || off > INT64_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (lseek(r->fd, (off_t)off, SEEK_SET) == -1)
+		return -1;
+	r->comp = REC_NONE;
+	r->base = off;
+	r->limited = 1;
+	r->limit = off + len;
+	return 0;
+}
+
+/*
+ * A record or header that runs past the end of the range but not of the
+ * file: the range was cut inside a record.
+ */
+static int
+crosses(struct rec_reader *r, uint64_t end)
+{
+	if (!r->limited || !r->seekable || end <= r->limit || end > r->real_end)
+		return 0;
+	return fail(r, REC_TRUNC_RECORD, "record crosses the end of the part "
+	    "at offset %llu (the part boundary was found inside a record, "
+	    "perhaps one that holds records itself; read without --part)",
+	    (unsigned long long)r->limit);
 }
 
 struct rec_reader *
@@ -533,6 +583,8 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 	if (got == 0)
 		return 0;
 	if (got < 12) {
+		if (crosses(r, r->offset + 12) == -1)
+			return -1;
 		if (r->flags & REC_TF_COMPAT)
 			return 0;
 		return fail(r, REC_TRUNC_HEADER,
@@ -549,6 +601,9 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		    "length %llu is impossible", (unsigned long long)len);
 	total = len + 16;
 	if (r->seekable) {
+		if (total > r->file_end - r->offset &&
+		    crosses(r, r->offset + total) == -1)
+			return -1;
 		if (total > r->file_end - r->offset)
 			return fail(r, REC_TRUNC_RECORD, "truncated record: "
 			    "length %llu needs %llu bytes after its header, "

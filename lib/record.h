@@ -57,6 +57,23 @@ struct rec_reader *rec_reader_open(int fd, enum rec_comp comp, unsigned flags,
 void		 rec_reader_free(struct rec_reader *r);	/* NULL is fine */
 
 /*
+ * Read only the uncompressed bytes [off, off + len) of the file on the
+ * reader's fd (--part): seeks there, and the stream ends at off + len.
+ * Offsets (rec_offset(), rec_position()) stay file offsets; rec_index()
+ * counts from the range's first record.  A record that starts in the
+ * range and runs past its end (but not past the file's) is a fault,
+ * REC_TRUNC_RECORD, saying so.  Call before the first read.  Returns 0,
+ * or -1 with errno set (EINVAL, or lseek's).
+ */
+int		 rec_reader_range(struct rec_reader *r, uint64_t off, uint64_t len);
+
+/*
+ * The compression REC_AUTO finds in a stream's first n bytes (up to 12
+ * are looked at): REC_GZIP, REC_ZLIB or REC_NONE.
+ */
+enum rec_comp	 rec_sniff(const uint8_t *p, size_t n);
+
+/*
  * Read the next record.  Returns 1 and sets *p, *n to its payload
  * (valid until the next call; with REC_SKIP_DATA *p is NULL), 0 at the
  * end of the stream, -1 on a fault (rec_error() says which; the reader

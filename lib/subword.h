@@ -46,6 +46,13 @@ struct sw_lines	*sw_lines_open_mem(const uint8_t *p, size_t n);
 struct sw_lines	*sw_lines_open_buf(uint8_t *p, size_t n);
 void		 sw_lines_free(struct sw_lines *r);	/* NULL is fine */
 /*
+ * Read only the bytes [off, off + len) of the file on a reader from
+ * sw_lines_open() (--part): seeks there; offsets in errors stay file
+ * offsets, line numbers count from the range's first line.  Call
+ * before the first line.  Returns 0, or -1 with errno set.
+ */
+int		 sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len);
+/*
  * Next line without its '\n' (*nl says whether it had one).  *p is
  * valid until the next call.  Returns 1, 0 at the end, -1 on a read
  * error (errno set), -2 on invalid UTF-8 (e->line and e->offset name

@@ -305,3 +305,65 @@ ideographs() {
 	run -1 subword-build -q --min-count 2 -o "$T/v" --from-counts "$T/bad.counts"
 	[ ! -e "$T/v" ]
 }
+
+@test "subword-build: --part K/N counts merged by --from-counts give one run's vocab (N = 1..7)" {
+	local n k list
+	corpus 300 >"$T/a.txt"
+	: >"$T/empty.txt"
+	{ head -c 2000 "$T/a.txt"; head -c 20000 /dev/zero | tr '\0' 'w'; echo
+	  printf 'no newline at the end'; } >"$T/b.txt"
+	subword-build -q -t 300 -b 1e9 -o "$T/one" "$T/a.txt" "$T/empty.txt" "$T/b.txt"
+	subword-build -q --count-only -b 1e9 -o "$T/one.counts" "$T/a.txt" "$T/empty.txt" "$T/b.txt"
+	for n in 1 2 3 4 5 6 7; do
+		list=()
+		for k in $(seq 0 $((n - 1))); do
+			subword-build -q --count-only -b 1e9 --part "$k/$n" -j 1 \
+			    -o "$T/p$k.counts" "$T/a.txt" "$T/empty.txt" "$T/b.txt"
+			list+=("$T/p$k.counts")
+		done
+		subword-build -q -t 300 --from-counts -o "$T/merged" "${list[@]}"
+		cmp "$T/one" "$T/merged"
+	done
+	[ "$(wc -l <"$T/one")" -gt 100 ]
+}
+
+@test "subword-build: --part count files add up to one run's counts" {
+	local k
+	corpus 200 >"$T/a.txt"
+	subword-build -q --count-only -b 1e9 -o "$T/one.counts" "$T/a.txt" "$T/a.txt"
+	for k in 0 1 2; do
+		subword-build -q --count-only -b 1e9 --part "$k/3" -o "$T/p$k" "$T/a.txt" "$T/a.txt"
+	done
+	# Parts hold different lines: their counts differ from each other.
+	run -1 cmp -s "$T/p0" "$T/p1"
+	# The parts summed build what the whole builds, token for token.
+	subword-build -q --min-count 1 --from-counts -o "$T/v1" "$T/one.counts"
+	subword-build -q --min-count 1 --from-counts -o "$T/v2" "$T/p0" "$T/p1" "$T/p2"
+	cmp "$T/v1" "$T/v2"
+}
+
+@test "subword-build: --part with a small budget samples each part at the file's rate" {
+	corpus 2000 >"$T/a.txt"
+	# One part of one: the same sample as a run without --part.
+	subword-build -q --count-only -b 20000 -o "$T/one" "$T/a.txt"
+	subword-build -q --count-only -b 20000 --part 0/1 -o "$T/p" "$T/a.txt"
+	cmp "$T/one" "$T/p"
+	# Two parts each take about half the budget: together about one run's tokens.
+	subword-build -q --count-only -b 20000 --part 0/2 -o "$T/p0" "$T/a.txt"
+	subword-build -q --count-only -b 20000 --part 1/2 -o "$T/p1" "$T/a.txt"
+	local one two
+	one=$(awk -F'\t' 'NR > 1 { s += $1 } END { print s }' "$T/one")
+	two=$(cat "$T/p0" "$T/p1" | awk -F'\t' '!/^#/ { s += $1 } END { print s }')
+	[ "$two" -gt $((one * 8 / 10)) ] && [ "$two" -lt $((one * 12 / 10)) ]
+}
+
+@test "subword-build: --part is for --count-only, on regular files" {
+	corpus 10 >"$T/a.txt"
+	run -2 --separate-stderr subword-build --part 0/2 "$T/a.txt"
+	[ "${stderr%%$'\n'*}" = "subword-build: --part applies to --count-only (the parts' counts make one vocabulary through --from-counts)" ]
+	run -2 --separate-stderr subword-build --count-only --part 0/2 - <"$T/a.txt"
+	[ "${stderr%%$'\n'*}" = "subword-build: --part needs files: standard input cannot be cut into parts" ]
+	run -2 --separate-stderr subword-build --count-only --part 3/2 "$T/a.txt"
+	run -1 --separate-stderr subword-build --count-only --part 0/2 "$T/a.txt" "$T/nosuch"
+	[ "$stderr" = "subword-build: $T/nosuch: No such file or directory" ]
+}

@@ -570,3 +570,70 @@ wp_vocab() {
 	# the documents of lines 1 and 2, each ended by an empty line
 	[ "$output" = $'1 2\n3\n\n2 1' ]
 }
+
+# part_law OUT-ARGS...: the --part K/N outputs for N = 1..7 concatenated
+# equal one run's output (the inputs and options are the arguments).
+part_law() {
+	local n k
+	subword-encode "$@" >"$T/one"
+	for n in 1 2 3 4 5 6 7; do
+		: >"$T/cat"
+		for k in $(seq 0 $((n - 1))); do
+			subword-encode --part "$k/$n" "$@" >>"$T/cat" || return 1
+		done
+		cmp "$T/one" "$T/cat" || { echo "N=$n differs"; return 1; }
+	done
+}
+
+@test "subword-encode: --part K/N outputs concatenated are one run's (N = 1..7)" {
+	{ head -c 3000 "$T/c.txt"; head -c 9000 /dev/zero | tr '\0' x; echo
+	  tail -c 500 "$T/c.txt"; } >"$T/a.txt"
+	: >"$T/empty.txt"
+	printf 'the cat\n\n\nno newline at the end' >"$T/b.txt"
+	printf '\n' >"$T/nl.txt"
+	part_law -v "$T/v" "$T/a.txt" "$T/empty.txt" "$T/b.txt" "$T/nl.txt" "$T/c.txt"
+	part_law -v "$T/v" --output-format id "$T/b.txt" "$T/a.txt"
+	part_law -j 2 -v "$T/v" --eos "$T/a.txt" "$T/c.txt" "$T/b.txt"
+	part_law -v "$T/v" "$T/empty.txt"
+}
+
+@test "subword-encode: -d --part over records, a gzip file whole, concatenates to one run" {
+	subword-encode -v "$T/v" -o "$T/r1.tfr" "$T/c.txt"
+	head -c 2000 "$T/c.txt" | subword-encode -v "$T/v" -o "$T/r2.tfr.gz"
+	mv "$T/r2.tfr.gz" "$T/r2.tfr"
+	printf '%s ' $(seq 1 3000) | subword-encode -v "$T/v" -o "$T/r3.tfr"
+	part_law -d -v "$T/v" "$T/r1.tfr" "$T/r2.tfr" "$T/r3.tfr" "$T/r1.tfr"
+	subword-encode -v "$T/v" --output-format id "$T/c.txt" >"$T/ids"
+	part_law -d --input-format id -v "$T/v" "$T/ids"
+}
+
+@test "subword-encode: --part: a fault names the part's line and the file's offset" {
+	{ head -c 4000 "$T/c.txt"; printf 'bad \377 byte\n'; head -c 4000 "$T/c.txt"
+	  printf 'x\377\n'; } >"$T/bad.txt"
+	run -1 --separate-stderr subword-encode -v "$T/v" --output-format id "$T/bad.txt"
+	[ "$stderr" = "subword-encode: $T/bad.txt: line 81: invalid UTF-8 at byte offset 4004" ]
+	run -1 --separate-stderr subword-encode --part 0/2 -v "$T/v" --output-format id "$T/bad.txt"
+	[ "$stderr" = "subword-encode: $T/bad.txt: line 81: invalid UTF-8 at byte offset 4004" ]
+	# Part 1 starts after the first bad line: its line 81 is the file's 162nd.
+	run -1 --separate-stderr subword-encode --part 1/2 -v "$T/v" --output-format id "$T/bad.txt"
+	[ "$stderr" = "subword-encode: $T/bad.txt: line 81: invalid UTF-8 at byte offset 8012" ]
+	[ "${#lines[@]}" = 80 ]
+}
+
+@test "subword-encode: --part needs regular files; bad parts are usage errors" {
+	run -2 --separate-stderr subword-encode --part 0/2 -v "$T/v" <"$T/c.txt"
+	[ "${stderr%%$'\n'*}" = "subword-encode: --part needs files: standard input cannot be cut into parts" ]
+	run -2 --separate-stderr subword-encode --part 0/2 -v "$T/v" - <"$T/c.txt"
+	run -2 --separate-stderr subword-encode --part 1/2 -v "$T/v" /dev/null
+	[ "${stderr%%$'\n'*}" = "subword-encode: --part needs regular files: /dev/null is not one" ]
+	run -2 --separate-stderr subword-encode --part 2/2 -v "$T/v" "$T/c.txt"
+	[ "${stderr%%$'\n'*}" = "subword-encode: bad part: 2/2 (K/N with 0 <= K < N)" ]
+	run -2 --separate-stderr subword-encode --part 1 -v "$T/v" "$T/c.txt"
+	run -1 --separate-stderr subword-encode --part 1/2 -v "$T/v" "$T/c.txt" "$T/nosuch"
+	[ "$stderr" = "subword-encode: $T/nosuch: No such file or directory" ]
+	[ -z "$output" ]
+	# N = 1 is the whole input, from anywhere.
+	subword-encode --part 0/1 -v "$T/v" <"$T/c.txt" >"$T/a"
+	subword-encode -v "$T/v" <"$T/c.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+}
