@@ -182,23 +182,27 @@ static void
 parse_range(const char *s)
 {
 	const char *colon = strchr(s, ':');
-	char *end;
+	char a[64];
+	long long v;
 
 	if (colon == NULL)
 		usage_error("--range: expected A:B, got '%s'", s);
 	o.ra = 0;
 	o.rb_open = 1;
 	if (colon != s) {
-		errno = 0;
-		o.ra = strtoull(s, &end, 10);
-		if (errno || end != colon || *s == '-')
+		/* Numbers as every option takes them (parse_int()). */
+		if ((size_t)(colon - s) >= sizeof a)
 			usage_error("--range: bad start in '%s'", s);
+		memcpy(a, s, (size_t)(colon - s));
+		a[colon - s] = '\0';
+		if (parse_int(a, 0, LLONG_MAX, &v) == -1)
+			usage_error("--range: bad start in '%s'", s);
+		o.ra = (uint64_t)v;
 	}
 	if (colon[1] != '\0') {
-		errno = 0;
-		o.rb = strtoull(colon + 1, &end, 10);
-		if (errno || *end != '\0' || colon[1] == '-')
+		if (parse_int(colon + 1, 0, LLONG_MAX, &v) == -1)
 			usage_error("--range: bad end in '%s'", s);
+		o.rb = (uint64_t)v;
 		o.rb_open = 0;
 	}
 	o.range = 1;

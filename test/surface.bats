@@ -116,6 +116,8 @@ shows_progress() {
 	mmap-index build -q --vocab-size 64Ki -o "$T/p1" "$T/ids.tfr"
 	mmap-index build -q --vocab-size 65536 -o "$T/p2" "$T/ids.tfr"
 	cmp "$T/p1.idx" "$T/p2.idx"
+	[ "$(mmap-index cat --range 0:1k --output-format id "$T/p1" | wc -l)" = 40 ]
+	[ "$(mmap-index cat --range 3e1: --output-format id "$T/p1" | wc -l)" = 10 ]
 	mmap-index dict --threshold 1k "$T/corpus.txt" >"$T/a"
 	[ ! -s "$T/a" ] || [ "$(wc -l <"$T/a")" -le 8 ]
 	[ "$(batch-sample by-size --max-tokens 1k <<<$'3\n3')" = "0 1" ]
