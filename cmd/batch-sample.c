@@ -88,7 +88,7 @@ static const char usage_text[] =
 "  -o, --output FILE        write to FILE (atomically)\n"
 "  --order-seed S           seed+epoch (default) or seed\n"
 "  --output-format FMT      json, ids or records\n"
-"  -p [KEY=]SRC[,TGT]       a pair of datasets; repeat for more\n"
+"  -p, --pair [KEY=]SRC[,TGT]  a pair of datasets; repeat for more\n"
 "  --pad N                  padding id (default 1)\n"
 "  --pad-to-multiple N      round collated widths up to a multiple of N\n"
 "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"

@@ -51,7 +51,7 @@ static const char usage_text[] =
 "  --dict FILE              build: the fairseq dictionary of text input\n"
 "  --documents each|empty   build: how Megatron documents end\n"
 "  --dtype TYPE             build: the token type (default auto)\n"
-"  -f FEATURE               the feature holding the tokens (default targets)\n"
+"  -f, --feature FEATURE    the feature holding the tokens (default targets)\n"
 "  --format LAYOUT          fairseq (default) or megatron\n"
 "  -h, --help               print this help\n"
 "  --input-format FMT       build: records (default), id or text\n"

@@ -60,7 +60,7 @@ static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index]\n"
+	    "usage: tfr-cat [-chqRV] [--flat] [--force] [--from-json] [--index]\n"
 	    "               [--keep-partial] [--lossy] [--no-crc]\n"
 	    "               [--progress | --no-progress] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
@@ -90,7 +90,8 @@ usage(FILE *fp, int status)
 		    "  --max-record-size N  largest payload read from a pipe (default 2G)\n"
 		    "  -n, --head N         stop after N records\n"
 		    "  --no-crc             do not check payload CRCs\n"
-		    "  -o FILE              write to FILE (atomically), or the --split pattern\n"
+		    "  -o, --output FILE    write to FILE (atomically), or the --split pattern\n"
+		    "  -h, --help           print this help\n"
 		    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 		    "  -q, --quiet          print no summary lines\n"
 		    "  -R, --records        write records (concatenate, recompress, filter)\n"

@@ -157,7 +157,8 @@ help_opts() {
 # page name the same options: every option of the SYNOPSIS is in the usage
 # block (and back), is described in --help and in the man page; --help
 # and the man page describe the same names (long spellings included), and
-# describe nothing the SYNOPSIS does not give.
+# describe nothing the SYNOPSIS does not give; every long option of the
+# option tables of cmd/TOOL.c is described.
 options_agree() {
 	local page="$BATS_TEST_DIRNAME/../man/$1.1" syn use mlist hlist e bad=0
 	syn=$(man_opts syn "$page" | tr ' ' '\n' | sort -u)
@@ -177,6 +178,14 @@ options_agree() {
 	for e in $syn; do
 		if ! tr ' ' '\n' <<<"$mlist" | grep -qx -- "$e"; then
 			echo "$e: in the SYNOPSIS, not described in the man page"
+			bad=1
+		fi
+	done
+	# Every long option the source declares is described.
+	for e in $(grep -oE '^[[:space:]]*\{ *"[a-z0-9-]+",' "$BATS_TEST_DIRNAME/../cmd/$1.c" |
+	    grep -oE '"[a-z0-9-]+"' | tr -d '"' | sort -u); do
+		if ! tr ' ' '\n' <<<"$hlist" | grep -qx -- "--$e"; then
+			echo "--$e: accepted, not described in --help"
 			bad=1
 		fi
 	done

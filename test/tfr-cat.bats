@@ -22,7 +22,7 @@ big() {
 
 @test "tfr-cat: --help prints the synopsis and exits 0" {
 	run -0 --separate-stderr tfr-cat --help
-	[[ "$output" == "usage: tfr-cat [-cqRV]"* ]]
+	[[ "$output" == "usage: tfr-cat [-chqRV]"* ]]
 	[ -z "$stderr" ]
 }
 
