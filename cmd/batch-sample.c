@@ -60,7 +60,8 @@ static const char usage_text[] =
 "       batch-sample collate [-q] [--no-input-feeding] [-o file] [--eos n]\n"
 "                            [--left-pad-source bool] [--left-pad-target bool]\n"
 "                            [--pad n] [--pad-to-multiple n] [file ...]\n"
-"       batch-sample loader [-q] [--stats] [-o file] [-s seed] [--limit n]\n"
+"       batch-sample loader [-q] [--progress | --no-progress] [--stats]\n"
+"                           [-o file] [-s seed] [--limit n]\n"
 "                           [--output-format json|records] --config file\n"
 "       batch-sample -h | -V\n"
 "\n"
@@ -1941,8 +1942,10 @@ cmd_loader(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "no-progress", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "output-format", required_argument, NULL, 'f' },
+		{ "progress", no_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "stats", no_argument, NULL, 'S' },
@@ -1984,6 +1987,8 @@ cmd_loader(int argc, char **argv)
 				    "records, not '%s'", optarg);
 			break;
 		case 'q': verbosity = 0; break;
+		case 'P': progress_enabled = 1; break;
+		case 'N': progress_enabled = 0; break;
 		case 's':
 			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
 				usage_error("-s: invalid seed '%s'", optarg);
@@ -2041,7 +2046,10 @@ cmd_loader(int argc, char **argv)
 			}
 		}
 		nb++;
+		if (progress_due())
+			progress("%" PRIu64 " batches", nb);
 	}
+	progress_done();
 	if (w && rec_writer_close(w) == -1)
 		write_failed(outpath);
 	if (b.len && write_full(fd, b.p, b.len) == -1)

@@ -99,6 +99,17 @@ shows_progress() {
 	shows_progress mmap-index build -o "$T/p" "$T/ids.tfr"
 	shows_progress mmap-index build -j 1 -o "$T/p" "$T/ids.tfr"
 	shows_progress mmap-index dict "$T/corpus.txt"
+	# batch-sample loader, over a dataset of ten one-feature Examples.
+	mkdir -p "$T/ds"
+	for i in 0 1 2 3 4 5 6 7 8 9; do printf '{"x":[%d]}\n' "$i"; done |
+	    tfr-cat -R --from-json >"$T/ds/a.tfrecords"
+	tfr-cat --manifest "$T/ds/a.tfrecords" >"$T/ds/__manifest__.json"
+	printf '%s\n' '{"type": "independent", "name": "t",' \
+	    '"dataset": {"type": "dir", "args": {"data_dir": "'"$T/ds"'"}},' \
+	    '"num_read_buffer_bytes": 0, "num_prefetch": 1, "target_batch_size": 2,' \
+	    '"drop_remainder": false, "epochs": 1,' \
+	    '"primary_features": [{"from_name": "x", "to_name": "x"}]}' >"$T/c.json"
+	shows_progress batch-sample loader --config "$T/c.json"
 }
 
 @test "every tool: counts and sizes take the same suffixes" {
