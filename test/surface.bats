@@ -132,7 +132,13 @@ shows_progress() {
 	mmap-index dict --threshold 1k "$T/corpus.txt" >"$T/a"
 	[ ! -s "$T/a" ] || [ "$(wc -l <"$T/a")" -le 8 ]
 	[ "$(batch-sample by-size --max-tokens 1k <<<$'3\n3')" = "0 1" ]
+	# A sign where a number may be negative (fairseq's "0 or less keeps all").
+	mmap-index dict -q "$T/corpus.txt" >"$T/a"
+	mmap-index dict -q --nwords -1k "$T/corpus.txt" >"$T/b"
+	cmp "$T/a" "$T/b"
+	run -2 subword-build -t -1k "$T/corpus.txt"
 	run -2 subword-build -t 8x "$T/corpus.txt"
+	run -2 subword-build -t 1.5 "$T/corpus.txt"
 }
 
 @test "tfr-cat: -c of several inputs counts each and a total, as wc does" {
