@@ -58,7 +58,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE all lib unit check check-build check-deps deps demo fuzz fuzz-run bench \
+.PHONY: FORCE all lib unit check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
 	install uninstall clean manlint test-unit test-bats test-install
 
 all: lib $(BINS)
@@ -149,12 +149,22 @@ check: deps
 	$(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
 	@echo "check: all passed"
 
+# The build engines on a throwaway single-node Slurm cluster on localhost
+# and with GNU parallel: products of every recipe run in N parts must be
+# byte-identical to its one-process run.  Needs root and the packages of
+# scripts/install-deps --cluster; says what is missing and fails without.
+# Leaves no daemon, file or job behind.  .ci/run runs it after check.
+check-cluster: all
+	test/cluster/run
+
 demo: deps
 	$(MAKE) all
 	scripts/demo $(O)/bin
 
+# Every scripts/bench-* against its peer: one table, and $(O)/bench.json
+# (compared with the previous run's).  QUICK=1: smaller data.
 bench: all
-	scripts/bench $(O)/bin
+	scripts/bench $(if $(filter 1,$(QUICK)),-q) $(O)/bin
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/recpipe \

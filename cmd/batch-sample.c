@@ -35,14 +35,17 @@
 
 static const char usage_text[] =
 "usage: batch-sample batches [-q] [--collate] [--decoder-langtok]\n"
-"                            [--grouped-shuffling] [--json] [--no-input-feeding]\n"
+"                            [--grouped-shuffling] [--json]\n"
+"                            [--lang-tok-replacing-bos-eos] [--no-input-feeding]\n"
 "                            [--no-shuffle] [--progress | --no-progress]\n"
 "                            [--rebuild-batches] [--skip-remainder-batch]\n"
 "                            [--stats] [-o file] [-p [key=]src[,tgt]] [-s seed]\n"
 "                            [--batch-size n] [--dict file]\n"
 "                            [--encoder-langtok src|tgt] [--eos n] [--epoch n]\n"
 "                            [--epochs n] [--fairseq-compat 0.12|main]\n"
-"                            [--lang-pairs list] [--left-pad-source bool]\n"
+"                            [--lang-dict file] [--lang-pairs list]\n"
+"                            [--lang-tok-style multilingual|mbart]\n"
+"                            [--langs list] [--left-pad-source bool]\n"
 "                            [--left-pad-target bool] [--max-source-positions n]\n"
 "                            [--max-target-positions n] [--max-tokens n]\n"
 "                            [--order-seed seed+epoch|seed]\n"
@@ -52,8 +55,9 @@ static const char usage_text[] =
 "                            [--sampling-method concat|temperature|uniform]\n"
 "                            [--sampling-seed n] [--sampling-temperature t]\n"
 "                            [--sampling-weights key=w,...] [--shard k/n]\n"
-"                            [--split name] [--virtual-data-size n]\n"
-"                            [data[:data ...]]\n"
+"                            [--source-dict file] [--split name]\n"
+"                            [--target-dict file] [--virtual-data-size n]\n"
+"                            [--virtual-epoch-size n] [data[:data ...]]\n"
 "       batch-sample by-size [-q] [-o file] [--batch-size n]\n"
 "                            [--fairseq-compat 0.12|main] [--max-tokens n]\n"
 "                            [--required-batch-size-multiple n] [file ...]\n"
@@ -78,7 +82,11 @@ static const char usage_text[] =
 "  --grouped-shuffling      shuffle groups of batches, one per shard\n"
 "  -h, --help               print this help\n"
 "  --json                   write --stats as JSON\n"
+"  --lang-dict FILE         the language list, one a line, in id order\n"
 "  --lang-pairs LIST        src-tgt pairs to find in the data directories\n"
+"  --lang-tok-replacing-bos-eos  language tokens replace EOS and BOS\n"
+"  --lang-tok-style S       multilingual (default) or mbart\n"
+"  --langs LIST             the language list, comma-separated\n"
 "  --left-pad-source BOOL   pad sources on the left (default True)\n"
 "  --left-pad-target BOOL   pad targets on the left (default False)\n"
 "  --limit N                loader: stop after N batches\n"
@@ -103,10 +111,13 @@ static const char usage_text[] =
 "  --sampling-weights K=W,...  sampling ratios by pair\n"
 "  --shard K/N              what worker K of N gets (default 0/1)\n"
 "  --skip-remainder-batch   drop the last batch of each shard\n"
+"  --source-dict FILE       the dictionary of every source side\n"
 "  --split NAME             the split --lang-pairs finds (default train)\n"
 "  --stats                  statistics of each epoch on stderr\n"
+"  --target-dict FILE       the dictionary of every target side\n"
 "  -V, --version            print the version\n"
 "  --virtual-data-size N    sentences sampled per epoch\n"
+"  --virtual-epoch-size N   serve the data in virtual epochs of N sentences\n"
 "See batch-sample(1).\n";
 
 static _Noreturn void
@@ -128,7 +139,8 @@ enum {
 	OPT_EPOCHS, OPT_COMPAT, OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT,
 	OPT_MAXSRC, OPT_MAXTGT, OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT,
 	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
-	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE
+	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT,
+	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH
 };
 
 static const struct option longopts[] = {
@@ -152,6 +164,12 @@ static const struct option longopts[] = {
 	{ "batch-size",			required_argument,	NULL, OPT_BSZ },
 	{ "max-sentences",		required_argument,	NULL, OPT_BSZ },
 	{ "dict",			required_argument,	NULL, OPT_DICT },
+	{ "source-dict",		required_argument,	NULL, OPT_SRCDICT },
+	{ "target-dict",		required_argument,	NULL, OPT_TGTDICT },
+	{ "langs",			required_argument,	NULL, OPT_LANGS },
+	{ "lang-dict",			required_argument,	NULL, OPT_LANGDICT },
+	{ "lang-tok-style",		required_argument,	NULL, OPT_TOKSTYLE },
+	{ "lang-tok-replacing-bos-eos",	no_argument,		NULL, OPT_REPLACING },
 	{ "encoder-langtok",		required_argument,	NULL, OPT_ENCLT },
 	{ "eos",			required_argument,	NULL, OPT_EOS },
 	{ "epoch",			required_argument,	NULL, OPT_EPOCH },
@@ -175,11 +193,12 @@ static const struct option longopts[] = {
 	{ "shard",			required_argument,	NULL, OPT_SHARD },
 	{ "split",			required_argument,	NULL, OPT_SPLIT },
 	{ "virtual-data-size",		required_argument,	NULL, OPT_VSIZE },
+	{ "virtual-epoch-size",		required_argument,	NULL, OPT_VEPOCH },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* The options of each subcommand (-h and -V go everywhere). */
-static const int cmd_opts[NCMD][48] = {
+static const int cmd_opts[NCMD][64] = {
 	[CMD_BATCHES] = { 'q', 'o', 'p', 's', OPT_COLLATE, OPT_DECLT,
 	    OPT_GROUPED, OPT_JSON, OPT_NOFEED, OPT_NOSHUF, OPT_PROGRESS,
 	    OPT_NOPROGRESS, OPT_REBUILD, OPT_SKIPREM, OPT_STATS, OPT_BSZ,
@@ -187,7 +206,8 @@ static const int cmd_opts[NCMD][48] = {
 	    OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT, OPT_MAXSRC, OPT_MAXTGT,
 	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
 	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
-	    OPT_SPLIT, OPT_VSIZE },
+	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
+	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH },
 	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
 	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
 	    OPT_PAD, OPT_PADMULT },
@@ -215,7 +235,12 @@ static struct {
 	size_t		 npargs;
 	const char	*langpairs;
 	const char	*split;
-	const char	*dict;
+	const char	*dict;		/* --dict: both sides */
+	const char	*srcdict, *tgtdict;
+	const char	*langs;		/* --langs */
+	const char	*langdict;	/* --lang-dict */
+	int		 mbart;		/* --lang-tok-style mbart */
+	int		 replacing;	/* --lang-tok-replacing-bos-eos */
 	int		 enc_langtok;	/* 0 none, 1 src, 2 tgt */
 	int		 dec_langtok;
 	uint64_t	 seed;
@@ -231,6 +256,7 @@ static struct {
 	double		 temperature;
 	char		*weights;
 	uint64_t	 vsize;		/* 0: default */
+	uint64_t	 vepoch;	/* --virtual-epoch-size, 0: none */
 	uint64_t	 sampling_seed;
 	int		 rebuild;
 	int		 shuffle;
@@ -444,6 +470,32 @@ parse_opts(int argc, char **argv)
 		case OPT_DICT:
 			o.dict = optarg;
 			break;
+		case OPT_SRCDICT:
+			o.srcdict = optarg;
+			break;
+		case OPT_TGTDICT:
+			o.tgtdict = optarg;
+			break;
+		case OPT_LANGS:
+			if (*optarg == '\0')
+				usage_error("--langs: empty list");
+			o.langs = optarg;
+			break;
+		case OPT_LANGDICT:
+			o.langdict = optarg;
+			break;
+		case OPT_TOKSTYLE:
+			if (strcmp(optarg, "multilingual") == 0)
+				o.mbart = 0;
+			else if (strcmp(optarg, "mbart") == 0)
+				o.mbart = 1;
+			else
+				usage_error("--lang-tok-style: expected multilingual "
+				    "or mbart, got '%s'", optarg);
+			break;
+		case OPT_REPLACING:
+			o.replacing = 1;
+			break;
 		case OPT_ENCLT:
 			if (strcmp(optarg, "src") == 0)
 				o.enc_langtok = 1;
@@ -559,6 +611,9 @@ parse_opts(int argc, char **argv)
 		case OPT_VSIZE:
 			o.vsize = num_arg(ch, optarg, 1, LLONG_MAX);
 			break;
+		case OPT_VEPOCH:
+			o.vepoch = num_arg(ch, optarg, 1, LLONG_MAX);
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -578,6 +633,7 @@ struct pair {
 	char		*key;		/* "eng_Latn-tur_Latn", or -p's KEY */
 	char		*slang, *tlang;	/* languages, for language tokens */
 	int64_t		 stok, ttok;	/* token prepended to source / target, or -1 */
+	int64_t		 seos, tbos;	/* --lang-tok-replacing-bos-eos: new source eos, target bos, or 0 */
 	uint64_t	 ndirs;		/* data directories holding the pair */
 	const char	*dir;		/* the one open now */
 	size_t		 nparts;
@@ -591,7 +647,6 @@ static struct pair *pairs;
 static size_t npairs;
 static char **datadirs;
 static size_t ndatadirs;
-static struct fqd *dict;
 
 static struct mmidx *
 open_ds(const char *prefix)
@@ -749,43 +804,173 @@ dir_has_direction(const char *dir, const char *fwd, const char *rev)
 	return found != 0;
 }
 
-static int64_t
-langtok(const char *lang)
-{
-	char w[NAME_MAX + 8];
-	int64_t id;
+/*
+ * Dictionaries, as fairseq's multilingual data manager loads them:
+ * each file once, then augment_dictionary(): a language token for
+ * every language of the language list, in its order, added with
+ * add_symbol() (a token the file has keeps its id, a missing one is
+ * appended), and for the mbart style "<mask>" after them.
+ */
+static struct {
+	const char	*path;
+	struct fqd	*d;
+} *dicts;
+static size_t ndicts;
+static const char **langlist;	/* the language list */
+static size_t nlanglist;
 
-	snprintf(w, sizeof w, "__%s__", lang);
-	if ((id = fqd_find(dict, w, strlen(w))) < 0)
-		die("%s: no %s in the dictionary", o.dict, w);
-	return id;
+/* A language token: __LANG__, or [LANG] in the mbart style. */
+static void
+langtok_word(char *w, size_t size, const char *lang)
+{
+	snprintf(w, size, o.mbart ? "[%s]" : "__%s__", lang);
+}
+
+static struct fqd *
+load_dict(const char *path)
+{
+	char ferr[FQD_ERRMAX], w[NAME_MAX + 8];
+	struct fqd *d;
+	uint8_t *text;
+	size_t n;
+	int fd;
+
+	for (size_t i = 0; i < ndicts; i++)
+		if (strcmp(dicts[i].path, path) == 0)
+			return dicts[i].d;
+	if ((fd = open(path, O_RDONLY)) == -1)
+		die_errno("%s", path);
+	text = read_all(fd, &n, path);
+	close(fd);
+	if ((d = fqd_load(text, n, ferr)) == NULL)
+		die("%s: %s", path, ferr);
+	free(text);
+	for (size_t i = 0; i < nlanglist; i++) {
+		langtok_word(w, sizeof w, langlist[i]);
+		if (fqd_add(d, w, strlen(w), 1) < 0)
+			die_errno("%s", path);
+	}
+	if (o.mbart && fqd_add(d, "<mask>", 6, 1) < 0)
+		die_errno("%s", path);
+	dicts = xreallocarray(dicts, ndicts + 1, sizeof *dicts);
+	dicts[ndicts].path = path;
+	dicts[ndicts].d = d;
+	ndicts++;
+	return d;
 }
 
 /*
- * fairseq's multilingual task adds a token __LANG__ for each of its
- * languages (the languages of the pairs, sorted) to the dictionary it
- * loads, with add_symbol(): a token dict.txt already has keeps its id,
- * a missing one is appended.  Do the same, so that the ids match.
+ * The dictionary of one side of a pair whose language is 'lang':
+ * --source-dict or --target-dict (--dict gives both), or with
+ * --lang-pairs DATA/dict.LANG.txt of the first data directory, as
+ * fairseq loads a dictionary per language.  NULL when there is none.
  */
+static const char *
+dict_path(int target, const char *lang)
+{
+	static char path[PATH_MAX];
+	const char *given = target ? o.tgtdict : o.srcdict;
+
+	if (given != NULL)
+		return given;
+	if (o.langpairs == NULL || lang == NULL)
+		return NULL;
+	snprintf(path, sizeof path, "%s/dict.%s.txt", datadirs[0], lang);
+	return xstrdup(path);
+}
+
+/* The id of lang's token in the source (target = 0) or target dictionary. */
+static int64_t
+langtok(int target, const char *dictlang, const char *lang)
+{
+	char w[NAME_MAX + 8];
+	const char *path = dict_path(target, dictlang);
+	int64_t id;
+
+	if (path == NULL)
+		usage_error("%s needs --dict or --%s-dict%s", target ?
+		    "--decoder-langtok" : "--encoder-langtok", target ? "target" :
+		    "source", o.langpairs ? "" : " with -p");
+	langtok_word(w, sizeof w, lang);
+	if ((id = fqd_find(load_dict(path), w, strlen(w))) < 0)
+		die("%s: no %s in the dictionary", path, w);
+	return id;
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void
-augment_dict(const char **langs, size_t n)
+static int
+in_langlist(const char *lang)
 {
-	char w[NAME_MAX + 8];
+	for (size_t i = 0; i < nlanglist; i++)
+		if (strcmp(langlist[i], lang) == 0)
+			return 1;
+	return 0;
+}
 
-	qsort(langs, n, sizeof *langs, cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && strcmp(langs[i], langs[i - 1]) == 0)
-			continue;
-		snprintf(w, sizeof w, "__%s__", langs[i]);
-		if (fqd_add(dict, w, strlen(w), 1) < 0)
-			die_errno("%s", o.dict);
+/*
+ * The language list (fairseq's load_langs()): --langs, the lines of
+ * --lang-dict, or the languages of the pairs, sorted.
+ */
+static void
+setup_langlist(const char **langs, size_t n, int check)
+{
+	if (o.langs != NULL) {
+		char *list = xstrdup(o.langs), *save = NULL, *tok;
+
+		for (tok = strtok_r(list, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save)) {
+			langlist = xreallocarray(langlist, nlanglist + 1,
+			    sizeof *langlist);
+			langlist[nlanglist++] = tok;
+		}
+	} else if (o.langdict != NULL) {
+		uint8_t *text;
+		size_t len;
+		char *line, *save = NULL;
+		int fd;
+
+		if ((fd = open(o.langdict, O_RDONLY)) == -1)
+			die_errno("%s", o.langdict);
+		text = read_all(fd, &len, o.langdict);
+		close(fd);
+		text = xreallocarray(text, len + 1, 1);
+		text[len] = '\0';
+		if (memchr(text, '\0', len) != NULL)
+			die("%s: a NUL byte in the language list", o.langdict);
+		for (line = strtok_r((char *)text, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			/* Python's strip(): surrounding whitespace goes */
+			char *end = line + strlen(line);
+
+			while (*line == ' ' || *line == '\t' || *line == '\r' ||
+			    *line == '\v' || *line == '\f')
+				line++;
+			while (end > line && (end[-1] == ' ' || end[-1] == '\t' ||
+			    end[-1] == '\r' || end[-1] == '\v' || end[-1] == '\f'))
+				*--end = '\0';
+			if (*line == '\0')
+				continue;
+			langlist = xreallocarray(langlist, nlanglist + 1,
+			    sizeof *langlist);
+			langlist[nlanglist++] = line;
+		}
+	} else {
+		qsort(langs, n, sizeof *langs, cmp_str);
+		langlist = xreallocarray(NULL, n + 1, sizeof *langlist);
+		for (size_t i = 0; i < n; i++)
+			if (i == 0 || strcmp(langs[i], langs[i - 1]) != 0)
+				langlist[nlanglist++] = langs[i];
+		return;
 	}
+	for (size_t i = 0; check && i < n; i++)
+		if (!in_langlist(langs[i]))
+			die("%s: language %s of the pairs is not in the list",
+			    o.langs ? "--langs" : o.langdict, langs[i]);
 }
 
 /* The language of a -p prefix without dying: NULL when it names none. */
@@ -819,22 +1004,22 @@ prefix_lang(const char *prefix)
 static void
 setup_pairs(int argc, char **argv)
 {
-	if (o.dict != NULL) {
-		char ferr[FQD_ERRMAX];
-		uint8_t *text;
-		size_t n;
-		int fd;
-
-		if ((fd = open(o.dict, O_RDONLY)) == -1)
-			die_errno("%s", o.dict);
-		text = read_all(fd, &n, o.dict);
-		close(fd);
-		if ((dict = fqd_load(text, n, ferr)) == NULL)
-			die("%s: %s", o.dict, ferr);
-		free(text);
-	}
-	if ((o.enc_langtok || o.dec_langtok) && o.dict == NULL)
-		usage_error("--encoder-langtok and --decoder-langtok need --dict");
+	if (o.dict != NULL && (o.srcdict != NULL || o.tgtdict != NULL))
+		usage_error("--dict is --source-dict and --target-dict at once: "
+		    "give one or the others");
+	if (o.langs != NULL && o.langdict != NULL)
+		usage_error("--langs and --lang-dict exclude each other");
+	if (o.dict != NULL)
+		o.srcdict = o.tgtdict = o.dict;
+	if (o.langpairs == NULL && o.enc_langtok && o.srcdict == NULL)
+		usage_error("--encoder-langtok needs --dict or --source-dict "
+		    "with -p");
+	if (o.langpairs == NULL && o.dec_langtok && o.tgtdict == NULL)
+		usage_error("--decoder-langtok needs --dict or --target-dict "
+		    "with -p");
+	if (o.replacing && o.collate && o.left_pad_target && o.dec_langtok)
+		usage_error("--lang-tok-replacing-bos-eos with --decoder-langtok "
+		    "needs --left-pad-target False (fairseq does not implement it)");
 	if (o.langpairs != NULL) {
 		char *list = xstrdup(o.langpairs), *save = NULL, *tok, *dirs;
 
@@ -903,46 +1088,74 @@ setup_pairs(int argc, char **argv)
 			add_part(p, o.pargs[i].src, o.pargs[i].tgt);
 		}
 	}
-	if (dict != NULL) {
+	{
 		const char **langs = xreallocarray(NULL, 2 * npairs + 1,
 		    sizeof *langs);
 		size_t nl = 0;
 
 		for (size_t i = 0; i < npairs; i++) {
-			const char *s, *t;
+			const char *sl, *tl;
 
 			if (o.langpairs != NULL) {
-				s = pairs[i].slang;
-				t = pairs[i].tlang;
+				sl = pairs[i].slang;
+				tl = pairs[i].tlang;
 			} else {
-				s = prefix_lang_or_null(o.pargs[i].src);
-				t = prefix_lang_or_null(o.pargs[i].tgt);
+				sl = prefix_lang_or_null(o.pargs[i].src);
+				tl = prefix_lang_or_null(o.pargs[i].tgt);
 			}
-			if (s != NULL)
-				langs[nl++] = s;
-			if (t != NULL)
-				langs[nl++] = t;
+			if (sl != NULL)
+				langs[nl++] = sl;
+			if (tl != NULL)
+				langs[nl++] = tl;
 		}
-		augment_dict(langs, nl);
+		setup_langlist(langs, nl, o.langpairs != NULL);
 		free(langs);
 	}
+	/* Dictionaries named are read (and checked) whether used or not. */
+	if (o.srcdict != NULL)
+		load_dict(o.srcdict);
+	if (o.tgtdict != NULL)
+		load_dict(o.tgtdict);
 	for (size_t i = 0; i < npairs; i++) {
 		struct pair *p = &pairs[i];
 
 		p->stok = p->ttok = -1;
+		/*
+		 * fairseq's get_encoder_langtok(): the token of the source
+		 * or target language, in the source language's dictionary.
+		 */
 		if (o.enc_langtok == 1)
-			p->stok = langtok(p->slang);
+			p->stok = langtok(0, p->slang, p->slang);
 		else if (o.enc_langtok == 2)
-			p->stok = langtok(p->tlang ? p->tlang : p->slang);
+			p->stok = langtok(0, p->slang ? p->slang : p->tlang,
+			    p->tlang ? p->tlang : p->slang);
 		if (o.dec_langtok)
-			p->ttok = langtok(p->tlang);
+			p->ttok = langtok(1, p->tlang, p->tlang);
+		/*
+		 * With --lang-tok-replacing-bos-eos the tokens are not
+		 * prepended (sizes stay) but put in place of the source's
+		 * eos and the first token of prev_output_tokens when
+		 * collating (TransformEosLangPairDataset).
+		 */
+		p->seos = p->tbos = 0;
+		if (o.replacing) {
+			p->seos = p->stok > 0 ? p->stok : 0;
+			p->tbos = p->ttok > 0 ? p->ttok : 0;
+			p->stok = p->ttok = -1;
+		}
 	}
 }
 
-/* The data directory of a --lang-pairs pair in epoch e: paths[(e - 1) mod n]. */
+/*
+ * The data directory of a --lang-pairs pair for shard epoch e (the
+ * epoch, or with virtual epochs the pass count): paths[(e - 1) mod n].
+ */
+static uint64_t dir_epoch;
+
 static void
 open_epoch(uint64_t epoch)
 {
+	dir_epoch = epoch;
 	if (o.langpairs == NULL)
 		return;
 	for (size_t i = 0; i < npairs; i++)
@@ -1183,6 +1396,8 @@ collate_items(const struct batch_item *it, size_t n, struct batch_collated *c,
 
 		col.soff[i] = col.ntok;
 		col.s[i].id = (int64_t)it[i].index;
+		col.s[i].new_src_eos = p->seos;
+		col.s[i].new_tgt_bos = p->tbos;
 		col.s[i].nsrc = load_tokens(p->src[part], j, p->stok);
 		col.toff[i] = col.ntok;
 		col.s[i].ntgt = 0;
@@ -1517,26 +1732,53 @@ load_sizes(void)
 
 			for (uint64_t a = 0; a < len; a += CHUNK) {
 				size_t k = len - a < CHUNK ? (size_t)(len - a) : CHUNK;
+				int32_t sneg = 0, tneg = 0, smx = 0, tmx = 0;
+				uint64_t ssum = 0, tsum = 0;
+				int sadd = p->stok >= 0, tadd = p->ttok >= 0;
 
+				/*
+				 * Whole blocks with branch-free scans; a fault is
+				 * looked for one sentence at a time, to name the
+				 * first as the reader meets it.
+				 */
+				mmidx_raw_sizes(p->src[part], a, k, sb);
 				for (size_t j = 0; j < k; j++) {
-					int32_t s = mmidx_raw_size(p->src[part], a + j);
-
-					if (s < 0 || (p->stok >= 0 && s == INT32_MAX))
-						die("%s: sequence %" PRIu64 ": bad size %d",
-						    mmidx_idx_path(p->src[part]), a + j,
-						    (int)s);
-					sb[j] = s + (p->stok >= 0);
-					p->srctok += (uint64_t)sb[j];
-					if (!bilingual)
-						continue;
-					s = mmidx_raw_size(p->tgt[part], a + j);
-					if (s < 0 || (p->ttok >= 0 && s == INT32_MAX))
-						die("%s: sequence %" PRIu64 ": bad size %d",
-						    mmidx_idx_path(p->tgt[part]), a + j,
-						    (int)s);
-					tb[j] = s + (p->ttok >= 0);
-					p->tgttok += (uint64_t)tb[j];
+					sneg |= sb[j];
+					smx = sb[j] > smx ? sb[j] : smx;
+					ssum += (uint64_t)(uint32_t)sb[j];
 				}
+				if (bilingual) {
+					mmidx_raw_sizes(p->tgt[part], a, k, tb);
+					for (size_t j = 0; j < k; j++) {
+						tneg |= tb[j];
+						tmx = tb[j] > tmx ? tb[j] : tmx;
+						tsum += (uint64_t)(uint32_t)tb[j];
+					}
+				}
+				if (sneg < 0 || tneg < 0 || (sadd && smx == INT32_MAX) ||
+				    (tadd && tmx == INT32_MAX))
+					for (size_t j = 0; j < k; j++) {
+						int32_t s = sb[j];
+
+						if (s < 0 || (sadd && s == INT32_MAX))
+							die("%s: sequence %" PRIu64 ": bad "
+							    "size %d",
+							    mmidx_idx_path(p->src[part]),
+							    a + j, (int)s);
+						s = bilingual ? tb[j] : 0;
+						if (s < 0 || (tadd && s == INT32_MAX))
+							die("%s: sequence %" PRIu64 ": bad "
+							    "size %d",
+							    mmidx_idx_path(p->tgt[part]),
+							    a + j, (int)s);
+					}
+				for (size_t j = 0; sadd && j < k; j++)
+					sb[j]++;
+				for (size_t j = 0; tadd && j < k; j++)
+					tb[j]++;
+				p->srctok += ssum + (sadd ? k : 0);
+				if (bilingual)
+					p->tgttok += tsum + (tadd ? k : 0);
 				if (batch_data_set(d, i, p->start[part] + a, k, sb,
 				    bilingual ? tb : NULL, err, sizeof err) == -1)
 					die("%s: %s", mmidx_idx_path(p->src[part]), err);
@@ -1644,7 +1886,7 @@ print_stats(const struct batch_plan *plan)
 		    ",\"tgt_tokens\":%" PRIu64 ",\"src_slots\":%" PRIu64
 		    ",\"tgt_slots\":%" PRIu64 ",\"src_padding\":%.6f"
 		    ",\"tgt_padding\":%.6f,\"skipped_batches\":%" PRIu64
-		    ",\"skipped_items\":%" PRIu64 ",\"pairs\":[", es.epoch,
+		    ",\"skipped_items\":%" PRIu64 ",", es.epoch,
 		    o.shard, o.nshards, es.sampled ? "true" : "false",
 		    es.rebuilt ? "true" : "false", es.real_size,
 		    es.virtual_size, es.filtered, es.batches, es.batched,
@@ -1654,14 +1896,25 @@ print_stats(const struct batch_plan *plan)
 		    ss.tgt_slots, share(ss.src_slots - ss.src_tokens, ss.src_slots),
 		    share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots),
 		    ss.skipped_batches, ss.skipped_items);
+		if (o.vepoch > 0)
+			fprintf(f, "\"virtual_epoch\":{\"pass_epoch\":%" PRIu64
+			    ",\"pass_size\":%" PRIu64 ",\"start\":%" PRIu64
+			    ",\"new_pass\":%s},", es.pass_epoch, es.pass_size,
+			    es.pass_start, es.pass_new ? "true" : "false");
+		fputs("\"pairs\":[", f);
 		for (size_t i = 0; i < npairs; i++) {
 			batch_plan_pair_stats(plan, i, &ps);
 			fprintf(f, "%s{\"pair\":%zu,\"key\":", i ? "," : "", i);
 			json_str(f, pairs[i].key);
-			fprintf(f, ",\"size\":%" PRIu64 ",\"ratio\":%.17g,"
-			    "\"prob\":%.17g,\"virtual_size\":%" PRIu64
-			    ",\"kept\":%" PRIu64 "}", ps.size, ps.ratio, ps.prob,
-			    ps.virtual_size, ps.kept);
+			fprintf(f, ",\"size\":%" PRIu64 ",\"ratio\":", ps.size);
+			/* concatenated pairs have no ratio (fairseq: None) */
+			if (es.sampled)
+				fprintf(f, "%.17g", ps.ratio);
+			else
+				fputs("null", f);
+			fprintf(f, ",\"prob\":%.17g,\"virtual_size\":%" PRIu64
+			    ",\"kept\":%" PRIu64 "}", ps.prob, ps.virtual_size,
+			    ps.kept);
 		}
 		fputs("],\"filtered_ids\":[", f);
 		for (uint64_t i = 0; i < es.filtered; i++) {
@@ -1680,6 +1933,12 @@ print_stats(const struct batch_plan *plan)
 		    npairs == 1 ? "" : "s", es.virtual_size,
 		    es.sampled ? "drawn" : "in order", es.filtered, es.batches,
 		    es.rebuilt ? "" : " (as built before)");
+		if (o.vepoch > 0)
+			fprintf(f, "  virtual epoch: items %" PRIu64 " to %" PRIu64
+			    " of %" PRIu64 " %s in epoch %" PRIu64 "%s\n",
+			    es.pass_start, es.pass_start + es.virtual_size,
+			    es.pass_size, es.sampled ? "drawn" : "permuted",
+			    es.pass_epoch, es.pass_new ? " (now)" : "");
 		if (es.dropped_tail || es.group_dropped_batches)
 			fprintf(f, "  lost: %" PRIu64 " sentences in the last "
 			    "batch (--fairseq-compat main), %" PRIu64
@@ -1701,10 +1960,14 @@ print_stats(const struct batch_plan *plan)
 		fprintf(f, "  %4s %-24s %12s %9s %9s %12s %12s\n", "pair", "key",
 		    "size", "ratio", "prob", "drawn", "kept");
 		for (size_t i = 0; i < npairs; i++) {
+			char ratio[32] = "-";
+
 			batch_plan_pair_stats(plan, i, &ps);
-			fprintf(f, "  %4zu %-24s %12" PRIu64 " %9.4f %9.4f %12"
+			if (es.sampled)
+				snprintf(ratio, sizeof ratio, "%.4f", ps.ratio);
+			fprintf(f, "  %4zu %-24s %12" PRIu64 " %9s %9.4f %12"
 			    PRIu64 " %12" PRIu64 "\n", i, pairs[i].key, ps.size,
-			    ps.ratio, ps.prob, ps.virtual_size, ps.kept);
+			    ratio, ps.prob, ps.virtual_size, ps.kept);
 		}
 	}
 	if (ferror(f))
@@ -1719,7 +1982,8 @@ cmd_batches(int argc, char **argv)
 	struct batch_plan *plan = NULL;
 	struct batch_item *items = NULL;
 	struct batch_shard_stats ss;
-	uint64_t cap = 0;
+	uint64_t cap = 0, shard_epoch = 1;
+	int load_next = 0;
 	double *weights = NULL;
 	char err[BATCH_ERRMAX];
 
@@ -1757,18 +2021,63 @@ cmd_batches(int argc, char **argv)
 	cfg.lim.mult = (int64_t)o.mult;
 	cfg.lim.compat = o.compat_main ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
 	cfg.num_shards = (uint32_t)o.nshards;
+	cfg.virtual_epoch_size = o.vepoch;
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t e = o.epoch; e < o.epoch + o.epochs; e++) {
-		open_epoch(e);
-		if (plan == NULL || ndatadirs > 1) {
+		int load;
+
+		if (o.vepoch == 0) {
+			/* a data directory an epoch, loaded again each time */
+			load = plan == NULL || ndatadirs > 1;
+			if (load)
+				open_epoch(e);
+		} else if (plan == NULL) {
+			/*
+			 * translation_multi_simple_epoch's first load: the
+			 * shard epoch estimated from --virtual-data-size when
+			 * given (else the epoch picks the directory and the
+			 * dataset counts from 1).
+			 */
+			uint64_t per;
+
+			load = 1;
+			shard_epoch = 1;
+			if (o.vsize > 0) {
+				per = (o.vsize + o.vepoch - 1) / o.vepoch;
+				shard_epoch = (e - 1) / per + 1;
+				open_epoch(shard_epoch);
+			} else
+				open_epoch(e);
+		} else {
+			/* the next directory once a pass has been drawn again */
+			load = ndatadirs > 1 && load_next;
+			if (load)
+				open_epoch(shard_epoch);
+		}
+		if (load) {
 			batch_plan_free(plan);
 			batch_data_free(data);
 			data = load_sizes();
 			if ((plan = batch_plan_new(data, &cfg, err, sizeof err)) == NULL)
 				die("%s", err);
+			load_next = 0;
 		}
 		if (batch_plan_epoch(plan, e, (int64_t)o.shard, err, sizeof err) == -1)
 			fail("epoch %" PRIu64 ": %s", e, err);
+		if (o.vepoch > 0) {
+			struct batch_epoch_stats es;
+
+			/*
+			 * SampledMultiEpochDataset._next_global_indices(): a
+			 * pass drawn again by a dataset that had drawn one
+			 * asks for the next shard.
+			 */
+			batch_plan_stats(plan, &es);
+			if (es.pass_new && !load) {
+				shard_epoch++;
+				load_next = 1;
+			}
+		}
 		batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
 		for (uint64_t s = 0; s < ss.steps; s++) {
 			uint64_t id, n = batch_plan_step(plan, (uint32_t)o.shard, s, &id);
@@ -1916,6 +2225,7 @@ cmd_collate(int argc, char **argv)
 			bs[i].tgt = in.has_target ? (in.s[i].tgt != NULL ?
 			    in.s[i].tgt : &no_tokens) : NULL;
 			bs[i].ntgt = in.s[i].ntgt;
+			bs[i].new_src_eos = bs[i].new_tgt_bos = 0;
 		}
 		if (batch_collate(bs, in.n, &copts, &c, err, sizeof err) == -1)
 			fail("%s: line %" PRIu64 ": %s", name, lineno, err);

@@ -708,6 +708,7 @@ part_files(char **argv, int argc, int records, enum rec_comp comp,
 		die_errno("%s", argv[bad]);
 	}
 	for (i = 0; i < (size_t)argc; i++) {
+		pf[i].size = ops[i].size;
 		pf[i].from = ops[i].from;
 		pf[i].to = ops[i].to;
 		if (src[i].fd != -1)

@@ -170,6 +170,7 @@ int	parse_shard(const char *s, uint64_t *k, uint64_t *n);
  */
 struct part_file {
 	const char	*path;
+	uint64_t	 size;		/* bytes */
 	uint64_t	 from, to;	/* its bytes [from, to) are in the part */
 	enum rec_comp	 comp;		/* records: REC_NONE, or whole compressed */
 };

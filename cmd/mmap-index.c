@@ -32,7 +32,8 @@ static const char usage_text[] =
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
-"                        [--mode-feature feature] [--vocab-size n] [file ...]\n"
+"                        [--mode-feature feature] [--part K/N] [--vocab-size n]\n"
+"                        [file ...]\n"
 "       mmap-index dict [-q] [--keep-partial] [--progress | --no-progress]\n"
 "                       [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
@@ -64,6 +65,7 @@ static const char usage_text[] =
 "  -o, --output FILE        write to FILE (atomically); build, merge: prefix\n"
 "  --output-format FMT      json (default), id or records\n"
 "  --padding-factor N       dict: pad to a multiple of N symbols (default 8)\n"
+"  --part K/N               build: add the K-th of N parts of the input\n"
 "  --progress, --no-progress  build, dict: progress on stderr (default: a tty)\n"
 "  -q, --quiet              no dtype report, verify lines or summary\n"
 "  -R, --records            Example records (--output-format records)\n"
@@ -86,7 +88,7 @@ enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
 	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
-	OPT_PROGRESS, OPT_NO_PROGRESS
+	OPT_PART, OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -113,6 +115,7 @@ static const struct option longopts[] = {
 	{ "padding-factor",	required_argument,	NULL, OPT_PADF },
 	{ "keep-partial",	no_argument,		NULL, OPT_KEEP },
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
+	{ "part",		required_argument,	NULL, OPT_PART },
 	{ "progress",		no_argument,		NULL, OPT_PROGRESS },
 	{ "no-progress",	no_argument,		NULL, OPT_NO_PROGRESS },
 	{ NULL, 0, NULL, 0 }
@@ -120,13 +123,13 @@ static const struct option longopts[] = {
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11\x12",
+	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11\x12\x13",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x11\x12",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x12\x13",
 };
 
 static struct {
@@ -151,7 +154,8 @@ static struct {
 	int		 rb_open;
 	int		 jobs;		/* 0: one per processor */
 	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
-} o;
+	uint64_t	 part_k, part_n;	/* --part */
+} o = { .part_n = 1 };
 
 static int
 opt_allowed(int cmd, int ch)
@@ -247,6 +251,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_KEEP:
 			keep_partial = 1;
+			break;
+		case OPT_PART:
+			part_arg(optarg, &o.part_k, &o.part_n);
 			break;
 		case OPT_PROGRESS:
 			progress_enabled = 1;
@@ -1632,27 +1639,75 @@ add_fault(struct mmidx_builder *b, const char *name, const char *where,
 	    mmidx_builder_strerror(b));
 }
 
+/*
+ * --part: the part's bytes [lo, hi) of the concatenation of the inputs.
+ * With documents (Megatron, --documents empty) a part holds the
+ * documents that start in it: it passes over the sequences before the
+ * first document end at or after lo (unless lo is 0), and reads on past
+ * hi to the end of the first document end at or after it, so that no
+ * document is cut in two.  Each part decides this from the same bytes,
+ * so the parts hold every document once, in order.
+ */
+static struct {
+	int		 on;
+	int		 docs;		/* follow document ends */
+	uint64_t	 lo, hi;
+	int		 skipping;	/* before the part's first document */
+	int		 done;		/* the part's last document ended */
+} pt;
+
+/*
+ * Whether a sequence at concatenation offset g that is a document end
+ * (end) or not is the part's: 1 take it, 0 pass over it; sets pt.done
+ * when nothing after it is.
+ */
+static int
+part_take(uint64_t g, int end)
+{
+	if (!pt.docs)
+		return 1;
+	if (pt.skipping) {
+		if (g >= pt.hi) {
+			pt.done = 1;	/* no document starts in the part */
+			return 0;
+		}
+		if (end)
+			pt.skipping = 0;
+		return 0;
+	}
+	if (g >= pt.hi && end)
+		pt.done = 1;
+	return 1;
+}
+
 static void
-build_ids(struct mmidx_builder *b, int fd, const char *name, int isf)
+build_ids(struct mmidx_builder *b, int fd, const char *name, int isf,
+    uint64_t from, uint64_t to, uint64_t start)
 {
 	FILE *fp = fdopen(fd, "r");
 	char *line = NULL;
 	size_t cap = 0, dcap = 0;
 	double *dv = NULL;
-	uint64_t lineno = 0;
+	uint64_t lineno = 0, pos = from;
 	ssize_t len;
 
 	if (fp == NULL)
 		die_errno("%s", name);
-	while ((len = getline(&line, &cap, fp)) != -1) {
+	if (pt.on && fseeko(fp, (off_t)from, SEEK_SET) == -1)
+		die_errno("%s", name);
+	while (pos < to && !pt.done && (len = getline(&line, &cap, fp)) != -1) {
 		size_t n;
 		int rc;
+		uint64_t g = start + pos;
 
+		pos += (uint64_t)len;
 		lineno++;
 		if (progress_due())
 			progress("%s: %" PRIu64 " lines", name, lineno);
 		if (len > 0 && line[len - 1] == '\n')
 			len--;
+		if (pt.on && !part_take(g, o.docs_empty && len == 0))
+			continue;
 		if (o.docs_empty && len == 0) {
 			if (mmidx_end_document(b) == -1)
 				add_fault(b, name, "line", lineno, UINT64_MAX);
@@ -1830,25 +1885,58 @@ add_record(struct mmidx_builder *b, struct example *ex, const char *name,
 	    "a bytes_list, not token ids");
 }
 
-static void
-build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
-    int mm)
+/* Does the record p[0..n) end a document (an Example without features)? */
+static int
+doc_end(struct example *ex, const uint8_t *p, size_t n)
 {
-	struct rec_reader *r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec);
-	struct example ex;
-	const uint8_t *p;
-	size_t n, featlen = strlen(o.feature);
-	int rc;
+	if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00))
+		return 1;
+	return ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == 0 && ex->nfeat == 0;
+}
+
+/*
+ * Open the records of an input: its bytes [from, to) of a file read
+ * without compression (comp REC_NONE) under --part, all of it else.
+ */
+static struct rec_reader *
+open_records(int fd, const char *name, enum rec_comp comp, uint64_t from,
+    uint64_t to)
+{
+	struct rec_reader *r = rec_reader_open(fd, comp, 0, o.maxrec);
 
 	if (r == NULL)
 		die_errno("%s", name);
+	if (pt.on && comp == REC_NONE && rec_reader_range(r, from, to - from) == -1)
+		die_errno("%s", name);
+	return r;
+}
+
+static void
+build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
+    int mm, enum rec_comp comp, uint64_t from, uint64_t to, uint64_t start)
+{
+	struct rec_reader *r = open_records(fd, name, comp, from, to);
+	struct example ex;
+	const uint8_t *p;
+	size_t n, featlen = strlen(o.feature);
+	uint64_t g;
+	int rc;
+
 	ex_init(&ex);
-	while ((rc = rec_read(r, &p, &n)) == 1) {
+	while (!pt.done && (rc = rec_read(r, &p, &n)) == 1) {
+		if (pt.docs) {
+			/* A compressed input lies where its first byte does. */
+			g = start + (comp == REC_NONE ? rec_offset(r) : 0);
+			if (!part_take(g, doc_end(&ex, p, n)))
+				continue;
+		}
 		if (progress_due())
 			progress("%s: %" PRIu64 " records", name, rec_index(r));
 		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
 		    isf, mm, featlen);
 	}
+	if (pt.done)
+		rc = 0;
 	if (rc == -1) {
 		if (rec_error(r) == REC_EIO)
 			die("%s: %s", name, strerror(rec_errno(r)));
@@ -2214,14 +2302,14 @@ build_worker(void *arg)
 
 /* build_records() in 'jobs' threads (this one and the others started here). */
 static void
-build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs)
+build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
+    enum rec_comp comp, uint64_t from, uint64_t to)
 {
 	struct buildw *w;
 	pthread_t *tid;
 	int e, started;
 
-	if ((bt.r = rec_reader_open(fd, REC_AUTO, 0, o.maxrec)) == NULL)
-		die_errno("%s", name);
+	bt.r = open_records(fd, name, comp, from, to);
 	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
 	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL)
 		die_errno("malloc");
@@ -2533,7 +2621,7 @@ text_report(const char *name, const struct text_stats *st,
 
 static void
 build_text(struct mmidx_builder *b, int fd, const char *name,
-    struct text_stats *all)
+    struct text_stats *all, uint64_t from, uint64_t to)
 {
 	struct text_stats st = { 0, 0, 0 };
 	struct fqd_lines *r = fqd_lines_new(fd);
@@ -2544,6 +2632,8 @@ build_text(struct mmidx_builder *b, int fd, const char *name,
 	int rc, capped = 0;
 
 	if (r == NULL || (funk = fqd_new(0)) == NULL)
+		die_errno("%s", name);
+	if (pt.on && fqd_lines_range(r, from, to - from) == -1)
 		die_errno("%s", name);
 	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
 		if (progress_due())
@@ -2611,7 +2701,11 @@ end_build(void)
 	progress_done();
 	if (bend.narrow)
 		narrow_output(bend.b, bend.layout);
-	if (bend.docs_auto)
+	/*
+	 * Under --part only a part that starts at the input's start can tell
+	 * that the input ends no document (it then reads all of it).
+	 */
+	if (bend.docs_auto && pt.lo == 0)
 		mmidx_docs_each_unless_ended(bend.b);
 	finish_output(bend.b, o.out);
 }
@@ -2625,6 +2719,8 @@ cmd_build(int argc, char **argv)
 	struct mmidx_builder *b;
 	unsigned flags = 0;
 	struct text_stats all = { 0, 0, 0 };
+	struct part_file *parts = NULL;
+	uint64_t pstart = 0;
 	int isf, jobs, narrow, docs_auto, rval = 0;
 
 	if (o.out == NULL || strcmp(o.out, "-") == 0)
@@ -2649,6 +2745,28 @@ cmd_build(int argc, char **argv)
 		o.vocab = fqd_size(fdict);
 	}
 	narrow = o.dtype == -1 && o.vocab == 0 && !o.wrap;
+	pt.on = o.part_n > 1;
+	/* Documents as below: --documents empty, or records by default. */
+	pt.docs = pt.on && layout != MMIDX_FAIRSEQ && (o.docs_empty ||
+	    (!o.docs_given && !o.idlines && !o.textin));
+	if (pt.on && narrow)
+		usage_error("--part needs --dtype, --vocab-size or --wrap: one run "
+		    "picks the dtype from the largest id of the whole input");
+	if (argc == 0) {
+		static char dash[] = "-", *stdin_only[] = { dash };
+		argc = 1;
+		argv = stdin_only;
+	}
+	if (pt.on) {
+		/* Record input without a known compression is sniffed per file. */
+		parts = part_files(argv, argc, !o.idlines && !o.textin, REC_AUTO,
+		    o.part_k, o.part_n);
+		for (int i = 0; i < argc; i++) {
+			pt.lo += parts[i].from;
+			pt.hi += parts[i].to;
+		}
+		pt.skipping = pt.docs && pt.lo > 0;
+	}
 	if (narrow)
 		t = MMIDX_INT64;	/* until the largest id is known */
 	else if (o.dtype == -1) {
@@ -2708,17 +2826,28 @@ cmd_build(int argc, char **argv)
 	fault_keep = end_build;
 	grow_ids(1024);
 	/* Floats and modes take the single-threaded way. */
-	jobs = isf || o.modefeat != NULL ? 1 : get_jobs();
-	if (argc == 0) {
-		static char dash[] = "-", *stdin_only[] = { dash };
-		argc = 1;
-		argv = stdin_only;
-	}
-	for (int i = 0; i < argc; i++) {
-		int fd = open_input(argv[i]);
+	jobs = isf || o.modefeat != NULL || pt.docs ? 1 : get_jobs();
+	for (int i = 0, fd; i < argc && !pt.done; i++) {
 		const char *name = input_name(argv[i]);
+		uint64_t from = 0, to = UINT64_MAX, start = pstart;
+		enum rec_comp comp = REC_AUTO;
 
-		if (fd == -1) {
+		if (pt.on) {
+			pstart += parts[i].size;
+			from = parts[i].from;
+			to = parts[i].to;
+			comp = parts[i].comp;
+			/* With documents, the last document reads on past hi. */
+			if (pt.docs && start + parts[i].size > pt.hi)
+				to = parts[i].size;
+			if (comp != REC_NONE && from != to) {
+				from = 0;
+				to = parts[i].size;
+			}
+			if (from == to)
+				continue;
+		}
+		if ((fd = open_input(argv[i])) == -1) {
 			if (keep_partial) {
 				rval = 1;
 				continue;
@@ -2728,19 +2857,21 @@ cmd_build(int argc, char **argv)
 			exit(1);
 		}
 		if (o.textin)
-			build_text(b, fd, name, &all);
+			build_text(b, fd, name, &all, from, to);
 		else if (o.idlines) {
 			ids.u64 = o.dtype == MMIDX_UINT64;
 			ids.dtype = t;
-			build_ids(b, fd, name, isf);
+			build_ids(b, fd, name, isf, from, to, start);
 		} else if (jobs > 1)
-			build_records_mt(b, fd, name, jobs);
+			build_records_mt(b, fd, name, jobs, comp, from, to);
 		else
-			build_records(b, fd, name, isf, o.modefeat != NULL);
+			build_records(b, fd, name, isf, o.modefeat != NULL, comp,
+			    from, to, start);
 		if (fd != 0 && !o.idlines)
 			close(fd);
 	}
 	fault_keep = NULL;
+	free(parts);
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
 	end_build();

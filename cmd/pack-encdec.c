@@ -29,12 +29,13 @@ static const char usage_text[] =
 "           [--progress | --no-progress] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
-"           [--passthrough feature[,...]] [--strategy name] [--window rows]\n"
-"           [file ...]\n"
+"           [--part K/N] [--passthrough feature[,...]] [--strategy name]\n"
+"           [--window rows] [file ...]\n"
 "       pack-encdec [-hqV] [--keep-partial] [--progress | --no-progress]\n"
 "           [--stats] -C electra --cls-id id\n"
 "           --max-seq-length length --sep-id id [-f feature] [-o file]\n"
-"           [-s seed] [--compression type] [--max-record-size N] [file ...]\n"
+"           [-s seed] [--compression type] [--max-record-size N] [--part K/N]\n"
+"           [file ...]\n"
 "\n"
 "  -C, --converter NAME     seqio feature converter, or electra\n"
 "  -l, --lengths F=N,...    seqio's task_feature_lengths\n"
@@ -52,6 +53,7 @@ static const char usage_text[] =
 "  --no-loss-on-targets-only  prefix LMs: loss weight on the inputs too\n"
 "  --no-pack                pad each record instead of packing\n"
 "  -o, --output FILE        write to FILE (atomically)\n"
+"  --part K/N               convert the K-th of N parts of the input\n"
 "  --passthrough F,...      features copied through, trimmed and padded\n"
 "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 "  -q, --quiet              say less\n"
@@ -72,7 +74,7 @@ enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
 	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL,
-	OPT_PROGRESS, OPT_NO_PROGRESS
+	OPT_PART, OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -93,6 +95,7 @@ static const struct option longopts[] = {
 	{ "no-pack", no_argument, NULL, OPT_NOPACK },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
+	{ "part", required_argument, NULL, OPT_PART },
 	{ "passthrough", required_argument, NULL, OPT_PASS },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -559,6 +562,7 @@ struct opts {
 	uint64_t	 seed;
 	int		 stats;
 	enum rec_comp	 comp;
+	uint64_t	 part_k, part_n;	/* --part */
 };
 
 static long long
@@ -723,9 +727,33 @@ show_progress(const struct rec_reader *r)
 		    (uintmax_t)rec_index(r), (double)rec_position(r) / 1e6);
 }
 
+/*
+ * Open the records of an input: under --part (pf) its bytes of the
+ * part, read as pf says.  Returns NULL when the file cannot be opened
+ * (after a message); *fdp gets its descriptor.
+ */
+static struct rec_reader *
+open_input_records(const char *path, enum rec_comp comp,
+    const struct part_file *pf, int *fdp)
+{
+	struct rec_reader *r;
+
+	if ((*fdp = open_input(path)) == -1)
+		return NULL;
+	cur_file = input_name(path);
+	if ((r = rec_reader_open(*fdp, pf != NULL ? pf->comp : comp, 0,
+	    max_len)) == NULL)
+		die_errno("%s", cur_file);
+	if (pf != NULL && pf->comp == REC_NONE &&
+	    rec_reader_range(r, pf->from, pf->to - pf->from) == -1)
+		die_errno("%s", cur_file);
+	return r;
+}
+
 /* Read one input through the converter.  Returns 0, or 1 if the input could not be read. */
 static int
-run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
+run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
+    const struct part_file *pf)
 {
 	struct rec_reader *r;
 	struct sq_feat f[2 * SQ_MAX_FEATS + 8];
@@ -733,11 +761,10 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 	size_t n;
 	int fd, rv, got;
 
-	if ((fd = open_input(path)) == -1)
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
+	if ((r = open_input_records(path, comp, pf, &fd)) == NULL)
 		return 1;
-	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
-		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
@@ -776,7 +803,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp)
 
 static int
 run_electra(struct sq_electra *e, const char *feature, const char *path,
-    enum rec_comp comp)
+    enum rec_comp comp, const struct part_file *pf)
 {
 	const struct ex_feature *ft;
 	struct rec_reader *r;
@@ -785,11 +812,10 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	long k;
 	int fd, rv;
 
-	if ((fd = open_input(path)) == -1)
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
+	if ((r = open_input_records(path, comp, pf, &fd)) == NULL)
 		return 1;
-	cur_file = input_name(path);
-	if ((r = rec_reader_open(fd, comp, 0, max_len)) == NULL)
-		die_errno("%s", cur_file);
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
@@ -859,6 +885,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 	o->feature = "targets";
 	o->seed = DEFAULT_SEED;
 	o->comp = REC_AUTO;
+	o->part_n = 1;
 	while ((ch = getopt_long(argc, argv, "C:f:hl:o:qs:V", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C':
@@ -907,6 +934,9 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_MAXREC:
 			max_len = max_record_arg(optarg);
+			break;
+		case OPT_PART:
+			part_arg(optarg, &o->part_k, &o->part_n);
 			break;
 		case OPT_MAXLEN:
 			o->maxlen = (long)num_arg("--max-seq-length", optarg, 5, SQ_MAX_LENGTH);
@@ -992,6 +1022,7 @@ main(int argc, char **argv)
 	struct outfile of;
 	struct sq_conv *c = NULL, *cerr = NULL;
 	struct sq_electra *e = NULL;
+	struct part_file *parts = NULL;
 	int fd, i, first, rval = 0;
 
 	setprogname(argv[0]);
@@ -1014,6 +1045,9 @@ main(int argc, char **argv)
 
 	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0)
 		out_check(outname);
+	/* A part is planned from every operand's size before any output. */
+	if (o.part_n > 1)
+		parts = part_files(argv, argc, 1, o.comp, o.part_k, o.part_n);
 	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
 		outname = "stdout";
 		refuse_tty(1, 0);
@@ -1039,9 +1073,13 @@ main(int argc, char **argv)
 		argv = stdin_only;
 		argc = 1;
 	}
-	for (i = 0; i < argc; i++)
-		rval |= e ? run_electra(e, o.feature, argv[i], o.comp) :
-		    run_seqio(c, argv[i], o.comp);
+	for (i = 0; i < argc; i++) {
+		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
+
+		rval |= e ? run_electra(e, o.feature, argv[i], o.comp, pf) :
+		    run_seqio(c, argv[i], o.comp, pf);
+	}
+	free(parts);
 	if (c != NULL && sq_finish(c) == -1)
 		conv_failed(c);
 	writer_drain();

@@ -38,6 +38,7 @@ static enum rec_comp in_comp = REC_AUTO;
 static int out_comp = -1;	/* -z; -1: from the suffix */
 static uint64_t head = UINT64_MAX, skip, max_len;
 static uint64_t shard_k, shard_n = 1;
+static uint64_t part_k, part_n = 1;	/* --part */
 static const char *outpath;
 static uint64_t nsplit;		/* --split N */
 static int shuffle;
@@ -66,7 +67,7 @@ usage(FILE *fp, int status)
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
 	    "               [-f name,...] [--max-record-size N] [-n N] [-o file]\n"
-	    "               [-s seed] [--shard K/N] [--shuffle-memory N]\n"
+	    "               [--part K/N] [-s seed] [--shard K/N] [--shuffle-memory N]\n"
 	    "               [--shuffle-window N] [--skip N] [--split N]\n"
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
 	    "               [file ...]\n"
@@ -83,6 +84,7 @@ usage(FILE *fp, int status)
 		    "  --flat               {\"name\":[values]} lines, lossless\n"
 		    "  --force              write records even to a terminal\n"
 		    "  --from-json          read JSON lines (either form) and write records\n"
+		    "  -h, --help           print this help\n"
 		    "  --index              print 'offset size' per record (tfrecord2idx)\n"
 		    "  --keep-partial       after a fault, keep what the good input gave\n"
 		    "  --lossy              replace non-UTF-8 bytes of feature names\n"
@@ -91,7 +93,7 @@ usage(FILE *fp, int status)
 		    "  -n, --head N         stop after N records\n"
 		    "  --no-crc             do not check payload CRCs\n"
 		    "  -o, --output FILE    write to FILE (atomically), or the --split pattern\n"
-		    "  -h, --help           print this help\n"
+		    "  --part K/N           read the K-th of N parts of the input\n"
 		    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 		    "  -q, --quiet          print no summary lines\n"
 		    "  -R, --records        write records (concatenate, recompress, filter)\n"
@@ -119,7 +121,8 @@ enum {
 	O_FLAT = 256, O_FROM_JSON, O_INDEX, O_LOSSY, O_NO_CRC, O_RECOVER,
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
-	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_PROGRESS, O_NO_PROGRESS
+	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_PART, O_PROGRESS,
+	O_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -140,6 +143,7 @@ static const struct option longopts[] = {
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
 	{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
+	{ "part", required_argument, NULL, O_PART },
 	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "records", no_argument, NULL, 'R' },
@@ -829,9 +833,12 @@ show_progress(const char *name, const struct rec_reader *r)
 		    (double)rec_position(r) / 1e6);
 }
 
-/* Read one TFRecord input.  Returns 0, or 1 after a reported fault. */
+/*
+ * Read one TFRecord input (its part pf under --part).  Returns 0, or 1
+ * after a reported fault.
+ */
 static int
-cat_records(const char *path)
+cat_records(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path), *why = NULL;
 	struct rec_reader *r;
@@ -842,6 +849,8 @@ cat_records(const char *path)
 	int fd, ret, status = 0;
 	unsigned flags = 0;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if ((fd = open_input(path)) == -1)
 		return 1;
 	if (tf_compat)
@@ -854,7 +863,11 @@ cat_records(const char *path)
 	 */
 	if (mode == M_COUNT || (mode == M_INDEX && no_crc))
 		flags |= REC_SKIP_DATA;
-	if ((r = rec_reader_open(fd, in_comp, flags, max_len)) == NULL)
+	if ((r = rec_reader_open(fd, pf != NULL ? pf->comp : in_comp, flags,
+	    max_len)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && pf->comp == REC_NONE &&
+	    rec_reader_range(r, pf->from, pf->to - pf->from) == -1)
 		die_errno("%s", name);
 	for (;;) {
 		if (done())
@@ -948,25 +961,37 @@ cat_records(const char *path)
 	return status;
 }
 
-/* Read one JSON-lines input and write records. */
+/*
+ * Read one JSON-lines input (its part pf under --part: whole lines, as
+ * it ends at a line start) and write records.
+ */
 static int
-cat_json(const char *path)
+cat_json(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	FILE *fp;
 	char *l = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	uint64_t lineno = 0;
+	uint64_t lineno = 0, pos = 0, end = UINT64_MAX;
 	int status = 0, r;
 
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
 	if (strcmp(path, "-") == 0)
 		fp = stdin;
 	else if ((fp = fopen(path, "r")) == NULL) {
 		warn_errno("%s", path);
 		return 1;
 	}
-	while (!done() && (len = getline(&l, &cap, fp)) != -1) {
+	if (pf != NULL) {
+		if (fseeko(fp, (off_t)pf->from, SEEK_SET) == -1)
+			die_errno("%s", name);
+		pos = pf->from;
+		end = pf->to;
+	}
+	while (!done() && pos < end && (len = getline(&l, &cap, fp)) != -1) {
+		pos += (uint64_t)len;
 		lineno++;
 		if (progress_due())
 			progress("%s: %" PRIu64 " lines", name, lineno);
@@ -1159,6 +1184,8 @@ size_arg(const char *opt, const char *s)
 int
 main(int argc, char *argv[])
 {
+	struct part_file *parts = NULL;
+	size_t i;
 	int ch, status = 0, c;
 	long long ll;
 
@@ -1199,6 +1226,9 @@ main(int argc, char *argv[])
 		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
 		case O_RECOVER: recover = 1; break;
+		case O_PART:
+			part_arg(optarg, &part_k, &part_n);
+			break;
 		case O_SHARD:
 			if (parse_shard(optarg, &shard_k, &shard_n) == -1)
 				usage_error("--shard: expected K/N with 0 <= K < N, not '%s'", optarg);
@@ -1253,9 +1283,18 @@ main(int argc, char *argv[])
 		usage_error("-f needs decoded records, not --type raw");
 	if (mode == M_STATS && type == TYPE_RAW)
 		usage_error("--stats needs decoded records, not --type raw");
+	if (part_n > 1 && (shard_n > 1 || skip > 0 || head != UINT64_MAX))
+		usage_error("--part excludes --shard, --skip and -n: they count "
+		    "records from the start of the input, which a part does not read");
+	if (part_n > 1 && (mode == M_MANIFEST || mode == M_CHECK_MANIFEST))
+		usage_error("--part does not apply to --manifest and --check-manifest");
+
 	/* Every named output is checked before any input is read. */
 	if (outpath && !nsplit)
 		out_check(outpath);
+	/* A part is planned from every operand's size before any output. */
+	if (part_n > 1)
+		parts = part_files(argv, argc, !from_json, in_comp, part_k, part_n);
 	/*
 	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
 	 * to a temporary file beside the name, renamed at the end: the old
@@ -1294,17 +1333,18 @@ main(int argc, char *argv[])
 	}
 	/* As wc(1): one input, its count alone; several, each and a total. */
 	count_each = mode == M_COUNT && argc > 1;
-	for (; *argv; argv++) {
+	for (i = 0; argv[i] != NULL; i++) {
+		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
+
 		if (from_json)
-			status |= cat_json(*argv);
+			status |= cat_json(argv[i], pf);
 		else
-			status |= cat_records(*argv);
+			status |= cat_records(argv[i], pf);
 		if (done())
 			break;
 	}
+	free(parts);
 	if (mode == M_RECORDS) {
-		size_t i;
-
 		if (status && !recover && !keep_partial && nsinks &&
 		    sinks[0].of.active) {
 			/*

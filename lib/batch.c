@@ -135,6 +135,13 @@ batch_collate(const struct batch_sample *s, size_t n,
 	}
 	has_tgt = s[0].tgt != NULL;
 	for (i = 0; i < n; i++) {
+		if (s[i].new_tgt_bos > 0 && has_tgt && o->input_feeding &&
+		    o->left_pad_target) {
+			rp_seterr(err, errlen, "sample %lld: replacing the "
+			    "target's bos needs right-padded targets",
+			    (long long)s[i].id);
+			return -1;
+		}
 		if ((s[i].tgt != NULL) != has_tgt) {
 			rp_seterr(err, errlen, "sample %lld: %s target where sample "
 			    "%lld %s", (long long)s[i].id, has_tgt ? "no" : "a",
@@ -193,6 +200,24 @@ batch_collate(const struct batch_sample *s, size_t n,
 		c.src_lengths[i] = len[order[i]];
 		put_row(c.src_tokens + i * sw, sw, q->src, q->nsrc,
 		    o->left_pad_source);
+		if (q->new_src_eos > 0) {
+			/*
+			 * TransformEosLangPairDataset: the last column when
+			 * left-padded, else column src_length - 1.
+			 */
+			int64_t *at = c.src_tokens + i * sw + (o->left_pad_source ?
+			    sw - 1 : (size_t)(len[order[i]] > 0 ?
+			    len[order[i]] - 1 : 0));
+
+			if (sw == 0 || *at != o->eos) {
+				rp_seterr(err, errlen, "sample %lld: source does "
+				    "not end with eos %lld, which the language "
+				    "token is to replace", (long long)q->id,
+				    (long long)o->eos);
+				goto fail;
+			}
+			*at = q->new_src_eos;
+		}
 		if (!has_tgt) {
 			c.ntokens += len[order[i]];
 			continue;
@@ -205,7 +230,7 @@ batch_collate(const struct batch_sample *s, size_t n,
 			int64_t *row = c.prev_output_tokens + i * tw +
 			    (o->left_pad_target ? tw - q->ntgt : 0);
 
-			row[0] = o->eos;
+			row[0] = q->new_tgt_bos > 0 ? q->new_tgt_bos : o->eos;
 			memcpy(row + 1, q->tgt, (q->ntgt - 1) * sizeof *row);
 		}
 	}
@@ -215,6 +240,7 @@ batch_collate(const struct batch_sample *s, size_t n,
 	return 0;
 nomem:
 	rp_seterr(err, errlen, "collating %zu samples: out of memory", n);
+fail:
 	free(order);
 	free(len);
 	batch_collated_free(&c);

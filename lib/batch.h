@@ -24,7 +24,8 @@
  *
  * API changes since the first version: batch_cutter_finish() gives up
  * to two ends (out[2]) and the drop flag; batch_set_sort_chunk() and
- * batch_set_word_limit() were added (tuning and test knobs).
+ * batch_set_word_limit() were added (tuning and test knobs);
+ * struct batch_sample gained new_src_eos and new_tgt_bos (zero them).
  */
 #ifndef RECPIPE_BATCH_H
 #define RECPIPE_BATCH_H
@@ -99,13 +100,23 @@ int		batch_cutter_finish(struct batch_cutter *c, uint64_t out[2],
 
 /* ---- collation ---- */
 
-/* One sample: tokens of source and target (tgt NULL: no target). */
+/*
+ * One sample: tokens of source and target (tgt NULL: no target).
+ * new_src_eos and new_tgt_bos, when > 0, are fairseq's
+ * TransformEosLangPairDataset (--lang-tok-replacing-bos-eos): the
+ * source's last token (which must be eos) becomes new_src_eos in
+ * src_tokens, and the first column of prev_output_tokens (eos)
+ * becomes new_tgt_bos; sizes and target are unchanged.  0 (the value
+ * of a zeroed sample) changes nothing; language tokens are never 0.
+ */
 struct batch_sample {
 	int64_t		 id;
 	const int64_t	*src;
 	size_t		 nsrc;
 	const int64_t	*tgt;
 	size_t		 ntgt;
+	int64_t		 new_src_eos;
+	int64_t		 new_tgt_bos;
 };
 
 struct batch_collate_opts {
@@ -144,7 +155,10 @@ struct batch_collated {
  * prev_output_tokens = eos then the target without its last token.
  * Either every sample has a target or none has.  n = 0 gives an empty
  * result.  Returns 0, or -1 with a message: an empty target names the
- * sample id ("sample 7: empty target"); mixed targets; no memory.
+ * sample id ("sample 7: empty target"); mixed targets; a source that
+ * does not end with eos where new_src_eos asks to replace it
+ * (upstream's assertion); new_tgt_bos with left_pad_target (upstream
+ * raises NotImplementedError); no memory.
  * *out is filled on success only.
  */
 int		batch_collate(const struct batch_sample *s, size_t n,
@@ -209,9 +223,16 @@ struct batch_config {
 	int64_t		 max_target_positions;	/* <= 0: no limit (ignored for monolingual) */
 	struct batch_limits lim;
 	uint32_t	 num_shards;	/* >= 1 */
+	/*
+	 * SampledMultiEpochDataset (--virtual-epoch-size): > 0 splits
+	 * each pass over the virtual data (sampled, or concatenated) into
+	 * virtual epochs of this many items (the last one shorter); 0:
+	 * SampledMultiDataset, one pass an epoch.
+	 */
+	uint64_t	 virtual_epoch_size;
 };
 #define BATCH_CONFIG_INIT { BATCH_SAMPLING_CONCAT, 1.5, NULL, 0, 2, 1, 1, 1, \
-	0, 0, 0, 0, 0, BATCH_LIMITS_INIT, 1 }
+	0, 0, 0, 0, 0, BATCH_LIMITS_INIT, 1, 0 }
 
 /* SHA-1 of the class names mod 2^32, the first word of the sampling seed. */
 #define BATCH_HASH_SAMPLED_MULTI	1944279108u	/* SampledMultiDataset */
@@ -238,6 +259,15 @@ struct batch_plan *batch_plan_new(const struct batch_data *d,
 void		batch_plan_free(struct batch_plan *p);	/* NULL is fine */
 
 /*
+ * With virtual_epoch_size, as SampledMultiEpochDataset: a pass is
+ * established (sampling and a permutation of its items, both from
+ * RandomState([BATCH_HASH_SAMPLED_MULTI_EPOCH, sampling_seed, E]))
+ * at the first epoch E a plan is given and at every epoch whose slice
+ * starts the pass again; epoch e takes the items at positions
+ * ((e - 1) mod ceil(V / size)) * size ... of that permutation.  A plan
+ * is therefore one dataset object of fairseq's: make a new one where
+ * fairseq loads the data again.
+ *
  * Epoch 'epoch' (>= 1): sample (sampled data), order, filter and batch
  * when needed (the first call; every call when sampled or
  * rebuild_batches), then shuffle the batches with seed + epoch and
@@ -256,9 +286,10 @@ int		batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
 /* Sampling and sizes of the last epoch. */
 struct batch_pair_stats {
 	uint64_t	size;		/* real sentences */
-	double		ratio;		/* r_i as upstream logs it (0 without sampling) */
+	double		ratio;		/* r_i as upstream logs it (0 without sampling: none applies) */
 	double		prob;		/* p_i = r_i / sum r (n_i / N without sampling) */
-	uint64_t	virtual_size;	/* sentences drawn from the pair this epoch */
+	uint64_t	virtual_size;	/* sentences drawn from the pair this epoch
+					   (in this virtual epoch's slice) */
 	uint64_t	kept;		/* of those, passing the length filter */
 };
 struct batch_epoch_stats {
@@ -274,6 +305,11 @@ struct batch_epoch_stats {
 	uint64_t	group_dropped_batches;	/* grouped shuffling's remainder */
 	uint64_t	group_dropped_items;
 	uint64_t	steps;		/* steps of every shard (fill batches included) */
+	/* virtual epochs only (else 0): */
+	uint64_t	pass_epoch;	/* the epoch whose seed drew the pass */
+	uint64_t	pass_size;	/* items in the pass (the virtual data size) */
+	uint64_t	pass_start;	/* position of this epoch's first item in it */
+	int		pass_new;	/* 1: the pass was drawn for this epoch */
 };
 void		batch_plan_stats(const struct batch_plan *p,
 		    struct batch_epoch_stats *st);

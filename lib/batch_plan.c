@@ -27,6 +27,8 @@
  * 2^31, else 64.  Memory for V items: A (one word each), the items of
  * the wanted batches, a few words per batch, and one chunk's arrays.
  */
+#include <sys/mman.h>
+
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -43,14 +45,37 @@
 #define BLK_SHIFT	12
 #define DENSE_MAX	((uint64_t)1 << 21)	/* buckets for direct keys */
 
+#define HUGE_MIN	((size_t)2 << 20)	/* arrays asked to live in huge pages */
+#define HUGE_ALIGN	((size_t)2 << 20)
+
+/*
+ * Arrays of an epoch are large, touched once or twice and freed: on
+ * 4 KiB pages the page faults and unmapping cost as much as a sorting
+ * pass.  From HUGE_MIN on they are aligned to and advised into
+ * transparent huge pages where the system has them (a hint: nothing
+ * changes where it is ignored).
+ */
 static void *
 xalloc(uint64_t n, size_t size)
 {
+	void *p;
+
 	if (n == 0)
 		n = 1;
 	if (n > SIZE_MAX / size)
 		return NULL;
-	return malloc((size_t)n * size);
+#ifdef MADV_HUGEPAGE
+	if ((size_t)n * size >= HUGE_MIN) {
+		size_t len = ((size_t)n * size + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+
+		if (posix_memalign(&p, HUGE_ALIGN, len) != 0)
+			return NULL;
+		(void)madvise(p, len, MADV_HUGEPAGE);
+		return p;
+	}
+#endif
+	p = malloc((size_t)n * size);
+	return p;
 }
 
 /* Most items place_chunked() sorts at once; 0: place() by buckets. */
@@ -209,8 +234,9 @@ batch_data_new(size_t npairs, const uint64_t *n, int bilingual, char *err,
 	}
 	d->total = d->off[npairs];
 	d->st = d->bilingual ? 2 : 1;
-	if ((d->sz = calloc(d->total > 0 ? d->total : 1, 2 * d->st)) == NULL)
+	if ((d->sz = xalloc(d->total, 2 * d->st)) == NULL)
 		goto nomem;
+	memset(d->sz, 0, (size_t)(d->total > 0 ? d->total : 1) * 2 * d->st);
 	d->nblk = (size_t)(d->total >> BLK_SHIFT) + 1;
 	if ((d->blk = xalloc(d->nblk, sizeof *d->blk)) == NULL)
 		goto nomem;
@@ -279,7 +305,7 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
     size_t errlen)
 {
 	uint64_t i, g;
-	int32_t big = 0;
+	int32_t neg = 0, smx = 0, tmx = 0;
 
 	if (pair >= d->npairs || first > d->n[pair] ||
 	    count > d->n[pair] - first) {
@@ -292,39 +318,55 @@ batch_data_set(struct batch_data *d, size_t pair, uint64_t first,
 		rp_seterr(err, errlen, "pair %zu: target sizes missing", pair);
 		return -1;
 	}
+	/* Branch-free scans (they vectorize); the slow loop names a fault. */
 	for (i = 0; i < count; i++) {
-		if (src[i] < 0 || (d->bilingual && tgt[i] < 0)) {
-			rp_seterr(err, errlen, "pair %zu: sentence %llu: negative "
-			    "size", pair, (unsigned long long)(first + i));
-			return -1;
-		}
-		if (src[i] > big)
-			big = src[i];
-		if (d->bilingual && tgt[i] > big)
-			big = tgt[i];
+		neg |= src[i];
+		smx = src[i] > smx ? src[i] : smx;
 	}
-	if (big > 65535 && !d->wide && widen(d) == -1) {
+	for (i = 0; d->bilingual && i < count; i++) {
+		neg |= tgt[i];
+		tmx = tgt[i] > tmx ? tgt[i] : tmx;
+	}
+	if (neg < 0) {
+		for (i = 0; i < count; i++)
+			if (src[i] < 0 || (d->bilingual && tgt[i] < 0))
+				break;
+		rp_seterr(err, errlen, "pair %zu: sentence %llu: negative "
+		    "size", pair, (unsigned long long)(first + i));
+		return -1;
+	}
+	if ((smx > 65535 || tmx > 65535) && !d->wide && widen(d) == -1) {
 		rp_seterr(err, errlen, "sizes: out of memory");
 		return -1;
 	}
 	g = d->off[pair] + first;
-	for (i = 0; i < count; i++, g++) {
-		uint32_t s = (uint32_t)src[i], t = d->bilingual ? (uint32_t)tgt[i] : 0;
+	if (d->wide) {
+		uint32_t *q = (uint32_t *)d->sz + g * d->st;
 
-		if (d->wide) {
-			((uint32_t *)d->sz)[g * d->st] = s;
-			if (d->bilingual)
-				((uint32_t *)d->sz)[g * d->st + 1] = t;
-		} else {
-			((uint16_t *)d->sz)[g * d->st] = (uint16_t)s;
-			if (d->bilingual)
-				((uint16_t *)d->sz)[g * d->st + 1] = (uint16_t)t;
-		}
-		if (s > d->smax)
-			d->smax = s;
-		if (t > d->tmax)
-			d->tmax = t;
+		if (d->bilingual)
+			for (i = 0; i < count; i++) {
+				q[2 * i] = (uint32_t)src[i];
+				q[2 * i + 1] = (uint32_t)tgt[i];
+			}
+		else
+			for (i = 0; i < count; i++)
+				q[i] = (uint32_t)src[i];
+	} else {
+		uint16_t *q = (uint16_t *)d->sz + g * d->st;
+
+		if (d->bilingual)
+			for (i = 0; i < count; i++) {
+				q[2 * i] = (uint16_t)src[i];
+				q[2 * i + 1] = (uint16_t)tgt[i];
+			}
+		else
+			for (i = 0; i < count; i++)
+				q[i] = (uint16_t)src[i];
 	}
+	if ((uint32_t)smx > d->smax)
+		d->smax = (uint32_t)smx;
+	if ((uint32_t)tmx > d->tmax)
+		d->tmax = (uint32_t)tmx;
 	return 0;
 }
 
@@ -378,7 +420,16 @@ struct batch_plan {
 	uint64_t	 flag;		/* top bit of a word */
 	size_t		 k;		/* pairs */
 	double		*ratio, *prob;
-	uint64_t	 V;		/* virtual size */
+	uint64_t	 V;		/* items this epoch (the virtual size, or a virtual epoch's) */
+	uint64_t	 VT;		/* virtual size */
+
+	/* Virtual epochs (SampledMultiEpochDataset). */
+	int		 vepoch;
+	uint64_t	 vsz;		/* items a virtual epoch */
+	uint64_t	 nve;		/* virtual epochs a pass */
+	uint64_t	 pass_epoch;	/* 0: no pass drawn yet */
+	uint64_t	 pass_start;
+	int		 pass_new;
 	uint64_t	*count;		/* per pair: drawn this epoch */
 	uint64_t	*kept;		/* per pair: drawn and kept */
 
@@ -642,13 +693,21 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 			    (double)d->n[i] / (double)d->total : 0;
 		}
 	}
+	p->VT = p->V;
+	if (c->virtual_epoch_size > 0) {
+		/* SampledMultiEpochDataset._setup() */
+		p->vepoch = 1;
+		p->vsz = c->virtual_epoch_size < p->VT ? c->virtual_epoch_size :
+		    p->VT;
+		p->nve = p->vsz > 0 ? (p->VT + p->vsz - 1) / p->vsz : 1;
+	}
 	p->w = d->total < word_limit && p->V < word_limit ? 4 : 8;
 	/*
-	 * Without sampling a word is its own virtual index, so filtered
-	 * items need no side table and words no flag.
+	 * Without sampling or virtual epochs a word is its own virtual
+	 * index, so filtered items need no side table and words no flag.
 	 */
-	p->flag = !p->sampled ? 0 : p->w == 4 ? (uint64_t)1 << 31 :
-	    (uint64_t)1 << 63;
+	p->flag = !p->sampled && !p->vepoch ? 0 : p->w == 4 ?
+	    (uint64_t)1 << 31 : (uint64_t)1 << 63;
 	if (setup_buckets(p, err, errlen) == -1)
 		goto fail;
 	return p;
@@ -744,6 +803,153 @@ add_filtered(struct batch_plan *p, uint64_t v, uint64_t g, uint64_t b)
 
 #define PF_FILL	32	/* draws ahead: fetch the sizes */
 
+/* Step 2: the order permutation over the V items of A. */
+static void
+order_shuffle(struct batch_plan *p, uint64_t epoch)
+{
+	struct nprng r;
+	uint32_t seed;
+
+	if (!p->c.shuffle)
+		return;
+	seed = p->c.seed + (p->c.order_seed_epoch ? (uint32_t)epoch : 0);
+	nprng_seed(&r, seed);
+	if (p->w == 4)
+		nprng_shuffle32(&r, p->A, (size_t)p->V);
+	else
+		nprng_shuffle64(&r, p->A, (size_t)p->V);
+}
+
+/*
+ * Step 1 for virtual epochs (SampledMultiEpochDataset): the pass (the
+ * draws of SampledMultiDataset, or the pairs end to end) and its
+ * permutation choice(V, V, replace=False), both from a generator
+ * seeded with (class hash, sampling seed, pass epoch); this epoch's
+ * items are those at the slice of the permutation.
+ */
+static int
+fill_vepoch(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
+{
+	const struct batch_data *d = p->d;
+	uint64_t VT = p->VT, start, L, i, v = 0, nmax = 0, t;
+	void *G = NULL, *R = NULL;
+	uint32_t *perm32 = NULL, key[3];
+	uint64_t *perm64 = NULL;
+	int rw = VT >= ((uint64_t)1 << 32) ? 8 : 4;
+	struct nprng r;
+	size_t j;
+
+	start = ((epoch - 1) % p->nve) * p->vsz;
+	p->pass_new = start == 0 || p->pass_epoch == 0;
+	if (p->pass_new)
+		p->pass_epoch = epoch;
+	p->pass_start = start;
+	L = VT - start < p->vsz ? VT - start : p->vsz;
+	key[0] = BATCH_HASH_SAMPLED_MULTI_EPOCH;
+	key[1] = p->c.sampling_seed;
+	key[2] = (uint32_t)p->pass_epoch;
+	if ((G = xalloc(VT, (size_t)p->w)) == NULL)
+		goto nomem;
+	p->V = VT;
+	if (p->sampled) {
+		nprng_seed_array(&r, key, 3);
+		if (sample_counts(p, &r, err, errlen) == -1)
+			goto fail;
+		for (j = 0; j < p->k; j++) {
+			if (p->count[j] <= d->n[j] && d->n[j] > nmax)
+				nmax = d->n[j];
+			if (p->count[j] > 0 && d->n[j] == 0) {
+				rp_seterr(err, errlen, "pair %zu is empty but %llu "
+				    "sentences are to be drawn from it", j,
+				    (unsigned long long)p->count[j]);
+				goto fail;
+			}
+		}
+		if (nmax >= ((uint64_t)1 << 32)) {
+			if ((perm64 = xalloc(nmax, sizeof *perm64)) == NULL)
+				goto nomem;
+		} else if ((perm32 = xalloc(nmax, sizeof *perm32)) == NULL)
+			goto nomem;
+		for (j = 0; j < p->k; j++) {
+			uint64_t c = p->count[j], n = d->n[j], off = d->off[j];
+
+			if (c <= n) {
+				if (perm64 != NULL)
+					nprng_permutation64(&r, perm64, (size_t)n);
+				else
+					nprng_permutation32(&r, perm32, (size_t)n);
+				for (i = 0; i < c; i++)
+					wset(G, v + i, off + (perm64 != NULL ?
+					    perm64[i] : perm32[i]), p->w);
+			} else {
+				uint64_t buf[1024], q, m;
+
+				for (i = 0; i < c; i += m) {
+					m = c - i < 1024 ? c - i : 1024;
+					nprng_randint_fill(&r, n, buf, (size_t)m);
+					for (q = 0; q < m; q++)
+						wset(G, v + i + q, off + buf[q], p->w);
+				}
+			}
+			v += c;
+		}
+		free(perm32);
+		free(perm64);
+		perm32 = NULL;
+		perm64 = NULL;
+	} else {
+		for (v = 0; v < VT; v++)
+			wset(G, v, v, p->w);
+	}
+	nprng_seed_array(&r, key, 3);
+	if ((R = xalloc(VT, (size_t)rw)) == NULL)
+		goto nomem;
+	if (rw == 4)
+		nprng_permutation32(&r, R, (size_t)VT);
+	else
+		nprng_permutation64(&r, R, (size_t)VT);
+	/* This epoch's items, counted by pair and bucket. */
+	p->V = L;
+	if ((p->A = xalloc(L, (size_t)p->w)) == NULL ||
+	    (p->fv = xalloc(L, (size_t)p->w)) == NULL ||
+	    (p->fg = xalloc(L, (size_t)p->w)) == NULL ||
+	    (p->fb = xalloc(L, (size_t)p->w)) == NULL)
+		goto nomem;
+	memset(p->bcount, 0, (size_t)p->nbuck * sizeof *p->bcount);
+	memset(p->count, 0, p->k * sizeof *p->count);
+	memset(p->kept, 0, p->k * sizeof *p->kept);
+	for (i = 0; i < L; i++) {
+		uint64_t g = wget(G, wget(R, start + i, rw), p->w), b;
+
+		j = pair_of(d, g);
+		p->count[j]++;
+		b = bucket_of(p, g);
+		p->bcount[b]++;
+		if (bucket_kept(p, b)) {
+			p->kept[j]++;
+			p->nkept++;
+			wset(p->A, i, g, p->w);
+		} else {
+			t = p->nfilt;
+			add_filtered(p, i, g, b);
+			wset(p->A, i, p->flag | t, p->w);
+		}
+	}
+	free(G);
+	free(R);
+	order_shuffle(p, epoch);
+	return 0;
+nomem:
+	rp_seterr(err, errlen, "epoch %llu: %llu items: out of memory",
+	    (unsigned long long)epoch, (unsigned long long)VT);
+fail:
+	free(G);
+	free(R);
+	free(perm32);
+	free(perm64);
+	return -1;
+}
+
 /* Step 1: A[v] for every virtual item, bucket counts, filtered items. */
 static int
 fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
@@ -755,6 +961,8 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 	struct nprng r;
 	size_t j;
 
+	if (p->vepoch)
+		return fill_vepoch(p, epoch, err, errlen);
 	if ((p->A = xalloc(p->V, (size_t)p->w)) == NULL)
 		goto nomem;
 	if (p->flag != 0 && ((p->fv = xalloc(p->V, (size_t)p->w)) == NULL ||
@@ -852,17 +1060,7 @@ fill(struct batch_plan *p, uint64_t epoch, char *err, size_t errlen)
 	}
 	free(perm32);
 	free(perm64);
-	/* Step 2: the order permutation. */
-	if (p->c.shuffle) {
-		uint32_t seed = p->c.seed +
-		    (p->c.order_seed_epoch ? (uint32_t)epoch : 0);
-
-		nprng_seed(&r, seed);
-		if (p->w == 4)
-			nprng_shuffle32(&r, p->A, (size_t)p->V);
-		else
-			nprng_shuffle64(&r, p->A, (size_t)p->V);
-	}
+	order_shuffle(p, epoch);
 	return 0;
 nomem:
 	free(perm32);
@@ -1241,7 +1439,38 @@ sort_chunks(void *arg)
 			o2[i] = sum;
 			sum += k;
 		}
-		if (C == 1) {
+		if (C == 1 && w == 4 && !p->d->wide && p->d->st == 2) {
+			/*
+			 * The same for 32-bit words and 16-bit pair sizes
+			 * (the usual case), without the width tests.
+			 */
+			const uint32_t *a4 = a, *fb4 = p->fb;
+			const uint16_t *sz = p->d->sz;
+			const uint8_t *kept = p->bkept;
+			uint32_t *T4 = Tw, flag = (uint32_t)p->flag;
+
+			for (i = 0; i < n; i++) {
+				uint32_t x = a4[i];
+				uint64_t s, t, d;
+
+				if (i + PF_LSD < n) {
+					uint32_t y = a4[i + PF_LSD];
+
+					__builtin_prefetch(y & flag ? (const void *)
+					    &fb4[y & ~flag] : (const void *)&sz[2 *
+					    (uint64_t)y]);
+				}
+				if (x & flag) {
+					bucket_sizes(p, fb4[x & ~flag], &s, &t);
+				} else {
+					s = sz[2 * (uint64_t)x];
+					t = sz[2 * (uint64_t)x + 1];
+				}
+				d = o1[t]++;
+				T4[d] = x;
+				Tk[d] = (uint32_t)((kept[s * nt + t] ? 0 : ns) + s);
+			}
+		} else if (C == 1) {
 			/* Look up and scatter by target in one pass. */
 			for (i = 0; i < n; i++) {
 				uint64_t x = wget(a, i, w), s, t, d;
@@ -1263,8 +1492,15 @@ sort_chunks(void *arg)
 				Tk[d] = K2[i];
 			}
 		}
-		for (i = 0; i < n; i++)
-			wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
+		if (w == 4) {
+			uint32_t *a4 = a;
+			const uint32_t *T4 = Tw;
+
+			for (i = 0; i < n; i++)
+				a4[o2[Tk[i]]++] = T4[i];
+		} else
+			for (i = 0; i < n; i++)
+				wset(a, o2[Tk[i]]++, wget(Tw, i, w), w);
 		for (b = 0; b < p->nbuck; b++)
 			j->cnt[b * C + c] = hb[b];
 	}
@@ -1492,7 +1728,8 @@ int
 batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
     char *err, size_t errlen)
 {
-	int build = !p->built || p->sampled || p->c.rebuild_batches;
+	int build = !p->built || p->sampled || p->vepoch ||
+	    p->c.rebuild_batches;
 
 	if (shard >= (int64_t)p->c.num_shards) {
 		rp_seterr(err, errlen, "shard %lld of %u does not exist",
@@ -1513,7 +1750,8 @@ batch_plan_epoch(struct batch_plan *p, uint64_t epoch, int64_t shard,
 		goto fail;
 	if (build) {
 		/* Batches kept across epochs need every item. */
-		if (place(p, p->sampled || p->c.rebuild_batches ? shard : -1,
+		if (place(p, p->sampled || p->vepoch || p->c.rebuild_batches ?
+		    shard : -1,
 		    err, errlen) == -1)
 			goto fail;
 		free(p->A);
@@ -1541,6 +1779,12 @@ batch_plan_stats(const struct batch_plan *p, struct batch_epoch_stats *st)
 	st->group_dropped_batches = p->group_dropped;
 	st->group_dropped_items = p->group_dropped_items;
 	st->steps = shard_steps(p);
+	if (p->vepoch) {
+		st->pass_epoch = p->pass_epoch;
+		st->pass_size = p->VT;
+		st->pass_start = p->pass_start;
+		st->pass_new = p->pass_new;
+	}
 }
 
 void

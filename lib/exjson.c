@@ -66,49 +66,63 @@ static const char digits2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-static unsigned
+static const uint64_t pow10_tab[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL
+};
+
+/* Decimal digits of u: from its bit length (log10 2 ~ 1233 / 4096), then one compare. */
+static inline unsigned
 ndigits(uint64_t u)
 {
-	unsigned n = 1;
+	uint64_t x = u | 1;
+	unsigned t = ((unsigned)(64 - __builtin_clzll(x)) * 1233) >> 12;
 
-	for (;;) {
-		if (u < 10)
-			return n;
-		if (u < 100)
-			return n + 1;
-		if (u < 1000)
-			return n + 2;
-		if (u < 10000)
-			return n + 3;
-		u /= 10000;
-		n += 4;
-	}
+	return t + 1 - (x < pow10_tab[t]);
 }
 
-/* Digits written backwards from the end, two at a time; no copies. */
+/*
+ * Digits written backwards from the end, two at a time; no copies.
+ * Below 2^32 in 32-bit arithmetic, which divides by 100 faster.
+ */
 char *
 exjson_format_i64(int64_t v, char *dst)
 {
 	uint64_t u = (uint64_t)v;
 	char *end, *t;
+	uint32_t w;
 
 	if (v < 0) {
 		*dst++ = '-';
 		u = -u;
 	}
 	end = t = dst + ndigits(u);
-	while (u >= 100) {
+	while (u > UINT32_MAX) {
 		unsigned r = (unsigned)(u % 100);
+
 		u /= 100;
 		t -= 2;
 		t[0] = digits2[2 * r];
 		t[1] = digits2[2 * r + 1];
 	}
-	if (u >= 10) {
-		t[-2] = digits2[2 * u];
-		t[-1] = digits2[2 * u + 1];
+	w = (uint32_t)u;
+	while (w >= 100) {
+		unsigned r = w % 100;
+
+		w /= 100;
+		t -= 2;
+		t[0] = digits2[2 * r];
+		t[1] = digits2[2 * r + 1];
+	}
+	if (w >= 10) {
+		t[-2] = digits2[2 * w];
+		t[-1] = digits2[2 * w + 1];
 	} else
-		t[-1] = (char)('0' + u);
+		t[-1] = (char)('0' + w);
 	return end;
 }
 

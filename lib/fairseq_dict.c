@@ -109,6 +109,8 @@ struct fqd_lines {
 	uint64_t	 lineno;
 	uint64_t	 base;		/* input offset of buf[0] */
 	uint64_t	 lineoff;	/* input offset of the current line */
+	int		 limited;	/* fqd_lines_range(): 'left' bytes to read */
+	uint64_t	 left;
 };
 
 struct fqd_lines *
@@ -141,6 +143,7 @@ static int
 lines_fill(struct fqd_lines *r)
 {
 	ssize_t got;
+	size_t want;
 
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -159,8 +162,11 @@ lines_fill(struct fqd_lines *r)
 		r->buf = nb;
 		r->cap = c;
 	}
+	want = r->cap - r->end;
+	if (r->limited && want > r->left)
+		want = (size_t)r->left;
 	for (;;) {
-		got = read(r->fd, r->buf + r->end, r->cap - r->end);
+		got = want == 0 ? 0 : read(r->fd, r->buf + r->end, want);
 		if (got >= 0)
 			break;
 		if (errno != EINTR && errno != EAGAIN)
@@ -171,7 +177,24 @@ lines_fill(struct fqd_lines *r)
 		return 0;
 	}
 	r->end += (size_t)got;
+	if (r->limited)
+		r->left -= (uint64_t)got;
 	return 1;
+}
+
+int
+fqd_lines_range(struct fqd_lines *r, uint64_t off, uint64_t len)
+{
+	if (r->end > 0 || r->eof || off > INT64_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (lseek(r->fd, (off_t)off, SEEK_SET) == -1)
+		return -1;
+	r->base = off;
+	r->limited = 1;
+	r->left = len;
+	return 0;
 }
 
 int

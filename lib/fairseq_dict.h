@@ -81,6 +81,13 @@ int		 fqd_next_word(const uint8_t *p, size_t n, size_t *pos,
 struct fqd_lines;
 struct fqd_lines *fqd_lines_new(int fd);	/* NULL with errno ENOMEM */
 void		 fqd_lines_free(struct fqd_lines *r);	/* NULL is fine */
+/*
+ * Read only the bytes [off, off + len) of the file (--part): seeks
+ * there; fqd_lines_offset() stays a file offset, line numbers count
+ * from the range's first line.  Call before the first line.  Returns 0,
+ * or -1 with errno set.
+ */
+int		 fqd_lines_range(struct fqd_lines *r, uint64_t off, uint64_t len);
 /* 1 with a line in *p, *n; 0 at the end; -1 on a read error (errno). */
 int		 fqd_lines_next(struct fqd_lines *r, const uint8_t **p, size_t *n);
 /* Lines handed out so far (the current one's number, from 1). */

@@ -562,6 +562,19 @@ mmidx_raw_size(const struct mmidx *m, uint64_t i)
 	return (int32_t)le32(m->sizes + 4 * i);
 }
 
+void
+mmidx_raw_sizes(const struct mmidx *m, uint64_t first, size_t k, int32_t *out)
+{
+	const uint8_t *p = m->sizes + 4 * first;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(out, p, k * sizeof *out);
+#else
+	for (size_t i = 0; i < k; i++)
+		out[i] = (int32_t)le32(p + 4 * i);
+#endif
+}
+
 int64_t
 mmidx_raw_pointer(const struct mmidx *m, uint64_t i)
 {

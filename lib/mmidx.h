@@ -117,6 +117,9 @@ const char	*mmidx_idx_path(const struct mmidx *m);
 uint64_t	 mmidx_doc_count(const struct mmidx *m);
 /* Unchecked raw fields, i < count (doc_index: i < doc_count). */
 int32_t		 mmidx_raw_size(const struct mmidx *m, uint64_t i);
+/* Sizes first .. first + k - 1 (first + k <= count) into out, unchecked. */
+void		 mmidx_raw_sizes(const struct mmidx *m, uint64_t first, size_t k,
+		    int32_t *out);
 int64_t		 mmidx_raw_pointer(const struct mmidx *m, uint64_t i);
 int64_t		 mmidx_doc_index(const struct mmidx *m, uint64_t i);
 /* Mode of sequence i (multimodal only; 0 otherwise). */

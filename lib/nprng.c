@@ -127,18 +127,11 @@ nprng_double(struct nprng *r)
 	return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
+/* The smallest 2^j - 1 >= max (max > 0). */
 static inline uint64_t
 mask_of(uint64_t max)
 {
-	uint64_t m = max;
-
-	m |= m >> 1;
-	m |= m >> 2;
-	m |= m >> 4;
-	m |= m >> 8;
-	m |= m >> 16;
-	m |= m >> 32;
-	return m;
+	return UINT64_MAX >> __builtin_clzll(max);
 }
 
 static inline __attribute__((always_inline)) uint64_t

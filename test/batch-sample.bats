@@ -71,7 +71,15 @@ pair20() {
 	run -2 --separate-stderr batch-sample batches -p k=a -p k=b
 	[ "${stderr%%$'\n'*}" = "batch-sample: -p: key 'k' given twice" ]
 	run -2 --separate-stderr batch-sample batches -p a --encoder-langtok src
-	[ "${stderr%%$'\n'*}" = "batch-sample: --encoder-langtok and --decoder-langtok need --dict" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --encoder-langtok needs --dict or --source-dict with -p" ]
+	run -2 --separate-stderr batch-sample batches -p a,b --decoder-langtok --source-dict x
+	[ "${stderr%%$'\n'*}" = "batch-sample: --decoder-langtok needs --dict or --target-dict with -p" ]
+	run -2 --separate-stderr batch-sample batches -p a --dict x --source-dict y
+	[ "${stderr%%$'\n'*}" = "batch-sample: --dict is --source-dict and --target-dict at once: give one or the others" ]
+	run -2 --separate-stderr batch-sample batches -p a --langs de,en --lang-dict x
+	[ "${stderr%%$'\n'*}" = "batch-sample: --langs and --lang-dict exclude each other" ]
+	run -2 --separate-stderr batch-sample batches -p a --lang-tok-style fancy
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-tok-style: expected multilingual or mbart, got 'fancy'" ]
 	run -2 --separate-stderr batch-sample batches -p a --json
 	[ "${stderr%%$'\n'*}" = "batch-sample: --json goes with --stats" ]
 	run -2 --separate-stderr batch-sample batches -p a --collate --output-format ids
@@ -391,4 +399,166 @@ pair20() {
 	run -0 --separate-stderr batch-sample batches -p "$T/x.fr,$T/x.en" --collate \
 	    --dict "$T/dict.txt" --encoder-langtok tgt --no-shuffle
 	[ "$(jq -c '.src_tokens[0][0]' <<<"$output")" = 6 ]
+}
+
+@test "batch-sample: --stats shows no ratio for pairs that are concatenated, not sampled" {
+	pair20
+	ds "$T/b.src" 3 4 5 6
+	ds "$T/b.tgt" 3 4 5 6
+	# without sampling every pair is taken whole: fairseq has no ratios
+	# (sample_ratios is None), and a ratio of 0 would read as "never drawn"
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --stats --json -o /dev/null
+	[ "$(jq -c '[.sampled, [.pairs[] | [.ratio, .prob, .virtual_size]]]' <<<"$stderr")" = '[false,[[null,0.8333333333333334,20],[null,0.16666666666666666,4]]]' ]
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --stats -o /dev/null
+	[ "$(awk '$2 == "x" || $2 == "y" { print $2, $4, $5, $6 }' <<<"$stderr")" = $'x - 0.8333 20\ny - 0.1667 4' ]
+	# with sampling the ratio is there
+	run -0 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" -p "y=$T/b.src,$T/b.tgt" \
+	    --sampling-method uniform --stats -o /dev/null
+	[ "$(awk '$2 == "x" || $2 == "y" { print $2, $4 }' <<<"$stderr")" = $'x 1.0000\ny 1.0000' ]
+}
+
+@test "batch-sample: a dictionary per language, or --source-dict and --target-dict, as fairseq loads them" {
+	mkdir -p "$T/d"
+	ds "$T/d/train.de-en.de" 3 4
+	ds "$T/d/train.de-en.en" 2 5
+	# fairseq's multilingual task reads DATA/dict.LANG.txt of the first data
+	# directory for each language and adds the tokens of every language of
+	# the list (sorted), in that order, to each: dict.de.txt has 2 words
+	# (__de__ = 6, __en__ = 7), dict.en.txt has 5 (__de__ = 9, __en__ = 10)
+	printf 'a 1\nb 1\n' >"$T/d/dict.de.txt"
+	printf 'a 1\nb 1\nc 1\nd 1\ne 1\n' >"$T/d/dict.en.txt"
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok src \
+	    --decoder-langtok --collate --no-shuffle "$T/d"
+	[ "$(jq -c '[.src_tokens, .target]' <<<"$output")" = '[[[6,10,11,12,2],[1,6,10,11,2]],[[10,10,11,12,13,2],[10,10,2,1,1,1]]]' ]
+	# --encoder-langtok tgt: the target language's token in the source dictionary
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok tgt \
+	    --collate --no-shuffle "$T/d"
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[7,10,11,12,2],[1,7,10,11,2]]' ]
+	# --source-dict and --target-dict replace them, --dict is both
+	printf 'x 1\n' >"$T/one.txt"
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok src \
+	    --decoder-langtok --collate --no-shuffle --target-dict "$T/one.txt" "$T/d"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[6,6]' ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok src \
+	    --decoder-langtok --collate --no-shuffle --dict "$T/one.txt" "$T/d"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[5,6]' ]
+	# with -p the dictionaries are named
+	run -0 --separate-stderr batch-sample batches -p "$T/d/train.de-en.de,$T/d/train.de-en.en" \
+	    --encoder-langtok src --decoder-langtok --collate --no-shuffle \
+	    --source-dict "$T/d/dict.de.txt" --target-dict "$T/d/dict.en.txt"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[6,10]' ]
+	# a missing dictionary of a language is named
+	rm "$T/d/dict.en.txt"
+	run -1 --separate-stderr batch-sample batches --lang-pairs de-en --decoder-langtok "$T/d"
+	[ "$stderr" = "batch-sample: $T/d/dict.en.txt: No such file or directory" ]
+}
+
+@test "batch-sample: --langs and --lang-dict give the order of the language tokens" {
+	mkdir -p "$T/d"
+	ds "$T/d/train.de-en.de" 3
+	ds "$T/d/train.de-en.en" 2
+	printf 'a 1\n' >"$T/dict.txt"
+	# the list's order, not the sorted one: __fr__ 5, __en__ 6, __de__ 7
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok src \
+	    --decoder-langtok --collate --dict "$T/dict.txt" --langs fr,en,de "$T/d"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[7,6]' ]
+	printf '  en \n\nde\r\n' >"$T/langs.txt"
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --encoder-langtok src \
+	    --decoder-langtok --collate --dict "$T/dict.txt" --lang-dict "$T/langs.txt" "$T/d"
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[6,5]' ]
+	run -1 --separate-stderr batch-sample batches --lang-pairs de-en --langs en,fr "$T/d"
+	[ "$stderr" = "batch-sample: --langs: language de of the pairs is not in the list" ]
+}
+
+@test "batch-sample: --lang-tok-replacing-bos-eos puts the tokens in place of eos and bos, sizes unchanged" {
+	ds "$T/x.de" 4 3
+	ds "$T/x.en" 5 2
+	printf 'a 1\n' >"$T/dict.txt"
+	# __de__ 5, __en__ 6; fairseq's TransformEosLangPairDataset: the
+	# source's eos (last column when left-padded) becomes the encoder
+	# token, prev_output_tokens' first column the decoder token; the
+	# target keeps its eos and sizes count no added token
+	local args=(-p "$T/x.de,$T/x.en" --dict "$T/dict.txt" --encoder-langtok src --decoder-langtok
+	    --collate --no-shuffle --lang-tok-replacing-bos-eos)
+	run -0 --separate-stderr batch-sample batches "${args[@]}"
+	[ "$(jq -c '[.src_tokens, .src_lengths, .prev_output_tokens, .target]' <<<"$output")" = \
+	    '[[[10,11,12,5],[1,10,11,5]],[4,3],[[6,10,11,12,13],[6,10,1,1,1]],[[10,11,12,13,2],[10,2,1,1,1]]]' ]
+	run -0 --separate-stderr batch-sample batches "${args[@]}" --left-pad-source False
+	[ "$(jq -c '.src_tokens' <<<"$output")" = '[[10,11,12,5],[10,11,5,1]]' ]
+	run -0 --separate-stderr batch-sample batches "${args[@]}" --stats --json -o /dev/null
+	[ "$(jq -c '[.src_tokens, .tgt_tokens]' <<<"$stderr")" = '[7,7]' ]
+	# only the sides with a token change
+	run -0 --separate-stderr batch-sample batches -p "$T/x.de,$T/x.en" --dict "$T/dict.txt" \
+	    --decoder-langtok --collate --no-shuffle --lang-tok-replacing-bos-eos
+	[ "$(jq -c '[.src_tokens[0], .prev_output_tokens[0][0]]' <<<"$output")" = '[[10,11,12,2],6]' ]
+	# fairseq does not implement left-padded targets here
+	run -2 --separate-stderr batch-sample batches "${args[@]}" --left-pad-target True
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-tok-replacing-bos-eos with --decoder-langtok needs --left-pad-target False (fairseq does not implement it)" ]
+	# a source without eos at its end is an error naming it (upstream asserts)
+	printf '10 11\n' >"$T/n.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/y.de" "$T/n.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/y.en" "$T/n.txt"
+	run -1 --separate-stderr batch-sample batches -p "$T/y.de,$T/y.en" --dict "$T/dict.txt" \
+	    --encoder-langtok src --collate --lang-tok-replacing-bos-eos
+	[ "$stderr" = "batch-sample: epoch 1, step 0: sample 0: source does not end with eos 2, which the language token is to replace" ]
+}
+
+@test "batch-sample: --lang-tok-style mbart looks up [LANG] tokens" {
+	ds "$T/x.en_XX" 3
+	ds "$T/x.ro_RO" 2
+	# [en_XX] is in the file (id 5); [ro_RO] is added after the last line
+	# (7), then <mask>, as fairseq's augment_dictionary does
+	printf '__ro_RO__ 1\n[en_XX] 1\nz 1\n' >"$T/dict.txt"
+	run -0 --separate-stderr batch-sample batches -p "$T/x.en_XX,$T/x.ro_RO" --dict "$T/dict.txt" \
+	    --encoder-langtok src --decoder-langtok --collate --lang-tok-style mbart
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[5,7]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/x.en_XX,$T/x.ro_RO" --dict "$T/dict.txt" \
+	    --encoder-langtok src --decoder-langtok --collate
+	[ "$(jq -c '[.src_tokens[0][0], .target[0][0]]' <<<"$output")" = '[7,4]' ]
+}
+
+@test "batch-sample: --virtual-epoch-size serves a pass in slices, as SampledMultiEpochDataset" {
+	pair20
+	local a=(-p "$T/a.src,$T/a.tgt" --batch-size 1 --required-batch-size-multiple 1 --output-format ids)
+	# one pass of 20 sentences (concatenated) in slices of 8, 8 and 4:
+	# every sentence once over epochs 1-3; epoch 4 draws a new pass
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --epochs 4 --stats --json
+	[ "$(jq -s -c 'map([.virtual_size, .virtual_epoch.pass_epoch, .virtual_epoch.start, .virtual_epoch.new_pass])' <<<"$stderr")" = \
+	    '[[8,1,0,true],[8,1,8,false],[4,1,16,false],[8,4,0,true]]' ]
+	[ "$(printf '%s\n' "${lines[@]:0:20}" | sort -t: -k2 -n | tr '\n' ' ')" = "$(seq 0 19 | sed 's/^/0:/' | tr '\n' ' ')" ]
+	[ "$(printf '%s\n' "${lines[@]:20:8}" | sort | tr '\n' ' ')" != "$(printf '%s\n' "${lines[@]:0:8}" | sort | tr '\n' ' ')" ]
+	# started at epoch 2 (a resumed run), fairseq draws the pass with epoch 2's seed
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --epoch 2 --stats --json
+	[ "$(jq -c '[.virtual_epoch.pass_epoch, .virtual_epoch.start]' <<<"$stderr")" = '[2,8]' ]
+	# a size above the virtual data size is capped to it
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 99 --epochs 2 --stats --json
+	[ "$(jq -s -c 'map([.virtual_size, .virtual_epoch.pass_epoch])' <<<"$stderr")" = '[[20,1],[20,2]]' ]
+	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --stats
+	[[ "$stderr" == *"virtual epoch: items 0 to 8 of 20 permuted in epoch 1 (now)"* ]]
+	run -2 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 0
+	[ "${stderr%%$'\n'*}" = "batch-sample: --virtual-epoch-size: expected a positive integer, got '0'" ]
+}
+
+@test "batch-sample: with virtual epochs the next data directory comes after a new pass" {
+	mkdir -p "$T/d0" "$T/d1"
+	ds "$T/d0/train.de-en.de" 3 4 5
+	ds "$T/d0/train.de-en.en" 3 4 5
+	ds "$T/d1/train.de-en.de" 3 4 5 6 7
+	ds "$T/d1/train.de-en.en" 3 4 5 6 7
+	# translation_multi_simple_epoch: a pass drawn again asks for the next
+	# shard, loaded at the next epoch, whose new dataset draws its own pass
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --epochs 8 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -s -c 'map([.real_size, .virtual_size, .virtual_epoch.pass_epoch, .virtual_epoch.start])' <<<"$stderr")" = \
+	    '[[3,2,1,0],[3,1,1,2],[3,2,3,0],[5,2,4,0],[5,2,4,2],[5,1,4,4],[5,2,7,0],[3,1,8,2]]' ]
+	# the first directory from --virtual-data-size: epoch 3 is in the
+	# second pass of ceil(4 / 2) virtual epochs, so shard001
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --sampling-method uniform --virtual-data-size 4 --epoch 3 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '[.real_size, .virtual_epoch.pass_epoch]' <<<"$stderr")" = '[5,3]' ]
+	run -0 --separate-stderr batch-sample batches --lang-pairs de-en --virtual-epoch-size 2 \
+	    --sampling-method uniform --epoch 3 --stats --json -o /dev/null "$T/d0:$T/d1"
+	[ "$(jq -c '.real_size' <<<"$stderr")" = 3 ]
 }

@@ -1093,3 +1093,103 @@ rss_bound() {
 	done
 	cmp "$T/k1.bin" "$T/k2.bin"
 }
+
+load tools/part-helpers
+
+# tok_records N SEED [DOCS]: N Example records with a 'targets' list of
+# 1..300 ids (now and then 30000), about one in ten an empty Example
+# (a document end) when DOCS is given.
+tok_records() {
+	awk -v n="$1" -v seed="$2" -v docs="${3:-}" 'BEGIN {
+		srand(seed)
+		for (i = 0; i < n; i++) {
+			if (docs != "" && rand() < 0.1) { print "{}"; continue }
+			len = 1 + int(rand() * rand() * 300)
+			if (rand() < 0.01) len = 30000
+			s = "{\"targets\":["
+			for (j = 0; j < len; j++) s = s (j ? "," : "") int(rand() * 30000)
+			print s "]}"
+		}
+	}' | tfr-cat --from-json -R
+}
+
+# merge_law ARGS... (inputs last): for N = 1..7 the datasets of
+# build --part K/N ARGS merged in order equal build ARGS.
+merge_law() {
+	local n k list
+	mmap-index build -q -o "$T/one" "$@" || return 1
+	for n in 1 2 3 4 5 6 7; do
+		list=()
+		for k in $(seq 0 $((n - 1))); do
+			mmap-index build -q --part "$k/$n" -o "$T/part$k" "$@" || {
+				echo "part $k/$n failed"
+				return 1
+			}
+			list+=("$T/part$k")
+		done
+		mmap-index merge -q -o "$T/merged" "${list[@]}" || return 1
+		cmp "$T/one.bin" "$T/merged.bin" && cmp "$T/one.idx" "$T/merged.idx" || {
+			echo "N=$n: the merged parts differ from one run"
+			return 1
+		}
+	done
+}
+
+@test "mmap-index: build --part K/N parts merged are one run's dataset (records, fairseq and Megatron, N = 1..7)" {
+	tok_records 300 1 >"$T/a.tfr"
+	tok_records 80 2 | gzip >"$T/b.tfr"
+	: >"$T/e.tfr"
+	tok_records 40 3 >"$T/c.tfr"
+	merge_law --vocab-size 30000 "$T/a.tfr" "$T/e.tfr" "$T/b.tfr" "$T/c.tfr"
+	merge_law --vocab-size 30000 -j 2 "$T/a.tfr" "$T/b.tfr" "$T/c.tfr"
+	merge_law --format megatron --vocab-size 30000 "$T/a.tfr" "$T/b.tfr"
+	merge_law --format megatron --dtype int32 --documents each -j 2 "$T/a.tfr" "$T/c.tfr"
+}
+
+@test "mmap-index: build --part keeps Megatron documents whole across parts" {
+	tok_records 400 4 docs >"$T/a.tfr"
+	tok_records 60 5 docs | gzip >"$T/b.tfr"
+	tok_records 100 6 docs >"$T/c.tfr"
+	merge_law --format megatron --vocab-size 30000 "$T/a.tfr" "$T/b.tfr" "$T/c.tfr"
+	merge_law --format megatron --documents empty -j 2 --vocab-size 30000 "$T/c.tfr" "$T/a.tfr"
+	# Documents in the run: the merged index has them, not one per sequence.
+	run -0 mmap-index info --json "$T/merged"
+	[[ "$output" == *'"documents":'* ]]
+	# No document ends at all: part 0 holds every sequence as a document.
+	merge_law --format megatron --vocab-size 30000 "$T/c.tfr" "$T/a.tfr" "$T/c.tfr"
+	tok_records 100 7 >"$T/d.tfr"
+	merge_law --format megatron --vocab-size 30000 "$T/d.tfr"
+	mmap-index build -q --format megatron --vocab-size 30000 --part 1/2 -o "$T/p1" "$T/d.tfr"
+	run -0 mmap-index info --json "$T/p1"
+	[[ "$output" == *'"sequences":0'* ]]
+}
+
+@test "mmap-index: build --part over id lines and text (documents of empty lines kept whole)" {
+	awk 'BEGIN { srand(5); for (i = 0; i < 600; i++) {
+		if (rand() < 0.15) { print ""; continue }
+		len = 1 + int(rand() * rand() * 50); if (rand() < 0.01) len = 20000
+		s = ""; for (j = 0; j < len; j++) s = s (j ? " " : "") int(rand() * 30000); print s } }' >"$T/ids.txt"
+	printf '5 6 7' >"$T/tail.txt"
+	merge_law --input-format id --vocab-size 30000 "$T/ids.txt" "$T/tail.txt" "$T/ids.txt"
+	merge_law --input-format id --format megatron --documents empty --vocab-size 30000 \
+	    "$T/ids.txt" "$T/tail.txt" "$T/ids.txt"
+	awk 'BEGIN { srand(7); for (i = 0; i < 500; i++) { n = 1 + int(rand() * 12); s = ""
+		for (j = 0; j < n; j++) s = s (j ? " " : "") "w" int(rand() * rand() * 200); print s } }' >"$T/text.txt"
+	mmap-index dict -q -o "$T/dict.txt" "$T/text.txt"
+	merge_law --input-format text --dict "$T/dict.txt" "$T/text.txt" "$T/text.txt"
+}
+
+@test "mmap-index: build --part needs a fixed dtype and regular files" {
+	tok_records 10 1 >"$T/a.tfr"
+	run -2 --separate-stderr mmap-index build --part 0/2 -o "$T/x" "$T/a.tfr"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --part needs --dtype, --vocab-size or --wrap: one run picks the dtype from the largest id of the whole input" ]
+	run -2 --separate-stderr mmap-index build --part 0/2 --vocab-size 30000 -o "$T/x" <"$T/a.tfr"
+	[ "${stderr%%$'\n'*}" = "mmap-index: --part needs files: standard input cannot be cut into parts" ]
+	run -2 --separate-stderr mmap-index build --part 0/2 --vocab-size 30000 -o "$T/x" <(cat "$T/a.tfr")
+	run -2 --separate-stderr mmap-index cat --part 0/2 "$T/x"
+	[ ! -e "$T/x.bin" ] && [ ! -e "$T/x.idx" ]
+	# N = 1 is the whole input from anywhere, dtype narrowing included.
+	mmap-index build -q --part 0/1 -o "$T/y" <"$T/a.tfr"
+	mmap-index build -q -o "$T/z" <"$T/a.tfr"
+	cmp "$T/y.idx" "$T/z.idx"
+}

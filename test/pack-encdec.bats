@@ -445,3 +445,53 @@ many() {
 		same_prefix_output "$T/bad.tfr" "$T/good.tfr" pack-encdec -C encdec -l inputs=64,targets=32 $a
 	done
 }
+
+load tools/part-helpers
+
+# seq2seq N SEED: N records of 'inputs' and 'targets' of 1..20 ids.
+seq2seq() {
+	awk -v n="$1" -v seed="$2" 'BEGIN { srand(seed); for (i = 0; i < n; i++) {
+		a = 1 + int(rand() * 20); b = 1 + int(rand() * 20); s = "{\"inputs\":["
+		for (j = 0; j < a; j++) s = s (j ? "," : "") 3 + int(rand() * 100)
+		s = s "],\"targets\":["
+		for (j = 0; j < b; j++) s = s (j ? "," : "") 3 + int(rand() * 100)
+		print s "]}" } }' | to_records
+}
+
+@test "pack-encdec: --part K/N outputs concatenate to one run's when every example makes its own rows (N = 1..7)" {
+	seq2seq 300 1 >"$T/a.tfr"
+	seq2seq 50 2 | gzip >"$T/b.tfr"
+	: >"$T/e.tfr"
+	part_law cat pack-encdec -C encdec -l inputs=32,targets=32 --no-pack "$T/a.tfr" "$T/e.tfr" "$T/b.tfr" "$T/a.tfr"
+	part_law cat pack-encdec -C passthrough "$T/a.tfr" "$T/b.tfr"
+}
+
+@test "pack-encdec: --part packs each part on its own: every example once, a few more rows at the seams" {
+	seq2seq 300 3 >"$T/a.tfr"
+	local n k one rows
+	pack-encdec -C encdec -l inputs=32,targets=32 "$T/a.tfr" "$T/a.tfr" >"$T/one"
+	one=$(tfr-cat -c "$T/one")
+	tfr-cat --flat "$T/one" | jq -c '.encoder_input_tokens | map(select(. != 0))' | jq -s 'add | length' >"$T/tok.one"
+	for n in 2 3 7; do
+		: >"$T/cat"
+		for k in $(seq 0 $((n - 1))); do
+			pack-encdec -C encdec -l inputs=32,targets=32 --part "$k/$n" "$T/a.tfr" "$T/a.tfr" >>"$T/cat"
+		done
+		rows=$(tfr-cat -c "$T/cat")
+		[ "$rows" -ge "$one" ] && [ "$rows" -le $((one + n - 1)) ]
+		# The same tokens, all of them, once.
+		tfr-cat --flat "$T/cat" | jq -c '.encoder_input_tokens | map(select(. != 0))' | jq -s 'add | length' >"$T/tok.cat"
+		cmp "$T/tok.one" "$T/tok.cat"
+	done
+}
+
+@test "pack-encdec: --part on standard input is a usage error; electra takes it too" {
+	seq2seq 20 4 >"$T/a.tfr"
+	run -2 --separate-stderr pack-encdec -C encdec -l inputs=32,targets=32 --part 0/2 <"$T/a.tfr"
+	[ "${stderr%%$'\n'*}" = "pack-encdec: --part needs files: standard input cannot be cut into parts" ]
+	run -2 --separate-stderr pack-encdec -C encdec -l inputs=32,targets=32 --part 2/2 "$T/a.tfr"
+	run -0 --separate-stderr pack-encdec -C electra -f targets --max-seq-length 16 --cls-id 1 --sep-id 2 --part 1/2 -o "$T/e1" "$T/a.tfr"
+	[ -z "$stderr" ]
+	run -0 tfr-cat -c "$T/e1"
+	[ "$output" -gt 0 ]
+}

@@ -729,3 +729,111 @@ J
 	[ -z "$output" ]
 	[ "$stderr" = "tfr-cat: 'x' is both a context feature and a feature list; a manifest names each once" ]
 }
+
+load tools/part-helpers
+
+# Records of every size, an empty file, one record spanning several
+# parts, gzip and zlib files mixed in.
+part_inputs() {
+	raw_records 120 >"$T/p1.tfr"
+	: >"$T/p0.tfr"
+	raw_records 40 | gzip >"$T/p2.tfr"
+	one_record 100000 >"$T/p3.tfr"
+	raw_records 30 | tfr-cat -R -z zlib >"$T/p4.tfr"
+	cat "$T/p3.tfr" "$T/p1.tfr" >"$T/p5.tfr"
+	parts=("$T/p1.tfr" "$T/p0.tfr" "$T/p2.tfr" "$T/p3.tfr" "$T/p4.tfr" "$T/p5.tfr")
+}
+
+@test "tfr-cat: --part K/N outputs concatenated are one run's (-R, JSON, --index, -c; N = 1..7)" {
+	part_inputs
+	part_law cat tfr-cat -R --type raw "${parts[@]}"
+	part_law cat tfr-cat --type raw "${parts[@]}"
+	part_law cat tfr-cat --index "$T/p1.tfr" "$T/p0.tfr" "$T/p3.tfr" "$T/p5.tfr"
+	part_law sum tfr-cat -c "${parts[@]}"
+	part_law cat tfr-cat -R --type raw "$T/p0.tfr"
+	part_law cat tfr-cat -R --type raw "$T/p3.tfr"
+}
+
+@test "tfr-cat: --from-json --part cuts at line starts" {
+	big
+	tfr-cat --flat "$T/big.tfr" >"$T/big.jsonl"
+	printf '{"a":[1]}' >"$T/nonl.jsonl"
+	part_law cat tfr-cat -R --from-json "$T/big.jsonl" "$T/nonl.jsonl" "$T/three.jsonl"
+}
+
+@test "tfr-cat: --part reads its own bytes: damage in another part does not touch it" {
+	raw_records 200 >"$T/a.tfr"
+	local size
+	size=$(stat -c %s "$T/a.tfr")
+	cp "$T/a.tfr" "$T/bad.tfr"
+	# A byte in the last quarter changed: parts 0 and 1 of 2 ... 0 of 4 are fine.
+	printf 'X' | dd of="$T/bad.tfr" bs=1 seek=$((size - size / 8)) conv=notrunc 2>/dev/null
+	tfr-cat -R --part 0/2 "$T/a.tfr" >"$T/want"
+	run -0 --separate-stderr tfr-cat -R --part 0/2 "$T/bad.tfr"
+	tfr-cat -R --part 0/2 "$T/bad.tfr" | cmp - "$T/want"
+	run -1 --separate-stderr tfr-cat -R --part 1/2 "$T/bad.tfr"
+	[[ "$stderr" == "tfr-cat: $T/bad.tfr: record "*" at offset "*": "*"CRC mismatch"* ]]
+}
+
+@test "tfr-cat: --part record numbers count from the part, offsets are the file's" {
+	raw_records 300 >"$T/a.tfr"
+	local size off n
+	size=$(stat -c %s "$T/a.tfr")
+	# A payload byte changed at about 70% of the file (part 1 of 2).
+	off=$(tfr-cat --index "$T/a.tfr" | awk -v s="$size" '$1 > s * 0.7 { print $1; exit }')
+	printf 'X' | dd of="$T/a.tfr" bs=1 seek=$((off + 12)) conv=notrunc 2>/dev/null
+	run -1 --separate-stderr tfr-cat --index "$T/a.tfr"
+	n=${#lines[@]}
+	[ "$stderr" = "tfr-cat: $T/a.tfr: record $n at offset $off: payload CRC mismatch" ]
+	run -1 --separate-stderr tfr-cat --index --part 1/2 "$T/a.tfr"
+	[ "$stderr" = "tfr-cat: $T/a.tfr: record ${#lines[@]} at offset $off: payload CRC mismatch" ]
+	[ "${#lines[@]}" -lt "$n" ] && [ "${#lines[@]}" -gt 0 ]
+	# Part 0 ends before the damage and is whole.
+	run -0 --separate-stderr tfr-cat -c --part 0/2 "$T/a.tfr"
+	[ -z "$stderr" ]
+}
+
+@test "tfr-cat: records stored inside a record fool the search; the part then fails, never writes wrong output" {
+	local i
+	# A record whose payload is itself 10 records of 20000 bytes.
+	raw_records 3 >"$T/a.tfr"
+	for i in 1 2 3 4 5 6 7 8 9 10; do one_record 20000; done >"$T/inner"
+	printf '"%s"\n' "$(base64 -w0 "$T/inner")" | tfr-cat --from-json --type raw -R >>"$T/a.tfr"
+	raw_records 3 >>"$T/a.tfr"
+	run -0 tfr-cat -c "$T/a.tfr"
+	[ "$output" = 7 ]
+	run -1 --separate-stderr tfr-cat -c --part 0/2 "$T/a.tfr"
+	[[ "$stderr" == *": record crosses the end of the part at offset "* ]]
+	run -1 --separate-stderr tfr-cat -c --part 1/2 "$T/a.tfr"
+}
+
+@test "tfr-cat: --recover --part: the parts write the records one run writes" {
+	raw_records 200 >"$T/a.tfr"
+	local size
+	size=$(stat -c %s "$T/a.tfr")
+	# Damage around the middle, across the boundary of 2 parts.
+	head -c 3000 /dev/urandom | dd of="$T/a.tfr" bs=1 seek=$((size / 2 - 1500)) conv=notrunc 2>/dev/null
+	run -1 tfr-cat -R -q --recover "$T/a.tfr"
+	tfr-cat -R -q --recover "$T/a.tfr" >"$T/one" || true
+	{ tfr-cat -R -q --recover --part 0/2 "$T/a.tfr" || true
+	  tfr-cat -R -q --recover --part 1/2 "$T/a.tfr" || true; } >"$T/two"
+	cmp "$T/one" "$T/two"
+}
+
+@test "tfr-cat: --part usage errors: stdin, a pipe, --shard, --skip, -n, --manifest" {
+	big
+	run -2 --separate-stderr tfr-cat --part 0/2 <"$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part needs files: standard input cannot be cut into parts" ]
+	run -2 --separate-stderr tfr-cat --part 0/2 <(cat "$T/big.tfr")
+	[[ "${stderr%%$'\n'*}" == "tfr-cat: --part needs regular files: /dev/fd/"*" is not one" ]]
+	run -2 --separate-stderr tfr-cat --part 0/2 --shard 0/2 "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part excludes --shard, --skip and -n: they count records from the start of the input, which a part does not read" ]
+	run -2 --separate-stderr tfr-cat --part 0/2 --skip 1 "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat --part 0/2 -n 1 "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat --part 0/2 --manifest "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat --part 0/0 "$T/big.tfr"
+	run -2 --separate-stderr tfr-cat --part x "$T/big.tfr"
+	# N = 1 is the whole input, from anywhere.
+	tfr-cat -c --part 0/1 <"$T/big.tfr" >"$T/n"
+	[ "$(cat "$T/n")" = 1000 ]
+}

@@ -190,8 +190,8 @@ collate_hand(void)
 		25, 26, 27, 28, 29, 2,  21, 22, 23, 2, 1, 1
 	};
 	struct batch_sample s[4] = {
-		{ 7, s7, 3, t7, 2 }, { 3, s3, 2, t3, 4 },
-		{ 5, s5, 5, t5, 2 }, { 9, s9, 3, t9, 6 },
+		{ 7, s7, 3, t7, 2, 0, 0 }, { 3, s3, 2, t3, 4, 0, 0 },
+		{ 5, s5, 5, t5, 2, 0, 0 }, { 9, s9, 3, t9, 6, 0, 0 },
 	};
 	struct batch_collate_opts o = BATCH_COLLATE_OPTS_INIT;
 	struct batch_collated c;
@@ -219,7 +219,7 @@ collate_hand(void)
 	/* Pad tokens inside a row do not count as length. */
 	{
 		static const int64_t a[] = { 1, 5, 2 }, b[] = { 6, 7, 2 }, t[] = { 2 };
-		struct batch_sample q[2] = { { 1, a, 3, t, 1 }, { 2, b, 3, t, 1 } };
+		struct batch_sample q[2] = { { 1, a, 3, t, 1, 0, 0 }, { 2, b, 3, t, 1, 0, 0 } };
 
 		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
@@ -238,7 +238,7 @@ collate_hand(void)
 	/* An empty target is an error naming the sample. */
 	{
 		static const int64_t a[] = { 4, 2 };
-		struct batch_sample q[2] = { { 11, a, 2, a, 2 }, { 12, a, 2, a, 0 } };
+		struct batch_sample q[2] = { { 11, a, 2, a, 2, 0, 0 }, { 12, a, 2, a, 0, 0, 0 } };
 
 		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
@@ -248,12 +248,55 @@ collate_hand(void)
 	/* No targets: ntokens counts sources, no target matrices. */
 	{
 		static const int64_t a[] = { 4, 2 }, b[] = { 5, 6, 2 };
-		struct batch_sample q[2] = { { 1, a, 2, NULL, 0 }, { 2, b, 3, NULL, 0 } };
+		struct batch_sample q[2] = { { 1, a, 2, NULL, 0, 0, 0 }, { 2, b, 3, NULL, 0, 0, 0 } };
 
 		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
 		TEST(rc == 0 && c.target == NULL && c.prev_output_tokens == NULL &&
 		    c.ntokens == 5 && c.id[0] == 2, "monolingual collation");
 		batch_collated_free(&c);
+	}
+	/*
+	 * TransformEosLangPairDataset: the source's eos (last column when
+	 * left-padded, column length - 1 when right-padded) and the first
+	 * column of prev_output_tokens replaced, per sample.
+	 */
+	{
+		static const int64_t a[] = { 4, 2 }, b[] = { 5, 6, 2 }, t[] = { 7, 2 };
+		struct batch_sample q[2] = { { 1, a, 2, t, 2, 40, 0 },
+		    { 2, b, 3, t, 2, 50, 60 } };
+		static const int64_t srcl[] = { 5, 6, 50, 1, 4, 40 };
+		static const int64_t srcr[] = { 5, 6, 50, 4, 40, 1 };
+		static const int64_t prevr[] = { 60, 7, 2, 7 };
+
+		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == 0 && same_i64(c.src_tokens, srcl, 6) &&
+		    same_i64(c.prev_output_tokens, prevr, 4) && c.target[0] == 7 &&
+		    c.target[1] == 2 && c.src_lengths[1] == 2,
+		    "replacing eos and bos, left-padded sources");
+		batch_collated_free(&c);
+		o.left_pad_source = 0;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == 0 && same_i64(c.src_tokens, srcr, 6),
+		    "replacing eos, right-padded sources");
+		batch_collated_free(&c);
+		q[0].src = t + 1;
+		q[0].nsrc = 0;
+		q[1].src = t;
+		q[1].nsrc = 1;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == -1 && strcmp(err, "sample 2: source does not end with "
+		    "eos 2, which the language token is to replace") == 0,
+		    "a source without eos cannot have it replaced [%s]", err);
+		o.left_pad_target = 1;
+		q[1].src = b;
+		q[1].nsrc = 3;
+		q[0].new_src_eos = 0;
+		rc = batch_collate(q, 2, &o, &c, err, sizeof err);
+		TEST(rc == -1 && strcmp(err, "sample 2: replacing the target's bos "
+		    "needs right-padded targets") == 0,
+		    "bos replacing needs right-padded targets [%s]", err);
+		o = (struct batch_collate_opts)BATCH_COLLATE_OPTS_INIT;
 	}
 	rc = batch_collate(NULL, 0, &o, &c, err, sizeof err);
 	TEST(rc == 0 && c.n == 0, "empty batch");
@@ -295,6 +338,12 @@ vs(const struct ref_pair *P, const uint64_t (*vi)[2], uint64_t v, int tgt)
 	return tgt ? (q->tgt ? q->tgt[vi[v][1]] : 0) : q->src[vi[v][1]];
 }
 
+/*
+ * With c->virtual_epoch_size: the epoch whose seed drew the pass
+ * (SampledMultiEpochDataset), set by the caller.
+ */
+static uint64_t ref_pass;
+
 /* Straight from spec 5-7, small sizes only. */
 static void
 reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
@@ -303,7 +352,7 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 	static uint64_t vi[4096][2], perm[4096], tmp[4096];
 	static uint64_t draw[4096], nt[4096];
 	uint64_t V, N = 0, i, j, n, t;
-	double r[16], p[16], sum;
+	double r[16] = { 0 }, p[16], sum;
 	struct nprng g;
 	int sampled = c->sampling != BATCH_SAMPLING_CONCAT;
 
@@ -345,6 +394,10 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 			uint32_t key[3] = { BATCH_HASH_SAMPLED_MULTI, c->sampling_seed,
 			    (uint32_t)epoch };
 
+			if (c->virtual_epoch_size > 0) {
+				key[0] = BATCH_HASH_SAMPLED_MULTI_EPOCH;
+				key[2] = (uint32_t)ref_pass;
+			}
 			nprng_seed_array(&g, key, 3);
 		}
 		if (V > cs) {
@@ -367,6 +420,29 @@ reference(const struct ref_pair *P, size_t k, const struct batch_config *c,
 				}
 			}
 		}
+	}
+	if (c->virtual_epoch_size > 0) {
+		/*
+		 * SampledMultiEpochDataset: choice(V, V, replace=False) from
+		 * a fresh generator of the same seed, then the epoch's slice.
+		 */
+		uint32_t key[3] = { BATCH_HASH_SAMPLED_MULTI_EPOCH,
+		    c->sampling_seed, (uint32_t)ref_pass };
+		uint64_t E = c->virtual_epoch_size < V ? c->virtual_epoch_size : V;
+		uint64_t nve = (V + E - 1) / E, start = ((epoch - 1) % nve) * E;
+		uint64_t L = V - start < E ? V - start : E;
+
+		nprng_seed_array(&g, key, 3);
+		nprng_permutation64(&g, perm, V);
+		for (i = 0; i < L; i++) {
+			tmp[2 * i] = vi[perm[start + i]][0];
+			tmp[2 * i + 1] = vi[perm[start + i]][1];
+		}
+		for (i = 0; i < L; i++) {
+			vi[i][0] = tmp[2 * i];
+			vi[i][1] = tmp[2 * i + 1];
+		}
+		V = L;
 	}
 	o->V = V;
 	if (c->shuffle) {
@@ -611,6 +687,8 @@ pipeline_random(const char *how)
 			c.sampling = BATCH_SAMPLING_WEIGHTS;
 		if (nprng_interval(&r, 4) == 0 && c.sampling != BATCH_SAMPLING_CONCAT)
 			c.virtual_size = 1 + nprng_interval(&r, 300);
+		if (nprng_interval(&r, 3) == 0)
+			c.virtual_epoch_size = 1 + nprng_interval(&r, 250);
 		d = batch_data_new(k, n, bil, err, sizeof err);
 		for (i = 0; i < k; i++) {
 			/* In two pieces, as a streaming caller would. */
@@ -628,8 +706,9 @@ pipeline_random(const char *how)
 			continue;
 		}
 		first = 1 + nprng_interval(&r, 3);
-		for (e = first; e < first + 3; e++) {
-			int sampled = c.sampling != BATCH_SAMPLING_CONCAT;
+		for (e = first; e < first + 4; e++) {
+			int sampled = c.sampling != BATCH_SAMPLING_CONCAT ||
+			    c.virtual_epoch_size > 0;
 			uint64_t oe = sampled || c.rebuild_batches ? e : first;
 
 			shard = nprng_interval(&r, 2) == 0 ? -1 :
@@ -639,6 +718,21 @@ pipeline_random(const char *how)
 				    (unsigned long long)e, err);
 				ok = 0;
 				break;
+			}
+			if (c.virtual_epoch_size > 0) {
+				struct batch_epoch_stats es;
+
+				batch_plan_stats(pl, &es);
+				if (e == first || es.pass_start == 0)
+					ref_pass = e;
+				if (es.pass_epoch != ref_pass) {
+					printf("# case %d epoch %llu: pass drawn in "
+					    "%llu, not %llu\n", t,
+					    (unsigned long long)e,
+					    (unsigned long long)es.pass_epoch,
+					    (unsigned long long)ref_pass);
+					ok = 0;
+				}
 			}
 			reference(P, k, &c, e, oe, &o);
 			if (!compare_ref(pl, &o, &c, shard, P)) {
@@ -655,7 +749,7 @@ pipeline_random(const char *how)
 		batch_data_free(d);
 	}
 	TEST(ok, "pipeline = straight reference (%d random configurations, "
-	    "3 epochs each; %s)", PIPELINE_CASES, how);
+	    "4 epochs each; %s)", PIPELINE_CASES, how);
 }
 
 /* Hand-worked pipeline cases. */

@@ -180,6 +180,33 @@ test_numbers(void)
 	TEST(strcmp(fmti(INT64_MIN), "-9223372036854775808") == 0, "INT64_MIN");
 	TEST(strcmp(fmti(1000000007), "1000000007") == 0, "1000000007");
 	TEST(strcmp(fmti(-10), "-10") == 0, "-10");
+	{
+		/* Every power of ten and its neighbours, either sign, as printf. */
+		char want[32];
+		int ok = 1;
+		uint64_t p10 = 1;
+
+		for (int k = 0; k < 20; k++, p10 *= 10) {
+			for (int64_t d = -1; d <= 1; d++) {
+				uint64_t u = p10 + (uint64_t)d;
+				int64_t v = (int64_t)u;
+
+				if (u > (uint64_t)INT64_MAX)
+					continue;
+				snprintf(want, sizeof want, "%" PRId64, v);
+				ok &= strcmp(fmti(v), want) == 0;
+				snprintf(want, sizeof want, "%" PRId64, -v);
+				ok &= strcmp(fmti(-v), want) == 0;
+			}
+			if (k == 18)
+				break;
+		}
+		for (uint64_t u = 1; u != 0; u <<= 1) {
+			snprintf(want, sizeof want, "%" PRId64, (int64_t)(u - 1));
+			ok &= strcmp(fmti((int64_t)(u - 1)), want) == 0;
+		}
+		TEST(ok, "int64 around every power of ten and two, as printf");
+	}
 }
 
 static void

@@ -1,0 +1,144 @@
+# ELECTRA's build_pretraining_dataset.py, as a make build.
+#
+#   make -f scripts/builds/electra-pretrain.mk -j2 OUT=DIR \
+#       CORPUS_DIR=corpus VOCAB=vocab.txt PROCS=4
+#
+# Inputs:
+#   CORPUS_DIR  the --corpus-dir: every file in it, in sorted name order,
+#               is a corpus file (.xz and .gz are decompressed on the fly);
+#               or CORPUS, a list of files (default
+#               ../shared/corpus/en-gutenberg.txt.xz).  One sentence a
+#               line; a blank line, and the end of each file, ends a
+#               document.  Names must differ once .xz/.gz is dropped.
+#   VOCAB       the BERT vocab.txt (default bert-base-uncased's, from
+#               ../shared/wordpiece-vocabs)
+#   LOWER       1 (the default, --do-lower-case) or 0 (--no-lower-case);
+#               STRIP_ACCENTS 1 (the default, --do-strip-accents) or 0.
+#               As in ELECTRA's tokenizer, accents are stripped only
+#               when lower-casing.
+#   MAX_SEQ_LENGTH  --max-seq-length (default 128)
+#   PROCS       --num-processes (default 1): the corpus files are dealt
+#               to PROCS jobs (file i to job i mod PROCS), and job j writes
+#               the output files i with i mod PROCS = j, round-robin, as
+#               ELECTRA's write_examples() and ExampleWriter do
+#   OUT_FILES   ExampleWriter's num_out_files (default 1000)
+#   SEED        seed of the random choices of every job (default 0)
+#
+# Products: pretrain_data.tfrecord-I-of-1000 (I from 0, not padded), each
+# record an Example with input_ids, input_mask and segment_ids of
+# MAX_SEQ_LENGTH values: `[CLS] a [SEP] b [SEP]', zero-padded (see
+# pack-encdec(1), -C electra).  The WordPiece ids are those of ELECTRA's
+# FullTokenizer (subword-encode -m wordpiece --rules electra).
+#
+# Differences from ELECTRA: each job reads its files in sorted order
+# (ELECTRA shuffles them with the unseeded random module), and the random
+# choices of the example layout come from pack-encdec's seeded generator,
+# not Python's, with the same seed in every job (ELECTRA's forked jobs
+# also start from one random state).  So the examples are ELECTRA's
+# layout, not its bytes.
+#
+# Stages: examples parts, shards once.  Part K of N runs the jobs j with
+# j mod N = K (a job is a unit of work of its own, as in ELECTRA: its
+# output depends only on its files, VOCAB, SEED and PROCS).  Every
+# product is byte-identical for any N, since N only decides which part
+# runs which job; the products depend on PROCS (as ELECTRA's depend on
+# --num-processes) and on SEED.  The per-file ids under parts/ids/ are
+# the same for any PROCS too.
+
+RECIPE := $(abspath $(lastword $(MAKEFILE_LIST)))
+TOP := $(abspath $(dir $(RECIPE))../..)
+SHARED := $(abspath $(TOP)/../shared)
+
+OUT ?= build/electra-pretrain
+BIN ?= $(if $(wildcard $(TOP)/build/bin/pack-encdec),$(TOP)/build/bin,)
+CORPUS_DIR ?=
+CORPUS ?= $(if $(CORPUS_DIR),$(wildcard $(CORPUS_DIR)/*),$(SHARED)/corpus/en-gutenberg.txt.xz)
+VOCAB ?= $(SHARED)/wordpiece-vocabs/bert-base-uncased-vocab.txt
+LOWER ?= 1
+STRIP_ACCENTS ?= 1
+MAX_SEQ_LENGTH ?= 128
+PROCS ?= 1
+OUT_FILES ?= 1000
+SEED ?= 0
+N ?= 1
+K ?= 0
+
+tool = $(if $(BIN),$(BIN)/$(1),$(1))
+SUBWORD_ENCODE := $(call tool,subword-encode)
+PACK_ENCDEC := $(call tool,pack-encdec)
+TFR_CAT := $(call tool,tfr-cat)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+.DELETE_ON_ERROR:
+
+FILES := $(sort $(CORPUS))
+count := $(words $(FILES))
+seq = $(if $(filter-out 0,$(1)),$(shell seq 0 $$(($(1) - 1))))
+JOBS := $(call seq,$(PROCS))
+base = $(basename $(filter-out %.xz %.gz,$(notdir $(1)))$(basename $(filter %.xz %.gz,$(notdir $(1)))))
+ids = $(OUT)/parts/ids/$(call base,$(1)).tfr
+cat = case '$(1)' in *.xz) xz -dc '$(1)';; *.gz) gzip -dc '$(1)';; *) cat '$(1)';; esac
+
+# Job j: files j, j+PROCS, ...; output files j, j+PROCS, ... below
+# OUT_FILES, whose records it writes under parts/ first.
+job_dir = $(OUT)/parts/job-$(1)-of-$(PROCS)
+define job_vars
+JOB_FILES_$(1) := $(shell printf '%s\n' $(FILES) | awk 'NR % $(PROCS) == ($(1) + 1) % $(PROCS)')
+JOB_OUTS_$(1) := $(shell seq $(1) $(PROCS) $$(($(OUT_FILES) - 1)))
+endef
+$(foreach j,$(JOBS),$(eval $(call job_vars,$(j))))
+job_files = $(JOB_FILES_$(1))
+job_outs = $(JOB_OUTS_$(1))
+job_products = $(patsubst %,$(OUT)/pretrain_data.tfrecord-%-of-$(OUT_FILES),$(JOB_OUTS_$(1)))
+PRODUCTS := $(foreach j,$(JOBS),$(call job_products,$(j)))
+
+# Token ids: the vocabulary line of TOKEN (stripped; the last one wins).
+token_id = $(shell awk '{ gsub(/^[ \t\r]+|[ \t\r]+$$/, "") } $$0 == "$(1)" { id = NR - 1 } END { print id }' '$(VOCAB)')
+CLS = $(call token_id,[CLS])
+SEP = $(call token_id,[SEP])
+
+WORDPIECE := $(SUBWORD_ENCODE) -q -m wordpiece --rules electra \
+	$(if $(filter 0,$(LOWER)),--no-lower,--lower) \
+	$(if $(filter-out 0,$(LOWER)),$(if $(filter 0,$(STRIP_ACCENTS)),--no-strip-accents,--strip-accents),--no-strip-accents)
+
+.PHONY: all stages products examples shards
+all: $(PRODUCTS)
+
+stages:
+	@printf '%s\n' 'examples parts' 'shards once'
+
+products:
+	@printf '%s\n' $(notdir $(PRODUCTS))
+
+examples: $(foreach j,$(JOBS),$(if $(filter $(K),$(shell echo $$(($(j) % $(N))))),$(call job_dir,$(j)).done))
+shards: $(PRODUCTS)
+
+$(OUT) $(OUT)/parts/ids:
+	mkdir -p $@
+
+define file_rule
+$(call ids,$(1)): $(1) $(VOCAB) | $(OUT)/parts/ids
+	$$(call cat,$$<) | $(WORDPIECE) -v '$(VOCAB)' -o '$$@'
+endef
+$(foreach f,$(FILES),$(eval $(call file_rule,$(f))))
+
+# A job: its files' examples, dealt round-robin into its output files
+# under parts/ (job-J-of-PROCS/NNNNN, then the stamp .done), then linked
+# into place under ELECTRA's names.
+define job_rule
+$(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) $(VOCAB)
+	mkdir -p '$(call job_dir,$(1))'
+	$(PACK_ENCDEC) -q -C electra --max-seq-length $(MAX_SEQ_LENGTH) \
+	    --cls-id $$(CLS) --sep-id $$(SEP) -s $(SEED) $$(filter %.tfr,$$^) </dev/null | \
+	    $(TFR_CAT) -R --split $(words $(call job_outs,$(1))) -o '$(call job_dir,$(1))/%05d'
+	touch '$$@'
+$(call job_products,$(1)) &: $(call job_dir,$(1)).done | $(OUT)
+	m=0; for i in $(call job_outs,$(1)); do \
+	    printf -v p '%s/%05d' '$(call job_dir,$(1))' $$$$m; \
+	    f='$(OUT)/pretrain_data.tfrecord-'$$$$i'-of-$(OUT_FILES)'; \
+	    ln -f "$$$$p" "$$$$f" 2>/dev/null || cp "$$$$p" "$$$$f" || exit 1; \
+	    m=$$$$((m + 1)); done
+	touch -c $(call job_products,$(1))
+endef
+$(foreach j,$(JOBS),$(eval $(call job_rule,$(j))))

@@ -1,0 +1,451 @@
+#!/usr/bin/env bats
+# The recipes of scripts/builds/: products named as upstream names them,
+# their contents, incremental rebuilds, the scale-out stages giving the
+# same bytes as one run, and the real corpora of ../shared when present.
+
+load common
+
+BUILDS="$BATS_TEST_DIRNAME/../scripts/builds"
+
+# build RECIPE ARGS...: the one-process build (make -j2 all) into $T/out.
+build() {
+	local r=$1
+	shift
+	make -s -j2 -f "$BUILDS/$r.mk" BIN="$RECPIPE_BIN" OUT="$T/out" "$@"
+}
+
+# stages RECIPE OUT N ARGS...: every stage of the recipe in order, as an
+# engine runs them: a parts stage once for each K of N, a once stage once.
+stages() {
+	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k
+	shift 3
+	make -s -f "$r" stages >"$T/stages"
+	while read -r name kind; do
+		if [ "$kind" = parts ]; then
+			for ((k = 0; k < n; k++)); do
+				make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" K="$k" "$@" || return 1
+			done
+		else
+			make -s -f "$r" "$name" BIN="$RECPIPE_BIN" OUT="$out" N="$n" "$@" || return 1
+		fi
+	done <"$T/stages"
+}
+
+# same_products RECIPE DIR1 DIR2 [VAR=value ...]: every product of DIR1
+# is in DIR2, equal.
+same_products() {
+	local r=$1 a=$2 b=$3 p n=0
+	shift 3
+	for p in $(make -s -f "$BUILDS/$r.mk" products "$@"); do
+		cmp "$a/$p" "$b/$p" || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
+# Skip unless every TOOL takes --part K/N (N > 1 runs need it).
+need_part() {
+	local t
+	for t; do
+		"$t" --part 0/2 --help >/dev/null 2>&1 || skip "$t has no --part yet"
+	done
+}
+
+# The real-corpus runs are for the normal build only: under the
+# sanitizers they would take minutes and check nothing new.
+need_fast() {
+	! grep -q __asan_init "$RECPIPE_BIN/subword-build" ||
+		skip "real-corpus build not run under AddressSanitizer"
+}
+
+# mtimes DIR: every file under DIR with its modification time.
+mtimes() {
+	(cd "$1" && find . -type f ! -name '*.tmp' -printf '%p %T@\n' | sort)
+}
+
+# changed BEFORE AFTER: the files whose time changed (or that appeared).
+changed() {
+	comm -13 "$1" "$2" | cut -d' ' -f1 | sed 's|^\./||' | sort | tr '\n' ' '
+}
+
+# An English/Chinese pair of 300 lines, with a pair whose Chinese side
+# is empty (compile_data drops it), a blank pair, and a tab inside a
+# Chinese line (kept in targets); and a dev pair of 20 lines.
+enzh_fixture() {
+	local i
+	for i in $(seq 1 300); do
+		printf 'The cat number %d sat on the mat, and the dog ran.\n' "$i"
+	done >"$T/train.en"
+	for i in $(seq 1 300); do
+		printf '第%d只猫坐在垫子上，狗跑了。\n' "$i"
+	done >"$T/train.zh"
+	sed -i '7s/.*/  /; 11s/.*//' "$T/train.zh"
+	sed -i '11s/.*//' "$T/train.en"
+	sed -i '5s/。/\t。/' "$T/train.zh"
+	for i in $(seq 1 20); do
+		printf 'A bird sang %d songs.\n' "$i"
+	done >"$T/dev.en"
+	for i in $(seq 1 20); do
+		printf '一只鸟唱了%d首歌。\n' "$i"
+	done >"$T/dev.zh"
+	ENZH=(SRC="$T/train.en" TGT="$T/train.zh" DEV_SRC="$T/dev.en" DEV_TGT="$T/dev.zh")
+}
+
+@test "t2t-translate-enzh: shards and vocabularies named as tensor2tensor names them" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	run -0 make -s -f "$BUILDS/t2t-translate-enzh.mk" products
+	[ "${#lines[@]}" -eq 13 ]
+	[ "${lines[0]}" = vocab.translate_enzh_wmt8k.8192.subwords.en ]
+	[ "${lines[1]}" = vocab.translate_enzh_wmt8k.8192.subwords.zh ]
+	[ "${lines[2]}" = translate_enzh_wmt8k-train-00000-of-00010 ]
+	[ "${lines[11]}" = translate_enzh_wmt8k-train-00009-of-00010 ]
+	[ "${lines[12]}" = translate_enzh_wmt8k-dev-00000-of-00001 ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	# 300 pairs less the two with an empty side, dealt round-robin.
+	[ "$(tfr-cat -c "$T/out"/translate_enzh_wmt8k-train-*-of-00010 | tail -1)" = "298 total" ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-train-00000-of-00010")" -eq 30 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-train-00009-of-00010")" -eq 29 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-dev-00000-of-00001")" -eq 20 ]
+	[ "$(head -2 "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.zh")" = "$(printf "'<pad>_'\n'<EOS>_'")" ]
+}
+
+@test "t2t-translate-enzh: the records are the pairs' ids with EOS, dealt and then shuffled" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	local d=$T/out v=$T/out/vocab.translate_enzh_wmt8k.8192.subwords
+	# Every record: inputs and targets, each ending in EOS.
+	tfr-cat --flat "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/all.jsonl"
+	[ "$(jq -c 'keys' "$T/all.jsonl" | sort -u)" = '["inputs","targets"]' ]
+	[ "$(jq '.inputs[-1], .targets[-1]' "$T/all.jsonl" | sort -u)" = 1 ]
+	# The records of shard 3 are pairs 3, 13, 23 ... of the kept pairs,
+	# in another order; they decode to the text.
+	paste "$T/train.en" "$T/train.zh" | awk -F'\t' '$1 ~ /[^ ]/ && $2 ~ /[^ ]/' |
+	    awk 'NR % 10 == 4' | sort >"$T/want3"
+	subword-encode -d --strip-extraneous -f inputs -v "$v.en" \
+	    "$d/translate_enzh_wmt8k-train-00003-of-00010" >"$T/en3"
+	subword-encode -d --strip-extraneous -f targets -v "$v.zh" \
+	    "$d/translate_enzh_wmt8k-train-00003-of-00010" >"$T/zh3"
+	paste "$T/en3" "$T/zh3" >"$T/got3"
+	[ "$(sort "$T/got3")" = "$(cat "$T/want3")" ]
+	! cmp -s "$T/got3" <(awk 'NR % 10 == 4' <(paste "$T/train.en" "$T/train.zh" |
+	    awk -F'\t' '$1 ~ /[^ ]/ && $2 ~ /[^ ]/'))
+	# The tab inside a Chinese line is kept in targets.
+	subword-encode -d --strip-extraneous -f targets -v "$v.zh" \
+	    "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/zh"
+	[ "$(grep -c "$(printf '第5只猫坐在垫子上，狗跑了\t。')" "$T/zh")" -eq 1 ]
+	# The same seed gives the same bytes; another seed another order.
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/again"
+	same_products t2t-translate-enzh "$T/out" "$T/again"
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/seed2" SEED=2
+	! cmp -s "$d/translate_enzh_wmt8k-train-00003-of-00010" \
+	    "$T/seed2/translate_enzh_wmt8k-train-00003-of-00010"
+	cmp "$d/vocab.translate_enzh_wmt8k.8192.subwords.en" "$T/seed2/vocab.translate_enzh_wmt8k.8192.subwords.en"
+}
+
+@test "t2t-translate-enzh: touching one input rebuilds only what depends on it" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m0"
+	run -0 build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m1"
+	[ -z "$(changed "$T/m0" "$T/m1")" ]
+	touch "$T/dev.en"
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "text/dev.tsv tmp/dev.tfr translate_enzh_wmt8k-dev-00000-of-00001 " ]
+	touch "$T/train.en"
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m3"
+	run changed "$T/m2" "$T/m3"
+	[[ "$output" == *"vocab.translate_enzh_wmt8k.8192.subwords.en "* ]]
+	[[ "$output" == *"translate_enzh_wmt8k-train-00009-of-00010 "* ]]
+	[[ "$output" == *"translate_enzh_wmt8k-dev-00000-of-00001 "* ]]
+	[[ "$output" != *subwords.zh* ]]
+}
+
+@test "t2t-translate-enzh: stages and products follow the recipe contract" {
+	run -0 make -s -f "$BUILDS/t2t-translate-enzh.mk" stages
+	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\nencode parts\nshards once')" ]
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	stages t2t-translate-enzh "$T/n1" 1 "${ENZH[@]}"
+	same_products t2t-translate-enzh "$T/out" "$T/n1"
+	# A parts stage writes only under parts/, with K and N in the names.
+	[ -s "$T/n1/parts/count.en.0-of-1" ]
+	[ -s "$T/n1/parts/train.0-of-1.tfr" ]
+}
+
+@test "t2t-translate-enzh: N parts give the bytes of one run, N = 2, 3, 7" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	for n in 2 3 7; do
+		stages t2t-translate-enzh "$T/n$n" "$n" "${ENZH[@]}"
+		same_products t2t-translate-enzh "$T/out" "$T/n$n"
+		[ -s "$T/n$n/parts/train.$((n - 1))-of-$n.tfr" ]
+	done
+}
+
+@test "t2t-translate-enzh: a training file over the byte budget is sampled whole by the vocab stage" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}" BUDGET=3000
+	build t2t-translate-enzh "${ENZH[@]}" OUT="$T/full"
+	# The budget samples a stride of the lines: another vocabulary.
+	! cmp -s "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.en" \
+	    "$T/full/vocab.translate_enzh_wmt8k.8192.subwords.en"
+	stages t2t-translate-enzh "$T/n3" 3 "${ENZH[@]}" BUDGET=3000
+	same_products t2t-translate-enzh "$T/out" "$T/n3"
+}
+
+@test "t2t-translate-enzh: the real en-zh corpus, 10 + 1 shards, vocabularies near 8192" {
+	need_shared corpus/enzh.en.xz
+	need_shared corpus/multi/flores200-devtest/zho_Hans.txt.xz
+	need_fast
+	local f n total=0 lines
+	build t2t-translate-enzh
+	for f in $(make -s -f "$BUILDS/t2t-translate-enzh.mk" products); do
+		[ -s "$T/out/$f" ]
+	done
+	for f in "$T/out"/translate_enzh_wmt8k-train-*-of-00010; do
+		n=$(tfr-cat -c "$f")
+		[ "$n" -ge 50053 ] && [ "$n" -le 50054 ]
+		total=$((total + n))
+	done
+	[ "$total" -eq 500533 ]
+	[ "$(tfr-cat -c "$T/out/translate_enzh_wmt8k-dev-00000-of-00001")" -eq 1012 ]
+	for f in "$T/out"/vocab.translate_enzh_wmt8k.8192.subwords.*; do
+		lines=$(wc -l <"$f")
+		[ "$lines" -ge 7800 ] && [ "$lines" -le 8600 ]
+	done
+}
+
+# Five English files (a corpus dir) of documents separated by blank
+# lines, and a small BERT vocab.txt.
+electra_fixture() {
+	local f i
+	mkdir -p "$T/corpus"
+	for f in a b c d e; do
+		for i in $(seq 1 40); do
+			printf 'The cat sat on the mat %s %d times.\n' "$f" "$i"
+			printf 'A dog ran, and a bird sang.\n'
+			[ $((i % 7)) -ne 0 ] || printf '\n'
+		done >"$T/corpus/$f.txt"
+	done
+	printf '%s\n' '[PAD]' '[UNK]' '[CLS]' '[SEP]' '[MASK]' the cat sat on mat \
+	    times a dog ran bird sang , . b c d e 1 2 3 4 5 6 7 8 9 0 '##1' '##2' \
+	    '##3' '##4' '##5' '##6' '##7' '##8' '##9' '##0' >"$T/vocab.txt"
+	ELECTRA=(CORPUS_DIR="$T/corpus" VOCAB="$T/vocab.txt" MAX_SEQ_LENGTH=32)
+}
+
+@test "electra-pretrain: pretrain_data.tfrecord-I-of-1000, each job its own files" {
+	electra_fixture
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" products
+	[ "${#lines[@]}" -eq 1000 ]
+	[ "${lines[0]}" = pretrain_data.tfrecord-0-of-1000 ]
+	[ "${lines[999]}" = pretrain_data.tfrecord-999-of-1000 ]
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=10
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" products OUT_FILES=10 PROCS=2
+	[ "${#lines[@]}" -eq 10 ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	# Every example: [CLS] first, three features of the length.
+	tfr-cat --flat "$T/out"/pretrain_data.tfrecord-*-of-10 >"$T/all.jsonl"
+	[ "$(jq -c '[keys, (.input_ids | length), (.input_mask | length), (.segment_ids | length), .input_ids[0]]' \
+	    "$T/all.jsonl" | sort -u)" = '[["input_ids","input_mask","segment_ids"],32,32,32,2]' ]
+	# Job 0 has files a, c, e and writes files 0, 2, ... 8 round-robin:
+	# its examples are those of its files, in that order.
+	for f in a c e; do
+		subword-encode -m wordpiece --rules electra -v "$T/vocab.txt" -o "$T/$f.tfr" "$T/corpus/$f.txt"
+	done
+	pack-encdec -C electra --max-seq-length 32 --cls-id 2 --sep-id 3 "$T"/{a,c,e}.tfr |
+	    tfr-cat -R --split 5 -o "$T/want-%d"
+	for i in 0 1 2 3 4; do
+		cmp "$T/want-$i" "$T/out/pretrain_data.tfrecord-$((2 * i))-of-10"
+	done
+	! cmp -s "$T/out/pretrain_data.tfrecord-0-of-10" "$T/out/pretrain_data.tfrecord-1-of-10"
+}
+
+@test "electra-pretrain: a job without files writes empty files, as ELECTRA's does" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=6 OUT_FILES=12
+	[ -s "$T/out/pretrain_data.tfrecord-4-of-12" ]
+	[ -e "$T/out/pretrain_data.tfrecord-5-of-12" ]
+	[ ! -s "$T/out/pretrain_data.tfrecord-5-of-12" ]
+	[ ! -s "$T/out/pretrain_data.tfrecord-11-of-12" ]
+}
+
+@test "electra-pretrain: touching one corpus file rebuilds only its job" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m0"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m1"
+	[ -z "$(changed "$T/m0" "$T/m1")" ]
+	touch "$T/corpus/b.txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "parts/ids/b.tfr parts/job-1-of-2.done parts/job-1-of-2/00000 parts/job-1-of-2/00001 parts/job-1-of-2/00002 pretrain_data.tfrecord-1-of-6 pretrain_data.tfrecord-3-of-6 pretrain_data.tfrecord-5-of-6 " ]
+}
+
+@test "electra-pretrain: the stages give the bytes of one run for any N" {
+	run -0 make -s -f "$BUILDS/electra-pretrain.mk" stages
+	[ "$output" = "$(printf 'examples parts\nshards once')" ]
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=3 OUT_FILES=9
+	for n in 1 2 3 4; do
+		stages electra-pretrain "$T/n$n" "$n" "${ELECTRA[@]}" PROCS=3 OUT_FILES=9
+		same_products electra-pretrain "$T/out" "$T/n$n" PROCS=3 OUT_FILES=9
+	done
+	# Another number of jobs is another data set, as in ELECTRA.
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=9 OUT="$T/p2"
+	! cmp -s "$T/out/pretrain_data.tfrecord-1-of-9" "$T/p2/pretrain_data.tfrecord-1-of-9"
+}
+
+@test "electra-pretrain: English text and BERT's uncased vocab.txt" {
+	need_shared corpus/en-gutenberg.txt.xz
+	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
+	need_fast
+	mkdir "$T/corpus"
+	xz -dc "$SHARED/corpus/en-gutenberg.txt.xz" | head -n 20000 >"$T/en.txt"
+	split -n l/4 -d "$T/en.txt" "$T/corpus/part-"
+	build electra-pretrain CORPUS_DIR="$T/corpus" PROCS=2
+	local n
+	n=$(tfr-cat -c "$T/out"/pretrain_data.tfrecord-*-of-1000 | awk 'END { print $1 }')
+	[ "$n" -gt 5000 ]
+	[ "$(tfr-cat -c "$T/out/pretrain_data.tfrecord-999-of-1000")" -gt 0 ]
+	[ "$(tfr-cat --flat "$T/out"/pretrain_data.tfrecord-1*-of-1000 |
+	    jq -c '[(.input_ids | length), .input_ids[0], (.input_ids | index(102) > 0)]' |
+	    sort -u)" = '[128,101,true]' ]
+}
+
+# Three line-parallel languages of 61 lines: aa (words), bb (the same
+# words reversed), cc (numbers spelled out), the last in a .xz file.
+nllb_fixture() {
+	local i
+	mkdir -p "$T/text"
+	for i in $(seq 1 61); do
+		printf 'the cat %d sat on the mat and the dog ran\n' "$i"
+	done >"$T/text/aa.txt"
+	rev "$T/text/aa.txt" >"$T/text/bb.txt"
+	for i in $(seq 1 61); do
+		printf 'number %d of %d is here %d\n' "$i" "$((i * 7))" "$((i % 5))"
+	done >"$T/cc.txt"
+	xz -c "$T/cc.txt" >"$T/text/cc.txt.xz"
+	NLLB=(TEXT="$T/text" PAIRS="aa-bb aa-cc cc-bb" SHARDS=2 VOCAB_SIZE=200 MAX_TOKENS=256)
+}
+
+@test "nllb: data_bin/shardNNN/train.SRC-TGT.LANG for every direction, dict.txt with language tokens" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	run -0 make -s -f "$BUILDS/nllb.mk" products "${NLLB[@]}"
+	[ "${#lines[@]}" -eq 28 ]
+	[ "${lines[0]}" = vocab.subwords ]
+	[ "${lines[1]}" = data_bin/dict.txt ]
+	for p in "${lines[@]}"; do
+		[ -s "$T/out/$p" ]
+	done
+	local s f
+	for s in 000 001; do
+		for f in aa-bb.aa aa-bb.bb aa-cc.aa aa-cc.cc cc-bb.cc cc-bb.bb; do
+			mmap-index verify "$T/out/data_bin/shard$s/train.$f"
+		done
+	done
+	# Line i goes to shard i mod 2: 31 and 30 sentences.
+	mmap-index info "$T/out/data_bin/shard000/train.aa-cc.cc" | grep -q '^sequences: *31$'
+	mmap-index info "$T/out/data_bin/shard001/train.aa-cc.cc" | grep -q '^sequences: *30$'
+	# The dictionary: the pieces' words, padded, then the languages.
+	[ "$(tail -3 "$T/out/data_bin/dict.txt")" = "$(printf '__aa__ 1\n__bb__ 1\n__cc__ 1')" ]
+	# Sentence 1 of shard 1 is line 2: its pieces' ids (line n of the
+	# dictionary is id n + 3), then </s>.
+	local want
+	want=$(sed -n 2p "$T/cc.txt" | subword-encode -v "$T/out/vocab.subwords" --output-format piece |
+	    tr ' ' '\n' | grep . | while read -r w; do
+		awk -v w="$w" '$1 == w { print NR + 3; exit }' "$T/out/data_bin/dict.txt"
+	    done | tr '\n' ' ')
+	[ "$(mmap-index cat --output-format id --range 0:1 "$T/out/data_bin/shard001/train.cc-bb.cc")" = "${want}2" ]
+}
+
+@test "nllb: batches over both shards, temperature sampling, statistics per epoch" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	local d=$T/out
+	grep -q '^epoch 1: 93 sentences in 3 pairs' "$d/batches.stats"
+	grep -q '^epoch 2: 90 sentences in 3 pairs' "$d/batches.stats"
+	# Each epoch holds every sentence of its shard once.
+	[ "$(jq -c 'select(.epoch == 1) | .ids[]' "$d/batches.jsonl" | sort -u | wc -l)" -eq 93 ]
+	[ "$(jq -c 'select(.epoch == 2) | .ids[]' "$d/batches.jsonl" | wc -l)" -eq 90 ]
+	# The batches are batch-sample's over the layout, language tokens on.
+	batch-sample batches -q --lang-pairs aa-bb,aa-cc,cc-bb --sampling-method temperature \
+	    --encoder-langtok src --decoder-langtok --dict "$d/data_bin/dict.txt" \
+	    --max-tokens 256 --epochs 2 "$d/data_bin/shard000:$d/data_bin/shard001" >"$T/want"
+	cmp "$T/want" "$d/batches.jsonl"
+}
+
+@test "nllb: with a fixed vocabulary and dictionary, one language rebuilds only its files" {
+	nllb_fixture
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	head -n -3 "$T/first/data_bin/dict.txt" >"$T/words.txt"
+	build nllb "${NLLB[@]}" VOCAB="$T/first/vocab.subwords" DICT="$T/words.txt"
+	same_products nllb "$T/first" "$T/out" "${NLLB[@]}" VOCAB="$T/first/vocab.subwords"
+	mtimes "$T/out" >"$T/m0"
+	touch "$T/text/cc.txt.xz"
+	build nllb "${NLLB[@]}" VOCAB="$T/first/vocab.subwords" DICT="$T/words.txt"
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "batches.jsonl batches.stats data_bin/shard000/train.aa-cc.cc.bin data_bin/shard000/train.aa-cc.cc.idx data_bin/shard000/train.cc-bb.cc.bin data_bin/shard000/train.cc-bb.cc.idx data_bin/shard001/train.aa-cc.cc.bin data_bin/shard001/train.aa-cc.cc.idx data_bin/shard001/train.cc-bb.cc.bin data_bin/shard001/train.cc-bb.cc.idx text/cc.s000.pieces text/cc.s000.txt text/cc.s001.pieces text/cc.s001.txt text/cc.txt " ]
+	# Without them, nothing is rebuilt when nothing changed.
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	mtimes "$T/first" >"$T/f0"
+	build nllb "${NLLB[@]}" OUT="$T/first"
+	mtimes "$T/first" >"$T/f1"
+	[ -z "$(changed "$T/f0" "$T/f1")" ]
+}
+
+@test "nllb: the stages give the bytes of one run" {
+	run -0 make -s -f "$BUILDS/nllb.mk" stages
+	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	stages nllb "$T/n1" 1 "${NLLB[@]}"
+	same_products nllb "$T/out" "$T/n1" "${NLLB[@]}"
+	[ -s "$T/n1/parts/cc.s001.0-of-1.idx" ]
+}
+
+@test "nllb: N parts give the bytes of one run, N = 2, 3, 7" {
+	need_part subword-build subword-encode
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	for n in 2 3 7; do
+		stages nllb "$T/n$n" "$n" "${NLLB[@]}"
+		same_products nllb "$T/out" "$T/n$n" "${NLLB[@]}"
+	done
+}
+
+@test "nllb: the New Testament in five languages, two shards" {
+	need_shared corpus/multi/bible-nt/uk.txt.xz
+	need_fast
+	build nllb
+	local s f
+	for s in 000 001; do
+		for f in uk-eu.uk uk-eu.eu uk-lv.uk uk-lv.lv zu-uk.zu zu-uk.uk gu-lv.gu gu-lv.lv; do
+			mmap-index info "$T/out/data_bin/shard$s/train.$f" | grep -q '^sequences: *3297$'
+		done
+	done
+	[ "$(grep -c '^__' "$T/out/data_bin/dict.txt")" -eq 5 ]
+	grep -q '^epoch 2: 13188 sentences in 4 pairs' "$T/out/batches.stats"
+}
+
+@test "nllb: FLORES-200 devtest, English to three languages" {
+	need_shared corpus/multi/flores200-devtest/eng_Latn.txt.xz
+	need_fast
+	build nllb TEXT="$SHARED/corpus/multi/flores200-devtest" SHARDS=1 \
+	    PAIRS="eng_Latn-fra_Latn eng_Latn-zho_Hans eng_Latn-hin_Deva"
+	mmap-index info "$T/out/data_bin/shard000/train.eng_Latn-zho_Hans.zho_Hans" |
+	    grep -q '^sequences: *1012$'
+	[ "$(tail -4 "$T/out/data_bin/dict.txt" | cut -d' ' -f1 | tr '\n' ' ')" = "__eng_Latn__ __fra_Latn__ __hin_Deva__ __zho_Hans__ " ]
+	grep -q '^epoch 1: 3036 sentences in 3 pairs' "$T/out/batches.stats"
+}

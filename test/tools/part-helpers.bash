@@ -1,0 +1,44 @@
+# Helpers for the --part tests: inputs of every shape, and the law.
+
+# raw_records N: N records of every size from 0 up (a few of 40000
+# bytes), random payloads, framed, on stdout.
+raw_records() {
+	local i s
+	for i in $(seq 0 $(($1 - 1))); do
+		s=$(((i * i * 37 + i * 13) % 700))
+		[ $((i % 41)) = 5 ] && s=40000
+		printf '"%s"\n' "$(head -c "$s" /dev/urandom | base64 -w0)"
+	done | tfr-cat --from-json --type raw -R
+}
+
+# one_record BYTES: one record of that many random bytes.
+one_record() {
+	head -c "$1" /dev/urandom | base64 -w0 | sed 's/.*/"&"/' |
+	    tfr-cat --from-json --type raw -R
+}
+
+# part_law SUM CMD ARGS...: for N = 1..7 the outputs of CMD --part K/N
+# ARGS, K = 0..N-1, concatenated (SUM=sum: added up, for counts) equal
+# the output of CMD ARGS.  Says which N differs.
+part_law() {
+	local sum=$1 n k cmd=$2
+	shift 2
+	"$cmd" "$@" >"$T/law.one" || return 1
+	for n in 1 2 3 4 5 6 7; do
+		: >"$T/law.cat"
+		for k in $(seq 0 $((n - 1))); do
+			"$cmd" --part "$k/$n" "$@" >>"$T/law.cat" || {
+				echo "part $k/$n failed"
+				return 1
+			}
+		done
+		if [ "$sum" = sum ]; then
+			awk '{ s += $1 } END { print s }' "$T/law.cat" >"$T/law.sum"
+			mv "$T/law.sum" "$T/law.cat"
+		fi
+		cmp "$T/law.one" "$T/law.cat" || {
+			echo "N=$n: the parts differ from one run"
+			return 1
+		}
+	done
+}
