@@ -2,6 +2,10 @@
 # (RECPIPE_BIN, set by make), fixtures, the shared vectors when present.
 bats_require_minimum_version 1.5.0
 export LC_ALL=C
+# Recipes the tests run with make are builds of their own, not part of
+# the make that may be running the tests (make check): no inherited
+# flags, no "Entering directory" lines in their output.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 : "${RECPIPE_BIN:=$BATS_TEST_DIRNAME/../build/bin}"
 PATH="$RECPIPE_BIN:$PATH"
 FIX="$BATS_TEST_DIRNAME/fixtures"
