@@ -1,7 +1,8 @@
 # recpipe: one flat Makefile.  The user owns CC, CFLAGS, CPPFLAGS,
 # LDFLAGS, PREFIX and DESTDIR; everything we need is added beside them.
 
-VERSION    = 0.1.0
+# The version is lib/version.h's, the one the library reports.
+VERSION   != sed -n 's/^\#define RECPIPE_VERSION[[:space:]]*"\(.*\)"/\1/p' lib/version.h
 SOVERSION  = 0
 
 PREFIX     ?= /usr/local
@@ -36,6 +37,11 @@ LIBS         = $(DEPS_LIBS) -lm
 
 LIB_SRC   := $(sort $(wildcard lib/*.c))
 LIB_HDR   := $(sort $(wildcard lib/*.h))
+# The installed API, as <recpipe/NAME.h>; the other headers of lib/ are
+# internal to the library and the tools.
+PUBLIC_HDR := $(addprefix lib/,batch.h buf.h crc32c.h example.h exjson.h \
+	fairseq_dict.h manifest.h mmidx.h record.h rng.h seqio.h subword.h \
+	version.h wordpiece.h)
 LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_SRC   := $(filter-out cmd/common.c,$(sort $(wildcard cmd/*.c)))
 TOOLS     := $(CMD_SRC:cmd/%.c=%)
@@ -44,7 +50,7 @@ UNIT_SRC  := $(sort $(wildcard test/unit/t-*.c))
 UNITS     := $(UNIT_SRC:test/unit/%.c=$(O)/test/%)
 FUZZ_SRC  := $(sort $(wildcard test/fuzz/fuzz-*.c))
 FUZZERS   := $(FUZZ_SRC:test/fuzz/%.c=$(O)/fuzz/%)
-MANS      := $(sort $(wildcard man/*.1 man/*.5))
+MANS      := $(sort $(wildcard man/*.1 man/*.3 man/*.5))
 BATS      := $(sort $(wildcard test/*.bats))
 
 STATIC    = $(O)/lib/librecpipe.a
@@ -53,7 +59,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: FORCE all lib unit check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
-	install uninstall clean manlint test-unit test-bats
+	install uninstall clean manlint test-unit test-bats test-install
 
 all: lib $(BINS)
 
@@ -80,10 +86,12 @@ $(SHARED): $(LIB_OBJ)
 
 $(O)/recpipe.pc: FORCE
 	@mkdir -p $(@D)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	printf '%s\n' 'prefix=$(PREFIX)' \
+	  'libdir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))' \
+	  'includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))' '' \
 	  'Name: recpipe' 'Description: TFRecord, Example, vocabulary and token dataset library' \
 	  'Version: $(VERSION)' 'Requires.private: $(DEPS)' \
-	  'Libs: -L$${libdir} -lrecpipe' 'Libs.private: -lm' 'Cflags: -I$${includedir}/recpipe' >$@
+	  'Libs: -L$${libdir} -lrecpipe' 'Libs.private: -lm' 'Cflags: -I$${includedir}' >$@
 
 $(O)/bin/%: $(O)/cmd/%.o $(O)/cmd/common.o $(STATIC)
 	@mkdir -p $(@D)
@@ -123,6 +131,12 @@ test-unit: unit
 test-bats: all
 	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL RECPIPE_BIN=$(CURDIR)/$(O)/bin bats $(BATS)
 
+# Install into a scratch DESTDIR and build programs against it as a user
+# of the library would: a C++ one through pkg-config, and the worked
+# example of librecpipe(3).
+test-install: all
+	scripts/test-install $(O)
+
 manlint:
 	@scripts/manlint $(MANS)
 
@@ -133,7 +147,7 @@ check-build:
 # ../shared/vectors suites when present), man lint; then the same tests
 # built with AddressSanitizer and UndefinedBehaviorSanitizer.
 check: deps
-	$(MAKE) DEVELOPER=1 test-unit test-bats
+	$(MAKE) DEVELOPER=1 test-unit test-bats test-install
 	$(MAKE) manlint
 	$(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
 	@echo "check: all passed"
@@ -157,21 +171,22 @@ bench: all
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/recpipe \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PKGCONFIGDIR)
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(PKGCONFIGDIR)
 	cp -f $(BINS) $(DESTDIR)$(BINDIR)/
 	cp -f $(STATIC) $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf librecpipe.so.$(VERSION) $(DESTDIR)$(LIBDIR)/librecpipe.so.$(SOVERSION)
 	ln -sf librecpipe.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/librecpipe.so
-	cp -f $(LIB_HDR) $(DESTDIR)$(INCLUDEDIR)/recpipe/
+	cp -f $(PUBLIC_HDR) $(DESTDIR)$(INCLUDEDIR)/recpipe/
 	cp -f $(O)/recpipe.pc $(DESTDIR)$(PKGCONFIGDIR)/
-	for m in $(MANS); do case $$m in *.1) cp -f $$m $(DESTDIR)$(MANDIR)/man1/;; *.5) cp -f $$m $(DESTDIR)$(MANDIR)/man5/;; esac; done
+	for m in $(MANS); do cp -f $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/; done
 
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%)
 	rm -f $(DESTDIR)$(LIBDIR)/librecpipe.a $(DESTDIR)$(LIBDIR)/librecpipe.so*
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/recpipe
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/recpipe.pc
-	for m in $(MANS); do case $$m in *.1) rm -f $(DESTDIR)$(MANDIR)/man1/$${m#man/};; *.5) rm -f $(DESTDIR)$(MANDIR)/man5/$${m#man/};; esac; done
+	for m in $(MANS); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; done
 
 clean:
 	rm -rf $(O)

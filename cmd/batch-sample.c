@@ -64,9 +64,61 @@ static const char usage_text[] =
 "       batch-sample collate [-q] [--no-input-feeding] [-o file] [--eos n]\n"
 "                            [--left-pad-source bool] [--left-pad-target bool]\n"
 "                            [--pad n] [--pad-to-multiple n] [file ...]\n"
-"       batch-sample loader [-q] [--stats] [-o file] [-s seed] [--limit n]\n"
+"       batch-sample loader [-q] [--progress | --no-progress] [--stats]\n"
+"                           [-o file] [-s seed] [--limit n]\n"
 "                           [--output-format json|records] --config file\n"
-"       batch-sample -h | -V\n";
+"       batch-sample -h | -V\n"
+"\n"
+"  --batch-size N, --max-sentences N  at most N sentences per batch\n"
+"  --collate                add the collated tensors to each batch\n"
+"  --config FILE            loader: the loader configuration\n"
+"  --decoder-langtok        target language token before every target\n"
+"  --dict FILE              the dictionary of the language tokens\n"
+"  --encoder-langtok src|tgt  language token before every source\n"
+"  --eos N                  end-of-sentence id (default 2)\n"
+"  --epoch N                the first epoch (default 1)\n"
+"  --epochs N               how many epochs to write (default 1)\n"
+"  --fairseq-compat V       which fairseq's last batch: 0.12 (default) or main\n"
+"  --grouped-shuffling      shuffle groups of batches, one per shard\n"
+"  -h, --help               print this help\n"
+"  --json                   write --stats as JSON\n"
+"  --lang-dict FILE         the language list, one a line, in id order\n"
+"  --lang-pairs LIST        src-tgt pairs to find in the data directories\n"
+"  --lang-tok-replacing-bos-eos  language tokens replace EOS and BOS\n"
+"  --lang-tok-style S       multilingual (default) or mbart\n"
+"  --langs LIST             the language list, comma-separated\n"
+"  --left-pad-source BOOL   pad sources on the left (default True)\n"
+"  --left-pad-target BOOL   pad targets on the left (default False)\n"
+"  --limit N                loader: stop after N batches\n"
+"  --max-source-positions N, --max-target-positions N  drop longer sentences\n"
+"  --max-tokens N           at most N padded tokens per batch\n"
+"  --no-input-feeding       leave prev_output_tokens out\n"
+"  --no-shuffle             keep the sorted order of the batches\n"
+"  -o, --output FILE        write to FILE (atomically)\n"
+"  --order-seed S           seed+epoch (default) or seed\n"
+"  --output-format FMT      json, ids or records\n"
+"  -p, --pair [KEY=]SRC[,TGT]  a pair of datasets; repeat for more\n"
+"  --pad N                  padding id (default 1)\n"
+"  --pad-to-multiple N      round collated widths up to a multiple of N\n"
+"  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+"  -q, --quiet              no progress\n"
+"  --rebuild-batches        order and batch again every epoch\n"
+"  --required-batch-size-multiple N  batch sizes multiples of N (default 8)\n"
+"  -s, --seed SEED          fairseq's --seed (default 1)\n"
+"  --sampling-method M      concat (default), temperature or uniform\n"
+"  --sampling-seed N        seed of the sampling draws (default 2)\n"
+"  --sampling-temperature T  default 1.5\n"
+"  --sampling-weights K=W,...  sampling ratios by pair\n"
+"  --shard K/N              what worker K of N gets (default 0/1)\n"
+"  --skip-remainder-batch   drop the last batch of each shard\n"
+"  --source-dict FILE       the dictionary of every source side\n"
+"  --split NAME             the split --lang-pairs finds (default train)\n"
+"  --stats                  statistics of each epoch on stderr\n"
+"  --target-dict FILE       the dictionary of every target side\n"
+"  -V, --version            print the version\n"
+"  --virtual-data-size N    sentences sampled per epoch\n"
+"  --virtual-epoch-size N   serve the data in virtual epochs of N sentences\n"
+"See batch-sample(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -2209,8 +2261,10 @@ cmd_loader(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "no-progress", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "output-format", required_argument, NULL, 'f' },
+		{ "progress", no_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "stats", no_argument, NULL, 'S' },
@@ -2252,6 +2306,8 @@ cmd_loader(int argc, char **argv)
 				    "records, not '%s'", optarg);
 			break;
 		case 'q': verbosity = 0; break;
+		case 'P': progress_enabled = 1; break;
+		case 'N': progress_enabled = 0; break;
 		case 's':
 			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
 				usage_error("-s: invalid seed '%s'", optarg);
@@ -2314,7 +2370,10 @@ cmd_loader(int argc, char **argv)
 			}
 		}
 		nb++;
+		if (progress_due())
+			progress("%" PRIu64 " batches", nb);
 	}
+	progress_done();
 	if (w && rec_writer_close(w) == -1)
 		write_failed(outpath);
 	if (b.len && write_full(fd, b.p, b.len) == -1)

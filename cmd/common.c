@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -163,7 +164,13 @@ usage_error(const char *fmt, ...)
 void
 print_usage(FILE *fp, const char *text, int status)
 {
-	fputs(text, fp);
+	const char *end;
+
+	/* After a usage error only the synopsis, not the option list. */
+	if (status != 0 && (end = strstr(text, "\n\n")) != NULL)
+		fwrite(text, 1, (size_t)(end - text) + 1, fp);
+	else
+		fputs(text, fp);
 	if (status == 0)
 		close_stdout();
 	exit(status);
@@ -686,15 +693,43 @@ max_record_arg(const char *s)
 int
 parse_int(const char *s, long long lo, long long hi, long long *out)
 {
-	char *end;
+	uint64_t u;
 	long long v;
+	int neg = *s == '-';
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end != '\0' || v < lo || v > hi)
+	/* One parser for every number: parse_size(), and a sign. */
+	if (parse_size(s + neg, &u) == -1 ||
+	    u > (neg ? (uint64_t)LLONG_MAX + 1 : (uint64_t)LLONG_MAX))
+		return -1;
+	if (neg)
+		v = u == (uint64_t)LLONG_MAX + 1 ? LLONG_MIN : -(long long)u;
+	else
+		v = (long long)u;
+	if (v < lo || v > hi)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int
+jobs_arg(const char *s)
+{
+	long long j;
+
+	if (parse_int(s, 0, JOBS_MAX, &j) == -1)
+		usage_error("-j: invalid number of jobs '%s' (0 to %d)", s, JOBS_MAX);
+	return (int)j;
+}
+
+int
+jobs_count(int j)
+{
+	long ncpu;
+
+	if (j > 0)
+		return j;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return ncpu < 1 ? 1 : ncpu > JOBS_AUTO_MAX ? JOBS_AUTO_MAX : (int)ncpu;
 }
 
 int

@@ -13,7 +13,7 @@
 
 #include "record.h"
 
-#define RECPIPE_VERSION "0.1.0"
+#include "version.h"
 
 extern const char *progname;	/* set by setprogname() from argv[0] */
 extern int verbosity;		/* 1 by default; -q lowers, -v raises */
@@ -207,8 +207,23 @@ int	parse_size(const char *s, uint64_t *out);
  * default, REC_DEFAULT_MAX.  A usage error when it does not parse.
  */
 uint64_t max_record_arg(const char *s);
-/* Parse a decimal integer in [lo, hi]; -1 on error. */
+/*
+ * Parse an integer in [lo, hi]; -1 on error.  Every numeric argument
+ * of the suite goes through here: a parse_size() number (suffixes k, M,
+ * G, Ki, Mi, Gi, or 1e6), with a leading '-' where lo allows it.
+ */
 int	parse_int(const char *s, long long lo, long long hi, long long *out);
+
+/*
+ * -j N, the same in every tool: N threads; 0, the default, one per
+ * online processor but at most JOBS_AUTO_MAX; 1 runs serially.
+ * jobs_arg() parses N (a usage error unless 0..JOBS_MAX); jobs_count()
+ * gives the threads to start for it.
+ */
+#define JOBS_MAX	256
+#define JOBS_AUTO_MAX	8
+int	jobs_arg(const char *s);
+int	jobs_count(int j);
 /* Parse "K/N" for --shard (0 <= K < N); -1 on error. */
 int	parse_shard(const char *s, uint64_t *k, uint64_t *n);
 

@@ -27,13 +27,15 @@
 #include "unicode.h"
 
 static const char usage_text[] =
-"usage: mmap-index build [-q] [--keep-partial] [--wrap] -o prefix [-f feature]\n"
+"usage: mmap-index build [-q] [--keep-partial] [--progress | --no-progress]\n"
+"                        [--wrap] -o prefix [-f feature]\n"
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
 "                        [--max-unk-rate R] [--mode-feature feature]\n"
 "                        [--part K/N] [--vocab-size n] [file ...]\n"
-"       mmap-index dict [-q] [--keep-partial] [-o file] [--nwords n]\n"
+"       mmap-index dict [-q] [--keep-partial] [--progress | --no-progress]\n"
+"                       [-o file] [--nwords n]\n"
 "                       [--padding-factor n] [--threshold n] [file ...]\n"
 "       mmap-index cat [-qR] [--json] [--keep-partial] [-f feature] [-o file]\n"
 "                      [--format layout] [--output-format json|id|records]\n"
@@ -41,11 +43,39 @@ static const char usage_text[] =
 "       mmap-index get [-qR] [--json] [--keep-partial] [-f feature] [-j jobs]\n"
 "                      [-o file] [--format layout]\n"
 "                      [--output-format json|id|records] prefix [index ... | -]\n"
-"       mmap-index info [-q] [--json] [--keep-partial] [-o file] [--format layout]\n"
-"                       prefix\n"
+"       mmap-index info [-q] [--json] [--keep-partial] [-o file]\n"
+"                       [--format layout] prefix\n"
 "       mmap-index merge [-q] -o prefix [--format layout] prefix ...\n"
 "       mmap-index verify [-q] [--format layout] prefix ...\n"
-"       mmap-index -h | -V\n";
+"       mmap-index -h | -V\n"
+"\n"
+"  --dict FILE              build: the fairseq dictionary of text input\n"
+"  --documents each|empty   build: how Megatron documents end\n"
+"  --dtype TYPE             build: the token type (default auto)\n"
+"  -f, --feature FEATURE    the feature holding the tokens (default targets)\n"
+"  --format LAYOUT          fairseq (default) or megatron\n"
+"  -h, --help               print this help\n"
+"  --input-format FMT       build: records (default), id or text\n"
+"  -j, --jobs N             threads (default 0: one per CPU, at most 8)\n"
+"  --json                   JSON output (info: instead of text)\n"
+"  --keep-partial           after a fault, keep what the good input gave\n"
+"  --max-record-size N      build: largest payload read from a pipe\n"
+"  --max-unk-rate R         build: fail when more than R of text is <unk>\n"
+"  --mode-feature FEATURE   build: a multimodal Megatron dataset\n"
+"  --nwords N               dict: keep the N-4 most frequent words\n"
+"  -o, --output FILE        write to FILE (atomically); build, merge: prefix\n"
+"  --output-format FMT      json (default), id or records\n"
+"  --padding-factor N       dict: pad to a multiple of N symbols (default 8)\n"
+"  --part K/N               build: add the K-th of N parts of the input\n"
+"  --progress, --no-progress  build, dict: progress on stderr (default: a tty)\n"
+"  -q, --quiet              no dtype report, verify lines or summary\n"
+"  -R, --records            Example records (--output-format records)\n"
+"  --range A:B              cat: sequences A to B-1\n"
+"  --threshold N            dict: drop words seen fewer than N times\n"
+"  -V, --version            print the version\n"
+"  --vocab-size N           build: vocabulary size (for --dtype auto)\n"
+"  --wrap                   build: store tokens that do not fit wrapped\n"
+"See mmap-index(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -59,7 +89,7 @@ enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
 	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
-	OPT_PART, OPT_MAX_UNK
+	OPT_PART, OPT_MAX_UNK, OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -88,19 +118,21 @@ static const struct option longopts[] = {
 	{ "max-record-size",	required_argument,	NULL, OPT_MAXREC },
 	{ "part",		required_argument,	NULL, OPT_PART },
 	{ "max-unk-rate",	required_argument,	NULL, OPT_MAX_UNK },
+	{ "progress",		no_argument,		NULL, OPT_PROGRESS },
+	{ "no-progress",	no_argument,		NULL, OPT_NO_PROGRESS },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
 	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11"
-	    "\x12",
+	    "\x12\x13\x14",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
 	[CMD_MERGE] = "qo" "\x04",
 	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f",
+	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x13\x14",
 };
 
 static struct {
@@ -158,23 +190,27 @@ static void
 parse_range(const char *s)
 {
 	const char *colon = strchr(s, ':');
-	char *end;
+	char a[64];
+	long long v;
 
 	if (colon == NULL)
 		usage_error("--range: expected A:B, got '%s'", s);
 	o.ra = 0;
 	o.rb_open = 1;
 	if (colon != s) {
-		errno = 0;
-		o.ra = strtoull(s, &end, 10);
-		if (errno || end != colon || *s == '-')
+		/* Numbers as every option takes them (parse_int()). */
+		if ((size_t)(colon - s) >= sizeof a)
 			usage_error("--range: bad start in '%s'", s);
+		memcpy(a, s, (size_t)(colon - s));
+		a[colon - s] = '\0';
+		if (parse_int(a, 0, LLONG_MAX, &v) == -1)
+			usage_error("--range: bad start in '%s'", s);
+		o.ra = (uint64_t)v;
 	}
 	if (colon[1] != '\0') {
-		errno = 0;
-		o.rb = strtoull(colon + 1, &end, 10);
-		if (errno || *end != '\0' || colon[1] == '-')
+		if (parse_int(colon + 1, 0, LLONG_MAX, &v) == -1)
 			usage_error("--range: bad end in '%s'", s);
+		o.rb = (uint64_t)v;
 		o.rb_open = 0;
 	}
 	o.range = 1;
@@ -212,9 +248,7 @@ parse_opts(int argc, char **argv)
 			o.feature = optarg;
 			break;
 		case 'j':
-			if (parse_int(optarg, 0, 256, &ll) == -1)
-				usage_error("-j: bad number '%s'", optarg);
-			o.jobs = (int)ll;
+			o.jobs = jobs_arg(optarg);
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
@@ -224,6 +258,12 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_PART:
 			part_arg(optarg, &o.part_k, &o.part_n);
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
 			break;
 		case OPT_DOCS:
 			o.docs_each = 0;
@@ -1221,12 +1261,7 @@ get_worker(void *arg)
 static int
 get_jobs(void)
 {
-	long ncpu;
-
-	if (o.jobs > 0)
-		return o.jobs;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	return ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+	return jobs_count(o.jobs);
 }
 
 /*
@@ -1690,6 +1725,8 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf,
 
 		pos += (uint64_t)len;
 		lineno++;
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, lineno);
 		if (len > 0 && line[len - 1] == '\n')
 			len--;
 		if (pt.on && !part_take(g, o.docs_empty && len == 0))
@@ -1916,6 +1953,8 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 			if (!part_take(g, doc_end(&ex, p, n)))
 				continue;
 		}
+		if (progress_due())
+			progress("%s: %" PRIu64 " records", name, rec_index(r));
 		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
 		    isf, mm, featlen);
 	}
@@ -2018,6 +2057,8 @@ build_read_job(struct buildw *w)
 		}
 		/* A fault: rec_read_framed() says it again, below. */
 	}
+	if (progress_due())
+		progress("%s: %" PRIu64 " records", bt.name, rec_index(r));
 	if ((k = rec_read_framed(r, &w->in, BUILD_JOB, BUILD_RECS)) == 0)
 		return 1;
 	if (k == -1) {
@@ -2513,6 +2554,9 @@ cmd_dict(int argc, char **argv)
 		if ((r = fqd_lines_new(fd)) == NULL)
 			die_errno("%s", name);
 		while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+			if (progress_due())
+				progress("%s: %" PRIu64 " lines", name,
+				    fqd_lines_count(r));
 			/* A bad line counts none of its words. */
 			if ((bad = valid_prefix(p, n)) < n) {
 				snprintf(fault, sizeof fault, "%s: line %" PRIu64
@@ -2534,6 +2578,7 @@ cmd_dict(int argc, char **argv)
 	    fqd_save(fdict, &out) == -1)
 		die_errno("dictionary");
 	out_begin(0);
+	progress_done();
 	if (out.len > 0)
 		ob_write(out.p, out.len);
 	buf_free(&out);
@@ -2641,6 +2686,8 @@ build_text(struct mmidx_builder *b, int fd, const char *name,
 	if (pt.on && fqd_lines_range(r, from, to - from) == -1)
 		die_errno("%s", name);
 	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, fqd_lines_count(r));
 		if ((k = fqd_encode_line(fdict, p, n, &tv, &tcap, &nunk,
 		    &bad)) == -1)
 			text_fault(name, r, bad);
@@ -2701,6 +2748,7 @@ static struct {
 static void
 end_build(void)
 {
+	progress_done();
 	if (bend.narrow)
 		narrow_output(bend.b, bend.layout);
 	/*

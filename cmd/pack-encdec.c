@@ -29,16 +29,45 @@
 
 static const char usage_text[] =
 "usage: pack-encdec [-hqV] [--custom-ops] [--keep-partial] [--no-length-check]\n"
-"           [--no-loss-on-targets-only] [--no-pack] [--stats] -C converter\n"
+"           [--no-loss-on-targets-only] [--no-pack]\n"
+"           [--progress | --no-progress] [--stats] -C converter\n"
 "           [-l feature=length[,...]] [-o file] [--bos-id id]\n"
 "           [--compression type] [--mask-id id] [--max-record-size N]\n"
 "           [--part K/N] [--passthrough feature[,...]] [--strategy name]\n"
 "           [--window rows] [file ...]\n"
-"       pack-encdec [-hqV] [--keep-partial] [--stats] -C electra\n"
-"           --max-seq-length length [--cls-id id|token] [-f feature]\n"
-"           [-o file] [-s seed] [--sep-id id|token] [-v vocab]\n"
-"           [--compression type] [--max-record-size N] [--part K/N]\n"
-"           [file ...]\n";
+"       pack-encdec [-hqV] [--keep-partial] [--progress | --no-progress]\n"
+"           [--stats] -C electra --max-seq-length length\n"
+"           [--cls-id id|token] [-f feature] [-o file] [-s seed]\n"
+"           [--sep-id id|token] [-v vocab] [--compression type]\n"
+"           [--max-record-size N] [--part K/N] [file ...]\n"
+"\n"
+"  -C, --converter NAME     seqio feature converter, or electra\n"
+"  -l, --lengths F=N,...    seqio's task_feature_lengths\n"
+"  --bos-id ID              id shifted into the first decoder input (default 0)\n"
+"  --cls-id T, --sep-id T   electra: [CLS] and [SEP], by id or by token\n"
+"  --compression C          how the input is compressed (default: sniffed)\n"
+"  --custom-ops             seqio's use_custom_packing_ops (first-fit kernels)\n"
+"  -f, --feature NAME       electra: the feature holding ids (default targets)\n"
+"  -h, --help               print this help\n"
+"  --keep-partial           after a fault, keep what the good input gave\n"
+"  --mask-id ID             the mask id of the encoder converter\n"
+"  --max-record-size N      largest payload read from a pipe (default 2G)\n"
+"  --max-seq-length N       electra: the example length\n"
+"  --no-length-check        trim over-long features instead of failing\n"
+"  --no-loss-on-targets-only  prefix LMs: loss weight on the inputs too\n"
+"  --no-pack                pad each record instead of packing\n"
+"  -o, --output FILE        write to FILE (atomically)\n"
+"  --part K/N               convert the K-th of N parts of the input\n"
+"  --passthrough F,...      features copied through, trimmed and padded\n"
+"  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+"  -q, --quiet              say less\n"
+"  -s, --seed SEED          electra: seed of the random choices (default 0)\n"
+"  --stats                  print what was read, written and dropped\n"
+"  --strategy NAME          seqio (default), first-fit or best-fit\n"
+"  -V, --version            print the version\n"
+"  -v, --vocab FILE         electra: a vocab.txt naming the special tokens\n"
+"  --window N               rows kept open by first-fit/best-fit (default 256)\n"
+"See pack-encdec(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -50,7 +79,7 @@ enum {
 	OPT_BOS = 256, OPT_COMPRESSION, OPT_CUSTOM, OPT_CLS, OPT_MASK,
 	OPT_MAXLEN, OPT_NOCHECK, OPT_NOLOSS, OPT_NOPACK, OPT_PASS, OPT_SEP,
 	OPT_STATS, OPT_STRATEGY, OPT_WINDOW, OPT_MAXREC, OPT_KEEP_PARTIAL,
-	OPT_PART
+	OPT_PART, OPT_PROGRESS, OPT_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -69,9 +98,11 @@ static const struct option longopts[] = {
 	{ "no-length-check", no_argument, NULL, OPT_NOCHECK },
 	{ "no-loss-on-targets-only", no_argument, NULL, OPT_NOLOSS },
 	{ "no-pack", no_argument, NULL, OPT_NOPACK },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "part", required_argument, NULL, OPT_PART },
 	{ "passthrough", required_argument, NULL, OPT_PASS },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "sep-id", required_argument, NULL, OPT_SEP },
@@ -840,6 +871,14 @@ fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
 	return 1;
 }
 
+static void
+show_progress(const struct rec_reader *r)
+{
+	if (progress_due())
+		progress("%s: %ju records, %.1f MB", cur_file,
+		    (uintmax_t)rec_index(r), (double)rec_position(r) / 1e6);
+}
+
 /*
  * Open the records of an input: under --part (pf) its bytes of the
  * part, read as pf says.  Returns NULL when the file cannot be opened
@@ -881,6 +920,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
+		show_progress(r);
 		if (sq_resolved(c) == SQ_PASSTHROUGH) {
 			put_record(p, n);
 			(void)sq_push(c, f);	/* counts the record */
@@ -908,6 +948,7 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 		    (uintmax_t)rec_index(r), (uintmax_t)rec_offset(r),
 		    rec_strerror(r));
 	}
+	progress_done();
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -933,6 +974,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	while ((rv = rec_read(r, &p, &n)) == 1) {
 		cur_record = rec_index(r) - 1;
 		cur_offset = rec_offset(r);
+		show_progress(r);
 		if (n > BIG_RECORD)
 			decode_lazy(p, n);
 		else if (ex_decode(&cur_ex, p, n, EX_TYPE_EXAMPLE) == -1) {
@@ -967,6 +1009,7 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 	/* Electra ends a document at the end of each file. */
 	if (sq_electra_flush(e) == -1)
 		write_failed(outname);
+	progress_done();
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -1092,6 +1135,12 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			break;
 		case OPT_PASS:
 			o->pass = optarg;
+			break;
+		case OPT_PROGRESS:
+			progress_enabled = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress_enabled = 0;
 			break;
 		case OPT_SEP:
 			o->sep_arg = optarg;

@@ -29,10 +29,28 @@ static const char usage_text[] =
     "usage: subword-build [-hqV] [--count-only] [--keep-partial]\n"
     "                     [--progress | --no-progress] [-b bytes] [--iterations n]\n"
     "                     [-j jobs] [-L length] [--min-count n] [-o file]\n"
-    "                     [--part K/N] [--reserved token] [-t size] file ...\n"
+    "                     [--part K/N] [--reserved token] [-t size] [file ...]\n"
     "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
     "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] --from-counts file ...\n";
+    "                     [--reserved token] [-t size] --from-counts [file ...]\n"
+    "\n"
+    "  -b, --file-byte-budget B   per-file sampling budget (default 1e6)\n"
+    "  --count-only               write token counts instead of a vocabulary\n"
+    "  --from-counts              build from count files (of --count-only)\n"
+    "  -h, --help                 print this help\n"
+    "  --iterations N             iterations of each build (default 4)\n"
+    "  -j, --jobs N               threads (default 0: one per CPU, at most 8)\n"
+    "  --keep-partial             after a fault, keep what the good input gave\n"
+    "  -L, --max-subtoken-length N  subtokens of at most N-1 code points\n"
+    "  --min-count N              build once with this minimum count\n"
+    "  -o, --output FILE          write to FILE (atomically)\n"
+    "  --part K/N                 count the K-th of N parts of the input\n"
+    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+    "  -q, --quiet                no progress and no warnings\n"
+    "  --reserved TOKEN           add a reserved token after <pad> and <EOS>\n"
+    "  -t, --target-size, --vocab-size N  target vocabulary size (default 32768)\n"
+    "  -V, --version              print the version\n"
+    "See subword-build(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -426,8 +444,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(stdout, 0);
 		case 'j':
-			if (parse_int(optarg, 0, 256, &jobs) == -1)
-				usage_error("bad number of jobs: %s", optarg);
+			jobs = jobs_arg(optarg);
 			break;
 		case 'L':
 			if (parse_int(optarg, 1, 1L << 30, &ll) == -1)
@@ -487,8 +504,13 @@ main(int argc, char *argv[])
 		}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0)
-		usage_error("no input files");
+	if (argc == 0) {
+		static char dash[] = "-";
+		static char *stdin_only[] = { dash, NULL };
+
+		argv = stdin_only;
+		argc = 1;
+	}
 	if (target != -1 && min_count != -1)
 		usage_error("-t and --min-count exclude each other");
 	if (count_only && from_counts)
@@ -506,11 +528,7 @@ main(int argc, char *argv[])
 	out_check(outpath);
 	if (part_n > 1)
 		parts = part_files(argv, argc, 0, REC_NONE, part_k, part_n);
-	if (jobs == 0) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-		jobs = ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu;
-	}
+	jobs = jobs_count((int)jobs);
 
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");

@@ -35,7 +35,34 @@ static const char usage_text[] =
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
     "                      [--max-unk-rate R] [-o file] [--output-format fmt]\n"
     "                      [--part K/N] [--rules rules]\n"
-    "                      -v [field=]vocab [file ...]\n";
+    "                      -v [field=]vocab [file ...]\n"
+    "\n"
+    "  -d, --decode             records (or ids) to text\n"
+    "  --eos[=ID|TOKEN]         append an end id to every line (default <EOS>, 1)\n"
+    "  -f, --feature NAME       the feature holding the ids (default targets)\n"
+    "  --fields LIST            tab-separated columns, one feature each\n"
+    "  -h, --help               print this help\n"
+    "  --input-format FMT       text or jsonl; with -d: records or id\n"
+    "  -j, --jobs N             threads (default 0: one per CPU, at most 8)\n"
+    "  --json-keys LIST         the keys of jsonl input (default text)\n"
+    "  --keep-partial           after a fault, keep what the good input gave\n"
+    "  --lower, --no-lower      WordPiece: lower-case words (default) or not\n"
+    "  -m, --mode MODE          subword (tensor2tensor) or wordpiece (BERT)\n"
+    "  --max-record-size N      with -d, largest payload read from a pipe\n"
+    "  --max-unk-rate R         fail when more than R of the tokens are unknown\n"
+    "  --no-strip               encode lines as they are, not stripped\n"
+    "  -o, --output FILE        write to FILE (atomically)\n"
+    "  --output-format FMT      records, id or piece (with -d: text or id)\n"
+    "  --parallel               line-parallel files, one a field (--fields)\n"
+    "  --part K/N               read the K-th of N parts of the input\n"
+    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+    "  -q, --quiet              no progress and no warnings\n"
+    "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
+    "  --strip-accents, --no-strip-accents  WordPiece: strip accents or not\n"
+    "  --strip-extraneous       with -d, drop trailing <pad> and <EOS> ids\n"
+    "  -V, --version            print the version\n"
+    "  -v, --vocab [FIELD=]FILE  the vocabulary (of one field)\n"
+    "See subword-encode(1).\n";
 
 static _Noreturn void
 usage(FILE *fp, int status)
@@ -852,7 +879,7 @@ struct chunk {
 	char		 emsg[320];
 };
 
-static int jobs = 1;
+static int jobs;		/* -j; 0: jobs_count() decides */
 static struct chunk *ring;
 static size_t nring;
 static uint64_t nfilled, ntaken;	/* chunks handed to workers, taken */
@@ -1774,16 +1801,9 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(stdout, 0);
-		case 'j': {
-			long long j;
-
-			if (parse_int(optarg, 0, 256, &j) == -1)
-				usage_error("bad number of jobs: %s", optarg);
-			jobs = j == 0 ? (int)sysconf(_SC_NPROCESSORS_ONLN) : (int)j;
-			if (jobs < 1)
-				jobs = 1;
+		case 'j':
+			jobs = jobs_arg(optarg);
 			break;
-		}
 		case 'm':
 			if (strcmp(optarg, "wordpiece") == 0)
 				wordpiece = 1;
@@ -1997,6 +2017,7 @@ main(int argc, char *argv[])
 
 		argv = stdin_only;
 	}
+	jobs = jobs_count(jobs);
 	if (parallel) {
 		/* One record from line i of each file: no -j. */
 		for (; *argv; argv += nfields)

@@ -49,6 +49,7 @@ static char **want;		/* -f features, sorted */
 static size_t nwant;
 
 static uint64_t nout;		/* records written or printed, all inputs */
+static int count_each;		/* -c of several inputs: a count per input, a total */
 static uint64_t nseen;		/* records read, for --skip/--head/--shard */
 static struct buf line, pay;
 static struct example ex;
@@ -62,8 +63,9 @@ static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-cqRV] [--flat] [--force] [--from-json] [--index]\n"
-	    "               [--keep-partial] [--lossy] [--no-crc] [--recover]\n"
+	    "usage: tfr-cat [-chqRV] [--flat] [--force] [--from-json] [--index]\n"
+	    "               [--keep-partial] [--lossy] [--no-crc]\n"
+	    "               [--progress | --no-progress] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
 	    "               [-f name,...] [--like file|manifest|dir]\n"
@@ -77,19 +79,43 @@ usage(FILE *fp, int status)
 	    "       tfr-cat --check-manifest manifest|dir|config [-q] [file ...]\n");
 	if (fp == stdout)
 		fprintf(fp, "\n"
-		    "  (default)        one JSON object per record (proto3 JSON mapping)\n"
-		    "  --flat           {\"name\":[values]} lines, lossless\n"
-		    "  -R, --records    write records (concatenate, recompress, filter)\n"
-		    "  --from-json      read JSON lines (either form) and write records\n"
-		    "  -c, --count      print the number of records\n"
-		    "  --verify         check every CRC and payload; print a summary\n"
-		    "  --index          print 'offset size' per record (tfrecord2idx)\n"
-		    "  --stats          per feature: presence, kind, list lengths\n"
-		    "  --recover        read through damage, writing every intact record\n"
-		    "  --split N -o PATTERN   deal records round-robin into N shards\n"
-		    "  --shuffle        shuffle (per shard), seeded by -s\n"
-		    "  --manifest       infer a dataset manifest (__manifest__.json)\n"
+		    "  (default)            one JSON object per record (proto3 JSON mapping)\n"
+		    "  -c, --count          print the number of records\n"
 		    "  --check-manifest M   check records against a manifest or dataset\n"
+		    "  --compression C      how the input is compressed (default: sniffed)\n"
+		    "  -f, --features L     keep only the named features\n"
+		    "  --flat               {\"name\":[values]} lines, lossless\n"
+		    "  --force              write records even to a terminal\n"
+		    "  --from-json          read JSON lines (either form) and write records\n"
+		    "  -h, --help           print this help\n"
+		    "  --index              print 'offset size' per record (tfrecord2idx)\n"
+		    "  --keep-partial       after a fault, keep what the good input gave\n"
+		    "  --like F             --from-json: feature kinds from records or a manifest\n"
+		    "  --lossy              replace non-UTF-8 bytes of feature names\n"
+		    "  --manifest           infer a dataset manifest (__manifest__.json)\n"
+		    "  --max-record-size N  largest payload read from a pipe (default 2G)\n"
+		    "  -n, --head N         stop after N records\n"
+		    "  --no-crc             do not check payload CRCs\n"
+		    "  -o, --output FILE    write to FILE (atomically), or the --split pattern\n"
+		    "  --part K/N           read the K-th of N parts of the input\n"
+		    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
+		    "  -q, --quiet          print no summary lines\n"
+		    "  -R, --records        write records (concatenate, recompress, filter)\n"
+		    "  --recover            read through damage, writing every intact record\n"
+		    "  -s, --seed SEED      seed of --shuffle\n"
+		    "  --shard K/N          take records K, K+N, K+2N ...\n"
+		    "  --shuffle            shuffle (per shard) in memory, seeded by -s\n"
+		    "  --shuffle-memory N   most bytes --shuffle holds (default 4G)\n"
+		    "  --shuffle-window N   shuffle through a window of N records\n"
+		    "  --skip N             skip the first N records\n"
+		    "  --split N            deal records round-robin into N files (-o)\n"
+		    "  --stats              per feature: presence, kind, list lengths\n"
+		    "  --tf-compat          accept what TensorFlow accepts (partial tail)\n"
+		    "  --type T             what the payloads are (default: auto)\n"
+		    "  -V, --version        print the version\n"
+		    "  --var-len            --manifest: a list of varying length is var_len\n"
+		    "  --verify             check every CRC and payload; print a summary\n"
+		    "  -z Z                 compress written records\n"
 		    "See tfr-cat(1).\n");
 	if (status == 0)
 		close_stdout();
@@ -101,7 +127,7 @@ enum {
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
 	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART,
-	O_VAR_LEN
+	O_VAR_LEN, O_PROGRESS, O_NO_PROGRESS
 };
 
 static const struct option longopts[] = {
@@ -121,8 +147,10 @@ static const struct option longopts[] = {
 	{ "manifest", no_argument, NULL, O_MANIFEST },
 	{ "max-record-size", required_argument, NULL, O_MAXREC },
 	{ "no-crc", no_argument, NULL, O_NO_CRC },
+	{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "part", required_argument, NULL, O_PART },
+	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "records", no_argument, NULL, 'R' },
 	{ "recover", no_argument, NULL, O_RECOVER },
@@ -850,6 +878,7 @@ cat_records(const char *path, const struct part_file *pf)
 	const uint8_t *p;
 	size_t n;
 	uint64_t skip_off, skip_len, nskips = 0, skipped = 0, before = nout;
+	uint64_t pbad = 0, stop_off = UINT64_MAX;
 	int fd, ret, status = 0;
 	unsigned flags = 0;
 
@@ -914,8 +943,14 @@ cat_records(const char *path, const struct part_file *pf)
 			    rec_offset(r), type == EX_TYPE_SEQUENCE ?
 			    "a SequenceExample" : "an Example", why);
 			status = 1;
+			/*
+			 * A bad payload is not counted, as a bad frame is not:
+			 * --verify's records and bytes are the good ones.
+			 */
+			pbad++;
 			if (recover)
 				continue;
+			stop_off = rec_offset(r);
 			break;
 		}
 		if (ret == 0)
@@ -947,9 +982,12 @@ cat_records(const char *path, const struct part_file *pf)
 		    nskips, skipped);
 	if (mode == M_VERIFY && verbosity > 0) {
 		printf("%s: %" PRIu64 " records, %" PRIu64 " bytes, %s%s\n", name,
-		    rec_index(r), rec_position(r), rec_compname(rec_compression(r)),
+		    rec_index(r) - pbad, stop_off != UINT64_MAX ? stop_off :
+		    rec_position(r), rec_compname(rec_compression(r)),
 		    status ? ", FAILED" : ", OK");
 	}
+	if (count_each)
+		printf("%" PRIu64 " %s\n", nout - before, name);
 	rec_reader_free(r);
 	if (fd != 0)
 		close(fd);
@@ -1153,6 +1191,8 @@ cat_json(const char *path, const struct part_file *pf)
 	while (!done() && pos < end && (len = getline(&l, &cap, fp)) != -1) {
 		pos += (uint64_t)len;
 		lineno++;
+		if (progress_due())
+			progress("%s: %" PRIu64 " lines", name, lineno);
 		while (len > 0 && (l[len - 1] == '\n' || l[len - 1] == '\r'))
 			len--;
 		if (len == 0)
@@ -1177,6 +1217,7 @@ cat_json(const char *path, const struct part_file *pf)
 			break;
 		}
 	}
+	progress_done();
 	if (ferror(fp)) {
 		warn_errno("%s", name);
 		status = 1;
@@ -1379,6 +1420,8 @@ main(int argc, char *argv[])
 		case O_INDEX: mode = M_INDEX; break;
 		case O_KEEP_PARTIAL: keep_partial = 1; break;
 		case O_LIKE: like = optarg; break;
+		case O_PROGRESS: progress_enabled = 1; break;
+		case O_NO_PROGRESS: progress_enabled = 0; break;
 		case O_LOSSY: lossy = 1; break;
 		case O_MAXREC: max_len = max_record_arg(optarg); break;
 		case O_NO_CRC: no_crc = 1; break;
@@ -1505,6 +1548,8 @@ main(int argc, char *argv[])
 
 		argv = dash;
 	}
+	/* As wc(1): one input, its count alone; several, each and a total. */
+	count_each = mode == M_COUNT && argc > 1;
 	for (i = 0; argv[i] != NULL; i++) {
 		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
 
@@ -1533,7 +1578,7 @@ main(int argc, char *argv[])
 		commit_sinks();
 	}
 	if (mode == M_COUNT)
-		printf("%" PRIu64 "\n", nout);
+		printf(count_each ? "%" PRIu64 " total\n" : "%" PRIu64 "\n", nout);
 	if (mode == M_STATS)
 		stats_print();
 	close_stdout();

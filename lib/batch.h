@@ -33,6 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define BATCH_ERRMAX	256
 
 /* ---- batch_by_size ---- */
@@ -371,5 +375,9 @@ void		batch_set_word_limit(uint64_t n);
  */
 void		batch_plan_filtered(const struct batch_plan *p, uint64_t i,
 		    uint64_t *virt, struct batch_item *item);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

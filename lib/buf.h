@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct buf {
 	uint8_t	*p;	/* owned; NULL until the first growth */
 	size_t	 len;	/* bytes in use */
@@ -51,5 +55,9 @@ put_le64(uint8_t *p, uint64_t v)
 	put_le32(p, (uint32_t)v);
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* CRC of p[0..n), continuing from 'crc' (0 to start). */
 uint32_t	crc32c_extend(uint32_t crc, const void *p, size_t n);
 uint32_t	crc32c(const void *p, size_t n);
@@ -32,5 +36,9 @@ crc32c_unmask(uint32_t m)
 
 	return (r >> 17) | (r << 15);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

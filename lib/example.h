@@ -17,6 +17,10 @@
 
 #include "buf.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum ex_kind {
 	EX_NONE,	/* a Feature with no kind set */
 	EX_BYTES,
@@ -198,5 +202,9 @@ long		 ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 /* Varint and wire helpers for modules that walk messages themselves. */
 size_t		 pb_varint_size(uint64_t v);
 uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -97,6 +97,10 @@
 #include "buf.h"
 #include "example.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* exjson_init() flags. */
 #define EXJSON_FLAT	0x01	/* write the flat form */
 #define EXJSON_LOSSY	0x02	/* replace invalid UTF-8 in keys with U+FFFD */
@@ -223,5 +227,9 @@ long		 exjson_unbase64(const char *s, size_t n, uint8_t *dst);
 int		 exjson_utf8_valid(const uint8_t *p, size_t n);
 /* Append p[0..n) as a JSON string (with quotes), escaped; p must be valid UTF-8. */
 int		 exjson_put_string(struct buf *out, const uint8_t *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

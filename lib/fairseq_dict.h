@@ -49,6 +49,10 @@
 
 #include "buf.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FQD_ERRMAX	256	/* size of an error message buffer */
 #define FQD_BOS		0
 #define FQD_PAD		1
@@ -172,5 +176,9 @@ struct fqd	*fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX]);
  */
 long		 fqd_encode_line(struct fqd *d, const uint8_t *p, size_t n,
 		    uint32_t **ids, size_t *cap, size_t *nunk, size_t *bad);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include "example.h"
 #include "record.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MF_MAXRANK	8
 
 /* TensorFlow dtypes, named as TensorFlow names them. */
@@ -136,5 +140,9 @@ int		 mf_infer_add(struct mf_infer *in, const struct example *ex,
 /* Append the manifest (pretty JSON, a newline at the end).  0, or -1 with err set. */
 int		 mf_infer_write(const struct mf_infer *in, struct buf *out,
 		    char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

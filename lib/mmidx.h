@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum mmidx_layout {
 	MMIDX_AUTO,		/* reader: detect from the file size */
 	MMIDX_FAIRSEQ,
@@ -325,5 +329,9 @@ enum mmidx_dtype mmidx_builder_dtype(const struct mmidx_builder *b);
 uint64_t	 mmidx_builder_tokens(const struct mmidx_builder *b);
 const char	*mmidx_builder_strerror(const struct mmidx_builder *b);
 size_t		 mmidx_builder_bad_token(const struct mmidx_builder *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum rec_comp {
 	REC_AUTO,	/* reader: sniff (gzip magic, zlib header, else none) */
 	REC_NONE,
@@ -172,5 +176,9 @@ int		 rec_writer_close(struct rec_writer *w);
 /* Frame one record into 16 + n bytes at 'out' (header, payload, footer). */
 void		 rec_frame_header(uint8_t out[12], uint64_t n);
 uint32_t	 rec_frame_footer(const void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

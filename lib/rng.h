@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rng {
 	uint64_t	s[4];
 };
@@ -22,5 +26,9 @@ double		rng_double(struct rng *r);
 uint64_t	rng_below(struct rng *r, uint64_t n);
 /* An integer in [lo, hi] (both included); lo when hi <= lo. */
 int64_t		rng_range(struct rng *r, int64_t lo, int64_t hi);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

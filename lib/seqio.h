@@ -20,6 +20,10 @@
 
 #include "rng.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum sq_kind {
 	SQ_ENCDEC,
 	SQ_LM,
@@ -364,5 +368,9 @@ uint64_t	 sq_electra_rows(const struct sq_electra *e);
  */
 void		 sq_electra_tokens(const struct sq_electra *e, uint64_t *in,
 		    uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 
 #include "buf.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct sw_err {
 	uint64_t	 line;		/* 1-based line at fault, 0 if none */
 	uint64_t	 offset;	/* byte offset at fault (valid if line) */
@@ -224,5 +228,9 @@ struct sw_vocab	*sw_build(const struct sw_counts *c, int64_t min_count,
 		    const struct sw_build_opts *o);
 struct sw_vocab	*sw_build_to_target(const struct sw_counts *c, size_t target,
 		    const struct sw_build_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

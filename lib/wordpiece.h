@@ -31,6 +31,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define WP_ERRMAX	256	/* size of an error message buffer */
 #define WP_MAX_WORD	200	/* max_input_chars_per_word, in code points */
 #define WP_MAX_VOCAB	(1ul << 30)	/* largest vocab file we read, bytes */
@@ -144,5 +148,9 @@ long		 wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
  */
 int		 wp_is_cjk(uint32_t cp);
 int		 wp_is_punct(uint32_t cp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,6 +2,10 @@
 # (RECPIPE_BIN, set by make), fixtures, the shared vectors when present.
 bats_require_minimum_version 1.5.0
 export LC_ALL=C
+# Recipes the tests run with make are builds of their own, not part of
+# the make that may be running the tests (make check): no inherited
+# flags, no "Entering directory" lines in their output.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 : "${RECPIPE_BIN:=$BATS_TEST_DIRNAME/../build/bin}"
 PATH="$RECPIPE_BIN:$PATH"
 FIX="$BATS_TEST_DIRNAME/fixtures"
@@ -102,4 +106,99 @@ same_prefix_output() {
 	[ "$(cat "$T/old.out")" = OLD ]
 	run -1 "$@" -o "$T/kept.out" --keep-partial "$bad"
 	cmp "$good.out" "$T/kept.out"
+}
+# man_opts syn|list PAGE: the options a man page names, one entry a line:
+# syn, each line of its SYNOPSIS; list, each .It Fl entry of its option lists.
+man_opts() {
+	sed 's/\\-/-/g' "$2" | awk -v mode="$1" '
+	function names(line,   w, out, n, i, t, j, fl) {
+		out = ""
+		n = split(line, w, /[ \t]+/)
+		fl = 0
+		for (i = 1; i <= n; i++) {
+			t = w[i]
+			if (t == "Fl" || t == ".Fl") { fl = 1; continue }
+			if (t ~ /^\.?[A-Z][a-z][a-z]?$/) { fl = 0; continue }
+			if (!fl || t ~ /^[|,.;:()]$/) continue
+			sub(/[^A-Za-z0-9-].*$/, "", t)
+			if (t ~ /^-[a-z0-9]/) out = out " -" t
+			else if (t ~ /^[A-Za-z0-9]+$/)
+				for (j = 1; j <= length(t); j++) out = out " -" substr(t, j, 1)
+		}
+		return substr(out, 2)
+	}
+	/^\.Sh / { sec = substr($0, 5); next }
+	mode == "syn" && sec == "SYNOPSIS" { s = names($0); if (s != "") print s }
+	mode == "list" && sec != "SYNOPSIS" && /^\.It Fl/ { print names($0) }
+	'
+}
+
+# help_opts usage|list: the options of a --help text on stdin: usage, each
+# line of the usage block; list, each option line of the text after it
+# (its options up to the first two spaces).
+help_opts() {
+	awk -v mode="$1" '
+	function names(s,   out, t) {
+		out = ""
+		while (match(s, /(^|[][ |,])--?[A-Za-z0-9][A-Za-z0-9-]*/)) {
+			t = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+			sub(/^[][ |,]/, "", t)
+			if (t ~ /^--/) { out = out " " t; continue }
+			t = substr(t, 2)
+			while (t != "") { out = out " -" substr(t, 1, 1); t = substr(t, 2) }
+		}
+		return substr(out, 2)
+	}
+	/^$/ { blank = 1; next }
+	!blank && mode == "usage" { sub(/^usage: [^ ]+/, ""); s = names($0); if (s != "") print s }
+	blank && mode == "list" && /^ +-/ { sub(/^ +/, ""); sub(/  .*$/, ""); print names($0) }
+	'
+}
+
+# options_agree TOOL: the SYNOPSIS of man/TOOL.1, the usage block of
+# 'TOOL --help', the option list after it and the option lists of the man
+# page name the same options: every option of the SYNOPSIS is in the usage
+# block (and back), is described in --help and in the man page; --help
+# and the man page describe the same names (long spellings included), and
+# describe nothing the SYNOPSIS does not give; every long option of the
+# option tables of cmd/TOOL.c is described.
+options_agree() {
+	local page="$BATS_TEST_DIRNAME/../man/$1.1" syn use mlist hlist e bad=0
+	syn=$(man_opts syn "$page" | tr ' ' '\n' | sort -u)
+	use=$("$1" --help | help_opts usage | tr ' ' '\n' | sort -u)
+	mlist=$(man_opts list "$page")
+	hlist=$("$1" --help | help_opts list)
+	if [ "$syn" != "$use" ]; then
+		echo "SYNOPSIS and --help usage differ:"
+		diff <(echo "$syn") <(echo "$use") | grep '^[<>]'
+		bad=1
+	fi
+	if [ "$(tr ' ' '\n' <<<"$mlist" | sort -u)" != "$(tr ' ' '\n' <<<"$hlist" | sort -u)" ]; then
+		echo "man page option list (<) and --help option list (>) differ:"
+		diff <(tr ' ' '\n' <<<"$mlist" | sort -u) <(tr ' ' '\n' <<<"$hlist" | sort -u) | grep '^[<>]'
+		bad=1
+	fi
+	for e in $syn; do
+		if ! tr ' ' '\n' <<<"$mlist" | grep -qx -- "$e"; then
+			echo "$e: in the SYNOPSIS, not described in the man page"
+			bad=1
+		fi
+	done
+	# Every long option the source declares is described.
+	for e in $(grep -oE '^[[:space:]]*\{ *"[a-z0-9-]+",' "$BATS_TEST_DIRNAME/../cmd/$1.c" |
+	    grep -oE '"[a-z0-9-]+"' | tr -d '"' | sort -u); do
+		if ! tr ' ' '\n' <<<"$hlist" | grep -qx -- "--$e"; then
+			echo "--$e: accepted, not described in --help"
+			bad=1
+		fi
+	done
+	while read -r e; do
+		[ -n "$e" ] || continue
+		if ! tr ' ' '\n' <<<"$e" | grep -qxF -f <(echo "$syn"); then
+			echo "'$e': described, not in the SYNOPSIS"
+			bad=1
+		fi
+	done < <(printf '%s\n%s\n' "$mlist" "$hlist")
+	return $bad
 }

@@ -25,8 +25,6 @@ corpus() {
 }
 
 @test "subword-build: usage errors exit 2" {
-	run -2 --separate-stderr subword-build
-	[[ "$stderr" == *"no input files"* ]]
 	run -2 --separate-stderr subword-build -t 10 --min-count 3 x
 	[[ "$stderr" == *"exclude each other"* ]]
 	run -2 --separate-stderr subword-build -b 0 x
@@ -148,7 +146,7 @@ print(max(len(e) for e in es))' "$T/v"
 	cmp "$T/v1" "$T/v2"
 	cmp "$T/v1" "$T/v0"
 	run -2 --separate-stderr subword-build -j -1 "$T/big.txt"
-	[[ "$stderr" == *"bad number of jobs"* ]]
+	[[ "$stderr" == *"-j: invalid number of jobs"* ]]
 }
 
 @test "subword-build: count files merge by summing" {

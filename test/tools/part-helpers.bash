@@ -19,18 +19,28 @@ one_record() {
 
 # part_law SUM CMD ARGS...: for N = 1..7 the outputs of CMD --part K/N
 # ARGS, K = 0..N-1, concatenated (SUM=sum: added up, for counts) equal
-# the output of CMD ARGS.  Says which N differs.
+# the output of CMD ARGS.  Says which N differs.  A count is the first
+# field of the last line (the total, when a count per file comes first).
 part_law() {
 	local sum=$1 n k cmd=$2
 	shift 2
 	"$cmd" "$@" >"$T/law.one" || return 1
+	if [ "$sum" = sum ]; then
+		awk 'END { print $1 }' "$T/law.one" >"$T/law.sum"
+		mv "$T/law.sum" "$T/law.one"
+	fi
 	for n in 1 2 3 4 5 6 7; do
 		: >"$T/law.cat"
 		for k in $(seq 0 $((n - 1))); do
-			"$cmd" --part "$k/$n" "$@" >>"$T/law.cat" || {
+			"$cmd" --part "$k/$n" "$@" >"$T/law.part" || {
 				echo "part $k/$n failed"
 				return 1
 			}
+			if [ "$sum" = sum ]; then
+				awk 'END { print $1 }' "$T/law.part" >>"$T/law.cat"
+			else
+				cat "$T/law.part" >>"$T/law.cat"
+			fi
 		done
 		if [ "$sum" = sum ]; then
 			awk '{ s += $1 } END { print s }' "$T/law.cat" >"$T/law.sum"
