@@ -165,8 +165,11 @@ test_lists_random(void)
 	struct buf want = { 0 };
 	uint8_t *got;
 	struct rng r;
+	struct example ex;
+	const struct ex_feature *f;
 	int widest;
 
+	ex_init(&ex);
 	exb_init(&b);
 	rng_seed(&r, 9);
 	for (i = 0; i < 12; i++)
@@ -207,6 +210,21 @@ test_lists_random(void)
 		}
 		want.len = 0;
 		exb_encode(&b, &want);
+		/* Both share the packer: check it against the decoder. */
+		if (ex_decode(&ex, want.p, want.len, EX_TYPE_EXAMPLE) != 0)
+			bad = 1;
+		for (i = 0; i < n && !bad; i++) {
+			f = ex_get(&ex, names[i]);
+			if (f == NULL || f->kind != EX_INT64 || f->n != lens[i] ||
+			    (lens[i] > 0 && memcmp(f->i64, v[i],
+			    lens[i] * sizeof(int64_t)) != 0))
+				bad = 1;
+		}
+		if (bad) {
+			TEST(0, "trial %zu: the Example encoder's record does "
+			    "not decode to its values", trial);
+			break;
+		}
 		k = trial % 3;		/* exact bounds, none, or loose ones */
 		if (k == 2)
 			for (i = 0; i < n; i++)
@@ -224,6 +242,7 @@ test_lists_random(void)
 	TEST(!bad, "int64 lists: the Example encoder's bytes on random rows");
 	for (i = 0; i < 12; i++)
 		free(v[i]);
+	ex_free(&ex);
 	buf_free(&want);
 	exb_free(&b);
 	ex_lists_free(e);
