@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "exjson.h"
 #include "jsondoc.h"
 #include "part.h"
 #include "record.h"
@@ -225,22 +226,6 @@ line_done(struct ctx *c)
 		flush_text();
 }
 
-/* Append v in decimal at q; returns the end. */
-static char *
-fmt_int(char *q, int64_t v)
-{
-	char b[24], *e = b + sizeof(b), *r = e;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do
-		*--r = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		*--r = '-';
-	memcpy(q, r, (size_t)(e - r));
-	return q + (e - r);
-}
-
 /* Decimal text of the small ids, made once: " 1234" padded to 8 bytes. */
 #define IDTEXT_MAX	1000000	/* 6 digits, a space and the length fit in 8 */
 static char (*idtext)[8];
@@ -258,7 +243,7 @@ make_idtext(size_t n)
 	for (i = 0; i < nidtext; i++) {
 		memset(idtext[i], 0, 8);
 		idtext[i][0] = ' ';
-		e = fmt_int(idtext[i] + 1, (int64_t)i);
+		e = exjson_format_i64((int64_t)i, idtext[i] + 1);
 		idtext[i][7] = (char)(e - idtext[i]);
 	}
 }
@@ -288,7 +273,7 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 		} else {
 			if (i > 0)
 				*q++ = ' ';
-			q = fmt_int(q, id);
+			q = exjson_format_i64(id, q);
 		}
 	}
 	b->len = (size_t)((uint8_t *)q - b->p);

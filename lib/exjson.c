@@ -93,13 +93,20 @@ char *
 exjson_format_i64(int64_t v, char *dst)
 {
 	uint64_t u = (uint64_t)v;
-	char *end, *t;
-	uint32_t w;
 
 	if (v < 0) {
 		*dst++ = '-';
 		u = -u;
 	}
+	return exjson_format_u64(u, dst);
+}
+
+char *
+exjson_format_u64(uint64_t u, char *dst)
+{
+	char *end, *t;
+	uint32_t w;
+
 	end = t = dst + ndigits(u);
 	while (u > UINT32_MAX) {
 		unsigned r = (unsigned)(u % 100);

@@ -211,6 +211,8 @@ int		 exjson_parse_raw(struct exjson *j, const char *s, size_t n,
 size_t		 exjson_format_float(float v, char *dst);
 /* Decimal text of v into dst (at least 21 bytes, no NUL); returns the end. */
 char		*exjson_format_i64(int64_t v, char *dst);
+/* The same for an unsigned value (at least 20 bytes). */
+char		*exjson_format_u64(uint64_t v, char *dst);
 /* Standard padded base64 of p[0..n) into dst (4 * ((n + 2) / 3) bytes, no NUL); returns the end. */
 char		*exjson_base64(const uint8_t *p, size_t n, char *dst);
 /*

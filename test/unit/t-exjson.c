@@ -181,6 +181,23 @@ test_numbers(void)
 	TEST(strcmp(fmti(1000000007), "1000000007") == 0, "1000000007");
 	TEST(strcmp(fmti(-10), "-10") == 0, "-10");
 	{
+		/* Unsigned: every power of ten and its neighbours, as printf. */
+		char want[32], got[32];
+		int ok = 1;
+		uint64_t p10 = 1, u;
+
+		for (int k = 0; k < 20; k++, p10 *= 10)
+			for (int d = -1; d <= 1; d++) {
+				u = p10 + (uint64_t)(int64_t)d;
+				snprintf(want, sizeof want, "%" PRIu64, u);
+				*exjson_format_u64(u, got) = '\0';
+				ok &= strcmp(got, want) == 0;
+			}
+		*exjson_format_u64(UINT64_MAX, got) = '\0';
+		TEST(ok && strcmp(got, "18446744073709551615") == 0,
+		    "uint64: powers of ten, their neighbours and UINT64_MAX");
+	}
+	{
 		/* Every power of ten and its neighbours, either sign, as printf. */
 		char want[32];
 		int ok = 1;
