@@ -685,40 +685,25 @@ put_int(char *q, int64_t v, char sep)
 }
 
 /*
- * The text of every uint16 value and the separator, with its length in
- * the top byte: one load and one 8-byte store per token.  Built for
- * runs that format many tokens; read-only once built.
+ * The text of every uint16 value and the separator (exjson_itext_new()),
+ * built for runs that format many tokens; read-only once built.
  */
 static uint64_t *u16_text;
 
 static void
 u16_text_setup(enum mmidx_dtype t, char sep)
 {
-	char tmp[16];
-
 	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
 		return;
-	if ((u16_text = malloc(65536 * sizeof *u16_text)) == NULL)
+	if ((u16_text = exjson_itext_new(65536, sep)) == NULL)
 		die_errno("malloc");
-	for (uint32_t v = 0; v < 65536; v++) {
-		uint64_t w = 0, len = (uint64_t)(put_small(tmp, v, sep) - tmp);
-
-		memcpy(&w, tmp, (size_t)len);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		u16_text[v] = w | len << 56;
-	}
 }
 
 /* Token v from u16_text at q; 8 bytes at q must be writable. */
 static inline char *
 put_u16(char *q, uint32_t v)
 {
-	uint64_t w = u16_text[v];
-
-	store_le64(q, w);
-	return q + (w >> 56);
+	return exjson_itext_put(u16_text, v, q);
 }
 
 /* Tokens per step of the formatting loops: bounds the room asked for. */

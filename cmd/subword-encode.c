@@ -226,26 +226,16 @@ line_done(struct ctx *c)
 		flush_text();
 }
 
-/* Decimal text of the small ids, made once: " 1234" padded to 8 bytes. */
-#define IDTEXT_MAX	1000000	/* 6 digits, a space and the length fit in 8 */
-static char (*idtext)[8];
+/* Decimal text of the small ids and a space, made once (exjson_itext_new()). */
+static uint64_t *idtext;
 static size_t nidtext;
 
 static void
 make_idtext(size_t n)
 {
-	size_t i;
-	char *e;
-
-	nidtext = n < IDTEXT_MAX ? n : IDTEXT_MAX;
-	if ((idtext = malloc((nidtext ? nidtext : 1) * sizeof(*idtext))) == NULL)
+	nidtext = n < EXJSON_ITEXT_MAX ? n : EXJSON_ITEXT_MAX;
+	if ((idtext = exjson_itext_new(nidtext, ' ')) == NULL)
 		die_errno("ids");
-	for (i = 0; i < nidtext; i++) {
-		memset(idtext[i], 0, 8);
-		idtext[i][0] = ' ';
-		e = exjson_format_i64((int64_t)i, idtext[i] + 1);
-		idtext[i][7] = (char)(e - idtext[i]);
-	}
 }
 
 /* Ids of one field as decimal, space-separated. */
@@ -260,22 +250,18 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 	if (buf_reserve(b, n * 21 + 8) == -1)
 		die_errno("output");
 	q = (char *)b->p + b->len;
+	/* Every id is followed by a space; the last one is taken back. */
 	for (i = 0; i < n; i++) {
 		id = ids[i];
-		if (id >= 0 && (uint64_t)id < nidtext) {
-			if (i == 0) {
-				memcpy(q, idtext[id] + 1, 7);
-				q += idtext[id][7] - 1;
-			} else {
-				memcpy(q, idtext[id], 8);
-				q += idtext[id][7];
-			}
-		} else {
-			if (i > 0)
-				*q++ = ' ';
+		if (id >= 0 && (uint64_t)id < nidtext)
+			q = exjson_itext_put(idtext, (size_t)id, q);
+		else {
 			q = exjson_format_i64(id, q);
+			*q++ = ' ';
 		}
 	}
+	if (n > 0)
+		q--;
 	b->len = (size_t)((uint8_t *)q - b->p);
 }
 

@@ -133,6 +133,30 @@ exjson_format_u64(uint64_t u, char *dst)
 	return end;
 }
 
+uint64_t *
+exjson_itext_new(size_t n, char sep)
+{
+	uint64_t *t, w;
+	char tmp[24];
+	size_t v, len;
+
+	if (n > EXJSON_ITEXT_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((t = malloc((n ? n : 1) * sizeof(*t))) == NULL)
+		return NULL;
+	for (v = 0; v < n; v++) {
+		len = (size_t)(exjson_format_u64(v, tmp) - tmp);
+		tmp[len++] = sep;
+		w = 0;
+		for (size_t i = 0; i < len; i++)
+			w |= (uint64_t)(unsigned char)tmp[i] << (8 * i);
+		t[v] = w | (uint64_t)len << 56;
+	}
+	return t;
+}
+
 size_t
 exjson_format_float(float v, char *dst)
 {

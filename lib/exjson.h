@@ -93,6 +93,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 #include "example.h"
@@ -213,6 +214,31 @@ size_t		 exjson_format_float(float v, char *dst);
 char		*exjson_format_i64(int64_t v, char *dst);
 /* The same for an unsigned value (at least 20 bytes). */
 char		*exjson_format_u64(uint64_t v, char *dst);
+/*
+ * For writers of many small integers: the decimal texts of 0 .. n - 1,
+ * each followed by 'sep', with its length in the top byte, so that a
+ * value costs one load and one 8-byte store (exjson_itext_put()).  n is
+ * at most EXJSON_ITEXT_MAX (six digits and sep fit).  Returns the table
+ * (free it with free()), or NULL with errno ENOMEM, or EINVAL for n too
+ * large.
+ */
+#define EXJSON_ITEXT_MAX	1000000
+uint64_t	*exjson_itext_new(size_t n, char sep);
+/* The text of v < n and sep at dst (8 bytes writable); returns the end. */
+static inline char *
+exjson_itext_put(const uint64_t *t, size_t v, char *dst)
+{
+	uint64_t w = t[v];
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+	memcpy(dst, &w, 8);
+	return dst + (t[v] >> 56);
+#else
+	memcpy(dst, &w, 8);
+	return dst + (w >> 56);
+#endif
+}
 /* Standard padded base64 of p[0..n) into dst (4 * ((n + 2) / 3) bytes, no NUL); returns the end. */
 char		*exjson_base64(const uint8_t *p, size_t n, char *dst);
 /*
