@@ -13,6 +13,7 @@
 #include "example.h"
 #include "rng.h"
 #include "tap.h"
+#include "varint_values.h"
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
 
@@ -114,19 +115,6 @@ iter_agrees(const uint8_t *p, size_t n, const char *name)
 	}
 	free(v);
 	return ok;
-}
-
-/* A value whose minimal varint takes 'k' bytes (1..10; 10 is negative). */
-static int64_t
-value_of_size(struct rng *r, int k)
-{
-	uint64_t lo, hi;
-
-	if (k == 10)
-		return -1 - (int64_t)rng_below(r, 1u << 30) * 12345;
-	lo = k == 1 ? 0 : 1ull << (7 * (k - 1));
-	hi = k == 9 ? (1ull << 63) - 1 : (1ull << (7 * k)) - 1;
-	return (int64_t)(lo + rng_next(r) % (hi - lo + 1));
 }
 
 /* The record ex_encode_int64_lists() makes, in a fresh buffer. */

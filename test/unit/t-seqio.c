@@ -14,6 +14,7 @@
 #include "rng.h"
 #include "seqio.h"
 #include "tap.h"
+#include "varint_values.h"
 
 /* Captured output rows. */
 #define MAXROWS	4096
@@ -899,19 +900,6 @@ test_rng(void)
 		TEST(counts[i] > 9500 && counts[i] < 10500, "rng: range bucket %d: %llu",
 		    i, (unsigned long long)counts[i]);
 	TEST(rng_double(&r) < 1.0 && rng_below(&r, 0) == 0, "rng: bounds");
-}
-
-/* A value whose minimal varint takes 'k' bytes (1..10; 10 is negative). */
-static int64_t
-value_of_size(struct rng *r, int k)
-{
-	uint64_t lo, hi;
-
-	if (k == 10)
-		return -1 - (int64_t)rng_below(r, 1u << 30) * 12345;
-	lo = k == 1 ? 0 : 1ull << (7 * (k - 1));
-	hi = k == 9 ? (1ull << 63) - 1 : (1ull << (7 * k)) - 1;
-	return (int64_t)(lo + rng_next(r) % (hi - lo + 1));
 }
 
 /*
