@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "exjson.h"
 #include "fairseq_dict.h"
 #include "mmidx.h"
 #include "record.h"
@@ -488,51 +489,6 @@ fail(const char *fmt, ...)
 	die("%s", msg);
 }
 
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233"
-    "34353637383940414243444546474849505152535455565758596061626364656667"
-    "6869707172737475767778798081828384858687888990919293949596979899";
-
-/* Decimal digits of v at q; returns the end.  Two digits per step. */
-static inline char *
-fmt_u64(char *q, uint64_t v)
-{
-	uint64_t p = 10;
-	int n = 1;
-	char *e;
-
-	while (n < 20 && v >= p) {
-		n++;
-		if (n < 20)
-			p *= 10;
-	}
-	e = q + n;
-	q = e;
-	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100);
-		v /= 100;
-		q -= 2;
-		q[0] = digit_pairs[2 * d];
-		q[1] = digit_pairs[2 * d + 1];
-	}
-	if (v >= 10) {
-		q[-2] = digit_pairs[2 * v];
-		q[-1] = digit_pairs[2 * v + 1];
-	} else
-		q[-1] = (char)('0' + v);
-	return e;
-}
-
-static inline char *
-fmt_i64(char *q, int64_t v)
-{
-	if (v < 0) {
-		*q++ = '-';
-		return fmt_u64(q, (uint64_t)0 - (uint64_t)v);
-	}
-	return fmt_u64(q, (uint64_t)v);
-}
-
 /*
  * A float as Python's repr() writes it: the shortest digits that read
  * back to the same value (of float32 when f32), positional for
@@ -763,46 +719,31 @@ put_int(char *q, int64_t v, char sep)
 		*q = '-';
 		return put_small(q + 1, (uint32_t)-v, sep);
 	}
-	q = fmt_i64(q, v);
+	q = exjson_format_i64(v, q);
 	*q++ = sep;
 	return q;
 }
 
 /*
- * The text of every uint16 value and the separator, with its length in
- * the top byte: one load and one 8-byte store per token.  Built for
- * runs that format many tokens; read-only once built.
+ * The text of every uint16 value and the separator (exjson_itext_new()),
+ * built for runs that format many tokens; read-only once built.
  */
 static uint64_t *u16_text;
 
 static void
 u16_text_setup(enum mmidx_dtype t, char sep)
 {
-	char tmp[16];
-
 	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
 		return;
-	if ((u16_text = malloc(65536 * sizeof *u16_text)) == NULL)
+	if ((u16_text = exjson_itext_new(65536, sep)) == NULL)
 		die_errno("malloc");
-	for (uint32_t v = 0; v < 65536; v++) {
-		uint64_t w = 0, len = (uint64_t)(put_small(tmp, v, sep) - tmp);
-
-		memcpy(&w, tmp, (size_t)len);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		u16_text[v] = w | len << 56;
-	}
 }
 
 /* Token v from u16_text at q; 8 bytes at q must be writable. */
 static inline char *
 put_u16(char *q, uint32_t v)
 {
-	uint64_t w = u16_text[v];
-
-	store_le64(q, w);
-	return q + (w >> 56);
+	return exjson_itext_put(u16_text, v, q);
 }
 
 /* Tokens per step of the formatting loops: bounds the room asked for. */
@@ -917,7 +858,7 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
 		switch (t) {
 		case MMIDX_UINT64:
-			q = fmt_u64(q, mmidx_load_u64(p, k));
+			q = exjson_format_u64(mmidx_load_u64(p, k), q);
 			break;
 		case MMIDX_FLOAT32:
 			q = fmt_float(q, mmidx_load_f32(p, k), 1);
@@ -933,7 +874,7 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 		*q++ = ']';
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			memcpy(q, ",\"mode\":", 8);
-			q = fmt_i64(q + 8, mmidx_mode(m, i));
+			q = exjson_format_i64(mmidx_mode(m, i), q + 8);
 		}
 		*q++ = '}';
 		b->len = (size_t)(q - b->p);

@@ -231,12 +231,12 @@ static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
 static pthread_t wthread;
 
-static void write_row(struct sq_enc *enc, size_t n, const char *const *names,
+static void write_row(struct ex_lists *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used);
 static void write_brow(struct sq_brow *row);
 
 static void
-write_slot(struct sq_enc *enc, struct slot *sl)
+write_slot(struct ex_lists *enc, struct slot *sl)
 {
 	const int64_t *vp[64];
 	size_t i, off;
@@ -268,11 +268,11 @@ write_slot(struct sq_enc *enc, struct slot *sl)
 static void *
 writer_main(void *arg)
 {
-	struct sq_enc *enc;
+	struct ex_lists *enc;
 	size_t at, end;
 
 	(void)arg;
-	if ((enc = sq_enc_new()) == NULL)
+	if ((enc = ex_lists_new()) == NULL)
 		die_errno("encoding a record");
 	pthread_mutex_lock(&qlock);
 	for (;;) {
@@ -299,7 +299,7 @@ writer_main(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&qlock);
-	sq_enc_free(enc);
+	ex_lists_free(enc);
 	return NULL;
 }
 
@@ -389,17 +389,17 @@ put_record(const void *p, size_t n)
  * writes rows has its own encoder.
  */
 static void
-write_row(struct sq_enc *enc, size_t n, const char *const *names,
+write_row(struct ex_lists *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	size_t size;
 	void *dst;
 
-	if ((size = sq_enc_row(enc, n, names, vals, lens, used)) == SIZE_MAX)
+	if ((size = ex_encode_int64_lists(enc, n, names, vals, lens, used)) == SIZE_MAX)
 		die_errno("encoding a record");
 	if ((dst = rec_write_begin(writer, size)) == NULL)
 		write_failed(outname);
-	sq_enc_put(enc, dst);
+	ex_lists_put(enc, dst);
 	if (rec_write_end(writer, size) == -1)
 		write_failed(outname);
 }
@@ -586,7 +586,7 @@ static int
 emit_row(void *arg, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
-	static struct sq_enc *enc;
+	static struct ex_lists *enc;
 	struct slot *sl;
 	size_t i, tot = 0;
 	void *np;
@@ -598,7 +598,7 @@ emit_row(void *arg, size_t n, const char *const *names,
 	}
 	if (!threaded || n > 64) {
 		writer_drain();
-		if (enc == NULL && (enc = sq_enc_new()) == NULL)
+		if (enc == NULL && (enc = ex_lists_new()) == NULL)
 			die_errno("encoding a record");
 		write_row(enc, n, names, vals, lens, used);
 		return 0;

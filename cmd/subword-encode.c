@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "exjson.h"
 #include "jsondoc.h"
 #include "part.h"
 #include "record.h"
@@ -163,6 +164,10 @@ struct ctx {
 	struct jd_line	 jl;		/* --input-format jsonl */
 	int64_t		*prev;		/* a sentence held back (jsonl) */
 	size_t		 prevn, prevcap;
+	struct ex_lists	*enc;		/* records: the Example encoder, */
+	const char	**names;	/* and its row: the field names, */
+	const int64_t	**vals;		/* ids */
+	size_t		*lens;
 	char		 err[300];
 };
 
@@ -248,42 +253,16 @@ line_done(struct ctx *c)
 		flush_text();
 }
 
-/* Append v in decimal at q; returns the end. */
-static char *
-fmt_int(char *q, int64_t v)
-{
-	char b[24], *e = b + sizeof(b), *r = e;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do
-		*--r = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		*--r = '-';
-	memcpy(q, r, (size_t)(e - r));
-	return q + (e - r);
-}
-
-/* Decimal text of the small ids, made once: " 1234" padded to 8 bytes. */
-#define IDTEXT_MAX	1000000	/* 6 digits, a space and the length fit in 8 */
-static char (*idtext)[8];
+/* Decimal text of the small ids and a space, made once (exjson_itext_new()). */
+static uint64_t *idtext;
 static size_t nidtext;
 
 static void
 make_idtext(size_t n)
 {
-	size_t i;
-	char *e;
-
-	nidtext = n < IDTEXT_MAX ? n : IDTEXT_MAX;
-	if ((idtext = malloc((nidtext ? nidtext : 1) * sizeof(*idtext))) == NULL)
+	nidtext = n < EXJSON_ITEXT_MAX ? n : EXJSON_ITEXT_MAX;
+	if ((idtext = exjson_itext_new(nidtext, ' ')) == NULL)
 		die_errno("ids");
-	for (i = 0; i < nidtext; i++) {
-		memset(idtext[i], 0, 8);
-		idtext[i][0] = ' ';
-		e = fmt_int(idtext[i] + 1, (int64_t)i);
-		idtext[i][7] = (char)(e - idtext[i]);
-	}
 }
 
 /* Ids of one field as decimal, space-separated. */
@@ -298,115 +277,53 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 	if (buf_reserve(b, n * 21 + 8) == -1)
 		die_errno("output");
 	q = (char *)b->p + b->len;
+	/* Every id is followed by a space; the last one is taken back. */
 	for (i = 0; i < n; i++) {
 		id = ids[i];
-		if (id >= 0 && (uint64_t)id < nidtext) {
-			if (i == 0) {
-				memcpy(q, idtext[id] + 1, 7);
-				q += idtext[id][7] - 1;
-			} else {
-				memcpy(q, idtext[id], 8);
-				q += idtext[id][7];
-			}
-		} else {
-			if (i > 0)
-				*q++ = ' ';
-			q = fmt_int(q, id);
+		if (id >= 0 && (uint64_t)id < nidtext)
+			q = exjson_itext_put(idtext, (size_t)id, q);
+		else {
+			q = exjson_format_i64(id, q);
+			*q++ = ' ';
 		}
 	}
+	if (n > 0)
+		q--;
 	b->len = (size_t)((uint8_t *)q - b->p);
 }
 
-/* Protobuf varints. */
-static inline size_t
-vsize(uint64_t v)
+/* The line's fields as one Example record: its size, made ready to write. */
+static size_t
+example_row(struct ctx *c)
 {
-	size_t n = 1;
+	size_t f, n;
 
-	if (v < 1u << 21)	/* token ids and most lengths: no loop */
-		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
+	if (c->enc == NULL) {
+		if ((c->enc = ex_lists_new()) == NULL ||
+		    (c->names = calloc(nfields, sizeof(*c->names))) == NULL ||
+		    (c->vals = calloc(nfields, sizeof(*c->vals))) == NULL ||
+		    (c->lens = calloc(nfields, sizeof(*c->lens))) == NULL)
+			out_of_memory();
+		for (f = 0; f < nfields; f++)
+			c->names[f] = c->f[f].name;
 	}
+	for (f = 0; f < nfields; f++) {
+		c->vals[f] = c->f[f].ids;
+		c->lens[f] = c->f[f].n;
+	}
+	if ((n = ex_encode_int64_lists(c->enc, nfields, c->names, c->vals,
+	    c->lens, NULL)) == SIZE_MAX)
+		out_of_memory();
 	return n;
 }
 
-static uint8_t *
-pvar(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
-static size_t *forder;		/* fields in key order */
-static size_t *fkeylen;
-
-/* Sizes of the parts of one line's Example, per field in key order. */
-struct exsize {
-	size_t		 packed[8], list[8], feat[8], entry[8], total;
-};
-
-/*
- * The size of the canonical tf.train.Example of this line's int64 lists
- * (what exb_encode() writes: features sorted by key, each entry with its
- * key and value, one packed chunk per non-empty list).
- */
-static size_t
-example_size(const struct ctx *c, struct exsize *z)
-{
-	const struct field *fs = c->f;
-	size_t f, i, k;
-	const int64_t *ids;
-
-	z->total = 0;
-	for (k = 0; k < nfields; k++) {
-		f = forder[k];
-		ids = fs[f].ids;
-		z->packed[k] = 0;
-		for (i = 0; i < fs[f].n; i++)
-			z->packed[k] += vsize((uint64_t)ids[i]);
-		z->list[k] = z->packed[k] ? 1 + vsize(z->packed[k]) + z->packed[k] : 0;
-		z->feat[k] = 1 + vsize(z->list[k]) + z->list[k];
-		z->entry[k] = 1 + vsize(fkeylen[f]) + fkeylen[f] + 1 +
-		    vsize(z->feat[k]) + z->feat[k];
-		z->total += 1 + vsize(z->entry[k]) + z->entry[k];
-	}
-	return 1 + vsize(z->total) + z->total;
-}
-
-/* Write the Example example_size() measured at q. */
 static void
-example_put(const struct ctx *c, const struct exsize *z, uint8_t *q)
+example_free(struct ctx *c)
 {
-	const struct field *fs = c->f;
-	size_t f, i, k;
-
-	*q++ = 0x0a;
-	q = pvar(q, z->total);
-	for (k = 0; k < nfields; k++) {
-		f = forder[k];
-		*q++ = 0x0a;
-		q = pvar(q, z->entry[k]);
-		*q++ = 0x0a;
-		q = pvar(q, fkeylen[f]);
-		memcpy(q, fs[f].name, fkeylen[f]);
-		q += fkeylen[f];
-		*q++ = 0x12;
-		q = pvar(q, z->feat[k]);
-		*q++ = 0x1a;
-		q = pvar(q, z->list[k]);
-		if (z->packed[k] > 0) {
-			*q++ = 0x0a;
-			q = pvar(q, z->packed[k]);
-			for (i = 0; i < fs[f].n; i++)
-				q = pvar(q, (uint64_t)fs[f].ids[i]);
-		}
-	}
+	ex_lists_free(c->enc);
+	free(c->names);
+	free(c->vals);
+	free(c->lens);
 }
 
 /* Emit the ids of every field for one line. */
@@ -419,15 +336,14 @@ emit(struct ctx *c)
 	uint8_t hdr[8];
 
 	if (outfmt == FMT_RECORDS) {
-		struct exsize z;
-		size_t n = example_size(c, &z);
+		size_t n = example_row(c);
 		uint8_t *q;
 
 		if (c->direct) {
 			/* Straight into the writer's buffer. */
 			if ((q = rec_write_begin(rw, n)) == NULL)
 				write_failed(outname);
-			example_put(c, &z, q);
+			ex_lists_put(c->enc, q);
 			if (rec_write_end(rw, n) == -1)
 				write_failed(outname);
 			return;
@@ -437,7 +353,7 @@ emit(struct ctx *c)
 			die_errno("output");
 		q = c->out->p + c->out->len;
 		memcpy(q, hdr, 8);
-		example_put(c, &z, q + 8);
+		ex_lists_put(c->enc, q + 8);
 		c->out->len += 8 + n;
 		return;
 	}
@@ -999,6 +915,7 @@ ctx_free(struct ctx *c)
 	free(c->tmp32);
 	free(c->prev);
 	jd_free(&c->jl);
+	example_free(c);
 }
 
 static void
@@ -1940,18 +1857,6 @@ main(int argc, char *argv[])
 		    "s", nfields, fieldlist ? fieldlist : "inputs,targets");
 	if (nfields > 8)
 		usage_error("at most 8 fields");
-	if ((forder = calloc(nfields, sizeof(*forder))) == NULL ||
-	    (fkeylen = calloc(nfields, sizeof(*fkeylen))) == NULL)
-		die_errno("fields");
-	for (f = 0; f < nfields; f++) {
-		size_t j;
-
-		fkeylen[f] = strlen(fields[f].name);
-		for (j = f; j > 0 && strcmp(fields[forder[j - 1]].name,
-		    fields[f].name) > 0; j--)
-			forder[j] = forder[j - 1];
-		forder[j] = f;
-	}
 	if (decode && outfmt != FMT_RECORDS)
 		usage_error("--output-format does not apply to -d");
 	if (!decode && infmt != FMT_TEXT && infmt != FMT_JSONL &&
@@ -2082,8 +1987,7 @@ main(int argc, char *argv[])
 	free(mainctx.prev);
 	jd_free(&mainctx.jl);
 	free(idtext);
-	free(forder);
-	free(fkeylen);
+	example_free(&mainctx);
 	buf_free(&text);
 	free(wptext);
 	buf_free(&ob);

@@ -1020,11 +1020,13 @@ ex_find_list(const struct example *ex, const char *name, size_t len)
 
 /* Encoding */
 
-size_t
-pb_varint_size(uint64_t v)
+static inline size_t
+vsize(uint64_t v)
 {
 	size_t n = 1;
 
+	if (v < 1u << 21)	/* values and most lengths: no loop */
+		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
 	while (v >= 0x80) {
 		v >>= 7;
 		n++;
@@ -1032,8 +1034,8 @@ pb_varint_size(uint64_t v)
 	return n;
 }
 
-uint8_t *
-pb_put_varint(uint8_t *q, uint64_t v)
+static inline uint8_t *
+vput(uint8_t *q, uint64_t v)
 {
 	while (v >= 0x80) {
 		*q++ = (uint8_t)(v | 0x80);
@@ -1041,6 +1043,67 @@ pb_put_varint(uint8_t *q, uint64_t v)
 	}
 	*q++ = (uint8_t)v;
 	return q;
+}
+
+/*
+ * Pack v[0 .. used) as varints at q, then n - used zero bytes; returns
+ * the end.  May write 3 bytes past it.  The widest value picks the
+ * loop: all below 2^7 are single bytes; below 2^14, one or two; below
+ * 2^28, each value's 7-bit groups are spread over a 32-bit word with
+ * the continuation bits its length calls for, without branching on
+ * that length.
+ */
+static uint8_t *
+pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
+{
+	uint64_t any = 0;
+	uint32_t x, w, nb;
+	size_t j;
+
+	for (j = 0; j < used; j++)
+		any |= (uint64_t)v[j];
+	if (any < 1u << 7) {
+		for (j = 0; j < used; j++)
+			q[j] = (uint8_t)v[j];
+		q += used;
+	} else if (any < 1u << 14) {
+		for (j = 0; j < used; j++) {
+			x = (uint32_t)v[j];
+			nb = x >= 1u << 7;
+			w = (x & 0x7f) | (x << 1 & 0x7f00) | nb << 7;
+			q[0] = (uint8_t)w;
+			q[1] = (uint8_t)(w >> 8);
+			q += nb + 1;
+		}
+	} else if (any < 1u << 28) {
+		for (j = 0; j < used; j++) {
+			x = (uint32_t)v[j];
+			/* Bytes after the first: (bit length - 1) / 7, for up to 28 bits. */
+			nb = (uint32_t)(31 - __builtin_clz(x | 1)) * 37 >> 8;
+			w = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) |
+			    (x << 3 & 0x7f000000);
+			w |= ((1u << (8 * nb)) - 1) & 0x808080;
+			put_le32(q, w);
+			q += nb + 1;
+		}
+	} else
+		for (j = 0; j < used; j++)
+			q = vput(q, (uint64_t)v[j]);
+	if (n > used)
+		memset(q, 0, n - used);
+	return q + (n - used);
+}
+
+size_t
+pb_varint_size(uint64_t v)
+{
+	return vsize(v);
+}
+
+uint8_t *
+pb_put_varint(uint8_t *q, uint64_t v)
+{
+	return vput(q, v);
 }
 
 /* Size of the list message body (BytesList/FloatList/Int64List). */
@@ -1053,7 +1116,7 @@ list_size(const struct ex_feature *ft, size_t *packed)
 	switch (ft->kind) {
 	case EX_BYTES:
 		for (i = 0; i < ft->n; i++)
-			s += 1 + pb_varint_size(ft->b[i].n) + ft->b[i].n;
+			s += 1 + vsize(ft->b[i].n) + ft->b[i].n;
 		return s;
 	case EX_FLOAT:
 		*packed = 4 * ft->n;
@@ -1067,16 +1130,16 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += pb_varint_size((uint64_t)v[i]);
+					s += vsize((uint64_t)v[i]);
 		} else
 			for (i = 0; i < ft->n; i++)
-				s += pb_varint_size((uint64_t)ft->i64[i]);
+				s += vsize((uint64_t)ft->i64[i]);
 		*packed = s;
 		break;
 	default:
 		return 0;
 	}
-	return ft->n ? 1 + pb_varint_size(*packed) + *packed : 0;
+	return ft->n ? 1 + vsize(*packed) + *packed : 0;
 }
 
 /* Size of the Feature message body. */
@@ -1086,7 +1149,7 @@ feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
 	*lsize = list_size(ft, packed);
 	if (ft->kind == EX_NONE)
 		return 0;
-	return 1 + pb_varint_size(*lsize) + *lsize;
+	return 1 + vsize(*lsize) + *lsize;
 }
 
 static uint8_t *
@@ -1098,12 +1161,12 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 	if (ft->kind == EX_NONE)
 		return q;
 	*q++ = ft->kind == EX_BYTES ? 0x0a : ft->kind == EX_FLOAT ? 0x12 : 0x1a;
-	q = pb_put_varint(q, lsize);
+	q = vput(q, lsize);
 	switch (ft->kind) {
 	case EX_BYTES:
 		for (i = 0; i < ft->n; i++) {
 			*q++ = 0x0a;
-			q = pb_put_varint(q, ft->b[i].n);
+			q = vput(q, ft->b[i].n);
 			if (ft->b[i].n)
 				memcpy(q, ft->b[i].p, ft->b[i].n);
 			q += ft->b[i].n;
@@ -1113,7 +1176,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		if (ft->n == 0)
 			break;
 		*q++ = 0x0a;
-		q = pb_put_varint(q, packed);
+		q = vput(q, packed);
 		for (i = 0; i < ft->n; i++) {
 			memcpy(&bits, &ft->f32[i], 4);
 			put_le32(q, bits);
@@ -1124,7 +1187,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		if (ft->n == 0)
 			break;
 		*q++ = 0x0a;
-		q = pb_put_varint(q, packed);
+		q = vput(q, packed);
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
 			int64_t v[1024];
@@ -1133,11 +1196,10 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					q = pb_put_varint(q, (uint64_t)v[i]);
+					q = vput(q, (uint64_t)v[i]);
 			break;
 		}
-		for (i = 0; i < ft->n; i++)
-			q = pb_put_varint(q, (uint64_t)ft->i64[i]);
+		q = pack_list(q, ft->i64, ft->n, ft->n);
 		break;
 	default:
 		break;
@@ -1207,10 +1269,9 @@ sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
 }
 
 static size_t
-entry_size(size_t keylen, size_t vsize)
+entry_size(size_t keylen, size_t valsize)
 {
-	return 1 + pb_varint_size(keylen) + keylen + 1 + pb_varint_size(vsize) +
-	    vsize;
+	return 1 + vsize(keylen) + keylen + 1 + vsize(valsize) + valsize;
 }
 
 int
@@ -1235,7 +1296,7 @@ ex_encode(const struct example *ex, struct buf *out)
 	for (i = 0; i < (size_t)nf; i++) {
 		ft = &ex->feat[fo[i].idx];
 		vs = feature_size(ft, &lsz, &packed);
-		fs += 1 + pb_varint_size(entry_size(ft->keylen, vs)) +
+		fs += 1 + vsize(entry_size(ft->keylen, vs)) +
 		    entry_size(ft->keylen, vs);
 	}
 	for (i = 0; i < (size_t)nl; i++) {
@@ -1243,63 +1304,63 @@ ex_encode(const struct example *ex, struct buf *out)
 		flsz = 0;
 		for (j = 0; j < fl->n; j++) {
 			vs = feature_size(&fl->v[j], &lsz, &packed);
-			flsz += 1 + pb_varint_size(vs) + vs;
+			flsz += 1 + vsize(vs) + vs;
 		}
 		es = entry_size(fl->keylen, flsz);
-		ls += 1 + pb_varint_size(es) + es;
+		ls += 1 + vsize(es) + es;
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
-	total = (want_f ? 1 + pb_varint_size(fs) + fs : 0) +
-	    (want_l ? 1 + pb_varint_size(ls) + ls : 0);
+	total = (want_f ? 1 + vsize(fs) + fs : 0) +
+	    (want_l ? 1 + vsize(ls) + ls : 0);
 	if (total == 0) {
 		ret = 0;
 		goto out;
 	}
-	if (buf_reserve(out, total) == -1)
+	if (buf_reserve(out, total + 3) == -1)	/* pack_list() may write 3 past */
 		goto out;
 	q = q0 = out->p + out->len;
 	if (want_f) {
 		*q++ = 0x0a;
-		q = pb_put_varint(q, fs);
+		q = vput(q, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
 			vs = feature_size(ft, &lsz, &packed);
 			*q++ = 0x0a;
-			q = pb_put_varint(q, entry_size(ft->keylen, vs));
+			q = vput(q, entry_size(ft->keylen, vs));
 			*q++ = 0x0a;
-			q = pb_put_varint(q, ft->keylen);
+			q = vput(q, ft->keylen);
 			if (ft->keylen)
 				memcpy(q, ft->key, ft->keylen);
 			q += ft->keylen;
 			*q++ = 0x12;
-			q = pb_put_varint(q, vs);
+			q = vput(q, vs);
 			q = put_feature(q, ft, lsz, packed);
 		}
 	}
 	if (want_l) {
 		*q++ = 0x12;
-		q = pb_put_varint(q, ls);
+		q = vput(q, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
 			flsz = 0;
 			for (j = 0; j < fl->n; j++) {
 				vs = feature_size(&fl->v[j], &lsz, &packed);
-				flsz += 1 + pb_varint_size(vs) + vs;
+				flsz += 1 + vsize(vs) + vs;
 			}
 			*q++ = 0x0a;
-			q = pb_put_varint(q, entry_size(fl->keylen, flsz));
+			q = vput(q, entry_size(fl->keylen, flsz));
 			*q++ = 0x0a;
-			q = pb_put_varint(q, fl->keylen);
+			q = vput(q, fl->keylen);
 			if (fl->keylen)
 				memcpy(q, fl->key, fl->keylen);
 			q += fl->keylen;
 			*q++ = 0x12;
-			q = pb_put_varint(q, flsz);
+			q = vput(q, flsz);
 			for (j = 0; j < fl->n; j++) {
 				vs = feature_size(&fl->v[j], &lsz, &packed);
 				*q++ = 0x0a;
-				q = pb_put_varint(q, vs);
+				q = vput(q, vs);
 				q = put_feature(q, &fl->v[j], lsz, packed);
 			}
 		}
@@ -2073,4 +2134,164 @@ ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
 	if (it->sp == NULL)
 		it->sp = sp + f->nlazy;	/* (not lazy: nothing) */
 	it->n = it->left = f->n;
+}
+
+/* Rows of int64 lists, the fast path. */
+
+struct ex_list {
+	char		*key;		/* a copy */
+	size_t		 klen;
+	size_t		 len;		/* values */
+	size_t		 off;		/* the packed values in pk */
+	size_t		 psz, lsz, vsz, esz;	/* packed, Int64List, Feature, entry */
+};
+
+struct ex_lists {
+	size_t		 n, cap;	/* the lists of the last row */
+	struct ex_list	*l;
+	size_t		*ord;		/* their order by key */
+	struct buf	 pk;		/* the packed lists, one after another */
+	size_t		 fsz, total;	/* Features, record */
+};
+
+struct ex_lists *
+ex_lists_new(void)
+{
+	return calloc(1, sizeof(struct ex_lists));
+}
+
+static void
+lists_forget(struct ex_lists *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->l[i].key);
+	e->n = 0;
+}
+
+void
+ex_lists_free(struct ex_lists *e)
+{
+	if (e == NULL)
+		return;
+	lists_forget(e);
+	free(e->l);
+	free(e->ord);
+	buf_free(&e->pk);
+	free(e);
+}
+
+/* Take the names of a row unlike the last one's, and sort them. */
+static int
+lists_names(struct ex_lists *e, size_t n, const char *const *names)
+{
+	struct ex_list *l;
+	size_t i, j, t, *o;
+
+	lists_forget(e);
+	if (n > e->cap) {
+		if (n > SIZE_MAX / sizeof(*l) ||
+		    (l = realloc(e->l, n * sizeof(*l))) == NULL)
+			return -1;
+		e->l = l;
+		if ((o = realloc(e->ord, n * sizeof(*o))) == NULL)
+			return -1;
+		e->ord = o;
+		e->cap = n;
+	}
+	for (i = 0; i < n; i++) {
+		if ((e->l[i].key = strdup(names[i])) == NULL) {
+			e->n = i;
+			lists_forget(e);
+			return -1;
+		}
+		e->l[i].klen = strlen(names[i]);
+		e->ord[i] = i;
+		e->n = i + 1;
+	}
+	for (i = 1; i < n; i++)		/* few keys: insertion sort */
+		for (j = i; j > 0 && strcmp(e->l[e->ord[j - 1]].key,
+		    e->l[e->ord[j]].key) > 0; j--) {
+			t = e->ord[j];
+			e->ord[j] = e->ord[j - 1];
+			e->ord[j - 1] = t;
+		}
+	return 0;
+}
+
+size_t
+ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used)
+{
+	struct ex_list *l;
+	size_t i, need = 0, u;
+	uint8_t *q;
+	int same;
+
+	/* Callers pass the same names row after row: sort them once. */
+	same = n == e->n;
+	for (i = 0; same && i < n; i++)
+		same = strcmp(names[i], e->l[i].key) == 0;
+	if (!same && lists_names(e, n, names) == -1) {
+		errno = ENOMEM;
+		return SIZE_MAX;
+	}
+	for (i = 0; i < n; i++) {
+		u = used && used[i] < lens[i] ? used[i] : lens[i];
+		if (u > (SIZE_MAX - 8 - need) / 10 ||
+		    lens[i] - u > SIZE_MAX - 8 - need - 10 * u) {
+			errno = ENOMEM;
+			return SIZE_MAX;
+		}
+		need += 10 * u + (lens[i] - u);
+	}
+	e->pk.len = 0;
+	if (buf_reserve(&e->pk, need + 8) == -1)
+		return SIZE_MAX;
+	q = e->pk.p;
+	e->fsz = 0;
+	for (i = 0; i < n; i++) {
+		l = &e->l[i];
+		u = used && used[i] < lens[i] ? used[i] : lens[i];
+		l->off = (size_t)(q - e->pk.p);
+		q = pack_list(q, vals[i], u, lens[i]);
+		l->len = lens[i];
+		l->psz = (size_t)(q - e->pk.p) - l->off;
+		l->lsz = lens[i] ? 1 + vsize(l->psz) + l->psz : 0;
+		l->vsz = 1 + vsize(l->lsz) + l->lsz;
+		l->esz = 1 + vsize(l->klen) + l->klen + 1 + vsize(l->vsz) + l->vsz;
+		e->fsz += 1 + vsize(l->esz) + l->esz;
+	}
+	e->total = 1 + vsize(e->fsz) + e->fsz;
+	return e->total;
+}
+
+void
+ex_lists_put(const struct ex_lists *e, uint8_t *q)
+{
+	const struct ex_list *l;
+	size_t t;
+
+	*q++ = 0x0a;
+	q = vput(q, e->fsz);
+	for (t = 0; t < e->n; t++) {
+		l = &e->l[e->ord[t]];
+		*q++ = 0x0a;
+		q = vput(q, l->esz);
+		*q++ = 0x0a;
+		q = vput(q, l->klen);
+		memcpy(q, l->key, l->klen);
+		q += l->klen;
+		*q++ = 0x12;
+		q = vput(q, l->vsz);
+		*q++ = 0x1a;
+		q = vput(q, l->lsz);
+		if (l->len == 0)
+			continue;
+		*q++ = 0x0a;
+		q = vput(q, l->psz);
+		memcpy(q, e->pk.p + l->off, l->psz);
+		q += l->psz;
+	}
 }

@@ -139,6 +139,33 @@ int		 exb_bytes(struct ex_builder *b, const char *name, const struct ex_bytes *v
 int		 exb_encode(struct ex_builder *b, struct buf *out);
 
 /*
+ * The fast path of writing: rows of named int64 lists as Example
+ * records, byte for byte what ex_encode() and exb_encode() write for
+ * them (keys sorted, both map entry fields, one packed chunk a
+ * non-empty list), fast on padded rows of small values.  In two steps,
+ * so that the caller can put the bytes where they are to go once their
+ * size is known.  An encoder keeps the names of the last row, so rows
+ * with the same names (the usual case) cost no allocation.
+ */
+struct ex_lists;
+
+/* Returns NULL with errno ENOMEM.  Free with ex_lists_free(). */
+struct ex_lists	*ex_lists_new(void);
+void		 ex_lists_free(struct ex_lists *e);	/* NULL is fine */
+/*
+ * Encode a row of 'n' lists with distinct NUL-terminated names: values
+ * vals[i][0 .. lens[i]), of which those from used[i] on are zero and
+ * need not be read ('used' may be NULL: all are read).  Nothing is kept
+ * of the arguments.  Returns the size of the record, or SIZE_MAX with
+ * errno ENOMEM.
+ */
+size_t		 ex_encode_int64_lists(struct ex_lists *e, size_t n,
+		    const char *const *names, const int64_t *const *vals,
+		    const size_t *lens, const size_t *used);
+/* Write the record ex_encode_int64_lists() made last at dst (exactly its size). */
+void		 ex_lists_put(const struct ex_lists *e, uint8_t *dst);
+
+/*
  * Hot-path helper: find the int64 feature 'name' in the serialized
  * Example 'p' and decode its values into *dst (grown as needed; *cap
  * tracks its size).  Accepts every form ex_decode accepts, with the

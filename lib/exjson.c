@@ -61,69 +61,28 @@ show(char *dst, size_t dstsz, const uint8_t *p, size_t n, size_t max)
 /* ------------------------------------------------------------------ */
 /* Numbers */
 
-static const char digits2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-static const uint64_t pow10_tab[20] = {
-	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
-	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-	100000000000000000ULL, 1000000000000000000ULL,
-	10000000000000000000ULL
-};
-
-/* Decimal digits of u: from its bit length (log10 2 ~ 1233 / 4096), then one compare. */
-static inline unsigned
-ndigits(uint64_t u)
+uint64_t *
+exjson_itext_new(size_t n, char sep)
 {
-	uint64_t x = u | 1;
-	unsigned t = ((unsigned)(64 - __builtin_clzll(x)) * 1233) >> 12;
+	uint64_t *t, w;
+	char tmp[24];
+	size_t v, len;
 
-	return t + 1 - (x < pow10_tab[t]);
-}
-
-/*
- * Digits written backwards from the end, two at a time; no copies.
- * Below 2^32 in 32-bit arithmetic, which divides by 100 faster.
- */
-char *
-exjson_format_i64(int64_t v, char *dst)
-{
-	uint64_t u = (uint64_t)v;
-	char *end, *t;
-	uint32_t w;
-
-	if (v < 0) {
-		*dst++ = '-';
-		u = -u;
+	if (n > EXJSON_ITEXT_MAX) {
+		errno = EINVAL;
+		return NULL;
 	}
-	end = t = dst + ndigits(u);
-	while (u > UINT32_MAX) {
-		unsigned r = (unsigned)(u % 100);
-
-		u /= 100;
-		t -= 2;
-		t[0] = digits2[2 * r];
-		t[1] = digits2[2 * r + 1];
+	if ((t = malloc((n ? n : 1) * sizeof(*t))) == NULL)
+		return NULL;
+	for (v = 0; v < n; v++) {
+		len = (size_t)(exjson_format_u64(v, tmp) - tmp);
+		tmp[len++] = sep;
+		w = 0;
+		for (size_t i = 0; i < len; i++)
+			w |= (uint64_t)(unsigned char)tmp[i] << (8 * i);
+		t[v] = w | (uint64_t)len << 56;
 	}
-	w = (uint32_t)u;
-	while (w >= 100) {
-		unsigned r = w % 100;
-
-		w /= 100;
-		t -= 2;
-		t[0] = digits2[2 * r];
-		t[1] = digits2[2 * r + 1];
-	}
-	if (w >= 10) {
-		t[-2] = digits2[2 * w];
-		t[-1] = digits2[2 * w + 1];
-	} else
-		t[-1] = (char)('0' + w);
-	return end;
+	return t;
 }
 
 size_t

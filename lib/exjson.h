@@ -93,6 +93,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 #include "example.h"
@@ -213,8 +214,107 @@ int		 exjson_parse_raw(struct exjson *j, const char *s, size_t n,
  */
 #define EXJSON_FLOAT_MAX 32
 size_t		 exjson_format_float(float v, char *dst);
-/* Decimal text of v into dst (at least 21 bytes, no NUL); returns the end. */
-char		*exjson_format_i64(int64_t v, char *dst);
+/*
+ * Decimal text of v into dst (at least 21 bytes, no NUL); returns the
+ * end.  exjson_format_u64() for an unsigned value (at least 20 bytes).
+ * Inline, for the loops of the tools that write many numbers.
+ */
+static const char exjson_digits2_[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static const uint64_t exjson_pow10_[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL
+};
+
+/* Decimal digits of u: from its bit length (log10 2 ~ 1233 / 4096), then one compare. */
+static inline unsigned
+exjson_ndigits_(uint64_t u)
+{
+	uint64_t x = u | 1;
+	unsigned t = ((unsigned)(64 - __builtin_clzll(x)) * 1233) >> 12;
+
+	return t + 1 - (x < exjson_pow10_[t]);
+}
+
+/*
+ * Digits written backwards from the end, two at a time; no copies.
+ * Below 2^32 in 32-bit arithmetic, which divides by 100 faster.
+ */
+static inline char *
+exjson_format_u64(uint64_t u, char *dst)
+{
+	char *end, *t;
+	uint32_t w;
+
+	end = t = dst + exjson_ndigits_(u);
+	while (u > UINT32_MAX) {
+		unsigned r = (unsigned)(u % 100);
+
+		u /= 100;
+		t -= 2;
+		t[0] = exjson_digits2_[2 * r];
+		t[1] = exjson_digits2_[2 * r + 1];
+	}
+	w = (uint32_t)u;
+	while (w >= 100) {
+		unsigned r = w % 100;
+
+		w /= 100;
+		t -= 2;
+		t[0] = exjson_digits2_[2 * r];
+		t[1] = exjson_digits2_[2 * r + 1];
+	}
+	if (w >= 10) {
+		t[-2] = exjson_digits2_[2 * w];
+		t[-1] = exjson_digits2_[2 * w + 1];
+	} else
+		t[-1] = (char)('0' + w);
+	return end;
+}
+
+static inline char *
+exjson_format_i64(int64_t v, char *dst)
+{
+	uint64_t u = (uint64_t)v;
+
+	if (v < 0) {
+		*dst++ = '-';
+		u = -u;
+	}
+	return exjson_format_u64(u, dst);
+}
+/*
+ * For writers of many small integers: the decimal texts of 0 .. n - 1,
+ * each followed by 'sep', with its length in the top byte, so that a
+ * value costs one load and one 8-byte store (exjson_itext_put()).  n is
+ * at most EXJSON_ITEXT_MAX (six digits and sep fit).  Returns the table
+ * (free it with free()), or NULL with errno ENOMEM, or EINVAL for n too
+ * large.
+ */
+#define EXJSON_ITEXT_MAX	1000000
+uint64_t	*exjson_itext_new(size_t n, char sep);
+/* The text of v < n and sep at dst (8 bytes writable); returns the end. */
+static inline char *
+exjson_itext_put(const uint64_t *t, size_t v, char *dst)
+{
+	uint64_t w = t[v];
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+	memcpy(dst, &w, 8);
+	return dst + (t[v] >> 56);
+#else
+	memcpy(dst, &w, 8);
+	return dst + (w >> 56);
+#endif
+}
 /* Standard padded base64 of p[0..n) into dst (4 * ((n + 2) / 3) bytes, no NUL); returns the end. */
 char		*exjson_base64(const uint8_t *p, size_t n, char *dst);
 /*

@@ -1972,44 +1972,7 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 	return 1;
 }
 
-/* Rows as Example records. */
-
-struct sq_enc {
-	size_t		 n;			/* the names of the last row */
-	char		*key[SQ_ENC_MAX];	/* (copies), their lengths, */
-	size_t		 klen[SQ_ENC_MAX];
-	size_t		 ord[SQ_ENC_MAX];	/* and their sorted order */
-	struct buf	 pk;			/* the packed lists, one after another */
-	size_t		 off[SQ_ENC_MAX], psz[SQ_ENC_MAX], lsz[SQ_ENC_MAX];
-	size_t		 vsz[SQ_ENC_MAX], esz[SQ_ENC_MAX], lens[SQ_ENC_MAX];
-	size_t		 fsz, total;
-};
-
-struct sq_enc *
-sq_enc_new(void)
-{
-	return calloc(1, sizeof(struct sq_enc));
-}
-
-static void
-enc_forget(struct sq_enc *e)
-{
-	size_t i;
-
-	for (i = 0; i < e->n; i++)
-		free(e->key[i]);
-	e->n = 0;
-}
-
-void
-sq_enc_free(struct sq_enc *e)
-{
-	if (e == NULL)
-		return;
-	enc_forget(e);
-	buf_free(&e->pk);
-	free(e);
-}
+/* Varints. */
 
 static inline size_t
 vsize(uint64_t v)
@@ -2032,134 +1995,6 @@ vput(uint8_t *q, uint64_t v)
 	}
 	*q++ = (uint8_t)v;
 	return q;
-}
-
-/*
- * Pack v[0 .. used) as varints at q, then n - used zero bytes; returns
- * the end.  May write 3 bytes past it.  The widest value picks the
- * loop: all below 2^7 are single bytes; below 2^28, each value's 7-bit
- * groups are spread over a 32-bit word with the continuation bits its
- * length calls for, without branching on that length.
- */
-static uint8_t *
-pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
-{
-	uint64_t any = 0;
-	uint32_t x, w, nb;
-	size_t j;
-
-	for (j = 0; j < used; j++)
-		any |= (uint64_t)v[j];
-	if (any < 1u << 7) {
-		for (j = 0; j < used; j++)
-			q[j] = (uint8_t)v[j];
-		q += used;
-	} else if (any < 1u << 28) {
-		for (j = 0; j < used; j++) {
-			x = (uint32_t)v[j];
-			/* Bytes after the first: (bit length - 1) / 7, for up to 28 bits. */
-			nb = (uint32_t)(31 - __builtin_clz(x | 1)) * 37 >> 8;
-			w = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) |
-			    (x << 3 & 0x7f000000);
-			w |= ((1u << (8 * nb)) - 1) & 0x808080;
-			put_le32(q, w);
-			q += nb + 1;
-		}
-	} else
-		for (j = 0; j < used; j++)
-			q = vput(q, (uint64_t)v[j]);
-	memset(q, 0, n - used);
-	return q + (n - used);
-}
-
-size_t
-sq_enc_row(struct sq_enc *e, size_t n, const char *const *names,
-    const int64_t *const *vals, const size_t *lens, const size_t *used)
-{
-	size_t i, j, t, need = 0, u;
-	uint8_t *q;
-	int same;
-
-	if (n > SQ_ENC_MAX) {
-		errno = EINVAL;
-		return SIZE_MAX;
-	}
-	/* Converters pass the same names row after row: sort them once. */
-	same = n == e->n;
-	for (i = 0; same && i < n; i++)
-		same = strcmp(names[i], e->key[i]) == 0;
-	if (!same) {
-		enc_forget(e);
-		for (i = 0; i < n; i++) {
-			if ((e->key[i] = strdup(names[i])) == NULL) {
-				e->n = i;
-				enc_forget(e);
-				errno = ENOMEM;
-				return SIZE_MAX;
-			}
-			e->klen[i] = strlen(names[i]);
-			e->ord[i] = i;
-		}
-		e->n = n;
-		for (i = 1; i < n; i++)		/* few keys: insertion sort */
-			for (j = i; j > 0 && strcmp(e->key[e->ord[j - 1]],
-			    e->key[e->ord[j]]) > 0; j--) {
-				t = e->ord[j];
-				e->ord[j] = e->ord[j - 1];
-				e->ord[j - 1] = t;
-			}
-	}
-	for (i = 0; i < n; i++) {
-		u = used && used[i] < lens[i] ? used[i] : lens[i];
-		need += 10 * u + (lens[i] - u);
-	}
-	e->pk.len = 0;
-	if (buf_reserve(&e->pk, need + 8) == -1)
-		return SIZE_MAX;
-	q = e->pk.p;
-	e->fsz = 0;
-	for (i = 0; i < n; i++) {
-		u = used && used[i] < lens[i] ? used[i] : lens[i];
-		e->off[i] = (size_t)(q - e->pk.p);
-		q = pack_list(q, vals[i], u, lens[i]);
-		e->lens[i] = lens[i];
-		e->psz[i] = (size_t)(q - e->pk.p) - e->off[i];
-		e->lsz[i] = lens[i] ? 1 + vsize(e->psz[i]) + e->psz[i] : 0;
-		e->vsz[i] = 1 + vsize(e->lsz[i]) + e->lsz[i];
-		e->esz[i] = 1 + vsize(e->klen[i]) + e->klen[i] + 1 +
-		    vsize(e->vsz[i]) + e->vsz[i];
-		e->fsz += 1 + vsize(e->esz[i]) + e->esz[i];
-	}
-	e->total = 1 + vsize(e->fsz) + e->fsz;
-	return e->total;
-}
-
-void
-sq_enc_put(const struct sq_enc *e, uint8_t *q)
-{
-	size_t i, t;
-
-	*q++ = 0x0a;
-	q = vput(q, e->fsz);
-	for (t = 0; t < e->n; t++) {
-		i = e->ord[t];
-		*q++ = 0x0a;
-		q = vput(q, e->esz[i]);
-		*q++ = 0x0a;
-		q = vput(q, e->klen[i]);
-		memcpy(q, e->key[i], e->klen[i]);
-		q += e->klen[i];
-		*q++ = 0x12;
-		q = vput(q, e->vsz[i]);
-		*q++ = 0x1a;
-		q = vput(q, e->lsz[i]);
-		if (e->lens[i] == 0)
-			continue;
-		*q++ = 0x0a;
-		q = vput(q, e->psz[i]);
-		memcpy(q, e->pk.p + e->off[i], e->psz[i]);
-		q += e->psz[i];
-	}
 }
 
 /*
@@ -2203,7 +2038,7 @@ bytes_setup(struct sq_conv *c)
 		c->blklen[i] = strlen(c->out_name[i]);
 		c->blord[i] = i;
 	}
-	for (i = 1; i < c->nbl; i++)	/* the order sq_enc_row() writes */
+	for (i = 1; i < c->nbl; i++)	/* the order ex_encode_int64_lists() writes */
 		for (j = i; j > 0 && strcmp(c->out_name[c->blord[j - 1]],
 		    c->out_name[c->blord[j]]) > 0; j--) {
 			t = c->blord[j];

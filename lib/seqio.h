@@ -225,7 +225,8 @@ void		 sq_fetch_example(const struct sq_conv *c,
 int		 sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n);
 /*
  * The size of 'row' as a serialized Example, byte for byte what
- * sq_enc_row() makes of the same row given to emit; fills row->psz.
+ * ex_encode_int64_lists() makes of the same row given to emit; fills
+ * row->psz.
  * sq_brow_put() writes it to dst.  Both only read 'c', and may run in
  * another thread than the one pushing records.
  */
@@ -314,32 +315,6 @@ void		 sq_prefixlm_example(const int64_t *targets,
 		    const int64_t *width, const int64_t *width_add_pos,
 		    size_t n, int64_t bos, int loss_on_targets_only,
 		    int64_t *dec_in, int64_t *loss, int64_t *causal);
-
-/*
- * An encoder of rows as serialized tf.train.Example records of int64
- * lists, byte for byte what ex_encode() writes for them (keys sorted,
- * both map entry fields, one packed chunk per list), fast on padded
- * rows of small values.  In two steps, so that the caller can put the
- * bytes where they are to go once their size is known.
- */
-#define SQ_ENC_MAX	64	/* lists in a row */
-struct sq_enc;
-
-/* Returns NULL with errno ENOMEM.  Free with sq_enc_free(). */
-struct sq_enc	*sq_enc_new(void);
-void		 sq_enc_free(struct sq_enc *e);	/* NULL is fine */
-/*
- * Encode a row of 'n' lists with distinct names: values vals[i][0 ..
- * lens[i]), of which those from used[i] on are zero ('used' may be
- * NULL).  Nothing is kept of the arguments.  Returns the size of the
- * record, or SIZE_MAX with errno ENOMEM, or EINVAL when n exceeds
- * SQ_ENC_MAX.
- */
-size_t		 sq_enc_row(struct sq_enc *e, size_t n, const char *const *names,
-		    const int64_t *const *vals, const size_t *lens,
-		    const size_t *used);
-/* Write the record sq_enc_row() made last to dst (exactly its size). */
-void		 sq_enc_put(const struct sq_enc *e, uint8_t *dst);
 
 /*
  * Electra's pretraining example builder (build_pretraining_dataset.py

@@ -56,6 +56,18 @@ setup() {
 	cmp "$T/c.txt" "$T/dec"
 }
 
+@test "subword-encode: id text: ids past the vocabulary, the records' ids" {
+	printf 'the cat\tthe\nthe\tcat sat\n' >"$T/in"
+	run -0 --separate-stderr subword-encode -v "$T/v" --fields a,b --eos=1234567 --output-format id "$T/in"
+	# The records of the same input, as tfr-cat writes their ids.
+	subword-encode -v "$T/v" --fields a,b --eos=1234567 "$T/in" >"$T/rec"
+	want=$(tfr-cat "$T/rec" | sed 's/.*"a":{"int64List":{"value":\[\([^]]*\)\]}}.*"b":{"int64List":{"value":\[\([^]]*\)\]}}.*/\1\t\2/; s/"//g; s/,/ /g')
+	[ "$output" = "$want" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *" 1234567"$'\t'*" 1234567" ]]
+	[[ "${lines[1]}" == *" 1234567"$'\t'*" 1234567" ]]
+}
+
 @test "subword-encode: a blank line is an empty record; --eos appends id 1" {
 	printf 'the cat\n\n   \nthe\n' >"$T/in"
 	run -0 subword-encode -v "$T/v" --output-format id "$T/in"

@@ -46,7 +46,7 @@ sink(void *arg, size_t n, const char *const *names,
 /* Rows as the records pack-encdec writes, each after its size. */
 struct out {
 	struct buf	 b;
-	struct sq_enc	*enc;
+	struct ex_lists	*enc;
 	const struct sq_conv *c;
 };
 
@@ -71,10 +71,10 @@ sink_enc(void *arg, size_t n, const char *const *nm,
 	size_t sz;
 
 	sink(NULL, n, nm, vals, lens, used);
-	if ((sz = sq_enc_row(o->enc, n, nm, vals, lens, used)) == SIZE_MAX)
+	if ((sz = ex_encode_int64_lists(o->enc, n, nm, vals, lens, used)) == SIZE_MAX)
 		abort();
 	out_add(o, sz, &dst);
-	sq_enc_put(o->enc, dst);
+	ex_lists_put(o->enc, dst);
 	return 0;
 }
 
@@ -214,7 +214,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The byte path beside the general one. */
 		for (w = 0; w < 2; w++) {
 			memset(&o[w], 0, sizeof o[w]);
-			if ((o[w].enc = sq_enc_new()) == NULL)
+			if ((o[w].enc = ex_lists_new()) == NULL)
 				abort();
 			cfg.emit = sink_enc;
 			cfg.emit_bytes = sink_bytes;
@@ -298,7 +298,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		for (w = 0; w < 2; w++) {
 			sq_free(cc[w]);
-			sq_enc_free(o[w].enc);
+			ex_lists_free(o[w].enc);
 			buf_free(&o[w].b);
 			ex_free(&ex2[w]);
 		}

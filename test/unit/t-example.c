@@ -2,13 +2,18 @@
  * Example codec: every accepted wire form, last-wins rules, presence,
  * canonical encoding, and malformed input.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "example.h"
+#include "rng.h"
 #include "tap.h"
+#include "varint_values.h"
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
 
@@ -110,6 +115,208 @@ iter_agrees(const uint8_t *p, size_t n, const char *name)
 	}
 	free(v);
 	return ok;
+}
+
+/* The record ex_encode_int64_lists() makes, in a fresh buffer. */
+static uint8_t *
+lists_record(struct ex_lists *e, size_t n, const char *const *names,
+    const int64_t *const *vals, const size_t *lens, const size_t *used,
+    size_t *size)
+{
+	uint8_t *p;
+
+	if ((*size = ex_encode_int64_lists(e, n, names, vals, lens,
+	    used)) == SIZE_MAX || (p = malloc(*size)) == NULL)
+		return NULL;
+	ex_lists_put(e, p);
+	return p;
+}
+
+/*
+ * The int64 lists encoder writes what the Example encoder writes, on
+ * random rows: lists of every width class (single bytes, up to 2 or
+ * 4 bytes, any size up to 10, negative), padding bounds or none, empty
+ * lists, and names in any order, changing from row to row.
+ */
+static void
+test_lists_random(void)
+{
+	static const char *const pool[] = { "targets", "inputs", "a", "b",
+	    "decoder_positions", "encoder_input_tokens", "z", "inputs_x",
+	    "input", "", "zz", "m" };
+	const char *names[12];
+	const int64_t *vp[12];
+	int64_t *v[12];
+	size_t lens[12], used[12], n, i, j, k, sz, trial, bad = 0;
+	struct ex_lists *e = ex_lists_new();
+	struct ex_builder b;
+	struct buf want = { 0 };
+	uint8_t *got;
+	struct rng r;
+	struct example ex;
+	const struct ex_feature *f;
+	int widest;
+
+	ex_init(&ex);
+	exb_init(&b);
+	rng_seed(&r, 9);
+	for (i = 0; i < 12; i++)
+		v[i] = malloc(600 * sizeof(int64_t));
+	for (trial = 0; trial < 4000 && !bad; trial++) {
+		n = 1 + (size_t)rng_below(&r, 12);
+		for (i = 0; i < n; i++) {	/* distinct names, shuffled */
+			names[i] = pool[i];
+			j = (size_t)rng_below(&r, (uint32_t)i + 1);
+			names[i] = names[j];
+			names[j] = pool[i];
+		}
+		exb_reset(&b);
+		for (i = 0; i < n; i++) {
+			lens[i] = rng_below(&r, 4) == 0 ? 0 :
+			    (size_t)rng_below(&r, 600);
+			used[i] = lens[i] ?
+			    (size_t)rng_below(&r, (uint32_t)lens[i] + 1) : 0;
+			widest = (int)rng_below(&r, 5);
+			for (j = 0; j < lens[i]; j++) {
+				if (j >= used[i] || rng_below(&r, 8) == 0)
+					v[i][j] = 0;
+				else if (widest == 0)
+					v[i][j] = (int64_t)rng_below(&r, 128);
+				else if (widest == 1)
+					v[i][j] = value_of_size(&r,
+					    1 + (int)rng_below(&r, 4));
+				else if (widest == 2)
+					v[i][j] = (int64_t)rng_below(&r, 32000);
+				else if (widest == 3)
+					v[i][j] = (int64_t)rng_below(&r, 1u << 14);
+				else
+					v[i][j] = value_of_size(&r,
+					    1 + (int)rng_below(&r, 10));
+			}
+			vp[i] = v[i];
+			exb_int64(&b, names[i], v[i], lens[i]);
+		}
+		want.len = 0;
+		exb_encode(&b, &want);
+		/* Both share the packer: check it against the decoder. */
+		if (ex_decode(&ex, want.p, want.len, EX_TYPE_EXAMPLE) != 0)
+			bad = 1;
+		for (i = 0; i < n && !bad; i++) {
+			f = ex_get(&ex, names[i]);
+			if (f == NULL || f->kind != EX_INT64 || f->n != lens[i] ||
+			    (lens[i] > 0 && memcmp(f->i64, v[i],
+			    lens[i] * sizeof(int64_t)) != 0))
+				bad = 1;
+		}
+		if (bad) {
+			TEST(0, "trial %zu: the Example encoder's record does "
+			    "not decode to its values", trial);
+			break;
+		}
+		k = trial % 3;		/* exact bounds, none, or loose ones */
+		if (k == 2)
+			for (i = 0; i < n; i++)
+				used[i] += (lens[i] - used[i]) / 2;
+		got = lists_record(e, n, names, vp, lens, k == 1 ? NULL : used,
+		    &sz);
+		if (got == NULL || sz != want.len ||
+		    memcmp(got, want.p, sz) != 0) {
+			TEST(0, "trial %zu: %zu bytes, the Example encoder %zu",
+			    trial, sz, want.len);
+			bad = 1;
+		}
+		free(got);
+	}
+	TEST(!bad, "int64 lists: the Example encoder's bytes on random rows");
+	for (i = 0; i < 12; i++)
+		free(v[i]);
+	ex_free(&ex);
+	buf_free(&want);
+	exb_free(&b);
+	ex_lists_free(e);
+}
+
+static void
+test_lists(void)
+{
+	/* {"b": [1, 300], "a": []}: "a" first, an empty list has no chunk. */
+	static const uint8_t want[] = {
+		0x0a, 0x17,
+		0x0a, 0x07, 0x0a, 0x01, 'a', 0x12, 0x02, 0x1a, 0x00,
+		0x0a, 0x0c, 0x0a, 0x01, 'b', 0x12, 0x07, 0x1a, 0x05, 0x0a,
+		0x03, 0x01, 0xac, 0x02,
+	};
+	const char *names[70];
+	char namebuf[70][8];
+	const int64_t one[] = { 1, 300 }, *vals[70];
+	int64_t neg[] = { -1, 5, 7 };
+	size_t lens[70], used[70], sz, i;
+	struct ex_lists *e = ex_lists_new();
+	struct ex_builder b;
+	struct buf ref = { 0 };
+	struct example ex;
+	uint8_t *p;
+
+	test_lists_random();
+	TEST(e != NULL, "ex_lists_new()");
+	names[0] = "b";
+	names[1] = "a";
+	vals[0] = one;
+	vals[1] = one;
+	lens[0] = 2;
+	lens[1] = 0;
+	p = lists_record(e, 2, names, vals, lens, NULL, &sz);
+	TEST(p != NULL && sz == sizeof(want) && memcmp(p, want, sz) == 0,
+	    "int64 lists: keys sorted, the canonical bytes");
+	free(p);
+
+	/* Values from used[i] on are zeros, whatever the array holds. */
+	names[0] = "n";
+	vals[0] = neg;
+	lens[0] = 3;
+	used[0] = 1;
+	p = lists_record(e, 1, names, vals, lens, used, &sz);
+	ex_init(&ex);
+	TEST(p != NULL && ex_decode(&ex, p, sz, EX_TYPE_EXAMPLE) == 0 &&
+	    ex.nfeat == 1 && ex.feat[0].n == 3 && ex.feat[0].i64[0] == -1 &&
+	    ex.feat[0].i64[1] == 0 && ex.feat[0].i64[2] == 0,
+	    "int64 lists: padding past 'used' is written as zeros");
+	free(p);
+
+	/* No bound on the number of lists; names change between rows. */
+	exb_init(&b);
+	for (i = 0; i < 70; i++) {
+		snprintf(namebuf[i], sizeof(namebuf[i]), "f%02zu", 69 - i);
+		names[i] = namebuf[i];
+		vals[i] = one;
+		lens[i] = i % 3;
+		exb_int64(&b, names[i], one, lens[i]);
+	}
+	exb_encode(&b, &ref);
+	p = lists_record(e, 70, names, vals, lens, NULL, &sz);
+	TEST(p != NULL && sz == ref.len && memcmp(p, ref.p, sz) == 0,
+	    "int64 lists: 70 lists, as the Example encoder writes them");
+	free(p);
+	names[5] = "g";		/* same count, another name */
+	exb_reset(&b);
+	for (i = 0; i < 70; i++)
+		exb_int64(&b, names[i], one, lens[i]);
+	ref.len = 0;
+	exb_encode(&b, &ref);
+	p = lists_record(e, 70, names, vals, lens, NULL, &sz);
+	TEST(p != NULL && sz == ref.len && memcmp(p, ref.p, sz) == 0,
+	    "int64 lists: a renamed list is sorted anew");
+	free(p);
+	p = lists_record(e, 0, names, vals, lens, NULL, &sz);
+	TEST(p != NULL && sz == 2 && p[0] == 0x0a && p[1] == 0,
+	    "int64 lists: no lists is an empty Features message");
+	free(p);
+
+	buf_free(&ref);
+	exb_free(&b);
+	ex_free(&ex);
+	ex_lists_free(e);
+	ex_lists_free(NULL);
 }
 
 int
@@ -475,6 +682,8 @@ main(void)
 		TEST(iter_agrees(out.p, out.len, "targets"), "and on int64 extremes");
 		TEST(lazy_agrees(out.p, out.len) == 2, "and left in the record");
 	}
+
+	test_lists();
 
 	buf_free(&out);
 	exb_free(&eb);

@@ -3,6 +3,7 @@
  * and flat writers, the reader in both forms, round trips, and the
  * messages for malformed input.
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -180,6 +181,49 @@ test_numbers(void)
 	TEST(strcmp(fmti(INT64_MIN), "-9223372036854775808") == 0, "INT64_MIN");
 	TEST(strcmp(fmti(1000000007), "1000000007") == 0, "1000000007");
 	TEST(strcmp(fmti(-10), "-10") == 0, "-10");
+	{
+		/* Unsigned: every power of ten and its neighbours, as printf. */
+		char want[32], got[32];
+		int ok = 1;
+		uint64_t p10 = 1, u;
+
+		for (int k = 0; k < 20; k++, p10 *= 10)
+			for (int d = -1; d <= 1; d++) {
+				u = p10 + (uint64_t)(int64_t)d;
+				snprintf(want, sizeof want, "%" PRIu64, u);
+				*exjson_format_u64(u, got) = '\0';
+				ok &= strcmp(got, want) == 0;
+			}
+		*exjson_format_u64(UINT64_MAX, got) = '\0';
+		TEST(ok && strcmp(got, "18446744073709551615") == 0,
+		    "uint64: powers of ten, their neighbours and UINT64_MAX");
+	}
+	{
+		/* The small-integer table: text, separator, length. */
+		char want[32], got[32];
+		uint64_t *t = exjson_itext_new(EXJSON_ITEXT_MAX, ',');
+		size_t v, n;
+		int ok = t != NULL;
+
+		for (v = 0; ok && v < EXJSON_ITEXT_MAX;
+		    v += v < 2000 ? 1 : 997) {
+			n = (size_t)snprintf(want, sizeof want, "%zu,", v);
+			memset(got, 'x', sizeof got);
+			ok = exjson_itext_put(t, v, got) == got + n &&
+			    memcmp(got, want, n) == 0;
+		}
+		if (t != NULL)
+			ok &= exjson_itext_put(t, EXJSON_ITEXT_MAX - 1, got) ==
+			    got + 7 && memcmp(got, "999999,", 7) == 0;
+		free(t);
+		TEST(ok, "itext: the decimal text and separator of 0 .. 999999");
+		errno = 0;
+		TEST(exjson_itext_new(EXJSON_ITEXT_MAX + 1, ' ') == NULL &&
+		    errno == EINVAL, "itext: too many values is EINVAL");
+		t = exjson_itext_new(0, ' ');
+		TEST(t != NULL, "itext: an empty table");
+		free(t);
+	}
 	{
 		/* Every power of ten and its neighbours, either sign, as printf. */
 		char want[32];

@@ -14,6 +14,7 @@
 #include "rng.h"
 #include "seqio.h"
 #include "tap.h"
+#include "varint_values.h"
 
 /* Captured output rows. */
 #define MAXROWS	4096
@@ -901,19 +902,6 @@ test_rng(void)
 	TEST(rng_double(&r) < 1.0 && rng_below(&r, 0) == 0, "rng: bounds");
 }
 
-/* A value whose minimal varint takes 'k' bytes (1..10; 10 is negative). */
-static int64_t
-value_of_size(struct rng *r, int k)
-{
-	uint64_t lo, hi;
-
-	if (k == 10)
-		return -1 - (int64_t)rng_below(r, 1u << 30) * 12345;
-	lo = k == 1 ? 0 : 1ull << (7 * (k - 1));
-	hi = k == 9 ? (1ull << 63) - 1 : (1ull << (7 * k)) - 1;
-	return (int64_t)(lo + rng_next(r) % (hi - lo + 1));
-}
-
 /*
  * The canonical-form reader decodes packed varints of every size, at
  * every place in the list (the 8-byte window and the tail), exactly as
@@ -999,87 +987,6 @@ test_fetch_varints(void)
 }
 
 /*
- * The row encoder writes what the Example encoder writes, on random
- * rows: lists of every width class (single bytes, up to 4 bytes, any
- * size up to 10, negative), padding bounds or none, empty lists, and
- * names in any order.
- */
-static void
-test_row_encoder(void)
-{
-	static const char *const pool[] = { "targets", "inputs", "a", "b",
-	    "decoder_positions", "encoder_input_tokens", "z", "inputs_x",
-	    "input", "", "zz", "m" };
-	const char *names[12];
-	const int64_t *vp[12];
-	int64_t *v[12];
-	size_t lens[12], used[12], n, i, j, k, sz, trial, bad = 0;
-	struct sq_enc *e = sq_enc_new();
-	struct ex_builder b;
-	struct buf want = { 0 };
-	uint8_t *got = NULL;
-	struct rng r;
-	int widest;
-
-	exb_init(&b);
-	rng_seed(&r, 9);
-	for (i = 0; i < 12; i++)
-		v[i] = malloc(600 * sizeof(int64_t));
-	for (trial = 0; trial < 4000 && !bad; trial++) {
-		n = 1 + (size_t)rng_below(&r, 12);
-		for (i = 0; i < n; i++) {	/* distinct names, shuffled */
-			names[i] = pool[i];
-			j = (size_t)rng_below(&r, i + 1);
-			names[i] = names[j];
-			names[j] = pool[i];
-		}
-		exb_reset(&b);
-		for (i = 0; i < n; i++) {
-			lens[i] = rng_below(&r, 4) == 0 ? 0 : (size_t)rng_below(&r, 600);
-			used[i] = lens[i] ? (size_t)rng_below(&r, lens[i] + 1) : 0;
-			widest = (int)rng_below(&r, 4);
-			for (j = 0; j < lens[i]; j++) {
-				if (j >= used[i] || rng_below(&r, 8) == 0)
-					v[i][j] = 0;
-				else if (widest == 0)
-					v[i][j] = (int64_t)rng_below(&r, 128);
-				else if (widest == 1)
-					v[i][j] = value_of_size(&r, 1 + (int)rng_below(&r, 4));
-				else if (widest == 2)
-					v[i][j] = (int64_t)rng_below(&r, 32000);
-				else
-					v[i][j] = value_of_size(&r, 1 + (int)rng_below(&r, 10));
-			}
-			vp[i] = v[i];
-			exb_int64(&b, names[i], v[i], lens[i]);
-		}
-		want.len = 0;
-		exb_encode(&b, &want);
-		k = trial % 3;		/* exact bounds, none, or loose ones */
-		if (k == 2)
-			for (i = 0; i < n; i++)
-				used[i] += (lens[i] - used[i]) / 2;
-		sz = sq_enc_row(e, n, names, vp, lens, k == 1 ? NULL : used);
-		got = realloc(got, sz + 1);
-		sq_enc_put(e, got);
-		if (sz != want.len || memcmp(got, want.p, sz) != 0) {
-			TEST(0, "trial %zu: %zu bytes, the Example encoder %zu", trial,
-			    sz, want.len);
-			bad = 1;
-		}
-	}
-	TEST(!bad, "row encoder: the Example encoder's bytes on random rows");
-	TEST(sq_enc_row(e, SQ_ENC_MAX + 1, names, vp, lens, NULL) == SIZE_MAX &&
-	    errno == EINVAL, "row encoder: too many lists is EINVAL");
-	for (i = 0; i < 12; i++)
-		free(v[i]);
-	free(got);
-	buf_free(&want);
-	exb_free(&b);
-	sq_enc_free(e);
-}
-
-/*
  * The byte path against the general path: one converter pushes every
  * record through sq_push_bytes() first, the other never; both fall back
  * to the canonical reader, then the full decoder, as pack-encdec does.
@@ -1087,7 +994,7 @@ test_row_encoder(void)
  */
 struct bsink {
 	struct buf	 out;
-	struct sq_enc	*enc;
+	struct ex_lists	*enc;
 	const struct sq_conv *c;
 	size_t		 brows;		/* rows made by the byte path */
 };
@@ -1107,10 +1014,10 @@ bsink_row(void *arg, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used)
 {
 	struct bsink *s = arg;
-	size_t sz = sq_enc_row(s->enc, n, names, vals, lens, used);
+	size_t sz = ex_encode_int64_lists(s->enc, n, names, vals, lens, used);
 	uint8_t *p = malloc(sz + 1);
 
-	sq_enc_put(s->enc, p);
+	ex_lists_put(s->enc, p);
 	bsink_put(s, p, sz);
 	free(p);
 	return 0;
@@ -1358,7 +1265,7 @@ test_byte_path(void)
 		cfg.emit_bytes = bsink_brow;
 		for (w = 0; w < 2; w++) {
 			memset(&s[w], 0, sizeof s[w]);
-			s[w].enc = sq_enc_new();
+			s[w].enc = ex_lists_new();
 			cfg.emit_arg = &s[w];
 			if ((c[w] = sq_new(&cfg, NULL)) == NULL)
 				abort();
@@ -1402,7 +1309,7 @@ test_byte_path(void)
 		grows += st[1].rows - s[1].brows;
 		for (w = 0; w < 2; w++) {
 			sq_free(c[w]);
-			sq_enc_free(s[w].enc);
+			ex_lists_free(s[w].enc);
 			buf_free(&s[w].out);
 			ex_free(&ex[w]);
 		}
@@ -1545,7 +1452,6 @@ main(void)
 	test_data_errors();
 	test_first_fit_kernel();
 	test_fetch_varints();
-	test_row_encoder();
 	test_byte_path();
 	test_unused_varints();
 	test_properties();
