@@ -58,7 +58,7 @@ $(addprefix $(OUT)/,$(SHARD_FILES)) &: $(OUT)/all.tfrecord
 	$(BIN)/tfr-cat -q --split $(SHARDS) --shuffle -s 7 -o '$(OUT)/train-%05d-of-%05d' $<
 
 # the stages
-count: $(P)/counts-$(K)-of-$(N)
+count: $(P)/counts-$(K)-of-$(N).txt
 vocab: $(P)/vocab-of-$(N)
 encode: $(P)/enc-$(K)-of-$(N).tfrecord
 shards: $(P)/shards-of-$(N).done
@@ -68,14 +68,14 @@ $(P)/text-%-of-$(N).txt: $(TEXT)
 	awk -v k=$* -v n=$(N) 'NR == FNR { c++; next } FNR > int(c * k / n) && FNR <= int(c * (k + 1) / n)' $< $< >$@.tmp
 	mv $@.tmp $@
 
-$(P)/counts-%-of-$(N): $(P)/text-%-of-$(N).txt
+$(P)/counts-%-of-$(N).txt: $(P)/text-%-of-$(N).txt
 	$(if $(SLEEP),sleep $(SLEEP))
 	$(if $(filter $*,$(FAIL_PART)),@echo "fixture: part $* fails as FAIL_PART=$(FAIL_PART) asks" >&2; exit 3)
 	$(BIN)/subword-build -q --count-only -b 1e12 -o $@ $<
 
 # the vocabulary goes to OUT/vocab, a product; the stamp under parts/
 # says which N made it
-$(P)/vocab-of-$(N): $(foreach k,$(PARTS),$(P)/counts-$(k)-of-$(N))
+$(P)/vocab-of-$(N): $(foreach k,$(PARTS),$(P)/counts-$(k)-of-$(N).txt)
 	$(BIN)/subword-build -q --from-counts -t $(VOCAB_SIZE) -o $(OUT)/vocab $^
 	touch $@
 
