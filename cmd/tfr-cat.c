@@ -437,8 +437,13 @@ commit_sinks(void)
 		die_errno("--split");
 	for (i = 0; i < nsinks; i++)
 		v[i] = sinks[i].zused ? &sinks[i].zof : &sinks[i].of;
-	if (out_commit_group(v, nsinks, &bad) == -1)
+	if (out_commit_group(v, nsinks, &bad) == -1) {
+		int e = errno;
+
+		free(v);
+		errno = e;
 		die_errno("%s", bad < nsinks ? sinks[bad].name : "--split");
+	}
 	for (i = 0; i < nsinks; i++)
 		free(sinks[i].name);
 	free(v);
