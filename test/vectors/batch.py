@@ -87,8 +87,20 @@ def build(tmp, prefix, sizes):
     return os.path.join(tmp, prefix)
 
 
+KNOWN = {"seed", "max_tokens", "max_sentences", "bsz_mult", "max_positions",
+         "num_shards", "shuffle", "grouped_shuffling", "order_seed",
+         "datasets", "epochs", "rebuild_batches", "sampling",
+         "skip_remainder_batch", "fairseq_compat"}
+KNOWN_SAMPLING = {"method", "temperature", "seed", "virtual_size", "weights"}
+
+
 def pipeline():
     c = case["config"]
+    # A key this runner does not pass on would be a case checked against
+    # the wrong settings: refuse it rather than pass by chance.
+    extra = set(c) - KNOWN | set(c.get("sampling") or {}) - KNOWN_SAMPLING
+    if extra:
+        fail("config keys this runner does not know: %s" % sorted(extra))
     with tempfile.TemporaryDirectory() as tmp:
         args = [tool("batch-sample"), "batches", "--stats", "--json",
                 "--seed", str(c["seed"]),
@@ -115,6 +127,10 @@ def pipeline():
             args.append("--grouped-shuffling")
         if c.get("rebuild_batches"):
             args.append("--rebuild-batches")
+        if c.get("skip_remainder_batch"):
+            args.append("--skip-remainder-batch")
+        if c.get("fairseq_compat") is not None:
+            args += ["--fairseq-compat", str(c["fairseq_compat"])]
         s = c.get("sampling")
         if s:
             args += ["--sampling-method", s["method"]]
@@ -124,8 +140,18 @@ def pipeline():
                            ("virtual_size", "--virtual-data-size")):
                 if s.get(k) is not None:
                     args += [opt, str(s[k])]
+            w = s.get("weights")
+            if w is not None:
+                if isinstance(w, dict):
+                    w = [w[d["key"]] for d in c["datasets"]]
+                args += ["--sampling-weights", ",".join(
+                    "%s=%r" % (d["key"], float(x))
+                    for d, x in zip(c["datasets"], w))]
         for i, d in enumerate(c["datasets"]):
             sp = build(tmp, "d%d.src" % i, d["src_sizes"])
+            if d.get("tgt_sizes") is None:	# monolingual: sorted by source only
+                args += ["-p", "%s=%s" % (d["key"], sp)]
+                continue
             tp = build(tmp, "d%d.tgt" % i, d["tgt_sizes"])
             args += ["-p", "%s=%s,%s" % (d["key"], sp, tp)]
         epochs = [e for e in case["expected"] if "shard" not in e]
