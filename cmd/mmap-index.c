@@ -366,98 +366,11 @@ parse_opts(int argc, char **argv)
 	}
 }
 
-/* ---- buffered output to a descriptor ---- */
-
-struct getw;
-
-/*
- * An output buffer.  The one of a lookup thread (w set) is written
- * only in its turn, which flushing it waits for.
- */
-struct obuf {
-	int		 fd;
-	const char	*name;
-	char		*p;
-	size_t		 len;
-	size_t		 size;
-	uint64_t	 out;	/* bytes written before p */
-	struct getw	*w;
-};
+/* ---- buffered output to a descriptor (cmd/common.h) ---- */
 
 static struct obuf ob;
 
 #define OB_SIZE	(1u << 17)
-
-static int	get_own_turn(struct getw *w);
-
-static void
-obuf_flush(struct obuf *b)
-{
-	if (b->w != NULL && get_own_turn(b->w) == -1) {
-		/* A fault before this job ended the run: it is not written. */
-		b->len = 0;
-		return;
-	}
-	if (b->len > 0 && write_full(b->fd, b->p, b->len) == -1)
-		write_failed(b->name);
-	b->out += b->len;
-	b->len = 0;
-}
-
-static void
-ob_flush(void)
-{
-	obuf_flush(&ob);
-}
-
-/* Room for n more bytes; returns where to write them. */
-static inline char *
-ob_room(struct obuf *b, size_t n)
-{
-	if (b->size - b->len < n)
-		obuf_flush(b);
-	return b->p + b->len;
-}
-
-static void
-obuf_write(struct obuf *b, const void *p, size_t n)
-{
-	while (n > b->size - b->len) {
-		size_t k = b->size - b->len;
-		memcpy(b->p + b->len, p, k);
-		b->len += k;
-		p = (const char *)p + k;
-		n -= k;
-		obuf_flush(b);
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void
-ob_write(const void *p, size_t n)
-{
-	obuf_write(&ob, p, n);
-}
-
-static void
-ob_puts(const char *s)
-{
-	ob_write(s, strlen(s));
-}
-
-static void
-ob_printf(const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	ob_write(tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 static struct {
 	struct rec_writer *w;
@@ -484,7 +397,7 @@ fail(const char *fmt, ...)
 	}
 	wr.w = NULL;
 	if (ob.p != NULL)
-		ob_flush();
+		obuf_flush(&ob);
 	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -559,19 +472,19 @@ fmt_float(char *q, double d, int f32)
 static void
 ob_json_str(const char *s)
 {
-	ob_write("\"", 1);
+	obuf_write(&ob, "\"", 1);
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\') {
 			char t[2] = { '\\', (char)c };
-			ob_write(t, 2);
+			obuf_write(&ob, t, 2);
 		} else if (c < 0x20) {
-			ob_printf("\\u%04x", c);
+			obuf_printf(&ob, "\\u%04x", c);
 		} else
-			ob_write(s, 1);
+			obuf_write(&ob, s, 1);
 	}
-	ob_write("\"", 1);
+	obuf_write(&ob, "\"", 1);
 }
 
 /* ---- reading datasets ---- */
@@ -630,10 +543,7 @@ out_begin(int records)
 		ob.name = o.out;
 	} else
 		ob.name = "stdout";
-	ob.fd = fd;
-	if ((ob.p = malloc(OB_SIZE)) == NULL)
-		die_errno("malloc");
-	ob.size = OB_SIZE;
+	obuf_open(&ob, fd, ob.name, OB_SIZE);
 	if (records) {
 		if (fd == 1)
 			refuse_tty(1, 0);
@@ -651,7 +561,7 @@ out_end(void)
 	if (wr.w != NULL && rec_writer_close(wr.w) == -1)
 		write_failed(ob.name);
 	wr.w = NULL;
-	ob_flush();
+	obuf_flush(&ob);
 	if (ob.fd != 1) {
 		if (out_commit(&outf) == -1)
 			die_errno("%s", o.out);
@@ -848,15 +758,15 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 		for (k = 0; k < n; ) {
 			uint64_t k1 = n - k > FMT_STEP ? k + FMT_STEP : n;
 
-			q = ob_room(b, 24 * (size_t)(k1 - k));
+			q = obuf_room(b, 24 * (size_t)(k1 - k));
 			q = fmt_ints(q, t, p, k, k1, sep);
-			b->len = (size_t)(q - b->p);
+			obuf_end(b, q);
 			k = k1;
 		}
 		if (n > 0)
 			b->len--;
 	} else for (k = 0; k < n; k++) {
-		q = ob_room(b, 40);
+		q = obuf_room(b, 40);
 		if (k > 0)
 			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
 		switch (t) {
@@ -870,19 +780,19 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
 			break;
 		}
-		b->len = (size_t)(q - b->p);
+		obuf_end(b, q);
 	}
 	if (o.outfmt == OUT_JSON) {
-		q = ob_room(b, 32);
+		q = obuf_room(b, 32);
 		*q++ = ']';
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			memcpy(q, ",\"mode\":", 8);
 			q = exjson_format_i64(mmidx_mode(m, i), q + 8);
 		}
 		*q++ = '}';
-		b->len = (size_t)(q - b->p);
+		obuf_end(b, q);
 	}
-	q = ob_room(b, 1);
+	q = obuf_room(b, 1);
 	*q = '\n';
 	b->len++;
 }
@@ -1010,10 +920,15 @@ static struct {
 
 #define GET_IN	(1u << 16)
 
-/* Take w's output turn; -1 when an earlier job's fault ended the run. */
+/*
+ * Take w's output turn (the gate of its buffer); -1 when an earlier
+ * job's fault ended the run.
+ */
 static int
-get_own_turn(struct getw *w)
+get_own_turn(void *arg)
 {
+	struct getw *w = arg;
+
 	if (!w->own) {
 		if (pool_turn(&w->u) == -1)
 			return -1;
@@ -1188,7 +1103,7 @@ get_stdin(struct mmidx *m, const char *prefix, int jobs)
 
 	if (at_eof)
 		return;
-	ob_flush();
+	obuf_flush(&ob);
 	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
 	    (gt.in = malloc(GET_IN)) == NULL)
 		die_errno("malloc");
@@ -1198,17 +1113,14 @@ get_stdin(struct mmidx *m, const char *prefix, int jobs)
 	gt.joblen = GET_JOB;
 	mmidx_lines_init(&gt.L);
 	for (int t = 0; t < jobs; t++) {
-		w[t].ob.fd = ob.fd;
-		w[t].ob.name = ob.name;
-		w[t].ob.size = GET_OBSIZE;
-		w[t].ob.w = &w[t];
-		if ((w[t].ob.p = malloc(GET_OBSIZE)) == NULL)
-			die_errno("malloc");
+		obuf_open(&w[t].ob, ob.fd, ob.name, GET_OBSIZE);
+		w[t].ob.gate = get_own_turn;
+		w[t].ob.gate_arg = &w[t];
 	}
 	if (pool_run(jobs, &get_ops, NULL) != 0)
 		fail("%s", gt.msg);
 	for (int t = 0; t < jobs; t++)
-		free(w[t].ob.p);
+		obuf_close(&w[t].ob);
 	free(w);
 	free(gt.in);
 	gt.w = NULL;
@@ -1288,44 +1200,44 @@ cmd_info(int argc, char **argv, int json)
 	docs = mmidx_doc_count(m) ? mmidx_doc_count(m) - 1 : 0;
 	out_begin(0);
 	if (json) {
-		ob_puts("{\"prefix\":");
+		obuf_puts(&ob, "{\"prefix\":");
 		ob_json_str(argv[0]);
-		ob_printf(",\"layout\":\"%s\",\"dtype\":\"%s\",\"code\":%u,"
+		obuf_printf(&ob, ",\"layout\":\"%s\",\"dtype\":\"%s\",\"code\":%u,"
 		    "\"element_size\":%zu,\"sequences\":%" PRIu64 ",\"tokens\":%"
 		    PRIu64 ",", mmidx_layout_name(mmidx_layout(m)),
 		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t), n, tok);
 		if (mmidx_layout(m) == MMIDX_FAIRSEQ)
-			ob_puts("\"documents\":null,");
+			obuf_puts(&ob, "\"documents\":null,");
 		else
-			ob_printf("\"documents\":%" PRIu64 ",", docs);
-		ob_printf("\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
+			obuf_printf(&ob, "\"documents\":%" PRIu64 ",", docs);
+		obuf_printf(&ob, "\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
 		    ",\"length\":{\"min\":%" PRIu64 ",\"mean\":%.6g,\"max\":%"
 		    PRIu64 "},\"histogram\":[", mmidx_bin_size(m),
 		    mmidx_idx_size(m), mn, n ? (double)tok / (double)n : 0.0, mx);
 		for (int b = 0, first = 1; b < 33; b++) {
 			if (hist[b] == 0)
 				continue;
-			ob_printf("%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
+			obuf_printf(&ob, "%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
 			    ",\"count\":%" PRIu64 "}", first ? "" : ",",
 			    b ? (uint64_t)1 << (b - 1) : 0,
 			    b ? ((uint64_t)1 << b) - 1 : 0, hist[b]);
 			first = 0;
 		}
-		ob_puts("]}\n");
+		obuf_puts(&ob, "]}\n");
 	} else {
-		ob_printf("prefix:     %s\n", argv[0]);
-		ob_printf("layout:     %s\n", mmidx_layout_name(mmidx_layout(m)));
-		ob_printf("dtype:      %s (code %u, %zu bytes)\n",
+		obuf_printf(&ob, "prefix:     %s\n", argv[0]);
+		obuf_printf(&ob, "layout:     %s\n", mmidx_layout_name(mmidx_layout(m)));
+		obuf_printf(&ob, "dtype:      %s (code %u, %zu bytes)\n",
 		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t));
-		ob_printf("sequences:  %" PRIu64 "\n", n);
-		ob_printf("tokens:     %" PRIu64 "\n", tok);
+		obuf_printf(&ob, "sequences:  %" PRIu64 "\n", n);
+		obuf_printf(&ob, "tokens:     %" PRIu64 "\n", tok);
 		if (mmidx_layout(m) != MMIDX_FAIRSEQ)
-			ob_printf("documents:  %" PRIu64 "\n", docs);
-		ob_printf("bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
-		ob_printf("idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
-		ob_printf("length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
+			obuf_printf(&ob, "documents:  %" PRIu64 "\n", docs);
+		obuf_printf(&ob, "bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
+		obuf_printf(&ob, "idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
+		obuf_printf(&ob, "length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
 		    mn, n ? (double)tok / (double)n : 0.0, mx);
-		ob_puts("histogram:\n");
+		obuf_puts(&ob, "histogram:\n");
 		for (int b = 0; b < 33; b++) {
 			char r[48];
 
@@ -1336,7 +1248,7 @@ cmd_info(int argc, char **argv, int json)
 			else
 				snprintf(r, sizeof r, "%" PRIu64 "-%" PRIu64,
 				    (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1);
-			ob_printf("  %-22s %" PRIu64 "\n", r, hist[b]);
+			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, hist[b]);
 		}
 	}
 	out_end();
@@ -2422,12 +2334,12 @@ cmd_dict(int argc, char **argv)
 	out_begin(0);
 	progress_done();
 	if (out.len > 0)
-		ob_write(out.p, out.len);
+		obuf_write(&ob, out.p, out.len);
 	buf_free(&out);
 	if (fault[0] != '\0')
 		fail("%s", fault);
 	if (rval) {
-		ob_flush();
+		obuf_flush(&ob);
 		if (ob.fd != 1) {
 			if (out_finish(&outf, 0) == -1)
 				die_errno("%s", o.out);

@@ -141,11 +141,11 @@ static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 
-/* Output: records through a rec_writer, text through a buffer. */
+/* Output: records through a rec_writer, text through a growing output buffer. */
 static const char *outname = "stdout";
 static int outfd = 1;
 static struct rec_writer *rw;
-static struct buf ob;
+static struct obuf ob;
 
 /*
  * Encoding state of one thread: its encoders and ids per field, scratch,
@@ -157,7 +157,7 @@ struct ctx {
 	struct field	*f;
 	int32_t		*tmp32;
 	size_t		 tmp32cap;
-	struct buf	*out;
+	struct obuf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
 	uint64_t	 tabbed;	/* lines with a tab, one field */
@@ -176,9 +176,7 @@ static size_t ob_mark;	/* -d: the end of the last whole line in ob */
 static void
 flush_text(void)
 {
-	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
-		write_failed(outname);
-	ob.len = 0;
+	obuf_flush(&ob);
 	ob_mark = 0;
 }
 
@@ -236,7 +234,7 @@ out_of_memory(void)
 static void
 put(struct ctx *c, const void *p, size_t n)
 {
-	if (buf_append(c->out, p, n) == -1)
+	if (obuf_write(c->out, p, n) == -1)
 		out_of_memory();
 }
 
@@ -269,14 +267,14 @@ make_idtext(size_t n)
 static void
 put_ids(struct ctx *c, const int64_t *ids, size_t n)
 {
-	struct buf *b = c->out;
+	struct obuf *b = c->out;
 	char *q;
 	size_t i;
 	int64_t id;
 
-	if (buf_reserve(b, n * 21 + 8) == -1)
+	if (obuf_reserve(b, n * 21 + 8) == -1)
 		die_errno("output");
-	q = (char *)b->p + b->len;
+	q = b->p + b->len;
 	/* Every id is followed by a space; the last one is taken back. */
 	for (i = 0; i < n; i++) {
 		id = ids[i];
@@ -289,7 +287,7 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 	}
 	if (n > 0)
 		q--;
-	b->len = (size_t)((uint8_t *)q - b->p);
+	obuf_end(b, q);
 }
 
 /* The line's fields as one Example record: its size, made ready to write. */
@@ -349,9 +347,9 @@ emit(struct ctx *c)
 			return;
 		}
 		put_le64(hdr, n);
-		if (buf_reserve(c->out, 8 + n) == -1)
+		if (obuf_reserve(c->out, 8 + n) == -1)
 			die_errno("output");
-		q = c->out->p + c->out->len;
+		q = (uint8_t *)c->out->p + c->out->len;
 		memcpy(q, hdr, 8);
 		ex_lists_put(c->enc, q + 8);
 		c->out->len += 8 + n;
@@ -607,7 +605,7 @@ encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
 		return 0;
 	}
 	for (i = start; i + 8 <= c->out->len; i += 8 + len) {
-		len = (size_t)le64(c->out->p + i);
+		len = (size_t)le64((uint8_t *)c->out->p + i);
 		if (rec_write(rw, c->out->p + i + 8, len) == -1)
 			write_failed(outname);
 	}
@@ -785,7 +783,7 @@ struct chunk {
 	uint8_t		*in;
 	size_t		 inlen, incap;
 	uint64_t	 base;		/* input offset of in[0] */
-	struct buf	 out;
+	struct obuf	 out;		/* growing, in memory */
 	uint64_t	 nlines, skipped, tabbed;
 	int		 err;		/* 0, 1 invalid UTF-8, 2 encoding */
 	uint64_t	 eline, eoff;	/* in the chunk */
@@ -903,8 +901,10 @@ jobs_start(void)
 	if ((chunks = calloc((size_t)jobs, sizeof(*chunks))) == NULL ||
 	    (wctx = calloc((size_t)jobs, sizeof(*wctx))) == NULL)
 		die_errno("jobs");
-	for (i = 0; i < jobs; i++)
+	for (i = 0; i < jobs; i++) {
 		ctx_init(&wctx[i]);
+		obuf_open(&chunks[i].out, -1, NULL, 0);
+	}
 }
 
 static void
@@ -915,7 +915,7 @@ jobs_stop(void)
 	for (i = 0; i < jobs; i++) {
 		ctx_free(&wctx[i]);
 		free(chunks[i].in);
-		buf_free(&chunks[i].out);
+		obuf_close(&chunks[i].out);
 	}
 	free(chunks);
 	free(wctx);
@@ -1016,12 +1016,11 @@ chunk_write(void *arg, const struct pool_unit *u)
 	size_t i, len;
 
 	(void)arg;
-	if (outfmt != FMT_RECORDS) {
-		if (ch->out.len > 0 && write_full(outfd, ch->out.p, ch->out.len) == -1)
-			write_failed(outname);
-	} else
+	if (outfmt != FMT_RECORDS)
+		obuf_put_direct(&ob, ch->out.p, ch->out.len);
+	else
 		for (i = 0; i + 8 <= ch->out.len; i += 8 + len) {
-			len = (size_t)le64(ch->out.p + i);
+			len = (size_t)le64((uint8_t *)ch->out.p + i);
 			if (rec_write(rw, ch->out.p + i + 8, len) == -1)
 				write_failed(outname);
 		}
@@ -1877,6 +1876,7 @@ main(int argc, char *argv[])
 		die_errno("%s", outpath);
 	if (strcmp(outpath, "-") != 0)
 		outname = outpath;
+	obuf_open(&ob, outfd, outname, 0);
 	if (!decode && outfmt == FMT_RECORDS) {
 		if (outfd == 1)
 			refuse_tty(1, 0);
@@ -1958,7 +1958,7 @@ main(int argc, char *argv[])
 	example_free(&mainctx);
 	buf_free(&text);
 	free(wptext);
-	buf_free(&ob);
+	obuf_close(&ob);
 	close_stdout();
 	return rval;
 }
