@@ -2,8 +2,10 @@
  * The ordered worker pool of pool.h: two turns (input, output) that go
  * through the units in order, under one lock.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "pool.h"
 
@@ -20,6 +22,12 @@ struct pool {
 	int		 threaded;
 	const struct pool_ops *ops;
 	void		*arg;
+	/* a fed pool (pool_open()) */
+	int		 slots;
+	uint64_t	 submitted;	/* units handed over */
+	uint64_t	 taken;		/* units a worker took */
+	int		 closing;
+	pthread_t	*tid;
 };
 
 struct worker {
@@ -149,4 +157,161 @@ pool_run(int workers, const struct pool_ops *ops, void *arg)
 		pthread_mutex_destroy(&p.mu);
 	}
 	return p.stop ? p.rc : 0;
+}
+
+/* A worker of a fed pool: the units in the order they were submitted. */
+static void *
+fed_worker(void *arg)
+{
+	struct pool *p = arg;
+	struct pool_unit u = { .pool = p };
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (p->taken == p->submitted && !p->closing && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop || p->taken == p->submitted)
+			break;
+		u.seq = p->taken++;
+		u.worker = (int)(u.seq % (uint64_t)p->slots);
+		pthread_mutex_unlock(&p->mu);
+		if (p->ops->work != NULL)
+			p->ops->work(p->arg, &u);
+		pthread_mutex_lock(&p->mu);
+		while (p->out_turn != u.seq && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->stop)
+			break;
+		pthread_mutex_unlock(&p->mu);
+		rc = p->ops->write(p->arg, &u);
+		pthread_mutex_lock(&p->mu);
+		p->out_turn++;
+		if (rc != 0 && !p->stop) {
+			p->stop = 1;
+			p->rc = rc;
+		}
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+struct pool *
+pool_open(int workers, int slots, const struct pool_ops *ops, void *arg)
+{
+	struct pool *p;
+	int e;
+
+	if (workers < 0)
+		workers = 0;
+	if (workers > POOL_MAX_WORKERS)
+		workers = POOL_MAX_WORKERS;
+	if (slots < 1)
+		slots = 1;
+	if ((p = calloc(1, sizeof *p)) == NULL)
+		return NULL;
+	p->ops = ops;
+	p->arg = arg;
+	p->slots = slots;
+	if (workers == 0)
+		return p;
+	if ((p->tid = calloc((size_t)workers, sizeof *p->tid)) == NULL)
+		goto fail;
+	if ((e = pthread_mutex_init(&p->mu, NULL)) != 0) {
+		errno = e;
+		goto fail;
+	}
+	if ((e = pthread_cond_init(&p->cv, NULL)) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		errno = e;
+		goto fail;
+	}
+	p->threaded = 1;
+	for (; p->workers < workers; p->workers++)
+		if ((e = pthread_create(&p->tid[p->workers], NULL, fed_worker,
+		    p)) != 0)
+			break;
+	if (p->workers == 0) {
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+		errno = e;
+		goto fail;
+	}
+	return p;
+fail:
+	free(p->tid);
+	free(p);
+	return NULL;
+}
+
+int
+pool_next(struct pool *p, struct pool_unit *u)
+{
+	int rc;
+
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		while (p->submitted - p->out_turn >= (uint64_t)p->slots &&
+		    !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+	}
+	u->seq = p->submitted;
+	u->worker = (int)(u->seq % (uint64_t)p->slots);
+	u->pool = p;
+	rc = p->stop ? p->rc : 0;
+	if (p->threaded)
+		pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+void
+pool_submit(struct pool *p)
+{
+	struct pool_unit u = { .pool = p };
+	int rc;
+
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->submitted++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	/* No worker: the unit is worked on and written here and now. */
+	u.seq = p->submitted++;
+	u.worker = (int)(u.seq % (uint64_t)p->slots);
+	if (p->stop)
+		return;
+	if (p->ops->work != NULL)
+		p->ops->work(p->arg, &u);
+	rc = p->ops->write(p->arg, &u);
+	p->out_turn++;
+	if (rc != 0) {
+		p->stop = 1;
+		p->rc = rc;
+	}
+}
+
+int
+pool_close(struct pool *p)
+{
+	int rc;
+
+	if (p == NULL)
+		return 0;
+	if (p->threaded) {
+		pthread_mutex_lock(&p->mu);
+		p->closing = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		for (int t = 0; t < p->workers; t++)
+			pthread_join(p->tid[t], NULL);
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+	}
+	rc = p->stop ? p->rc : 0;
+	free(p->tid);
+	free(p);
+	return rc;
 }

@@ -37,7 +37,7 @@ struct pool;
 /* What a call is about: handed to each of the callbacks. */
 struct pool_unit {
 	uint64_t	 seq;		/* its place in the input: 0, 1, ... */
-	int		 worker;	/* whose slot */
+	int		 worker;	/* its slot: the worker's, or in a fed pool seq % slots */
 	struct pool	*pool;
 };
 
@@ -73,5 +73,28 @@ int	pool_run(int workers, const struct pool_ops *ops, void *arg);
  * stopped by an earlier unit: u is then never written.
  */
 int	pool_turn(const struct pool_unit *u);
+
+/*
+ * A pool fed by its caller, for a reader that cannot stop between units
+ * (one that pushes what it makes from deep inside a loop of its own):
+ * the calling thread fills the units in order, each in a slot of its
+ * own (0 .. slots-1), and hands them over; 'workers' threads work on
+ * them and write them, in order.  ops->read is not used.  With 0
+ * workers, pool_submit() works on the unit and writes it at once, in
+ * the calling thread.
+ *
+ * pool_open() returns NULL with errno set when memory or a thread
+ * cannot be had (the caller can then write inline).  pool_next() waits
+ * until the slot of the next unit is free and describes that unit in
+ * *u: 0, or what the write() that stopped the run returned.  Fill the
+ * slot, then pool_submit() it.  pool_close() waits until every unit
+ * submitted is written (or the run stopped), ends the threads and frees
+ * the pool: 0, or what the write() that stopped the run returned.
+ */
+struct pool *pool_open(int workers, int slots, const struct pool_ops *ops,
+	    void *arg);
+int	pool_next(struct pool *p, struct pool_unit *u);
+void	pool_submit(struct pool *p);
+int	pool_close(struct pool *p);	/* NULL is fine */
 
 #endif

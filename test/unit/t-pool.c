@@ -145,6 +145,69 @@ check(int workers, uint64_t units, const uint64_t *faults, size_t nfault,
 	return rc;
 }
 
+/* A fed pool: the slots of the units in flight, and what came out. */
+static struct {
+	uint64_t	 slot[4];
+	uint64_t	 out[MAXU];
+	size_t		 nout;
+	uint64_t	 fault;		/* the unit whose write fails */
+	int		 bad;		/* a unit in a slot it does not own */
+} fed;
+
+static void
+fed_work(void *arg, const struct pool_unit *u)
+{
+	(void)arg;
+	pause_a_little(u->seq);
+	fed.slot[u->worker] = fed.slot[u->worker] * 3 + 1;
+}
+
+static int
+fed_write(void *arg, const struct pool_unit *u)
+{
+	(void)arg;
+	if (u->worker != (int)(u->seq % 4) || fed.slot[u->worker] != u->seq * 3 + 1)
+		fed.bad = 1;
+	if (u->seq == fed.fault)
+		return 7;
+	fed.out[fed.nout++] = u->seq;
+	return 0;
+}
+
+static const struct pool_ops fed_ops = { NULL, fed_work, fed_write };
+
+static void
+check_fed(int workers, uint64_t units, uint64_t fault)
+{
+	struct pool *p;
+	struct pool_unit u;
+	uint64_t s, pushed = 0;
+	int rc = 0, ok = 1;
+
+	memset(&fed, 0, sizeof fed);
+	fed.fault = fault;
+	if ((p = pool_open(workers, 4, &fed_ops, NULL)) == NULL) {
+		TEST(0, "fed pool of %d workers: pool_open", workers);
+		return;
+	}
+	for (s = 0; s < units; s++) {
+		if ((rc = pool_next(p, &u)) != 0)
+			break;
+		ok &= u.seq == s && u.pool == p;
+		fed.slot[u.worker] = s;
+		pool_submit(p);
+		pushed++;
+	}
+	rc = pool_close(p);
+	for (size_t i = 0; i < fed.nout; i++)
+		ok &= fed.out[i] == i;
+	TEST(ok && !fed.bad && rc == (fault < units ? 7 : 0) &&
+	    fed.nout == (fault < units ? fault : units) &&
+	    (fault >= units || pushed <= fault + 5),
+	    "fed pool of %d workers, %ju units, fault at %jd: in order, status %d",
+	    workers, (uintmax_t)units, fault < units ? (intmax_t)fault : -1, rc);
+}
+
 int
 main(void)
 {
@@ -180,6 +243,14 @@ main(void)
 				break;
 		}
 	}
+	for (int w = 0; w <= 3; w++) {
+		check_fed(w, 0, UINT64_MAX);
+		check_fed(w, 1000, UINT64_MAX);
+		check_fed(w, 1000, 0);
+		check_fed(w, 1000, 500);
+		check_fed(w, 1000, 999);
+	}
+	TEST(pool_close(NULL) == 0, "pool_close(NULL)");
 	check(0, 10, NULL, 0, UINT64_MAX, 0, "0 workers run as 1");
 	check(POOL_MAX_WORKERS + 5, 10, NULL, 0, UINT64_MAX, 0, "too many workers are clamped");
 	return tap_done();
