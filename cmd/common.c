@@ -223,12 +223,11 @@ obuf_open(struct obuf *b, int fd, const char *name, size_t size)
 	memset(b, 0, sizeof *b);
 	b->fd = fd;
 	b->name = name;
-	b->grow = size == 0;
-	if (size > 0) {
-		if ((b->p = malloc(size)) == NULL)
-			die_errno("malloc");
-		b->size = size;
-	}
+	if ((b->grow = size == 0))
+		size = 4096;
+	if ((b->p = malloc(size)) == NULL)
+		die_errno("malloc");
+	b->size = size;
 }
 
 void
@@ -281,6 +280,8 @@ obuf_reserve(struct obuf *b, size_t n)
 int
 obuf_write(struct obuf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return 0;
 	if (b->grow) {
 		if (obuf_reserve(b, n) == -1)
 			return -1;

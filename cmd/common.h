@@ -70,7 +70,7 @@ struct obuf {
 	int		(*gate)(void *);
 	void		*gate_arg;
 };
-/* Set b up (size bytes, or 0 to grow); dies "tool: malloc: ..." when memory is short. */
+/* Set b up (size bytes, or 0 for a growing one); dies "tool: malloc: ..." when memory is short. */
 void	obuf_open(struct obuf *b, int fd, const char *name, size_t size);
 void	obuf_close(struct obuf *b);	/* frees, does not flush; NULL p is fine */
 void	obuf_flush(struct obuf *b);
