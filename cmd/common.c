@@ -277,8 +277,9 @@ obuf_reserve(struct obuf *b, size_t n)
 	return 0;
 }
 
+/* obuf_write() when p[0 .. n) does not fit as it is (or n is 0). */
 int
-obuf_write(struct obuf *b, const void *p, size_t n)
+obuf_write_slow(struct obuf *b, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "record.h"
 
@@ -76,7 +77,7 @@ void	obuf_close(struct obuf *b);	/* frees, does not flush; NULL p is fine */
 void	obuf_flush(struct obuf *b);
 /* Room for n more bytes: flushes a fixed-size buffer, grows a growing one.  0 or -1. */
 int	obuf_reserve(struct obuf *b, size_t n);
-int	obuf_write(struct obuf *b, const void *p, size_t n);
+int	obuf_write_slow(struct obuf *b, const void *p, size_t n);
 int	obuf_puts(struct obuf *b, const char *s);
 void	obuf_printf(struct obuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write p[0 .. n) after what b holds, without copying it into b. */
@@ -99,6 +100,18 @@ static inline void
 obuf_end(struct obuf *b, char *q)
 {
 	b->len = (size_t)(q - b->p);
+}
+
+/* Append p[0 .. n): 0, or -1 when a growing buffer cannot grow. */
+static inline int
+obuf_write(struct obuf *b, const void *p, size_t n)
+{
+	if (n > 0 && n <= b->size - b->len) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	return obuf_write_slow(b, p, n);
 }
 
 ssize_t	read_full(int fd, void *buf, size_t len);	/* loops on EINTR and short reads */
