@@ -253,8 +253,7 @@ obuf_flush(struct obuf *b)
 int
 obuf_reserve(struct obuf *b, size_t n)
 {
-	size_t cap;
-	char *p;
+	struct buf t;
 
 	if (b->size - b->len >= n)
 		return 0;
@@ -263,17 +262,14 @@ obuf_reserve(struct obuf *b, size_t n)
 		if (b->size >= n)
 			return 0;
 	}
-	if (n > SIZE_MAX / 2 - b->len) {
-		errno = ENOMEM;
+	/* The bytes as a struct buf, which knows how to grow. */
+	t.p = (uint8_t *)b->p;
+	t.len = b->len;
+	t.cap = b->size;
+	if (buf_reserve(&t, n) == -1)
 		return -1;
-	}
-	cap = b->size ? b->size : 4096;
-	while (cap - b->len < n)
-		cap *= 2;
-	if ((p = realloc(b->p, cap)) == NULL)
-		return -1;
-	b->p = p;
-	b->size = cap;
+	b->p = (char *)t.p;
+	b->size = t.cap;
 	return 0;
 }
 
