@@ -1165,15 +1165,14 @@ open_epoch(uint64_t epoch)
 /* ---- output ---- */
 
 /*
- * Text goes through one large buffer written with write_full(); records
+ * Text goes through one large output buffer (cmd/common.h); records
  * through a record writer on the same descriptor.  -o names an atomic
  * output (cmd/common.h); a closed pipe ends the tool quietly.
  */
 static struct {
 	int		 fd;
 	const char	*name;
-	char		*p;
-	size_t		 len, size;
+	struct obuf	 b;
 	struct outfile	 file;
 	struct rec_writer *w;
 } out;
@@ -1183,34 +1182,20 @@ static struct {
 static void
 out_flush(void)
 {
-	if (out.len > 0 && write_full(out.fd, out.p, out.len) == -1)
-		write_failed(out.name);
-	out.len = 0;
+	obuf_flush(&out.b);
 }
 
 /* Room for n bytes (n <= OUT_SIZE). */
 static inline char *
 out_room(size_t n)
 {
-	if (out.size - out.len < n)
-		out_flush();
-	return out.p + out.len;
+	return obuf_room(&out.b, n);
 }
 
 static void
 out_write(const void *p, size_t n)
 {
-	while (n > out.size - out.len) {
-		size_t k = out.size - out.len;
-
-		memcpy(out.p + out.len, p, k);
-		out.len += k;
-		p = (const char *)p + k;
-		n -= k;
-		out_flush();
-	}
-	memcpy(out.p + out.len, p, n);
-	out.len += n;
+	(void)obuf_write(&out.b, p, n);
 }
 
 static void
@@ -1232,9 +1217,7 @@ out_begin(int records)
 			die_errno("%s", o.out);
 		out.name = o.out;
 	}
-	if ((out.p = malloc(OUT_SIZE)) == NULL)
-		die_errno("malloc");
-	out.size = OUT_SIZE;
+	obuf_open(&out.b, out.fd, out.name, OUT_SIZE);
 	if (records) {
 		if (out.fd == 1)
 			refuse_tty(1, 0);
@@ -1272,7 +1255,7 @@ fail(const char *fmt, ...)
 	if (out.fd == 1) {
 		if (out.w != NULL)
 			(void)rec_writer_flush(out.w);
-		if (out.p != NULL)
+		if (out.b.p != NULL)
 			out_flush();
 	}
 	die("%s", msg);
@@ -1427,17 +1410,17 @@ json_ints(const int64_t *v, size_t n)
 	char *q = out_room(2);
 
 	*q++ = '[';
-	out.len = (size_t)(q - out.p);
+	obuf_end(&out.b, q);
 	for (size_t i = 0; i < n; i++) {
 		q = out_room(22);
 		if (i > 0)
 			*q++ = ',';
 		q = exjson_format_i64(v[i], q);
-		out.len = (size_t)(q - out.p);
+		obuf_end(&out.b, q);
 	}
 	q = out_room(1);
 	*q = ']';
-	out.len++;
+	out.b.len++;
 }
 
 /* A JSON matrix of n rows of w, or null when not present. */
@@ -1646,17 +1629,17 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 				q = exjson_format_i64((int64_t)it[i].pair, q);
 			*q++ = ':';
 			q = exjson_format_i64((int64_t)it[i].index, q);
-			out.len = (size_t)(q - out.p);
+			obuf_end(&out.b, q);
 		}
 		q = out_room(1);
 		*q = '\n';
-		out.len++;
+		out.b.len++;
 		break;
 	case OUT_JSON:
 		q = out_room(128);
 		q += sprintf(q, "{\"epoch\":%" PRIu64 ",\"shard\":%" PRIu64
 		    ",\"step\":%" PRIu64 ",\"ids\":[", epoch, o.shard, step);
-		out.len = (size_t)(q - out.p);
+		obuf_end(&out.b, q);
 		for (size_t i = 0; i < n; i++) {
 			q = out_room(48);
 			if (i > 0)
@@ -1669,7 +1652,7 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 			*q++ = ',';
 			q = exjson_format_i64((int64_t)it[i].index, q);
 			*q++ = ']';
-			out.len = (size_t)(q - out.p);
+			obuf_end(&out.b, q);
 		}
 		out_puts("]");
 		if (o.collate) {
@@ -2192,7 +2175,7 @@ cmd_by_size(int argc, char **argv)
 			if (i > a)
 				*q++ = ' ';
 			q = exjson_format_i64((int64_t)s.index[i], q);
-			out.len = (size_t)(q - out.p);
+			obuf_end(&out.b, q);
 		}
 		out_write("\n", 1);
 	}

@@ -217,6 +217,117 @@ stdout_buffer(void)
 	setvbuf(stdout, b, _IOFBF, sizeof(b));
 }
 
+void
+obuf_open(struct obuf *b, int fd, const char *name, size_t size)
+{
+	memset(b, 0, sizeof *b);
+	b->fd = fd;
+	b->name = name;
+	if ((b->grow = size == 0))
+		size = 4096;
+	if ((b->p = malloc(size)) == NULL)
+		die_errno("malloc");
+	b->size = size;
+}
+
+void
+obuf_close(struct obuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->size = 0;
+}
+
+void
+obuf_flush(struct obuf *b)
+{
+	if (b->len == 0)
+		return;
+	if ((b->gate == NULL || b->gate(b->gate_arg) == 0) &&
+	    write_full(b->fd, b->p, b->len) == -1)
+		write_failed(b->name);
+	b->out += b->len;
+	b->len = 0;
+}
+
+int
+obuf_reserve(struct obuf *b, size_t n)
+{
+	struct buf t;
+
+	if (b->size - b->len >= n)
+		return 0;
+	if (!b->grow) {
+		obuf_flush(b);
+		if (b->size >= n)
+			return 0;
+	}
+	/* The bytes as a struct buf, which knows how to grow. */
+	t.p = (uint8_t *)b->p;
+	t.len = b->len;
+	t.cap = b->size;
+	if (buf_reserve(&t, n) == -1)
+		return -1;
+	b->p = (char *)t.p;
+	b->size = t.cap;
+	return 0;
+}
+
+/* obuf_write() when p[0 .. n) does not fit as it is (or n is 0). */
+int
+obuf_write_slow(struct obuf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (b->grow) {
+		if (obuf_reserve(b, n) == -1)
+			return -1;
+	} else
+		while (n > b->size - b->len) {
+			size_t k = b->size - b->len;
+
+			memcpy(b->p + b->len, p, k);
+			b->len += k;
+			p = (const char *)p + k;
+			n -= k;
+			obuf_flush(b);
+		}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+int
+obuf_puts(struct obuf *b, const char *s)
+{
+	return obuf_write(b, s, strlen(s));
+}
+
+void
+obuf_printf(struct obuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (obuf_write(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n :
+	    sizeof tmp - 1) == -1)
+		die_errno("malloc");
+}
+
+void
+obuf_put_direct(struct obuf *b, const void *p, size_t n)
+{
+	obuf_flush(b);
+	if (n > 0 && (b->gate == NULL || b->gate(b->gate_arg) == 0) &&
+	    write_full(b->fd, p, n) == -1)
+		write_failed(b->name);
+	b->out += n;
+}
+
 ssize_t
 read_full(int fd, void *buf, size_t len)
 {

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "record.h"
 
@@ -45,6 +46,73 @@ void	close_stdout(void);
 extern const char *stdout_name;
 /* Give stdout a large buffer (records and JSON lines go through stdio). */
 void	stdout_buffer(void);
+
+/*
+ * An output buffer on a descriptor: the text the tools write goes out
+ * through one, and the fast formatters (exjson_format_i64(), ...) write
+ * straight into it:
+ *	q = obuf_room(b, 21); q = exjson_format_i64(v, q); obuf_end(b, q);
+ * A buffer of a fixed size (obuf_open() with size > 0) writes itself
+ * out when it has no room left; a growing one (size 0) grows instead and
+ * is written out only by obuf_flush(), so that it can hold whole lines
+ * or a whole unit of a pool.  A failed write calls write_failed(name)
+ * (obuf_flush() returns only when everything was written); a failed
+ * growth returns -1 (obuf_reserve(), obuf_write()) with errno set.
+ * When gate is set, it is called before each write with gate_arg: -1
+ * drops the bytes instead (a pool unit whose turn will not come).
+ */
+struct obuf {
+	int		 fd;		/* -1: memory only */
+	const char	*name;
+	char		*p;		/* owned */
+	size_t		 len, size;	/* bytes in use, allocated */
+	int		 grow;		/* size 0 was asked: grow, never flush by itself */
+	uint64_t	 out;		/* bytes written out (or dropped) before p */
+	int		(*gate)(void *);
+	void		*gate_arg;
+};
+/* Set b up (size bytes, or 0 for a growing one); dies "tool: malloc: ..." when memory is short. */
+void	obuf_open(struct obuf *b, int fd, const char *name, size_t size);
+void	obuf_close(struct obuf *b);	/* frees, does not flush; NULL p is fine */
+void	obuf_flush(struct obuf *b);
+/* Room for n more bytes: flushes a fixed-size buffer, grows a growing one.  0 or -1. */
+int	obuf_reserve(struct obuf *b, size_t n);
+int	obuf_write_slow(struct obuf *b, const void *p, size_t n);
+int	obuf_puts(struct obuf *b, const char *s);
+void	obuf_printf(struct obuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Write p[0 .. n) after what b holds, without copying it into b. */
+void	obuf_put_direct(struct obuf *b, const void *p, size_t n);
+
+/*
+ * Where to write n more bytes (n no more than a fixed buffer's size);
+ * obuf_end() then says where they end.  A growing buffer that cannot
+ * grow dies "tool: malloc: ...".
+ */
+static inline char *
+obuf_room(struct obuf *b, size_t n)
+{
+	if (b->size - b->len < n && obuf_reserve(b, n) == -1)
+		die_errno("malloc");
+	return b->p + b->len;
+}
+
+static inline void
+obuf_end(struct obuf *b, char *q)
+{
+	b->len = (size_t)(q - b->p);
+}
+
+/* Append p[0 .. n): 0, or -1 when a growing buffer cannot grow. */
+static inline int
+obuf_write(struct obuf *b, const void *p, size_t n)
+{
+	if (n > 0 && n <= b->size - b->len) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	return obuf_write_slow(b, p, n);
+}
 
 ssize_t	read_full(int fd, void *buf, size_t len);	/* loops on EINTR and short reads */
 int	write_full(int fd, const void *buf, size_t len); /* 0, or -1 with errno */

@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "exjson.h"
 #include "fairseq_dict.h"
 #include "mmidx.h"
+#include "pool.h"
 #include "record.h"
 #include "unicode.h"
 
@@ -366,95 +366,11 @@ parse_opts(int argc, char **argv)
 	}
 }
 
-/* ---- buffered output to a descriptor ---- */
-
-struct getw;
-
-/*
- * An output buffer.  The one of a lookup thread (w set) is written
- * only in its turn, which flushing it waits for.
- */
-struct obuf {
-	int		 fd;
-	const char	*name;
-	char		*p;
-	size_t		 len;
-	size_t		 size;
-	uint64_t	 out;	/* bytes written before p */
-	struct getw	*w;
-};
+/* ---- buffered output to a descriptor (cmd/common.h) ---- */
 
 static struct obuf ob;
 
 #define OB_SIZE	(1u << 17)
-
-static void	get_own_turn(struct getw *w);
-
-static void
-obuf_flush(struct obuf *b)
-{
-	if (b->w != NULL)
-		get_own_turn(b->w);
-	if (b->len > 0 && write_full(b->fd, b->p, b->len) == -1)
-		write_failed(b->name);
-	b->out += b->len;
-	b->len = 0;
-}
-
-static void
-ob_flush(void)
-{
-	obuf_flush(&ob);
-}
-
-/* Room for n more bytes; returns where to write them. */
-static inline char *
-ob_room(struct obuf *b, size_t n)
-{
-	if (b->size - b->len < n)
-		obuf_flush(b);
-	return b->p + b->len;
-}
-
-static void
-obuf_write(struct obuf *b, const void *p, size_t n)
-{
-	while (n > b->size - b->len) {
-		size_t k = b->size - b->len;
-		memcpy(b->p + b->len, p, k);
-		b->len += k;
-		p = (const char *)p + k;
-		n -= k;
-		obuf_flush(b);
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void
-ob_write(const void *p, size_t n)
-{
-	obuf_write(&ob, p, n);
-}
-
-static void
-ob_puts(const char *s)
-{
-	ob_write(s, strlen(s));
-}
-
-static void
-ob_printf(const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	ob_write(tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 static struct {
 	struct rec_writer *w;
@@ -481,7 +397,7 @@ fail(const char *fmt, ...)
 	}
 	wr.w = NULL;
 	if (ob.p != NULL)
-		ob_flush();
+		obuf_flush(&ob);
 	fault_begin();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -556,19 +472,19 @@ fmt_float(char *q, double d, int f32)
 static void
 ob_json_str(const char *s)
 {
-	ob_write("\"", 1);
+	obuf_write(&ob, "\"", 1);
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\') {
 			char t[2] = { '\\', (char)c };
-			ob_write(t, 2);
+			obuf_write(&ob, t, 2);
 		} else if (c < 0x20) {
-			ob_printf("\\u%04x", c);
+			obuf_printf(&ob, "\\u%04x", c);
 		} else
-			ob_write(s, 1);
+			obuf_write(&ob, s, 1);
 	}
-	ob_write("\"", 1);
+	obuf_write(&ob, "\"", 1);
 }
 
 /* ---- reading datasets ---- */
@@ -627,10 +543,7 @@ out_begin(int records)
 		ob.name = o.out;
 	} else
 		ob.name = "stdout";
-	ob.fd = fd;
-	if ((ob.p = malloc(OB_SIZE)) == NULL)
-		die_errno("malloc");
-	ob.size = OB_SIZE;
+	obuf_open(&ob, fd, ob.name, OB_SIZE);
 	if (records) {
 		if (fd == 1)
 			refuse_tty(1, 0);
@@ -648,7 +561,7 @@ out_end(void)
 	if (wr.w != NULL && rec_writer_close(wr.w) == -1)
 		write_failed(ob.name);
 	wr.w = NULL;
-	ob_flush();
+	obuf_flush(&ob);
 	if (ob.fd != 1) {
 		if (out_commit(&outf) == -1)
 			die_errno("%s", o.out);
@@ -845,15 +758,15 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 		for (k = 0; k < n; ) {
 			uint64_t k1 = n - k > FMT_STEP ? k + FMT_STEP : n;
 
-			q = ob_room(b, 24 * (size_t)(k1 - k));
+			q = obuf_room(b, 24 * (size_t)(k1 - k));
 			q = fmt_ints(q, t, p, k, k1, sep);
-			b->len = (size_t)(q - b->p);
+			obuf_end(b, q);
 			k = k1;
 		}
 		if (n > 0)
 			b->len--;
 	} else for (k = 0; k < n; k++) {
-		q = ob_room(b, 40);
+		q = obuf_room(b, 40);
 		if (k > 0)
 			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
 		switch (t) {
@@ -867,19 +780,19 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
 			break;
 		}
-		b->len = (size_t)(q - b->p);
+		obuf_end(b, q);
 	}
 	if (o.outfmt == OUT_JSON) {
-		q = ob_room(b, 32);
+		q = obuf_room(b, 32);
 		*q++ = ']';
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			memcpy(q, ",\"mode\":", 8);
 			q = exjson_format_i64(mmidx_mode(m, i), q + 8);
 		}
 		*q++ = '}';
-		b->len = (size_t)(q - b->p);
+		obuf_end(b, q);
 	}
-	q = ob_room(b, 1);
+	q = obuf_room(b, 1);
 	*q = '\n';
 	b->len++;
 }
@@ -966,13 +879,13 @@ parse_index(const char *s, size_t len, uint64_t *v)
 }
 
 /*
- * Lookups from stdin in several threads.  The input is cut into jobs
- * of consecutive lines, dealt round-robin: a thread reads the lines of
- * its job while it holds the input turn, then resolves and formats the
- * job into its own buffer, which it writes while it holds the output
- * turn.  Both turns go through the jobs in order, so the output is
- * that of one thread, and a fault ends the run when its turn comes,
- * after everything before it has been written.
+ * Lookups from stdin in several threads (lib/pool.h).  The input is cut
+ * into jobs of consecutive lines: a thread reads the lines of its job
+ * in the input turn, then resolves and formats the job into its own
+ * buffer, which it writes in the output turn (or as soon as that comes,
+ * when the buffer fills).  So the output is that of one thread, and a
+ * fault ends the run in its turn, after everything before it has been
+ * written.
  */
 #define GET_JOB		4096	/* most lines in a job */
 #define GET_GROUP	16	/* lookups per prefetch step */
@@ -980,7 +893,7 @@ parse_index(const char *s, size_t len, uint64_t *v)
 
 struct getw {
 	struct obuf	 ob;
-	uint64_t	 job;
+	struct pool_unit u;		/* the job */
 	int		 own;		/* holds the output turn */
 	uint64_t	 out0;		/* ob.out + ob.len when the job began */
 	size_t		 n;		/* good indices in the job */
@@ -993,46 +906,41 @@ struct getw {
 enum { FAULT_NONE, FAULT_MSG, FAULT_ENTRY };
 
 static struct {
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	uint64_t	 in_turn;	/* the job whose lines are read next */
-	uint64_t	 out_turn;	/* the job whose output is written next */
-	int		 in_done;	/* no job after in_turn - 1 */
-	size_t		 joblen;	/* lines in the next job */
+	struct getw	*w;		/* one per thread */
+	size_t		 joblen;	/* lines in the next job (atomic) */
 	struct mmidx	*m;
 	const char	*prefix;
-	int		 jobs;
-	/* input, used by the holder of the input turn */
+	char		 msg[1024];	/* the fault that ended the run */
+	/* input, used in the input turn */
 	struct mmidx_lines L;
 	char		*in;
 	size_t		 off, got;
 	int		 eof;
-} gt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} gt;
 
 #define GET_IN	(1u << 16)
 
-static void
-get_wait(const uint64_t *turn, uint64_t job)
+/*
+ * Take w's output turn (the gate of its buffer); -1 when an earlier
+ * job's fault ended the run.
+ */
+static int
+get_own_turn(void *arg)
 {
-	pthread_mutex_lock(&gt.mu);
-	while (*turn != job)
-		pthread_cond_wait(&gt.cv, &gt.mu);
-	pthread_mutex_unlock(&gt.mu);
-}
+	struct getw *w = arg;
 
-static void
-get_own_turn(struct getw *w)
-{
 	if (!w->own) {
-		get_wait(&gt.out_turn, w->job);
+		if (pool_turn(&w->u) == -1)
+			return -1;
 		w->own = 1;
 	}
+	return 0;
 }
 
 /*
  * Read the lines of w's job; the caller holds the input turn.  Stops
- * at GET_JOB lines, the end of input or a fault.  Returns 1 when no
- * job can follow.
+ * at 'max' lines, the end of input or a fault.  Returns 1 when no job
+ * can follow.
  */
 static int
 get_read_job(struct getw *w, size_t max)
@@ -1090,16 +998,31 @@ get_read_job(struct getw *w, size_t max)
 	return 0;
 }
 
+static int
+get_read(void *arg, const struct pool_unit *u)
+{
+	struct getw *w = &gt.w[u->worker];
+
+	(void)arg;
+	w->u = *u;
+	w->own = 0;
+	return get_read_job(w, __atomic_load_n(&gt.joblen, __ATOMIC_RELAXED)) ?
+	    POOL_LAST : POOL_MORE;
+}
+
 /*
  * Resolve and format w's job.  The index entries are prefetched two
  * groups ahead and the tokens one group ahead of the formatting.
  */
 static void
-get_run_job(struct getw *w)
+get_run_job(void *arg, const struct pool_unit *u)
 {
+	struct getw *w = &gt.w[u->worker];
 	struct mmidx *m = gt.m;
 	size_t n = w->n, a, g, r;
 
+	(void)arg;
+	w->out0 = w->ob.out + w->ob.len;
 	mmidx_prefetch_entries(m, w->idx, n < 2 * GET_GROUP ? n : 2 * GET_GROUP);
 	g = n < GET_GROUP ? n : GET_GROUP;
 	if ((r = mmidx_spans(m, w->idx, g, w->span)) < g) {
@@ -1128,24 +1051,27 @@ get_run_job(struct getw *w)
 	w->n = n;
 }
 
-/* Write w's output in its turn; a fault ends the run there. */
-static void
-get_put_job(struct getw *w)
+/* Write w's output in its turn; a fault ends the run there (in gt.msg). */
+static int
+get_put_job(void *arg, const struct pool_unit *u)
 {
+	struct getw *w = &gt.w[u->worker];
 	uint64_t bytes = w->ob.out + w->ob.len - w->out0;
 	const uint8_t *p;
 	uint64_t n;
 
+	(void)arg;
+	w->own = 1;
 	obuf_flush(&w->ob);
-	if (w->fault == FAULT_MSG)
-		fail("%s", w->msg);
+	if (w->fault == FAULT_MSG) {
+		memcpy(gt.msg, w->msg, sizeof gt.msg);
+		return 1;
+	}
 	if (w->fault == FAULT_ENTRY) {
 		(void)mmidx_seq(gt.m, w->idx[w->n], &p, &n);
-		fail("%s", mmidx_strerror(gt.m));
+		snprintf(gt.msg, sizeof gt.msg, "%s", mmidx_strerror(gt.m));
+		return 1;
 	}
-	w->own = 0;
-	pthread_mutex_lock(&gt.mu);
-	gt.out_turn++;
 	/*
 	 * Size the next jobs so that their output fits half the buffer:
 	 * a thread that fills its buffer waits for its turn.
@@ -1153,50 +1079,13 @@ get_put_job(struct getw *w)
 	if (w->n > 0) {
 		uint64_t fit = GET_OBSIZE / 2 / (bytes / w->n + 1);
 
-		gt.joblen = fit < GET_GROUP ? GET_GROUP : fit > GET_JOB ?
-		    GET_JOB : (size_t)fit;
+		__atomic_store_n(&gt.joblen, fit < GET_GROUP ? GET_GROUP :
+		    fit > GET_JOB ? GET_JOB : (size_t)fit, __ATOMIC_RELAXED);
 	}
-	pthread_cond_broadcast(&gt.cv);
-	pthread_mutex_unlock(&gt.mu);
+	return 0;
 }
 
-/* A lookup thread: jobs first, first + jobs, ... */
-static void *
-get_worker(void *arg)
-{
-	struct getw *w = arg;
-
-	for (;; w->job += (uint64_t)gt.jobs) {
-		size_t max;
-		int last;
-
-		pthread_mutex_lock(&gt.mu);
-		while (gt.in_turn != w->job)
-			pthread_cond_wait(&gt.cv, &gt.mu);
-		if (gt.in_done) {
-			gt.in_turn++;
-			pthread_cond_broadcast(&gt.cv);
-			pthread_mutex_unlock(&gt.mu);
-			break;
-		}
-		max = gt.joblen;
-		pthread_mutex_unlock(&gt.mu);
-
-		last = get_read_job(w, max);
-		pthread_mutex_lock(&gt.mu);
-		gt.in_done = last;
-		gt.in_turn++;
-		pthread_cond_broadcast(&gt.cv);
-		pthread_mutex_unlock(&gt.mu);
-
-		w->out0 = w->ob.out + w->ob.len;
-		get_run_job(w);
-		get_put_job(w);
-		if (last)
-			break;
-	}
-	return NULL;
-}
+static const struct pool_ops get_ops = { get_read, get_run_job, get_put_job };
 
 /* Threads for the lookups: -j, or one per processor (at most 8). */
 static int
@@ -1205,53 +1094,36 @@ get_jobs(void)
 	return jobs_count(o.jobs);
 }
 
-/*
- * Look up the indices on stdin in 'jobs' threads (this one and the
- * others started here).
- */
+/* Look up the indices on stdin in 'jobs' threads. */
 static void
 get_stdin(struct mmidx *m, const char *prefix, int jobs)
 {
 	static int at_eof;	/* a second '-' reads nothing, as stdio would */
 	struct getw *w;
-	pthread_t *tid;
-	int e, started;
 
 	if (at_eof)
 		return;
-	ob_flush();
+	obuf_flush(&ob);
 	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
-	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL ||
 	    (gt.in = malloc(GET_IN)) == NULL)
 		die_errno("malloc");
+	gt.w = w;
 	gt.m = m;
 	gt.prefix = prefix;
-	gt.jobs = jobs;
 	gt.joblen = GET_JOB;
 	mmidx_lines_init(&gt.L);
 	for (int t = 0; t < jobs; t++) {
-		w[t].job = (uint64_t)t;
-		w[t].ob.fd = ob.fd;
-		w[t].ob.name = ob.name;
-		w[t].ob.size = GET_OBSIZE;
-		w[t].ob.w = &w[t];
-		if ((w[t].ob.p = malloc(GET_OBSIZE)) == NULL)
-			die_errno("malloc");
+		obuf_open(&w[t].ob, ob.fd, ob.name, GET_OBSIZE);
+		w[t].ob.gate = get_own_turn;
+		w[t].ob.gate_arg = &w[t];
 	}
-	for (started = 1; started < jobs; started++)
-		if ((e = pthread_create(&tid[started], NULL, get_worker,
-		    &w[started])) != 0) {
-			errno = e;
-			die_errno("pthread_create");
-		}
-	get_worker(&w[0]);
-	for (int t = 1; t < started; t++)
-		pthread_join(tid[t], NULL);
+	if (pool_run(jobs, &get_ops, NULL) != 0)
+		fail("%s", gt.msg);
 	for (int t = 0; t < jobs; t++)
-		free(w[t].ob.p);
+		obuf_close(&w[t].ob);
 	free(w);
-	free(tid);
 	free(gt.in);
+	gt.w = NULL;
 	at_eof = 1;
 }
 
@@ -1328,44 +1200,44 @@ cmd_info(int argc, char **argv, int json)
 	docs = mmidx_doc_count(m) ? mmidx_doc_count(m) - 1 : 0;
 	out_begin(0);
 	if (json) {
-		ob_puts("{\"prefix\":");
+		obuf_puts(&ob, "{\"prefix\":");
 		ob_json_str(argv[0]);
-		ob_printf(",\"layout\":\"%s\",\"dtype\":\"%s\",\"code\":%u,"
+		obuf_printf(&ob, ",\"layout\":\"%s\",\"dtype\":\"%s\",\"code\":%u,"
 		    "\"element_size\":%zu,\"sequences\":%" PRIu64 ",\"tokens\":%"
 		    PRIu64 ",", mmidx_layout_name(mmidx_layout(m)),
 		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t), n, tok);
 		if (mmidx_layout(m) == MMIDX_FAIRSEQ)
-			ob_puts("\"documents\":null,");
+			obuf_puts(&ob, "\"documents\":null,");
 		else
-			ob_printf("\"documents\":%" PRIu64 ",", docs);
-		ob_printf("\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
+			obuf_printf(&ob, "\"documents\":%" PRIu64 ",", docs);
+		obuf_printf(&ob, "\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
 		    ",\"length\":{\"min\":%" PRIu64 ",\"mean\":%.6g,\"max\":%"
 		    PRIu64 "},\"histogram\":[", mmidx_bin_size(m),
 		    mmidx_idx_size(m), mn, n ? (double)tok / (double)n : 0.0, mx);
 		for (int b = 0, first = 1; b < 33; b++) {
 			if (hist[b] == 0)
 				continue;
-			ob_printf("%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
+			obuf_printf(&ob, "%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
 			    ",\"count\":%" PRIu64 "}", first ? "" : ",",
 			    b ? (uint64_t)1 << (b - 1) : 0,
 			    b ? ((uint64_t)1 << b) - 1 : 0, hist[b]);
 			first = 0;
 		}
-		ob_puts("]}\n");
+		obuf_puts(&ob, "]}\n");
 	} else {
-		ob_printf("prefix:     %s\n", argv[0]);
-		ob_printf("layout:     %s\n", mmidx_layout_name(mmidx_layout(m)));
-		ob_printf("dtype:      %s (code %u, %zu bytes)\n",
+		obuf_printf(&ob, "prefix:     %s\n", argv[0]);
+		obuf_printf(&ob, "layout:     %s\n", mmidx_layout_name(mmidx_layout(m)));
+		obuf_printf(&ob, "dtype:      %s (code %u, %zu bytes)\n",
 		    mmidx_dtype_name(t), mmidx_code(m), mmidx_dtype_size(t));
-		ob_printf("sequences:  %" PRIu64 "\n", n);
-		ob_printf("tokens:     %" PRIu64 "\n", tok);
+		obuf_printf(&ob, "sequences:  %" PRIu64 "\n", n);
+		obuf_printf(&ob, "tokens:     %" PRIu64 "\n", tok);
 		if (mmidx_layout(m) != MMIDX_FAIRSEQ)
-			ob_printf("documents:  %" PRIu64 "\n", docs);
-		ob_printf("bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
-		ob_printf("idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
-		ob_printf("length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
+			obuf_printf(&ob, "documents:  %" PRIu64 "\n", docs);
+		obuf_printf(&ob, "bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
+		obuf_printf(&ob, "idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
+		obuf_printf(&ob, "length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
 		    mn, n ? (double)tok / (double)n : 0.0, mx);
-		ob_puts("histogram:\n");
+		obuf_puts(&ob, "histogram:\n");
 		for (int b = 0; b < 33; b++) {
 			char r[48];
 
@@ -1376,7 +1248,7 @@ cmd_info(int argc, char **argv, int json)
 			else
 				snprintf(r, sizeof r, "%" PRIu64 "-%" PRIu64,
 				    (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1);
-			ob_printf("  %-22s %" PRIu64 "\n", r, hist[b]);
+			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, hist[b]);
 		}
 	}
 	out_end();
@@ -1913,13 +1785,13 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 }
 
 /*
- * Records in several threads, taking turns as get does: the input is
- * cut into jobs of consecutive records, dealt round-robin.  A thread
- * reads the records of its job while it holds the input turn (the
- * reader checks their framing and copies them in bulk); checks their
- * payload CRCs, decodes them and packs their tokens on its own; and
- * adds them to the dataset while it holds the output turn.  Both turns go through the jobs in order, so the
- * dataset is the one a single thread builds, and the first fault in
+ * Records in several threads, taking turns as get does (lib/pool.h):
+ * the input is cut into jobs of consecutive records.  A thread reads
+ * the records of its job while it holds the input turn (the reader
+ * checks their framing and copies them in bulk); checks their payload
+ * CRCs, decodes them and packs their tokens on its own; and adds them
+ * to the dataset while it holds the output turn.  Both turns go
+ * through the jobs in order, so the dataset is the one a single thread builds, and the first fault in
  * the input ends the run when its turn comes, with the same message.
  */
 #define BUILD_JOB	(256u << 10)	/* payload bytes in a job, about */
@@ -1927,7 +1799,6 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 #define SEQ_DOC		UINT32_MAX	/* an entry that ends a document */
 
 struct buildw {
-	uint64_t	 job;
 	/* read in the input turn */
 	size_t		 k;		/* records */
 	uint64_t	 num0;		/* the number of the first one */
@@ -1948,29 +1819,22 @@ struct buildw {
 };
 
 static struct {
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 cv;
-	uint64_t	 in_turn, out_turn;
-	int		 in_done;
-	int		 stop;		/* a fault ended the run: see msg */
-	char		 msg[1024];
+	struct buildw	*w;		/* one per thread */
+	char		 msg[1024];	/* the fault that ended the run */
 	struct rec_reader *r;
 	struct mmidx_builder *b;
 	const char	*name;
 	size_t		 featlen;
 	size_t		 esize;
 	int		 u16;		/* uint16 tokens: see build_run_job() */
-	int		 jobs;
-} bt = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static int	build_wait(const uint64_t *turn, uint64_t job);
+} bt;
 
 /*
  * Read the records of w's job; the caller holds the input turn.
  * Returns 1 when no job can follow.
  */
 static int
-build_read_job(struct buildw *w)
+build_read_job(struct buildw *w, const struct pool_unit *u)
 {
 	struct rec_reader *r = bt.r;
 	uint64_t len;
@@ -1990,7 +1854,7 @@ build_read_job(struct buildw *w)
 		size_t n;
 
 		if (rec_read(r, &p, &n) == 1) {
-			if (build_wait(&bt.out_turn, w->job) == -1)
+			if (pool_turn(u) == -1)
 				return 1;
 			add_record(bt.b, &w->ex, bt.name, p, n, rec_index(r) - 1,
 			    rec_offset(r), 0, 0, bt.featlen);
@@ -2206,99 +2070,48 @@ build_put_job(struct buildw *w)
 	return 0;
 }
 
-/* Wait for a turn; returns 0 when it came, -1 when the run was stopped. */
 static int
-build_wait(const uint64_t *turn, uint64_t job)
+build_read(void *arg, const struct pool_unit *u)
 {
-	int stop;
-
-	pthread_mutex_lock(&bt.mu);
-	while (*turn != job && !bt.stop)
-		pthread_cond_wait(&bt.cv, &bt.mu);
-	stop = bt.stop;
-	pthread_mutex_unlock(&bt.mu);
-	return stop ? -1 : 0;
+	(void)arg;
+	return build_read_job(&bt.w[u->worker], u) ? POOL_LAST : POOL_MORE;
 }
 
-/* A build thread: jobs first, first + jobs, ... */
-static void *
-build_worker(void *arg)
+static void
+build_work(void *arg, const struct pool_unit *u)
 {
-	struct buildw *w = arg;
-
-	for (;; w->job += (uint64_t)bt.jobs) {
-		int last, rc;
-
-		if (build_wait(&bt.in_turn, w->job) == -1)
-			break;
-		pthread_mutex_lock(&bt.mu);
-		last = bt.in_done;
-		if (last) {
-			bt.in_turn++;
-			pthread_cond_broadcast(&bt.cv);
-		}
-		pthread_mutex_unlock(&bt.mu);
-		if (last)
-			break;
-
-		last = build_read_job(w);
-		pthread_mutex_lock(&bt.mu);
-		bt.in_done = last;
-		bt.in_turn++;
-		pthread_cond_broadcast(&bt.cv);
-		pthread_mutex_unlock(&bt.mu);
-
-		build_run_job(w);
-		if (build_wait(&bt.out_turn, w->job) == -1)
-			break;
-		rc = build_put_job(w);
-		pthread_mutex_lock(&bt.mu);
-		if (rc == -1)
-			bt.stop = 1;
-		bt.out_turn++;
-		pthread_cond_broadcast(&bt.cv);
-		pthread_mutex_unlock(&bt.mu);
-		if (rc == -1 || last)
-			break;
-	}
-	return NULL;
+	(void)arg;
+	build_run_job(&bt.w[u->worker]);
 }
 
-/* build_records() in 'jobs' threads (this one and the others started here). */
+static int
+build_write(void *arg, const struct pool_unit *u)
+{
+	(void)arg;
+	return build_put_job(&bt.w[u->worker]) == -1;
+}
+
+static const struct pool_ops build_ops = { build_read, build_work, build_write };
+
+/* build_records() in 'jobs' threads (lib/pool.h). */
 static void
 build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
     enum rec_comp comp, uint64_t from, uint64_t to)
 {
 	struct buildw *w;
-	pthread_t *tid;
-	int e, started;
 
 	bt.r = open_records(fd, name, comp, from, to);
-	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
-	    (tid = calloc((size_t)jobs, sizeof *tid)) == NULL)
+	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL)
 		die_errno("malloc");
+	bt.w = w;
 	bt.b = b;
 	bt.name = name;
 	bt.featlen = strlen(o.feature);
 	bt.esize = mmidx_dtype_size(mmidx_builder_dtype(b));
 	bt.u16 = mmidx_builder_dtype(b) == MMIDX_UINT16;
-	bt.jobs = jobs;
-	bt.in_turn = bt.out_turn = 0;
-	bt.in_done = bt.stop = 0;
-	for (int t = 0; t < jobs; t++) {
-		w[t].job = (uint64_t)t;
+	for (int t = 0; t < jobs; t++)
 		ex_init(&w[t].ex);
-	}
-	for (started = 1; started < jobs; started++)
-		if ((e = pthread_create(&tid[started], NULL, build_worker,
-		    &w[started])) != 0) {
-			errno = e;
-			die_errno("pthread_create");
-		}
-	build_worker(&w[0]);
-	for (int t = 1; t < started; t++)
-		pthread_join(tid[t], NULL);
-	if (bt.stop) {
+	if (pool_run(jobs, &build_ops, NULL) != 0) {
 		fault_begin();
 		die("%s", bt.msg);
 	}
@@ -2309,7 +2122,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 		ex_free(&w[t].ex);
 	}
 	free(w);
-	free(tid);
+	bt.w = NULL;
 	rec_reader_free(bt.r);
 	bt.r = NULL;
 }
@@ -2521,12 +2334,12 @@ cmd_dict(int argc, char **argv)
 	out_begin(0);
 	progress_done();
 	if (out.len > 0)
-		ob_write(out.p, out.len);
+		obuf_write(&ob, out.p, out.len);
 	buf_free(&out);
 	if (fault[0] != '\0')
 		fail("%s", fault);
 	if (rval) {
-		ob_flush();
+		obuf_flush(&ob);
 		if (ob.fd != 1) {
 			if (out_finish(&outf, 0) == -1)
 				die_errno("%s", o.out);

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "pool.h"
 #include "record.h"
 #include "seqio.h"
 #include "wordpiece.h"
@@ -194,16 +194,14 @@ decode_oom(void)
 }
 
 /*
- * Output runs in a second thread: the main thread reads, decodes and
- * packs; the writer thread encodes, frames and writes, in order.  A
- * ring of slots between them bounds the memory.  Slots change hands in
- * batches, and a thread is woken only when it sleeps and a batch is
- * ready for it (the writer), or half of the ring is free (the main
- * thread): a wake-up per row costs more than the row.
+ * Output runs in a second thread, a pool of one worker fed by the main
+ * thread (lib/pool.h): the main thread reads, decodes and packs; the
+ * writer encodes, frames and writes, in order.  A unit is a batch of
+ * rows (a thread woken per row would cost more than the row), and the
+ * few units in flight bound the memory.
  */
-#define NSLOT	256
-#define BATCH	32	/* slots handed over at a time */
-#define WAKE	(NSLOT / 2)	/* slots that wake the writer */
+#define NUNIT	8
+#define BATCH	32	/* rows in a unit */
 enum { SLOT_ROW, SLOT_RAW, SLOT_BROW };
 struct slot {
 	int		 what;		/* a row to encode, a payload in 'bytes', or a byte row */
@@ -218,18 +216,12 @@ struct slot {
 	uint32_t	*segs;		/* its segments, key after key */
 	size_t		 segcap;
 };
-static struct slot slots[NSLOT];
-/*
- * Under qlock: qtail counts the slots handed to the writer, qhead those
- * it has given back.  The main thread alone knows ptail, the slots it
- * has filled (qtail <= ptail), and phead, the last qhead it saw.
- */
-static size_t qhead, qtail, ptail, phead;
-static int qdone, threaded, wsleeps, psleeps;
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t qnonempty = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t qnonfull = PTHREAD_COND_INITIALIZER;
-static pthread_t wthread;
+static struct slot slots[NUNIT][BATCH];
+static size_t nrows[NUNIT];	/* rows in each unit */
+static struct pool *wpool;	/* NULL: rows are written in line */
+static struct pool_unit filling;	/* the unit being filled, */
+static int infill;		/* when this is set */
+static struct ex_lists *wenc;	/* the writer's encoder */
 
 static void write_row(struct ex_lists *enc, size_t n, const char *const *names,
     const int64_t *const *vals, const size_t *lens, const size_t *used);
@@ -265,105 +257,66 @@ write_slot(struct ex_lists *enc, struct slot *sl)
 	}
 }
 
-static void *
-writer_main(void *arg)
+/* Write a unit's rows (the writer thread). */
+static int
+write_unit(void *arg, const struct pool_unit *u)
 {
-	struct ex_lists *enc;
-	size_t at, end;
-
 	(void)arg;
-	if ((enc = ex_lists_new()) == NULL)
+	if (wenc == NULL && (wenc = ex_lists_new()) == NULL)
 		die_errno("encoding a record");
-	pthread_mutex_lock(&qlock);
-	for (;;) {
-		while (qhead == qtail && !qdone) {
-			wsleeps = 1;
-			pthread_cond_wait(&qnonempty, &qlock);
-			wsleeps = 0;
-		}
-		if (qhead == qtail)
-			break;
-		end = qtail;
-		pthread_mutex_unlock(&qlock);
-		/* Give the slots back a batch at a time. */
-		for (at = qhead; at != end;) {
-			write_slot(enc, &slots[at++ % NSLOT]);
-			if (at % BATCH == 0 || at == end) {
-				pthread_mutex_lock(&qlock);
-				qhead = at;
-				if (psleeps && qtail - qhead <= NSLOT / 2)
-					pthread_cond_signal(&qnonfull);
-				if (at != end)
-					pthread_mutex_unlock(&qlock);
-			}
-		}
-	}
-	pthread_mutex_unlock(&qlock);
-	ex_lists_free(enc);
-	return NULL;
+	for (size_t i = 0; i < nrows[u->worker]; i++)
+		write_slot(wenc, &slots[u->worker][i]);
+	return 0;
 }
+
+static const struct pool_ops unit_ops = { NULL, NULL, write_unit };
 
 /* Without a thread, output is written in line; nothing else changes. */
 static void
 writer_start(void)
 {
-	threaded = pthread_create(&wthread, NULL, writer_main, NULL) == 0;
+	wpool = pool_open(1, NUNIT, &unit_ops, NULL);
 }
 
-/*
- * Hand the filled slots to the writer (qlock held).  A sleeping writer
- * is woken for many at once: the machine may have one core for both.
- */
+/* Hand the unit being filled to the writer. */
 static void
-publish_locked(void)
+unit_submit(void)
 {
-	qtail = ptail;
-	if (wsleeps && qtail - qhead >= WAKE)
-		pthread_cond_signal(&qnonempty);
+	if (infill) {
+		pool_submit(wpool);
+		infill = 0;
+	}
 }
 
 /* Wait until everything queued is written and the writer thread is gone. */
 static void
 writer_drain(void)
 {
-	if (!threaded)
+	if (wpool == NULL)
 		return;
-	pthread_mutex_lock(&qlock);
-	publish_locked();
-	qdone = 1;
-	pthread_cond_signal(&qnonempty);
-	pthread_mutex_unlock(&qlock);
-	pthread_join(wthread, NULL);
-	threaded = 0;
+	unit_submit();
+	(void)pool_close(wpool);
+	wpool = NULL;
+	ex_lists_free(wenc);
+	wenc = NULL;
 }
 
 static struct slot *
 slot_get(void)
 {
-	if (ptail - phead == NSLOT) {
-		pthread_mutex_lock(&qlock);
-		publish_locked();
-		if (ptail - qhead == NSLOT)
-			while (ptail - qhead > NSLOT / 2) {
-				psleeps = 1;
-				pthread_cond_wait(&qnonfull, &qlock);
-				psleeps = 0;
-			}
-		phead = qhead;
-		pthread_mutex_unlock(&qlock);
+	if (!infill) {
+		(void)pool_next(wpool, &filling);
+		nrows[filling.worker] = 0;
+		infill = 1;
 	}
-	return &slots[ptail % NSLOT];
+	return &slots[filling.worker][nrows[filling.worker]];
 }
 
 static void
 slot_put(void)
 {
-	if (++ptail - qtail < BATCH)
-		return;		/* qtail is only written by this thread */
-	pthread_mutex_lock(&qlock);
-	publish_locked();
-	phead = qhead;
-	pthread_mutex_unlock(&qlock);
+	if (++nrows[filling.worker] == BATCH)
+		unit_submit();
 }
 
 static void
@@ -371,7 +324,7 @@ put_record(const void *p, size_t n)
 {
 	struct slot *sl;
 
-	if (!threaded) {
+	if (wpool == NULL) {
 		if (rec_write(writer, p, n) == -1)
 			write_failed(outname);
 		return;
@@ -429,7 +382,7 @@ emit_brow(void *arg, const struct sq_brow *row)
 	void *np;
 
 	(void)arg;
-	if (!threaded) {
+	if (wpool == NULL) {
 		struct sq_brow r = *row;
 
 		write_brow(&r);
@@ -596,7 +549,7 @@ emit_row(void *arg, size_t n, const char *const *names,
 		emit_prepacked_big(n, names);
 		return 0;
 	}
-	if (!threaded || n > 64) {
+	if (wpool == NULL || n > 64) {
 		writer_drain();
 		if (enc == NULL && (enc = ex_lists_new()) == NULL)
 			die_errno("encoding a record");

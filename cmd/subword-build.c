@@ -14,7 +14,6 @@
 #include <malloc.h>
 #endif
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "pool.h"
 #include "subword.h"
 #include "unicode.h"
 
@@ -88,11 +88,114 @@ static const struct option longopts[] = {
 static uint64_t total_lines;
 
 /*
- * Counting with -j N > 1: the main thread reads and samples lines (the
- * sampling is sequential: it charges a budget) and copies the taken,
- * stripped lines into batches; N workers tokenize and count a batch at
- * a time into tables of their own, merged at the end.  Token counts are
- * a multiset, so the vocabulary does not depend on which worker counted
+ * 1 after a fault in an input (a missing file, a bad line): its lines
+ * before the fault are counted and the others are read, so that the
+ * vocabulary is the one the good input gives; -o commits it only under
+ * --keep-partial.
+ */
+static int rval;
+
+/*
+ * The lines to count: the operands read in turn, each sampled (the
+ * sampling is sequential: it charges a budget) and stripped.  A part of
+ * a file (--part) is sampled at the file's rate, under the share of the
+ * budget its bytes are of the file's.
+ */
+static struct {
+	char		**paths;
+	const struct part_file *parts;	/* NULL, or one per path */
+	size_t		 next;		/* the path opened next */
+	double		 budget;
+	/* the file being read, when r is not NULL */
+	const char	*path, *name;
+	int		 fd;
+	struct sw_lines	*r;
+	struct sw_sampler s;
+} in;
+
+/* Open the next operand; 0, or -1 when it is skipped (empty part, or a warning). */
+static int
+open_next(void)
+{
+	const struct part_file *pf = in.parts ? &in.parts[in.next] : NULL;
+	struct stat st;
+	uint64_t size;
+	size_t n;
+
+	in.path = in.paths[in.next++];
+	in.name = input_name(in.path);
+	if (pf != NULL && pf->from == pf->to)
+		return -1;
+	if ((in.fd = pf != NULL ? open_text_part(in.path) : open_text(in.path)) == -1) {
+		rval = 1;
+		return -1;
+	}
+	if (fstat(in.fd, &st) == -1)
+		die_errno("%s", in.name);
+	if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+		in.r = sw_lines_open(in.fd);
+	} else {
+		uint8_t *all = read_all(in.fd, &n, in.name);
+
+		size = n;
+		in.r = sw_lines_open_buf(all, n);
+	}
+	if (in.r == NULL)
+		die_errno("%s", in.name);
+	sw_sample_init(&in.s, in.budget, size);
+	if (pf != NULL) {
+		if (sw_lines_range(in.r, pf->from, pf->to - pf->from) == -1)
+			die_errno("%s", in.name);
+		in.s.budget = in.budget * (double)(pf->to - pf->from) / (double)size;
+	}
+	return 0;
+}
+
+/* The next line to count, stripped: 1, or 0 after the last operand. */
+static int
+next_line(const uint8_t **pp, size_t *np)
+{
+	struct sw_err e;
+	int nl, rc, k;
+
+	for (;;) {
+		if (in.r == NULL) {
+			if (in.paths[in.next] == NULL)
+				return 0;
+			(void)open_next();
+			continue;
+		}
+		while ((rc = sw_lines_next(in.r, pp, np, &nl, &e)) == 1) {
+			total_lines++;
+			if (progress_due())
+				progress("%s: %ju lines", in.name,
+				    (uintmax_t)sw_lines_lineno(in.r));
+			if ((k = sw_sample_next(&in.s)) == 0)
+				continue;
+			if (k < 0)
+				break;
+			sw_strip(pp, np);
+			sw_sample_charge(&in.s, sw_cplen(*pp, *np));
+			return 1;
+		}
+		if (rc == -1)
+			die_errno("%s", in.name);
+		if (rc == -2) {
+			warnx_("%s: %s", in.name, e.msg);
+			rval = 1;
+		}
+		sw_lines_free(in.r);
+		in.r = NULL;
+		close_text(in.fd, in.path);
+	}
+}
+
+/*
+ * Counting with -j N > 1 (lib/pool.h): the lines to count are copied
+ * into batches in turn, and each thread counts its batches into a table
+ * of its own; the tables are merged at the end.  Token counts are a
+ * multiset, so the vocabulary does not depend on which thread counted
  * which line.
  */
 #define BATCH_BYTES	(1u << 20)
@@ -101,170 +204,106 @@ struct batch {
 	struct buf	 b;		/* the lines' bytes, back to back */
 	size_t		*ends;		/* end offset of each line */
 	size_t		 n, ncap;
+	struct sw_counts *counts;	/* the thread's table */
+	int		 err;		/* errno of a failed count, or 0 */
 };
 
-static struct {
-	int		 jobs;
-	pthread_t	*tid;
-	struct sw_counts **counts;	/* one table per worker */
-	struct batch	*all;		/* 2 * jobs batches */
-	struct batch	**fullq, **freeq;	/* stacks of batch pointers */
-	size_t		 nfull, nfree;
-	int		 done;		/* no more batches will come */
-	int		 err;		/* a worker's errno, 0 if none */
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 has_full, has_free;
-	struct batch	*cur;		/* being filled by the main thread */
-} pool;
+static struct batch *batches;	/* one per thread */
+
+static int
+batch_read(void *arg, const struct pool_unit *u)
+{
+	struct batch *b = &batches[u->worker];
+	const uint8_t *p;
+	size_t n;
+
+	(void)arg;
+	b->b.len = b->n = 0;
+	while (b->b.len < BATCH_BYTES) {
+		if (!next_line(&p, &n))
+			return b->n > 0 ? POOL_LAST : POOL_NONE;
+		if (b->n == b->ncap) {
+			size_t nc = b->ncap ? 2 * b->ncap : 4096;
+			size_t *e = realloc(b->ends, nc * sizeof(*e));
+
+			if (e == NULL)
+				die_errno("jobs");
+			b->ends = e;
+			b->ncap = nc;
+		}
+		if (buf_append(&b->b, p, n) == -1)
+			die_errno("jobs");
+		b->ends[b->n++] = b->b.len;
+	}
+	return POOL_MORE;
+}
 
 static void
-count_batch(struct sw_counts *c, const struct batch *b)
+batch_count(void *arg, const struct pool_unit *u)
 {
+	struct batch *b = &batches[u->worker];
 	size_t i, start = 0;
 
+	(void)arg;
 	for (i = 0; i < b->n; i++) {
-		if (sw_counts_add_text(c, b->b.p + start, b->ends[i] - start) == -1) {
-			pthread_mutex_lock(&pool.mu);
-			pool.err = errno;
-			pthread_mutex_unlock(&pool.mu);
+		if (sw_counts_add_text(b->counts, b->b.p + start,
+		    b->ends[i] - start) == -1) {
+			b->err = errno;
 			return;
 		}
 		start = b->ends[i];
 	}
 }
 
-static void *
-count_worker(void *arg)
+/* Nothing is written in order; a failed count ends the run. */
+static int
+batch_done(void *arg, const struct pool_unit *u)
 {
-	struct sw_counts *c = arg;
-	struct batch *b;
-
-	for (;;) {
-		pthread_mutex_lock(&pool.mu);
-		while (pool.nfull == 0 && !pool.done)
-			pthread_cond_wait(&pool.has_full, &pool.mu);
-		if (pool.nfull == 0) {
-			pthread_mutex_unlock(&pool.mu);
-			return NULL;
-		}
-		b = pool.fullq[--pool.nfull];
-		pthread_mutex_unlock(&pool.mu);
-
-		count_batch(c, b);
-		b->b.len = b->n = 0;
-
-		pthread_mutex_lock(&pool.mu);
-		pool.freeq[pool.nfree++] = b;
-		pthread_cond_signal(&pool.has_free);
-		pthread_mutex_unlock(&pool.mu);
-	}
+	(void)arg;
+	return batches[u->worker].err != 0;
 }
 
+static const struct pool_ops batch_ops = { batch_read, batch_count, batch_done };
+
+/* Count the lines of the operands into c, in 'jobs' threads. */
 static void
-pool_start(int jobs)
-{
-	int i;
-
-	pool.jobs = jobs;
-	if ((pool.tid = calloc((size_t)jobs, sizeof(*pool.tid))) == NULL ||
-	    (pool.counts = calloc((size_t)jobs, sizeof(*pool.counts))) == NULL ||
-	    (pool.all = calloc(2 * (size_t)jobs, sizeof(*pool.all))) == NULL ||
-	    (pool.fullq = calloc(2 * (size_t)jobs, sizeof(*pool.fullq))) == NULL ||
-	    (pool.freeq = calloc(2 * (size_t)jobs, sizeof(*pool.freeq))) == NULL)
-		die_errno("jobs");
-	pthread_mutex_init(&pool.mu, NULL);
-	pthread_cond_init(&pool.has_full, NULL);
-	pthread_cond_init(&pool.has_free, NULL);
-	for (i = 0; i < 2 * jobs; i++)
-		pool.freeq[pool.nfree++] = &pool.all[i];
-	for (i = 0; i < jobs; i++) {
-		if ((pool.counts[i] = sw_counts_new()) == NULL)
-			die_errno("counts");
-		if ((errno = pthread_create(&pool.tid[i], NULL, count_worker,
-		    pool.counts[i])) != 0)
-			die_errno("jobs");
-	}
-}
-
-/* Hand the batch being filled to the workers. */
-static void
-pool_submit(void)
-{
-	pthread_mutex_lock(&pool.mu);
-	pool.fullq[pool.nfull++] = pool.cur;
-	pool.cur = NULL;
-	pthread_cond_signal(&pool.has_full);
-	pthread_mutex_unlock(&pool.mu);
-}
-
-/* Queue one line for counting; it is copied. */
-static void
-pool_add(const uint8_t *p, size_t n)
-{
-	struct batch *b;
-
-	if (pool.cur == NULL) {
-		pthread_mutex_lock(&pool.mu);
-		while (pool.nfree == 0)
-			pthread_cond_wait(&pool.has_free, &pool.mu);
-		pool.cur = pool.freeq[--pool.nfree];
-		pthread_mutex_unlock(&pool.mu);
-	}
-	b = pool.cur;
-	if (b->n == b->ncap) {
-		size_t nc = b->ncap ? 2 * b->ncap : 4096;
-		size_t *e = realloc(b->ends, nc * sizeof(*e));
-
-		if (e == NULL)
-			die_errno("jobs");
-		b->ends = e;
-		b->ncap = nc;
-	}
-	if (buf_append(&b->b, p, n) == -1)
-		die_errno("jobs");
-	b->ends[b->n++] = b->b.len;
-	if (b->b.len >= BATCH_BYTES)
-		pool_submit();
-}
-
-/* Wait for the workers and add their counts to c. */
-static void
-pool_finish(struct sw_counts *c)
+count_all(struct sw_counts *c, int jobs)
 {
 	struct buf t = { 0 };
 	struct sw_err e;
+	const uint8_t *p;
+	size_t n;
 	int i;
 
-	if (pool.cur != NULL)
-		pool_submit();
-	pthread_mutex_lock(&pool.mu);
-	pool.done = 1;
-	pthread_cond_broadcast(&pool.has_full);
-	pthread_mutex_unlock(&pool.mu);
-	for (i = 0; i < pool.jobs; i++)
-		pthread_join(pool.tid[i], NULL);
-	if (pool.err != 0) {
-		errno = pool.err;
+	if (jobs <= 1) {
+		while (next_line(&p, &n))
+			if (sw_counts_add_text(c, p, n) == -1)
+				die_errno("%s", in.name);
+		return;
+	}
+	if ((batches = calloc((size_t)jobs, sizeof(*batches))) == NULL)
+		die_errno("jobs");
+	for (i = 0; i < jobs; i++)
+		if ((batches[i].counts = sw_counts_new()) == NULL)
+			die_errno("counts");
+	if (pool_run(jobs, &batch_ops, NULL) != 0) {
+		for (i = 0; i < jobs && batches[i].err == 0; i++)
+			;
+		errno = batches[i].err;
 		die_errno("counts");
 	}
-	for (i = 0; i < pool.jobs; i++) {
+	for (i = 0; i < jobs; i++) {
 		t.len = 0;
-		if (sw_counts_write(pool.counts[i], &t) == -1)
+		if (sw_counts_write(batches[i].counts, &t) == -1)
 			die_errno("counts");
 		if (sw_counts_read(c, t.p, t.len, &e) == -1)
 			die("counts: %s", e.msg);
-		sw_counts_free(pool.counts[i]);
+		sw_counts_free(batches[i].counts);
+		buf_free(&batches[i].b);
+		free(batches[i].ends);
 	}
 	buf_free(&t);
-	for (i = 0; i < 2 * pool.jobs; i++) {
-		buf_free(&pool.all[i].b);
-		free(pool.all[i].ends);
-	}
-	free(pool.all);
-	free(pool.fullq);
-	free(pool.freeq);
-	free(pool.counts);
-	free(pool.tid);
+	free(batches);
 }
 
 static int
@@ -300,84 +339,6 @@ parse_budget(const char *s)
 	if (parse_size(s, &v) == 0)
 		return (double)v;
 	usage_error("bad file byte budget: %s", s);
-}
-
-/*
- * 1 after a fault in an input (a missing file, a bad line): its lines
- * before the fault are counted and the others are read, so that the
- * vocabulary is the one the good input gives; -o commits it only under
- * --keep-partial.
- */
-static int rval;
-
-/*
- * Sample the lines of one file (of its part pf, under --part) and count
- * their tokens.  A part of a file is sampled at the file's rate, under
- * the share of the budget its bytes are of the file's.
- */
-static void
-count_file(struct sw_counts *c, const char *path, double budget,
-    const struct part_file *pf)
-{
-	const char *name = input_name(path);
-	struct sw_lines *r;
-	struct sw_sampler s;
-	struct sw_err e;
-	struct stat st;
-	const uint8_t *p;
-	uint64_t size;
-	size_t n;
-	int fd, nl, rc, k;
-
-	if (pf != NULL && pf->from == pf->to)
-		return;
-	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1) {
-		rval = 1;
-		return;
-	}
-	if (fstat(fd, &st) == -1)
-		die_errno("%s", name);
-	if (S_ISREG(st.st_mode)) {
-		size = (uint64_t)st.st_size;
-		r = sw_lines_open(fd);
-	} else {
-		uint8_t *all = read_all(fd, &n, name);
-
-		size = n;
-		r = sw_lines_open_buf(all, n);
-	}
-	if (r == NULL)
-		die_errno("%s", name);
-	sw_sample_init(&s, budget, size);
-	if (pf != NULL) {
-		if (sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
-			die_errno("%s", name);
-		s.budget = budget * (double)(pf->to - pf->from) / (double)size;
-	}
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
-		total_lines++;
-		if (progress_due())
-			progress("%s: %ju lines", name,
-			    (uintmax_t)sw_lines_lineno(r));
-		if ((k = sw_sample_next(&s)) == 0)
-			continue;
-		if (k < 0)
-			break;
-		sw_strip(&p, &n);
-		sw_sample_charge(&s, sw_cplen(p, n));
-		if (pool.jobs > 1)
-			pool_add(p, n);
-		else if (sw_counts_add_text(c, p, n) == -1)
-			die_errno("%s", name);
-	}
-	if (rc == -1)
-		die_errno("%s", name);
-	if (rc == -2) {
-		warnx_("%s: %s", name, e.msg);
-		rval = 1;
-	}
-	sw_lines_free(r);
-	close_text(fd, path);
 }
 
 static void
@@ -532,17 +493,16 @@ main(int argc, char *argv[])
 
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");
-	if (!from_counts && jobs > 1)
-		pool_start((int)jobs);
-	for (i = 0; argv[i] != NULL; i++) {
-		if (from_counts)
+	if (from_counts)
+		for (i = 0; argv[i] != NULL; i++)
 			read_counts(c, argv[i]);
-		else
-			count_file(c, argv[i], budget, parts ? &parts[i] : NULL);
+	else {
+		in.paths = argv;
+		in.parts = parts;
+		in.budget = budget;
+		count_all(c, (int)jobs);
 	}
 	free(parts);
-	if (pool.jobs > 1)
-		pool_finish(c);
 	progress_done();
 
 	if (count_only) {

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "exjson.h"
 #include "jsondoc.h"
 #include "part.h"
+#include "pool.h"
 #include "record.h"
 #include "subword.h"
 #include "unicode.h"
@@ -141,11 +141,11 @@ static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 
-/* Output: records through a rec_writer, text through a buffer. */
+/* Output: records through a rec_writer, text through a growing output buffer. */
 static const char *outname = "stdout";
 static int outfd = 1;
 static struct rec_writer *rw;
-static struct buf ob;
+static struct obuf ob;
 
 /*
  * Encoding state of one thread: its encoders and ids per field, scratch,
@@ -157,7 +157,7 @@ struct ctx {
 	struct field	*f;
 	int32_t		*tmp32;
 	size_t		 tmp32cap;
-	struct buf	*out;
+	struct obuf	*out;
 	int		 direct;
 	uint64_t	 skipped;	/* lines without enough fields */
 	uint64_t	 tabbed;	/* lines with a tab, one field */
@@ -176,9 +176,7 @@ static size_t ob_mark;	/* -d: the end of the last whole line in ob */
 static void
 flush_text(void)
 {
-	if (ob.len > 0 && write_full(outfd, ob.p, ob.len) == -1)
-		write_failed(outname);
-	ob.len = 0;
+	obuf_flush(&ob);
 	ob_mark = 0;
 }
 
@@ -236,7 +234,7 @@ out_of_memory(void)
 static void
 put(struct ctx *c, const void *p, size_t n)
 {
-	if (buf_append(c->out, p, n) == -1)
+	if (obuf_write(c->out, p, n) == -1)
 		out_of_memory();
 }
 
@@ -269,14 +267,14 @@ make_idtext(size_t n)
 static void
 put_ids(struct ctx *c, const int64_t *ids, size_t n)
 {
-	struct buf *b = c->out;
+	struct obuf *b = c->out;
 	char *q;
 	size_t i;
 	int64_t id;
 
-	if (buf_reserve(b, n * 21 + 8) == -1)
+	if (obuf_reserve(b, n * 21 + 8) == -1)
 		die_errno("output");
-	q = (char *)b->p + b->len;
+	q = b->p + b->len;
 	/* Every id is followed by a space; the last one is taken back. */
 	for (i = 0; i < n; i++) {
 		id = ids[i];
@@ -289,7 +287,7 @@ put_ids(struct ctx *c, const int64_t *ids, size_t n)
 	}
 	if (n > 0)
 		q--;
-	b->len = (size_t)((uint8_t *)q - b->p);
+	obuf_end(b, q);
 }
 
 /* The line's fields as one Example record: its size, made ready to write. */
@@ -349,9 +347,9 @@ emit(struct ctx *c)
 			return;
 		}
 		put_le64(hdr, n);
-		if (buf_reserve(c->out, 8 + n) == -1)
+		if (obuf_reserve(c->out, 8 + n) == -1)
 			die_errno("output");
-		q = c->out->p + c->out->len;
+		q = (uint8_t *)c->out->p + c->out->len;
 		memcpy(q, hdr, 8);
 		ex_lists_put(c->enc, q + 8);
 		c->out->len += 8 + n;
@@ -607,7 +605,7 @@ encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
 		return 0;
 	}
 	for (i = start; i + 8 <= c->out->len; i += 8 + len) {
-		len = (size_t)le64(c->out->p + i);
+		len = (size_t)le64((uint8_t *)c->out->p + i);
 		if (rec_write(rw, c->out->p + i + 8, len) == -1)
 			write_failed(outname);
 	}
@@ -775,36 +773,37 @@ encode_parallel(char **paths)
 }
 
 /*
- * Parallel encoding (-j): the main thread cuts the input into chunks of
- * whole lines, workers encode them with encoders of their own, and the
- * main thread writes the results in input order.
+ * Parallel encoding (-j, lib/pool.h): the input is cut into chunks of
+ * whole lines, read in turn; each thread encodes its chunk with
+ * encoders of its own, and the chunks are written in input order.
  */
 #define CHUNK_BYTES	(1 << 20)
-
-enum { CH_FREE, CH_FULL, CH_DONE };
 
 struct chunk {
 	uint8_t		*in;
 	size_t		 inlen, incap;
 	uint64_t	 base;		/* input offset of in[0] */
-	struct buf	 out;
+	struct obuf	 out;		/* growing, in memory */
 	uint64_t	 nlines, skipped, tabbed;
-	int		 state;
 	int		 err;		/* 0, 1 invalid UTF-8, 2 encoding */
 	uint64_t	 eline, eoff;	/* in the chunk */
 	char		 emsg[320];
 };
 
 static int jobs;		/* -j; 0: jobs_count() decides */
-static struct chunk *ring;
-static size_t nring;
-static uint64_t nfilled, ntaken;	/* chunks handed to workers, taken */
-static int quitting;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv_work = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t cv_done = PTHREAD_COND_INITIALIZER;
-static pthread_t *threads;
+static struct chunk *chunks;	/* one per thread */
 static struct ctx *wctx;
+
+/* The file being encoded, used in the turns. */
+static struct {
+	const char	*path, *name;
+	int		 fd;
+	struct buf	 carry;		/* a partial line read after a chunk */
+	uint64_t	 base;		/* input offset of the next chunk */
+	uint64_t	 left;		/* bytes of the part left to read */
+	uint64_t	 lines;		/* lines written */
+	char		 msg[512];	/* the fault that ended the run */
+} jf;
 
 static void
 encode_chunk(struct ctx *c, struct chunk *ch)
@@ -840,30 +839,6 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	ch->skipped = c->skipped;
 	ch->tabbed = c->tabbed;
 	sw_lines_free(r);
-}
-
-static void *
-worker(void *arg)
-{
-	struct ctx *c = arg;
-	struct chunk *ch;
-
-	for (;;) {
-		pthread_mutex_lock(&mu);
-		while (!quitting && ntaken == nfilled)
-			pthread_cond_wait(&cv_work, &mu);
-		if (ntaken == nfilled) {
-			pthread_mutex_unlock(&mu);
-			return NULL;
-		}
-		ch = &ring[ntaken++ % nring];
-		pthread_mutex_unlock(&mu);
-		encode_chunk(c, ch);
-		pthread_mutex_lock(&mu);
-		ch->state = CH_DONE;
-		pthread_cond_broadcast(&cv_done);
-		pthread_mutex_unlock(&mu);
-	}
 }
 
 /* Encoders of their own for a worker: vocab copies, tokenizers. */
@@ -923,41 +898,28 @@ jobs_start(void)
 {
 	int i;
 
-	nring = (size_t)jobs * 3;
-	if ((ring = calloc(nring, sizeof(*ring))) == NULL ||
-	    (threads = calloc((size_t)jobs, sizeof(*threads))) == NULL ||
+	if ((chunks = calloc((size_t)jobs, sizeof(*chunks))) == NULL ||
 	    (wctx = calloc((size_t)jobs, sizeof(*wctx))) == NULL)
 		die_errno("jobs");
 	for (i = 0; i < jobs; i++) {
 		ctx_init(&wctx[i]);
-		if ((errno = pthread_create(&threads[i], NULL, worker, &wctx[i])) != 0)
-			die_errno("threads");
+		obuf_open(&chunks[i].out, -1, NULL, 0);
 	}
 }
 
 static void
 jobs_stop(void)
 {
-	size_t i;
+	int i;
 
-	pthread_mutex_lock(&mu);
-	quitting = 1;
-	pthread_cond_broadcast(&cv_work);
-	pthread_mutex_unlock(&mu);
-	for (i = 0; i < (size_t)jobs; i++) {
-		pthread_join(threads[i], NULL);
+	for (i = 0; i < jobs; i++) {
 		ctx_free(&wctx[i]);
+		free(chunks[i].in);
+		obuf_close(&chunks[i].out);
 	}
-	for (i = 0; i < nring; i++) {
-		free(ring[i].in);
-		buf_free(&ring[i].out);
-	}
-	free(ring);
-	free(threads);
+	free(chunks);
 	free(wctx);
 }
-
-static uint64_t nwritten;	/* chunks written */
 
 /* Grow *p to hold at least need bytes. */
 static void
@@ -986,120 +948,125 @@ last_nl(uint8_t *p, size_t n)
 	return NULL;
 }
 
-/* Wait for the oldest chunk, write its output, report its fault. */
-static void
-write_chunk(const char *name, uint64_t *lines)
+/* Read a chunk of whole lines: at least CHUNK_BYTES, up to a newline. */
+static int
+chunk_read(void *arg, const struct pool_unit *u)
 {
-	struct chunk *ch = &ring[nwritten % nring];
+	struct chunk *ch = &chunks[u->worker];
+	size_t want;
+	ssize_t k;
+	int eof = 0;
+	uint8_t *nl;
+
+	(void)arg;
+	ch->inlen = 0;
+	ch->err = 0;
+	ch->out.len = 0;
+	if (jf.carry.len > 0) {
+		grow(&ch->in, &ch->incap, jf.carry.len);
+		memcpy(ch->in, jf.carry.p, jf.carry.len);
+		ch->inlen = jf.carry.len;
+		jf.carry.len = 0;
+	}
+	for (;;) {
+		grow(&ch->in, &ch->incap, ch->inlen + CHUNK_BYTES);
+		want = ch->incap - ch->inlen;
+		if (want > jf.left)
+			want = (size_t)jf.left;
+		k = want == 0 ? 0 : read(jf.fd, ch->in + ch->inlen, want);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k == -1)
+			die_errno("%s", jf.name);
+		if (k == 0) {
+			eof = 1;
+			break;
+		}
+		ch->inlen += (size_t)k;
+		jf.left -= (uint64_t)k;
+		if (ch->inlen >= CHUNK_BYTES && last_nl(ch->in, ch->inlen) != NULL)
+			break;
+	}
+	if (!eof) {
+		nl = last_nl(ch->in, ch->inlen);
+		if (buf_append(&jf.carry, nl + 1,
+		    (size_t)(ch->in + ch->inlen - (nl + 1))) == -1)
+			die_errno("%s", jf.name);
+		ch->inlen = (size_t)(nl + 1 - ch->in);
+	}
+	ch->base = jf.base;
+	jf.base += ch->inlen;
+	if (progress_due())
+		progress("%s: %ju bytes", jf.name, (uintmax_t)jf.base);
+	return eof ? POOL_LAST : POOL_MORE;
+}
+
+static void
+chunk_encode(void *arg, const struct pool_unit *u)
+{
+	(void)arg;
+	encode_chunk(&wctx[u->worker], &chunks[u->worker]);
+}
+
+/* Write a chunk's output; a fault in it ends the run (jf.msg). */
+static int
+chunk_write(void *arg, const struct pool_unit *u)
+{
+	struct chunk *ch = &chunks[u->worker];
 	size_t i, len;
 
-	pthread_mutex_lock(&mu);
-	while (ch->state != CH_DONE)
-		pthread_cond_wait(&cv_done, &mu);
-	pthread_mutex_unlock(&mu);
-	if (outfmt != FMT_RECORDS) {
-		if (ch->out.len > 0 && write_full(outfd, ch->out.p, ch->out.len) == -1)
-			write_failed(outname);
-	} else
+	(void)arg;
+	if (outfmt != FMT_RECORDS)
+		obuf_put_direct(&ob, ch->out.p, ch->out.len);
+	else
 		for (i = 0; i + 8 <= ch->out.len; i += 8 + len) {
-			len = (size_t)le64(ch->out.p + i);
+			len = (size_t)le64((uint8_t *)ch->out.p + i);
 			if (rec_write(rw, ch->out.p + i + 8, len) == -1)
 				write_failed(outname);
 		}
 	mainctx.skipped += ch->skipped;
 	mainctx.tabbed += ch->tabbed;
 	if (ch->err == 1) {
-		flush_all();
-		die("%s: line %ju: invalid UTF-8 at byte offset %ju", name,
-		    (uintmax_t)(*lines + ch->eline), (uintmax_t)(ch->base + ch->eoff));
+		snprintf(jf.msg, sizeof jf.msg, "%s: line %ju: invalid UTF-8 "
+		    "at byte offset %ju", jf.name, (uintmax_t)(jf.lines + ch->eline),
+		    (uintmax_t)(ch->base + ch->eoff));
+		return 1;
 	}
 	if (ch->err == 2) {
-		flush_all();
-		die("%s: line %ju: %s", name, (uintmax_t)(*lines + ch->eline),
-		    ch->emsg);
+		snprintf(jf.msg, sizeof jf.msg, "%s: line %ju: %s", jf.name,
+		    (uintmax_t)(jf.lines + ch->eline), ch->emsg);
+		return 1;
 	}
-	*lines += ch->nlines;
-	pthread_mutex_lock(&mu);
-	ch->state = CH_FREE;
-	pthread_mutex_unlock(&mu);
-	nwritten++;
+	jf.lines += ch->nlines;
+	return 0;
 }
+
+static const struct pool_ops chunk_ops = { chunk_read, chunk_encode, chunk_write };
 
 static int
 encode_file_jobs(const char *path, const struct part_file *pf)
 {
-	const char *name = input_name(path);
-	struct chunk *ch;
-	struct buf carry = { 0 };
-	uint64_t base = 0, lines = 0, left = UINT64_MAX;
-	size_t want;
-	ssize_t k;
-	int fd, eof = 0;
-	uint8_t *nl;
-
 	if (pf != NULL && pf->from == pf->to)
 		return 0;
-	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
+	memset(&jf, 0, sizeof jf);
+	jf.path = path;
+	jf.name = input_name(path);
+	jf.left = UINT64_MAX;
+	if ((jf.fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
 	if (pf != NULL) {
-		if (lseek(fd, (off_t)pf->from, SEEK_SET) == -1)
-			die_errno("%s", name);
-		base = pf->from;
-		left = pf->to - pf->from;
+		if (lseek(jf.fd, (off_t)pf->from, SEEK_SET) == -1)
+			die_errno("%s", jf.name);
+		jf.base = pf->from;
+		jf.left = pf->to - pf->from;
 	}
-	while (!eof) {
-		if (nfilled - nwritten == nring)
-			write_chunk(name, &lines);
-		ch = &ring[nfilled % nring];
-		ch->inlen = 0;
-		if (carry.len > 0) {
-			grow(&ch->in, &ch->incap, carry.len);
-			memcpy(ch->in, carry.p, carry.len);
-			ch->inlen = carry.len;
-			carry.len = 0;
-		}
-		/* Read whole lines: at least CHUNK_BYTES, up to a newline. */
-		for (;;) {
-			grow(&ch->in, &ch->incap, ch->inlen + CHUNK_BYTES);
-			want = ch->incap - ch->inlen;
-			if (want > left)
-				want = (size_t)left;
-			k = want == 0 ? 0 : read(fd, ch->in + ch->inlen, want);
-			if (k == -1 && errno == EINTR)
-				continue;
-			if (k == -1)
-				die_errno("%s", name);
-			if (k == 0) {
-				eof = 1;
-				break;
-			}
-			ch->inlen += (size_t)k;
-			left -= (uint64_t)k;
-			if (ch->inlen >= CHUNK_BYTES &&
-			    last_nl(ch->in, ch->inlen) != NULL)
-				break;
-		}
-		if (!eof) {
-			nl = last_nl(ch->in, ch->inlen);
-			if (buf_append(&carry, nl + 1,
-			    (size_t)(ch->in + ch->inlen - (nl + 1))) == -1)
-				die_errno("%s", name);
-			ch->inlen = (size_t)(nl + 1 - ch->in);
-		}
-		ch->base = base;
-		base += ch->inlen;
-		pthread_mutex_lock(&mu);
-		ch->state = CH_FULL;
-		nfilled++;
-		pthread_cond_signal(&cv_work);
-		pthread_mutex_unlock(&mu);
-		if (progress_due())
-			progress("%s: %ju bytes", name, (uintmax_t)base);
+	if (pool_run(jobs, &chunk_ops, NULL) != 0) {
+		buf_free(&jf.carry);
+		flush_all();
+		die("%s", jf.msg);
 	}
-	while (nwritten < nfilled)
-		write_chunk(name, &lines);
-	buf_free(&carry);
-	close_text(fd, path);
+	buf_free(&jf.carry);
+	close_text(jf.fd, path);
 	return 0;
 }
 
@@ -1909,6 +1876,7 @@ main(int argc, char *argv[])
 		die_errno("%s", outpath);
 	if (strcmp(outpath, "-") != 0)
 		outname = outpath;
+	obuf_open(&ob, outfd, outname, 0);
 	if (!decode && outfmt == FMT_RECORDS) {
 		if (outfd == 1)
 			refuse_tty(1, 0);
@@ -1990,7 +1958,7 @@ main(int argc, char *argv[])
 	example_free(&mainctx);
 	buf_free(&text);
 	free(wptext);
-	buf_free(&ob);
+	obuf_close(&ob);
 	close_stdout();
 	return rval;
 }
