@@ -589,7 +589,7 @@ alpha_index(const struct build *b, uint32_t cp)
 {
 	size_t lo = 0, hi = b->nalpha, mid;
 
-	if (cp < 0x10000)
+	if (cp < 0x10000 && b->bmpidx != NULL)
 		return b->bmpidx[cp];
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -1141,29 +1141,50 @@ build_escape(const struct build *b, const uint8_t *p, size_t n, struct buf *out)
 }
 
 static int
-build_setup(struct build *b, const struct sw_counts *c,
-    const struct sw_build_opts *o)
+cmp_cp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * Below this many bytes of token text, the alphabet is found by
+ * sorting every code point, and a code point's alphabet index by binary
+ * search: cheaper than clearing a bitmap of all code points and filling
+ * an index of the BMP (139 KB and 256 KB) for a few characters.
+ */
+#define SMALL_TEXT	4096
+
+/*
+ * The alphabet of the build, sorted, into b->alpha and b->nalpha: every
+ * code point of the tokens, of the reserved tokens and of the escapes.
+ * 'text' is the bytes of token text.
+ */
+static int
+build_alphabet(struct build *b, const struct sw_counts *c,
+    const struct sw_build_opts *o, size_t text)
 {
 	static const char *const base[] = { "<pad>", "<EOS>" };
 	static const char escchars[] = "\\_u;0123456789";
 	uint64_t *seen = NULL, bits;
-	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, top = 0;
-	uint32_t cp, maxr = 1;
-	int m;
+	uint32_t *all = NULL, cp;
+	size_t t, i, k, n = 0, cap = 0, top = 0, nr = 2 + o->nreserved;
+	int m, small = text <= SMALL_TEXT;
 
-	memset(b, 0, sizeof(*b));
-	b->c = c;
-	b->o = o;
-	if (o->iterations < 1) {
-		errno = EINVAL;
+	if (!small && (seen = calloc(0x110000 / 64, sizeof *seen)) == NULL)
 		return -1;
-	}
-	/* The alphabet: a bitmap over all code points, then a sorted list. */
-	if ((seen = calloc(0x110000 / 64, sizeof *seen)) == NULL)
-		return -1;
-#define SEE(x) (seen[(x) >> 6] |= (uint64_t)1 << ((x) & 63), \
-	    top = (x) >> 6 > top ? (x) >> 6 : top)
+	/* A small text lists every code point; a big one sets its bit. */
+#define SEE(x) do {							\
+	if (small) {							\
+		if (n == cap && sw_grow(&all, &cap, n + 1, sizeof(*all)) == -1) \
+			goto fail;					\
+		all[n++] = (x);						\
+	} else {							\
+		seen[(x) >> 6] |= (uint64_t)1 << ((x) & 63);		\
+		top = (x) >> 6 > top ? (x) >> 6 : top;			\
+	}								\
+} while (0)
 	for (i = 0; escchars[i] != '\0'; i++)
 		SEE((uint8_t)escchars[i]);
 	for (t = 0; t < c->n; t++) {
@@ -1179,9 +1200,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 		size_t rl = strlen(r);
 
 		if (utf8_valid_prefix((const uint8_t *)r, rl) != rl) {
-			free(seen);
 			errno = EINVAL;
-			return -1;
+			goto fail;
 		}
 		for (k = 0; k < rl; k += (size_t)m) {
 			m = sw_u8((const uint8_t *)r + k, &cp);
@@ -1189,32 +1209,73 @@ build_setup(struct build *b, const struct sw_counts *c,
 		}
 	}
 #undef SEE
+	if (small) {
+		/* Sorted, each once. */
+		qsort(all, n, sizeof(*all), cmp_cp);
+		for (i = 1, k = 1; i < n; i++)
+			if (all[i] != all[k - 1])
+				all[k++] = all[i];
+		b->alpha = all;
+		b->nalpha = k;
+		return 0;
+	}
 	/* Word by word, up to the last in use: they are few among 0x110000. */
 	for (i = 0; i <= top; i++)
 		for (bits = seen[i]; bits != 0; bits &= bits - 1)
 			b->nalpha++;
-	b->alpha = malloc(b->nalpha * sizeof(*b->alpha));
-	b->abytes = malloc(b->nalpha * sizeof(*b->abytes));
-	b->alen = malloc(b->nalpha);
-	/* Only the alphabet's code points are looked up: no need to clear it. */
-	b->bmpidx = malloc(0x10000 * sizeof(*b->bmpidx));
-	b->acnt = malloc(b->nalpha * sizeof(*b->acnt));
-	b->alb = malloc(b->nalpha * sizeof(*b->alb));
-	if (!b->alpha || !b->abytes || !b->alen || !b->bmpidx || !b->acnt ||
-	    !b->alb) {
-		free(seen);
+	if ((b->alpha = malloc(b->nalpha * sizeof(*b->alpha))) == NULL)
+		goto fail;
+	for (i = 0, k = 0; i <= top; i++)
+		for (bits = seen[i]; bits != 0; bits &= bits - 1)
+			b->alpha[k++] = (uint32_t)(i * 64 +
+			    (size_t)__builtin_ctzll(bits));
+	free(seen);
+	return 0;
+fail:
+	free(seen);
+	free(all);
+	return -1;
+}
+
+static int
+build_setup(struct build *b, const struct sw_counts *c,
+    const struct sw_build_opts *o)
+{
+	static const char *const base[] = { "<pad>", "<EOS>" };
+	struct buf eb = { 0 };
+	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, text = 0;
+	uint32_t cp, maxr = 1;
+
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->o = o;
+	if (o->iterations < 1) {
+		errno = EINVAL;
 		return -1;
 	}
-	for (i = 0, k = 0; i <= top; i++)
-		for (bits = seen[i]; bits != 0; bits &= bits - 1) {
-			cp = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(bits));
-			b->alpha[k] = cp;
-			b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
-			if (cp < 0x10000)
-				b->bmpidx[cp] = (uint32_t)k;
-			k++;
-		}
-	free(seen);
+	for (t = 0; t < c->n; t++)
+		text += c->len[t];
+	if (build_alphabet(b, c, o, text) == -1)
+		return -1;
+	b->abytes = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->abytes));
+	b->alen = malloc(b->nalpha ? b->nalpha : 1);
+	b->acnt = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->acnt));
+	b->alb = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->alb));
+	/*
+	 * A big text looks the BMP up in an index; only the alphabet's
+	 * code points are, so it is not cleared.
+	 */
+	if (text > SMALL_TEXT &&
+	    (b->bmpidx = malloc(0x10000 * sizeof(*b->bmpidx))) == NULL)
+		return -1;
+	if (!b->abytes || !b->alen || !b->acnt || !b->alb)
+		return -1;
+	for (k = 0; k < b->nalpha; k++) {
+		cp = b->alpha[k];
+		b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
+		if (cp < 0x10000 && b->bmpidx != NULL)
+			b->bmpidx[cp] = (uint32_t)k;
+	}
 
 	/* Escaped tokens, and where each starts in code points. */
 	b->ntok = c->n;
