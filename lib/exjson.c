@@ -460,46 +460,17 @@ put_b64s(struct buf *o, const struct ex_bytes *v, size_t n)
 	return 0;
 }
 
-/*
- * The values of a bytes feature a part at a time: all at once when
- * decoded, read from the record when left in it (f->lazy).
- */
+/* The values of a bytes feature left in its record, a part at a time. */
 struct bparts {
-	const struct ex_feature *f;
 	struct ex_bytes_iter it;
 	struct ex_bytes	 v[1024];
-	int		 done;
 };
-
-static void
-bparts_open(struct bparts *bp, const struct ex_feature *f)
-{
-	bp->f = f;
-	bp->done = 0;
-	if (f->lazy != NULL)
-		ex_bytes_open_feature(&bp->it, f);
-}
-
-static size_t
-bparts_next(struct bparts *bp, const struct ex_bytes **v)
-{
-	if (bp->f->lazy != NULL) {
-		*v = bp->v;
-		return ex_bytes_next(&bp->it, bp->v, sizeof bp->v / sizeof bp->v[0]);
-	}
-	if (bp->done)
-		return 0;
-	bp->done = 1;
-	*v = bp->f->b;
-	return bp->f->n;
-}
 
 /* Whether every value of a bytes feature is UTF-8 (flat output writes them as strings). */
 static int
 bytes_utf8(const struct ex_feature *f)
 {
 	struct bparts *bp;
-	const struct ex_bytes *v;
 	size_t k, i;
 	int ok = 1;
 
@@ -511,10 +482,10 @@ bytes_utf8(const struct ex_feature *f)
 	}
 	if ((bp = malloc(sizeof(*bp))) == NULL)
 		return -1;
-	bparts_open(bp, f);
-	while (ok && (k = bparts_next(bp, &v)) > 0)
+	ex_bytes_open_feature(&bp->it, f);
+	while (ok && (k = ex_bytes_next(&bp->it, bp->v, 1024)) > 0)
 		for (i = 0; ok && i < k; i++)
-			ok = exjson_utf8_valid(v[i].p, v[i].n);
+			ok = exjson_utf8_valid(bp->v[i].p, bp->v[i].n);
 	free(bp);
 	return ok;
 }
@@ -536,10 +507,19 @@ put_bytes_values(struct exjson *j, struct buf *o, const struct ex_feature *f,
 
 	if (f->lazy == NULL && base64)
 		return put_b64s(o, f->b, f->n);
+	if (f->lazy == NULL) {
+		for (i = 0; i < f->n; i++) {
+			if (i)
+				rc |= buf_putc(o, ',');
+			rc |= exjson_put_string(o, f->b[i].p, f->b[i].n);
+		}
+		return rc ? -1 : 0;
+	}
 	if ((bp = malloc(sizeof(*bp))) == NULL)
 		return -1;
-	bparts_open(bp, f);
-	while (rc == 0 && (k = bparts_next(bp, &v)) > 0) {
+	ex_bytes_open_feature(&bp->it, f);
+	while (rc == 0 && (k = ex_bytes_next(&bp->it, bp->v, 1024)) > 0) {
+		v = bp->v;
 		if (base64) {
 			if (!first)
 				rc |= buf_putc(o, ',');
@@ -551,8 +531,7 @@ put_bytes_values(struct exjson *j, struct buf *o, const struct ex_feature *f,
 				rc |= exjson_put_string(o, v[i].p, v[i].n);
 			}
 		first = 0;
-		if (rc == 0 && f->lazy != NULL && j->flush != NULL &&
-		    o->len > (1u << 20)) {
+		if (rc == 0 && j->flush != NULL && o->len > (1u << 20)) {
 			j->flushed = 1;
 			rc = j->flush(j->flush_arg, o);
 		}
