@@ -802,7 +802,7 @@ fetch_big(const struct sq_conv *c, const uint8_t *p, size_t n,
 	}
 	for (i = 0; i < sq_ninputs(c); i++) {
 		ft = ex_get(&cur_ex, sq_input_name(c, i));
-		if (ft == NULL || ft->lazy == NULL)
+		if (ft == NULL || ft->lazy == NULL || ft->kind != EX_INT64)
 			continue;
 		keep = sq_input_need(c, i);
 		if (keep > ft->n)

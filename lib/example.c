@@ -394,11 +394,13 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 static int check_feature(struct pools *P, const uint8_t *start, struct span fs);
 static uint64_t count_list(const uint8_t *l, const uint8_t *lend);
 
+static uint64_t count_bytes_list(const uint8_t *l, const uint8_t *lend);
+
 /*
- * A Feature whose final kind is int64 with more than P->lazy_min bytes
- * of values is checked (every part, as decoding would) and left in the
- * record.  Returns 1 when it was, 0 when it is to be decoded, -1 when
- * it is malformed.
+ * A Feature whose final kind is int64 or bytes with more than
+ * P->lazy_min bytes of values is checked (every part, as decoding
+ * would) and left in the record.  Returns 1 when it was, 0 when it is
+ * to be decoded, -1 when it is malformed.
  */
 static int
 lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
@@ -428,7 +430,7 @@ lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
 			bytes += v.n;
 		}
 	}
-	if (kind != 3 || bytes <= P->lazy_min)
+	if ((kind != 3 && kind != 1) || bytes <= P->lazy_min)
 		return 0;	/* (a malformed one is found by decoding) */
 	for (i = 0; i < n; i++)
 		if (check_feature(P, start, sp[i]) == -1)
@@ -444,10 +446,11 @@ lazy_feature(struct pools *P, const uint8_t *start, const struct span *sp,
 				kind = (int)f;
 				count = 0;
 			}
-			count += count_list(v.p, v.p + v.n);
+			count += kind == 3 ? count_list(v.p, v.p + v.n) :
+			    count_bytes_list(v.p, v.p + v.n);
 		}
 	}
-	ft->kind = EX_INT64;
+	ft->kind = kind == 3 ? EX_INT64 : EX_BYTES;
 	ft->n = (size_t)count;
 	ft->lazy = sp;
 	ft->nlazy = n;
@@ -1115,6 +1118,17 @@ list_size(const struct ex_feature *ft, size_t *packed)
 	*packed = 0;
 	switch (ft->kind) {
 	case EX_BYTES:
+		if (ft->lazy != NULL) {
+			struct ex_bytes_iter it;
+			struct ex_bytes v[1024];
+			size_t k;
+
+			ex_bytes_open_feature(&it, ft);
+			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					s += 1 + vsize(v[i].n) + v[i].n;
+			return s;
+		}
 		for (i = 0; i < ft->n; i++)
 			s += 1 + vsize(ft->b[i].n) + ft->b[i].n;
 		return s;
@@ -1152,6 +1166,17 @@ feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
 	return 1 + vsize(*lsize) + *lsize;
 }
 
+/* One value of a BytesList: field 1, its length, its bytes. */
+static uint8_t *
+put_bytes_value(uint8_t *q, struct ex_bytes v)
+{
+	*q++ = 0x0a;
+	q = vput(q, v.n);
+	if (v.n)
+		memcpy(q, v.p, v.n);
+	return q + v.n;
+}
+
 static uint8_t *
 put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed)
 {
@@ -1164,13 +1189,19 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 	q = vput(q, lsize);
 	switch (ft->kind) {
 	case EX_BYTES:
-		for (i = 0; i < ft->n; i++) {
-			*q++ = 0x0a;
-			q = vput(q, ft->b[i].n);
-			if (ft->b[i].n)
-				memcpy(q, ft->b[i].p, ft->b[i].n);
-			q += ft->b[i].n;
+		if (ft->lazy != NULL) {
+			struct ex_bytes_iter it;
+			struct ex_bytes v[1024];
+			size_t k;
+
+			ex_bytes_open_feature(&it, ft);
+			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
+				for (i = 0; i < k; i++)
+					q = put_bytes_value(q, v[i]);
+			break;
 		}
+		for (i = 0; i < ft->n; i++)
+			q = put_bytes_value(q, ft->b[i]);
 		break;
 	case EX_FLOAT:
 		if (ft->n == 0)
@@ -1980,6 +2011,20 @@ count_list(const uint8_t *l, const uint8_t *lend)
 	return k;
 }
 
+/* The values of a BytesList's body: a count, from bytes already checked. */
+static uint64_t
+count_bytes_list(const uint8_t *l, const uint8_t *lend)
+{
+	struct pools P;
+	struct span lv;
+	uint64_t lf, num, k = 0;
+	int lwt;
+
+	while (next_field(&P, "", l, &l, lend, &lf, &lwt, &lv, &num) == 1)
+		k += lf == 1 && lwt == 2;
+	return k;
+}
+
 int
 ex_int64_open(struct ex_int64_iter *it, const uint8_t *p, size_t n,
     const char *name)
@@ -2134,6 +2179,83 @@ ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
 	if (it->sp == NULL)
 		it->sp = sp + f->nlazy;	/* (not lazy: nothing) */
 	it->n = it->left = f->n;
+}
+
+void
+ex_bytes_open_feature(struct ex_bytes_iter *it, const struct ex_feature *f)
+{
+	struct pools P;
+	const struct span *sp = f->lazy;
+	const uint8_t *q, *qend, *at;
+	struct span fv;
+	uint64_t ff, num;
+	size_t i;
+	int fwt, kind = EX_NONE;
+
+	memset(it, 0, sizeof(*it));
+	it->sp = sp + f->nlazy;
+	/* From the last change of kind on, as lazy_feature() counted. */
+	for (i = 0; i < f->nlazy; i++) {
+		q = sp[i].p;
+		qend = q + sp[i].n;
+		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
+		    &num) == 1; at = q) {
+			if (fwt != 2 || ff < 1 || ff > 3 || (int)ff == kind)
+				continue;
+			kind = (int)ff;
+			if (kind == 1) {
+				it->p[0] = at;
+				it->end[0] = qend;
+				it->sp = sp + i + 1;
+				it->nsp = f->nlazy - i - 1;
+			}
+		}
+	}
+	it->n = it->left = f->n;
+}
+
+size_t
+ex_bytes_next(struct ex_bytes_iter *it, struct ex_bytes *dst, size_t max)
+{
+	struct pools P;
+	struct span v;
+	uint64_t f, num;
+	size_t k = 0;
+	int wt;
+
+	while (k < max) {
+		if (it->p[1] < it->end[1]) {
+			/* A BytesList: its values. */
+			if (next_field(&P, "", it->p[1], &it->p[1], it->end[1],
+			    &f, &wt, &v, &num) == 1 && f == 1 && wt == 2) {
+				dst[k].p = v.p;
+				dst[k++].n = v.n;
+			}
+			continue;
+		}
+		if (it->p[0] < it->end[0]) {
+			/* A Feature: its bytes_list fields. */
+			if (next_field(&P, "", it->p[0], &it->p[0], it->end[0],
+			    &f, &wt, &v, &num) == 1 && f == 1 && wt == 2) {
+				it->p[1] = v.p;
+				it->end[1] = v.p + v.n;
+			}
+			continue;
+		}
+		if (it->nsp > 0) {
+			/* The next Features of the lazy feature. */
+			const struct span *sp = it->sp;
+
+			it->p[0] = sp->p;
+			it->end[0] = sp->p + sp->n;
+			it->sp = sp + 1;
+			it->nsp--;
+			continue;
+		}
+		break;
+	}
+	it->left -= k;
+	return k;
 }
 
 /* Rows of int64 lists, the fast path. */

@@ -48,9 +48,10 @@ struct ex_feature {
 	const float	*f32;	/* kind EX_FLOAT */
 	const struct ex_bytes *b; /* kind EX_BYTES */
 	/*
-	 * Kind EX_INT64 left in the record (see lazy_min in struct
-	 * example): i64 is NULL and the values are read with
-	 * ex_int64_open_feature().  NULL otherwise.
+	 * Kind EX_INT64 or EX_BYTES left in the record (see lazy_min in
+	 * struct example): i64 or b is NULL and the values are read with
+	 * ex_int64_open_feature() or ex_bytes_open_feature().  NULL
+	 * otherwise.
 	 */
 	const void	*lazy;
 	size_t		 nlazy;
@@ -74,12 +75,12 @@ struct example {
 	struct ex_flist	*lists;
 	void		*priv;		/* pools; owned */
 	/*
-	 * Set by the caller (0 after ex_init(): off): an int64 list whose
-	 * values take more than lazy_min bytes of the record is checked
-	 * but not decoded (8 bytes a value), for records too large to
-	 * decode whole; its feature's 'lazy' says where it is.  Such an
-	 * example is for readers that know it: ex_encode(), exjson_write()
-	 * and the counts (n) do; i64 is NULL for it.
+	 * Set by the caller (0 after ex_init(): off): an int64 or bytes
+	 * list whose values take more than lazy_min bytes of the record is
+	 * checked but not decoded (8 or 16 bytes a value), for records too
+	 * large to decode whole; its feature's 'lazy' says where it is.
+	 * Such an example is for readers that know it: ex_encode(),
+	 * exjson_write() and the counts (n) do; i64 or b is NULL for it.
 	 */
 	size_t		 lazy_min;
 };
@@ -204,6 +205,25 @@ int		 ex_int64_open(struct ex_int64_iter *it, const uint8_t *p,
 void		 ex_int64_open_feature(struct ex_int64_iter *it,
 		    const struct ex_feature *f);
 size_t		 ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max);
+
+/*
+ * The values of a bytes feature that ex_decode() left in the record
+ * (f->lazy set, f->kind EX_BYTES), a bounded number at a time:
+ * ex_bytes_next() stores the next values (up to max, pointing into the
+ * record) at dst and returns their number, 0 at the end.  Valid while
+ * the example is.
+ */
+struct ex_bytes_iter {
+	const uint8_t	*p[2], *end[2];	/* Feature, BytesList */
+	const void	*sp;		/* the Features still to read */
+	size_t		 nsp;
+	uint64_t	 n;		/* the values in all */
+	uint64_t	 left;		/* not yet returned */
+};
+void		 ex_bytes_open_feature(struct ex_bytes_iter *it,
+		    const struct ex_feature *f);
+size_t		 ex_bytes_next(struct ex_bytes_iter *it, struct ex_bytes *dst,
+		    size_t max);
 
 /*
  * The fastest path: the int64 feature 'name' of an Example that holds

@@ -460,6 +460,86 @@ put_b64s(struct buf *o, const struct ex_bytes *v, size_t n)
 	return 0;
 }
 
+/* The values of a bytes feature left in its record, a part at a time. */
+struct bparts {
+	struct ex_bytes_iter it;
+	struct ex_bytes	 v[1024];
+};
+
+/* Whether every value of a bytes feature is UTF-8 (flat output writes them as strings). */
+static int
+bytes_utf8(const struct ex_feature *f)
+{
+	struct bparts *bp;
+	size_t k, i;
+	int ok = 1;
+
+	if (f->lazy == NULL) {
+		for (i = 0; i < f->n; i++)
+			if (!exjson_utf8_valid(f->b[i].p, f->b[i].n))
+				return 0;
+		return 1;
+	}
+	if ((bp = malloc(sizeof(*bp))) == NULL)
+		return -1;
+	ex_bytes_open_feature(&bp->it, f);
+	while (ok && (k = ex_bytes_next(&bp->it, bp->v, 1024)) > 0)
+		for (i = 0; ok && i < k; i++)
+			ok = exjson_utf8_valid(bp->v[i].p, bp->v[i].n);
+	free(bp);
+	return ok;
+}
+
+/*
+ * The values of a bytes feature, comma-separated: base64 strings, or
+ * the UTF-8 text as strings.  One left in its record is read a part at
+ * a time and the output flushed as it grows, when the caller asked for
+ * that.
+ */
+static int
+put_bytes_values(struct exjson *j, struct buf *o, const struct ex_feature *f,
+    int base64)
+{
+	struct bparts *bp;
+	const struct ex_bytes *v;
+	size_t k, i, first = 1;
+	int rc = 0;
+
+	if (f->lazy == NULL && base64)
+		return put_b64s(o, f->b, f->n);
+	if (f->lazy == NULL) {
+		for (i = 0; i < f->n; i++) {
+			if (i)
+				rc |= buf_putc(o, ',');
+			rc |= exjson_put_string(o, f->b[i].p, f->b[i].n);
+		}
+		return rc ? -1 : 0;
+	}
+	if ((bp = malloc(sizeof(*bp))) == NULL)
+		return -1;
+	ex_bytes_open_feature(&bp->it, f);
+	while (rc == 0 && (k = ex_bytes_next(&bp->it, bp->v, 1024)) > 0) {
+		v = bp->v;
+		if (base64) {
+			if (!first)
+				rc |= buf_putc(o, ',');
+			rc |= put_b64s(o, v, k);
+		} else
+			for (i = 0; i < k; i++) {
+				if (!first || i)
+					rc |= buf_putc(o, ',');
+				rc |= exjson_put_string(o, v[i].p, v[i].n);
+			}
+		first = 0;
+		if (rc == 0 && j->flush != NULL && o->len > (1u << 20)) {
+			j->flushed = 1;
+			rc = j->flush(j->flush_arg, o);
+		}
+	}
+	free(bp);
+	return rc ? -1 : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Canonical output */
 
@@ -485,7 +565,7 @@ canon_feature(struct exjson *j, struct buf *o, const struct ex_feature *f)
 		if (f->n == 0)
 			return PUTS(o, "{\"bytesList\":{}}");
 		rc |= PUTS(o, "{\"bytesList\":{\"value\":[");
-		rc |= put_b64s(o, f->b, f->n);
+		rc |= put_bytes_values(j, o, f, 1);
 		break;
 	default:
 		return PUTS(o, "{}");
@@ -582,7 +662,7 @@ static int
 flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 {
 	size_t i;
-	int rc = 0;
+	int rc = 0, utf8;
 
 	switch (f->kind) {
 	case EX_INT64:
@@ -610,20 +690,16 @@ flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 	case EX_BYTES:
 		if (f->n == 0)
 			return PUTS(o, "{\"bytes_list\":[]}");
-		for (i = 0; i < f->n && exjson_utf8_valid(f->b[i].p, f->b[i].n); i++)
-			;
-		if (i < f->n) {
+		if ((utf8 = bytes_utf8(f)) == -1)
+			return -1;
+		if (!utf8) {
 			rc |= PUTS(o, "{\"bytes_list\":[");
-			rc |= put_b64s(o, f->b, f->n);
+			rc |= put_bytes_values(j, o, f, 1);
 			rc |= PUTS(o, "]}");
 			return rc ? -1 : 0;
 		}
 		rc |= buf_putc(o, '[');
-		for (i = 0; i < f->n; i++) {
-			if (i)
-				rc |= buf_putc(o, ',');
-			rc |= exjson_put_string(o, f->b[i].p, f->b[i].n);
-		}
+		rc |= put_bytes_values(j, o, f, 0);
 		rc |= buf_putc(o, ']');
 		return rc ? -1 : 0;
 	default:

@@ -1501,6 +1501,29 @@ pack_ours(struct sq_conv *c)
 	return 0;
 }
 
+/*
+ * [Q6] The record's own targets_segment_ids (unpacked EncDec and LM):
+ * an integer list as long as the targets.  Checked with the input
+ * validation, before the record changes anything.
+ */
+static int
+check_tseg(struct sq_conv *c, const struct sq_feat *f)
+{
+	const struct sq_feat *s;
+
+	if (c->in_tseg < 0 || f[c->in_tseg].type == SQ_ABSENT)
+		return 0;
+	s = &f[c->in_tseg];
+	if (s->type != SQ_INT)
+		return fail(c, SQ_EDATA, "targets_segment_ids: Got %s, "
+		    "expected an integer list", s->tname ? s->tname : "?");
+	if (s->n != (size_t)c->Lt)
+		return fail(c, SQ_EDATA, "Incompatible shapes: [%ld] vs. "
+		    "[%zu] (targets and the record's targets_segment_ids)",
+		    c->Lt, s->n);
+	return 0;
+}
+
 static int
 push_unpacked(struct sq_conv *c, const struct sq_feat *f)
 {
@@ -1509,6 +1532,9 @@ push_unpacked(struct sq_conv *c, const struct sq_feat *f)
 	const int64_t *useg = NULL;
 	int rv;
 
+	/* Checked by check_tseg(). */
+	if (c->in_tseg >= 0 && f[c->in_tseg].type != SQ_ABSENT)
+		useg = f[c->in_tseg].v;
 	if ((r = c->cur) == NULL && (r = c->cur = row_get(c)) == NULL)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (k = 0; k < c->nk; k++) {
@@ -1524,17 +1550,8 @@ push_unpacked(struct sq_conv *c, const struct sq_feat *f)
 		copy_padded(c->out_val[c->nout - c->npass + i], L, p->v, m);
 		c->st.trimmed += p->n - m;
 	}
-	if (c->in_tseg >= 0 && f[c->in_tseg].type != SQ_ABSENT) {
-		const struct sq_feat *s = &f[c->in_tseg];
-
-		if (s->type != SQ_INT)
-			return fail(c, SQ_EDATA, "targets_segment_ids: Got %s, "
-			    "expected an integer list", s->tname ? s->tname : "?");
-		if (s->n != (size_t)c->Lt)
-			return fail(c, SQ_EDATA, "Incompatible shapes: [%ld] vs. "
-			    "[%zu] (targets and the record's targets_segment_ids)",
-			    c->Lt, s->n);
-		memcpy(c->tseg, s->v, s->n * sizeof *c->tseg);
+	if (useg != NULL) {
+		memcpy(c->tseg, useg, (size_t)c->Lt * sizeof *c->tseg);
 		useg = c->tseg;
 	}
 	rv = finish_row(c, r, 0, useg);
@@ -1616,11 +1633,14 @@ sq_push(struct sq_conv *c, const struct sq_feat *f)
 		return 0;
 	case SQ_PREPACKED_LM:
 	case SQ_PREPACKED_PREFIXLM:
-		return push_prepacked_lm(c, f);
+		/* A missing or mistyped list refuses the record whole. */
+		if ((rv = push_prepacked_lm(c, f)) == -1 && c->err == SQ_EDATA)
+			c->untaken = 1;
+		return rv;
 	default:
 		break;
 	}
-	if (validate(c, f) == -1) {
+	if (validate(c, f) == -1 || check_tseg(c, f) == -1) {
 		c->untaken = 1;
 		return -1;
 	}

@@ -238,9 +238,10 @@ int		 sq_finish(struct sq_conv *c);
 /*
  * End of the good input before a fault: sq_finish(), also after a
  * sq_push() that failed input validation (a missing or mistyped
- * feature, a length check) or ran out of memory, either of which
- * refuses the record whole; the rows are those the records before it
- * give.  Returns 0, or -1 when a failure left the rows unknown (any
+ * feature, a length check, an unpacked record's targets_segment_ids
+ * that is not an integer list as long as the targets) or ran out of
+ * memory, any of which refuses the record whole; the rows are those the
+ * records before it give.  Returns 0, or -1 when a failure left the rows unknown (any
  * other error) or sq_finish() failed.
  */
 int		 sq_finish_before(struct sq_conv *c);

@@ -428,17 +428,6 @@ struct list {
 	size_t		 n, cap;
 };
 
-static int
-list_add(struct list *l, uint32_t lb, uint32_t h)
-{
-	if (l->n == l->cap && sw_grow(&l->e, &l->cap, l->n + 1, sizeof(*l->e)) == -1)
-		return -1;
-	l->e[l->n].lb = lb;
-	l->e[l->n].h = h;
-	l->n++;
-	return 0;
-}
-
 static void
 list_free(struct list *l)
 {
@@ -504,7 +493,8 @@ parr_set(struct parr *a, size_t i, uint64_t v)
  * one per code point, are sorted once (sa); the arrays indexed like sa
  * give, for each suffix, its common prefix with the one before it
  * within their tokens (lcp), its length to the end of its token (dep)
- * and its token's count (wt, a byte: 255 means look it up), with
+ * and its token's count (wt), the last two a byte each (255: look it
+ * up), with
  * lengths in code points and capped where longer ones never matter.
  * Nothing else is kept per code point but a bit (a segment start now)
  * and, for text outside ASCII, the byte offset of every 16th code point
@@ -538,10 +528,9 @@ struct build {
 	uint64_t	*mark;		/* per code point: a segment start now */
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
-	struct kept	*kept;
-	size_t		 kcap;
-	struct snode	*stack;
-	size_t		 scap;
+	int		 narrow;	/* every count sum fits 32 bits */
+	unsigned char	*wbuf;		/* count_select()'s block */
+	size_t		 wcap;		/* its bytes */
 };
 
 #define NONE	UINT32_MAX
@@ -584,12 +573,33 @@ weight_at(const struct build *b, uint32_t p)
 	return b->c->cnt[lo];
 }
 
+/*
+ * The length of the suffix at code point p to the end of its token,
+ * capped at maxcp: dep's value, which holds 255 for 255 and more.
+ */
+static uint32_t
+dep_at(const struct build *b, uint32_t p)
+{
+	size_t lo = 0, hi = b->ntok, mid;
+	uint32_t dist;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (b->tstart[mid] <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	dist = b->tstart[lo + 1] - p;
+	return dist < b->maxcp ? dist : b->maxcp;
+}
+
 static size_t
 alpha_index(const struct build *b, uint32_t cp)
 {
 	size_t lo = 0, hi = b->nalpha, mid;
 
-	if (cp < 0x10000)
+	if (cp < 0x10000 && b->bmpidx != NULL)
 		return b->bmpidx[cp];
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -713,7 +723,7 @@ suffix_sort(struct build *b)
 	/* rk is now the inverse of sa. */
 	capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
 	if (parr_alloc(&b->lcp, n, capv) == -1 ||
-	    parr_alloc(&b->dep, n, b->maxcp < capv ? b->maxcp : capv) == -1 ||
+	    parr_alloc(&b->dep, n, UINT8_MAX) == -1 ||
 	    (b->wt = malloc(n ? n : 1)) == NULL)
 		goto out;
 	h = 0;
@@ -745,7 +755,10 @@ suffix_sort(struct build *b)
 			parr_set(&b->lcp, i, h < capv ? h : capv);
 		} else
 			h = 0;
-		parr_set(&b->dep, i, dist < b->maxcp ? dist : b->maxcp);
+		/* 255 and more: dep_at() finds it again. */
+		if (dist > b->maxcp)
+			dist = b->maxcp;
+		parr_set(&b->dep, i, dist < 255 ? dist : 255);
 		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
 		if (h > 0)
 			h--;
@@ -770,6 +783,11 @@ struct snode {
 	uint32_t	 lb;		/* its first suffix */
 	int64_t		 c;		/* count */
 	int64_t		 acc;		/* counts of the subtokens taken below it */
+};
+
+/* The same on the stack when every sum of counts fits 32 bits. */
+struct snode32 {
+	uint32_t	 h, lb, c, acc;
 };
 
 struct kept {
@@ -803,17 +821,128 @@ cmp_kept(const void *x, const void *y)
 	return np > nq ? -1 : np < nq;
 }
 
-static int
-keep(struct build *b, size_t *nk, int64_t cnt, uint32_t lb, uint32_t h)
+/*
+ * Sort the kept ones in place (heapsort), as cmp_kept() orders them:
+ * glibc's qsort() takes a copy of the array for its merge sort, which
+ * would double the largest array of a build.  cmp_kept() is a total
+ * order, so any sort gives the same order.
+ */
+static void
+kept_sift(struct kept *k, size_t at, size_t n)
 {
-	if (*nk == b->kcap &&
-	    sw_grow(&b->kept, &b->kcap, *nk + 1, sizeof(*b->kept)) == -1)
+	size_t c;
+	struct kept t;
+
+	for (; (c = 2 * at + 1) < n; at = c) {
+		if (c + 1 < n && cmp_kept(&k[c], &k[c + 1]) < 0)
+			c++;
+		if (cmp_kept(&k[at], &k[c]) >= 0)
+			return;
+		t = k[at];
+		k[at] = k[c];
+		k[c] = t;
+	}
+}
+
+static void
+kept_sort(struct kept *k, size_t n)
+{
+	size_t i;
+	struct kept t;
+
+	for (i = n / 2; i-- > 0;)
+		kept_sift(k, i, n);
+	for (i = n; i-- > 1;) {
+		t = k[0];
+		k[0] = k[i];
+		k[i] = t;
+		kept_sift(k, 0, i);
+	}
+}
+
+/*
+ * count_select()'s working memory is one block: the stack of open nodes
+ * from its start (ss bytes a node), the kept subtokens from its end.
+ * Each kept one is a node that left the stack, so a chain of nodes as
+ * deep as a long token becomes as many kept ones in the same room; the
+ * new list is then made in the block too.  Make room for a stack of
+ * 'depth' nodes beside the 'nk' kept ones and 'extra' bytes more.
+ */
+static int
+walk_room(struct build *b, size_t ss, size_t depth, size_t nk, size_t extra)
+{
+	size_t need, ncap, kb = nk * sizeof(struct kept);
+	unsigned char *np;
+
+	if (depth > (SIZE_MAX / 2 - extra - kb) / ss) {
+		errno = ENOMEM;
 		return -1;
-	b->kept[*nk].cnt = cnt;
-	b->kept[*nk].e.lb = lb;
-	b->kept[*nk].e.h = h;
+	}
+	need = depth * ss + kb + extra;
+	if (need <= b->wcap)
+		return 0;
+	ncap = b->wcap * 2 > need ? b->wcap * 2 : need;
+	ncap = (ncap + 15) & ~(size_t)15;
+	if ((np = realloc(b->wbuf, ncap)) == NULL)
+		return -1;
+	/* The kept ones stay at the end. */
+	if (kb > 0)
+		memmove(np + ncap - kb, np + b->wcap - kb, kb);
+	b->wbuf = np;
+	b->wcap = ncap;
+	return 0;
+}
+
+/* The k-th kept one (from the end of the block). */
+static inline struct kept *
+kept_at(const struct build *b, size_t nk, size_t k)
+{
+	return (struct kept *)(void *)(b->wbuf + b->wcap) - nk + k;
+}
+
+static int
+keep(struct build *b, size_t ss, size_t depth, size_t *nk, int64_t cnt,
+    uint32_t lb, uint32_t h)
+{
+	struct kept *k;
+
+	if (walk_room(b, ss, depth, *nk, sizeof(*k)) == -1)
+		return -1;
+	k = (struct kept *)(void *)(b->wbuf + b->wcap) - (*nk + 1);
+	k->cnt = cnt;
+	k->e.lb = lb;
+	k->e.h = h;
 	(*nk)++;
 	return 0;
+}
+
+/* Stack node k, in either width. */
+static inline void
+st_get(const struct build *b, size_t k, struct snode *x)
+{
+	if (b->narrow) {
+		const struct snode32 *y = (const struct snode32 *)(void *)b->wbuf + k;
+
+		x->h = y->h;
+		x->lb = y->lb;
+		x->c = y->c;
+		x->acc = y->acc;
+	} else
+		*x = ((const struct snode *)(void *)b->wbuf)[k];
+}
+
+static inline void
+st_put(struct build *b, size_t k, const struct snode *x)
+{
+	if (b->narrow) {
+		struct snode32 *y = (struct snode32 *)(void *)b->wbuf + k;
+
+		y->h = x->h;
+		y->lb = x->lb;
+		y->c = (uint32_t)x->c;
+		y->acc = (uint32_t)x->acc;
+	} else
+		((struct snode *)(void *)b->wbuf)[k] = *x;
 }
 
 /*
@@ -851,21 +980,29 @@ cnt_add(int64_t a, int64_t b)
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
-	struct snode *st = b->stack, x;
-	size_t n = b->N, i, top = 0, nk = 0, a;
+	struct snode x, t;
+	struct kept *k0;
+	struct ent *e, y;
+	size_t n = b->N, i, top = 0, nk = 0, a, ss, maxd;
 	uint32_t l, d, ph, cp;
 	int64_t w, cur, up;
 	int ok;
+	void *np;
 
 	for (a = 0; a < b->nalpha; a++) {
 		b->acnt[a] = 0;
 		b->alb[a] = NONE;
 	}
-	if (b->scap == 0 && sw_grow(&b->stack, &b->scap, 64, sizeof(*st)) == -1)
+	/* The list before is read no more: the new one is made in the block. */
+	list_free(out);
+	ss = b->narrow ? sizeof(struct snode32) : sizeof(struct snode);
+	/* Heights rise strictly up the stack: at most this many nodes. */
+	maxd = (size_t)(b->maxtok < b->maxcp ? b->maxtok : b->maxcp) + 2;
+	if (walk_room(b, ss, maxd, 0, 0) == -1)
 		return -1;
-	st = b->stack;
-	st[0].h = st[0].lb = 0;
-	st[0].c = st[0].acc = 0;
+	t.h = t.lb = 0;
+	t.c = t.acc = 0;
+	st_put(b, 0, &t);
 	for (i = 0; i <= n; i++) {
 		l = 0;
 		if (i > 0 && i < n) {
@@ -873,12 +1010,16 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			if (l > b->maxcp)
 				l = b->maxcp;
 		}
-		while (st[top].h > l) {
-			x = st[top--];
-			ph = st[top].h > l ? st[top].h : l;
+		/* t is the top node, st_put() back when it changes. */
+		while (t.h > l) {
+			x = t;
+			st_get(b, --top, &t);
+			ph = t.h > l ? t.h : l;
 			cur = x.c - x.acc;
 			ok = cur >= min_count;
-			if (ok && x.h >= 2 && keep(b, &nk, cur, x.lb, x.h) == -1)
+			/* (Room is left for the node that may take x's place.) */
+			if (ok && x.h >= 2 &&
+			    keep(b, ss, top + 2, &nk, cur, x.lb, x.h) == -1)
 				return -1;
 			if (ph == 0) {
 				sw_u8(b->pool + boff(b, b->sa[x.lb]), &cp);
@@ -887,16 +1028,17 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 				b->alb[a] = x.lb;
 			}
 			up = ok ? x.c : x.acc;
-			if (st[top].h >= l) {
-				st[top].c = cnt_add(st[top].c, x.c);
-				st[top].acc = cnt_add(st[top].acc, up);
+			if (t.h >= l) {
+				t.c = cnt_add(t.c, x.c);
+				t.acc = cnt_add(t.acc, up);
 			} else {
 				top++;
-				st[top].h = l;
-				st[top].lb = x.lb;
-				st[top].c = x.c;
-				st[top].acc = up;
+				t.h = l;
+				t.lb = x.lb;
+				t.c = x.c;
+				t.acc = up;
 			}
+			st_put(b, top, &t);
 		}
 		if (i == n)
 			break;
@@ -904,39 +1046,55 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
 			if ((w = b->wt[i]) == 255)
 				w = weight_at(b, b->sa[i]);
-		d = (uint32_t)parr_get(&b->dep, i);
-		if (d > st[top].h) {
-			if (top + 1 == b->scap) {
-				if (sw_grow(&b->stack, &b->scap, top + 2, sizeof(*st)) == -1)
-					return -1;
-				st = b->stack;
-			}
+		if ((d = (uint32_t)parr_get(&b->dep, i)) == 255)
+			d = dep_at(b, b->sa[i]);
+		if (d > t.h) {
+			if (walk_room(b, ss, top + 2, nk, 0) == -1)
+				return -1;
 			top++;
-			st[top].h = d;
-			st[top].lb = (uint32_t)i;
-			st[top].c = w;
-			st[top].acc = 0;
+			t.h = d;
+			t.lb = (uint32_t)i;
+			t.c = w;
+			t.acc = 0;
 		} else
-			st[top].c = cnt_add(st[top].c, w);
+			t.c = cnt_add(t.c, w);
+		st_put(b, top, &t);
 	}
-	/* The stack can be as deep as the longest token: give it back. */
-	free(b->stack);
-	b->stack = NULL;
-	b->scap = 0;
 	/* (d): every alphabet character, with the count left to it. */
 	for (a = 0; a < b->nalpha; a++)
-		if (keep(b, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
+		if (keep(b, ss, 0, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
 		    (uint32_t)(b->nr + a), b->alb[a] != NONE ? 1 : EXT | 1) == -1)
 			return -1;
 	sort_build = b;
-	qsort(b->kept, nk, sizeof(*b->kept), cmp_kept);
-	out->n = 0;
-	for (a = 0; a < b->nr; a++)
-		if (list_add(out, (uint32_t)a, EXT | b->xcps[a]) == -1)
-			return -1;
-	for (a = 0; a < nk; a++)
-		if (list_add(out, b->kept[a].e.lb, b->kept[a].e.h) == -1)
-			return -1;
+	/* (A big array without glibc's copy; a small one faster.) */
+	if (nk > 65536)
+		kept_sort(kept_at(b, nk, 0), nk);
+	else
+		qsort(kept_at(b, nk, 0), nk, sizeof(struct kept), cmp_kept);
+	/*
+	 * The list from the block's start: the reserved tokens, then the
+	 * kept ones in order.  With room for the reserved ones before the
+	 * kept, an entry (half a kept one) never reaches one not yet read.
+	 */
+	if (walk_room(b, sizeof(struct ent), b->nr, nk, 0) == -1)
+		return -1;
+	e = (struct ent *)(void *)b->wbuf;
+	k0 = kept_at(b, nk, 0);
+	for (a = 0; a < b->nr; a++) {
+		e[a].lb = (uint32_t)a;
+		e[a].h = EXT | b->xcps[a];
+	}
+	for (a = 0; a < nk; a++) {
+		y = k0[a].e;
+		e[b->nr + a] = y;
+	}
+	out->n = out->cap = b->nr + nk;
+	/* The block becomes the list, cut to its size. */
+	if ((np = realloc(b->wbuf, out->n * sizeof(*e))) != NULL)
+		b->wbuf = np;
+	out->e = (struct ent *)(void *)b->wbuf;
+	b->wbuf = NULL;
+	b->wcap = 0;
 	return 0;
 }
 
@@ -975,10 +1133,10 @@ cmp_ent(const void *x, const void *y)
 static int
 mark_segments(struct build *b, struct list *l)
 {
-	struct ent *iv = l->e, *st = NULL;
+	struct ent *iv = l->e;
 	struct parr best = { NULL, 0 };
 	size_t niv = 0, i, k, lo, hi, mid, first, top = 0, scap = 0, n = b->N, t;
-	uint32_t maxh = 0, p, end, h;
+	uint32_t maxh = 0, p, end, h, *st = NULL;	/* st: heights of the open ones */
 	int rc = -1;
 
 	/* The list is sorted by interval in place (the next one replaces it). */
@@ -1015,19 +1173,22 @@ mark_segments(struct build *b, struct list *l)
 	qsort(iv, niv, sizeof(*iv), cmp_ent);
 	if (parr_alloc(&best, n, maxh) == -1)
 		goto out;
+	/* Heights rise strictly up the stack: at most maxh of them. */
+	if (sw_grow(&st, &scap, (niv < maxh ? niv : maxh) + 1, sizeof(*st)) == -1)
+		goto out;
 	for (i = 0, k = 0; i < n; i++) {
 		uint32_t lc = i > 0 ? (uint32_t)parr_get(&b->lcp, i) : 0;
 
-		while (top > 0 && st[top - 1].h > lc)
+		while (top > 0 && st[top - 1] > lc)
 			top--;
 		for (; k < niv && iv[k].lb == i; k++) {
 			if (top == scap &&
 			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1)
 				goto out;
-			st[top++] = iv[k];
+			st[top++] = iv[k].h;
 		}
 		if (top > 0)
-			parr_set(&best, b->sa[i], st[top - 1].h);
+			parr_set(&best, b->sa[i], st[top - 1]);
 	}
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
 	for (t = 0; t < b->ntok; t++) {
@@ -1091,8 +1252,7 @@ build_free(struct build *b)
 	free(b->mark);
 	free(b->acnt);
 	free(b->alb);
-	free(b->kept);
-	free(b->stack);
+	free(b->wbuf);
 }
 
 static int
@@ -1141,29 +1301,50 @@ build_escape(const struct build *b, const uint8_t *p, size_t n, struct buf *out)
 }
 
 static int
-build_setup(struct build *b, const struct sw_counts *c,
-    const struct sw_build_opts *o)
+cmp_cp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, c = *(const uint32_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+/*
+ * Below this many bytes of token text, the alphabet is found by
+ * sorting every code point, and a code point's alphabet index by binary
+ * search: cheaper than clearing a bitmap of all code points and filling
+ * an index of the BMP (139 KB and 256 KB) for a few characters.
+ */
+#define SMALL_TEXT	4096
+
+/*
+ * The alphabet of the build, sorted, into b->alpha and b->nalpha: every
+ * code point of the tokens, of the reserved tokens and of the escapes.
+ * 'text' is the bytes of token text.
+ */
+static int
+build_alphabet(struct build *b, const struct sw_counts *c,
+    const struct sw_build_opts *o, size_t text)
 {
 	static const char *const base[] = { "<pad>", "<EOS>" };
 	static const char escchars[] = "\\_u;0123456789";
 	uint64_t *seen = NULL, bits;
-	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, top = 0;
-	uint32_t cp, maxr = 1;
-	int m;
+	uint32_t *all = NULL, cp;
+	size_t t, i, k, n = 0, cap = 0, top = 0, nr = 2 + o->nreserved;
+	int m, small = text <= SMALL_TEXT;
 
-	memset(b, 0, sizeof(*b));
-	b->c = c;
-	b->o = o;
-	if (o->iterations < 1) {
-		errno = EINVAL;
+	if (!small && (seen = calloc(0x110000 / 64, sizeof *seen)) == NULL)
 		return -1;
-	}
-	/* The alphabet: a bitmap over all code points, then a sorted list. */
-	if ((seen = calloc(0x110000 / 64, sizeof *seen)) == NULL)
-		return -1;
-#define SEE(x) (seen[(x) >> 6] |= (uint64_t)1 << ((x) & 63), \
-	    top = (x) >> 6 > top ? (x) >> 6 : top)
+	/* A small text lists every code point; a big one sets its bit. */
+#define SEE(x) do {							\
+	if (small) {							\
+		if (n == cap && sw_grow(&all, &cap, n + 1, sizeof(*all)) == -1) \
+			goto fail;					\
+		all[n++] = (x);						\
+	} else {							\
+		seen[(x) >> 6] |= (uint64_t)1 << ((x) & 63);		\
+		top = (x) >> 6 > top ? (x) >> 6 : top;			\
+	}								\
+} while (0)
 	for (i = 0; escchars[i] != '\0'; i++)
 		SEE((uint8_t)escchars[i]);
 	for (t = 0; t < c->n; t++) {
@@ -1179,9 +1360,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 		size_t rl = strlen(r);
 
 		if (utf8_valid_prefix((const uint8_t *)r, rl) != rl) {
-			free(seen);
 			errno = EINVAL;
-			return -1;
+			goto fail;
 		}
 		for (k = 0; k < rl; k += (size_t)m) {
 			m = sw_u8((const uint8_t *)r + k, &cp);
@@ -1189,32 +1369,74 @@ build_setup(struct build *b, const struct sw_counts *c,
 		}
 	}
 #undef SEE
+	if (small) {
+		/* Sorted, each once. */
+		qsort(all, n, sizeof(*all), cmp_cp);
+		for (i = 1, k = 1; i < n; i++)
+			if (all[i] != all[k - 1])
+				all[k++] = all[i];
+		b->alpha = all;
+		b->nalpha = k;
+		return 0;
+	}
 	/* Word by word, up to the last in use: they are few among 0x110000. */
 	for (i = 0; i <= top; i++)
 		for (bits = seen[i]; bits != 0; bits &= bits - 1)
 			b->nalpha++;
-	b->alpha = malloc(b->nalpha * sizeof(*b->alpha));
-	b->abytes = malloc(b->nalpha * sizeof(*b->abytes));
-	b->alen = malloc(b->nalpha);
-	/* Only the alphabet's code points are looked up: no need to clear it. */
-	b->bmpidx = malloc(0x10000 * sizeof(*b->bmpidx));
-	b->acnt = malloc(b->nalpha * sizeof(*b->acnt));
-	b->alb = malloc(b->nalpha * sizeof(*b->alb));
-	if (!b->alpha || !b->abytes || !b->alen || !b->bmpidx || !b->acnt ||
-	    !b->alb) {
-		free(seen);
+	if ((b->alpha = malloc(b->nalpha * sizeof(*b->alpha))) == NULL)
+		goto fail;
+	for (i = 0, k = 0; i <= top; i++)
+		for (bits = seen[i]; bits != 0; bits &= bits - 1)
+			b->alpha[k++] = (uint32_t)(i * 64 +
+			    (size_t)__builtin_ctzll(bits));
+	free(seen);
+	return 0;
+fail:
+	free(seen);
+	free(all);
+	return -1;
+}
+
+static int
+build_setup(struct build *b, const struct sw_counts *c,
+    const struct sw_build_opts *o)
+{
+	static const char *const base[] = { "<pad>", "<EOS>" };
+	struct buf eb = { 0 };
+	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, text = 0;
+	uint64_t wsum = 0;
+	uint32_t cp, maxr = 1;
+
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->o = o;
+	if (o->iterations < 1) {
+		errno = EINVAL;
 		return -1;
 	}
-	for (i = 0, k = 0; i <= top; i++)
-		for (bits = seen[i]; bits != 0; bits &= bits - 1) {
-			cp = (uint32_t)(i * 64 + (size_t)__builtin_ctzll(bits));
-			b->alpha[k] = cp;
-			b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
-			if (cp < 0x10000)
-				b->bmpidx[cp] = (uint32_t)k;
-			k++;
-		}
-	free(seen);
+	for (t = 0; t < c->n; t++)
+		text += c->len[t];
+	if (build_alphabet(b, c, o, text) == -1)
+		return -1;
+	b->abytes = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->abytes));
+	b->alen = malloc(b->nalpha ? b->nalpha : 1);
+	b->acnt = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->acnt));
+	b->alb = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*b->alb));
+	/*
+	 * A big text looks the BMP up in an index; only the alphabet's
+	 * code points are, so it is not cleared.
+	 */
+	if (text > SMALL_TEXT &&
+	    (b->bmpidx = malloc(0x10000 * sizeof(*b->bmpidx))) == NULL)
+		return -1;
+	if (!b->abytes || !b->alen || !b->acnt || !b->alb)
+		return -1;
+	for (k = 0; k < b->nalpha; k++) {
+		cp = b->alpha[k];
+		b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
+		if (cp < 0x10000 && b->bmpidx != NULL)
+			b->bmpidx[cp] = (uint32_t)k;
+	}
 
 	/* Escaped tokens, and where each starts in code points. */
 	b->ntok = c->n;
@@ -1236,7 +1458,16 @@ build_setup(struct build *b, const struct sw_counts *c,
 		ncp += tc;
 		if (tc > b->maxtok)
 			b->maxtok = (uint32_t)tc;
+		/* Every count sum is at most the sum of count times length. */
+		if (wsum > INT32_MAX)
+			;
+		else if (c->cnt[t] < 0 ||
+		    (uint64_t)c->cnt[t] > (INT32_MAX - wsum) / tc)
+			wsum = INT32_MAX + (uint64_t)1;
+		else
+			wsum += (uint64_t)c->cnt[t] * tc;
 	}
+	b->narrow = wsum <= INT32_MAX;
 	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
 	b->pool = eb.p;
 	b->plen = eb.len;

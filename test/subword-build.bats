@@ -269,6 +269,24 @@ ideographs() {
 	[ "$kb" -le $((32 * 400000 / 1024 + 16384)) ]
 }
 
+@test "subword-build: memory on one long repetitive token is linear in its length" {
+	# 32 bytes per character plus 16 MB for 1 MB of 'a' (or of "ab")
+	# without -L, where the suffix tree is a chain as deep as the token
+	# and the walk keeps a subtoken per character (63 MB before).
+	local kb
+	need_rss
+	awk 'BEGIN { while (i++ < 1000000) printf "a"; print "" }' >"$T/a.txt"
+	kb=$(peak_kb subword-build -q -j 1 -o "$T/v" "$T/a.txt")
+	echo "a: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+	[ "$(wc -l <"$T/v")" -eq 25 ]
+	[ "$(sed -n 3p "$T/v")" = "'$(head -c 1000000 "$T/a.txt")_'" ]
+	awk 'BEGIN { while (i++ < 500000) printf "ab"; print "" }' >"$T/ab.txt"
+	kb=$(peak_kb subword-build -q -j 1 -o "$T/v" "$T/ab.txt")
+	echo "ab: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+}
+
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
 }

@@ -375,12 +375,12 @@ big() {
 
 @test "tfr-cat: out of memory while decoding is reported as such, with file, record and offset" {
 	(ulimit -v 100000 && tfr-cat --version >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
-	# 10M empty bytes values: 20 MB of record, 160 MB decoded
-	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	# 10M empty Features in a feature list: 20 MB of record, 800 MB decoded
+	"$BATS_TEST_DIRNAME/tools/big-record" --steps 10000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
 	tfr-cat -R -n 1 "$T/three.tfr" >"$T/one.tfr"
 	n=$(stat -c %s "$T/one.tfr")
 	cat "$T/one.tfr" "$T/big.tfr" | gzip -1 >"$T/big.gz"
-	for opt in --type=example --flat --stats "-R -f targets"; do
+	for opt in --type=sequence --flat --stats "-R -f targets"; do
 		run -1 --separate-stderr bash -c 'ulimit -v 100000; tfr-cat $1 "$2" >/dev/null' _ "$opt" "$T/big.gz"
 		[ "$(tail -1 <<<"$stderr")" = "tfr-cat: $T/big.gz: record 1 at offset $n: out of memory" ] ||
 		    { echo "$opt: $stderr"; false; }
@@ -431,6 +431,34 @@ rss_bound() {
 	rss=$(tail -1 "$T/rss")
 	[ "$rss" -lt "$(rss_bound tfr-cat 50000)" ] || { echo "-R -f: peak RSS $rss KB for a 20 MB record"; false; }
 	gzip -dc "$T/big.gz" | cmp - "$T/out.tfr"
+}
+
+@test "tfr-cat: JSON, --stats and -f of a 20 MB bytes_list of 10M empty values stay within 2.5 times the record" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	# decoded, each value took 16 bytes: 207 MB at the peak
+	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 10000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
+	for opt in --type=auto --flat --stats "-R -f targets"; do
+		/usr/bin/time -f %M -o "$T/rss" tfr-cat $opt "$T/big.gz" >"$T/out"
+		rss=$(tail -1 "$T/rss")
+		[ "$rss" -lt "$(rss_bound tfr-cat 50000)" ] || { echo "$opt: peak RSS $rss KB for a 20 MB record"; false; }
+	done
+	gzip -dc "$T/big.gz" | cmp - "$T/out"
+	tfr-cat "$T/big.gz" >"$T/out"
+	[ "$(head -c 62 "$T/out")" = '{"features":{"feature":{"targets":{"bytesList":{"value":["",""' ]
+	[ "$(tail -c 12 "$T/out")" = '"",""]}}}}}' ]
+	[ "$(wc -c <"$T/out")" = $((57 + 10000000 * 3 - 1 + 6 + 1)) ]
+	tfr-cat --flat "$T/big.gz" >"$T/out"
+	[ "$(head -c 17 "$T/out")" = '{"targets":["",""' ]
+	[ "$(wc -c <"$T/out")" = $((12 + 10000000 * 3 - 1 + 3)) ]
+	run -0 tfr-cat --stats "$T/big.gz"
+	[ "${lines[2]}" = "$(printf 'targets\t1\tbytes\t10000000\t10000000.0\t10000000\t1024+:1')" ]
+	# values that are not UTF-8 go out as base64, streamed too
+	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 4000000 raw 255 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/raw.gz"
+	/usr/bin/time -f %M -o "$T/rss" tfr-cat --flat "$T/raw.gz" >"$T/out"
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound tfr-cat 30000)" ] || { echo "base64: peak RSS $rss KB for a 12 MB record"; false; }
+	[ "$(head -c 33 "$T/out")" = '{"raw":{"bytes_list":["/w==","/w=' ]
+	[ "$(wc -c <"$T/out")" = $((22 + 4000000 * 7 - 1 + 4)) ]
 }
 
 @test "tfr-cat: -o in every text mode leaves the old file when the input is missing" {

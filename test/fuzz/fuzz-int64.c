@@ -79,10 +79,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	ex_free(&ex);
-	/* Decoding with int64 lists left in the record: the same features and values. */
+	/* Decoding with int64 and bytes lists left in the record: the same features and values. */
 	{
 		struct example a, b;
 		struct ex_int64_iter it;
+		struct ex_bytes_iter bit;
+		struct ex_bytes bpart[5];
 		int64_t part[5];
 		size_t k, got;
 		int ra, rb;
@@ -101,6 +103,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			if (y->lazy == NULL)
 				continue;
+			if (y->kind == EX_BYTES) {
+				ex_bytes_open_feature(&bit, y);
+				for (got = 0; (k = ex_bytes_next(&bit, bpart, 5)) > 0; got += k)
+					for (size_t j = 0; j < k; j++)
+						if (got + j >= x->n ||
+						    bpart[j].p != x->b[got + j].p ||
+						    bpart[j].n != x->b[got + j].n)
+							abort();
+				if (got != x->n)
+					abort();
+				continue;
+			}
 			ex_int64_open_feature(&it, y);
 			for (got = 0; (k = ex_int64_next(&it, part, 5)) > 0; got += k)
 				if (got + k > x->n ||

@@ -26,13 +26,16 @@ same(const struct buf *b, const char *s, size_t n)
 /*
  * Decoding with lazy_min = 1 accepts what ex_decode() accepts, gives
  * the same features, and the values of those left in the record
- * (ex_int64_open_feature()) are the decoded ones.
+ * (ex_int64_open_feature(), ex_bytes_open_feature()) are the decoded
+ * ones.
  */
 static int
 lazy_agrees(const uint8_t *p, size_t n)
 {
 	struct example a, b;
 	struct ex_int64_iter it;
+	struct ex_bytes_iter bit;
+	struct ex_bytes bpart[3];
 	int64_t part[3];
 	size_t i, j, k, got;
 	int ra, rb, ok = 1, lazies = 0;
@@ -58,8 +61,20 @@ lazy_agrees(const uint8_t *p, size_t n)
 			continue;
 		}
 		lazies++;
-		if (y->i64 != NULL)
+		if (y->i64 != NULL || y->b != NULL)
 			ok = 0;
+		if (y->kind == EX_BYTES) {
+			ex_bytes_open_feature(&bit, y);
+			for (got = 0; (k = ex_bytes_next(&bit, bpart, 3)) > 0; got += k)
+				for (j = 0; j < k; j++)
+					if (got + j >= x->n ||
+					    bpart[j].n != x->b[got + j].n ||
+					    bpart[j].p != x->b[got + j].p)
+						ok = 0;
+			if (got != x->n)
+				ok = 0;
+			continue;
+		}
 		ex_int64_open_feature(&it, y);
 		for (got = 0; (k = ex_int64_next(&it, part, 3)) > 0; got += k)
 			for (j = 0; j < k; j++)
@@ -681,6 +696,38 @@ main(void)
 		exb_encode(&eb, &out);
 		TEST(iter_agrees(out.p, out.len, "targets"), "and on int64 extremes");
 		TEST(lazy_agrees(out.p, out.len) == 2, "and left in the record");
+	}
+	/* bytes lists left in the record: every form of merging */
+	{
+		static const struct { const char *p; size_t n; } c[] = {
+#define C(s) { s, sizeof(s) - 1 }
+			/* bytes values, an empty one among them */
+			C("\x0a\x12\x0a\x10\x0a\x01" "a\x12\x0b\x0a\x09\x0a\x01x\x0a\x00\x0a\x02yz"),
+			/* two BytesLists in one Feature: merged */
+			C("\x0a\x14\x0a\x12\x0a\x01" "a\x12\x0d\x0a\x03\x0a\x01x\x0a\x06\x0a\x01y\x0a\x01z"),
+			/* int64, then bytes twice: the bytes */
+			C("\x0a\x16\x0a\x14\x0a\x01" "a\x12\x0f\x1a\x03\x0a\x01\x01\x0a\x03\x0a\x01p\x0a\x03\x0a\x01q"),
+			/* bytes, int64, bytes: the last run */
+			C("\x0a\x19\x0a\x17\x0a\x01" "a\x12\x12\x0a\x03\x0a\x01p\x1a\x03\x0a\x01\x01\x0a\x06\x0a\x01q\x0a\x01r"),
+			/* the value given twice: merged */
+			C("\x0a\x13\x0a\x11\x0a\x01" "a\x12\x05\x0a\x03\x0a\x01" "a\x12\x05\x0a\x03\x0a\x01" "b"),
+			/* values given thrice, kinds changing */
+			C("\x0a\x1d\x0a\x1b\x0a\x01" "a\x12\x05\x0a\x03\x0a\x01" "a\x12\x05\x1a\x03\x0a\x01\x01\x12\x08\x0a\x06\x0a\x01" "c\x0a\x01" "d"),
+			/* an unknown field in a BytesList */
+			C("\x0a\x13\x0a\x11\x0a\x01" "a\x12\x0c\x0a\x0a\x0a\x01" "a\x10\x05\x0a\x03\x0a\x01" "e"),
+			/* bytes, and int64 in another key */
+			C("\x0a\x1d\x0a\x0e\x0a\x01" "a\x12\x09\x0a\x07\x0a\x01u\x0a\x02vw\x0a\x0b\x0a\x01" "b\x12\x06\x1a\x04\x0a\x02\x03\x04"),
+#undef C
+		};
+		size_t k;
+		int ok = 1;
+
+		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++)
+			if (lazy_agrees((const uint8_t *)c[k].p, c[k].n) < 2) {
+				ok = 0;
+				printf("# lazy bytes case %zu differs\n", k);
+			}
+		TEST(ok, "bytes lists left in the record read back and encode as decoded");
 	}
 
 	test_lists();

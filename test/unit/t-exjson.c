@@ -605,7 +605,7 @@ collect_flush(void *arg, struct buf *out)
 }
 
 /*
- * An Example whose int64 lists are left in the record (lazy_min) is
+ * An Example whose int64 and bytes lists are left in the record (lazy_min) is
  * written as the decoded one is, in both forms, whole or flushed as
  * it goes; a bad key is found by exjson_keys_ok() before anything.
  */
@@ -618,12 +618,27 @@ test_lazy(void)
 	struct buf rec = { 0 }, x = { 0 }, y = { 0 }, all = { 0 };
 	int64_t *v = malloc(300000 * sizeof *v);
 	int64_t w[3] = { -1, INT64_MAX, 0 };
+	struct ex_bytes *bs = malloc(200000 * sizeof *bs);
+	static const char txt[] = "a\"\\\n\x01/z";
+	static const uint8_t raw[] = { 0xff, 0x00, 'x' };
 	int ok = 1;
 
 	for (int i = 0; i < 300000; i++)
 		v[i] = (int64_t)i * 7919 % 100003 - 50;
+	/* Short UTF-8 strings, some needing escapes, some empty. */
+	for (int i = 0; i < 200000; i++) {
+		bs[i].p = (const uint8_t *)txt + i % 7;
+		bs[i].n = (size_t)(i % 5);
+		if (bs[i].n > sizeof txt - 1 - (size_t)(i % 7))
+			bs[i].n = sizeof txt - 1 - (size_t)(i % 7);
+	}
 	exb_init(&eb);
 	exb_int64(&eb, "big", v, 300000);
+	exb_bytes(&eb, "text", bs, 200000);
+	/* and one that is not UTF-8 (base64 in the flat form) */
+	bs[150000].p = raw;
+	bs[150000].n = sizeof raw;
+	exb_bytes(&eb, "raw", bs, 200000);
 	exb_int64(&eb, "small", w, 3);
 	exb_int64(&eb, "empty", NULL, 0);
 	exb_float(&eb, "f", (const float[]){ 0.5f }, 1);
@@ -637,6 +652,8 @@ test_lazy(void)
 		ok &= ex_decode(&a, rec.p, rec.len, EX_TYPE_AUTO) == 0 &&
 		    ex_decode(&b, rec.p, rec.len, EX_TYPE_AUTO) == 0 &&
 		    ex_find(&b, "big", 3)->lazy != NULL &&
+		    ex_find(&b, "text", 4)->lazy != NULL &&
+		    ex_find(&b, "raw", 3)->lazy != NULL &&
 		    ex_find(&b, "small", 5)->lazy == NULL;
 		ok &= exjson_write(&j, &a, &x) == 0 && exjson_write(&j, &b, &y) == 0 &&
 		    x.len == y.len && memcmp(x.p, y.p, x.len) == 0;
@@ -650,7 +667,7 @@ test_lazy(void)
 		ex_free(&a);
 		ex_free(&b);
 	}
-	TEST(ok, "int64 lists left in the record are written as decoded ones, flushed or not");
+	TEST(ok, "int64 and bytes lists left in the record are written as decoded ones, flushed or not");
 	{
 		struct example c;
 		static const uint8_t badkey[] = "\x0a\x0c\x0a\x0a\x0a\x01\xff\x12\x05\x1a\x03\x0a\x01\x07";
@@ -673,6 +690,7 @@ test_lazy(void)
 	buf_free(&y);
 	buf_free(&all);
 	free(v);
+	free(bs);
 }
 
 /* The kinds a caller gives (tfr-cat --like): "f" float, "i" int64, "s" bytes. */

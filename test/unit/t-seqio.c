@@ -1373,6 +1373,53 @@ test_finish_before(void)
 }
 
 /*
+ * Records that fail a check made after the input validation -- their
+ * own targets_segment_ids (unpacked EncDec and LM), or a missing list
+ * of the pre-packed LM converters -- are refused whole as well:
+ * sq_finish_before() ends with the rows of the records before them,
+ * and the refused record counts no tokens.
+ */
+static void
+test_finish_before_late(void)
+{
+	struct sq_config cfg;
+	struct sq_conv *c;
+	struct sq_stats st;
+	size_t before;
+	int rv;
+
+	reset_rows();
+	cfg_lengths(&cfg, SQ_ENCDEC, "inputs", 4, "targets", 3, NULL, 0);
+	cfg.pack = 0;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(7, 8, 1), L(3, 1), NULL } });
+	push(c, &(struct rec){ { L(5, 1), L(4, 4, 1), L(1, 1, 2) } });
+	before = nrows;
+	rv = push(c, &(struct rec){ { L(2, 1), L(6, 1), L(1, 1) } });
+	sq_get_stats(c, &st);
+	TEST(rv == -1 && sq_errkind(c) == SQ_EDATA &&
+	    strstr(sq_strerror(c), "Incompatible shapes") != NULL,
+	    "unpacked: targets_segment_ids of the wrong length is a data error");
+	TEST_INT(st.tokens[1], ==, 5, "the refused record counts no tokens");
+	TEST(sq_finish_before(c) == 0 && nrows == before && before == 2,
+	    "sq_finish_before after a wrong targets_segment_ids: the rows before it");
+	sq_free(c);
+
+	reset_rows();
+	sq_config_init(&cfg);
+	cfg.kind = SQ_PREPACKED_LM;
+	c = make(&cfg);
+	push(c, &(struct rec){ { L(3, 1), L(0, 3), L(1, 1), L(1, 1), L(0, 1) } });
+	before = nrows;
+	rv = push(c, &(struct rec){ { L(3, 1), NULL, L(1, 1), L(1, 1), L(0, 1) } });
+	TEST(rv == -1 && sq_errkind(c) == SQ_EDATA && sq_finish_before(c) == 0 &&
+	    nrows == before && before == 1,
+	    "sq_finish_before after a pre-packed LM record without a list: the rows before it");
+	sq_free(c);
+	reset_rows();
+}
+
+/*
  * A caller that checked the lists itself (SQ_CHECKED) hands over only
  * the values sq_input_need() says are read: the rows are the same, and
  * so is the message for a value that is not an int32.
@@ -1461,6 +1508,7 @@ main(void)
 	test_electra_seed();
 	test_rng();
 	test_finish_before();
+	test_finish_before_late();
 	test_checked_lists();
 	reset_rows();
 	TEST_INT(bad_used, ==, 0, "every row's padding bound holds");

@@ -5,6 +5,9 @@
  * tokenizer.py, generator_utils.py) under CPython 3.11.
  */
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -576,6 +579,54 @@ test_build_alphabet(void)
 }
 
 /*
+ * A small build (a few tokens, as fuzz-vocab makes by the thousand)
+ * holds no block as big as an index of the BMP or a bitmap of all code
+ * points: its alphabet is sorted and searched instead.  With glibc,
+ * blocks of 128 KiB and more are mapped on their own, and the probe,
+ * called while the build is alive, sees the bytes mapped so.
+ */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+static size_t mapped_at_probe;
+
+static void
+probe_mapped(void *arg, int64_t min_count, size_t size)
+{
+	(void)arg;
+	(void)min_count;
+	(void)size;
+	mapped_at_probe = mallinfo2().hblkhd;
+}
+
+static void
+test_build_small_alloc(void)
+{
+	struct sw_build_opts o;
+	struct sw_counts *c = sw_counts_new();
+	struct sw_vocab *v;
+	size_t before;
+
+	/* Fixed, so that a freed big block does not raise the threshold. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	sw_counts_add_text(c, S("aaaaaaaa aaaab \xf0\x9f\x98\x80\xf0\x9f\x98\x80 ab ab"));
+	sw_build_opts_init(&o);
+	o.probe = probe_mapped;
+	before = mallinfo2().hblkhd;
+	v = sw_build(c, 1, &o);
+	TEST(v != NULL, "a small build");
+	TEST_INT(mapped_at_probe, ==, before,
+	    "a small build maps no block of 128 KiB or more");
+	sw_vocab_free(v);
+	sw_counts_free(c);
+}
+#else
+static void
+test_build_small_alloc(void)
+{
+	TEST(1, "a small build maps no big block # SKIP needs glibc's mallinfo2()");
+}
+#endif
+
+/*
  * A suffix that ends the pool of escaped tokens, next to a longer one
  * whose next character takes several bytes: the common prefix stops
  * there, nothing is read past the pool (found by fuzz-vocab; ASan).
@@ -736,6 +787,7 @@ main(void)
 	test_counts();
 	test_build();
 	test_build_alphabet();
+	test_build_small_alloc();
 	test_build_pool_end();
 	test_build_huge_counts();
 	test_lines();
