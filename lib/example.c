@@ -2147,8 +2147,16 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 	return k;
 }
 
-void
-ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
+/*
+ * Where the last list of kind 'want' (1 bytes, 3 int64) of a lazy
+ * feature starts, as lazy_feature() counted (from the last change of
+ * kind on): its Feature entry and the end of its span in *p, *end, and
+ * the spans after it in *rest, *nrest.  Without one, *p stays as it is
+ * and *rest is past the last span.
+ */
+static void
+lazy_list_start(const struct ex_feature *f, int want, const uint8_t **p,
+    const uint8_t **end, const void **rest, size_t *nrest)
 {
 	struct pools P;
 	const struct span *sp = f->lazy;
@@ -2158,8 +2166,8 @@ ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
 	size_t i;
 	int fwt, kind = EX_NONE;
 
-	memset(it, 0, sizeof(*it));
-	/* From the last change of kind on, as lazy_feature() counted. */
+	*rest = sp + f->nlazy;
+	*nrest = 0;
 	for (i = 0; i < f->nlazy; i++) {
 		q = sp[i].p;
 		qend = q + sp[i].n;
@@ -2168,49 +2176,29 @@ ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
 			if (fwt != 2 || ff < 1 || ff > 3 || (int)ff == kind)
 				continue;
 			kind = (int)ff;
-			if (kind == 3) {
-				it->p[1] = at;
-				it->end[1] = qend;
-				it->sp = sp + i + 1;
-				it->nsp = f->nlazy - i - 1;
+			if (kind == want) {
+				*p = at;
+				*end = qend;
+				*rest = sp + i + 1;
+				*nrest = f->nlazy - i - 1;
 			}
 		}
 	}
-	if (it->sp == NULL)
-		it->sp = sp + f->nlazy;	/* (not lazy: nothing) */
+}
+
+void
+ex_int64_open_feature(struct ex_int64_iter *it, const struct ex_feature *f)
+{
+	memset(it, 0, sizeof(*it));
+	lazy_list_start(f, 3, &it->p[1], &it->end[1], &it->sp, &it->nsp);
 	it->n = it->left = f->n;
 }
 
 void
 ex_bytes_open_feature(struct ex_bytes_iter *it, const struct ex_feature *f)
 {
-	struct pools P;
-	const struct span *sp = f->lazy;
-	const uint8_t *q, *qend, *at;
-	struct span fv;
-	uint64_t ff, num;
-	size_t i;
-	int fwt, kind = EX_NONE;
-
 	memset(it, 0, sizeof(*it));
-	it->sp = sp + f->nlazy;
-	/* From the last change of kind on, as lazy_feature() counted. */
-	for (i = 0; i < f->nlazy; i++) {
-		q = sp[i].p;
-		qend = q + sp[i].n;
-		for (at = q; next_field(&P, "", q, &q, qend, &ff, &fwt, &fv,
-		    &num) == 1; at = q) {
-			if (fwt != 2 || ff < 1 || ff > 3 || (int)ff == kind)
-				continue;
-			kind = (int)ff;
-			if (kind == 1) {
-				it->p[0] = at;
-				it->end[0] = qend;
-				it->sp = sp + i + 1;
-				it->nsp = f->nlazy - i - 1;
-			}
-		}
-	}
+	lazy_list_start(f, 1, &it->p[0], &it->end[0], &it->sp, &it->nsp);
 	it->n = it->left = f->n;
 }
 
