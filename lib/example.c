@@ -622,8 +622,35 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 	for (i = 0; i < n; i++) {
 		p = sp[i].p;
 		end = p + sp[i].n;
-		while ((r = next_field(P, "feature list", start, &p, end, &f,
-		    &wt, &v, &num)) == 1) {
+		for (;;) {
+			/*
+			 * A step that is one packed float list (the usual
+			 * case: many small steps) without the general walk;
+			 * anything else, or a fault, takes the walk below.
+			 */
+			if (p < end && *p == 0x0a && P->lazy_min == 0) {
+				const uint8_t *q = p + 1;
+				uint64_t len;
+
+				if (varint(&q, end, &len) == 0 &&
+				    len <= (uint64_t)(end - q)) {
+					v.p = q;
+					v.n = (size_t)len;
+					if ((ft = add_feat(P)) == NULL ||
+					    (r = packed_float(P, v, ft,
+					    &P->foff[P->nfeat])) == -1)
+						return -1;
+					if (r == 1) {
+						P->nfeat++;
+						(*count)++;
+						p = q + len;
+						continue;
+					}
+				}
+			}
+			if ((r = next_field(P, "feature list", start, &p, end,
+			    &f, &wt, &v, &num)) != 1)
+				break;
 			if (f != 1 || wt != 2)
 				continue;
 			if ((ft = add_feat(P)) == NULL)

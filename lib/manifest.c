@@ -569,7 +569,7 @@ static int
 check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
     char *err, size_t errlen)
 {
-	char where[40] = "";
+	char where[40];		/* written only for a message */
 	uint64_t want, bytes;
 
 	if ((int)x->kind != want_kind(f) && !(x->n == 0 && x->kind == EX_NONE &&
