@@ -1208,6 +1208,7 @@ struct ld_out {
 	size_t		 n, cap;
 	size_t		 per;		/* cells an example */
 	int		 direct;	/* no padding: read the examples' own values */
+	int		 ready;		/* v holds the batch (out_ready()) */
 	void		*v;	/* as ld_tv's v */
 	uint64_t	 cells, padded;	/* totals for --stats */
 	int64_t		*bnd;		/* discrete: batch x bw */
@@ -2431,6 +2432,90 @@ nomem:
 	return NULL;
 }
 
+/* Values k0..k1 of dst (dtype dt; float32 ones perhaps unaligned) set to c. */
+static void
+pad_fill(void *dst, size_t k0, size_t k1, enum mf_dtype dt, union ld_cell c)
+{
+	if (dt == MF_FLOAT32) {
+		float f = (float)c.f;
+
+		for (size_t k = k0; k < k1; k++)
+			memcpy(at(dst, k, dt), &f, sizeof f);
+	} else
+		for (size_t k = k0; k < k1; k++)
+			((union ld_cell *)dst)[k] = c;
+}
+
+/*
+ * The examples of output tensor i stacked and padded into dst, o->per
+ * values an example (float32 values may be unaligned there).
+ */
+static void
+out_fill(const struct loader *l, size_t i, void *dst0)
+{
+	const struct ld_tspec *ts = &l->cf->t[i];
+	const struct ld_out *o = &l->out[i];
+	enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+	size_t es = esz(dt), per = o->per;
+	int rank = o->rank - 1, d;
+
+	for (size_t b = 0; b < l->nbatch; b++) {
+		const struct ld_tv *t = &l->batch[b]->tv[i];
+		char *dst = at(dst0, b * per, dt);
+
+		if (t->n == per) {
+			if (per > 0)
+				memcpy(dst, t->v, per * es);
+			continue;
+		}
+		for (d = 1; d < rank; d++)
+			if (t->shape[d] != o->shape[d + 1])
+				break;
+		if (d >= rank) {
+			/* padded along the first axis only: one copy */
+			if (t->n > 0)
+				memcpy(dst, t->v, t->n * es);
+			pad_fill(dst, t->n, per, dt, ts->padv);
+			continue;
+		}
+		/* padded: copy row by row of the last dimension */
+		pad_fill(dst, 0, per, dt, ts->padv);
+		if (t->n == 0)
+			continue;
+		{
+			size_t idx[LD_MAXRANK] = { 0 }, rows, r, off, last;
+
+			last = rank ? (size_t)t->shape[rank - 1] : 1;
+			rows = last ? t->n / last : 0;
+			for (r = 0; r < rows; r++) {
+				off = 0;
+				for (d = 0; d < rank - 1; d++)
+					off = off * (size_t)o->shape[d + 1] + idx[d];
+				off = off * (rank ? (size_t)o->shape[rank] : 1);
+				memcpy(at(dst, off, dt), cat(t->v, r * last, dt),
+				    last * es);
+				for (d = rank - 2; d >= 0; d--) {
+					if (++idx[d] < (size_t)t->shape[d])
+						break;
+					idx[d] = 0;
+				}
+			}
+		}
+	}
+}
+
+/* Make l->out[i].v hold the batch, unless the examples are read directly. */
+static void
+out_ready(struct loader *l, size_t i)
+{
+	struct ld_out *o = &l->out[i];
+
+	if (!o->direct && !o->ready) {
+		out_fill(l, i, o->v);
+		o->ready = 1;
+	}
+}
+
 /* Stack (and pad) the examples of the batch into l->out. */
 static int
 assemble(struct loader *l, char *err, size_t errlen)
@@ -2501,51 +2586,10 @@ assemble(struct loader *l, char *err, size_t errlen)
 			o->v = q;
 			o->cap = n;
 		}
-		for (b = 0; b < nb; b++) {
-			const struct ld_tv *t = &l->batch[b]->tv[i];
-			void *dst = at(o->v, b * per, dt);
-
-			if (t->n == per) {
-				memcpy(dst, t->v, per * es);
-				continue;
-			}
-			o->padded += per - t->n;
-			for (d = 1; d < rank; d++)
-				if (t->shape[d] != o->shape[d + 1])
-					break;
-			if (d >= rank) {
-				/* padded along the first axis only: one copy */
-				if (t->n > 0)
-					memcpy(dst, t->v, t->n * es);
-				for (size_t k = t->n; k < per; k++)
-					put_cell(dst, k, dt, ts->padv);
-				continue;
-			}
-			/* padded: copy row by row of the last dimension */
-			for (size_t k = 0; k < per; k++)
-				put_cell(dst, k, dt, ts->padv);
-			if (t->n == 0)
-				continue;
-			{
-				size_t idx[LD_MAXRANK] = { 0 }, rows, r, off, last;
-
-				last = rank ? (size_t)t->shape[rank - 1] : 1;
-				rows = last ? t->n / last : 0;
-				for (r = 0; r < rows; r++) {
-					off = 0;
-					for (d = 0; d < rank - 1; d++)
-						off = off * (size_t)o->shape[d + 1] + idx[d];
-					off = off * (rank ? (size_t)o->shape[rank] : 1);
-					memcpy(at(dst, off, dt), cat(t->v, r * last,
-					    dt), last * es);
-					for (d = rank - 2; d >= 0; d--) {
-						if (++idx[d] < (size_t)t->shape[d])
-							break;
-						idx[d] = 0;
-					}
-				}
-			}
-		}
+		/* copied when it is read (out_ready()), or straight to the output */
+		o->ready = 0;
+		for (b = 0; b < nb; b++)
+			o->padded += per - l->batch[b]->tv[i].n;
 bounds:
 		/* boundaries of the primaries (discrete) */
 		if (cf->type == LD_DISCRETE && i < cf->nprim) {
@@ -2711,6 +2755,7 @@ ld_write_json(struct loader *l, struct buf *b)
 		const struct ld_out *o = &l->out[i];
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
 
+		out_ready(l, i);
 		if ((i && buf_putc(b, ',') == -1) ||
 		    json_string_out(b, (const uint8_t *)cf->t[i].name,
 		    strlen(cf->t[i].name)) == -1 ||
@@ -2896,6 +2941,11 @@ ld_write_example(struct loader *l, struct buf *b)
 	for (i = 0; i < cf->nt; i++) {
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (dt != MF_FLOAT32)	/* float32 is stacked straight into b */
+#endif
+			out_ready(l, i);
+
 		xf[nx++] = (struct xfeat){ .key = cf->t[i].name, .tensor = i,
 		    .kind = dt == MF_STRING ? EX_BYTES : mf_dtype_is_float(dt) ?
 		    EX_FLOAT : EX_INT64 };
@@ -2975,8 +3025,11 @@ ld_write_example(struct loader *l, struct buf *b)
 
 			q = pb_put_varint(q, 4 * n);
 			if (dt == MF_FLOAT32 && !o->direct) {
-				/* float32 values are the output's bytes: one copy */
-				put_f32(q, o->v, n);
+				/* float32 values are the output's bytes */
+				if (o->ready)
+					put_f32(q, o->v, n);
+				else
+					out_fill(l, x->tensor, q);
 				q += 4 * n;
 			} else
 				for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
