@@ -1171,6 +1171,7 @@ struct ld_tv {
 	int64_t		 shape[LD_MAXRANK];
 	size_t		 n;
 	void		*v;	/* n floats or n cells, by dtype (esz()) */
+	size_t		 cap;	/* bytes at v, kept when an element is reused */
 };
 
 struct ld_elem {
@@ -1233,6 +1234,8 @@ struct loader {
 	int		 input_done;
 	struct ld_elem	**batch;
 	size_t		 nbatch;
+	struct ld_elem	**spare;	/* freed elements to reuse, at most a batch */
+	size_t		 nspare;
 	struct ld_out	*out;
 	struct ld_stats	 st;
 	int		 ended;
@@ -1289,10 +1292,11 @@ tv_clear(struct ld_tv *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
+	t->cap = 0;
 }
 
 static void
-elem_free(const struct loader *l, struct ld_elem *e)
+elem_destroy(const struct loader *l, struct ld_elem *e)
 {
 	if (e == NULL)
 		return;
@@ -1302,20 +1306,58 @@ elem_free(const struct loader *l, struct ld_elem *e)
 	free(e);
 }
 
-static struct ld_elem *
-elem_new(const struct loader *l)
+/*
+ * Done with e: kept for elem_new() with its number buffers (up to a
+ * batch of them, so memory stays bounded by the shuffle buffer), or
+ * freed.
+ */
+static void
+elem_free(struct loader *l, struct ld_elem *e)
 {
+	if (e == NULL)
+		return;
+	if (l->spare == NULL || l->nspare >= (size_t)l->cf->batch) {
+		elem_destroy(l, e);
+		return;
+	}
+	for (size_t i = 0; i < l->cf->nt; i++)
+		if (e->tv[i].dtype == MF_STRING)
+			tv_clear(&e->tv[i]);
+		else
+			e->tv[i].n = 0;
+	free(e->bounds);
+	e->bounds = NULL;
+	e->nb = 0;
+	l->spare[l->nspare++] = e;
+}
+
+/* An element: its tensors' v may hold a buffer to reuse (tv_alloc()). */
+static struct ld_elem *
+elem_new(struct loader *l)
+{
+	if (l->nspare > 0)
+		return l->spare[--l->nspare];
 	return calloc(1, sizeof(struct ld_elem) + l->cf->nt * sizeof(struct ld_tv));
 }
 
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
+	size_t need = (n ? n : 1) * (t->dtype == MF_STRING ?
+	    sizeof(union ld_cell) : esz(t->dtype));
+
 	/* numbers are all written by the caller; strings start NULL for tv_clear() */
 	t->n = n;
+	if (t->v != NULL && t->dtype != MF_STRING && t->cap >= need)
+		return 0;
+	free(t->v);
+	t->cap = 0;
 	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof(union ld_cell)) :
-	    malloc((n ? n : 1) * esz(t->dtype));
-	return t->v == NULL ? -1 : 0;
+	    malloc(need);
+	if (t->v == NULL)
+		return -1;
+	t->cap = need;
+	return 0;
 }
 
 static struct ld_str *
@@ -2106,6 +2148,7 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			free(t->v);	/* strings moved */
 			t->v = NULL;
 			t->n = 0;
+			t->cap = 0;
 		}
 		s->have += (size_t)rec->tv[0].shape[0];
 		s->steps += (uint64_t)rec->tv[0].shape[0];
@@ -2176,9 +2219,10 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		s->q[s->nq++] = rec;
 	}
 	nb = s->nq + 1;
-	if ((e = elem_new(l)) == NULL ||
-	    (e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
-		free(e);
+	if ((e = elem_new(l)) == NULL)
+		return -1;
+	if ((e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
+		elem_free(l, e);
 		return -1;
 	}
 	e->nb = nb;
@@ -2186,8 +2230,12 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		struct ld_tv *t = &e->tv[i];
 		size_t n = 0, steps = 0;
 
+		void *keep = t->v;	/* a reused element's buffer */
+		size_t kcap = t->cap;
+
 		*t = s->q[0]->tv[i];
-		t->v = NULL;
+		t->v = keep;
+		t->cap = kcap;
 		for (k = 0; k < s->nq; k++) {
 			struct ld_tv *x = &s->q[k]->tv[i];
 
@@ -2224,6 +2272,7 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			free(x->v);	/* strings moved */
 			x->v = NULL;
 			x->n = 0;
+			x->cap = 0;
 		}
 	}
 	for (k = 0; k < s->nq; k++)
@@ -2380,6 +2429,9 @@ ld_close(struct loader *l)
 		elem_free(l, l->ebuf[i]);
 	for (size_t i = 0; i < l->nbatch; i++)
 		elem_free(l, l->batch[i]);
+	for (size_t i = 0; i < l->nspare; i++)
+		elem_destroy(l, l->spare[i]);
+	free(l->spare);
 	if (l->out)
 		for (size_t i = 0; i < l->cf->nt; i++) {
 			free(l->out[i].v);
@@ -2420,6 +2472,7 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||
 	    (l->ebuf = calloc((size_t)cf->nshuf, sizeof *l->ebuf)) == NULL ||
 	    (l->batch = calloc((size_t)cf->batch, sizeof *l->batch)) == NULL ||
+	    (l->spare = calloc((size_t)cf->batch, sizeof *l->spare)) == NULL ||
 	    (l->out = calloc(cf->nt, sizeof *l->out)) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < l->nsrc; i++)
