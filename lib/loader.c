@@ -2490,10 +2490,15 @@ static void
 pad_fill(void *dst, size_t k0, size_t k1, enum mf_dtype dt, union ld_cell c)
 {
 	if (dt == MF_FLOAT32) {
-		float f = (float)c.f;
+		float f[16];
+		size_t k = k0;
 
-		for (size_t k = k0; k < k1; k++)
-			memcpy(at(dst, k, dt), &f, sizeof f);
+		for (int j = 0; j < 16; j++)
+			f[j] = (float)c.f;
+		for (; k + 16 <= k1; k += 16)
+			memcpy(at(dst, k, dt), f, sizeof f);
+		if (k < k1)
+			memcpy(at(dst, k, dt), f, (k1 - k) * sizeof f[0]);
 	} else
 		for (size_t k = k0; k < k1; k++)
 			((union ld_cell *)dst)[k] = c;
