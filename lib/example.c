@@ -594,7 +594,7 @@ fixup(struct pools *P, struct ex_feature *ft, size_t off)
 }
 
 /* Room for one more feature (and its pool offset). */
-static struct ex_feature *
+static inline struct ex_feature *
 add_feat(struct pools *P)
 {
 	size_t *q;
@@ -625,8 +625,54 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 	for (i = 0; i < n; i++) {
 		p = sp[i].p;
 		end = p + sp[i].n;
-		while ((r = next_field(P, "feature list", start, &p, end, &f,
-		    &wt, &v, &num)) == 1) {
+		for (;;) {
+			/*
+			 * Steps that are one packed float list each (the
+			 * usual case: many small steps), as packed_float()
+			 * takes them, without the general walk; anything
+			 * else, or a fault, takes the walk below.
+			 */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			while (p < end && *p == 0x0a && P->lazy_min == 0) {
+				const uint8_t *q = p + 1, *fe;
+				uint64_t len, l2, l3;
+
+				if (varint(&q, end, &len) == -1 ||
+				    len > (uint64_t)(end - q))
+					break;
+				fe = q + len;
+				if (q >= fe || *q++ != 0x12 ||
+				    varint(&q, fe, &l2) == -1 ||
+				    l2 != (uint64_t)(fe - q) ||
+				    q >= fe || *q++ != 0x0a ||
+				    varint(&q, fe, &l3) == -1 ||
+				    l3 != (uint64_t)(fe - q) || l3 % 4 != 0)
+					break;
+				if (P->nfeat == P->cfeat && add_feat(P) == NULL)
+					return -1;
+				ft = &P->feat[P->nfeat];
+				/* what add_feat() clears; fixup() sets the values */
+				ft->key = NULL;
+				ft->keylen = 0;
+				ft->lazy = NULL;
+				ft->nlazy = 0;
+				while (P->cf32 - P->nf32 < l3 / 4)
+					if (grow((void **)&P->f32, &P->cf32,
+					    sizeof(float)) == -1)
+						return -1;
+				if (l3 > 0)
+					memcpy(P->f32 + P->nf32, q, (size_t)l3);
+				ft->kind = EX_FLOAT;
+				ft->n = (size_t)l3 / 4;
+				P->foff[P->nfeat++] = P->nf32;
+				P->nf32 += (size_t)l3 / 4;
+				(*count)++;
+				p = fe;
+			}
+#endif
+			if ((r = next_field(P, "feature list", start, &p, end,
+			    &f, &wt, &v, &num)) != 1)
+				break;
 			if (f != 1 || wt != 2)
 				continue;
 			if ((ft = add_feat(P)) == NULL)

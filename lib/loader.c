@@ -14,6 +14,9 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "example.h"
 #include "loader.h"
@@ -1158,12 +1161,17 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 
 /* Running */
 
+/*
+ * A tensor's values: float32 as packed floats (4 bytes each, what the
+ * records hold and the output writes), every other dtype as cells.
+ */
 struct ld_tv {
 	enum mf_dtype	 dtype;
 	int		 rank;
 	int64_t		 shape[LD_MAXRANK];
 	size_t		 n;
-	union ld_cell	*v;
+	void		*v;	/* n floats or n cells, by dtype (esz()) */
+	size_t		 cap;	/* bytes at v, kept when an element is reused */
 };
 
 struct ld_elem {
@@ -1181,7 +1189,7 @@ struct ld_src {
 	uint64_t	 steps;		/* continuous: steps read in the file */
 	uint64_t	 nwin;		/* windows made */
 	/* continuous: the steps not yet passed, per primary */
-	union ld_cell	**cells;
+	void		**cells;	/* as ld_tv's v, by the primary's dtype */
 	size_t		*cap;
 	size_t		*w;		/* cells a step */
 	int64_t		(*sh)[LD_MAXRANK];	/* shape of a step */
@@ -1200,8 +1208,9 @@ struct ld_out {
 	int64_t		 shape[LD_MAXRANK];
 	size_t		 n, cap;
 	size_t		 per;		/* cells an example */
-	int		 direct;	/* no padding: read the examples' own cells */
-	union ld_cell	*v;
+	int		 direct;	/* no padding: read the examples' own values */
+	int		 ready;		/* v holds the batch (out_ready()) */
+	void		*v;	/* as ld_tv's v */
 	uint64_t	 cells, padded;	/* totals for --stats */
 	int64_t		*bnd;		/* discrete: batch x bw */
 	size_t		 bw, bcap;
@@ -1225,24 +1234,69 @@ struct loader {
 	int		 input_done;
 	struct ld_elem	**batch;
 	size_t		 nbatch;
+	struct ld_elem	**spare;	/* freed elements to reuse, at most a batch */
+	size_t		 nspare;
 	struct ld_out	*out;
 	struct ld_stats	 st;
 	int		 ended;
 };
+
+/* Bytes a value of dtype takes in a tensor. */
+static inline size_t
+esz(enum mf_dtype dt)
+{
+	return dt == MF_FLOAT32 ? sizeof(float) : sizeof(union ld_cell);
+}
+
+/* Value k of v, values of dtype dt. */
+static inline void *
+at(void *v, size_t k, enum mf_dtype dt)
+{
+	return (char *)v + k * esz(dt);
+}
+
+static inline const void *
+cat(const void *v, size_t k, enum mf_dtype dt)
+{
+	return (const char *)v + k * esz(dt);
+}
+
+/* Store cell c (of dtype dt: a float32 cell holds a float's value) as value k. */
+static inline void
+put_cell(void *v, size_t k, enum mf_dtype dt, union ld_cell c)
+{
+	if (dt == MF_FLOAT32)
+		((float *)v)[k] = (float)c.f;
+	else
+		((union ld_cell *)v)[k] = c;
+}
+
+static inline union ld_cell
+get_cell(const void *v, size_t k, enum mf_dtype dt)
+{
+	union ld_cell c;
+
+	if (dt == MF_FLOAT32)
+		c.f = ((const float *)v)[k];
+	else
+		c = ((const union ld_cell *)v)[k];
+	return c;
+}
 
 static void
 tv_clear(struct ld_tv *t)
 {
 	if (t->dtype == MF_STRING && t->v)
 		for (size_t i = 0; i < t->n; i++)
-			free(t->v[i].s);
+			free(((union ld_cell *)t->v)[i].s);
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
+	t->cap = 0;
 }
 
 static void
-elem_free(const struct loader *l, struct ld_elem *e)
+elem_destroy(const struct loader *l, struct ld_elem *e)
 {
 	if (e == NULL)
 		return;
@@ -1252,20 +1306,58 @@ elem_free(const struct loader *l, struct ld_elem *e)
 	free(e);
 }
 
-static struct ld_elem *
-elem_new(const struct loader *l)
+/*
+ * Done with e: kept for elem_new() with its number buffers (up to a
+ * batch of them, so memory stays bounded by the shuffle buffer), or
+ * freed.
+ */
+static void
+elem_free(struct loader *l, struct ld_elem *e)
 {
+	if (e == NULL)
+		return;
+	if (l->spare == NULL || l->nspare >= (size_t)l->cf->batch) {
+		elem_destroy(l, e);
+		return;
+	}
+	for (size_t i = 0; i < l->cf->nt; i++)
+		if (e->tv[i].dtype == MF_STRING)
+			tv_clear(&e->tv[i]);
+		else
+			e->tv[i].n = 0;
+	free(e->bounds);
+	e->bounds = NULL;
+	e->nb = 0;
+	l->spare[l->nspare++] = e;
+}
+
+/* An element: its tensors' v may hold a buffer to reuse (tv_alloc()). */
+static struct ld_elem *
+elem_new(struct loader *l)
+{
+	if (l->nspare > 0)
+		return l->spare[--l->nspare];
 	return calloc(1, sizeof(struct ld_elem) + l->cf->nt * sizeof(struct ld_tv));
 }
 
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
+	size_t need = (n ? n : 1) * (t->dtype == MF_STRING ?
+	    sizeof(union ld_cell) : esz(t->dtype));
+
 	/* numbers are all written by the caller; strings start NULL for tv_clear() */
 	t->n = n;
-	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof *t->v) :
-	    malloc((n ? n : 1) * sizeof *t->v);
-	return t->v == NULL ? -1 : 0;
+	if (t->v != NULL && t->dtype != MF_STRING && t->cap >= need)
+		return 0;
+	free(t->v);
+	t->cap = 0;
+	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof(union ld_cell)) :
+	    malloc(need);
+	if (t->v == NULL)
+		return -1;
+	t->cap = need;
+	return 0;
 }
 
 static struct ld_str *
@@ -1377,11 +1469,12 @@ cell_i(enum mf_dtype dt, int64_t i)
 /* n elements of dtype dt from raw bytes */
 static void
 raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
-    union ld_cell *out)
+    void *v)
 {
 	size_t sz = mf_dtype_size(f->dtype);
 
 	for (size_t i = 0; i < n; i++, p += sz) {
+		union ld_cell out[1];
 		uint64_t u = 0;
 
 		for (size_t k = 0; k < sz; k++)
@@ -1389,25 +1482,58 @@ raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
 			    (8 * (sz - 1 - k));
 		switch (f->dtype) {
 		case MF_FLOAT16:
-			out[i].f = half_to_double((uint16_t)u);
+			out->f = half_to_double((uint16_t)u);
 			break;
 		case MF_FLOAT32: {
 			float x;
 			uint32_t u32 = (uint32_t)u;
 
 			memcpy(&x, &u32, 4);
-			out[i].f = x;
+			out->f = x;
 			break;
 		}
 		case MF_FLOAT64:
-			memcpy(&out[i].f, &u, 8);
+			memcpy(&out->f, &u, 8);
 			break;
-		case MF_INT8:	out[i].i = (int8_t)u; break;
-		case MF_INT16:	out[i].i = (int16_t)u; break;
-		case MF_INT32:	out[i].i = (int32_t)u; break;
-		case MF_BOOL:	out[i].i = u != 0; break;
-		default:	out[i].i = (int64_t)u; break;
+		case MF_INT8:	out->i = (int8_t)u; break;
+		case MF_INT16:	out->i = (int16_t)u; break;
+		case MF_INT32:	out->i = (int32_t)u; break;
+		case MF_BOOL:	out->i = u != 0; break;
+		default:	out->i = (int64_t)u; break;
 		}
+		put_cell(v, i, f->dtype, *out);
+	}
+}
+
+/*
+ * float32 values as a tensor keeps them: the same bits, except that a
+ * signalling NaN comes out quiet (its quiet bit set), as it did when
+ * values went through double on their way.
+ */
+static void
+copy_f32(float *restrict dst, const float *restrict src, size_t n)
+{
+	size_t i = 0;
+
+#ifdef __SSE2__
+	const __m128i mag = _mm_set1_epi32(0x7fffffff),
+	    inf = _mm_set1_epi32(0x7f800000), quiet = _mm_set1_epi32(0x400000);
+
+	for (; i + 4 <= n; i += 4) {
+		__m128i u = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+		__m128i nan = _mm_cmpgt_epi32(_mm_and_si128(u, mag), inf);
+
+		_mm_storeu_si128((__m128i *)(void *)(dst + i),
+		    _mm_or_si128(u, _mm_and_si128(nan, quiet)));
+	}
+#endif
+	for (; i < n; i++) {
+		uint32_t u;
+
+		memcpy(&u, src + i, 4);
+		if ((u & 0x7fffffff) > 0x7f800000)
+			u |= 0x400000;
+		memcpy(dst + i, &u, 4);
 	}
 }
 
@@ -1427,36 +1553,40 @@ widen(union ld_cell *restrict v, const float *restrict f, size_t n)
 		v[i].f = f[i];
 }
 
-/* Fill n cells from one Feature (already checked). */
+/* Fill the values of one Feature (already checked) into v. */
 static int
-fill(const struct mf_feature *f, const struct ex_feature *x, union ld_cell *v)
+fill(const struct mf_feature *f, const struct ex_feature *x, void *v)
 {
+	union ld_cell *c = v;
 	size_t i;
 
 	switch (f->deser) {
 	case MF_DS_INT:
 		if (f->dtype == MF_INT64)
 			for (i = 0; i < x->n; i++)
-				v[i].i = x->i64[i];
+				c[i].i = x->i64[i];
 		else
 			for (i = 0; i < x->n; i++)
-				v[i] = cell_i(f->dtype, x->i64[i]);
+				put_cell(v, i, f->dtype, cell_i(f->dtype, x->i64[i]));
 		break;
 	case MF_DS_FLOAT:
-		if (f->dtype == MF_FLOAT32 || f->dtype == MF_FLOAT64)
-			widen(v, x->f32, x->n);	/* exact */
+		if (f->dtype == MF_FLOAT32)
+			copy_f32(v, x->f32, x->n);
+		else if (f->dtype == MF_FLOAT64)
+			widen(c, x->f32, x->n);	/* exact */
 		else
 			for (i = 0; i < x->n; i++)
-				v[i] = cell_f(f->dtype, x->f32[i]);
+				c[i] = cell_f(f->dtype, x->f32[i]);
 		break;
 	case MF_DS_STRING:
 		for (i = 0; i < x->n; i++)
-			if ((v[i].s = str_new(x->b[i].p, x->b[i].n)) == NULL)
+			if ((c[i].s = str_new(x->b[i].p, x->b[i].n)) == NULL)
 				return -1;
 		break;
 	case MF_DS_RAW:
 		for (i = 0; i < x->n; i++)
-			raw_decode(f, x->b[i].p, f->nelem, v + i * f->nelem);
+			raw_decode(f, x->b[i].p, f->nelem,
+			    at(v, i * f->nelem, f->dtype));
 		break;
 	}
 	return 0;
@@ -1515,12 +1645,19 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 					    fl->v[k].f32 == fl->v[k - 1].f32 +
 					    f->nelem; k++)
 						;
-					widen(t->v + s * f->nelem, fl->v[s].f32,
-					    (k - s) * f->nelem);
+					if (f->dtype == MF_FLOAT32)
+						copy_f32(at(t->v, s * f->nelem,
+						    f->dtype), fl->v[s].f32,
+						    (k - s) * f->nelem);
+					else
+						widen(at(t->v, s * f->nelem,
+						    f->dtype), fl->v[s].f32,
+						    (k - s) * f->nelem);
 				}
 			} else
 				for (size_t s = 0; s < fl->n; s++)
-					if (fill(f, &fl->v[s], t->v + s * f->nelem) == -1)
+					if (fill(f, &fl->v[s], at(t->v,
+					    s * f->nelem, f->dtype)) == -1)
 						return -1;
 		} else {
 			const struct ex_feature *x = ex_find(&l->ex, f->name,
@@ -1549,16 +1686,20 @@ prod(const int64_t *s, int r)
 	return n;
 }
 
+/* Copy n values of dtype dt (strings as copies of their own). */
 static int
-copy_cells(enum mf_dtype dt, union ld_cell *dst, const union ld_cell *src,
-    size_t n)
+copy_cells(enum mf_dtype dt, void *dst, const void *src, size_t n)
 {
+	union ld_cell *d = dst;
+	const union ld_cell *c = src;
+
 	if (dt != MF_STRING) {
-		memcpy(dst, src, n * sizeof *dst);
+		if (n > 0)
+			memcpy(dst, src, n * esz(dt));
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((dst[i].s = str_new(src[i].s->p, src[i].s->n)) == NULL)
+		if ((d[i].s = str_new(c[i].s->p, c[i].s->n)) == NULL)
 			return -1;
 	return 0;
 }
@@ -1665,7 +1806,10 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 		if (tv_alloc(t, prod(t->shape, t->rank)) == -1)
 			return -1;
 		for (size_t k = 0; k < t->n; k++)
-			if (copy_cells(t->dtype, &t->v[k], &ts->val, 1) == -1)
+			if (t->dtype != MF_STRING)
+				put_cell(t->v, k, t->dtype, ts->val);
+			else if (copy_cells(t->dtype, at(t->v, k, t->dtype),
+			    &ts->val, 1) == -1)
 				return -1;
 	}
 	for (size_t s = 0; s < cf->nstep; s++) {
@@ -1706,8 +1850,9 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 				    one = cell_i(nt.dtype, 1);
 
 				for (int64_t d = 0; d < st->depth; d++)
-					nt.v[k * (size_t)st->depth + (size_t)d] =
-					    d == t->v[k].i ? one : zero;
+					put_cell(nt.v, k * (size_t)st->depth +
+					    (size_t)d, nt.dtype, d ==
+					    get_cell(t->v, k, t->dtype).i ? one : zero);
 			}
 		} else {
 			/* slice: the positions taken along each dimension */
@@ -1789,7 +1934,8 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 
 				for (d = 0; d < t->rank; d++)
 					off += (size_t)pos[d][idx[d]] * stride[d];
-				if (copy_cells(t->dtype, &nt.v[k], &t->v[off], 1) == -1)
+				if (copy_cells(t->dtype, at(nt.v, k, t->dtype),
+				    cat(t->v, off, t->dtype), 1) == -1)
 					goto slfail;
 				for (d = t->rank - 1; d >= 0; d--) {
 					if (++idx[d] < (size_t)np[d])
@@ -1831,7 +1977,8 @@ src_close(struct loader *l, struct ld_src *s)
 		for (size_t i = 0; i < l->cf->nprim; i++) {
 			if (l->cf->t[i].dtype0 == MF_STRING && s->cells[i])
 				for (size_t j = 0; j < s->have * s->w[i]; j++)
-					free(s->cells[i][s->start * s->w[i] + j].s);
+					free(((union ld_cell *)s->cells[i])
+					    [s->start * s->w[i] + j].s);
 			free(s->cells[i]);
 		}
 	free(s->cells);
@@ -1926,7 +2073,8 @@ drop_steps(struct loader *l, struct ld_src *s, size_t k)
 	for (size_t i = 0; i < l->cf->nprim; i++)
 		if (l->cf->t[i].dtype0 == MF_STRING)
 			for (size_t j = 0; j < k * s->w[i]; j++)
-				free(s->cells[i][s->start * s->w[i] + j].s);
+				free(((union ld_cell *)s->cells[i])
+				    [s->start * s->w[i] + j].s);
 	s->have -= k;
 	s->start = s->have ? s->start + k : 0;
 }
@@ -1961,9 +2109,9 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		if (s->start > 0 && i < cf->nprim) {
 			/* no room after the steps held: move them down */
 			for (i = 0; i < cf->nprim; i++)
-				memmove(s->cells[i], s->cells[i] + s->start *
-				    s->w[i], s->have * s->w[i] *
-				    sizeof(union ld_cell));
+				memmove(s->cells[i], at(s->cells[i], s->start *
+				    s->w[i], cf->t[i].dtype0), s->have * s->w[i] *
+				    esz(cf->t[i].dtype0));
 			s->start = 0;
 		}
 		for (i = 0; i < cf->nprim; i++) {
@@ -1985,7 +2133,7 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
 			if ((s->start + s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
 				size_t nc = ((s->start + s->have + (size_t)t->shape[0]) * w) * 2 + 16;
-				void *q = realloc(s->cells[i], nc * sizeof(union ld_cell));
+				void *q = realloc(s->cells[i], nc * esz(t->dtype));
 
 				if (q == NULL) {
 					elem_free(l, rec);
@@ -1994,11 +2142,13 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				s->cells[i] = q;
 				s->cap[i] = nc;
 			}
-			memcpy(s->cells[i] + (s->start + s->have) * w, t->v,
-			    t->n * sizeof *t->v);
+			if (t->n > 0)
+				memcpy(at(s->cells[i], (s->start + s->have) * w,
+				    t->dtype), t->v, t->n * esz(t->dtype));
 			free(t->v);	/* strings moved */
 			t->v = NULL;
 			t->n = 0;
+			t->cap = 0;
 		}
 		s->have += (size_t)rec->tv[0].shape[0];
 		s->steps += (uint64_t)rec->tv[0].shape[0];
@@ -2021,8 +2171,8 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		memcpy(t->shape, s->sh[i], sizeof t->shape);
 		t->shape[0] = (int64_t)len;
 		if (tv_alloc(t, len * s->w[i]) == -1 ||
-		    copy_cells(t->dtype, t->v, s->cells[i] + s->start * s->w[i],
-		    t->n) == -1) {
+		    copy_cells(t->dtype, t->v, at(s->cells[i], s->start * s->w[i],
+		    t->dtype), t->n) == -1) {
 			elem_free(l, e);
 			return -1;
 		}
@@ -2069,9 +2219,10 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		s->q[s->nq++] = rec;
 	}
 	nb = s->nq + 1;
-	if ((e = elem_new(l)) == NULL ||
-	    (e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
-		free(e);
+	if ((e = elem_new(l)) == NULL)
+		return -1;
+	if ((e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
+		elem_free(l, e);
 		return -1;
 	}
 	e->nb = nb;
@@ -2079,8 +2230,12 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		struct ld_tv *t = &e->tv[i];
 		size_t n = 0, steps = 0;
 
+		void *keep = t->v;	/* a reused element's buffer */
+		size_t kcap = t->cap;
+
 		*t = s->q[0]->tv[i];
-		t->v = NULL;
+		t->v = keep;
+		t->cap = kcap;
 		for (k = 0; k < s->nq; k++) {
 			struct ld_tv *x = &s->q[k]->tv[i];
 
@@ -2110,11 +2265,14 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		for (k = 0, n = 0; k < s->nq; k++) {
 			struct ld_tv *x = &s->q[k]->tv[i];
 
-			memcpy(t->v + n, x->v, x->n * sizeof *x->v);
+			if (x->n > 0)
+				memcpy(at(t->v, n, t->dtype), x->v,
+				    x->n * esz(t->dtype));
 			n += x->n;
 			free(x->v);	/* strings moved */
 			x->v = NULL;
 			x->n = 0;
+			x->cap = 0;
 		}
 	}
 	for (k = 0; k < s->nq; k++)
@@ -2271,6 +2429,9 @@ ld_close(struct loader *l)
 		elem_free(l, l->ebuf[i]);
 	for (size_t i = 0; i < l->nbatch; i++)
 		elem_free(l, l->batch[i]);
+	for (size_t i = 0; i < l->nspare; i++)
+		elem_destroy(l, l->spare[i]);
+	free(l->spare);
 	if (l->out)
 		for (size_t i = 0; i < l->cf->nt; i++) {
 			free(l->out[i].v);
@@ -2311,6 +2472,7 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||
 	    (l->ebuf = calloc((size_t)cf->nshuf, sizeof *l->ebuf)) == NULL ||
 	    (l->batch = calloc((size_t)cf->batch, sizeof *l->batch)) == NULL ||
+	    (l->spare = calloc((size_t)cf->batch, sizeof *l->spare)) == NULL ||
 	    (l->out = calloc(cf->nt, sizeof *l->out)) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < l->nsrc; i++)
@@ -2321,6 +2483,95 @@ nomem:
 	snprintf(err, errlen, "%s", strerror(ENOMEM));
 	ld_close(l);
 	return NULL;
+}
+
+/* Values k0..k1 of dst (dtype dt; float32 ones perhaps unaligned) set to c. */
+static void
+pad_fill(void *dst, size_t k0, size_t k1, enum mf_dtype dt, union ld_cell c)
+{
+	if (dt == MF_FLOAT32) {
+		float f[16];
+		size_t k = k0;
+
+		for (int j = 0; j < 16; j++)
+			f[j] = (float)c.f;
+		for (; k + 16 <= k1; k += 16)
+			memcpy(at(dst, k, dt), f, sizeof f);
+		if (k < k1)
+			memcpy(at(dst, k, dt), f, (k1 - k) * sizeof f[0]);
+	} else
+		for (size_t k = k0; k < k1; k++)
+			((union ld_cell *)dst)[k] = c;
+}
+
+/*
+ * The examples of output tensor i stacked and padded into dst, o->per
+ * values an example (float32 values may be unaligned there).
+ */
+static void
+out_fill(const struct loader *l, size_t i, void *dst0)
+{
+	const struct ld_tspec *ts = &l->cf->t[i];
+	const struct ld_out *o = &l->out[i];
+	enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+	size_t es = esz(dt), per = o->per;
+	int rank = o->rank - 1, d;
+
+	for (size_t b = 0; b < l->nbatch; b++) {
+		const struct ld_tv *t = &l->batch[b]->tv[i];
+		char *dst = at(dst0, b * per, dt);
+
+		if (t->n == per) {
+			if (per > 0)
+				memcpy(dst, t->v, per * es);
+			continue;
+		}
+		for (d = 1; d < rank; d++)
+			if (t->shape[d] != o->shape[d + 1])
+				break;
+		if (d >= rank) {
+			/* padded along the first axis only: one copy */
+			if (t->n > 0)
+				memcpy(dst, t->v, t->n * es);
+			pad_fill(dst, t->n, per, dt, ts->padv);
+			continue;
+		}
+		/* padded: copy row by row of the last dimension */
+		pad_fill(dst, 0, per, dt, ts->padv);
+		if (t->n == 0)
+			continue;
+		{
+			size_t idx[LD_MAXRANK] = { 0 }, rows, r, off, last;
+
+			last = rank ? (size_t)t->shape[rank - 1] : 1;
+			rows = last ? t->n / last : 0;
+			for (r = 0; r < rows; r++) {
+				off = 0;
+				for (d = 0; d < rank - 1; d++)
+					off = off * (size_t)o->shape[d + 1] + idx[d];
+				off = off * (rank ? (size_t)o->shape[rank] : 1);
+				memcpy(at(dst, off, dt), cat(t->v, r * last, dt),
+				    last * es);
+				for (d = rank - 2; d >= 0; d--) {
+					if (++idx[d] < (size_t)t->shape[d])
+						break;
+					idx[d] = 0;
+				}
+			}
+		}
+	}
+}
+
+/* Make l->out[i].v hold the batch, unless the examples are read directly. */
+static void
+out_ready(struct loader *l, size_t i)
+{
+	struct ld_out *o = &l->out[i];
+
+	if (!o->direct && !o->ready) {
+		out_fill(l, i, o->v);
+		o->ready = 1;
+	}
 }
 
 /* Stack (and pad) the examples of the batch into l->out. */
@@ -2334,7 +2585,8 @@ assemble(struct loader *l, char *err, size_t errlen)
 		const struct ld_tspec *ts = &cf->t[i];
 		struct ld_out *o = &l->out[i];
 		int rank = l->batch[0]->tv[i].rank, d;
-		size_t per, n;
+		size_t per, n, es;
+		enum mf_dtype dt;
 		char s1[128], s2[128];
 
 		o->rank = rank + 1;
@@ -2374,6 +2626,8 @@ assemble(struct loader *l, char *err, size_t errlen)
 		}
 		per = prod(o->shape + 1, rank);
 		n = per * nb;
+		dt = l->batch[0]->tv[i].dtype;
+		es = esz(dt);
 		o->per = per;
 		o->n = n;
 		o->cells += n;
@@ -2383,57 +2637,17 @@ assemble(struct loader *l, char *err, size_t errlen)
 		if (o->direct)
 			goto bounds;
 		if (n > o->cap) {
-			void *q = realloc(o->v, n * sizeof *o->v);
+			void *q = realloc(o->v, n * es);
 
 			if (q == NULL)
 				return -1;
 			o->v = q;
 			o->cap = n;
 		}
-		for (b = 0; b < nb; b++) {
-			const struct ld_tv *t = &l->batch[b]->tv[i];
-			union ld_cell *dst = o->v + b * per;
-
-			if (t->n == per) {
-				memcpy(dst, t->v, per * sizeof *dst);
-				continue;
-			}
-			o->padded += per - t->n;
-			for (d = 1; d < rank; d++)
-				if (t->shape[d] != o->shape[d + 1])
-					break;
-			if (d >= rank) {
-				/* padded along the first axis only: one copy */
-				if (t->n > 0)
-					memcpy(dst, t->v, t->n * sizeof *dst);
-				for (size_t k = t->n; k < per; k++)
-					dst[k] = ts->padv;
-				continue;
-			}
-			/* padded: copy row by row of the last dimension */
-			for (size_t k = 0; k < per; k++)
-				dst[k] = ts->padv;
-			if (t->n == 0)
-				continue;
-			{
-				size_t idx[LD_MAXRANK] = { 0 }, rows, r, off, last;
-
-				last = rank ? (size_t)t->shape[rank - 1] : 1;
-				rows = last ? t->n / last : 0;
-				for (r = 0; r < rows; r++) {
-					off = 0;
-					for (d = 0; d < rank - 1; d++)
-						off = off * (size_t)o->shape[d + 1] + idx[d];
-					off = off * (rank ? (size_t)o->shape[rank] : 1);
-					memcpy(dst + off, t->v + r * last, last * sizeof *dst);
-					for (d = rank - 2; d >= 0; d--) {
-						if (++idx[d] < (size_t)t->shape[d])
-							break;
-						idx[d] = 0;
-					}
-				}
-			}
-		}
+		/* copied when it is read (out_ready()), or straight to the output */
+		o->ready = 0;
+		for (b = 0; b < nb; b++)
+			o->padded += per - l->batch[b]->tv[i].n;
 bounds:
 		/* boundaries of the primaries (discrete) */
 		if (cf->type == LD_DISCRETE && i < cf->nprim) {
@@ -2522,13 +2736,20 @@ ld_tensor_padding(const struct loader *l, size_t i)
 
 /* Output */
 
-/* The cells of example b of output tensor i. */
-static const union ld_cell *
-cells_of(const struct loader *l, size_t i, size_t b)
+/* The values of example b of output tensor i (of dtype dt). */
+static const void *
+vals_of(const struct loader *l, size_t i, size_t b, enum mf_dtype dt)
 {
 	const struct ld_out *o = &l->out[i];
 
-	return o->direct ? l->batch[b]->tv[i].v : o->v + b * o->per;
+	return o->direct ? l->batch[b]->tv[i].v : cat(o->v, b * o->per, dt);
+}
+
+/* The cells of example b of output tensor i, not float32. */
+static const union ld_cell *
+cells_of(const struct loader *l, size_t i, size_t b)
+{
+	return vals_of(l, i, b, MF_INT64);
 }
 
 static int
@@ -2592,6 +2813,7 @@ ld_write_json(struct loader *l, struct buf *b)
 		const struct ld_out *o = &l->out[i];
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
 
+		out_ready(l, i);
 		if ((i && buf_putc(b, ',') == -1) ||
 		    json_string_out(b, (const uint8_t *)cf->t[i].name,
 		    strlen(cf->t[i].name)) == -1 ||
@@ -2605,8 +2827,9 @@ ld_write_json(struct loader *l, struct buf *b)
 		if (buf_puts(b, "],\"values\":[") == -1 || buf_reserve(b, o->n * 12) == -1)
 			return -1;
 		for (size_t k = 0; k < o->n; k++) {
-			const union ld_cell *c = cells_of(l, i, k / (o->per ? o->per : 1)) +
-			    k % (o->per ? o->per : 1);
+			union ld_cell cv = get_cell(vals_of(l, i, k / (o->per ?
+			    o->per : 1), dt), k % (o->per ? o->per : 1), dt);
+			const union ld_cell *c = &cv;
 			int r;
 
 			if (k && buf_putc(b, ',') == -1)
@@ -2746,6 +2969,23 @@ narrow(uint8_t *restrict q, const union ld_cell *restrict c, size_t n)
 #endif
 }
 
+/* n floats as little-endian float32 at q */
+static void
+put_f32(uint8_t *restrict q, const float *restrict f, size_t n)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n > 0)
+		memcpy(q, f, 4 * n);
+#else
+	for (size_t i = 0; i < n; i++, q += 4) {
+		uint32_t u;
+
+		memcpy(&u, &f[i], 4);
+		put_le32(q, u);
+	}
+#endif
+}
+
 int
 ld_write_example(struct loader *l, struct buf *b)
 {
@@ -2758,6 +2998,11 @@ ld_write_example(struct loader *l, struct buf *b)
 		return -1;
 	for (i = 0; i < cf->nt; i++) {
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (dt != MF_FLOAT32)	/* float32 is stacked straight into b */
+#endif
+			out_ready(l, i);
 
 		xf[nx++] = (struct xfeat){ .key = cf->t[i].name, .tensor = i,
 		    .kind = dt == MF_STRING ? EX_BYTES : mf_dtype_is_float(dt) ?
@@ -2834,11 +3079,26 @@ ld_write_example(struct loader *l, struct buf *b)
 			continue;
 		*q++ = 0x0a;
 		if (x->kind == EX_FLOAT) {
+			enum mf_dtype dt = l->batch[0]->tv[x->tensor].dtype;
+
 			q = pb_put_varint(q, 4 * n);
-			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
-				narrow(q, cells_of(l, x->tensor, e), o->per);
-				q += 4 * o->per;
-			}
+			if (dt == MF_FLOAT32 && !o->direct) {
+				/* float32 values are the output's bytes */
+				if (o->ready)
+					put_f32(q, o->v, n);
+				else
+					out_fill(l, x->tensor, q);
+				q += 4 * n;
+			} else
+				for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
+					if (dt == MF_FLOAT32)
+						put_f32(q, vals_of(l, x->tensor,
+						    e, dt), o->per);
+					else
+						narrow(q, cells_of(l, x->tensor,
+						    e), o->per);
+					q += 4 * o->per;
+				}
 		} else {
 			size_t pay = 0;
 

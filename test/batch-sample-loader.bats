@@ -372,3 +372,47 @@ J
 	run -1 --separate-stderr batch-sample loader --config "$T/b.json"
 	[[ "$stderr" == *"processing_steps[0]: reshaping 's' from [6] to [3,2] splits a record at step 3" ]]
 }
+
+@test "loader: float32 values go to the records output as their bytes, the same records as through a float64 cast" {
+	# 7 floats a step (vectors of 4 and a tail), 1-5 steps a record, of all magnitudes
+	mkdir -p "$T/f32" "$T/f64"
+	awk 'BEGIN { srand(3); for (r = 0; r < 40; r++) {
+	    printf "{\"context\":{\"id\":[%d]},\"feature_lists\":{\"x\":[", r
+	    for (s = 0; s <= r % 5; s++) { printf "%s[", s ? "," : ""
+		for (i = 0; i < 7; i++) printf "%s%.7g", i ? "," : "", (rand() - 0.5) * 10 ^ int(rand() * 40 - 20)
+		printf "]" }
+	    printf "]}}\n" } }' | tfr-cat -R --from-json >"$T/f32/a.tfrecords"
+	cp "$T/f32/a.tfrecords" "$T/f64/"
+	tfr-cat --manifest "$T/f32/a.tfrecords" >"$T/f32/__manifest__.json"
+	grep -q '"float32"' "$T/f32/__manifest__.json"
+	sed 's/"float32"/"float64"/' "$T/f32/__manifest__.json" >"$T/f64/__manifest__.json"
+	mnist
+	cp -R "$T/mn" "$T/mn64"
+	sed 's/"float32"/"float64"/' "$T/mn/__manifest__.json" >"$T/mn64/__manifest__.json"
+	common='"drop_remainder": false, "epochs": 2, "shuffle": true, "num_shuffle_buffer_elements": 7,
+	 "num_filenames_shuffle_buffer": 1, "num_mix_files": 1'
+	for kind in f32:f64 mn:mn64; do
+		a=${kind%:*} b=${kind#*:}
+		case $a in
+		f32)	set -- "continuous_sequence:\"min_window\": 2, \"max_window\": 9, \"padding\": true" \
+			    "continuous_sequence:\"min_window\": 3, \"max_window\": 3, \"stride\": 2" \
+			    "discrete_sequence:\"min_window\": 1, \"max_window\": 3, \"padding\": [{\"tensor\": \"x\", \"shape\": [20, 9], \"value\": -0.75}]"
+			pf='"primary_features": [{"from_name": "x", "to_name": "x"}]' ;;
+		mn)	set -- "independent:\"padding\": [{\"tensor\": \"x\", \"shape\": [3, 3], \"value\": 0.25}]" \
+			    "independent:\"processing_steps\": [{\"tensor\": \"x\", \"type\": \"slice\", \"args\": {\"slice\": \"[::-1, 1:]\"}}]" \
+			    "independent:\"multi_load\": false"
+			pf='"primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]' ;;
+		esac
+		for c in "$@"; do
+			config "${c%%:*}" "$T/$a" "\"target_batch_size\": 3, $common, ${c#*:}, $pf" >"$T/a.json"
+			config "${c%%:*}" "$T/$b" "\"target_batch_size\": 3, $common, ${c#*:}, $pf" >"$T/b.json"
+			batch-sample loader --config "$T/a.json" --output-format records -s 4 >"$T/a.tfr"
+			batch-sample loader --config "$T/b.json" --output-format records -s 4 >"$T/b.tfr"
+			[ -s "$T/a.tfr" ]
+			cmp "$T/a.tfr" "$T/b.tfr"
+			# and the values are the float32 ones
+			run -0 tfr-cat --flat "$T/a.tfr"
+			[ "${#lines[@]}" -gt 2 ]
+		done
+	done
+}

@@ -251,6 +251,132 @@ test_lists_random(void)
 	ex_lists_free(e);
 }
 
+/*
+ * Feature-list steps of one packed float list each are taken without
+ * the general field walk; lazy_min > 0 turns that off.  Random
+ * SequenceExamples whose steps mix that form with others (unpacked
+ * floats, other kinds, extra fields, lengths that do not add up, cut
+ * short) decode the same both ways: result, message and values.
+ */
+static void
+put_ld(struct buf *b, uint8_t tag, const void *p, size_t n)
+{
+	uint8_t t[16], *q;
+
+	buf_putc(b, tag);
+	q = pb_put_varint(t, n);
+	buf_append(b, t, (size_t)(q - t));
+	buf_append(b, p, n);
+}
+
+static void
+test_float_steps_fast(void)
+{
+	struct example a, g;
+	struct rng r;
+	struct buf rec = { 0 }, lists = { 0 }, ent = { 0 }, fl = { 0 }, ft = { 0 }, vl = { 0 };
+	int same = 1, fast = 0, bad = 0;
+
+	ex_init(&a);
+	ex_init(&g);
+	g.lazy_min = SIZE_MAX;	/* never lazy: only the general walk */
+	rng_seed(&r, 11);
+	for (int it = 0; it < 3000 && same; it++) {
+		int nsteps = (int)rng_below(&r, 6), ra, rg;
+
+		fl.len = 0;
+		for (int s = 0; s < nsteps; s++) {
+			int form = (int)rng_below(&r, 10), nv = (int)rng_below(&r, 5);
+			uint32_t u;
+
+			ft.len = vl.len = 0;
+			for (int k = 0; k < nv; k++) {
+				u = (uint32_t)rng_below(&r, 4) == 0 ? 0x7f800001u :
+				    (uint32_t)rng_below(&r, 1u << 31) * 2u;
+				if (form == 1) {	/* unpacked: one fixed32 field a value */
+					buf_putc(&vl, 0x0d);
+				}
+				buf_append(&vl, &u, 4);
+			}
+			if (form == 1)
+				put_ld(&ft, 0x12, vl.p, vl.len);
+			else if (form == 2) {	/* an int64 list */
+				uint8_t one = 1;
+				struct buf il = { 0 };
+
+				put_ld(&il, 0x0a, &one, 1);
+				put_ld(&ft, 0x1a, il.p, il.len);
+				buf_free(&il);
+			} else {
+				struct buf pl = { 0 };
+
+				put_ld(&pl, 0x0a, vl.p, vl.len);
+				if (form == 3)	/* a field after the values */
+					buf_append(&pl, "\x10\x01", 2);
+				put_ld(&ft, 0x12, pl.p, pl.len);
+				buf_free(&pl);
+				if (form == 4)	/* a second list in the Feature */
+					put_ld(&ft, 0x12, "", 0);
+			}
+			if (form == 5 && ft.len > 2)	/* a length past its end */
+				ft.p[1] = (uint8_t)(ft.p[1] + 1);
+			if (form == 6)	/* a value not 4 bytes a float */
+				buf_putc(&ft, 0x12), buf_putc(&ft, 0x02),
+				    buf_putc(&ft, 0x0a), buf_putc(&ft, 0x01);
+			put_ld(&fl, 0x0a, ft.p, ft.len);
+			if (form == 7)	/* an unknown field between steps */
+				buf_append(&fl, "\x10\x05", 2);
+		}
+		ent.len = lists.len = rec.len = 0;
+		put_ld(&ent, 0x0a, "x", 1);
+		put_ld(&ent, 0x12, fl.p, fl.len);
+		put_ld(&lists, 0x0a, ent.p, ent.len);
+		put_ld(&rec, 0x12, lists.p, lists.len);
+		if (rng_below(&r, 8) == 0 && rec.len > 1)
+			rec.len -= 1 + rng_below(&r, rec.len - 1);	/* cut short */
+		ra = ex_decode(&a, rec.p, rec.len, EX_TYPE_SEQUENCE);
+		rg = ex_decode(&g, rec.p, rec.len, EX_TYPE_SEQUENCE);
+		if (ra != rg)
+			same = 0;
+		else if (ra == -1) {
+			bad++;
+			same = strcmp(ex_strerror(&a), ex_strerror(&g)) == 0;
+		} else if (a.nlists != g.nlists)
+			same = 0;
+		else
+			for (size_t i = 0; i < a.nlists && same; i++) {
+				if (a.lists[i].n != g.lists[i].n) {
+					same = 0;
+					break;
+				}
+				for (size_t k = 0; k < a.lists[i].n && same; k++) {
+					const struct ex_feature *x = &a.lists[i].v[k],
+					    *y = &g.lists[i].v[k];
+
+					fast += x->kind == EX_FLOAT;
+					same = x->kind == y->kind && x->n == y->n &&
+					    (x->kind != EX_FLOAT || x->n == 0 ||
+					    memcmp(x->f32, y->f32, 4 * x->n) == 0) &&
+					    (x->kind != EX_INT64 || x->n == 0 ||
+					    memcmp(x->i64, y->i64, 8 * x->n) == 0);
+				}
+			}
+		if (!same)
+			printf("# differs at iteration %d: %d/%d '%s' '%s'\n", it,
+			    ra, rg, ex_strerror(&a), ex_strerror(&g));
+	}
+	TEST(same && fast > 1000 && bad > 100, "float steps without the general walk "
+	    "decode as with it (%d float steps, %d faulty records)", fast, bad);
+	ex_free(&a);
+	ex_free(&g);
+	buf_free(&rec);
+	buf_free(&lists);
+	buf_free(&ent);
+	buf_free(&fl);
+	buf_free(&ft);
+	buf_free(&vl);
+}
+
 static void
 test_lists(void)
 {
@@ -731,6 +857,7 @@ main(void)
 	}
 
 	test_lists();
+	test_float_steps_fast();
 
 	buf_free(&out);
 	exb_free(&eb);
