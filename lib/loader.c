@@ -413,6 +413,9 @@ struct ld_tspec {
 	const json_t	*pad_value;
 	union ld_cell	 padv;
 	struct ld_str	 *padstr;
+	/* normalization (after batching and padding) */
+	int		 norm;		/* 1 + its index in "normalization", or 0 */
+	int		 norm_axis;	/* axis of the example, 0 .. rank - 1 */
 };
 
 struct ld_config {
@@ -620,6 +623,7 @@ parse_config(struct ld_config *cf, struct jck *c)
 	static const char *const sakeys[] = { "shape", "dtype", "value", NULL };
 	static const char *const stkeys[] = { "tensor", "type", "args", NULL };
 	static const char *const padkeys[] = { "tensor", "shape", "value", NULL };
+	static const char *const normkeys[] = { "tensor", "axis", NULL };
 	const json_t *o = cf->root, *ep, *prim, *sec, *steps, *pad, *e, *j;
 	const char *type, *name, *s;
 	int64_t v;
@@ -677,11 +681,6 @@ parse_config(struct ld_config *cf, struct jck *c)
 	if (multi && cf->type != LD_INDEPENDENT) {
 		jck_key(c, "multi_load");
 		return jck_fail(c, "only the independent loader loads in batches");
-	}
-	if (json_object_get(o, "normalization") != NULL) {
-		jck_key(c, "normalization");
-		return jck_fail(c, "not supported (nnmaker's code reads it, "
-		    "its documentation does not define it)");
 	}
 	if (cf->type == LD_INDEPENDENT) {
 		static const char *const wk[] = { "min_window", "max_window",
@@ -956,6 +955,43 @@ stepfail:
 		jck_key(c, "padding");
 		return jck_fail(c, "not with multi_load");
 	}
+
+	/* normalization: a list of {"tensor", "axis"}, as nnmaker reads it */
+	if (objlist(c, o, "normalization", &pad) == -1)
+		return -1;
+	if (pad != NULL) {
+		if (multi && json_array_size(pad) > 0) {
+			jck_key(c, "normalization");
+			return jck_fail(c, "not with multi_load");
+		}
+		old = jck_key(c, "normalization");
+		json_array_foreach(pad, i, e) {
+			ssize_t ti;
+
+			o2 = jck_index(c, i);
+			if (jck_keys(c, e, normkeys) == -1 ||
+			    jck_str(c, e, "tensor", 1, &s) == -1 ||
+			    jck_int(c, e, "axis", 1, 0, &v) == -1)
+				return -1;
+			if ((ti = tindex(cf, s)) < 0) {
+				jck_key(c, "tensor");
+				return jck_fail(c, "no tensor is named '%s'", s);
+			}
+			if (cf->t[ti].norm) {
+				jck_key(c, "tensor");
+				return jck_fail(c, "'%s' is normalized twice", s);
+			}
+			if (v >= LD_MAXRANK) {
+				jck_key(c, "axis");
+				return jck_fail(c, "%" PRId64 " is past the last "
+				    "dimension a tensor can have", v);
+			}
+			cf->t[ti].norm = (int)i + 1;
+			cf->t[ti].norm_axis = (int)v;
+			jck_up(c, o2);
+		}
+		jck_up(c, old);
+	}
 	return 0;
 }
 
@@ -1133,6 +1169,19 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 	for (i = 0; i < cf->nt; i++) {
 		struct ld_tspec *t = &cf->t[i];
 
+		if (t->norm && !mf_dtype_is_float(t->dtype)) {
+			snprintf(err, errlen, "normalization[%d].tensor: '%s' is "
+			    "%s; only float tensors are normalized (cast it "
+			    "first)", t->norm - 1, t->name,
+			    mf_dtype_name(t->dtype));
+			return -1;
+		}
+		if (t->norm && t->norm_axis >= t->rank) {
+			snprintf(err, errlen, "normalization[%d].axis: tensor "
+			    "'%s' is of rank %d, so it has no axis %d",
+			    t->norm - 1, t->name, t->rank, t->norm_axis);
+			return -1;
+		}
 		if (t->pad_given && t->pad_given - 1 != t->rank) {
 			snprintf(err, errlen, "padding: tensor '%s' has %d "
 			    "dimensions, its padded shape %d", t->name, t->rank,
@@ -2574,6 +2623,54 @@ out_ready(struct loader *l, size_t i)
 	}
 }
 
+/*
+ * nnmaker's normalization of a batch o along its axis a (the example's
+ * axis + 1), after padding, padded values included: for each line of
+ * values along that axis, x -> (x - mean) / (sqrt(var + 1e-8) + 1e-8),
+ * var the mean squared distance to the mean (tf.nn.moments).  Computed
+ * in double precision and rounded to the dtype once.
+ */
+static void
+normalize(struct ld_out *o, enum mf_dtype dt, int a)
+{
+	const double eps = 1e-8;
+	size_t outer = 1, inner = 1, len = (size_t)o->shape[a], u, k, j;
+	float *f = o->v;
+	union ld_cell *c = o->v;
+	int d;
+
+	for (d = 0; d < a; d++)
+		outer *= (size_t)o->shape[d];
+	for (d = a + 1; d < o->rank; d++)
+		inner *= (size_t)o->shape[d];
+	if (len == 0)
+		return;
+	for (u = 0; u < outer; u++)
+		for (k = 0; k < inner; k++) {
+			size_t at = u * len * inner + k;
+			double sum = 0, mean, var = 0, sd, x;
+
+			for (j = 0; j < len; j++)
+				sum += dt == MF_FLOAT32 ? f[at + j * inner] :
+				    c[at + j * inner].f;
+			mean = sum / (double)len;
+			for (j = 0; j < len; j++) {
+				x = (dt == MF_FLOAT32 ? f[at + j * inner] :
+				    c[at + j * inner].f) - mean;
+				var += x * x;
+			}
+			sd = sqrt(var / (double)len + eps) + eps;
+			for (j = 0; j < len; j++) {
+				size_t q = at + j * inner;
+
+				if (dt == MF_FLOAT32)
+					f[q] = (float)((f[q] - mean) / sd);
+				else
+					c[q] = cell_f(dt, (c[q].f - mean) / sd);
+			}
+		}
+}
+
 /* Stack (and pad) the examples of the batch into l->out. */
 static int
 assemble(struct loader *l, char *err, size_t errlen)
@@ -2631,7 +2728,7 @@ assemble(struct loader *l, char *err, size_t errlen)
 		o->per = per;
 		o->n = n;
 		o->cells += n;
-		o->direct = 1;
+		o->direct = !ts->norm;	/* a normalized batch is made anew */
 		for (b = 0; b < nb && o->direct; b++)
 			o->direct = l->batch[b]->tv[i].n == per;
 		if (o->direct)
@@ -2648,6 +2745,10 @@ assemble(struct loader *l, char *err, size_t errlen)
 		o->ready = 0;
 		for (b = 0; b < nb; b++)
 			o->padded += per - l->batch[b]->tv[i].n;
+		if (ts->norm) {
+			out_ready(l, i);
+			normalize(o, dt, ts->norm_axis + 1);
+		}
 bounds:
 		/* boundaries of the primaries (discrete) */
 		if (cf->type == LD_DISCRETE && i < cf->nprim) {

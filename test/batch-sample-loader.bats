@@ -416,3 +416,61 @@ J
 		done
 	done
 }
+
+@test "loader: normalization, as nnmaker's code has it: per batch, along an axis of the examples, after padding" {
+	mnist
+	config independent "$T/mn" '"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}],
+	 "normalization": [{"tensor": "x", "axis": 1}]' >"$T/c.json"
+	# image 0 is [[0.5,1.5],[2.5,3.5]] and image 1 [[1.5,1.5],[2.5,3.5]]: each
+	# row becomes (x - mean) / (sqrt(var + 1e-8) + 1e-8)
+	run -0 sh -c "batch-sample loader --config '$T/c.json' | head -1"
+	[ "$output" = '{"x":{"dtype":"float32","shape":[2,2,2],"values":[-0.99999994,0.99999994,-0.99999994,0.99999994,0,0,-0.99999994,0.99999994]},"y":{"dtype":"int64","shape":[2],"values":[0,1]}}' ]
+	# the records output holds the same values
+	batch-sample loader --config "$T/c.json" --output-format records >"$T/r.tfr"
+	run -0 sh -c "tfr-cat --flat '$T/r.tfr' | head -1 | jq -c .x"
+	[ "$output" = '[-0.99999994,0.99999994,-0.99999994,0.99999994,0,0,-0.99999994,0.99999994]' ]
+	# along axis 0 of float64 examples, over a whole batch of 5: every column
+	# has mean 0 and variance about 1 (padding is not at play here)
+	sed 's/"dtype": "float32"/"dtype": "float64"/' "$T/mn/__manifest__.json" >"$T/m64" && mv "$T/m64" "$T/mn/__manifest__.json"
+	config independent "$T/mn" '"target_batch_size": 5, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}],
+	 "normalization": [{"tensor": "x", "axis": 0}]' >"$T/c0.json"
+	run -0 sh -c "batch-sample loader --config '$T/c0.json' | head -1 | python3 -c '
+import json, sys
+b = json.load(sys.stdin)[\"x\"]
+v = b[\"values\"]
+for n in range(5):
+    for k in range(2):
+        col = [v[n * 4 + j * 2 + k] for j in range(2)]
+        m = sum(col) / 2
+        var = sum((x - m) ** 2 for x in col) / 2
+        assert abs(m) < 1e-12 and (var == 0 or abs(var - 1) < 1e-6), (n, k, col)
+print(b[\"dtype\"], b[\"shape\"])
+'"
+	[ "$output" = "float64 [5, 2, 2]" ]
+}
+
+@test "loader: normalization faults name the key path" {
+	mnist
+	local base='"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]'
+	config independent "$T/mn" "$base, \"normalization\": [{\"tensor\": \"y\", \"axis\": 0}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: normalization[0].tensor: 'y' is int64; only float tensors are normalized (cast it first)" ]
+	config independent "$T/mn" "$base, \"normalization\": [{\"tensor\": \"x\", \"axis\": 2}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: normalization[0].axis: tensor 'x' is of rank 2, so it has no axis 2" ]
+	config independent "$T/mn" "$base, \"normalization\": [{\"tensor\": \"x\", \"axis\": 0}, {\"tensor\": \"x\", \"axis\": 1}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: normalization[1].tensor: 'x' is normalized twice" ]
+	config independent "$T/mn" "$base, \"normalization\": [{\"tensor\": \"z\", \"axis\": 0}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: normalization[0].tensor: no tensor is named 'z'" ]
+	config independent "$T/mn" "$base, \"normalization\": [{\"tensor\": \"x\", \"axis\": -1}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[[ "$stderr" == "batch-sample: $T/c.json: normalization[0].axis: "* ]]
+	config independent "$T/mn" "$base, \"multi_load\": true, \"normalization\": [{\"tensor\": \"x\", \"axis\": 0}]" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: normalization: not with multi_load" ]
+}
