@@ -833,7 +833,7 @@ part_inputs() {
 	size=$(stat -c %s "$T/a.tfr")
 	cp "$T/a.tfr" "$T/bad.tfr"
 	# A byte in the last quarter changed: parts 0 and 1 of 2 ... 0 of 4 are fine.
-	printf 'X' | dd of="$T/bad.tfr" bs=1 seek=$((size - size / 8)) conv=notrunc 2>/dev/null
+	flip_byte "$T/bad.tfr" $((size - size / 8))
 	tfr-cat -R --part 0/2 "$T/a.tfr" >"$T/want"
 	run -0 --separate-stderr tfr-cat -R --part 0/2 "$T/bad.tfr"
 	tfr-cat -R --part 0/2 "$T/bad.tfr" | cmp - "$T/want"
@@ -847,7 +847,7 @@ part_inputs() {
 	size=$(stat -c %s "$T/a.tfr")
 	# A payload byte changed at about 70% of the file (part 1 of 2).
 	off=$(tfr-cat --index "$T/a.tfr" | awk -v s="$size" '$1 > s * 0.7 { print $1; exit }')
-	printf 'X' | dd of="$T/a.tfr" bs=1 seek=$((off + 12)) conv=notrunc 2>/dev/null
+	flip_byte "$T/a.tfr" $((off + 12))
 	run -1 --separate-stderr tfr-cat --index "$T/a.tfr"
 	n=${#lines[@]}
 	[ "$stderr" = "tfr-cat: $T/a.tfr: record $n at offset $off: payload CRC mismatch" ]

@@ -69,3 +69,13 @@ tok_records() {
 		}
 	}' | tfr-cat --from-json -R
 }
+
+# flip_byte FILE OFFSET: invert the bits of one byte, so that it changes
+# whatever it held (writing a fixed byte over random data leaves it as it
+# was one time in 256).
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((255 - b)))" |
+	    dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
