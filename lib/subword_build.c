@@ -863,9 +863,9 @@ kept_sort(struct kept *k, size_t n)
 /*
  * count_select()'s working memory is one block: the stack of open nodes
  * from its start (ss bytes a node), the kept subtokens from its end.
- * Each kept one is a node that left the stack, so a chain of nodes as
- * deep as a long token becomes as many kept ones in the same room; the
- * new list is then made in the block too.  Make room for a stack of
+ * The leaves are kept once the stack is empty (keep_leaves()), so a
+ * chain of nodes as deep as a long token and its kept leaves take the
+ * same room in turn; the new list is then made in the block too.  Make room for a stack of
  * 'depth' nodes beside the 'nk' kept ones and 'extra' bytes more.
  */
 static int
@@ -977,6 +977,77 @@ cnt_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
+/* What suffix i adds to the counts: its token's count at a segment start. */
+static inline int64_t
+walk_weight(const struct build *b, int all, size_t i)
+{
+	int64_t w = 0;
+
+	if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
+		if ((w = b->wt[i]) == 255)
+			w = weight_at(b, b->sa[i]);
+	return w;
+}
+
+/* The length of suffix i (to its token's end, at most maxcp). */
+static inline uint32_t
+walk_dep(const struct build *b, size_t i)
+{
+	uint32_t d;
+
+	if ((d = (uint32_t)parr_get(&b->dep, i)) == 255)
+		d = dep_at(b, b->sa[i]);
+	return d;
+}
+
+/* The common prefix of suffixes i - 1 and i (at most maxcp), 0 for i = 0. */
+static inline uint32_t
+walk_lcp(const struct build *b, size_t i)
+{
+	uint32_t l;
+
+	if (i == 0)
+		return 0;
+	l = (uint32_t)parr_get(&b->lcp, i);
+	return l < b->maxcp ? l : b->maxcp;
+}
+
+/*
+ * The leaves of the walk are kept after it, when its stack is empty:
+ * a chain of nodes as deep as a long token leaves one kept leaf a node,
+ * and both at full size at once would take twice the room.  A leaf is
+ * the node of one suffix i (with the same suffixes of other tokens, which
+ * follow it): it starts where the suffix is longer than its common
+ * prefix with the one before, and takes the suffixes after it as long as
+ * their common prefix is the whole suffix.  Nothing is taken below a
+ * leaf, so its current count is its count.
+ */
+static int
+keep_leaves(struct build *b, int all, int64_t min_count, size_t ss,
+    size_t *nk)
+{
+	size_t n = b->N, i, lb = 0;
+	uint32_t d = 0, h = 0;
+	int64_t c = 0;
+
+	for (i = 0; i <= n; i++) {
+		if (i < n && (d = walk_dep(b, i)) <= walk_lcp(b, i)) {
+			c = cnt_add(c, walk_weight(b, all, i));
+			continue;
+		}
+		/* The leaf before ends here. */
+		if (h >= 2 && c >= min_count &&
+		    keep(b, ss, 0, nk, c, (uint32_t)lb, h) == -1)
+			return -1;
+		if (i == n)
+			break;
+		lb = i;
+		h = d;
+		c = walk_weight(b, all, i);
+	}
+	return 0;
+}
+
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
@@ -996,20 +1067,21 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 	/* The list before is read no more: the new one is made in the block. */
 	list_free(out);
 	ss = b->narrow ? sizeof(struct snode32) : sizeof(struct snode);
-	/* Heights rise strictly up the stack: at most this many nodes. */
+	/*
+	 * Heights rise strictly up the stack: at most this many nodes.  The
+	 * alphabet's kept ones and the reserved tokens' entries come on top:
+	 * a block that grows moves its kept ones, and a chain as deep as the
+	 * token fills its room with kept leaves.
+	 */
 	maxd = (size_t)(b->maxtok < b->maxcp ? b->maxtok : b->maxcp) + 2;
-	if (walk_room(b, ss, maxd, 0, 0) == -1)
+	if (walk_room(b, ss, maxd, 0, b->nalpha * sizeof(struct kept) +
+	    b->nr * sizeof(struct ent)) == -1)
 		return -1;
 	t.h = t.lb = 0;
 	t.c = t.acc = 0;
 	st_put(b, 0, &t);
 	for (i = 0; i <= n; i++) {
-		l = 0;
-		if (i > 0 && i < n) {
-			l = (uint32_t)parr_get(&b->lcp, i);
-			if (l > b->maxcp)
-				l = b->maxcp;
-		}
+		l = i < n ? walk_lcp(b, i) : 0;
 		/* t is the top node, st_put() back when it changes. */
 		while (t.h > l) {
 			x = t;
@@ -1017,8 +1089,12 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			ph = t.h > l ? t.h : l;
 			cur = x.c - x.acc;
 			ok = cur >= min_count;
-			/* (Room is left for the node that may take x's place.) */
-			if (ok && x.h >= 2 &&
+			/*
+			 * A leaf (as long as its suffix) is kept later, by
+			 * keep_leaves().  (Room is left for the node that may
+			 * take x's place.)
+			 */
+			if (ok && x.h >= 2 && x.h < walk_dep(b, x.lb) &&
 			    keep(b, ss, top + 2, &nk, cur, x.lb, x.h) == -1)
 				return -1;
 			if (ph == 0) {
@@ -1042,12 +1118,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		}
 		if (i == n)
 			break;
-		w = 0;
-		if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
-			if ((w = b->wt[i]) == 255)
-				w = weight_at(b, b->sa[i]);
-		if ((d = (uint32_t)parr_get(&b->dep, i)) == 255)
-			d = dep_at(b, b->sa[i]);
+		w = walk_weight(b, all, i);
+		d = walk_dep(b, i);
 		if (d > t.h) {
 			if (walk_room(b, ss, top + 2, nk, 0) == -1)
 				return -1;
@@ -1060,6 +1132,9 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			t.c = cnt_add(t.c, w);
 		st_put(b, top, &t);
 	}
+	/* The stack is empty: its room takes the leaves. */
+	if (keep_leaves(b, all, min_count, ss, &nk) == -1)
+		return -1;
 	/* (d): every alphabet character, with the count left to it. */
 	for (a = 0; a < b->nalpha; a++)
 		if (keep(b, ss, 0, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
