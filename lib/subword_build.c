@@ -435,7 +435,10 @@ list_free(struct list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* An array of unsigned numbers 1, 2, 4 or 8 bytes wide, as the largest needs. */
+/*
+ * An array of unsigned numbers 1, 2, 3, 4 or 8 bytes wide, as the largest
+ * needs (3: lengths of tokens of millions of code points).
+ */
 struct parr {
 	void		*p;
 	int		 w;
@@ -445,7 +448,7 @@ static int
 parr_alloc(struct parr *a, size_t n, uint64_t maxv)
 {
 	a->w = maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
-	    maxv <= UINT32_MAX ? 4 : 8;
+	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
 	if (n > SIZE_MAX / 8) {
 		errno = ENOMEM;
 		return -1;
@@ -461,6 +464,11 @@ parr_get(const struct parr *a, size_t i)
 		return ((const uint8_t *)a->p)[i];
 	case 2:
 		return ((const uint16_t *)a->p)[i];
+	case 3: {
+		const uint8_t *q = (const uint8_t *)a->p + 3 * i;
+
+		return q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
+	}
 	case 4:
 		return ((const uint32_t *)a->p)[i];
 	default:
@@ -478,6 +486,14 @@ parr_set(struct parr *a, size_t i, uint64_t v)
 	case 2:
 		((uint16_t *)a->p)[i] = (uint16_t)v;
 		break;
+	case 3: {
+		uint8_t *q = (uint8_t *)a->p + 3 * i;
+
+		q[0] = (uint8_t)v;
+		q[1] = (uint8_t)(v >> 8);
+		q[2] = (uint8_t)(v >> 16);
+		break;
+	}
 	case 4:
 		((uint32_t *)a->p)[i] = (uint32_t)v;
 		break;
