@@ -512,9 +512,9 @@ parr_set(struct parr *a, size_t i, uint64_t v)
  * and its token's count (wt), the last two a byte each (255: look it
  * up), with
  * lengths in code points and capped where longer ones never matter.
- * Nothing else is kept per code point but a bit (a segment start now)
- * and, for text outside ASCII, the byte offset of every 16th code point
- * (boff).
+ * Nothing else is kept per code point but two bits (a segment start
+ * now, a leaf of the walk kept) and, for text outside ASCII, the byte
+ * offset of every 16th code point (boff).
  */
 struct build {
 	const struct sw_counts *c;
@@ -542,6 +542,7 @@ struct build {
 	struct parr	 lcp, dep;
 	uint8_t		*wt;
 	uint64_t	*mark;		/* per code point: a segment start now */
+	uint64_t	*leaf;		/* per suffix: a leaf kept there (the walk) */
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
 	int		 narrow;	/* every count sum fits 32 bits */
@@ -781,7 +782,8 @@ suffix_sort(struct build *b)
 	}
 	b->sa = sa;
 	sa = NULL;
-	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL)
+	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL ||
+	    (b->leaf = calloc(n / 64 + 1, sizeof(*b->leaf))) == NULL)
 		goto out;
 	rc = 0;
 out:
@@ -1029,37 +1031,51 @@ walk_lcp(const struct build *b, size_t i)
 }
 
 /*
+ * Whether the walk's node of h code points from suffix lb is a leaf: the
+ * node of one suffix (with the same suffixes of other tokens, which
+ * follow it), as long as it.  An inner node is shorter than the suffixes
+ * below it.
+ */
+static inline int
+walk_leaf(const struct build *b, uint32_t h, uint32_t lb)
+{
+	uint32_t d = (uint32_t)parr_get(&b->dep, lb);
+
+	if (d < 255)
+		return h == d;
+	return h >= 255 && h == dep_at(b, b->sa[lb]);
+}
+
+/*
  * The leaves of the walk are kept after it, when its stack is empty:
  * a chain of nodes as deep as a long token leaves one kept leaf a node,
- * and both at full size at once would take twice the room.  A leaf is
- * the node of one suffix i (with the same suffixes of other tokens, which
- * follow it): it starts where the suffix is longer than its common
- * prefix with the one before, and takes the suffixes after it as long as
- * their common prefix is the whole suffix.  Nothing is taken below a
- * leaf, so its current count is its count.
+ * and both at full size at once would take twice the room.  The walk
+ * marks where they start (b->leaf); a leaf takes the suffixes after its
+ * first as long as their common prefix is the whole suffix, and nothing
+ * is taken below it, so its current count is its count.  The marks are
+ * cleared for the next walk.
  */
 static int
-keep_leaves(struct build *b, int all, int64_t min_count, size_t ss,
-    size_t *nk)
+keep_leaves(struct build *b, int all, size_t ss, size_t *nk)
 {
-	size_t n = b->N, i, lb = 0;
-	uint32_t d = 0, h = 0;
-	int64_t c = 0;
+	size_t n = b->N, wi, lb, j;
+	uint64_t m;
+	uint32_t h;
+	int64_t c;
 
-	for (i = 0; i <= n; i++) {
-		if (i < n && (d = walk_dep(b, i)) <= walk_lcp(b, i)) {
-			c = cnt_add(c, walk_weight(b, all, i));
+	for (wi = 0; wi <= n / 64; wi++) {
+		if ((m = b->leaf[wi]) == 0)
 			continue;
+		b->leaf[wi] = 0;
+		for (; m != 0; m &= m - 1) {
+			lb = wi * 64 + (size_t)__builtin_ctzll(m);
+			h = walk_dep(b, lb);
+			c = walk_weight(b, all, lb);
+			for (j = lb + 1; j < n && walk_lcp(b, j) >= h; j++)
+				c = cnt_add(c, walk_weight(b, all, j));
+			if (keep(b, ss, 0, nk, c, (uint32_t)lb, h) == -1)
+				return -1;
 		}
-		/* The leaf before ends here. */
-		if (h >= 2 && c >= min_count &&
-		    keep(b, ss, 0, nk, c, (uint32_t)lb, h) == -1)
-			return -1;
-		if (i == n)
-			break;
-		lb = i;
-		h = d;
-		c = walk_weight(b, all, i);
 	}
 	return 0;
 }
@@ -1106,13 +1122,16 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			cur = x.c - x.acc;
 			ok = cur >= min_count;
 			/*
-			 * A leaf (as long as its suffix) is kept later, by
-			 * keep_leaves().  (Room is left for the node that may
-			 * take x's place.)
+			 * A leaf is kept later, by keep_leaves().  (Room is
+			 * left for the node that may take x's place.)
 			 */
-			if (ok && x.h >= 2 && x.h < walk_dep(b, x.lb) &&
-			    keep(b, ss, top + 2, &nk, cur, x.lb, x.h) == -1)
-				return -1;
+			if (ok && x.h >= 2) {
+				if (walk_leaf(b, x.h, x.lb))
+					b->leaf[x.lb >> 6] |= (uint64_t)1 << (x.lb & 63);
+				else if (keep(b, ss, top + 2, &nk, cur, x.lb,
+				    x.h) == -1)
+					return -1;
+			}
 			if (ph == 0) {
 				sw_u8(b->pool + boff(b, b->sa[x.lb]), &cp);
 				a = alpha_index(b, cp);
@@ -1149,7 +1168,7 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		st_put(b, top, &t);
 	}
 	/* The stack is empty: its room takes the leaves. */
-	if (keep_leaves(b, all, min_count, ss, &nk) == -1)
+	if (keep_leaves(b, all, ss, &nk) == -1)
 		return -1;
 	/* (d): every alphabet character, with the count left to it. */
 	for (a = 0; a < b->nalpha; a++)
@@ -1341,6 +1360,7 @@ build_free(struct build *b)
 	free(b->dep.p);
 	free(b->wt);
 	free(b->mark);
+	free(b->leaf);
 	free(b->acnt);
 	free(b->alb);
 	free(b->wbuf);
