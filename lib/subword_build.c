@@ -435,7 +435,10 @@ list_free(struct list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* An array of unsigned numbers 1, 2, 4 or 8 bytes wide, as the largest needs. */
+/*
+ * An array of unsigned numbers 1, 2, 3, 4 or 8 bytes wide, as the largest
+ * needs (3: lengths of tokens of millions of code points).
+ */
 struct parr {
 	void		*p;
 	int		 w;
@@ -445,7 +448,7 @@ static int
 parr_alloc(struct parr *a, size_t n, uint64_t maxv)
 {
 	a->w = maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
-	    maxv <= UINT32_MAX ? 4 : 8;
+	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
 	if (n > SIZE_MAX / 8) {
 		errno = ENOMEM;
 		return -1;
@@ -461,6 +464,11 @@ parr_get(const struct parr *a, size_t i)
 		return ((const uint8_t *)a->p)[i];
 	case 2:
 		return ((const uint16_t *)a->p)[i];
+	case 3: {
+		const uint8_t *q = (const uint8_t *)a->p + 3 * i;
+
+		return q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
+	}
 	case 4:
 		return ((const uint32_t *)a->p)[i];
 	default:
@@ -478,6 +486,14 @@ parr_set(struct parr *a, size_t i, uint64_t v)
 	case 2:
 		((uint16_t *)a->p)[i] = (uint16_t)v;
 		break;
+	case 3: {
+		uint8_t *q = (uint8_t *)a->p + 3 * i;
+
+		q[0] = (uint8_t)v;
+		q[1] = (uint8_t)(v >> 8);
+		q[2] = (uint8_t)(v >> 16);
+		break;
+	}
 	case 4:
 		((uint32_t *)a->p)[i] = (uint32_t)v;
 		break;
@@ -496,9 +512,9 @@ parr_set(struct parr *a, size_t i, uint64_t v)
  * and its token's count (wt), the last two a byte each (255: look it
  * up), with
  * lengths in code points and capped where longer ones never matter.
- * Nothing else is kept per code point but a bit (a segment start now)
- * and, for text outside ASCII, the byte offset of every 16th code point
- * (boff).
+ * Nothing else is kept per code point but two bits (a segment start
+ * now, a leaf of the walk kept) and, for text outside ASCII, the byte
+ * offset of every 16th code point (boff).
  */
 struct build {
 	const struct sw_counts *c;
@@ -526,6 +542,7 @@ struct build {
 	struct parr	 lcp, dep;
 	uint8_t		*wt;
 	uint64_t	*mark;		/* per code point: a segment start now */
+	uint64_t	*leaf;		/* per suffix: a leaf kept there (the walk) */
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
 	int		 narrow;	/* every count sum fits 32 bits */
@@ -765,7 +782,8 @@ suffix_sort(struct build *b)
 	}
 	b->sa = sa;
 	sa = NULL;
-	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL)
+	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL ||
+	    (b->leaf = calloc(n / 64 + 1, sizeof(*b->leaf))) == NULL)
 		goto out;
 	rc = 0;
 out:
@@ -863,9 +881,9 @@ kept_sort(struct kept *k, size_t n)
 /*
  * count_select()'s working memory is one block: the stack of open nodes
  * from its start (ss bytes a node), the kept subtokens from its end.
- * Each kept one is a node that left the stack, so a chain of nodes as
- * deep as a long token becomes as many kept ones in the same room; the
- * new list is then made in the block too.  Make room for a stack of
+ * The leaves are kept once the stack is empty (keep_leaves()), so a
+ * chain of nodes as deep as a long token and its kept leaves take the
+ * same room in turn; the new list is then made in the block too.  Make room for a stack of
  * 'depth' nodes beside the 'nk' kept ones and 'extra' bytes more.
  */
 static int
@@ -977,6 +995,91 @@ cnt_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
+/* What suffix i adds to the counts: its token's count at a segment start. */
+static inline int64_t
+walk_weight(const struct build *b, int all, size_t i)
+{
+	int64_t w = 0;
+
+	if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
+		if ((w = b->wt[i]) == 255)
+			w = weight_at(b, b->sa[i]);
+	return w;
+}
+
+/* The length of suffix i (to its token's end, at most maxcp). */
+static inline uint32_t
+walk_dep(const struct build *b, size_t i)
+{
+	uint32_t d;
+
+	if ((d = (uint32_t)parr_get(&b->dep, i)) == 255)
+		d = dep_at(b, b->sa[i]);
+	return d;
+}
+
+/* The common prefix of suffixes i - 1 and i (at most maxcp), 0 for i = 0. */
+static inline uint32_t
+walk_lcp(const struct build *b, size_t i)
+{
+	uint32_t l;
+
+	if (i == 0)
+		return 0;
+	l = (uint32_t)parr_get(&b->lcp, i);
+	return l < b->maxcp ? l : b->maxcp;
+}
+
+/*
+ * Whether the walk's node of h code points from suffix lb is a leaf: the
+ * node of one suffix (with the same suffixes of other tokens, which
+ * follow it), as long as it.  An inner node is shorter than the suffixes
+ * below it.
+ */
+static inline int
+walk_leaf(const struct build *b, uint32_t h, uint32_t lb)
+{
+	uint32_t d = (uint32_t)parr_get(&b->dep, lb);
+
+	if (d < 255)
+		return h == d;
+	return h >= 255 && h == dep_at(b, b->sa[lb]);
+}
+
+/*
+ * The leaves of the walk are kept after it, when its stack is empty:
+ * a chain of nodes as deep as a long token leaves one kept leaf a node,
+ * and both at full size at once would take twice the room.  The walk
+ * marks where they start (b->leaf); a leaf takes the suffixes after its
+ * first as long as their common prefix is the whole suffix, and nothing
+ * is taken below it, so its current count is its count.  The marks are
+ * cleared for the next walk.
+ */
+static int
+keep_leaves(struct build *b, int all, size_t ss, size_t *nk)
+{
+	size_t n = b->N, wi, lb, j;
+	uint64_t m;
+	uint32_t h;
+	int64_t c;
+
+	for (wi = 0; wi <= n / 64; wi++) {
+		if ((m = b->leaf[wi]) == 0)
+			continue;
+		b->leaf[wi] = 0;
+		for (; m != 0; m &= m - 1) {
+			lb = wi * 64 + (size_t)__builtin_ctzll(m);
+			h = walk_dep(b, lb);
+			c = walk_weight(b, all, lb);
+			for (j = lb + 1; j < n && walk_lcp(b, j) >= h; j++)
+				c = cnt_add(c, walk_weight(b, all, j));
+			if (keep(b, ss, 0, nk, c, (uint32_t)lb, h) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
@@ -996,20 +1099,21 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 	/* The list before is read no more: the new one is made in the block. */
 	list_free(out);
 	ss = b->narrow ? sizeof(struct snode32) : sizeof(struct snode);
-	/* Heights rise strictly up the stack: at most this many nodes. */
+	/*
+	 * Heights rise strictly up the stack: at most this many nodes.  The
+	 * alphabet's kept ones and the reserved tokens' entries come on top:
+	 * a block that grows moves its kept ones, and a chain as deep as the
+	 * token fills its room with kept leaves.
+	 */
 	maxd = (size_t)(b->maxtok < b->maxcp ? b->maxtok : b->maxcp) + 2;
-	if (walk_room(b, ss, maxd, 0, 0) == -1)
+	if (walk_room(b, ss, maxd, 0, b->nalpha * sizeof(struct kept) +
+	    b->nr * sizeof(struct ent)) == -1)
 		return -1;
 	t.h = t.lb = 0;
 	t.c = t.acc = 0;
 	st_put(b, 0, &t);
 	for (i = 0; i <= n; i++) {
-		l = 0;
-		if (i > 0 && i < n) {
-			l = (uint32_t)parr_get(&b->lcp, i);
-			if (l > b->maxcp)
-				l = b->maxcp;
-		}
+		l = i < n ? walk_lcp(b, i) : 0;
 		/* t is the top node, st_put() back when it changes. */
 		while (t.h > l) {
 			x = t;
@@ -1017,10 +1121,17 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			ph = t.h > l ? t.h : l;
 			cur = x.c - x.acc;
 			ok = cur >= min_count;
-			/* (Room is left for the node that may take x's place.) */
-			if (ok && x.h >= 2 &&
-			    keep(b, ss, top + 2, &nk, cur, x.lb, x.h) == -1)
-				return -1;
+			/*
+			 * A leaf is kept later, by keep_leaves().  (Room is
+			 * left for the node that may take x's place.)
+			 */
+			if (ok && x.h >= 2) {
+				if (walk_leaf(b, x.h, x.lb))
+					b->leaf[x.lb >> 6] |= (uint64_t)1 << (x.lb & 63);
+				else if (keep(b, ss, top + 2, &nk, cur, x.lb,
+				    x.h) == -1)
+					return -1;
+			}
 			if (ph == 0) {
 				sw_u8(b->pool + boff(b, b->sa[x.lb]), &cp);
 				a = alpha_index(b, cp);
@@ -1042,12 +1153,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		}
 		if (i == n)
 			break;
-		w = 0;
-		if (all || (b->mark[b->sa[i] >> 6] >> (b->sa[i] & 63) & 1))
-			if ((w = b->wt[i]) == 255)
-				w = weight_at(b, b->sa[i]);
-		if ((d = (uint32_t)parr_get(&b->dep, i)) == 255)
-			d = dep_at(b, b->sa[i]);
+		w = walk_weight(b, all, i);
+		d = walk_dep(b, i);
 		if (d > t.h) {
 			if (walk_room(b, ss, top + 2, nk, 0) == -1)
 				return -1;
@@ -1060,6 +1167,9 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			t.c = cnt_add(t.c, w);
 		st_put(b, top, &t);
 	}
+	/* The stack is empty: its room takes the leaves. */
+	if (keep_leaves(b, all, ss, &nk) == -1)
+		return -1;
 	/* (d): every alphabet character, with the count left to it. */
 	for (a = 0; a < b->nalpha; a++)
 		if (keep(b, ss, 0, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
@@ -1250,6 +1360,7 @@ build_free(struct build *b)
 	free(b->dep.p);
 	free(b->wt);
 	free(b->mark);
+	free(b->leaf);
 	free(b->acnt);
 	free(b->alb);
 	free(b->wbuf);
