@@ -573,13 +573,12 @@ boff(const struct build *b, size_t p)
 	return o;
 }
 
-/* The count of the token of code point p. */
-static int64_t
-weight_at(const struct build *b, uint32_t p)
+/* The token of code point p: the last one that starts at or before p. */
+static size_t
+token_at(const struct build *b, uint32_t p)
 {
 	size_t lo = 0, hi = b->ntok, mid;
 
-	/* The last token that starts at or before p. */
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
 		if (b->tstart[mid] <= p)
@@ -587,7 +586,14 @@ weight_at(const struct build *b, uint32_t p)
 		else
 			hi = mid;
 	}
-	return b->c->cnt[lo];
+	return lo;
+}
+
+/* The count of the token of code point p. */
+static int64_t
+weight_at(const struct build *b, uint32_t p)
+{
+	return b->c->cnt[token_at(b, p)];
 }
 
 /*
@@ -597,17 +603,8 @@ weight_at(const struct build *b, uint32_t p)
 static uint32_t
 dep_at(const struct build *b, uint32_t p)
 {
-	size_t lo = 0, hi = b->ntok, mid;
-	uint32_t dist;
+	uint32_t dist = b->tstart[token_at(b, p) + 1] - p;
 
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (b->tstart[mid] <= p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	dist = b->tstart[lo + 1] - p;
 	return dist < b->maxcp ? dist : b->maxcp;
 }
 
