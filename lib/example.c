@@ -943,14 +943,30 @@ check_feature(struct pools *P, const uint8_t *start, struct span fs)
 	return r;
 }
 
+/* A FeatureList message: its steps. */
+static int
+check_list(struct pools *P, const uint8_t *start, struct span fl)
+{
+	const uint8_t *s = fl.p, *send = fl.p + fl.n;
+	struct span fv;
+	uint64_t ff, num;
+	int fwt, r;
+
+	while ((r = next_field(P, "feature list", start, &s, send, &ff, &fwt,
+	    &fv, &num)) == 1)
+		if (ff == 1 && fwt == 2 && check_feature(P, start, fv) == -1)
+			return -1;
+	return r;
+}
+
 /* A Features (list = 0) or FeatureLists (list = 1) message. */
 static int
 check_map(struct pools *P, const uint8_t *start, struct span msg, int list)
 {
-	const uint8_t *p = msg.p, *end = msg.p + msg.n, *q, *qend, *s, *send;
-	struct span v, ev, fv;
-	uint64_t f, ef, ff, num;
-	int wt, ewt, fwt, r;
+	const uint8_t *p = msg.p, *end = msg.p + msg.n, *q, *qend;
+	struct span v, ev;
+	uint64_t f, ef, num;
+	int wt, ewt, r;
 	const char *what = list ? "feature_lists" : "features";
 
 	while ((r = next_field(P, what, start, &p, end, &f, &wt, &v, &num)) == 1) {
@@ -967,14 +983,7 @@ check_map(struct pools *P, const uint8_t *start, struct span msg, int list)
 					return -1;
 				continue;
 			}
-			s = ev.p;
-			send = ev.p + ev.n;
-			while ((r = next_field(P, "feature list", start, &s, send,
-			    &ff, &fwt, &fv, &num)) == 1)
-				if (ff == 1 && fwt == 2 &&
-				    check_feature(P, start, fv) == -1)
-					return -1;
-			if (r == -1)
+			if (check_list(P, start, ev) == -1)
 				return -1;
 		}
 		if (r == -1)
@@ -1960,6 +1969,158 @@ ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 	    over > UINT16_MAX)
 		return -1;
 	return cnt;
+}
+
+/*
+ * One map message of a canonical record (see ex_canonical_find()):
+ * 1, or 0 when it is of another form or does not check.
+ */
+static int
+canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
+    size_t mlen, int list, size_t k, const struct ex_want *want,
+    struct ex_span *out)
+{
+	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
+	const uint8_t *prev = NULL;
+	size_t elen, klen, vlen, prevlen = 0, i;
+
+	while (q < end) {
+		if (canon_ld(&q, end, 0x0a, &e, &elen) == -1)
+			return 0;
+		ee = e + elen;
+		if (canon_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+		    canon_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
+			return 0;
+		if (prev != NULL && keycmp(prev, prevlen, key, klen) >= 0)
+			return 0;	/* unsorted or repeated: last wins */
+		prev = key;
+		prevlen = klen;
+		for (i = 0; i < k; i++)
+			if (want[i].list == list && want[i].len == klen &&
+			    (klen == 0 || memcmp(want[i].name, key, klen) == 0))
+				break;
+		if (i < k) {
+			out[i].p = val;
+			out[i].n = vlen;
+			continue;
+		}
+		if ((list ? check_list(P, start, (struct span){ val, vlen }) :
+		    check_feature(P, start, (struct span){ val, vlen })) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+int
+ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
+    const struct ex_want *want, struct ex_span *out)
+{
+	struct pools P;
+	const uint8_t *q, *end, *m;
+	size_t mlen, i;
+
+	P.err[0] = '\0';	/* the checks write only their message */
+	for (i = 0; i < k; i++) {
+		out[i].p = NULL;
+		out[i].n = 0;
+	}
+	if (n == 0)
+		return 1;
+	q = p;
+	end = p + n;
+	if (*q == 0x0a) {
+		if (canon_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
+		    canon_map(&P, p, m, mlen, 0, k, want, out) == 0)
+			return 0;
+	}
+	if (seq && q < end && *q == 0x12) {
+		if (canon_ld(&q, end, 0x12, &m, &mlen) == -1 ||
+		    canon_map(&P, p, m, mlen, 1, k, want, out) == 0)
+			return 0;
+	}
+	return q == end;
+}
+
+/* The body of the one list of kind tag (a Feature field) in f, or -1. */
+static long
+canon_chunk(struct ex_span f, uint8_t tag, const uint8_t **c)
+{
+	const uint8_t *q = f.p, *end = f.p + f.n, *l;
+	size_t ll, cl;
+
+	if (canon_ld(&q, end, tag, &l, &ll) == -1 || q != end)
+		return -1;
+	q = l;
+	end = l + ll;
+	if (canon_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
+		return -1;
+	return (long)cl;
+}
+
+long
+ex_canonical_floats(struct ex_span f, const uint8_t **vals)
+{
+	long cl = canon_chunk(f, 0x12, vals);
+
+	return cl < 0 || cl % 4 != 0 ? -1 : cl / 4;
+}
+
+long
+ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max)
+{
+	const uint8_t *c;
+	long cl = canon_chunk(f, 0x1a, &c);
+
+	/* a varint takes a byte at least: max bytes hold at most max values */
+	if (cl < 0 || (size_t)cl > max)
+		return -1;
+	return packed_varints(c, (size_t)cl, dst, NULL, NULL);
+}
+
+long
+ex_canonical_float_steps(struct ex_span fl, size_t w, size_t *stride,
+    size_t *skip)
+{
+	uint8_t h[16], *q = h;
+	size_t l3 = 4 * w, l2, l1, hn, st, steps;
+
+	if (w == 0 || w > (SIZE_MAX >> 4))
+		return -1;
+	l2 = 1 + pb_varint_size(l3) + l3;
+	l1 = 1 + pb_varint_size(l2) + l2;
+	/* the bytes before a step's values: Feature, FloatList, value */
+	*q++ = 0x0a;
+	q = vput(q, l1);
+	*q++ = 0x12;
+	q = vput(q, l2);
+	*q++ = 0x0a;
+	q = vput(q, l3);
+	hn = (size_t)(q - h);
+	st = hn + l3;
+	if (st - hn != l3 || fl.n % st != 0)
+		return -1;
+	steps = fl.n / st;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (hn <= 8) {	/* a word a step (st > 8: the word is in the step) */
+		uint64_t want = 0, x, mask = hn == 8 ? ~(uint64_t)0 :
+		    ((uint64_t)1 << 8 * hn) - 1;
+
+		memcpy(&want, h, hn);
+		for (size_t s = 0; s < steps; s++) {
+			memcpy(&x, fl.p + s * st, 8);
+			if ((x & mask) != want)
+				return -1;
+		}
+		steps = 0;	/* checked */
+	}
+#endif
+	for (size_t s = 0; s < steps; s++)
+		if (memcmp(fl.p + s * st, h, hn) != 0)
+			return -1;
+	steps = fl.n / st;
+	*stride = st;
+	*skip = hn;
+	return (long)steps;
 }
 
 /*

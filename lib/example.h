@@ -246,6 +246,51 @@ long		 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 long		 ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 		    size_t namelen, uint16_t *out);
 
+/*
+ * The fast path of readers that take a few named features of each
+ * record (the batch loaders).  A record in the canonical form
+ * (ex_encode()'s: at most one Features message, then for a
+ * SequenceExample at most one FeatureLists message, every map entry a
+ * key then a value, keys strictly increasing) is walked once: the
+ * entries not wanted are checked as ex_check() checks them, and the
+ * wanted ones (want[i].list: in the feature lists, else in the
+ * features or context) are only found: out[i] is the value (a Feature
+ * or FeatureList message), or p NULL when the record has no such entry.
+ * Returns 1, or 0 for a record of any other form or one that does not
+ * decode; the caller then reads it with ex_decode(), which accepts
+ * every form and says what is wrong.
+ */
+struct ex_span {
+	const uint8_t	*p;
+	size_t		 n;
+};
+struct ex_want {
+	const char	*name;
+	size_t		 len;
+	int		 list;
+};
+int		 ex_canonical_find(const uint8_t *p, size_t n, int seq,
+		    size_t k, const struct ex_want *want, struct ex_span *out);
+/*
+ * The values of a Feature found so that holds only a FloatList of one
+ * packed chunk: their number, with *vals at their little-endian bytes
+ * in the record (not aligned); -1 for a Feature of another form.
+ */
+long		 ex_canonical_floats(struct ex_span f, const uint8_t **vals);
+/*
+ * The same for an Int64List: at most max values decoded into dst; -1
+ * for another form, a bad varint or more than max values.
+ */
+long		 ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max);
+/*
+ * A FeatureList found so whose steps are each a Feature as
+ * ex_canonical_floats() takes it, of w > 0 values: every step then has
+ * the same bytes before its values.  Returns the number of steps, step
+ * s's values at fl.p + s * *stride + *skip; -1 for any other form.
+ */
+long		 ex_canonical_float_steps(struct ex_span fl, size_t w,
+		    size_t *stride, size_t *skip);
+
 /* Varint and wire helpers for modules that walk messages themselves. */
 size_t		 pb_varint_size(uint64_t v);
 uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */

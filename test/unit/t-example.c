@@ -377,6 +377,235 @@ test_float_steps_fast(void)
 	buf_free(&vl);
 }
 
+/*
+ * The loaders' fast path (ex_canonical_find() and the readers of what
+ * it finds) agrees with ex_decode() on whatever it accepts: random
+ * Examples and SequenceExamples written in the canonical form, then
+ * perhaps damaged (a byte changed, cut short, an entry repeated or out
+ * of order, an unknown field).  Canonical records are always accepted.
+ */
+static void
+put_floats(struct buf *ft, struct rng *r, size_t n)
+{
+	struct buf pl = { 0 }, vl = { 0 };
+
+	for (size_t k = 0; k < n; k++) {
+		uint32_t u = (uint32_t)rng_below(r, 1u << 31) * 2u;
+
+		buf_append(&vl, &u, 4);
+	}
+	put_ld(&pl, 0x0a, vl.p, vl.len);
+	put_ld(ft, 0x12, pl.p, pl.len);
+	buf_free(&pl);
+	buf_free(&vl);
+}
+
+static void
+put_feature(struct buf *ft, struct rng *r, int kind, size_t n)
+{
+	struct buf pl = { 0 }, vl = { 0 };
+	uint8_t t[16], *q;
+
+	if (kind == 0) {
+		put_floats(ft, r, n);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (kind == 1) {
+			q = pb_put_varint(t, rng_below(r, 4) ? rng_below(r, 300) :
+			    (uint64_t)-(int64_t)rng_below(r, 5));
+			buf_append(&vl, t, (size_t)(q - t));
+		} else
+			put_ld(&vl, 0x0a, "abc", rng_below(r, 4));
+	}
+	if (kind == 1)
+		put_ld(&pl, 0x0a, vl.p, vl.len);
+	put_ld(ft, kind == 1 ? 0x1a : 0x0a, kind == 1 ? pl.p : vl.p,
+	    kind == 1 ? pl.len : vl.len);
+	buf_free(&pl);
+	buf_free(&vl);
+}
+
+/* A map message: entries of the keys chosen (sorted), lists or features. */
+static void
+put_map(struct buf *m, struct rng *r, const char *const *keys, int nk,
+    int list, size_t w, struct buf *ents, int *twist)
+{
+	struct buf ent = { 0 }, val = { 0 }, st = { 0 };
+
+	for (int i = 0; i < nk; i++) {
+		if (rng_below(r, 3) == 0)
+			continue;
+		val.len = ent.len = 0;
+		if (list) {
+			size_t steps = rng_below(r, 5);
+
+			for (size_t s = 0; s < steps; s++) {
+				st.len = 0;
+				if (rng_below(r, 12) == 0)
+					put_feature(&st, r, (int)rng_below(r, 3), w);
+				else
+					put_floats(&st, r, rng_below(r, 10) ? w : w + 1);
+				put_ld(&val, 0x0a, st.p, st.len);
+			}
+		} else
+			put_feature(&val, r, (int)rng_below(r, 3),
+			    rng_below(r, 3) ? w : rng_below(r, 4));
+		if (*twist == 2) {	/* a second list in the value: merged */
+			put_floats(&val, r, 1);
+			*twist = -1;
+		}
+		put_ld(&ent, 0x0a, keys[i], strlen(keys[i]));
+		put_ld(&ent, 0x12, val.p, val.len);
+		if (*twist == 1) {	/* a second value in the entry: last wins */
+			val.len = 0;
+			put_floats(&val, r, w);
+			put_ld(&ent, 0x12, val.p, val.len);
+			*twist = -1;
+		}
+		put_ld(m, 0x0a, ent.p, ent.len);
+		if (ents->len == 0 || rng_below(r, 2))
+			buf_append(ents, m->p + m->len - ent.len - 1 -
+			    pb_varint_size(ent.len), ent.len + 1 +
+			    pb_varint_size(ent.len));
+	}
+	buf_free(&ent);
+	buf_free(&val);
+	buf_free(&st);
+}
+
+static void
+test_canonical_random(void)
+{
+	static const char *const fkeys[] = { "a", "id", "x", "y" };
+	static const char *const lkeys[] = { "s", "x", "y" };
+	struct example g;
+	struct rng r;
+	struct buf rec = { 0 }, m = { 0 }, one = { 0 };
+	struct ex_want want[2] = { { "x", 1, 0 }, { "y", 1, 0 } };
+	struct ex_span sp[2];
+	int64_t iv[64];
+	int agree = 1, canon = 0, found = 0, refused = 0;
+
+	ex_init(&g);
+	rng_seed(&r, 12);
+	for (int it = 0; it < 20000 && agree; it++) {
+		int seq = (int)rng_below(&r, 2), damage = (int)rng_below(&r, 7);
+		size_t w = 1 + rng_below(&r, 17);
+		int fc, dup = 0, kind[2], twist;
+
+		rec.len = 0;
+		m.len = one.len = 0;
+		twist = damage == 5 ? 1 + (int)rng_below(&r, 2) : 0;
+		put_map(&m, &r, fkeys, 4, 0, w, &one, &twist);
+		if (damage == 3 && one.len > 0) {	/* an entry again: last wins */
+			buf_append(&m, one.p, one.len);
+			dup = 1;
+		}
+		if (m.len > 0 || rng_below(&r, 2))
+			put_ld(&rec, 0x0a, m.p, m.len);
+		if (seq) {
+			m.len = one.len = 0;
+			put_map(&m, &r, lkeys, 3, 1, w, &one, &twist);
+			if (damage == 3 && one.len > 0) {
+				buf_append(&m, one.p, one.len);
+				dup = 1;
+			}
+			if (m.len > 0 || rng_below(&r, 2))
+				put_ld(&rec, 0x12, m.p, m.len);
+		}
+		want[0].list = want[1].list = seq && rng_below(&r, 3) != 0;
+		if (damage == 1 && rec.len > 0)
+			rec.p[rng_below(&r, rec.len)] ^= (uint8_t)(1 + rng_below(&r, 255));
+		else if (damage == 2 && rec.len > 1)
+			rec.len -= 1 + rng_below(&r, rec.len - 1);
+		else if (damage == 3 && dup)
+			;
+		else if (damage == 4)
+			buf_append(&rec, "\x18\x05", 2);
+		else if (damage == 5 && twist == -1)
+			;
+		else
+			damage = 0;
+		fc = ex_canonical_find(rec.p, rec.len, seq, 2, want, sp);
+		canon += fc == 1;
+		if (damage == 0 && fc != 1) {
+			printf("# iteration %d: a canonical record refused\n", it);
+			agree = 0;
+		}
+		if (fc != 1) {
+			refused++;
+			continue;
+		}
+		/* the values found must be read by a reader, as the loaders do */
+		for (int i = 0; i < 2; i++) {
+			const uint8_t *v;
+			size_t stride, skip;
+
+			kind[i] = sp[i].p == NULL ? 0 : want[i].list ?
+			    (ex_canonical_float_steps(sp[i], w, &stride,
+			    &skip) >= 0 ? 3 : -1) :
+			    ex_canonical_floats(sp[i], &v) >= 0 ? 1 :
+			    ex_canonical_int64s(sp[i], iv, 64) >= 0 ? 2 : -1;
+		}
+		if (kind[0] < 0 || kind[1] < 0)
+			continue;
+		if (ex_decode(&g, rec.p, rec.len, seq ? EX_TYPE_SEQUENCE :
+		    EX_TYPE_EXAMPLE) == -1) {
+			printf("# iteration %d: taken, but does not decode: %s\n",
+			    it, ex_strerror(&g));
+			agree = 0;
+			break;
+		}
+		for (int i = 0; i < 2 && agree; i++) {
+			const struct ex_feature *x = NULL;
+			const struct ex_flist *fl = NULL;
+			const uint8_t *v;
+			size_t stride, skip;
+			long n;
+
+			if (want[i].list)
+				fl = ex_find_list(&g, want[i].name, 1);
+			else
+				x = ex_find(&g, want[i].name, 1);
+			if (kind[i] == 0) {
+				agree = x == NULL && fl == NULL;
+				continue;
+			}
+			found++;
+			if (kind[i] == 3) {
+				n = ex_canonical_float_steps(sp[i], w, &stride, &skip);
+				agree = fl != NULL && (size_t)n == fl->n;
+				for (long s = 0; s < n && agree; s++)
+					agree = fl->v[s].kind == EX_FLOAT &&
+					    fl->v[s].n == w && memcmp(fl->v[s].f32,
+					    sp[i].p + (size_t)s * stride + skip,
+					    4 * w) == 0;
+			} else if (kind[i] == 1) {
+				n = ex_canonical_floats(sp[i], &v);
+				agree = x != NULL && x->kind == EX_FLOAT &&
+				    (size_t)n == x->n && (n == 0 ||
+				    memcmp(x->f32, v, 4 * (size_t)n) == 0);
+			} else {
+				n = ex_canonical_int64s(sp[i], iv, 64);
+				agree = x != NULL && x->kind == EX_INT64 &&
+				    (size_t)n == x->n && (n == 0 ||
+				    memcmp(x->i64, iv, 8 * (size_t)n) == 0);
+			}
+			if (!agree)
+				printf("# iteration %d: '%s' differs\n", it,
+				    want[i].name);
+		}
+	}
+	TEST(agree && canon > 5000 && found > 3000 && refused > 3000,
+	    "the canonical fast path agrees with ex_decode (%d taken, %d "
+	    "features read, %d refused)", canon, found, refused);
+	ex_free(&g);
+	buf_free(&rec);
+	buf_free(&m);
+	buf_free(&one);
+}
+
 static void
 test_lists(void)
 {
@@ -858,6 +1087,7 @@ main(void)
 
 	test_lists();
 	test_float_steps_fast();
+	test_canonical_random();
 
 	buf_free(&out);
 	exb_free(&eb);
