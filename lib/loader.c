@@ -1229,6 +1229,12 @@ struct ld_elem {
 	struct ld_tv	 tv[];
 };
 
+struct ld_join {
+	int		 bad;
+	int		 rank;
+	int64_t		 shape[LD_MAXRANK];
+};
+
 struct ld_src {
 	int		 open;
 	int		 dead;
@@ -1246,10 +1252,11 @@ struct ld_src {
 	size_t		 have;		/* steps held, after those */
 	uint64_t	 skip;		/* steps still to pass before the next window */
 	int64_t		 want;		/* the drawn window length, or -1 */
-	/* discrete: records waiting */
-	struct ld_elem	**q;
+	/* discrete: the window being joined, its records so far */
+	struct ld_elem	*cur;
 	size_t		 nq;
 	uint64_t	 nrecs;
+	struct ld_join	*bad;	/* per primary: the first step shape that differs */
 };
 
 struct ld_out {
@@ -1288,6 +1295,18 @@ struct loader {
 	struct ld_out	*out;
 	struct ld_stats	 st;
 	int		 ended;
+	/*
+	 * The fast path (fast_probe()): records in the canonical form whose
+	 * primaries are packed float32 or int64 lists are read straight
+	 * from the record, without ex_decode().
+	 */
+	int		 fast;
+	struct ex_want	*fw;		/* per primary */
+	struct ex_span	*fsp;
+	const uint8_t	**fval;		/* float values */
+	size_t		*fstride, *fskip;	/* var_len: steps */
+	int64_t		**fi64;		/* int64 values, decoded */
+	size_t		*fi64cap;
 };
 
 /* Bytes a value of dtype takes in a tensor. */
@@ -1560,8 +1579,9 @@ raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
  * values went through double on their way.
  */
 static void
-copy_f32(float *restrict dst, const float *restrict src, size_t n)
+copy_f32(float *restrict dst, const void *restrict src0, size_t n)
 {
+	const uint8_t *src = src0;	/* perhaps unaligned: record bytes */
 	size_t i = 0;
 
 #ifdef __SSE2__
@@ -1569,7 +1589,7 @@ copy_f32(float *restrict dst, const float *restrict src, size_t n)
 	    inf = _mm_set1_epi32(0x7f800000), quiet = _mm_set1_epi32(0x400000);
 
 	for (; i + 4 <= n; i += 4) {
-		__m128i u = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+		__m128i u = _mm_loadu_si128((const __m128i *)(const void *)(src + 4 * i));
 		__m128i nan = _mm_cmpgt_epi32(_mm_and_si128(u, mag), inf);
 
 		_mm_storeu_si128((__m128i *)(void *)(dst + i),
@@ -1579,7 +1599,7 @@ copy_f32(float *restrict dst, const float *restrict src, size_t n)
 	for (; i < n; i++) {
 		uint32_t u;
 
-		memcpy(&u, src + i, 4);
+		memcpy(&u, src + 4 * i, 4);
 		if ((u & 0x7fffffff) > 0x7f800000)
 			u |= 0x400000;
 		memcpy(dst + i, &u, 4);
@@ -1721,6 +1741,139 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 			t->shape[t->rank++] = f->shape[k];
 		if (cf->type != LD_INDEPENDENT && t->rank == 0)
 			t->shape[t->rank++] = 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether every primary can take the fast path: in the sequence
+ * loaders, float32 feature lists; in the independent one, float32 or
+ * int64 features of an Example.  Sets up the fast path; -1 on ENOMEM.
+ */
+static int
+fast_setup(struct loader *l)
+{
+	const struct ld_config *cf = l->cf;
+	size_t np = cf->nprim;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return 0;	/* the values are read as the host's floats */
+#endif
+	for (size_t i = 0; i < np; i++) {
+		const struct mf_feature *f = cf->t[i].f;
+
+		if (f->nelem == 0)
+			return 0;
+		if (cf->type == LD_INDEPENDENT ? l->et != EX_TYPE_EXAMPLE ||
+		    f->var_len || !((f->deser == MF_DS_FLOAT &&
+		    f->dtype == MF_FLOAT32) || (f->deser == MF_DS_INT &&
+		    f->dtype == MF_INT64)) : l->et != EX_TYPE_SEQUENCE ||
+		    !f->var_len || f->deser != MF_DS_FLOAT ||
+		    f->dtype != MF_FLOAT32)
+			return 0;
+	}
+	if ((l->fw = calloc(np, sizeof *l->fw)) == NULL ||
+	    (l->fsp = calloc(np, sizeof *l->fsp)) == NULL ||
+	    (l->fval = calloc(np, sizeof *l->fval)) == NULL ||
+	    (l->fstride = calloc(np, sizeof *l->fstride)) == NULL ||
+	    (l->fskip = calloc(np, sizeof *l->fskip)) == NULL ||
+	    (l->fi64 = calloc(np, sizeof *l->fi64)) == NULL ||
+	    (l->fi64cap = calloc(np, sizeof *l->fi64cap)) == NULL)
+		return -1;
+	for (size_t i = 0; i < np; i++) {
+		l->fw[i].name = cf->t[i].f->name;
+		l->fw[i].len = strlen(cf->t[i].f->name);
+		l->fw[i].list = cf->t[i].f->var_len;
+	}
+	l->fast = 1;
+	return 0;
+}
+
+/*
+ * Find the primaries in the record at p: 1 when it is canonical and
+ * each holds what the manifest says, with *steps the steps of the
+ * feature lists (all the same); 0 when the record is for decode(),
+ * which accepts every form and says what is wrong; -1 on ENOMEM.
+ */
+static int
+fast_probe(struct loader *l, const uint8_t *p, size_t n, size_t *steps)
+{
+	const struct ld_config *cf = l->cf;
+
+	if (!ex_canonical_find(p, n, l->et == EX_TYPE_SEQUENCE, cf->nprim,
+	    l->fw, l->fsp))
+		return 0;
+	*steps = 0;
+	for (size_t i = 0; i < cf->nprim; i++) {
+		const struct mf_feature *f = cf->t[i].f;
+		long c;
+
+		if (l->fsp[i].p == NULL)
+			return 0;
+		if (f->var_len) {
+			c = ex_canonical_float_steps(l->fsp[i], f->nelem,
+			    &l->fstride[i], &l->fskip[i]);
+			if (c < 0 || (i > 0 && (size_t)c != *steps))
+				return 0;
+			*steps = (size_t)c;
+		} else if (f->deser == MF_DS_FLOAT) {
+			c = ex_canonical_floats(l->fsp[i], &l->fval[i]);
+			if (c < 0 || (uint64_t)c != f->nelem)
+				return 0;
+		} else {
+			size_t need = l->fsp[i].n + 1;
+
+			if (l->fi64cap[i] < need) {
+				int64_t *q = realloc(l->fi64[i], need * sizeof *q);
+
+				if (q == NULL)
+					return -1;
+				l->fi64[i] = q;
+				l->fi64cap[i] = need;
+			}
+			c = ex_canonical_int64s(l->fsp[i], l->fi64[i], need);
+			if (c < 0 || (uint64_t)c != f->nelem)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Primary i's values, found by fast_probe(), to dst (steps for var_len). */
+static void
+fast_fill(const struct loader *l, size_t i, void *dst, size_t steps)
+{
+	const struct mf_feature *f = l->cf->t[i].f;
+	size_t w = f->nelem;
+
+	if (f->var_len) {
+		const uint8_t *v = l->fsp[i].p + l->fskip[i];
+
+		for (size_t s = 0; s < steps; s++, v += l->fstride[i])
+			copy_f32((float *)dst + s * w, v, w);
+	} else if (f->deser == MF_DS_FLOAT)
+		copy_f32(dst, l->fval[i], w);
+	else
+		memcpy(dst, l->fi64[i], w * sizeof(int64_t));
+}
+
+/* The record fast_probe() took, into e as decode() would have put it. */
+static int
+fast_elem(struct loader *l, struct ld_elem *e, size_t steps)
+{
+	for (size_t i = 0; i < l->cf->nprim; i++) {
+		const struct mf_feature *f = l->cf->t[i].f;
+		struct ld_tv *t = &e->tv[i];
+
+		t->dtype = f->dtype;
+		t->rank = 0;
+		if (f->var_len)
+			t->shape[t->rank++] = (int64_t)steps;
+		for (int k = 0; k < f->rank; k++)
+			t->shape[t->rank++] = f->shape[k];
+		if (tv_alloc(t, (f->var_len ? steps : 1) * f->nelem) == -1)
+			return -1;
+		fast_fill(l, i, t->v, steps);
 	}
 	return 0;
 }
@@ -2034,9 +2187,8 @@ src_close(struct loader *l, struct ld_src *s)
 	free(s->cap);
 	free(s->w);
 	free(s->sh);
-	for (size_t i = 0; i < s->nq; i++)
-		elem_free(l, s->q[i]);
-	free(s->q);
+	elem_free(l, s->cur);
+	free(s->bad);
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }
@@ -2070,19 +2222,15 @@ src_open(struct loader *l, struct ld_src *s, size_t file, char *err,
 	return 0;
 }
 
-/* Read and decode the next record of s: 1, 0 at the end, -1. */
+/* Read the next record of s: 1 with *p, *n set, 0 at the end, -1. */
 static int
-src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
+src_read(struct loader *l, struct ld_src *s, const uint8_t **p, size_t *n,
     char *err, size_t errlen)
 {
 	const char *path = l->ds->files[s->file];
-	const uint8_t *p;
-	size_t n;
-	char e2[400];
 	int r;
 
-	*out = NULL;
-	r = rec_read(s->r, &p, &n);
+	r = rec_read(s->r, p, n);
 	if (r >= 0 && rec_index(s->r) == (uint64_t)r &&
 	    rec_compression(s->r) != l->ds->mf.comp) {
 		snprintf(err, errlen, "%s: the file is %s-compressed, but the "
@@ -2096,14 +2244,49 @@ src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		    rec_strerror(s->r));
 		return -1;
 	}
-	if (r == 0)
-		return 0;
-	l->st.records++;
+	if (r == 1)
+		l->st.records++;
+	return r;
+}
+
+/* decode() the record just read, its faults said as the record's. */
+static int
+src_decode(struct loader *l, struct ld_src *s, const uint8_t *p, size_t n,
+    struct ld_elem *e, char *err, size_t errlen)
+{
+	char e2[400];
+
+	if (decode(l, p, n, e, e2, sizeof e2) == -1) {
+		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
+		    ": %s", l->ds->files[s->file], rec_index(s->r) - 1,
+		    rec_offset(s->r), e2);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read and decode the next record of s: 1, 0 at the end, -1. */
+static int
+src_record(struct loader *l, struct ld_src *s, struct ld_elem **out,
+    char *err, size_t errlen)
+{
+	const uint8_t *p;
+	size_t n, steps;
+	int r;
+
+	*out = NULL;
+	if ((r = src_read(l, s, &p, &n, err, errlen)) != 1)
+		return r;
 	if ((*out = elem_new(l)) == NULL)
 		return -1;
-	if (decode(l, p, n, *out, e2, sizeof e2) == -1) {
-		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
-		    ": %s", path, rec_index(s->r) - 1, rec_offset(s->r), e2);
+	if (l->fast && (r = fast_probe(l, p, n, &steps)) != 0) {
+		if (r == 1 && fast_elem(l, *out, steps) == 0)
+			return 1;
+		elem_free(l, *out);
+		*out = NULL;
+		return -1;
+	}
+	if (src_decode(l, s, p, n, *out, err, errlen) == -1) {
 		elem_free(l, *out);
 		*out = NULL;
 		return -1;
@@ -2134,13 +2317,14 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 {
 	const struct ld_config *cf = l->cf;
 	struct ld_elem *rec, *e;
-	size_t i, len, adv;
+	const uint8_t *p;
+	size_t i, len, adv, n, steps;
 	int r;
 
 	if (s->want < 0)
 		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
 	while (s->have < (size_t)s->want) {
-		if ((r = src_record(l, s, &rec, err, errlen)) == -1)
+		if ((r = src_read(l, s, &p, &n, err, errlen)) == -1)
 			return -1;
 		if (r == 0) {
 			if (s->nwin == 0 && s->steps < (uint64_t)cf->minw) {
@@ -2151,23 +2335,22 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			}
 			return 0;
 		}
-		for (i = 0; i < cf->nprim && s->start > 0; i++)
-			if ((s->start + s->have) * s->w[i] + rec->tv[i].n >
-			    s->cap[i])
-				break;
-		if (s->start > 0 && i < cf->nprim) {
-			/* no room after the steps held: move them down */
-			for (i = 0; i < cf->nprim; i++)
-				memmove(s->cells[i], at(s->cells[i], s->start *
-				    s->w[i], cf->t[i].dtype0), s->have * s->w[i] *
-				    esz(cf->t[i].dtype0));
-			s->start = 0;
-		}
+		/* the fast path's values go straight to the cells */
+		rec = NULL;
+		if (!l->fast || (r = fast_probe(l, p, n, &steps)) == 0) {
+			if ((rec = elem_new(l)) == NULL)
+				return -1;
+			if (src_decode(l, s, p, n, rec, err, errlen) == -1) {
+				elem_free(l, rec);
+				return -1;
+			}
+			steps = (size_t)rec->tv[0].shape[0];
+		} else if (r == -1)
+			return -1;
 		for (i = 0; i < cf->nprim; i++) {
-			struct ld_tv *t = &rec->tv[i];
-			size_t w = t->shape[0] ? t->n / (size_t)t->shape[0] : prod(t->shape + 1, t->rank - 1);
+			struct ld_tv *t = rec ? &rec->tv[i] : NULL;
 
-			if (t->shape[0] != rec->tv[0].shape[0]) {
+			if (t && t->shape[0] != rec->tv[0].shape[0]) {
 				snprintf(err, errlen, "%s: record %" PRIu64
 				    ": offset %" PRIu64 ": feature '%s' has %"
 				    PRId64 " steps, but '%s' has %" PRId64,
@@ -2178,11 +2361,38 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				elem_free(l, rec);
 				return -1;
 			}
-			s->w[i] = w;
-			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
-			if ((s->start + s->have + (size_t)t->shape[0]) * w > s->cap[i]) {
-				size_t nc = ((s->start + s->have + (size_t)t->shape[0]) * w) * 2 + 16;
-				void *q = realloc(s->cells[i], nc * esz(t->dtype));
+			if (t) {
+				s->w[i] = t->shape[0] ? t->n / (size_t)t->shape[0] :
+				    prod(t->shape + 1, t->rank - 1);
+				memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
+			} else {
+				const struct mf_feature *f = cf->t[i].f;
+
+				s->w[i] = f->nelem;
+				s->sh[i][0] = (int64_t)steps;
+				memcpy(s->sh[i] + 1, f->shape, sizeof f->shape[0] *
+				    (size_t)f->rank);
+			}
+		}
+		for (i = 0; i < cf->nprim && s->start > 0; i++)
+			if ((s->start + s->have + steps) * s->w[i] > s->cap[i])
+				break;
+		if (s->start > 0 && i < cf->nprim) {
+			/* no room after the steps held: move them down */
+			for (i = 0; i < cf->nprim; i++)
+				memmove(s->cells[i], at(s->cells[i], s->start *
+				    s->w[i], cf->t[i].dtype0), s->have * s->w[i] *
+				    esz(cf->t[i].dtype0));
+			s->start = 0;
+		}
+		for (i = 0; i < cf->nprim; i++) {
+			size_t w = s->w[i], need = (s->start + s->have + steps) * w;
+			void *dst;
+
+			if (need > s->cap[i]) {
+				size_t nc = need * 2 + 16;
+				void *q = realloc(s->cells[i], nc *
+				    esz(cf->t[i].dtype0));
 
 				if (q == NULL) {
 					elem_free(l, rec);
@@ -2191,16 +2401,24 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				s->cells[i] = q;
 				s->cap[i] = nc;
 			}
-			if (t->n > 0)
-				memcpy(at(s->cells[i], (s->start + s->have) * w,
-				    t->dtype), t->v, t->n * esz(t->dtype));
-			free(t->v);	/* strings moved */
-			t->v = NULL;
-			t->n = 0;
-			t->cap = 0;
+			dst = at(s->cells[i], (s->start + s->have) * w,
+			    cf->t[i].dtype0);
+			if (rec == NULL)
+				fast_fill(l, i, dst, steps);
+			else if (rec->tv[i].n > 0) {
+				struct ld_tv *t = &rec->tv[i];
+
+				memcpy(dst, t->v, t->n * esz(t->dtype));
+				if (t->dtype == MF_STRING) {	/* moved */
+					free(t->v);
+					t->v = NULL;
+					t->cap = 0;
+				}
+				t->n = 0;
+			}
 		}
-		s->have += (size_t)rec->tv[0].shape[0];
-		s->steps += (uint64_t)rec->tv[0].shape[0];
+		s->have += steps;
+		s->steps += steps;
 		elem_free(l, rec);
 		if (s->skip > 0) {
 			size_t k = s->skip < s->have ? (size_t)s->skip : s->have;
@@ -2239,21 +2457,45 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 	return 1;
 }
 
+/* Room for n values in t, keeping those it holds; -1 on ENOMEM. */
+static int
+tv_room(struct ld_tv *t, size_t n)
+{
+	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
+	    esz(t->dtype), nc;
+	void *q;
+
+	if (n * es <= t->cap && t->v != NULL)
+		return 0;
+	nc = (n * es > 2 * t->cap ? n * es : 2 * t->cap) + es;
+	if ((q = realloc(t->v, nc)) == NULL)
+		return -1;
+	t->v = q;
+	t->cap = nc;
+	return 0;
+}
+
+/*
+ * Windows of whole records, joined as they are read: the fast path's
+ * values go straight to the window's tensors.
+ */
 static int
 disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
     size_t errlen)
 {
 	const struct ld_config *cf = l->cf;
 	struct ld_elem *rec, *e;
-	size_t i, k, nb;
+	const uint8_t *p;
+	size_t i, n, steps, nb;
 	int r;
 
 	if (s->want < 0)
 		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
-	if (s->q == NULL && (s->q = calloc((size_t)cf->maxw, sizeof *s->q)) == NULL)
+	nb = (size_t)s->want + 1;
+	if (s->bad == NULL && (s->bad = calloc(cf->nprim, sizeof *s->bad)) == NULL)
 		return -1;
 	while (s->nq < (size_t)s->want) {
-		if ((r = src_record(l, s, &rec, err, errlen)) == -1)
+		if ((r = src_read(l, s, &p, &n, err, errlen)) == -1)
 			return -1;
 		if (r == 0) {
 			if (s->nwin == 0 && s->nrecs < (uint64_t)cf->minw) {
@@ -2265,68 +2507,98 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			return 0;
 		}
 		s->nrecs++;
-		s->q[s->nq++] = rec;
-	}
-	nb = s->nq + 1;
-	if ((e = elem_new(l)) == NULL)
-		return -1;
-	if ((e->bounds = calloc(cf->nprim * nb, sizeof *e->bounds)) == NULL) {
-		elem_free(l, e);
-		return -1;
-	}
-	e->nb = nb;
-	for (i = 0; i < cf->nprim; i++) {
-		struct ld_tv *t = &e->tv[i];
-		size_t n = 0, steps = 0;
-
-		void *keep = t->v;	/* a reused element's buffer */
-		size_t kcap = t->cap;
-
-		*t = s->q[0]->tv[i];
-		t->v = keep;
-		t->cap = kcap;
-		for (k = 0; k < s->nq; k++) {
-			struct ld_tv *x = &s->q[k]->tv[i];
-
-			for (int d = 1; d < x->rank; d++)
-				if (x->shape[d] != t->shape[d]) {
-					char a[128], b[128];
-
-					shape_str(a, sizeof a, t->shape + 1, t->rank - 1);
-					shape_str(b, sizeof b, x->shape + 1, x->rank - 1);
-					snprintf(err, errlen, "%s: feature '%s': "
-					    "steps of shape %s and %s cannot be "
-					    "joined", l->ds->files[s->file],
-					    cf->t[i].from, a, b);
-					elem_free(l, e);
-					return -1;
-				}
-			e->bounds[i * nb + k] = (int64_t)steps;
-			steps += (size_t)x->shape[0];
-			n += x->n;
+		if (s->cur == NULL) {
+			if ((s->cur = elem_new(l)) == NULL ||
+			    (s->cur->bounds = calloc(cf->nprim * nb,
+			    sizeof *s->cur->bounds)) == NULL)
+				return -1;
+			s->cur->nb = nb;
+			memset(s->bad, 0, cf->nprim * sizeof *s->bad);
 		}
-		e->bounds[i * nb + s->nq] = (int64_t)steps;
-		t->shape[0] = (int64_t)steps;
-		if (tv_alloc(t, n) == -1) {
+		e = s->cur;
+		rec = NULL;
+		if (!l->fast || (r = fast_probe(l, p, n, &steps)) == 0) {
+			if ((rec = elem_new(l)) == NULL)
+				return -1;
+			if (src_decode(l, s, p, n, rec, err, errlen) == -1) {
+				elem_free(l, rec);
+				return -1;
+			}
+		} else if (r == -1)
+			return -1;
+		for (i = 0; i < cf->nprim; i++) {
+			const struct mf_feature *f = cf->t[i].f;
+			struct ld_tv *t = &e->tv[i], *x = rec ? &rec->tv[i] : NULL;
+			struct ld_join sh;
+			size_t xn, have;
+
+			if (x) {
+				sh.rank = x->rank;
+				memcpy(sh.shape, x->shape, sizeof sh.shape);
+				xn = x->n;
+			} else {
+				sh.rank = 1 + f->rank;
+				sh.shape[0] = (int64_t)steps;
+				memcpy(sh.shape + 1, f->shape, sizeof f->shape[0] *
+				    (size_t)f->rank);
+				xn = steps * f->nelem;
+			}
+			if (s->nq == 0) {
+				t->dtype = x ? x->dtype : f->dtype;
+				t->rank = sh.rank;
+				memcpy(t->shape, sh.shape, sizeof t->shape);
+				t->shape[0] = 0;
+				t->n = 0;
+			} else if (!s->bad[i].bad)
+				for (int d = 1; d < sh.rank; d++)
+					if (sh.shape[d] != t->shape[d]) {
+						sh.bad = 1;
+						s->bad[i] = sh;
+						break;
+					}
+			e->bounds[i * nb + s->nq] = t->shape[0];
+			t->shape[0] += sh.shape[0];
+			have = t->n;
+			if (tv_room(t, have + xn) == -1) {
+				elem_free(l, rec);
+				return -1;
+			}
+			t->n = have + xn;
+			if (x == NULL)
+				fast_fill(l, i, at(t->v, have, t->dtype), steps);
+			else if (xn > 0) {
+				memcpy(at(t->v, have, t->dtype), x->v, xn *
+				    esz(t->dtype));
+				if (x->dtype == MF_STRING) {	/* moved */
+					free(x->v);
+					x->v = NULL;
+					x->cap = 0;
+				}
+				x->n = 0;
+			}
+		}
+		elem_free(l, rec);
+		s->nq++;
+	}
+	e = s->cur;
+	s->cur = NULL;
+	s->nq = 0;
+	for (i = 0; i < cf->nprim; i++)
+		if (s->bad[i].bad) {
+			char a[128], b[128];
+			const struct ld_tv *t = &e->tv[i];
+
+			shape_str(a, sizeof a, t->shape + 1, t->rank - 1);
+			shape_str(b, sizeof b, s->bad[i].shape + 1,
+			    s->bad[i].rank - 1);
+			snprintf(err, errlen, "%s: feature '%s': steps of shape "
+			    "%s and %s cannot be joined", l->ds->files[s->file],
+			    cf->t[i].from, a, b);
 			elem_free(l, e);
 			return -1;
 		}
-		for (k = 0, n = 0; k < s->nq; k++) {
-			struct ld_tv *x = &s->q[k]->tv[i];
-
-			if (x->n > 0)
-				memcpy(at(t->v, n, t->dtype), x->v,
-				    x->n * esz(t->dtype));
-			n += x->n;
-			free(x->v);	/* strings moved */
-			x->v = NULL;
-			x->n = 0;
-			x->cap = 0;
-		}
-	}
-	for (k = 0; k < s->nq; k++)
-		elem_free(l, s->q[k]);
-	s->nq = 0;
+	for (i = 0; i < cf->nprim; i++)
+		e->bounds[i * nb + nb - 1] = e->tv[i].shape[0];
 	s->nwin++;
 	s->want = -1;
 	*out = e;
@@ -2492,6 +2764,16 @@ ld_close(struct loader *l)
 	free(l->fbuf);
 	free(l->batch);
 	ex_free(&l->ex);
+	if (l->fi64)
+		for (size_t i = 0; i < l->cf->nprim; i++)
+			free(l->fi64[i]);
+	free(l->fi64);
+	free(l->fi64cap);
+	free(l->fw);
+	free(l->fsp);
+	free(l->fval);
+	free(l->fstride);
+	free(l->fskip);
 	free(l);
 }
 
@@ -2526,6 +2808,8 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 		goto nomem;
 	for (size_t i = 0; i < l->nsrc; i++)
 		l->src[i].fd = -1;
+	if (fast_setup(l) == -1)
+		goto nomem;
 	l->st.ntensors = cf->nt;
 	return l;
 nomem:
