@@ -303,6 +303,51 @@ crc32c_8(const void *p)
 	return impl(0, p, 8);
 }
 
+/*
+ * Joining CRCs.  In the reflected representation the register is a
+ * polynomial with x^0 in bit 31; a CRC carried over n zero bytes is the
+ * register times x^(8n) modulo the polynomial, and the CRC of A then B
+ * is that of A carried over |B| zero bytes, XOR the CRC of B (the
+ * pre- and post-inversions cancel).
+ */
+static uint32_t
+mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
+		if (a & m)
+			r ^= b;
+		b = (b >> 1) ^ (0x82f63b78u & (0u - (b & 1)));	/* b times x */
+	}
+	return r;
+}
+
+uint32_t
+crc32c_zeros(size_t n)
+{
+	uint32_t r = 1u << 31, p = 1u << 23;	/* x^0, and x^8: one byte */
+
+	for (; n != 0; n >>= 1) {
+		if (n & 1)
+			r = mulmod(r, p);
+		p = mulmod(p, p);
+	}
+	return r;
+}
+
+uint32_t
+crc32c_combine_op(uint32_t a, uint32_t b, uint32_t op)
+{
+	return mulmod(op, a) ^ b;
+}
+
+uint32_t
+crc32c_combine(uint32_t a, uint32_t b, size_t blen)
+{
+	return crc32c_combine_op(a, b, crc32c_zeros(blen));
+}
+
 const char *
 crc32c_impl(void)
 {

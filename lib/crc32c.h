@@ -20,6 +20,15 @@ uint32_t	crc32c(const void *p, size_t n);
 uint32_t	crc32c_8(const void *p);
 /* The same through the portable path only (for tests and benchmarks). */
 uint32_t	crc32c_sw(uint32_t crc, const void *p, size_t n);
+/*
+ * The CRC of A then B from a = crc32c(A), b = crc32c(B) and B's length,
+ * without reading either.  crc32c_zeros(len) is the operator for a
+ * length, for a caller that joins many pieces of one length:
+ * crc32c_combine(a, b, len) == crc32c_combine_op(a, b, crc32c_zeros(len)).
+ */
+uint32_t	crc32c_combine(uint32_t a, uint32_t b, size_t blen);
+uint32_t	crc32c_zeros(size_t len);
+uint32_t	crc32c_combine_op(uint32_t a, uint32_t b, uint32_t op);
 /* "sse4.2", "armv8-crc" or "table": which path crc32c_extend() takes. */
 const char	*crc32c_impl(void);
 

@@ -24,6 +24,26 @@ main(void)
 	uint32_t c, x;
 
 	TEST(crc32c("123456789", 9) == 0xe3069283, "check value (%s)", crc32c_impl());
+	{
+		/* joined CRCs: every split of random bytes, and long runs */
+		static uint8_t buf[5000];
+		uint32_t lcg = 12345;
+		int ok = 1;
+
+		for (size_t j = 0; j < sizeof buf; j++) {
+			lcg = lcg * 1103515245u + 12345u;
+			buf[j] = (uint8_t)(lcg >> 16);
+		}
+		for (size_t n = 0; n <= 70 && ok; n++)
+			for (size_t cut = 0; cut <= n && ok; cut++)
+				ok = crc32c_combine(crc32c(buf, cut), crc32c(buf + cut,
+				    n - cut), n - cut) == crc32c(buf, n);
+		for (size_t cut = 0; cut <= sizeof buf && ok; cut += 397)
+			ok = crc32c_combine_op(crc32c(buf, cut), crc32c(buf + cut,
+			    sizeof buf - cut), crc32c_zeros(sizeof buf - cut)) ==
+			    crc32c(buf, sizeof buf);
+		TEST(ok, "crc32c_combine() of two parts is the CRC of the whole");
+	}
 	TEST(crc32c_sw(0, "123456789", 9) == 0xe3069283, "check value, table path");
 	TEST(crc32c("", 0) == 0, "empty string");
 	TEST(crc32c_mask(crc32c("", 0)) == 0xa282ead8, "mask of empty");
