@@ -8,8 +8,10 @@
  * arrives, so a lying length field never sizes an allocation by itself.
  */
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,9 @@
 
 #define WINDOW	(1u << 20)	/* initial window and read size */
 #define INBUF	(256u << 10)	/* raw compressed input chunk */
+#ifndef IOV_MAX
+#define IOV_MAX	16	/* POSIX's least */
+#endif
 #define OUTBUF	(256u << 10)	/* writer buffer, as TensorFlow's */
 #define SKIP_READ (64u << 10)	/* read size when seeking over payloads */
 
@@ -820,6 +825,8 @@ struct rec_writer {
 	int		 inplace;	/* rec_write_begin() gave room in 'out' */
 	uint8_t		*side;		/* or here, for records that do not fit */
 	size_t		 sidecap;
+	struct iovec	*iov;		/* rec_writev()'s, with the frame */
+	size_t		 iovcap;
 };
 
 void
@@ -973,6 +980,64 @@ rec_write(struct rec_writer *w, const void *p, size_t n)
 	return 0;
 }
 
+int
+rec_writev(struct rec_writer *w, const struct iovec *iov, size_t n,
+    const uint32_t *known)
+{
+	uint8_t h[12], f[4];
+	uint32_t crc = 0;
+	size_t len = 0, i, k, m;
+	ssize_t r;
+
+	for (i = 0; i < n; i++) {
+		len += iov[i].iov_len;
+		if (known == NULL)
+			crc = crc32c_extend(crc, iov[i].iov_base, iov[i].iov_len);
+	}
+	if (known != NULL)
+		crc = *known;
+	rec_frame_header(h, len);
+	put_le32(f, crc32c_mask(crc));
+	if (w->comp != REC_NONE || 16 + len <= OUTBUF - w->olen) {
+		if (put(w, h, 12) == -1)
+			return -1;
+		for (i = 0; i < n; i++)
+			if (put(w, iov[i].iov_base, iov[i].iov_len) == -1)
+				return -1;
+		return put(w, f, 4);
+	}
+	/* a large record: the pieces go out as they are, buffered bytes first */
+	if (n + 2 > w->iovcap) {
+		struct iovec *q = realloc(w->iov, (n + 2) * sizeof *q);
+
+		if (q == NULL)
+			return -1;
+		w->iov = q;
+		w->iovcap = n + 2;
+	}
+	if (wflush(w) == -1)
+		return -1;
+	w->iov[0] = (struct iovec){ h, 12 };
+	memcpy(w->iov + 1, iov, n * sizeof *iov);
+	w->iov[n + 1] = (struct iovec){ f, 4 };
+	for (i = 0, n += 2; i < n;) {
+		m = n - i < IOV_MAX ? n - i : IOV_MAX;
+		if ((r = writev(w->fd, w->iov + i, (int)m)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		/* past the pieces written whole, into the one cut short */
+		for (k = (size_t)r; i < n && k >= w->iov[i].iov_len; i++)
+			k -= w->iov[i].iov_len;
+		if (k > 0) {
+			w->iov[i].iov_base = (uint8_t *)w->iov[i].iov_base + k;
+			w->iov[i].iov_len -= k;
+		}
+	}
+	return 0;
+}
+
 void *
 rec_write_begin(struct rec_writer *w, size_t max)
 {
@@ -1030,6 +1095,7 @@ rec_writer_close(struct rec_writer *w)
 	if (w->zinit)
 		deflateEnd(&w->z);
 	free(w->side);
+	free(w->iov);
 	free(w->out);
 	free(w);
 	errno = saved;

@@ -7,6 +7,8 @@
 #ifndef RECPIPE_RECORD_H
 #define RECPIPE_RECORD_H
 
+#include <sys/uio.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -156,6 +158,15 @@ struct rec_writer;
 struct rec_writer *rec_writer_open(int fd, enum rec_comp comp, int level);
 /* Returns 0, or -1 with errno set (EPIPE, ENOSPC, ...). */
 int		 rec_write(struct rec_writer *w, const void *p, size_t n);
+/*
+ * Write one record whose payload is the n pieces at iov, in order: the
+ * same bytes as rec_write() of their concatenation, without joining
+ * them first (a large uncompressed record goes out with writev()).
+ * 'crc', unless NULL, is the crc32c() of the payload, which the caller
+ * knows (crc32c_combine()): the pieces are then not read for it.
+ */
+int		 rec_writev(struct rec_writer *w, const struct iovec *iov,
+		    size_t n, const uint32_t *crc);
 /*
  * Write a record in place: rec_write_begin() returns room for a payload
  * of up to 'max' bytes (NULL with errno set if buffered bytes could not

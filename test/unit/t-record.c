@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "crc32c.h"
 #include "record.h"
 #include "tap.h"
 
@@ -106,6 +107,18 @@ write_sizes(enum rec_comp c, int inplace, size_t extra)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		for (j = 0; j < sizes[i]; j++)
 			p[j] = (uint8_t)(i * 31 + j * 7 + (j >> 9));
+		if (inplace >= 2) {	/* in pieces: rec_writev() */
+			struct iovec v[6];
+			size_t cut[5] = { 0, sizes[i] / 7, sizes[i] / 7,
+			    sizes[i] / 2, sizes[i] - sizes[i] / 9 };
+			uint32_t crc = crc32c(p, sizes[i]);
+
+			for (j = 0; j < 5; j++)
+				v[j] = (struct iovec){ p + cut[j], (j < 4 ?
+				    cut[j + 1] : sizes[i]) - cut[j] };
+			rec_writev(w, v, 5, inplace == 3 ? &crc : NULL);
+			continue;
+		}
 		if (!inplace) {
 			rec_write(w, p, sizes[i]);
 			continue;
@@ -135,6 +148,14 @@ test_write_in_place(void)
 		TEST(a.len > 0 && a.len == b.len && a.len == c.len &&
 		    memcmp(a.p, b.p, a.len) == 0 && memcmp(a.p, c.p, a.len) == 0,
 		    "records written in place are the bytes rec_write writes (%d)", i);
+		buf_free(&b);
+		buf_free(&c);
+		b = write_sizes(comps[i], 2, 0);
+		c = write_sizes(comps[i], 3, 0);
+		TEST(a.len == b.len && a.len == c.len &&
+		    memcmp(a.p, b.p, a.len) == 0 && memcmp(a.p, c.p, a.len) == 0,
+		    "records written in pieces, with their CRC or without, are "
+		    "the bytes rec_write writes (%d)", i);
 		buf_free(&a);
 		buf_free(&b);
 		buf_free(&c);
