@@ -2337,10 +2337,13 @@ cmd_loader(int argc, char **argv)
 			die("%s", err);
 		}
 		if (records) {
-			b.len = 0;
-			if (ld_write_example(l, &b) == -1)
+			const struct iovec *iov;
+			size_t niov;
+			uint32_t crc;
+
+			if (ld_write_example_iov(l, &b, &iov, &niov, &crc) == -1)
 				die_errno("batch %" PRIu64, nb);
-			if (rec_write(w, b.p, b.len) == -1)
+			if (rec_writev(w, iov, niov, &crc) == -1)
 				write_failed(outpath);
 			b.len = 0;
 		} else {

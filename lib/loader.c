@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "crc32c.h"
 #include "example.h"
 #include "loader.h"
 #include "manifest_int.h"
@@ -1221,6 +1222,8 @@ struct ld_tv {
 	size_t		 n;
 	void		*v;	/* n floats or n cells, by dtype (esz()) */
 	size_t		 cap;	/* bytes at v, kept when an element is reused */
+	int		 has_crc;	/* float32: crc is crc32c() of the values */
+	uint32_t	 crc;
 };
 
 struct ld_elem {
@@ -1270,6 +1273,8 @@ struct ld_out {
 	uint64_t	 cells, padded;	/* totals for --stats */
 	int64_t		*bnd;		/* discrete: batch x bw */
 	size_t		 bw, bcap;
+	float		*pad;		/* float32 padding for the gathered output */
+	size_t		 npad;
 };
 
 struct loader {
@@ -1301,6 +1306,11 @@ struct loader {
 	 * from the record, without ex_decode().
 	 */
 	int		 fast;
+	struct iovec	*iov;		/* ld_write_example_iov()'s pieces */
+	size_t		 niov, ciov;
+	uint32_t	 crc;		/* of the pieces */
+	int		 want_crc;	/* elements get their CRCs (elem_crc()) */
+	struct { size_t len; uint32_t op; } zop[256];	/* crc32c_zeros() */
 	struct ex_want	*fw;		/* per primary */
 	struct ex_span	*fsp;
 	const uint8_t	**fval;		/* float values */
@@ -1388,11 +1398,13 @@ elem_free(struct loader *l, struct ld_elem *e)
 		elem_destroy(l, e);
 		return;
 	}
-	for (size_t i = 0; i < l->cf->nt; i++)
+	for (size_t i = 0; i < l->cf->nt; i++) {
 		if (e->tv[i].dtype == MF_STRING)
 			tv_clear(&e->tv[i]);
 		else
 			e->tv[i].n = 0;
+		e->tv[i].has_crc = 0;
+	}
 	free(e->bounds);
 	e->bounds = NULL;
 	e->nb = 0;
@@ -2634,6 +2646,24 @@ next_file(struct loader *l)
 	return (ssize_t)f;
 }
 
+/*
+ * The CRCs of e's float32 values, taken while they are in the cache:
+ * the records output joins them (crc32c_combine()) instead of reading
+ * the values again when the element leaves the shuffle buffer.
+ */
+static void
+elem_crc(const struct loader *l, struct ld_elem *e)
+{
+	for (size_t i = 0; i < l->cf->nt; i++) {
+		struct ld_tv *t = &e->tv[i];
+
+		if (t->dtype == MF_FLOAT32) {
+			t->crc = crc32c(t->v, 4 * t->n);
+			t->has_crc = 1;
+		}
+	}
+}
+
 /* Files interleaved one element at a time. */
 static int
 interleave_next(struct loader *l, struct ld_elem **out, char *err,
@@ -2672,6 +2702,8 @@ interleave_next(struct loader *l, struct ld_elem **out, char *err,
 			*out = NULL;
 			return -1;
 		}
+		if (l->want_crc)
+			elem_crc(l, *out);
 		l->pos = (l->pos + 1) % l->nsrc;
 		return 1;
 	}
@@ -2757,6 +2789,7 @@ ld_close(struct loader *l)
 		for (size_t i = 0; i < l->cf->nt; i++) {
 			free(l->out[i].v);
 			free(l->out[i].bnd);
+			free(l->out[i].pad);
 		}
 	free(l->out);
 	free(l->src);
@@ -2774,6 +2807,7 @@ ld_close(struct loader *l)
 	free(l->fval);
 	free(l->fstride);
 	free(l->fskip);
+	free(l->iov);
 	free(l);
 }
 
@@ -3371,13 +3405,108 @@ put_f32(uint8_t *restrict q, const float *restrict f, size_t n)
 #endif
 }
 
-int
-ld_write_example(struct loader *l, struct buf *b)
+/*
+ * A piece of the gathered output, and its CRC joined to the pieces'
+ * (crc: the piece's own, when has); -1 on ENOMEM.
+ */
+static int
+piece(struct loader *l, const void *p, size_t n, int has, uint32_t crc)
+{
+	if (n == 0)
+		return 0;
+	if (has) {
+		size_t k = (uint32_t)(n * 0x9e3779b1u) >> 24;	/* a hash */
+
+		if (l->zop[k].len != n) {
+			l->zop[k].len = n;
+			l->zop[k].op = crc32c_zeros(n);
+		}
+		l->crc = crc32c_combine_op(l->crc, crc, l->zop[k].op);
+	} else
+		l->crc = crc32c_extend(l->crc, p, n);
+	if (l->niov == l->ciov) {
+		size_t nc = l->ciov ? 2 * l->ciov : 64;
+		struct iovec *q = realloc(l->iov, nc * sizeof *q);
+
+		if (q == NULL)
+			return -1;
+		l->iov = q;
+		l->ciov = nc;
+	}
+	l->iov[l->niov++] = (struct iovec){ (void *)(uintptr_t)p, n };
+	return 0;
+}
+
+/*
+ * Whether float32 tensor i can be gathered: each example's values the
+ * start of its padded row (padding along the first axis only).
+ */
+static int
+gatherable(const struct loader *l, size_t i)
+{
+	const struct ld_out *o = &l->out[i];
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return 0;	/* the values are the host's floats */
+#endif
+	if (o->direct)
+		return 1;
+	if (o->ready)
+		return 0;
+	for (size_t b = 0; b < l->nbatch; b++) {
+		const struct ld_tv *t = &l->batch[b]->tv[i];
+
+		if (t->n == o->per)
+			continue;
+		for (int d = 1; d < o->rank - 1; d++)
+			if (t->shape[d] != o->shape[d + 1])
+				return 0;
+	}
+	return 1;
+}
+
+/* Tensor i's values and padding as pieces; -1 on ENOMEM. */
+static int
+gather(struct loader *l, size_t i)
+{
+	struct ld_out *o = &l->out[i];
+	size_t b, most = 0;
+
+	/* the padding block first: pieces point into it */
+	for (b = 0; b < l->nbatch; b++)
+		if (o->per - l->batch[b]->tv[i].n > most)
+			most = o->per - l->batch[b]->tv[i].n;
+	if (most > o->npad) {
+		float *q = realloc(o->pad, most * sizeof *q);
+
+		if (q == NULL)
+			return -1;
+		o->pad = q;
+		o->npad = most;
+		pad_fill(q, 0, most, MF_FLOAT32, l->cf->t[i].padv);
+	}
+	for (b = 0; b < l->nbatch; b++) {
+		const struct ld_tv *t = &l->batch[b]->tv[i];
+
+		if (piece(l, t->v, 4 * t->n, t->has_crc, t->crc) == -1 ||
+		    piece(l, o->pad, 4 * (o->per - t->n), 0, 0) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The batch as one Example into b, or with gather, in pieces
+ * (l->iov): b then holds the bytes between the gathered float32
+ * values.
+ */
+static int
+write_example(struct loader *l, struct buf *b, int gath)
 {
 	const struct ld_config *cf = l->cf;
 	struct xfeat *xf;
 	size_t nx = 0, fs = 0, i, k, n;
-	uint8_t *q;
+	uint8_t *q, *from;
 
 	if ((xf = calloc(cf->nt * 4 + 1, sizeof *xf)) == NULL)
 		return -1;
@@ -3429,7 +3558,9 @@ ld_write_example(struct loader *l, struct buf *b)
 		free(xf);
 		return -1;
 	}
-	q = b->p + b->len;
+	q = from = b->p + b->len;	/* b does not move from here on */
+	l->niov = 0;
+	l->crc = 0;
 	*q++ = 0x0a;
 	q = pb_put_varint(q, fs);
 	for (k = 0; k < nx; k++) {
@@ -3467,7 +3598,14 @@ ld_write_example(struct loader *l, struct buf *b)
 			enum mf_dtype dt = l->batch[0]->tv[x->tensor].dtype;
 
 			q = pb_put_varint(q, 4 * n);
-			if (dt == MF_FLOAT32 && !o->direct) {
+			if (gath && dt == MF_FLOAT32 && gatherable(l, x->tensor)) {
+				if (piece(l, from, (size_t)(q - from), 0, 0) == -1 ||
+				    gather(l, x->tensor) == -1) {
+					free(xf);
+					return -1;
+				}
+				from = q;
+			} else if (dt == MF_FLOAT32 && !o->direct) {
 				/* float32 values are the output's bytes */
 				if (o->ready)
 					put_f32(q, o->v, n);
@@ -3496,5 +3634,25 @@ ld_write_example(struct loader *l, struct buf *b)
 	}
 	b->len = (size_t)(q - b->p);
 	free(xf);
+	return gath ? piece(l, from, (size_t)(q - from), 0, 0) : 0;
+}
+
+int
+ld_write_example(struct loader *l, struct buf *b)
+{
+	return write_example(l, b, 0);
+}
+
+int
+ld_write_example_iov(struct loader *l, struct buf *b,
+    const struct iovec **iov, size_t *n, uint32_t *crc)
+{
+	b->len = 0;
+	l->want_crc = 1;	/* from now on, of every element made */
+	if (write_example(l, b, 1) == -1)
+		return -1;
+	*iov = l->iov;
+	*n = l->niov;
+	*crc = l->crc;
 	return 0;
 }

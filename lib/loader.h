@@ -12,6 +12,8 @@
 #ifndef RECPIPE_LOADER_H
 #define RECPIPE_LOADER_H
 
+#include <sys/uio.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +99,16 @@ int		 ld_next(struct loader *l, char *err, size_t errlen);
 int		 ld_write_json(struct loader *l, struct buf *out);
 /* Append the current batch as a serialized Example. */
 int		 ld_write_example(struct loader *l, struct buf *out);
+/*
+ * The same Example in pieces, for a writer that gathers them
+ * (rec_writev()): its bytes are those of (*iov)[0..*n) in order, which
+ * point into out (emptied first) and into the batch's own float32
+ * values and padding, valid until the next ld_next(); *crc is their
+ * crc32c(), mostly joined from CRCs the loader took as it made the
+ * examples, so that the values need not be read again.
+ */
+int		 ld_write_example_iov(struct loader *l, struct buf *out,
+		    const struct iovec **iov, size_t *n, uint32_t *crc);
 
 struct ld_stats {
 	uint64_t	 batches;
