@@ -1851,6 +1851,17 @@ fast_probe(struct loader *l, const uint8_t *p, size_t n, size_t *steps)
 	return 1;
 }
 
+/* Steps s0..s1 of var_len primary i, found by fast_probe(), to dst. */
+static void
+fast_steps(const struct loader *l, size_t i, void *dst, size_t s0, size_t s1)
+{
+	size_t w = l->cf->t[i].f->nelem;
+	const uint8_t *v = l->fsp[i].p + l->fskip[i] + s0 * l->fstride[i];
+
+	for (size_t s = s0; s < s1; s++, v += l->fstride[i])
+		copy_f32((float *)dst + (s - s0) * w, v, w);
+}
+
 /* Primary i's values, found by fast_probe(), to dst (steps for var_len). */
 static void
 fast_fill(const struct loader *l, size_t i, void *dst, size_t steps)
@@ -1858,12 +1869,9 @@ fast_fill(const struct loader *l, size_t i, void *dst, size_t steps)
 	const struct mf_feature *f = l->cf->t[i].f;
 	size_t w = f->nelem;
 
-	if (f->var_len) {
-		const uint8_t *v = l->fsp[i].p + l->fskip[i];
-
-		for (size_t s = 0; s < steps; s++, v += l->fstride[i])
-			copy_f32((float *)dst + s * w, v, w);
-	} else if (f->deser == MF_DS_FLOAT)
+	if (f->var_len)
+		fast_steps(l, i, dst, 0, steps);
+	else if (f->deser == MF_DS_FLOAT)
 		copy_f32(dst, l->fval[i], w);
 	else
 		memcpy(dst, l->fi64[i], w * sizeof(int64_t));
@@ -2323,115 +2331,272 @@ drop_steps(struct loader *l, struct ld_src *s, size_t k)
 	s->start = s->have ? s->start + k : 0;
 }
 
+/* Room for n values in t, keeping those it holds; -1 on ENOMEM. */
+static int
+tv_room(struct ld_tv *t, size_t n)
+{
+	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
+	    esz(t->dtype), nc;
+	void *q;
+
+	if (n * es <= t->cap && t->v != NULL)
+		return 0;
+	nc = (n * es > 2 * t->cap ? n * es : 2 * t->cap) + es;
+	if ((q = realloc(t->v, nc)) == NULL)
+		return -1;
+	t->v = q;
+	t->cap = nc;
+	return 0;
+}
+
+/*
+ * Read the next record of a continuous source: 1 with its steps (*rec
+ * the decoded record, or NULL when fast_probe() took it), 0 at the end
+ * of the file, -1.  Sets the source's step widths and shapes.
+ */
+static int
+cont_read(struct loader *l, struct ld_src *s, struct ld_elem **rec,
+    size_t *steps, char *err, size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	const uint8_t *p;
+	size_t i, n;
+	int r;
+
+	*rec = NULL;
+	if ((r = src_read(l, s, &p, &n, err, errlen)) == -1)
+		return -1;
+	if (r == 0) {
+		if (s->nwin == 0 && s->steps < (uint64_t)cf->minw) {
+			snprintf(err, errlen, "%s: %" PRIu64 " steps, fewer "
+			    "than min_window %" PRId64, l->ds->files[s->file],
+			    s->steps, cf->minw);
+			return -1;
+		}
+		return 0;
+	}
+	if (!l->fast || (r = fast_probe(l, p, n, steps)) == 0) {
+		if ((*rec = elem_new(l)) == NULL)
+			return -1;
+		if (src_decode(l, s, p, n, *rec, err, errlen) == -1) {
+			elem_free(l, *rec);
+			*rec = NULL;
+			return -1;
+		}
+		*steps = (size_t)(*rec)->tv[0].shape[0];
+	} else if (r == -1)
+		return -1;
+	for (i = 0; i < cf->nprim; i++) {
+		struct ld_tv *t = *rec ? &(*rec)->tv[i] : NULL;
+
+		if (t && t->shape[0] != (*rec)->tv[0].shape[0]) {
+			snprintf(err, errlen, "%s: record %" PRIu64 ": offset %"
+			    PRIu64 ": feature '%s' has %" PRId64 " steps, but "
+			    "'%s' has %" PRId64, l->ds->files[s->file],
+			    rec_index(s->r) - 1, rec_offset(s->r), cf->t[i].from,
+			    t->shape[0], cf->t[0].from, (*rec)->tv[0].shape[0]);
+			elem_free(l, *rec);
+			*rec = NULL;
+			return -1;
+		}
+		if (t) {
+			s->w[i] = t->shape[0] ? t->n / (size_t)t->shape[0] :
+			    prod(t->shape + 1, t->rank - 1);
+			memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
+		} else {
+			const struct mf_feature *f = cf->t[i].f;
+
+			s->w[i] = f->nelem;
+			s->sh[i][0] = (int64_t)*steps;
+			memcpy(s->sh[i] + 1, f->shape, sizeof f->shape[0] *
+			    (size_t)f->rank);
+		}
+	}
+	return 1;
+}
+
+/*
+ * Steps s0..s1 of primary i of the record cont_read() gave to dst.  A
+ * decoded record's strings move: every step is put somewhere once.
+ */
+static void
+cont_put(struct loader *l, struct ld_src *s, struct ld_elem *rec, size_t i,
+    void *dst, size_t s0, size_t s1)
+{
+	size_t w = s->w[i];
+
+	if (s1 <= s0)
+		return;
+	if (rec == NULL) {
+		fast_steps(l, i, dst, s0, s1);
+		return;
+	}
+	memcpy(dst, cat(rec->tv[i].v, s0 * w, rec->tv[i].dtype),
+	    (s1 - s0) * w * esz(rec->tv[i].dtype));
+}
+
+/* Done with a record cont_read() gave, its values put (cont_put()). */
+static void
+cont_done(struct loader *l, struct ld_elem *rec)
+{
+	if (rec == NULL)
+		return;
+	for (size_t i = 0; i < l->cf->nprim; i++) {
+		struct ld_tv *t = &rec->tv[i];
+
+		if (t->dtype == MF_STRING) {	/* moved */
+			free(t->v);
+			t->v = NULL;
+			t->cap = 0;
+		}
+		t->n = 0;
+	}
+	elem_free(l, rec);
+}
+
+/* Room in the held steps for k more: moved down or grown; -1 on ENOMEM. */
+static int
+cells_room(struct loader *l, struct ld_src *s, size_t k)
+{
+	const struct ld_config *cf = l->cf;
+	size_t i;
+
+	for (i = 0; i < cf->nprim && s->start > 0; i++)
+		if ((s->start + s->have + k) * s->w[i] > s->cap[i])
+			break;
+	if (s->start > 0 && i < cf->nprim) {
+		/* no room after the steps held: move them down */
+		for (i = 0; i < cf->nprim; i++)
+			memmove(s->cells[i], at(s->cells[i], s->start * s->w[i],
+			    cf->t[i].dtype0), s->have * s->w[i] *
+			    esz(cf->t[i].dtype0));
+		s->start = 0;
+	}
+	for (i = 0; i < cf->nprim; i++) {
+		size_t need = (s->start + s->have + k) * s->w[i];
+
+		if (need > s->cap[i]) {
+			size_t nc = need * 2 + 16;
+			void *q = realloc(s->cells[i], nc * esz(cf->t[i].dtype0));
+
+			if (q == NULL)
+				return -1;
+			s->cells[i] = q;
+			s->cap[i] = nc;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Windows that follow one another (stride null): the steps go straight
+ * from the records to the window being made, and only those of a
+ * record's end that the window has no room for wait in the cells.
+ */
+static int
+cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
+    char *err, size_t errlen)
+{
+	const struct ld_config *cf = l->cf;
+	struct ld_elem *rec, *e;
+	size_t i, k, steps, want;
+	int r;
+
+	if (s->want < 0)
+		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
+	want = (size_t)s->want;
+	if (s->cur == NULL) {
+		if ((s->cur = elem_new(l)) == NULL)
+			return -1;
+		for (i = 0; i < cf->nprim; i++) {
+			s->cur->tv[i].dtype = cf->t[i].dtype0;
+			s->cur->tv[i].n = 0;
+		}
+		s->nq = 0;	/* steps in the window */
+	}
+	e = s->cur;
+	if (s->have > 0 && s->nq < want) {
+		k = s->have < want - s->nq ? s->have : want - s->nq;
+		for (i = 0; i < cf->nprim; i++) {
+			struct ld_tv *t = &e->tv[i];
+
+			if (tv_room(t, (s->nq + k) * s->w[i]) == -1 ||
+			    copy_cells(t->dtype, at(t->v, s->nq * s->w[i],
+			    t->dtype), at(s->cells[i], s->start * s->w[i],
+			    t->dtype), k * s->w[i]) == -1)
+				return -1;
+			t->n = (s->nq + k) * s->w[i];
+		}
+		drop_steps(l, s, k);
+		s->nq += k;
+	}
+	while (s->nq < want) {
+		if ((r = cont_read(l, s, &rec, &steps, err, errlen)) != 1)
+			return r;
+		k = steps < want - s->nq ? steps : want - s->nq;
+		if (steps > k && cells_room(l, s, steps - k) == -1) {
+			cont_done(l, rec);
+			return -1;
+		}
+		for (i = 0; i < cf->nprim; i++) {
+			struct ld_tv *t = &e->tv[i];
+
+			if (tv_room(t, (s->nq + k) * s->w[i]) == -1) {
+				cont_done(l, rec);
+				return -1;
+			}
+			cont_put(l, s, rec, i, at(t->v, s->nq * s->w[i],
+			    t->dtype), 0, k);
+			t->n = (s->nq + k) * s->w[i];
+			cont_put(l, s, rec, i, at(s->cells[i], (s->start +
+			    s->have) * s->w[i], t->dtype), k, steps);
+		}
+		cont_done(l, rec);
+		s->have += steps - k;
+		s->steps += steps;
+		s->nq += k;
+	}
+	for (i = 0; i < cf->nprim; i++) {
+		struct ld_tv *t = &e->tv[i];
+
+		t->rank = cf->t[i].rank0;
+		memcpy(t->shape, s->sh[i], sizeof t->shape);
+		t->shape[0] = (int64_t)want;
+	}
+	s->cur = NULL;
+	s->nq = 0;
+	s->nwin++;
+	s->want = -1;
+	*out = e;
+	return 1;
+}
+
 static int
 cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
     size_t errlen)
 {
 	const struct ld_config *cf = l->cf;
 	struct ld_elem *rec, *e;
-	const uint8_t *p;
-	size_t i, len, adv, n, steps;
+	size_t i, len, adv, steps;
 	int r;
 
+	if (cf->stride < 0)
+		return cont_direct(l, s, out, err, errlen);
 	if (s->want < 0)
 		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
 	while (s->have < (size_t)s->want) {
-		if ((r = src_read(l, s, &p, &n, err, errlen)) == -1)
+		if ((r = cont_read(l, s, &rec, &steps, err, errlen)) != 1)
+			return r;
+		if (cells_room(l, s, steps) == -1) {
+			cont_done(l, rec);
 			return -1;
-		if (r == 0) {
-			if (s->nwin == 0 && s->steps < (uint64_t)cf->minw) {
-				snprintf(err, errlen, "%s: %" PRIu64 " steps, "
-				    "fewer than min_window %" PRId64,
-				    l->ds->files[s->file], s->steps, cf->minw);
-				return -1;
-			}
-			return 0;
 		}
-		/* the fast path's values go straight to the cells */
-		rec = NULL;
-		if (!l->fast || (r = fast_probe(l, p, n, &steps)) == 0) {
-			if ((rec = elem_new(l)) == NULL)
-				return -1;
-			if (src_decode(l, s, p, n, rec, err, errlen) == -1) {
-				elem_free(l, rec);
-				return -1;
-			}
-			steps = (size_t)rec->tv[0].shape[0];
-		} else if (r == -1)
-			return -1;
-		for (i = 0; i < cf->nprim; i++) {
-			struct ld_tv *t = rec ? &rec->tv[i] : NULL;
-
-			if (t && t->shape[0] != rec->tv[0].shape[0]) {
-				snprintf(err, errlen, "%s: record %" PRIu64
-				    ": offset %" PRIu64 ": feature '%s' has %"
-				    PRId64 " steps, but '%s' has %" PRId64,
-				    l->ds->files[s->file], rec_index(s->r) - 1,
-				    rec_offset(s->r), cf->t[i].from,
-				    t->shape[0], cf->t[0].from,
-				    rec->tv[0].shape[0]);
-				elem_free(l, rec);
-				return -1;
-			}
-			if (t) {
-				s->w[i] = t->shape[0] ? t->n / (size_t)t->shape[0] :
-				    prod(t->shape + 1, t->rank - 1);
-				memcpy(s->sh[i], t->shape, sizeof s->sh[i]);
-			} else {
-				const struct mf_feature *f = cf->t[i].f;
-
-				s->w[i] = f->nelem;
-				s->sh[i][0] = (int64_t)steps;
-				memcpy(s->sh[i] + 1, f->shape, sizeof f->shape[0] *
-				    (size_t)f->rank);
-			}
-		}
-		for (i = 0; i < cf->nprim && s->start > 0; i++)
-			if ((s->start + s->have + steps) * s->w[i] > s->cap[i])
-				break;
-		if (s->start > 0 && i < cf->nprim) {
-			/* no room after the steps held: move them down */
-			for (i = 0; i < cf->nprim; i++)
-				memmove(s->cells[i], at(s->cells[i], s->start *
-				    s->w[i], cf->t[i].dtype0), s->have * s->w[i] *
-				    esz(cf->t[i].dtype0));
-			s->start = 0;
-		}
-		for (i = 0; i < cf->nprim; i++) {
-			size_t w = s->w[i], need = (s->start + s->have + steps) * w;
-			void *dst;
-
-			if (need > s->cap[i]) {
-				size_t nc = need * 2 + 16;
-				void *q = realloc(s->cells[i], nc *
-				    esz(cf->t[i].dtype0));
-
-				if (q == NULL) {
-					elem_free(l, rec);
-					return -1;
-				}
-				s->cells[i] = q;
-				s->cap[i] = nc;
-			}
-			dst = at(s->cells[i], (s->start + s->have) * w,
-			    cf->t[i].dtype0);
-			if (rec == NULL)
-				fast_fill(l, i, dst, steps);
-			else if (rec->tv[i].n > 0) {
-				struct ld_tv *t = &rec->tv[i];
-
-				memcpy(dst, t->v, t->n * esz(t->dtype));
-				if (t->dtype == MF_STRING) {	/* moved */
-					free(t->v);
-					t->v = NULL;
-					t->cap = 0;
-				}
-				t->n = 0;
-			}
-		}
+		for (i = 0; i < cf->nprim; i++)
+			cont_put(l, s, rec, i, at(s->cells[i], (s->start +
+			    s->have) * s->w[i], cf->t[i].dtype0), 0, steps);
+		cont_done(l, rec);
 		s->have += steps;
 		s->steps += steps;
-		elem_free(l, rec);
 		if (s->skip > 0) {
 			size_t k = s->skip < s->have ? (size_t)s->skip : s->have;
 
@@ -2467,24 +2632,6 @@ cont_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 	s->want = -1;
 	*out = e;
 	return 1;
-}
-
-/* Room for n values in t, keeping those it holds; -1 on ENOMEM. */
-static int
-tv_room(struct ld_tv *t, size_t n)
-{
-	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
-	    esz(t->dtype), nc;
-	void *q;
-
-	if (n * es <= t->cap && t->v != NULL)
-		return 0;
-	nc = (n * es > 2 * t->cap ? n * es : 2 * t->cap) + es;
-	if ((q = realloc(t->v, nc)) == NULL)
-		return -1;
-	t->v = q;
-	t->cap = nc;
-	return 0;
 }
 
 /*
