@@ -1,7 +1,7 @@
 /*
  * Fuzz the Example decoder: any bytes that decode must re-encode to a
  * canonical payload that decodes to the same thing and re-encodes to
- * the same bytes.
+ * the same bytes; the canonical fast path agrees with it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +11,72 @@
 #include "example.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/*
+ * The loaders' fast path agrees with the decoder: a payload whose
+ * features "x" and "y" (and feature lists "x" and "y") it takes, with
+ * readers that take what it found, decodes, to the same values.
+ */
+static void
+check_canonical(const uint8_t *p, size_t n, enum ex_type t)
+{
+	static struct example g;
+	static const struct ex_want want[4] = { { "x", 1, 0 }, { "y", 1, 0 },
+	    { "x", 1, 1 }, { "y", 1, 1 } };
+	struct ex_span sp[4];
+	const uint8_t *v[4];
+	int64_t iv[4][64];
+	long cnt[4];
+	size_t stride[4], skip[4], w[4], i, k;
+	int kind[4];
+
+	if (ex_canonical_find(p, n, t == EX_TYPE_SEQUENCE, 4, want, sp) != 1)
+		return;
+	for (i = 0; i < 4; i++) {
+		kind[i] = 0;
+		if (sp[i].p == NULL)
+			continue;
+		kind[i] = -1;
+		if (want[i].list) {
+			for (w[i] = 1; w[i] <= 16 && kind[i] < 0; w[i]++)
+				if ((cnt[i] = ex_canonical_float_steps(sp[i],
+				    w[i], &stride[i], &skip[i])) >= 0)
+					kind[i] = 3;
+			w[i]--;
+		} else if ((cnt[i] = ex_canonical_floats(sp[i], &v[i])) >= 0)
+			kind[i] = 1;
+		else if ((cnt[i] = ex_canonical_int64s(sp[i], iv[i], 64)) >= 0)
+			kind[i] = 2;
+		if (kind[i] < 0)
+			return;	/* the loader decodes this one */
+	}
+	if (ex_decode(&g, p, n, t) == -1)
+		abort();
+	for (i = 0; i < 4; i++) {
+		const struct ex_feature *f = want[i].list ? NULL :
+		    ex_find(&g, want[i].name, 1);
+		const struct ex_flist *fl = want[i].list ?
+		    ex_find_list(&g, want[i].name, 1) : NULL;
+
+		if (kind[i] == 0) {
+			if (f != NULL || fl != NULL)
+				abort();
+		} else if (kind[i] == 3) {
+			if (fl == NULL || fl->n != (size_t)cnt[i])
+				abort();
+			for (k = 0; k < fl->n; k++)
+				if (fl->v[k].kind != EX_FLOAT || fl->v[k].n != w[i] ||
+				    memcmp(fl->v[k].f32, sp[i].p + k * stride[i] +
+				    skip[i], 4 * w[i]) != 0)
+					abort();
+		} else if (f == NULL || f->n != (size_t)cnt[i] || f->kind !=
+		    (kind[i] == 1 ? EX_FLOAT : EX_INT64) || (f->n > 0 &&
+		    memcmp(kind[i] == 1 ? (const void *)f->f32 :
+		    (const void *)f->i64, kind[i] == 1 ? (const void *)v[i] :
+		    (const void *)iv[i], f->n * (kind[i] == 1 ? 4 : 8)) != 0))
+			abort();
+	}
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -29,6 +95,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = (enum ex_type)(data[0] % 3);
 	data++;
 	size--;
+	if (t != EX_TYPE_AUTO)
+		check_canonical(data, size, t);
 	if (ex_decode(&a, data, size, t) == -1) {
 		if (ex_strerror(&a)[0] == '\0')
 			abort();
