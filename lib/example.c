@@ -1997,7 +1997,7 @@ canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
 		prevlen = klen;
 		for (i = 0; i < k; i++)
 			if (want[i].list == list && want[i].len == klen &&
-			    (klen == 0 || memcmp(want[i].name, key, klen) == 0))
+			    same_name(key, want[i].name, klen))
 				break;
 		if (i < k) {
 			out[i].p = val;
