@@ -1428,7 +1428,8 @@ tv_alloc(struct ld_tv *t, size_t n)
 
 	/* numbers are all written by the caller; strings start NULL for tv_clear() */
 	t->n = n;
-	if (t->v != NULL && t->dtype != MF_STRING && t->cap >= need)
+	if (t->v != NULL && t->dtype != MF_STRING && t->cap >= need &&
+	    t->cap <= need + need / 4)	/* a reused block, not far too large */
 		return 0;
 	free(t->v);
 	t->cap = 0;
@@ -2331,7 +2332,11 @@ drop_steps(struct loader *l, struct ld_src *s, size_t k)
 	s->start = s->have ? s->start + k : 0;
 }
 
-/* Room for n values in t, keeping those it holds; -1 on ENOMEM. */
+/*
+ * Room for n values in t, keeping those it holds; -1 on ENOMEM.  Just
+ * the room asked for: the callers ask for what a window will need, so
+ * that the shuffle buffer holds no more than its windows.
+ */
 static int
 tv_room(struct ld_tv *t, size_t n)
 {
@@ -2339,9 +2344,15 @@ tv_room(struct ld_tv *t, size_t n)
 	    esz(t->dtype), nc;
 	void *q;
 
-	if (n * es <= t->cap && t->v != NULL)
+	nc = (n ? n : 1) * es;
+	/* a reused element's block serves unless far too large */
+	if (nc <= t->cap && t->v != NULL && (t->n > 0 || t->cap <= nc + nc / 4))
 		return 0;
-	nc = (n * es > 2 * t->cap ? n * es : 2 * t->cap) + es;
+	if (t->n == 0) {	/* nothing to keep: the freed block can serve */
+		free(t->v);
+		t->v = NULL;
+		t->cap = 0;
+	}
 	if ((q = realloc(t->v, nc)) == NULL)
 		return -1;
 	t->v = q;
@@ -2520,7 +2531,7 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, (s->nq + k) * s->w[i]) == -1 ||
+			if (tv_room(t, want * s->w[i]) == -1 ||
 			    copy_cells(t->dtype, at(t->v, s->nq * s->w[i],
 			    t->dtype), at(s->cells[i], s->start * s->w[i],
 			    t->dtype), k * s->w[i]) == -1)
@@ -2541,7 +2552,7 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, (s->nq + k) * s->w[i]) == -1) {
+			if (tv_room(t, want * s->w[i]) == -1) {
 				cont_done(l, rec);
 				return -1;
 			}
@@ -2718,7 +2729,8 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			e->bounds[i * nb + s->nq] = t->shape[0];
 			t->shape[0] += sh.shape[0];
 			have = t->n;
-			if (tv_room(t, have + xn) == -1) {
+			/* room for the window as if its records were like its first */
+			if (tv_room(t, s->nq == 0 ? xn * (nb - 1) : have + xn) == -1) {
 				elem_free(l, rec);
 				return -1;
 			}
