@@ -1420,6 +1420,32 @@ elem_new(struct loader *l)
 	return calloc(1, sizeof(struct ld_elem) + l->cf->nt * sizeof(struct ld_tv));
 }
 
+/*
+ * The same, for an element whose first tensor will take 'bytes': the
+ * spare whose buffer fits it best (tv_room() keeps a buffer at most a
+ * quarter too large), so that buffers are seldom made anew.
+ */
+static struct ld_elem *
+elem_new_fit(struct loader *l, size_t bytes)
+{
+	size_t i, best = l->nspare;
+
+	for (i = 0; i < l->nspare; i++) {
+		size_t c = l->spare[i]->tv[0].cap;
+
+		if (c >= bytes && c <= bytes + bytes / 4 && (best == l->nspare ||
+		    c < l->spare[best]->tv[0].cap))
+			best = i;
+	}
+	if (best < l->nspare) {
+		struct ld_elem *e = l->spare[best];
+
+		l->spare[best] = l->spare[--l->nspare];
+		return e;
+	}
+	return elem_new(l);
+}
+
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
@@ -1591,7 +1617,7 @@ raw_decode(const struct mf_feature *f, const uint8_t *p, size_t n,
  * signalling NaN comes out quiet (its quiet bit set), as it did when
  * values went through double on their way.
  */
-static void
+static inline __attribute__((always_inline)) void
 copy_f32(float *restrict dst, const void *restrict src0, size_t n)
 {
 	const uint8_t *src = src0;	/* perhaps unaligned: record bytes */
@@ -2517,7 +2543,8 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
 	want = (size_t)s->want;
 	if (s->cur == NULL) {
-		if ((s->cur = elem_new(l)) == NULL)
+		if ((s->cur = elem_new_fit(l, want * s->w[0] *
+		    esz(cf->t[0].dtype0))) == NULL)
 			return -1;
 		for (i = 0; i < cf->nprim; i++) {
 			s->cur->tv[i].dtype = cf->t[i].dtype0;
