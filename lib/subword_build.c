@@ -547,7 +547,7 @@ struct build {
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
 	int		 narrow;	/* every count sum fits 32 bits */
 	int		 all;		/* the walk counts every suffix */
-	struct swide	*side;		/* the stack's wide counts (ST_SIDE) */
+	int64_t		*side;		/* the stack's wide counts (ST_SIDE) */
 	size_t		 nside, sidecap;
 	unsigned char	*wbuf;		/* count_select()'s block */
 	size_t		 wcap;		/* its bytes */
@@ -806,10 +806,10 @@ struct snode {
 /*
  * A node on the stack: 16 bytes.  When every sum of counts fits 32 bits
  * (b->narrow), c and acc are the node's.  Otherwise a c up to ST_BIG
- * is the node's too, with acc (never above c); ST_ONE says that its
- * count is the weight of its first suffix and acc is 0 or that count
- * (acc 0 or 1); ST_SIDE says that c and acc are on b->side, a stack of
- * their own.
+ * is the node's too, with acc (never above c).  Above it, c is ST_ONE,
+ * the weight of the node's first suffix, or ST_SIDE, on b->side (a stack
+ * of 64-bit counts of its own), and acc is the node's up to ST_BIG,
+ * AC_SAME (c) or AC_SIDE (on b->side, above c when c is there too).
  */
 struct snode32 {
 	uint32_t	 h, lb, c, acc;
@@ -818,11 +818,8 @@ struct snode32 {
 #define ST_BIG	0xFFFFFFFDu
 #define ST_ONE	0xFFFFFFFEu
 #define ST_SIDE	0xFFFFFFFFu
-
-/* The counts of a wide node that fit no other way. */
-struct swide {
-	int64_t		 c, acc;
-};
+#define AC_SIDE	0xFFFFFFFEu
+#define AC_SAME	0xFFFFFFFFu
 
 struct kept {
 	int64_t		 cnt;
@@ -1009,25 +1006,41 @@ st_get(struct build *b, size_t k, struct snode *x)
 	if (b->narrow || y->c <= ST_BIG) {
 		x->c = y->c;
 		x->acc = y->acc;
-	} else if (y->c == ST_ONE) {
-		x->c = walk_weight(b, b->all, y->lb);
-		x->acc = y->acc ? x->c : 0;
-	} else {
-		b->nside--;
-		x->c = b->side[b->nside].c;
-		x->acc = b->side[b->nside].acc;
+		return;
 	}
+	if (y->acc == AC_SIDE)
+		x->acc = b->side[--b->nside];
+	else
+		x->acc = y->acc;
+	if (y->c == ST_ONE)
+		x->c = walk_weight(b, b->all, y->lb);
+	else
+		x->c = b->side[--b->nside];
+	if (y->acc == AC_SAME)
+		x->acc = x->c;
+}
+
+/* Push a count on b->side. */
+static inline int
+side_push(struct build *b, int64_t v)
+{
+	if (b->nside == b->sidecap && sw_grow(&b->side, &b->sidecap,
+	    b->nside + 1, sizeof(*b->side)) == -1)
+		return -1;
+	b->side[b->nside++] = v;
+	return 0;
 }
 
 /*
- * Put node x at k, below the top of the stack.  A wide one whose counts
- * pass ST_BIG takes room on b->side unless it is ST_ONE, as a node of
- * one suffix always is (its interval, up to the first suffix of the node
- * above it, is one suffix long; acc is 0 or the count of a node of that
- * one suffix below it).  So a chain of nodes as deep as a long token, a
- * suffix each, takes 16 bytes a node whatever the counts, and the side
- * stack takes 16 bytes a node that holds more than one suffix: no more
- * than one such node for every suffix beyond the first of each.
+ * Put node x at k, below the top of the stack.  A wide one with a count
+ * past ST_BIG takes room on b->side for it unless it is ST_ONE, as a
+ * node of one suffix always is (its interval, up to the first suffix of
+ * the node above it, is one suffix long), and for acc unless that is 0,
+ * its count or at most ST_BIG, as it always is for a node of one suffix
+ * (0 or the count of the node of that suffix below it).  So a chain of
+ * nodes as deep as a long token, a suffix each, takes 16 bytes a node
+ * whatever the counts, and the side stack at most 16 bytes a node that
+ * holds more than one suffix (8 when its acc is 0 or its count).
  */
 static inline int
 st_put(struct build *b, size_t k, const struct snode *x)
@@ -1040,19 +1053,22 @@ st_put(struct build *b, size_t k, const struct snode *x)
 	    (uint64_t)x->acc <= ST_BIG)) {
 		y->c = (uint32_t)x->c;
 		y->acc = (uint32_t)x->acc;
-	} else if ((x->acc == 0 || x->acc == x->c) &&
-	    x->c == walk_weight(b, b->all, x->lb)) {
-		y->c = ST_ONE;
-		y->acc = x->acc != 0;
-	} else {
-		if (b->nside == b->sidecap && sw_grow(&b->side, &b->sidecap,
-		    b->nside + 1, sizeof(*b->side)) == -1)
-			return -1;
-		b->side[b->nside].c = x->c;
-		b->side[b->nside].acc = x->acc;
-		b->nside++;
-		y->c = ST_SIDE;
+		return 0;
 	}
+	if (x->c == walk_weight(b, b->all, x->lb))
+		y->c = ST_ONE;
+	else if (side_push(b, x->c) == -1)
+		return -1;
+	else
+		y->c = ST_SIDE;
+	if (x->acc == x->c)
+		y->acc = AC_SAME;
+	else if ((uint64_t)x->acc <= ST_BIG)
+		y->acc = (uint32_t)x->acc;
+	else if (side_push(b, x->acc) == -1)
+		return -1;
+	else
+		y->acc = AC_SIDE;
 	return 0;
 }
 
