@@ -546,6 +546,9 @@ struct build {
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
 	int		 narrow;	/* every count sum fits 32 bits */
+	int		 all;		/* the walk counts every suffix */
+	int64_t		*side;		/* the stack's wide counts (ST_SIDE) */
+	size_t		 nside, sidecap;
 	unsigned char	*wbuf;		/* count_select()'s block */
 	size_t		 wcap;		/* its bytes */
 };
@@ -800,10 +803,23 @@ struct snode {
 	int64_t		 acc;		/* counts of the subtokens taken below it */
 };
 
-/* The same on the stack when every sum of counts fits 32 bits. */
+/*
+ * A node on the stack: 16 bytes.  When every sum of counts fits 32 bits
+ * (b->narrow), c and acc are the node's.  Otherwise a c up to ST_BIG
+ * is the node's too, with acc (never above c).  Above it, c is ST_ONE,
+ * the weight of the node's first suffix, or ST_SIDE, on b->side (a stack
+ * of 64-bit counts of its own), and acc is the node's up to ST_BIG,
+ * AC_SAME (c) or AC_SIDE (on b->side, above c when c is there too).
+ */
 struct snode32 {
 	uint32_t	 h, lb, c, acc;
 };
+
+#define ST_BIG	0xFFFFFFFDu
+#define ST_ONE	0xFFFFFFFEu
+#define ST_SIDE	0xFFFFFFFFu
+#define AC_SIDE	0xFFFFFFFEu
+#define AC_SAME	0xFFFFFFFFu
 
 struct kept {
 	int64_t		 cnt;
@@ -931,35 +947,6 @@ keep(struct build *b, size_t ss, size_t depth, size_t *nk, int64_t cnt,
 	return 0;
 }
 
-/* Stack node k, in either width. */
-static inline void
-st_get(const struct build *b, size_t k, struct snode *x)
-{
-	if (b->narrow) {
-		const struct snode32 *y = (const struct snode32 *)(void *)b->wbuf + k;
-
-		x->h = y->h;
-		x->lb = y->lb;
-		x->c = y->c;
-		x->acc = y->acc;
-	} else
-		*x = ((const struct snode *)(void *)b->wbuf)[k];
-}
-
-static inline void
-st_put(struct build *b, size_t k, const struct snode *x)
-{
-	if (b->narrow) {
-		struct snode32 *y = (struct snode32 *)(void *)b->wbuf + k;
-
-		y->h = x->h;
-		y->lb = x->lb;
-		y->c = (uint32_t)x->c;
-		y->acc = (uint32_t)x->acc;
-	} else
-		((struct snode *)(void *)b->wbuf)[k] = *x;
-}
-
 /*
  * One iteration, steps (a)..(f): count every substring of at most L - 1
  * code points that starts at a segment start ('all': everywhere), each
@@ -1002,6 +989,87 @@ walk_weight(const struct build *b, int all, size_t i)
 		if ((w = b->wt[i]) == 255)
 			w = weight_at(b, b->sa[i]);
 	return w;
+}
+
+/*
+ * Stack node k.  A wide node's counts that fit no other way are on
+ * b->side, taken off it here: a node is read once, when it is the top
+ * again, and st_put() again if it stays below a new one.
+ */
+static inline void
+st_get(struct build *b, size_t k, struct snode *x)
+{
+	const struct snode32 *y = (const struct snode32 *)(void *)b->wbuf + k;
+
+	x->h = y->h;
+	x->lb = y->lb;
+	if (b->narrow || y->c <= ST_BIG) {
+		x->c = y->c;
+		x->acc = y->acc;
+		return;
+	}
+	if (y->acc == AC_SIDE)
+		x->acc = b->side[--b->nside];
+	else
+		x->acc = y->acc;
+	if (y->c == ST_ONE)
+		x->c = walk_weight(b, b->all, y->lb);
+	else
+		x->c = b->side[--b->nside];
+	if (y->acc == AC_SAME)
+		x->acc = x->c;
+}
+
+/* Push a count on b->side. */
+static inline int
+side_push(struct build *b, int64_t v)
+{
+	if (b->nside == b->sidecap && sw_grow(&b->side, &b->sidecap,
+	    b->nside + 1, sizeof(*b->side)) == -1)
+		return -1;
+	b->side[b->nside++] = v;
+	return 0;
+}
+
+/*
+ * Put node x at k, below the top of the stack.  A wide one with a count
+ * past ST_BIG takes room on b->side for it unless it is ST_ONE, as a
+ * node of one suffix always is (its interval, up to the first suffix of
+ * the node above it, is one suffix long), and for acc unless that is 0,
+ * its count or at most ST_BIG, as it always is for a node of one suffix
+ * (0 or the count of the node of that suffix below it).  So a chain of
+ * nodes as deep as a long token, a suffix each, takes 16 bytes a node
+ * whatever the counts, and the side stack at most 16 bytes a node that
+ * holds more than one suffix (8 when its acc is 0 or its count).
+ */
+static inline int
+st_put(struct build *b, size_t k, const struct snode *x)
+{
+	struct snode32 *y = (struct snode32 *)(void *)b->wbuf + k;
+
+	y->h = x->h;
+	y->lb = x->lb;
+	if (b->narrow || ((uint64_t)x->c <= ST_BIG &&
+	    (uint64_t)x->acc <= ST_BIG)) {
+		y->c = (uint32_t)x->c;
+		y->acc = (uint32_t)x->acc;
+		return 0;
+	}
+	if (x->c == walk_weight(b, b->all, x->lb))
+		y->c = ST_ONE;
+	else if (side_push(b, x->c) == -1)
+		return -1;
+	else
+		y->c = ST_SIDE;
+	if (x->acc == x->c)
+		y->acc = AC_SAME;
+	else if ((uint64_t)x->acc <= ST_BIG)
+		y->acc = (uint32_t)x->acc;
+	else if (side_push(b, x->acc) == -1)
+		return -1;
+	else
+		y->acc = AC_SIDE;
+	return 0;
 }
 
 /* The length of suffix i (to its token's end, at most maxcp). */
@@ -1095,7 +1163,9 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 	}
 	/* The list before is read no more: the new one is made in the block. */
 	list_free(out);
-	ss = b->narrow ? sizeof(struct snode32) : sizeof(struct snode);
+	ss = sizeof(struct snode32);
+	b->all = all;
+	b->nside = 0;
 	/*
 	 * Heights rise strictly up the stack: at most this many nodes.  The
 	 * alphabet's kept ones and the reserved tokens' entries come on top:
@@ -1106,12 +1176,14 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 	if (walk_room(b, ss, maxd, 0, b->nalpha * sizeof(struct kept) +
 	    b->nr * sizeof(struct ent)) == -1)
 		return -1;
+	/*
+	 * t is the top node, at 'top' on the stack, held here: it is put
+	 * there when a node comes above it and read back when that one goes.
+	 */
 	t.h = t.lb = 0;
 	t.c = t.acc = 0;
-	st_put(b, 0, &t);
 	for (i = 0; i <= n; i++) {
 		l = i < n ? walk_lcp(b, i) : 0;
-		/* t is the top node, st_put() back when it changes. */
 		while (t.h > l) {
 			x = t;
 			st_get(b, --top, &t);
@@ -1140,20 +1212,22 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 				t.c = cnt_add(t.c, x.c);
 				t.acc = cnt_add(t.acc, up);
 			} else {
+				if (st_put(b, top, &t) == -1)
+					return -1;
 				top++;
 				t.h = l;
 				t.lb = x.lb;
 				t.c = x.c;
 				t.acc = up;
 			}
-			st_put(b, top, &t);
 		}
 		if (i == n)
 			break;
 		w = walk_weight(b, all, i);
 		d = walk_dep(b, i);
 		if (d > t.h) {
-			if (walk_room(b, ss, top + 2, nk, 0) == -1)
+			if (walk_room(b, ss, top + 2, nk, 0) == -1 ||
+			    st_put(b, top, &t) == -1)
 				return -1;
 			top++;
 			t.h = d;
@@ -1162,9 +1236,11 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 			t.acc = 0;
 		} else
 			t.c = cnt_add(t.c, w);
-		st_put(b, top, &t);
 	}
 	/* The stack is empty: its room takes the leaves. */
+	free(b->side);
+	b->side = NULL;
+	b->sidecap = 0;
 	if (keep_leaves(b, all, ss, &nk) == -1)
 		return -1;
 	/* (d): every alphabet character, with the count left to it. */
@@ -1361,6 +1437,7 @@ build_free(struct build *b)
 	free(b->acnt);
 	free(b->alb);
 	free(b->wbuf);
+	free(b->side);
 }
 
 static int

@@ -288,6 +288,51 @@ ideographs() {
 	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
 }
 
+# A count file of one token of n 'a' with count k.
+a_counts() {
+	awk -v n="$1" -v k="$2" 'BEGIN { printf "#subword-counts 1\n%s\t", k
+	    while (i++ < n) printf "a"; print "" }'
+}
+
+@test "subword-build: memory on one long token is the same whatever its count" {
+	# 2 MB of 'a' with count 5000 from a count file: sums of counts pass
+	# 2^31, and the walk's stack took 24 bytes a node instead of 16 (16 MB
+	# more than with count 1).
+	local kb1 kb
+	need_rss
+	a_counts 2000000 1 >"$T/a1.counts"
+	a_counts 2000000 5000 >"$T/a5k.counts"
+	kb1=$(peak_kb subword-build -q -j 1 --min-count 1 --from-counts -o "$T/v1" "$T/a1.counts")
+	kb=$(peak_kb subword-build -q -j 1 --min-count 1 --from-counts -o "$T/v" "$T/a5k.counts")
+	echo "count 1: $kb1 KB, count 5000: $kb KB"
+	[ "$kb" -le $((32 * 2000000 / 1024 + 16384)) ]
+	[ "$kb" -le $((kb1 + 2048)) ]
+	cmp "$T/v1" "$T/v"
+	[ "$(wc -l <"$T/v")" -eq 25 ]
+	[ "$(sed -n 3p "$T/v")" = "'$(sed -n 2p "$T/a1.counts" | cut -f 2)_'" ]
+}
+
+@test "subword-build: counts times 2^33 and --min-count times 2^33 give the same vocabulary" {
+	# Every sum of counts passes 32 bits; the walk holds the wide ones
+	# beside its stack.
+	corpus 3000 >"$T/c.txt"
+	subword-build -q --count-only -o "$T/c.counts" "$T/c.txt"
+	awk -F '\t' -v OFS='\t' 'NR == 1 { print; next }
+	    { $1 = sprintf("%.0f", $1 * 8589934592); print }' \
+	    "$T/c.counts" >"$T/big.counts"
+	for m in 1 2 5 20; do
+		subword-build -q --min-count "$m" --from-counts -o "$T/v" "$T/c.counts"
+		subword-build -q --min-count $((m * 8589934592)) --from-counts \
+		    -o "$T/vbig" "$T/big.counts"
+		cmp "$T/v" "$T/vbig"
+		subword-build -q --min-count "$m" -L 6 --iterations 2 \
+		    --from-counts -o "$T/v" "$T/c.counts"
+		subword-build -q --min-count $((m * 8589934592)) -L 6 \
+		    --iterations 2 --from-counts -o "$T/vbig" "$T/big.counts"
+		cmp "$T/v" "$T/vbig"
+	done
+}
+
 @test "subword-build: --help is the man page SYNOPSIS" {
 	help_is_synopsis subword-build
 }
