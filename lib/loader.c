@@ -1282,7 +1282,8 @@ struct loader {
 	const struct ld_dataset *ds;
 	struct rng	 rf, re, rw;	/* files, elements, windows */
 	enum ex_type	 et;
-	struct example	 ex;
+	struct example	 ex;		/* long int64 and bytes lists left lazy */
+	struct example	 exw;		/* the same decoded whole (lazy_of()) */
 	uint64_t	 epoch;		/* the epoch being read */
 	int		 in_epoch;
 	uint64_t	 epoch_elems;
@@ -1700,13 +1701,33 @@ fill(const struct mf_feature *f, const struct ex_feature *x, void *v)
 	return 0;
 }
 
+/* Whether feature f of ex (a list's steps, or a plain list) was left lazy. */
+static int
+lazy_of(const struct example *ex, const struct mf_feature *f)
+{
+	size_t nl = strlen(f->name);
+	const struct ex_flist *fl = f->var_len ? ex_find_list(ex, f->name, nl) :
+	    NULL;
+	const struct ex_feature *x;
+
+	if (fl != NULL) {
+		for (size_t s = 0; s < fl->n; s++)
+			if (fl->v[s].lazy != NULL)
+				return 1;
+		return 0;
+	}
+	return (x = ex_find(ex, f->name, nl)) != NULL && x->lazy != NULL;
+}
+
 /* Decode one record's primaries into e; -1 with err set. */
 static int
 decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
     char *err, size_t errlen)
 {
 	const struct ld_config *cf = l->cf;
+	const struct example *ex = &l->ex;
 	struct manifest one;
+	int lazy = 0;
 
 	if (ex_decode(&l->ex, p, n, l->et) == -1) {
 		snprintf(err, errlen, "payload is not %s: %s",
@@ -1714,22 +1735,43 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 		    "an Example", ex_strerror(&l->ex));
 		return -1;
 	}
+	one.nfeat = 1;
+	for (size_t i = 0; i < cf->nprim && !lazy; i++)
+		lazy = lazy_of(ex, cf->t[i].f);
+	if (lazy) {
+		/*
+		 * A primary's list was too long to decode at once: its counts
+		 * are checked first, so that a list far longer than the
+		 * manifest says is refused without its 8 bytes a value (raw
+		 * strings need their lengths: those are decoded whole).
+		 */
+		for (size_t i = 0; i < cf->nprim; i++) {
+			one.feat = (struct mf_feature *)cf->t[i].f;
+			if (cf->t[i].f->deser != MF_DS_RAW &&
+			    mf_check_record(&one, ex, err, errlen) == -1)
+				return -1;
+		}
+		if (ex_decode(&l->exw, p, n, l->et) == -1) {
+			snprintf(err, errlen, "%s", ex_strerror(&l->exw));
+			return -1;
+		}
+		ex = &l->exw;
+	}
 	for (size_t i = 0; i < cf->nprim; i++) {
 		const struct mf_feature *f = cf->t[i].f;
 		struct ld_tv *t = &e->tv[i];
 		size_t per = f->deser == MF_DS_RAW ? f->nelem * f->len : f->nelem;
 
 		/* check it as --check-manifest does */
-		one.nfeat = 1;
 		one.feat = (struct mf_feature *)f;
-		if (mf_check_record(&one, &l->ex, err, errlen) == -1)
+		if (mf_check_record(&one, ex, err, errlen) == -1)
 			return -1;
 		t->dtype = f->dtype;
 		t->rank = 0;
-		if (f->var_len && ex_find_list(&l->ex, f->name,
+		if (f->var_len && ex_find_list(ex, f->name,
 		    strlen(f->name)) == NULL) {
 			/* a plain list (checked): its values are the steps */
-			const struct ex_feature *x = ex_find(&l->ex, f->name,
+			const struct ex_feature *x = ex_find(ex, f->name,
 			    strlen(f->name));
 			size_t steps = f->deser == MF_DS_RAW ? x->n :
 			    f->nelem ? x->n / f->nelem : 0;
@@ -1739,7 +1781,7 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 			    fill(f, x, t->v) == -1)
 				return -1;
 		} else if (f->var_len) {
-			const struct ex_flist *fl = ex_find_list(&l->ex,
+			const struct ex_flist *fl = ex_find_list(ex,
 			    f->name, strlen(f->name));
 
 			t->shape[t->rank++] = (int64_t)fl->n;
@@ -1768,7 +1810,7 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 					    s * f->nelem, f->dtype)) == -1)
 						return -1;
 		} else {
-			const struct ex_feature *x = ex_find(&l->ex, f->name,
+			const struct ex_feature *x = ex_find(ex, f->name,
 			    strlen(f->name));
 
 			if (f->deser == MF_DS_RAW && f->len > 1)
@@ -1862,6 +1904,13 @@ fast_probe(struct loader *l, const uint8_t *p, size_t n, size_t *steps)
 		} else {
 			size_t need = l->fsp[i].n + 1;
 
+			/*
+			 * nelem values take at most 10 bytes each: a longer
+			 * list is for decode() to refuse, not for a scratch
+			 * sized by the record
+			 */
+			if (l->fsp[i].n > 10 * f->nelem + 16)
+				return 0;
 			if (l->fi64cap[i] < need) {
 				int64_t *q = realloc(l->fi64[i], need * sizeof *q);
 
@@ -2983,6 +3032,7 @@ ld_close(struct loader *l)
 	free(l->fbuf);
 	free(l->batch);
 	ex_free(&l->ex);
+	ex_free(&l->exw);
 	if (l->fi64)
 		for (size_t i = 0; i < l->cf->nprim; i++)
 			free(l->fi64[i]);
@@ -3018,6 +3068,8 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	rng_seed(&l->rw, seed + 2);
 	l->et = d->mf.allow_var_len ? EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE;
 	ex_init(&l->ex);
+	ex_init(&l->exw);
+	l->ex.lazy_min = 1u << 20;	/* as tfr-cat's */
 	l->nsrc = cf->shuffle ? (size_t)cf->nmix : 1;
 	if ((l->src = calloc(l->nsrc, sizeof *l->src)) == NULL ||
 	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||

@@ -534,3 +534,22 @@ PY
 		done
 	done
 }
+
+@test "loader: a list far longer than the manifest says is refused without being decoded whole" {
+	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
+	mkdir -p "$T/bg"
+	# a 20 MB record: 20 M one-byte int64 values where the manifest wants one
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw |
+	    gzip -1 >"$T/bg/a.tfrecords"
+	cat >"$T/bg/__manifest__.json" <<'J'
+{"compression": "GZIP", "allow_var_len": false, "features": [
+  {"name": "targets", "dtype": "int64", "shape": [], "deserialize_type": "int"}]}
+J
+	config independent "$T/bg" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "targets", "to_name": "y"}]' >"$T/c.json"
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$T/rss" batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/bg/a.tfrecords: record 0: offset 0: feature 'targets': 20000000 values, but its shape wants 1" ] ||
+	    { echo "$stderr"; false; }
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound batch-sample 50000)" ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
+}

@@ -202,3 +202,8 @@ options_agree() {
 	done < <(printf '%s\n%s\n' "$mlist" "$hlist")
 	return $bad
 }
+
+# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
+rss_bound() {
+	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
+}

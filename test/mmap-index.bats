@@ -575,11 +575,6 @@ peak_rss() {
 	return $st
 }
 
-# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
-rss_bound() {
-	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
-}
-
 @test "mmap-index: build of a 20 MB record holds about one copy of it, with any -j" {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"

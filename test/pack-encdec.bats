@@ -369,11 +369,6 @@ for i in range(300):
 	cmp "$T/want.tfr" "$T/kept.tfr"
 }
 
-# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
-rss_bound() {
-	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
-}
-
 @test "pack-encdec: a 20 MB record is not decoded whole: memory about one copy, rows as trimmed" {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 targets 7 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"

@@ -344,11 +344,6 @@ print(d[12:-4].hex())' "$T/r2"
 	[[ "$stderr" == *"--max-record-size: invalid number '1x'"* ]]
 }
 
-# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
-rss_bound() {
-	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
-}
-
 @test "subword-encode: -d of a 20 MB record streams it: memory about one copy of the record" {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	local id

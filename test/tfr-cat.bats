@@ -404,11 +404,6 @@ big() {
 	[ "$stderr" = "tfr-cat: stdout: No space left on device" ]
 }
 
-# A peak RSS bound: KB, or no bound under ASan (its shadow and quarantine).
-rss_bound() {
-	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
-}
-
 @test "tfr-cat: JSON, --stats and -f of a 20 MB record hold about one copy of the record" {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
