@@ -66,6 +66,7 @@ static const char usage_text[] =
 "                            [--pad n] [--pad-to-multiple n] [file ...]\n"
 "       batch-sample loader [-q] [--progress | --no-progress] [--stats]\n"
 "                           [-o file] [-s seed] [--limit n]\n"
+"                           [--max-record-size n]\n"
 "                           [--output-format json|records] --config file\n"
 "       batch-sample -h | -V\n"
 "\n"
@@ -90,6 +91,7 @@ static const char usage_text[] =
 "  --left-pad-source BOOL   pad sources on the left (default True)\n"
 "  --left-pad-target BOOL   pad targets on the left (default False)\n"
 "  --limit N                loader: stop after N batches\n"
+"  --max-record-size N      loader: largest payload in a compressed file\n"
 "  --max-source-positions N, --max-target-positions N  drop longer sentences\n"
 "  --max-tokens N           at most N padded tokens per batch\n"
 "  --no-input-feeding       leave prev_output_tokens out\n"
@@ -2244,6 +2246,7 @@ cmd_loader(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "max-record-size", required_argument, NULL, 'm' },
 		{ "no-progress", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "output-format", required_argument, NULL, 'f' },
@@ -2263,7 +2266,7 @@ cmd_loader(int argc, char **argv)
 	struct rec_writer *w = NULL;
 	struct buf b = { 0 };
 	char err[1024], *text;
-	uint64_t limit = UINT64_MAX, seed = 1, nb = 0;
+	uint64_t limit = UINT64_MAX, seed = 1, nb = 0, maxrec = 0;
 	long long ll;
 	size_t n;
 	int ch, records = 0, stats = 0, r, fd;
@@ -2278,6 +2281,7 @@ cmd_loader(int argc, char **argv)
 				usage_error("--limit: invalid number '%s'", optarg);
 			limit = (uint64_t)ll;
 			break;
+		case 'm': maxrec = max_record_arg(optarg); break;
 		case 'o': outpath = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "json") == 0)
@@ -2319,6 +2323,7 @@ cmd_loader(int argc, char **argv)
 		die("%s: %s", config, err);
 	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
 		die("%s: %s", config, err);
+	ld_set_max_record(l, maxrec);
 	if ((fd = records ? out_open(&of, outpath) :
 	    out_open_text(&of, outpath)) == -1)
 		die_errno("%s", outpath);

@@ -1301,6 +1301,7 @@ struct loader {
 	struct ld_out	*out;
 	struct ld_stats	 st;
 	int		 ended;
+	uint64_t	 maxrec;	/* ld_set_max_record() */
 	/*
 	 * The fast path (fast_probe()): records in the canonical form whose
 	 * primaries are packed float32 or int64 lists are read straight
@@ -2303,7 +2304,7 @@ src_open(struct loader *l, struct ld_src *s, size_t file, char *err,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if ((s->r = rec_reader_open(s->fd, REC_AUTO, 0, 0)) == NULL)
+	if ((s->r = rec_reader_open(s->fd, REC_AUTO, 0, l->maxrec)) == NULL)
 		return -1;
 	if (l->cf->type == LD_CONTINUOUS) {
 		size_t np = l->cf->nprim;
@@ -3045,6 +3046,12 @@ ld_close(struct loader *l)
 	free(l->fskip);
 	free(l->iov);
 	free(l);
+}
+
+void
+ld_set_max_record(struct loader *l, uint64_t max_len)
+{
+	l->maxrec = max_len;
 }
 
 struct loader *

@@ -87,6 +87,11 @@ int		 ld_config_bind(struct ld_config *c, const struct manifest *m,
 struct loader	*ld_open(struct ld_config *c, const struct ld_dataset *d,
 		    uint64_t seed, char *err, size_t errlen);
 void		 ld_close(struct loader *l);
+/*
+ * The largest record payload read where the bytes left cannot be known
+ * (compressed files); 0, the default, is the reader's (2 GiB).
+ */
+void		 ld_set_max_record(struct loader *l, uint64_t max_len);
 
 /*
  * The next batch: 1, 0 at the end (never with epochs null), or -1 with

@@ -553,3 +553,20 @@ J
 	rss=$(tail -1 "$T/rss")
 	[ "$rss" -lt "$(rss_bound batch-sample 50000)" ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
 }
+
+@test "loader: --max-record-size bounds a record of a compressed file, as tfr-cat's" {
+	mnist
+	gzip "$T/mn/a.tfrecords" "$T/mn/sub/b.tfrecords"
+	mv "$T/mn/a.tfrecords.gz" "$T/mn/a.tfrecords"
+	mv "$T/mn/sub/b.tfrecords.gz" "$T/mn/sub/b.tfrecords"
+	sed -i 's/"compression": null/"compression": "GZIP"/' "$T/mn/__manifest__.json"
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json" --max-record-size 64
+	[ "${#lines[@]}" = 3 ]
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --max-record-size 20
+	[ "$stderr" = "batch-sample: $T/mn/a.tfrecords: record 0: offset 0: length 49 exceeds the limit of 20 bytes (--max-record-size)" ] ||
+	    { echo "$stderr"; false; }
+	[ -z "$output" ]
+	run -2 batch-sample loader --config "$T/c.json" --max-record-size 2Q
+}
