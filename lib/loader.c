@@ -1448,24 +1448,50 @@ elem_new_fit(struct loader *l, size_t bytes)
 	return elem_new(l);
 }
 
+/*
+ * Room for n values in t, keeping those it holds; -1 on ENOMEM.  Just
+ * the room asked for (tv_alloc() and the windows ask for what they will
+ * hold), so that the shuffle buffer holds no more than its elements.
+ */
+static int
+tv_room(struct ld_tv *t, size_t n)
+{
+	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
+	    esz(t->dtype), nc;
+	void *q;
+
+	nc = (n ? n : 1) * es;
+	/* a reused element's block serves unless far too large */
+	if (nc <= t->cap && t->v != NULL && (t->n > 0 || t->cap <= nc + nc / 4))
+		return 0;
+	if (t->n == 0) {	/* nothing to keep: the freed block can serve */
+		free(t->v);
+		t->v = NULL;
+		t->cap = 0;
+	}
+	if ((q = realloc(t->v, nc)) == NULL)
+		return -1;
+	t->v = q;
+	t->cap = nc;
+	return 0;
+}
+
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
-	size_t need = (n ? n : 1) * (t->dtype == MF_STRING ?
-	    sizeof(union ld_cell) : esz(t->dtype));
-
-	/* numbers are all written by the caller; strings start NULL for tv_clear() */
-	t->n = n;
-	if (t->v != NULL && t->dtype != MF_STRING && t->cap >= need &&
-	    t->cap <= need + need / 4)	/* a reused block, not far too large */
+	if (t->dtype == MF_STRING) {	/* cells start NULL for tv_clear() */
+		free(t->v);
+		t->cap = 0;
+		t->n = n;
+		if ((t->v = calloc(n ? n : 1, sizeof(union ld_cell))) == NULL)
+			return -1;
+		t->cap = (n ? n : 1) * sizeof(union ld_cell);
 		return 0;
-	free(t->v);
-	t->cap = 0;
-	t->v = t->dtype == MF_STRING ? calloc(n ? n : 1, sizeof(union ld_cell)) :
-	    malloc(need);
-	if (t->v == NULL)
+	}
+	t->n = 0;	/* nothing to keep: the caller writes every number */
+	if (tv_room(t, n) == -1)
 		return -1;
-	t->cap = need;
+	t->n = n;
 	return 0;
 }
 
@@ -2408,33 +2434,6 @@ drop_steps(struct loader *l, struct ld_src *s, size_t k)
 	s->start = s->have ? s->start + k : 0;
 }
 
-/*
- * Room for n values in t, keeping those it holds; -1 on ENOMEM.  Just
- * the room asked for: the callers ask for what a window will need, so
- * that the shuffle buffer holds no more than its windows.
- */
-static int
-tv_room(struct ld_tv *t, size_t n)
-{
-	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
-	    esz(t->dtype), nc;
-	void *q;
-
-	nc = (n ? n : 1) * es;
-	/* a reused element's block serves unless far too large */
-	if (nc <= t->cap && t->v != NULL && (t->n > 0 || t->cap <= nc + nc / 4))
-		return 0;
-	if (t->n == 0) {	/* nothing to keep: the freed block can serve */
-		free(t->v);
-		t->v = NULL;
-		t->cap = 0;
-	}
-	if ((q = realloc(t->v, nc)) == NULL)
-		return -1;
-	t->v = q;
-	t->cap = nc;
-	return 0;
-}
 
 /*
  * Read the next record of a continuous source: 1 with its steps (*rec

@@ -207,3 +207,12 @@ options_agree() {
 rss_bound() {
 	if grep -qa __asan_init "$(command -v "$1")"; then echo 100000000; else echo "$2"; fi
 }
+
+# all_listed WORDS TEXT: every word of WORDS is a word of TEXT; else the
+# first one missing is said and the status is 1.
+all_listed() {
+	local w
+	for w in $1; do
+		grep -qw -- "$w" <<<"$2" || { echo "missing: $w"; return 1; }
+	done
+}

@@ -28,11 +28,8 @@ NAMED="default_leftpad_src empty_m1 fuzz_0 increasing_1_10_mt20_m2 max_sentences
 }
 
 @test "vectors-batch: every named case is in the manifest" {
-	local n
 	run -0 jq -r '[.batch_cases[], .collate_cases[], .pipeline_cases[]] | map(.name) | join(" ")' "$M"
-	for n in $NAMED; do
-		grep -qw -- "$n" <<<"$output" || { echo "missing: $n"; return 1; }
-	done
+	all_listed "$NAMED" "$output"
 }
 
 @test "vectors-batch: further cases of the manifest, each run as its kind" {
