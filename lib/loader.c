@@ -1232,12 +1232,6 @@ struct ld_elem {
 	struct ld_tv	 tv[];
 };
 
-struct ld_join {
-	int		 bad;
-	int		 rank;
-	int64_t		 shape[LD_MAXRANK];
-};
-
 struct ld_src {
 	int		 open;
 	int		 dead;
@@ -1259,7 +1253,6 @@ struct ld_src {
 	struct ld_elem	*cur;
 	size_t		 nq;
 	uint64_t	 nrecs;
-	struct ld_join	*bad;	/* per primary: the first step shape that differs */
 };
 
 struct ld_out {
@@ -2311,7 +2304,6 @@ src_close(struct loader *l, struct ld_src *s)
 	free(s->w);
 	free(s->sh);
 	elem_free(l, s->cur);
-	free(s->bad);
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
 }
@@ -2738,8 +2730,6 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 	if (s->want < 0)
 		s->want = rng_range(&l->rw, cf->minw, cf->maxw);
 	nb = (size_t)s->want + 1;
-	if (s->bad == NULL && (s->bad = calloc(cf->nprim, sizeof *s->bad)) == NULL)
-		return -1;
 	while (s->nq < (size_t)s->want) {
 		if ((r = src_read(l, s, &p, &n, err, errlen)) == -1)
 			return -1;
@@ -2759,7 +2749,6 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			    sizeof *s->cur->bounds)) == NULL)
 				return -1;
 			s->cur->nb = nb;
-			memset(s->bad, 0, cf->nprim * sizeof *s->bad);
 		}
 		e = s->cur;
 		rec = NULL;
@@ -2775,35 +2764,27 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		for (i = 0; i < cf->nprim; i++) {
 			const struct mf_feature *f = cf->t[i].f;
 			struct ld_tv *t = &e->tv[i], *x = rec ? &rec->tv[i] : NULL;
-			struct ld_join sh;
-			size_t xn, have;
+			size_t xn = x ? x->n : steps * f->nelem, have;
 
-			if (x) {
-				sh.rank = x->rank;
-				memcpy(sh.shape, x->shape, sizeof sh.shape);
-				xn = x->n;
-			} else {
-				sh.rank = 1 + f->rank;
-				sh.shape[0] = (int64_t)steps;
-				memcpy(sh.shape + 1, f->shape, sizeof f->shape[0] *
-				    (size_t)f->rank);
-				xn = steps * f->nelem;
-			}
 			if (s->nq == 0) {
+				/*
+				 * The shape of a step is the manifest's (decode()
+				 * makes it so), the same in every record.
+				 */
 				t->dtype = x ? x->dtype : f->dtype;
-				t->rank = sh.rank;
-				memcpy(t->shape, sh.shape, sizeof t->shape);
+				if (x) {
+					t->rank = x->rank;
+					memcpy(t->shape, x->shape, sizeof t->shape);
+				} else {
+					t->rank = 1 + f->rank;
+					memcpy(t->shape + 1, f->shape,
+					    sizeof f->shape[0] * (size_t)f->rank);
+				}
 				t->shape[0] = 0;
 				t->n = 0;
-			} else if (!s->bad[i].bad)
-				for (int d = 1; d < sh.rank; d++)
-					if (sh.shape[d] != t->shape[d]) {
-						sh.bad = 1;
-						s->bad[i] = sh;
-						break;
-					}
+			}
 			e->bounds[i * nb + s->nq] = t->shape[0];
-			t->shape[0] += sh.shape[0];
+			t->shape[0] += x ? x->shape[0] : (int64_t)steps;
 			have = t->n;
 			/* room for the window as if its records were like its first */
 			if (tv_room(t, s->nq == 0 ? xn * (nb - 1) : have + xn) == -1) {
@@ -2830,20 +2811,6 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 	e = s->cur;
 	s->cur = NULL;
 	s->nq = 0;
-	for (i = 0; i < cf->nprim; i++)
-		if (s->bad[i].bad) {
-			char a[128], b[128];
-			const struct ld_tv *t = &e->tv[i];
-
-			shape_str(a, sizeof a, t->shape + 1, t->rank - 1);
-			shape_str(b, sizeof b, s->bad[i].shape + 1,
-			    s->bad[i].rank - 1);
-			snprintf(err, errlen, "%s: feature '%s': steps of shape "
-			    "%s and %s cannot be joined", l->ds->files[s->file],
-			    cf->t[i].from, a, b);
-			elem_free(l, e);
-			return -1;
-		}
 	for (i = 0; i < cf->nprim; i++)
 		e->bounds[i * nb + nb - 1] = e->tv[i].shape[0];
 	s->nwin++;
