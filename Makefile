@@ -103,10 +103,12 @@ $(O)/test/%: test/unit/%.c test/unit/tap.h $(STATIC)
 
 unit: $(UNITS)
 
-# Fuzz targets: libFuzzer through clang, the library compiled in.
+# Fuzz targets: libFuzzer through clang, the library compiled in; a
+# pointer kept to a returned function's locals is caught.
 $(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) $(wildcard cmd/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -fsanitize-address-use-after-return=always $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
 
 fuzz: $(FUZZERS)
 
@@ -145,11 +147,14 @@ check-build:
 
 # The full suite: warnings as errors, unit tests, bats (including the
 # ../shared/vectors suites when present), man lint; then the same tests
-# built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# built with AddressSanitizer and UndefinedBehaviorSanitizer, which also
+# catches a pointer to a returned function's locals (as the fuzz targets
+# do, compiled in).
 check: deps
 	$(MAKE) DEVELOPER=1 test-unit test-bats test-install
 	$(MAKE) manlint
-	$(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
+	ASAN_OPTIONS=detect_stack_use_after_return=1$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS)) \
+	  $(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
 	@echo "check: all passed"
 
 # The build engines on a throwaway single-node Slurm cluster on localhost

@@ -48,6 +48,8 @@ struct pools {
 	size_t		 nent, cent;
 	struct span	*sp;
 	size_t		 nsp, csp;
+	struct span	*stepsp;	/* the value span of each lazy step */
+	size_t		 nstepsp, cstepsp;
 	size_t		 lazy_min;	/* the example's, for this decode */
 	char		 err[200];
 };
@@ -93,6 +95,7 @@ ex_free(struct example *ex)
 	free(P->loff);
 	free(P->ent);
 	free(P->sp);
+	free(P->stepsp);
 	free(P);
 	memset(ex, 0, sizeof(*ex));
 }
@@ -679,6 +682,20 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 				return -1;
 			if (feature(P, start, &v, 1, ft, &P->foff[P->nfeat]) == -1)
 				return -1;
+			if (ft->lazy != NULL) {
+				/*
+				 * A step left in the record keeps its span in
+				 * the step pool ('v' is gone when this returns);
+				 * its pool index stands in for the value offset
+				 * until decode() points 'lazy' there, once the
+				 * pool has stopped moving.
+				 */
+				if (GROW(P->stepsp, P->nstepsp, P->cstepsp,
+				    struct span) == -1)
+					return -1;
+				P->stepsp[P->nstepsp] = v;
+				P->foff[P->nfeat] = P->nstepsp++;
+			}
 			P->nfeat++;
 			(*count)++;
 		}
@@ -785,6 +802,7 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 	end = p + n;
 	P->lazy_min = ex->lazy_min;
 	P->ni64 = P->nf32 = P->nb = P->nfeat = P->nlists = P->nent = P->nsp = 0;
+	P->nstepsp = 0;
 	ex->seq = seq;
 	ex->has_features = ex->has_lists = 0;
 	ex->nfeat = ex->nlists = 0;
@@ -859,8 +877,11 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 		P->nlists++;
 	}
 
-	for (i = 0; i < P->nfeat; i++)
+	for (i = 0; i < P->nfeat; i++) {
+		if (i >= nfeat_top && P->feat[i].lazy != NULL)
+			P->feat[i].lazy = P->stepsp + P->foff[i];
 		fixup(P, &P->feat[i], P->foff[i]);
+	}
 	for (i = 0; i < P->nlists; i++)
 		P->lists[i].v = P->lists[i].n ? P->feat + P->loff[i] : NULL;
 	ex->feat = nfeat_top ? P->feat : NULL;

@@ -927,3 +927,38 @@ part_inputs() {
 		[ "$(cd "$T/o" && echo *)" = "sh-0 sh-1 sh-2" ] || { echo "$a: $(ls "$T/o")"; false; }
 	done
 }
+
+# SequenceExample steps past every size at which a reader changes its
+# way of reading (1 MiB: left in the record; 2 MiB; 16 MiB: a big
+# record), of int64s and of bytes, between small steps.  Each step
+# must read back whole: steps over 1 MiB once came back empty.
+@test "tfr-cat: feature-list steps past 1, 2 and 16 MiB keep their values" {
+	python3 - "$T" <<'PY'
+import base64, json, sys
+t = sys.argv[1]
+ids = [list(range(30000, 530000)), [1, 2, 3], list(range(2, 6000002)), [7]]
+img = [[base64.b64encode(bytes([i % 251 for i in range(n)])).decode()]
+       for n in (2 << 20, 5, (1 << 20) + 1, 17 << 20)]
+with open(t + "/big.json", "w") as f:
+    json.dump({"context": {}, "feature_lists": {"ids": ids, "img": img}}, f)
+with open(t + "/want.flat", "w") as f:
+    json.dump({"context": {}, "feature_lists": {"ids": ids, "img": img}}, f,
+              separators=(",", ":"))
+    f.write("\n")
+PY
+	tfr-cat --from-json -R "$T/big.json" >"$T/big.tfr"
+	run -0 --separate-stderr tfr-cat -R "$T/big.tfr"
+	tfr-cat -R "$T/big.tfr" | cmp - "$T/big.tfr"
+	# --flat writes every value (bytes as base64)
+	tfr-cat --flat "$T/big.tfr" >"$T/got.flat"
+	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a != b)' \
+		"$T/got.flat" "$T/want.flat"
+	# the JSON form reads back to the same record
+	tfr-cat "$T/big.tfr" | tfr-cat --from-json -R | cmp - "$T/big.tfr"
+	# -f keeps the list whole (the record is canonical: the same bytes)
+	tfr-cat -R -f ids,img "$T/big.tfr" | cmp - "$T/big.tfr"
+	tfr-cat -R -f ids "$T/big.tfr" | tfr-cat --flat | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["feature_lists"]["ids"]
+sys.exit(not (len(d) == 4 and len(d[0]) == 500000 and d[0][-1] == 529999 and len(d[2]) == 6000000 and d[3] == [7]))'
+}

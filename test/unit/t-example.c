@@ -24,20 +24,63 @@ same(const struct buf *b, const char *s, size_t n)
 }
 
 /*
+ * A feature decoded whole (x) and the same feature as a decode with
+ * lazy_min = 1 gives it (y): the same kind and count, and when y was
+ * left in the record, the values ex_int64_open_feature() and
+ * ex_bytes_open_feature() read from it are x's.  Counts y's left in
+ * the record in *lazies.
+ */
+static int
+feature_agrees(const struct ex_feature *x, const struct ex_feature *y,
+    int *lazies)
+{
+	struct ex_int64_iter it;
+	struct ex_bytes_iter bit;
+	struct ex_bytes bpart[3];
+	int64_t part[3];
+	size_t j, k, got;
+	int ok = 1;
+
+	if (x->kind != y->kind || x->n != y->n || x->keylen != y->keylen)
+		return 0;
+	if (y->lazy == NULL) {
+		if (x->kind == EX_INT64 && x->n > 0 &&
+		    memcmp(x->i64, y->i64, x->n * sizeof(int64_t)) != 0)
+			ok = 0;
+		return ok;
+	}
+	(*lazies)++;
+	if (y->i64 != NULL || y->b != NULL)
+		return 0;
+	if (y->kind == EX_BYTES) {
+		ex_bytes_open_feature(&bit, y);
+		for (got = 0; (k = ex_bytes_next(&bit, bpart, 3)) > 0; got += k)
+			for (j = 0; j < k; j++)
+				if (got + j >= x->n ||
+				    bpart[j].n != x->b[got + j].n ||
+				    bpart[j].p != x->b[got + j].p)
+					ok = 0;
+		return ok && got == x->n;
+	}
+	ex_int64_open_feature(&it, y);
+	for (got = 0; (k = ex_int64_next(&it, part, 3)) > 0; got += k)
+		for (j = 0; j < k; j++)
+			if (got + j >= x->n || part[j] != x->i64[got + j])
+				ok = 0;
+	return ok && got == x->n;
+}
+
+/*
  * Decoding with lazy_min = 1 accepts what ex_decode() accepts, gives
- * the same features, and the values of those left in the record
- * (ex_int64_open_feature(), ex_bytes_open_feature()) are the decoded
- * ones.
+ * the same features and feature-list steps, and the values of those
+ * left in the record are the decoded ones.  Returns 0 when they
+ * differ, else 1 + the number left in the record.
  */
 static int
 lazy_agrees(const uint8_t *p, size_t n)
 {
 	struct example a, b;
-	struct ex_int64_iter it;
-	struct ex_bytes_iter bit;
-	struct ex_bytes bpart[3];
-	int64_t part[3];
-	size_t i, j, k, got;
+	size_t i, j;
 	int ra, rb, ok = 1, lazies = 0;
 
 	ex_init(&a);
@@ -47,41 +90,16 @@ lazy_agrees(const uint8_t *p, size_t n)
 	rb = ex_decode(&b, p, n, EX_TYPE_AUTO);
 	if (ra != rb || (ra == 0 && (a.nfeat != b.nfeat || a.nlists != b.nlists)))
 		ok = 0;
-	for (i = 0; ok && ra == 0 && i < a.nfeat; i++) {
-		const struct ex_feature *x = &a.feat[i], *y = &b.feat[i];
-
-		if (x->kind != y->kind || x->n != y->n || x->keylen != y->keylen) {
+	for (i = 0; ok && ra == 0 && i < a.nfeat; i++)
+		ok = feature_agrees(&a.feat[i], &b.feat[i], &lazies);
+	for (i = 0; ok && ra == 0 && i < a.nlists; i++) {
+		if (a.lists[i].n != b.lists[i].n) {
 			ok = 0;
 			break;
 		}
-		if (y->lazy == NULL) {
-			if (x->kind == EX_INT64 && x->n > 0 &&
-			    memcmp(x->i64, y->i64, x->n * sizeof(int64_t)) != 0)
-				ok = 0;
-			continue;
-		}
-		lazies++;
-		if (y->i64 != NULL || y->b != NULL)
-			ok = 0;
-		if (y->kind == EX_BYTES) {
-			ex_bytes_open_feature(&bit, y);
-			for (got = 0; (k = ex_bytes_next(&bit, bpart, 3)) > 0; got += k)
-				for (j = 0; j < k; j++)
-					if (got + j >= x->n ||
-					    bpart[j].n != x->b[got + j].n ||
-					    bpart[j].p != x->b[got + j].p)
-						ok = 0;
-			if (got != x->n)
-				ok = 0;
-			continue;
-		}
-		ex_int64_open_feature(&it, y);
-		for (got = 0; (k = ex_int64_next(&it, part, 3)) > 0; got += k)
-			for (j = 0; j < k; j++)
-				if (got + j >= x->n || part[j] != x->i64[got + j])
-					ok = 0;
-		if (got != x->n)
-			ok = 0;
+		for (j = 0; ok && j < a.lists[i].n; j++)
+			ok = feature_agrees(&a.lists[i].v[j], &b.lists[i].v[j],
+			    &lazies);
 	}
 	if (ok && ra == 0) {
 		/* and both encode to the same bytes */
@@ -607,6 +625,141 @@ test_canonical_random(void)
 }
 
 static void
+put_varint(struct buf *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		buf_putc(o, (int)(v & 0x7f) | 0x80);
+		v >>= 7;
+	}
+	buf_putc(o, (int)v);
+}
+
+/* Field 'f' of wire type 2 holding the bytes of 'm'. */
+static void
+put_message(struct buf *o, unsigned f, const struct buf *m)
+{
+	put_varint(o, f << 3 | 2);
+	put_varint(o, m->len);
+	buf_append(o, m->p, m->len);
+}
+
+/*
+ * SequenceExamples whose steps are int64 and bytes lists larger than
+ * the example's lazy_min, more of them than the first step pool holds,
+ * between small steps: decoded with lazy_min set, every step reads back
+ * its own values (a step's span once lived on the stack of the function
+ * that found it, and steps over 1 MiB read back empty), and the record
+ * encodes as it was.
+ */
+static void
+test_lazy_steps(void)
+{
+	struct buf step = { 0 }, list = { 0 }, lists = { 0 }, entry = { 0 };
+	struct buf rec = { 0 }, tmp = { 0 }, again = { 0 };
+	struct example ex;
+	struct ex_int64_iter it;
+	struct ex_bytes_iter bit;
+	struct ex_bytes bv[4];
+	int64_t v[4];
+	size_t i, j, k, got, nsteps = 40, bad = 0;
+
+	/* "ids": int64 steps; step i holds i*37+1 values 1000*i+j */
+	for (i = 0; i < nsteps; i++) {
+		tmp.len = 0;
+		for (j = 0; j < i * 37 + 1; j++)
+			put_varint(&tmp, 1000 * i + j);
+		step.len = 0;
+		put_message(&step, 1, &tmp);		/* Int64List.value */
+		tmp.len = 0;
+		put_message(&tmp, 3, &step);		/* Feature.int64_list */
+		put_message(&list, 1, &tmp);		/* FeatureList.feature */
+	}
+	buf_append(&entry, "\x0a\x03ids", 5);
+	put_message(&entry, 2, &list);
+	put_message(&lists, 1, &entry);
+	/* "img": bytes steps of i+1 values "s<i>" ... */
+	list.len = 0;
+	for (i = 0; i < nsteps; i++) {
+		char val[32];
+
+		step.len = 0;
+		for (j = 0; j <= i; j++) {
+			snprintf(val, sizeof(val), "s%zu-%zu", i, j);
+			tmp.len = 0;
+			buf_puts(&tmp, val);
+			put_message(&step, 1, &tmp);	/* BytesList.value */
+		}
+		tmp.len = 0;
+		put_message(&tmp, 1, &step);		/* Feature.bytes_list */
+		put_message(&list, 1, &tmp);
+	}
+	entry.len = 0;
+	buf_append(&entry, "\x0a\x03img", 5);
+	put_message(&entry, 2, &list);
+	put_message(&lists, 1, &entry);
+	put_message(&rec, 2, &lists);			/* feature_lists */
+
+	TEST(lazy_agrees(rec.p, rec.len) >= (int)(2 * nsteps - 2),
+	    "steps left in the record read back as decoded");
+
+	ex_init(&ex);
+	ex.lazy_min = 16;
+	TEST(ex_decode(&ex, rec.p, rec.len, EX_TYPE_AUTO) == 0 &&
+	    ex.nlists == 2, "a SequenceExample with large steps decodes");
+	for (i = 0; ex.nlists == 2 && i < nsteps; i++) {
+		const struct ex_feature *f = &ex.lists[0].v[i];
+
+		if (f->kind != EX_INT64 || f->n != i * 37 + 1) {
+			bad++;
+			continue;
+		}
+		if (f->lazy == NULL)
+			continue;
+		ex_int64_open_feature(&it, f);
+		for (got = 0; (k = ex_int64_next(&it, v, 4)) > 0; got += k)
+			for (j = 0; j < k; j++)
+				if (v[j] != (int64_t)(1000 * i + got + j))
+					bad++;
+		if (got != f->n)
+			bad++;
+	}
+	TEST(bad == 0, "every int64 step left in the record holds its own values");
+	for (i = 0, bad = 0; ex.nlists == 2 && i < nsteps; i++) {
+		const struct ex_feature *f = &ex.lists[1].v[i];
+		char val[32];
+
+		if (f->kind != EX_BYTES || f->n != i + 1) {
+			bad++;
+			continue;
+		}
+		if (f->lazy == NULL)
+			continue;
+		ex_bytes_open_feature(&bit, f);
+		for (got = 0; (k = ex_bytes_next(&bit, bv, 4)) > 0; got += k)
+			for (j = 0; j < k; j++) {
+				snprintf(val, sizeof(val), "s%zu-%zu", i, got + j);
+				if (bv[j].n != strlen(val) ||
+				    memcmp(bv[j].p, val, bv[j].n) != 0)
+					bad++;
+			}
+		if (got != f->n)
+			bad++;
+	}
+	TEST(bad == 0, "every bytes step left in the record holds its own values");
+	TEST(ex_encode(&ex, &again) == 0 && again.len == rec.len &&
+	    memcmp(again.p, rec.p, rec.len) == 0,
+	    "and the example encodes to the record's bytes");
+	ex_free(&ex);
+	buf_free(&step);
+	buf_free(&list);
+	buf_free(&lists);
+	buf_free(&entry);
+	buf_free(&rec);
+	buf_free(&tmp);
+	buf_free(&again);
+}
+
+static void
 test_lists(void)
 {
 	/* {"b": [1, 300], "a": []}: "a" first, an empty list has no chunk. */
@@ -1086,6 +1239,7 @@ main(void)
 	}
 
 	test_lists();
+	test_lazy_steps();
 	test_float_steps_fast();
 	test_canonical_random();
 
