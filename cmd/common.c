@@ -1,11 +1,13 @@
 /*
  * Command-line plumbing shared by the recpipe tools.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -60,9 +62,12 @@ unlink_pending(void)
 {
 	struct outfile *o;
 
-	for (o = pending; o != NULL; o = o->next)
+	for (o = pending; o != NULL; o = o->next) {
 		if (o->active && o->tmp)
 			unlink(o->tmp);
+		if (o->lock != NULL)
+			unlink(o->lock);
+	}
 }
 
 static void
@@ -116,14 +121,22 @@ fault_begin(void)
 void
 out_commit_all(void)
 {
-	struct outfile *o, *next;
+	struct outfile *o, **v;
+	size_t n = 0, bad;
 
 	faulting = 0;
-	for (o = pending; o != NULL; o = next) {
-		next = o->next;
-		if (out_commit(o) == -1)
-			die_errno("%s", o->path);
-	}
+	for (o = pending; o != NULL; o = o->next)
+		n++;
+	if ((v = calloc(n ? n : 1, sizeof(*v))) == NULL)
+		die_errno("malloc");
+	/* In the order they were opened (a .bin before its .idx). */
+	for (o = pending; o != NULL; o = o->next)
+		v[--n] = o;
+	for (o = pending; o != NULL; o = o->next)
+		n++;
+	if (out_commit_group(v, n, &bad) == -1)
+		die_errno("%s", bad < n ? v[bad]->path : "output");
+	free(v);
 }
 
 void
@@ -469,12 +482,268 @@ out_check(const char *path)
 		die_errno("%s", path);
 }
 
+static void forget(struct outfile *o, int keep_path);
+static void abort_out(struct outfile *o, int keep_path);
+
 static void
 on_signal(int sig)
 {
 	unlink_pending();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * Where a named output is written: 'path', or, when 'path' is a
+ * symbolic link, the file it finally names (which may not exist yet),
+ * so that the link stays and its target gets the new data.  Returns a
+ * new string, or NULL with errno (ELOOP after 40 links).
+ */
+static char *
+out_target(const char *path)
+{
+	char *cur, *next, link[PATH_MAX];
+	const char *slash;
+	ssize_t n;
+	int hops;
+
+	if ((cur = strdup(path)) == NULL)
+		return NULL;
+	for (hops = 0; (n = readlink(cur, link, sizeof(link) - 1)) >= 0; hops++) {
+		if (hops == 40) {
+			free(cur);
+			errno = ELOOP;
+			return NULL;
+		}
+		link[n] = '\0';
+		if (link[0] == '/' || (slash = strrchr(cur, '/')) == NULL)
+			next = strdup(link);
+		else if ((next = malloc((size_t)(slash - cur) + 2 + (size_t)n)) != NULL)
+			snprintf(next, (size_t)(slash - cur) + 2 + (size_t)n,
+			    "%.*s/%s", (int)(slash - cur), cur, link);
+		free(cur);
+		if ((cur = next) == NULL)
+			return NULL;
+	}
+	if (errno != EINVAL && errno != ENOENT) {
+		free(cur);
+		return NULL;
+	}
+	return cur;
+}
+
+/* The directory part of 'path' ("." for none), in buf. */
+static const char *
+dir_of(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return ".";
+	if (slash == path)
+		return "/";
+	snprintf(buf, size, "%.*s", (int)(slash - path), path);
+	return buf;
+}
+
+/*
+ * Stale temporaries.  A temporary is named TARGET.rp-PID-XXXXXX (a
+ * group's kept old file, the same with ".old"), so that a later writer
+ * of TARGET knows it for one of ours and whose it was.  Each directory
+ * is read once a run; a temporary of TARGET is removed once this run
+ * holds TARGET's lock (so no writer of TARGET is alive) and its
+ * process is gone.
+ */
+struct stale_dir {
+	char	*dir;
+	char	**names;
+	size_t	 n;
+	struct stale_dir *next;
+};
+static struct stale_dir *stale_dirs;
+
+/* The length of the TARGET part of a temporary's name, or 0 for another name. */
+static size_t
+temp_base(const char *name, long *pid)
+{
+	const char *p = name, *q, *mark = NULL;
+	size_t k;
+
+	while ((q = strstr(p, ".rp-")) != NULL) {
+		mark = q;
+		p = q + 1;
+	}
+	if (mark == NULL || mark == name)
+		return 0;
+	p = mark + 4;
+	if (!isdigit((unsigned char)*p))
+		return 0;
+	*pid = 0;
+	for (; isdigit((unsigned char)*p) && *pid < 100000000; p++)
+		*pid = *pid * 10 + (*p - '0');
+	if (*p++ != '-')
+		return 0;
+	for (k = 0; k < 6; k++)
+		if (!isalnum((unsigned char)p[k]))
+			return 0;
+	if (p[6] != '\0' && strcmp(p + 6, ".old") != 0)
+		return 0;
+	return (size_t)(mark - name);
+}
+
+static void
+sweep_stale(const char *target)
+{
+	char dbuf[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	const char *dir = dir_of(target, dbuf, sizeof(dbuf));
+	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	struct stale_dir *d;
+	struct dirent *de;
+	DIR *dp;
+	size_t i, len = strlen(base);
+	long pid;
+	char **v;
+
+	for (d = stale_dirs; d != NULL; d = d->next)
+		if (strcmp(d->dir, dir) == 0)
+			break;
+	if (d == NULL) {
+		if ((d = calloc(1, sizeof(*d))) == NULL ||
+		    (d->dir = strdup(dir)) == NULL) {
+			free(d);
+			return;
+		}
+		d->next = stale_dirs;
+		stale_dirs = d;
+		if ((dp = opendir(dir)) == NULL)
+			return;
+		while ((de = readdir(dp)) != NULL) {
+			if (temp_base(de->d_name, &pid) == 0 ||
+			    pid == (long)getpid() || pid <= 0 ||
+			    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+				continue;
+			if ((v = realloc(d->names, (d->n + 1) * sizeof(*v))) == NULL)
+				break;
+			d->names = v;
+			if ((d->names[d->n] = strdup(de->d_name)) != NULL)
+				d->n++;
+		}
+		closedir(dp);
+	}
+	for (i = 0; i < d->n; i++) {
+		if (d->names[i] == NULL || temp_base(d->names[i], &pid) != len ||
+		    memcmp(d->names[i], base, len) != 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    d->names[i]) < sizeof(path))
+			unlink(path);
+		free(d->names[i]);
+		d->names[i] = NULL;
+	}
+}
+
+/*
+ * The lock of an output: TARGET.lock, made with O_EXCL, holding "PID
+ * HOST" of its writer, and removed when the output is committed or
+ * given up.  A lock left by a process of this host that is gone is
+ * taken over (under flock(), so that two processes doing so at once
+ * cannot both have it).  This process may hold one lock for several
+ * of its outputs of one name (a shard written twice).  Returns 0, or
+ * dies naming the writer that holds it.
+ */
+static int
+lock_take(struct outfile *o, const char *target)
+{
+	char host[256], line[400], ohost[256];
+	struct outfile *p;
+	struct stat a, b;
+	size_t n = strlen(target);
+	long opid;
+	int fd, tries, empty = 0;
+	ssize_t r;
+
+	if ((o->lock = malloc(n + 6)) == NULL)
+		return -1;
+	snprintf(o->lock, n + 6, "%s.lock", target);
+	for (p = pending; p != NULL; p = p->next)
+		if (p->lock != NULL && strcmp(p->lock, o->lock) == 0)
+			return 0;	/* ours already */
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	for (tries = 0; tries < 10000; tries++) {
+		fd = open(o->lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			n = (size_t)snprintf(line, sizeof(line), "%ld %s\n",
+			    (long)getpid(), host);
+			if (write_full(fd, line, n) == -1 || close(fd) == -1) {
+				unlink(o->lock);
+				return -1;
+			}
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+		if ((fd = open(o->lock, O_RDONLY | O_CLOEXEC)) == -1) {
+			if (errno == ENOENT)
+				continue;
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+		    (r = read_full(fd, line, sizeof(line) - 1)) < 0 ||
+		    fstat(fd, &a) == -1 || stat(o->lock, &b) == -1 ||
+		    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+			close(fd);
+			usleep(1000);
+			continue;	/* being taken over, or replaced */
+		}
+		line[r] = '\0';
+		if (sscanf(line, "%ld %255s", &opid, ohost) != 2) {
+			/* being written by its maker, or left empty by a kill */
+			close(fd);
+			if (++empty < 1000) {
+				usleep(1000);
+				continue;
+			}
+			opid = 0;
+			snprintf(ohost, sizeof(ohost), "%s", host);
+		}
+		if (strcmp(ohost, host) != 0) {
+			close(fd);
+			die("%s: locked by process %ld on host %s (%s); remove "
+			    "the lock if that process has ended", target, opid,
+			    ohost, o->lock);
+		}
+		if (opid > 0 && opid != (long)getpid() &&
+		    (kill((pid_t)opid, 0) == 0 || errno == EPERM)) {
+			close(fd);
+			die("%s: another process (%ld) is writing it; its lock "
+			    "is %s", target, opid, o->lock);
+		}
+		/* Its writer is gone: the lock is stale. */
+		unlink(o->lock);
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* Give up o's lock unless another pending output of this process shares it. */
+static void
+lock_drop(struct outfile *o)
+{
+	struct outfile *p;
+	char *l = o->lock;
+
+	if (l == NULL)
+		return;
+	o->lock = NULL;
+	for (p = pending; p != NULL; p = p->next)
+		if (p != o && p->lock != NULL && strcmp(p->lock, l) == 0)
+			break;
+	if (p == NULL)
+		unlink(l);
+	free(l);
 }
 
 int
@@ -485,7 +754,7 @@ out_open(struct outfile *o, const char *path)
 	sigset_t all, old;
 	size_t n;
 	mode_t um;
-	int fd;
+	int fd, had;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
@@ -506,36 +775,65 @@ out_open(struct outfile *o, const char *path)
 		o->direct = 1;
 		return fd;
 	}
-	n = strlen(path);
-	if ((o->path = strdup(path)) == NULL || (o->tmp = malloc(n + 12)) == NULL)
+	/* Through a symbolic link to the file it names. */
+	if ((o->path = out_target(path)) == NULL)
 		return -1;
-	snprintf(o->tmp, n + 12, "%s.XXXXXX", path);
+	if (strcmp(o->path, path) != 0 && out_writable(o->path) == -1)
+		return -1;
+	had = stat(o->path, &st) == 0;
+	n = strlen(o->path);
+	if ((o->tmp = malloc(n + 40)) == NULL)
+		return -1;
+	snprintf(o->tmp, n + 40, "%s.rp-%ld-XXXXXX", o->path, (long)getpid());
 	if (!handlers) {
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 		signal(SIGHUP, on_signal);
 		handlers = 1;
 	}
-	if ((fd = mkstemp(o->tmp)) == -1)
-		return -1;
-	um = umask(0);
-	umask(um);
-	fchmod(fd, 0666 & ~um);
-	o->fd = fd;
-	o->active = 1;
 	/* The list changes with the signals held: the handler walks it. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
+	if (lock_take(o, o->path) == -1) {
+		int e = errno;
+
+		free(o->lock);
+		o->lock = NULL;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		errno = e;
+		return -1;
+	}
 	o->prev = NULL;
 	o->next = pending;
 	if (pending != NULL)
 		pending->prev = o;
 	pending = o;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	sweep_stale(o->path);
+	if ((fd = mkstemp(o->tmp)) == -1) {
+		int e = errno;
+
+		forget(o, 1);
+		errno = e;
+		return -1;
+	}
+	/* The mode (and owner, where allowed) of the file replaced, as '>' keeps them. */
+	if (had) {
+		fchmod(fd, st.st_mode & 07777);
+		if (st.st_uid != geteuid() || st.st_gid != getegid())
+			if (fchown(fd, st.st_uid, st.st_gid) == 0)
+				fchmod(fd, st.st_mode & 07777);
+	} else {
+		um = umask(0);
+		umask(um);
+		fchmod(fd, 0666 & ~um);
+	}
+	o->fd = fd;
+	o->active = 1;
 	return fd;
 }
 
-/* Take o off the pending list; its names are freed (o->path kept when keep_path). */
+/* Take o off the pending list and drop its lock; its names are freed (o->path kept when keep_path). */
 static void
 forget(struct outfile *o, int keep_path)
 {
@@ -551,6 +849,7 @@ forget(struct outfile *o, int keep_path)
 		o->next->prev = o->prev;
 	o->prev = o->next = NULL;
 	o->active = 0;
+	lock_drop(o);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(o->tmp);
 	o->tmp = NULL;
@@ -588,34 +887,48 @@ zchild_end(struct outfile *o, int kill_it)
 	return 0;
 }
 
+/*
+ * Put o's data on disk and close it (before the rename that makes it
+ * the output, so that a power loss after the rename cannot leave the
+ * name on an empty file).  0, or -1 with errno.
+ */
+static int
+sync_close(struct outfile *o)
+{
+	int fd = o->fd, e;
+
+	o->fd = -1;
+	if (fd < 0 && (fd = open(o->tmp, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fsync(fd) == -1 && errno != EINVAL && errno != EROFS) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Make the renames in path's directory durable. */
+static void
+sync_dir(const char *path)
+{
+	char dbuf[PATH_MAX];
+	int fd;
+
+	if ((fd = open(dir_of(path, dbuf, sizeof(dbuf)),
+	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 int
 out_commit(struct outfile *o)
 {
-	int e;
+	size_t failed;
 
-	if (o->zpid != 0 && zchild_end(o, 0) == -1) {
-		e = errno;
-		out_abort(o);
-		errno = e;
-		return -1;
-	}
-	if (o->direct) {
-		o->direct = 0;
-		return o->fd >= 0 ? close(o->fd) : 0;
-	}
-	if (!o->active)
-		return 0;
-	if ((o->fd >= 0 && close(o->fd) == -1) || rename(o->tmp, o->path) == -1) {
-		e = errno;
-		o->fd = -1;
-		unlink(o->tmp);
-		forget(o, 1);
-		errno = e;
-		return -1;
-	}
-	o->fd = -1;
-	forget(o, 0);
-	return 0;
+	return out_commit_group(&o, 1, &failed);
 }
 
 int
@@ -623,10 +936,28 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 {
 	sigset_t all, old;
 	char **keep, *lost;
+	char lastdir[PATH_MAX] = "";
 	size_t i, j, len, done = 0;
 	int e = 0, rv = 0;
 
 	*failed = SIZE_MAX;
+	/* Compressing children end first; the data goes to disk. */
+	for (i = 0; i < n && rv == 0; i++) {
+		if (v[i]->zpid != 0 && zchild_end(v[i], 0) == -1)
+			rv = -1;
+		else if (v[i]->active && sync_close(v[i]) == -1)
+			rv = -1;
+		if (rv == -1) {
+			e = errno;
+			*failed = i;
+		}
+	}
+	if (rv == -1) {
+		for (i = 0; i < n; i++)
+			abort_out(v[i], 1);
+		errno = e;
+		return -1;
+	}
 	if ((keep = calloc(n ? n : 1, sizeof *keep)) == NULL)
 		return -1;
 	if ((lost = calloc(n ? n : 1, 1)) == NULL) {
@@ -636,8 +967,12 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 	/* A signal waits until the group is in place or rolled back. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	/* Hard links keep the files that the renames replace. */
-	for (i = 0; i < n && rv == 0; i++) {
+	/*
+	 * The old members leave first, each kept under a hard link: from
+	 * here on, a crash (kill -9, power loss) leaves old members only,
+	 * new members only, or some missing -- never old beside new.
+	 */
+	for (i = 0; i < n && n > 1 && rv == 0; i++) {
 		if (!v[i]->active)
 			continue;
 		len = strlen(v[i]->tmp) + 5;
@@ -649,38 +984,48 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 		}
 		snprintf(keep[i], len, "%s.old", v[i]->tmp);
 		if (link(v[i]->path, keep[i]) == -1) {
-			/* An old file that cannot be kept stays replaced. */
+			/* An old file that cannot be kept stays, to be replaced. */
 			lost[i] = errno != ENOENT;
 			free(keep[i]);
 			keep[i] = NULL;
-		}
+		} else
+			unlink(v[i]->path);
 	}
 	/* v[0 .. done) are renamed. */
 	for (; rv == 0 && done < n; done++) {
 		if (!v[done]->active)
 			continue;
-		if ((v[done]->fd >= 0 && close(v[done]->fd) == -1) ||
-		    rename(v[done]->tmp, v[done]->path) == -1) {
+		if (rename(v[done]->tmp, v[done]->path) == -1) {
 			e = errno;
-			v[done]->fd = -1;
 			*failed = done;
 			rv = -1;
 			break;
 		}
-		v[done]->fd = -1;
 	}
 	if (rv == -1)
 		/* Back to the old files, newest first. */
-		for (j = done; j-- > 0;) {
+		for (j = n; j-- > 0;) {
 			if (!v[j]->active)
 				continue;
-			if (keep[j] == NULL && !lost[j])
+			if (j < done && keep[j] == NULL && !lost[j])
 				unlink(v[j]->path);
-			else if (rename(keep[j], v[j]->path) == 0) {
+			else if (keep[j] != NULL && rename(keep[j], v[j]->path) == 0) {
 				free(keep[j]);
 				keep[j] = NULL;
 			}
 		}
+	for (i = 0; rv == 0 && i < n; i++) {
+		char dbuf[PATH_MAX];
+		const char *d;
+
+		if (!v[i]->active)
+			continue;
+		d = dir_of(v[i]->path, dbuf, sizeof(dbuf));
+		if (strcmp(lastdir, d) != 0) {
+			sync_dir(v[i]->path);
+			snprintf(lastdir, sizeof(lastdir), "%s", d);
+		}
+	}
 	for (i = 0; i < n; i++) {
 		if (keep[i] != NULL)
 			unlink(keep[i]);
@@ -688,16 +1033,20 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 		if (i < done && v[i]->active)
 			forget(v[i], 0);
 		else if (rv == -1)
-			out_abort(v[i]);	/* its temporary, or a device */
+			abort_out(v[i], 1);	/* its temporary, or a device */
 	}
 	free(keep);
 	free(lost);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; rv == 0 && i < n; i++)
-		if (v[i]->direct && out_commit(v[i]) == -1) {
-			e = errno;
-			*failed = i;
-			rv = -1;
+		if (v[i]->direct) {
+			v[i]->direct = 0;
+			if (v[i]->fd >= 0 && close(v[i]->fd) == -1) {
+				e = errno;
+				*failed = i;
+				rv = -1;
+			}
+			v[i]->fd = -1;
 		}
 	errno = e;
 	return rv;
@@ -705,6 +1054,13 @@ out_commit_group(struct outfile **v, size_t n, size_t *failed)
 
 void
 out_abort(struct outfile *o)
+{
+	abort_out(o, 0);
+}
+
+/* out_abort(), with o->path kept when keep_path (for the caller's message). */
+static void
+abort_out(struct outfile *o, int keep_path)
 {
 	zchild_end(o, 1);
 	if (o->direct) {
@@ -719,7 +1075,7 @@ out_abort(struct outfile *o)
 		close(o->fd);
 	o->fd = -1;
 	unlink(o->tmp);
-	forget(o, 0);
+	forget(o, keep_path);
 }
 
 int

@@ -137,20 +137,28 @@ const char *input_name(const char *path);	/* "-" -> "stdin" */
 void	refuse_tty(int fd, int force);
 
 /*
- * Named outputs appear whole or not at all: out_open() creates a
- * temporary file beside 'path' (mode 0666 & ~umask) and returns its fd;
- * out_commit() fsyncs nothing but checks close and renames it over
- * 'path'; out_abort() unlinks it.  Pending temporaries (any number) are
- * unlinked when the process dies of SIGINT, SIGTERM, SIGHUP or SIGPIPE,
- * or exits via die().  "-" means stdout (returns 1; commit/abort do
- * nothing).  A caller may close o->fd and set it to -1 to keep many
- * temporaries without holding a descriptor for each (reopen o->tmp to
- * append); out_commit() then only renames.  On failure o->path stays
- * valid until the next out_open() of the same struct.
+ * Named outputs appear whole or not at all (recpipe(5), "Named
+ * outputs"): out_open() takes the output's lock (PATH.lock; another
+ * live writer of PATH is a fatal error naming it), removes temporaries
+ * of PATH that dead runs left, creates a temporary beside PATH
+ * (PATH.rp-PID-XXXXXX, with the mode and owner of the file it will
+ * replace, else 0666 & ~umask) and returns its fd.  A PATH that is a
+ * symbolic link is written through: the temporary goes beside the
+ * file it names, which the rename replaces.  out_commit() ends a
+ * compressing child, puts the data on disk (fsync), renames it over
+ * the target, syncs the directory and drops the lock; out_abort()
+ * unlinks it.  Pending temporaries and locks (any number) are
+ * unlinked when the process dies of SIGINT, SIGTERM, SIGHUP or
+ * SIGPIPE, or exits via die().  "-" means stdout (returns 1;
+ * commit/abort do nothing).  A caller may close o->fd and set it to -1
+ * to keep many temporaries without holding a descriptor for each
+ * (reopen o->tmp to append).  On failure o->path stays valid until the
+ * next out_open() of the same struct.
  */
 struct outfile {
-	char	*path;
+	char	*path;		/* the file replaced (a symbolic link's target) */
 	char	*tmp;
+	char	*lock;		/* its lock file, held while pending */
 	int	 fd;
 	int	 active;	/* a temporary file to rename on commit */
 	int	 direct;	/* a device or FIFO, written in place */
@@ -161,15 +169,19 @@ int	out_open(struct outfile *o, const char *path);
 int	out_commit(struct outfile *o);	/* 0, or -1 with errno */
 void	out_abort(struct outfile *o);
 /*
- * Commit v[0 .. n) as a group (tfr-cat --split): every rename, or none.
- * While the temporaries are renamed into place, a hard link keeps each
- * old file they replace; when a rename fails, the names renamed before
- * it get their old files back (or are removed if they had none), the
+ * Commit v[0 .. n) as a group (a .bin/.idx pair, tfr-cat --split): every
+ * rename, or none.  The data of every member goes to disk first.  Then,
+ * with signals held until the end, each old file the group replaces
+ * is kept under a hard link and removed, and only then are the new
+ * members renamed into place, in order: a crash at any point (kill -9,
+ * power loss) leaves the old members, the new ones, or a group with
+ * members missing, never old beside new.  When a rename fails, the
+ * names renamed before it are removed, the old files come back, the
  * remaining temporaries are removed, and -1 is returned with errno and
- * *failed, the index of the output that failed.  Signals wait for the
- * end.  Not atomic against a crash mid-group (kill -9, power loss), nor
- * on a file system without hard links, where an old file cannot be
- * kept.  Devices and FIFOs (written in place) are only closed.
+ * *failed, the index of the output that failed.  On a file system
+ * without hard links an old file cannot be kept: it is replaced by its
+ * rename, as a single output is.  Devices and FIFOs (written in place)
+ * are only closed.
  */
 int	out_commit_group(struct outfile **v, size_t n, size_t *failed);
 /*

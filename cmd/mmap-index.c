@@ -1345,45 +1345,20 @@ start_output(const char *prefix, enum mmidx_layout layout,
 }
 
 /*
- * Commit the pair.  The .idx goes last: a reader never sees it without
- * its .bin.  An old .bin is linked to a name beside it first, so that
- * if the .idx cannot be renamed into place the old pair is put back
- * (the early out_check() of both names makes that rare).
+ * Commit the pair as a group (out_commit_group()): signals wait, the
+ * old pair leaves before the new one comes, the .idx last, so that
+ * no crash leaves a new .bin beside an old .idx.
  */
 static void
 finish_output(struct mmidx_builder *b, const char *prefix)
 {
-	char *bp = joinx(prefix, ".bin"), *old = joinx(prefix, ".bin.old.XXXXXX");
-	int fd, e, saved = 0;
+	struct outfile *v[2] = { &binout, &idxout };
+	size_t bad;
 
 	if (mmidx_finish(b, idxout.fd) == -1)
 		die("%s: %s", prefix, mmidx_builder_strerror(b));
-	/* A unique name for the link (no hard links: no way back). */
-	if ((fd = mkstemp(old)) == -1)
-		die_errno("%s", old);
-	close(fd);
-	unlink(old);
-	if (link(bp, old) == 0)
-		saved = 1;
-	if (out_commit(&binout) == -1) {
-		e = errno;
-		unlink(old);
-		errno = e;
-		die_errno("%s.bin", prefix);
-	}
-	if (out_commit(&idxout) == -1) {
-		e = errno;
-		if (saved)
-			rename(old, bp);
-		else
-			unlink(bp);
-		errno = e;
-		die_errno("%s.idx", prefix);
-	}
-	if (saved)
-		unlink(old);
-	free(bp);
-	free(old);
+	if (out_commit_group(v, 2, &bad) == -1)
+		die_errno("%s%s", prefix, bad == 0 ? ".bin" : ".idx");
 }
 
 /* Token ids of the sequence being added. */
