@@ -1205,11 +1205,16 @@ parse_shard(const char *s, uint64_t *k, uint64_t *n)
 	char *end;
 	unsigned long long a, b;
 
+	/* Digits only: no blank, sign or base prefix on either side. */
 	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -1;
 	a = strtoull(s, &end, 10);
 	if (errno || end == s || *end != '/')
 		return -1;
 	s = end + 1;
+	if (!isdigit((unsigned char)*s))
+		return -1;
 	b = strtoull(s, &end, 10);
 	if (errno || end == s || *end != '\0' || b == 0 || a >= b)
 		return -1;

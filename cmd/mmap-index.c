@@ -2704,9 +2704,10 @@ cmd_merge(int argc, char **argv)
 			die("%s", mmidx_strerror(ms[i]));
 	}
 	b = start_output(o.out, mmidx_layout(ms[0]), mmidx_dtype(ms[0]), 0);
+	/* The inputs are checked: what fails now is writing the .bin. */
 	for (int i = 0; i < argc; i++)
 		if (mmidx_append(b, ms[i]) == -1)
-			die("%s", mmidx_builder_strerror(b));
+			die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
 	finish_output(b, o.out);
 	mmidx_builder_free(b);
 	for (int i = 0; i < argc; i++)

@@ -1191,3 +1191,12 @@ merge_law() {
 	mmap-index build -q -o "$T/z" <"$T/a.tfr"
 	cmp "$T/y.idx" "$T/z.idx"
 }
+
+@test "mmap-index: merge that cannot write its .bin names it" {
+	seq 1 3000 | awk '{ print $1, $1 + 1 }' >"$T/m.txt"
+	mmap-index build -q --input-format id --dtype int32 -o "$T/src" "$T/m.txt"
+	# a file size limit stands for a full disk (SIGXFSZ ignored: EFBIG)
+	run -1 --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 8; mmap-index merge -o "$1" "$2"' _ "$T/out" "$T/src"
+	[ "$stderr" = "mmap-index: $T/out.bin: File too large" ]
+	[ ! -e "$T/out.bin" ] && [ ! -e "$T/out.idx" ]
+}

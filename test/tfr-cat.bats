@@ -962,3 +962,12 @@ import json, sys
 d = json.load(sys.stdin)["feature_lists"]["ids"]
 sys.exit(not (len(d) == 4 and len(d[0]) == 500000 and d[0][-1] == 529999 and len(d[2]) == 6000000 and d[3] == [7]))'
 }
+
+@test "tfr-cat: --part takes digits only: a blank on either side is refused alike" {
+	big
+	for p in ' 0/2' '0/2 ' '0/ 2' '0 /2' '+0/2' '0/+2' '0x0/2'; do
+		run -2 --separate-stderr tfr-cat --part "$p" -R "$T/big.tfr"
+		[ "${stderr%%$'\n'*}" = "tfr-cat: bad part: $p (K/N with 0 <= K < N)" ]
+	done
+	run -0 tfr-cat --part 0/2 -R "$T/big.tfr"
+}
