@@ -1223,9 +1223,152 @@ parse_shard(const char *s, uint64_t *k, uint64_t *n)
 	return 0;
 }
 
+/*
+ * An engine's variable: 0 when it is not set (or SGE's "undefined"),
+ * 1 with its value; a value that is not a number of digits is a usage
+ * error naming it.
+ */
+static int
+env_num(const char *name, uint64_t *v)
+{
+	const char *s = getenv(name), *p;
+	char *end;
+
+	if (s == NULL || *s == '\0' || strcmp(s, "undefined") == 0)
+		return 0;
+	for (p = s; *p != '\0'; p++)
+		if (!isdigit((unsigned char)*p))
+			usage_error("--part auto: %s=%s is not a task number "
+			    "(digits only)", name, s);
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno != 0 || *v > PART_MAX_N)
+		usage_error("--part auto: %s=%s is too large", name, s);
+	return 1;
+}
+
+/* A count of digits only, as env_num() takes it: 1, or 0 for another string. */
+static int
+env_num_str(const char *s, uint64_t *v)
+{
+	const char *p;
+	char *end;
+
+	for (p = s; *p != '\0'; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno == 0 && p != s;
+}
+
+/* A variable an engine always sets beside the one found. */
+static uint64_t
+env_need(const char *name, const char *engine, const char *found)
+{
+	uint64_t v;
+
+	if (!env_num(name, &v))
+		usage_error("--part auto: %s is set but not %s (%s)", found,
+		    name, engine);
+	return v;
+}
+
+/*
+ * --part auto[/N]: K and N from the engine that started the process,
+ * looked for in this order: an MPI launch (Open MPI, then PMI: MPICH,
+ * Intel MPI, srun --mpi=pmi2), a Slurm job array, a Grid Engine array,
+ * GNU parallel (its job number; the count is N, which only "auto/N"
+ * gives).  A count given as auto/N must be the engine's.
+ */
+static void
+part_auto(const char *s, uint64_t *k, uint64_t *n)
+{
+	uint64_t id, lo, hi, step, cnt, given = 0;
+	const char *what;
+
+	if (s[4] == '/') {
+		if (!isdigit((unsigned char)s[5]) || !env_num_str(s + 5, &given) ||
+		    given == 0 || given > PART_MAX_N)
+			usage_error("bad part: %s (auto, or auto/N with N > 0)", s);
+	} else if (s[4] != '\0')
+		usage_error("bad part: %s (K/N, auto or auto/N)", s);
+	if (env_num("OMPI_COMM_WORLD_RANK", &id)) {
+		*k = id;
+		*n = env_need("OMPI_COMM_WORLD_SIZE", "Open MPI",
+		    "OMPI_COMM_WORLD_RANK");
+		what = "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE";
+	} else if (env_num("PMI_RANK", &id)) {
+		*k = id;
+		*n = env_need("PMI_SIZE", "MPI", "PMI_RANK");
+		what = "PMI_RANK/PMI_SIZE";
+	} else if (env_num("SLURM_ARRAY_TASK_ID", &id)) {
+		lo = env_need("SLURM_ARRAY_TASK_MIN", "a Slurm array",
+		    "SLURM_ARRAY_TASK_ID");
+		hi = env_need("SLURM_ARRAY_TASK_MAX", "a Slurm array",
+		    "SLURM_ARRAY_TASK_ID");
+		if (!env_num("SLURM_ARRAY_TASK_STEP", &step))
+			step = 1;
+		if (step == 0 || hi < lo || id < lo || id > hi ||
+		    (id - lo) % step != 0)
+			usage_error("--part auto: SLURM_ARRAY_TASK_ID=%ju is not "
+			    "a task of the array %ju-%ju:%ju", (uintmax_t)id,
+			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step);
+		*k = (id - lo) / step;
+		*n = (hi - lo) / step + 1;
+		if (env_num("SLURM_ARRAY_TASK_COUNT", &cnt) && cnt != *n)
+			usage_error("--part auto: the Slurm array %ju-%ju:%ju "
+			    "has %ju tasks, but SLURM_ARRAY_TASK_COUNT=%ju (an "
+			    "array of parts is one range: --array=0-%ju)",
+			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step,
+			    (uintmax_t)*n, (uintmax_t)cnt, (uintmax_t)cnt - 1);
+		what = "SLURM_ARRAY_TASK_ID in SLURM_ARRAY_TASK_MIN..MAX";
+	} else if (env_num("SGE_TASK_ID", &id)) {
+		lo = env_need("SGE_TASK_FIRST", "a Grid Engine array",
+		    "SGE_TASK_ID");
+		hi = env_need("SGE_TASK_LAST", "a Grid Engine array",
+		    "SGE_TASK_ID");
+		if (!env_num("SGE_TASK_STEPSIZE", &step))
+			step = 1;
+		if (step == 0 || hi < lo || id < lo || id > hi ||
+		    (id - lo) % step != 0)
+			usage_error("--part auto: SGE_TASK_ID=%ju is not a task "
+			    "of the array %ju-%ju:%ju", (uintmax_t)id,
+			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step);
+		*k = (id - lo) / step;
+		*n = (hi - lo) / step + 1;
+		what = "SGE_TASK_ID in SGE_TASK_FIRST..LAST";
+	} else if (env_num("PARALLEL_SEQ", &id)) {
+		if (given == 0)
+			usage_error("--part auto: GNU parallel gives the job "
+			    "number (PARALLEL_SEQ=%ju) but not the number of "
+			    "jobs: pass it, as --part auto/N", (uintmax_t)id);
+		if (id == 0 || id > given)
+			usage_error("--part auto/%ju: PARALLEL_SEQ=%ju is not a "
+			    "job of %ju (1 to %ju)", (uintmax_t)given,
+			    (uintmax_t)id, (uintmax_t)given, (uintmax_t)given);
+		*k = id - 1;
+		*n = given;
+		return;
+	} else
+		usage_error("--part auto: no engine gives the part: none of "
+		    "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_ARRAY_TASK_ID, "
+		    "SGE_TASK_ID or PARALLEL_SEQ is set");
+	if (*n == 0 || *k >= *n)
+		usage_error("--part auto: part %ju of %ju from %s: not 0 <= K < N",
+		    (uintmax_t)*k, (uintmax_t)*n, what);
+	if (given != 0 && given != *n)
+		usage_error("--part auto/%ju: the engine runs %ju tasks (%s)",
+		    (uintmax_t)given, (uintmax_t)*n, what);
+}
+
 void
 part_arg(const char *s, uint64_t *k, uint64_t *n)
 {
+	if (strncmp(s, "auto", 4) == 0) {
+		part_auto(s, k, n);
+		return;
+	}
 	if (parse_shard(s, k, n) == -1 || *n > PART_MAX_N)
 		usage_error("bad part: %s (K/N with 0 <= K < N)", s);
 }

@@ -68,6 +68,7 @@ static const char usage_text[] =
 "  --output-format FMT      json (default), id or records\n"
 "  --padding-factor N       dict: pad to a multiple of N symbols (default 8)\n"
 "  --part K/N               build: add the K-th of N parts of the input\n"
+"                           (auto: K and N from the job array or MPI)\n"
 "  --progress, --no-progress  build, dict: progress on stderr (default: a tty)\n"
 "  -q, --quiet              no dtype report, verify lines or summary\n"
 "  -R, --records            Example records (--output-format records)\n"

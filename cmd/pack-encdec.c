@@ -58,6 +58,7 @@ static const char usage_text[] =
 "  --no-pack                pad each record instead of packing\n"
 "  -o, --output FILE        write to FILE (atomically)\n"
 "  --part K/N               convert the K-th of N parts of the input\n"
+"                           (auto: K and N from the job array or MPI)\n"
 "  --passthrough F,...      features copied through, trimmed and padded\n"
 "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 "  -q, --quiet              say less\n"

@@ -45,6 +45,7 @@ static const char usage_text[] =
     "  --min-count N              build once with this minimum count\n"
     "  -o, --output FILE          write to FILE (atomically)\n"
     "  --part K/N                 count the K-th of N parts of the input\n"
+    "                             (auto: K and N from the job array or MPI)\n"
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet                no progress and no warnings\n"
     "  --reserved TOKEN           add a reserved token after <pad> and <EOS>\n"

@@ -56,6 +56,7 @@ static const char usage_text[] =
     "  --output-format FMT      records, id or piece (with -d: text or id)\n"
     "  --parallel               line-parallel files, one a field (--fields)\n"
     "  --part K/N               read the K-th of N parts of the input\n"
+    "                           (auto: K and N from the job array or MPI)\n"
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet              no progress and no warnings\n"
     "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"

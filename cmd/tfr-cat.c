@@ -98,6 +98,7 @@ usage(FILE *fp, int status)
 		    "  --no-crc             do not check payload CRCs\n"
 		    "  -o, --output FILE    write to FILE (atomically), or the --split pattern\n"
 		    "  --part K/N           read the K-th of N parts of the input\n"
+		    "                       (auto: K and N from the job array or MPI)\n"
 		    "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 		    "  -q, --quiet          print no summary lines\n"
 		    "  -R, --records        write records (concatenate, recompress, filter)\n"

@@ -971,3 +971,63 @@ sys.exit(not (len(d) == 4 and len(d[0]) == 500000 and d[0][-1] == 529999 and len
 	done
 	run -0 tfr-cat --part 0/2 -R "$T/big.tfr"
 }
+
+# auto_part WANT_K WANT_N ENV...: --part auto under ENV is --part K/N.
+auto_part() {
+	local k=$1 n=$2
+	shift 2
+	env -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_ARRAY_TASK_ID -u SGE_TASK_ID \
+		-u PARALLEL_SEQ "$@" tfr-cat -R --part auto "$T/big.tfr" >"$T/auto.tfr"
+	tfr-cat -R --part "$k/$n" "$T/big.tfr" | cmp - "$T/auto.tfr"
+}
+
+@test "tfr-cat: --part auto takes the part from Slurm, MPI, Grid Engine and GNU parallel" {
+	big
+	auto_part 2 5 SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=5 SLURM_ARRAY_TASK_COUNT=5
+	auto_part 1 3 SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_MAX=14 SLURM_ARRAY_TASK_STEP=2
+	auto_part 3 4 OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4
+	auto_part 0 2 PMI_RANK=0 PMI_SIZE=2
+	auto_part 2 4 SGE_TASK_ID=5 SGE_TASK_FIRST=1 SGE_TASK_LAST=7 SGE_TASK_STEPSIZE=2
+	# an MPI rank comes before a Slurm array the launch runs in
+	auto_part 1 2 OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=6
+	# GNU parallel numbers jobs from 1 and gives no count: auto/N
+	PARALLEL_SEQ=2 tfr-cat -R --part auto/3 "$T/big.tfr" >"$T/auto.tfr"
+	tfr-cat -R --part 1/3 "$T/big.tfr" | cmp - "$T/auto.tfr"
+	# and the parts of an array tile the input
+	for id in 0 1 2 3; do
+		SLURM_ARRAY_TASK_ID=$id SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=3 \
+			tfr-cat -R --part auto "$T/big.tfr"
+	done | cmp - "$T/big.tfr"
+}
+
+@test "tfr-cat: --part auto refuses what it cannot trust, naming the variables" {
+	big
+	clean="env -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_ARRAY_TASK_ID -u SGE_TASK_ID -u PARALLEL_SEQ"
+	run -2 --separate-stderr $clean tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: no engine gives the part: none of OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_ARRAY_TASK_ID, SGE_TASK_ID or PARALLEL_SEQ is set" ]
+	run -2 --separate-stderr $clean OMPI_COMM_WORLD_RANK=4 OMPI_COMM_WORLD_SIZE=4 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: part 4 of 4 from OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE: not 0 <= K < N" ]
+	run -2 --separate-stderr $clean PMI_RANK=-1 PMI_SIZE=4 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: PMI_RANK=-1 is not a task number (digits only)" ]
+	run -2 --separate-stderr $clean PMI_RANK=1 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: PMI_RANK is set but not PMI_SIZE (MPI)" ]
+	# an array that is not one range (--array=1,3,7) cannot number parts
+	run -2 --separate-stderr $clean SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=7 SLURM_ARRAY_TASK_COUNT=3 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: the Slurm array 1-7:1 has 7 tasks, but SLURM_ARRAY_TASK_COUNT=3 (an array of parts is one range: --array=0-2)" ]
+	# a count given must be the engine's
+	run -2 --separate-stderr $clean SLURM_ARRAY_TASK_ID=0 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=3 tfr-cat -R --part auto/8 "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto/8: the engine runs 4 tasks (SLURM_ARRAY_TASK_ID in SLURM_ARRAY_TASK_MIN..MAX)" ]
+	run -2 --separate-stderr $clean PARALLEL_SEQ=3 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: GNU parallel gives the job number (PARALLEL_SEQ=3) but not the number of jobs: pass it, as --part auto/N" ]
+	run -2 --separate-stderr $clean PARALLEL_SEQ=4 tfr-cat -R --part auto/3 "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto/3: PARALLEL_SEQ=4 is not a job of 3 (1 to 3)" ]
+	run -2 --separate-stderr $clean SGE_TASK_ID=4 SGE_TASK_FIRST=1 SGE_TASK_LAST=7 SGE_TASK_STEPSIZE=2 tfr-cat -R --part auto "$T/big.tfr"
+	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: SGE_TASK_ID=4 is not a task of the array 1-7:2" ]
+	for p in autox auto/0 auto/ auto/x; do
+		run -2 --separate-stderr $clean PMI_RANK=0 PMI_SIZE=1 tfr-cat -R --part "$p" "$T/big.tfr"
+		[[ "${stderr%%$'\n'*}" == "tfr-cat: bad part: $p "* ]]
+	done
+	# Grid Engine's "undefined" (not an array job) is not set
+	run -2 --separate-stderr $clean SGE_TASK_ID=undefined tfr-cat -R --part auto "$T/big.tfr"
+	[[ "${stderr%%$'\n'*}" == "tfr-cat: --part auto: no engine gives the part"* ]]
+}
