@@ -58,7 +58,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE all lib unit check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
+.PHONY: FORCE all lib unit static check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
 	install uninstall clean manlint test-unit test-bats test-install
 
 all: lib $(BINS)
@@ -102,6 +102,12 @@ $(O)/test/%: test/unit/%.c test/unit/tap.h $(STATIC)
 	$(CC) $(ALL_CPPFLAGS) -Itest/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(STATIC) $(LIBS)
 
 unit: $(UNITS)
+
+# The tools linked statically (zlib, jansson, libsodium and the C
+# library inside), for machines that have none of them: cluster nodes.
+# In $(O)/static/bin; the library itself stays as it is.
+static:
+	$(MAKE) O=$(O)/static LDFLAGS='$(LDFLAGS) -static' $(TOOLS:%=$(O)/static/bin/%)
 
 # Fuzz targets: libFuzzer through clang, the library compiled in; a
 # pointer kept to a returned function's locals is caught.
@@ -153,6 +159,8 @@ check-build:
 check: deps
 	$(MAKE) DEVELOPER=1 test-unit test-bats test-install
 	$(MAKE) manlint
+	$(MAKE) DEVELOPER=1 static
+	scripts/test-static $(O)/static/bin
 	ASAN_OPTIONS=detect_stack_use_after_return=1$(if $(ASAN_OPTIONS),:$(ASAN_OPTIONS)) \
 	  $(MAKE) DEVELOPER=1 O=$(O)/san SANITIZE=address,undefined CFLAGS='-O1 -g' test-unit test-bats
 	@echo "check: all passed"

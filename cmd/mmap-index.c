@@ -2233,7 +2233,7 @@ fmt_py3(char *out, size_t sz, double x)
 	*q = '\0';
 }
 
-/* utf8_valid_prefix(), passing over ASCII eight bytes at a time. */
+/* uni_utf8_valid_prefix(), passing over ASCII eight bytes at a time. */
 static size_t
 valid_prefix(const uint8_t *p, size_t n)
 {
@@ -2245,7 +2245,7 @@ valid_prefix(const uint8_t *p, size_t n)
 		if (w & UINT64_C(0x8080808080808080))
 			break;
 	}
-	return i + utf8_valid_prefix(p + i, n - i);
+	return i + uni_utf8_valid_prefix(p + i, n - i);
 }
 
 /*

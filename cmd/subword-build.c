@@ -441,7 +441,7 @@ main(int argc, char *argv[])
 				usage_error("bad min count: %s", optarg);
 			break;
 		case OPT_RESERVED:
-			if (utf8_valid_prefix((const uint8_t *)optarg, strlen(optarg)) !=
+			if (uni_utf8_valid_prefix((const uint8_t *)optarg, strlen(optarg)) !=
 			    strlen(optarg))
 				usage_error("reserved token is not UTF-8: %s", optarg);
 			if ((reserved = realloc(reserved, (o.nreserved + 1) *

@@ -1444,7 +1444,7 @@ case_check(const struct field *fd)
 		if (len >= 2 && p[0] == '[' && p[len - 1] == ']')
 			continue;
 		for (i = 0; i < len; i += (size_t)k) {
-			if ((k = utf8_decode(p + i, len - i, &cp)) <= 0)
+			if ((k = uni_utf8_decode(p + i, len - i, &cp)) <= 0)
 				break;
 			n = uni_category(cp);
 			if (n == UC_Lu || n == UC_Lt) {

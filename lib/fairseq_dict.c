@@ -36,7 +36,7 @@ space_at(const uint8_t *p, size_t n)
 
 	if (p[0] < 0x80)
 		return asc_space[p[0]];
-	if ((k = utf8_decode(p, n, &cp)) == 0)
+	if ((k = uni_utf8_decode(p, n, &cp)) == 0)
 		return -1;
 	return uni_is_pyspace(cp) ? k : 0;
 }
@@ -79,7 +79,7 @@ fqd_next_word(const uint8_t *p, size_t n, size_t *pos, const uint8_t **w,
 			i++;
 			continue;
 		}
-		if ((k = utf8_decode(p + i, n - i, &cp)) == 0) {
+		if ((k = uni_utf8_decode(p + i, n - i, &cp)) == 0) {
 			*pos = i;
 			errno = EILSEQ;
 			return -1;
@@ -861,7 +861,7 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 		} else
 			pos = n;
 		lineno++;
-		if ((v = utf8_valid_prefix(s, len)) != len)
+		if ((v = uni_utf8_valid_prefix(s, len)) != len)
 			return load_fail(d, err,
 			    "line %llu: invalid UTF-8 at byte offset %zu",
 			    (unsigned long long)lineno, (size_t)(s - p) + v);

@@ -184,9 +184,9 @@ sw_cplen(const uint8_t *p, size_t n)
 /* ---- lines ------------------------------------------------------------ */
 
 /*
- * utf8_valid_prefix(), faster on the text lines are made of: ASCII is
+ * uni_utf8_valid_prefix(), faster on the text lines are made of: ASCII is
  * skipped eight bytes at a time and two- and three-byte sequences are
- * checked inline; the rest goes to utf8_decode().
+ * checked inline; the rest goes to uni_utf8_decode().
  */
 static size_t
 valid_prefix(const uint8_t *p, size_t n)
@@ -225,7 +225,7 @@ valid_prefix(const uint8_t *p, size_t n)
 			i += 2;
 			continue;
 		}
-		if ((k = utf8_decode(p + i, n - i, &cp)) == 0)
+		if ((k = uni_utf8_decode(p + i, n - i, &cp)) == 0)
 			break;
 		i += (size_t)k;
 	}
@@ -1204,7 +1204,7 @@ put_cp(struct buf *out, uint32_t cp)
 {
 	uint8_t b[4];
 
-	return sw_put(out, b, (size_t)utf8_encode(cp, b));
+	return sw_put(out, b, (size_t)uni_utf8_encode(cp, b));
 }
 
 int

@@ -372,7 +372,7 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 			if (sw_put(&tok, &b, 1) == -1)
 				goto oom;
 		}
-		if (utf8_valid_prefix(tok.p, tok.len) != tok.len) {
+		if (uni_utf8_valid_prefix(tok.p, tok.len) != tok.len) {
 			snprintf(e->msg, sizeof(e->msg), "line %zu: token is not UTF-8",
 			    lineno);
 			goto bad;
@@ -1544,7 +1544,7 @@ build_alphabet(struct build *b, const struct sw_counts *c,
 		const char *r = i < 2 ? base[i] : o->reserved[i - 2];
 		size_t rl = strlen(r);
 
-		if (utf8_valid_prefix((const uint8_t *)r, rl) != rl) {
+		if (uni_utf8_valid_prefix((const uint8_t *)r, rl) != rl) {
 			errno = EINVAL;
 			goto fail;
 		}
@@ -1618,7 +1618,7 @@ build_setup(struct build *b, const struct sw_counts *c,
 		return -1;
 	for (k = 0; k < b->nalpha; k++) {
 		cp = b->alpha[k];
-		b->alen[k] = (uint8_t)utf8_encode(cp, b->abytes[k]);
+		b->alen[k] = (uint8_t)uni_utf8_encode(cp, b->abytes[k]);
 		if (cp < 0x10000 && b->bmpidx != NULL)
 			b->bmpidx[cp] = (uint32_t)k;
 	}

@@ -203,7 +203,7 @@ uni_lower_str(const uint32_t *in, size_t n, uint32_t **out, size_t *cap)
 }
 
 int
-utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
+uni_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
 {
 	uint32_t c;
 
@@ -249,7 +249,7 @@ utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
 }
 
 int
-utf8_encode(uint32_t cp, uint8_t out[4])
+uni_utf8_encode(uint32_t cp, uint8_t out[4])
 {
 	if (cp < 0x80) {
 		out[0] = (uint8_t)cp;
@@ -274,7 +274,7 @@ utf8_encode(uint32_t cp, uint8_t out[4])
 }
 
 size_t
-utf8_valid_prefix(const uint8_t *p, size_t n)
+uni_utf8_valid_prefix(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 	uint32_t cp;
@@ -285,7 +285,7 @@ utf8_valid_prefix(const uint8_t *p, size_t n)
 			i++;
 			continue;
 		}
-		if ((k = utf8_decode(p + i, n - i, &cp)) == 0)
+		if ((k = uni_utf8_decode(p + i, n - i, &cp)) == 0)
 			break;
 		i += (size_t)k;
 	}

@@ -68,10 +68,10 @@ long		 uni_lower_str(const uint32_t *in, size_t n, uint32_t **out,
  * values above U+10FFFF).  Returns its length 1..4 and sets *cp, or 0
  * if p[0..n) does not start with a valid sequence.
  */
-int		 utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
+int		 uni_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 /* Encode cp (<= 0x10FFFF) into 1..4 bytes at out; returns the length. */
-int		 utf8_encode(uint32_t cp, uint8_t out[4]);
+int		 uni_utf8_encode(uint32_t cp, uint8_t out[4]);
 /* Length of the longest valid UTF-8 prefix of p[0..n). */
-size_t		 utf8_valid_prefix(const uint8_t *p, size_t n);
+size_t		 uni_utf8_valid_prefix(const uint8_t *p, size_t n);
 
 #endif

@@ -291,9 +291,9 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 		lineno++;
 		if (nl == NULL && k == 0)
 			break;	/* a last chunk of "\r"s only is not a line */
-		if (utf8_valid_prefix((const uint8_t *)q, k) != k) {
+		if (uni_utf8_valid_prefix((const uint8_t *)q, k) != k) {
 			/* Map the offset back to the file, counting "\r"s. */
-			size_t bad = utf8_valid_prefix((const uint8_t *)q, k), m;
+			size_t bad = uni_utf8_valid_prefix((const uint8_t *)q, k), m;
 
 			for (j = pos, m = 0;; j++) {
 				if (p[j] == '\r')
@@ -308,7 +308,7 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 		s = 0;
 		while (s < k) {
 			uint32_t cp;
-			int l = utf8_decode((const uint8_t *)q + s, k - s, &cp);
+			int l = uni_utf8_decode((const uint8_t *)q + s, k - s, &cp);
 
 			if (!uni_is_pyspace(cp))
 				break;
@@ -317,7 +317,7 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 		e = s;
 		for (j = s; j < k;) {
 			uint32_t cp;
-			int l = utf8_decode((const uint8_t *)q + j, k - j, &cp);
+			int l = uni_utf8_decode((const uint8_t *)q + j, k - j, &cp);
 
 			j += l;
 			if (!uni_is_pyspace(cp))
@@ -666,7 +666,7 @@ split_punct(struct wp_tok *t, const uint32_t *a, size_t n)
 			return tok_error(t, "%s", strerror(errno));
 		for (k = i; k < j; k++) {
 			t->woff[k - i] = (uint32_t)nb;
-			nb += (size_t)utf8_encode(a[k], t->word + nb);
+			nb += (size_t)uni_utf8_encode(a[k], t->word + nb);
 		}
 		t->woff[j - i] = (uint32_t)nb;
 		if (wordpiece(t, t->word, t->woff, j - i) == -1)
@@ -689,7 +689,7 @@ basic_general(struct wp_tok *t)
 	if (grow(&t->a, &t->acap, t->toklen, sizeof *t->a) == -1)
 		return tok_error(t, "%s", strerror(errno));
 	for (i = 0; i < t->toklen;)
-		i += (size_t)utf8_decode(t->tok + i, t->toklen - i, &t->a[n++]);
+		i += (size_t)uni_utf8_decode(t->tok + i, t->toklen - i, &t->a[n++]);
 	a = t->a;
 	if (t->lower) {
 		long r = uni_lower_str(a, n, &t->b, &t->bcap);
@@ -760,13 +760,13 @@ cjk_word(struct wp_tok *t, uint32_t cp)
 
 		if (uni_decompose(cp, d, 18) != 1) {
 			/* not a singleton: take the general path */
-			t->toklen = (size_t)utf8_encode(cp, t->tok);
+			t->toklen = (size_t)uni_utf8_encode(cp, t->tok);
 			t->tokascii = 0;
 			return flush(t);
 		}
 		cp = d[0];
 	}
-	off[1] = (uint32_t)utf8_encode(cp, w);
+	off[1] = (uint32_t)uni_utf8_encode(cp, w);
 	return wordpiece(t, w, off, 1);
 }
 
@@ -804,7 +804,7 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 			i++;
 			continue;
 		}
-		if ((l = utf8_decode(p + i, n - i, &cp)) == 0) {
+		if ((l = uni_utf8_decode(p + i, n - i, &cp)) == 0) {
 			if (t->ignore_invalid) {
 				i++;
 				continue;

@@ -5,7 +5,7 @@
  * encoding is invertible) and give the ids of a plain reference encoder
  * (tokenize, escape, then at each position the longest entry there,
  * each length looked up in a hash set of the entries).  The
- * invalid UTF-8 a line reader reports must be where utf8_valid_prefix()
+ * invalid UTF-8 a line reader reports must be where uni_utf8_valid_prefix()
  * finds it.  When the input holds a NUL byte, what comes before it is
  * also loaded as a vocab file and the lines after it are encoded with
  * it, checked against the reference (errors included).  The input's
@@ -248,7 +248,7 @@ each_line(const uint8_t *p, size_t n, struct sw_vocab *tv,
 		for (i = lo, j = 0; i < hi; i++)
 			if (p[i] != '\r')
 				raw[j++] = p[i];
-		len = utf8_valid_prefix(raw, j);
+		len = uni_utf8_valid_prefix(raw, j);
 		check(len < j);
 		for (i = lo; len > 0 || p[i] == '\r'; i++)
 			if (p[i] != '\r')

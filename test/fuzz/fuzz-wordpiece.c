@@ -50,13 +50,13 @@ run(const struct wp_vocab *v, unsigned opt, const uint8_t *p, size_t n)
 			if (strncmp(wp_strerror(t), "invalid UTF-8", 13) == 0) {
 				check(!o.ignore_invalid);
 				check(wp_error_offset(t) < end - start);
-				check(utf8_valid_prefix(p + start, end - start) ==
+				check(uni_utf8_valid_prefix(p + start, end - start) ==
 				    wp_error_offset(t));
 			} else
 				check(wp_special_id(v, WP_UNK) < 0);
 		} else {
 			check(o.ignore_invalid ||
-			    utf8_valid_prefix(p + start, end - start) == end - start);
+			    uni_utf8_valid_prefix(p + start, end - start) == end - start);
 			for (i = 0; i < (size_t)k; i++)
 				check(wp_piece(v, ids[i], NULL) != NULL);
 			d = wp_decode(v, ids, (size_t)k, &out, &ocap, err);

@@ -362,7 +362,7 @@ test_utf8_check(void)
 
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
 		TEST(bad_offset(c[i].s, c[i].n) == c[i].off &&
-		    (long)utf8_valid_prefix((const uint8_t *)c[i].s, c[i].n) ==
+		    (long)uni_utf8_valid_prefix((const uint8_t *)c[i].s, c[i].n) ==
 		    (c[i].off < 0 ? (long)c[i].n : c[i].off), "%s", c[i].what);
 }
 

@@ -154,22 +154,22 @@ test_utf8(void)
 
 	for (i = 0; i < sizeof(dec) / sizeof(dec[0]); i++) {
 		cp = 0;
-		n = utf8_decode((const uint8_t *)dec[i].s, strlen(dec[i].s), &cp);
+		n = uni_utf8_decode((const uint8_t *)dec[i].s, strlen(dec[i].s), &cp);
 		TEST(n == dec[i].len && (n == 0 || cp == dec[i].cp),
-		    "utf8_decode case %zu", i);
+		    "uni_utf8_decode case %zu", i);
 	}
 	ok = 1;
 	for (c = 0; c < 0x110000; c++) {
 		if (c >= 0xD800 && c <= 0xDFFF)
 			continue;
-		n = utf8_encode(c, b);
-		if (utf8_decode(b, (size_t)n, &cp) != n || cp != c)
+		n = uni_utf8_encode(c, b);
+		if (uni_utf8_decode(b, (size_t)n, &cp) != n || cp != c)
 			ok = 0;
 	}
-	TEST(ok, "utf8_encode and utf8_decode round-trip every scalar value");
-	TEST_INT(utf8_valid_prefix((const uint8_t *)"ab\xC3\xA9z\xFF", 6), ==, 5,
+	TEST(ok, "uni_utf8_encode and uni_utf8_decode round-trip every scalar value");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"ab\xC3\xA9z\xFF", 6), ==, 5,
 	    "valid prefix stops at a bad byte");
-	TEST_INT(utf8_valid_prefix((const uint8_t *)"ab\xE2\x82", 4), ==, 2,
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"ab\xE2\x82", 4), ==, 2,
 	    "valid prefix stops at a truncated sequence");
 }
 
