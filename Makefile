@@ -57,7 +57,7 @@ STATIC    = $(O)/lib/librecpipe.a
 SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
-.SECONDARY:
+.SECONDARY: $(CMD_SRC:cmd/%.c=$(O)/cmd/%.o)
 .PHONY: FORCE all lib unit static check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
 	install uninstall clean manlint test-unit test-bats test-install
 
@@ -65,13 +65,20 @@ all: lib $(BINS)
 
 lib: $(STATIC) $(SHARED) $(O)/recpipe.pc
 
-$(O)/lib/%.o: lib/%.c $(LIB_HDR)
+# Each object depends on the headers it includes, as the compiler lists
+# them (-MMD -MP: $(O)/.../x.d, read below); an object without its .d
+# (a tree built before) is made again.
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(O)/cmd/%.o: cmd/%.c $(wildcard cmd/*.h) $(LIB_HDR)
+$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+DEPFILES := $(LIB_OBJ:.o=.d) $(CMD_SRC:cmd/%.c=$(O)/cmd/%.d) $(O)/cmd/common.d
+$(DEPFILES): ;
+-include $(DEPFILES)
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(@D)
