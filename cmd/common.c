@@ -1,12 +1,14 @@
 /*
  * Command-line plumbing shared by the recpipe tools.
  */
+#define _GNU_SOURCE		/* sched_getaffinity() */
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <ctype.h>
+#include <sched.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -1188,6 +1190,31 @@ jobs_arg(const char *s)
 	return (int)j;
 }
 
+/*
+ * The processors this process may use: Slurm's SLURM_CPUS_PER_TASK
+ * when it set one (the task's share of the allocation), else the
+ * affinity mask it was started with (taskset, cgroup cpusets, mpirun
+ * binding), else the online processors.
+ */
+static long
+cpus_allowed(void)
+{
+	const char *s = getenv("SLURM_CPUS_PER_TASK");
+	cpu_set_t set;
+	char *end;
+	long n;
+
+	if (s != NULL && *s != '\0') {
+		errno = 0;
+		n = strtol(s, &end, 10);
+		if (errno == 0 && *end == '\0' && n > 0)
+			return n;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int
 jobs_count(int j)
 {
@@ -1195,7 +1222,7 @@ jobs_count(int j)
 
 	if (j > 0)
 		return j;
-	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ncpu = cpus_allowed();
 	return ncpu < 1 ? 1 : ncpu > JOBS_AUTO_MAX ? JOBS_AUTO_MAX : (int)ncpu;
 }
 

@@ -296,7 +296,8 @@ int	parse_int(const char *s, long long lo, long long hi, long long *out);
 
 /*
  * -j N, the same in every tool: N threads; 0, the default, one per
- * online processor but at most JOBS_AUTO_MAX; 1 runs serially.
+ * processor this process may use (a Slurm task's SLURM_CPUS_PER_TASK,
+ * else its affinity mask) but at most JOBS_AUTO_MAX; 1 runs serially.
  * jobs_arg() parses N (a usage error unless 0..JOBS_MAX); jobs_count()
  * gives the threads to start for it.
  */

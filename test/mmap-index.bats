@@ -1200,3 +1200,26 @@ merge_law() {
 	[ "$stderr" = "mmap-index: $T/out.bin: File too large" ]
 	[ ! -e "$T/out.bin" ] && [ ! -e "$T/out.idx" ]
 }
+
+# threads_of CMD...: the threads CMD starts (clone calls; the first
+# thread is the process itself)
+threads_of() {
+	strace -f -o "$T/st" -e trace=clone,clone3 "$@" >/dev/null 2>&1
+	grep -c 'clone' "$T/st" || true
+}
+
+@test "mmap-index: -j 0 takes the processors the task was given, not the machine's" {
+	command -v strace >/dev/null || skip "strace not installed"
+	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	for i in $(seq 1 3000); do echo '{"targets":[1,2,3]}'; done | tfr-cat -R --from-json >"$T/r.tfr"
+	# a Slurm task's share of its allocation
+	[ "$(SLURM_CPUS_PER_TASK=3 threads_of mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 2 ]
+	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 0 ]
+	# the affinity mask it was started with
+	if command -v taskset >/dev/null; then
+		[ "$(env -u SLURM_CPUS_PER_TASK taskset -c 0 strace -f -o "$T/st" -e trace=clone,clone3 \
+			mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr" >/dev/null 2>&1; grep -c clone "$T/st" || true)" -eq 0 ]
+	fi
+	# -j N is N, whatever the allocation
+	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build -q -j 3 -o "$T/a" "$T/r.tfr")" -eq 2 ]
+}
