@@ -475,6 +475,52 @@ out_writable(const char *path)
 	return rv;
 }
 
+/* Directories out_make_dirs() made, removed at exit when still empty. */
+static char **made_dirs;
+static size_t nmade_dirs;
+
+static void
+remove_made_dirs(void)
+{
+	while (nmade_dirs > 0)
+		rmdir(made_dirs[--nmade_dirs]);	/* fails, as it should, once used */
+}
+
+void
+out_make_dirs(const char *path)
+{
+	char *p, *q, **v;
+	int first = nmade_dirs == 0 && made_dirs == NULL;
+
+	if (strcmp(path, "-") == 0 || strchr(path, '/') == NULL)
+		return;
+	if ((p = strdup(path)) == NULL)
+		die_errno("malloc");
+	*strrchr(p, '/') = '\0';
+	/* each missing component of the directory, outermost first */
+	for (q = p + 1; *p != '\0'; q++) {
+		if (*q != '/' && *q != '\0')
+			continue;
+		char c = *q;
+
+		*q = '\0';
+		if (mkdir(p, 0777) == 0) {
+			if ((v = realloc(made_dirs, (nmade_dirs + 1) * sizeof(*v))) == NULL ||
+			    (v[nmade_dirs] = strdup(p)) == NULL)
+				die_errno("malloc");
+			made_dirs = v;
+			nmade_dirs++;
+		} else if (errno != EEXIST)
+			die_errno("%s", p);
+		*q = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	if (first && nmade_dirs > 0)
+		atexit(remove_made_dirs);
+}
+
 void
 out_check(const char *path)
 {

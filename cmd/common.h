@@ -196,6 +196,13 @@ int	out_writable(const char *path);
  */
 void	out_check(const char *path);
 /*
+ * Make the directories of 'path' that are missing (mkdir -p of its
+ * directory part), as fairseq-preprocess makes its --destdir; those
+ * still empty at exit (the run failed before writing there) are
+ * removed.  Dies naming a directory that cannot be made.
+ */
+void	out_make_dirs(const char *path);
+/*
  * --keep-partial: after a fault in the input, commit what was written
  * before it under the output's name anyway (the status is still 1).
  * Without it, a named output is all-or-nothing.

@@ -2761,6 +2761,10 @@ main(int argc, char **argv)
 	/* Outputs that cannot be written are refused before any work. */
 	if (o.out != NULL && *o.out == '\0')
 		out_check(o.out);
+	/* build, merge and dict make their output directory, as --destdir */
+	if (o.out != NULL && *o.out != '\0' &&
+	    (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE || o.cmd == CMD_DICT))
+		out_make_dirs(o.out);
 	if (o.out != NULL && strcmp(o.out, "-") != 0) {
 		if (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE) {
 			char *bp = joinx(o.out, ".bin"), *ip = joinx(o.out, ".idx");

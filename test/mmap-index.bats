@@ -916,7 +916,12 @@ peak_rss() {
 	mkdir "$T/adir"
 	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index get -o "$T/adir" "$T/nosuch" 0
 	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index cat -o "$T/adir" "$T/nosuch"
-	refuses_output "mmap-index: $T/nodir/x.bin: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	# a missing output directory is made, as fairseq-preprocess makes
+	# --destdir, and removed again when the run fails before using it
+	refuses_output "mmap-index: $T/nosuch: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	[ ! -e "$T/nodir" ]
+	: >"$T/afile"
+	refuses_output "mmap-index: $T/afile/x.bin: Not a directory" mmap-index build -o "$T/afile/x" "$T/nosuch"
 	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
 	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
 }
@@ -999,7 +1004,8 @@ peak_rss() {
 @test "mmap-index dict: an output that cannot be written is refused before reading; a kill leaves the old file" {
 	mkdir "$T/adir"
 	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index dict -q -o "$T/adir" "$T/nosuch"
-	refuses_output "mmap-index: $T/nodir/d.txt: No such file or directory" mmap-index dict -q -o "$T/nodir/d.txt" "$T/nosuch"
+	refuses_output "mmap-index: $T/nosuch: No such file or directory" mmap-index dict -q -o "$T/nodir/d.txt" "$T/nosuch"
+	[ ! -e "$T/nodir" ]
 	refuses_output "mmap-index: an output file name is empty" mmap-index dict -q -o '' "$T/nosuch"
 	local i
 	for i in $(seq 1 2000); do echo "w$i w$((i % 7)) x"; done >"$T/t.txt"
@@ -1222,4 +1228,15 @@ threads_of() {
 	fi
 	# -j N is N, whatever the allocation
 	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build -q -j 3 -o "$T/a" "$T/r.tfr")" -eq 2 ]
+}
+
+@test "mmap-index: build, merge and dict make the output directory, as --destdir" {
+	seq 1 5 >"$T/ids.txt"
+	run -0 mmap-index build -q --input-format id -o "$T/data-bin/a/train.en" "$T/ids.txt"
+	run -0 mmap-index verify "$T/data-bin/a/train.en"
+	run -0 mmap-index merge -o "$T/m/x" "$T/data-bin/a/train.en"
+	[ -f "$T/m/x.bin" ] && [ -f "$T/m/x.idx" ]
+	echo "a b a" >"$T/w.txt"
+	run -0 mmap-index dict -q -o "$T/d/dict.en.txt" "$T/w.txt"
+	[ -s "$T/d/dict.en.txt" ]
 }
