@@ -22,6 +22,7 @@
 #include "example.h"
 #include "exjson.h"
 #include "fairseq_dict.h"
+#include "lenstat.h"
 #include "mmidx.h"
 #include "pool.h"
 #include "record.h"
@@ -1171,7 +1172,8 @@ static int
 cmd_info(int argc, char **argv, int json)
 {
 	struct mmidx *m;
-	uint64_t n, tok = 0, hist[33] = { 0 }, mn = UINT64_MAX, mx = 0, docs;
+	struct lenstat ls;
+	uint64_t n, tok = 0, docs, p50, p90, p99;
 	enum mmidx_dtype t;
 
 	if (argc != 1)
@@ -1179,25 +1181,22 @@ cmd_info(int argc, char **argv, int json)
 	m = open_ds(argv[0]);
 	n = mmidx_count(m);
 	t = mmidx_dtype(m);
+	ls_init(&ls);
 	for (uint64_t i = 0; i < n; i++) {
 		int32_t s = mmidx_raw_size(m, i);
-		int b = 0;
 
 		if (s < 0)
 			fail("%s: sequence %" PRIu64 ": negative size %d",
 			    mmidx_idx_path(m), i, (int)s);
 		tok += (uint64_t)s;
-		if ((uint64_t)s < mn)
-			mn = (uint64_t)s;
-		if ((uint64_t)s > mx)
-			mx = (uint64_t)s;
-		/* bucket 0: length 0; bucket b: 2^(b-1) .. 2^b - 1 */
-		for (uint32_t u = (uint32_t)s; u != 0; u >>= 1)
-			b++;
-		hist[b]++;
+		if (ls_add(&ls, (uint64_t)s) == -1)
+			die_errno("info");
 	}
 	if (n == 0)
-		mn = 0;
+		ls.min = 0;
+	p50 = ls_percentile(&ls, 50);
+	p90 = ls_percentile(&ls, 90);
+	p99 = ls_percentile(&ls, 99);
 	docs = mmidx_doc_count(m) ? mmidx_doc_count(m) - 1 : 0;
 	out_begin(0);
 	if (json) {
@@ -1212,16 +1211,16 @@ cmd_info(int argc, char **argv, int json)
 		else
 			obuf_printf(&ob, "\"documents\":%" PRIu64 ",", docs);
 		obuf_printf(&ob, "\"bin_bytes\":%" PRIu64 ",\"idx_bytes\":%" PRIu64
-		    ",\"length\":{\"min\":%" PRIu64 ",\"mean\":%.6g,\"max\":%"
+		    ",\"length\":{\"min\":%" PRIu64 ",\"mean\":%.6g,\"p50\":%"
+		    PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%"
 		    PRIu64 "},\"histogram\":[", mmidx_bin_size(m),
-		    mmidx_idx_size(m), mn, n ? (double)tok / (double)n : 0.0, mx);
-		for (int b = 0, first = 1; b < 33; b++) {
-			if (hist[b] == 0)
+		    mmidx_idx_size(m), ls.min, ls_mean(&ls), p50, p90, p99, ls.max);
+		for (unsigned b = 0, first = 1; b < LS_BUCKETS; b++) {
+			if (ls.hist[b] == 0)
 				continue;
 			obuf_printf(&ob, "%s{\"min\":%" PRIu64 ",\"max\":%" PRIu64
 			    ",\"count\":%" PRIu64 "}", first ? "" : ",",
-			    b ? (uint64_t)1 << (b - 1) : 0,
-			    b ? ((uint64_t)1 << b) - 1 : 0, hist[b]);
+			    ls_bucket_lo(b), ls_bucket_hi(b), ls.hist[b]);
 			first = 0;
 		}
 		obuf_puts(&ob, "]}\n");
@@ -1236,23 +1235,25 @@ cmd_info(int argc, char **argv, int json)
 			obuf_printf(&ob, "documents:  %" PRIu64 "\n", docs);
 		obuf_printf(&ob, "bin bytes:  %" PRIu64 "\n", mmidx_bin_size(m));
 		obuf_printf(&ob, "idx bytes:  %" PRIu64 "\n", mmidx_idx_size(m));
-		obuf_printf(&ob, "length:     min %" PRIu64 ", mean %.2f, max %" PRIu64 "\n",
-		    mn, n ? (double)tok / (double)n : 0.0, mx);
+		obuf_printf(&ob, "length:     min %" PRIu64 ", mean %.2f, p50 %"
+		    PRIu64 ", p90 %" PRIu64 ", p99 %" PRIu64 ", max %" PRIu64 "\n",
+		    ls.min, ls_mean(&ls), p50, p90, p99, ls.max);
 		obuf_puts(&ob, "histogram:\n");
-		for (int b = 0; b < 33; b++) {
+		for (unsigned b = 0; b < LS_BUCKETS; b++) {
 			char r[48];
 
-			if (hist[b] == 0)
+			if (ls.hist[b] == 0)
 				continue;
 			if (b <= 1)
-				snprintf(r, sizeof r, "%d", b);
+				snprintf(r, sizeof r, "%u", b);
 			else
 				snprintf(r, sizeof r, "%" PRIu64 "-%" PRIu64,
-				    (uint64_t)1 << (b - 1), ((uint64_t)1 << b) - 1);
-			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, hist[b]);
+				    ls_bucket_lo(b), ls_bucket_hi(b));
+			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, ls.hist[b]);
 		}
 	}
 	out_end();
+	ls_free(&ls);
 	mmidx_close(m);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "common.h"
 #include "example.h"
+#include "lenstat.h"
 #include "exjson.h"
 #include "loader.h"
 #include "manifest.h"
@@ -657,8 +658,7 @@ struct fstat {
 	int		 seqlist;
 	uint64_t	 present;
 	uint64_t	 kinds[4];
-	uint64_t	 minlen, maxlen, sumlen;
-	uint64_t	 hist[8];	/* 0, 1, 2-3, 4-15, 16-63, 64-255, 256-1023, more */
+	struct lenstat	 len;		/* lengths: values, or steps of a list */
 };
 static struct fstat *fstats;
 static size_t nfstats, capfstats;
@@ -689,25 +689,17 @@ fstat_get(const uint8_t *key, size_t n, int seqlist)
 	f->name[n + pre] = '\0';
 	f->keylen = n;
 	f->seqlist = seqlist;
-	f->minlen = UINT64_MAX;
+	ls_init(&f->len);
 	return f;
 }
 
 static void
 fstat_add(struct fstat *f, int kind, uint64_t len)
 {
-	int b;
-
 	f->present++;
 	f->kinds[kind]++;
-	if (len < f->minlen)
-		f->minlen = len;
-	if (len > f->maxlen)
-		f->maxlen = len;
-	f->sumlen += len;
-	b = len == 0 ? 0 : len == 1 ? 1 : len < 4 ? 2 : len < 16 ? 3 : len < 64 ? 4 :
-	    len < 256 ? 5 : len < 1024 ? 6 : 7;
-	f->hist[b]++;
+	if (ls_add(&f->len, len) == -1)
+		die_errno("stats");
 }
 
 static void
@@ -740,15 +732,14 @@ static void
 stats_print(void)
 {
 	static const char *kn[] = { "none", "bytes", "float", "int64" };
-	static const char *hn[] = { "0", "1", "2-3", "4-15", "16-63", "64-255",
-	    "256-1023", "1024+" };
 	size_t i;
-	int k, h, first;
+	unsigned h;
+	int k, first;
 	struct fstat *f;
 
 	qsort(fstats, nfstats, sizeof(*fstats), cmp_fstat);
 	printf("records\t%" PRIu64 "\n", stat_records);
-	printf("feature\tpresent\tkind\tmin\tmean\tmax\tlengths\n");
+	printf("feature\tpresent\tkind\tmin\tmean\tp50\tp90\tp99\tmax\tlengths\n");
 	for (i = 0; i < nfstats; i++) {
 		f = &fstats[i];
 		printf("%s\t%" PRIu64 "\t", f->name, f->present);
@@ -757,14 +748,25 @@ stats_print(void)
 				printf("%s%s", first ? "" : ",", kn[k]);
 				first = 0;
 			}
-		printf("\t%" PRIu64 "\t%.1f\t%" PRIu64 "\t", f->minlen,
-		    (double)f->sumlen / (double)f->present, f->maxlen);
-		for (h = 0, first = 1; h < 8; h++)
-			if (f->hist[h]) {
-				printf("%s%s:%" PRIu64, first ? "" : " ", hn[h], f->hist[h]);
-				first = 0;
-			}
+		printf("\t%" PRIu64 "\t%.1f", f->len.min, ls_mean(&f->len));
+		printf("\t%" PRIu64, ls_percentile(&f->len, 50));
+		printf("\t%" PRIu64, ls_percentile(&f->len, 90));
+		printf("\t%" PRIu64, ls_percentile(&f->len, 99));
+		printf("\t%" PRIu64 "\t", f->len.max);
+		for (h = 0, first = 1; h < LS_BUCKETS; h++) {
+			if (f->len.hist[h] == 0)
+				continue;
+			if (h <= 1)
+				printf("%s%u:%" PRIu64, first ? "" : " ", h,
+				    f->len.hist[h]);
+			else
+				printf("%s%" PRIu64 "-%" PRIu64 ":%" PRIu64,
+				    first ? "" : " ", ls_bucket_lo(h),
+				    ls_bucket_hi(h), f->len.hist[h]);
+			first = 0;
+		}
 		printf("\n");
+		ls_free(&f->len);
 		free(f->name);
 	}
 	free(fstats);

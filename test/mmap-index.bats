@@ -303,7 +303,7 @@ sequences:  4
 tokens:     9
 bin bytes:  18
 idx bytes:  74
-length:     min 0, mean 2.25, max 5
+length:     min 0, mean 2.25, p50 1, p90 5, p99 5, max 5
 histogram:
   0                      1
   1                      1

@@ -234,8 +234,9 @@ big() {
 @test "tfr-cat: --stats summarises features" {
 	run -0 tfr-cat --stats "$T/three.tfr"
 	[ "${lines[0]}" = "records	3" ]
-	[ "${lines[2]}" = "a	3	int64	0	1.0	2	0:1 1:1 2-3:1" ]
-	[ "${lines[3]}" = "f	1	float	1	1.0	1	1:1" ]
+	[ "${lines[1]}" = "feature	present	kind	min	mean	p50	p90	p99	max	lengths" ]
+	[ "${lines[2]}" = "a	3	int64	0	1.0	1	2	2	2	0:1 1:1 2-3:1" ]
+	[ "${lines[3]}" = "f	1	float	1	1.0	1	1	1	1	1:1" ]
 }
 
 @test "tfr-cat: --split deals records round-robin into named shards" {
@@ -420,7 +421,7 @@ big() {
 	tfr-cat --flat "$T/big.gz" >"$T/out"
 	[ "$(wc -c <"$T/out")" = $((12 + 20000000 * 2 - 1 + 3)) ]
 	run -0 tfr-cat --stats "$T/big.gz"
-	[ "${lines[2]}" = "$(printf 'targets\t1\tint64\t20000000\t20000000.0\t20000000\t1024+:1')" ]
+	[ "${lines[2]}" = "$(printf 'targets\t1\tint64\t20000000\t20000000.0\t20000000\t20000000\t20000000\t20000000\t16777216-33554431:1')" ]
 	# and -f re-encodes it in about one more copy
 	/usr/bin/time -f %M -o "$T/rss" tfr-cat -R -f targets "$T/big.gz" >"$T/out.tfr"
 	rss=$(tail -1 "$T/rss")
@@ -446,7 +447,7 @@ big() {
 	[ "$(head -c 17 "$T/out")" = '{"targets":["",""' ]
 	[ "$(wc -c <"$T/out")" = $((12 + 10000000 * 3 - 1 + 3)) ]
 	run -0 tfr-cat --stats "$T/big.gz"
-	[ "${lines[2]}" = "$(printf 'targets\t1\tbytes\t10000000\t10000000.0\t10000000\t1024+:1')" ]
+	[ "${lines[2]}" = "$(printf 'targets\t1\tbytes\t10000000\t10000000.0\t10000000\t10000000\t10000000\t10000000\t8388608-16777215:1')" ]
 	# values that are not UTF-8 go out as base64, streamed too
 	"$BATS_TEST_DIRNAME/tools/big-record" --bytes 4000000 raw 255 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/raw.gz"
 	/usr/bin/time -f %M -o "$T/rss" tfr-cat --flat "$T/raw.gz" >"$T/out"
@@ -1030,4 +1031,20 @@ auto_part() {
 	# Grid Engine's "undefined" (not an array job) is not set
 	run -2 --separate-stderr $clean SGE_TASK_ID=undefined tfr-cat -R --part auto "$T/big.tfr"
 	[[ "${stderr%%$'\n'*}" == "tfr-cat: --part auto: no engine gives the part"* ]]
+}
+
+@test "tfr-cat: --stats gives percentiles by nearest rank and power-of-2 buckets, as mmap-index info" {
+	# lengths 1..100 of feature "x": p50 50, p90 90, p99 99
+	for i in $(seq 1 100); do
+		printf '{"x":[%s]}\n' "$(seq -s, 1 "$i")"
+	done | tfr-cat -R --from-json >"$T/l.tfr"
+	run -0 tfr-cat --stats "$T/l.tfr"
+	[ "${lines[2]}" = "x	100	int64	1	50.5	50	90	99	100	1:1 2-3:2 4-7:4 8-15:8 16-31:16 32-63:32 64-127:37" ]
+	# the same lengths in a dataset: the same figures
+	mmap-index build -q -o "$T/l" "$T/l.tfr" -f x
+	run -0 mmap-index info "$T/l"
+	[[ "$output" == *"length:     min 1, mean 50.50, p50 50, p90 90, p99 99, max 100"* ]]
+	[[ "$output" == *"  64-127                 37"* ]]
+	run -0 mmap-index info --json "$T/l"
+	[ "$(jq -c .length <<<"$output")" = '{"min":1,"mean":50.5,"p50":50,"p90":90,"p99":99,"max":100}' ]
 }
