@@ -940,12 +940,23 @@ zchild_end(struct outfile *o, int kill_it)
  * the output, so that a power loss after the rename cannot leave the
  * name on an empty file).  0, or -1 with errno.
  */
+/* RECPIPE_FSYNC=0: scratch outputs, no syncs (recpipe(5)). */
+static int
+want_sync(void)
+{
+	const char *e = getenv("RECPIPE_FSYNC");
+
+	return e == NULL || strcmp(e, "0") != 0;
+}
+
 static int
 sync_close(struct outfile *o)
 {
 	int fd = o->fd, e;
 
 	o->fd = -1;
+	if (!want_sync())
+		return fd >= 0 ? close(fd) : 0;
 	if (fd < 0 && (fd = open(o->tmp, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	if (fsync(fd) == -1 && errno != EINVAL && errno != EROFS) {
@@ -964,6 +975,8 @@ sync_dir(const char *path)
 	char dbuf[PATH_MAX];
 	int fd;
 
+	if (!want_sync())
+		return;
 	if ((fd = open(dir_of(path, dbuf, sizeof(dbuf)),
 	    O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		fsync(fd);

@@ -30,7 +30,7 @@
 
 static const char usage_text[] =
 "usage: mmap-index build [-q] [--keep-partial] [--progress | --no-progress]\n"
-"                        [--wrap] -o prefix [-f feature]\n"
+"                        [--raw-ids] [--wrap] -o prefix [-f feature]\n"
 "                        [-j jobs] [--dict dict.txt] [--documents each|empty]\n"
 "                        [--dtype type] [--format fairseq|megatron]\n"
 "                        [--input-format records|id|text] [--max-record-size N]\n"
@@ -73,6 +73,8 @@ static const char usage_text[] =
 "  --progress, --no-progress  build, dict: progress on stderr (default: a tty)\n"
 "  -q, --quiet              no dtype report, verify lines or summary\n"
 "  -R, --records            Example records (--output-format records)\n"
+"  --raw-ids                build: fairseq ids as they are, not only what\n"
+"                           fairseq-preprocess writes (</s> last, no <pad>)\n"
 "  --range A:B              cat: sequences A to B-1\n"
 "  --threshold N            dict: drop words seen fewer than N times\n"
 "  -V, --version            print the version\n"
@@ -92,7 +94,7 @@ enum {
 	OPT_WRAP = 256, OPT_DOCS, OPT_DTYPE, OPT_FORMAT, OPT_INFMT,
 	OPT_MODEFEAT, OPT_VOCAB, OPT_JSON, OPT_OUTFMT, OPT_RANGE,
 	OPT_DICT, OPT_THRESHOLD, OPT_NWORDS, OPT_PADF, OPT_KEEP, OPT_MAXREC,
-	OPT_PART, OPT_MAX_UNK, OPT_PROGRESS, OPT_NO_PROGRESS
+	OPT_PART, OPT_MAX_UNK, OPT_PROGRESS, OPT_NO_PROGRESS, OPT_RAW_IDS
 };
 
 static const struct option longopts[] = {
@@ -123,13 +125,14 @@ static const struct option longopts[] = {
 	{ "max-unk-rate",	required_argument,	NULL, OPT_MAX_UNK },
 	{ "progress",		no_argument,		NULL, OPT_PROGRESS },
 	{ "no-progress",	no_argument,		NULL, OPT_NO_PROGRESS },
+	{ "raw-ids",		no_argument,		NULL, OPT_RAW_IDS },
 	{ NULL, 0, NULL, 0 }
 };
 
 /* Which options each subcommand takes. */
 static const char *const allowed[] = {
 	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11"
-	    "\x12\x13\x14",
+	    "\x12\x13\x14\x15",
 	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
 	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
 	[CMD_INFO] = "qo" "\x04\x08\x0f",
@@ -162,6 +165,7 @@ static struct {
 	uint64_t	 maxrec;	/* --max-record-size; 0: the reader's default */
 	uint64_t	 part_k, part_n;	/* --part */
 	double		 max_unk;	/* --max-unk-rate; -1: none */
+	int		 raw_ids;	/* --raw-ids: no fairseq-preprocess rules */
 } o = { .part_n = 1, .max_unk = -1 };
 
 static int
@@ -255,6 +259,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_WRAP:
 			o.wrap = 1;
+			break;
+		case OPT_RAW_IDS:
+			o.raw_ids = 1;
 			break;
 		case OPT_KEEP:
 			keep_partial = 1;
@@ -2022,9 +2029,11 @@ build_put_job(struct buildw *w)
 		}
 		if (j > a && mmidx_add_packed(b, w->tok + at, w->seq + a,
 		    j - a) == -1) {
+			size_t q = a + mmidx_builder_bad_seq(b);
+
 			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + a,
-			    w->off[a], mmidx_builder_strerror(b));
+			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + q,
+			    w->off[q], mmidx_builder_strerror(b));
 			return -1;
 		}
 		if (j < w->good && mmidx_end_document(b) == -1) {
@@ -2575,6 +2584,13 @@ cmd_build(int argc, char **argv)
 	isf = mmidx_dtype_is_float(t);
 	if (o.wrap)
 		flags |= MMIDX_WRAP;
+	/*
+	 * fairseq ids given as ids are held to what fairseq-preprocess
+	 * writes (text through --dict is so by construction); Megatron's
+	 * are taken as they are, --raw-ids or not.
+	 */
+	if (layout == MMIDX_FAIRSEQ && !o.textin && !o.raw_ids && !isf)
+		flags |= MMIDX_FAIRSEQ_IDS;
 	/*
 	 * Records carry documents in recpipe(5)'s convention: an Example
 	 * without features ends one.  Megatron follows them when the input

@@ -878,8 +878,13 @@ struct mmidx_builder {
 	uint64_t	 tokens;
 	uint64_t	 vocab;		/* tokens must be below it; 0: no limit */
 	size_t		 bad;
+	size_t		 badseq;	/* mmidx_add_packed(): the sequence at fault */
+	/* a sequence added in parts, for MMIDX_FAIRSEQ_IDS */
+	uint64_t	 part_n, part_pad;
+	int64_t		 part_last;
 	char		 err[512];
 };
+
 
 static int
 berr(struct mmidx_builder *b, const char *fmt, ...)
@@ -890,6 +895,115 @@ berr(struct mmidx_builder *b, const char *fmt, ...)
 	vsnprintf(b->err, sizeof b->err, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/*
+ * MMIDX_FAIRSEQ_IDS: what fairseq-preprocess writes.  It encodes every
+ * line through a Dictionary and appends </s> (2); it never writes
+ * <pad> (1) inside a sentence.  A sequence that breaks either rule is
+ * raw ids of another convention (tensor2tensor ends with 1): collated
+ * by fairseq, its end of sentence would vanish into padding.
+ */
+#define FSQ_PAD	1
+#define FSQ_EOS	2
+#define FSQ_HINT "these are not ids that fairseq-preprocess writes " \
+	"(tensor2tensor's end of sentence is 1); binarize through a fairseq " \
+	"dictionary (mmap-index dict, then build --input-format text --dict), " \
+	"or give --raw-ids if these are the ids you mean"
+
+static int
+fsq_fault(struct mmidx_builder *b, uint64_t n, uint64_t pad, int64_t last)
+{
+	if (pad + 1 == n) {
+		b->bad = (size_t)pad;
+		return berr(b, "the sequence ends in 1, fairseq's <pad>, not </s> "
+		    "(2): " FSQ_HINT);
+	}
+	if (pad < n) {
+		b->bad = (size_t)pad;
+		return berr(b, "token %ju is 1, fairseq's <pad>: " FSQ_HINT,
+		    (uintmax_t)pad);
+	}
+	if (n == 0)
+		return berr(b, "an empty sequence, without the </s> (2) that "
+		    "ends every sentence: " FSQ_HINT);
+	return berr(b, "the sequence ends in %jd, not </s> (2): " FSQ_HINT,
+	    (intmax_t)last);
+}
+
+/* The rule over n int64 tokens: 0, or -1 with the message. */
+static int
+fsq_check_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
+{
+	size_t j;
+
+	if (!(b->flags & MMIDX_FAIRSEQ_IDS))
+		return 0;
+	for (j = 0; j < n; j++)
+		if (v[j] == FSQ_PAD)
+			return fsq_fault(b, n, j, 0);
+	if (n == 0 || v[n - 1] != FSQ_EOS)
+		return fsq_fault(b, n, n, n ? v[n - 1] : 0);
+	return 0;
+}
+
+/*
+ * Whether n packed tokens hold a 1: a pass without branches (it
+ * vectorizes) over the common types, the general reader otherwise.
+ */
+static int
+has_pad(enum mmidx_dtype t, const uint8_t *p, size_t n)
+{
+	unsigned hit = 0;
+	size_t j;
+
+	switch (t) {
+	case MMIDX_UINT16:
+	case MMIDX_INT16:
+		for (j = 0; j < n; j++)
+			hit |= (p[2 * j] == 1) & (p[2 * j + 1] == 0);
+		return hit != 0;
+	case MMIDX_INT32:
+	case MMIDX_UINT32:
+		for (j = 0; j < n; j++)
+			hit |= le32(p + 4 * j) == 1;
+		return hit != 0;
+	default:
+		for (j = 0; j < n; j++)
+			if (mmidx_load_i64(t, p, j) == FSQ_PAD)
+				return 1;
+		return 0;
+	}
+}
+
+/*
+ * The same over n packed tokens; with parts, the tokens continue the
+ * sequence begun in b->part_* (end: they end it).
+ */
+static int
+fsq_check_packed(struct mmidx_builder *b, const uint8_t *p, size_t n,
+    int parts, int end)
+{
+	uint64_t at = parts ? b->part_n : 0;
+	int64_t last = parts ? b->part_last : 0;
+	size_t j;
+
+	if (!(b->flags & MMIDX_FAIRSEQ_IDS) || mmidx_dtype_is_float(b->dtype))
+		return 0;
+	if (n > 0 && has_pad(b->dtype, p, n))
+		for (j = 0; j < n; j++)
+			if (mmidx_load_i64(b->dtype, p, j) == FSQ_PAD)
+				return fsq_fault(b, parts ? UINT64_MAX : at + n,
+				    at + j, 0);
+	if (n > 0)
+		last = mmidx_load_i64(b->dtype, p, n - 1);
+	if (parts) {
+		b->part_n = at + n;
+		b->part_last = last;
+	}
+	if (end && (at + n == 0 || last != FSQ_EOS))
+		return fsq_fault(b, at + n, at + n, last);
+	return 0;
 }
 
 static int
@@ -1198,6 +1312,14 @@ mmidx_add_i64(struct mmidx_builder *b, const int64_t *v, size_t n)
 		outside_msg(b->err, sizeof b->err, b->vocab, v[j]);
 		return -1;
 	}
+	if ((b->flags & MMIDX_FAIRSEQ_IDS) && fsq_check_i64(b, v, n) == -1) {
+		/* a token that does not fit is the first thing to say */
+		if ((j = find_misfit(t, b->flags, v, n)) < n) {
+			b->bad = j;
+			misfit_msg(b->err, sizeof b->err, t, v[j]);
+		}
+		return -1;
+	}
 	if (add_fast(b, v, n) == 0)
 		return push_size(b, n);
 	if ((j = find_misfit(t, b->flags, v, n)) < n) {
@@ -1270,11 +1392,21 @@ mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 {
 	uint64_t bytes = 0;
 	size_t i;
+	int fault = 0;
 
+	b->badseq = 0;
 	if (b->done)
 		return berr(b, "dataset already finished");
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
+		if (fsq_check_packed(b, p + bytes * b->esize, sizes[i], 0, 1) == -1) {
+			/* those before it are added */
+			b->badseq = i;
+			k = i;
+			fault = 1;
+			break;
+		}
 		bytes += sizes[i];
+	}
 	bytes *= b->esize;
 	if (bytes > OBUF_SIZE - b->olen) {
 		if (bflush(b) == -1)
@@ -1290,13 +1422,16 @@ mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 		memcpy(b->obuf + b->olen, p, (size_t)bytes);
 		b->olen += (size_t)bytes;
 	}
-	if (grow((void **)&b->sizes, &b->cap, b->n + k, sizeof *b->sizes) == -1)
+	if (k > 0 && grow((void **)&b->sizes, &b->cap, b->n + k,
+	    sizeof *b->sizes) == -1)
 		return berr(b, "%s", strerror(errno));
 	for (i = 0; i < k; i++)
 		if (push_size(b, sizes[i]) == -1)
 			return -1;
-	return 0;
+	return fault ? -1 : 0;
 }
+
+size_t mmidx_builder_bad_seq(const struct mmidx_builder *b) { return b->badseq; }
 
 int
 mmidx_add_part(struct mmidx_builder *b, const uint8_t *p, size_t ntok)
@@ -1305,6 +1440,8 @@ mmidx_add_part(struct mmidx_builder *b, const uint8_t *p, size_t ntok)
 
 	if (b->done)
 		return berr(b, "dataset already finished");
+	if (fsq_check_packed(b, p, ntok, 1, 0) == -1)
+		return -1;
 	if (bytes > OBUF_SIZE - b->olen) {
 		if (bflush(b) == -1)
 			return -1;
@@ -1324,6 +1461,10 @@ mmidx_end_parts(struct mmidx_builder *b, uint64_t ntok)
 {
 	if (check_len(b, ntok > SIZE_MAX ? SIZE_MAX : (size_t)ntok) == -1)
 		return -1;
+	if (fsq_check_packed(b, NULL, 0, 1, 1) == -1)
+		return -1;
+	b->part_n = 0;
+	b->part_last = 0;
 	return push_size(b, ntok);
 }
 

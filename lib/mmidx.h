@@ -222,6 +222,12 @@ int		 mmidx_lines_bad(const struct mmidx_lines *L, const char **text,
 
 #define MMIDX_WRAP	0x01	/* wrap out-of-range tokens as upstream does */
 #define MMIDX_DOC_EACH	0x02	/* Megatron: every sequence ends a document */
+/*
+ * Only what fairseq-preprocess writes: every sequence ends in </s> (2)
+ * and holds no <pad> (1); another is refused with a message that says
+ * so (integer dtypes).
+ */
+#define MMIDX_FAIRSEQ_IDS 0x04
 
 struct mmidx_builder;
 
@@ -264,6 +270,8 @@ int		 mmidx_pack_i64(const struct mmidx_builder *b, const int64_t *v,
  */
 int		 mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 		    const uint32_t *sizes, size_t k);
+/* After a refusal of mmidx_add_packed(): the sequence at fault (those before it were added). */
+size_t		 mmidx_builder_bad_seq(const struct mmidx_builder *b);
 /*
  * One sequence in parts, for a sequence too long to hold whole: each
  * part, ntok tokens packed by mmidx_pack_i64(), goes to the .bin with

@@ -12,7 +12,7 @@ ds() {
 		[ "$n" -gt 0 ] && line+=2
 		printf '%s\n' "$line" >>"$p.txt"
 	done
-	mmap-index build -q --input-format id --dtype uint16 -o "$p" "$p.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$p" "$p.txt"
 }
 
 # A pair of 20 sentences of sizes 1..20 (source) and 20..1 (target).
@@ -292,7 +292,7 @@ pair20() {
 
 @test "batch-sample: a closed pipe is quiet, a full disk is an error" {
 	yes 2 | head -n 40000 >"$T/big.txt"
-	mmap-index build -q --input-format id --dtype uint16 -o "$T/big" "$T/big.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/big" "$T/big.txt"
 	run bash -c 'batch-sample batches -p "$1" --max-tokens 8 --output-format ids | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big"
 	[ "$output" = 141 ]
 	run -1 --separate-stderr batch-sample by-size -o /dev/full <<<"3"
@@ -367,7 +367,7 @@ pair20() {
 
 @test "batch-sample: Megatron datasets are read as well, and a monolingual pair sorts by source" {
 	printf '%s\n' "5 2" "3 4 5 2" "2" "7 7 7 7 7 2" >"$T/m.txt"
-	mmap-index build -q --format megatron --input-format id --dtype int32 -o "$T/m" "$T/m.txt"
+	mmap-index build --raw-ids -q --format megatron --input-format id --dtype int32 -o "$T/m" "$T/m.txt"
 	run -0 --separate-stderr batch-sample batches -p "$T/m" --no-shuffle --batch-size 1 \
 	    --required-batch-size-multiple 1 --output-format ids
 	[ "$output" = $'0:2\n0:0\n0:1\n0:3' ]
@@ -498,8 +498,8 @@ pair20() {
 	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-tok-replacing-bos-eos with --decoder-langtok needs --left-pad-target False (fairseq does not implement it)" ]
 	# a source without eos at its end is an error naming it (upstream asserts)
 	printf '10 11\n' >"$T/n.txt"
-	mmap-index build -q --input-format id --dtype uint16 -o "$T/y.de" "$T/n.txt"
-	mmap-index build -q --input-format id --dtype uint16 -o "$T/y.en" "$T/n.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/y.de" "$T/n.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/y.en" "$T/n.txt"
 	run -1 --separate-stderr batch-sample batches -p "$T/y.de,$T/y.en" --dict "$T/dict.txt" \
 	    --encoder-langtok src --collate --lang-tok-replacing-bos-eos
 	[ "$stderr" = "batch-sample: epoch 1, step 0: sample 0: source does not end with eos 2, which the language token is to replace" ]

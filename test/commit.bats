@@ -36,8 +36,8 @@ pair_inputs() {
 	pair_inputs
 	for sig in SIGTERM SIGINT; do
 		for n in 1 2; do
-			mmap-index build -q --input-format id -o "$T/p" "$T/a.txt"
-			run at_call rename "$n" "$sig" mmap-index build -q --input-format id -o "$T/p" "$T/b.txt"
+			mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/a.txt"
+			run at_call rename "$n" "$sig" mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/b.txt"
 			[ "$status" -ne 0 ]
 			# the signal waited for the group: the new pair, whole
 			run -0 mmap-index verify "$T/p"
@@ -51,8 +51,8 @@ pair_inputs() {
 @test "commit: mmap-index merge commits its pair as one group too" {
 	can_inject
 	pair_inputs
-	mmap-index build -q --input-format id -o "$T/a" "$T/a.txt"
-	mmap-index build -q --input-format id -o "$T/b" "$T/b.txt"
+	mmap-index build --raw-ids -q --input-format id -o "$T/a" "$T/a.txt"
+	mmap-index build --raw-ids -q --input-format id -o "$T/b" "$T/b.txt"
 	mmap-index merge -o "$T/m" "$T/a"
 	run at_call rename 1 SIGTERM mmap-index merge -o "$T/m" "$T/a" "$T/b"
 	run -0 mmap-index verify "$T/m"
@@ -63,15 +63,15 @@ pair_inputs() {
 	can_inject
 	pair_inputs
 	for n in 1 2; do
-		mmap-index build -q --input-format id -o "$T/p" "$T/a.txt"
-		run at_call rename "$n" SIGKILL mmap-index build -q --input-format id -o "$T/p" "$T/b.txt"
+		mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/a.txt"
+		run at_call rename "$n" SIGKILL mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/b.txt"
 		[ "$status" -ne 0 ]
 		# no .idx: the pair is refused, not taken for a good one
 		[ ! -e "$T/p.idx" ]
 		run -1 mmap-index verify "$T/p"
 		run -1 batch-sample batches -p "$T/p" --max-tokens 100
 		# the rerun makes the pair and removes what the killed run left
-		run -0 mmap-index build -q --input-format id -o "$T/p" "$T/b.txt"
+		run -0 mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/b.txt"
 		[ "$(ids_of "$T/p")" = "$(cat "$T/b.txt")" ]
 		run ls "$T"
 		[[ $output != *.rp-* && $output != *.lock* ]]
@@ -115,7 +115,7 @@ pair_inputs() {
 	sleep 60 &
 	local holder=$!
 	printf '%d %s\n' "$holder" "$(hostname)" >"$T/p.bin.lock"
-	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/p" "$T/a.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/a.txt"
 	[ "$stderr" = "mmap-index: $T/p.bin: another process ($holder) is writing it; its lock is $T/p.bin.lock" ]
 	[ ! -e "$T/p.bin" ] && [ ! -e "$T/p.idx" ] && [ ! -e "$T/p.idx.lock" ]
 	printf '%d %s\n' "$holder" "$(hostname)" >"$T/out.tfr.lock"
@@ -129,7 +129,7 @@ pair_inputs() {
 	wait "$holder" || true
 	# the holder is gone: its lock is stale and taken over
 	printf '%d %s\n' "$holder" "$(hostname)" >"$T/p.bin.lock"
-	run -0 mmap-index build -q --input-format id -o "$T/p" "$T/a.txt"
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/a.txt"
 	[ ! -e "$T/p.bin.lock" ]
 	run -0 mmap-index verify "$T/p"
 }
@@ -138,8 +138,8 @@ pair_inputs() {
 	pair_inputs
 	local i st1 st2
 	for i in $(seq 1 25); do
-		mmap-index build -q --input-format id -o "$T/p" "$T/a.txt" 2>"$T/e1" &
-		mmap-index build -q --input-format id -o "$T/p" "$T/b.txt" 2>"$T/e2" &
+		mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/a.txt" 2>"$T/e1" &
+		mmap-index build --raw-ids -q --input-format id -o "$T/p" "$T/b.txt" 2>"$T/e2" &
 		st1=0 st2=0
 		wait %1 || st1=$?
 		wait %2 || st2=$?
@@ -182,10 +182,10 @@ pair_inputs() {
 	run -0 tfr-cat -R -o "$T/keep.tfr" "$T/in.tfr"
 	[ "$(stat -c %a "$T/keep.tfr")" = 600 ]
 	chmod 0640 "$T/keep.tfr"
-	run -0 mmap-index build -q --input-format id -o "$T/keep" /dev/null
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/keep" /dev/null
 	: >"$T/k2.bin"
 	chmod 0604 "$T/k2.bin"
-	run -0 mmap-index build -q --input-format id -o "$T/k2" /dev/null
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/k2" /dev/null
 	[ "$(stat -c %a "$T/k2.bin")" = 604 ]
 	# a new file gets 0666 less the umask
 	(umask 027 && tfr-cat -R -o "$T/new.tfr" "$T/in.tfr")
@@ -212,7 +212,7 @@ pair_inputs() {
 	mkdir -p "$T/disk2"
 	ln -s ../disk2/p.bin "$T/d/p.bin"
 	ln -s ../disk2/p.idx "$T/d/p.idx"
-	run -0 mmap-index build -q --input-format id -o "$T/d/p" <(seq 1 5)
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/d/p" <(seq 1 5)
 	[ -L "$T/d/p.bin" ] && [ -L "$T/d/p.idx" ] && [ -f "$T/disk2/p.bin" ]
 	run -0 mmap-index verify "$T/d/p"
 	# a loop of links is refused, naming the output
@@ -220,4 +220,17 @@ pair_inputs() {
 	ln -s loop1 "$T/loop2"
 	run -1 --separate-stderr tfr-cat -R -o "$T/loop1" "$T/in.tfr"
 	[[ $stderr == *"$T/loop1"* ]]
+}
+
+@test "commit: the data goes to disk before the rename, the directory after; RECPIPE_FSYNC=0 skips both" {
+	can_inject
+	printf '{"a":[1]}\n' | tfr-cat -R --from-json >"$T/in.tfr"
+	strace -f -o "$T/st" -e trace=fsync,rename,openat tfr-cat -R -o "$T/out.tfr" "$T/in.tfr"
+	# fsync of the temporary, then the rename, then an fsync of the directory
+	run -0 awk '/^[0-9]+ +fsync/ { e = e "F" } /^[0-9]+ +rename/ { e = e "R" } END { print e }' "$T/st"
+	[ "$output" = FRF ]
+	RECPIPE_FSYNC=0 strace -f -o "$T/st" -e trace=fsync,rename tfr-cat -R -o "$T/out.tfr" "$T/in.tfr"
+	run -1 grep -c fsync "$T/st"
+	[ "$output" = 0 ]
+	cmp "$T/out.tfr" "$T/in.tfr"
 }

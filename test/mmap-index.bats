@@ -30,12 +30,12 @@ ids() {
 	[ "${stderr%%$'\n'*}" = "mmap-index: unknown subcommand 'frobnicate'" ]
 	run -2 --separate-stderr mmap-index cat --wrap x
 	[ "${stderr%%$'\n'*}" = "mmap-index: --wrap does not apply to this subcommand" ]
-	run -2 --separate-stderr mmap-index build --input-format id
+	run -2 --separate-stderr mmap-index build --raw-ids --input-format id
 	[ "${stderr%%$'\n'*}" = "mmap-index: build: -o PREFIX is needed" ]
-	run -2 --separate-stderr mmap-index build -o "$T/x" --dtype float16
-	run -2 --separate-stderr mmap-index build -o "$T/x" --documents empty
+	run -2 --separate-stderr mmap-index build --raw-ids -o "$T/x" --dtype float16
+	run -2 --separate-stderr mmap-index build --raw-ids -o "$T/x" --documents empty
 	[ "${stderr%%$'\n'*}" = "mmap-index: --documents applies to --format megatron" ]
-	run -2 --separate-stderr mmap-index build -o "$T/x" --format megatron --dtype uint32
+	run -2 --separate-stderr mmap-index build --raw-ids -o "$T/x" --format megatron --dtype uint32
 	[ "${stderr%%$'\n'*}" = "mmap-index: Megatron cannot store uint32" ]
 	run -2 --separate-stderr mmap-index get "$T/x" 1x
 	run -2 --separate-stderr mmap-index cat --range 5 "$T/x"
@@ -44,7 +44,7 @@ ids() {
 
 @test "mmap-index: id lines round trip, worked example bytes" {
 	ids "$T/in.txt" "1 2 3" "" "65535 0" "7"
-	run -0 --separate-stderr mmap-index build -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
 	[ -z "$stderr" ]
 	[ "$(od -An -tx1 "$T/d.bin" | tr -d ' \n')" = 010002000300ffff00000700 ]
 	[ "$(stat -c %s "$T/d.idx")" = 74 ]
@@ -55,21 +55,21 @@ ids() {
 	run -0 mmap-index cat "$T/d"
 	[ "${lines[0]}" = '{"targets":[1,2,3]}' ]
 	[ "${lines[1]}" = '{"targets":[]}' ]
-	run -0 mmap-index build -o "$T/m" --format megatron --dtype uint16 --input-format id "$T/in.txt"
+	run -0 mmap-index build --raw-ids -o "$T/m" --format megatron --dtype uint16 --input-format id "$T/in.txt"
 	[ "$(stat -c %s "$T/m.idx")" = 122 ]
 	cmp "$T/d.bin" "$T/m.bin"
 }
 
 @test "mmap-index: records in, records out (cat -R gives back the input)" {
 	printf '%s\n' '[5,6,7,2]' '[]' '[1099511627783,-1]' | "$J" >"$T/in.tfr"
-	run -0 --separate-stderr mmap-index build -o "$T/d" --dtype int64 "$T/in.tfr"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/d" --dtype int64 "$T/in.tfr"
 	[ -z "$stderr" ]
 	mmap-index cat -R "$T/d" >"$T/out.tfr"
 	cmp "$T/in.tfr" "$T/out.tfr"
 	mmap-index cat --output-format records -o "$T/out2.tfr" "$T/d"
 	cmp "$T/in.tfr" "$T/out2.tfr"
 	# from stdin, another feature name
-	printf '%s\n' '[1,2]' | "$J" -f inputs | mmap-index build -q -o "$T/e" -f inputs --dtype int32
+	printf '%s\n' '[1,2]' | "$J" -f inputs | mmap-index build --raw-ids -q -o "$T/e" -f inputs --dtype int32
 	run -0 mmap-index cat -f inputs "$T/e"
 	[ "$output" = '{"inputs":[1,2]}' ]
 	run -0 mmap-index cat -f 'a"b\c' "$T/e"
@@ -87,7 +87,7 @@ ids() {
 	    0a0c0a0a0a016112051a030a01000a140a120a077461726765747312071a050a0301ac02 \
 	    0a300a1a0a0774617267657473120f1a0d0a0b09ffffffffffffffffff010a120a077461726765747312071a050a0301ac02 |
 	    "$J" >"$T/odd.tfr"
-	run -0 --separate-stderr mmap-index build -q -o "$T/d" --dtype uint16 "$T/odd.tfr"
+	run -0 --separate-stderr mmap-index build --raw-ids -q -o "$T/d" --dtype uint16 "$T/odd.tfr"
 	[ -z "$stderr" ]
 	run -0 mmap-index cat --output-format id "$T/d"
 	[ "$output" = "$(printf '1 300\n%.0s' 1 2 3 4 5)" ]
@@ -95,27 +95,27 @@ ids() {
 
 @test "mmap-index: a token that does not fit is an error; --wrap wraps as upstream" {
 	printf '%s\n' '[1,2]' '[3,70000]' | "$J" >"$T/in.tfr"
-	run -1 --separate-stderr mmap-index build -o "$T/d" --dtype uint16 "$T/in.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -o "$T/d" --dtype uint16 "$T/in.tfr"
 	[ "$stderr" = "mmap-index: $T/in.tfr: record 1 at offset 37: token 70000 does not fit uint16 (--wrap wraps it as upstream does)" ]
 	run -0 find "$T" -name 'd*'
 	[ -z "$output" ]
 	printf '%s\n' '[70000,-1]' | "$J" >"$T/w.tfr"
-	run -0 --separate-stderr mmap-index build -o "$T/d" --dtype uint16 --wrap "$T/w.tfr"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/d" --dtype uint16 --wrap "$T/w.tfr"
 	run -0 mmap-index cat --output-format id "$T/d"
 	[ "$output" = "4464 65535" ]
 }
 
 @test "mmap-index: --dtype auto picks upstream's type from --vocab-size and says so" {
 	: >"$T/e.txt"
-	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id --vocab-size 32000 "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/a" --input-format id --vocab-size 32000 "$T/e.txt"
 	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, vocabulary of 32000)" ]
-	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id --vocab-size 65500 "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/a" --input-format id --vocab-size 65500 "$T/e.txt"
 	[ "$stderr" = "mmap-index: dtype uint32 (fairseq, vocabulary of 65500)" ]
-	run -0 --separate-stderr mmap-index build -o "$T/a" --format megatron --input-format id --vocab-size 65500 "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/a" --format megatron --input-format id --vocab-size 65500 "$T/e.txt"
 	[ "$stderr" = "mmap-index: dtype int32 (Megatron, vocabulary of 65500)" ]
-	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id --vocab-size 5000000000 "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/a" --input-format id --vocab-size 5000000000 "$T/e.txt"
 	[ "$stderr" = "mmap-index: dtype int64 (fairseq, vocabulary of 5000000000)" ]
-	run -0 --separate-stderr mmap-index build -q -o "$T/a" --input-format id --vocab-size 32000 "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -q -o "$T/a" --input-format id --vocab-size 32000 "$T/e.txt"
 	[ -z "$stderr" ]
 	run -0 mmap-index info --json "$T/a"
 	[ "$(jq -r .dtype <<<"$output")" = uint16 ]
@@ -123,48 +123,48 @@ ids() {
 
 @test "mmap-index: Megatron documents: each, or ended by empty records/lines" {
 	printf '%s\n' '[1,2]' '[3]' '{}' '[4,5,6]' '{}' '{}' '[7]' '[]' | "$J" >"$T/in.tfr"
-	run -0 mmap-index build -q -o "$T/d" --format megatron --documents empty --dtype uint16 "$T/in.tfr"
+	run -0 mmap-index build --raw-ids -q -o "$T/d" --format megatron --documents empty --dtype uint16 "$T/in.tfr"
 	run -0 mmap-index info --json "$T/d"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[5,4]" ]
 	# document_indices 0 2 3 3 5 at the end of the .idx
 	[ "$(tail -c 40 "$T/d.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 2 3 3 5 " ]
 	# by default, empty records end documents when there are any (recpipe(5))
-	run -0 mmap-index build -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
+	run -0 mmap-index build --raw-ids -q -o "$T/e" --format megatron --dtype uint16 "$T/in.tfr"
 	cmp "$T/d.idx" "$T/e.idx"
 	# with --documents each an empty record is an error
-	run -1 --separate-stderr mmap-index build -q -o "$T/e" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/e" --format megatron --documents each --dtype uint16 "$T/in.tfr"
 	[[ "$stderr" == "mmap-index: $T/in.tfr: record 2 at offset "*": no features (an empty Example ends a document, which --documents each refuses)" ]]
 	# without any, every sequence is a document; fairseq passes over them
 	printf '%s\n' '[1,2]' '[3]' | "$J" >"$T/nodocs.tfr"
-	run -0 mmap-index build -q -o "$T/h" --format megatron "$T/nodocs.tfr"
+	run -0 mmap-index build --raw-ids -q -o "$T/h" --format megatron "$T/nodocs.tfr"
 	run -0 mmap-index info --json "$T/h"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[2,2]" ]
 	for j in 1 2; do
-		run -0 mmap-index build -q -j $j -o "$T/k$j" "$T/in.tfr"
+		run -0 mmap-index build --raw-ids -q -j $j -o "$T/k$j" "$T/in.tfr"
 		run -0 mmap-index cat --output-format id "$T/k$j"
 		[ "$output" = $'1 2\n3\n4 5 6\n7' ]
 		[ "$(mmap-index info --json "$T/k$j" | jq .sequences)" = 5 ]
 	done
 	ids "$T/in.txt" "1 2" "3" "" "4 5 6" "" "" "7"
-	run -0 mmap-index build -q -o "$T/f" --format megatron --documents empty --dtype uint16 --input-format id "$T/in.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/f" --format megatron --documents empty --dtype uint16 --input-format id "$T/in.txt"
 	run -0 mmap-index info --json "$T/f"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[4,4]" ]
-	run -0 mmap-index build -q -o "$T/g" --format megatron --dtype uint16 --input-format id "$T/in.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/g" --format megatron --dtype uint16 --input-format id "$T/in.txt"
 	run -0 mmap-index info --json "$T/g"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[7,7]" ]
 }
 
 @test "mmap-index: a record without the feature names the record" {
 	printf '%s\n' '[1]' | "$J" -f inputs >"$T/in.tfr"
-	run -1 --separate-stderr mmap-index build -q -o "$T/d" --dtype int32 "$T/in.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/d" --dtype int32 "$T/in.tfr"
 	[ "$stderr" = "mmap-index: $T/in.tfr: record 0 at offset 0: no such feature (see -f)" ]
 	printf '%s\n' '[0.5]' | "$J" >"$T/f.tfr"
-	run -1 --separate-stderr mmap-index build -q -o "$T/d" --dtype int32 "$T/f.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/d" --dtype int32 "$T/f.tfr"
 	[ "$stderr" = "mmap-index: $T/f.tfr: record 0 at offset 0: a float_list needs a float --dtype" ]
 	printf 'garbage that is not a record' >"$T/g.tfr"
-	run -1 --separate-stderr mmap-index build -q -o "$T/d" --dtype int32 "$T/g.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/d" --dtype int32 "$T/g.tfr"
 	[[ "$stderr" == "mmap-index: $T/g.tfr: record 0 at offset 0: "* ]]
-	run -1 --separate-stderr mmap-index build -q -o "$T/d" --dtype int32 "$T/nosuch.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/d" --dtype int32 "$T/nosuch.tfr"
 	[ "$stderr" = "mmap-index: $T/nosuch.tfr: No such file or directory" ]
 	run -0 find "$T" -name 'd*'
 	[ -z "$output" ]
@@ -172,13 +172,13 @@ ids() {
 
 @test "mmap-index: float datasets print floats" {
 	printf '%s\n' '[0.5,-2.25,10000000000.0]' '[3.0,0.1]' | "$J" >"$T/f.tfr"
-	run -0 mmap-index build -q -o "$T/f" --format megatron --dtype float32 "$T/f.tfr"
+	run -0 mmap-index build --raw-ids -q -o "$T/f" --format megatron --dtype float32 "$T/f.tfr"
 	run -0 mmap-index cat "$T/f"
 	[ "${lines[0]}" = '{"targets":[0.5,-2.25,10000000000.0]}' ]
 	[ "${lines[1]}" = '{"targets":[3.0,0.1]}' ]
 	[ "$(od -An -tu1 -j17 -N1 "$T/f.idx" | tr -d ' ')" = 7 ]
 	ids "$T/d.txt" "1e-05 2.5 1e+300" "123456789.125"
-	run -0 mmap-index build -q -o "$T/d" --dtype float64 --input-format id "$T/d.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/d" --dtype float64 --input-format id "$T/d.txt"
 	[ "$(od -An -tu1 -j17 -N1 "$T/d.idx" | tr -d ' ')" = 6 ]
 	run -0 mmap-index cat --output-format id "$T/d"
 	[ "${lines[0]}" = "1e-05 2.5 1e+300" ]
@@ -197,7 +197,7 @@ ids() {
 			float*) v="0.5 -1.5 3.0";;
 			esac
 			case $t in float*) ids "$T/in.txt" "$v" "" "1.0";; *) ids "$T/in.txt" "$v" "" "1";; esac
-			run -0 mmap-index build -q -o "$T/d" --format $f --dtype $t --input-format id "$T/in.txt"
+			run -0 mmap-index build --raw-ids -q -o "$T/d" --format $f --dtype $t --input-format id "$T/in.txt"
 			run -0 mmap-index cat --output-format id "$T/d"
 			[ "$output" = "$(cat "$T/in.txt")" ] || { echo "$f $t: $output"; false; }
 			run -0 mmap-index info --json "$T/d"
@@ -208,7 +208,7 @@ ids() {
 
 @test "mmap-index: get by argument and from stdin; out of range is an error after the good ones" {
 	ids "$T/in.txt" "10" "20 21" "30"
-	mmap-index build -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
 	run -0 mmap-index get --output-format id "$T/d" 2 0
 	[ "$output" = $'30\n10' ]
 	run -0 bash -c 'printf "1\n1\n" | mmap-index get "$1" -' _ "$T/d"
@@ -232,7 +232,7 @@ ids() {
 
 @test "mmap-index: get - reads index lines in blocks: line ends, long lines, faults late in the input" {
 	seq 0 999 | awk '{ print $1, $1 + 1 }' >"$T/in.txt"
-	mmap-index build -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
 	# a last line without a newline; trailing spaces and CRs
 	run -0 bash -c 'printf "5\r\n7  \r \n9" | mmap-index get --output-format id "$1" -' _ "$T/d"
 	[ "$output" = $'5 6\n7 8\n9 10' ]
@@ -284,7 +284,7 @@ ids() {
 		esac
 		[ $t = uint64 ] && v="0 99999 100000 9223372036854775807"
 		ids "$T/in.txt" "$v" "" "7"
-		run -0 mmap-index build -q --wrap -o "$T/d" --dtype $t --input-format id "$T/in.txt"
+		run -0 mmap-index build --raw-ids -q --wrap -o "$T/d" --dtype $t --input-format id "$T/in.txt"
 		run -0 mmap-index cat --output-format id "$T/d"
 		[ "$output" = "$(cat "$T/in.txt")" ] || { echo "$t: $output"; false; }
 		run -0 mmap-index get "$T/d" 0 1
@@ -294,7 +294,7 @@ ids() {
 
 @test "mmap-index: info shows layout, dtype, counts and a histogram" {
 	ids "$T/in.txt" "1 2 3" "" "4" "5 6 7 8 9"
-	mmap-index build -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
 	run -0 --separate-stderr mmap-index info "$T/d"
 	[ "$output" = "prefix:     $T/d
 layout:     fairseq
@@ -319,9 +319,9 @@ histogram:
 		ids "$T/a.txt" "1 2" "3"
 		ids "$T/b.txt" "" "4 5 6"
 		cat "$T/a.txt" "$T/b.txt" >"$T/ab.txt"
-		mmap-index build -q -o "$T/a" --format $f --dtype uint16 --input-format id "$T/a.txt"
-		mmap-index build -q -o "$T/b" --format $f --dtype uint16 --input-format id "$T/b.txt"
-		mmap-index build -q -o "$T/ab" --format $f --dtype uint16 --input-format id "$T/ab.txt"
+		mmap-index build --raw-ids -q -o "$T/a" --format $f --dtype uint16 --input-format id "$T/a.txt"
+		mmap-index build --raw-ids -q -o "$T/b" --format $f --dtype uint16 --input-format id "$T/b.txt"
+		mmap-index build --raw-ids -q -o "$T/ab" --format $f --dtype uint16 --input-format id "$T/ab.txt"
 		run -0 --separate-stderr mmap-index merge -o "$T/m" "$T/a" "$T/b"
 		[ -z "$stderr" ] && [ -z "$output" ]
 		cmp "$T/ab.bin" "$T/m.bin"
@@ -331,13 +331,13 @@ histogram:
 
 @test "mmap-index: merge keeps Megatron documents, refuses mixed dtypes and layouts" {
 	ids "$T/a.txt" "1" "2" "" "3"
-	mmap-index build -q -o "$T/a" --format megatron --documents empty --dtype uint16 --input-format id "$T/a.txt"
+	mmap-index build --raw-ids -q -o "$T/a" --format megatron --documents empty --dtype uint16 --input-format id "$T/a.txt"
 	mmap-index merge -o "$T/m" "$T/a" "$T/a" "$T/a"
 	[ "$(tail -c 56 "$T/m.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 2 3 5 6 8 9 " ]
-	mmap-index build -q -o "$T/b" --format megatron --dtype int32 --input-format id "$T/a.txt"
+	mmap-index build --raw-ids -q -o "$T/b" --format megatron --dtype int32 --input-format id "$T/a.txt"
 	run -1 --separate-stderr mmap-index merge -o "$T/x" "$T/a" "$T/b"
 	[ "$stderr" = "mmap-index: $T/b: dtype int32, but $T/a is uint16" ]
-	mmap-index build -q -o "$T/c" --dtype uint16 --input-format id "$T/a.txt"
+	mmap-index build --raw-ids -q -o "$T/c" --dtype uint16 --input-format id "$T/a.txt"
 	run -1 --separate-stderr mmap-index merge -o "$T/x" "$T/a" "$T/c"
 	[ "$stderr" = "mmap-index: $T/c: layout fairseq, but $T/a is megatron" ]
 	[ ! -e "$T/x.bin" ] && [ ! -e "$T/x.idx" ]
@@ -345,7 +345,7 @@ histogram:
 
 @test "mmap-index: verify passes good datasets and names the first bad entry" {
 	ids "$T/in.txt" "1 2" "3" "4 5 6"
-	mmap-index build -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
 	run -0 --separate-stderr mmap-index verify "$T/d"
 	[ "$output" = "$T/d: ok (fairseq, int32, 3 sequences, 6 tokens)" ]
 	[ -z "$stderr" ]
@@ -367,7 +367,7 @@ histogram:
 
 @test "mmap-index: damaged or foreign indexes give one line naming the file" {
 	ids "$T/in.txt" "1 2" "3"
-	mmap-index build -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype int32 --input-format id "$T/in.txt"
 	head -c 49 "$T/d.idx" >"$T/t.idx"
 	cp "$T/d.bin" "$T/t.bin"
 	run -1 --separate-stderr mmap-index cat "$T/t"
@@ -394,7 +394,7 @@ histogram:
 
 @test "mmap-index: an empty dataset has a 0-byte .bin and reads fine" {
 	: >"$T/e.txt"
-	run -0 mmap-index build -q -o "$T/e" --format megatron --dtype int32 --input-format id "$T/e.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/e" --format megatron --dtype int32 --input-format id "$T/e.txt"
 	[ "$(stat -c %s "$T/e.bin")" = 0 ]
 	[ "$(stat -c %s "$T/e.idx")" = 42 ]
 	run -0 --separate-stderr mmap-index cat "$T/e"
@@ -404,7 +404,7 @@ histogram:
 
 @test "mmap-index: a closed pipe ends quietly; a full disk is an error" {
 	seq 1 30000 | awk '{ print $1, $1 + 1, $1 + 2 }' >"$T/big.txt"
-	mmap-index build -q -o "$T/big" --dtype int32 --input-format id "$T/big.txt"
+	mmap-index build --raw-ids -q -o "$T/big" --dtype int32 --input-format id "$T/big.txt"
 	run -0 --separate-stderr bash -c 'mmap-index cat "$1" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big"
 	[ "$output" = 141 ] && [ -z "$stderr" ]
 	run -0 --separate-stderr bash -c 'mmap-index cat -R "$1" | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$T/big"
@@ -421,22 +421,22 @@ histogram:
 
 @test "mmap-index: build --dtype uint64 from id lines keeps ids above INT64_MAX; cat gives the same text" {
 	printf '18446744073709551615 9223372036854775808 0\n9223372036854775807\n\n5\n' >"$T/u64.txt"
-	run -0 --separate-stderr mmap-index build -q --dtype uint64 --input-format id -o "$T/u64" "$T/u64.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -q --dtype uint64 --input-format id -o "$T/u64" "$T/u64.txt"
 	run -0 mmap-index cat --output-format id "$T/u64"
 	[ "$output" = "$(cat "$T/u64.txt")" ]
-	run -1 --separate-stderr bash -c 'echo 18446744073709551616 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
+	run -1 --separate-stderr bash -c 'echo 18446744073709551616 | mmap-index build --raw-ids -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
 	[ "$stderr" = "mmap-index: stdin: line 1: token 18446744073709551616 does not fit uint64" ]
-	run -1 --separate-stderr bash -c 'echo 3 -1 | mmap-index build -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
+	run -1 --separate-stderr bash -c 'echo 3 -1 | mmap-index build --raw-ids -q --dtype uint64 --input-format id -o "$1" -' _ "$T/u64b"
 	[ "$stderr" = "mmap-index: stdin: line 1: token -1 does not fit uint64 (--wrap wraps it as upstream does)" ]
-	run -1 --separate-stderr bash -c 'echo 9223372036854775808 | mmap-index build -q --dtype int64 --input-format id -o "$1" -' _ "$T/u64b"
+	run -1 --separate-stderr bash -c 'echo 9223372036854775808 | mmap-index build --raw-ids -q --dtype int64 --input-format id -o "$1" -' _ "$T/u64b"
 	[ "$stderr" = "mmap-index: stdin: line 1: token 9223372036854775808 does not fit int64" ]
 	[ ! -e "$T/u64b.idx" ] && [ ! -e "$T/u64b.bin" ]
 }
 
 @test "mmap-index: get -j: the same bytes for any number of threads, faults late in the input included" {
 	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s " " ($1 * 7 + k) % 70000; print substr(s, 2) }' >"$T/big.txt"
-	mmap-index build -q -o "$T/big" --dtype uint32 --input-format id "$T/big.txt"
-	mmap-index build -q -o "$T/b16" --dtype uint16 --wrap --input-format id "$T/big.txt"
+	mmap-index build --raw-ids -q -o "$T/big" --dtype uint32 --input-format id "$T/big.txt"
+	mmap-index build --raw-ids -q -o "$T/b16" --dtype uint16 --wrap --input-format id "$T/big.txt"
 	awk 'BEGIN { srand(3); for (i = 0; i < 20000; i++) print int(rand() * 30000) }' >"$T/idx.txt"
 	awk 'NR == FNR { l[NR - 1] = $0; next } { print l[$1] }' "$T/big.txt" "$T/idx.txt" >"$T/want.txt"
 	for j in 1 2 3; do
@@ -481,8 +481,8 @@ histogram:
 	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
 		print (n == 6 ? "{}" : "[" substr(s, 2) "]") }' | "$J" >"$T/in.tfr"
 	for j in 1 2 3; do
-		mmap-index build -q -j "$j" -o "$T/m$j" --format megatron --documents empty --dtype int32 "$T/in.tfr"
-		mmap-index build -q --jobs="$j" -o "$T/w$j" --format megatron --documents empty --dtype uint8 --wrap "$T/in.tfr"
+		mmap-index build --raw-ids -q -j "$j" -o "$T/m$j" --format megatron --documents empty --dtype int32 "$T/in.tfr"
+		mmap-index build --raw-ids -q --jobs="$j" -o "$T/w$j" --format megatron --documents empty --dtype uint8 --wrap "$T/in.tfr"
 		cmp "$T/m1.bin" "$T/m$j.bin"
 		cmp "$T/m1.idx" "$T/m$j.idx"
 		cmp "$T/w1.bin" "$T/w$j.bin"
@@ -491,23 +491,23 @@ histogram:
 	run -0 mmap-index info --json "$T/m2"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = "[25715,4286]" ]
 	# with --documents each the first empty record (record 5) is the fault
-	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/f" --format megatron --documents each --dtype uint16 "$T/in.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 2 -o "$T/f" --format megatron --documents each --dtype uint16 "$T/in.tfr"
 	[ "$stderr" = "mmap-index: $T/in.tfr: record 5 at offset 190: no features (an empty Example ends a document, which --documents each refuses)" ]
 	# fairseq has no documents and passes over them
-	run -0 mmap-index build -q -j 2 -o "$T/fs" --dtype uint16 "$T/in.tfr"
+	run -0 mmap-index build --raw-ids -q -j 2 -o "$T/fs" --dtype uint16 "$T/in.tfr"
 	run -0 mmap-index info --json "$T/fs"
 	[ "$(jq -c '.sequences' <<<"$output")" = 25715 ]
 	# a token that does not fit at record 25000, a bad payload CRC after it
 	seq 1 30000 | awk '{ n = $1 % 7; s = ""; for (k = 0; k < n; k++) s = s "," ($1 * 7 + k) % 65536
 		print ($1 == 25001 ? "[1,65536]" : "[" substr(s, 2) "]") }' | "$J" >"$T/late.tfr"
 	for j in 1 3; do
-		mmap-index build -q -j "$j" -o "$T/g$j" --dtype int64 "$T/late.tfr"
+		mmap-index build --raw-ids -q -j "$j" -o "$T/g$j" --dtype int64 "$T/late.tfr"
 	done
 	cmp "$T/g1.bin" "$T/g3.bin"
 	cmp "$T/g1.idx" "$T/g3.idx"
 	# uint16 with --wrap: the same in any number of threads, 65536 kept as 0
 	for j in 1 3; do
-		mmap-index build -q --wrap -j "$j" -o "$T/u$j" --dtype uint16 "$T/late.tfr"
+		mmap-index build --raw-ids -q --wrap -j "$j" -o "$T/u$j" --dtype uint16 "$T/late.tfr"
 	done
 	cmp "$T/u1.bin" "$T/u3.bin"
 	cmp "$T/u1.idx" "$T/u3.idx"
@@ -515,25 +515,25 @@ histogram:
 	[ "$output" = "$(printf '%s\n' "43928 43929 43930" "1 0")" ]
 	size=$(wc -c <"$T/late.tfr")
 	printf '\125' | dd of="$T/late.tfr" bs=1 seek=$((size - 1000)) conv=notrunc status=none
-	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype uint16 "$T/late.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 1 -o "$T/late" --dtype uint16 "$T/late.tfr"
 	want=$stderr
 	[[ "$want" == "mmap-index: $T/late.tfr: record 25000 at offset "*": token 65536 does not fit uint16 (--wrap wraps it as upstream does)" ]]
 	for j in 2 3; do
-		run -1 --separate-stderr mmap-index build -q -j "$j" -o "$T/late" --dtype uint16 "$T/late.tfr"
+		run -1 --separate-stderr mmap-index build --raw-ids -q -j "$j" -o "$T/late" --dtype uint16 "$T/late.tfr"
 		[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
 	done
 	# with room for the token, the bad CRC near the end is the fault
-	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype int32 "$T/late.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 1 -o "$T/late" --dtype int32 "$T/late.tfr"
 	want=$stderr
 	[[ "$want" == "mmap-index: $T/late.tfr: record "*" at offset "*": payload CRC mismatch" ]]
-	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/late" --format megatron --dtype int32 "$T/late.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 2 -o "$T/late" --format megatron --dtype int32 "$T/late.tfr"
 	[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
 	# cut short in the middle of a record
 	head -c $((size / 2)) "$T/late.tfr" >"$T/cut.tfr"
-	run -1 --separate-stderr mmap-index build -q -j 1 -o "$T/late" --dtype int32 "$T/cut.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 1 -o "$T/late" --dtype int32 "$T/cut.tfr"
 	want=$stderr
 	[[ "$want" == "mmap-index: $T/cut.tfr: record "*" at offset "*": truncated "* ]]
-	run -1 --separate-stderr mmap-index build -q -j 2 -o "$T/late" --dtype int32 "$T/cut.tfr"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -j 2 -o "$T/late" --dtype int32 "$T/cut.tfr"
 	[ "${#stderr_lines[@]}" = 1 ] && [ "$stderr" = "$want" ]
 	run -0 find "$T" -name 'late*' ! -name '*.tfr'
 	[ -z "$output" ]
@@ -545,8 +545,8 @@ histogram:
 	mkdir -p "$T/data/shard000" "$T/data/shard001"
 	ids "$T/s0.txt" "5 6 2" "7 2"
 	ids "$T/s1.txt" "8 2"
-	mmap-index build -q -o "$T/data/shard000/train.eng_Latn-fra_Latn.eng_Latn" --vocab-size 32000 --input-format id "$T/s0.txt"
-	mmap-index build -q -o "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn" --vocab-size 32000 --input-format id "$T/s1.txt"
+	mmap-index build --raw-ids -q -o "$T/data/shard000/train.eng_Latn-fra_Latn.eng_Latn" --vocab-size 32000 --input-format id "$T/s0.txt"
+	mmap-index build --raw-ids -q -o "$T/data/shard001/train.eng_Latn-fra_Latn.eng_Latn" --vocab-size 32000 --input-format id "$T/s1.txt"
 	run -0 mmap-index merge -o "$T/all" "$T"/data/shard*/train.eng_Latn-fra_Latn.eng_Latn.idx
 	run -0 mmap-index cat --output-format id "$T/all"
 	[ "$output" = $'5 6 2\n7 2\n8 2' ]
@@ -558,8 +558,8 @@ histogram:
 @test "mmap-index: build takes --max-record-size as tfr-cat does, in every thread count" {
 	"$BATS_TEST_DIRNAME/tools/big-record" 1500 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
 	for j in 1 2; do
-		run -0 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 2k -o "$3"' _ "$T/big.tfr" $j "$T/ok$j"
-		run -1 --separate-stderr sh -c 'cat "$1" | mmap-index build -q -j $2 --max-record-size 1k -o "$3"' _ "$T/big.tfr" $j "$T/no$j"
+		run -0 --separate-stderr sh -c 'cat "$1" | mmap-index build --raw-ids -q -j $2 --max-record-size 2k -o "$3"' _ "$T/big.tfr" $j "$T/ok$j"
+		run -1 --separate-stderr sh -c 'cat "$1" | mmap-index build --raw-ids -q -j $2 --max-record-size 1k -o "$3"' _ "$T/big.tfr" $j "$T/no$j"
 		[ "$stderr" = "mmap-index: stdin: record 0 at offset 0: length 1524 exceeds the limit of 1000 bytes (--max-record-size)" ]
 		[ ! -e "$T/no$j.bin" ] && [ ! -e "$T/no$j.idx" ]
 	done
@@ -579,7 +579,7 @@ peak_rss() {
 	[ -x /usr/bin/time ] || skip "no /usr/bin/time"
 	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
 	for j in 1 2; do
-		peak_rss mmap-index build -q -j $j -o "$T/b$j" "$T/big.gz"
+		peak_rss mmap-index build --raw-ids -q -j $j -o "$T/b$j" "$T/big.gz"
 		[ "$rss" -lt "$(rss_bound mmap-index 50000)" ] || { echo "-j $j: peak RSS $rss KB for a 20 MB record"; false; }
 	done
 	cmp "$T/b1.bin" "$T/b2.bin"
@@ -592,7 +592,7 @@ peak_rss() {
 	# A record claiming 20 MB that is bad: read once, not copied.
 	"$BATS_TEST_DIRNAME/tools/big-record" --length 20000000 | gzip -1 >"$T/bad.gz"
 	for j in 1 2; do
-		run -1 peak_rss mmap-index build -q -j $j -o "$T/c$j" "$T/bad.gz"
+		run -1 peak_rss mmap-index build --raw-ids -q -j $j -o "$T/c$j" "$T/bad.gz"
 		[ "$(cat "$T/rss.err")" = "mmap-index: $T/bad.gz: record 0 at offset 0: payload CRC mismatch" ]
 		[ "$(tail -1 "$T/rss")" -lt "$(rss_bound mmap-index 30000)" ] || { echo "-j $j: peak RSS $(tail -1 "$T/rss") KB"; false; }
 	done
@@ -602,7 +602,7 @@ peak_rss() {
 	(ulimit -v 40000 && mmap-index -V >/dev/null) 2>/dev/null || skip "cannot run under ulimit -v"
 	"$BATS_TEST_DIRNAME/tools/big-record" 10000000 | tfr-cat --no-crc -R --type raw | gzip -1 >"$T/big.gz"
 	for j in 1 2; do
-		run -1 --separate-stderr bash -c 'ulimit -v 40000; mmap-index build -q -j $1 -o "$2" "$3"' _ $j "$T/o$j" "$T/big.gz"
+		run -1 --separate-stderr bash -c 'ulimit -v 40000; mmap-index build --raw-ids -q -j $1 -o "$2" "$3"' _ $j "$T/o$j" "$T/big.gz"
 		[[ "$stderr" == "mmap-index: $T/big.gz: record 0 at offset 0: out of memory"* ]] ||
 		    { echo "-j $j: $stderr"; false; }
 		[ ! -e "$T/o$j.bin" ]
@@ -611,18 +611,18 @@ peak_rss() {
 
 @test "mmap-index: an id above INT64_MAX does not fit the dtype" {
 	printf '1 2 18446744073709551615\n' >"$T/ids"
-	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/ids"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --dtype int64 --input-format id -o "$T/o" "$T/ids"
 	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int64" ]
-	run -1 --separate-stderr mmap-index build -q --wrap --dtype int32 --input-format id -o "$T/o" "$T/ids"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --wrap --dtype int32 --input-format id -o "$T/o" "$T/ids"
 	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551615 does not fit int32" ]
 	printf '7 -9223372036854775809\n' >"$T/neg"
-	run -1 --separate-stderr mmap-index build -q --dtype int64 --input-format id -o "$T/o" "$T/neg"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --dtype int64 --input-format id -o "$T/o" "$T/neg"
 	[ "$stderr" = "mmap-index: $T/neg: line 1: token -9223372036854775809 does not fit int64" ]
 	printf '1 2 18446744073709551616\n' >"$T/ids"
-	run -1 --separate-stderr mmap-index build -q --dtype uint64 --input-format id -o "$T/o" "$T/ids"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --dtype uint64 --input-format id -o "$T/o" "$T/ids"
 	[ "$stderr" = "mmap-index: $T/ids: line 1: token 18446744073709551616 does not fit uint64" ]
 	printf '1 2x\n' >"$T/ids"
-	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/o" "$T/ids"
+	run -1 --separate-stderr mmap-index build --raw-ids -q --input-format id -o "$T/o" "$T/ids"
 	[ "$stderr" = "mmap-index: $T/ids: line 1: bad token id '2x'" ]
 }
 
@@ -680,7 +680,7 @@ peak_rss() {
 	[ "$stderr" = "mmap-index: stdout: 6 types from 3 lines, 7 words" ]
 	# the same words as ids: </s> is 2 wherever it is written
 	printf '%s\n' "$output" >"$T/d.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	run -0 mmap-index cat --output-format id "$T/o"
 	[ "$output" = $'2 3 4 2\n2\n0 1 4 5 2' ]
 }
@@ -694,7 +694,7 @@ peak_rss() {
 	printf 'a\rb\r\nc\n\rd' >"$T/u.txt"
 	run -0 --separate-stderr mmap-index dict --padding-factor 1 "$T/u.txt"
 	[ "$stderr" = "mmap-index: stdout: 8 types from 5 lines, 4 words" ]
-	run -0 mmap-index build -q --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/u.txt"
+	run -0 mmap-index build --raw-ids -q --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/u.txt"
 	run -0 mmap-index cat --output-format id "$T/o"
 	[ "$output" = $'4 2\n3 2\n3 2\n2\n3 2' ]
 }
@@ -715,7 +715,7 @@ peak_rss() {
 	run -1 --separate-stderr mmap-index dict -o "$T/d.txt" "$T/t.txt"
 	[ "$stderr" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
 	[ ! -e "$T/d.txt" ]
-	run -1 --separate-stderr mmap-index build --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/t.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids --input-format text --dict <(printf 'a 1\n') -o "$T/o" "$T/t.txt"
 	[ "${stderr_lines[-1]}" = "mmap-index: $T/t.txt: line 2 at offset 5: invalid UTF-8" ]
 	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
 	run -2 --separate-stderr mmap-index dict --threshold x "$T/t.txt"
@@ -726,7 +726,7 @@ peak_rss() {
 @test "mmap-index build --input-format text: unknown words, empty lines, EOS, the report" {
 	printf 'the_ 9\ncat_ 5\n<unk> 0 #fairseq:overwrite\n' >"$T/d.txt"
 	printf 'the_ cat_ sat_\n\n  \nthe_ dog_ sat_ <unk>\n' >"$T/t.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	# sat_ twice and dog_ once became <unk>: 3 of 11 tokens (4 EOS
 	# counted); the literal <unk> is not "replaced"
 	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 7)" ]
@@ -740,16 +740,16 @@ peak_rss() {
 	[ "$(jq -r .layout <<<"$output")" = fairseq ]
 	# no unknowns: no list; several files: a total line
 	printf 'cat_ the_\n' >"$T/k.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/k.txt" "$T/k.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/k.txt" "$T/k.txt"
 	[ "${stderr_lines[1]}" = "mmap-index: $T/k.txt: 1 sents, 3 tokens, 0.0% replaced (by <unk>)" ]
 	[ "${stderr_lines[3]}" = "mmap-index: total: 2 sents, 6 tokens, 0.0% replaced (by <unk>)" ]
 	[ "${#stderr_lines[@]}" = 4 ]
 	# Python's format(x, '.3'): all replaced is "1e+02"
 	printf 'x y\n' >"$T/x.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
 	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 1 sents, 3 tokens, 66.7% replaced (by <unk>)" ]
 	printf 'x\n\n' >"$T/x.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/x.txt"
 	[ "${stderr_lines[1]}" = "mmap-index: $T/x.txt: 2 sents, 3 tokens, 33.3% replaced (by <unk>)" ]
 }
 
@@ -757,12 +757,12 @@ peak_rss() {
 	# 65495 lines + 4 specials = 65499 < 65500: uint16; one more: uint32
 	seq -f 'w%g 1' 65495 >"$T/d.txt"
 	printf 'w65495\n' >"$T/t.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "${stderr_lines[0]}" = "mmap-index: dtype uint16 (fairseq, vocabulary of 65499)" ]
 	run -0 mmap-index cat --output-format id "$T/o"
 	[ "$output" = "65498 2" ]
 	echo 'w65496 1' >>"$T/d.txt"
-	run -0 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "${stderr_lines[0]}" = "mmap-index: dtype uint32 (fairseq, vocabulary of 65500)" ]
 	[ "$(stat -c %s "$T/o.bin")" = 8 ]
 }
@@ -770,78 +770,78 @@ peak_rss() {
 @test "mmap-index build --input-format text: bad dictionaries name the line" {
 	printf 'x\n' >"$T/t.txt"
 	printf 'a 1\nb\n' >"$T/d.txt"
-	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
 	printf 'a 1\nb x\n' >"$T/d.txt"
-	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "$stderr" = "mmap-index: $T/d.txt: line 2: expected 'symbol count [#fairseq:overwrite]'" ]
 	printf 'a 1\r</s> 5\n' >"$T/d.txt"
-	run -1 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "$stderr" = "mmap-index: $T/d.txt: line 2: duplicate symbol '</s>' (fairseq needs #fairseq:overwrite)" ]
 	[ ! -e "$T/o.bin" ] && [ ! -e "$T/o.idx" ]
 	# trailing whitespace goes, the symbol keeps inner and leading spaces
 	printf ' a b 1 \t\n' >"$T/d.txt"
 	printf 'b\n' >"$T/t.txt"
-	run -0 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -0 mmap-index build --raw-ids -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	run -0 mmap-index cat --output-format id "$T/o"
 	[ "$output" = "3 2" ]
-	run -2 --separate-stderr mmap-index build --input-format text -o "$T/o" "$T/t.txt"
+	run -2 --separate-stderr mmap-index build --raw-ids --input-format text -o "$T/o" "$T/t.txt"
 	[ "${stderr%%$'\n'*}" = "mmap-index: --input-format text needs --dict" ]
-	run -2 --separate-stderr mmap-index build --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
+	run -2 --separate-stderr mmap-index build --raw-ids --dict "$T/d.txt" -o "$T/o" "$T/t.txt"
 	[ "${stderr%%$'\n'*}" = "mmap-index: --dict goes with --input-format text" ]
-	run -2 --separate-stderr mmap-index build --input-format text --dict "$T/d.txt" --vocab-size 9 -o "$T/o" "$T/t.txt"
+	run -2 --separate-stderr mmap-index build --raw-ids --input-format text --dict "$T/d.txt" --vocab-size 9 -o "$T/o" "$T/t.txt"
 }
 
 @test "mmap-index build: without --vocab-size the type comes from the ids met, as upstream picks it for that vocabulary" {
 	ids "$T/a.txt" "5 2" "" "7"
-	run -0 --separate-stderr mmap-index build -o "$T/a" --input-format id "$T/a.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/a" --input-format id "$T/a.txt"
 	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, ids 2 to 7)" ]
 	[ "$(stat -c %s "$T/a.bin")" = 6 ]
 	run -0 mmap-index cat --output-format id "$T/a"
 	[ "$output" = $'5 2\n\n7' ]
 	# 65499 + 1 = 65500: fairseq uint32, Megatron int32
 	ids "$T/b.txt" "1" "65499"
-	run -0 --separate-stderr mmap-index build -o "$T/b" --input-format id "$T/b.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/b" --input-format id "$T/b.txt"
 	[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 1 to 65499)" ]
-	run -0 --separate-stderr mmap-index build -o "$T/b" --format megatron --input-format id "$T/b.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/b" --format megatron --input-format id "$T/b.txt"
 	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids 1 to 65499)" ]
 	run -0 mmap-index cat --output-format id "$T/b"
 	[ "$output" = $'1\n65499' ]
 	ids "$T/c.txt" "3 -1"
-	run -0 --separate-stderr mmap-index build -o "$T/c" --input-format id "$T/c.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/c" --input-format id "$T/c.txt"
 	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids -1 to 3)" ]
-	run -0 --separate-stderr mmap-index build -o "$T/c" --format megatron --input-format id "$T/c.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/c" --format megatron --input-format id "$T/c.txt"
 	[ "$stderr" = "mmap-index: dtype int32 (Megatron, ids -1 to 3)" ]
 	ids "$T/d.txt" "4294967294"
-	run -0 --separate-stderr mmap-index build -o "$T/d" --input-format id "$T/d.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/d" --input-format id "$T/d.txt"
 	[ "$stderr" = "mmap-index: dtype int64 (fairseq, ids 4294967294 to 4294967294)" ]
 	: >"$T/e.txt"
-	run -0 --separate-stderr mmap-index build -o "$T/e" --input-format id "$T/e.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/e" --input-format id "$T/e.txt"
 	[ "$stderr" = "mmap-index: dtype uint16 (fairseq, no tokens)" ]
 	# records, in one thread and in several; more tokens than one buffer
 	{ seq 0 300000 | paste -sd, | sed 's/^/[/;s/$/]/'; echo '[1,2]'; } >"$T/big.json"
 	"$J" <"$T/big.json" >"$T/big.tfr"
 	for j in 1 2; do
-		run -0 --separate-stderr mmap-index build -j $j -o "$T/r$j" "$T/big.tfr"
+		run -0 --separate-stderr mmap-index build --raw-ids -j $j -o "$T/r$j" "$T/big.tfr"
 		[ "$stderr" = "mmap-index: dtype uint32 (fairseq, ids 0 to 300000)" ]
 		[ "$(stat -c %s "$T/r$j.bin")" = $(( (300001 + 2) * 4 )) ]
 	done
 	cmp "$T/r1.bin" "$T/r2.bin" && cmp "$T/r1.idx" "$T/r2.idx"
-	run -0 mmap-index build -q --dtype uint32 -o "$T/r3" "$T/big.tfr"
+	run -0 mmap-index build --raw-ids -q --dtype uint32 -o "$T/r3" "$T/big.tfr"
 	cmp "$T/r1.bin" "$T/r3.bin" && cmp "$T/r1.idx" "$T/r3.idx"
 }
 
 @test "mmap-index build: an id at or above --vocab-size is an error naming the record" {
 	ids "$T/a.txt" "1 2" "3 10 4"
-	run -1 --separate-stderr mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 "$T/a.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/a" --input-format id --vocab-size 10 "$T/a.txt"
 	[ "$stderr" = "mmap-index: $T/a.txt: line 2: token 10 is outside the vocabulary of 10 (--vocab-size)" ]
 	[ ! -e "$T/a.bin" ] && [ ! -e "$T/a.idx" ]
-	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 11 "$T/a.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/a" --input-format id --vocab-size 11 "$T/a.txt"
 	# --wrap reproduces upstream, which checks nothing
-	run -0 mmap-index build -q -o "$T/a" --input-format id --vocab-size 10 --wrap "$T/a.txt"
+	run -0 mmap-index build --raw-ids -q -o "$T/a" --input-format id --vocab-size 10 --wrap "$T/a.txt"
 	printf '%s\n' '[1,2]' '[3]' '[9,12]' | "$J" >"$T/r.tfr"
 	for j in 1 2; do
-		run -1 --separate-stderr mmap-index build -q -j $j -o "$T/r" --vocab-size 10 "$T/r.tfr"
+		run -1 --separate-stderr mmap-index build --raw-ids -q -j $j -o "$T/r" --vocab-size 10 "$T/r.tfr"
 		[[ "$stderr" == "mmap-index: $T/r.tfr: record 2 at offset "*": token 12 is outside the vocabulary of 10 (--vocab-size)" ]]
 		[ ! -e "$T/r.bin" ] && [ ! -e "$T/r.idx" ]
 	done
@@ -849,9 +849,9 @@ peak_rss() {
 
 @test "mmap-index build and merge: -o x.bin and -o x.idx name the dataset x" {
 	ids "$T/a.txt" "1 2"
-	mmap-index build -q -o "$T/x.bin" --input-format id "$T/a.txt"
+	mmap-index build --raw-ids -q -o "$T/x.bin" --input-format id "$T/a.txt"
 	[ -e "$T/x.bin" ] && [ -e "$T/x.idx" ] && [ ! -e "$T/x.bin.bin" ]
-	mmap-index build -q -o "$T/y.idx" --input-format id "$T/a.txt"
+	mmap-index build --raw-ids -q -o "$T/y.idx" --input-format id "$T/a.txt"
 	[ -e "$T/y.bin" ] && [ -e "$T/y.idx" ]
 	mmap-index merge -q -o "$T/z.idx" "$T/x" "$T/y"
 	run -0 mmap-index cat --output-format id "$T/z"
@@ -860,10 +860,10 @@ peak_rss() {
 
 @test "mmap-index: build and merge keep the old pair when PREFIX.idx is a directory, and refuse it before the work" {
 	ids "$T/in.txt" "1 2 3" "4 5"
-	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/good" --input-format id "$T/in.txt"
 	cp "$T/good.bin" "$T/old.bin"
 	mkdir "$T/old.idx"
-	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index build --raw-ids -q -o "$T/old" "$T/nosuch.tfr"
 	cmp "$T/good.bin" "$T/old.bin"
 	refuses_output "mmap-index: $T/old.idx: Is a directory" mmap-index merge -q -o "$T/old" "$T/good"
 	cmp "$T/good.bin" "$T/old.bin"
@@ -873,13 +873,13 @@ peak_rss() {
 @test "mmap-index: a failed build or merge leaves the old pair as it was" {
 	ids "$T/in.txt" "1 2 3" "4 5"
 	ids "$T/bad.txt" "1 2" "x"
-	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/good" --input-format id "$T/in.txt"
 	cp "$T/good.bin" "$T/old.bin"
 	cp "$T/good.idx" "$T/old.idx"
-	run -1 mmap-index build -q -o "$T/old" --input-format id "$T/bad.txt"
+	run -1 mmap-index build --raw-ids -q -o "$T/old" --input-format id "$T/bad.txt"
 	cmp "$T/good.bin" "$T/old.bin"
 	cmp "$T/good.idx" "$T/old.idx"
-	run -1 mmap-index build -q -o "$T/old" "$T/nosuch.tfr"
+	run -1 mmap-index build --raw-ids -q -o "$T/old" "$T/nosuch.tfr"
 	cmp "$T/good.bin" "$T/old.bin"
 	cmp "$T/good.idx" "$T/old.idx"
 	printf 'junk' >"$T/j.idx"
@@ -893,10 +893,10 @@ peak_rss() {
 @test "mmap-index: kill -9 in the middle of a build or get -o leaves the old files" {
 	local i
 	for i in $(seq 1 3000); do echo "$i $((i + 1)) $((i + 2))"; done >"$T/in.txt"
-	mmap-index build -q -o "$T/good" --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/good" --input-format id "$T/in.txt"
 	cp "$T/good.bin" "$T/old.bin"
 	cp "$T/good.idx" "$T/old.idx"
-	kill_mid_write "$T/old.bin" "$T/in.txt" mmap-index build -q -o "$T/old" --input-format id
+	kill_mid_write "$T/old.bin" "$T/in.txt" mmap-index build --raw-ids -q -o "$T/old" --input-format id
 	cmp "$T/good.idx" "$T/old.idx"
 	echo OLD >"$T/keep"
 	seq 0 2999 >"$T/idx.txt"
@@ -905,7 +905,7 @@ peak_rss() {
 
 @test "mmap-index: get, cat and info -o keep the old file on a fault; an unwritable output is refused first" {
 	ids "$T/in.txt" "10" "20 21" "30"
-	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --input-format id "$T/in.txt"
 	echo OLD >"$T/keep"
 	run -1 mmap-index get -o "$T/keep" "$T/d" 0 9
 	[ "$(cat "$T/keep")" = OLD ]
@@ -918,18 +918,18 @@ peak_rss() {
 	refuses_output "mmap-index: $T/adir: Is a directory" mmap-index cat -o "$T/adir" "$T/nosuch"
 	# a missing output directory is made, as fairseq-preprocess makes
 	# --destdir, and removed again when the run fails before using it
-	refuses_output "mmap-index: $T/nosuch: No such file or directory" mmap-index build -o "$T/nodir/x" "$T/nosuch"
+	refuses_output "mmap-index: $T/nosuch: No such file or directory" mmap-index build --raw-ids -o "$T/nodir/x" "$T/nosuch"
 	[ ! -e "$T/nodir" ]
 	: >"$T/afile"
-	refuses_output "mmap-index: $T/afile/x.bin: Not a directory" mmap-index build -o "$T/afile/x" "$T/nosuch"
-	refuses_output "mmap-index: an output file name is empty" mmap-index build -o '' "$T/nosuch"
+	refuses_output "mmap-index: $T/afile/x.bin: Not a directory" mmap-index build --raw-ids -o "$T/afile/x" "$T/nosuch"
+	refuses_output "mmap-index: an output file name is empty" mmap-index build --raw-ids -o '' "$T/nosuch"
 	refuses_output "mmap-index: an output file name is empty" mmap-index cat -o '' "$T/nosuch"
 }
 
 @test "mmap-index: get after a bad index: stdout is what the good indices give; -o keeps it only with --keep-partial" {
 	local a
 	ids "$T/in.txt" "10" "20 21" "30"
-	mmap-index build -q -o "$T/d" --input-format id "$T/in.txt"
+	mmap-index build --raw-ids -q -o "$T/d" --input-format id "$T/in.txt"
 	for a in "" "-R" "--output-format id" "-j 2"; do
 		printf '2\n0\n1\n' | mmap-index get $a "$T/d" - >"$T/good.out"
 		run -1 bash -c 'printf "2\n0\n1\n7\n1\n" | mmap-index get $1 "$2" - >"$3"' _ "$a" "$T/d" "$T/bad.out"
@@ -947,10 +947,10 @@ peak_rss() {
 	for i in $(seq 1 3000); do echo "[$i,$((i + 1)),7]"; done | "$J" >"$T/in.tfr"
 	damage_at "$T/in.tfr" 2000 "$T/bad.tfr" "$T/good.tfr"
 	for j in 1 2; do
-		mmap-index build -q -j "$j" -o "$T/g" "$T/good.tfr"
-		run -1 mmap-index build -q -j "$j" -o "$T/b" "$T/bad.tfr"
+		mmap-index build --raw-ids -q -j "$j" -o "$T/g" "$T/good.tfr"
+		run -1 mmap-index build --raw-ids -q -j "$j" -o "$T/b" "$T/bad.tfr"
 		[ ! -e "$T/b.bin" ] && [ ! -e "$T/b.idx" ]
-		run -1 mmap-index build -q -j "$j" --keep-partial -o "$T/b" "$T/bad.tfr"
+		run -1 mmap-index build --raw-ids -q -j "$j" --keep-partial -o "$T/b" "$T/bad.tfr"
 		cmp "$T/g.bin" "$T/b.bin"
 		cmp "$T/g.idx" "$T/b.idx"
 		rm -f "$T/b.bin" "$T/b.idx"
@@ -959,15 +959,15 @@ peak_rss() {
 	seq 1 500 >"$T/good.txt"
 	{ cat "$T/good.txt"; echo "1 x"; seq 1 9; } >"$T/bad.txt"
 	{ cat "$T/good.txt"; echo "70000"; seq 1 9; } >"$T/big.txt"
-	mmap-index build -q --dtype uint16 --input-format id -o "$T/g" "$T/good.txt"
+	mmap-index build --raw-ids -q --dtype uint16 --input-format id -o "$T/g" "$T/good.txt"
 	for f in bad big; do
-		run -1 mmap-index build -q --dtype uint16 --input-format id --keep-partial -o "$T/b" "$T/$f.txt"
+		run -1 mmap-index build --raw-ids -q --dtype uint16 --input-format id --keep-partial -o "$T/b" "$T/$f.txt"
 		cmp "$T/g.bin" "$T/b.bin"
 		cmp "$T/g.idx" "$T/b.idx"
 	done
 	# a missing input is skipped: the others are kept
-	run -1 mmap-index build -q --keep-partial -o "$T/b" "$T/good.tfr" "$T/nosuch"
-	mmap-index build -q -o "$T/g" "$T/good.tfr"
+	run -1 mmap-index build --raw-ids -q --keep-partial -o "$T/b" "$T/good.tfr" "$T/nosuch"
+	mmap-index build --raw-ids -q -o "$T/g" "$T/good.tfr"
 	cmp "$T/g.bin" "$T/b.bin"
 	cmp "$T/g.idx" "$T/b.idx"
 }
@@ -1019,24 +1019,24 @@ peak_rss() {
 	mmap-index dict -q -o "$T/d.txt" "$T/t.txt"
 	printf 'a b\n\nc a z\n' >"$T/good.txt"
 	{ cat "$T/good.txt"; printf 'a \377\nb\n'; } >"$T/bad.txt"
-	mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/g" "$T/good.txt"
+	mmap-index build --raw-ids -q --input-format text --dict "$T/d.txt" -o "$T/g" "$T/good.txt"
 	cp "$T/g.bin" "$T/o.bin"
 	cp "$T/g.idx" "$T/o.idx"
 	echo OLD >"$T/o.bin"
-	run -1 mmap-index build -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	run -1 mmap-index build --raw-ids -q --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
 	[ "$(cat "$T/o.bin")" = OLD ]
 	cmp "$T/g.idx" "$T/o.idx"
-	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
+	run -1 mmap-index build --raw-ids -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/bad.txt"
 	cmp "$T/g.bin" "$T/o.bin"
 	cmp "$T/g.idx" "$T/o.idx"
 	# a missing input is skipped
 	rm "$T/o.bin" "$T/o.idx"
-	run -1 mmap-index build -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/nosuch" "$T/good.txt"
+	run -1 mmap-index build --raw-ids -q --keep-partial --input-format text --dict "$T/d.txt" -o "$T/o" "$T/nosuch" "$T/good.txt"
 	cmp "$T/g.bin" "$T/o.bin"
 	cmp "$T/g.idx" "$T/o.idx"
 	# an unwritable output is refused before the dictionary is read
 	mkdir "$T/adir.idx"
-	refuses_output "mmap-index: $T/adir.idx: Is a directory" mmap-index build -q --input-format text --dict "$T/nosuch" -o "$T/adir" "$T/good.txt"
+	refuses_output "mmap-index: $T/adir.idx: Is a directory" mmap-index build --raw-ids -q --input-format text --dict "$T/nosuch" -o "$T/adir" "$T/good.txt"
 }
 
 @test "mmap-index build --keep-partial: without --vocab-size the kept pair is narrowed, and its documents closed, as a build of the good prefix" {
@@ -1048,10 +1048,10 @@ peak_rss() {
 	done | "$J" >"$T/in.tfr"
 	damage_at "$T/in.tfr" 400 "$T/bad.tfr" "$T/good.tfr"
 	for j in 1 2; do
-		mmap-index build -q -j "$j" --format megatron -o "$T/g" "$T/good.tfr"
+		mmap-index build --raw-ids -q -j "$j" --format megatron -o "$T/g" "$T/good.tfr"
 		run -0 mmap-index info --json "$T/g"
 		[ "$(jq -r .dtype <<<"$output")" = uint16 ]
-		run -1 mmap-index build -q -j "$j" --format megatron --keep-partial -o "$T/b" "$T/bad.tfr"
+		run -1 mmap-index build --raw-ids -q -j "$j" --format megatron --keep-partial -o "$T/b" "$T/bad.tfr"
 		cmp "$T/g.bin" "$T/b.bin"
 		cmp "$T/g.idx" "$T/b.idx"
 		rm "$T/b.bin" "$T/b.idx"
@@ -1062,12 +1062,12 @@ peak_rss() {
 	ids "$T/in.txt" "1 2" "3"
 	# x.bin.idx is in the way of nothing: the pair is x.bin and x.idx
 	mkdir "$T/x.bin.idx" "$T/y.bin.bin"
-	run -0 mmap-index build -q --input-format id -o "$T/x.bin" "$T/in.txt"
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/x.bin" "$T/in.txt"
 	[ -f "$T/x.bin" ] && [ -f "$T/x.idx" ]
 	run -0 mmap-index merge -q -o "$T/y.bin" "$T/x" "$T/x"
 	[ -f "$T/y.bin" ] && [ -f "$T/y.idx" ]
 	mkdir "$T/z.idx"
-	refuses_output "mmap-index: $T/z.idx: Is a directory" mmap-index build -q --input-format id -o "$T/z.bin" "$T/nosuch"
+	refuses_output "mmap-index: $T/z.idx: Is a directory" mmap-index build --raw-ids -q --input-format id -o "$T/z.bin" "$T/nosuch"
 }
 
 @test "mmap-index dict: a text file named x.bin is read as it is, even beside an x.idx" {
@@ -1082,14 +1082,14 @@ peak_rss() {
 	n=$(stat -c %s "$T/big.tfr")
 	{ cat "$T/big.tfr"; printf 'abc'; } | gzip -1 >"$T/cut.gz"
 	for j in 1 2; do
-		run -1 --separate-stderr mmap-index build -q -j $j --keep-partial -o "$T/k$j" "$T/cut.gz"
+		run -1 --separate-stderr mmap-index build --raw-ids -q -j $j --keep-partial -o "$T/k$j" "$T/cut.gz"
 		[ "$stderr" = "mmap-index: $T/cut.gz: record 1 at offset $n: truncated header: 3 bytes after the last record" ] ||
 		    { echo "-j $j: $stderr"; false; }
 		[ "$(stat -c %s "$T/k$j.bin")" = 40000000 ]
 		run -0 --separate-stderr mmap-index info --json "$T/k$j"
 		[[ "$output" == *'"dtype":"uint16"'*'"sequences":1,"tokens":20000000'* ]]
 		# without it, nothing is left
-		run -1 mmap-index build -q -j $j -o "$T/n$j" "$T/cut.gz"
+		run -1 mmap-index build --raw-ids -q -j $j -o "$T/n$j" "$T/cut.gz"
 		[ ! -e "$T/n$j.bin" ] && [ ! -e "$T/n$j.idx" ]
 	done
 	cmp "$T/k1.bin" "$T/k2.bin"
@@ -1098,20 +1098,20 @@ peak_rss() {
 @test "mmap-index: build --input-format text warns above 5% <unk>; --max-unk-rate fails at the end and writes nothing" {
 	printf 'the cat sat\nthe dog ran\n' >"$T/m.txt"
 	printf 'the 3\ncat 1\nsat 1\n' >"$T/md.txt"
-	run -0 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" "$T/m.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -q -o "$T/mm" --input-format text --dict "$T/md.txt" "$T/m.txt"
 	[ "$stderr" = "mmap-index: warning: 25.0% of 8 tokens replaced by <unk> ($T/md.txt does not fit the text?)" ]
 	[ -e "$T/mm.bin" ]
 	rm -f "$T/mm.bin" "$T/mm.idx"
-	run -1 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.2 "$T/m.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.2 "$T/m.txt"
 	[ "$stderr" = "mmap-index: 25.0% of 8 tokens replaced by <unk>, above --max-unk-rate 0.2 ($T/md.txt does not fit the text?)" ]
 	[ ! -e "$T/mm.bin" ] && [ ! -e "$T/mm.idx" ]
-	run -1 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 10% --keep-partial "$T/m.txt"
+	run -1 --separate-stderr mmap-index build --raw-ids -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 10% --keep-partial "$T/m.txt"
 	[ -e "$T/mm.bin" ] && [ -e "$T/mm.idx" ]
-	run -0 --separate-stderr mmap-index build -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.3 "$T/m.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -q -o "$T/mm" --input-format text --dict "$T/md.txt" --max-unk-rate 0.3 "$T/m.txt"
 	printf 'the cat sat\n' >"$T/ok.txt"
-	run -0 --separate-stderr mmap-index build -q -o "$T/ok" --input-format text --dict "$T/md.txt" "$T/ok.txt"
+	run -0 --separate-stderr mmap-index build --raw-ids -q -o "$T/ok" --input-format text --dict "$T/md.txt" "$T/ok.txt"
 	[ -z "$stderr" ]
-	run -2 --separate-stderr mmap-index build -o "$T/x" --max-unk-rate 0.1 "$T/m.txt"
+	run -2 --separate-stderr mmap-index build --raw-ids -o "$T/x" --max-unk-rate 0.1 "$T/m.txt"
 	[[ "$stderr" == "mmap-index: --max-unk-rate applies to --input-format text"* ]]
 }
 
@@ -1121,11 +1121,11 @@ load tools/part-helpers
 # build --part K/N ARGS merged in order equal build ARGS.
 merge_law() {
 	local n k list
-	mmap-index build -q -o "$T/one" "$@" || return 1
+	mmap-index build --raw-ids -q -o "$T/one" "$@" || return 1
 	for n in 1 2 3 4 5 6 7; do
 		list=()
 		for k in $(seq 0 $((n - 1))); do
-			mmap-index build -q --part "$k/$n" -o "$T/part$k" "$@" || {
+			mmap-index build --raw-ids -q --part "$k/$n" -o "$T/part$k" "$@" || {
 				echo "part $k/$n failed"
 				return 1
 			}
@@ -1163,7 +1163,7 @@ merge_law() {
 	merge_law --format megatron --vocab-size 30000 "$T/c.tfr" "$T/a.tfr" "$T/c.tfr"
 	tok_records 100 7 >"$T/d.tfr"
 	merge_law --format megatron --vocab-size 30000 "$T/d.tfr"
-	mmap-index build -q --format megatron --vocab-size 30000 --part 1/2 -o "$T/p1" "$T/d.tfr"
+	mmap-index build --raw-ids -q --format megatron --vocab-size 30000 --part 1/2 -o "$T/p1" "$T/d.tfr"
 	run -0 mmap-index info --json "$T/p1"
 	[[ "$output" == *'"sequences":0'* ]]
 }
@@ -1185,22 +1185,22 @@ merge_law() {
 
 @test "mmap-index: build --part needs a fixed dtype and regular files" {
 	tok_records 10 1 >"$T/a.tfr"
-	run -2 --separate-stderr mmap-index build --part 0/2 -o "$T/x" "$T/a.tfr"
+	run -2 --separate-stderr mmap-index build --raw-ids --part 0/2 -o "$T/x" "$T/a.tfr"
 	[ "${stderr%%$'\n'*}" = "mmap-index: --part needs --dtype, --vocab-size or --wrap: one run picks the dtype from the largest id of the whole input" ]
-	run -2 --separate-stderr mmap-index build --part 0/2 --vocab-size 30000 -o "$T/x" <"$T/a.tfr"
+	run -2 --separate-stderr mmap-index build --raw-ids --part 0/2 --vocab-size 30000 -o "$T/x" <"$T/a.tfr"
 	[ "${stderr%%$'\n'*}" = "mmap-index: --part needs files: standard input cannot be cut into parts" ]
-	run -2 --separate-stderr mmap-index build --part 0/2 --vocab-size 30000 -o "$T/x" <(cat "$T/a.tfr")
+	run -2 --separate-stderr mmap-index build --raw-ids --part 0/2 --vocab-size 30000 -o "$T/x" <(cat "$T/a.tfr")
 	run -2 --separate-stderr mmap-index cat --part 0/2 "$T/x"
 	[ ! -e "$T/x.bin" ] && [ ! -e "$T/x.idx" ]
 	# N = 1 is the whole input from anywhere, dtype narrowing included.
-	mmap-index build -q --part 0/1 -o "$T/y" <"$T/a.tfr"
-	mmap-index build -q -o "$T/z" <"$T/a.tfr"
+	mmap-index build --raw-ids -q --part 0/1 -o "$T/y" <"$T/a.tfr"
+	mmap-index build --raw-ids -q -o "$T/z" <"$T/a.tfr"
 	cmp "$T/y.idx" "$T/z.idx"
 }
 
 @test "mmap-index: merge that cannot write its .bin names it" {
 	seq 1 3000 | awk '{ print $1, $1 + 1 }' >"$T/m.txt"
-	mmap-index build -q --input-format id --dtype int32 -o "$T/src" "$T/m.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype int32 -o "$T/src" "$T/m.txt"
 	# a file size limit stands for a full disk (SIGXFSZ ignored: EFBIG)
 	run -1 --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 8; mmap-index merge -o "$1" "$2"' _ "$T/out" "$T/src"
 	[ "$stderr" = "mmap-index: $T/out.bin: File too large" ]
@@ -1219,24 +1219,68 @@ threads_of() {
 	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
 	for i in $(seq 1 3000); do echo '{"targets":[1,2,3]}'; done | tfr-cat -R --from-json >"$T/r.tfr"
 	# a Slurm task's share of its allocation
-	[ "$(SLURM_CPUS_PER_TASK=3 threads_of mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 2 ]
-	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 0 ]
+	[ "$(SLURM_CPUS_PER_TASK=3 threads_of mmap-index build --raw-ids -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 2 ]
+	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build --raw-ids -q -j 0 -o "$T/a" "$T/r.tfr")" -eq 0 ]
 	# the affinity mask it was started with
 	if command -v taskset >/dev/null; then
 		[ "$(env -u SLURM_CPUS_PER_TASK taskset -c 0 strace -f -o "$T/st" -e trace=clone,clone3 \
-			mmap-index build -q -j 0 -o "$T/a" "$T/r.tfr" >/dev/null 2>&1; grep -c clone "$T/st" || true)" -eq 0 ]
+			mmap-index build --raw-ids -q -j 0 -o "$T/a" "$T/r.tfr" >/dev/null 2>&1; grep -c clone "$T/st" || true)" -eq 0 ]
 	fi
 	# -j N is N, whatever the allocation
-	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build -q -j 3 -o "$T/a" "$T/r.tfr")" -eq 2 ]
+	[ "$(SLURM_CPUS_PER_TASK=1 threads_of mmap-index build --raw-ids -q -j 3 -o "$T/a" "$T/r.tfr")" -eq 2 ]
 }
 
 @test "mmap-index: build, merge and dict make the output directory, as --destdir" {
 	seq 1 5 >"$T/ids.txt"
-	run -0 mmap-index build -q --input-format id -o "$T/data-bin/a/train.en" "$T/ids.txt"
+	run -0 mmap-index build --raw-ids -q --input-format id -o "$T/data-bin/a/train.en" "$T/ids.txt"
 	run -0 mmap-index verify "$T/data-bin/a/train.en"
 	run -0 mmap-index merge -o "$T/m/x" "$T/data-bin/a/train.en"
 	[ -f "$T/m/x.bin" ] && [ -f "$T/m/x.idx" ]
 	echo "a b a" >"$T/w.txt"
 	run -0 mmap-index dict -q -o "$T/d/dict.en.txt" "$T/w.txt"
 	[ -s "$T/d/dict.en.txt" ]
+}
+
+@test "mmap-index: a fairseq dataset holds what fairseq-preprocess writes: tensor2tensor ids are refused, --raw-ids takes them" {
+	local hint="these are not ids that fairseq-preprocess writes (tensor2tensor's end of sentence is 1); binarize through a fairseq dictionary (mmap-index dict, then build --input-format text --dict), or give --raw-ids if these are the ids you mean"
+	# tensor2tensor ids: EOS 1, which fairseq pads with
+	for i in $(seq 1 3000); do echo "{\"targets\":[5,$((i % 50 + 3)),2]}"; done >"$T/ok.jsonl"
+	{ cat "$T/ok.jsonl"; echo '{"targets":[9,1,9,2]}'; cat "$T/ok.jsonl"; } | tfr-cat -R --from-json >"$T/t2t.tfr"
+	{ cat "$T/ok.jsonl"; echo '{"targets":[9,9,1]}'; } | tfr-cat -R --from-json >"$T/t2t-end.tfr"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j "$j" -o "$T/d$j" "$T/t2t.tfr"
+		[ "$stderr" = "mmap-index: $T/t2t.tfr: record 3000 at offset 114000: token 1 is 1, fairseq's <pad>: $hint" ]
+		[ ! -e "$T/d$j.bin" ] && [ ! -e "$T/d$j.idx" ]
+		run -1 --separate-stderr mmap-index build -q -j "$j" -o "$T/d$j" "$T/t2t-end.tfr"
+		[ "$stderr" = "mmap-index: $T/t2t-end.tfr: record 3000 at offset 114000: the sequence ends in 1, fairseq's <pad>, not </s> (2): $hint" ]
+	done
+	# id lines: <pad> inside, no </s> at the end, an empty sequence
+	printf '5 6 2\n7 1 8 2\n' >"$T/pad.txt"
+	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/d" "$T/pad.txt"
+	[ "$stderr" = "mmap-index: $T/pad.txt: line 2: token 1 is 1, fairseq's <pad>: $hint" ]
+	printf '5 6 2\n7 8\n' >"$T/noeos.txt"
+	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/d" "$T/noeos.txt"
+	[ "$stderr" = "mmap-index: $T/noeos.txt: line 2: the sequence ends in 8, not </s> (2): $hint" ]
+	printf '5 2\n\n' >"$T/empty.txt"
+	run -1 --separate-stderr mmap-index build -q --input-format id -o "$T/d" "$T/empty.txt"
+	[ "$stderr" = "mmap-index: $T/empty.txt: line 2: an empty sequence, without the </s> (2) that ends every sentence: $hint" ]
+	# what fairseq-preprocess writes goes through; --raw-ids takes anything
+	run -0 mmap-index build -q --input-format id -o "$T/d" <(printf '5 6 2\n7 2\n')
+	for f in pad noeos empty; do
+		run -0 mmap-index build -q --raw-ids --input-format id -o "$T/r" "$T/$f.txt"
+	done
+	run -0 mmap-index build -q --raw-ids -j 2 -o "$T/r" "$T/t2t.tfr"
+	[ "$(mmap-index get --output-format id "$T/r" 3000)" = "9 1 9 2" ]
+	# Megatron keeps its own rules
+	run -0 mmap-index build -q --format megatron -o "$T/m" "$T/t2t.tfr"
+}
+
+@test "mmap-index: the fairseq rule holds for a sequence too long to hold whole" {
+	"$BATS_TEST_DIRNAME/tools/big-record" 20000000 | tfr-cat --no-crc -R --type raw >"$T/big.tfr"
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j "$j" -o "$T/b" "$T/big.tfr"
+		[[ "$stderr" == "mmap-index: $T/big.tfr: record 0 at offset 0: token 0 is 1, fairseq's <pad>: "* ]]
+		[ ! -e "$T/b.bin" ]
+	done
+	run -0 mmap-index build -q --raw-ids -o "$T/b" "$T/big.tfr"
 }

@@ -34,7 +34,7 @@ setup() {
 	[[ "$stderr" == *"did you mean '--output-format'?"* ]]
 	run -2 --separate-stderr pack-encdec --no-lenght-check
 	[[ "$stderr" == *"did you mean '--no-length-check'?"* ]]
-	run -2 --separate-stderr mmap-index build --dtpye uint16
+	run -2 --separate-stderr mmap-index build --raw-ids --dtpye uint16
 	[[ "$stderr" == *"did you mean '--dtype'?"* ]]
 	run -2 --separate-stderr batch-sample batches --max-tokns 5
 	[[ "$stderr" == "batch-sample: unknown option '--max-tokns'; did you mean '--max-tokens'?"* ]]

@@ -52,7 +52,7 @@ setup() {
 	[ "$(gzip -dc "$T/ids.gz")" = "$(subword-encode -v "$T/v" --output-format id "$T/c.txt")" ]
 	subword-build -q --min-count 1 -o "$T/v.gz" "$T/c.txt"
 	gzip -dc "$T/v.gz" | cmp - "$T/v"
-	mmap-index build -q -o "$T/d" --dtype uint16 "$T/in.tfr"
+	mmap-index build --raw-ids -q -o "$T/d" --dtype uint16 "$T/in.tfr"
 	mmap-index cat --output-format id -o "$T/d.ids.gz" "$T/d"
 	[ "$(gzip -dc "$T/d.ids.gz")" = "$(printf '5 6 7\n1')" ]
 	# zlib by .zz

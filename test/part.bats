@@ -78,19 +78,19 @@ record_file() {
 	done
 }
 
-@test "part: mmap-index build over random Example files, merged (3 rounds)" {
+@test "part: mmap-index build --raw-ids over random Example files, merged (3 rounds)" {
 	local round n k list
 	for round in 1 2 3; do
 		tok_records $((RANDOM % 300)) "$RANDOM" docs >"$T/a.tfr"
 		tok_records $((RANDOM % 50)) "$RANDOM" docs | gzip >"$T/b.tfr"
 		tok_records $((RANDOM % 100)) "$RANDOM" >"$T/c.tfr"
 		for fmt in fairseq megatron; do
-			mmap-index build -q --format "$fmt" --vocab-size 30000 -o "$T/one" \
+			mmap-index build --raw-ids -q --format "$fmt" --vocab-size 30000 -o "$T/one" \
 			    "$T/a.tfr" "$T/b.tfr" "$T/c.tfr"
 			for n in 1 2 3 4 5 6 7; do
 				list=()
 				for k in $(seq 0 $((n - 1))); do
-					mmap-index build -q --format "$fmt" --vocab-size 30000 \
+					mmap-index build --raw-ids -q --format "$fmt" --vocab-size 30000 \
 					    --part "$k/$n" -o "$T/p$k" "$T/a.tfr" "$T/b.tfr" "$T/c.tfr"
 					list+=("$T/p$k")
 				done

@@ -436,7 +436,7 @@ wp_vocab() {
 	[ "${lines[0]}" = "the cat [EOS]" ]
 	# records through mmap-index: Megatron's documents, no extra step
 	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos "$T/d.jsonl" |
-	    mmap-index build -q --format megatron -o "$T/mg_text_document"
+	    mmap-index build --raw-ids -q --format megatron -o "$T/mg_text_document"
 	run -0 mmap-index info --json "$T/mg_text_document"
 	[ "$(jq -c '[.sequences, .documents, .dtype]' <<<"$output")" = '[4,5,"uint16"]' ]
 	[ "$(tail -c 48 "$T/mg_text_document.idx" | od -An -tu8 | tr -s ' \n' ' ')" = " 0 1 1 3 4 4 " ]
@@ -444,7 +444,7 @@ wp_vocab() {
 	[ "$output" = $'4 5 13\n4\n5 7 13\n9 9 13' ]
 	# the same in several threads
 	subword-encode -j 2 -m wordpiece -v "$T/wp.txt" --input-format jsonl --eos "$T/d.jsonl" |
-	    mmap-index build -q --format megatron -o "$T/j2"
+	    mmap-index build --raw-ids -q --format megatron -o "$T/j2"
 	cmp "$T/j2.idx" "$T/mg_text_document.idx" && cmp "$T/j2.bin" "$T/mg_text_document.bin"
 }
 
@@ -505,7 +505,7 @@ wp_vocab() {
 	run -0 subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --json-keys a,b --eos --output-format id "$T/d.jsonl"
 	[ "$output" = $'4 13\t5 7 13\n\t9 13' ]
 	subword-encode -m wordpiece -v "$T/wp.txt" --input-format jsonl --json-keys b,a "$T/d.jsonl" >"$T/r.tfr"
-	mmap-index build -q -f b -o "$T/b" "$T/r.tfr"
+	mmap-index build --raw-ids -q -f b -o "$T/b" "$T/r.tfr"
 	run -0 mmap-index cat --output-format id "$T/b"
 	[ "$output" = $'5 7\n9' ]
 }
@@ -513,7 +513,7 @@ wp_vocab() {
 @test "subword-encode: -m wordpiece: a blank line ends a document (BERT's corpora)" {
 	wp_vocab
 	printf 'the cat\nsat\n \ncat\n\n\n' >"$T/t.txt"
-	subword-encode -m wordpiece -v "$T/wp.txt" "$T/t.txt" | mmap-index build -q --format megatron -o "$T/m"
+	subword-encode -m wordpiece -v "$T/wp.txt" "$T/t.txt" | mmap-index build --raw-ids -q --format megatron -o "$T/m"
 	run -0 mmap-index info --json "$T/m"
 	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = '[3,3]' ]
 	# decoding gives the blank lines back

@@ -49,8 +49,8 @@ fixtures() {
 	mmap-index dict <"$T/corpus.txt" >"$T/a"
 	mmap-index dict "$T/corpus.txt" >"$T/b"
 	cmp "$T/a" "$T/b"
-	mmap-index build -q -o "$T/p1" <"$T/ids.tfr"
-	mmap-index build -q -o "$T/p2" "$T/ids.tfr"
+	mmap-index build --raw-ids -q -o "$T/p1" <"$T/ids.tfr"
+	mmap-index build --raw-ids -q -o "$T/p2" "$T/ids.tfr"
 	cmp "$T/p1.bin" "$T/p2.bin"
 	[ "$(batch-sample by-size --max-tokens 8 <<<$'3\n3\n3')" = "$(printf '3\n3\n3\n' | batch-sample by-size --max-tokens 8 -)" ]
 }
@@ -96,8 +96,8 @@ shows_progress() {
 	shows_progress subword-build -t 100 "$T/corpus.txt"
 	shows_progress subword-encode -v "$T/vocab" --output-format id "$T/corpus.txt"
 	shows_progress pack-encdec -C lm -l targets=32 "$T/ids.tfr"
-	shows_progress mmap-index build -o "$T/p" "$T/ids.tfr"
-	shows_progress mmap-index build -j 1 -o "$T/p" "$T/ids.tfr"
+	shows_progress mmap-index build --raw-ids -o "$T/p" "$T/ids.tfr"
+	shows_progress mmap-index build --raw-ids -j 1 -o "$T/p" "$T/ids.tfr"
 	shows_progress mmap-index dict "$T/corpus.txt"
 	# batch-sample loader, over a dataset of ten one-feature Examples.
 	mkdir -p "$T/ds"
@@ -124,8 +124,8 @@ shows_progress() {
 	pack-encdec -C lm -l targets=32 --strategy first-fit --window 1k "$T/ids.tfr" >"$T/a"
 	pack-encdec -C lm -l targets=32 --strategy first-fit --window 1000 "$T/ids.tfr" >"$T/b"
 	cmp "$T/a" "$T/b"
-	mmap-index build -q --vocab-size 64Ki -o "$T/p1" "$T/ids.tfr"
-	mmap-index build -q --vocab-size 65536 -o "$T/p2" "$T/ids.tfr"
+	mmap-index build --raw-ids -q --vocab-size 64Ki -o "$T/p1" "$T/ids.tfr"
+	mmap-index build --raw-ids -q --vocab-size 65536 -o "$T/p2" "$T/ids.tfr"
 	cmp "$T/p1.idx" "$T/p2.idx"
 	[ "$(mmap-index cat --range 0:1k --output-format id "$T/p1" | wc -l)" = 40 ]
 	[ "$(mmap-index cat --range 3e1: --output-format id "$T/p1" | wc -l)" = 10 ]

@@ -35,11 +35,11 @@ setup() {
 	mmap-index dict -q -o "$T/dict.txt" "$T/c.txt"
 	mmap-index dict -q -o "$T/dictz.txt" "$T/c.txt.gz"
 	cmp "$T/dict.txt" "$T/dictz.txt"
-	mmap-index build -q -o "$T/a" --input-format text --dict "$T/dict.txt" "$T/c.txt"
-	mmap-index build -q -o "$T/b" --input-format text --dict "$T/dict.txt" "$T/c.txt.gz"
+	mmap-index build --raw-ids -q -o "$T/a" --input-format text --dict "$T/dict.txt" "$T/c.txt"
+	mmap-index build --raw-ids -q -o "$T/b" --input-format text --dict "$T/dict.txt" "$T/c.txt.gz"
 	cmp "$T/a.bin" "$T/b.bin"
 	printf '1 2 3\n4\n' | gzip >"$T/ids.gz"
-	mmap-index build -q -o "$T/i" --dtype uint16 --input-format id "$T/ids.gz"
+	mmap-index build --raw-ids -q -o "$T/i" --dtype uint16 --input-format id "$T/ids.gz"
 	[ "$(mmap-index cat --output-format id "$T/i")" = "$(printf '1 2 3\n4')" ]
 }
 

@@ -42,7 +42,7 @@ run_case() {
 	grep -q '"end_document"' "$dir/input.jsonl" && args+=(--documents empty)
 	grep -q '"mode"' "$dir/input.jsonl" && args+=(--mode-feature mode)
 	"$BATS_TEST_DIRNAME/jsonl2tfr" <"$dir/input.jsonl" >"$T/in.tfr"
-	run -0 --separate-stderr mmap-index build -o "$T/out" "${args[@]}" "$T/in.tfr"
+	run -0 --separate-stderr mmap-index build --raw-ids -o "$T/out" "${args[@]}" "$T/in.tfr"
 	[ -z "$stderr" ]
 	cmp "$T/out.bin" "$dir/$(mf "$name" ".impls.$impl.bin")"
 	cmp "$T/out.idx" "$dir/$(mf "$name" ".impls.$impl.idx")"
@@ -87,7 +87,7 @@ NAMED="basic_uint16:fairseq basic_uint16:megatron empty_seqs_int32:fairseq empty
 			dir="$(dirname "$M")/$(mf "$name" .dir)"
 			dtype=$(mf "$name" .dtype)
 			"$BATS_TEST_DIRNAME/jsonl2tfr" <"$dir/input.jsonl" >"$T/in.tfr"
-			run --separate-stderr mmap-index build -o "$T/refused" --format "$impl" --dtype "$dtype" "$T/in.tfr"
+			run --separate-stderr mmap-index build --raw-ids -o "$T/refused" --format "$impl" --dtype "$dtype" "$T/in.tfr"
 			[ "$status" -ne 0 ]
 			run -0 find "$T" -name 'refused*'
 			[ -z "$output" ]
@@ -115,7 +115,7 @@ NAMED="basic_uint16:fairseq basic_uint16:megatron empty_seqs_int32:fairseq empty
 	dir="$(dirname "$M")/$(mf float32 .dir)"
 	[ "$(mf float32 .impls.fairseq.write_error)" != null ]
 	"$BATS_TEST_DIRNAME/jsonl2tfr" <"$dir/input.jsonl" >"$T/in.tfr"
-	run -2 --separate-stderr mmap-index build -o "$T/out" --dtype float32 "$T/in.tfr"
+	run -2 --separate-stderr mmap-index build --raw-ids -o "$T/out" --dtype float32 "$T/in.tfr"
 	[ "${stderr%%$'\n'*}" = "mmap-index: fairseq cannot store float32" ]
 	run -0 find "$T" -name 'out*'
 	[ -z "$output" ]
