@@ -58,6 +58,11 @@ struct norm {
 	int		 remove_extra_ws;
 	int		 escape_ws;
 	int		 has_trie;
+	/* ASCII followed by ASCII: the byte's normalized form without a search. */
+	int		 has_fast;
+	uint8_t		 fast[128];
+	uint8_t		 flen[128];
+	const char	*fout[128];	/* NULL: the byte itself */
 };
 
 struct spm_model {
@@ -70,6 +75,8 @@ struct spm_model {
 	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
 	struct trie	 user;		/* USER_DEFINED only */
 	int		 has_user;
+	int		 wordsafe;	/* no piece spans a word start: cache words */
+	double		 uni_bound;	/* largest |score| on a unigram path */
 	double		*vscore;	/* unigram score of each piece */
 	float		 min_score, max_score, unk_score;
 	long		 unk_id;
@@ -97,6 +104,26 @@ struct bpair {
 	uint32_t	 size;
 };
 
+/*
+ * A direct-mapped cache of word -> tokens: word frequencies are Zipfian.
+ * A word is a segment of the normalized line that starts at a U+2581
+ * following another character; on models where no piece spans such a
+ * start (wordsafe), the line's result is the concatenation of its
+ * words' results (BPE exactly; unigram while the float slack allows).
+ */
+#define SC_SLOTS	16384
+#define SC_WORD		30
+#define SC_TOKS		12
+
+struct sc_ent {
+	uint64_t	 tag;		/* hash | 1; 0 = empty */
+	double		 slack;
+	uint8_t		 wlen, ntok;
+	uint8_t		 lens[SC_TOKS];
+	int32_t		 ids[SC_TOKS];
+	char		 w[SC_WORD];
+};
+
 struct spm_enc {
 	const struct spm_model *m;
 	struct buf	 nb;		/* normalized text */
@@ -120,6 +147,7 @@ struct spm_enc {
 	enum spm_extra	 extra[SPM_MAX_EXTRA];
 	int		 nextra;
 	uint64_t	 unknowns;
+	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
 	char		 err[SPM_ERRMAX];
 };
 
@@ -858,6 +886,11 @@ norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
 {
 	size_t k;
 
+	if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] && (n == 1 || p[1] < 0x80)) {
+		*s = nm->fout[p[0]] != NULL ? nm->fout[p[0]] : (const char *)p;
+		*slen = nm->flen[p[0]];
+		return 1;
+	}
 	if (m != NULL && (k = user_match(m, p, n)) > 0) {
 		*s = (const char *)p;
 		*slen = k;
@@ -983,6 +1016,88 @@ spm_model_free(struct spm_model *m)
 }
 
 static int self_test(struct spm_model *m, const struct modelspec *ms, char *err);
+
+/* The ASCII table of the normalizer (norm_prefix()'s fast path). */
+static void
+fast_init(struct spm_model *m)
+{
+	struct norm *nm = &m->norm;
+	unsigned b, c;
+
+	for (b = 0; b < 128; b++) {
+		const char *out = NULL;
+		uint8_t byte = (uint8_t)b;
+		int ok = 1;
+
+		if (m->has_user && m->user.root[b] != 0)
+			ok = 0;
+		if (ok && nm->has_trie && nm->nunits > 0) {
+			uint32_t node = u_offset(nm->units[0]) ^ b, u, nx;
+
+			if (node < nm->nunits && u_label(u = nm->units[node]) == b) {
+				nx = node ^ u_offset(u);
+				for (c = 0; c < 128 && ok; c++) {
+					uint32_t pos = nx ^ c;
+
+					if (pos < nm->nunits && u_label(nm->units[pos]) == c)
+						ok = 0;
+				}
+				if (ok && u_has_leaf(u))
+					out = nm->str + u_value(nm->units[nx]);
+			}
+		}
+		nm->fast[b] = (uint8_t)ok;
+		nm->fout[b] = out;
+		nm->flen[b] = out != NULL ? (uint8_t)strlen(out) : 1;
+		if (out != NULL && strlen(out) > 255)
+			nm->fast[b] = 0;
+		(void)byte;
+	}
+	nm->has_fast = 1;
+}
+
+/*
+ * Whether words can be encoded apart: no matchable piece holds a U+2581
+ * after another character, user-defined pieces are valid UTF-8, the
+ * dummy U+2581 is a prefix, and (BPE) no piece is UNUSED, whose
+ * resegmentation depends on the whole line.
+ */
+static int
+word_safe(struct spm_model *m)
+{
+	size_t i, j, k;
+	double b = fabs((double)m->unk_score);
+
+	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE))
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		const struct spm_piece *pc = &m->pieces[i];
+		int prev_ws = 1;
+
+		if (pc->type == SPM_UNUSED && m->type == SPM_BPE)
+			return 0;
+		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
+			continue;
+		if (fabs(m->vscore[i]) > b)
+			b = fabs(m->vscore[i]);
+		for (j = 0; j < pc->len; j += k) {
+			int ws;
+
+			k = one_char_len((uint8_t)pc->s[j]);
+			if (k > pc->len - j)
+				k = pc->len - j;
+			if (pc->type == SPM_USER_DEFINED &&
+			    valid_utf8((const uint8_t *)pc->s + j, pc->len - j) != k)
+				return 0;
+			ws = k == 3 && memcmp(pc->s + j, SPACE_SYM, 3) == 0;
+			if (ws && !prev_ws)
+				return 0;
+			prev_ws = ws;
+		}
+	}
+	m->uni_bound = b;
+	return isfinite(b);
+}
 
 static int
 count_pieces(const uint8_t *p, size_t n, size_t *count)
@@ -1209,6 +1324,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 	}
 	if (norm_init(&m->norm, &ms.ns, err) == -1)
 		goto fail;
+	fast_init(m);
+	m->wordsafe = word_safe(m);
 	if (ms.dn.present && ms.dn.charsmap.len > 0) {
 		m->has_denorm = 1;
 		if (norm_init(&m->denorm, &ms.dn, err) == -1) {
@@ -1491,6 +1608,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->rev);
 	free(e->raw);
 	free(e->tok);
+	free(e->cache);
 	free(e);
 }
 
@@ -1549,16 +1667,31 @@ raw_add(struct spm_enc *e, const char *s, size_t len, int32_t id)
 	return 0;
 }
 
-/* Unigram: the line-level Viterbi of EncodeOptimized(). */
+/* Rounding a float sum of n steps of magnitude up to x can make: generous. */
+static inline double
+round_bound(size_t n, double x)
+{
+	return (double)(n + 2) * x * (1.0 / (1 << 21));
+}
+
+/*
+ * Unigram: the Viterbi of EncodeOptimized() over s[0..n), from the
+ * score *base, appending the best path to raw; *base becomes the score
+ * at the end.  *slack (when not NULL) gets the smallest margin of any
+ * comparison made, less what rounding could have moved it: a cached
+ * result is the same from another base while the slack exceeds the
+ * rounding possible there (see seg_reusable()).
+ */
 static int
-enc_unigram(struct spm_enc *e, const char *s, size_t n)
+uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 {
 	const struct spm_model *m = e->m;
 	const struct trie *t = &m->all;
-	size_t st, kp, i;
+	size_t st, kp, i, first = e->nraw, nch = 0;
 	float *best;
 	int32_t *from, *bid;
 	int32_t unk = (int32_t)m->unk_id;
+	double margin = INFINITY, d;
 
 	if (n + 1 > e->lcap) {
 		size_t c = e->lcap ? e->lcap : 256;
@@ -1582,8 +1715,8 @@ enc_unigram(struct spm_enc *e, const char *s, size_t n)
 	bid = e->bid;
 	for (i = 0; i <= n; i++)
 		from[i] = -1;
-	best[0] = 0;
-	for (st = 0; st < n; ) {
+	best[0] = *base;
+	for (st = 0; st < n; nch++) {
 		const float here = best[st];
 		size_t mblen = one_char_len((uint8_t)s[st]);
 		int single = 0;
@@ -1605,10 +1738,20 @@ enc_unigram(struct spm_enc *e, const char *s, size_t n)
 			{
 				double cand = m->vscore[id] + (double)here;
 
-				if (from[kp] == -1 || cand > (double)best[kp]) {
+				if (from[kp] == -1) {
 					best[kp] = (float)cand;
 					from[kp] = (int32_t)st;
 					bid[kp] = id;
+				} else {
+					d = cand - (double)best[kp];
+					if (d > 0) {
+						best[kp] = (float)cand;
+						from[kp] = (int32_t)st;
+						bid[kp] = id;
+					} else
+						d = -d;
+					if (d < margin)
+						margin = d;
 				}
 			}
 			if (kp - st == mblen)
@@ -1617,25 +1760,46 @@ enc_unigram(struct spm_enc *e, const char *s, size_t n)
 		if (!single) {
 			float cand = m->unk_score + here;
 
-			if (from[st + mblen] == -1 || cand > best[st + mblen]) {
+			if (from[st + mblen] == -1) {
 				best[st + mblen] = cand;
 				from[st + mblen] = (int32_t)st;
 				bid[st + mblen] = unk;
+			} else {
+				d = (double)cand - (double)best[st + mblen];
+				if (cand > best[st + mblen]) {
+					best[st + mblen] = cand;
+					from[st + mblen] = (int32_t)st;
+					bid[st + mblen] = unk;
+				}
+				if (fabs(d) < margin)
+					margin = fabs(d);
 			}
 		}
 		st += mblen;
 	}
-	/* Backtrack into raw, then reverse it. */
+	/* Backtrack into raw, then reverse what was added. */
 	for (kp = n; kp > 0; kp = (size_t)from[kp])
 		if (raw_add(e, s + from[kp], kp - (size_t)from[kp], bid[kp]) == -1)
 			return -1;
-	for (i = 0; i < e->nraw / 2; i++) {
-		struct spm_tok x = e->raw[i];
+	for (i = 0; i < (e->nraw - first) / 2; i++) {
+		struct spm_tok x = e->raw[first + i];
 
-		e->raw[i] = e->raw[e->nraw - 1 - i];
+		e->raw[first + i] = e->raw[e->nraw - 1 - i];
 		e->raw[e->nraw - 1 - i] = x;
 	}
+	if (slack != NULL)
+		*slack = margin - round_bound(nch, fabs((double)*base) +
+		    (double)nch * m->uni_bound);
+	*base = best[n];
 	return 0;
+}
+
+static int
+enc_unigram(struct spm_enc *e, const char *s, size_t n)
+{
+	float base = 0;
+
+	return uni_seg(e, s, n, &base, NULL);
 }
 
 /* BPE agenda: a binary max-heap; higher score first, then the leftmost pair. */
@@ -1903,6 +2067,88 @@ apply_extra(struct spm_enc *e)
 	return 0;
 }
 
+/* One word through the cache. */
+static int
+enc_seg(struct spm_enc *e, const char *s, size_t n, float *base)
+{
+	const struct spm_model *m = e->m;
+	struct sc_ent *c = NULL;
+	uint64_t tag = 0;
+	size_t first = e->nraw, i, off;
+	double slack = INFINITY;
+	int rc;
+
+	if (n <= SC_WORD) {
+		if (e->cache == NULL &&
+		    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
+			return -1;
+		tag = hash_bytes(s, n) | 1;
+		c = &e->cache[(tag >> 17) & (SC_SLOTS - 1)];
+		if (c->tag == tag && c->wlen == n && memcmp(c->w, s, n) == 0 &&
+		    (m->type == SPM_BPE || c->slack > round_bound(n,
+		    fabs((double)*base) + (double)n * m->uni_bound))) {
+			for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
+				if (raw_add(e, s + off, c->lens[i], c->ids[i]) == -1)
+					return -1;
+				if (m->type == SPM_BPE)
+					continue;
+				if (c->ids[i] == m->unk_id)
+					*base = m->unk_score + *base;
+				else
+					*base = (float)(m->vscore[c->ids[i]] +
+					    (double)*base);
+			}
+			return 0;
+		}
+	}
+	if (m->type == SPM_BPE)
+		rc = enc_bpe(e, s, n);
+	else
+		rc = uni_seg(e, s, n, base, &slack);
+	if (rc == -1 || c == NULL || e->nraw - first > SC_TOKS || !(slack > 0))
+		return rc;
+	c->tag = tag;
+	c->wlen = (uint8_t)n;
+	c->ntok = (uint8_t)(e->nraw - first);
+	c->slack = slack;
+	memcpy(c->w, s, n);
+	for (i = 0; i < c->ntok; i++) {
+		c->lens[i] = (uint8_t)e->raw[first + i].len;
+		c->ids[i] = e->raw[first + i].id;
+	}
+	return 0;
+}
+
+/* A wordsafe line: word by word, the unigram score carried along. */
+static int
+enc_words(struct spm_enc *e, const char *s, size_t n)
+{
+	size_t i = 0, start = 0, k = 0;
+	int prev_ws = 0, ws = 0;
+	float base = 0;
+
+	for (;;) {
+		int cut = i == n;
+
+		if (!cut) {
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+			ws = k == 3 && memcmp(s + i, SPACE_SYM, 3) == 0;
+			cut = ws && i > 0 && !prev_ws;
+		}
+		if (cut && i > start) {
+			if (enc_seg(e, s + start, i - start, &base) == -1)
+				return -1;
+			start = i;
+		}
+		if (i == n)
+			return 0;
+		prev_ws = ws;
+		i += k;
+	}
+}
+
 /* Encode into e->tok without extra options; -1 with errno. */
 static long
 encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
@@ -1920,7 +2166,8 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 	ns = e->nb.len;
 	if (ns == 0)
 		return 0;
-	switch (m->type) {
+	switch (m->wordsafe ? 0 : m->type) {
+	case 0: rc = enc_words(e, s, ns); break;
 	case SPM_BPE: rc = enc_bpe(e, s, ns); break;
 	case SPM_WORD: rc = enc_word(e, s, ns); break;
 	case SPM_CHAR: rc = enc_char(e, s, ns); break;
