@@ -148,6 +148,8 @@ struct spm_enc {
 	int		 nextra;
 	uint64_t	 unknowns;
 	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
+	struct seg { uint32_t off, len; uint64_t tag; } *seg;
+	size_t		 segcap;
 	char		 err[SPM_ERRMAX];
 };
 
@@ -940,13 +942,36 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		return -1;
 	prev_space = nm->remove_extra_ws;
 	while (n > 0) {
+		/* The ASCII path: one byte in, one byte out. */
+		if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
+		    (n == 1 || p[1] < 0x80) && nm->flen[p[0]] == 1) {
+			uint8_t c = nm->fout[p[0]] != NULL ?
+			    (uint8_t)nm->fout[p[0]][0] : p[0];
+
+			if (out->cap - out->len < 3 && buf_reserve(out, 3) == -1)
+				return -1;
+			if (c != ' ') {
+				out->p[out->len++] = c;
+				prev_space = 0;
+			} else {
+				if (!prev_space) {
+					memcpy(out->p + out->len, sp, splen);
+					out->len += splen;
+				}
+				prev_space = nm->remove_extra_ws;
+			}
+			p++;
+			n--;
+			continue;
+		}
 		k = norm_prefix(m, nm, p, n, &s, &sl);
 		while (prev_space && sl > 0 && s[0] == ' ') {
 			s++;
 			sl--;
 		}
 		if (sl > 0) {
-			if (buf_reserve(out, sl * 3) == -1)
+			if (out->cap - out->len < sl * 3 &&
+			    buf_reserve(out, sl * 3) == -1)
 				return -1;
 			for (i = 0; i < sl; i++)
 				if (nm->escape_ws && s[i] == ' ') {
@@ -1609,6 +1634,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->raw);
 	free(e->tok);
 	free(e->cache);
+	free(e->seg);
 	free(e);
 }
 
@@ -2069,20 +2095,15 @@ apply_extra(struct spm_enc *e)
 
 /* One word through the cache. */
 static int
-enc_seg(struct spm_enc *e, const char *s, size_t n, float *base)
+enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t tag, float *base)
 {
 	const struct spm_model *m = e->m;
 	struct sc_ent *c = NULL;
-	uint64_t tag = 0;
 	size_t first = e->nraw, i, off;
 	double slack = INFINITY;
 	int rc;
 
-	if (n <= SC_WORD) {
-		if (e->cache == NULL &&
-		    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
-			return -1;
-		tag = hash_bytes(s, n) | 1;
+	if (tag != 0) {
 		c = &e->cache[(tag >> 17) & (SC_SLOTS - 1)];
 		if (c->tag == tag && c->wlen == n && memcmp(c->w, s, n) == 0 &&
 		    (m->type == SPM_BPE || c->slack > round_bound(n,
@@ -2119,14 +2140,29 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, float *base)
 	return 0;
 }
 
-/* A wordsafe line: word by word, the unigram score carried along. */
+static inline uint64_t
+seg_tag(const char *s, size_t n)
+{
+	return n <= SC_WORD ? hash_bytes(s, n) | 1 : 0;
+}
+
+/*
+ * A wordsafe line: word by word, the unigram score carried along; the
+ * cache slots of the words a little ahead are fetched early.
+ */
+#define SC_AHEAD	4
+
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
-	size_t i = 0, start = 0, k = 0;
+	size_t i = 0, start = 0, k = 0, ns = 0, j;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
+	struct seg *g;
 
+	if (e->cache == NULL &&
+	    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
+		return -1;
 	for (;;) {
 		int cut = i == n;
 
@@ -2138,15 +2174,34 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			cut = ws && i > 0 && !prev_ws;
 		}
 		if (cut && i > start) {
-			if (enc_seg(e, s + start, i - start, &base) == -1)
+			if (ns == e->segcap && grow_arr((void **)&e->seg,
+			    &e->segcap, ns + 1, sizeof(*e->seg)) == -1)
 				return -1;
+			e->seg[ns].off = (uint32_t)start;
+			e->seg[ns].len = (uint32_t)(i - start);
+			e->seg[ns].tag = 0;
+			ns++;
 			start = i;
 		}
 		if (i == n)
-			return 0;
+			break;
 		prev_ws = ws;
 		i += k;
 	}
+	for (j = 0; j < ns && j < SC_AHEAD; j++)
+		e->seg[j].tag = seg_tag(s + e->seg[j].off, e->seg[j].len);
+	for (j = 0; j < ns; j++) {
+		if (j + SC_AHEAD < ns) {
+			g = &e->seg[j + SC_AHEAD];
+			if ((g->tag = seg_tag(s + g->off, g->len)) != 0)
+				__builtin_prefetch(&e->cache[(g->tag >> 17) &
+				    (SC_SLOTS - 1)]);
+		}
+		g = &e->seg[j];
+		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /* Encode into e->tok without extra options; -1 with errno. */
