@@ -76,6 +76,7 @@ struct spm_model {
 	struct trie	 user;		/* USER_DEFINED only */
 	int		 has_user;
 	int		 wordsafe;	/* no piece spans a word start: cache words */
+	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
 	double		 uni_bound;	/* largest |score| on a unigram path */
 	double		*vscore;	/* unigram score of each piece */
 	float		 min_score, max_score, unk_score;
@@ -1042,6 +1043,34 @@ spm_model_free(struct spm_model *m)
 
 static int self_test(struct spm_model *m, const struct modelspec *ms, char *err);
 
+/* Bytes of p[0..n) that are whole valid UTF-8 characters. */
+static size_t
+valid_prefix(const char *p, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && (k = valid_utf8((const uint8_t *)p + i, n - i)) > 0)
+		i += k;
+	return i;
+}
+
+/* Whether every string of the charsmap is valid UTF-8. */
+static int
+charsmap_utf8(const struct norm *nm)
+{
+	size_t i = 0, k;
+
+	while (i < nm->nstr) {
+		const char *z = memchr(nm->str + i, '\0', nm->nstr - i);
+
+		k = z != NULL ? (size_t)(z - (nm->str + i)) : nm->nstr - i;
+		if (valid_prefix(nm->str + i, k) != k)
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
 /* The ASCII table of the normalizer (norm_prefix()'s fast path). */
 static void
 fast_init(struct spm_model *m)
@@ -1071,6 +1100,8 @@ fast_init(struct spm_model *m)
 					out = nm->str + u_value(nm->units[nx]);
 			}
 		}
+		if (out != NULL && valid_prefix(out, strlen(out)) != strlen(out))
+			ok = 0;
 		nm->fast[b] = (uint8_t)ok;
 		nm->fout[b] = out;
 		nm->flen[b] = out != NULL ? (uint8_t)strlen(out) : 1;
@@ -1351,6 +1382,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		goto fail;
 	fast_init(m);
 	m->wordsafe = word_safe(m);
+	m->norm_utf8 = !m->norm.has_trie || charsmap_utf8(&m->norm);
 	if (ms.dn.present && ms.dn.charsmap.len > 0) {
 		m->has_denorm = 1;
 		if (norm_init(&m->denorm, &ms.dn, err) == -1) {
@@ -2152,6 +2184,19 @@ seg_tag(const char *s, size_t n)
  */
 #define SC_AHEAD	4
 
+static inline int
+seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
+{
+	if (*ns == e->segcap && grow_arr((void **)&e->seg, &e->segcap,
+	    *ns + 1, sizeof(*e->seg)) == -1)
+		return -1;
+	e->seg[*ns].off = (uint32_t)off;
+	e->seg[*ns].len = (uint32_t)len;
+	e->seg[*ns].tag = 0;
+	(*ns)++;
+	return 0;
+}
+
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
@@ -2163,7 +2208,26 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	if (e->cache == NULL &&
 	    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
 		return -1;
-	for (;;) {
+	if (e->m->norm_utf8) {
+		/* Valid UTF-8: a U+2581 is found by its bytes. */
+		const char *q = s, *end = s + n;
+
+		while ((q = memchr(q, 0xe2, (size_t)(end - q))) != NULL) {
+			if (end - q < 3 || q[1] != '\x96' || q[2] != '\x81') {
+				q++;
+				continue;
+			}
+			i = (size_t)(q - s);
+			q += 3;
+			if (i == 0 || (i >= 3 && memcmp(s + i - 3, SPACE_SYM, 3) == 0))
+				continue;
+			if (seg_add(e, &ns, start, i - start) == -1)
+				return -1;
+			start = i;
+		}
+		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+			return -1;
+	} else for (;;) {
 		int cut = i == n;
 
 		if (!cut) {
@@ -2174,13 +2238,8 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			cut = ws && i > 0 && !prev_ws;
 		}
 		if (cut && i > start) {
-			if (ns == e->segcap && grow_arr((void **)&e->seg,
-			    &e->segcap, ns + 1, sizeof(*e->seg)) == -1)
+			if (seg_add(e, &ns, start, i - start) == -1)
 				return -1;
-			e->seg[ns].off = (uint32_t)start;
-			e->seg[ns].len = (uint32_t)(i - start);
-			e->seg[ns].tag = 0;
-			ns++;
 			start = i;
 		}
 		if (i == n)
