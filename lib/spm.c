@@ -48,6 +48,16 @@ struct trie {
 	uint32_t	 root[256];	/* children of the root (0: none) */
 };
 
+/*
+ * The unigram lattice's piece trie as a double array: the child of the
+ * node at position p by byte c is at base[p] + c when check[] there is
+ * p; val[] holds the piece id (UNUSED pieces left out), or -1.
+ */
+struct darray {
+	int32_t		*base, *check, *val;
+	size_t		 size;
+};
+
 /* A compiled normalization rule (precompiled_charsmap) and its flags. */
 struct norm {
 	uint32_t	*units;		/* darts-clone double array */
@@ -74,6 +84,7 @@ struct spm_model {
 	struct strtab	 normal, reserved;
 	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
 	struct trie	 user;		/* USER_DEFINED only */
+	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
@@ -340,6 +351,123 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 	if (node != 0 && t->val[node] < 0)
 		t->val[node] = id;
 	return 0;
+}
+
+static int
+da_grow(struct darray *d, size_t need)
+{
+	size_t n = d->size ? d->size : 1024, i;
+	int32_t *b, *c, *v;
+
+	if (need <= d->size)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if ((b = realloc(d->base, n * sizeof(*b))) == NULL)
+		return -1;
+	d->base = b;
+	if ((c = realloc(d->check, n * sizeof(*c))) == NULL)
+		return -1;
+	d->check = c;
+	if ((v = realloc(d->val, n * sizeof(*v))) == NULL)
+		return -1;
+	d->val = v;
+	for (i = d->size; i < n; i++) {
+		d->base[i] = 0;
+		d->check[i] = -1;
+		d->val[i] = -1;
+	}
+	d->size = n;
+	return 0;
+}
+
+/* Lay the trie out as a double array, breadth first. */
+static int
+da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
+{
+	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, free_at = 1, ne = 0;
+	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
+	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
+	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
+	int32_t *pos = malloc((nn + 1) * sizeof(int32_t));
+	uint32_t *par = malloc((nn + 1) * sizeof(uint32_t));
+	uint8_t *lab = malloc(nn + 1);
+	int rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (first == NULL || edge == NULL || queue == NULL || pos == NULL ||
+	    par == NULL || lab == NULL || da_grow(d, 512) == -1)
+		goto out;
+	/* Parent and label of every node, then the edges grouped by parent. */
+	par[0] = 0;
+	for (i = 0; i < 256; i++)
+		if (t->root[i] != 0) {
+			par[t->root[i]] = 0;
+			lab[t->root[i]] = (uint8_t)i;
+		}
+	for (i = 0; i <= t->mask; i++)
+		if (t->key[i] != 0) {
+			par[t->child[i]] = (uint32_t)((t->key[i] - 1) >> 8);
+			lab[t->child[i]] = (uint8_t)(t->key[i] - 1);
+		}
+	for (i = 1; i < nn; i++)
+		first[par[i] + 1]++;
+	for (i = 0; i < nn; i++)
+		first[i + 1] += first[i];
+	for (i = 1; i < nn; i++) {
+		size_t at = first[par[i]]++;
+
+		edge[at].child = (uint32_t)i;
+		edge[at].c = lab[i];
+		ne++;
+	}
+	/* first[p] now ends p's edges; p's start is first[p - 1] (0 for p 0). */
+	pos[0] = 0;
+	d->check[0] = -2;
+	queue[qt++] = 0;
+	while (qh < qt) {
+		uint32_t nd = queue[qh++];
+		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b;
+		uint8_t minc = 255;
+
+		if (lo == hi)
+			continue;
+		for (j = lo; j < hi; j++)
+			if (edge[j].c < minc)
+				minc = edge[j].c;
+		while (free_at < d->size && d->check[free_at] != -1)
+			free_at++;
+		for (b = free_at > minc ? free_at - minc : 1; ; b++) {
+			if (da_grow(d, b + 257) == -1)
+				goto out;
+			for (j = lo; j < hi; j++)
+				if (d->check[b + edge[j].c] != -1)
+					break;
+			if (j == hi)
+				break;
+		}
+		if (b > INT32_MAX - 256)
+			goto out;
+		d->base[pos[nd]] = (int32_t)b;
+		for (j = lo; j < hi; j++) {
+			uint32_t ch = edge[j].child;
+			int32_t id = t->val[ch];
+
+			pos[ch] = (int32_t)(b + edge[j].c);
+			d->check[pos[ch]] = pos[nd];
+			d->val[pos[ch]] = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
+			queue[qt++] = ch;
+		}
+	}
+	rc = 0;
+out:
+	free(first);
+	free(edge);
+	free(queue);
+	free(pos);
+	free(par);
+	free(lab);
+	return rc;
 }
 
 /* ---- protobuf --------------------------------------------------------- */
@@ -1034,6 +1162,9 @@ spm_model_free(struct spm_model *m)
 	free(m->normal.slot);
 	free(m->reserved.slot);
 	trie_free(&m->all);
+	free(m->da.base);
+	free(m->da.check);
+	free(m->da.val);
 	trie_free(&m->user);
 	free(m->vscore);
 	free(m->norm.units);
@@ -1345,7 +1476,9 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
-	if (trie_init(&m->all, total) == -1 || trie_init(&m->user, nuser) == -1)
+	/* The lattice's trie serves unigram models only. */
+	if (trie_init(&m->all, m->type == SPM_UNIGRAM ? total : 0) == -1 ||
+	    trie_init(&m->user, nuser) == -1)
 		goto nomem;
 	if ((m->vscore = malloc(np * sizeof(*m->vscore))) == NULL)
 		goto nomem;
@@ -1359,7 +1492,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
 		    pc->type != SPM_UNUSED)
 			continue;
-		if (trie_add(&m->all, pc->s, pc->len, (int32_t)i) == -1)
+		if (m->type == SPM_UNIGRAM &&
+		    trie_add(&m->all, pc->s, pc->len, (int32_t)i) == -1)
 			goto nomem;
 		if (pc->type == SPM_USER_DEFINED) {
 			m->has_user = 1;
@@ -1367,6 +1501,11 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto nomem;
 		}
 	}
+	if (m->type == SPM_UNIGRAM && da_build(&m->da, &m->all, m->pieces) == -1)
+		goto nomem;
+	/* Only the double array is used from now on. */
+	trie_free(&m->all);
+	memset(&m->all, 0, sizeof(m->all));
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
@@ -1744,7 +1883,7 @@ static int
 uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 {
 	const struct spm_model *m = e->m;
-	const struct trie *t = &m->all;
+	const struct darray *da = &m->da;
 	size_t st, kp, i, first = e->nraw, nch = 0;
 	float *best;
 	int32_t *from, *bid;
@@ -1778,20 +1917,19 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 		const float here = best[st];
 		size_t mblen = one_char_len((uint8_t)s[st]);
 		int single = 0;
-		uint32_t node = 0;
+		int32_t cur = 0;
 
 		if (mblen > n - st)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			int32_t id;
+			size_t nx = (size_t)da->base[cur] + (uint8_t)s[kp];
 
-			node = trie_next(t, node, (uint8_t)s[kp]);
 			kp++;
-			if (node == 0)
+			if (nx >= da->size || da->check[nx] != cur)
 				break;
-			if ((id = t->val[node]) < 0)
-				continue;
-			if (m->pieces[id].type == SPM_UNUSED)
+			cur = (int32_t)nx;
+			if ((id = da->val[cur]) < 0)
 				continue;
 			{
 				double cand = m->vscore[id] + (double)here;
