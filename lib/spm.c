@@ -160,6 +160,7 @@ struct spm_enc {
 	int		 nextra;
 	uint64_t	 unknowns;
 	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
+	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
 	char		 err[SPM_ERRMAX];
@@ -1820,6 +1821,7 @@ spm_enc_set_extra(struct spm_enc *e, const enum spm_extra *opts, int n)
 }
 
 const struct spm_tok *spm_tokens(const struct spm_enc *e) { return e->tok; }
+void spm_enc_whole_lines(struct spm_enc *e) { e->whole = 1; }
 const char *spm_strerror(const struct spm_enc *e) { return e->err; }
 uint64_t spm_enc_unknowns(const struct spm_enc *e) { return e->unknowns; }
 
@@ -2418,7 +2420,7 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 	ns = e->nb.len;
 	if (ns == 0)
 		return 0;
-	switch (m->wordsafe ? 0 : m->type) {
+	switch (m->wordsafe && !e->whole ? 0 : m->type) {
 	case 0: rc = enc_words(e, s, ns); break;
 	case SPM_BPE: rc = enc_bpe(e, s, ns); break;
 	case SPM_WORD: rc = enc_word(e, s, ns); break;

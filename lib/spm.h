@@ -127,7 +127,12 @@ struct spm_tok {
 long		 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n);
 const struct spm_tok *spm_tokens(const struct spm_enc *e);
 const char	*spm_strerror(const struct spm_enc *e);
-/* Unknown tokens among those of the encodings so far (ids equal to the unknown id). */
+/*
+ * For tests: encode each line whole, as upstream does, instead of word
+ * by word through the cache (the results are the same, only slower).
+ */
+void		 spm_enc_whole_lines(struct spm_enc *e);
+/* Unknown tokens among those of the encodings so far (the unknown piece, byte pieces). */
 uint64_t	 spm_enc_unknowns(const struct spm_enc *e);
 
 /*
