@@ -387,6 +387,7 @@ static int
 da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 {
 	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, free_at = 1, ne = 0;
+	size_t frontier = 1, tries;
 	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
 	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
 	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
@@ -428,7 +429,7 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 	queue[qt++] = 0;
 	while (qh < qt) {
 		uint32_t nd = queue[qh++];
-		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b;
+		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b, f;
 		uint8_t minc = 255;
 
 		if (lo == hi)
@@ -436,11 +437,19 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 		for (j = lo; j < hi; j++)
 			if (edge[j].c < minc)
 				minc = edge[j].c;
-		while (free_at < d->size && d->check[free_at] != -1)
-			free_at++;
-		for (b = free_at > minc ? free_at - minc : 1; ; b++) {
-			if (da_grow(d, b + 257) == -1)
+		/*
+		 * Try the cells from the first free one as the place of the
+		 * smallest label; after a few hundred, go past every cell used
+		 * (all free there), so that a build stays linear.
+		 */
+		for (f = free_at, tries = 0; ; f++) {
+			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
 				goto out;
+			if (++tries > 512 && f < frontier)
+				f = frontier;
+			if (d->check[f] != -1 || f < (size_t)minc + 1)
+				continue;
+			b = f - minc;
 			for (j = lo; j < hi; j++)
 				if (d->check[b + edge[j].c] != -1)
 					break;
@@ -456,9 +465,13 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 
 			pos[ch] = (int32_t)(b + edge[j].c);
 			d->check[pos[ch]] = pos[nd];
+			if ((size_t)pos[ch] + 1 > frontier)
+				frontier = (size_t)pos[ch] + 1;
 			d->val[pos[ch]] = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
 			queue[qt++] = ch;
 		}
+		while (free_at < d->size && d->check[free_at] != -1)
+			free_at++;
 	}
 	rc = 0;
 out:
