@@ -29,12 +29,13 @@ struct spm_piece {
 	const char	*s;
 	uint32_t	 len;
 	float		 score;
+	int32_t		 out;		/* PieceToId() of its text (a reserved twin first) */
 	uint8_t		 type;
 };
 
 /* A string -> id hash table (open addressing; slot = id + 1, 0 empty). */
 struct strtab {
-	uint32_t	*slot;
+	uint64_t	*slot;
 	size_t		 mask;
 };
 
@@ -107,6 +108,7 @@ struct spm_model {
 struct bsym {
 	int32_t		 prev, next;
 	uint32_t	 off, len;
+	int32_t		 id;		/* the piece it is (a merge), -2 not looked up */
 	uint8_t		 freeze;
 };
 
@@ -114,6 +116,7 @@ struct bpair {
 	float		 score;
 	int32_t		 left, right;
 	uint32_t	 size;
+	int32_t		 id;		/* the piece the merge makes */
 };
 
 /*
@@ -232,20 +235,27 @@ strtab_init(struct strtab *t, size_t n)
 	return 0;
 }
 
+/*
+ * A slot is the hash's high 32 bits << 32 | id + 1 (0: empty), so that
+ * a probe compares strings only when the hashes agree.
+ */
 static long
 strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
     size_t len)
 {
-	size_t i = (size_t)hash_bytes(s, len) & t->mask;
-	uint32_t v;
+	uint64_t h = hash_bytes(s, len), v;
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)h & t->mask;
 
 	if (t->slot == NULL)
 		return -1;
 	while ((v = t->slot[i]) != 0) {
-		const struct spm_piece *q = &pc[v - 1];
+		if ((uint32_t)(v >> 32) == tag) {
+			const struct spm_piece *q = &pc[(uint32_t)v - 1];
 
-		if (q->len == len && memcmp(q->s, s, len) == 0)
-			return (long)v - 1;
+			if (q->len == len && memcmp(q->s, s, len) == 0)
+				return (long)(uint32_t)v - 1;
+		}
 		i = (i + 1) & t->mask;
 	}
 	return -1;
@@ -256,17 +266,16 @@ static long
 strtab_add(struct strtab *t, const struct spm_piece *pc, uint32_t id)
 {
 	const struct spm_piece *p = &pc[id];
-	size_t i = (size_t)hash_bytes(p->s, p->len) & t->mask;
-	uint32_t v;
+	long old = strtab_find(t, pc, p->s, p->len);
+	uint64_t h;
+	size_t i;
 
-	while ((v = t->slot[i]) != 0) {
-		const struct spm_piece *q = &pc[v - 1];
-
-		if (q->len == p->len && memcmp(q->s, p->s, p->len) == 0)
-			return (long)v - 1;
-		i = (i + 1) & t->mask;
-	}
-	t->slot[i] = id + 1;
+	if (old >= 0)
+		return old;
+	h = hash_bytes(p->s, p->len);
+	for (i = (size_t)h & t->mask; t->slot[i] != 0; i = (i + 1) & t->mask)
+		;
+	t->slot[i] = (h >> 32) << 32 | (uint64_t)(id + 1);
 	return -1;
 }
 
@@ -1490,6 +1499,9 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
+	for (i = 0; i < np; i++)
+		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
+		    m->pieces[i].len);
 	/* The lattice's trie serves unigram models only. */
 	if (trie_init(&m->all, m->type == SPM_UNIGRAM ? total : 0) == -1 ||
 	    trie_init(&m->user, nuser) == -1)
@@ -2082,6 +2094,7 @@ bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 	if ((id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len)) < 0)
 		return 0;
 	x.score = m->pieces[id].score;
+	x.id = (int32_t)id;
 	x.left = l;
 	x.right = r;
 	x.size = L->len + R->len;
@@ -2148,6 +2161,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 		}
 		y->off = (uint32_t)i;
 		y->len = (uint32_t)k;
+		y->id = -2;
 		y->prev = (int32_t)ns - 1;
 		i += k;
 		y->next = i < n ? (int32_t)ns + 1 : -1;
@@ -2167,6 +2181,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 		if (L->len == 0 || R->len == 0 || L->len + R->len != top.size)
 			continue;
 		L->len += R->len;
+		L->id = top.id;
 		L->next = R->next;
 		if (R->next >= 0)
 			e->sym[R->next].prev = top.left;
@@ -2175,9 +2190,15 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 		    bpe_pair(e, s, top.left, L->next) == -1)
 			return -1;
 	}
-	for (idx = ns > 0 ? 0 : -1; idx != -1; idx = e->sym[idx].next)
-		if (bpe_resegment(e, s, e->sym[idx].off, e->sym[idx].len, 0) == -1)
+	for (idx = ns > 0 ? 0 : -1; idx != -1; idx = e->sym[idx].next) {
+		const struct bsym *y = &e->sym[idx];
+
+		if (y->id >= 0 && m->pieces[y->id].type != SPM_UNUSED) {
+			if (raw_add(e, s + y->off, y->len, m->pieces[y->id].out) == -1)
+				return -1;
+		} else if (bpe_resegment(e, s, y->off, y->len, 0) == -1)
 			return -1;
+	}
 	return 0;
 }
 
