@@ -452,10 +452,10 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 		 * (all free there), so that a build stays linear.
 		 */
 		for (f = free_at, tries = 0; ; f++) {
-			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
-				goto out;
 			if (++tries > 512 && f < frontier)
 				f = frontier;
+			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
+				goto out;
 			if (d->check[f] != -1 || f < (size_t)minc + 1)
 				continue;
 			b = f - minc;
