@@ -2466,9 +2466,10 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 	/* PopulateSentencePieceText(): unknown runs merge, or become bytes. */
 	for (i = 0; i < e->nraw; i++) {
 		const struct spm_tok *r = &e->raw[i];
-		int unk = m->pieces[r->id].type == SPM_UNKNOWN;
+		int unk = r->id == m->unk_id;	/* the one UNKNOWN piece */
 
-		if (m->pieces[r->id].type == SPM_CONTROL) {
+		/* The lattice holds no control piece; the others may. */
+		if (m->type != SPM_UNIGRAM && m->pieces[r->id].type == SPM_CONTROL) {
 			snprintf(e->err, sizeof e->err, "the text holds the "
 			    "control piece \"%.*s\" (upstream refuses the line)",
 			    (int)(r->len < 40 ? r->len : 40), r->s);
