@@ -175,3 +175,17 @@ need_oracle() {
 	run -2 --separate-stderr subword-encode -d -v x --input-format piece "$T/c.txt"
 	[[ "$stderr" == *"piece applies to -d -m spm"* ]]
 }
+
+@test "spm: T5 layout, seqio's sentinels and EOS, then packed by pack-encdec" {
+	need_shared vectors/spm/models/uni_pad.model
+	local m="$VEC/spm/models/uni_pad.model"
+	paste "$T/c.txt" "$T/c.txt" | head -20 >"$T/pairs.tsv"
+	run -0 subword-encode -m spm -v "$m" --extra-ids 100 --eos \
+	    --fields inputs,targets -o "$T/t5.tfr" "$T/pairs.tsv"
+	run -0 tfr-cat --flat "$T/t5.tfr"
+	[ "${#lines[@]}" -eq 20 ]
+	[[ "${lines[0]}" == *",1],"* ]]
+	run -0 pack-encdec -C encdec -l inputs=64,targets=64 -o "$T/t5p.tfr" "$T/t5.tfr"
+	run -0 tfr-cat --flat "$T/t5p.tfr"
+	[[ "${lines[0]}" == *'"encoder_input_tokens"'* ]]
+}

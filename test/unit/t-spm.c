@@ -549,6 +549,47 @@ test_normalizer(void)
 	spm_model_free(m);
 }
 
+/* A charsmap of one rule, "A" -> "a", written as a darts-clone double array. */
+static void
+test_charsmap(void)
+{
+	static uint32_t u[0x142];
+	static uint8_t blob[4 + sizeof u + 2];
+	char err[SPM_ERRMAX];
+	struct spm_model *m;
+	struct spm_enc *e;
+	const char *s;
+	size_t i, n;
+
+	u[0] = 0x100u << 10;			/* the root's children at 0x100 ^ byte */
+	u[0x141] = 1u << 10 | 1u << 8 | 0x41;	/* 'A', a leaf at 0x141 ^ 1 */
+	u[0x140] = 0x80000000u;			/* its value: offset 0, "a" */
+	blob[0] = (uint8_t)sizeof u;
+	blob[1] = (uint8_t)(sizeof u >> 8);
+	for (i = 0; i < 0x142; i++) {
+		blob[4 + 4 * i] = (uint8_t)u[i];
+		blob[5 + 4 * i] = (uint8_t)(u[i] >> 8);
+		blob[6 + 4 * i] = (uint8_t)(u[i] >> 16);
+		blob[7 + 4 * i] = (uint8_t)(u[i] >> 24);
+	}
+	memcpy(blob + 4 + sizeof u, "a", 2);
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP "a", -1, SPM_NORMAL);
+	m_piece("B", -1, SPM_USER_DEFINED);
+	m_charsmap(blob, sizeof blob);
+	m = m_load(err);
+	TEST(m != NULL, "a one-rule charsmap loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	e = spm_enc_new(m);
+	s = spm_normalize(e, (const uint8_t *)"AA B", 4, &n);
+	TEST(s != NULL && strcmp(s, SP "aa" SP "B") == 0, "A -> a through the trie, the rest as it is");
+	spm_enc_free(e);
+	TEST_STR(enc(m, "A", 0), "1", "the mapped text encodes");
+	spm_model_free(m);
+}
+
 /* The public vector models, when ../shared is beside the project. */
 static void
 test_vector_models(void)
@@ -627,6 +668,7 @@ main(void)
 	test_refusals();
 	test_extra_and_decode();
 	test_normalizer();
+	test_charsmap();
 	test_vector_models();
 	test_lines();
 	return tap_done();
