@@ -1776,8 +1776,11 @@ unk_report(void)
 			const char *s = spm_piece(fields[f].sm,
 			    spm_unk_id(fields[f].sm), &len);
 
-			snprintf(sunk, sizeof sunk, "%.*s (or byte pieces)",
-			    (int)(len < 40 ? len : 40), s);
+			/* With byte fallback, unknown characters are bytes. */
+			snprintf(sunk, sizeof sunk, "%.*s%s",
+			    (int)(len < 40 ? len : 40), s,
+			    spm_piece_type(fields[f].sm, spm_piece_id(fields[f].sm,
+			    "<0x00>", 6)) == SPM_BYTE ? " or byte pieces" : "");
 			unk = sunk;
 		}
 		if (fields[f].ntok == 0 || fields[f].nunk == 0)
