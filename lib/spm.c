@@ -81,6 +81,7 @@ struct spm_model {
 	size_t		 nfile;
 	char		*extra;		/* the text of seqio's extra pieces */
 	struct spm_piece *pieces;
+	uint8_t		*ptype;		/* the type of each piece, compact */
 	size_t		 n;
 	struct strtab	 normal, reserved;
 	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
@@ -1182,6 +1183,7 @@ spm_model_free(struct spm_model *m)
 	free(m->file);
 	free(m->extra);
 	free(m->pieces);
+	free(m->ptype);
 	free(m->normal.slot);
 	free(m->reserved.slot);
 	trie_free(&m->all);
@@ -1499,6 +1501,10 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
+	if ((m->ptype = malloc(np)) == NULL)
+		goto nomem;
+	for (i = 0; i < np; i++)
+		m->ptype[i] = m->pieces[i].type;
 	for (i = 0; i < np; i++)
 		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
 		    m->pieces[i].len);
@@ -2100,7 +2106,7 @@ bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 	x.size = L->len + R->len;
 	if (heap_push(e, &x) == -1)
 		return -1;
-	if (m->pieces[id].type == SPM_UNUSED) {
+	if (m->ptype[id] == SPM_UNUSED) {
 		if (e->nrev == e->revcap && grow_arr((void **)&e->rev, &e->revcap,
 		    e->nrev + 1, sizeof(*e->rev)) == -1)
 			return -1;
@@ -2193,7 +2199,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	for (idx = ns > 0 ? 0 : -1; idx != -1; idx = e->sym[idx].next) {
 		const struct bsym *y = &e->sym[idx];
 
-		if (y->id >= 0 && m->pieces[y->id].type != SPM_UNUSED) {
+		if (y->id >= 0 && m->ptype[y->id] != SPM_UNUSED) {
 			if (raw_add(e, s + y->off, y->len, m->pieces[y->id].out) == -1)
 				return -1;
 		} else if (bpe_resegment(e, s, y->off, y->len, 0) == -1)
@@ -2469,7 +2475,7 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 		int unk = r->id == m->unk_id;	/* the one UNKNOWN piece */
 
 		/* The lattice holds no control piece; the others may. */
-		if (m->type != SPM_UNIGRAM && m->pieces[r->id].type == SPM_CONTROL) {
+		if (m->type != SPM_UNIGRAM && m->ptype[r->id] == SPM_CONTROL) {
 			snprintf(e->err, sizeof e->err, "the text holds the "
 			    "control piece \"%.*s\" (upstream refuses the line)",
 			    (int)(r->len < 40 ? r->len : 40), r->s);
@@ -2502,8 +2508,8 @@ spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
 	if (encode_plain(e, p, n) == -1)
 		return -1;
 	for (i = 0; i < e->ntok; i++)
-		e->unknowns += e->m->pieces[e->tok[i].id].type == SPM_UNKNOWN ||
-		    e->m->pieces[e->tok[i].id].type == SPM_BYTE;
+		e->unknowns += e->m->ptype[e->tok[i].id] == SPM_UNKNOWN ||
+		    e->m->ptype[e->tok[i].id] == SPM_BYTE;
 	if (e->nextra > 0 && apply_extra(e) == -1) {
 		errno = ENOMEM;
 		snprintf(e->err, sizeof e->err, "out of memory");
