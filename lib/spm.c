@@ -72,6 +72,7 @@ struct norm {
 	/* ASCII followed by ASCII: the byte's normalized form without a search. */
 	int		 has_fast;
 	uint8_t		 fast[128];
+	uint8_t		 same[128];	/* fast, itself, and not a space */
 	uint8_t		 flen[128];
 	const char	*fout[128];	/* NULL: the byte itself */
 };
@@ -1095,6 +1096,26 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		return -1;
 	prev_space = nm->remove_extra_ws;
 	while (n > 0) {
+		/* A run of ASCII that normalizes to itself: copied. */
+		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
+			size_t r = 1;
+
+			while (r < n && p[r] < 0x80 && nm->same[p[r]])
+				r++;
+			/* Its last byte may start a longer match with what follows. */
+			if (r < n && p[r] >= 0x80)
+				r--;
+			if (r > 0) {
+				if (out->cap - out->len < r && buf_reserve(out, r) == -1)
+					return -1;
+				memcpy(out->p + out->len, p, r);
+				out->len += r;
+				prev_space = 0;
+				p += r;
+				n -= r;
+				continue;
+			}
+		}
 		/* The ASCII path: one byte in, one byte out. */
 		if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
 		    (n == 1 || p[1] < 0x80) && nm->flen[p[0]] == 1) {
@@ -1259,6 +1280,8 @@ fast_init(struct spm_model *m)
 		if (out != NULL && valid_prefix(out, strlen(out)) != strlen(out))
 			ok = 0;
 		nm->fast[b] = (uint8_t)ok;
+		nm->same[b] = (uint8_t)(ok && b != ' ' && (out == NULL ||
+		    (out[0] == (char)b && out[1] == '\0')));
 		nm->fout[b] = out;
 		nm->flen[b] = out != NULL ? (uint8_t)strlen(out) : 1;
 		if (out != NULL && strlen(out) > 255)
