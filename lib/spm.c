@@ -2,10 +2,14 @@
  * SentencePiece models: the ModelProto reader, piece tables and the
  * load-time checks, the normalizer, the encoders and the decoder.
  *
- * The model file is read whole and kept: pieces point into it.  Pieces
- * are found through two hash tables (the reserved pieces and the
- * others, as PieceToId() looks them up) and, for the unigram lattice, a
- * byte trie whose transitions live in one open-addressing table.
+ * The model file is read whole and kept (owned by the model): pieces
+ * point into it.  Pieces are found through two hash tables (the
+ * reserved pieces and the others, as PieceToId() looks them up); the
+ * unigram lattice walks a double array built from a byte trie at load
+ * time, and user-defined pieces are matched through a trie of their
+ * own.  An encoder owns its scratch and a cache of recent words (see
+ * struct sc_ent); tokens it returns point into its normalized line or
+ * into the model.
  */
 #include <errno.h>
 #include <fcntl.h>
