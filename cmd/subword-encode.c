@@ -841,6 +841,7 @@ static int
 encode_parallel(char **paths)
 {
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
+	static struct spm_lines *sr[8];	/* -m spm: lines as spm_encode reads them */
 	const uint8_t *p[8];
 	struct sw_err e;
 	size_t n[8], f, g;
@@ -850,13 +851,15 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		if ((fd[f] = open_text(paths[f])) == -1)
 			exit(1);
-		if ((r[f] = sw_lines_open(fd[f])) == NULL)
+		if (spm_mode ? (sr[f] = spm_lines_open(fd[f])) == NULL :
+		    (r[f] = sw_lines_open(fd[f])) == NULL)
 			die_errno("%s", input_name(paths[f]));
 	}
 	for (;;) {
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
-			rc[f] = sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			rc[f] = spm_mode ? spm_lines_next(sr[f], &p[f], &n[f]) :
+			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
 			if (rc[f] == -2) {
@@ -893,6 +896,8 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		sw_lines_free(r[f]);
 		r[f] = NULL;
+		spm_lines_free(sr[f]);
+		sr[f] = NULL;
 		close_text(fd[f], paths[f]);
 	}
 	return 0;

@@ -189,3 +189,14 @@ need_oracle() {
 	run -0 tfr-cat --flat "$T/t5p.tfr"
 	[[ "${lines[0]}" == *'"encoder_input_tokens"'* ]]
 }
+
+@test "spm: --parallel files are read as spm_encode reads lines" {
+	need_models
+	printf 'a\r\nb \xff\n' >"$T/src"
+	printf 'x\ny\n' >"$T/tgt"
+	run -0 subword-encode -m spm -v "$U" --parallel -o "$T/par.tfr" "$T/src" "$T/tgt"
+	subword-encode -m spm -v "$U" --output-format id "$T/src" >"$T/ids"
+	run -0 tfr-cat --flat "$T/par.tfr"
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == *"\"inputs\":[$(head -1 "$T/ids" | tr ' ' ',')]"* ]]
+}
