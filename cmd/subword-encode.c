@@ -2,12 +2,14 @@
  * subword-encode: encode text lines with a tensor2tensor
  * SubwordTextEncoder vocabulary, id for id as tensor2tensor's
  * txt_line_iterator + encode (+ EOS) do, or with a BERT/ELECTRA
- * WordPiece vocabulary as their FullTokenizer does, into Example records
- * or id lines; with -d, decode records or id lines back to text.
+ * WordPiece vocabulary as their FullTokenizer does, or with a
+ * SentencePiece model as spm_encode does, into Example records or id
+ * lines; with -d, decode records or id lines back to text.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "part.h"
 #include "pool.h"
 #include "record.h"
+#include "spm.h"
 #include "subword.h"
 #include "unicode.h"
 #include "wordpiece.h"
@@ -31,7 +34,8 @@ static const char usage_text[] =
     "                      [--no-strip] [--parallel]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
-    "                      [--strip-extraneous] [--eos[=id|token]] [-f name]\n"
+    "                      [--strip-extraneous] [--eos[=id|token]]\n"
+    "                      [--extra-ids N] [--extra-options list] [-f name]\n"
     "                      [--fields list] [--input-format fmt] [-j jobs]\n"
     "                      [--json-keys list] [-m mode] [--max-record-size N]\n"
     "                      [--max-unk-rate R] [-o file] [--output-format fmt]\n"
@@ -40,15 +44,17 @@ static const char usage_text[] =
     "\n"
     "  -d, --decode             records (or ids) to text\n"
     "  --eos[=ID|TOKEN]         append an end id to every line (default <EOS>, 1)\n"
+    "  --extra-ids N            SentencePiece: seqio's N sentinel ids\n"
+    "  --extra-options LIST     SentencePiece: bos:eos:reverse:unk, as spm_encode\n"
     "  -f, --feature NAME       the feature holding the ids (default targets)\n"
     "  --fields LIST            tab-separated columns, one feature each\n"
     "  -h, --help               print this help\n"
-    "  --input-format FMT       text or jsonl; with -d: records or id\n"
+    "  --input-format FMT       text or jsonl; with -d: records, id or piece\n"
     "  -j, --jobs N             threads (default 0: one per CPU, at most 8)\n"
     "  --json-keys LIST         the keys of jsonl input (default text)\n"
     "  --keep-partial           after a fault, keep what the good input gave\n"
     "  --lower, --no-lower      WordPiece: lower-case words (default) or not\n"
-    "  -m, --mode MODE          subword (tensor2tensor) or wordpiece (BERT)\n"
+    "  -m, --mode MODE          subword (tensor2tensor), wordpiece (BERT) or spm\n"
     "  --max-record-size N      with -d, largest payload read from a pipe\n"
     "  --max-unk-rate R         fail when more than R of the tokens are unknown\n"
     "  --no-strip               encode lines as they are, not stripped\n"
@@ -77,12 +83,14 @@ enum {
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
 	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK,
-	OPT_PART
+	OPT_PART, OPT_EXTRA_IDS, OPT_EXTRA_OPTIONS
 };
 
 static const struct option longopts[] = {
 	{ "decode", no_argument, NULL, 'd' },
 	{ "eos", optional_argument, NULL, OPT_EOS },
+	{ "extra-ids", required_argument, NULL, OPT_EXTRA_IDS },
+	{ "extra-options", required_argument, NULL, OPT_EXTRA_OPTIONS },
 	{ "feature", required_argument, NULL, 'f' },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "help", no_argument, NULL, 'h' },
@@ -122,6 +130,10 @@ struct field {
 	struct sw_vocab	*sw;		/* subword mode */
 	struct wp_vocab	*wp;		/* wordpiece mode */
 	struct wp_tok	*wt;
+	struct spm_model *sm;		/* spm mode */
+	struct spm_enc	*se;
+	struct buf	 ptext;		/* spm: this line's pieces (piece output) */
+	int		 ptext_ok;
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
 	long		 unk;		/* wordpiece: the [UNK] id, or -1 */
@@ -131,6 +143,11 @@ struct field {
 static struct field *fields;
 static size_t nfields;
 static int eos, strip = 1, strip_extraneous, wordpiece;
+static int spm_mode;			/* -m spm */
+static int extra_ids;			/* --extra-ids */
+static const char *extra_opts;		/* --extra-options */
+static enum spm_extra spm_x[SPM_MAX_EXTRA];
+static int spm_nx;
 static int64_t eos_id = 1;		/* tensor2tensor's EOS */
 static const char *eos_arg;		/* --eos=ID|TOKEN */
 static const char *eos_piece;		/* its text when the vocab lacks it */
@@ -363,10 +380,18 @@ emit(struct ctx *c)
 			put_ids(c, fs[f].ids, fs[f].n);
 			continue;
 		}
+		if (spm_mode && fs[f].ptext_ok) {
+			put(c, fs[f].ptext.p, fs[f].ptext.len);
+			continue;
+		}
 		for (i = 0; i < fs[f].n; i++) {
 			if (i > 0)
 				put(c, " ", 1);
-			if (wordpiece) {
+			if (spm_mode) {
+				if ((s = (const uint8_t *)spm_piece(fs[f].sm,
+				    fs[f].ids[i], &len)) != NULL)
+					put(c, s, len);
+			} else if (wordpiece) {
 				if ((s = (const uint8_t *)wp_piece(fs[f].wp,
 				    fs[f].ids[i], &len)) != NULL)
 					put(c, s, len);
@@ -381,6 +406,71 @@ emit(struct ctx *c)
 	line_done(c);
 }
 
+/* Room for n ids in fd->ids. */
+static void
+ids_room(struct field *fd, size_t n)
+{
+	size_t cap = fd->cap ? fd->cap : 64;
+
+	if (n <= fd->cap)
+		return;
+	while (cap < n)
+		cap *= 2;
+	if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
+		die_errno("encode");
+	fd->cap = cap;
+}
+
+/*
+ * SentencePiece: the line as spm_encode reads it (nothing stripped),
+ * with the --extra-options; the pieces are kept for piece output.
+ */
+static int
+encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
+    int add_eos)
+{
+	const struct spm_tok *t;
+	uint64_t unk0 = spm_enc_unknowns(fd->se);
+	size_t i;
+	long k;
+
+	if ((k = spm_encode(fd->se, p, n)) < 0) {
+		if (errno == ENOMEM)
+			die_errno("encode");
+		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath,
+		    spm_strerror(fd->se));
+		return -1;
+	}
+	t = spm_tokens(fd->se);
+	ids_room(fd, (size_t)k + 1);
+	for (i = 0; i < (size_t)k; i++)
+		fd->ids[i] = t[i].id;
+	fd->n = (size_t)k;
+	fd->ntok += (uint64_t)k;
+	fd->nunk += spm_enc_unknowns(fd->se) - unk0;
+	fd->ptext_ok = 0;
+	if (outfmt == FMT_PIECE && !jsonl) {
+		fd->ptext.len = 0;
+		for (i = 0; i < (size_t)k; i++)
+			if ((i > 0 && buf_putc(&fd->ptext, ' ') == -1) ||
+			    buf_append(&fd->ptext, t[i].s, t[i].len) == -1)
+				die_errno("encode");
+		fd->ptext_ok = 1;
+	}
+	if (add_eos && eos) {
+		fd->ids[fd->n++] = eos_id;
+		if (fd->ptext_ok) {
+			size_t len;
+			const char *s = spm_piece(fd->sm, eos_id, &len);
+
+			if (s != NULL && ((fd->n > 1 && buf_putc(&fd->ptext,
+			    ' ') == -1) || buf_append(&fd->ptext, s, len) == -1))
+				die_errno("encode");
+		}
+	}
+	return 0;
+}
+
 /* Encode one column into fd->ids.  0, or -1 with a message in c->err. */
 static int
 encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
@@ -389,6 +479,8 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 	struct sw_err e;
 	size_t nids = 0, i;
 
+	if (spm_mode)
+		return encode_spm(c, fd, p, n, add_eos);
 	if (strip)
 		sw_strip(&p, &n);
 	if (wordpiece) {
@@ -626,7 +718,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	if (nfields == 1) {
 		if (memchr(p, '\t', n) != NULL)
 			c->tabbed++;
-		if (wordpiece && blank(p, n)) {
+		if (wordpiece && !spm_mode && blank(p, n)) {
 			/* BERT's corpora: a blank line ends a document. */
 			emit_doc_end(c);
 			return 0;
@@ -637,7 +729,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 		return 0;
 	}
 	/* tensor2tensor's tab iterator: strip, split, strip each part. */
-	if (strip)
+	if (strip && !spm_mode)
 		sw_strip(&p, &n);
 	q = p;
 	for (f = 0; f + 1 < nfields; f++) {
@@ -666,6 +758,38 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 static struct ctx mainctx;
 /* File scope: still reachable when a fault exits (leak checkers). */
 static struct sw_lines *lines_r;
+static struct spm_lines *raw_r;
+
+/* SentencePiece mode: lines as spm_encode reads them (split at \n only). */
+static int
+encode_file_raw(const char *path, int fd, const struct part_file *pf)
+{
+	const char *name = input_name(path);
+	const uint8_t *p;
+	size_t n;
+	int rc;
+
+	if ((raw_r = spm_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && spm_lines_range(raw_r, pf->from, pf->to - pf->from) == -1)
+		die_errno("%s", name);
+	while ((rc = spm_lines_next(raw_r, &p, &n)) == 1) {
+		if (progress_due())
+			progress("%s: %ju lines", name,
+			    (uintmax_t)spm_lines_lineno(raw_r));
+		if (encode_line(&mainctx, p, n) == -1) {
+			flush_all();
+			die("%s: line %ju: %s", name,
+			    (uintmax_t)spm_lines_lineno(raw_r), mainctx.err);
+		}
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	spm_lines_free(raw_r);
+	raw_r = NULL;
+	close_text(fd, path);
+	return 0;
+}
 
 static int
 encode_file(const char *path, const struct part_file *pf)
@@ -681,6 +805,8 @@ encode_file(const char *path, const struct part_file *pf)
 		return 0;
 	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
+	if (spm_mode && !jsonl)
+		return encode_file_raw(path, fd, pf);
 	if ((r = lines_r = sw_lines_open(fd)) == NULL)
 		die_errno("%s", name);
 	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
@@ -716,6 +842,7 @@ static int
 encode_parallel(char **paths)
 {
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
+	static struct spm_lines *sr[8];	/* -m spm: lines as spm_encode reads them */
 	const uint8_t *p[8];
 	struct sw_err e;
 	size_t n[8], f, g;
@@ -725,13 +852,15 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		if ((fd[f] = open_text(paths[f])) == -1)
 			exit(1);
-		if ((r[f] = sw_lines_open(fd[f])) == NULL)
+		if (spm_mode ? (sr[f] = spm_lines_open(fd[f])) == NULL :
+		    (r[f] = sw_lines_open(fd[f])) == NULL)
 			die_errno("%s", input_name(paths[f]));
 	}
 	for (;;) {
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
-			rc[f] = sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			rc[f] = spm_mode ? spm_lines_next(sr[f], &p[f], &n[f]) :
+			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
 			if (rc[f] == -2) {
@@ -768,6 +897,8 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		sw_lines_free(r[f]);
 		r[f] = NULL;
+		spm_lines_free(sr[f]);
+		sr[f] = NULL;
 		close_text(fd[f], paths[f]);
 	}
 	return 0;
@@ -820,6 +951,24 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	c->out = &ch->out;
 	c->skipped = 0;
 	c->tabbed = 0;
+	if (spm_mode && !jsonl) {
+		struct spm_lines *sr;
+
+		if ((sr = spm_lines_open_mem(ch->in, ch->inlen)) == NULL)
+			die_errno("encode");
+		while ((rc = spm_lines_next(sr, &p, &n)) == 1)
+			if (encode_line(c, p, n) == -1) {
+				ch->err = 2;
+				ch->eline = spm_lines_lineno(sr);
+				snprintf(ch->emsg, sizeof(ch->emsg), "%s", c->err);
+				break;
+			}
+		ch->nlines = spm_lines_lineno(sr);
+		ch->skipped = c->skipped;
+		ch->tabbed = c->tabbed;
+		spm_lines_free(sr);
+		return;
+	}
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 		die_errno("encode");
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
@@ -855,6 +1004,13 @@ ctx_init(struct ctx *c)
 	for (f = 0; f < nfields; f++) {
 		c->f[f].name = fields[f].name;
 		c->f[f].vpath = fields[f].vpath;
+		if (spm_mode) {
+			c->f[f].sm = fields[f].sm;
+			if ((c->f[f].se = spm_enc_new(fields[f].sm)) == NULL)
+				die_errno("jobs");
+			spm_enc_set_extra(c->f[f].se, spm_x, spm_nx);
+			continue;
+		}
 		if (wordpiece) {
 			c->f[f].wp = fields[f].wp;
 			c->f[f].unk = fields[f].unk;
@@ -885,6 +1041,8 @@ ctx_free(struct ctx *c)
 				c->f[j].sw = NULL;
 		sw_vocab_free(c->f[f].sw);
 		wp_tok_free(c->f[f].wt);
+		spm_enc_free(c->f[f].se);
+		buf_free(&c->f[f].ptext);
 		free(c->f[f].ids);
 	}
 	free(c->f);
@@ -1075,17 +1233,149 @@ static struct buf text;
 static char *wptext;
 static size_t wpcap;
 
+/* Decode int64 ids (records) with a SentencePiece model. */
+static long
+spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
+    char **out, size_t *cap, char err[SPM_ERRMAX])
+{
+	int32_t *ids;
+	size_t i;
+	long k;
+
+	if ((ids = malloc((n + 1) * sizeof(*ids))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (v[i] < 0 || (uint64_t)v[i] >= spm_size(m)) {
+			snprintf(err, SPM_ERRMAX, "id %lld out of range (model "
+			    "has %zu pieces)", (long long)v[i], spm_size(m));
+			free(ids);
+			errno = EINVAL;
+			return -1;
+		}
+		ids[i] = (int32_t)v[i];
+	}
+	k = spm_decode_ids(m, ids, n, out, cap, err);
+	free(ids);
+	return k;
+}
+
+/* atoi() as spm_decode reads an id: strtol's value, cut to int. */
+static int32_t
+spm_atoi(const uint8_t *p, size_t n)
+{
+	char tmp[64];
+	size_t k = n < sizeof(tmp) - 1 ? n : sizeof(tmp) - 1;
+
+	memcpy(tmp, p, k);
+	tmp[k] = '\0';
+	return (int32_t)(uint32_t)(unsigned long)strtol(tmp, NULL, 10);
+}
+
+/*
+ * -d -m spm --input-format id|piece: spm_decode's reading, a line split
+ * at single spaces with the empty tokens skipped; an id out of range
+ * fails after the lines before it are written.
+ */
+static int
+decode_spm_file(const char *path, const struct part_file *pf)
+{
+	const char *name = input_name(path);
+	static struct spm_lines *r;	/* still reachable when a fault exits */
+	static const char **pc;
+	static size_t *lens;
+	static int32_t *ids;
+	static size_t cap;
+	const struct spm_model *m = fields[0].sm;
+	char err[SPM_ERRMAX];
+	const uint8_t *p, *q;
+	size_t n, i, j, k;
+	long len;
+	int fd, rc;
+
+	if (pf != NULL && pf->from == pf->to)
+		return 0;
+	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
+		return 1;
+	if ((r = spm_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && spm_lines_range(r, pf->from, pf->to - pf->from) == -1)
+		die_errno("%s", name);
+	while ((rc = spm_lines_next(r, &p, &n)) == 1) {
+		if (n + 1 > cap) {
+			cap = n + 1;
+			if ((pc = realloc(pc, cap * sizeof(*pc))) == NULL ||
+			    (lens = realloc(lens, cap * sizeof(*lens))) == NULL ||
+			    (ids = realloc(ids, cap * sizeof(*ids))) == NULL)
+				die_errno("%s", name);
+		}
+		for (i = k = 0; i < n; i = j + 1) {
+			q = memchr(p + i, ' ', n - i);
+			j = q != NULL ? (size_t)(q - p) : n;
+			if (j == i)
+				continue;
+			pc[k] = (const char *)p + i;
+			lens[k] = j - i;
+			if (infmt == FMT_ID)
+				ids[k] = spm_atoi(p + i, j - i);
+			k++;
+		}
+		if (infmt == FMT_ID)
+			len = spm_decode_ids(m, ids, k, &wptext, &wpcap, err);
+		else
+			len = spm_decode_pieces(m, pc, lens, k, &wptext, &wpcap, err);
+		if (len < 0) {
+			if (errno == ENOMEM)
+				die("%s: line %ju: out of memory", name,
+				    (uintmax_t)spm_lines_lineno(r));
+			flush_all();
+			die("%s: line %ju: %s", name,
+			    (uintmax_t)spm_lines_lineno(r), err);
+		}
+		put(&mainctx, wptext, (size_t)len);
+		put(&mainctx, "\n", 1);
+		line_done(&mainctx);
+	}
+	if (rc == -1)
+		die_errno("%s", name);
+	spm_lines_free(r);
+	r = NULL;
+	free(pc);
+	free(lens);
+	free(ids);
+	pc = NULL;
+	lens = NULL;
+	ids = NULL;
+	cap = 0;
+	close_text(fd, path);
+	return 0;
+}
+
 static void
 decode_emit(void)
 {
 	struct ctx *c = &mainctx;
-	char err[WP_ERRMAX];
+	char err[SPM_ERRMAX];
 	size_t f, start = c->out->len;
 	long k;
 
 	for (f = 0; f < nfields; f++) {
 		if (f > 0)
 			put(c, "\t", 1);
+		if (spm_mode) {
+			k = spm_decode_i64(fields[f].sm, fields[f].ids, fields[f].n,
+			    &wptext, &wpcap, err);
+			if (k < 0) {
+				c->out->len = start;
+				if (errno == ENOMEM)
+					out_of_memory();
+				flush_all();
+				die("%s: %s", dec_where(), err);
+			}
+			put(c, wptext, (size_t)k);
+			continue;
+		}
 		if (wordpiece) {
 			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
@@ -1345,7 +1635,7 @@ decode_records_file(const char *path, const struct part_file *pf)
 			line_done(&mainctx);
 			continue;
 		}
-		if (n > BIG_RECORD) {
+		if (n > BIG_RECORD && !spm_mode) {
 			decode_big(p, n);
 			continue;
 		}
@@ -1481,28 +1771,90 @@ unk_report(void)
 	double r;
 	int over = 0;
 
-	if (!wordpiece || decode_mode)
+	if ((!wordpiece && !spm_mode) || decode_mode)
 		return 0;
 	for (f = 0; f < nfields; f++) {
+		const char *unk = "[UNK]";
+		char sunk[80];
+
+		if (spm_mode) {
+			size_t len;
+			const char *s = spm_piece(fields[f].sm,
+			    spm_unk_id(fields[f].sm), &len);
+
+			/* With byte fallback, unknown characters are bytes. */
+			snprintf(sunk, sizeof sunk, "%.*s%s",
+			    (int)(len < 40 ? len : 40), s,
+			    spm_piece_type(fields[f].sm, spm_piece_id(fields[f].sm,
+			    "<0x00>", 6)) == SPM_BYTE ? " or byte pieces" : "");
+			unk = sunk;
+		}
 		if (fields[f].ntok == 0 || fields[f].nunk == 0)
 			continue;
 		r = (double)fields[f].nunk / (double)fields[f].ntok;
 		if (max_unk >= 0 && r > max_unk) {
-			warnx_("%s: %.3g%% of %ju tokens replaced by [UNK], above "
+			warnx_("%s: %.3g%% of %ju tokens replaced by %s, above "
 			    "--max-unk-rate %g (%s does not fit the text?)",
 			    fields[f].name, 100 * r, (uintmax_t)fields[f].ntok,
-			    max_unk, input_name(fields[f].vpath));
+			    unk, max_unk, input_name(fields[f].vpath));
 			over = 1;
 		} else if (r > UNK_WARN)
 			warnx_("warning: %s: %.3g%% of %ju tokens replaced by "
-			    "[UNK] (%s does not fit the text?)", fields[f].name,
-			    100 * r, (uintmax_t)fields[f].ntok,
+			    "%s (%s does not fit the text?)", fields[f].name,
+			    100 * r, (uintmax_t)fields[f].ntok, unk,
 			    input_name(fields[f].vpath));
 		else if (verbosity > 0)
-			warnx_("%s: %ju tokens, %.3g%% replaced by [UNK]",
-			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r);
+			warnx_("%s: %ju tokens, %.3g%% replaced by %s",
+			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r, unk);
 	}
 	return over;
+}
+
+/* Read a vocabulary file whole (for a look at what it is), or NULL. */
+static uint8_t *
+slurp(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY);
+	uint8_t *p;
+
+	if (fd == -1)
+		return NULL;
+	p = read_all(fd, n, path);
+	close(fd);
+	return p;
+}
+
+/* A .model given to another mode: say so. */
+static void
+model_given(const char *path)
+{
+	size_t n;
+	uint8_t *p = slurp(path, &n);
+
+	if (p != NULL && spm_looks_like_model(p, n)) {
+		free(p);
+		die("%s: this is a SentencePiece model: use -m spm",
+		    input_name(path));
+	}
+	free(p);
+}
+
+/* -m spm and a file that is no model: name what it is when we can. */
+static _Noreturn void
+not_a_model(const char *path, const char *err)
+{
+	size_t n;
+	uint8_t *p = slurp(path, &n);
+	const char *what = p != NULL ? spm_guess_text_vocab(p, n) : NULL;
+
+	free(p);
+	if (what != NULL)
+		die("%s: not a SentencePiece model: this is %s (use %s)",
+		    input_name(path), what, strstr(what, "BERT") ?
+		    "-m wordpiece" : strstr(what, "tensor2tensor") ?
+		    "-m subword" : "mmap-index with --dict for a fairseq "
+		    "dictionary");
+	die("%s: %s", input_name(path), err);
 }
 
 /*
@@ -1542,11 +1894,26 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if (j < f) {
 			fields[f].sw = fields[j].sw;
 			fields[f].wp = fields[j].wp;
+			fields[f].sm = fields[j].sm;
+		} else if (spm_mode) {
+			char err[SPM_ERRMAX];
+
+			if ((fields[f].sm = spm_model_load(fields[f].vpath,
+			    extra_ids, err)) == NULL)
+				not_a_model(fields[f].vpath, err);
 		} else if (wordpiece) {
 			char err[WP_ERRMAX];
 
-			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL)
+			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL) {
+				model_given(fields[f].vpath);
 				die("%s: %s", input_name(fields[f].vpath), err);
+			}
+		}
+		if (spm_mode) {
+			if ((fields[f].se = spm_enc_new(fields[f].sm)) == NULL)
+				die_errno("sentencepiece");
+			spm_enc_set_extra(fields[f].se, spm_x, spm_nx);
+			continue;
 		}
 		if (wordpiece) {
 			if ((fields[f].wt = wp_tok_new(fields[f].wp, &wpo)) == NULL)
@@ -1562,8 +1929,12 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			exit(1);
 		fields[f].vbytes = read_all(fd, &fields[f].vlen, fields[f].vpath);
 		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
-		if (fields[f].sw == NULL)
+		if (fields[f].sw == NULL) {
+			if (spm_looks_like_model(fields[f].vbytes, fields[f].vlen))
+				die("%s: this is a SentencePiece model: use -m spm",
+				    input_name(fields[f].vpath));
 			die("%s: %s", input_name(fields[f].vpath), e.msg);
+		}
 		if (fd != 0)
 			close(fd);
 	}
@@ -1576,7 +1947,7 @@ parse_fmt(const char *s, int in)
 		return FMT_RECORDS;
 	if (strcmp(s, "id") == 0)
 		return FMT_ID;
-	if (!in && strcmp(s, "piece") == 0)
+	if (strcmp(s, "piece") == 0)
 		return FMT_PIECE;
 	if (in && strcmp(s, "text") == 0)
 		return FMT_TEXT;
@@ -1615,6 +1986,25 @@ resolve_eos(const char *arg)
 		if (parse_int(arg, 0, INT64_MAX, &ll) == -1)
 			usage_error("--eos: bad id '%s'", arg);
 		return ll;
+	}
+	if (spm_mode) {
+		const struct spm_model *sm = fields[0].sm;
+
+		if (arg == NULL) {
+			if ((id = spm_eos_id(sm)) < 0)
+				die("%s: --eos: the model has no end-of-sentence "
+				    "piece; give --eos=ID", input_name(fields[0].vpath));
+			return id;
+		}
+		size_t len;
+		const char *u = spm_piece(sm, spm_unk_id(sm), &len);
+
+		id = spm_piece_id(sm, arg, strlen(arg));
+		if (id == spm_unk_id(sm) && (strlen(arg) != len ||
+		    memcmp(arg, u, len) != 0))
+			die("%s: --eos: no piece '%s' in the model",
+			    input_name(fields[0].vpath), arg);
+		return id;
 	}
 	if (!wordpiece) {
 		if (arg != NULL)
@@ -1690,10 +2080,16 @@ main(int argc, char *argv[])
 			jobs = jobs_arg(optarg);
 			break;
 		case 'm':
+			spm_mode = 0;
 			if (strcmp(optarg, "wordpiece") == 0)
 				wordpiece = 1;
 			else if (strcmp(optarg, "subword") == 0)
 				wordpiece = 0;
+			else if (strcmp(optarg, "spm") == 0 ||
+			    strcmp(optarg, "sentencepiece") == 0) {
+				wordpiece = 0;
+				spm_mode = 1;
+			}
 			else
 				usage_error("unknown mode: %s", optarg);
 			break;
@@ -1719,6 +2115,18 @@ main(int argc, char *argv[])
 			break;
 		case OPT_JSON_KEYS:
 			keylist = optarg;
+			break;
+		case OPT_EXTRA_IDS: {
+			long long ll;
+
+			if (parse_int(optarg, 0, 1000000, &ll) == -1)
+				usage_error("--extra-ids: expected a count from 0 "
+				    "to 1000000, not '%s'", optarg);
+			extra_ids = (int)ll;
+			break;
+		}
+		case OPT_EXTRA_OPTIONS:
+			extra_opts = optarg;
 			break;
 		case OPT_NO_STRIP:
 			strip = 0;
@@ -1797,8 +2205,15 @@ main(int argc, char *argv[])
 	decode_mode = decode;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
-	if (max_unk >= 0 && (!wordpiece || decode))
-		usage_error("--max-unk-rate applies to encoding with -m wordpiece");
+	if (max_unk >= 0 && ((!wordpiece && !spm_mode) || decode))
+		usage_error("--max-unk-rate applies to encoding with -m wordpiece "
+		    "or -m spm");
+	if (!spm_mode && (extra_ids > 0 || extra_opts != NULL))
+		usage_error("--extra-ids and --extra-options apply to -m spm");
+	if (decode && extra_opts != NULL)
+		usage_error("--extra-options applies to encoding");
+	if (infmt == FMT_PIECE && (!spm_mode || !decode))
+		usage_error("--input-format piece applies to -d -m spm");
 	if (feature != NULL && fieldlist != NULL)
 		usage_error("-f and --fields exclude each other");
 	if (!decode && infmt == FMT_JSONL) {
@@ -1831,12 +2246,15 @@ main(int argc, char *argv[])
 	    infmt != FMT_RECORDS)
 		usage_error("--input-format: text or jsonl when encoding");
 	if (decode && (infmt == FMT_TEXT || infmt == FMT_JSONL))
-		usage_error("--input-format: records or id with -d");
+		usage_error("--input-format: records, id or piece with -d");
+	if (decode && spm_mode && infmt != FMT_RECORDS && nfields > 1)
+		usage_error("-d -m spm --input-format %s takes one field",
+		    infmt == FMT_ID ? "id" : "piece");
 	if (!decode && strip_extraneous)
 		usage_error("--strip-extraneous applies to -d only");
 	if (!wordpiece && wpflags)
 		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
-	if (wordpiece && strip_extraneous)
+	if ((wordpiece || spm_mode) && strip_extraneous)
 		usage_error("--strip-extraneous applies to -m subword");
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
@@ -1854,6 +2272,16 @@ main(int argc, char *argv[])
 		    REC_AUTO, part_k, part_n);
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature :
 	    parallel ? "inputs,targets" : "targets");
+	if (spm_mode && extra_opts != NULL) {
+		char err[SPM_ERRMAX];
+
+		if ((spm_nx = spm_parse_extra(fields[0].sm, extra_opts, spm_x,
+		    err)) < 0)
+			die("%s: --extra-options %s: %s", input_name(fields[0].vpath),
+			    extra_opts, err);
+		for (f = 0; f < nfields; f++)
+			spm_enc_set_extra(fields[f].se, spm_x, spm_nx);
+	}
 	if (eos)
 		eos_id = resolve_eos(eos_arg);
 	mainctx.f = fields;
@@ -1863,7 +2291,8 @@ main(int argc, char *argv[])
 		size_t most = 0;
 
 		for (f = 0; f < nfields; f++) {
-			size_t vs = wordpiece ? wp_vocab_size(fields[f].wp) :
+			size_t vs = spm_mode ? spm_size(fields[f].sm) :
+			    wordpiece ? wp_vocab_size(fields[f].wp) :
 			    sw_vocab_size(fields[f].sw);
 
 			if (vs > most)
@@ -1905,6 +2334,8 @@ main(int argc, char *argv[])
 			rval |= encode_file_jobs(argv[i], pf);
 		else if (!decode)
 			rval |= encode_file(argv[i], pf);
+		else if (spm_mode && infmt != FMT_RECORDS)
+			rval |= decode_spm_file(argv[i], pf);
 		else if (infmt == FMT_ID)
 			rval |= decode_ids_file(argv[i], pf);
 		else
@@ -1940,6 +2371,12 @@ main(int argc, char *argv[])
 		for (j = f + 1; j < nfields; j++)
 			if (fields[j].wp == fields[f].wp)
 				fields[j].wp = NULL;
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].sm == fields[f].sm)
+				fields[j].sm = NULL;
+		spm_enc_free(fields[f].se);
+		spm_model_free(fields[f].sm);
+		buf_free(&fields[f].ptext);
 		sw_vocab_free(fields[f].sw);
 		wp_tok_free(fields[f].wt);
 		wp_vocab_free(fields[f].wp);

@@ -263,7 +263,7 @@ print(n)' "$T/rec"
 	[[ "$stderr" == *"apply to -m wordpiece"* ]]
 	run -2 --separate-stderr subword-encode --rules electra -v "$T/v"
 	run -2 --separate-stderr subword-encode -m wordpiece --rules gpt -v "$T/v"
-	run -2 --separate-stderr subword-encode -m sentencepiece -v "$T/v"
+	run -2 --separate-stderr subword-encode -m gpt2 -v "$T/v"
 }
 
 @test "subword-encode: -m wordpiece with a hand-made vocab" {

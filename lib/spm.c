@@ -1,0 +1,2949 @@
+/*
+ * SentencePiece models: the ModelProto reader, piece tables and the
+ * load-time checks, the normalizer, the encoders and the decoder.
+ *
+ * The model file is read whole and kept (owned by the model): pieces
+ * point into it.  Pieces are found through two hash tables (the
+ * reserved pieces and the others, as PieceToId() looks them up); the
+ * unigram lattice walks a double array built from a byte trie at load
+ * time, and user-defined pieces are matched through a trie of their
+ * own.  An encoder owns its scratch and a cache of recent words (see
+ * struct sc_ent); tokens it returns point into its normalized line or
+ * into the model.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "spm.h"
+
+static const char SPACE_SYM[] = "\xe2\x96\x81";		/* U+2581 */
+static const char REPLACEMENT[] = "\xef\xbf\xbd";	/* U+FFFD */
+static const char DEFAULT_UNK_SURFACE[] = " \xe2\x81\x87 ";
+
+struct spm_piece {
+	const char	*s;
+	uint32_t	 len;
+	float		 score;
+	int32_t		 out;		/* PieceToId() of its text (a reserved twin first) */
+	uint8_t		 type;
+};
+
+/* A string -> id hash table (open addressing; slot = id + 1, 0 empty). */
+struct strtab {
+	uint64_t	*slot;
+	size_t		 mask;
+};
+
+/* A byte trie: child of (node, byte) in an open-addressing table. */
+struct trie {
+	int32_t		*val;		/* per node: piece id, or -1 */
+	size_t		 nnodes, capnodes;
+	uint64_t	*key;		/* (node << 8 | byte) + 1; 0 empty */
+	uint32_t	*child;
+	size_t		 mask, used;
+	uint32_t	 root[256];	/* children of the root (0: none) */
+};
+
+/*
+ * The unigram lattice's piece trie as a double array: the child of the
+ * node at position p by byte c is at base[p] + c when check[] there is
+ * p; val[] holds the piece id (UNUSED pieces left out), or -1.
+ */
+struct darray {
+	int32_t		*base, *check, *val;
+	size_t		 size;
+};
+
+/* A compiled normalization rule (precompiled_charsmap) and its flags. */
+struct norm {
+	uint32_t	*units;		/* darts-clone double array */
+	size_t		 nunits;
+	const char	*str;		/* the normalized strings */
+	size_t		 nstr;
+	int		 add_dummy_prefix;
+	int		 remove_extra_ws;
+	int		 escape_ws;
+	int		 has_trie;
+	/* ASCII followed by ASCII: the byte's normalized form without a search. */
+	int		 has_fast;
+	uint8_t		 fast[128];
+	uint8_t		 same[128];	/* fast, itself, and not a space */
+	uint8_t		 flen[128];
+	const char	*fout[128];	/* NULL: the byte itself */
+};
+
+struct spm_model {
+	uint8_t		*file;		/* the model bytes (owned) */
+	size_t		 nfile;
+	char		*extra;		/* the text of seqio's extra pieces */
+	struct spm_piece *pieces;
+	uint8_t		*ptype;		/* the type of each piece, compact */
+	size_t		 n;
+	struct strtab	 normal, reserved;
+	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
+	struct trie	 user;		/* USER_DEFINED only */
+	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
+	int		 has_user;
+	int		 wordsafe;	/* no piece spans a word start: cache words */
+	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
+	double		 uni_bound;	/* largest |score| on a unigram path */
+	double		*vscore;	/* unigram score of each piece */
+	float		 min_score, max_score, unk_score;
+	long		 unk_id;
+	int		 type;
+	int		 byte_fallback;
+	int		 ws_suffix;
+	int32_t		 byte_id[256];
+	struct norm	 norm, denorm;
+	int		 has_denorm;
+	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
+	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
+			 eos_piece_len, pad_piece_len;
+};
+
+/* One symbol of the BPE merge. */
+struct bsym {
+	int32_t		 prev, next;
+	uint32_t	 off, len;
+	int32_t		 id;		/* the piece it is (a merge), -2 not looked up */
+	uint8_t		 freeze;
+};
+
+struct bpair {
+	float		 score;
+	int32_t		 left, right;
+	uint32_t	 size;
+	int32_t		 id;		/* the piece the merge makes */
+};
+
+/*
+ * A direct-mapped cache of word -> tokens: word frequencies are Zipfian.
+ * A word is a segment of the normalized line that starts at a U+2581
+ * following another character; on models where no piece spans such a
+ * start (wordsafe), the line's result is the concatenation of its
+ * words' results (BPE exactly; unigram while the float slack allows).
+ */
+#define SC_SLOTS	16384
+#define SC_WORD		30
+#define SC_TOKS		12
+
+struct sc_ent {
+	uint64_t	 tag;		/* hash | 1; 0 = empty */
+	double		 slack;
+	uint8_t		 wlen, ntok;
+	uint8_t		 lens[SC_TOKS];
+	int32_t		 ids[SC_TOKS];
+	char		 w[SC_WORD];
+};
+
+struct spm_enc {
+	const struct spm_model *m;
+	struct buf	 nb;		/* normalized text */
+	struct buf	 tmp;
+	/* unigram */
+	float		*best;
+	int32_t		*from, *bid;
+	size_t		 lcap;
+	/* bpe */
+	struct bsym	*sym;
+	size_t		 symcap;
+	struct bpair	*heap;
+	size_t		 nheap, heapcap;
+	struct { int32_t id; uint32_t loff, llen, roff, rlen; } *rev;
+	size_t		 nrev, revcap;
+	/* raw results, then tokens */
+	struct spm_tok	*raw;
+	size_t		 nraw, rawcap;
+	struct spm_tok	*tok;
+	size_t		 ntok, tokcap;
+	enum spm_extra	 extra[SPM_MAX_EXTRA];
+	int		 nextra;
+	uint64_t	 unknowns;
+	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
+	int		 whole;		/* spm_enc_whole_lines() */
+	struct seg { uint32_t off, len; uint64_t tag; } *seg;
+	size_t		 segcap;
+	char		 err[SPM_ERRMAX];
+};
+
+static void
+seterr(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, SPM_ERRMAX, fmt, ap);
+	va_end(ap);
+}
+
+/* A piece for messages: printable ASCII as is, the rest as \xNN, cut short. */
+static const char *
+show(const char *s, size_t n, char *out, size_t outsz)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < n && j + 8 < outsz; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			out[j++] = (char)c;
+		else
+			j += (size_t)snprintf(out + j, outsz - j, "\\x%02x", c);
+	}
+	if (i < n && j + 4 < outsz)
+		j += (size_t)snprintf(out + j, outsz - j, "...");
+	out[j] = '\0';
+	return out;
+}
+
+/* ---- hashing and tables ---------------------------------------------- */
+
+static inline uint64_t
+hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull), w;
+
+	while (n >= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+		s += 8;
+		n -= 8;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+static int
+strtab_init(struct strtab *t, size_t n)
+{
+	size_t sz = 16;
+
+	while (sz < n * 2 + 1)
+		sz *= 2;
+	if ((t->slot = calloc(sz, sizeof(*t->slot))) == NULL)
+		return -1;
+	t->mask = sz - 1;
+	return 0;
+}
+
+/*
+ * A slot is the hash's high 32 bits << 32 | id + 1 (0: empty), so that
+ * a probe compares strings only when the hashes agree.
+ */
+static long
+strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
+    size_t len)
+{
+	uint64_t h = hash_bytes(s, len), v;
+	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)h & t->mask;
+
+	if (t->slot == NULL)
+		return -1;
+	while ((v = t->slot[i]) != 0) {
+		if ((uint32_t)(v >> 32) == tag) {
+			const struct spm_piece *q = &pc[(uint32_t)v - 1];
+
+			if (q->len == len && memcmp(q->s, s, len) == 0)
+				return (long)(uint32_t)v - 1;
+		}
+		i = (i + 1) & t->mask;
+	}
+	return -1;
+}
+
+/* Insert id; returns the id already there for the same string, or -1. */
+static long
+strtab_add(struct strtab *t, const struct spm_piece *pc, uint32_t id)
+{
+	const struct spm_piece *p = &pc[id];
+	long old = strtab_find(t, pc, p->s, p->len);
+	uint64_t h;
+	size_t i;
+
+	if (old >= 0)
+		return old;
+	h = hash_bytes(p->s, p->len);
+	for (i = (size_t)h & t->mask; t->slot[i] != 0; i = (i + 1) & t->mask)
+		;
+	t->slot[i] = (h >> 32) << 32 | (uint64_t)(id + 1);
+	return -1;
+}
+
+static inline size_t
+trie_hash(uint64_t k)
+{
+	k *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(k ^ (k >> 29));
+}
+
+static int
+trie_init(struct trie *t, size_t bytes)
+{
+	size_t sz = 64;
+
+	memset(t, 0, sizeof(*t));
+	while (sz < bytes * 2 + 2)
+		sz *= 2;
+	t->mask = sz - 1;
+	t->capnodes = bytes + 1;
+	if ((t->key = calloc(sz, sizeof(*t->key))) == NULL ||
+	    (t->child = malloc(sz * sizeof(*t->child))) == NULL ||
+	    (t->val = malloc(t->capnodes * sizeof(*t->val))) == NULL)
+		return -1;
+	t->nnodes = 1;
+	t->val[0] = -1;
+	return 0;
+}
+
+static void
+trie_free(struct trie *t)
+{
+	free(t->key);
+	free(t->child);
+	free(t->val);
+}
+
+static inline uint32_t
+trie_next(const struct trie *t, uint32_t node, uint8_t c)
+{
+	uint64_t k;
+	size_t i;
+
+	if (node == 0)
+		return t->root[c];
+	k = ((uint64_t)node << 8 | c) + 1;
+	for (i = trie_hash(k) & t->mask; t->key[i] != 0; i = (i + 1) & t->mask)
+		if (t->key[i] == k)
+			return t->child[i];
+	return 0;
+}
+
+/* Add s[0..len) with value id (the first one added stays). */
+static int
+trie_add(struct trie *t, const char *s, size_t len, int32_t id)
+{
+	uint32_t node = 0, nx;
+	size_t i, j;
+
+	for (i = 0; i < len; i++) {
+		uint8_t c = (uint8_t)s[i];
+
+		if ((nx = trie_next(t, node, c)) == 0) {
+			if (t->nnodes >= t->capnodes || t->used * 2 + 2 > t->mask)
+				return -1;	/* sized from the pieces: cannot happen */
+			nx = (uint32_t)t->nnodes++;
+			t->val[nx] = -1;
+			if (node == 0)
+				t->root[c] = nx;
+			else {
+				uint64_t k = ((uint64_t)node << 8 | c) + 1;
+
+				for (j = trie_hash(k) & t->mask; t->key[j] != 0;
+				    j = (j + 1) & t->mask)
+					;
+				t->key[j] = k;
+				t->child[j] = nx;
+				t->used++;
+			}
+		}
+		node = nx;
+	}
+	if (node != 0 && t->val[node] < 0)
+		t->val[node] = id;
+	return 0;
+}
+
+static int
+da_grow(struct darray *d, size_t need)
+{
+	size_t n = d->size ? d->size : 1024, i;
+	int32_t *b, *c, *v;
+
+	if (need <= d->size)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if ((b = realloc(d->base, n * sizeof(*b))) == NULL)
+		return -1;
+	d->base = b;
+	if ((c = realloc(d->check, n * sizeof(*c))) == NULL)
+		return -1;
+	d->check = c;
+	if ((v = realloc(d->val, n * sizeof(*v))) == NULL)
+		return -1;
+	d->val = v;
+	for (i = d->size; i < n; i++) {
+		d->base[i] = 0;
+		d->check[i] = -1;
+		d->val[i] = -1;
+	}
+	d->size = n;
+	return 0;
+}
+
+/* Lay the trie out as a double array, breadth first. */
+static int
+da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
+{
+	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, free_at = 1, ne = 0;
+	size_t frontier = 1, tries;
+	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
+	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
+	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
+	int32_t *pos = malloc((nn + 1) * sizeof(int32_t));
+	uint32_t *par = malloc((nn + 1) * sizeof(uint32_t));
+	uint8_t *lab = malloc(nn + 1);
+	int rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (first == NULL || edge == NULL || queue == NULL || pos == NULL ||
+	    par == NULL || lab == NULL || da_grow(d, 512) == -1)
+		goto out;
+	/* Parent and label of every node, then the edges grouped by parent. */
+	par[0] = 0;
+	for (i = 0; i < 256; i++)
+		if (t->root[i] != 0) {
+			par[t->root[i]] = 0;
+			lab[t->root[i]] = (uint8_t)i;
+		}
+	for (i = 0; i <= t->mask; i++)
+		if (t->key[i] != 0) {
+			par[t->child[i]] = (uint32_t)((t->key[i] - 1) >> 8);
+			lab[t->child[i]] = (uint8_t)(t->key[i] - 1);
+		}
+	for (i = 1; i < nn; i++)
+		first[par[i] + 1]++;
+	for (i = 0; i < nn; i++)
+		first[i + 1] += first[i];
+	for (i = 1; i < nn; i++) {
+		size_t at = first[par[i]]++;
+
+		edge[at].child = (uint32_t)i;
+		edge[at].c = lab[i];
+		ne++;
+	}
+	/* first[p] now ends p's edges; p's start is first[p - 1] (0 for p 0). */
+	pos[0] = 0;
+	d->check[0] = -2;
+	queue[qt++] = 0;
+	while (qh < qt) {
+		uint32_t nd = queue[qh++];
+		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b, f;
+		uint8_t minc = 255;
+
+		if (lo == hi)
+			continue;
+		for (j = lo; j < hi; j++)
+			if (edge[j].c < minc)
+				minc = edge[j].c;
+		/*
+		 * Try the cells from the first free one as the place of the
+		 * smallest label; after a few hundred, go past every cell used
+		 * (all free there), so that a build stays linear.
+		 */
+		for (f = free_at, tries = 0; ; f++) {
+			if (++tries > 512 && f < frontier)
+				f = frontier;
+			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
+				goto out;
+			if (d->check[f] != -1 || f < (size_t)minc + 1)
+				continue;
+			b = f - minc;
+			for (j = lo; j < hi; j++)
+				if (d->check[b + edge[j].c] != -1)
+					break;
+			if (j == hi)
+				break;
+		}
+		if (b > INT32_MAX - 256)
+			goto out;
+		d->base[pos[nd]] = (int32_t)b;
+		for (j = lo; j < hi; j++) {
+			uint32_t ch = edge[j].child;
+			int32_t id = t->val[ch];
+
+			pos[ch] = (int32_t)(b + edge[j].c);
+			d->check[pos[ch]] = pos[nd];
+			if ((size_t)pos[ch] + 1 > frontier)
+				frontier = (size_t)pos[ch] + 1;
+			d->val[pos[ch]] = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
+			queue[qt++] = ch;
+		}
+		while (free_at < d->size && d->check[free_at] != -1)
+			free_at++;
+	}
+	rc = 0;
+out:
+	free(first);
+	free(edge);
+	free(queue);
+	free(pos);
+	free(par);
+	free(lab);
+	return rc;
+}
+
+/* ---- protobuf --------------------------------------------------------- */
+
+struct pb {
+	const uint8_t	*p, *end;
+};
+
+static int
+pb_varint(struct pb *b, uint64_t *v)
+{
+	uint64_t x = 0;
+	int sh;
+
+	for (sh = 0; sh < 64 && b->p < b->end; sh += 7) {
+		uint8_t c = *b->p++;
+
+		x |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Next field: 1 with its number and wire type, 0 at the end, -1 malformed. */
+static int
+pb_field(struct pb *b, uint32_t *num, int *wt)
+{
+	uint64_t k;
+
+	if (b->p == b->end)
+		return 0;
+	if (pb_varint(b, &k) == -1 || (k >> 3) == 0 || (k >> 3) > 0x1fffffff)
+		return -1;
+	*num = (uint32_t)(k >> 3);
+	*wt = (int)(k & 7);
+	return 1;
+}
+
+/* The payload of a length-delimited field. */
+static int
+pb_bytes(struct pb *b, struct pb *sub)
+{
+	uint64_t n;
+
+	if (pb_varint(b, &n) == -1 || n > (uint64_t)(b->end - b->p))
+		return -1;
+	sub->p = b->p;
+	sub->end = b->p + n;
+	b->p += n;
+	return 0;
+}
+
+static int pb_skip(struct pb *b, uint32_t num, int wt, int depth);
+
+static int
+pb_skip_group(struct pb *b, uint32_t num, int depth)
+{
+	uint32_t n;
+	int wt, rc;
+
+	if (depth > 32)
+		return -1;
+	while ((rc = pb_field(b, &n, &wt)) == 1) {
+		if (wt == 4)
+			return n == num ? 0 : -1;
+		if (pb_skip(b, n, wt, depth + 1) == -1)
+			return -1;
+	}
+	return -1;
+}
+
+static int
+pb_skip(struct pb *b, uint32_t num, int wt, int depth)
+{
+	uint64_t v;
+	struct pb sub;
+
+	switch (wt) {
+	case 0:
+		return pb_varint(b, &v);
+	case 1:
+		if (b->end - b->p < 8)
+			return -1;
+		b->p += 8;
+		return 0;
+	case 2:
+		return pb_bytes(b, &sub);
+	case 3:
+		return pb_skip_group(b, num, depth);
+	case 5:
+		if (b->end - b->p < 4)
+			return -1;
+		b->p += 4;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* A field of an expected wire type, else skipped (as protobuf does). */
+#define PB_WANT(b, num, wt, want) ((wt) == (want) ? 1 : \
+	(pb_skip((b), (num), (wt), 0) == -1 ? -1 : 0))
+
+struct str {
+	const char	*s;
+	size_t		 len;
+	int		 set;
+};
+
+struct trainer {
+	int		 model_type;
+	int		 ws_suffix;
+	int		 allow_ws_only;
+	int		 byte_fallback;
+	struct str	 unk_surface, unk_piece, bos_piece, eos_piece, pad_piece;
+};
+
+struct normspec {
+	struct str	 charsmap;
+	int		 add_dummy_prefix, remove_extra_ws, escape_ws;
+	int		 present;
+};
+
+struct sample {
+	struct str	 input, expected;
+};
+
+struct modelspec {
+	struct trainer	 tr;
+	struct normspec	 ns, dn;
+	struct sample	*samples;
+	size_t		 nsamples, capsamples;
+};
+
+static int
+pb_str(struct pb *b, struct str *s)
+{
+	struct pb sub;
+
+	if (pb_bytes(b, &sub) == -1)
+		return -1;
+	s->s = (const char *)sub.p;
+	s->len = (size_t)(sub.end - sub.p);
+	s->set = 1;
+	return 0;
+}
+
+static int
+parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
+{
+	uint32_t num, u;
+	int wt, rc, k;
+	uint64_t v;
+
+	while ((rc = pb_field(b, &num, &wt)) == 1) {
+		switch (num) {
+		case 1:
+			if ((k = PB_WANT(b, num, wt, 2)) <= 0)
+				break;
+			{
+				struct str s;
+
+				if (pb_str(b, &s) == -1)
+					goto bad;
+				pc->s = s.s;
+				pc->len = (uint32_t)s.len;
+			}
+			continue;
+		case 2:
+			if ((k = PB_WANT(b, num, wt, 5)) <= 0)
+				break;
+			if (b->end - b->p < 4)
+				goto bad;
+			u = le32(b->p);
+			b->p += 4;
+			memcpy(&pc->score, &u, 4);
+			continue;
+		case 3:
+			if ((k = PB_WANT(b, num, wt, 0)) <= 0)
+				break;
+			if (pb_varint(b, &v) == -1)
+				goto bad;
+			/* An unknown enum value leaves the field unset. */
+			if (v >= 1 && v <= 6)
+				pc->type = (uint8_t)v;
+			continue;
+		default:
+			if (pb_skip(b, num, wt, 0) == -1)
+				goto bad;
+			continue;
+		}
+		if (k == -1)
+			goto bad;
+	}
+	if (rc == 0)
+		return 0;
+bad:
+	seterr(err, "malformed protobuf in piece %zu", idx);
+	return -1;
+}
+
+static int
+parse_bool(struct pb *b, int wt, uint32_t num, int *out)
+{
+	uint64_t v;
+	int k;
+
+	if ((k = PB_WANT(b, num, wt, 0)) <= 0)
+		return k;
+	if (pb_varint(b, &v) == -1)
+		return -1;
+	*out = v != 0;
+	return 0;
+}
+
+static int
+parse_trainer(struct pb *b, struct trainer *t)
+{
+	uint32_t num;
+	int wt, rc, k;
+	uint64_t v;
+	struct str *s;
+
+	while ((rc = pb_field(b, &num, &wt)) == 1) {
+		s = NULL;
+		switch (num) {
+		case 3:
+			if ((k = PB_WANT(b, num, wt, 0)) == -1)
+				return -1;
+			if (k == 0)
+				continue;
+			if (pb_varint(b, &v) == -1)
+				return -1;
+			if (v >= 1 && v <= 4)
+				t->model_type = (int)v;
+			continue;
+		case 24:
+			if (parse_bool(b, wt, num, &t->ws_suffix) == -1)
+				return -1;
+			continue;
+		case 26:
+			if (parse_bool(b, wt, num, &t->allow_ws_only) == -1)
+				return -1;
+			continue;
+		case 35:
+			if (parse_bool(b, wt, num, &t->byte_fallback) == -1)
+				return -1;
+			continue;
+		case 44: s = &t->unk_surface; break;
+		case 45: s = &t->unk_piece; break;
+		case 46: s = &t->bos_piece; break;
+		case 47: s = &t->eos_piece; break;
+		case 48: s = &t->pad_piece; break;
+		default:
+			break;
+		}
+		if (s != NULL) {
+			if ((k = PB_WANT(b, num, wt, 2)) == -1)
+				return -1;
+			if (k == 1 && pb_str(b, s) == -1)
+				return -1;
+			continue;
+		}
+		if (pb_skip(b, num, wt, 0) == -1)
+			return -1;
+	}
+	return rc;
+}
+
+static int
+parse_normspec(struct pb *b, struct normspec *n)
+{
+	uint32_t num;
+	int wt, rc, k;
+
+	n->present = 1;
+	while ((rc = pb_field(b, &num, &wt)) == 1) {
+		switch (num) {
+		case 2:
+			if ((k = PB_WANT(b, num, wt, 2)) == -1)
+				return -1;
+			if (k == 1 && pb_str(b, &n->charsmap) == -1)
+				return -1;
+			continue;
+		case 3:
+			if (parse_bool(b, wt, num, &n->add_dummy_prefix) == -1)
+				return -1;
+			continue;
+		case 4:
+			if (parse_bool(b, wt, num, &n->remove_extra_ws) == -1)
+				return -1;
+			continue;
+		case 5:
+			if (parse_bool(b, wt, num, &n->escape_ws) == -1)
+				return -1;
+			continue;
+		default:
+			if (pb_skip(b, num, wt, 0) == -1)
+				return -1;
+		}
+	}
+	return rc;
+}
+
+static int
+parse_selftest(struct pb *b, struct modelspec *ms)
+{
+	uint32_t num, num2;
+	int wt, wt2, rc, rc2, k;
+	struct pb sub;
+
+	while ((rc = pb_field(b, &num, &wt)) == 1) {
+		if (num != 1 || wt != 2) {
+			if (pb_skip(b, num, wt, 0) == -1)
+				return -1;
+			continue;
+		}
+		if (pb_bytes(b, &sub) == -1)
+			return -1;
+		if (ms->nsamples == ms->capsamples) {
+			size_t c = ms->capsamples ? ms->capsamples * 2 : 16;
+			struct sample *q = realloc(ms->samples, c * sizeof(*q));
+
+			if (q == NULL)
+				return -2;
+			ms->samples = q;
+			ms->capsamples = c;
+		}
+		memset(&ms->samples[ms->nsamples], 0, sizeof(struct sample));
+		while ((rc2 = pb_field(&sub, &num2, &wt2)) == 1) {
+			struct str *s = num2 == 1 ? &ms->samples[ms->nsamples].input :
+			    num2 == 2 ? &ms->samples[ms->nsamples].expected : NULL;
+
+			if (s == NULL) {
+				if (pb_skip(&sub, num2, wt2, 0) == -1)
+					return -1;
+				continue;
+			}
+			if ((k = PB_WANT(&sub, num2, wt2, 2)) == -1)
+				return -1;
+			if (k == 1 && pb_str(&sub, s) == -1)
+				return -1;
+		}
+		if (rc2 == -1)
+			return -1;
+		ms->nsamples++;
+	}
+	return rc;
+}
+
+/* ---- the charsmap ------------------------------------------------------- */
+
+static inline uint32_t u_offset(uint32_t u) { return (u >> 10) << ((u & 0x200) >> 6); }
+static inline uint32_t u_label(uint32_t u) { return u & 0x800000ffu; }
+static inline int u_has_leaf(uint32_t u) { return (u >> 8) & 1; }
+static inline uint32_t u_value(uint32_t u) { return u & 0x7fffffffu; }
+
+/*
+ * Check every path of the double array: each index in range, each leaf
+ * value the start of a NUL-terminated string inside the strings area.
+ */
+static int
+charsmap_check(const struct norm *nm, char *err)
+{
+	uint8_t *seen;
+	uint32_t *stack;
+	size_t sp = 0, nu = nm->nunits;
+	int rc = 0;
+
+	if (nu == 0)
+		return 0;
+	if ((seen = calloc(nu, 1)) == NULL || (stack = malloc(nu * sizeof(*stack))) == NULL) {
+		free(seen);
+		seterr(err, "out of memory");
+		return -1;
+	}
+	{
+		uint32_t root = u_offset(nm->units[0]);
+
+		if (root >= nu) {
+			rc = -1;
+			goto out;
+		}
+		seen[root] = 1;
+		stack[sp++] = root;
+	}
+	while (sp > 0 && rc == 0) {
+		uint32_t node = stack[--sp];
+		unsigned c;
+
+		for (c = 0; c < 256; c++) {
+			uint32_t pos = node ^ c, u, nx;
+
+			if (pos >= nu)
+				continue;
+			u = nm->units[pos];
+			if (u_label(u) != c)
+				continue;
+			nx = pos ^ u_offset(u);
+			if (nx >= nu) {
+				rc = -1;
+				break;
+			}
+			if (u_has_leaf(u)) {
+				uint32_t v = u_value(nm->units[nx]);
+
+				if (v >= nm->nstr || memchr(nm->str + v, '\0',
+				    nm->nstr - v) == NULL) {
+					rc = -1;
+					break;
+				}
+			}
+			if (!seen[nx]) {
+				seen[nx] = 1;
+				stack[sp++] = nx;
+			}
+		}
+	}
+out:
+	free(seen);
+	free(stack);
+	if (rc == -1)
+		seterr(err, "precompiled_charsmap: the trie points outside itself");
+	return rc;
+}
+
+static int
+norm_init(struct norm *nm, const struct normspec *ns, char *err)
+{
+	const uint8_t *b = (const uint8_t *)ns->charsmap.s;
+	size_t n = ns->charsmap.len, i;
+	uint32_t tsize;
+
+	memset(nm, 0, sizeof(*nm));
+	nm->add_dummy_prefix = ns->add_dummy_prefix;
+	nm->remove_extra_ws = ns->remove_extra_ws;
+	nm->escape_ws = ns->escape_ws;
+	if (n == 0)
+		return 0;
+	if (n <= 4 || (tsize = le32(b)) >= n) {
+		seterr(err, "precompiled_charsmap: the blob is broken");
+		return -1;
+	}
+	nm->has_trie = 1;
+	nm->nunits = tsize / 4;
+	if ((nm->units = malloc((nm->nunits ? nm->nunits : 1) * sizeof(uint32_t))) == NULL) {
+		seterr(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < nm->nunits; i++)
+		nm->units[i] = le32(b + 4 + 4 * i);
+	nm->str = (const char *)b + 4 + tsize;
+	nm->nstr = n - 4 - tsize;
+	return charsmap_check(nm, err);
+}
+
+/* Longest charsmap match at p[0..n): its length (0: none), *out the string. */
+static size_t
+charsmap_match(const struct norm *nm, const uint8_t *p, size_t n, const char **out)
+{
+	size_t i, best = 0, nres = 0;
+	uint32_t node, u;
+
+	if (nm->nunits == 0)
+		return 0;
+	node = u_offset(nm->units[0]);
+	for (i = 0; i < n; i++) {
+		node ^= p[i];
+		if (node >= nm->nunits)
+			break;
+		u = nm->units[node];
+		if (u_label(u) != p[i])
+			break;
+		node ^= u_offset(u);
+		if (node >= nm->nunits)
+			break;
+		if (u_has_leaf(u)) {
+			/* Upstream keeps the first 32 results. */
+			if (nres++ < 32) {
+				best = i + 1;
+				*out = nm->str + u_value(nm->units[node]);
+			}
+		}
+	}
+	return best;
+}
+
+/* The user-defined symbol at p[0..n): its length, 0 when none. */
+static size_t
+user_match(const struct spm_model *m, const uint8_t *p, size_t n)
+{
+	uint32_t node = 0;
+	size_t i, best = 0;
+
+	if (!m->has_user)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if ((node = trie_next(&m->user, node, p[i])) == 0)
+			break;
+		if (m->user.val[node] >= 0)
+			best = i + 1;
+	}
+	return best;
+}
+
+static inline size_t
+one_char_len(uint8_t c)
+{
+	return (size_t)("\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 4]);
+}
+
+/* IsValidDecodeUTF8(): the length of a valid character at p, or 0. */
+static size_t
+valid_utf8(const uint8_t *p, size_t n)
+{
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (n >= 2 && (p[0] & 0xe0) == 0xc0) {
+		cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+		if ((p[1] & 0xc0) == 0x80 && cp >= 0x80)
+			return 2;
+	} else if (n >= 3 && (p[0] & 0xf0) == 0xe0) {
+		cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
+		    (p[2] & 0x3f);
+		if ((p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+		    cp >= 0x800 && (cp < 0xd800 || cp >= 0xe000))
+			return 3;
+	} else if (n >= 4 && (p[0] & 0xf8) == 0xf0) {
+		cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+		    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+		if ((p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+		    (p[3] & 0xc0) == 0x80 && cp >= 0x10000 && cp <= 0x10ffff)
+			return 4;
+	}
+	return 0;
+}
+
+/* NormalizePrefix(): the normalized form of the prefix at p, and how much it consumes. */
+static size_t
+norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
+    size_t n, const char **s, size_t *slen)
+{
+	size_t k;
+
+	if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] && (n == 1 || p[1] < 0x80)) {
+		*s = nm->fout[p[0]] != NULL ? nm->fout[p[0]] : (const char *)p;
+		*slen = nm->flen[p[0]];
+		return 1;
+	}
+	if (m != NULL && (k = user_match(m, p, n)) > 0) {
+		*s = (const char *)p;
+		*slen = k;
+		return k;
+	}
+	if (nm->has_trie && (k = charsmap_match(nm, p, n, s)) > 0) {
+		*slen = strlen(*s);
+		return k;
+	}
+	if ((k = valid_utf8(p, n)) == 0) {
+		*s = REPLACEMENT;
+		*slen = 3;
+		return 1;
+	}
+	*s = (const char *)p;
+	*slen = k;
+	return k;
+}
+
+/* Normalizer::Normalize() into out (replaced; not NUL-terminated). */
+static int
+norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
+    const uint8_t *p, size_t n, struct buf *out)
+{
+	const char *s;
+	size_t sl, k, i;
+	int prev_space;
+	const char *sp = nm->escape_ws ? SPACE_SYM : " ";
+	size_t splen = nm->escape_ws ? 3 : 1;
+
+	out->len = 0;
+	if (n == 0)
+		return 0;
+	if (nm->remove_extra_ws)
+		while (n > 0) {
+			k = norm_prefix(m, nm, p, n, &s, &sl);
+			if (sl != 1 || s[0] != ' ')
+				break;
+			p += k;
+			n -= k;
+		}
+	if (n == 0)
+		return 0;
+	if (buf_reserve(out, n * 3 + 8) == -1)
+		return -1;
+	if (!ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
+		return -1;
+	prev_space = nm->remove_extra_ws;
+	while (n > 0) {
+		/* A run of ASCII that normalizes to itself: copied. */
+		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
+			size_t r = 1;
+
+			while (r < n && p[r] < 0x80 && nm->same[p[r]])
+				r++;
+			/* Its last byte may start a longer match with what follows. */
+			if (r < n && p[r] >= 0x80)
+				r--;
+			if (r > 0) {
+				if (out->cap - out->len < r && buf_reserve(out, r) == -1)
+					return -1;
+				memcpy(out->p + out->len, p, r);
+				out->len += r;
+				prev_space = 0;
+				p += r;
+				n -= r;
+				continue;
+			}
+		}
+		/* The ASCII path: one byte in, one byte out. */
+		if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
+		    (n == 1 || p[1] < 0x80) && nm->flen[p[0]] == 1) {
+			uint8_t c = nm->fout[p[0]] != NULL ?
+			    (uint8_t)nm->fout[p[0]][0] : p[0];
+
+			if (out->cap - out->len < 3 && buf_reserve(out, 3) == -1)
+				return -1;
+			if (c != ' ') {
+				out->p[out->len++] = c;
+				prev_space = 0;
+			} else {
+				if (!prev_space) {
+					memcpy(out->p + out->len, sp, splen);
+					out->len += splen;
+				}
+				prev_space = nm->remove_extra_ws;
+			}
+			p++;
+			n--;
+			continue;
+		}
+		k = norm_prefix(m, nm, p, n, &s, &sl);
+		while (prev_space && sl > 0 && s[0] == ' ') {
+			s++;
+			sl--;
+		}
+		if (sl > 0) {
+			if (out->cap - out->len < sl * 3 &&
+			    buf_reserve(out, sl * 3) == -1)
+				return -1;
+			for (i = 0; i < sl; i++)
+				if (nm->escape_ws && s[i] == ' ') {
+					memcpy(out->p + out->len, SPACE_SYM, 3);
+					out->len += 3;
+				} else
+					out->p[out->len++] = (uint8_t)s[i];
+			prev_space = s[sl - 1] == ' ';
+		}
+		p += k;
+		n -= k;
+		if (!nm->remove_extra_ws)
+			prev_space = 0;
+	}
+	if (nm->remove_extra_ws)
+		while (out->len >= splen &&
+		    memcmp(out->p + out->len - splen, sp, splen) == 0)
+			out->len -= splen;
+	if (ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
+		return -1;
+	return 0;
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static int
+byte_of_piece(const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *a, *b;
+
+	if (len != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
+		return -1;
+	if ((a = memchr(hex, s[3], 16)) == NULL || (b = memchr(hex, s[4], 16)) == NULL)
+		return -1;
+	return (int)((a - hex) * 16 + (b - hex));
+}
+
+static void
+set_name(const struct str *s, const char *dflt, const char **out, size_t *len)
+{
+	if (s->set && s->len > 0) {
+		*out = s->s;
+		*len = s->len;
+	} else {
+		*out = dflt;
+		*len = strlen(dflt);
+	}
+}
+
+void
+spm_model_free(struct spm_model *m)
+{
+	if (m == NULL)
+		return;
+	free(m->file);
+	free(m->extra);
+	free(m->pieces);
+	free(m->ptype);
+	free(m->normal.slot);
+	free(m->reserved.slot);
+	trie_free(&m->all);
+	free(m->da.base);
+	free(m->da.check);
+	free(m->da.val);
+	trie_free(&m->user);
+	free(m->vscore);
+	free(m->norm.units);
+	free(m->denorm.units);
+	free(m);
+}
+
+static int self_test(struct spm_model *m, const struct modelspec *ms, char *err);
+
+/* Bytes of p[0..n) that are whole valid UTF-8 characters. */
+static size_t
+valid_prefix(const char *p, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n && (k = valid_utf8((const uint8_t *)p + i, n - i)) > 0)
+		i += k;
+	return i;
+}
+
+/* Whether every string of the charsmap is valid UTF-8. */
+static int
+charsmap_utf8(const struct norm *nm)
+{
+	size_t i = 0, k;
+
+	while (i < nm->nstr) {
+		const char *z = memchr(nm->str + i, '\0', nm->nstr - i);
+
+		k = z != NULL ? (size_t)(z - (nm->str + i)) : nm->nstr - i;
+		if (valid_prefix(nm->str + i, k) != k)
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
+/* The ASCII table of the normalizer (norm_prefix()'s fast path). */
+static void
+fast_init(struct spm_model *m)
+{
+	struct norm *nm = &m->norm;
+	unsigned b, c;
+
+	for (b = 0; b < 128; b++) {
+		const char *out = NULL;
+		uint8_t byte = (uint8_t)b;
+		int ok = 1;
+
+		if (m->has_user && m->user.root[b] != 0)
+			ok = 0;
+		if (ok && nm->has_trie && nm->nunits > 0) {
+			uint32_t node = u_offset(nm->units[0]) ^ b, u, nx;
+
+			if (node < nm->nunits && u_label(u = nm->units[node]) == b) {
+				nx = node ^ u_offset(u);
+				for (c = 0; c < 128 && ok; c++) {
+					uint32_t pos = nx ^ c;
+
+					if (pos < nm->nunits && u_label(nm->units[pos]) == c)
+						ok = 0;
+				}
+				if (ok && u_has_leaf(u))
+					out = nm->str + u_value(nm->units[nx]);
+			}
+		}
+		if (out != NULL && valid_prefix(out, strlen(out)) != strlen(out))
+			ok = 0;
+		nm->fast[b] = (uint8_t)ok;
+		nm->same[b] = (uint8_t)(ok && b != ' ' && (out == NULL ||
+		    (out[0] == (char)b && out[1] == '\0')));
+		nm->fout[b] = out;
+		nm->flen[b] = out != NULL ? (uint8_t)strlen(out) : 1;
+		if (out != NULL && strlen(out) > 255)
+			nm->fast[b] = 0;
+		(void)byte;
+	}
+	nm->has_fast = 1;
+}
+
+/*
+ * Whether words can be encoded apart: no matchable piece holds a U+2581
+ * after another character, user-defined pieces are valid UTF-8, the
+ * dummy U+2581 is a prefix, and (BPE) no piece is UNUSED, whose
+ * resegmentation depends on the whole line.
+ */
+static int
+word_safe(struct spm_model *m)
+{
+	size_t i, j, k;
+	double b = fabs((double)m->unk_score);
+
+	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE))
+		return 0;
+	for (i = 0; i < m->n; i++) {
+		const struct spm_piece *pc = &m->pieces[i];
+		int prev_ws = 1;
+
+		if (pc->type == SPM_UNUSED && m->type == SPM_BPE)
+			return 0;
+		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
+			continue;
+		if (fabs(m->vscore[i]) > b)
+			b = fabs(m->vscore[i]);
+		for (j = 0; j < pc->len; j += k) {
+			int ws;
+
+			k = one_char_len((uint8_t)pc->s[j]);
+			if (k > pc->len - j)
+				k = pc->len - j;
+			if (pc->type == SPM_USER_DEFINED &&
+			    valid_utf8((const uint8_t *)pc->s + j, pc->len - j) != k)
+				return 0;
+			ws = k == 3 && memcmp(pc->s + j, SPACE_SYM, 3) == 0;
+			if (ws && !prev_ws)
+				return 0;
+			prev_ws = ws;
+		}
+	}
+	m->uni_bound = b;
+	return isfinite(b);
+}
+
+static int
+count_pieces(const uint8_t *p, size_t n, size_t *count)
+{
+	struct pb b = { p, p + n };
+	uint32_t num;
+	int wt, rc;
+
+	*count = 0;
+	while ((rc = pb_field(&b, &num, &wt)) == 1) {
+		if (num == 1 && wt == 2)
+			(*count)++;
+		if (pb_skip(&b, num, wt, 0) == -1)
+			return -1;
+	}
+	return rc;
+}
+
+static struct spm_model *
+model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
+{
+	struct spm_model *m;
+	struct modelspec ms;
+	struct pb b = { file, file + nfile }, sub;
+	uint32_t num;
+	int wt, rc, k;
+	size_t count, i, total = 0, np = 0, nuser = 0;
+	char sh[64];
+
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		free(file);
+		seterr(err, "out of memory");
+		return NULL;
+	}
+	m->file = file;
+	m->nfile = nfile;
+	memset(&ms, 0, sizeof ms);
+	ms.ns.add_dummy_prefix = ms.ns.remove_extra_ws = ms.ns.escape_ws = 1;
+	ms.dn.add_dummy_prefix = ms.dn.remove_extra_ws = ms.dn.escape_ws = 1;
+	ms.tr.model_type = SPM_UNIGRAM;
+	if (extra_ids < 0 || extra_ids > 1000000) {
+		seterr(err, "bad number of extra ids");
+		goto fail;
+	}
+	if (count_pieces(file, nfile, &count) == -1) {
+		seterr(err, "not a SentencePiece model (malformed protobuf)");
+		goto fail;
+	}
+	if (count + (size_t)extra_ids > INT32_MAX - 1) {
+		seterr(err, "too many pieces");
+		goto fail;
+	}
+	if ((m->pieces = calloc(count + (size_t)extra_ids + 1, sizeof(*m->pieces))) == NULL)
+		goto nomem;
+	while ((rc = pb_field(&b, &num, &wt)) == 1) {
+		if (wt != 2 || num < 1 || num > 5) {
+			if (pb_skip(&b, num, wt, 0) == -1)
+				goto malformed;
+			continue;
+		}
+		if (pb_bytes(&b, &sub) == -1)
+			goto malformed;
+		switch (num) {
+		case 1:
+			m->pieces[np].type = SPM_NORMAL;
+			m->pieces[np].s = "";
+			if (parse_piece(&sub, &m->pieces[np], err, np) == -1)
+				goto fail;
+			np++;
+			break;
+		case 2:
+			if (parse_trainer(&sub, &ms.tr) != 0)
+				goto malformed;
+			break;
+		case 3:
+			if (parse_normspec(&sub, &ms.ns) != 0)
+				goto malformed;
+			break;
+		case 4:
+			if ((k = parse_selftest(&sub, &ms)) == -2)
+				goto nomem;
+			if (k != 0)
+				goto malformed;
+			break;
+		case 5:
+			if (parse_normspec(&sub, &ms.dn) != 0)
+				goto malformed;
+			break;
+		}
+	}
+	if (rc == -1)
+		goto malformed;
+	/* seqio's sentinels. */
+	if (extra_ids > 0) {
+		char *q;
+
+		if ((m->extra = malloc((size_t)extra_ids * 24)) == NULL)
+			goto nomem;
+		q = m->extra;
+		for (k = extra_ids - 1; k >= 0; k--) {
+			int len = sprintf(q, "%s<extra_id_%d>", SPACE_SYM, k);
+
+			m->pieces[np].s = q;
+			m->pieces[np].len = (uint32_t)len;
+			m->pieces[np].score = 0;
+			m->pieces[np].type = SPM_USER_DEFINED;
+			np++;
+			q += len + 1;
+		}
+	}
+	m->n = np;
+	m->type = ms.tr.model_type;
+	m->byte_fallback = ms.tr.byte_fallback;
+	m->ws_suffix = ms.tr.ws_suffix;
+	if (np == 0) {
+		seterr(err, "no pieces (not a SentencePiece model?)");
+		goto fail;
+	}
+	if (strtab_init(&m->normal, np) == -1 || strtab_init(&m->reserved, np) == -1)
+		goto nomem;
+	m->unk_id = -1;
+	m->min_score = FLT_MAX;
+	m->max_score = FLT_MIN;
+	for (i = 0; i < 256; i++)
+		m->byte_id[i] = -1;
+	for (i = 0; i < np; i++) {
+		struct spm_piece *pc = &m->pieces[i];
+		int normal = pc->type == SPM_NORMAL || pc->type == SPM_USER_DEFINED ||
+		    pc->type == SPM_UNUSED;
+		long dup;
+
+		if (pc->len == 0) {
+			seterr(err, "piece %zu is empty", i);
+			goto fail;
+		}
+		if (isnan(pc->score)) {
+			seterr(err, "piece %zu (\"%s\") has a NaN score", i,
+			    show(pc->s, pc->len, sh, sizeof sh));
+			goto fail;
+		}
+		if ((dup = strtab_add(normal ? &m->normal : &m->reserved,
+		    m->pieces, (uint32_t)i)) >= 0) {
+			seterr(err, "piece %zu (\"%s\") is already defined as piece %ld",
+			    i, show(pc->s, pc->len, sh, sizeof sh), dup);
+			goto fail;
+		}
+		if (normal)
+			total += pc->len;
+		if (pc->type == SPM_USER_DEFINED)
+			nuser += pc->len;
+		if (pc->type == SPM_UNKNOWN) {
+			if (m->unk_id >= 0) {
+				seterr(err, "two unknown pieces (%ld and %zu)",
+				    m->unk_id, i);
+				goto fail;
+			}
+			m->unk_id = (long)i;
+		}
+		if (pc->type == SPM_BYTE) {
+			int c;
+
+			if (!m->byte_fallback) {
+				seterr(err, "byte piece %s (%zu) but byte_fallback "
+				    "is false", show(pc->s, pc->len, sh, sizeof sh), i);
+				goto fail;
+			}
+			if ((c = byte_of_piece(pc->s, pc->len)) < 0) {
+				seterr(err, "byte piece %zu (\"%s\") is invalid", i,
+				    show(pc->s, pc->len, sh, sizeof sh));
+				goto fail;
+			}
+			m->byte_id[c] = (int32_t)i;
+		}
+		if (pc->type == SPM_NORMAL) {
+			if (pc->score < m->min_score)
+				m->min_score = pc->score;
+			if (pc->score > m->max_score)
+				m->max_score = pc->score;
+		}
+	}
+	if (m->unk_id < 0) {
+		seterr(err, "no unknown piece (type UNKNOWN)");
+		goto fail;
+	}
+	if (m->byte_fallback)
+		for (i = 0; i < 256; i++)
+			if (m->byte_id[i] < 0) {
+				seterr(err, "byte_fallback but no byte piece <0x%02zX>", i);
+				goto fail;
+			}
+	m->unk_score = m->min_score - 10.0f;
+	if ((m->ptype = malloc(np)) == NULL)
+		goto nomem;
+	for (i = 0; i < np; i++)
+		m->ptype[i] = m->pieces[i].type;
+	for (i = 0; i < np; i++)
+		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
+		    m->pieces[i].len);
+	/* The lattice's trie serves unigram models only. */
+	if (trie_init(&m->all, m->type == SPM_UNIGRAM ? total : 0) == -1 ||
+	    trie_init(&m->user, nuser) == -1)
+		goto nomem;
+	if ((m->vscore = malloc(np * sizeof(*m->vscore))) == NULL)
+		goto nomem;
+	for (i = 0; i < np; i++) {
+		struct spm_piece *pc = &m->pieces[i];
+
+		if (pc->type == SPM_USER_DEFINED)
+			m->vscore[i] = (double)((float)pc->len * m->max_score) - 0.1;
+		else
+			m->vscore[i] = (double)pc->score;
+		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
+		    pc->type != SPM_UNUSED)
+			continue;
+		if (m->type == SPM_UNIGRAM &&
+		    trie_add(&m->all, pc->s, pc->len, (int32_t)i) == -1)
+			goto nomem;
+		if (pc->type == SPM_USER_DEFINED) {
+			m->has_user = 1;
+			if (trie_add(&m->user, pc->s, pc->len, (int32_t)i) == -1)
+				goto nomem;
+		}
+	}
+	if (m->type == SPM_UNIGRAM && da_build(&m->da, &m->all, m->pieces) == -1)
+		goto nomem;
+	/* Only the double array is used from now on. */
+	trie_free(&m->all);
+	memset(&m->all, 0, sizeof(m->all));
+	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
+	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
+	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
+	set_name(&ms.tr.pad_piece, "<pad>", &m->pad_piece, &m->pad_piece_len);
+	if (ms.tr.unk_surface.set) {
+		m->unk_surface = ms.tr.unk_surface.s;
+		m->unk_surface_len = ms.tr.unk_surface.len;
+	} else {
+		m->unk_surface = DEFAULT_UNK_SURFACE;
+		m->unk_surface_len = strlen(DEFAULT_UNK_SURFACE);
+	}
+	if (norm_init(&m->norm, &ms.ns, err) == -1)
+		goto fail;
+	fast_init(m);
+	m->wordsafe = word_safe(m);
+	m->norm_utf8 = !m->norm.has_trie || charsmap_utf8(&m->norm);
+	if (ms.dn.present && ms.dn.charsmap.len > 0) {
+		m->has_denorm = 1;
+		if (norm_init(&m->denorm, &ms.dn, err) == -1) {
+			char tmp[SPM_ERRMAX];
+
+			snprintf(tmp, sizeof tmp, "denormalizer: %s", err);
+			memcpy(err, tmp, SPM_ERRMAX);
+			goto fail;
+		}
+	}
+	if (self_test(m, &ms, err) == -1)
+		goto fail;
+	free(ms.samples);
+	return m;
+malformed:
+	seterr(err, "not a SentencePiece model (malformed protobuf)");
+	goto fail;
+nomem:
+	seterr(err, "out of memory");
+fail:
+	free(ms.samples);
+	spm_model_free(m);
+	return NULL;
+}
+
+struct spm_model *
+spm_model_parse(const uint8_t *p, size_t n, int extra_ids, char err[SPM_ERRMAX])
+{
+	uint8_t *c = malloc(n ? n : 1);
+
+	if (c == NULL) {
+		seterr(err, "out of memory");
+		return NULL;
+	}
+	memcpy(c, p, n);
+	return model_build(c, n, extra_ids, err);
+}
+
+struct spm_model *
+spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
+{
+	uint8_t *p = NULL, *q;
+	size_t n = 0, cap = 0;
+	ssize_t k;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1) {
+		seterr(err, "%s", strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1 << 16;
+			if (cap > SPM_MAX_MODEL + 1)
+				cap = SPM_MAX_MODEL + 1;
+			if (n == cap) {
+				seterr(err, "larger than %lu bytes", SPM_MAX_MODEL);
+				goto fail;
+			}
+			if ((q = realloc(p, cap)) == NULL) {
+				seterr(err, "out of memory");
+				goto fail;
+			}
+			p = q;
+		}
+		k = read(fd, p + n, cap - n);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k == -1) {
+			seterr(err, "%s", strerror(errno));
+			goto fail;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	return model_build(p, n, extra_ids, err);
+fail:
+	close(fd);
+	free(p);
+	return NULL;
+}
+
+int
+spm_looks_like_model(const uint8_t *p, size_t n)
+{
+	size_t count;
+
+	if (n == 0 || p[0] != 0x0a)	/* field 1, length-delimited */
+		return 0;
+	return count_pieces(p, n, &count) == 0 && count > 0;
+}
+
+const char *
+spm_guess_text_vocab(const uint8_t *p, size_t n)
+{
+	size_t i, lines = 0, quoted = 0, counted = 0, hashes = 0;
+	const uint8_t *s = p, *e = p + n, *nl;
+
+	if (n == 0 || memchr(p, '\0', n < 4096 ? n : 4096) != NULL)
+		return NULL;
+	for (i = 0; s < e && i < 2000; i++, s = nl + 1) {
+		size_t len;
+
+		if ((nl = memchr(s, '\n', (size_t)(e - s))) == NULL)
+			nl = e;
+		len = (size_t)(nl - s);
+		lines++;
+		if (len >= 2 && s[0] == '\'' && (s[len - 1] == '\'' ||
+		    (len >= 3 && s[len - 2] == '\'' && s[len - 1] == '\r')))
+			quoted++;
+		else {
+			const uint8_t *sp = nl;
+
+			while (sp > s && sp[-1] != ' ')
+				sp--;
+			sp = sp > s ? sp - 1 : NULL;
+
+			if (sp != NULL && sp > s && sp + 1 < nl) {
+				const uint8_t *d = sp + 1;
+
+				while (d < nl && ((*d >= '0' && *d <= '9') ||
+				    *d == '\r'))
+					d++;
+				if (d == nl || (nl - sp > 4 &&
+				    memcmp(sp + 1, "#fairseq", 8 < (size_t)(nl - sp - 1) ?
+				    8 : (size_t)(nl - sp - 1)) == 0))
+					counted++;
+			}
+			if (len > 2 && s[0] == '#' && s[1] == '#')
+				hashes++;
+		}
+	}
+	if (lines == 0)
+		return NULL;
+	if (quoted * 2 > lines)
+		return "a tensor2tensor vocabulary";
+	if (counted * 2 > lines)
+		return "a fairseq dict.txt";
+	if (hashes > 0 || (n > 5 && memcmp(p, "[PAD]", 5) == 0))
+		return "a BERT vocab.txt";
+	return NULL;
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+size_t spm_size(const struct spm_model *m) { return m->n; }
+enum spm_model_type spm_model_type(const struct spm_model *m) { return m->type; }
+
+const char *
+spm_piece(const struct spm_model *m, int64_t id, size_t *len)
+{
+	if (id < 0 || (uint64_t)id >= m->n)
+		return NULL;
+	if (len != NULL)
+		*len = m->pieces[id].len;
+	return m->pieces[id].s;
+}
+
+enum spm_type
+spm_piece_type(const struct spm_model *m, int64_t id)
+{
+	if (id < 0 || (uint64_t)id >= m->n)
+		return 0;
+	return m->pieces[id].type;
+}
+
+float
+spm_score(const struct spm_model *m, int64_t id)
+{
+	if (id < 0 || (uint64_t)id >= m->n)
+		return 0;
+	return m->pieces[id].score;
+}
+
+long
+spm_piece_id(const struct spm_model *m, const char *s, size_t len)
+{
+	long id;
+
+	if ((id = strtab_find(&m->reserved, m->pieces, s, len)) >= 0)
+		return id;
+	if ((id = strtab_find(&m->normal, m->pieces, s, len)) >= 0)
+		return id;
+	return m->unk_id;
+}
+
+long spm_unk_id(const struct spm_model *m) { return m->unk_id; }
+
+static long
+control_id(const struct spm_model *m, const char *s, size_t len)
+{
+	long id = spm_piece_id(m, s, len);
+
+	return m->pieces[id].type == SPM_CONTROL ? id : -1;
+}
+
+long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_piece_len); }
+long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_piece_len); }
+long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, m->pad_piece_len); }
+
+int
+spm_parse_extra(const struct spm_model *m, const char *s,
+    enum spm_extra opts[SPM_MAX_EXTRA], char err[SPM_ERRMAX])
+{
+	int n = 0;
+	const char *c;
+	size_t len;
+	char sh[64];
+
+	for (; *s != '\0'; s = c + (*c != '\0')) {
+		enum spm_extra x;
+
+		c = strchr(s, ':');
+		if (c == NULL)
+			c = s + strlen(s);
+		len = (size_t)(c - s);
+		if (len == 0)
+			continue;
+		if (len == 3 && memcmp(s, "bos", 3) == 0)
+			x = SPM_X_BOS;
+		else if (len == 3 && memcmp(s, "eos", 3) == 0)
+			x = SPM_X_EOS;
+		else if (len == 7 && memcmp(s, "reverse", 7) == 0)
+			x = SPM_X_REVERSE;
+		else if ((len == 3 && memcmp(s, "unk", 3) == 0) ||
+		    (len == 9 && memcmp(s, "unk_piece", 9) == 0))
+			x = SPM_X_UNK;
+		else {
+			seterr(err, "option \"%s\" is not available",
+			    show(s, len, sh, sizeof sh));
+			return -1;
+		}
+		if (x == SPM_X_BOS && m->pieces[spm_piece_id(m, m->bos_piece,
+		    m->bos_piece_len)].type == SPM_UNKNOWN) {
+			seterr(err, "id for `%s` is not defined", show(m->bos_piece,
+			    m->bos_piece_len, sh, sizeof sh));
+			return -1;
+		}
+		if (x == SPM_X_EOS && m->pieces[spm_piece_id(m, m->eos_piece,
+		    m->eos_piece_len)].type == SPM_UNKNOWN) {
+			seterr(err, "id for `%s` is not defined", show(m->eos_piece,
+			    m->eos_piece_len, sh, sizeof sh));
+			return -1;
+		}
+		if (n == SPM_MAX_EXTRA) {
+			seterr(err, "more than %d extra options", SPM_MAX_EXTRA);
+			return -1;
+		}
+		opts[n++] = x;
+	}
+	return n;
+}
+
+/* ---- encoders --------------------------------------------------------- */
+
+struct spm_enc *
+spm_enc_new(const struct spm_model *m)
+{
+	struct spm_enc *e = calloc(1, sizeof(*e));
+
+	if (e != NULL)
+		e->m = m;
+	return e;
+}
+
+void
+spm_enc_free(struct spm_enc *e)
+{
+	if (e == NULL)
+		return;
+	buf_free(&e->nb);
+	buf_free(&e->tmp);
+	free(e->best);
+	free(e->from);
+	free(e->bid);
+	free(e->sym);
+	free(e->heap);
+	free(e->rev);
+	free(e->raw);
+	free(e->tok);
+	free(e->cache);
+	free(e->seg);
+	free(e);
+}
+
+void
+spm_enc_set_extra(struct spm_enc *e, const enum spm_extra *opts, int n)
+{
+	if (n > SPM_MAX_EXTRA)
+		n = SPM_MAX_EXTRA;
+	if (n > 0)
+		memcpy(e->extra, opts, (size_t)n * sizeof(*opts));
+	e->nextra = n;
+}
+
+const struct spm_tok *spm_tokens(const struct spm_enc *e) { return e->tok; }
+void spm_enc_whole_lines(struct spm_enc *e) { e->whole = 1; }
+const char *spm_strerror(const struct spm_enc *e) { return e->err; }
+uint64_t spm_enc_unknowns(const struct spm_enc *e) { return e->unknowns; }
+
+const char *
+spm_normalize(struct spm_enc *e, const uint8_t *p, size_t n, size_t *len)
+{
+	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb) == -1 ||
+	    buf_putc(&e->nb, 0) == -1)
+		return NULL;
+	e->nb.len--;
+	*len = e->nb.len;
+	return (const char *)e->nb.p;
+}
+
+static int
+grow_arr(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if ((q = realloc(*p, c * elem)) == NULL)
+		return -1;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static inline int
+raw_add(struct spm_enc *e, const char *s, size_t len, int32_t id)
+{
+	if (e->nraw == e->rawcap && grow_arr((void **)&e->raw, &e->rawcap,
+	    e->nraw + 1, sizeof(*e->raw)) == -1)
+		return -1;
+	e->raw[e->nraw].s = s;
+	e->raw[e->nraw].len = (uint32_t)len;
+	e->raw[e->nraw].id = id;
+	e->nraw++;
+	return 0;
+}
+
+/* Rounding a float sum of n steps of magnitude up to x can make: generous. */
+static inline double
+round_bound(size_t n, double x)
+{
+	return (double)(n + 2) * x * (1.0 / (1 << 21));
+}
+
+/*
+ * Unigram: the Viterbi of EncodeOptimized() over s[0..n), from the
+ * score *base, appending the best path to raw; *base becomes the score
+ * at the end.  *slack (when not NULL) gets the smallest margin of any
+ * comparison made, less what rounding could have moved it: a cached
+ * result is the same from another base while the slack exceeds the
+ * rounding possible there (see seg_reusable()).
+ */
+static int
+uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
+{
+	const struct spm_model *m = e->m;
+	const struct darray *da = &m->da;
+	size_t st, kp, i, first = e->nraw, nch = 0;
+	float *best;
+	int32_t *from, *bid;
+	int32_t unk = (int32_t)m->unk_id;
+	double margin = INFINITY, d;
+
+	if (n + 1 > e->lcap) {
+		size_t c = e->lcap ? e->lcap : 256;
+
+		while (c < n + 1)
+			c *= 2;
+		free(e->best);
+		free(e->from);
+		free(e->bid);
+		e->best = malloc(c * sizeof(float));
+		e->from = malloc(c * sizeof(int32_t));
+		e->bid = malloc(c * sizeof(int32_t));
+		if (e->best == NULL || e->from == NULL || e->bid == NULL) {
+			e->lcap = 0;
+			return -1;
+		}
+		e->lcap = c;
+	}
+	best = e->best;
+	from = e->from;
+	bid = e->bid;
+	for (i = 0; i <= n; i++)
+		from[i] = -1;
+	best[0] = *base;
+	for (st = 0; st < n; nch++) {
+		const float here = best[st];
+		size_t mblen = one_char_len((uint8_t)s[st]);
+		int single = 0;
+		int32_t cur = 0;
+
+		if (mblen > n - st)
+			mblen = n - st;
+		for (kp = st; kp < n; ) {
+			int32_t id;
+			size_t nx = (size_t)da->base[cur] + (uint8_t)s[kp];
+
+			kp++;
+			if (nx >= da->size || da->check[nx] != cur)
+				break;
+			cur = (int32_t)nx;
+			if ((id = da->val[cur]) < 0)
+				continue;
+			{
+				double cand = m->vscore[id] + (double)here;
+
+				if (from[kp] == -1) {
+					best[kp] = (float)cand;
+					from[kp] = (int32_t)st;
+					bid[kp] = id;
+				} else {
+					d = cand - (double)best[kp];
+					if (d > 0) {
+						best[kp] = (float)cand;
+						from[kp] = (int32_t)st;
+						bid[kp] = id;
+					} else
+						d = -d;
+					if (d < margin)
+						margin = d;
+				}
+			}
+			if (kp - st == mblen)
+				single = 1;
+		}
+		if (!single) {
+			float cand = m->unk_score + here;
+
+			if (from[st + mblen] == -1) {
+				best[st + mblen] = cand;
+				from[st + mblen] = (int32_t)st;
+				bid[st + mblen] = unk;
+			} else {
+				d = (double)cand - (double)best[st + mblen];
+				if (cand > best[st + mblen]) {
+					best[st + mblen] = cand;
+					from[st + mblen] = (int32_t)st;
+					bid[st + mblen] = unk;
+				}
+				if (fabs(d) < margin)
+					margin = fabs(d);
+			}
+		}
+		st += mblen;
+	}
+	/* Backtrack into raw, then reverse what was added. */
+	for (kp = n; kp > 0; kp = (size_t)from[kp])
+		if (raw_add(e, s + from[kp], kp - (size_t)from[kp], bid[kp]) == -1)
+			return -1;
+	for (i = 0; i < (e->nraw - first) / 2; i++) {
+		struct spm_tok x = e->raw[first + i];
+
+		e->raw[first + i] = e->raw[e->nraw - 1 - i];
+		e->raw[e->nraw - 1 - i] = x;
+	}
+	if (slack != NULL)
+		*slack = margin - round_bound(nch, fabs((double)*base) +
+		    (double)nch * m->uni_bound);
+	*base = best[n];
+	return 0;
+}
+
+static int
+enc_unigram(struct spm_enc *e, const char *s, size_t n)
+{
+	float base = 0;
+
+	return uni_seg(e, s, n, &base, NULL);
+}
+
+/* BPE agenda: a binary max-heap; higher score first, then the leftmost pair. */
+static inline int
+pair_before(const struct bpair *a, const struct bpair *b)
+{
+	return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static int
+heap_push(struct spm_enc *e, const struct bpair *x)
+{
+	size_t i, p;
+
+	if (e->nheap == e->heapcap && grow_arr((void **)&e->heap, &e->heapcap,
+	    e->nheap + 1, sizeof(*e->heap)) == -1)
+		return -1;
+	i = e->nheap++;
+	while (i > 0) {
+		p = (i - 1) / 2;
+		if (!pair_before(x, &e->heap[p]))
+			break;
+		e->heap[i] = e->heap[p];
+		i = p;
+	}
+	e->heap[i] = *x;
+	return 0;
+}
+
+static void
+heap_pop(struct spm_enc *e, struct bpair *top)
+{
+	struct bpair last;
+	size_t i = 0, c, n;
+
+	*top = e->heap[0];
+	last = e->heap[--e->nheap];
+	n = e->nheap;
+	if (n == 0)
+		return;
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && pair_before(&e->heap[c + 1], &e->heap[c]))
+			c++;
+		if (!pair_before(&e->heap[c], &last))
+			break;
+		e->heap[i] = e->heap[c];
+		i = c;
+	}
+	e->heap[i] = last;
+}
+
+static int
+bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
+{
+	const struct spm_model *m = e->m;
+	struct bsym *L, *R;
+	struct bpair x;
+	long id;
+
+	if (l < 0 || r < 0)
+		return 0;
+	L = &e->sym[l];
+	R = &e->sym[r];
+	if (L->freeze || R->freeze)
+		return 0;
+	if ((id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len)) < 0)
+		return 0;
+	x.score = m->pieces[id].score;
+	x.id = (int32_t)id;
+	x.left = l;
+	x.right = r;
+	x.size = L->len + R->len;
+	if (heap_push(e, &x) == -1)
+		return -1;
+	if (m->ptype[id] == SPM_UNUSED) {
+		if (e->nrev == e->revcap && grow_arr((void **)&e->rev, &e->revcap,
+		    e->nrev + 1, sizeof(*e->rev)) == -1)
+			return -1;
+		e->rev[e->nrev].id = (int32_t)id;
+		e->rev[e->nrev].loff = L->off;
+		e->rev[e->nrev].llen = L->len;
+		e->rev[e->nrev].roff = R->off;
+		e->rev[e->nrev].rlen = R->len;
+		e->nrev++;
+	}
+	return 0;
+}
+
+static int
+bpe_resegment(struct spm_enc *e, const char *s, uint32_t off, uint32_t len,
+    int depth)
+{
+	const struct spm_model *m = e->m;
+	long id = spm_piece_id(m, s + off, len);
+	size_t i;
+
+	if (id >= 0 && m->pieces[id].type == SPM_UNUSED && depth < 10000) {
+		for (i = e->nrev; i-- > 0; )
+			if (e->rev[i].id == id)
+				break;
+		if (i != (size_t)-1) {
+			uint32_t lo = e->rev[i].loff, ll = e->rev[i].llen;
+			uint32_t ro = e->rev[i].roff, rl = e->rev[i].rlen;
+
+			if (bpe_resegment(e, s, lo, ll, depth + 1) == -1)
+				return -1;
+			return bpe_resegment(e, s, ro, rl, depth + 1);
+		}
+	}
+	return raw_add(e, s + off, len, (int32_t)id);
+}
+
+static int
+enc_bpe(struct spm_enc *e, const char *s, size_t n)
+{
+	const struct spm_model *m = e->m;
+	size_t i = 0, ns = 0, k;
+	struct bpair top;
+	int32_t idx;
+
+	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
+		return -1;
+	while (i < n) {
+		struct bsym *y = &e->sym[ns];
+
+		if ((k = user_match(m, (const uint8_t *)s + i, n - i)) > 0)
+			y->freeze = 1;
+		else {
+			y->freeze = 0;
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+		}
+		y->off = (uint32_t)i;
+		y->len = (uint32_t)k;
+		y->id = -2;
+		y->prev = (int32_t)ns - 1;
+		i += k;
+		y->next = i < n ? (int32_t)ns + 1 : -1;
+		ns++;
+	}
+	e->nheap = 0;
+	e->nrev = 0;
+	for (i = 1; i < ns; i++)
+		if (bpe_pair(e, s, (int32_t)i - 1, (int32_t)i) == -1)
+			return -1;
+	while (e->nheap > 0) {
+		struct bsym *L, *R;
+
+		heap_pop(e, &top);
+		L = &e->sym[top.left];
+		R = &e->sym[top.right];
+		if (L->len == 0 || R->len == 0 || L->len + R->len != top.size)
+			continue;
+		L->len += R->len;
+		L->id = top.id;
+		L->next = R->next;
+		if (R->next >= 0)
+			e->sym[R->next].prev = top.left;
+		R->len = 0;
+		if (bpe_pair(e, s, L->prev, top.left) == -1 ||
+		    bpe_pair(e, s, top.left, L->next) == -1)
+			return -1;
+	}
+	for (idx = ns > 0 ? 0 : -1; idx != -1; idx = e->sym[idx].next) {
+		const struct bsym *y = &e->sym[idx];
+
+		if (y->id >= 0 && m->ptype[y->id] != SPM_UNUSED) {
+			if (raw_add(e, s + y->off, y->len, m->pieces[y->id].out) == -1)
+				return -1;
+		} else if (bpe_resegment(e, s, y->off, y->len, 0) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+enc_word(struct spm_enc *e, const char *s, size_t n)
+{
+	size_t i = 0, start = 0, k;
+
+	while (i < n) {
+		k = one_char_len((uint8_t)s[i]);
+		if (k > n - i)
+			k = n - i;
+		if (i > 0 && k == 3 && memcmp(s + i, SPACE_SYM, 3) == 0) {
+			if (raw_add(e, s + start, i - start, (int32_t)spm_piece_id(e->m,
+			    s + start, i - start)) == -1)
+				return -1;
+			start = i;
+		}
+		i += k;
+	}
+	if (n > 0 && raw_add(e, s + start, n - start,
+	    (int32_t)spm_piece_id(e->m, s + start, n - start)) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+enc_char(struct spm_enc *e, const char *s, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		if ((k = user_match(e->m, (const uint8_t *)s + i, n - i)) == 0) {
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+		}
+		if (raw_add(e, s + i, k, (int32_t)spm_piece_id(e->m, s + i, k)) == -1)
+			return -1;
+		i += k;
+	}
+	return 0;
+}
+
+static inline int
+tok_add(struct spm_enc *e, const char *s, size_t len, int32_t id)
+{
+	if (e->ntok == e->tokcap && grow_arr((void **)&e->tok, &e->tokcap,
+	    e->ntok + 1, sizeof(*e->tok)) == -1)
+		return -1;
+	e->tok[e->ntok].s = s;
+	e->tok[e->ntok].len = (uint32_t)len;
+	e->tok[e->ntok].id = id;
+	e->ntok++;
+	return 0;
+}
+
+static int
+apply_extra(struct spm_enc *e)
+{
+	const struct spm_model *m = e->m;
+	size_t i;
+	int x;
+
+	for (x = 0; x < e->nextra; x++)
+		switch (e->extra[x]) {
+		case SPM_X_REVERSE:
+			for (i = 0; i < e->ntok / 2; i++) {
+				struct spm_tok t = e->tok[i];
+
+				e->tok[i] = e->tok[e->ntok - 1 - i];
+				e->tok[e->ntok - 1 - i] = t;
+			}
+			break;
+		case SPM_X_EOS:
+			if (tok_add(e, m->eos_piece, m->eos_piece_len,
+			    (int32_t)spm_piece_id(m, m->eos_piece,
+			    m->eos_piece_len)) == -1)
+				return -1;
+			break;
+		case SPM_X_BOS:
+			if (tok_add(e, NULL, 0, 0) == -1)
+				return -1;
+			memmove(e->tok + 1, e->tok, (e->ntok - 1) * sizeof(*e->tok));
+			e->tok[0].s = m->bos_piece;
+			e->tok[0].len = (uint32_t)m->bos_piece_len;
+			e->tok[0].id = (int32_t)spm_piece_id(m, m->bos_piece,
+			    m->bos_piece_len);
+			break;
+		case SPM_X_UNK:
+			for (i = 0; i < e->ntok; i++)
+				if (m->pieces[e->tok[i].id].type == SPM_UNKNOWN) {
+					e->tok[i].s = m->unk_piece;
+					e->tok[i].len = (uint32_t)m->unk_piece_len;
+				}
+			break;
+		}
+	return 0;
+}
+
+/* One word through the cache. */
+static int
+enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t tag, float *base)
+{
+	const struct spm_model *m = e->m;
+	struct sc_ent *c = NULL;
+	size_t first = e->nraw, i, off;
+	double slack = INFINITY;
+	int rc;
+
+	if (tag != 0) {
+		c = &e->cache[(tag >> 17) & (SC_SLOTS - 1)];
+		if (c->tag == tag && c->wlen == n && memcmp(c->w, s, n) == 0 &&
+		    (m->type == SPM_BPE || c->slack > round_bound(n,
+		    fabs((double)*base) + (double)n * m->uni_bound))) {
+			for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
+				if (raw_add(e, s + off, c->lens[i], c->ids[i]) == -1)
+					return -1;
+				if (m->type == SPM_BPE)
+					continue;
+				if (c->ids[i] == m->unk_id)
+					*base = m->unk_score + *base;
+				else
+					*base = (float)(m->vscore[c->ids[i]] +
+					    (double)*base);
+			}
+			return 0;
+		}
+	}
+	if (m->type == SPM_BPE)
+		rc = enc_bpe(e, s, n);
+	else
+		rc = uni_seg(e, s, n, base, &slack);
+	if (rc == -1 || c == NULL || e->nraw - first > SC_TOKS || !(slack > 0))
+		return rc;
+	c->tag = tag;
+	c->wlen = (uint8_t)n;
+	c->ntok = (uint8_t)(e->nraw - first);
+	c->slack = slack;
+	memcpy(c->w, s, n);
+	for (i = 0; i < c->ntok; i++) {
+		c->lens[i] = (uint8_t)e->raw[first + i].len;
+		c->ids[i] = e->raw[first + i].id;
+	}
+	return 0;
+}
+
+static inline uint64_t
+seg_tag(const char *s, size_t n)
+{
+	return n <= SC_WORD ? hash_bytes(s, n) | 1 : 0;
+}
+
+/*
+ * A wordsafe line: word by word, the unigram score carried along; the
+ * cache slots of the words a little ahead are fetched early.
+ */
+#define SC_AHEAD	4
+
+static inline int
+seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
+{
+	if (*ns == e->segcap && grow_arr((void **)&e->seg, &e->segcap,
+	    *ns + 1, sizeof(*e->seg)) == -1)
+		return -1;
+	e->seg[*ns].off = (uint32_t)off;
+	e->seg[*ns].len = (uint32_t)len;
+	e->seg[*ns].tag = 0;
+	(*ns)++;
+	return 0;
+}
+
+static int
+enc_words(struct spm_enc *e, const char *s, size_t n)
+{
+	size_t i = 0, start = 0, k = 0, ns = 0, j;
+	int prev_ws = 0, ws = 0;
+	float base = 0;
+	struct seg *g;
+
+	if (e->cache == NULL &&
+	    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
+		return -1;
+	if (e->m->norm_utf8) {
+		/* Valid UTF-8: a U+2581 is found by its bytes. */
+		const char *q = s, *end = s + n;
+
+		while ((q = memchr(q, 0xe2, (size_t)(end - q))) != NULL) {
+			if (end - q < 3 || q[1] != '\x96' || q[2] != '\x81') {
+				q++;
+				continue;
+			}
+			i = (size_t)(q - s);
+			q += 3;
+			if (i == 0 || (i >= 3 && memcmp(s + i - 3, SPACE_SYM, 3) == 0))
+				continue;
+			if (seg_add(e, &ns, start, i - start) == -1)
+				return -1;
+			start = i;
+		}
+		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+			return -1;
+	} else for (;;) {
+		int cut = i == n;
+
+		if (!cut) {
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+			ws = k == 3 && memcmp(s + i, SPACE_SYM, 3) == 0;
+			cut = ws && i > 0 && !prev_ws;
+		}
+		if (cut && i > start) {
+			if (seg_add(e, &ns, start, i - start) == -1)
+				return -1;
+			start = i;
+		}
+		if (i == n)
+			break;
+		prev_ws = ws;
+		i += k;
+	}
+	for (j = 0; j < ns && j < SC_AHEAD; j++)
+		e->seg[j].tag = seg_tag(s + e->seg[j].off, e->seg[j].len);
+	for (j = 0; j < ns; j++) {
+		if (j + SC_AHEAD < ns) {
+			g = &e->seg[j + SC_AHEAD];
+			if ((g->tag = seg_tag(s + g->off, g->len)) != 0)
+				__builtin_prefetch(&e->cache[(g->tag >> 17) &
+				    (SC_SLOTS - 1)]);
+		}
+		g = &e->seg[j];
+		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Encode into e->tok without extra options; -1 with errno. */
+static long
+encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
+{
+	const struct spm_model *m = e->m;
+	const char *s;
+	size_t ns, i, j;
+	int rc, prev_unk = 0;
+
+	e->nraw = 0;
+	e->ntok = 0;
+	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb) == -1)
+		goto nomem;
+	s = (const char *)e->nb.p;
+	ns = e->nb.len;
+	if (ns == 0)
+		return 0;
+	switch (m->wordsafe && !e->whole ? 0 : m->type) {
+	case 0: rc = enc_words(e, s, ns); break;
+	case SPM_BPE: rc = enc_bpe(e, s, ns); break;
+	case SPM_WORD: rc = enc_word(e, s, ns); break;
+	case SPM_CHAR: rc = enc_char(e, s, ns); break;
+	default: rc = enc_unigram(e, s, ns); break;
+	}
+	if (rc == -1)
+		goto nomem;
+	/* PopulateSentencePieceText(): unknown runs merge, or become bytes. */
+	for (i = 0; i < e->nraw; i++) {
+		const struct spm_tok *r = &e->raw[i];
+		int unk = r->id == m->unk_id;	/* the one UNKNOWN piece */
+
+		/* The lattice holds no control piece; the others may. */
+		if (m->type != SPM_UNIGRAM && m->ptype[r->id] == SPM_CONTROL) {
+			snprintf(e->err, sizeof e->err, "the text holds the "
+			    "control piece \"%.*s\" (upstream refuses the line)",
+			    (int)(r->len < 40 ? r->len : 40), r->s);
+			errno = EINVAL;
+			return -1;
+		}
+		if (unk && m->byte_fallback) {
+			for (j = 0; j < r->len; j++)
+				if (tok_add(e, m->pieces[m->byte_id[(uint8_t)r->s[j]]].s,
+				    6, m->byte_id[(uint8_t)r->s[j]]) == -1)
+					goto nomem;
+		} else if (unk && prev_unk)
+			e->tok[e->ntok - 1].len += r->len;
+		else if (tok_add(e, r->s, r->len, r->id) == -1)
+			goto nomem;
+		prev_unk = unk;
+	}
+	return (long)e->ntok;
+nomem:
+	errno = ENOMEM;
+	snprintf(e->err, sizeof e->err, "out of memory");
+	return -1;
+}
+
+long
+spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	if (encode_plain(e, p, n) == -1)
+		return -1;
+	for (i = 0; i < e->ntok; i++)
+		e->unknowns += e->m->ptype[e->tok[i].id] == SPM_UNKNOWN ||
+		    e->m->ptype[e->tok[i].id] == SPM_BYTE;
+	if (e->nextra > 0 && apply_extra(e) == -1) {
+		errno = ENOMEM;
+		snprintf(e->err, sizeof e->err, "out of memory");
+		return -1;
+	}
+	return (long)e->ntok;
+}
+
+/* Upstream's Load() encodes each self-test sample and compares the pieces. */
+static double
+sample_score(const struct spm_model *m, const char *s, size_t n)
+{
+	float total = 0;
+	size_t i = 0, j;
+
+	while (i <= n) {
+		const char *sp = memchr(s + i, ' ', n - i);
+		long id;
+
+		j = sp ? (size_t)(sp - s) : n;
+		id = spm_piece_id(m, s + i, j - i);
+		if (id == m->unk_id)
+			total += m->unk_score;
+		else
+			total = (float)(total + (m->pieces[id].type == SPM_USER_DEFINED ?
+			    (double)((float)(int)(j - i) * m->max_score) - 0.1 :
+			    (double)m->pieces[id].score));
+		i = j + 1;
+	}
+	return total;
+}
+
+static int
+self_test(struct spm_model *m, const struct modelspec *ms, char *err)
+{
+	struct spm_enc *e;
+	struct buf b = { 0 };
+	size_t i, j;
+	long k;
+	char sh[64];
+
+	if (ms->nsamples == 0)
+		return 0;
+	if ((e = spm_enc_new(m)) == NULL) {
+		seterr(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < ms->nsamples; i++) {
+		const struct sample *sa = &ms->samples[i];
+		int same;
+
+		if ((k = encode_plain(e, (const uint8_t *)sa->input.s,
+		    sa->input.len)) < 0) {
+			seterr(err, "self_test_data sample %zu: %s", i + 1,
+			    errno == ENOMEM ? "out of memory" : e->err);
+			goto fail;
+		}
+		b.len = 0;
+		for (j = 0; j < (size_t)k; j++)
+			if ((j > 0 && buf_putc(&b, ' ') == -1) ||
+			    buf_append(&b, e->tok[j].s, e->tok[j].len) == -1) {
+				seterr(err, "out of memory");
+				goto fail;
+			}
+		same = b.len == sa->expected.len && (b.len == 0 ||
+		    memcmp(b.p, sa->expected.s, b.len) == 0);
+		if (!same && m->type == SPM_UNIGRAM)
+			same = fabs(sample_score(m, sa->expected.s, sa->expected.len) -
+			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7;
+		if (!same) {
+			seterr(err, "self_test_data sample %zu (\"%s\") does not "
+			    "encode as the model expects", i + 1,
+			    show(sa->input.s, sa->input.len, sh, sizeof sh));
+			goto fail;
+		}
+	}
+	buf_free(&b);
+	spm_enc_free(e);
+	return 0;
+fail:
+	buf_free(&b);
+	spm_enc_free(e);
+	return -1;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static int
+out_put(char **out, size_t *cap, size_t *len, const void *p, size_t n)
+{
+	if (*len + n + 1 > *cap && grow_arr((void **)out, cap, *len + n + 1, 1) == -1)
+		return -1;
+	if (n > 0)
+		memcpy(*out + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+/* Bytes of a run of byte pieces, as UTF-8 with U+FFFD for each bad byte. */
+static int
+put_bytes(char **out, size_t *cap, size_t *len, const uint8_t *b, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		if ((k = valid_utf8(b + i, n - i)) == 0) {
+			if (out_put(out, cap, len, REPLACEMENT, 3) == -1)
+				return -1;
+			i++;
+			continue;
+		}
+		if (out_put(out, cap, len, b + i, k) == -1)
+			return -1;
+		i += k;
+	}
+	return 0;
+}
+
+static long
+decode(const struct spm_model *m, const char *const *pieces, const size_t *lens,
+    const int32_t *ids, size_t n, char **out, size_t *cap)
+{
+	size_t len = 0, i, nb = 0, j;
+	uint8_t *bytes = NULL;
+	int bos_ws = 1, seen = 0;
+
+	if (grow_arr((void **)&bytes, &nb, n + 1, 1) == -1)
+		return -1;
+	nb = 0;
+	if (out_put(out, cap, &len, "", 0) == -1)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		const char *s = pieces[i];
+		size_t sl = lens[i];
+		long id = ids[i];
+		int type = m->pieces[id].type;
+
+		if (type == SPM_BYTE) {
+			bytes[nb++] = (uint8_t)byte_of_piece(s, sl);
+			continue;
+		}
+		if (nb > 0 && put_bytes(out, cap, &len, bytes, nb) == -1)
+			goto nomem;
+		nb = 0;
+		if (seen || len > 0)
+			bos_ws = 0;
+		seen = 0;
+		if (type == SPM_CONTROL)
+			continue;
+		if (type == SPM_UNKNOWN) {
+			if (m->pieces[id].len == sl && memcmp(m->pieces[id].s, s, sl) == 0) {
+				if (out_put(out, cap, &len, m->unk_surface,
+				    m->unk_surface_len) == -1)
+					goto nomem;
+			} else if (out_put(out, cap, &len, s, sl) == -1)
+				goto nomem;
+			continue;
+		}
+		if (bos_ws && (m->norm.add_dummy_prefix || m->norm.remove_extra_ws) &&
+		    sl >= 3 && memcmp(s, SPACE_SYM, 3) == 0) {
+			s += 3;
+			sl -= 3;
+			seen = !m->norm.remove_extra_ws;
+		}
+		for (j = 0; j < sl; ) {
+			if (sl - j >= 3 && memcmp(s + j, SPACE_SYM, 3) == 0) {
+				if (out_put(out, cap, &len, " ", 1) == -1)
+					goto nomem;
+				j += 3;
+			} else {
+				const char *q = s + j;
+				size_t k = 1;
+
+				while (j + k < sl && !(sl - j - k >= 3 &&
+				    memcmp(s + j + k, SPACE_SYM, 3) == 0))
+					k++;
+				if (out_put(out, cap, &len, q, k) == -1)
+					goto nomem;
+				j += k;
+			}
+		}
+	}
+	if (nb > 0 && put_bytes(out, cap, &len, bytes, nb) == -1)
+		goto nomem;
+	free(bytes);
+	if (m->has_denorm) {
+		struct buf b = { 0 };
+
+		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len,
+		    &b) == -1) {
+			buf_free(&b);
+			return -1;
+		}
+		len = 0;
+		if (out_put(out, cap, &len, b.p, b.len) == -1) {
+			buf_free(&b);
+			return -1;
+		}
+		buf_free(&b);
+	}
+	(*out)[len] = '\0';
+	return (long)len;
+nomem:
+	free(bytes);
+	return -1;
+}
+
+long
+spm_decode_pieces(const struct spm_model *m, const char *const *pieces,
+    const size_t *lens, size_t n, char **out, size_t *cap, char err[SPM_ERRMAX])
+{
+	int32_t *ids;
+	size_t i;
+	long k;
+
+	if ((ids = malloc((n + 1) * sizeof(*ids))) == NULL) {
+		seterr(err, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = (int32_t)spm_piece_id(m, pieces[i], lens[i]);
+	k = decode(m, pieces, lens, ids, n, out, cap);
+	free(ids);
+	if (k < 0)
+		seterr(err, "out of memory");
+	return k;
+}
+
+long
+spm_decode_ids(const struct spm_model *m, const int32_t *ids, size_t n,
+    char **out, size_t *cap, char err[SPM_ERRMAX])
+{
+	const char **pc;
+	size_t *lens, i;
+	long k;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] < 0 || (size_t)ids[i] >= m->n) {
+			seterr(err, "Invalid id: %ld", (long)ids[i]);
+			errno = EINVAL;
+			return -1;
+		}
+	pc = malloc((n + 1) * sizeof(*pc));
+	lens = malloc((n + 1) * sizeof(*lens));
+	if (pc == NULL || lens == NULL) {
+		free(pc);
+		free(lens);
+		seterr(err, "out of memory");
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pc[i] = m->pieces[ids[i]].s;
+		lens[i] = m->pieces[ids[i]].len;
+	}
+	k = spm_decode_pieces(m, pc, lens, n, out, cap, err);
+	if (k < 0)
+		errno = ENOMEM;
+	free(pc);
+	free(lens);
+	return k;
+}
+
+/* ---- lines --------------------------------------------------------------- */
+
+struct spm_lines {
+	int		 fd;
+	int		 borrowed;
+	int		 eof;
+	uint8_t		*buf;
+	size_t		 cap, start, end;
+	uint64_t	 lineno;
+	int		 limited;
+	uint64_t	 left;
+};
+
+struct spm_lines *
+spm_lines_open(int fd)
+{
+	struct spm_lines *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->fd = fd;
+	r->cap = 1 << 20;
+	if ((r->buf = malloc(r->cap)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct spm_lines *
+spm_lines_open_mem(const uint8_t *p, size_t n)
+{
+	struct spm_lines *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->fd = -1;
+	r->eof = 1;
+	r->borrowed = 1;
+	r->buf = (uint8_t *)(uintptr_t)p;
+	r->cap = r->end = n;
+	return r;
+}
+
+void
+spm_lines_free(struct spm_lines *r)
+{
+	if (r == NULL)
+		return;
+	if (!r->borrowed)
+		free(r->buf);
+	free(r);
+}
+
+uint64_t spm_lines_lineno(const struct spm_lines *r) { return r->lineno; }
+
+int
+spm_lines_range(struct spm_lines *r, uint64_t off, uint64_t len)
+{
+	if (r->fd == -1 || r->end > 0 || r->eof || off > INT64_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (lseek(r->fd, (off_t)off, SEEK_SET) == -1)
+		return -1;
+	r->limited = 1;
+	r->left = len;
+	return 0;
+}
+
+static int
+lines_fill(struct spm_lines *r)
+{
+	ssize_t k;
+	size_t want;
+
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->end == r->cap) {
+		uint8_t *nb;
+
+		if (r->cap > SIZE_MAX / 2) {
+			errno = ENOMEM;
+			return -1;
+		}
+		if ((nb = realloc(r->buf, r->cap * 2)) == NULL)
+			return -1;
+		r->buf = nb;
+		r->cap *= 2;
+	}
+	want = r->cap - r->end;
+	if (r->limited && want > r->left) {
+		want = (size_t)r->left;
+		if (want == 0) {
+			r->eof = 1;
+			return 0;
+		}
+	}
+	do
+		k = read(r->fd, r->buf + r->end, want);
+	while (k == -1 && errno == EINTR);
+	if (k == -1)
+		return -1;
+	if (k == 0)
+		r->eof = 1;
+	r->end += (size_t)k;
+	if (r->limited)
+		r->left -= (uint64_t)k;
+	return 0;
+}
+
+int
+spm_lines_next(struct spm_lines *r, const uint8_t **pp, size_t *np)
+{
+	const uint8_t *p, *q;
+	size_t n, scan = 0;
+	int nl;
+
+	for (;;) {
+		p = r->buf + r->start;
+		q = r->end - r->start > scan ?
+		    memchr(p + scan, '\n', r->end - r->start - scan) : NULL;
+		if (q != NULL) {
+			n = (size_t)(q - p);
+			nl = 1;
+			break;
+		}
+		scan = r->end - r->start;
+		if (r->eof) {
+			if (scan == 0)
+				return 0;
+			n = scan;
+			nl = 0;
+			break;
+		}
+		if (lines_fill(r) == -1)
+			return -1;
+	}
+	r->start += n + (size_t)nl;
+	r->lineno++;
+	*pp = p;
+	*np = n;
+	return 1;
+}
