@@ -74,9 +74,10 @@ need_fast() {
 		skip "real-corpus build not run under AddressSanitizer"
 }
 
-# mtimes DIR: every file under DIR with its modification time.
+# mtimes DIR: every file under DIR with its modification time (the
+# records of what each product was made from aside).
 mtimes() {
-	(cd "$1" && find . -type f ! -name '*.tmp' -printf '%p %T@\n' | sort)
+	(cd "$1" && find . -type f ! -name '*.tmp' ! -path '*/records/*' -printf '%p %T@\n' | sort)
 }
 
 # changed BEFORE AFTER: the files whose time changed (or that appeared).
@@ -180,6 +181,75 @@ enzh_fixture() {
 	[[ "$output" == *"translate_enzh_wmt8k-train-00009-of-00010 "* ]]
 	[[ "$output" == *"translate_enzh_wmt8k-dev-00000-of-00001 "* ]]
 	[[ "$output" != *subwords.zh* ]]
+}
+
+@test "t2t-translate-enzh: a changed value or tool remakes exactly what was made with it" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m0"
+	# SEED: the shards only, as a build with that seed makes them.
+	run -0 build t2t-translate-enzh "${ENZH[@]}" SEED=2
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "translate_enzh_wmt8k-dev-00000-of-00001 $(printf 'translate_enzh_wmt8k-train-%05d-of-00010 ' $(seq 0 9))" ]
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 OUT="$T/seed2"
+	same_products t2t-translate-enzh "$T/out" "$T/seed2"
+	# BUDGET: the vocabularies and all after them.
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 OUT="$T/budget"
+	same_products t2t-translate-enzh "$T/out" "$T/budget"
+	! cmp -s "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.en" "$T/seed2/vocab.translate_enzh_wmt8k.8192.subwords.en"
+	# Another tfr-cat binary (same name, other bytes): the shards only.
+	mkdir "$T/bin"
+	cp "$RECPIPE_BIN"/* "$T/bin/"
+	mtimes "$T/out" >"$T/m2"
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 BIN="$T/bin"
+	mtimes "$T/out" >"$T/m3"
+	[ -z "$(changed "$T/m2" "$T/m3")" ]
+	printf '\0' >>"$T/bin/tfr-cat"
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 BIN="$T/bin"
+	mtimes "$T/out" >"$T/m4"
+	[ "$(changed "$T/m3" "$T/m4")" = "translate_enzh_wmt8k-dev-00000-of-00001 $(printf 'translate_enzh_wmt8k-train-%05d-of-00010 ' $(seq 0 9))" ]
+	# Another training file of the same name, older than the products.
+	cp "$T/train.en" "$T/other.en"
+	sed -i 's/cat/cow/' "$T/other.en"
+	touch -d '2001-01-01' "$T/other.en"
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/other.en" OUT="$T/seed2"
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/other.en" OUT="$T/fresh"
+	same_products t2t-translate-enzh "$T/seed2" "$T/fresh"
+}
+
+@test "t2t-translate-enzh: a part missing, or made from other options or input, stops the merge" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	stages t2t-translate-enzh "$T/base" 3 "${ENZH[@]}"
+	local r=$BUILDS/t2t-translate-enzh.mk
+	(cd "$T/base" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	# part 1 of the count stage made again with another budget
+	cp -a "$T/base" "$T/n3"
+	make -s -f "$r" count BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=1 "${ENZH[@]}" BUDGET=3000
+	run -2 make -s -f "$r" vocab BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[ "${lines[0]}" = "t2t-translate-enzh: $T/n3/parts/count.en.1-of-3: missing or out of date (made from other inputs or options than this build's): run the stage count (part 1 of 3) again" ]
+	(cd "$T/n3" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+	# a part missing
+	rm -r "$T/n3"
+	cp -a "$T/base" "$T/n3"
+	rm "$T/n3/parts/train.2-of-3.tfr"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[ "${lines[0]}" = "t2t-translate-enzh: $T/n3/parts/train.2-of-3.tfr: missing or out of date (made from other inputs or options than this build's): run the stage encode (part 2 of 3) again" ]
+	# the part of another build (another training text), newer
+	sed 's/cat/cow/' "$T/train.en" >"$T/other.en"
+	stages t2t-translate-enzh "$T/other" 3 "${ENZH[@]}" SRC="$T/other.en"
+	cp "$T/other/parts/train.2-of-3.tfr" "$T/n3/parts/"
+	cp "$T/other/parts/records/train.2-of-3.tfr" "$T/n3/parts/records/"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[[ ${lines[0]} == "t2t-translate-enzh: $T/n3/parts/train.2-of-3.tfr: missing or out of date"* ]]
+	# nothing committed was touched
+	(cd "$T/n3" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+	# the part made again, the merge goes on
+	make -s -f "$r" encode BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=2 "${ENZH[@]}"
+	make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	build t2t-translate-enzh "${ENZH[@]}"
+	same_products t2t-translate-enzh "$T/out" "$T/n3"
 }
 
 @test "t2t-translate-enzh: stages and products follow the recipe contract" {
