@@ -511,6 +511,49 @@ nllb_fixture() {
 	[ -z "$(changed "$T/f0" "$T/f1")" ]
 }
 
+@test "nllb: a changed value remakes exactly what was made with it, as a fresh build makes it" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	mtimes "$T/out" >"$T/m0"
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "batches.jsonl batches.stats " ]
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 LINES_cc-bb=25
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "batches.jsonl batches.stats data_bin/shard000/train.cc-bb.bb.bin data_bin/shard000/train.cc-bb.bb.idx data_bin/shard000/train.cc-bb.cc.bin data_bin/shard000/train.cc-bb.cc.idx data_bin/shard001/train.cc-bb.bb.bin data_bin/shard001/train.cc-bb.bb.idx data_bin/shard001/train.cc-bb.cc.bin data_bin/shard001/train.cc-bb.cc.idx " ]
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 LINES_cc-bb=25 OUT="$T/fresh"
+	same_products nllb "$T/out" "$T/fresh" "${NLLB[@]}"
+	# the vocabulary size, the seed, the directions: all that follows them
+	build nllb "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb"
+	build nllb "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb" OUT="$T/fresh2"
+	same_products nllb "$T/out" "$T/fresh2" "${NLLB[@]}" PAIRS="aa-bb cc-bb"
+	! cmp -s "$T/out/vocab.subwords" "$T/fresh/vocab.subwords"
+	# and the same through the stages
+	stages nllb "$T/n2" 2 "${NLLB[@]}"
+	stages nllb "$T/n2" 2 "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb"
+	same_products nllb "$T/n2" "$T/fresh2" "${NLLB[@]}" PAIRS="aa-bb cc-bb"
+}
+
+@test "nllb: names and values are checked before make expands them" {
+	nllb_fixture
+	cd "$T"
+	local r=$BUILDS/nllb.mk v
+	for v in 'OUT=a b' 'OUT=o$(shell touch PWNED)' 'TEXT=x;touch PWNED;' 'SEED=1;touch PWNED' \
+	    'PAIRS=aa-bb;touch${IFS}PWNED' 'TEMPERATURE=1.5`touch PWNED`' 'LINES_aa-bb=$(shell touch PWNED)' \
+	    'MAX_TOKENS=$(shell touch PWNED)'; do
+		run -2 make -s -n -f "$r" "${NLLB[@]}" "$v"
+		[ "${#lines[@]}" -eq 1 ]
+		[[ ${lines[0]} == *"*** nllb: "*"${v%%=*}"* ]]
+		run -2 make -s -f "$r" products "${NLLB[@]}" "$v"
+		[ ! -e PWNED ]
+	done
+	# a quote is a character like another
+	build nllb "${NLLB[@]}" OUT="$T/it's\"q\"\`b\`"
+	build nllb "${NLLB[@]}"
+	same_products nllb "$T/out" "$T/it's\"q\"\`b\`" "${NLLB[@]}"
+	[ ! -e PWNED ]
+}
+
 @test "nllb: the stages give the bytes of one run" {
 	run -0 make -s -f "$BUILDS/nllb.mk" stages
 	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
