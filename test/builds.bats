@@ -392,6 +392,51 @@ electra_fixture() {
 	! cmp -s "$T/out/pretrain_data.tfrecord-1-of-9" "$T/p2/pretrain_data.tfrecord-1-of-9"
 }
 
+@test "electra-pretrain: a corpus file name never reaches a shell unquoted" {
+	electra_fixture
+	local r=$BUILDS/electra-pretrain.mk name
+	cd "$T"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=4 OUT="$T/plain"
+	# quotes and backticks are characters like others
+	mv "$T/corpus/b.txt" "$T/corpus/b'it\`s\`\"q\".txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=4
+	same_products electra-pretrain "$T/plain" "$T/out" PROCS=2 OUT_FILES=4
+	# names make cannot take are refused, naming them, before anything runs
+	for name in 'x;touch PWNED;.txt' 'a b.txt' 'x$(shell touch PWNED).txt' "$(printf 'new\nline.txt')" \
+	    'x`touch PWNED`$(touch PWNED).txt'; do
+		: >"$T/corpus/$name"
+		run -2 make -n -f "$r" "${ELECTRA[@]}" OUT="$T/dry"
+		[[ ${lines[0]} == *"*** electra-pretrain: $T/corpus/"*": a name with white space or one of"*"cannot be used by make.  Stop." ]]
+		run -2 make -s -f "$r" products "${ELECTRA[@]}"
+		run -1 "$BATS_TEST_DIRNAME/../scripts/cluster/slurm-build" -n -o "$T/dry" "$r" "${ELECTRA[@]}"
+		command -v parallel >/dev/null || continue
+		run -1 "$BATS_TEST_DIRNAME/../scripts/cluster/parallel-build" -n -o "$T/dry" "$r" "${ELECTRA[@]}"
+		[[ $output == *"electra-pretrain: $T/corpus/"*": a name with white space"* ]]
+		rm "$T/corpus/$name"
+		[ ! -e PWNED ]
+	done
+	[ ! -e "$T/dry" ] || [ -z "$(find "$T/dry" -type f ! -path '*/logs/*')" ]
+}
+
+@test "electra-pretrain: a changed value or corpus remakes exactly the jobs made with it" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 OUT="$T/seed5"
+	same_products electra-pretrain "$T/out" "$T/seed5" PROCS=2 OUT_FILES=6
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0 OUT="$T/len24"
+	same_products electra-pretrain "$T/out" "$T/len24" PROCS=2 OUT_FILES=6
+	# a file gone from the corpus: its job only
+	mtimes "$T/out" >"$T/m0"
+	rm "$T/corpus/e.txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "parts/job-0-of-2.done parts/job-0-of-2/00000 parts/job-0-of-2/00001 parts/job-0-of-2/00002 pretrain_data.tfrecord-0-of-6 pretrain_data.tfrecord-2-of-6 pretrain_data.tfrecord-4-of-6 " ]
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0 OUT="$T/four"
+	same_products electra-pretrain "$T/out" "$T/four" PROCS=2 OUT_FILES=6
+}
+
 @test "electra-pretrain: English text and BERT's uncased vocab.txt" {
 	need_shared corpus/en-gutenberg.txt.xz
 	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt

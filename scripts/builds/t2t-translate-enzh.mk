@@ -106,8 +106,9 @@ TOOL_IDS := $(if $(PLAN_ONLY),,$(shell for t in $(foreach t,$(TOOLS),$(call sq,$
 	printf '%s:%s:%s\n' "$$(basename -- "$$t")" "$${v:-none}" "$${s:-none}"; done))
 tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
 ident = $(patsubst $(OUT)/%,OUT/%,$(1))=$(shell stat -L -c '%s:%.9Y' -- $(call sq,$(1)) 2>/dev/null || echo missing)
-# record VARS,TOOLS,FILES: what a product is made from, one line.
-record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) $(foreach f,$(3),$(call ident,$(f))))
+# record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
+record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
+	$(foreach f,$(3),$(call ident,$(f))) $(foreach w,$(4),$(call sq,$(w))))
 # stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
 # (stripped: make 4.3 may leave the newline at the end of what $(file <)
 # reads).
