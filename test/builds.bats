@@ -599,6 +599,30 @@ nllb_fixture() {
 	[ ! -e PWNED ]
 }
 
+@test "recipes: a link planted in OUT at a temporary's name is not written through" {
+	nllb_fixture
+	enzh_fixture
+	echo precious >"$T/victim"
+	local f
+	mkdir -p "$T/out/text" "$T/out/data_bin" "$T/t2t/text"
+	for f in text/aa.txt.tmp text/cc.txt.tmp text/aa.s000.txt.tmp text/cc.s001.txt.tmp \
+	    data_bin/dict.txt.tmp data_bin/dict.txt.words batches.jsonl.tmp batches.stats.tmp; do
+		ln -s "$T/victim" "$T/out/$f"
+	done
+	build nllb "${NLLB[@]}"
+	build nllb "${NLLB[@]}" OUT="$T/clean"
+	same_products nllb "$T/out" "$T/clean" "${NLLB[@]}"
+	xz -k "$T/train.en"
+	for f in text/train.en.tmp text/train.tsv.tmp text/dev.tsv.tmp; do
+		ln -s "$T/victim" "$T/t2t/text/${f#text/}"
+	done
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/train.en.xz" OUT="$T/t2t"
+	[ "$(cat "$T/victim")" = precious ]
+	# and no temporary is left behind
+	find "$T/out" "$T/t2t" -name '*.??????' >"$T/left"
+	! grep -v '\.[a-z]*$' "$T/left"
+}
+
 @test "nllb: the stages give the bytes of one run" {
 	run -0 make -s -f "$BUILDS/nllb.mk" stages
 	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
