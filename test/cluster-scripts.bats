@@ -107,3 +107,37 @@ text() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^parallel ' <<<"$output")" -eq 4 ]
 }
+
+# run_procs PATTERN: the pids and command lines of the processes whose
+# command line holds PATTERN.
+run_procs() {
+	ps -e -o pid= -o args= | grep -F -- "$1" | grep -v -F -e 'grep -F' || true
+}
+
+@test "parallel-build: terminated or hung up, it stops parallel and the running parts" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	local sig pid i left st
+	for sig in TERM HUP; do
+		rm -rf "$T/par"
+		"$PB" -N 3 -j 3 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=37.31 \
+			>"$T/pb.out" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 200; i++)); do
+			[ "$(run_procs 'sleep 37.31' | wc -l)" -lt 3 ] || break
+			sleep 0.1
+		done
+		[ "$(run_procs 'sleep 37.31' | wc -l)" -eq 3 ]
+		kill -"$sig" "$pid"
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ]
+		left=$(run_procs "$T/par"; run_procs 'sleep 37.31')
+		# (what an unfixed runner leaves is stopped here, by pid)
+		[ -z "$left" ] || { kill $(awk '{ print $1 }' <<<"$left"); echo "left: $left"; return 1; }
+		grep -q "parallel-build: SIG$sig received; stopping the jobs of stage count" "$T/pb.out"
+		sleep 1
+		[ ! -e "$T/par/logs/vocab.log" ]
+		[ -z "$(run_procs "$T/par")" ]
+	done
+}
