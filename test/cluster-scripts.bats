@@ -141,3 +141,76 @@ run_procs() {
 		[ -z "$(run_procs "$T/par")" ]
 	done
 }
+
+@test "cluster scripts: an OUT that make would split or expand is refused before anything is written" {
+	cd "$T"
+	local s o
+	for s in "$SB" "$PB"; do
+		for o in 'dir with space' "$T/o\$(X)y" "$T/a;b" "$(printf 'new\nline')"; do
+			run -2 "$s" -n -o "$o" "$FIXMK" TEXT="$T/text.txt"
+			[ "${#lines[@]}" -eq 1 ]
+			[[ ${lines[0]} == *": -o "*": a name with white space or one of \$ : ; % # \\ * ? [ ] ( ) = , | & cannot be given to make" ]]
+		done
+		run -2 "$s" -n --bin "$T/b in" "$FIXMK" TEXT="$T/text.txt"
+		[[ ${lines[0]} == *": --bin $T/b\\ in: a name with white space"* ]]
+	done
+	[ -z "$(ls -A "$T")" ]
+}
+
+# Two languages of 40 lines for the Open-NLLB recipe.
+nllb_text() {
+	local i
+	mkdir -p "$T/text"
+	for i in $(seq 1 40); do
+		printf 'the cat %d sat on the mat\n' "$i"
+	done >"$T/text/aa.txt"
+	rev "$T/text/aa.txt" >"$T/text/bb.txt"
+	NLLB=(TEXT="$T/text" PAIRS=aa-bb SHARDS=2 VOCAB_SIZE=200 MAX_TOKENS=256 LINES_gu-lv=)
+}
+
+@test "parallel-build: a rerun with a changed value remakes what uses it; OUT may hold quotes" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	nllb_text
+	local r=$BATS_TEST_DIRNAME/../scripts/builds/nllb.mk out="$T/it's\"q\"" p
+	make -s -f "$r" OUT="$T/one" BIN="$RECPIPE_BIN" "${NLLB[@]}"
+	make -s -f "$r" OUT="$T/hot" BIN="$RECPIPE_BIN" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	run -0 "$PB" -N 2 -o "$out" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}"
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/one/$p" "$out/$p"
+	done
+	run -0 "$PB" -N 2 -o "$out" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/hot/$p" "$out/$p"
+	done
+	! cmp -s "$T/one/batches.jsonl" "$out/batches.jsonl"
+}
+
+@test "cluster scripts: a second runner into the same output directory is refused" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	local pid i st=0
+	"$PB" -N 2 -j 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=3 \
+		>"$T/pb.out" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[ ! -e "$T/par/logs/lock/owner" ] || break
+		sleep 0.1
+	done
+	run -1 "$PB" -N 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "parallel-build: $T/par: another runner is building here (pid $pid on $(hostname) since "*"); if it is gone, remove $T/par/logs/lock" ]]
+	run -1 "$SB" -n -N 2 -o "$T/par" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "slurm-build: $T/par: another runner is building here (pid $pid on "* ]]
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ]
+	[ ! -e "$T/par/logs/lock" ]
+	# the lock of a runner that is gone is taken over
+	mkdir "$T/par/logs/lock"
+	sleep 30 &
+	i=$!
+	kill "$i"
+	wait "$i" || true
+	echo "$(hostname) $i 2026-01-01T00:00:00" >"$T/par/logs/lock/owner"
+	run -0 "$PB" -N 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ ! -e "$T/par/logs/lock" ]
+}
