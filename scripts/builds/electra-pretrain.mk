@@ -104,28 +104,37 @@ is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $
 check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): not a whole number))
 eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
-# The identity of each tool of TOOLS, NAME:VERSION:SHA256, asked once,
-# and not for the plan (stages, products).
+# The identity of each tool of TOOLS: NAME:SHA256 of the binary that
+# make runs (found on PATH when BIN is empty), asked once, and not for
+# the plan (stages, products).
 PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
-TOOL_IDS := $(if $(PLAN_ONLY),,$(shell for t in $(foreach t,$(TOOLS),$(call sq,$(call tool,$(t)))); do \
-	p=$$t; case $$p in (*/*) ;; (*) p=$$(command -v "$$p") || p=$$t ;; esac; \
-	v=$$("$$p" --version 2>/dev/null | head -n 1 | tr -c 'A-Za-z0-9.\n-' _); \
-	s=$$(sha256sum <"$$p" 2>/dev/null | cut -c 1-64); \
-	printf '%s:%s:%s\n' "$$(basename -- "$$t")" "$${v:-none}" "$${s:-none}"; done))
+tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
+TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
 tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
-ident = $(patsubst $(OUT)/%,OUT/%,$(1))=$(shell stat -L -c '%s:%.9Y' -- $(call sq,$(1)) 2>/dev/null || echo missing)
+# The files a part record names, each OUT/... (under OUT) with its size
+# and time, looked up in IDENTS, which the recipe asks once for all the
+# files of its part records: while the makefile is read, and in the
+# recipes when IDENTS_HOLD says that no file of IDENTS is made by this
+# make (a stage's parts read only what earlier stages made); else they
+# are asked anew.
+PARSING := 1
+idents = $(if $(PLAN_ONLY),,$(if $(1),$(shell stat -L -c '%n=%s:%.9Y' -- $(foreach f,$(1),$(call sq,$(f))) 2>/dev/null)))
+ident_in = $(patsubst $(OUT)/%,OUT/%,$(1))=$(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(2))),missing)
+ident_list = $(foreach f,$(1),$(call ident_in,$(f),$(2)))
 # record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
 record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
-	$(foreach f,$(3),$(call ident,$(f))) $(foreach w,$(4),$(call sq,$(w))))
+	$(call ident_list,$(3),$(if $(PARSING)$(IDENTS_HOLD),$(IDENTS),$(call idents,$(3)))) $(foreach w,$(4),$(call sq,$(w))))
 # stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
 # (stripped: make 4.3 may leave the newline at the end of what $(file <)
 # reads).
 stale = $(if $(PLAN_ONLY)$(call eq,$(strip $(file <$(call rec,$(1)))),$(2)),,FORCE)
 # The first line of a recipe that makes P, and its last, which commits
-# P's record.
+# P's record (new: the first removed it; a file planted there since is
+# not written through).
 unrecord = @rm -f $(call sq,$(call rec,$(1)))
-commit = @r=$(call sq,$(call rec,$(1))) && mkdir -p "$${r%/*}" && t=$$(mktemp "$$r.XXXXXX") && \
-	printf '%s\n' $(call sq,$(2)) >"$$t" && mv -f "$$t" "$$r"
+commit = @set -C; r=$(call sq,$(call rec,$(1))); [ -d "$${r%/*}" ] || mkdir -p "$${r%/*}"; \
+	printf '%s\n' $(call sq,$(2)) >"$$r"
 # mine STAGE[,K]: this make makes STAGE's products (part K's): it runs
 # STAGE (as part K), or no stage (the one-process build).  own STAGE[,K]:
 # the first line of every recipe: it refuses to make another's product.
@@ -231,6 +240,7 @@ $(foreach f,$(FILES),$(eval $(call file_rule,$(f))))
 # A job: its files' examples, dealt round-robin into its output files
 # under parts/ (job-J-of-PROCS/NNNNN, then the stamp .done, whose record
 # is the part's), then linked into place under ELECTRA's names.
+IDENTS := $(call idents,$(foreach f,$(FILES),$(call ids,$(f))))
 JOB_REC = $(call record,MAX_SEQ_LENGTH SEED PROCS OUT_FILES VOCAB N,pack-encdec tfr-cat,$(foreach f,$(call job_files,$(1)),$(call ids,$(f))))
 define job_rule
 $(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) $(VOCAB) \
@@ -253,3 +263,6 @@ $(call job_products,$(1)) &: $(call job_dir,$(1)).done | $(OUT)
 	touch -c $$(foreach p,$(call job_products,$(1)),$$(call sq,$$(p)))
 endef
 $(foreach j,$(JOBS),$(eval $(call job_rule,$(j))))
+
+# (the makefile is read: idents are asked anew from here on)
+PARSING :=

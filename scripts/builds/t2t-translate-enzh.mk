@@ -96,28 +96,37 @@ is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $
 check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): not a whole number))
 eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
-# The identity of each tool of TOOLS, NAME:VERSION:SHA256, asked once,
-# and not for the plan (stages, products).
+# The identity of each tool of TOOLS: NAME:SHA256 of the binary that
+# make runs (found on PATH when BIN is empty), asked once, and not for
+# the plan (stages, products).
 PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
-TOOL_IDS := $(if $(PLAN_ONLY),,$(shell for t in $(foreach t,$(TOOLS),$(call sq,$(call tool,$(t)))); do \
-	p=$$t; case $$p in (*/*) ;; (*) p=$$(command -v "$$p") || p=$$t ;; esac; \
-	v=$$("$$p" --version 2>/dev/null | head -n 1 | tr -c 'A-Za-z0-9.\n-' _); \
-	s=$$(sha256sum <"$$p" 2>/dev/null | cut -c 1-64); \
-	printf '%s:%s:%s\n' "$$(basename -- "$$t")" "$${v:-none}" "$${s:-none}"; done))
+tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
+TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
 tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
-ident = $(patsubst $(OUT)/%,OUT/%,$(1))=$(shell stat -L -c '%s:%.9Y' -- $(call sq,$(1)) 2>/dev/null || echo missing)
+# The files a part record names, each OUT/... (under OUT) with its size
+# and time, looked up in IDENTS, which the recipe asks once for all the
+# files of its part records: while the makefile is read, and in the
+# recipes when IDENTS_HOLD says that no file of IDENTS is made by this
+# make (a stage's parts read only what earlier stages made); else they
+# are asked anew.
+PARSING := 1
+idents = $(if $(PLAN_ONLY),,$(if $(1),$(shell stat -L -c '%n=%s:%.9Y' -- $(foreach f,$(1),$(call sq,$(f))) 2>/dev/null)))
+ident_in = $(patsubst $(OUT)/%,OUT/%,$(1))=$(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(2))),missing)
+ident_list = $(foreach f,$(1),$(call ident_in,$(f),$(2)))
 # record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
 record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
-	$(foreach f,$(3),$(call ident,$(f))) $(foreach w,$(4),$(call sq,$(w))))
+	$(call ident_list,$(3),$(if $(PARSING)$(IDENTS_HOLD),$(IDENTS),$(call idents,$(3)))) $(foreach w,$(4),$(call sq,$(w))))
 # stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
 # (stripped: make 4.3 may leave the newline at the end of what $(file <)
 # reads).
 stale = $(if $(PLAN_ONLY)$(call eq,$(strip $(file <$(call rec,$(1)))),$(2)),,FORCE)
 # The first line of a recipe that makes P, and its last, which commits
-# P's record.
+# P's record (new: the first removed it; a file planted there since is
+# not written through).
 unrecord = @rm -f $(call sq,$(call rec,$(1)))
-commit = @r=$(call sq,$(call rec,$(1))) && mkdir -p "$${r%/*}" && t=$$(mktemp "$$r.XXXXXX") && \
-	printf '%s\n' $(call sq,$(2)) >"$$t" && mv -f "$$t" "$$r"
+commit = @set -C; r=$(call sq,$(call rec,$(1))); [ -d "$${r%/*}" ] || mkdir -p "$${r%/*}"; \
+	printf '%s\n' $(call sq,$(2)) >"$$r"
 # mine STAGE[,K]: this make makes STAGE's products (part K's): it runs
 # STAGE (as part K), or no stage (the one-process build).  own STAGE[,K]:
 # the first line of every recipe: it refuses to make another's product.
@@ -134,7 +143,6 @@ $(foreach v,OUT SRC TGT DEV_SRC DEV_TGT,$(call check_path,$(v)))
 $(call check_name,BIN)
 $(foreach v,SEED BUDGET N K,$(call check_count,$(v)))
 $(if $(filter 0,$(N)),$(error $(ME): N=0: not a number of parts))
-$(if $(shell [ $(K) -lt $(N) ] && echo ok),,$(error $(ME): K=$(K): not a part of N=$(N) (0 to N - 1)))
 $(if $(word 2,$(STAGED)),$(error $(ME): $(STAGED): one stage at a time))
 
 PROBLEM := translate_enzh_wmt8k
@@ -165,6 +173,7 @@ PRODUCTS := $(VOCAB_EN) $(VOCAB_ZH) $(TRAIN) $(DEV)
 # Parts of a stage: K of N, and every part of N for the stage after.
 part = $(if $(filter 1,$(N)),,--part $(1)/$(N))
 KS := $(shell seq 0 $$(($(N) - 1)))
+$(if $(filter $(K),$(KS)),,$(error $(ME): K=$(K): not a part of N=$(N) (0 to N - 1)))
 count_part = $(OUT)/parts/count.$(1).$(2)-of-$(N)
 encode_part = $(OUT)/parts/train.$(1)-of-$(N).tfr
 
@@ -236,6 +245,8 @@ $(OUT)/tmp/train.tfr: $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) \
 TRAIN_RECORDS := $(OUT)/tmp/train.tfr
 else
 # Stages: count and encode by parts, vocab and shards once.
+IDENTS_HOLD := 1
+IDENTS := $(call idents,$(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH))
 text: $(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(OUT)/text/dev.tsv
 count: $(call count_part,en,$(K)) $(call count_part,zh,$(K))
 vocab: $(VOCAB_EN) $(VOCAB_ZH)
@@ -303,3 +314,6 @@ $(DEV): $(OUT)/tmp/dev.tfr $(call stale,$(DEV),$(SHARDS_REC))
 	$(call unrecord,$@)
 	$(SHARDS) --split 1 -o $(call sq,$(OUT)/$(PROBLEM)-dev-%05d-of-%05d) $(call sq,$<)
 	$(call commit,$@,$(SHARDS_REC))
+
+# (the makefile is read: idents are asked anew from here on)
+PARSING :=
