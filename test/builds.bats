@@ -585,7 +585,7 @@ nllb_fixture() {
 	local r=$BUILDS/nllb.mk v
 	for v in 'OUT=a b' 'OUT=o$(shell touch PWNED)' 'TEXT=x;touch PWNED;' 'SEED=1;touch PWNED' \
 	    'PAIRS=aa-bb;touch${IFS}PWNED' 'TEMPERATURE=1.5`touch PWNED`' 'LINES_aa-bb=$(shell touch PWNED)' \
-	    'MAX_TOKENS=$(shell touch PWNED)'; do
+	    'MAX_TOKENS=$(shell touch PWNED)' 'OUT=~/x'; do
 		run -2 make -s -n -f "$r" "${NLLB[@]}" "$v"
 		[ "${#lines[@]}" -eq 1 ]
 		[[ ${lines[0]} == *"*** nllb: "*"${v%%=*}"* ]]

@@ -80,7 +80,7 @@ SHELL := /bin/bash
 # Every name and value is checked before make expands any of them: a
 # name must be one word for make and for the shell (no white space and
 # none of  $ : ; % # \ * ? [ ] ( ) = , | & ), a number digits only; and
-# every name goes to the shell quoted (sq).  Every product is committed
+# every name goes to the shell quoted (sq); a name may not begin with ~.  Every product is committed
 # with a record of what it was made from (its values, the version and
 # SHA-256 of each tool it runs and, for a part, the size and time
 # of the files it reads), under OUT/records or OUT/parts/records; a
@@ -97,7 +97,8 @@ raw = $(if $(filter command% environment%,$(origin $(1))),$(value $(1)),$($(1)))
 name_bad := $$ : ; % $(hash) $(backslash) * ? [ ] ( ) = $(comma) | &
 bad_in = $(strip $(foreach c,$(name_bad),$(findstring $(c),$(1))))
 check_name = $(if $(or $(filter-out 1,$(words x$(call raw,$(1))x)),$(call bad_in,$(call raw,$(1)))),\
-	$(error $(ME): $(1)=$(call raw,$(1)): a name with white space or one of $(name_bad) cannot be used by make))
+	$(error $(ME): $(1)=$(call raw,$(1)): a name with white space or one of $(name_bad) cannot be used by make))\
+	$(if $(filter ~%,$(call raw,$(1))),$(error $(ME): $(1)=$(call raw,$(1)): make would read ~ as a home directory))
 check_path = $(if $(call raw,$(1)),$(call check_name,$(1)),$(error $(ME): $(1) is empty))
 strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
 is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $(call strip_digits,$(call raw,$(1))),,1),$(if $(filter 0%,$(call raw,$(1))),$(filter 0,$(call raw,$(1))),1))
