@@ -437,6 +437,20 @@ electra_fixture() {
 	same_products electra-pretrain "$T/out" "$T/four" PROCS=2 OUT_FILES=6
 }
 
+@test "electra-pretrain: a job missing or made with another seed stops the shards stage" {
+	electra_fixture
+	local r=$BUILDS/electra-pretrain.mk
+	stages electra-pretrain "$T/n2" 2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	make -s -f "$r" examples BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=1 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6 SEED=4
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6
+	[ "${lines[0]}" = "electra-pretrain: $T/n2/parts/job-1-of-3.done: missing or out of date (made from other inputs or options than this build's): run the stage examples (part 1 of 2) again" ]
+	rm "$T/n2/parts/job-2-of-3.done"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6 SEED=4
+	[ "${lines[0]}" = "electra-pretrain: $T/n2/parts/job-0-of-3.done: missing or out of date (made from other inputs or options than this build's): run the stage examples (part 0 of 2) again" ]
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+}
+
 @test "electra-pretrain: English text and BERT's uncased vocab.txt" {
 	need_shared corpus/en-gutenberg.txt.xz
 	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
@@ -631,6 +645,24 @@ nllb_fixture() {
 	stages nllb "$T/n1" 1 "${NLLB[@]}"
 	same_products nllb "$T/out" "$T/n1" "${NLLB[@]}"
 	[ -s "$T/n1/parts/cc.s001.0-of-1.idx" ]
+}
+
+@test "nllb: a part missing or made with other options stops the merge; nothing committed is touched" {
+	need_part subword-build subword-encode
+	nllb_fixture
+	local r=$BUILDS/nllb.mk
+	stages nllb "$T/n2" 2 "${NLLB[@]}"
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	rm "$T/n2/parts/cc.s001.1-of-2.idx"
+	run -2 make -s -f "$r" data BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${NLLB[@]}" TEMPERATURE=3
+	[ "${lines[0]}" = "nllb: $T/n2/parts/cc.s001.1-of-2.idx: missing or out of date (made from other inputs or options than this build's): run the stage bin (part 1 of 2) again" ]
+	make -s -f "$r" bin BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=1 "${NLLB[@]}"
+	# the pieces of part 0 made again with another vocabulary
+	cp "$T/n2/vocab.subwords" "$T/vocab2"
+	make -s -f "$r" pieces BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=0 "${NLLB[@]}" VOCAB="$T/vocab2"
+	run -2 make -s -f "$r" dict BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${NLLB[@]}"
+	[[ ${lines[0]} == "nllb: $T/n2/parts/"*".0-of-2.pieces: missing or out of date"*"run the stage pieces (part 0 of 2) again" ]]
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
 }
 
 @test "nllb: N parts give the bytes of one run, N = 2, 3, 7" {
