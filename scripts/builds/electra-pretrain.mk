@@ -78,15 +78,15 @@ SHELL := /bin/bash
 
 # --- Names, values and records: the same block in every recipe. ---
 # Every name and value is checked before make expands any of them: a
-# name must be one word for make and for the shell (no white space and
-# none of  $ : ; % # \ * ? [ ] ( ) = , | & ), a number digits only; and
-# every name goes to the shell quoted (sq); a name may not begin with ~.  Every product is committed
-# with a record of what it was made from (its values, the version and
-# SHA-256 of each tool it runs and, for a part, the size and time
-# of the files it reads), under OUT/records or OUT/parts/records; a
-# product whose record says otherwise is made again, and a product of
-# another stage or part is never made here: when it is missing or out
-# of date, make stops naming it before anything is merged.
+# name must be one word for make and for the shell (no white space, none
+# of  $ : ; % # \ * ? [ ] ( ) = , | &, no ~ first), a number digits
+# only; every name goes to the shell quoted (sq).  Every product is
+# committed with a record of what it was made from (its values, the
+# SHA-256 of each tool it runs and, for a part, the size and time of the
+# files it reads), under OUT/records or OUT/parts/records; a product
+# whose record says otherwise is made again, and a product of another
+# stage or part is never made here: when it is missing or out of date,
+# make stops naming it before anything is merged.
 empty :=
 space := $(empty) $(empty)
 comma := ,
