@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # scripts/cluster/slurm-build and parallel-build without a cluster: help,
 # usage errors, the plan they would submit (dry run), and parallel-build
-# on this machine when GNU parallel is installed.  The Slurm runs
-# themselves are make check-cluster's (test/cluster/run).
+# on this machine when GNU parallel is installed, and slurm-build over a
+# fake Slurm that runs each job at once.  The Slurm runs themselves are
+# make check-cluster's (test/cluster/run).
 
 load common
 
@@ -213,4 +214,74 @@ nllb_text() {
 	echo "$(hostname) $i 2026-01-01T00:00:00" >"$T/par/logs/lock/owner"
 	run -0 "$PB" -N 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
 	[ ! -e "$T/par/logs/lock" ]
+}
+
+# fake_slurm: sbatch, squeue, scontrol and scancel on PATH that run each
+# job at once, in order (task K of an array with SLURM_ARRAY_TASK_ID=K),
+# and report it as Slurm's do: enough for slurm-build without a cluster.
+fake_slurm() {
+	local d=$T/fakebin
+	mkdir -p "$d" "$T/fakejobs"
+	echo 0 >"$T/fakejobs/last"
+	cat >"$d/sbatch" <<'SH'
+#!/bin/bash
+jobs=${FAKE_JOBS:?}
+array='' output='' dep='' script=
+for a; do
+	case $a in
+	--array=*) array=${a#*=} ;;
+	--output=*) output=${a#*=} ;;
+	--dependency=afterok:*) dep=${a#*:} ;;
+	--*) ;;
+	*) script=$a ;;
+	esac
+done
+id=$(($(cat "$jobs/last") + 1))
+echo "$id" >"$jobs/last"
+: >"$jobs/$id"
+if [ -n "$array" ]; then tasks=$(seq "${array%-*}" "${array#*-}"); else tasks=-; fi
+for k in $tasks; do
+	if [ -n "$dep" ] && grep -qv ' 0$' "$jobs/$dep"; then
+		echo "$k CANCELLED 1" >>"$jobs/$id"
+		continue
+	fi
+	SLURM_ARRAY_TASK_ID=${k#-} bash "$script" >"${output//%a/$k}" 2>&1
+	rc=$?
+	[ $rc = 0 ] && st=COMPLETED || st=FAILED
+	echo "$k $st $rc" >>"$jobs/$id"
+done
+echo "$id"
+SH
+	cat >"$d/scontrol" <<'SH'
+#!/bin/bash
+id=${4:?}
+while read -r k st rc; do
+	t=
+	[ "$k" = - ] || t=" ArrayTaskId=$k"
+	echo "JobId=$id$t JobState=$st ExitCode=$rc:0 StartTime=2026-01-01T00:00:00 EndTime=2026-01-01T00:00:01"
+done <"${FAKE_JOBS:?}/$id"
+SH
+	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
+	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
+	chmod +x "$d"/*
+	export FAKE_JOBS=$T/fakejobs PATH="$d:$PATH"
+}
+
+@test "slurm-build: a rerun with a changed value remakes what uses it (a fake Slurm)" {
+	fake_slurm
+	nllb_text
+	local r=$BATS_TEST_DIRNAME/../scripts/builds/nllb.mk p
+	make -s -f "$r" OUT="$T/one" BIN="$RECPIPE_BIN" "${NLLB[@]}"
+	make -s -f "$r" OUT="$T/hot" BIN="$RECPIPE_BIN" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 VOCAB_SIZE=150
+	run -0 "$SB" --poll 0 -N 3 -o "$T/sb" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}"
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/one/$p" "$T/sb/$p"
+	done
+	run -0 "$SB" --poll 0 -N 3 -o "$T/sb" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 VOCAB_SIZE=150
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/hot/$p" "$T/sb/$p"
+	done
+	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
 }
