@@ -74,9 +74,10 @@ need_fast() {
 		skip "real-corpus build not run under AddressSanitizer"
 }
 
-# mtimes DIR: every file under DIR with its modification time.
+# mtimes DIR: every file under DIR with its modification time (the
+# records of what each product was made from aside).
 mtimes() {
-	(cd "$1" && find . -type f ! -name '*.tmp' -printf '%p %T@\n' | sort)
+	(cd "$1" && find . -type f ! -name '*.tmp' ! -path '*/records/*' -printf '%p %T@\n' | sort)
 }
 
 # changed BEFORE AFTER: the files whose time changed (or that appeared).
@@ -180,6 +181,75 @@ enzh_fixture() {
 	[[ "$output" == *"translate_enzh_wmt8k-train-00009-of-00010 "* ]]
 	[[ "$output" == *"translate_enzh_wmt8k-dev-00000-of-00001 "* ]]
 	[[ "$output" != *subwords.zh* ]]
+}
+
+@test "t2t-translate-enzh: a changed value or tool remakes exactly what was made with it" {
+	enzh_fixture
+	build t2t-translate-enzh "${ENZH[@]}"
+	mtimes "$T/out" >"$T/m0"
+	# SEED: the shards only, as a build with that seed makes them.
+	run -0 build t2t-translate-enzh "${ENZH[@]}" SEED=2
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "translate_enzh_wmt8k-dev-00000-of-00001 $(printf 'translate_enzh_wmt8k-train-%05d-of-00010 ' $(seq 0 9))" ]
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 OUT="$T/seed2"
+	same_products t2t-translate-enzh "$T/out" "$T/seed2"
+	# BUDGET: the vocabularies and all after them.
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 OUT="$T/budget"
+	same_products t2t-translate-enzh "$T/out" "$T/budget"
+	! cmp -s "$T/out/vocab.translate_enzh_wmt8k.8192.subwords.en" "$T/seed2/vocab.translate_enzh_wmt8k.8192.subwords.en"
+	# Another tfr-cat binary (same name, other bytes): the shards only.
+	mkdir "$T/bin"
+	cp "$RECPIPE_BIN"/* "$T/bin/"
+	mtimes "$T/out" >"$T/m2"
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 BIN="$T/bin"
+	mtimes "$T/out" >"$T/m3"
+	[ -z "$(changed "$T/m2" "$T/m3")" ]
+	printf '\0' >>"$T/bin/tfr-cat"
+	build t2t-translate-enzh "${ENZH[@]}" SEED=2 BUDGET=3000 BIN="$T/bin"
+	mtimes "$T/out" >"$T/m4"
+	[ "$(changed "$T/m3" "$T/m4")" = "translate_enzh_wmt8k-dev-00000-of-00001 $(printf 'translate_enzh_wmt8k-train-%05d-of-00010 ' $(seq 0 9))" ]
+	# Another training file of the same name, older than the products.
+	cp "$T/train.en" "$T/other.en"
+	sed -i 's/cat/cow/' "$T/other.en"
+	touch -d '2001-01-01' "$T/other.en"
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/other.en" OUT="$T/seed2"
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/other.en" OUT="$T/fresh"
+	same_products t2t-translate-enzh "$T/seed2" "$T/fresh"
+}
+
+@test "t2t-translate-enzh: a part missing, or made from other options or input, stops the merge" {
+	need_part subword-build subword-encode
+	enzh_fixture
+	stages t2t-translate-enzh "$T/base" 3 "${ENZH[@]}"
+	local r=$BUILDS/t2t-translate-enzh.mk
+	(cd "$T/base" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	# part 1 of the count stage made again with another budget
+	cp -a "$T/base" "$T/n3"
+	make -s -f "$r" count BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=1 "${ENZH[@]}" BUDGET=3000
+	run -2 make -s -f "$r" vocab BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[ "${lines[0]}" = "t2t-translate-enzh: $T/n3/parts/count.en.1-of-3: missing or out of date (made from other inputs or options than this build's): run the stage count (part 1 of 3) again" ]
+	(cd "$T/n3" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+	# a part missing
+	rm -r "$T/n3"
+	cp -a "$T/base" "$T/n3"
+	rm "$T/n3/parts/train.2-of-3.tfr"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[ "${lines[0]}" = "t2t-translate-enzh: $T/n3/parts/train.2-of-3.tfr: missing or out of date (made from other inputs or options than this build's): run the stage encode (part 2 of 3) again" ]
+	# the part of another build (another training text), newer
+	sed 's/cat/cow/' "$T/train.en" >"$T/other.en"
+	stages t2t-translate-enzh "$T/other" 3 "${ENZH[@]}" SRC="$T/other.en"
+	cp "$T/other/parts/train.2-of-3.tfr" "$T/n3/parts/"
+	cp "$T/other/parts/records/train.2-of-3.tfr" "$T/n3/parts/records/"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	[[ ${lines[0]} == "t2t-translate-enzh: $T/n3/parts/train.2-of-3.tfr: missing or out of date"* ]]
+	# nothing committed was touched
+	(cd "$T/n3" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+	# the part made again, the merge goes on
+	make -s -f "$r" encode BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=2 "${ENZH[@]}"
+	make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${ENZH[@]}"
+	build t2t-translate-enzh "${ENZH[@]}"
+	same_products t2t-translate-enzh "$T/out" "$T/n3"
 }
 
 @test "t2t-translate-enzh: stages and products follow the recipe contract" {
@@ -322,6 +392,65 @@ electra_fixture() {
 	! cmp -s "$T/out/pretrain_data.tfrecord-1-of-9" "$T/p2/pretrain_data.tfrecord-1-of-9"
 }
 
+@test "electra-pretrain: a corpus file name never reaches a shell unquoted" {
+	electra_fixture
+	local r=$BUILDS/electra-pretrain.mk name
+	cd "$T"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=4 OUT="$T/plain"
+	# quotes and backticks are characters like others
+	mv "$T/corpus/b.txt" "$T/corpus/b'it\`s\`\"q\".txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=4
+	same_products electra-pretrain "$T/plain" "$T/out" PROCS=2 OUT_FILES=4
+	# names make cannot take are refused, naming them, before anything runs
+	for name in 'x;touch PWNED;.txt' 'a b.txt' 'x$(shell touch PWNED).txt' "$(printf 'new\nline.txt')" \
+	    'x`touch PWNED`$(touch PWNED).txt'; do
+		: >"$T/corpus/$name"
+		run -2 make -n -f "$r" "${ELECTRA[@]}" OUT="$T/dry"
+		[[ ${lines[0]} == *"*** electra-pretrain: $T/corpus/"*": a name with white space or one of"*"cannot be used by make.  Stop." ]]
+		run -2 make -s -f "$r" products "${ELECTRA[@]}"
+		run -1 "$BATS_TEST_DIRNAME/../scripts/cluster/slurm-build" -n -o "$T/dry" "$r" "${ELECTRA[@]}"
+		command -v parallel >/dev/null || continue
+		run -1 "$BATS_TEST_DIRNAME/../scripts/cluster/parallel-build" -n -o "$T/dry" "$r" "${ELECTRA[@]}"
+		[[ $output == *"electra-pretrain: $T/corpus/"*": a name with white space"* ]]
+		rm "$T/corpus/$name"
+		[ ! -e PWNED ]
+	done
+	[ ! -e "$T/dry" ] || [ -z "$(find "$T/dry" -type f ! -path '*/logs/*')" ]
+}
+
+@test "electra-pretrain: a changed value or corpus remakes exactly the jobs made with it" {
+	electra_fixture
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 OUT="$T/seed5"
+	same_products electra-pretrain "$T/out" "$T/seed5" PROCS=2 OUT_FILES=6
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0 OUT="$T/len24"
+	same_products electra-pretrain "$T/out" "$T/len24" PROCS=2 OUT_FILES=6
+	# a file gone from the corpus: its job only
+	mtimes "$T/out" >"$T/m0"
+	rm "$T/corpus/e.txt"
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "parts/job-0-of-2.done parts/job-0-of-2/00000 parts/job-0-of-2/00001 parts/job-0-of-2/00002 pretrain_data.tfrecord-0-of-6 pretrain_data.tfrecord-2-of-6 pretrain_data.tfrecord-4-of-6 " ]
+	build electra-pretrain "${ELECTRA[@]}" PROCS=2 OUT_FILES=6 SEED=5 MAX_SEQ_LENGTH=24 LOWER=0 OUT="$T/four"
+	same_products electra-pretrain "$T/out" "$T/four" PROCS=2 OUT_FILES=6
+}
+
+@test "electra-pretrain: a job missing or made with another seed stops the shards stage" {
+	electra_fixture
+	local r=$BUILDS/electra-pretrain.mk
+	stages electra-pretrain "$T/n2" 2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	make -s -f "$r" examples BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=1 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6 SEED=4
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6
+	[ "${lines[0]}" = "electra-pretrain: $T/n2/parts/job-1-of-3.done: missing or out of date (made from other inputs or options than this build's): run the stage examples (part 1 of 2) again" ]
+	rm "$T/n2/parts/job-2-of-3.done"
+	run -2 make -s -f "$r" shards BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${ELECTRA[@]}" PROCS=3 OUT_FILES=6 SEED=4
+	[ "${lines[0]}" = "electra-pretrain: $T/n2/parts/job-0-of-3.done: missing or out of date (made from other inputs or options than this build's): run the stage examples (part 0 of 2) again" ]
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
+}
+
 @test "electra-pretrain: English text and BERT's uncased vocab.txt" {
 	need_shared corpus/en-gutenberg.txt.xz
 	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
@@ -441,6 +570,73 @@ nllb_fixture() {
 	[ -z "$(changed "$T/f0" "$T/f1")" ]
 }
 
+@test "nllb: a changed value remakes exactly what was made with it, as a fresh build makes it" {
+	nllb_fixture
+	build nllb "${NLLB[@]}"
+	mtimes "$T/out" >"$T/m0"
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	mtimes "$T/out" >"$T/m1"
+	[ "$(changed "$T/m0" "$T/m1")" = "batches.jsonl batches.stats " ]
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 LINES_cc-bb=25
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2")" = "batches.jsonl batches.stats data_bin/shard000/train.cc-bb.bb.bin data_bin/shard000/train.cc-bb.bb.idx data_bin/shard000/train.cc-bb.cc.bin data_bin/shard000/train.cc-bb.cc.idx data_bin/shard001/train.cc-bb.bb.bin data_bin/shard001/train.cc-bb.bb.idx data_bin/shard001/train.cc-bb.cc.bin data_bin/shard001/train.cc-bb.cc.idx " ]
+	build nllb "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 LINES_cc-bb=25 OUT="$T/fresh"
+	same_products nllb "$T/out" "$T/fresh" "${NLLB[@]}"
+	# the vocabulary size, the seed, the directions: all that follows them
+	build nllb "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb"
+	build nllb "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb" OUT="$T/fresh2"
+	same_products nllb "$T/out" "$T/fresh2" "${NLLB[@]}" PAIRS="aa-bb cc-bb"
+	! cmp -s "$T/out/vocab.subwords" "$T/fresh/vocab.subwords"
+	# and the same through the stages
+	stages nllb "$T/n2" 2 "${NLLB[@]}"
+	stages nllb "$T/n2" 2 "${NLLB[@]}" VOCAB_SIZE=150 SEED=3 PAIRS="aa-bb cc-bb"
+	same_products nllb "$T/n2" "$T/fresh2" "${NLLB[@]}" PAIRS="aa-bb cc-bb"
+}
+
+@test "nllb: names and values are checked before make expands them" {
+	nllb_fixture
+	cd "$T"
+	local r=$BUILDS/nllb.mk v
+	for v in 'OUT=a b' 'OUT=o$(shell touch PWNED)' 'TEXT=x;touch PWNED;' 'SEED=1;touch PWNED' \
+	    'PAIRS=aa-bb;touch${IFS}PWNED' 'TEMPERATURE=1.5`touch PWNED`' 'LINES_aa-bb=$(shell touch PWNED)' \
+	    'MAX_TOKENS=$(shell touch PWNED)' 'OUT=~/x'; do
+		run -2 make -s -n -f "$r" "${NLLB[@]}" "$v"
+		[ "${#lines[@]}" -eq 1 ]
+		[[ ${lines[0]} == *"*** nllb: "*"${v%%=*}"* ]]
+		run -2 make -s -f "$r" products "${NLLB[@]}" "$v"
+		[ ! -e PWNED ]
+	done
+	# a quote is a character like another
+	build nllb "${NLLB[@]}" OUT="$T/it's\"q\"\`b\`"
+	build nllb "${NLLB[@]}"
+	same_products nllb "$T/out" "$T/it's\"q\"\`b\`" "${NLLB[@]}"
+	[ ! -e PWNED ]
+}
+
+@test "recipes: a link planted in OUT at a temporary's name is not written through" {
+	nllb_fixture
+	enzh_fixture
+	echo precious >"$T/victim"
+	local f
+	mkdir -p "$T/out/text" "$T/out/data_bin" "$T/t2t/text"
+	for f in text/aa.txt.tmp text/cc.txt.tmp text/aa.s000.txt.tmp text/cc.s001.txt.tmp \
+	    data_bin/dict.txt.tmp data_bin/dict.txt.words batches.jsonl.tmp batches.stats.tmp; do
+		ln -s "$T/victim" "$T/out/$f"
+	done
+	build nllb "${NLLB[@]}"
+	build nllb "${NLLB[@]}" OUT="$T/clean"
+	same_products nllb "$T/out" "$T/clean" "${NLLB[@]}"
+	xz -k "$T/train.en"
+	for f in text/train.en.tmp text/train.tsv.tmp text/dev.tsv.tmp; do
+		ln -s "$T/victim" "$T/t2t/text/${f#text/}"
+	done
+	build t2t-translate-enzh "${ENZH[@]}" SRC="$T/train.en.xz" OUT="$T/t2t"
+	[ "$(cat "$T/victim")" = precious ]
+	# and no temporary is left behind
+	find "$T/out" "$T/t2t" -name '*.??????' >"$T/left"
+	! grep -v '\.[a-z]*$' "$T/left"
+}
+
 @test "nllb: the stages give the bytes of one run" {
 	run -0 make -s -f "$BUILDS/nllb.mk" stages
 	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
@@ -449,6 +645,24 @@ nllb_fixture() {
 	stages nllb "$T/n1" 1 "${NLLB[@]}"
 	same_products nllb "$T/out" "$T/n1" "${NLLB[@]}"
 	[ -s "$T/n1/parts/cc.s001.0-of-1.idx" ]
+}
+
+@test "nllb: a part missing or made with other options stops the merge; nothing committed is touched" {
+	need_part subword-build subword-encode
+	nllb_fixture
+	local r=$BUILDS/nllb.mk
+	stages nllb "$T/n2" 2 "${NLLB[@]}"
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) >"$T/before"
+	rm "$T/n2/parts/cc.s001.1-of-2.idx"
+	run -2 make -s -f "$r" data BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${NLLB[@]}" TEMPERATURE=3
+	[ "${lines[0]}" = "nllb: $T/n2/parts/cc.s001.1-of-2.idx: missing or out of date (made from other inputs or options than this build's): run the stage bin (part 1 of 2) again" ]
+	make -s -f "$r" bin BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=1 "${NLLB[@]}"
+	# the pieces of part 0 made again with another vocabulary
+	cp "$T/n2/vocab.subwords" "$T/vocab2"
+	make -s -f "$r" pieces BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 K=0 "${NLLB[@]}" VOCAB="$T/vocab2"
+	run -2 make -s -f "$r" dict BIN="$RECPIPE_BIN" OUT="$T/n2" N=2 "${NLLB[@]}"
+	[[ ${lines[0]} == "nllb: $T/n2/parts/"*".0-of-2.pieces: missing or out of date"*"run the stage pieces (part 0 of 2) again" ]]
+	(cd "$T/n2" && find . -type f ! -path './parts/*' -exec cksum {} + | sort) | diff "$T/before" -
 }
 
 @test "nllb: N parts give the bytes of one run, N = 2, 3, 7" {

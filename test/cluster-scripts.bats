@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # scripts/cluster/slurm-build and parallel-build without a cluster: help,
 # usage errors, the plan they would submit (dry run), and parallel-build
-# on this machine when GNU parallel is installed.  The Slurm runs
-# themselves are make check-cluster's (test/cluster/run).
+# on this machine when GNU parallel is installed, and slurm-build over a
+# fake Slurm that runs each job at once.  The Slurm runs themselves are
+# make check-cluster's (test/cluster/run).
 
 load common
 
@@ -106,4 +107,181 @@ text() {
 	MAKEFLAGS=w MAKELEVEL=2 run "$PB" -n -N 2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^parallel ' <<<"$output")" -eq 4 ]
+}
+
+# run_procs PATTERN: the pids and command lines of the processes whose
+# command line holds PATTERN.
+run_procs() {
+	ps -e -o pid= -o args= | grep -F -- "$1" | grep -v -F -e 'grep -F' || true
+}
+
+@test "parallel-build: terminated or hung up, it stops parallel and the running parts" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	local sig pid i left st
+	for sig in TERM HUP; do
+		rm -rf "$T/par"
+		"$PB" -N 3 -j 3 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=37.31 \
+			>"$T/pb.out" 2>&1 &
+		pid=$!
+		for ((i = 0; i < 200; i++)); do
+			[ "$(run_procs 'sleep 37.31' | wc -l)" -lt 3 ] || break
+			sleep 0.1
+		done
+		[ "$(run_procs 'sleep 37.31' | wc -l)" -eq 3 ]
+		kill -"$sig" "$pid"
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ]
+		left=$(run_procs "$T/par"; run_procs 'sleep 37.31')
+		# (what an unfixed runner leaves is stopped here, by pid)
+		[ -z "$left" ] || { kill $(awk '{ print $1 }' <<<"$left"); echo "left: $left"; return 1; }
+		grep -q "parallel-build: SIG$sig received; stopping the jobs of stage count" "$T/pb.out"
+		sleep 1
+		[ ! -e "$T/par/logs/vocab.log" ]
+		[ -z "$(run_procs "$T/par")" ]
+	done
+}
+
+@test "cluster scripts: an OUT that make would split or expand is refused before anything is written" {
+	cd "$T"
+	local s o
+	for s in "$SB" "$PB"; do
+		for o in 'dir with space' "$T/o\$(X)y" "$T/a;b" "$(printf 'new\nline')"; do
+			run -2 "$s" -n -o "$o" "$FIXMK" TEXT="$T/text.txt"
+			[ "${#lines[@]}" -eq 1 ]
+			[[ ${lines[0]} == *": -o "*": a name with white space or one of \$ : ; % # \\ * ? [ ] ( ) = , | & cannot be given to make" ]]
+		done
+		run -2 "$s" -n --bin "$T/b in" "$FIXMK" TEXT="$T/text.txt"
+		[[ ${lines[0]} == *": --bin $T/b\\ in: a name with white space"* ]]
+	done
+	[ -z "$(ls -A "$T")" ]
+}
+
+# Two languages of 40 lines for the Open-NLLB recipe.
+nllb_text() {
+	local i
+	mkdir -p "$T/text"
+	for i in $(seq 1 40); do
+		printf 'the cat %d sat on the mat\n' "$i"
+	done >"$T/text/aa.txt"
+	rev "$T/text/aa.txt" >"$T/text/bb.txt"
+	NLLB=(TEXT="$T/text" PAIRS=aa-bb SHARDS=2 VOCAB_SIZE=200 MAX_TOKENS=256 LINES_gu-lv=)
+}
+
+@test "parallel-build: a rerun with a changed value remakes what uses it; OUT may hold quotes" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	nllb_text
+	local r=$BATS_TEST_DIRNAME/../scripts/builds/nllb.mk out="$T/it's\"q\"" p
+	make -s -f "$r" OUT="$T/one" BIN="$RECPIPE_BIN" "${NLLB[@]}"
+	make -s -f "$r" OUT="$T/hot" BIN="$RECPIPE_BIN" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	run -0 "$PB" -N 2 -o "$out" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}"
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/one/$p" "$out/$p"
+	done
+	run -0 "$PB" -N 2 -o "$out" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/hot/$p" "$out/$p"
+	done
+	! cmp -s "$T/one/batches.jsonl" "$out/batches.jsonl"
+}
+
+@test "cluster scripts: a second runner into the same output directory is refused" {
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	text
+	local pid i st=0
+	"$PB" -N 2 -j 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=3 \
+		>"$T/pb.out" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[ ! -e "$T/par/logs/lock/owner" ] || break
+		sleep 0.1
+	done
+	run -1 "$PB" -N 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "parallel-build: $T/par: another runner is building here (pid $pid on $(hostname) since "*"); if it is gone, remove $T/par/logs/lock" ]]
+	run -1 "$SB" -n -N 2 -o "$T/par" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "slurm-build: $T/par: another runner is building here (pid $pid on "* ]]
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ]
+	[ ! -e "$T/par/logs/lock" ]
+	# the lock of a runner that is gone is taken over
+	mkdir "$T/par/logs/lock"
+	sleep 30 &
+	i=$!
+	kill "$i"
+	wait "$i" || true
+	echo "$(hostname) $i 2026-01-01T00:00:00" >"$T/par/logs/lock/owner"
+	run -0 "$PB" -N 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ ! -e "$T/par/logs/lock" ]
+}
+
+# fake_slurm: sbatch, squeue, scontrol and scancel on PATH that run each
+# job at once, in order (task K of an array with SLURM_ARRAY_TASK_ID=K),
+# and report it as Slurm's do: enough for slurm-build without a cluster.
+fake_slurm() {
+	local d=$T/fakebin
+	mkdir -p "$d" "$T/fakejobs"
+	echo 0 >"$T/fakejobs/last"
+	cat >"$d/sbatch" <<'SH'
+#!/bin/bash
+jobs=${FAKE_JOBS:?}
+array='' output='' dep='' script=
+for a; do
+	case $a in
+	--array=*) array=${a#*=} ;;
+	--output=*) output=${a#*=} ;;
+	--dependency=afterok:*) dep=${a#*:} ;;
+	--*) ;;
+	*) script=$a ;;
+	esac
+done
+id=$(($(cat "$jobs/last") + 1))
+echo "$id" >"$jobs/last"
+: >"$jobs/$id"
+if [ -n "$array" ]; then tasks=$(seq "${array%-*}" "${array#*-}"); else tasks=-; fi
+for k in $tasks; do
+	if [ -n "$dep" ] && grep -qv ' 0$' "$jobs/$dep"; then
+		echo "$k CANCELLED 1" >>"$jobs/$id"
+		continue
+	fi
+	SLURM_ARRAY_TASK_ID=${k#-} bash "$script" >"${output//%a/$k}" 2>&1
+	rc=$?
+	[ $rc = 0 ] && st=COMPLETED || st=FAILED
+	echo "$k $st $rc" >>"$jobs/$id"
+done
+echo "$id"
+SH
+	cat >"$d/scontrol" <<'SH'
+#!/bin/bash
+id=${4:?}
+while read -r k st rc; do
+	t=
+	[ "$k" = - ] || t=" ArrayTaskId=$k"
+	echo "JobId=$id$t JobState=$st ExitCode=$rc:0 StartTime=2026-01-01T00:00:00 EndTime=2026-01-01T00:00:01"
+done <"${FAKE_JOBS:?}/$id"
+SH
+	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
+	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
+	chmod +x "$d"/*
+	export FAKE_JOBS=$T/fakejobs PATH="$d:$PATH"
+}
+
+@test "slurm-build: a rerun with a changed value remakes what uses it (a fake Slurm)" {
+	fake_slurm
+	nllb_text
+	local r=$BATS_TEST_DIRNAME/../scripts/builds/nllb.mk p
+	make -s -f "$r" OUT="$T/one" BIN="$RECPIPE_BIN" "${NLLB[@]}"
+	make -s -f "$r" OUT="$T/hot" BIN="$RECPIPE_BIN" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 VOCAB_SIZE=150
+	run -0 "$SB" --poll 0 -N 3 -o "$T/sb" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}"
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/one/$p" "$T/sb/$p"
+	done
+	run -0 "$SB" --poll 0 -N 3 -o "$T/sb" --bin "$RECPIPE_BIN" "$r" "${NLLB[@]}" TEMPERATURE=5 MAX_TOKENS=128 VOCAB_SIZE=150
+	[[ $output == *"all stages completed"* ]]
+	for p in $(make -s -f "$r" products "${NLLB[@]}"); do
+		cmp "$T/hot/$p" "$T/sb/$p"
+	done
+	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
 }

@@ -9,7 +9,10 @@
 #               or CORPUS, a list of files (default
 #               ../shared/corpus/en-gutenberg.txt.xz).  One sentence a
 #               line; a blank line, and the end of each file, ends a
-#               document.  Names must differ once .xz/.gz is dropped.
+#               document.  Names must differ once .xz/.gz is dropped;
+#               a name make cannot take (white space, or one of
+#               $ : ; % # \ * ? [ ] ( ) = , | &) stops the build, naming
+#               it, before anything is run.
 #   VOCAB       the BERT vocab.txt (default bert-base-uncased's, from
 #               ../shared/wordpiece-vocabs)
 #   LOWER       1 (the default, --do-lower-case) or 0 (--no-lower-case);
@@ -52,7 +55,7 @@ SHARED := $(abspath $(TOP)/../shared)
 OUT ?= build/electra-pretrain
 BIN ?= $(if $(wildcard $(TOP)/build/bin/pack-encdec),$(TOP)/build/bin,)
 CORPUS_DIR ?=
-CORPUS ?= $(if $(CORPUS_DIR),$(wildcard $(CORPUS_DIR)/*),$(SHARED)/corpus/en-gutenberg.txt.xz)
+CORPUS ?= $(if $(CORPUS_DIR),,$(SHARED)/corpus/en-gutenberg.txt.xz)
 VOCAB ?= $(SHARED)/wordpiece-vocabs/bert-base-uncased-vocab.txt
 LOWER ?= 1
 STRIP_ACCENTS ?= 1
@@ -63,38 +66,145 @@ SEED ?= 0
 N ?= 1
 K ?= 0
 
+ME := electra-pretrain
+TOOLS := subword-encode pack-encdec tfr-cat
 tool = $(if $(BIN),$(BIN)/$(1),$(1))
-SUBWORD_ENCODE := $(call tool,subword-encode)
-PACK_ENCDEC := $(call tool,pack-encdec)
-TFR_CAT := $(call tool,tfr-cat)
+STAGE_GOALS := examples shards
+STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 .DELETE_ON_ERROR:
 
+# --- Names, values and records: the same block in every recipe. ---
+# Every name and value is checked before make expands any of them: a
+# name must be one word for make and for the shell (no white space, none
+# of  $ : ; % # \ * ? [ ] ( ) = , | &, no ~ first), a number digits
+# only; every name goes to the shell quoted (sq).  Every product is
+# committed with a record of what it was made from (its values, the
+# SHA-256 of each tool it runs and, for a part, the size and time of the
+# files it reads), under OUT/records or OUT/parts/records; a product
+# whose record says otherwise is made again, and a product of another
+# stage or part is never made here: when it is missing or out of date,
+# make stops naming it before anything is merged.
+empty :=
+space := $(empty) $(empty)
+comma := ,
+hash := \#
+backslash := $(strip \ )
+sq = '$(subst ','\'',$(1))'
+raw = $(if $(filter command% environment%,$(origin $(1))),$(value $(1)),$($(1)))
+name_bad := $$ : ; % $(hash) $(backslash) * ? [ ] ( ) = $(comma) | &
+bad_in = $(strip $(foreach c,$(name_bad),$(findstring $(c),$(1))))
+check_name = $(if $(or $(filter-out 1,$(words x$(call raw,$(1))x)),$(call bad_in,$(call raw,$(1)))),\
+	$(error $(ME): $(1)=$(call raw,$(1)): a name with white space or one of $(name_bad) cannot be used by make))\
+	$(if $(filter ~%,$(call raw,$(1))),$(error $(ME): $(1)=$(call raw,$(1)): make would read ~ as a home directory))
+check_path = $(if $(call raw,$(1)),$(call check_name,$(1)),$(error $(ME): $(1) is empty))
+strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
+is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $(call strip_digits,$(call raw,$(1))),,1),$(if $(filter 0%,$(call raw,$(1))),$(filter 0,$(call raw,$(1))),1))
+check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): not a whole number))
+eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
+rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
+# The identity of each tool of TOOLS: NAME:SHA256 of the binary that
+# make runs (found on PATH when BIN is empty), asked once, and not for
+# the plan (stages, products).
+PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
+tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
+TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
+tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
+# The files a part record names, each OUT/... (under OUT) with its size
+# and time, looked up in IDENTS, which the recipe asks once for all the
+# files of its part records: while the makefile is read, and in the
+# recipes when IDENTS_HOLD says that no file of IDENTS is made by this
+# make (a stage's parts read only what earlier stages made); else they
+# are asked anew.
+PARSING := 1
+idents = $(if $(PLAN_ONLY),,$(if $(1),$(shell stat -L -c '%n=%s:%.9Y' -- $(foreach f,$(1),$(call sq,$(f))) 2>/dev/null)))
+ident_in = $(patsubst $(OUT)/%,OUT/%,$(1))=$(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(2))),missing)
+ident_list = $(foreach f,$(1),$(call ident_in,$(f),$(2)))
+# record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
+record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
+	$(call ident_list,$(3),$(if $(PARSING)$(IDENTS_HOLD),$(IDENTS),$(call idents,$(3)))) $(foreach w,$(4),$(call sq,$(w))))
+# stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
+# (stripped: make 4.3 may leave the newline at the end of what $(file <)
+# reads).
+stale = $(if $(PLAN_ONLY)$(call eq,$(strip $(file <$(call rec,$(1)))),$(2)),,FORCE)
+# The first line of a recipe that makes P, and its last, which commits
+# P's record (new: the first removed it; a file planted there since is
+# not written through).
+unrecord = @rm -f $(call sq,$(call rec,$(1)))
+commit = @set -C; r=$(call sq,$(call rec,$(1))); [ -d "$${r%/*}" ] || mkdir -p "$${r%/*}"; \
+	printf '%s\n' $(call sq,$(2)) >"$$r"
+# mine STAGE[,K]: this make makes STAGE's products (part K's): it runs
+# STAGE (as part K), or no stage (the one-process build).  own STAGE[,K]:
+# the first line of every recipe: it refuses to make another's product.
+mine = $(if $(STAGED),$(and $(filter $(1),$(STAGED)),$(if $(2),$(filter $(2),$(K)),ok)),ok)
+own = $(if $(call mine,$(1),$(2)),,@printf '%s\n' $(call sq,$(ME): $@: missing or out of date (made from other inputs or options than this build's): run the stage $(1)$(if $(2), (part $(2) of $(N))) again) >&2; exit 1)
+# tmp P: a shell command setting t to a new temporary file beside P
+# (mode as the umask asks), for a product no tool writes itself.
+tmp = t=$$(mktemp $(call sq,$(1)).XXXXXX) && chmod "$$(printf %o $$((0666 & ~0$$(umask))))" "$$t"
+.DEFAULT_GOAL := all
+.PHONY: FORCE
+FORCE:
+
+$(foreach v,OUT VOCAB,$(call check_path,$(v)))
+$(foreach v,BIN CORPUS_DIR,$(call check_name,$(v)))
+$(foreach v,LOWER STRIP_ACCENTS MAX_SEQ_LENGTH PROCS OUT_FILES SEED N K,$(call check_count,$(v)))
+$(if $(filter 0,$(N)),$(error $(ME): N=0: not a number of parts))
+$(if $(filter 0,$(PROCS)),$(error $(ME): PROCS=0: not a number of jobs))
+$(if $(filter 0,$(OUT_FILES)),$(error $(ME): OUT_FILES=0: not a number of files))
+$(if $(shell [ $(K) -lt $(N) ] && echo ok),,$(error $(ME): K=$(K): not a part of N=$(N) (0 to N - 1)))
+$(if $(word 2,$(STAGED)),$(error $(ME): $(STAGED): one stage at a time))
+
+# The corpus files: every name in CORPUS_DIR (listed by the shell, never
+# put on a command line unquoted; a name with white space or a control
+# character comes back as ?NAME, quoted), or the names in CORPUS.
+ifneq ($(CORPUS_DIR),)
+CORPUS_NAMES := $(shell cd -- $(call sq,$(CORPUS_DIR)) || exit; for f in *; do \
+	[ -e "$$f" ] || [ -L "$$f" ] || continue; \
+	case $$f in (*[[:space:][:cntrl:]]*) printf '?%q\n' "$$f";; (*) printf '%s\n' "$$f";; esac; done)
+$(foreach f,$(CORPUS_NAMES),$(if $(or $(filter ?%,$(f)),$(call bad_in,$(f))),\
+	$(error $(ME): $(CORPUS_DIR)/$(patsubst ?%,%,$(f)): a name with white space or one of $(name_bad) cannot be used by make)))
+FILES := $(sort $(addprefix $(CORPUS_DIR)/,$(CORPUS_NAMES)))
+$(if $(FILES),,$(error $(ME): CORPUS_DIR=$(CORPUS_DIR): no corpus files))
+else
+$(if $(findstring $$,$(call raw,CORPUS))$(call bad_in,$(call raw,CORPUS)),\
+	$(error $(ME): CORPUS=$(call raw,CORPUS): a name with one of $(name_bad) cannot be used by make))
 FILES := $(sort $(CORPUS))
+$(if $(FILES),,$(error $(ME): CORPUS is empty))
+endif
+
+SUBWORD_ENCODE := $(call sq,$(call tool,subword-encode))
+PACK_ENCDEC := $(call sq,$(call tool,pack-encdec))
+TFR_CAT := $(call sq,$(call tool,tfr-cat))
+
 count := $(words $(FILES))
 seq = $(if $(filter-out 0,$(1)),$(shell seq 0 $$(($(1) - 1))))
 JOBS := $(call seq,$(PROCS))
-base = $(basename $(filter-out %.xz %.gz,$(notdir $(1)))$(basename $(filter %.xz %.gz,$(notdir $(1)))))
+base = $(basename $(filter-out %.xz %.gz,$(notdir $(1))))$(basename $(filter %.xz %.gz,$(notdir $(1))))
 ids = $(OUT)/parts/ids/$(call base,$(1)).tfr
-cat = case '$(1)' in *.xz) xz -dc '$(1)';; *.gz) gzip -dc '$(1)';; *) cat '$(1)';; esac
+cat = case $(call sq,$(1)) in *.xz) xz -dc $(call sq,$(1));; *.gz) gzip -dc $(call sq,$(1));; *) cat $(call sq,$(1));; esac
 
-# Job j: files j, j+PROCS, ...; output files j, j+PROCS, ... below
-# OUT_FILES, whose records it writes under parts/ first.
+# Job j: files j, j+PROCS, ... (of the sorted list, from 0); output
+# files j, j+PROCS, ... below OUT_FILES, whose records it writes under
+# parts/ first.  Part K of N runs the jobs j with j mod N = K.
 job_dir = $(OUT)/parts/job-$(1)-of-$(PROCS)
 define job_vars
-JOB_FILES_$(1) := $(shell printf '%s\n' $(FILES) | awk 'NR % $(PROCS) == ($(1) + 1) % $(PROCS)')
+JOB_FILES_$(1) := $(foreach i,$(shell seq $$(($(1) + 1)) $(PROCS) $(count)),$(word $(i),$(FILES)))
 JOB_OUTS_$(1) := $(shell seq $(1) $(PROCS) $$(($(OUT_FILES) - 1)))
+JOB_PART_$(1) := $(shell echo $$(($(1) % $(N))))
 endef
 $(foreach j,$(JOBS),$(eval $(call job_vars,$(j))))
 job_files = $(JOB_FILES_$(1))
 job_outs = $(JOB_OUTS_$(1))
 job_products = $(patsubst %,$(OUT)/pretrain_data.tfrecord-%-of-$(OUT_FILES),$(JOB_OUTS_$(1)))
 PRODUCTS := $(foreach j,$(JOBS),$(call job_products,$(j)))
+# The job (and so the part) that reads each file.
+$(foreach j,$(JOBS),$(foreach f,$(JOB_FILES_$(j)),$(eval FILE_JOB_$(f) := $(j))))
 
 # Token ids: the vocabulary line of TOKEN (stripped; the last one wins).
-token_id = $(shell awk '{ gsub(/^[ \t\r]+|[ \t\r]+$$/, "") } $$0 == "$(1)" { id = NR - 1 } END { print id }' '$(VOCAB)')
+token_id = $(shell awk '{ gsub(/^[ \t\r]+|[ \t\r]+$$/, "") } $$0 == "$(1)" { id = NR - 1 } END { print id }' $(call sq,$(VOCAB)))
 CLS = $(call token_id,[CLS])
 SEP = $(call token_id,[SEP])
 
@@ -109,36 +219,51 @@ stages:
 	@printf '%s\n' 'examples parts' 'shards once'
 
 products:
-	@printf '%s\n' $(notdir $(PRODUCTS))
+	@printf '%s\n' $(foreach p,$(PRODUCTS),$(call sq,$(notdir $(p))))
 
-examples: $(foreach j,$(JOBS),$(if $(filter $(K),$(shell echo $$(($(j) % $(N))))),$(call job_dir,$(j)).done))
+examples: $(foreach j,$(shell seq $(K) $(N) $$(($(PROCS) - 1))),$(call job_dir,$(j)).done)
 shards: $(PRODUCTS)
 
 $(OUT) $(OUT)/parts/ids:
-	mkdir -p $@
+	mkdir -p $(call sq,$@)
 
+# A file's WordPiece ids (in the part of the job that reads it).
+IDS_REC = $(call record,LOWER STRIP_ACCENTS VOCAB,subword-encode,,$(1))
 define file_rule
-$(call ids,$(1)): $(1) $(VOCAB) | $(OUT)/parts/ids
-	$$(call cat,$$<) | $(WORDPIECE) -v '$(VOCAB)' -o '$$@'
+$(call ids,$(1)): $(1) $(VOCAB) $$(call stale,$(call ids,$(1)),$$(call IDS_REC,$(1))) | $(OUT)/parts/ids
+	$$(call own,examples,$(JOB_PART_$(FILE_JOB_$(1))))
+	$$(call unrecord,$$@)
+	$$(call cat,$(1)) | $$(WORDPIECE) -v $$(call sq,$$(VOCAB)) -o $$(call sq,$$@)
+	$$(call commit,$$@,$$(call IDS_REC,$(1)))
 endef
 $(foreach f,$(FILES),$(eval $(call file_rule,$(f))))
 
 # A job: its files' examples, dealt round-robin into its output files
-# under parts/ (job-J-of-PROCS/NNNNN, then the stamp .done), then linked
-# into place under ELECTRA's names.
+# under parts/ (job-J-of-PROCS/NNNNN, then the stamp .done, whose record
+# is the part's), then linked into place under ELECTRA's names.
+IDENTS := $(call idents,$(foreach f,$(FILES),$(call ids,$(f))))
+JOB_REC = $(call record,MAX_SEQ_LENGTH SEED PROCS OUT_FILES VOCAB N,pack-encdec tfr-cat,$(foreach f,$(call job_files,$(1)),$(call ids,$(f))))
 define job_rule
-$(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) $(VOCAB)
-	mkdir -p '$(call job_dir,$(1))'
-	$(PACK_ENCDEC) -q -C electra --max-seq-length $(MAX_SEQ_LENGTH) \
-	    --cls-id $$(CLS) --sep-id $$(SEP) -s $(SEED) $$(filter %.tfr,$$^) </dev/null | \
-	    $(TFR_CAT) -R --split $(words $(call job_outs,$(1))) -o '$(call job_dir,$(1))/%05d'
-	touch '$$@'
+$(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) $(VOCAB) \
+	    $$(call stale,$(call job_dir,$(1)).done,$$(call JOB_REC,$(1)))
+	$$(call own,examples,$(JOB_PART_$(1)))
+	$$(call unrecord,$$@)
+	mkdir -p $$(call sq,$(call job_dir,$(1)))
+	$$(PACK_ENCDEC) -q -C electra --max-seq-length $$(MAX_SEQ_LENGTH) \
+	    --cls-id $$(CLS) --sep-id $$(SEP) -s $$(SEED) $$(foreach f,$(call job_files,$(1)),$$(call sq,$$(call ids,$$(f)))) </dev/null | \
+	    $$(TFR_CAT) -R --split $(words $(call job_outs,$(1))) -o $$(call sq,$(call job_dir,$(1))/%05d)
+	touch $$(call sq,$$@)
+	$$(call commit,$$@,$$(call JOB_REC,$(1)))
 $(call job_products,$(1)) &: $(call job_dir,$(1)).done | $(OUT)
+	$$(call own,shards)
 	m=0; for i in $(call job_outs,$(1)); do \
-	    printf -v p '%s/%05d' '$(call job_dir,$(1))' $$$$m; \
-	    f='$(OUT)/pretrain_data.tfrecord-'$$$$i'-of-$(OUT_FILES)'; \
+	    printf -v p '%s/%05d' $$(call sq,$(call job_dir,$(1))) $$$$m; \
+	    f=$$(call sq,$(OUT)/pretrain_data.tfrecord-)$$$$i$$(call sq,-of-$(OUT_FILES)); \
 	    ln -f "$$$$p" "$$$$f" 2>/dev/null || cp "$$$$p" "$$$$f" || exit 1; \
 	    m=$$$$((m + 1)); done
-	touch -c $(call job_products,$(1))
+	touch -c $$(foreach p,$(call job_products,$(1)),$$(call sq,$$(p)))
 endef
 $(foreach j,$(JOBS),$(eval $(call job_rule,$(j))))
+
+# (the makefile is read: idents are asked anew from here on)
+PARSING :=

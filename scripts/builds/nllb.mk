@@ -80,25 +80,115 @@ SEED ?= 1
 N ?= 1
 K ?= 0
 
+ME := nllb
+TOOLS := subword-build subword-encode mmap-index batch-sample
 tool = $(if $(BIN),$(BIN)/$(1),$(1))
-SUBWORD_BUILD := $(call tool,subword-build)
-SUBWORD_ENCODE := $(call tool,subword-encode)
-MMAP_INDEX := $(call tool,mmap-index)
-BATCH_SAMPLE := $(call tool,batch-sample)
+STAGE_GOALS := text count vocab pieces dict bin data
+STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 .DELETE_ON_ERROR:
 
+# --- Names, values and records: the same block in every recipe. ---
+# Every name and value is checked before make expands any of them: a
+# name must be one word for make and for the shell (no white space, none
+# of  $ : ; % # \ * ? [ ] ( ) = , | &, no ~ first), a number digits
+# only; every name goes to the shell quoted (sq).  Every product is
+# committed with a record of what it was made from (its values, the
+# SHA-256 of each tool it runs and, for a part, the size and time of the
+# files it reads), under OUT/records or OUT/parts/records; a product
+# whose record says otherwise is made again, and a product of another
+# stage or part is never made here: when it is missing or out of date,
+# make stops naming it before anything is merged.
 empty :=
 space := $(empty) $(empty)
 comma := ,
+hash := \#
+backslash := $(strip \ )
+sq = '$(subst ','\'',$(1))'
+raw = $(if $(filter command% environment%,$(origin $(1))),$(value $(1)),$($(1)))
+name_bad := $$ : ; % $(hash) $(backslash) * ? [ ] ( ) = $(comma) | &
+bad_in = $(strip $(foreach c,$(name_bad),$(findstring $(c),$(1))))
+check_name = $(if $(or $(filter-out 1,$(words x$(call raw,$(1))x)),$(call bad_in,$(call raw,$(1)))),\
+	$(error $(ME): $(1)=$(call raw,$(1)): a name with white space or one of $(name_bad) cannot be used by make))\
+	$(if $(filter ~%,$(call raw,$(1))),$(error $(ME): $(1)=$(call raw,$(1)): make would read ~ as a home directory))
+check_path = $(if $(call raw,$(1)),$(call check_name,$(1)),$(error $(ME): $(1) is empty))
+strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
+is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $(call strip_digits,$(call raw,$(1))),,1),$(if $(filter 0%,$(call raw,$(1))),$(filter 0,$(call raw,$(1))),1))
+check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): not a whole number))
+eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
+rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
+# The identity of each tool of TOOLS: NAME:SHA256 of the binary that
+# make runs (found on PATH when BIN is empty), asked once, and not for
+# the plan (stages, products).
+PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
+tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
+TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
+tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
+# The files a part record names, each OUT/... (under OUT) with its size
+# and time, looked up in IDENTS, which the recipe asks once for all the
+# files of its part records: while the makefile is read, and in the
+# recipes when IDENTS_HOLD says that no file of IDENTS is made by this
+# make (a stage's parts read only what earlier stages made); else they
+# are asked anew.
+PARSING := 1
+idents = $(if $(PLAN_ONLY),,$(if $(1),$(shell stat -L -c '%n=%s:%.9Y' -- $(foreach f,$(1),$(call sq,$(f))) 2>/dev/null)))
+ident_in = $(patsubst $(OUT)/%,OUT/%,$(1))=$(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(2))),missing)
+ident_list = $(foreach f,$(1),$(call ident_in,$(f),$(2)))
+# record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
+record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
+	$(call ident_list,$(3),$(if $(PARSING)$(IDENTS_HOLD),$(IDENTS),$(call idents,$(3)))) $(foreach w,$(4),$(call sq,$(w))))
+# stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
+# (stripped: make 4.3 may leave the newline at the end of what $(file <)
+# reads).
+stale = $(if $(PLAN_ONLY)$(call eq,$(strip $(file <$(call rec,$(1)))),$(2)),,FORCE)
+# The first line of a recipe that makes P, and its last, which commits
+# P's record (new: the first removed it; a file planted there since is
+# not written through).
+unrecord = @rm -f $(call sq,$(call rec,$(1)))
+commit = @set -C; r=$(call sq,$(call rec,$(1))); [ -d "$${r%/*}" ] || mkdir -p "$${r%/*}"; \
+	printf '%s\n' $(call sq,$(2)) >"$$r"
+# mine STAGE[,K]: this make makes STAGE's products (part K's): it runs
+# STAGE (as part K), or no stage (the one-process build).  own STAGE[,K]:
+# the first line of every recipe: it refuses to make another's product.
+mine = $(if $(STAGED),$(and $(filter $(1),$(STAGED)),$(if $(2),$(filter $(2),$(K)),ok)),ok)
+own = $(if $(call mine,$(1),$(2)),,@printf '%s\n' $(call sq,$(ME): $@: missing or out of date (made from other inputs or options than this build's): run the stage $(1)$(if $(2), (part $(2) of $(N))) again) >&2; exit 1)
+# tmp P: a shell command setting t to a new temporary file beside P
+# (mode as the umask asks), for a product no tool writes itself.
+tmp = t=$$(mktemp $(call sq,$(1)).XXXXXX) && chmod "$$(printf %o $$((0666 & ~0$$(umask))))" "$$t"
+.DEFAULT_GOAL := all
+.PHONY: FORCE
+FORCE:
+
+$(foreach v,OUT TEXT,$(call check_path,$(v)))
+$(foreach v,BIN VOCAB DICT,$(call check_name,$(v)))
+$(foreach v,SHARDS VOCAB_SIZE MAX_TOKENS EPOCHS SEED N K,$(call check_count,$(v)))
+$(if $(filter 0,$(N)),$(error $(ME): N=0: not a number of parts))
+$(if $(filter 0,$(SHARDS)),$(error $(ME): SHARDS=0: not a number of shards))
+$(if $(word 2,$(STAGED)),$(error $(ME): $(STAGED): one stage at a time))
+$(if $(and $(filter 1,$(words x$(call raw,TEMPERATURE)x)),$(filter-out .,$(call raw,TEMPERATURE)),\
+	$(if $(filter-out .,$(call strip_digits,$(call raw,TEMPERATURE))),,1)),,\
+	$(error $(ME): TEMPERATURE=$(call raw,TEMPERATURE): not a number such as 1.5))
+$(if $(strip $(call raw,PAIRS)),,$(error $(ME): PAIRS is empty))
+$(if $(call bad_in,$(call raw,PAIRS)),$(error $(ME): PAIRS=$(call raw,PAIRS): not directions SRC-TGT))
+$(foreach p,$(PAIRS),$(if $(filter-out 2,$(words $(subst -, ,$(p))))$(filter -% %-,$(p)),\
+	$(error $(ME): PAIRS: $(p): not a direction SRC-TGT)))
+$(foreach p,$(PAIRS),$(if $(call raw,LINES_$(p)),$(call check_count,LINES_$(p))))
+
+SUBWORD_BUILD := $(call sq,$(call tool,subword-build))
+SUBWORD_ENCODE := $(call sq,$(call tool,subword-encode))
+MMAP_INDEX := $(call sq,$(call tool,mmap-index))
+BATCH_SAMPLE := $(call sq,$(call tool,batch-sample))
+
 src = $(word 1,$(subst -, ,$(1)))
 tgt = $(word 2,$(subst -, ,$(1)))
 LANGS := $(sort $(foreach p,$(PAIRS),$(call src,$(p)) $(call tgt,$(p))))
 SHARD_IDS := $(shell seq -f '%03g' 0 $$(($(SHARDS) - 1)))
 input = $(firstword $(wildcard $(addprefix $(TEXT)/$(1),.txt .txt.xz .txt.gz)) $(TEXT)/$(1))
-unpack = case '$(1)' in *.xz) xz -dc '$(1)';; *.gz) gzip -dc '$(1)';; *) cat '$(1)';; esac
+unpack = case $(call sq,$(1)) in *.xz) xz -dc $(call sq,$(1));; *.gz) gzip -dc $(call sq,$(1));; *) cat $(call sq,$(1));; esac
+$(foreach l,$(LANGS),$(eval INPUT_$(l) := $$(call input,$(l))))
 
 TXT := $(foreach l,$(LANGS),$(OUT)/text/$(l).txt)
 SHARD_TXT = $(foreach s,$(SHARD_IDS),$(OUT)/text/$(1).s$(s).txt)
@@ -111,11 +201,10 @@ PRODUCTS := $(if $(VOCAB),,$(VOCAB_FILE)) $(DICT_FILE) $(addsuffix .bin,$(DATA))
 	$(addsuffix .idx,$(DATA)) $(BATCHES)
 
 KS := $(shell seq 0 $$(($(N) - 1)))
-PART := $(if $(filter 1,$(N)),,--part $(K)/$(N))
-PIECES_K := $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(OUT)/parts/$(l).s$(s).$(K)-of-$(N).pieces))
-
-STAGE_GOALS := text count vocab pieces dict bin data
-STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
+$(if $(filter $(K),$(KS)),,$(error $(ME): K=$(K): not a part of N=$(N) (0 to N - 1)))
+part = $(if $(filter 1,$(N)),,--part $(1)/$(N))
+pieces_part = $(OUT)/parts/$(1).s$(2).$(3)-of-$(N).pieces
+PIECES_K := $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l),$(s),$(K))))
 
 .PHONY: all stages products $(STAGE_GOALS)
 all: $(PRODUCTS)
@@ -125,54 +214,76 @@ stages:
 	    'dict once' 'bin parts' 'data once'
 
 products:
-	@printf '%s\n' $(patsubst $(OUT)/%,%,$(PRODUCTS))
+	@printf '%s\n' $(foreach p,$(PRODUCTS),$(call sq,$(patsubst $(OUT)/%,%,$(p))))
 
 $(OUT)/text $(OUT)/parts $(OUT)/data_bin $(addprefix $(OUT)/data_bin/shard,$(SHARD_IDS)):
-	mkdir -p $@
+	mkdir -p $(call sq,$@)
 
-# Each language, decompressed, and dealt line by line into the shards.
+# Each language, decompressed, and dealt line by line into the shards
+# (written into a directory of its own, then moved into place).
 define lang_rule
-$(OUT)/text/$(1).txt: $(call input,$(1)) | $(OUT)/text
-	$$(call unpack,$$<) >'$$@.tmp' && mv '$$@.tmp' '$$@'
-$(call SHARD_TXT,$(1)) &: $(OUT)/text/$(1).txt
-	awk -v n=$(SHARDS) -v p='$(OUT)/text/$(1).s' \
-	    '{ print > (p sprintf("%03d", (NR - 1) % n) ".txt.tmp") }' '$$<'
-	for s in $(SHARD_IDS); do f='$(OUT)/text/$(1).s'$$$$s.txt; \
-	    touch "$$$$f.tmp" && mv "$$$$f.tmp" "$$$$f" || exit 1; done
+$(OUT)/text/$(1).txt: $$(INPUT_$(1)) $$(call stale,$(OUT)/text/$(1).txt,$$(call record,INPUT_$(1))) | $(OUT)/text
+	$$(call own,text)
+	$$(call unrecord,$$@)
+	$$(call tmp,$$@) && { $$(call unpack,$$<) >"$$$$t" && mv -f "$$$$t" $$(call sq,$$@) || { rm -f "$$$$t"; exit 1; }; }
+	$$(call commit,$$@,$$(call record,INPUT_$(1)))
+$(call SHARD_TXT,$(1)) &: $(OUT)/text/$(1).txt $$(call stale,$$(firstword $$(call SHARD_TXT,$(1))),$$(call record,SHARDS))
+	$$(call own,text)
+	$$(call unrecord,$$(firstword $$(call SHARD_TXT,$(1))))
+	d=$$$$(mktemp -d $$(call sq,$(OUT)/text/$(1).split.XXXXXX)) && \
+	awk -v n=$$(SHARDS) -v d="$$$$d" '{ print > (d "/" sprintf("%03d", (NR - 1) % n)) }' $$(call sq,$$<) && \
+	for s in $$(SHARD_IDS); do touch "$$$$d/$$$$s" && \
+	    chmod "$$$$(printf %o $$$$((0666 & ~0$$$$(umask))))" "$$$$d/$$$$s" && \
+	    mv -f "$$$$d/$$$$s" $$(call sq,$(OUT)/text/$(1).s)"$$$$s.txt" || exit 1; done; rmdir "$$$$d"
+	$$(call commit,$$(firstword $$(call SHARD_TXT,$(1))),$$(call record,SHARDS))
 endef
 $(foreach l,$(LANGS),$(eval $(call lang_rule,$(l))))
 
 # The dictionary of all pieces, and the language tokens after it.
-LANGTOKS := printf '__%s__ 1\n' $(LANGS)
+LANGTOKS := printf '__%s__ 1\n' $(foreach l,$(LANGS),$(call sq,$(l)))
+DICT_REC = $(call record,LANGS DICT N,mmap-index)
 ifneq ($(DICT),)
-$(DICT_FILE): $(DICT) | $(OUT)/data_bin
-	{ cat '$<'; $(LANGTOKS); } >'$@.tmp' && mv '$@.tmp' '$@'
+$(DICT_FILE): $(DICT) $(call stale,$(DICT_FILE),$(DICT_REC)) | $(OUT)/data_bin
+	$(call own,dict)
+	$(call unrecord,$@)
+	$(call tmp,$@) && { { cat $(call sq,$<) && $(LANGTOKS); } >"$$t" && mv -f "$$t" $(call sq,$@) || { rm -f "$$t"; exit 1; }; }
+	$(call commit,$@,$(DICT_REC))
 endif
-dict_from = $(MMAP_INDEX) dict -q -o '$@.words' $(1) && \
-	{ cat '$@.words'; $(LANGTOKS); } >'$@.tmp' && rm '$@.words' && mv '$@.tmp' '$@'
+dict_from = $(call tmp,$@) && { { $(MMAP_INDEX) dict -q $(foreach f,$(1),$(call sq,$(f))) && $(LANGTOKS); } >"$$t" && \
+	mv -f "$$t" $(call sq,$@) || { rm -f "$$t"; exit 1; }; }
 VOCAB_FLAGS := -q -t $(VOCAB_SIZE) -L 200
+VOCAB_REC = $(call record,VOCAB_SIZE LANGS N,subword-build)
+PIECES_REC = $(call record,VOCAB_FILE,subword-encode)
+BIN_REC = $(call record,N,mmap-index)
 
 ifeq ($(STAGED),)
 # One process per file (make -j runs them side by side).
 ifeq ($(VOCAB),)
-$(VOCAB_FILE): $(TXT)
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b 1e12 -o '$@' $^
+$(VOCAB_FILE): $(TXT) $(call stale,$(VOCAB_FILE),$(VOCAB_REC))
+	$(call unrecord,$@)
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b 1e12 -o $(call sq,$@) $(foreach f,$(TXT),$(call sq,$(f)))
+	$(call commit,$@,$(VOCAB_REC))
 endif
-$(OUT)/text/%.pieces: $(OUT)/text/%.txt $(VOCAB_FILE)
-	$(SUBWORD_ENCODE) -q -v '$(VOCAB_FILE)' --output-format piece -o '$@' '$<'
+define pieces_rule
+$(OUT)/text/$(1).pieces: $(OUT)/text/$(1).txt $(VOCAB_FILE) $$(call stale,$(OUT)/text/$(1).pieces,$$(PIECES_REC))
+	$$(call unrecord,$$@)
+	$$(SUBWORD_ENCODE) -q -v $$(call sq,$$(VOCAB_FILE)) --output-format piece -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(call commit,$$@,$$(PIECES_REC))
+endef
+$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(eval $(call pieces_rule,$(l).s$(s)))))
 PIECES := $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(OUT)/text/$(l).s$(s).pieces))
 ifeq ($(DICT),)
-$(DICT_FILE): $(PIECES) | $(OUT)/data_bin
-	$(call dict_from,$^)
+$(DICT_FILE): $(PIECES) $(call stale,$(DICT_FILE),$(DICT_REC)) | $(OUT)/data_bin
+	$(call unrecord,$@)
+	$(call dict_from,$(PIECES))
+	$(call commit,$@,$(DICT_REC))
 endif
-define data_rule
-$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(OUT)/text/$(3).s$(1).pieces $(DICT_FILE) | $(OUT)/data_bin/shard$(1)
-	$(MMAP_INDEX) build -q --input-format text --dict '$(DICT_FILE)' \
-	    -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)' '$$<'
-endef
+data_in = $(OUT)/text/$(3).s$(1).pieces
 shard_pieces = $(OUT)/text/$(2).s$(1).pieces
+DATA_VERB := build
 else
-# Stages.
+# Stages.  Every part has its rules, but only its own part's make runs
+# them: the others check that it is there and up to date.
 text: $(foreach l,$(LANGS),$(call SHARD_TXT,$(l))) $(TXT)
 count: $(OUT)/parts/count.$(K)-of-$(N)
 vocab: $(VOCAB_FILE)
@@ -181,51 +292,102 @@ dict: $(DICT_FILE)
 bin: $(PIECES_K:.pieces=.idx)
 data: $(addsuffix .idx,$(DATA)) $(BATCHES)
 
-$(OUT)/parts/count.$(K)-of-$(N): $(TXT) | $(OUT)/parts
-	$(SUBWORD_BUILD) -q --count-only -b 1e12 $(PART) -o '$@' $^
-ifeq ($(VOCAB),)
-$(VOCAB_FILE): $(foreach k,$(KS),$(OUT)/parts/count.$(k)-of-$(N))
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) --from-counts -o '$@' $^
-endif
-$(OUT)/parts/%.$(K)-of-$(N).pieces: $(OUT)/text/%.txt $(VOCAB_FILE) | $(OUT)/parts
-	$(SUBWORD_ENCODE) -q -v '$(VOCAB_FILE)' --output-format piece $(PART) -o '$@' '$<'
-ifeq ($(DICT),)
-$(DICT_FILE): $(foreach k,$(KS),$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),\
-	$(OUT)/parts/$(l).s$(s).$(k)-of-$(N).pieces))) | $(OUT)/data_bin
-	$(call dict_from,$^)
-endif
-$(OUT)/parts/%.$(K)-of-$(N).idx: $(OUT)/parts/%.$(K)-of-$(N).pieces $(DICT_FILE)
-	$(MMAP_INDEX) build -q --input-format text --dict '$(DICT_FILE)' -o '$(@:.idx=)' '$<'
-define data_rule
-$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(foreach k,$(KS),$(OUT)/parts/$(3).s$(1).$(k)-of-$(N).idx) | $(OUT)/data_bin/shard$(1)
-	$(MMAP_INDEX) merge -q -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)' $$^
+IDENTS_HOLD := 1
+IDENTS := $(call idents,$(TXT) $(foreach l,$(LANGS),$(call SHARD_TXT,$(l))) $(VOCAB_FILE) $(DICT_FILE) \
+	$(foreach k,$(KS),$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l),$(s),$(k))))))
+COUNT_REC = $(call record,LANGS N,subword-build,$(TXT))
+define count_rule
+$(OUT)/parts/count.$(1)-of-$(N): $(TXT) $$(call stale,$(OUT)/parts/count.$(1)-of-$(N),$$(COUNT_REC)) | $(OUT)/parts
+	$$(call own,count,$(1))
+	$$(call unrecord,$$@)
+	$$(SUBWORD_BUILD) -q --count-only -b 1e12 $$(call part,$(1)) -o $$(call sq,$$@) $$(foreach f,$$(TXT),$$(call sq,$$(f)))
+	$$(call commit,$$@,$$(COUNT_REC))
 endef
-shard_pieces = $(foreach k,$(KS),$(OUT)/parts/$(2).s$(1).$(k)-of-$(N).pieces)
+$(foreach k,$(KS),$(eval $(call count_rule,$(k))))
+ifeq ($(VOCAB),)
+$(VOCAB_FILE): $(foreach k,$(KS),$(OUT)/parts/count.$(k)-of-$(N)) $(call stale,$(VOCAB_FILE),$(VOCAB_REC))
+	$(call own,vocab)
+	$(call unrecord,$@)
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) --from-counts -o $(call sq,$@) $(foreach k,$(KS),$(call sq,$(OUT)/parts/count.$(k)-of-$(N)))
+	$(call commit,$@,$(VOCAB_REC))
 endif
-# A direction of LINES_SRC-TGT lines: in shard S, the sentences of the
-# first LINES lines, ceil((LINES - S) / SHARDS) of them, binarized from
-# the shard's pieces (in the stages, the parts' pieces one after the
-# other, which are the whole pieces).
+PIECES_PART_REC = $(call record,VOCAB_FILE N,subword-encode,$(OUT)/text/$(1).txt $(VOCAB_FILE))
+BIN_PART_REC = $(call record,N,mmap-index,$(call pieces_part,$(1),$(2),$(3)) $(DICT_FILE))
+define part_rules
+$(call pieces_part,$(1),$(2),$(3)): $(OUT)/text/$(1).s$(2).txt $(VOCAB_FILE) \
+	    $$(call stale,$(call pieces_part,$(1),$(2),$(3)),$$(call PIECES_PART_REC,$(1).s$(2))) | $(OUT)/parts
+	$$(call own,pieces,$(3))
+	$$(call unrecord,$$@)
+	$$(SUBWORD_ENCODE) -q -v $$(call sq,$$(VOCAB_FILE)) --output-format piece $$(call part,$(3)) -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(call commit,$$@,$$(call PIECES_PART_REC,$(1).s$(2)))
+$(patsubst %.pieces,%.idx,$(call pieces_part,$(1),$(2),$(3))): $(call pieces_part,$(1),$(2),$(3)) $(DICT_FILE) \
+	    $$(call stale,$(patsubst %.pieces,%.idx,$(call pieces_part,$(1),$(2),$(3))),$$(call BIN_PART_REC,$(1),$(2),$(3)))
+	$$(call own,bin,$(3))
+	$$(call unrecord,$$@)
+	$$(MMAP_INDEX) build -q --input-format text --dict $$(call sq,$$(DICT_FILE)) -o $$(call sq,$$(@:.idx=)) $$(call sq,$$<)
+	$$(call commit,$$@,$$(call BIN_PART_REC,$(1),$(2),$(3)))
+endef
+$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(foreach k,$(KS),$(eval $(call part_rules,$(l),$(s),$(k))))))
+ifeq ($(DICT),)
+ALL_PIECES := $(foreach k,$(KS),$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l),$(s),$(k)))))
+$(DICT_FILE): $(ALL_PIECES) $(call stale,$(DICT_FILE),$(DICT_REC)) | $(OUT)/data_bin
+	$(call own,dict)
+	$(call unrecord,$@)
+	$(call dict_from,$(ALL_PIECES))
+	$(call commit,$@,$(DICT_REC))
+endif
+data_in = $(foreach k,$(KS),$(patsubst %.pieces,%.idx,$(call pieces_part,$(3),$(1),$(k))))
+shard_pieces = $(foreach k,$(KS),$(call pieces_part,$(2),$(1),$(k)))
+DATA_VERB := merge
+endif
+# The datasets of shard $(1), direction $(2), language $(3): binarized
+# from the shard's pieces (merged from the parts' datasets), or, for a
+# direction of LINES_SRC-TGT lines, binarized from the sentences of the
+# first LINES lines, ceil((LINES - S) / SHARDS) of them in shard S (in
+# the stages, the parts' pieces one after the other, which are the whole
+# pieces).
+DATA_REC = $(call record,N,mmap-index)
+CAPPED_REC = $(call record,LINES_$(1) SHARDS N,mmap-index)
+define data_rule
+$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(call data_in,$(1),$(2),$(3)) $(DICT_FILE) \
+	    $$(call stale,$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx,$$(DATA_REC)) | $(OUT)/data_bin/shard$(1)
+	$$(call own,data)
+	$$(call unrecord,$$@)
+	$$(MMAP_INDEX) $(DATA_VERB) -q $(if $(filter build,$(DATA_VERB)),--input-format text --dict $$(call sq,$$(DICT_FILE))) \
+	    -o $$(call sq,$(OUT)/data_bin/shard$(1)/train.$(2).$(3)) $$(foreach f,$(call data_in,$(1),$(2),$(3)),$$(call sq,$$(f)))
+	$$(call commit,$$@,$$(DATA_REC))
+endef
 capped = $(shell awk 'BEGIN { m = $(LINES_$(2)) - $(1); print (m <= 0 ? 0 : int((m + $(SHARDS) - 1) / $(SHARDS))) }')
 define capped_rule
-$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(call shard_pieces,$(1),$(3)) $(DICT_FILE) | $(OUT)/data_bin/shard$(1)
-	cat $(call shard_pieces,$(1),$(3)) | awk 'NR <= $(call capped,$(1),$(2))' | \
-	    $(MMAP_INDEX) build -q --input-format text --dict '$(DICT_FILE)' \
-	    -o '$(OUT)/data_bin/shard$(1)/train.$(2).$(3)'
+$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx: $(call shard_pieces,$(1),$(3)) $(DICT_FILE) \
+	    $$(call stale,$(OUT)/data_bin/shard$(1)/train.$(2).$(3).idx,$$(call CAPPED_REC,$(2))) | $(OUT)/data_bin/shard$(1)
+	$$(call own,data)
+	$$(call unrecord,$$@)
+	cat $$(foreach f,$(call shard_pieces,$(1),$(3)),$$(call sq,$$(f))) | awk 'NR <= $(call capped,$(1),$(2))' | \
+	    $$(MMAP_INDEX) build -q --input-format text --dict $$(call sq,$$(DICT_FILE)) \
+	    -o $$(call sq,$(OUT)/data_bin/shard$(1)/train.$(2).$(3))
+	$$(call commit,$$@,$$(call CAPPED_REC,$(2)))
 endef
 $(foreach s,$(SHARD_IDS),$(foreach p,$(PAIRS),$(foreach l,$(call src,$(p)) $(call tgt,$(p)),\
 	$(eval $(call $(if $(LINES_$(p)),capped_rule,data_rule),$(s),$(p),$(l))))))
 # The .bin is written with its .idx (the .idx last).
 $(addsuffix .bin,$(DATA)): %.bin: %.idx
 
-# Batches of every epoch over the shards, with their statistics.
-$(BATCHES) &: $(addsuffix .idx,$(DATA)) $(DICT_FILE)
-	$(BATCH_SAMPLE) batches -q --lang-pairs $(subst $(space),$(comma),$(strip $(PAIRS))) \
+# Batches of every epoch over the shards, with their statistics (the
+# batches written by batch-sample, the statistics from its stderr).
+BATCHES_REC = $(call record,PAIRS TEMPERATURE MAX_TOKENS EPOCHS SEED SHARDS,batch-sample)
+$(BATCHES) &: $(addsuffix .idx,$(DATA)) $(DICT_FILE) $(call stale,$(OUT)/batches.jsonl,$(BATCHES_REC))
+	$(call own,data)
+	$(call unrecord,$(OUT)/batches.jsonl)
+	$(call tmp,$(OUT)/batches.stats) && \
+	{ $(BATCH_SAMPLE) batches -q --lang-pairs $(call sq,$(subst $(space),$(comma),$(strip $(PAIRS)))) \
 	    --sampling-method temperature --sampling-temperature $(TEMPERATURE) \
-	    --encoder-langtok src --decoder-langtok --dict '$(DICT_FILE)' \
+	    --encoder-langtok src --decoder-langtok --dict $(call sq,$(DICT_FILE)) \
 	    --max-tokens $(MAX_TOKENS) --epochs $(EPOCHS) -s $(SEED) --stats \
-	    -o '$(OUT)/batches.jsonl.tmp' \
-	    $(subst $(space),:,$(strip $(addprefix $(OUT)/data_bin/shard,$(SHARD_IDS)))) \
-	    2>'$(OUT)/batches.stats.tmp'
-	mv '$(OUT)/batches.stats.tmp' '$(OUT)/batches.stats'
-	mv '$(OUT)/batches.jsonl.tmp' '$(OUT)/batches.jsonl'
+	    -o $(call sq,$(OUT)/batches.jsonl) \
+	    $(call sq,$(subst $(space),:,$(strip $(addprefix $(OUT)/data_bin/shard,$(SHARD_IDS))))) \
+	    2>"$$t" && mv -f "$$t" $(call sq,$(OUT)/batches.stats) || { rm -f "$$t"; exit 1; }; }
+	$(call commit,$(OUT)/batches.jsonl,$(BATCHES_REC))
+
+# (the makefile is read: idents are asked anew from here on)
+PARSING :=

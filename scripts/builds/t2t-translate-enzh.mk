@@ -58,19 +58,102 @@ TGT ?= $(CORPUS)/enzh.zh.xz
 DEV_SRC ?= $(CORPUS)/multi/flores200-devtest/eng_Latn.txt.xz
 DEV_TGT ?= $(CORPUS)/multi/flores200-devtest/zho_Hans.txt.xz
 SEED ?= 1
+BUDGET ?= 100000000
 N ?= 1
 K ?= 0
 
+ME := t2t-translate-enzh
+TOOLS := subword-build subword-encode tfr-cat
+tool = $(if $(BIN),$(BIN)/$(1),$(1))
+STAGE_GOALS := text count vocab encode shards
+STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
+
+# --- Names, values and records: the same block in every recipe. ---
+# Every name and value is checked before make expands any of them: a
+# name must be one word for make and for the shell (no white space, none
+# of  $ : ; % # \ * ? [ ] ( ) = , | &, no ~ first), a number digits
+# only; every name goes to the shell quoted (sq).  Every product is
+# committed with a record of what it was made from (its values, the
+# SHA-256 of each tool it runs and, for a part, the size and time of the
+# files it reads), under OUT/records or OUT/parts/records; a product
+# whose record says otherwise is made again, and a product of another
+# stage or part is never made here: when it is missing or out of date,
+# make stops naming it before anything is merged.
+empty :=
+space := $(empty) $(empty)
+comma := ,
+hash := \#
+backslash := $(strip \ )
+sq = '$(subst ','\'',$(1))'
+raw = $(if $(filter command% environment%,$(origin $(1))),$(value $(1)),$($(1)))
+name_bad := $$ : ; % $(hash) $(backslash) * ? [ ] ( ) = $(comma) | &
+bad_in = $(strip $(foreach c,$(name_bad),$(findstring $(c),$(1))))
+check_name = $(if $(or $(filter-out 1,$(words x$(call raw,$(1))x)),$(call bad_in,$(call raw,$(1)))),\
+	$(error $(ME): $(1)=$(call raw,$(1)): a name with white space or one of $(name_bad) cannot be used by make))\
+	$(if $(filter ~%,$(call raw,$(1))),$(error $(ME): $(1)=$(call raw,$(1)): make would read ~ as a home directory))
+check_path = $(if $(call raw,$(1)),$(call check_name,$(1)),$(error $(ME): $(1) is empty))
+strip_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
+is_count = $(and $(call raw,$(1)),$(filter 1,$(words x$(call raw,$(1))x)),$(if $(call strip_digits,$(call raw,$(1))),,1),$(if $(filter 0%,$(call raw,$(1))),$(filter 0,$(call raw,$(1))),1))
+check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): not a whole number))
+eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
+rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
+# The identity of each tool of TOOLS: NAME:SHA256 of the binary that
+# make runs (found on PATH when BIN is empty), asked once, and not for
+# the plan (stages, products).
+PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
+tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
+TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
+tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
+# The files a part record names, each OUT/... (under OUT) with its size
+# and time, looked up in IDENTS, which the recipe asks once for all the
+# files of its part records: while the makefile is read, and in the
+# recipes when IDENTS_HOLD says that no file of IDENTS is made by this
+# make (a stage's parts read only what earlier stages made); else they
+# are asked anew.
+PARSING := 1
+idents = $(if $(PLAN_ONLY),,$(if $(1),$(shell stat -L -c '%n=%s:%.9Y' -- $(foreach f,$(1),$(call sq,$(f))) 2>/dev/null)))
+ident_in = $(patsubst $(OUT)/%,OUT/%,$(1))=$(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(2))),missing)
+ident_list = $(foreach f,$(1),$(call ident_in,$(f),$(2)))
+# record VARS,TOOLS,FILES[,WORDS]: what a product is made from, one line.
+record = $(strip $(foreach v,$(1),$(v)=$(call sq,$($(v)))) $(foreach t,$(2),$(call tool_id,$(t))) \
+	$(call ident_list,$(3),$(if $(PARSING)$(IDENTS_HOLD),$(IDENTS),$(call idents,$(3)))) $(foreach w,$(4),$(call sq,$(w))))
+# stale P,RECORD: FORCE (make P again) unless P's record holds RECORD
+# (stripped: make 4.3 may leave the newline at the end of what $(file <)
+# reads).
+stale = $(if $(PLAN_ONLY)$(call eq,$(strip $(file <$(call rec,$(1)))),$(2)),,FORCE)
+# The first line of a recipe that makes P, and its last, which commits
+# P's record (new: the first removed it; a file planted there since is
+# not written through).
+unrecord = @rm -f $(call sq,$(call rec,$(1)))
+commit = @set -C; r=$(call sq,$(call rec,$(1))); [ -d "$${r%/*}" ] || mkdir -p "$${r%/*}"; \
+	printf '%s\n' $(call sq,$(2)) >"$$r"
+# mine STAGE[,K]: this make makes STAGE's products (part K's): it runs
+# STAGE (as part K), or no stage (the one-process build).  own STAGE[,K]:
+# the first line of every recipe: it refuses to make another's product.
+mine = $(if $(STAGED),$(and $(filter $(1),$(STAGED)),$(if $(2),$(filter $(2),$(K)),ok)),ok)
+own = $(if $(call mine,$(1),$(2)),,@printf '%s\n' $(call sq,$(ME): $@: missing or out of date (made from other inputs or options than this build's): run the stage $(1)$(if $(2), (part $(2) of $(N))) again) >&2; exit 1)
+# tmp P: a shell command setting t to a new temporary file beside P
+# (mode as the umask asks), for a product no tool writes itself.
+tmp = t=$$(mktemp $(call sq,$(1)).XXXXXX) && chmod "$$(printf %o $$((0666 & ~0$$(umask))))" "$$t"
+.DEFAULT_GOAL := all
+.PHONY: FORCE
+FORCE:
+
+$(foreach v,OUT SRC TGT DEV_SRC DEV_TGT,$(call check_path,$(v)))
+$(call check_name,BIN)
+$(foreach v,SEED BUDGET N K,$(call check_count,$(v)))
+$(if $(filter 0,$(N)),$(error $(ME): N=0: not a number of parts))
+$(if $(word 2,$(STAGED)),$(error $(ME): $(STAGED): one stage at a time))
+
 PROBLEM := translate_enzh_wmt8k
 VOCAB_SIZE := 8192
-BUDGET ?= 100000000
 SUBTOKEN := 200
 TRAIN_SHARDS := 10
 
-tool = $(if $(BIN),$(BIN)/$(1),$(1))
-SUBWORD_BUILD := $(call tool,subword-build)
-SUBWORD_ENCODE := $(call tool,subword-encode)
-TFR_CAT := $(call tool,tfr-cat)
+SUBWORD_BUILD := $(call sq,$(call tool,subword-build))
+SUBWORD_ENCODE := $(call sq,$(call tool,subword-encode))
+TFR_CAT := $(call sq,$(call tool,tfr-cat))
 
 # A compressed input is decompressed once into $(OUT)/text; plain text is
 # read where it is.
@@ -80,7 +163,7 @@ TRAIN_EN := $(call text,$(SRC),train.en)
 TRAIN_ZH := $(call text,$(TGT),train.zh)
 DEV_EN := $(call text,$(DEV_SRC),dev.en)
 DEV_ZH := $(call text,$(DEV_TGT),dev.zh)
-unpack = case '$(1)' in *.xz) xz -dc '$(1)';; *.gz) gzip -dc '$(1)';; *) cat '$(1)';; esac >'$(2).tmp' && mv '$(2).tmp' '$(2)'
+unpack = case $(call sq,$(1)) in *.xz) xz -dc $(call sq,$(1));; *.gz) gzip -dc $(call sq,$(1));; *) cat $(call sq,$(1));; esac
 
 VOCAB_EN := $(OUT)/vocab.$(PROBLEM).$(VOCAB_SIZE).subwords.en
 VOCAB_ZH := $(OUT)/vocab.$(PROBLEM).$(VOCAB_SIZE).subwords.zh
@@ -89,13 +172,11 @@ DEV := $(OUT)/$(PROBLEM)-dev-00000-of-00001
 PRODUCTS := $(VOCAB_EN) $(VOCAB_ZH) $(TRAIN) $(DEV)
 
 # Parts of a stage: K of N, and every part of N for the stage after.
-PART := $(if $(filter 1,$(N)),,--part $(K)/$(N))
+part = $(if $(filter 1,$(N)),,--part $(1)/$(N))
 KS := $(shell seq 0 $$(($(N) - 1)))
+$(if $(filter $(K),$(KS)),,$(error $(ME): K=$(K): not a part of N=$(N) (0 to N - 1)))
 count_part = $(OUT)/parts/count.$(1).$(2)-of-$(N)
 encode_part = $(OUT)/parts/train.$(1)-of-$(N).tfr
-
-STAGE_GOALS := text count vocab encode shards
-STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
 
 .PHONY: all stages products $(STAGE_GOALS)
 .DELETE_ON_ERROR:
@@ -106,73 +187,134 @@ stages:
 	@printf '%s\n' 'text once' 'count parts' 'vocab once' 'encode parts' 'shards once'
 
 products:
-	@printf '%s\n' $(notdir $(PRODUCTS))
+	@printf '%s\n' $(foreach p,$(PRODUCTS),$(call sq,$(notdir $(p))))
 
 $(OUT) $(OUT)/text $(OUT)/parts $(OUT)/tmp:
-	mkdir -p $@
+	mkdir -p $(call sq,$@)
 
-$(OUT)/text/train.en: $(SRC) | $(OUT)/text
-	$(call unpack,$<,$@)
-$(OUT)/text/train.zh: $(TGT) | $(OUT)/text
-	$(call unpack,$<,$@)
-$(OUT)/text/dev.en: $(DEV_SRC) | $(OUT)/text
-	$(call unpack,$<,$@)
-$(OUT)/text/dev.zh: $(DEV_TGT) | $(OUT)/text
-	$(call unpack,$<,$@)
+# The text stage: each input decompressed (its record: which input).
+define unpack_rule
+$(OUT)/text/$(1): $$($(2)) $$(call stale,$(OUT)/text/$(1),$$(call record,$(2))) | $(OUT)/text
+	$$(call own,text)
+	$$(call unrecord,$$@)
+	$$(call tmp,$$@) && { $$(call unpack,$$<) >"$$$$t" && mv -f "$$$$t" $$(call sq,$$@) || { rm -f "$$$$t"; exit 1; }; }
+	$$(call commit,$$@,$$(call record,$(2)))
+endef
+$(eval $(call unpack_rule,train.en,SRC))
+$(eval $(call unpack_rule,train.zh,TGT))
+$(eval $(call unpack_rule,dev.en,DEV_SRC))
+$(eval $(call unpack_rule,dev.zh,DEV_TGT))
 
 # The pairs as "en TAB zh" lines: what compile_data's .lang1/.lang2 hold,
 # side by side (subword-encode --fields drops a pair with an empty side).
-$(OUT)/text/train.tsv: $(TRAIN_EN) $(TRAIN_ZH) | $(OUT)/text
-	paste '$(word 1,$^)' '$(word 2,$^)' >'$@.tmp' && mv '$@.tmp' '$@'
-$(OUT)/text/dev.tsv: $(DEV_EN) $(DEV_ZH) | $(OUT)/text
-	paste '$(word 1,$^)' '$(word 2,$^)' >'$@.tmp' && mv '$@.tmp' '$@'
+paste = $(call tmp,$@) && { paste $(call sq,$(word 1,$^)) $(call sq,$(word 2,$^)) >"$$t" && \
+	mv -f "$$t" $(call sq,$@) || { rm -f "$$t"; exit 1; }; }
+$(OUT)/text/train.tsv: $(TRAIN_EN) $(TRAIN_ZH) $(call stale,$(OUT)/text/train.tsv,$(call record,TRAIN_EN TRAIN_ZH)) | $(OUT)/text
+	$(call own,text)
+	$(call unrecord,$@)
+	$(paste)
+	$(call commit,$@,$(call record,TRAIN_EN TRAIN_ZH))
+$(OUT)/text/dev.tsv: $(DEV_EN) $(DEV_ZH) $(call stale,$(OUT)/text/dev.tsv,$(call record,DEV_EN DEV_ZH)) | $(OUT)/text
+	$(call own,text)
+	$(call unrecord,$@)
+	$(paste)
+	$(call commit,$@,$(call record,DEV_EN DEV_ZH))
 
 VOCAB_FLAGS := -q -t $(VOCAB_SIZE) -L $(SUBTOKEN)
 ENCODE = $(SUBWORD_ENCODE) -q --eos --fields inputs,targets \
-	-v inputs='$(VOCAB_EN)' -v targets='$(VOCAB_ZH)'
+	-v inputs=$(call sq,$(VOCAB_EN)) -v targets=$(call sq,$(VOCAB_ZH))
 SHARDS = $(TFR_CAT) --shuffle -s $(SEED)
+VOCAB_REC = $(call record,BUDGET VOCAB_SIZE SUBTOKEN $(1),subword-build)
+ENCODE_REC = $(call record,$(1),subword-encode)
+SHARDS_REC = $(call record,SEED TRAIN_SHARDS,tfr-cat)
 
 ifeq ($(STAGED),)
 # One process per step (make -j runs the two languages side by side).
-$(VOCAB_EN): $(TRAIN_EN) | $(OUT)
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o '$@' '$<'
-$(VOCAB_ZH): $(TRAIN_ZH) | $(OUT)
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o '$@' '$<'
-$(OUT)/tmp/train.tfr: $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) | $(OUT)/tmp
-	$(ENCODE) -o '$@' '$<'
+$(VOCAB_EN): $(TRAIN_EN) $(call stale,$(VOCAB_EN),$(call VOCAB_REC,TRAIN_EN)) | $(OUT)
+	$(call unrecord,$@)
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o $(call sq,$@) $(call sq,$<)
+	$(call commit,$@,$(call VOCAB_REC,TRAIN_EN))
+$(VOCAB_ZH): $(TRAIN_ZH) $(call stale,$(VOCAB_ZH),$(call VOCAB_REC,TRAIN_ZH)) | $(OUT)
+	$(call unrecord,$@)
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o $(call sq,$@) $(call sq,$<)
+	$(call commit,$@,$(call VOCAB_REC,TRAIN_ZH))
+$(OUT)/tmp/train.tfr: $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+	    $(call stale,$(OUT)/tmp/train.tfr,$(call ENCODE_REC,TRAIN_EN TRAIN_ZH)) | $(OUT)/tmp
+	$(call unrecord,$@)
+	$(ENCODE) -o $(call sq,$@) $(call sq,$<)
+	$(call commit,$@,$(call ENCODE_REC,TRAIN_EN TRAIN_ZH))
 TRAIN_RECORDS := $(OUT)/tmp/train.tfr
 else
 # Stages: count and encode by parts, vocab and shards once.
+IDENTS_HOLD := 1
+IDENTS := $(call idents,$(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH))
 text: $(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(OUT)/text/dev.tsv
 count: $(call count_part,en,$(K)) $(call count_part,zh,$(K))
 vocab: $(VOCAB_EN) $(VOCAB_ZH)
 encode: $(call encode_part,$(K))
 shards: $(TRAIN) $(DEV)
 
-$(call count_part,en,$(K)): $(TRAIN_EN) | $(OUT)/parts
-	$(SUBWORD_BUILD) -q --count-only $(PART) -b $(BUDGET) -o '$@' '$<'
-$(call count_part,zh,$(K)): $(TRAIN_ZH) | $(OUT)/parts
-	$(SUBWORD_BUILD) -q --count-only $(PART) -b $(BUDGET) -o '$@' '$<'
+# Every part has its rule, but only its own part's make runs it: the
+# others check that it is there and up to date.
+COUNT_REC = $(call record,BUDGET N,subword-build,$(2))
+define count_rule
+$(call count_part,$(1),$(3)): $(2) $$(call stale,$(call count_part,$(1),$(3)),$$(call COUNT_REC,,$(2))) | $(OUT)/parts
+	$$(call own,count,$(3))
+	$$(call unrecord,$$@)
+	$$(SUBWORD_BUILD) -q --count-only $$(call part,$(3)) -b $$(BUDGET) -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(call commit,$$@,$$(call COUNT_REC,,$(2)))
+endef
+$(foreach k,$(KS),$(eval $(call count_rule,en,$(TRAIN_EN),$(k)))$(eval $(call count_rule,zh,$(TRAIN_ZH),$(k))))
 
 # From the parts' counts when the budget covers the whole file, else
 # from the file (see the top of this file).
-vocab_from = if [ "$$(stat -L -c %s '$(1)')" -le $(BUDGET) ]; then \
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) --from-counts -o '$@' $(2); else \
-	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o '$@' '$(1)'; fi
-$(VOCAB_EN): $(foreach k,$(KS),$(call count_part,en,$(k))) | $(OUT)
+VOCAB_PARTS_REC = $(call record,BUDGET VOCAB_SIZE SUBTOKEN N $(1),subword-build)
+vocab_from = if [ "$$(stat -L -c %s $(call sq,$(1)))" -le $(BUDGET) ]; then \
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) --from-counts -o $(call sq,$@) $(foreach f,$(2),$(call sq,$(f))); else \
+	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o $(call sq,$@) $(call sq,$(1)); fi
+$(VOCAB_EN): $(foreach k,$(KS),$(call count_part,en,$(k))) $(TRAIN_EN) \
+	    $(call stale,$(VOCAB_EN),$(call VOCAB_PARTS_REC,TRAIN_EN)) | $(OUT)
+	$(call own,vocab)
+	$(call unrecord,$@)
 	$(call vocab_from,$(TRAIN_EN),$(filter %-of-$(N),$^))
-$(VOCAB_ZH): $(foreach k,$(KS),$(call count_part,zh,$(k))) | $(OUT)
+	$(call commit,$@,$(call VOCAB_PARTS_REC,TRAIN_EN))
+$(VOCAB_ZH): $(foreach k,$(KS),$(call count_part,zh,$(k))) $(TRAIN_ZH) \
+	    $(call stale,$(VOCAB_ZH),$(call VOCAB_PARTS_REC,TRAIN_ZH)) | $(OUT)
+	$(call own,vocab)
+	$(call unrecord,$@)
 	$(call vocab_from,$(TRAIN_ZH),$(filter %-of-$(N),$^))
+	$(call commit,$@,$(call VOCAB_PARTS_REC,TRAIN_ZH))
 
-$(call encode_part,$(K)): $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) | $(OUT)/parts
-	$(ENCODE) $(PART) -o '$@' '$<'
+ENCODE_PART_REC = $(call record,N,subword-encode,$(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH))
+define encode_rule
+$(call encode_part,$(1)): $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+	    $$(call stale,$(call encode_part,$(1)),$$(ENCODE_PART_REC)) | $(OUT)/parts
+	$$(call own,encode,$(1))
+	$$(call unrecord,$$@)
+	$$(ENCODE) $$(call part,$(1)) -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(call commit,$$@,$$(ENCODE_PART_REC))
+endef
+$(foreach k,$(KS),$(eval $(call encode_rule,$(k))))
 TRAIN_RECORDS := $(foreach k,$(KS),$(call encode_part,$(k)))
 endif
 
 # Records dealt round-robin into the shards, each shard shuffled.
-$(TRAIN) &: $(TRAIN_RECORDS)
-	$(SHARDS) --split $(TRAIN_SHARDS) -o '$(OUT)/$(PROBLEM)-train-%05d-of-%05d' $^
-$(OUT)/tmp/dev.tfr: $(OUT)/text/dev.tsv $(VOCAB_EN) $(VOCAB_ZH) | $(OUT)/tmp
-	$(ENCODE) -o '$@' '$<'
-$(DEV): $(OUT)/tmp/dev.tfr
-	$(SHARDS) --split 1 -o '$(OUT)/$(PROBLEM)-dev-%05d-of-%05d' '$<'
+$(TRAIN) &: $(TRAIN_RECORDS) $(call stale,$(firstword $(TRAIN)),$(SHARDS_REC))
+	$(call own,shards)
+	$(call unrecord,$(firstword $(TRAIN)))
+	$(SHARDS) --split $(TRAIN_SHARDS) -o $(call sq,$(OUT)/$(PROBLEM)-train-%05d-of-%05d) $(foreach f,$(TRAIN_RECORDS),$(call sq,$(f)))
+	$(call commit,$(firstword $(TRAIN)),$(SHARDS_REC))
+$(OUT)/tmp/dev.tfr: $(OUT)/text/dev.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+	    $(call stale,$(OUT)/tmp/dev.tfr,$(call ENCODE_REC,DEV_EN DEV_ZH)) | $(OUT)/tmp
+	$(call own,shards)
+	$(call unrecord,$@)
+	$(ENCODE) -o $(call sq,$@) $(call sq,$<)
+	$(call commit,$@,$(call ENCODE_REC,DEV_EN DEV_ZH))
+$(DEV): $(OUT)/tmp/dev.tfr $(call stale,$(DEV),$(SHARDS_REC))
+	$(call own,shards)
+	$(call unrecord,$@)
+	$(SHARDS) --split 1 -o $(call sq,$(OUT)/$(PROBLEM)-dev-%05d-of-%05d) $(call sq,$<)
+	$(call commit,$@,$(SHARDS_REC))
+
+# (the makefile is read: idents are asked anew from here on)
+PARSING :=
