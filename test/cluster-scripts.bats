@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# scripts/cluster/slurm-build and parallel-build without a cluster: help,
+# scripts/cluster/slurm-build, parallel-build and mpi-build without a cluster: help,
 # usage errors, the plan they would submit (dry run), and parallel-build
 # on this machine when GNU parallel is installed, and slurm-build over a
 # fake Slurm that runs each job at once.  The Slurm runs themselves are
@@ -9,6 +9,7 @@ load common
 
 SB="$BATS_TEST_DIRNAME/../scripts/cluster/slurm-build"
 PB="$BATS_TEST_DIRNAME/../scripts/cluster/parallel-build"
+MB="$BATS_TEST_DIRNAME/../scripts/cluster/mpi-build"
 FIXMK="$BATS_TEST_DIRNAME/cluster/fixture.mk"
 
 text() {
@@ -284,4 +285,40 @@ SH
 		cmp "$T/hot/$p" "$T/sb/$p"
 	done
 	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
+}
+
+@test "mpi-build: --help, usage errors and the dry run" {
+	run -0 "$MB" --help
+	[[ ${lines[0]} == "usage: mpi-build "* ]]
+	for o in --parts --out --bin --hostfile --mpirun --make --dry-run; do
+		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
+	done
+	run -2 "$MB"
+	[[ ${lines[0]} == "mpi-build: no recipe" ]]
+	run -2 "$MB" -N 0 "$FIXMK"
+	[[ ${lines[0]} == "mpi-build: parts must be a number >= 1: 0" ]]
+	run -2 "$MB" -o "$T/a b" "$FIXMK" TEXT=x
+	[[ ${lines[0]} == "mpi-build: -o $T/a\\ b: a name with white space"* ]]
+	text
+	run -0 "$MB" -n -N 3 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	# a parts stage is one launch of N ranks, a once stage one make
+	[ "$(grep -c '^mpirun .* -n 3 bash -c ' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '^cd .* make -f .* vocab ' <<<"$output")" -eq 1 ]
+	[ ! -e "$T/out" ]
+}
+
+@test "mpi-build: the products are those of the one-process run; a failed rank is named" {
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	text
+	make -s -f "$FIXMK" OUT="$T/one" BIN="$RECPIPE_BIN" TEXT="$T/text.txt"
+	run -0 "$MB" -N 3 -o "$T/mpi" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ "$(grep -c '^mpi-build: stage ' <<<"$output")" -eq 4 ]
+	for p in $(make -s -f "$FIXMK" products OUT="$T/one" TEXT=x); do
+		cmp "$T/one/$p" "$T/mpi/$p"
+	done
+	run -1 --separate-stderr "$MB" -N 3 -o "$T/fail" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" FAIL_PART=1
+	[[ $stderr == *"mpi-build: stage count task 1 of 3 failed: exit 2; $T/fail/logs/count-1.log ends:"* ]]
+	[[ $stderr == *"fixture: part 1 fails as FAIL_PART=1 asks"* ]]
+	[ ! -e "$T/fail/parts/vocab-of-3" ]
+	[ ! -e "$T/fail/logs/lock" ]
 }

@@ -1,0 +1,136 @@
+# shellcheck shell=bash
+# What the build runners (parallel-build, slurm-build, mpi-build) share:
+# the recipe contract's plan (`make -s -f recipe stages`), OUT and BIN
+# checked as make will read them, the one-runner lock of an output
+# directory, and the report of the products.  Sourced by each runner,
+# which sets prog (its name) and defines usage() first.
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+usage_error() {
+	echo "$prog: $*" >&2
+	usage >&2
+	exit 2
+}
+
+hms() {
+	printf '%02d:%02d:%02d' $(($1 / 3600)) $(($1 / 60 % 60)) $(($1 % 60))
+}
+
+# make_name OPTION NAME: OUT and BIN go to make as names of files in
+# rules: make would split them at white space or read its own syntax
+# in them.
+make_name() {
+	local bad='*[[:space:][:cntrl:]$:;%#\\*?[\]()=,|\&]*'
+	# shellcheck disable=SC2254
+	case $2 in
+	$bad)
+		printf '%s: %s %q: a name with white space or one of $ : ; %% # \\ * ? [ ] ( ) = , | & cannot be given to make\n' "$prog" "$1" "$2" >&2
+		exit 2 ;;
+	esac
+}
+
+# runner_plan RECIPE PARTS OUT BIN VAR=value...: check the operands and
+# read the recipe's plan.  Sets recipe (absolute), name, out (absolute,
+# default build/NAME), bin, workdir, logs, common (the make arguments
+# every job gets), and stages[] with kinds[] (parts or once).
+runner_plan() {
+	local v s k extra plan parts=$2
+	recipe=$1 out=$3 bin=$4
+	shift 4
+	vars=("$@")
+	for v in "${vars[@]}"; do
+		case $v in
+		[A-Za-z_]*=*) ;;
+		*) usage_error "not VAR=value: $v" ;;
+		esac
+	done
+	case $parts in
+	''|*[!0-9]*|0*) usage_error "parts must be a number >= 1: $parts" ;;
+	esac
+	[ -f "$recipe" ] || die "$recipe: no such recipe"
+	name=$(basename "$recipe" .mk)
+	recipe=$(realpath "$recipe")
+	[ -n "$out" ] || out=build/$name
+	out=$(realpath -m "$out")
+	workdir=$(pwd -P)
+	[ -z "$bin" ] || bin=$(realpath -m "$bin")
+	make_name -o "$out"
+	[ -z "$bin" ] || make_name --bin "$bin"
+	common=(OUT="$out")
+	[ -z "$bin" ] || common+=(BIN="$bin")
+	common+=("${vars[@]}")
+	plan=$($makecmd -s -f "$recipe" stages "${common[@]}") || die "$recipe: make stages failed"
+	stages=()
+	kinds=()
+	while read -r s k extra; do
+		[ -n "$s" ] || continue
+		case $k in
+		parts|once) ;;
+		*) die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra" ;;
+		esac
+		[ -z "$extra" ] || die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra"
+		stages+=("$s")
+		kinds+=("$k")
+	done <<<"$plan"
+	[ ${#stages[@]} -gt 0 ] || die "$recipe: make stages printed no stage"
+	logs=$out/logs
+}
+
+# take_lock: one runner at a time in an output directory: the lock
+# out/logs/lock (a directory, made or not at once) holds "HOST PID
+# TIME" of its runner; a lock whose runner on this host is gone is
+# taken over.  Removed when the runner exits.
+take_lock() {
+	local host pid since try
+	lock=$logs/lock
+	for try in 1 2; do
+		if mkdir "$lock" 2>/dev/null; then
+			printf '%s %s %s\n' "$(hostname)" "$$" "$(date +%Y-%m-%dT%H:%M:%S)" >"$lock/owner"
+			trap 'rm -rf "$lock"' EXIT
+			return
+		fi
+		host='' pid='' since=''
+		read -r host pid since <"$lock/owner" 2>/dev/null
+		if [ "$host" = "$(hostname)" ] && [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+			rm -rf "$lock"
+			continue
+		fi
+		die "$out: another runner is building here (pid ${pid:-?} on ${host:-?} since ${since:-now}); if it is gone, remove $lock"
+	done
+	die "$lock: cannot take the lock"
+}
+
+# log_tail LOG: the end of a failed task's log, indented, on stderr.
+log_tail() {
+	if [ -s "$1" ]; then
+		tail -n 15 "$1" | sed 's/^/    /' >&2
+	else
+		echo "    (no log)" >&2
+	fi
+}
+
+# report_products T0: the products of the recipe, after every stage
+# completed; exits 0, or 1 when one is missing.
+report_products() {
+	local products nprod missing=0 shown=0 p
+	products=$($makecmd -s -f "$recipe" products "${common[@]}") || die "$recipe: make products failed"
+	nprod=$(grep -c . <<<"$products")
+	echo "$prog: all stages completed in $(hms $(($(date +%s) - $1))); $nprod products under $out:"
+	while read -r p; do
+		[ -n "$p" ] || continue
+		if [ ! -f "$out/$p" ]; then
+			echo "$prog: product $out/$p is missing" >&2
+			missing=1
+		elif [ $shown -lt 10 ] || [ "$nprod" -le 12 ]; then
+			echo "  $p"
+		elif [ $shown = 10 ]; then
+			echo "  ... and $((nprod - 10)) more (make -s -f $recipe products)"
+		fi
+		shown=$((shown + 1))
+	done <<<"$products"
+	exit $missing
+}
