@@ -595,6 +595,34 @@ dir_of(const char *path, char *buf, size_t size)
 }
 
 /*
+ * Whether process 'pid' of this host runs: it exists and is not a
+ * zombie (a killed writer whose parent has not reaped it yet, or never
+ * will in a container whose first process reaps nothing).
+ */
+static int
+pid_alive(long pid)
+{
+	char path[64], st[512], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0 || (kill((pid_t)pid, 0) == -1 && errno != EPERM))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 1;
+	n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	st[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' */
+	if ((p = strrchr(st, ')')) != NULL && p[1] == ' ' && p[2] == 'Z')
+		return 0;
+	return 1;
+}
+
+/*
  * Stale temporaries.  A temporary is named TARGET.rp-PID-XXXXXX (a
  * group's kept old file, the same with ".old"), so that a later writer
  * of TARGET knows it for one of ours and whose it was.  Each directory
@@ -667,8 +695,7 @@ sweep_stale(const char *target)
 			return;
 		while ((de = readdir(dp)) != NULL) {
 			if (temp_base(de->d_name, &pid) == 0 ||
-			    pid == (long)getpid() || pid <= 0 ||
-			    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			    pid == (long)getpid() || pid_alive(pid))
 				continue;
 			if ((v = realloc(d->names, (d->n + 1) * sizeof(*v))) == NULL)
 				break;
@@ -689,6 +716,7 @@ sweep_stale(const char *target)
 		d->names[i] = NULL;
 	}
 }
+
 
 /*
  * The lock of an output: TARGET.lock, made with O_EXCL, holding "PID
@@ -762,8 +790,7 @@ lock_take(struct outfile *o, const char *target)
 			    "the lock if that process has ended", target, opid,
 			    ohost, o->lock);
 		}
-		if (opid > 0 && opid != (long)getpid() &&
-		    (kill((pid_t)opid, 0) == 0 || errno == EPERM)) {
+		if (opid > 0 && opid != (long)getpid() && pid_alive(opid)) {
 			close(fd);
 			die("%s: another process (%ld) is writing it; its lock "
 			    "is %s", target, opid, o->lock);

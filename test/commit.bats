@@ -234,3 +234,22 @@ pair_inputs() {
 	[ "$output" = 0 ]
 	cmp "$T/out.tfr" "$T/in.tfr"
 }
+
+@test "commit: a lock whose writer is a zombie (killed, never reaped) is taken over" {
+	printf '{"a":[1]}\n' | tfr-cat -R --from-json >"$T/in.tfr"
+	run -0 python3 - "$T" "$(command -v tfr-cat)" <<'PY'
+import os, subprocess, sys, time
+t, tool = sys.argv[1], sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+time.sleep(0.2)  # the child is a zombie: this parent does not reap it yet
+with open(t + "/out.tfr.lock", "w") as f:
+    f.write("%d %s\n" % (pid, os.uname().nodename))
+r = subprocess.run([tool, "-R", "-o", t + "/out.tfr", t + "/in.tfr"])
+os.waitpid(pid, 0)
+sys.exit(r.returncode)
+PY
+	cmp "$T/out.tfr" "$T/in.tfr"
+	[ ! -e "$T/out.tfr.lock" ]
+}
