@@ -565,9 +565,26 @@ compression_hint(const struct rec_reader *r)
 		return " (the input looks gzip-compressed: try --compression gzip)";
 	if (r->comp == REC_NONE && r->len >= 2 && is_zlib_header(r->buf))
 		return " (the input may be zlib-compressed: try --compression zlib)";
-	if (r->index == 0)
-		return " (is this a TFRecord file?)";
-	return "";
+	if (r->index != 0)
+		return "";
+	/* What TFRecord readers do not read, named for what it is. */
+	if (r->len >= 6 && memcmp(r->buf, "\xfd" "7zXZ\0", 6) == 0)
+		return " (the input is xz-compressed, which no TFRecord reader "
+		    "reads: decompress it first, xz -dc)";
+	if (r->len >= 4 && memcmp(r->buf, "\x28\xb5\x2f\xfd", 4) == 0)
+		return " (the input is zstd-compressed, which no TFRecord reader "
+		    "reads: decompress it first, zstd -dc)";
+	if (r->len >= 4 && memcmp(r->buf, "BZh", 3) == 0 &&
+	    r->buf[3] >= '1' && r->buf[3] <= '9')
+		return " (the input is bzip2-compressed, which no TFRecord reader "
+		    "reads: decompress it first, bzip2 -dc)";
+	if (r->len >= 4 && memcmp(r->buf, "\x04\x22\x4d\x18", 4) == 0)
+		return " (the input is lz4-compressed, which no TFRecord reader "
+		    "reads: decompress it first, lz4 -dc)";
+	if (r->len >= 9 && memcmp(r->buf, "MMIDIDX\0\0", 9) == 0)
+		return " (this is the .idx of a fairseq or Megatron token "
+		    "dataset, not records: mmap-index reads it)";
+	return " (is this a TFRecord file?)";
 }
 
 int

@@ -1048,3 +1048,21 @@ auto_part() {
 	run -0 mmap-index info --json "$T/l"
 	[ "$(jq -c .length <<<"$output")" = '{"min":1,"mean":50.5,"p50":50,"p90":90,"p99":99,"max":100}' ]
 }
+
+@test "tfr-cat: a file compressed as no TFRecord reader reads, or a dataset index, is named for what it is" {
+	printf '\3757zXZ\000\000\004junkjunkjunkjunk' >"$T/a.xz"
+	printf '\050\265\057\375junkjunkjunkjunk' >"$T/a.zst"
+	printf 'BZh91AY&SYjunkjunkjunkjunk' >"$T/a.bz2"
+	printf '\004\042\115\030junkjunkjunkjunk' >"$T/a.lz4"
+	printf 'MMIDIDX\000\000\001\000\000\000\000\000\000\000\010\000\000\000\000\000\000\000\000\000' >"$T/a.idx"
+	local f
+	for f in xz zst:zstd bz2:bzip2 lz4; do
+		run -1 --separate-stderr tfr-cat -c "$T/a.${f%%:*}"
+		[ "$stderr" = "tfr-cat: $T/a.${f%%:*}: record 0 at offset 0: length CRC mismatch (the input is ${f##*:}-compressed, which no TFRecord reader reads: decompress it first, ${f##*:} -dc)" ]
+	done
+	run -1 --separate-stderr tfr-cat -c "$T/a.idx"
+	[ "$stderr" = "tfr-cat: $T/a.idx: record 0 at offset 0: length CRC mismatch (this is the .idx of a fairseq or Megatron token dataset, not records: mmap-index reads it)" ]
+	# the other tools read records through the same reader
+	run -1 --separate-stderr mmap-index build -q --raw-ids -o "$T/x" "$T/a.zst"
+	[[ "$stderr" == *"(the input is zstd-compressed, which no TFRecord reader reads: decompress it first, zstd -dc)" ]]
+}
