@@ -1824,6 +1824,44 @@ slurp(const char *path, size_t *n)
 	return p;
 }
 
+/*
+ * A vocabulary of another kind than the mode reads: say what it looks
+ * like and which mode reads it (mode: the short name of this mode's
+ * kind, which passes).
+ */
+static void
+vocab_kind_check(const char *path, const uint8_t *p, size_t n, const char *mine)
+{
+	const char *kind = spm_guess_text_vocab(p, n);
+
+	if (kind == NULL || strcmp(kind, mine) == 0)
+		return;
+	die("%s: this looks like %s, not %s: %s", input_name(path), kind, mine,
+	    strcmp(kind, "a BERT vocab.txt") == 0 ? "use -m wordpiece" :
+	    strcmp(kind, "a tensor2tensor vocabulary") == 0 ? "use -m subword" :
+	    strcmp(kind, "a SentencePiece .vocab") == 0 ?
+	    "give the .model with -m spm" :
+	    "a fairseq dictionary maps words to ids after tokenizing "
+	    "(mmap-index build --input-format text --dict)");
+}
+
+/* The same for a WordPiece vocabulary, read again from its file. */
+static void
+wp_kind_check(const char *path)
+{
+	size_t n;
+	uint8_t *p = slurp(path, &n);
+	const char *kind;
+
+	if (p == NULL)
+		return;
+	kind = spm_guess_text_vocab(p, n);
+	/* a BERT vocabulary without ## pieces or [PAD] is not told apart */
+	if (kind != NULL && strcmp(kind, "a BERT vocab.txt") != 0)
+		vocab_kind_check(path, p, n, "a BERT vocab.txt");
+	free(p);
+}
+
 /* A .model given to another mode: say so. */
 static void
 model_given(const char *path)
@@ -1908,6 +1946,7 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 				model_given(fields[f].vpath);
 				die("%s: %s", input_name(fields[f].vpath), err);
 			}
+			wp_kind_check(fields[f].vpath);
 		}
 		if (spm_mode) {
 			if ((fields[f].se = spm_enc_new(fields[f].sm)) == NULL)
@@ -1935,6 +1974,8 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 				    input_name(fields[f].vpath));
 			die("%s: %s", input_name(fields[f].vpath), e.msg);
 		}
+		vocab_kind_check(fields[f].vpath, fields[f].vbytes, fields[f].vlen,
+		    "a tensor2tensor vocabulary");
 		if (fd != 0)
 			close(fd);
 	}

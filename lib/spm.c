@@ -1675,10 +1675,28 @@ spm_looks_like_model(const uint8_t *p, size_t n)
 	return count_pieces(p, n, &count) == 0 && count > 0;
 }
 
+/* Whether [p, e) is a score as spm_train writes them: -?digits[.digits][\r]. */
+static int
+spm_is_score(const uint8_t *p, const uint8_t *e)
+{
+	int digits = 0;
+
+	if (p < e && *p == '-')
+		p++;
+	for (; p < e && *p >= '0' && *p <= '9'; p++)
+		digits++;
+	if (p < e && *p == '.')
+		for (p++; p < e && *p >= '0' && *p <= '9'; p++)
+			digits++;
+	if (p < e && *p == '\r')
+		p++;
+	return digits > 0 && p == e;
+}
+
 const char *
 spm_guess_text_vocab(const uint8_t *p, size_t n)
 {
-	size_t i, lines = 0, quoted = 0, counted = 0, hashes = 0;
+	size_t i, lines = 0, quoted = 0, counted = 0, hashes = 0, scored = 0;
 	const uint8_t *s = p, *e = p + n, *nl;
 
 	if (n == 0 || memchr(p, '\0', n < 4096 ? n : 4096) != NULL)
@@ -1690,9 +1708,14 @@ spm_guess_text_vocab(const uint8_t *p, size_t n)
 			nl = e;
 		len = (size_t)(nl - s);
 		lines++;
+		const uint8_t *tab = memchr(s, '\t', len);
+
 		if (len >= 2 && s[0] == '\'' && (s[len - 1] == '\'' ||
 		    (len >= 3 && s[len - 2] == '\'' && s[len - 1] == '\r')))
 			quoted++;
+		else if (tab != NULL && tab > s && tab + 1 < nl &&
+		    spm_is_score(tab + 1, nl))
+			scored++;	/* spm_train's "piece<TAB>score" */
 		else {
 			const uint8_t *sp = nl;
 
@@ -1719,6 +1742,8 @@ spm_guess_text_vocab(const uint8_t *p, size_t n)
 		return NULL;
 	if (quoted * 2 > lines)
 		return "a tensor2tensor vocabulary";
+	if (scored * 2 > lines)
+		return "a SentencePiece .vocab";
 	if (counted * 2 > lines)
 		return "a fairseq dict.txt";
 	if (hashes > 0 || (n > 5 && memcmp(p, "[PAD]", 5) == 0))

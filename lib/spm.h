@@ -68,7 +68,7 @@ void		 spm_model_free(struct spm_model *m);	/* NULL is fine */
 /*
  * What a file that is not a model looks like, for messages: a short
  * name ("a BERT vocab.txt", "a fairseq dict.txt", "a tensor2tensor
- * vocabulary") or NULL when it is none of them.
+ * vocabulary", "a SentencePiece .vocab") or NULL when it is none of them.
  */
 const char	*spm_guess_text_vocab(const uint8_t *p, size_t n);
 /* 1 when p[0..n) parses as a SentencePiece model with pieces. */

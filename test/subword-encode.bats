@@ -474,7 +474,8 @@ wp_vocab() {
 	run -0 subword-encode -m wordpiece -v "$T/wp2.txt" --input-format jsonl --output-format id --eos "$T/d.jsonl"
 	[ "${lines[0]}" = "3 2" ]
 	# subword mode: tensor2tensor's 1 unless an id is given
-	run -2 --separate-stderr subword-encode -v "$T/wp.txt" --eos=x "$T/d.jsonl"
+	printf "'<pad>_'\n'<EOS>_'\n'the_'\n" >"$T/t2t.txt"
+	run -2 --separate-stderr subword-encode -v "$T/t2t.txt" --eos=x "$T/d.jsonl"
 }
 
 @test "subword-encode: jsonl faults name the line and the key" {
@@ -754,4 +755,26 @@ part_law() {
 	[ "$rss" -lt "$(rss_bound subword-encode 50000)" ] || { echo "peak RSS $rss KB for a 20 MB record"; false; }
 	[ "$(wc -c <"$T/out")" = 20000001 ]
 	[ "$(tr -d a <"$T/out")" = "" ]
+}
+
+@test "subword-encode: a vocabulary of another kind than the mode reads is named, with the mode that reads it" {
+	printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n##s\n' >"$T/bert.txt"
+	printf 'the 100\nof 50\n' >"$T/dict.txt"
+	printf '<unk>\t0\n<s>\t0\n</s>\t0\n\342\226\201the\t-2.3\n' >"$T/m.vocab"
+	printf "'<pad>_'\n'<EOS>_'\n'the_'\n'cat_'\n" >"$T/t2t.txt"
+	echo "the cat" >"$T/in.txt"
+	run -1 --separate-stderr subword-encode -v "$T/bert.txt" "$T/in.txt"
+	[ "$stderr" = "subword-encode: $T/bert.txt: this looks like a BERT vocab.txt, not a tensor2tensor vocabulary: use -m wordpiece" ]
+	run -1 --separate-stderr subword-encode -v "$T/dict.txt" "$T/in.txt"
+	[[ "$stderr" == "subword-encode: $T/dict.txt: this looks like a fairseq dict.txt, not a tensor2tensor vocabulary: "* ]]
+	run -1 --separate-stderr subword-encode -v "$T/m.vocab" "$T/in.txt"
+	[ "$stderr" = "subword-encode: $T/m.vocab: this looks like a SentencePiece .vocab, not a tensor2tensor vocabulary: give the .model with -m spm" ]
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/t2t.txt" "$T/in.txt"
+	[ "$stderr" = "subword-encode: $T/t2t.txt: this looks like a tensor2tensor vocabulary, not a BERT vocab.txt: use -m subword" ]
+	run -1 --separate-stderr subword-encode -m wordpiece -v "$T/dict.txt" "$T/in.txt"
+	[[ "$stderr" == "subword-encode: $T/dict.txt: this looks like a fairseq dict.txt, not a BERT vocab.txt: "* ]]
+	# each in its own mode is fine
+	run -0 subword-encode -q --output-format id -v "$T/t2t.txt" "$T/in.txt"
+	[ "$output" = "2 3" ]
+	run -0 subword-encode -q -m wordpiece --output-format id -v "$T/bert.txt" "$T/in.txt"
 }
