@@ -601,7 +601,7 @@ nllb_fixture() {
 	    'PAIRS=aa-bb;touch${IFS}PWNED' 'TEMPERATURE=1.5`touch PWNED`' 'LINES_aa-bb=$(shell touch PWNED)' \
 	    'MAX_TOKENS=$(shell touch PWNED)' 'OUT=~/x' 'SPM=$(shell touch PWNED)' 'SPM=2' \
 	    'SPM_MODEL=$(shell touch PWNED)' 'SPM_TYPE=bpe;touch${IFS}PWNED' 'SPM_THREADS=$(shell touch PWNED)' \
-	    'SPM_TRAIN=$(shell touch PWNED)'; do
+	    'SPM_TRAIN=$(shell touch PWNED)' 'BIN=$(shell touch PWNED)'; do
 		for spm in SPM= SPM=1; do
 			[ "${v%%=*}" != SPM ] || [ "$spm" = SPM= ] || continue
 			run -2 make -s -n -f "$r" "${NLLB[@]}" "$spm" "$v"
