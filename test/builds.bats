@@ -706,26 +706,31 @@ nllb_model() {
 	NLLB_SPM=("${NLLB[@]}" VOCAB_SIZE=80)
 }
 
-# nllb_like_spm_encode DIR MODEL: the products of DIR are what spm_encode
-# --output_format=piece makes of each shard's text, binarized through
-# the dictionary by mmap-index build --input-format text (fairseq-preprocess
+# nllb_like_spm_encode DIR MODEL PAIRS...: the products of DIR are what
+# spm_encode --output_format=piece makes of the fixture's text (line i of
+# each language in shard i mod 2, dealt here again), binarized through the
+# dictionary by mmap-index build --input-format text (fairseq-preprocess
 # --srcdict, as the binarize vectors show), and the dictionary is the
 # joined dictionary of those pieces, then the language tokens.
 nllb_like_spm_encode() {
-	local d=$1 m=$2 s f l
-	for l in aa bb cc; do
-		for s in 000 001; do
-			spm_encode --model="$m" --output_format=piece <"$d/text/$l.s$s.txt" >"$T/$l.s$s.pieces"
-		done
+	local d=$1 m=$2 s p l langs
+	shift 2
+	langs=$(printf '%s\n' "$@" | tr '-' '\n' | sort -u)
+	for l in $langs; do
+		if [ -e "$T/text/$l.txt" ]; then cat "$T/text/$l.txt"; else xz -dc "$T/text/$l.txt.xz"; fi >"$T/$l.raw"
+		sed -n '1~2p' "$T/$l.raw" | spm_encode --model="$m" --output_format=piece >"$T/$l.s000.pieces"
+		sed -n '2~2p' "$T/$l.raw" | spm_encode --model="$m" --output_format=piece >"$T/$l.s001.pieces"
 	done
-	{ mmap-index dict -q "$T"/{aa,bb,cc}.s00{0,1}.pieces && printf '__%s__ 1\n' aa bb cc; } >"$T/dict.txt"
+	{ mmap-index dict -q $(for l in $langs; do echo "$T/$l.s000.pieces" "$T/$l.s001.pieces"; done) &&
+	    printf '__%s__ 1\n' $langs; } >"$T/dict.txt"
 	cmp "$T/dict.txt" "$d/data_bin/dict.txt"
 	for s in 000 001; do
-		for f in aa-bb.aa aa-bb.bb aa-cc.aa aa-cc.cc cc-bb.cc cc-bb.bb; do
-			l=${f#*.}
-			mmap-index build -q --input-format text --dict "$T/dict.txt" -o "$T/want" "$T/$l.s$s.pieces"
-			cmp "$T/want.bin" "$d/data_bin/shard$s/train.$f.bin"
-			cmp "$T/want.idx" "$d/data_bin/shard$s/train.$f.idx"
+		for p; do
+			for l in ${p%-*} ${p#*-}; do
+				mmap-index build -q --input-format text --dict "$T/dict.txt" -o "$T/want" "$T/$l.s$s.pieces"
+				cmp "$T/want.bin" "$d/data_bin/shard$s/train.$p.$l.bin"
+				cmp "$T/want.idx" "$d/data_bin/shard$s/train.$p.$l.idx"
+			done
 		done
 	done
 }
@@ -735,12 +740,26 @@ nllb_like_spm_encode() {
 	command -v spm_encode >/dev/null || skip "spm_encode not installed"
 	nllb_fixture
 	nllb_model
+	# a fourth language of lines as spm_encode reads them: a CR, tabs,
+	# runs of spaces, an empty line, full-width letters (NFKC), a NUL
+	local i
+	for i in $(seq 1 61); do
+		case $((i % 6)) in
+		0) printf 'line\t%d  of \xef\xbc\xa1\xef\xbc\xa2\r\n' "$i" ;;
+		1) printf '  the cat %d  \n' "$i" ;;
+		2) printf '\n' ;;
+		3) printf 'caf\xc3\xa9 %d\x00x\n' "$i" ;;
+		*) printf 'the dog %d ran\n' "$i" ;;
+		esac
+	done >"$T/text/dd.txt"
+	NLLB_SPM+=(PAIRS="aa-bb aa-cc cc-bb dd-aa")
 	build nllb "${NLLB_SPM[@]}" SPM=1
 	run -0 make -s -f "$BUILDS/nllb.mk" products "${NLLB_SPM[@]}" SPM=1
-	[ "${#lines[@]}" -eq 29 ]
+	[ "${#lines[@]}" -eq 37 ]
 	[ "${lines[0]} ${lines[1]} ${lines[2]}" = "spm.model spm.vocab data_bin/dict.txt" ]
 	[ ! -e "$T/out/vocab.subwords" ]
-	nllb_like_spm_encode "$T/out" "$T/out/spm.model"
+	nllb_like_spm_encode "$T/out" "$T/out/spm.model" aa-bb aa-cc cc-bb dd-aa
+	mmap-index info "$T/out/data_bin/shard000/train.dd-aa.dd" | grep -q '^sequences: *31$'
 	[ "$(sed -n 2p "$T/out/spm.vocab" | cut -f1)" = "<s>" ]
 	[ "$(wc -l <"$T/out/spm.vocab")" -eq 80 ]
 	# the plan has no count stage; its parts give the bytes of one run
@@ -750,7 +769,7 @@ nllb_like_spm_encode() {
 	same_products nllb "$T/out" "$T/n3" "${NLLB_SPM[@]}" SPM=1
 	# the model records its trainer's values, and what spm_train says
 	# when they do not fit the text is one line, with nothing left behind
-	grep -q "^SPM_TYPE='unigram' VOCAB_SIZE='80' SPM_THREADS='16' LANGS='aa bb cc' spm_train:[0-9a-f]\{64\}\$" \
+	grep -q "^SPM_TYPE='unigram' VOCAB_SIZE='80' SPM_THREADS='16' LANGS='aa bb cc dd' spm_train:[0-9a-f]\{64\}\$" \
 	    "$T/out/records/spm.model"
 	run -2 --separate-stderr make -s -f "$BUILDS/nllb.mk" BIN="$RECPIPE_BIN" OUT="$T/big" "${NLLB_SPM[@]}" SPM=1 VOCAB_SIZE=5000
 	[[ ${stderr_lines[0]} == "nllb: spm_train: "*"Vocabulary size too high (5000)"* ]]
@@ -767,7 +786,7 @@ nllb_like_spm_encode() {
 	[ "${lines[0]}" = data_bin/dict.txt ]
 	[ ! -e "$T/out/spm.model" ]
 	if command -v spm_encode >/dev/null; then
-		nllb_like_spm_encode "$T/out" "$M"
+		nllb_like_spm_encode "$T/out" "$M" aa-bb aa-cc cc-bb
 	fi
 	for n in 1 2 3; do
 		stages nllb "$T/n$n" "$n" "${NLLB_SPM[@]}" SPM_MODEL="$M"
