@@ -776,7 +776,7 @@ nllb_like_spm_encode() {
 	[ -z "$(find "$T/big" -name 'spm*')" ]
 }
 
-@test "nllb: SPM_MODEL=model: N parts give the bytes of one run, N = 1, 2, 3, with DICT= too" {
+@test "nllb: SPM_MODEL=model: N parts give the bytes of one run (N = 1, 2, 3, DICT= too); a part of another model stops the merge" {
 	need_part subword-encode
 	nllb_fixture
 	nllb_model
@@ -792,6 +792,11 @@ nllb_like_spm_encode() {
 		stages nllb "$T/n$n" "$n" "${NLLB_SPM[@]}" SPM_MODEL="$M"
 		same_products nllb "$T/out" "$T/n$n" "${NLLB_SPM[@]}" SPM_MODEL="$M"
 	done
+	# a part encoded with another model stops the dictionary, naming it
+	cp "$M" "$T/other.model"
+	make -s -f "$BUILDS/nllb.mk" pieces BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=0 "${NLLB_SPM[@]}" SPM_MODEL="$T/other.model"
+	run -2 make -s -f "$BUILDS/nllb.mk" dict BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	[[ ${lines[0]} == "nllb: $T/n3/parts/"*".0-of-3.pieces: missing or out of date"*"run the stage pieces (part 0 of 3) again" ]]
 	# a fixed dictionary (Open-NLLB's): the same ids from it
 	head -n -3 "$T/out/data_bin/dict.txt" >"$T/fixed.txt"
 	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$M" DICT="$T/fixed.txt" OUT="$T/fixed"
