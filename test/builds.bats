@@ -28,7 +28,7 @@ build() {
 stages() {
 	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k pids fail
 	shift 3
-	make -s -f "$r" stages >"$T/stages"
+	make -s -f "$r" stages "$@" >"$T/stages"
 	while read -r name kind; do
 		if [ "$kind" = parts ]; then
 			pids=()
@@ -599,13 +599,26 @@ nllb_fixture() {
 	local r=$BUILDS/nllb.mk v
 	for v in 'OUT=a b' 'OUT=o$(shell touch PWNED)' 'TEXT=x;touch PWNED;' 'SEED=1;touch PWNED' \
 	    'PAIRS=aa-bb;touch${IFS}PWNED' 'TEMPERATURE=1.5`touch PWNED`' 'LINES_aa-bb=$(shell touch PWNED)' \
-	    'MAX_TOKENS=$(shell touch PWNED)' 'OUT=~/x'; do
-		run -2 make -s -n -f "$r" "${NLLB[@]}" "$v"
-		[ "${#lines[@]}" -eq 1 ]
-		[[ ${lines[0]} == *"*** nllb: "*"${v%%=*}"* ]]
-		run -2 make -s -f "$r" products "${NLLB[@]}" "$v"
-		[ ! -e PWNED ]
+	    'MAX_TOKENS=$(shell touch PWNED)' 'OUT=~/x' 'SPM=$(shell touch PWNED)' 'SPM=2' \
+	    'SPM_MODEL=$(shell touch PWNED)' 'SPM_TYPE=bpe;touch${IFS}PWNED' 'SPM_THREADS=$(shell touch PWNED)' \
+	    'SPM_TRAIN=$(shell touch PWNED)' 'BIN=$(shell touch PWNED)'; do
+		for spm in SPM= SPM=1; do
+			[ "${v%%=*}" != SPM ] || [ "$spm" = SPM= ] || continue
+			run -2 make -s -n -f "$r" "${NLLB[@]}" "$spm" "$v"
+			[ "${#lines[@]}" -eq 1 ]
+			[[ ${lines[0]} == *"*** nllb: "*"${v%%=*}"* ]]
+			run -2 make -s -f "$r" products "${NLLB[@]}" "$spm" "$v"
+			[ ! -e PWNED ]
+		done
 	done
+	# a SentencePiece build takes no tensor2tensor vocabulary, and has no
+	# count stage
+	run -2 make -s -n -f "$r" "${NLLB[@]}" SPM=0 SPM_MODEL=m.model
+	[[ ${lines[0]} == *"*** nllb: SPM=0 and SPM_MODEL=m.model: a model is SentencePiece"* ]]
+	run -2 make -s -n -f "$r" "${NLLB[@]}" SPM=1 VOCAB=v.subwords
+	[[ ${lines[0]} == *"*** nllb: VOCAB=v.subwords: a tensor2tensor vocabulary"* ]]
+	run -2 make -s -n -f "$r" count "${NLLB[@]}" SPM_MODEL=m.model
+	[[ ${lines[0]} == *"*** nllb: count: no stage of the SentencePiece build"* ]]
 	# a quote is a character like another
 	build nllb "${NLLB[@]}" OUT="$T/it's\"q\"\`b\`"
 	build nllb "${NLLB[@]}"
@@ -673,6 +686,156 @@ nllb_fixture() {
 		stages nllb "$T/n$n" "$n" "${NLLB[@]}"
 		same_products nllb "$T/out" "$T/n$n" "${NLLB[@]}"
 	done
+}
+
+# A SentencePiece model of the nllb fixture's three languages, trained
+# here by spm_train (80 pieces, about all the text holds), else the
+# shared vectors' unigram model; NLLB_SPM: the fixture's values for the
+# SentencePiece build.
+nllb_model() {
+	if command -v spm_train >/dev/null; then
+		xz -dc "$T/text/cc.txt.xz" | cat "$T/text/aa.txt" "$T/text/bb.txt" - >"$T/all.txt"
+		(cd "$T" && spm_train --input=all.txt --model_prefix=m --vocab_size=80 \
+		    --minloglevel=2 >/dev/null 2>&1)
+		M=$T/m.model
+	elif [ -e "$VEC/spm/models/uni.model" ]; then
+		M=$VEC/spm/models/uni.model
+	else
+		skip "neither spm_train nor ../shared/vectors/spm"
+	fi
+	NLLB_SPM=("${NLLB[@]}" VOCAB_SIZE=80)
+}
+
+# nllb_like_spm_encode DIR MODEL PAIRS...: the products of DIR are what
+# spm_encode --output_format=piece makes of the fixture's text (line i of
+# each language in shard i mod 2, dealt here again), binarized through the
+# dictionary by mmap-index build --input-format text (fairseq-preprocess
+# --srcdict, as the binarize vectors show), and the dictionary is the
+# joined dictionary of those pieces, then the language tokens.
+nllb_like_spm_encode() {
+	local d=$1 m=$2 s p l langs
+	shift 2
+	langs=$(printf '%s\n' "$@" | tr '-' '\n' | sort -u)
+	for l in $langs; do
+		if [ -e "$T/text/$l.txt" ]; then cat "$T/text/$l.txt"; else xz -dc "$T/text/$l.txt.xz"; fi >"$T/$l.raw"
+		sed -n '1~2p' "$T/$l.raw" | spm_encode --model="$m" --output_format=piece >"$T/$l.s000.pieces"
+		sed -n '2~2p' "$T/$l.raw" | spm_encode --model="$m" --output_format=piece >"$T/$l.s001.pieces"
+	done
+	{ mmap-index dict -q $(for l in $langs; do echo "$T/$l.s000.pieces" "$T/$l.s001.pieces"; done) &&
+	    printf '__%s__ 1\n' $langs; } >"$T/dict.txt"
+	cmp "$T/dict.txt" "$d/data_bin/dict.txt"
+	for s in 000 001; do
+		for p; do
+			for l in ${p%-*} ${p#*-}; do
+				mmap-index build -q --input-format text --dict "$T/dict.txt" -o "$T/want" "$T/$l.s$s.pieces"
+				cmp "$T/want.bin" "$d/data_bin/shard$s/train.$p.$l.bin"
+				cmp "$T/want.idx" "$d/data_bin/shard$s/train.$p.$l.idx"
+			done
+		done
+	done
+}
+
+@test "nllb: SPM=1 trains spm.model with spm_train; the datasets are spm_encode's pieces, binarized" {
+	command -v spm_train >/dev/null || skip "spm_train not installed"
+	command -v spm_encode >/dev/null || skip "spm_encode not installed"
+	nllb_fixture
+	nllb_model
+	# a fourth language of lines as spm_encode reads them: a CR, tabs,
+	# runs of spaces, an empty line, full-width letters (NFKC), a NUL
+	local i
+	for i in $(seq 1 61); do
+		case $((i % 6)) in
+		0) printf 'line\t%d  of \xef\xbc\xa1\xef\xbc\xa2\r\n' "$i" ;;
+		1) printf '  the cat %d  \n' "$i" ;;
+		2) printf '\n' ;;
+		3) printf 'caf\xc3\xa9 %d\x00x\n' "$i" ;;
+		*) printf 'the dog %d ran\n' "$i" ;;
+		esac
+	done >"$T/text/dd.txt"
+	NLLB_SPM+=(PAIRS="aa-bb aa-cc cc-bb dd-aa")
+	build nllb "${NLLB_SPM[@]}" SPM=1
+	run -0 make -s -f "$BUILDS/nllb.mk" products "${NLLB_SPM[@]}" SPM=1
+	[ "${#lines[@]}" -eq 37 ]
+	[ "${lines[0]} ${lines[1]} ${lines[2]}" = "spm.model spm.vocab data_bin/dict.txt" ]
+	[ ! -e "$T/out/vocab.subwords" ]
+	nllb_like_spm_encode "$T/out" "$T/out/spm.model" aa-bb aa-cc cc-bb dd-aa
+	mmap-index info "$T/out/data_bin/shard000/train.dd-aa.dd" | grep -q '^sequences: *31$'
+	[ "$(sed -n 2p "$T/out/spm.vocab" | cut -f1)" = "<s>" ]
+	[ "$(wc -l <"$T/out/spm.vocab")" -eq 80 ]
+	# the plan has no count stage; its parts give the bytes of one run
+	run -0 make -s -f "$BUILDS/nllb.mk" stages SPM=1
+	[ "$output" = "$(printf 'text once\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
+	stages nllb "$T/n3" 3 "${NLLB_SPM[@]}" SPM=1
+	same_products nllb "$T/out" "$T/n3" "${NLLB_SPM[@]}" SPM=1
+	# the model records its trainer's values, and what spm_train says
+	# when they do not fit the text is one line, with nothing left behind
+	grep -q "^SPM_TYPE='unigram' VOCAB_SIZE='80' SPM_THREADS='16' LANGS='aa bb cc dd' spm_train:[0-9a-f]\{64\}\$" \
+	    "$T/out/records/spm.model"
+	run -2 --separate-stderr make -s -f "$BUILDS/nllb.mk" BIN="$RECPIPE_BIN" OUT="$T/big" "${NLLB_SPM[@]}" SPM=1 VOCAB_SIZE=5000
+	[[ ${stderr_lines[0]} == "nllb: spm_train: "*"Vocabulary size too high (5000)"* ]]
+	[ -z "$(find "$T/big" -name 'spm*')" ]
+}
+
+@test "nllb: SPM_MODEL=model: N parts give the bytes of one run (N = 1, 2, 3, DICT= too); a part of another model stops the merge" {
+	need_part subword-encode
+	nllb_fixture
+	nllb_model
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	run -0 make -s -f "$BUILDS/nllb.mk" products "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	[ "${#lines[@]}" -eq 27 ]
+	[ "${lines[0]}" = data_bin/dict.txt ]
+	[ ! -e "$T/out/spm.model" ]
+	if command -v spm_encode >/dev/null; then
+		nllb_like_spm_encode "$T/out" "$M" aa-bb aa-cc cc-bb
+	fi
+	for n in 1 2 3; do
+		stages nllb "$T/n$n" "$n" "${NLLB_SPM[@]}" SPM_MODEL="$M"
+		same_products nllb "$T/out" "$T/n$n" "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	done
+	# a part encoded with another model stops the dictionary, naming it
+	cp "$M" "$T/other.model"
+	make -s -f "$BUILDS/nllb.mk" pieces BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 K=0 "${NLLB_SPM[@]}" SPM_MODEL="$T/other.model"
+	run -2 make -s -f "$BUILDS/nllb.mk" dict BIN="$RECPIPE_BIN" OUT="$T/n3" N=3 "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	[[ ${lines[0]} == "nllb: $T/n3/parts/"*".0-of-3.pieces: missing or out of date"*"run the stage pieces (part 0 of 3) again" ]]
+	# a fixed dictionary (Open-NLLB's): the same ids from it
+	head -n -3 "$T/out/data_bin/dict.txt" >"$T/fixed.txt"
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$M" DICT="$T/fixed.txt" OUT="$T/fixed"
+	same_products nllb "$T/out" "$T/fixed" "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	stages nllb "$T/fixed2" 2 "${NLLB_SPM[@]}" SPM_MODEL="$M" DICT="$T/fixed.txt"
+	same_products nllb "$T/out" "$T/fixed2" "${NLLB_SPM[@]}" SPM_MODEL="$M"
+}
+
+@test "nllb: SPM_MODEL is recorded: another model remakes what it encodes, as a fresh build makes it" {
+	nllb_fixture
+	nllb_model
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	mtimes "$T/out" >"$T/m0"
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$M"
+	mtimes "$T/out" >"$T/m1"
+	[ -z "$(changed "$T/m0" "$T/m1")" ]
+	grep -qF "SPM_MODEL='$M' VOCAB_FILE='$M' subword-encode:" "$T/out/records/text/aa.s000.pieces"
+	# the same model under another name, its time kept: the pieces are
+	# made again (and equal), so nothing after them changes bytes
+	cp -p "$M" "$T/other.model"
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$T/other.model"
+	mtimes "$T/out" >"$T/m2"
+	[ "$(changed "$T/m1" "$T/m2" | tr ' ' '\n' | grep -c '\.pieces$')" -eq 6 ]
+	build nllb "${NLLB_SPM[@]}" SPM_MODEL="$T/other.model" OUT="$T/fresh"
+	same_products nllb "$T/out" "$T/fresh" "${NLLB_SPM[@]}" SPM_MODEL="$T/other.model"
+	# tensor2tensor subwords again in the same OUT: today's bytes
+	build nllb "${NLLB[@]}"
+	build nllb "${NLLB[@]}" OUT="$T/t2t"
+	same_products nllb "$T/out" "$T/t2t" "${NLLB[@]}"
+	# a model trained here: another SPM_TYPE trains it again
+	if command -v spm_train >/dev/null; then
+		build nllb "${NLLB_SPM[@]}" SPM=1
+		mtimes "$T/out" >"$T/m3"
+		build nllb "${NLLB_SPM[@]}" SPM=1 SPM_TYPE=bpe
+		mtimes "$T/out" >"$T/m4"
+		[[ " $(changed "$T/m3" "$T/m4") " == *" spm.model spm.vocab "* ]]
+		build nllb "${NLLB_SPM[@]}" SPM=1 SPM_TYPE=bpe OUT="$T/fresh-bpe"
+		same_products nllb "$T/out" "$T/fresh-bpe" "${NLLB_SPM[@]}" SPM=1 SPM_TYPE=bpe
+	fi
 }
 
 @test "nllb: the New Testament in five languages, two shards" {

@@ -176,18 +176,60 @@ need_oracle() {
 	[[ "$stderr" == *"piece applies to -d -m spm"* ]]
 }
 
-@test "spm: T5 layout, seqio's sentinels and EOS, then packed by pack-encdec" {
-	need_shared vectors/spm/models/uni_pad.model
-	local m="$VEC/spm/models/uni_pad.model"
-	paste "$T/c.txt" "$T/c.txt" | head -20 >"$T/pairs.tsv"
-	run -0 subword-encode -m spm -v "$m" --extra-ids 100 --eos \
+# The README's T5/seqio recipe: text made into span-corruption pairs as
+# T5 writes them, encoded with a T5-layout model (pad 0, eos 1, unk 2, no
+# bos: the shared vectors' uni_pad, else one trained here) and seqio's 100
+# sentinels, packed by pack-encdec and dealt into TFRecord shards.
+@test "spm: T5 layout, seqio's sentinels and EOS, packed by pack-encdec into shards" {
+	local m n k
+	if [ -e "$VEC/spm/models/uni_pad.model" ]; then
+		m=$VEC/spm/models/uni_pad.model n=4000
+	elif command -v spm_train >/dev/null; then
+		spm_train --input="$T/c.txt" --model_prefix="$T/t5" --vocab_size=60 --pad_id=0 \
+		    --eos_id=1 --unk_id=2 --bos_id=-1 --minloglevel=2 >/dev/null 2>&1
+		m=$T/t5.model n=60
+	else
+		skip "neither spm_train nor ../shared/vectors/spm"
+	fi
+	# words 3 and 4 of each line dropped for <extra_id_0>, the last word
+	# for <extra_id_1>; the targets are the spans after their sentinels
+	awk '{ printf "%s %s <extra_id_0>", $1, $2; for (i = 5; i < NF; i++) printf " %s", $i
+	    printf " <extra_id_1>\t<extra_id_0> %s %s <extra_id_1> %s <extra_id_2>\n", $3, $4, $NF }' \
+	    "$T/c.txt" >"$T/pairs.tsv"
+	printf 'x <extra_id_99> y\tz\n' >>"$T/pairs.tsv"
+	run -0 --separate-stderr subword-encode -m spm -v "$m" --extra-ids 100 --eos \
 	    --fields inputs,targets -o "$T/t5.tfr" "$T/pairs.tsv"
-	run -0 tfr-cat --flat "$T/t5.tfr"
-	[ "${#lines[@]}" -eq 20 ]
-	[[ "${lines[0]}" == *",1],"* ]]
-	run -0 pack-encdec -C encdec -l inputs=64,targets=64 -o "$T/t5p.tfr" "$T/t5.tfr"
-	run -0 tfr-cat --flat "$T/t5p.tfr"
-	[[ "${lines[0]}" == *'"encoder_input_tokens"'* ]]
+	tfr-cat --flat "$T/t5.tfr" >"$T/t5.jsonl"
+	[ "$(wc -l <"$T/t5.jsonl")" -eq 401 ]
+	# <extra_id_K> is id n + 99 - K; </s> (1) ends both features
+	[ "$(jq -c '[.inputs[-1], .targets[-1]]' "$T/t5.jsonl" | sort -u)" = "[1,1]" ]
+	[ "$(head -1 "$T/t5.jsonl" | jq -c '.targets | map(select(. >= '$n'))')" = "[$((n + 99)),$((n + 98)),$((n + 97))]" ]
+	[ "$(tail -1 "$T/t5.jsonl" | jq -c '.inputs | map(select(. >= '$n'))')" = "[$n]" ]
+	# around the sentinels, the ids are spm_encode's on the model itself
+	if command -v spm_encode >/dev/null; then
+		k=$(printf 'The cat\nsat on the mat; the dog ran after\n' |
+		    spm_encode --model="$m" --output_format=id | tr ' ' ,)
+		[ "$(head -1 "$T/t5.jsonl" | jq -c .inputs)" = \
+		    "[${k%%$'\n'*},$((n + 99)),${k#*$'\n'},$((n + 98)),1]" ]
+	fi
+	# packed as seqio's EncDecFeatureConverter packs them, then dealt
+	# round-robin into four shards
+	mkdir "$T/t5"
+	pack-encdec -C encdec -l inputs=64,targets=32 "$T/t5.tfr" >"$T/packed.tfr"
+	pack-encdec -C encdec -l inputs=64,targets=32 "$T/t5.tfr" |
+	    tfr-cat -R --split 4 -o "$T/t5/train.tfrecord-%05d-of-%05d"
+	for k in 0 1 2 3; do
+		tfr-cat -R --shard "$k/4" "$T/packed.tfr" | cmp - "$T/t5/train.tfrecord-0000$k-of-00004"
+	done
+	[ "$(ls "$T/t5" | wc -l)" -eq 4 ]
+	# every token is there once, in order: the non-pad tokens of the rows
+	# are the examples' inputs and targets one after the other
+	tfr-cat --flat "$T/packed.tfr" >"$T/packed.jsonl"
+	[ "$(jq -c '.encoder_input_tokens[] | select(. != 0)' "$T/packed.jsonl" | tr '\n' ' ')" = \
+	    "$(jq -c '.inputs[]' "$T/t5.jsonl" | tr '\n' ' ')" ]
+	[ "$(jq -c '.decoder_target_tokens[] | select(. != 0)' "$T/packed.jsonl" | tr '\n' ' ')" = \
+	    "$(jq -c '.targets[]' "$T/t5.jsonl" | tr '\n' ' ')" ]
+	[ "$(jq -c '.encoder_segment_ids | max' "$T/packed.jsonl" | sort -n | tail -1)" -gt 1 ]
 }
 
 @test "spm: --parallel files are read as spm_encode reads lines" {

@@ -17,19 +17,34 @@
 #               the first ones: a smaller direction, as most are in
 #               Open-NLLB, which temperature sampling draws from more
 #               often than its size (default LINES_gu-lv=1000)
-#   VOCAB_SIZE  target size of the subword vocabulary shared by all
-#               languages (default 8192), in place of Open-NLLB's shared
+#   VOCAB_SIZE  size of the subword vocabulary shared by all languages
+#               (default 8192): by default tensor2tensor subwords (a
+#               target size), in place of Open-NLLB's shared
 #               SentencePiece model; VOCAB=file uses a vocabulary made
 #               before instead, and DICT=file a fairseq dictionary made
 #               before (Open-NLLB's fixed dictionary), so that a change to
 #               one language rebuilds only what reads it
+#   SPM_MODEL   a SentencePiece .model (Open-NLLB's SPM-200, for one):
+#               the pieces are that model's, as spm_encode
+#               --output_format=piece writes them (subword-encode -m spm)
+#   SPM=1       SentencePiece without a model: sentencepiece's own
+#               spm_train trains one first on every language's whole text
+#               (--model_type=SPM_TYPE, unigram; --vocab_size=VOCAB_SIZE,
+#               exact: spm_train stops when the text cannot give so many;
+#               --num_threads=SPM_THREADS, 16, which the model depends on;
+#               spm_train's other defaults; SPM_TRAIN names the program).
+#               The default, SPM= or SPM=0, is tensor2tensor subwords, with
+#               the same products as before SentencePiece came
 #   TEMPERATURE, MAX_TOKENS, EPOCHS, SEED
 #               batch-sample's --sampling-temperature (1.5),
 #               --max-tokens (4096), --epochs (SHARDS: each shard once),
 #               --seed (1)
 #
 # Products:
-#   vocab.subwords         the shared subword vocabulary (subword-build)
+#   vocab.subwords         the shared subword vocabulary (subword-build),
+#                          unless VOCAB or SentencePiece
+#   spm.model, spm.vocab   with SPM=1 and no SPM_MODEL: the model, and its
+#                          pieces with their scores, from spm_train
 #   data_bin/dict.txt      the fairseq dictionary of the pieces of every
 #                          language (mmap-index dict, as fairseq-preprocess
 #                          --joined-dictionary builds it), then __LANG__ 1
@@ -40,7 +55,8 @@
 #   data_bin/shardNNN/train.SRC-TGT.LANG.{bin,idx}
 #                          both sides of every direction in every shard:
 #                          the pieces (subword-encode --output-format
-#                          piece) binarized with the dictionary (mmap-index
+#                          piece, with SentencePiece -m spm: spm_encode's)
+#                          binarized with the dictionary (mmap-index
 #                          build --input-format text, fairseq-preprocess
 #                          --srcdict), </s> ending every sentence
 #   batches.jsonl, batches.stats
@@ -54,11 +70,14 @@
 # bin parts, data once.  Parts cut every text file (--part K/N), count
 # and encode it and binarize their own pieces; the data stage merges the
 # parts (mmap-index merge).  Every product is byte-identical to `all`'s
-# for any N (the counts take whole files: -b 1e12).
+# for any N (the counts take whole files: -b 1e12).  With SentencePiece
+# there is nothing to count: text once, vocab once (spm_train, or nothing
+# when SPM_MODEL is given), pieces parts, dict once, bin parts, data once
+# (make stages SPM=1 prints them).
 #
 # Not done: a valid split (Open-NLLB's valid.SRC-TGT.LANG in shard000),
-# SentencePiece (the subwords are tensor2tensor's, made into fairseq
-# words by their pieces' spaces), and Open-NLLB's filtering steps.
+# sampling the text spm_train reads (give SPM_MODEL a model trained on a
+# sample instead), and Open-NLLB's filtering steps.
 
 RECIPE := $(abspath $(lastword $(MAKEFILE_LIST)))
 TOP := $(abspath $(dir $(RECIPE))../..)
@@ -73,6 +92,11 @@ SHARDS ?= 2
 VOCAB_SIZE ?= 8192
 VOCAB ?=
 DICT ?=
+SPM ?=
+SPM_MODEL ?=
+SPM_TYPE ?= unigram
+SPM_THREADS ?= 16
+SPM_TRAIN ?= spm_train
 TEMPERATURE ?= 1.5
 MAX_TOKENS ?= 4096
 EPOCHS ?= $(SHARDS)
@@ -81,8 +105,12 @@ N ?= 1
 K ?= 0
 
 ME := nllb
-TOOLS := subword-build subword-encode mmap-index batch-sample
-tool = $(if $(BIN),$(BIN)/$(1),$(1))
+# The SentencePiece build (SPM=1, or SPM_MODEL given) runs spm_train
+# (when no model is given) in place of subword-build; its tools are
+# named from the raw values, which recipe.mk has not checked yet.
+spm_on = $(if $(filter 0,$(call raw,SPM)),,$(or $(filter 1,$(call raw,SPM)),$(call raw,SPM_MODEL)))
+TOOLS = $(if $(spm_on),$(if $(call raw,SPM_MODEL),,spm_train),subword-build) subword-encode mmap-index batch-sample
+tool = $(if $(filter spm_train,$(1)),$(call raw,SPM_TRAIN),$(if $(BIN),$(BIN)/$(1),$(1)))
 STAGE_GOALS := text count vocab pieces dict bin data
 STAGED := $(filter $(STAGE_GOALS),$(MAKECMDGOALS))
 
@@ -95,8 +123,18 @@ SHELL := /bin/bash
 include $(dir $(lastword $(MAKEFILE_LIST)))recipe.mk
 
 $(foreach v,OUT TEXT,$(call check_path,$(v)))
-$(foreach v,BIN VOCAB DICT,$(call check_name,$(v)))
-$(foreach v,SHARDS VOCAB_SIZE MAX_TOKENS EPOCHS SEED N K,$(call check_count,$(v)))
+$(foreach v,BIN VOCAB DICT SPM_MODEL,$(call check_name,$(v)))
+$(call check_path,SPM_TRAIN)
+$(foreach v,SHARDS VOCAB_SIZE MAX_TOKENS EPOCHS SEED N K SPM_THREADS,$(call check_count,$(v)))
+$(if $(call raw,SPM),$(if $(and $(call is_count,SPM),$(filter 0 1,$(call raw,SPM))),,\
+	$(error $(ME): SPM=$(call raw,SPM): 1 (SentencePiece) or 0 (tensor2tensor subwords))))
+$(if $(and $(filter 0,$(SPM)),$(SPM_MODEL)),$(error $(ME): SPM=0 and SPM_MODEL=$(SPM_MODEL): a model is SentencePiece))
+$(if $(and $(filter 1,$(words x$(call raw,SPM_TYPE)x)),$(filter unigram bpe char word,$(call raw,SPM_TYPE))),,\
+	$(error $(ME): SPM_TYPE=$(call raw,SPM_TYPE): not unigram, bpe, char or word))
+$(if $(filter 0,$(SPM_THREADS)),$(error $(ME): SPM_THREADS=0: not a number of threads))
+USE_SPM := $(if $(spm_on),1)
+$(if $(and $(USE_SPM),$(VOCAB)),$(error $(ME): VOCAB=$(VOCAB): a tensor2tensor vocabulary, and this build is SentencePiece's (SPM_MODEL=FILE gives a model)))
+$(if $(and $(USE_SPM),$(filter count,$(STAGED))),$(error $(ME): count: no stage of the SentencePiece build (make stages SPM=1 lists them)))
 $(if $(filter 0,$(N)),$(error $(ME): N=0: not a number of parts))
 $(if $(filter 0,$(SHARDS)),$(error $(ME): SHARDS=0: not a number of shards))
 $(if $(word 2,$(STAGED)),$(error $(ME): $(STAGED): one stage at a time))
@@ -113,6 +151,7 @@ SUBWORD_BUILD := $(call sq,$(call tool,subword-build))
 SUBWORD_ENCODE := $(call sq,$(call tool,subword-encode))
 MMAP_INDEX := $(call sq,$(call tool,mmap-index))
 BATCH_SAMPLE := $(call sq,$(call tool,batch-sample))
+SPM_TRAIN_CMD := $(call sq,$(if $(findstring /,$(SPM_TRAIN)),$(abspath $(SPM_TRAIN)),$(SPM_TRAIN)))
 
 src = $(word 1,$(subst -, ,$(1)))
 tgt = $(word 2,$(subst -, ,$(1)))
@@ -124,12 +163,15 @@ $(foreach l,$(LANGS),$(eval INPUT_$(l) := $$(call input,$(l))))
 
 TXT := $(foreach l,$(LANGS),$(OUT)/text/$(l).txt)
 SHARD_TXT = $(foreach s,$(SHARD_IDS),$(OUT)/text/$(1).s$(s).txt)
-VOCAB_FILE := $(if $(VOCAB),$(VOCAB),$(OUT)/vocab.subwords)
+# VOCAB_FILE: what the pieces are encoded with, a tensor2tensor
+# vocabulary or a SentencePiece model (trained here: SPM_FILES).
+SPM_FILES := $(if $(and $(USE_SPM),$(if $(SPM_MODEL),,1)),$(OUT)/spm.model $(OUT)/spm.vocab)
+VOCAB_FILE := $(if $(USE_SPM),$(or $(SPM_MODEL),$(OUT)/spm.model),$(if $(VOCAB),$(VOCAB),$(OUT)/vocab.subwords))
 DICT_FILE := $(OUT)/data_bin/dict.txt
 DATA := $(foreach s,$(SHARD_IDS),$(foreach p,$(PAIRS),$(foreach l,$(call src,$(p)) $(call tgt,$(p)),\
 	$(OUT)/data_bin/shard$(s)/train.$(p).$(l))))
 BATCHES := $(OUT)/batches.jsonl $(OUT)/batches.stats
-PRODUCTS := $(if $(VOCAB),,$(VOCAB_FILE)) $(DICT_FILE) $(addsuffix .bin,$(DATA)) \
+PRODUCTS := $(if $(USE_SPM),$(SPM_FILES),$(if $(VOCAB),,$(VOCAB_FILE))) $(DICT_FILE) $(addsuffix .bin,$(DATA)) \
 	$(addsuffix .idx,$(DATA)) $(BATCHES)
 
 KS := $(shell seq 0 $$(($(N) - 1)))
@@ -142,7 +184,7 @@ PIECES_K := $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l
 all: $(PRODUCTS)
 
 stages:
-	@printf '%s\n' 'text once' 'count parts' 'vocab once' 'pieces parts' \
+	@printf '%s\n' 'text once' $(if $(USE_SPM),,'count parts') 'vocab once' 'pieces parts' \
 	    'dict once' 'bin parts' 'data once'
 
 products:
@@ -185,12 +227,36 @@ dict_from = $(call tmp,$@) && { { $(MMAP_INDEX) dict -q $(foreach f,$(1),$(call 
 	mv -f "$$t" $(call sq,$@) || { rm -f "$$t"; exit 1; }; }
 VOCAB_FLAGS := -q -t $(VOCAB_SIZE) -L 200
 VOCAB_REC = $(call record,VOCAB_SIZE LANGS N,subword-build)
-PIECES_REC = $(call record,VOCAB_FILE,subword-encode)
+# The pieces: a SentencePiece model's as spm_encode --output_format=piece
+# writes them (lines split at \n only, nothing stripped), or the
+# subwords' pieces.
+ENCODE_VARS := $(if $(USE_SPM),SPM_MODEL) VOCAB_FILE
+ENCODE := $(SUBWORD_ENCODE) -q $(if $(USE_SPM),-m spm) -v $(call sq,$(VOCAB_FILE)) --output-format piece
+PIECES_REC = $(call record,$(ENCODE_VARS),subword-encode)
+
+# The SentencePiece model trained by sentencepiece's own spm_train on
+# every language's whole text (the same for any N), in a directory of
+# its own, from which it reads ../text/LANG.txt and writes spm.model and
+# spm.vocab (the model keeps these names: so it is the same in any OUT).
+SPM_REC = $(call record,SPM_TYPE VOCAB_SIZE SPM_THREADS LANGS,spm_train)
+ifneq ($(SPM_FILES),)
+$(SPM_FILES) &: $(TXT) $(call stale,$(OUT)/spm.model,$(SPM_REC))
+	$(call own,vocab)
+	$(call unrecord,$(OUT)/spm.model)
+	d=$$(mktemp -d $(call sq,$(OUT)/spm.XXXXXX)) && \
+	if (cd "$$d" && $(SPM_TRAIN_CMD) $(call sq,--input=$(subst $(space),$(comma),$(foreach l,$(LANGS),../text/$(l).txt))) \
+	    --model_prefix=spm --model_type=$(SPM_TYPE) --vocab_size=$(VOCAB_SIZE) \
+	    --num_threads=$(SPM_THREADS) >log 2>&1); then \
+	    mv -f "$$d/spm.vocab" $(call sq,$(OUT)/spm.vocab) && mv -f "$$d/spm.model" $(call sq,$(OUT)/spm.model) && \
+	    rm -f "$$d/log" && rmdir "$$d"; \
+	else tail -n 2 "$$d/log" | sed 's/^/$(ME): spm_train: /' >&2; rm -rf "$$d"; exit 1; fi
+	$(call commit,$(OUT)/spm.model,$(SPM_REC))
+endif
 BIN_REC = $(call record,N,mmap-index)
 
 ifeq ($(STAGED),)
 # One process per file (make -j runs them side by side).
-ifeq ($(VOCAB),)
+ifeq ($(VOCAB)$(USE_SPM),)
 $(VOCAB_FILE): $(TXT) $(call stale,$(VOCAB_FILE),$(VOCAB_REC))
 	$(call unrecord,$@)
 	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b 1e12 -o $(call sq,$@) $(foreach f,$(TXT),$(call sq,$(f)))
@@ -199,7 +265,7 @@ endif
 define pieces_rule
 $(OUT)/text/$(1).pieces: $(OUT)/text/$(1).txt $(VOCAB_FILE) $$(call stale,$(OUT)/text/$(1).pieces,$$(PIECES_REC))
 	$$(call unrecord,$$@)
-	$$(SUBWORD_ENCODE) -q -v $$(call sq,$$(VOCAB_FILE)) --output-format piece -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(ENCODE) -o $$(call sq,$$@) $$(call sq,$$<)
 	$$(call commit,$$@,$$(PIECES_REC))
 endef
 $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(eval $(call pieces_rule,$(l).s$(s)))))
@@ -217,8 +283,8 @@ else
 # Stages.  Every part has its rules, but only its own part's make runs
 # them: the others check that it is there and up to date.
 text: $(foreach l,$(LANGS),$(call SHARD_TXT,$(l))) $(TXT)
-count: $(OUT)/parts/count.$(K)-of-$(N)
-vocab: $(VOCAB_FILE)
+count: $(if $(USE_SPM),,$(OUT)/parts/count.$(K)-of-$(N))
+vocab: $(VOCAB_FILE) $(SPM_FILES)
 pieces: $(PIECES_K)
 dict: $(DICT_FILE)
 bin: $(PIECES_K:.pieces=.idx)
@@ -228,6 +294,7 @@ IDENTS_HOLD := 1
 IDENTS := $(call idents,$(TXT) $(foreach l,$(LANGS),$(call SHARD_TXT,$(l))) $(VOCAB_FILE) $(DICT_FILE) \
 	$(foreach k,$(KS),$(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l),$(s),$(k))))))
 COUNT_REC = $(call record,LANGS N,subword-build,$(TXT))
+ifeq ($(USE_SPM),)
 define count_rule
 $(OUT)/parts/count.$(1)-of-$(N): $(TXT) $$(call stale,$(OUT)/parts/count.$(1)-of-$(N),$$(COUNT_REC)) | $(OUT)/parts
 	$$(call own,count,$(1))
@@ -236,21 +303,22 @@ $(OUT)/parts/count.$(1)-of-$(N): $(TXT) $$(call stale,$(OUT)/parts/count.$(1)-of
 	$$(call commit,$$@,$$(COUNT_REC))
 endef
 $(foreach k,$(KS),$(eval $(call count_rule,$(k))))
-ifeq ($(VOCAB),)
+endif
+ifeq ($(VOCAB)$(USE_SPM),)
 $(VOCAB_FILE): $(foreach k,$(KS),$(OUT)/parts/count.$(k)-of-$(N)) $(call stale,$(VOCAB_FILE),$(VOCAB_REC))
 	$(call own,vocab)
 	$(call unrecord,$@)
 	$(SUBWORD_BUILD) $(VOCAB_FLAGS) --from-counts -o $(call sq,$@) $(foreach k,$(KS),$(call sq,$(OUT)/parts/count.$(k)-of-$(N)))
 	$(call commit,$@,$(VOCAB_REC))
 endif
-PIECES_PART_REC = $(call record,VOCAB_FILE N,subword-encode,$(OUT)/text/$(1).txt $(VOCAB_FILE))
+PIECES_PART_REC = $(call record,$(ENCODE_VARS) N,subword-encode,$(OUT)/text/$(1).txt $(VOCAB_FILE))
 BIN_PART_REC = $(call record,N,mmap-index,$(call pieces_part,$(1),$(2),$(3)) $(DICT_FILE))
 define part_rules
 $(call pieces_part,$(1),$(2),$(3)): $(OUT)/text/$(1).s$(2).txt $(VOCAB_FILE) \
 	    $$(call stale,$(call pieces_part,$(1),$(2),$(3)),$$(call PIECES_PART_REC,$(1).s$(2))) | $(OUT)/parts
 	$$(call own,pieces,$(3))
 	$$(call unrecord,$$@)
-	$$(SUBWORD_ENCODE) -q -v $$(call sq,$$(VOCAB_FILE)) --output-format piece $$(call part,$(3)) -o $$(call sq,$$@) $$(call sq,$$<)
+	$$(ENCODE) $$(call part,$(3)) -o $$(call sq,$$@) $$(call sq,$$<)
 	$$(call commit,$$@,$$(call PIECES_PART_REC,$(1).s$(2)))
 $(patsubst %.pieces,%.idx,$(call pieces_part,$(1),$(2),$(3))): $(call pieces_part,$(1),$(2),$(3)) $(DICT_FILE) \
 	    $$(call stale,$(patsubst %.pieces,%.idx,$(call pieces_part,$(1),$(2),$(3))),$$(call BIN_PART_REC,$(1),$(2),$(3)))

@@ -32,12 +32,14 @@ check_count = $(if $(call is_count,$(1)),,$(error $(ME): $(1)=$(call raw,$(1)): 
 eq = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 rec = $(if $(filter $(OUT)/parts/%,$(1)),$(OUT)/parts/records/$(patsubst $(OUT)/parts/%,%,$(1)),$(OUT)/records/$(patsubst $(OUT)/%,%,$(1)))
 # The identity of each tool of TOOLS: NAME:SHA256 of the binary that
-# make runs (found on PATH when BIN is empty), asked once, and not for
-# the plan (stages, products).
+# make runs (found on PATH when BIN is empty), asked once, when a record
+# first needs it (after the recipe has checked BIN: a tool's name is
+# never expanded before), and not for the plan (stages, products).
 PLAN_ONLY := $(if $(MAKECMDGOALS),$(if $(filter-out stages products,$(MAKECMDGOALS)),,1))
 tool_path = $(if $(findstring /,$(call tool,$(1))),$(call tool,$(1)),$(firstword $(wildcard $(addsuffix /$(1),$(subst :, ,$(PATH))))))
-TOOL_IDS := $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
+ask_tool_ids = $(if $(PLAN_ONLY),,$(shell sha256sum -- $(foreach t,$(TOOLS),$(call sq,$(call tool_path,$(t)))) 2>/dev/null | \
 	awk '{ n = $$2; sub(/.*\//, "", n); print n ":" $$1 }'))
+TOOL_IDS = $(eval TOOL_IDS := $$(ask_tool_ids))$(TOOL_IDS)
 tool_id = $(or $(filter $(1):%,$(TOOL_IDS)),$(1):unknown)
 # The files a part record names, each OUT/... (under OUT) with its size
 # and time, looked up in IDENTS, which the recipe asks once for all the
