@@ -64,7 +64,7 @@ static const char usage_text[] =
     "  --part K/N               read the K-th of N parts of the input\n"
     "                           (auto: K and N from the job array or MPI)\n"
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
-    "  -q, --quiet              no progress and no warnings\n"
+    "  -q, --quiet              no progress and no warnings (but over 5% unknown)\n"
     "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
     "  --strip-accents, --no-strip-accents  WordPiece: strip accents or not\n"
     "  --strip-extraneous       with -d, drop trailing <pad> and <EOS> ids\n"
