@@ -456,6 +456,7 @@ struct ld_config {
 	size_t		 nstep;
 	struct ld_step	*step;
 	int		 bound;
+	uint64_t	 maxbytes;	/* ld_config_set_max_bytes() */
 };
 
 static int
@@ -591,6 +592,12 @@ ld_config_free(struct ld_config *c)
 	free(c->step);
 	json_decref(c->root);
 	free(c);
+}
+
+void
+ld_config_set_max_bytes(struct ld_config *c, uint64_t n)
+{
+	c->maxbytes = n;
 }
 
 enum ld_type
@@ -1042,6 +1049,7 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
+	cf->maxbytes = LD_MAX_BYTES;
 	memcpy(s, text, n);
 	n = mf_strip_comments(s, n);
 	cf->root = jck_load(s, n, err, errlen);
@@ -1118,7 +1126,7 @@ smul(uint64_t a, uint64_t b)
 
 /*
  * A batch of tensor t (least values an example, of dtype dt) must fit
- * in LD_MAX_BYTES; -1 with "key: ..." in err if it cannot.
+ * in cf->maxbytes; -1 with "key: ..." in err if it cannot.
  */
 static int
 batch_fits(const struct ld_config *cf, const struct ld_tspec *t,
@@ -1127,12 +1135,12 @@ batch_fits(const struct ld_config *cf, const struct ld_tspec *t,
 {
 	uint64_t b = smul(smul((uint64_t)cf->batch, least), esz(dt));
 
-	if (b <= LD_MAX_BYTES)
+	if (b <= cf->maxbytes)
 		return 0;
 	snprintf(err, errlen, "%s: a batch of %" PRId64 " '%s' takes at least %"
 	    PRIu64 " bytes as %s (%" PRIu64 " values each), more than the %"
 	    PRIu64 " a tensor of a batch may take", key, cf->batch, t->name, b,
-	    mf_dtype_name(dt), least, LD_MAX_BYTES);
+	    mf_dtype_name(dt), least, cf->maxbytes);
 	return -1;
 }
 
@@ -1150,11 +1158,11 @@ config_fits(struct ld_config *cf, char *err, size_t errlen)
 	char key[300];
 	size_t i;
 
-	if (b > LD_MAX_BYTES) {
+	if (b > cf->maxbytes) {
 		snprintf(err, errlen, "target_batch_size: %" PRId64 " examples "
 		    "held at once take at least %" PRIu64 " bytes, more than "
 		    "the %" PRIu64 " a batch may take", cf->batch, b,
-		    LD_MAX_BYTES);
+		    cf->maxbytes);
 		return -1;
 	}
 	for (i = 0; i < cf->nt; i++) {
@@ -2342,7 +2350,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			memcpy(nt.shape, t->shape, sizeof t->shape);
 			nt.shape[t->rank] = st->depth;
 			if (smul(smul(t->n, (uint64_t)st->depth),
-			    esz(st->dtype)) > LD_MAX_BYTES) {
+			    esz(st->dtype)) > cf->maxbytes) {
 				snprintf(err, errlen, "%s: onehot of '%s': %zu "
 				    "values of depth %" PRId64 " take %" PRIu64
 				    " bytes as %s, more than the %" PRIu64 " a "
@@ -2350,7 +2358,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 				    cf->t[st->tensor].name, t->n, st->depth,
 				    smul(smul(t->n, (uint64_t)st->depth),
 				    esz(st->dtype)), mf_dtype_name(st->dtype),
-				    LD_MAX_BYTES);
+				    cf->maxbytes);
 				return -1;
 			}
 			if (tv_alloc(&nt, t->n * (size_t)st->depth) == -1)
@@ -3457,14 +3465,14 @@ assemble(struct loader *l, char *err, size_t errlen)
 		es = esz(dt);
 		for (d = 0, per = 1; d < rank; d++)
 			per = smul(per, (uint64_t)o->shape[d + 1]);
-		if (smul(smul(per, nb), es) > LD_MAX_BYTES) {
+		if (smul(smul(per, nb), es) > cf->maxbytes) {
 			shape_str(s1, sizeof s1, o->shape, o->rank);
 			snprintf(err, errlen, "batch %" PRIu64 ": tensor '%s': %s "
 			    "%s it takes %" PRIu64 " bytes as %s, more than the %"
 			    PRIu64 " a tensor of a batch may take", l->st.batches,
 			    ts->name, cf->padding ? "padded to" : "of shape", s1,
 			    smul(smul(per, nb), es), mf_dtype_name(dt),
-			    LD_MAX_BYTES);
+			    cf->maxbytes);
 			return -1;
 		}
 		n = per * nb;
