@@ -1657,6 +1657,28 @@ tv_room(struct ld_tv *t, size_t n)
 	return 0;
 }
 
+/*
+ * Room for need values in t, keeping those it holds, for a window that
+ * will hold most if it is made: the room doubles up to most, so that a
+ * window whose length the configuration draws (max_window) takes the
+ * memory of the values it has, not of the length drawn.
+ */
+static int
+tv_grow(struct ld_tv *t, size_t need, size_t most)
+{
+	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
+	    esz(t->dtype), n;
+
+	if (need * es <= t->cap && t->v != NULL)
+		return 0;
+	n = t->cap / es * 2;
+	if (n > most)
+		n = most;
+	if (n < need)
+		n = need;
+	return tv_room(t, n);
+}
+
 static int
 tv_alloc(struct ld_tv *t, size_t n)
 {
@@ -2799,7 +2821,8 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, want * s->w[i]) == -1 ||
+			if (tv_grow(t, (s->nq + k) * s->w[i],
+			    smul(want, s->w[i])) == -1 ||
 			    copy_cells(t->dtype, at(t->v, s->nq * s->w[i],
 			    t->dtype), at(s->cells[i], s->start * s->w[i],
 			    t->dtype), k * s->w[i]) == -1)
@@ -2820,15 +2843,17 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, want * s->w[i]) == -1) {
+			if (tv_grow(t, (s->nq + k) * s->w[i],
+			    smul(want, s->w[i])) == -1) {
 				cont_done(l, rec);
 				return -1;
 			}
 			cont_put(l, s, rec, i, at(t->v, s->nq * s->w[i],
 			    t->dtype), 0, k);
 			t->n = (s->nq + k) * s->w[i];
-			cont_put(l, s, rec, i, at(s->cells[i], (s->start +
-			    s->have) * s->w[i], t->dtype), k, steps);
+			if (steps > k)	/* the rest is held (cells_room()) */
+				cont_put(l, s, rec, i, at(s->cells[i], (s->start +
+				    s->have) * s->w[i], t->dtype), k, steps);
 		}
 		cont_done(l, rec);
 		s->have += steps - k;
@@ -2944,13 +2969,31 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		}
 		s->nrecs++;
 		if (s->cur == NULL) {
-			if ((s->cur = elem_new(l)) == NULL ||
-			    (s->cur->bounds = calloc(cf->nprim * nb,
-			    sizeof *s->cur->bounds)) == NULL)
+			if ((s->cur = elem_new(l)) == NULL)
 				return -1;
-			s->cur->nb = nb;
+			s->cur->nb = 0;
 		}
 		e = s->cur;
+		/*
+		 * Room for this record's boundary and the window's end: the
+		 * boundaries grow with the records (up to nb, which they
+		 * reach with the last), not with the length drawn.
+		 */
+		if (s->nq + 2 > e->nb) {
+			size_t ns = e->nb * 2 < s->nq + 2 ? s->nq + 2 : e->nb * 2;
+			int64_t *q;
+
+			if (ns > nb)
+				ns = nb;
+			if ((q = calloc(cf->nprim * ns, sizeof *q)) == NULL)
+				return -1;
+			for (i = 0; i < cf->nprim && s->nq > 0; i++)
+				memcpy(q + i * ns, e->bounds + i * e->nb,
+				    s->nq * sizeof *q);
+			free(e->bounds);
+			e->bounds = q;
+			e->nb = ns;
+		}
 		rec = NULL;
 		if (!l->fast || (r = fast_probe(l, p, n, &steps)) == 0) {
 			if ((rec = elem_new(l)) == NULL)
@@ -2983,11 +3026,12 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				t->shape[0] = 0;
 				t->n = 0;
 			}
-			e->bounds[i * nb + s->nq] = t->shape[0];
+			e->bounds[i * e->nb + s->nq] = t->shape[0];
 			t->shape[0] += x ? x->shape[0] : (int64_t)steps;
 			have = t->n;
-			/* room for the window as if its records were like its first */
-			if (tv_room(t, s->nq == 0 ? xn * (nb - 1) : have + xn) == -1) {
+			/* room for the window as if its records were like these */
+			if (tv_grow(t, have + xn, smul((have + xn) / (s->nq + 1),
+			    nb - 1)) == -1) {
 				elem_free(l, rec);
 				return -1;
 			}

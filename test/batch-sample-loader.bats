@@ -684,3 +684,28 @@ rss_ok() {
 	[ "$stderr" = "batch-sample: $T/c.json: processing_steps[0].args.shape: more than 2^40 elements" ] ||
 	    { echo "$stderr"; false; }
 }
+
+@test "loader: a window's memory is that of its values, not of the max_window drawn" {
+	audio
+	text
+	local w
+	for w in 1000000000000000 1000; do
+		# windows that cannot be made past the end of each file: none, or a few
+		config continuous_sequence "$T/au" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+		 "min_window": 2, "max_window": '$w', "padding": true,
+		 "primary_features": [{"from_name": "s", "to_name": "s"}, {"from_name": "t", "to_name": "t"}]' >"$T/c.json"
+		rss_ok 30000 batch-sample loader --config "$T/c.json" -s 3
+		config discrete_sequence "$T/tx" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+		 "min_window": 1, "max_window": '$w', "padding": true,
+		 "primary_features": [{"from_name": "tok", "to_name": "x"}]' >"$T/c.json"
+		rss_ok 30000 batch-sample loader --config "$T/c.json" -s 3
+	done
+	# windows of up to 4 records: the batches windows reserved whole gave (seed 3)
+	config discrete_sequence "$T/tx" '"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "min_window": 1, "max_window": 4, "padding": true,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json" -s 3
+	[ "${lines[0]}" = '{"x":{"dtype":"int64","shape":[2,3],"values":[0,10,11,20,21,22],"boundaries":[[0,1,3],[0,3]]}}' ]
+	[ "${lines[1]}" = '{"x":{"dtype":"int64","shape":[2,6],"values":[30,40,41,50,51,52,1000,1010,1011,0,0,0],"boundaries":[[0,1,3,6],[0,1,3]]}}' ]
+	[ "${lines[2]}" = '{"x":{"dtype":"int64","shape":[1,9],"values":[1020,1021,1022,1030,1040,1041,1050,1051,1052],"boundaries":[[0,3,4,6,9]]}}' ]
+}
