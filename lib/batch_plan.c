@@ -1262,11 +1262,7 @@ shard_steps(const struct batch_plan *p)
 	return p->steps;
 }
 
-/*
- * What every shard gets this epoch: one walk over the kept buckets and
- * the batches in sorted order gives each batch's tokens and widths,
- * added to the shard its place in the shuffled order gives it.
- */
+/* What shard i gets before its batches are counted: steps and fill batches. */
 static void
 shard_init(const struct batch_plan *p, uint64_t i, struct batch_shard_stats *ss)
 {
@@ -1284,6 +1280,10 @@ shard_init(const struct batch_plan *p, uint64_t i, struct batch_shard_stats *ss)
 }
 
 /*
+ * What every shard gets this epoch: one walk over the kept buckets and
+ * the batches in sorted order gives each batch's tokens and widths,
+ * added to the shard its place in the shuffled order gives it.
+ *
  * Only the shards that get a batch (the first min(K, norder)) are kept:
  * the others hold fill batches alone, all alike (shard_init()), so that
  * memory follows the batches, not the number of shards.

@@ -1669,7 +1669,16 @@ tv_grow(struct ld_tv *t, size_t need, size_t most)
 	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
 	    esz(t->dtype), n;
 
-	if (need * es <= t->cap && t->v != NULL)
+	if (t->n == 0) {
+		/* a new window: the block it has serves, up to most */
+		n = t->cap / es;
+		if (n > most)
+			n = most;
+		if (n < need)
+			n = need;
+		return tv_room(t, n);
+	}
+	if (need * es <= t->cap)
 		return 0;
 	n = t->cap / es * 2;
 	if (n > most)
