@@ -3537,8 +3537,8 @@ assemble(struct loader *l, char *err, size_t errlen)
 			o->direct = l->batch[b]->tv[i].n == per;
 		if (o->direct)
 			goto bounds;
-		if (n > o->cap) {
-			void *q = realloc(o->v, n * es);
+		if (n > o->cap || o->v == NULL) {	/* a block even for none */
+			void *q = realloc(o->v, (n ? n : 1) * es);
 
 			if (q == NULL)
 				return -1;
