@@ -603,33 +603,38 @@ rss_ok() {
 
 @test "loader: configuration numbers that would size memory past 2 GiB are refused up front, naming the key and the size" {
 	mnist
+	# --limit 1 and one epoch: should a refusal go missing, the run stays short
 	local p='"primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]'
-	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": null, '"$p"',
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
 	 "processing_steps": [{"tensor": "y", "type": "onehot", "args": {"depth": 1000000000}}]' >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
 	[ "$stderr" = "batch-sample: $T/c.json: processing_steps[0].args.depth: one value of depth 1000000000 takes 4000000000 bytes as float32, more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
 	# one value fits, a batch of them does not: refused when the shape is known
-	sed 's/1000000000/100000000/' "$T/c.json" >"$T/d.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/d.json"
-	[ "$stderr" = "batch-sample: $T/d.json: processing_steps[0].args.depth: a batch of 4 'y' takes at least 1600000000 bytes as float32 (100000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	sed 's/1000000000/200000000/' "$T/c.json" >"$T/d.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/d.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/d.json: processing_steps[0].args.depth: a batch of 4 'y' takes at least 3200000000 bytes as float32 (200000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
-	config independent "$T/mn" '"target_batch_size": 100000000000, "drop_remainder": false, "epochs": null, '"$p" >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	config independent "$T/mn" '"target_batch_size": 100000000000, "drop_remainder": false, "epochs": 1, '"$p" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
 	[[ "$stderr" == "batch-sample: $T/c.json: target_batch_size: 100000000000 examples held at once take at least "*" bytes, more than the 2147483648 a batch may take" ]] ||
 	    { echo "$stderr"; false; }
-	config independent "$T/mn" '"target_batch_size": 300000000, "drop_remainder": false, "epochs": null, '"$p" >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
-	[ "$stderr" = "batch-sample: $T/c.json: target_batch_size: a batch of 300000000 'x' takes at least 4800000000 bytes as float32 (4 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	# the manifest's shapes: 1000 images of 1000 x 1000 floats
+	mkdir -p "$T/big"
+	cp "$T/mn/a.tfrecords" "$T/big/"
+	sed 's/"shape": \[2, 2\]/"shape": [1000, 1000]/' "$T/mn/__manifest__.json" >"$T/big/__manifest__.json"
+	config independent "$T/big" '"target_batch_size": 1000, "drop_remainder": false, "epochs": 1, '"$p" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/c.json: target_batch_size: a batch of 1000 'x' takes at least 4000000000 bytes as float32 (1000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
-	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": null, '"$p"',
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
 	 "padding": [{"tensor": "x", "shape": [3, 100000000]}]' >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
 	[ "$stderr" = "batch-sample: $T/c.json: padding[0].shape: a batch of 4 'x' takes at least 4800000000 bytes as float32 (300000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
-	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": null, '"$p"',
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
 	 "secondary_features": [{"to_name": "o", "type": "ones", "args": {"shape": [65536, 65536], "dtype": "int64"}}]' >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
 	[ "$stderr" = "batch-sample: $T/c.json: secondary_features[0].args.shape: a batch of 4 'o' takes at least 137438953472 bytes as int64 (4294967296 values each), more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
 }
@@ -637,10 +642,10 @@ rss_ok() {
 @test "loader: a batch tensor past 2 GiB is an error naming it, not an allocation failure" {
 	mnist
 	# padded to the batch's size (-1) along the first axis: known when batched
-	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": null,
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1,
 	 "primary_features": [{"from_name": "image", "to_name": "x"}],
 	 "padding": [{"tensor": "x", "shape": [-1, 100000000]}]' >"$T/c.json"
-	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
 	[ "$stderr" = "batch-sample: batch 0: tensor 'x': padded to [4,2,100000000] it takes 3200000000 bytes as float32, more than the 2147483648 a tensor of a batch may take" ] ||
 	    { echo "$stderr"; false; }
 	[ -z "$output" ]
