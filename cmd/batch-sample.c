@@ -31,6 +31,7 @@
 #include "fairseq_dict.h"
 #include "loader.h"
 #include "mmidx.h"
+#include "nprng.h"
 #include "record.h"
 
 static const char usage_text[] =
@@ -363,6 +364,30 @@ xreallocarray(void *p, size_t n, size_t size)
 	return p;
 }
 
+/*
+ * A dataset named on the command line: "X.idx" or "X.bin" also means X
+ * when X.idx exists, as mmap-index takes its operands (its prefix_of());
+ * the name is cut to X in place.
+ */
+static void
+ds_prefix(char *name)
+{
+	size_t n = strlen(name);
+	struct stat st;
+	char *p;
+	int found;
+
+	if (n < 5 || (strcmp(name + n - 4, ".idx") != 0 &&
+	    strcmp(name + n - 4, ".bin") != 0))
+		return;
+	p = xstrdup(name);
+	memcpy(p + n - 4, ".idx", 4);
+	found = stat(p, &st) == 0;
+	free(p);
+	if (found)
+		name[n - 4] = '\0';
+}
+
 /* -p [KEY=]SRC[,TGT]: a KEY has no '/' or ','. */
 static void
 add_pairarg(const char *arg)
@@ -396,10 +421,36 @@ add_pairarg(const char *arg)
 	}
 	if (*a->src == '\0')
 		usage_error("-p: empty source prefix in '%s'", arg);
+	ds_prefix(a->src);
+	if (a->tgt != NULL)
+		ds_prefix(a->tgt);
 	for (size_t i = 0; i < o.npargs; i++)
 		if (strcmp(o.pargs[i].key, a->key) == 0)
 			usage_error("-p: key '%s' given twice", a->key);
 	o.npargs++;
+}
+
+/*
+ * --lang-pairs SRC-TGT,...: every pair well formed, before any data is
+ * looked for (fairseq fails on an empty pair as on a malformed one).
+ */
+static void
+check_langpairs(const char *list)
+{
+	const char *a = list, *b, *dash;
+
+	if (*list == '\0')
+		usage_error("--lang-pairs: empty list");
+	for (;; a = b + 1) {
+		b = a + strcspn(a, ",");
+		dash = memchr(a, '-', (size_t)(b - a));
+		if (dash == NULL || dash == a || dash + 1 == b ||
+		    memchr(dash + 1, '-', (size_t)(b - dash - 1)) != NULL)
+			usage_error("--lang-pairs: expected SRC-TGT, got '%.*s'",
+			    (int)(b - a), a);
+		if (*b == '\0')
+			break;
+	}
 }
 
 static void
@@ -529,8 +580,7 @@ parse_opts(int argc, char **argv)
 				    "main, got '%s'", optarg);
 			break;
 		case OPT_LANGPAIRS:
-			if (*optarg == '\0')
-				usage_error("--lang-pairs: empty list");
+			check_langpairs(optarg);
 			o.langpairs = optarg;
 			break;
 		case OPT_LPSRC:
@@ -1695,6 +1745,39 @@ emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 
 /* ---- batches ---- */
 
+/*
+ * Sizes the .bin cannot hold are caught here, where the indexes are
+ * read, rather than left to the batches: the k sizes (none negative,
+ * the largest mx) of sentences first .. of m each fit in its .bin.
+ */
+static void
+fits(const struct mmidx *m, uint64_t first, const int32_t *sz, size_t k,
+    int32_t mx)
+{
+	uint64_t el = mmidx_dtype_size(mmidx_dtype(m)), bin = mmidx_bin_size(m);
+
+	if ((uint64_t)mx * el <= bin)
+		return;
+	for (size_t j = 0; j < k; j++)
+		if ((uint64_t)sz[j] * el > bin)
+			die("%s: sequence %" PRIu64 ": size %" PRId32 " does not "
+			    "fit in %s (%" PRIu64 " bytes)", mmidx_idx_path(m),
+			    first + j, sz[j], mmidx_bin_path(m), bin);
+}
+
+/* ... and all of them together: ntok tokens. */
+static void
+all_fit(const struct mmidx *m, uint64_t ntok)
+{
+	uint64_t el = mmidx_dtype_size(mmidx_dtype(m)), bin = mmidx_bin_size(m);
+
+	if (ntok <= bin / el)
+		return;
+	die("%s: sizes add up to %" PRIu64 " tokens (%" PRIu64 " bytes), more "
+	    "than %s holds (%" PRIu64 " bytes)", mmidx_idx_path(m), ntok,
+	    ntok * el, mmidx_bin_path(m), bin);
+}
+
 /* Sizes of every pair from the indexes (never the .bin), language tokens counted. */
 static struct batch_data *
 load_sizes(void)
@@ -1723,6 +1806,7 @@ load_sizes(void)
 		p->srctok = p->tgttok = 0;
 		for (size_t part = 0; part < p->nparts; part++) {
 			uint64_t len = p->start[part + 1] - p->start[part];
+			uint64_t sall = 0, tall = 0;
 
 			for (uint64_t a = 0; a < len; a += CHUNK) {
 				size_t k = len - a < CHUNK ? (size_t)(len - a) : CHUNK;
@@ -1766,6 +1850,13 @@ load_sizes(void)
 							    mmidx_idx_path(p->tgt[part]),
 							    a + j, (int)s);
 					}
+				if (sneg >= 0 && tneg >= 0) {
+					fits(p->src[part], a, sb, k, smx);
+					if (bilingual)
+						fits(p->tgt[part], a, tb, k, tmx);
+				}
+				sall += ssum;
+				tall += tsum;
 				for (size_t j = 0; sadd && j < k; j++)
 					sb[j]++;
 				for (size_t j = 0; tadd && j < k; j++)
@@ -1777,6 +1868,9 @@ load_sizes(void)
 				    bilingual ? tb : NULL, err, sizeof err) == -1)
 					die("%s: %s", mmidx_idx_path(p->src[part]), err);
 			}
+			all_fit(p->src[part], sall);
+			if (bilingual)
+				all_fit(p->tgt[part], tall);
 		}
 		/*
 		 * Without --collate the files are done with: unmapping them
@@ -1814,6 +1908,9 @@ parse_weights(void)
 			;
 		if (i == npairs)
 			usage_error("--sampling-weights: no pair '%s'", tok);
+		if (seen[i])
+			usage_error("--sampling-weights: pair '%s' given twice",
+			    tok);
 		errno = 0;
 		w[i] = strtod(eq + 1, &end);
 		if (errno || end == eq + 1 || *end != '\0' || !(w[i] >= 0) ||
@@ -1826,6 +1923,9 @@ parse_weights(void)
 		if (!seen[i])
 			usage_error("--sampling-weights: no weight for pair '%s'",
 			    pairs[i].key);
+	if (!isfinite(nprng_np_sum(w, npairs)))
+		usage_error("--sampling-weights: the weights overflow (their "
+		    "sum is not a finite number)");
 	free(seen);
 	free(list);
 	return w;

@@ -532,7 +532,8 @@ struct batch_plan {
 	uint64_t	 norder;
 	uint64_t	 group_dropped, group_dropped_items;
 	uint64_t	 steps;		/* per shard, before skip_remainder */
-	struct batch_shard_stats *sstats;	/* num_shards */
+	struct batch_shard_stats *sstats;	/* the shards that get batches */
+	uint64_t	 nsstats;
 };
 
 static inline uint64_t
@@ -704,6 +705,11 @@ batch_plan_new(const struct batch_data *d, const struct batch_config *c,
 		}
 		if (!(sum > 0)) {
 			rp_seterr(err, errlen, "sampling weights sum to 0");
+			goto fail;
+		}
+		if (!isfinite(nprng_np_sum(c->weights, k))) {
+			rp_seterr(err, errlen, "sampling weights overflow: their "
+			    "sum is not a finite number");
 			goto fail;
 		}
 	}
@@ -1256,39 +1262,53 @@ shard_steps(const struct batch_plan *p)
 	return p->steps;
 }
 
+/* What shard i gets before its batches are counted: steps and fill batches. */
+static void
+shard_init(const struct batch_plan *p, uint64_t i, struct batch_shard_stats *ss)
+{
+	uint64_t K = p->c.num_shards, S = shard_steps(p);
+	uint64_t real = p->norder > i ? (p->norder - i + K - 1) / K : 0;
+
+	memset(ss, 0, sizeof *ss);
+	ss->steps = S;
+	ss->fill = p->steps - real;
+	if (S < p->steps) {
+		ss->skipped_batches = 1;
+		if (real < p->steps)
+			ss->fill--;	/* the fill batch was the last */
+	}
+}
+
 /*
  * What every shard gets this epoch: one walk over the kept buckets and
  * the batches in sorted order gives each batch's tokens and widths,
  * added to the shard its place in the shuffled order gives it.
+ *
+ * Only the shards that get a batch (the first min(K, norder)) are kept:
+ * the others hold fill batches alone, all alike (shard_init()), so that
+ * memory follows the batches, not the number of shards.
  */
 static int
 shard_totals(struct batch_plan *p, char *err, size_t errlen)
 {
 	uint64_t K = p->c.num_shards, i, b, x, pos, s, t, *inv, S = shard_steps(p);
+	uint64_t M = p->norder < K ? p->norder : K;
 	struct batch_shard_stats *ss;
 
 	free(p->sstats);
-	if ((p->sstats = calloc(K, sizeof *p->sstats)) == NULL ||
+	p->nsstats = 0;
+	if ((p->sstats = xalloc(M, sizeof *p->sstats)) == NULL ||
 	    (inv = xalloc(p->nb, sizeof *inv)) == NULL) {
 		rp_seterr(err, errlen, "shard statistics: out of memory");
 		return -1;
 	}
+	p->nsstats = M;
 	for (i = 0; i < p->nb; i++)
 		inv[i] = NONE;
 	for (i = 0; i < p->norder; i++)
 		inv[p->order[i]] = i;
-	for (i = 0; i < K; i++) {
-		uint64_t real = p->norder > i ? (p->norder - i + K - 1) / K : 0;
-
-		ss = &p->sstats[i];
-		ss->steps = S;
-		ss->fill = p->steps - real;
-		if (S < p->steps) {
-			ss->skipped_batches = 1;
-			if (real < p->steps)
-				ss->fill--;	/* the fill batch was the last */
-		}
-	}
+	for (i = 0; i < M; i++)
+		shard_init(p, i, &p->sstats[i]);
 	b = 0;
 	x = 0;		/* items of bucket b already counted */
 	pos = 0;
@@ -1922,8 +1942,10 @@ batch_plan_shard_stats(const struct batch_plan *p, uint32_t shard,
     struct batch_shard_stats *ss)
 {
 	memset(ss, 0, sizeof *ss);
-	if (shard < p->c.num_shards && p->sstats != NULL)
+	if (shard < p->nsstats)
 		*ss = p->sstats[shard];
+	else if (shard < p->c.num_shards && p->sstats != NULL)
+		shard_init(p, shard, ss);
 }
 
 uint64_t

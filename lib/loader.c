@@ -357,6 +357,15 @@ ld_dataset_path(struct ld_dataset *d, const char *path, char *err,
 /* Configuration */
 
 #define LD_MAXRANK	(MF_MAXRANK + 4)
+/*
+ * The most memory one tensor of a batch may take (4 bytes a float32
+ * value, 8 any other), and the examples of a batch held at once: what
+ * a configuration number would make larger is refused up front, naming
+ * its key and the size, and what the data makes larger is an error
+ * before the allocation.  A batch written as one Example could not be
+ * larger anyway (protocol buffers stop at 2 GiB).
+ */
+#define LD_MAX_BYTES	(UINT64_C(1) << 31)
 
 struct ld_str {
 	size_t		 n;
@@ -368,6 +377,13 @@ union ld_cell {
 	double		 f;
 	struct ld_str	*s;
 };
+
+/* Bytes a value of dtype takes in a tensor. */
+static inline size_t
+esz(enum mf_dtype dt)
+{
+	return dt == MF_FLOAT32 ? sizeof(float) : sizeof(union ld_cell);
+}
 
 enum { STEP_SLICE, STEP_ONEHOT, STEP_RESHAPE };
 
@@ -387,6 +403,7 @@ struct ld_step {
 	enum mf_dtype	 dtype;		/* onehot */
 	int		 rank;		/* reshape */
 	int64_t		 shape[LD_MAXRANK];
+	uint64_t	 nelem;		/* reshape: product of shape */
 };
 
 struct ld_tspec {
@@ -402,6 +419,7 @@ struct ld_tspec {
 	ssize_t		 shape_ref;	/* tensor whose shape to copy, or -1 */
 	int		 srank;
 	int64_t		 sshape[LD_MAXRANK];
+	uint64_t	 snelem;	/* product of sshape */
 	ssize_t		 dtype_ref;
 	const json_t	*value;		/* const value, or NULL */
 	union ld_cell	 val;
@@ -410,10 +428,13 @@ struct ld_tspec {
 	int		 rank0, rank;
 	/* padding */
 	int		 pad_given;
+	size_t		 pad_index;	/* in "padding" */
 	int64_t		 pad_shape[LD_MAXRANK];
 	const json_t	*pad_value;
 	union ld_cell	 padv;
 	struct ld_str	 *padstr;
+	/* values an example has at least, as known before the data */
+	uint64_t	 least;
 	/* normalization (after batching and padding) */
 	int		 norm;		/* 1 + its index in "normalization", or 0 */
 	int		 norm_axis;	/* axis of the example, 0 .. rank - 1 */
@@ -435,6 +456,7 @@ struct ld_config {
 	size_t		 nstep;
 	struct ld_step	*step;
 	int		 bound;
+	uint64_t	 maxbytes;	/* ld_config_set_max_bytes() */
 };
 
 static int
@@ -570,6 +592,12 @@ ld_config_free(struct ld_config *c)
 	free(c->step);
 	json_decref(c->root);
 	free(c);
+}
+
+void
+ld_config_set_max_bytes(struct ld_config *c, uint64_t n)
+{
+	c->maxbytes = n;
 }
 
 enum ld_type
@@ -802,8 +830,8 @@ parse_config(struct ld_config *cf, struct jck *c)
 				return jck_fail(c, "'%s' is not a primary feature",
 				    json_string_value(sh));
 			}
-		} else if (jck_ints(c, args, "shape", 1, 0, t->sshape,
-		    MF_MAXRANK, &t->srank) == -1)
+		} else if (jck_shape(c, args, "shape", 1, 0, t->sshape,
+		    MF_MAXRANK, &t->srank, &t->snelem) == -1)
 			return -1;
 		t->value = json_object_get(args, "value");
 		if (t->sec == 1 && t->value != NULL) {
@@ -869,11 +897,20 @@ parse_config(struct ld_config *cf, struct jck *c)
 				goto stepfail;
 			}
 			st->dtype = (enum mf_dtype)mf_dtype_parse(s);
+			if ((uint64_t)st->depth > LD_MAX_BYTES / esz(st->dtype)) {
+				jck_key(c, "depth");
+				jck_fail(c, "one value of depth %" PRId64 " takes %"
+				    PRIu64 " bytes as %s, more than the %" PRIu64
+				    " a tensor of a batch may take", st->depth,
+				    (uint64_t)st->depth * esz(st->dtype),
+				    mf_dtype_name(st->dtype), LD_MAX_BYTES);
+				goto stepfail;
+			}
 		} else if (strcmp(type, "reshape") == 0) {
 			st->type = STEP_RESHAPE;
 			if (jck_keys(c, args, rsk) == -1 ||
-			    jck_ints(c, args, "shape", 1, 1, st->shape,
-			    LD_MAXRANK - 1, &st->rank) == -1)
+			    jck_shape(c, args, "shape", 1, 1, st->shape,
+			    LD_MAXRANK - 1, &st->rank, &st->nelem) == -1)
 				goto stepfail;
 		} else {
 			jck_up(c, o2);
@@ -938,12 +975,14 @@ stepfail:
 			}
 			sh = json_object_get(e, "shape");
 			if (sh != NULL && !json_is_null(sh)) {
+				uint64_t ne;
 				int r;
 
-				if (jck_ints(c, e, "shape", 1, -1, t->pad_shape,
-				    LD_MAXRANK - 1, &r) == -1)
+				if (jck_shape(c, e, "shape", 1, -1, t->pad_shape,
+				    LD_MAXRANK - 1, &r, &ne) == -1)
 					return -1;
 				t->pad_given = r + 1;	/* rank + 1 */
+				t->pad_index = i;
 			}
 			t->pad_value = json_object_get(e, "value");
 			if (t->pad_value && json_is_null(t->pad_value))
@@ -1010,6 +1049,7 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
+	cf->maxbytes = LD_MAX_BYTES;
 	memcpy(s, text, n);
 	n = mf_strip_comments(s, n);
 	cf->root = jck_load(s, n, err, errlen);
@@ -1073,6 +1113,124 @@ json_cell(const json_t *v, enum mf_dtype dt, union ld_cell *out)
 	default:	out->i = i; break;
 	}
 	return out->i == i ? 0 : -1;
+}
+
+static uint64_t	elem_bytes(const struct ld_config *);
+
+/* a x b, or UINT64_MAX past it */
+static uint64_t
+smul(uint64_t a, uint64_t b)
+{
+	return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/*
+ * A batch of tensor t (least values an example, of dtype dt) must fit
+ * in cf->maxbytes; -1 with "key: ..." in err if it cannot.
+ */
+static int
+batch_fits(const struct ld_config *cf, const struct ld_tspec *t,
+    uint64_t least, enum mf_dtype dt, const char *key, char *err,
+    size_t errlen)
+{
+	uint64_t b = smul(smul((uint64_t)cf->batch, least), esz(dt));
+
+	if (b <= cf->maxbytes)
+		return 0;
+	snprintf(err, errlen, "%s: a batch of %" PRId64 " '%s' takes at least %"
+	    PRIu64 " bytes as %s (%" PRIu64 " values each), more than the %"
+	    PRIu64 " a tensor of a batch may take", key, cf->batch, t->name, b,
+	    mf_dtype_name(dt), least, cf->maxbytes);
+	return -1;
+}
+
+/*
+ * What the configuration alone makes a batch take, checked before any
+ * data is read: the examples held, and each tensor from the values an
+ * example has at least (the manifest's shapes, secondary shapes,
+ * reshapes, one-hot depths and padded shapes; a slice or a list of
+ * any length may have none).
+ */
+static int
+config_fits(struct ld_config *cf, char *err, size_t errlen)
+{
+	uint64_t b = smul((uint64_t)cf->batch, elem_bytes(cf));
+	char key[300];
+	size_t i;
+
+	if (b > cf->maxbytes) {
+		snprintf(err, errlen, "target_batch_size: %" PRId64 " examples "
+		    "held at once take at least %" PRIu64 " bytes, more than "
+		    "the %" PRIu64 " a batch may take", cf->batch, b,
+		    cf->maxbytes);
+		return -1;
+	}
+	for (i = 0; i < cf->nt; i++) {
+		struct ld_tspec *t = &cf->t[i];
+
+		if (i < cf->nprim) {
+			const struct mf_feature *f = t->f;
+
+			t->least = f->var_len || cf->type != LD_INDEPENDENT ? 0 :
+			    smul(f->nelem, f->deser == MF_DS_RAW ? f->len : 1);
+			if (batch_fits(cf, t, t->least, t->dtype0,
+			    "target_batch_size", err, errlen) == -1)
+				return -1;
+			continue;
+		}
+		t->least = t->shape_ref >= 0 ? cf->t[t->shape_ref].least :
+		    t->snelem;
+		snprintf(key, sizeof key, "secondary_features[%zu].args.shape",
+		    i - cf->nprim);
+		if (batch_fits(cf, t, t->least, t->dtype0, key, err,
+		    errlen) == -1)
+			return -1;
+	}
+	for (i = 0; i < cf->nstep; i++) {
+		const struct ld_step *st = &cf->step[i];
+		struct ld_tspec *t = &cf->t[st->tensor];
+
+		switch (st->type) {
+		case STEP_SLICE:
+			t->least = 0;
+			break;
+		case STEP_RESHAPE: {
+			enum mf_dtype dt = t->dtype0;
+
+			for (size_t j = 0; j < i; j++)
+				if (cf->step[j].tensor == st->tensor &&
+				    cf->step[j].type == STEP_ONEHOT)
+					dt = cf->step[j].dtype;
+			t->least = st->nelem;
+			snprintf(key, sizeof key, "%s.args.shape", st->path);
+			if (batch_fits(cf, t, t->least, dt, key, err,
+			    errlen) == -1)
+				return -1;
+			break;
+		}
+		default:
+			t->least = smul(t->least, (uint64_t)st->depth);
+			snprintf(key, sizeof key, "%s.args.depth", st->path);
+			if (batch_fits(cf, t, t->least, st->dtype, key, err,
+			    errlen) == -1)
+				return -1;
+			break;
+		}
+	}
+	for (i = 0; i < cf->nt; i++) {
+		const struct ld_tspec *t = &cf->t[i];
+		uint64_t n = 1;
+
+		if (!cf->padding || !t->pad_given)
+			continue;
+		for (int d = 0; d < t->pad_given - 1; d++)
+			n = smul(n, t->pad_shape[d] >= 0 ?
+			    (uint64_t)t->pad_shape[d] : 1);
+		snprintf(key, sizeof key, "padding[%zu].shape", t->pad_index);
+		if (batch_fits(cf, t, n, t->dtype, key, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 int
@@ -1205,6 +1363,8 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 		} else
 			t->padv.i = 0;
 	}
+	if (config_fits(cf, err, errlen) == -1)
+		return -1;
 	cf->bound = 1;
 	return 0;
 }
@@ -1285,12 +1445,16 @@ struct loader {
 	struct ld_src	*src;
 	size_t		 nsrc, pos, ndead;
 	struct ld_elem	**ebuf;		/* element shuffle buffer */
-	size_t		 ebn;
+	size_t		 ebn, ebcap;
 	int		 input_done;
+	/*
+	 * The buffers grow with the elements they hold (elems_room()), up
+	 * to the configuration's sizes: memory follows the data.
+	 */
 	struct ld_elem	**batch;
-	size_t		 nbatch;
+	size_t		 nbatch, bcap;
 	struct ld_elem	**spare;	/* freed elements to reuse, at most a batch */
-	size_t		 nspare;
+	size_t		 nspare, scap;
 	struct ld_out	*out;
 	struct ld_stats	 st;
 	int		 ended;
@@ -1314,11 +1478,13 @@ struct loader {
 	size_t		*fi64cap;
 };
 
-/* Bytes a value of dtype takes in a tensor. */
-static inline size_t
-esz(enum mf_dtype dt)
+
+/* Memory an element held in a batch takes besides its values. */
+static uint64_t
+elem_bytes(const struct ld_config *cf)
 {
-	return dt == MF_FLOAT32 ? sizeof(float) : sizeof(union ld_cell);
+	return sizeof(struct ld_elem) + cf->nt * sizeof(struct ld_tv) +
+	    2 * sizeof(struct ld_elem *);
 }
 
 /* Value k of v, values of dtype dt. */
@@ -1368,6 +1534,27 @@ tv_clear(struct ld_tv *t)
 	t->cap = 0;
 }
 
+/* Room for need elements at *a (*cap of them now), at most max; -1 on ENOMEM. */
+static int
+elems_room(struct ld_elem ***a, size_t *cap, size_t need, size_t max)
+{
+	struct ld_elem **q;
+	size_t nc;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap < 8 ? 8 : *cap * 2;
+	if (nc > max)
+		nc = max;
+	if (nc < need)
+		nc = need;
+	if ((q = realloc(*a, nc * sizeof *q)) == NULL)
+		return -1;
+	*a = q;
+	*cap = nc;
+	return 0;
+}
+
 static void
 elem_destroy(const struct loader *l, struct ld_elem *e)
 {
@@ -1389,7 +1576,8 @@ elem_free(struct loader *l, struct ld_elem *e)
 {
 	if (e == NULL)
 		return;
-	if (l->spare == NULL || l->nspare >= (size_t)l->cf->batch) {
+	if (l->nspare >= (size_t)l->cf->batch || elems_room(&l->spare,
+	    &l->scap, l->nspare + 1, (size_t)l->cf->batch) == -1) {
 		elem_destroy(l, e);
 		return;
 	}
@@ -1467,6 +1655,37 @@ tv_room(struct ld_tv *t, size_t n)
 	t->v = q;
 	t->cap = nc;
 	return 0;
+}
+
+/*
+ * Room for need values in t, keeping those it holds, for a window that
+ * will hold most if it is made: the room doubles up to most, so that a
+ * window whose length the configuration draws (max_window) takes the
+ * memory of the values it has, not of the length drawn.
+ */
+static int
+tv_grow(struct ld_tv *t, size_t need, size_t most)
+{
+	size_t es = t->dtype == MF_STRING ? sizeof(union ld_cell) :
+	    esz(t->dtype), n;
+
+	if (t->n == 0) {
+		/* a new window: the block it has serves, up to most */
+		n = t->cap / es;
+		if (n > most)
+			n = most;
+		if (n < need)
+			n = need;
+		return tv_room(t, n);
+	}
+	if (need * es <= t->cap)
+		return 0;
+	n = t->cap / es * 2;
+	if (n > most)
+		n = most;
+	if (n < need)
+		n = need;
+	return tv_room(t, n);
 }
 
 static int
@@ -2161,6 +2380,18 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			nt.rank = t->rank + 1;
 			memcpy(nt.shape, t->shape, sizeof t->shape);
 			nt.shape[t->rank] = st->depth;
+			if (smul(smul(t->n, (uint64_t)st->depth),
+			    esz(st->dtype)) > cf->maxbytes) {
+				snprintf(err, errlen, "%s: onehot of '%s': %zu "
+				    "values of depth %" PRId64 " take %" PRIu64
+				    " bytes as %s, more than the %" PRIu64 " a "
+				    "tensor of a batch may take", st->path,
+				    cf->t[st->tensor].name, t->n, st->depth,
+				    smul(smul(t->n, (uint64_t)st->depth),
+				    esz(st->dtype)), mf_dtype_name(st->dtype),
+				    cf->maxbytes);
+				return -1;
+			}
 			if (tv_alloc(&nt, t->n * (size_t)st->depth) == -1)
 				return -1;
 			for (size_t k = 0; k < t->n; k++) {
@@ -2599,7 +2830,8 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, want * s->w[i]) == -1 ||
+			if (tv_grow(t, (s->nq + k) * s->w[i],
+			    smul(want, s->w[i])) == -1 ||
 			    copy_cells(t->dtype, at(t->v, s->nq * s->w[i],
 			    t->dtype), at(s->cells[i], s->start * s->w[i],
 			    t->dtype), k * s->w[i]) == -1)
@@ -2620,15 +2852,17 @@ cont_direct(struct loader *l, struct ld_src *s, struct ld_elem **out,
 		for (i = 0; i < cf->nprim; i++) {
 			struct ld_tv *t = &e->tv[i];
 
-			if (tv_room(t, want * s->w[i]) == -1) {
+			if (tv_grow(t, (s->nq + k) * s->w[i],
+			    smul(want, s->w[i])) == -1) {
 				cont_done(l, rec);
 				return -1;
 			}
 			cont_put(l, s, rec, i, at(t->v, s->nq * s->w[i],
 			    t->dtype), 0, k);
 			t->n = (s->nq + k) * s->w[i];
-			cont_put(l, s, rec, i, at(s->cells[i], (s->start +
-			    s->have) * s->w[i], t->dtype), k, steps);
+			if (steps > k)	/* the rest is held (cells_room()) */
+				cont_put(l, s, rec, i, at(s->cells[i], (s->start +
+				    s->have) * s->w[i], t->dtype), k, steps);
 		}
 		cont_done(l, rec);
 		s->have += steps - k;
@@ -2744,13 +2978,31 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 		}
 		s->nrecs++;
 		if (s->cur == NULL) {
-			if ((s->cur = elem_new(l)) == NULL ||
-			    (s->cur->bounds = calloc(cf->nprim * nb,
-			    sizeof *s->cur->bounds)) == NULL)
+			if ((s->cur = elem_new(l)) == NULL)
 				return -1;
-			s->cur->nb = nb;
+			s->cur->nb = 0;
 		}
 		e = s->cur;
+		/*
+		 * Room for this record's boundary and the window's end: the
+		 * boundaries grow with the records (up to nb, which they
+		 * reach with the last), not with the length drawn.
+		 */
+		if (s->nq + 2 > e->nb) {
+			size_t ns = e->nb * 2 < s->nq + 2 ? s->nq + 2 : e->nb * 2;
+			int64_t *q;
+
+			if (ns > nb)
+				ns = nb;
+			if ((q = calloc(cf->nprim * ns, sizeof *q)) == NULL)
+				return -1;
+			for (i = 0; i < cf->nprim && s->nq > 0; i++)
+				memcpy(q + i * ns, e->bounds + i * e->nb,
+				    s->nq * sizeof *q);
+			free(e->bounds);
+			e->bounds = q;
+			e->nb = ns;
+		}
 		rec = NULL;
 		if (!l->fast || (r = fast_probe(l, p, n, &steps)) == 0) {
 			if ((rec = elem_new(l)) == NULL)
@@ -2783,11 +3035,12 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 				t->shape[0] = 0;
 				t->n = 0;
 			}
-			e->bounds[i * nb + s->nq] = t->shape[0];
+			e->bounds[i * e->nb + s->nq] = t->shape[0];
 			t->shape[0] += x ? x->shape[0] : (int64_t)steps;
 			have = t->n;
-			/* room for the window as if its records were like its first */
-			if (tv_room(t, s->nq == 0 ? xn * (nb - 1) : have + xn) == -1) {
+			/* room for the window as if its records were like these */
+			if (tv_grow(t, have + xn, smul((have + xn) / (s->nq + 1),
+			    nb - 1)) == -1) {
 				elem_free(l, rec);
 				return -1;
 			}
@@ -2922,6 +3175,9 @@ shuffled_next(struct loader *l, struct ld_elem **out, char *err,
 	if (!l->cf->shuffle)
 		return interleave_next(l, out, err, errlen);
 	while (!l->input_done && l->ebn < (size_t)l->cf->nshuf) {
+		if (elems_room(&l->ebuf, &l->ebcap, l->ebn + 1,
+		    (size_t)l->cf->nshuf) == -1)
+			return -1;
 		if ((r = interleave_next(l, &l->ebuf[l->ebn], err, errlen)) == -1)
 			return -1;
 		if (r == 0)
@@ -3025,6 +3281,7 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
     char *err, size_t errlen)
 {
 	struct loader *l;
+	size_t nsrc, nfb;
 
 	if (ld_config_bind(cf, &d->mf, err, errlen) == -1)
 		return NULL;
@@ -3043,16 +3300,23 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	ex_init(&l->ex);
 	ex_init(&l->exw);
 	l->ex.lazy_min = 1u << 20;	/* as tfr-cat's */
-	l->nsrc = cf->shuffle ? (size_t)cf->nmix : 1;
-	if ((l->src = calloc(l->nsrc, sizeof *l->src)) == NULL ||
-	    (l->fbuf = calloc((size_t)cf->nfshuf, sizeof *l->fbuf)) == NULL ||
-	    (l->ebuf = calloc((size_t)cf->nshuf, sizeof *l->ebuf)) == NULL ||
-	    (l->batch = calloc((size_t)cf->batch, sizeof *l->batch)) == NULL ||
-	    (l->spare = calloc((size_t)cf->batch, sizeof *l->spare)) == NULL ||
-	    (l->out = calloc(cf->nt, sizeof *l->out)) == NULL)
+	/*
+	 * More files open at once, or in the file buffer, than the dataset
+	 * has would change nothing: the sources past the files are dead at
+	 * their first turn, and the buffer never holds more than the files.
+	 */
+	nsrc = cf->shuffle ? (size_t)cf->nmix : 1;
+	if (nsrc > d->nfiles)
+		nsrc = d->nfiles;
+	nfb = (size_t)cf->nfshuf < d->nfiles ? (size_t)cf->nfshuf : d->nfiles;
+	if ((l->src = calloc(nsrc, sizeof *l->src)) == NULL)
 		goto nomem;
+	l->nsrc = nsrc;
 	for (size_t i = 0; i < l->nsrc; i++)
 		l->src[i].fd = -1;
+	if ((l->fbuf = calloc(nfb, sizeof *l->fbuf)) == NULL ||
+	    (l->out = calloc(cf->nt, sizeof *l->out)) == NULL)
+		goto nomem;
 	if (fast_setup(l) == -1)
 		goto nomem;
 	l->st.ntensors = cf->nt;
@@ -3250,10 +3514,21 @@ assemble(struct loader *l, char *err, size_t errlen)
 			}
 			o->shape[d + 1] = mx;
 		}
-		per = prod(o->shape + 1, rank);
-		n = per * nb;
 		dt = l->batch[0]->tv[i].dtype;
 		es = esz(dt);
+		for (d = 0, per = 1; d < rank; d++)
+			per = smul(per, (uint64_t)o->shape[d + 1]);
+		if (smul(smul(per, nb), es) > cf->maxbytes) {
+			shape_str(s1, sizeof s1, o->shape, o->rank);
+			snprintf(err, errlen, "batch %" PRIu64 ": tensor '%s': %s "
+			    "%s it takes %" PRIu64 " bytes as %s, more than the %"
+			    PRIu64 " a tensor of a batch may take", l->st.batches,
+			    ts->name, cf->padding ? "padded to" : "of shape", s1,
+			    smul(smul(per, nb), es), mf_dtype_name(dt),
+			    cf->maxbytes);
+			return -1;
+		}
+		n = per * nb;
 		o->per = per;
 		o->n = n;
 		o->cells += n;
@@ -3262,8 +3537,8 @@ assemble(struct loader *l, char *err, size_t errlen)
 			o->direct = l->batch[b]->tv[i].n == per;
 		if (o->direct)
 			goto bounds;
-		if (n > o->cap) {
-			void *q = realloc(o->v, n * es);
+		if (n > o->cap || o->v == NULL) {	/* a block even for none */
+			void *q = realloc(o->v, (n ? n : 1) * es);
 
 			if (q == NULL)
 				return -1;
@@ -3330,6 +3605,13 @@ ld_next(struct loader *l, char *err, size_t errlen)
 		if (r == 0) {
 			l->ended = 1;
 			break;
+		}
+		if (elems_room(&l->batch, &l->bcap, l->nbatch + 1,
+		    (size_t)l->cf->batch) == -1) {
+			elem_free(l, e);
+			snprintf(err, errlen, "%s", strerror(ENOMEM));
+			l->ended = 1;
+			return -1;
 		}
 		l->batch[l->nbatch++] = e;
 	}

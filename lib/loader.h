@@ -69,6 +69,14 @@ struct ld_config *ld_config_parse(const char *text, size_t n, char *err,
 		    size_t errlen);
 void		 ld_config_free(struct ld_config *c);
 enum ld_type	 ld_config_type(const struct ld_config *c);
+/*
+ * The most bytes one tensor of a batch may take (4 a float32 value, 8
+ * any other; default 2 GiB), and the examples of a batch held at once:
+ * a configuration that would make more is refused by ld_config_bind()
+ * (and ld_open()) naming the key and the size, data that makes more is
+ * an error of ld_next() before the allocation.  Set before binding.
+ */
+void		 ld_config_set_max_bytes(struct ld_config *c, uint64_t n);
 /* The "dataset" object (json_t *) of the configuration. */
 const void	*ld_config_dataset(const struct ld_config *c);
 /*

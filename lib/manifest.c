@@ -231,6 +231,31 @@ out:
 	return r;
 }
 
+int
+jck_shape(struct jck *c, const json_t *obj, const char *k, int req,
+    int64_t lo, int64_t *v, int max, int *n, uint64_t *nelem)
+{
+	uint64_t e = 1;
+	int r;
+
+	if ((r = jck_ints(c, obj, k, req, lo, v, max, n)) <= 0)
+		return r;
+	for (int i = 0; i < *n; i++) {
+		if (v[i] < 0)
+			continue;
+		if (v[i] > 0 && e > MF_MAXELEM / (uint64_t)v[i]) {
+			size_t old = jck_key(c, k);
+
+			r = jck_fail(c, "more than 2^40 elements");
+			jck_up(c, old);
+			return r;
+		}
+		e *= (uint64_t)v[i];
+	}
+	*nelem = e;
+	return r;
+}
+
 json_t *
 jck_load(const char *text, size_t n, char *err, size_t errlen)
 {
@@ -349,7 +374,8 @@ read_feature(struct jck *c, const json_t *o, int allow_var_len,
 	if (jck_keys(c, o, keys) == -1 ||
 	    jck_str(c, o, "name", 1, &name) == -1 ||
 	    jck_str(c, o, "dtype", 1, &dt) == -1 ||
-	    jck_ints(c, o, "shape", 1, 0, f->shape, MF_MAXRANK, &f->rank) == -1 ||
+	    jck_shape(c, o, "shape", 1, 0, f->shape, MF_MAXRANK, &f->rank,
+	    &f->nelem) == -1 ||
 	    jck_str(c, o, "deserialize_type", 1, &ds) == -1)
 		return -1;
 	if (*name == '\0') {
@@ -367,15 +393,6 @@ read_feature(struct jck *c, const json_t *o, int allow_var_len,
 	if (f->var_len && !allow_var_len) {
 		jck_key(c, "var_len");
 		return jck_fail(c, "true, but the manifest's allow_var_len is false");
-	}
-	f->nelem = 1;
-	for (int i = 0; i < f->rank; i++) {
-		if (f->shape[i] > 0 && f->nelem > (UINT64_C(1) << 40) /
-		    (uint64_t)f->shape[i]) {
-			jck_key(c, "shape");
-			return jck_fail(c, "too many elements");
-		}
-		f->nelem *= (uint64_t)f->shape[i];
 	}
 	args = json_object_get(o, "deserialize_args");
 	if (args != NULL && !json_is_object(args)) {

@@ -42,6 +42,18 @@ int	jck_str(struct jck *c, const json_t *obj, const char *k, int req,
 /* A list of integers >= lo, at most max of them. */
 int	jck_ints(struct jck *c, const json_t *obj, const char *k, int req,
 	    int64_t lo, int64_t *v, int max, int *n);
+/*
+ * Elements a shape may have: the manifest's features, the loader's
+ * secondary features, reshapes and padded shapes take the same shapes.
+ */
+#define MF_MAXELEM	(UINT64_C(1) << 40)
+/*
+ * A shape: jck_ints() (sizes >= lo: 0, or -1 for "any size" in padded
+ * shapes) whose sizes of 0 or more multiply to at most MF_MAXELEM, the
+ * product in *nelem (1 for []).
+ */
+int	jck_shape(struct jck *c, const json_t *obj, const char *k, int req,
+	    int64_t lo, int64_t *v, int max, int *n, uint64_t *nelem);
 /* Parse comment-stripped JSON text; -1 with "line L: column C: what" in err. */
 json_t	*jck_load(const char *text, size_t n, char *err, size_t errlen);
 

@@ -569,3 +569,148 @@ J
 	[ -z "$output" ]
 	run -2 batch-sample loader --config "$T/c.json" --max-record-size 2Q
 }
+
+# rss_ok LIMIT_KB CMD...: CMD succeeds with a peak RSS under LIMIT_KB
+# (any limit under the sanitizers); its stdout in $T/out.
+rss_ok() {
+	local lim=$1
+	shift
+	/usr/bin/time -f %M -o "$T/rss" "$@" >"$T/out" || return 1
+	rss=$(tail -1 "$T/rss")
+	[ "$rss" -lt "$(rss_bound batch-sample "$lim")" ] || { echo "peak RSS $rss KB: $*"; return 1; }
+}
+
+@test "loader: buffers and open files sized by the dataset, not by num_mix_files and the buffer sizes" {
+	mnist
+	local c='"target_batch_size": 3, "drop_remainder": false, "epochs": 2, "shuffle": true,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]'
+	config independent "$T/mn" "$c"', "num_shuffle_buffer_elements": 10,
+	 "num_filenames_shuffle_buffer": 2, "num_mix_files": 2' >"$T/small.json"
+	batch-sample loader --config "$T/small.json" -s 5 >"$T/want"
+	# 2^63-1 could not be allocated, and the loader crashed freeing what it had
+	for n in 9223372036854775807 10000000; do
+		config independent "$T/mn" "$c"', "num_shuffle_buffer_elements": '$n',
+		 "num_filenames_shuffle_buffer": '$n', "num_mix_files": '$n >"$T/big.json"
+		rss_ok 30000 batch-sample loader --config "$T/big.json" -s 5
+		cmp "$T/want" "$T/out"
+	done
+	# a batch larger than the data is the data
+	config independent "$T/mn" '"target_batch_size": 10000000, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}]' >"$T/b.json"
+	rss_ok 30000 batch-sample loader --config "$T/b.json"
+	[ "$(jq -c .y.values "$T/out")" = '[0,1,2,3,4,5,6,7,8,9]' ]
+}
+
+@test "loader: configuration numbers that would size memory past 2 GiB are refused up front, naming the key and the size" {
+	mnist
+	# --limit 1 and one epoch: should a refusal go missing, the run stays short
+	local p='"primary_features": [{"from_name": "image", "to_name": "x"}, {"from_name": "label", "to_name": "y"}]'
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
+	 "processing_steps": [{"tensor": "y", "type": "onehot", "args": {"depth": 1000000000}}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/c.json: processing_steps[0].args.depth: one value of depth 1000000000 takes 4000000000 bytes as float32, more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	# one value fits, a batch of them does not: refused when the shape is known
+	sed 's/1000000000/200000000/' "$T/c.json" >"$T/d.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/d.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/d.json: processing_steps[0].args.depth: a batch of 4 'y' takes at least 3200000000 bytes as float32 (200000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	config independent "$T/mn" '"target_batch_size": 100000000000, "drop_remainder": false, "epochs": 1, '"$p" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[[ "$stderr" == "batch-sample: $T/c.json: target_batch_size: 100000000000 examples held at once take at least "*" bytes, more than the 2147483648 a batch may take" ]] ||
+	    { echo "$stderr"; false; }
+	# the manifest's shapes: 1000 images of 1000 x 1000 floats
+	mkdir -p "$T/big"
+	cp "$T/mn/a.tfrecords" "$T/big/"
+	sed 's/"shape": \[2, 2\]/"shape": [1000, 1000]/' "$T/mn/__manifest__.json" >"$T/big/__manifest__.json"
+	config independent "$T/big" '"target_batch_size": 1000, "drop_remainder": false, "epochs": 1, '"$p" >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/c.json: target_batch_size: a batch of 1000 'x' takes at least 4000000000 bytes as float32 (1000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
+	 "padding": [{"tensor": "x", "shape": [3, 100000000]}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/c.json: padding[0].shape: a batch of 4 'x' takes at least 4800000000 bytes as float32 (300000000 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1, '"$p"',
+	 "secondary_features": [{"to_name": "o", "type": "ones", "args": {"shape": [65536, 65536], "dtype": "int64"}}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: $T/c.json: secondary_features[0].args.shape: a batch of 4 'o' takes at least 137438953472 bytes as int64 (4294967296 values each), more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+}
+
+@test "loader: a batch tensor past 2 GiB is an error naming it, not an allocation failure" {
+	mnist
+	# padded to the batch's size (-1) along the first axis: known when batched
+	config independent "$T/mn" '"target_batch_size": 4, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "image", "to_name": "x"}],
+	 "padding": [{"tensor": "x", "shape": [-1, 100000000]}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json" --limit 1
+	[ "$stderr" = "batch-sample: batch 0: tensor 'x': padded to [4,2,100000000] it takes 3200000000 bytes as float32, more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	[ -z "$output" ]
+	# a one-hot of as many values as the record has
+	mkdir -p "$T/lg"
+	printf '{"context":{},"feature_lists":{"tok":[%s[1]]}}\n' "$(printf '[2],%.0s' $(seq 299))" |
+	    tfr-cat -R --from-json >"$T/lg/a.tfrecords"
+	tfr-cat --manifest "$T/lg/a.tfrecords" >"$T/lg/__manifest__.json"
+	config discrete_sequence "$T/lg" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "min_window": 1, "max_window": 1,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}],
+	 "processing_steps": [{"tensor": "x", "type": "onehot", "args": {"depth": 1000000, "dtype": "int32"}}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: processing_steps[0]: onehot of 'x': 300 values of depth 1000000 take 2400000000 bytes as int32, more than the 2147483648 a tensor of a batch may take" ] ||
+	    { echo "$stderr"; false; }
+	[ -z "$output" ]
+	sed 's/1000000/1000/' "$T/c.json" >"$T/d.json"
+	run -0 sh -c "batch-sample loader --config '$T/d.json' | jq -c '.x.shape'"
+	[ "$output" = '[1,300,1000]' ]
+}
+
+@test "loader: secondary shapes are checked as manifest shapes are" {
+	mnist
+	local s
+	for s in '[4294967296, 4294967296]' '[1099511627776, 2]'; do
+		config independent "$T/mn" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+		 "primary_features": [{"from_name": "label", "to_name": "y"}],
+		 "secondary_features": [{"to_name": "o", "type": "const", "args": {"shape": '"$s"', "dtype": "int64"}}]' >"$T/c.json"
+		run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+		[ "$stderr" = "batch-sample: $T/c.json: secondary_features[0].args.shape: more than 2^40 elements" ] ||
+		    { echo "$stderr"; false; }
+		sed "s/\"shape\": \[2, 2\]/\"shape\": $s/" "$T/mn/__manifest__.json" >"$T/m.json"
+		run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" "$T/mn/a.tfrecords"
+		[[ "$stderr" == *"features[0].shape: more than 2^40 elements" ]] || { echo "$stderr"; false; }
+	done
+	# and so are the shapes of reshape steps
+	config independent "$T/mn" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "label", "to_name": "y"}],
+	 "processing_steps": [{"tensor": "y", "type": "reshape", "args": {"shape": [4294967296, 4294967296, 1]}}]' >"$T/c.json"
+	run -1 --separate-stderr batch-sample loader --config "$T/c.json"
+	[ "$stderr" = "batch-sample: $T/c.json: processing_steps[0].args.shape: more than 2^40 elements" ] ||
+	    { echo "$stderr"; false; }
+}
+
+@test "loader: a window's memory is that of its values, not of the max_window drawn" {
+	audio
+	text
+	local w
+	for w in 1000000000000000 1000; do
+		# windows that cannot be made past the end of each file: none, or a few
+		config continuous_sequence "$T/au" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+		 "min_window": 2, "max_window": '$w', "padding": true,
+		 "primary_features": [{"from_name": "s", "to_name": "s"}, {"from_name": "t", "to_name": "t"}]' >"$T/c.json"
+		rss_ok 30000 batch-sample loader --config "$T/c.json" -s 3
+		config discrete_sequence "$T/tx" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+		 "min_window": 1, "max_window": '$w', "padding": true,
+		 "primary_features": [{"from_name": "tok", "to_name": "x"}]' >"$T/c.json"
+		rss_ok 30000 batch-sample loader --config "$T/c.json" -s 3
+	done
+	# windows of up to 4 records: the batches windows reserved whole gave (seed 3)
+	config discrete_sequence "$T/tx" '"target_batch_size": 2, "drop_remainder": false, "epochs": 1,
+	 "min_window": 1, "max_window": 4, "padding": true,
+	 "primary_features": [{"from_name": "tok", "to_name": "x"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json" -s 3
+	[ "${lines[0]}" = '{"x":{"dtype":"int64","shape":[2,3],"values":[0,10,11,20,21,22],"boundaries":[[0,1,3],[0,3]]}}' ]
+	[ "${lines[1]}" = '{"x":{"dtype":"int64","shape":[2,6],"values":[30,40,41,50,51,52,1000,1010,1011,0,0,0],"boundaries":[[0,1,3,6],[0,1,3]]}}' ]
+	[ "${lines[2]}" = '{"x":{"dtype":"int64","shape":[1,9],"values":[1020,1021,1022,1030,1040,1041,1050,1051,1052],"boundaries":[[0,3,4,6,9]]}}' ]
+}

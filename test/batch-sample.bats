@@ -562,3 +562,94 @@ pair20() {
 	    --sampling-method uniform --epoch 3 --stats --json -o /dev/null "$T/d0:$T/d1"
 	[ "$(jq -c '.real_size' <<<"$stderr")" = 3 ]
 }
+
+@test "batch-sample: an empty --lang-pairs list or pair is a usage error, missing data or not" {
+	local l
+	for l in , ,,, 'de-en,,fr-en' 'de-en,'; do
+		run -2 --separate-stderr batch-sample batches --lang-pairs "$l" "$T/nosuch"
+		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got ''" ]
+		run -2 --separate-stderr batch-sample batches --lang-pairs "$l" "$T"
+		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got ''" ]
+	done
+	run -2 --separate-stderr batch-sample batches --lang-pairs '' "$T"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: empty list" ]
+}
+
+@test "batch-sample: --sampling-weights that overflow or name a pair twice are refused" {
+	pair20
+	ds "$T/b.src" 3 4 5 6
+	ds "$T/b.tgt" 3 4 5 6
+	run -2 --separate-stderr batch-sample batches -p "a=$T/a.src,$T/a.tgt" -p "b=$T/b.src,$T/b.tgt" \
+	    --sampling-weights a=1e308,b=1e308
+	[ "$stderr" = "batch-sample: --sampling-weights: the weights overflow (their sum is not a finite number)"$'\n'"Try 'batch-sample --help' for more information." ]
+	run -2 --separate-stderr batch-sample batches -p "a=$T/a.src,$T/a.tgt" -p "b=$T/b.src,$T/b.tgt" \
+	    --sampling-weights a=1,b=2,a=3
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: pair 'a' given twice" ]
+	run -2 --separate-stderr batch-sample batches -p "a=$T/a.src,$T/a.tgt" -p "b=$T/b.src,$T/b.tgt" \
+	    --sampling-weights main:a=1,b=2,a=3
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: pair 'a' given twice" ]
+	# large weights that do not overflow give the ratios of small ones
+	run -0 batch-sample batches -p "a=$T/a.src,$T/a.tgt" -p "b=$T/b.src,$T/b.tgt" \
+	    --sampling-weights a=1e307,b=3e307 --virtual-data-size 40
+	[ "$output" = "$(batch-sample batches -p "a=$T/a.src,$T/a.tgt" -p "b=$T/b.src,$T/b.tgt" \
+	    --sampling-weights a=1,b=3 --virtual-data-size 40)" ]
+}
+
+@test "batch-sample: -p takes X.idx and X.bin for the dataset X, as mmap-index does" {
+	pair20
+	local want
+	want=$(batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40)
+	run -0 --separate-stderr batch-sample batches -p "k=$T/a.src.idx,$T/a.tgt.bin" --max-tokens 40
+	[ -z "$stderr" ]
+	[ "$output" = "$want" ]
+	run -0 batch-sample batches -p "$T/a.src.bin,$T/a.tgt.idx" --max-tokens 40
+	[ "$output" = "$want" ]
+	# the language of a prefix named by its file is that of the prefix
+	cp "$T/a.src.bin" "$T/x.de.bin"; cp "$T/a.src.idx" "$T/x.de.idx"
+	cp "$T/a.tgt.bin" "$T/x.en.bin"; cp "$T/a.tgt.idx" "$T/x.en.idx"
+	printf '__de__ 1\n__en__ 1\n' >"$T/dict.txt"
+	run -0 batch-sample batches -p "$T/x.de.idx,$T/x.en.idx" --dict "$T/dict.txt" \
+	    --encoder-langtok src --decoder-langtok --collate
+	[ "$output" = "$(batch-sample batches -p "$T/x.de,$T/x.en" --dict "$T/dict.txt" \
+	    --encoder-langtok src --decoder-langtok --collate)" ]
+	# without X.idx the name is the prefix itself
+	run -1 --separate-stderr batch-sample batches -p "$T/nosuch.idx"
+	[[ "$stderr" == "batch-sample: $T/nosuch.idx.idx: "*"No such file or directory" ]]
+}
+
+@test "batch-sample: a sentence size the .bin cannot hold is caught when the dataset is opened" {
+	ds "$T/s" 3 4 5
+	ds "$T/t" 3 4 5
+	cp "$T/s.idx" "$T/big.idx"; cp "$T/s.bin" "$T/big.bin"
+	# sizes start at byte 26 of a fairseq .idx: sentence 1 becomes 2^31-1
+	printf '\377\377\377\177' | dd of="$T/big.idx" bs=1 seek=30 conv=notrunc 2>/dev/null
+	run -1 --separate-stderr batch-sample batches -p "$T/big,$T/t" --max-tokens 100
+	[ "$stderr" = "batch-sample: $T/big.idx: sequence 1: size 2147483647 does not fit in $T/big.bin (24 bytes)" ]
+	[ -z "$output" ]
+	run -1 --separate-stderr batch-sample batches -p "$T/t,$T/big" --max-tokens 100 \
+	    --max-source-positions 2147483647 --max-target-positions 2147483647
+	[ "$stderr" = "batch-sample: $T/big.idx: sequence 1: size 2147483647 does not fit in $T/big.bin (24 bytes)" ]
+	# sizes each small enough, but more tokens than the .bin holds
+	cp "$T/s.idx" "$T/sum.idx"; head -c 20 "$T/s.bin" >"$T/sum.bin"
+	run -1 --separate-stderr batch-sample batches -p "$T/sum,$T/t"
+	[ "$stderr" = "batch-sample: $T/sum.idx: sizes add up to 12 tokens (24 bytes), more than $T/sum.bin holds (20 bytes)" ]
+}
+
+@test "batch-sample: memory depends on the shards that get batches, not on their number" {
+	pair20
+	local n
+	# 50 million shards took 3.9 GB, 2^32-1 could not be allocated
+	for n in 0/50000000 49999999/50000000 4294967294/4294967295; do
+		run -0 --separate-stderr /usr/bin/time -f %M -o "$T/rss" batch-sample batches \
+		    -p "$T/a.src,$T/a.tgt" --max-tokens 40 --shard "$n" --stats --json
+		[ "$(tail -1 "$T/rss")" -lt "$(rss_bound batch-sample 30000)" ]
+		[ "${#lines[@]}" = 1 ]
+		[ "$(jq -c .steps <<<"$stderr")" = 1 ]
+	done
+	[ "$(jq -c .ids <<<"${lines[0]}")" = '[]' ]
+	[ "$(jq -c '[.batches, .fill_batches, .sentences]' <<<"$stderr")" = '[0,1,0]' ]
+	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --shard 0/50000000 --stats --json
+	[ "$(jq -c '[.batches, .fill_batches]' <<<"$stderr")" = '[1,0]' ]
+	run -2 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --shard 0/4294967296
+	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '0/4294967296'" ]
+}

@@ -833,6 +833,19 @@ pipeline_hand(void)
 		batch_plan_free(pl);
 	}
 
+	/* Weights whose sum is past a double: refused, not "do not sum to 1". */
+	{
+		double w[3] = { 1e308, 1e308, 1 };
+
+		c = (struct batch_config)BATCH_CONFIG_INIT;
+		c.sampling = BATCH_SAMPLING_WEIGHTS;
+		c.weights = w;
+		pl = batch_plan_new(d, &c, err, sizeof err);
+		TEST(pl == NULL && strcmp(err, "sampling weights overflow: their sum "
+		    "is not a finite number") == 0, "overflowing weights [%s]", err);
+		batch_plan_free(pl);
+	}
+
 	/* More shards than batches: fill batches, counted. */
 	c = (struct batch_config)BATCH_CONFIG_INIT;
 	c.lim.max_tokens = 1000;
@@ -863,6 +876,22 @@ pipeline_hand(void)
 		}
 		TEST(okf, "5 shards, 1 batch: shards 1-4 get a counted fill batch");
 		batch_plan_free(pl);
+		/* 2^32-1 shards: the same, without a record per shard (that was 300 GB) */
+		c.num_shards = UINT32_MAX;
+		pl = batch_plan_new(d1, &c, err, sizeof err);
+		rc = batch_plan_epoch(pl, 1, UINT32_MAX - 1, err, sizeof err);
+		okf = rc == 0;
+		for (k = 0; k < 5 && okf; k++) {
+			uint32_t sh = k < 3 ? k : UINT32_MAX - 5 + k;
+
+			batch_plan_shard_stats(pl, sh, &ss);
+			m = batch_plan_step(pl, sh, 0, &id);
+			okf = sh == 0 ? (ss.batches == 1 && ss.fill == 0 && m == 3) :
+			    (ss.steps == 1 && ss.batches == 0 && ss.fill == 1 && m == 0);
+		}
+		TEST(okf, "2^32-1 shards, 1 batch: the rest get a fill batch each");
+		batch_plan_free(pl);
+		c.num_shards = 5;
 		/* skip_remainder drops the only step. */
 		c.skip_remainder = 1;
 		pl = batch_plan_new(d1, &c, err, sizeof err);

@@ -20,6 +20,7 @@
 #include "tap.h"
 
 static char dir[] = "/tmp/t-loader.XXXXXX";
+static uint64_t maxbytes;	/* ld_config_set_max_bytes(), unless 0 */
 
 /* file 'name': n records; record r holds "v" = [base + r * k .. + k - 1] as a feature list (seq) or list */
 static void
@@ -115,6 +116,8 @@ run(const char *cfgtext, uint64_t seed, int64_t *out, int max, int all,
 
 	if ((c = ld_config_parse(cfgtext, strlen(cfgtext), err, errlen)) == NULL)
 		return -1;
+	if (maxbytes)
+		ld_config_set_max_bytes(c, maxbytes);
 	if (ld_dataset_json(&d, ld_config_dataset(c), "dataset", err, errlen) == -1) {
 		ld_config_free(c);
 		return -1;
@@ -267,6 +270,41 @@ main(void)
 		}
 	}
 	TEST(ok, "interleaved files: a permutation, each file in its order");
+
+	/* more files open and buffered than there are change nothing (2^62 crashed) */
+	{
+		static int64_t w[4096];
+		int m;
+
+		n = run(config("independent", "\"target_batch_size\": 16, \"drop_remainder\": false, "
+		    "\"epochs\": 2, \"shuffle\": true, \"num_shuffle_buffer_elements\": 7, "
+		    "\"num_filenames_shuffle_buffer\": 3, \"num_mix_files\": 3"), 9, v, 4096, 0,
+		    NULL, err, sizeof err);
+		m = run(config("independent", "\"target_batch_size\": 16, \"drop_remainder\": false, "
+		    "\"epochs\": 2, \"shuffle\": true, \"num_shuffle_buffer_elements\": 7, "
+		    "\"num_filenames_shuffle_buffer\": 4611686018427387904, "
+		    "\"num_mix_files\": 4611686018427387904"), 9, w, 4096, 0, NULL, err, sizeof err);
+		TEST(n == 240 && m == n && memcmp(v, w, (size_t)n * sizeof *v) == 0,
+		    "num_mix_files and num_filenames_shuffle_buffer past the files: the same batches");
+	}
+
+	/* a configuration past the bytes a batch tensor may take is refused naming the key */
+	maxbytes = 400;
+	n = run(config("independent", "\"target_batch_size\": 1, \"drop_remainder\": false, "
+	    "\"epochs\": 1, \"processing_steps\": [{\"tensor\": \"v\", \"type\": \"onehot\", "
+	    "\"args\": {\"depth\": 32, \"dtype\": \"int64\"}}]"), 1, v, 4096, 0, NULL, err, sizeof err);
+	TEST(n == 120, "a one-hot batch of 256 bytes fits in 400");
+	n = run(config("independent", "\"target_batch_size\": 2, \"drop_remainder\": false, "
+	    "\"epochs\": 1, \"processing_steps\": [{\"tensor\": \"v\", \"type\": \"onehot\", "
+	    "\"args\": {\"depth\": 32, \"dtype\": \"int64\"}}]"), 1, v, 4096, 0, NULL, err, sizeof err);
+	TEST(n == -1 && strcmp(err, "processing_steps[0].args.depth: a batch of 2 'v' takes at "
+	    "least 512 bytes as int64 (32 values each), more than the 400 a tensor of a batch may "
+	    "take") == 0, "one of 512 does not: %s", err);
+	n = run(config("independent", "\"target_batch_size\": 3, \"drop_remainder\": false, "
+	    "\"epochs\": 1"), 1, v, 4096, 0, NULL, err, sizeof err);
+	TEST(n == -1 && strncmp(err, "target_batch_size: 3 examples held at once take at least ",
+	    57) == 0, "examples held count: %s", err);
+	maxbytes = 0;
 
 	/* continuous: one file of 30 records x 4 steps, values 0..119 */
 	{
