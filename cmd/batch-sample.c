@@ -364,30 +364,6 @@ xreallocarray(void *p, size_t n, size_t size)
 	return p;
 }
 
-/*
- * A dataset named on the command line: "X.idx" or "X.bin" also means X
- * when X.idx exists, as mmap-index takes its operands (its prefix_of());
- * the name is cut to X in place.
- */
-static void
-ds_prefix(char *name)
-{
-	size_t n = strlen(name);
-	struct stat st;
-	char *p;
-	int found;
-
-	if (n < 5 || (strcmp(name + n - 4, ".idx") != 0 &&
-	    strcmp(name + n - 4, ".bin") != 0))
-		return;
-	p = xstrdup(name);
-	memcpy(p + n - 4, ".idx", 4);
-	found = stat(p, &st) == 0;
-	free(p);
-	if (found)
-		name[n - 4] = '\0';
-}
-
 /* -p [KEY=]SRC[,TGT]: a KEY has no '/' or ','. */
 static void
 add_pairarg(const char *arg)
@@ -421,9 +397,9 @@ add_pairarg(const char *arg)
 	}
 	if (*a->src == '\0')
 		usage_error("-p: empty source prefix in '%s'", arg);
-	ds_prefix(a->src);
+	dataset_prefix(a->src);
 	if (a->tgt != NULL)
-		ds_prefix(a->tgt);
+		dataset_prefix(a->tgt);
 	for (size_t i = 0; i < o.npargs; i++)
 		if (strcmp(o.pargs[i].key, a->key) == 0)
 			usage_error("-p: key '%s' given twice", a->key);

@@ -2168,3 +2168,25 @@ getopt_args(int argc, char *argv[], const char *optstring,
 		usage_error("unknown option '-%c'", optopt);
 	usage_error("unknown option '%s'", arg);
 }
+
+/* ---- datasets named on the command line ---- */
+
+void
+dataset_prefix(char *name)
+{
+	size_t n = strlen(name);
+	struct stat st;
+	char *p;
+	int found;
+
+	if (n < 5 || (strcmp(name + n - 4, ".idx") != 0 &&
+	    strcmp(name + n - 4, ".bin") != 0))
+		return;
+	if ((p = strdup(name)) == NULL)
+		die_errno("malloc");
+	memcpy(p + n - 4, ".idx", 4);
+	found = stat(p, &st) == 0;
+	free(p);
+	if (found)
+		name[n - 4] = '\0';
+}

@@ -344,4 +344,11 @@ int	progress_due(void);		/* 1 when a new progress line should be drawn */
 void	progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	progress_done(void);		/* clear the progress line */
 
+/*
+ * A token dataset named on the command line: "X.idx" or "X.bin" also
+ * means X when X.idx exists (shell globs on the files work); the name
+ * is cut to X in place.
+ */
+void	dataset_prefix(char *name);
+
 #endif

@@ -498,33 +498,6 @@ ob_json_str(const char *s)
 
 /* ---- reading datasets ---- */
 
-/*
- * An operand names a dataset by its prefix; "X.idx" or "X.bin" also
- * means X when X.idx exists, so that shell globs on the files work.
- * Returns the operand itself or a new string.
- */
-static char *
-prefix_of(char *arg)
-{
-	size_t n = strlen(arg);
-	struct stat st;
-	char *p;
-
-	if (n < 5 || (strcmp(arg + n - 4, ".idx") != 0 &&
-	    strcmp(arg + n - 4, ".bin") != 0))
-		return arg;
-	if ((p = malloc(n + 1)) == NULL)
-		die_errno("malloc");
-	memcpy(p, arg, n - 4);
-	memcpy(p + n - 4, ".idx", 5);
-	if (stat(p, &st) == -1) {
-		free(p);
-		return arg;
-	}
-	p[n - 4] = '\0';
-	return p;
-}
-
 static struct mmidx *
 open_ds(const char *prefix)
 {
@@ -2772,7 +2745,7 @@ main(int argc, char **argv)
 	/* Dataset operands: x.bin and x.idx name x (dict reads text files). */
 	if (o.cmd != CMD_BUILD && o.cmd != CMD_DICT)
 		for (int i = 0; i < argc; i++)
-			argv[i] = prefix_of(argv[i]);
+			dataset_prefix(argv[i]);
 	if (o.out != NULL && (o.cmd == CMD_BUILD || o.cmd == CMD_MERGE))
 		o.out = out_prefix(o.out);
 	/* Outputs that cannot be written are refused before any work. */
