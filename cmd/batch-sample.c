@@ -39,7 +39,8 @@ static const char usage_text[] =
 "                            [--grouped-shuffling] [--json]\n"
 "                            [--lang-tok-replacing-bos-eos] [--no-input-feeding]\n"
 "                            [--no-shuffle] [--progress | --no-progress]\n"
-"                            [--rebuild-batches] [--skip-remainder-batch]\n"
+"                            [--raw-ids] [--rebuild-batches]\n"
+"                            [--skip-remainder-batch]\n"
 "                            [--stats] [-o file] [-p [key=]src[,tgt]] [-s seed]\n"
 "                            [--batch-size n] [--dict file]\n"
 "                            [--encoder-langtok src|tgt] [--eos n] [--epoch n]\n"
@@ -105,6 +106,7 @@ static const char usage_text[] =
 "  --pad-to-multiple N      round collated widths up to a multiple of N\n"
 "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 "  -q, --quiet              no progress\n"
+"  --raw-ids                fairseq datasets of other ids than fairseq-preprocess writes\n"
 "  --rebuild-batches        order and batch again every epoch\n"
 "  --required-batch-size-multiple N  batch sizes multiples of N (default 8)\n"
 "  -s, --seed SEED          fairseq's --seed (default 1)\n"
@@ -143,7 +145,8 @@ enum {
 	OPT_MAXSRC, OPT_MAXTGT, OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT,
 	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
 	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT,
-	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH
+	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH,
+	OPT_RAWIDS
 };
 
 static const struct option longopts[] = {
@@ -197,6 +200,7 @@ static const struct option longopts[] = {
 	{ "split",			required_argument,	NULL, OPT_SPLIT },
 	{ "virtual-data-size",		required_argument,	NULL, OPT_VSIZE },
 	{ "virtual-epoch-size",		required_argument,	NULL, OPT_VEPOCH },
+	{ "raw-ids",			no_argument,		NULL, OPT_RAWIDS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -210,7 +214,7 @@ static const int cmd_opts[NCMD][64] = {
 	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
 	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
 	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
-	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH },
+	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH, OPT_RAWIDS },
 	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
 	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
 	    OPT_PAD, OPT_PADMULT },
@@ -272,6 +276,7 @@ static struct {
 	uint64_t	 pad_to_multiple;
 	int		 input_feeding;
 	int64_t		 pad, eos;
+	int		 raw_ids;	/* --raw-ids: no fairseq-preprocess rules */
 	int		 stats;
 	int		 json;
 } o;
@@ -539,6 +544,9 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_PAD:
 			o.pad = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			break;
+		case OPT_RAWIDS:
+			o.raw_ids = 1;
 			break;
 		case OPT_EPOCH:
 			o.epoch = num_arg(ch, optarg, 1, UINT32_MAX);
@@ -1351,6 +1359,31 @@ part_of(const struct pair *p, uint64_t i, uint64_t *k)
 	return lo;
 }
 
+/*
+ * A fairseq dataset holds what fairseq-preprocess writes: every
+ * sentence ends in </s> and holds no <pad> (a Dictionary encodes every
+ * line and appends </s>).  Ids of another convention (tensor2tensor's
+ * end of sentence is 1) would end every sentence in padding once
+ * collated: refused, unless --raw-ids says they are meant.
+ */
+static void
+preprocess_ids(const struct mmidx *m, uint64_t k, const int64_t *v, size_t n)
+{
+	size_t j;
+
+	/* (an empty sentence is collation's to name) */
+	for (j = 0; j < n && v[j] != o.pad; j++)
+		;
+	if (n > 0 && (j < n || v[n - 1] != o.eos))
+		fail("%s: sentence %ju: %s: not what fairseq-preprocess writes "
+		    "(tensor2tensor ids?); binarize through a dictionary "
+		    "(mmap-index dict, then build --input-format text --dict), "
+		    "or give --raw-ids if these are the ids you mean",
+		    mmidx_idx_path(m), (uintmax_t)k,
+		    j + 1 == n ? "it ends in <pad>, not </s>" :
+		    j < n ? "<pad> inside it" : "it does not end in </s>");
+}
+
 /* Tokens of sentence k of m, after 'tok' when it is >= 0, into the pool. */
 static size_t
 load_tokens(struct mmidx *m, uint64_t k, int64_t tok)
@@ -1366,6 +1399,8 @@ load_tokens(struct mmidx *m, uint64_t k, int64_t tok)
 		col.tok[col.ntok++] = tok;
 	if (n > 0)
 		mmidx_load_i64s(mmidx_dtype(m), p, n, col.tok + col.ntok);
+	if (!o.raw_ids && mmidx_layout(m) == MMIDX_FAIRSEQ)
+		preprocess_ids(m, k, col.tok + col.ntok, (size_t)n);
 	col.ntok += (size_t)n;
 	return col.ntok - at;
 }

@@ -500,7 +500,7 @@ pair20() {
 	printf '10 11\n' >"$T/n.txt"
 	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/y.de" "$T/n.txt"
 	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/y.en" "$T/n.txt"
-	run -1 --separate-stderr batch-sample batches -p "$T/y.de,$T/y.en" --dict "$T/dict.txt" \
+	run -1 --separate-stderr batch-sample batches --raw-ids -p "$T/y.de,$T/y.en" --dict "$T/dict.txt" \
 	    --encoder-langtok src --collate --lang-tok-replacing-bos-eos
 	[ "$stderr" = "batch-sample: epoch 1, step 0: sample 0: source does not end with eos 2, which the language token is to replace" ]
 }
@@ -652,4 +652,29 @@ pair20() {
 	[ "$(jq -c '[.batches, .fill_batches]' <<<"$stderr")" = '[1,0]' ]
 	run -2 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --shard 0/4294967296
 	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '0/4294967296'" ]
+}
+
+@test "batch-sample: a fairseq dataset of ids fairseq-preprocess never writes is refused; --raw-ids takes it" {
+	local hint="not what fairseq-preprocess writes (tensor2tensor ids?); binarize through a dictionary (mmap-index dict, then build --input-format text --dict), or give --raw-ids if these are the ids you mean"
+	# tensor2tensor ids: EOS 1, fairseq's <pad>
+	printf '5 6 1\n7 1\n' >"$T/t2t.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/t2t" "$T/t2t.txt"
+	run -1 --separate-stderr batch-sample batches -p "$T/t2t" --max-tokens 100 --collate
+	[ "$stderr" = "batch-sample: $T/t2t.idx: sentence 1: it ends in <pad>, not </s>: $hint" ]
+	printf '5 1 6 2\n' >"$T/pad.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/pad" "$T/pad.txt"
+	run -1 --separate-stderr batch-sample batches -p "$T/pad" --max-tokens 100 --output-format ids
+	[ "$stderr" = "batch-sample: $T/pad.idx: sentence 0: <pad> inside it: $hint" ]
+	printf '5 6\n' >"$T/noeos.txt"
+	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/noeos" "$T/noeos.txt"
+	run -1 --separate-stderr batch-sample batches -p "$T/noeos" --max-tokens 100 --collate
+	[ "$stderr" = "batch-sample: $T/noeos.idx: sentence 0: it does not end in </s>: $hint" ]
+	# said to be meant: taken as they are (the collated target ends in 1, padding)
+	run -0 batch-sample batches --raw-ids -p "$T/t2t" --max-tokens 100 --collate
+	# batches of indices alone read no token: nothing to check
+	run -0 batch-sample batches -p "$T/t2t" --max-tokens 100
+	# what fairseq-preprocess writes goes through
+	printf '5 6 2\n7 2\n' >"$T/ok.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/ok" "$T/ok.txt"
+	run -0 batch-sample batches -p "$T/ok" --max-tokens 100 --collate
 }
