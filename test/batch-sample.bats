@@ -663,7 +663,7 @@ pair20() {
 	[ "$stderr" = "batch-sample: $T/t2t.idx: sentence 1: it ends in <pad>, not </s>: $hint" ]
 	printf '5 1 6 2\n' >"$T/pad.txt"
 	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/pad" "$T/pad.txt"
-	run -1 --separate-stderr batch-sample batches -p "$T/pad" --max-tokens 100 --output-format ids
+	run -1 --separate-stderr batch-sample batches -p "$T/pad" --max-tokens 100 --collate --output-format records
 	[ "$stderr" = "batch-sample: $T/pad.idx: sentence 0: <pad> inside it: $hint" ]
 	printf '5 6\n' >"$T/noeos.txt"
 	mmap-index build --raw-ids -q --input-format id --dtype uint16 -o "$T/noeos" "$T/noeos.txt"
