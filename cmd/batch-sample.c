@@ -1951,18 +1951,12 @@ share(uint64_t part, uint64_t whole)
 static void
 json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct buf j = { 0 };
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	if (exjson_put_name(&j, (const uint8_t *)s, strlen(s)) == -1)
+		die_errno("malloc");
+	fwrite(j.p, 1, j.len, f);
+	buf_free(&j);
 }
 
 /* --stats: what this epoch and shard hold, on stderr. */

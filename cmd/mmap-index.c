@@ -481,19 +481,12 @@ fmt_float(char *q, double d, int f32)
 static void
 ob_json_str(const char *s)
 {
-	obuf_write(&ob, "\"", 1);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
+	struct buf b = { 0 };
 
-		if (c == '"' || c == '\\') {
-			char t[2] = { '\\', (char)c };
-			obuf_write(&ob, t, 2);
-		} else if (c < 0x20) {
-			obuf_printf(&ob, "\\u%04x", c);
-		} else
-			obuf_write(&ob, s, 1);
-	}
-	obuf_write(&ob, "\"", 1);
+	if (exjson_put_name(&b, (const uint8_t *)s, strlen(s)) == -1)
+		die_errno("malloc");
+	obuf_write(&ob, b.p, b.len);
+	buf_free(&b);
 }
 
 /* ---- reading datasets ---- */

@@ -317,14 +317,35 @@ exjson_put_string(struct buf *out, const uint8_t *p, size_t n)
 	return 0;
 }
 
+int
+exjson_put_name(struct buf *out, const uint8_t *p, size_t n)
+{
+	struct buf fix = { 0 };
+	size_t i, len, bad;
+	int rc = 0;
+
+	if (exjson_utf8_valid(p, n))
+		return exjson_put_string(out, p, n);
+	for (i = 0; i < n && rc == 0; i += len) {
+		if ((len = utf8_seq(p + i, n - i, &bad)) != 0)
+			rc = buf_append(&fix, p + i, len);
+		else {
+			rc = buf_append(&fix, "\xef\xbf\xbd", 3);
+			len = bad;
+		}
+	}
+	if (rc == 0)
+		rc = exjson_put_string(out, fix.p, fix.len);
+	buf_free(&fix);
+	return rc;
+}
+
 #define PUTS(o, lit) buf_append((o), (lit), sizeof(lit) - 1)
 
 /* A map key: UTF-8 checked, or repaired with EXJSON_LOSSY. */
 static int
 put_key(struct exjson *j, struct buf *o, const uint8_t *k, size_t n)
 {
-	size_t i, len, bad;
-	struct buf fix = { 0 };
 	int rc;
 	char s[160];
 
@@ -333,19 +354,8 @@ put_key(struct exjson *j, struct buf *o, const uint8_t *k, size_t n)
 	else if (!(j->flags & EXJSON_LOSSY)) {
 		show(s, sizeof(s), k, n, 64);
 		return fail(j, "feature key %s is not valid UTF-8", s);
-	} else {
-		for (i = 0, rc = 0; i < n && rc == 0; i += len) {
-			if ((len = utf8_seq(k + i, n - i, &bad)) != 0)
-				rc = buf_append(&fix, k + i, len);
-			else {
-				rc = buf_append(&fix, "\xef\xbf\xbd", 3);
-				len = bad;
-			}
-		}
-		if (rc == 0)
-			rc = exjson_put_string(o, fix.p, fix.len);
-		buf_free(&fix);
-	}
+	} else
+		rc = exjson_put_name(o, k, n);
 	if (rc == -1)
 		return nomem(j);
 	if (buf_putc(o, ':') == -1)

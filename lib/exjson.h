@@ -327,6 +327,12 @@ long		 exjson_unbase64(const char *s, size_t n, uint8_t *dst);
 int		 exjson_utf8_valid(const uint8_t *p, size_t n);
 /* Append p[0..n) as a JSON string (with quotes), escaped; p must be valid UTF-8. */
 int		 exjson_put_string(struct buf *out, const uint8_t *p, size_t n);
+/*
+ * Append a name (a key, a file name) as a JSON string: as it is when
+ * valid UTF-8, else with U+FFFD for each sequence that is not.  Data
+ * bytes that are not UTF-8 go out as base64 instead (recpipe(5)).
+ */
+int		 exjson_put_name(struct buf *out, const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
 }

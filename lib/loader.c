@@ -20,6 +20,7 @@
 
 #include "crc32c.h"
 #include "example.h"
+#include "exjson.h"
 #include "loader.h"
 #include "manifest_int.h"
 #include "record.h"
@@ -3664,44 +3665,53 @@ cells_of(const struct loader *l, size_t i, size_t b)
 	return vals_of(l, i, b, MF_INT64);
 }
 
+/*
+ * A name, as the one JSON string writer writes it; a name that is not
+ * UTF-8 (a configuration that says so is refused first) cannot occur.
+ */
 static int
 json_string_out(struct buf *b, const uint8_t *p, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i = 0;
-	int valid = 1;
+	return exjson_put_string(b, p, n);
+}
 
-	/* UTF-8 passes through; other bytes are written as \u00XX */
-	for (size_t k = 0; k < n && valid;) {
-		uint8_t c = p[k];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2 :
-		    (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
+/*
+ * The values of a string tensor, by the rule of every JSON the suite
+ * writes (recpipe(5)): as JSON strings when every one is valid UTF-8,
+ * else every one as its padded base64, the tensor saying
+ * "encoding":"base64" (as tfr-cat types a bytes list).  Returns 1 for
+ * base64.
+ */
+static int
+strings_base64(const struct loader *l, size_t i, size_t nvals)
+{
+	const struct ld_out *o = &l->out[i];
+	enum mf_dtype dt = l->batch[0]->tv[i].dtype;
 
-		if (len == 0 || k + len > n)
-			valid = 0;
-		else
-			for (size_t j = 1; j < len; j++)
-				if ((p[k + j] & 0xc0) != 0x80)
-					valid = 0;
-		k += len ? len : 1;
+	for (size_t k = 0; k < nvals; k++) {
+		union ld_cell cv = get_cell(vals_of(l, i, k / (o->per ? o->per : 1),
+		    dt), k % (o->per ? o->per : 1), dt);
+
+		if (!exjson_utf8_valid(cv.s->p, cv.s->n))
+			return 1;
 	}
-	if (buf_putc(b, '"') == -1)
+	return 0;
+}
+
+static int
+put_base64(struct buf *b, const uint8_t *p, size_t n)
+{
+	size_t m = 4 * ((n + 2) / 3);
+	char *q;
+
+	if (buf_reserve(b, m + 2) == -1)
 		return -1;
-	for (i = 0; i < n; i++) {
-		uint8_t c = p[i];
-
-		if (c == '"' || c == '\\') {
-			if (buf_putc(b, '\\') == -1 || buf_putc(b, c) == -1)
-				return -1;
-		} else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !valid)) {
-			char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
-
-			if (buf_puts(b, u) == -1)
-				return -1;
-		} else if (buf_putc(b, c) == -1)
-			return -1;
-	}
-	return buf_putc(b, '"');
+	q = (char *)b->p + b->len;
+	*q++ = '"';
+	q = exjson_base64(p, n, q);
+	*q++ = '"';
+	b->len = (size_t)((uint8_t *)q - b->p);
+	return 0;
 }
 
 static int
@@ -3724,6 +3734,7 @@ ld_write_json(struct loader *l, struct buf *b)
 	for (size_t i = 0; i < cf->nt; i++) {
 		const struct ld_out *o = &l->out[i];
 		enum mf_dtype dt = l->batch[0]->tv[i].dtype;
+		int b64;
 
 		out_ready(l, i);
 		if ((i && buf_putc(b, ',') == -1) ||
@@ -3736,7 +3747,10 @@ ld_write_json(struct loader *l, struct buf *b)
 		for (int d = 0; d < o->rank; d++)
 			if ((d && buf_putc(b, ',') == -1) || put_i64(b, o->shape[d]) == -1)
 				return -1;
-		if (buf_puts(b, "],\"values\":[") == -1 || buf_reserve(b, o->n * 12) == -1)
+		b64 = dt == MF_STRING && strings_base64(l, i, o->n);
+		if ((b64 && buf_puts(b, "],\"encoding\":\"base64") == -1) ||
+		    buf_puts(b, b64 ? "\",\"values\":[" : "],\"values\":[") == -1 ||
+		    buf_reserve(b, o->n * 12) == -1)
 			return -1;
 		for (size_t k = 0; k < o->n; k++) {
 			union ld_cell cv = get_cell(vals_of(l, i, k / (o->per ?
@@ -3748,7 +3762,8 @@ ld_write_json(struct loader *l, struct buf *b)
 				return -1;
 			switch (dt) {
 			case MF_STRING:
-				r = json_string_out(b, c->s->p, c->s->n);
+				r = b64 ? put_base64(b, c->s->p, c->s->n) :
+				    exjson_put_string(b, c->s->p, c->s->n);
 				break;
 			case MF_BOOL:
 				r = buf_puts(b, c->i ? "true" : "false");

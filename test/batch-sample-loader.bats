@@ -714,3 +714,25 @@ rss_ok() {
 	[ "${lines[1]}" = '{"x":{"dtype":"int64","shape":[2,6],"values":[30,40,41,50,51,52,1000,1010,1011,0,0,0],"boundaries":[[0,1,3,6],[0,1,3]]}}' ]
 	[ "${lines[2]}" = '{"x":{"dtype":"int64","shape":[1,9],"values":[1020,1021,1022,1030,1040,1041,1050,1051,1052],"boundaries":[[0,3,4,6,9]]}}' ]
 }
+
+@test "loader: string values that are not UTF-8 (an encoded surrogate) go out as base64, as tfr-cat writes them" {
+	mkdir -p "$T/str"
+	# "ok" and "é" are UTF-8; ED A0 80 encodes a surrogate, which no UTF-8 decoder takes
+	echo '{"features":{"feature":{"s":{"bytesList":{"value":["b2s=","w6k="]}}}}}' |
+	    tfr-cat -R --from-json >"$T/str/a.tfrecords"
+	echo '{"features":{"feature":{"s":{"bytesList":{"value":["7aCA","b2s="]}}}}}' |
+	    tfr-cat -R --from-json >"$T/str/b.tfrecords"
+	cat >"$T/str/__manifest__.json" <<'J'
+{"compression": null, "allow_var_len": false, "features": [{"name": "s", "dtype": "string", "shape": [2], "deserialize_type": "string"}]}
+J
+	config independent "$T/str" '"target_batch_size": 1, "drop_remainder": false, "epochs": 1,
+	 "primary_features": [{"from_name": "s", "to_name": "s"}]' >"$T/c.json"
+	run -0 batch-sample loader --config "$T/c.json"
+	[ "${lines[0]}" = '{"s":{"dtype":"string","shape":[1,2],"values":["ok","é"]}}' ]
+	[ "${lines[1]}" = '{"s":{"dtype":"string","shape":[1,2],"encoding":"base64","values":["7aCA","b2s="]}}' ]
+	# every line is JSON that a strict UTF-8 decoder takes
+	python3 -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1], encoding="utf-8", errors="strict")]' <(printf '%s\n' "${lines[@]}")
+	# and tfr-cat writes the same bytes the same way
+	run -0 tfr-cat --flat "$T/str/b.tfrecords"
+	[ "$output" = '{"s":{"bytes_list":["7aCA","b2s="]}}' ]
+}
