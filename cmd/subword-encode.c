@@ -116,7 +116,7 @@ enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE, FMT_TEXT, FMT_JSONL };
 struct field {
 	char		*name;
 	const char	*vpath;
-	uint8_t		*vbytes;	/* the subword vocab file, for copies */
+	uint8_t		*vbytes;	/* the subword vocab file, while it is parsed */
 	size_t		 vlen;
 	struct sw_vocab	*sw;		/* subword mode */
 	struct wp_vocab	*wp;		/* wordpiece mode */
@@ -841,11 +841,10 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	sw_lines_free(r);
 }
 
-/* Encoders of their own for a worker: vocab copies, tokenizers. */
+/* Encoders of their own for a worker: vocab shares, tokenizers. */
 static void
 ctx_init(struct ctx *c)
 {
-	struct sw_err e;
 	size_t f, j;
 
 	memset(c, 0, sizeof(*c));
@@ -865,9 +864,8 @@ ctx_init(struct ctx *c)
 			;
 		if (j < f)
 			c->f[f].sw = c->f[j].sw;
-		else if ((c->f[f].sw = sw_vocab_parse(fields[f].vbytes,
-		    fields[f].vlen, &e)) == NULL)
-			die("%s: %s", fields[f].vpath, e.msg);
+		else if ((c->f[f].sw = sw_vocab_share(fields[f].sw)) == NULL)
+			die_errno("jobs");
 	}
 }
 
@@ -1561,6 +1559,8 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			exit(1);
 		fields[f].vbytes = read_all(fd, &fields[f].vlen, fields[f].vpath);
 		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
+		free(fields[f].vbytes);
+		fields[f].vbytes = NULL;
 		if (fields[f].sw == NULL)
 			die("%s: %s", input_name(fields[f].vpath), e.msg);
 		if (fd != 0)

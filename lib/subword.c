@@ -537,6 +537,7 @@ struct sw_vocab {
 	struct dslot	*da;
 	int32_t		*did;		/* per state: id, or -1 */
 	size_t		 nda;
+	const struct sw_vocab *owner;	/* a share's: whose tables these are */
 	size_t		 probes;	/* slots looked at to lay the array out */
 	size_t		 looked;	/* entry bytes looked at to lay it out */
 	struct buf	 esc;		/* scratch */
@@ -1224,6 +1225,11 @@ sw_vocab_free(struct sw_vocab *v)
 {
 	if (v == NULL)
 		return;
+	free(v->esc.p);
+	if (v->owner != NULL) {
+		free(v);
+		return;
+	}
 	free(v->bmp);
 	free(v->bmpcls);
 	free(v->da);
@@ -1232,8 +1238,20 @@ sw_vocab_free(struct sw_vocab *v)
 	free(v->alpha);
 	free(v->pool);
 	free(v->off);
-	free(v->esc.p);
 	free(v);
+}
+
+struct sw_vocab *
+sw_vocab_share(const struct sw_vocab *v)
+{
+	struct sw_vocab *s;
+
+	if ((s = malloc(sizeof(*s))) == NULL)
+		return NULL;
+	*s = *v;
+	s->owner = v->owner != NULL ? v->owner : v;
+	memset(&s->esc, 0, sizeof(s->esc));
+	return s;
 }
 
 void

@@ -839,6 +839,35 @@ test_vocab_linear(void)
 		sw_put(&f, line, k);
 	}
 	load_is_linear(&f, "200,000 short random entries");
+	{
+		/* Shares encode as the vocabulary does, each with its scratch. */
+		struct sw_err e;
+		struct sw_vocab *v, *s1, *s2;
+		static const char text[] = "abc D_F 12;3 x\xc3\xa9y";
+		int32_t *a = NULL, *b = NULL;
+		size_t na = 0, nb = 0, ca = 0, cb = 0;
+		int ok;
+
+		sw_put(&f, "'_'\n' '\n'\\'\n';'\n", 16);
+		v = sw_vocab_parse(f.p, f.len, &e);
+		s1 = v != NULL ? sw_vocab_share(v) : NULL;
+		s2 = s1 != NULL ? sw_vocab_share(s1) : NULL;
+		ok = s2 != NULL &&
+		    sw_encode(v, S(text), &a, &na, &ca, &e) == 0 &&
+		    sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0 &&
+		    sw_vocab_size(s1) == sw_vocab_size(v);
+		sw_vocab_free(s1);
+		nb = 0;
+		ok = ok && sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
+		TEST(ok, "a share (of a share) encodes as the vocabulary does, "
+		    "and outlives another");
+		sw_vocab_free(s2);
+		sw_vocab_free(v);
+		free(a);
+		free(b);
+	}
 	/* Dense: every number. */
 	f.len = 0;
 	for (i = 0; i < 200000; i++) {
