@@ -481,6 +481,15 @@ fqd_count(const struct fqd *d, size_t id)
 	return d->ent[id].count;
 }
 
+int
+fqd_cache_now(struct fqd *d)
+{
+	if (d->cache == NULL &&
+	    (d->cache = calloc((size_t)1 << CACHE_BITS, sizeof *d->cache)) == NULL)
+		return -1;
+	return 0;
+}
+
 long
 fqd_find(struct fqd *d, const void *w, size_t n)
 {
