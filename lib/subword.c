@@ -870,9 +870,10 @@ vocab_double_array(struct sw_vocab *v)
 	while (sn > 0) {
 		u = stk[--sn];
 		lo = u.lo;
+		ne = 0;
 		if (u.lcp == 0) {
 			/* Entries that end here go first; the last id wins. */
-			for (ne = 0, i = lo; i < u.hi; i++)
+			for (i = lo; i < u.hi; i++)
 				ne += elen(v, ord[i]) == u.d;
 			b.looked += u.hi - lo;
 			if (ne > 0) {
@@ -890,11 +891,13 @@ vocab_double_array(struct sw_vocab *v)
 				continue;
 			u.lcp = da_common(v, ord, lo, u.hi, u.d, &u.one,
 			    &b.looked);
-			if (ne > 0)
-				u.one = 0;
 		}
-		/* One string below, not ending here: a tail. */
-		if (u.one && u.state != 0 && elen(v, ord[lo]) - u.d > TAIL_MIN) {
+		/*
+		 * One string below, not ending here: a tail.  (Below an
+		 * entry, the one string left is a tail one byte down.)
+		 */
+		if (u.one && ne == 0 && u.state != 0 &&
+		    elen(v, ord[lo]) - u.d > TAIL_MIN) {
 			if (da_tail(v, &tcap, u.state, ord[u.hi - 1], u.d) == -1)
 				goto out;
 			continue;

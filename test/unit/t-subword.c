@@ -900,6 +900,28 @@ test_vocab_linear(void)
 	}
 	sw_put(&f, "'x'\n'b'\n'c'\n", 12);
 	load_is_linear(&f, "two entries of 100,000 bytes that differ at their ends");
+	{
+		/*
+		 * The rest of a long entry below a shorter one is a tail, as
+		 * the rest of one alone is: its bytes are not states.
+		 */
+		struct sw_err e;
+		struct sw_vocab *v;
+		struct sw_vocab_stats s;
+
+		static const char file[] = "'ab'\n'a'\n"
+		    "'abcdefghijklmnopqrstuvwxyz'\n'b'\n'bcdefghijklmnopqrstuvwxyz'\n";
+
+		v = sw_vocab_parse(S(file), &e);
+		if (v != NULL)
+			sw_vocab_stats(v, &s);
+		TEST(v != NULL && s.tails == 2 && s.states == 6 &&
+		    sw_vocab_longest(v, S("abcdefghijklmnopqrstuvwxyz!")) == 26 &&
+		    sw_vocab_longest(v, S("abcdefghijklmnopqrstuvwxy")) == 2 &&
+		    sw_vocab_longest(v, S("bcdefghijklmnopqrstuvwxyz")) == 25,
+		    "long entries below shorter ones end in tails");
+		sw_vocab_free(v);
+	}
 	free(f.p);
 }
 
