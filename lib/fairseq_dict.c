@@ -97,7 +97,7 @@ fqd_next_word(const uint8_t *p, size_t n, size_t *pos, const uint8_t **w,
 /* ---------------------------------------------------------------- */
 /* Lines with universal newlines.                                   */
 
-#define LINES_BLOCK	(1u << 18)
+#define LINES_BLOCK	(1u << 16)
 
 struct fqd_lines {
 	int		 fd;

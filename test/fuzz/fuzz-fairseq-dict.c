@@ -23,12 +23,16 @@ check(int cond)
 		abort();
 }
 
-/* Every id of a line is its word's id (or <unk>), then </s>. */
+/*
+ * Every id of a line is its word's id (or <unk>), then </s>.  The ids go
+ * to one buffer for every line of every run, as a tool keeps one.
+ */
 static void
 encode_check(struct fqd *d, const uint8_t *p, size_t n)
 {
-	uint32_t *ids = NULL;
-	size_t cap = 0, nunk = 9, bad = 0, pos = 0, wn, k = 0, unk = 0;
+	static uint32_t *ids;
+	static size_t cap;
+	size_t nunk = 9, bad = 0, pos = 0, wn, k = 0, unk = 0;
 	const uint8_t *w;
 	long m;
 	int rc;
@@ -36,7 +40,6 @@ encode_check(struct fqd *d, const uint8_t *p, size_t n)
 	m = fqd_encode_line(d, p, n, &ids, &cap, &nunk, &bad);
 	if (m == -1) {
 		check(bad < n);
-		free(ids);
 		return;
 	}
 	while ((rc = fqd_next_word(p, n, &pos, &w, &wn)) == 1) {
@@ -56,7 +59,6 @@ encode_check(struct fqd *d, const uint8_t *p, size_t n)
 	}
 	check(rc == 0);
 	check((long)k == m - 1 && ids[k] == FQD_EOS && nunk == unk);
-	free(ids);
 }
 
 /*
