@@ -48,7 +48,7 @@ align(const struct part_op *op, uint64_t x)
 
 /*
  * Offsets worth asking about: all of them for small inputs, else about
- * 32 in steps whose phase comes from the input's size, so that inputs
+ * 24 in steps whose phase comes from the input's size, so that inputs
  * of different sizes try different offsets.  (Every offset of every
  * input up to 600 bytes, and 300 of larger ones, cost a search that may
  * run to the end each: the target ran 10 times slower.)
@@ -56,7 +56,7 @@ align(const struct part_op *op, uint64_t x)
 static int
 next_x(uint64_t *x, uint64_t size)
 {
-	uint64_t step = size < 32 ? 1 : 1 + size / 32;
+	uint64_t step = size < 24 ? 1 : 1 + size / 24;
 
 	if (*x == 0 && step > 1)
 		*x = 1 + size * 2654435761u % step;
