@@ -125,7 +125,7 @@ enum fmt { FMT_RECORDS, FMT_ID, FMT_PIECE, FMT_TEXT, FMT_JSONL };
 struct field {
 	char		*name;
 	const char	*vpath;
-	uint8_t		*vbytes;	/* the subword vocab file, for copies */
+	uint8_t		*vbytes;	/* the subword vocab file, while it is parsed */
 	size_t		 vlen;
 	struct sw_vocab	*sw;		/* subword mode */
 	struct wp_vocab	*wp;		/* wordpiece mode */
@@ -991,11 +991,10 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	sw_lines_free(r);
 }
 
-/* Encoders of their own for a worker: vocab copies, tokenizers. */
+/* Encoders of their own for a worker: vocab shares, tokenizers. */
 static void
 ctx_init(struct ctx *c)
 {
-	struct sw_err e;
 	size_t f, j;
 
 	memset(c, 0, sizeof(*c));
@@ -1022,9 +1021,8 @@ ctx_init(struct ctx *c)
 			;
 		if (j < f)
 			c->f[f].sw = c->f[j].sw;
-		else if ((c->f[f].sw = sw_vocab_parse(fields[f].vbytes,
-		    fields[f].vlen, &e)) == NULL)
-			die("%s: %s", fields[f].vpath, e.msg);
+		else if ((c->f[f].sw = sw_vocab_share(fields[f].sw)) == NULL)
+			die_errno("jobs");
 	}
 }
 
@@ -1976,6 +1974,9 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		}
 		vocab_kind_check(fields[f].vpath, fields[f].vbytes, fields[f].vlen,
 		    "a tensor2tensor vocabulary");
+		/* the parsed vocabulary holds what it needs */
+		free(fields[f].vbytes);
+		fields[f].vbytes = NULL;
 		if (fd != 0)
 			close(fd);
 	}

@@ -97,7 +97,7 @@ fqd_next_word(const uint8_t *p, size_t n, size_t *pos, const uint8_t **w,
 /* ---------------------------------------------------------------- */
 /* Lines with universal newlines.                                   */
 
-#define LINES_BLOCK	(1u << 18)
+#define LINES_BLOCK	(1u << 16)
 
 struct fqd_lines {
 	int		 fd;
@@ -388,9 +388,9 @@ probe(const struct fqd *d, const void *w, size_t n, uint64_t h)
 	return i;
 }
 
-/* Rebuild the table for ids 0 .. n-1 (a later id wins a name). */
+/* Rebuild the table for 'want' ids, with ids 0 .. upto-1 (a later id wins a name). */
 static int
-rehash(struct fqd *d, size_t want)
+rehash(struct fqd *d, size_t want, size_t upto)
 {
 	size_t sz = 64;
 	uint64_t *ns;
@@ -402,7 +402,7 @@ rehash(struct fqd *d, size_t want)
 	free(d->slot);
 	d->slot = ns;
 	d->mask = sz - 1;
-	for (size_t id = 0; id < d->n; id++) {
+	for (size_t id = 0; id < upto; id++) {
 		const struct fqd_ent *e = &d->ent[id];
 		size_t i = probe(d, d->pool + e->off, e->len, e->hash);
 
@@ -428,7 +428,7 @@ fqd_new(int specials)
 	randombytes_buf(d->key, sizeof d->key);
 	randombytes_buf(&d->cmul, sizeof d->cmul);
 	d->cmul |= 1;
-	if (rehash(d, 16) == -1) {
+	if (rehash(d, 16, 0) == -1) {
 		free(d);
 		return NULL;
 	}
@@ -481,6 +481,15 @@ fqd_count(const struct fqd *d, size_t id)
 	return d->ent[id].count;
 }
 
+int
+fqd_cache_now(struct fqd *d)
+{
+	if (d->cache == NULL &&
+	    (d->cache = calloc((size_t)1 << CACHE_BITS, sizeof *d->cache)) == NULL)
+		return -1;
+	return 0;
+}
+
 long
 fqd_find(struct fqd *d, const void *w, size_t n)
 {
@@ -511,13 +520,9 @@ fqd_bump(struct fqd *d, size_t id, uint64_t count)
 	return 0;
 }
 
-/*
- * Append a new symbol and point the table at it (replacing any older
- * id of the same name, as add_symbol(overwrite=True) does).
- */
+/* Append a new symbol, not yet in the table; returns its id. */
 static long
-append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
-    size_t slot)
+push(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h)
 {
 	struct fqd_ent *e;
 
@@ -550,11 +555,6 @@ append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
 		d->pool = np;
 		d->poolcap = c;
 	}
-	if ((d->n + 1) * 2 > d->mask + 1) {
-		if (rehash(d, d->n + 1) == -1)
-			return -1;
-		slot = probe(d, w, n, h);
-	}
 	e = &d->ent[d->n];
 	e->count = count;
 	e->hash = h;
@@ -564,10 +564,33 @@ append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
 		memcpy(d->pool + d->poollen, w, n);
 	d->pool[d->poollen + n] = '\0';
 	d->poollen += n + 1;
-	d->slot[slot] = (h >> 32) << 32 | (uint64_t)(d->n + 1);
-	cache_put(d, w, n, (long)d->n);
-	d->n++;
-	return (long)(d->n - 1);
+	return (long)d->n++;
+}
+
+/*
+ * Append a new symbol and point the table at it (replacing any older
+ * id of the same name, as add_symbol(overwrite=True) does).
+ */
+static long
+append(struct fqd *d, const void *w, size_t n, uint64_t count, uint64_t h,
+    size_t slot)
+{
+	long id;
+
+	if (d->n >= FQD_MAX_SYMBOLS) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if ((d->n + 1) * 2 > d->mask + 1) {
+		if (rehash(d, d->n + 1, d->n) == -1)
+			return -1;
+		slot = probe(d, w, n, h);
+	}
+	if ((id = push(d, w, n, count, h)) == -1)
+		return -1;
+	d->slot[slot] = (h >> 32) << 32 | (uint64_t)(id + 1);
+	cache_put(d, w, n, id);
+	return id;
 }
 
 long
@@ -727,7 +750,7 @@ fqd_finalize(struct fqd *d, long long threshold, long long nwords,
 	d->ent = ne;
 	d->n = ns + keep;
 	d->entcap = ns + keep + 1;
-	if (rehash(d, d->n) == -1)
+	if (rehash(d, d->n, d->n) == -1)
 		return -1;
 	if (padding_factor > 1) {
 		char name[40];
@@ -832,21 +855,43 @@ parse_count(const uint8_t *s, size_t n, long long *v)
 	return 0;
 }
 
+#if defined(__GNUC__)
+#define PREFETCH(p)	__builtin_prefetch(p)
+#else
+#define PREFETCH(p)	((void)0)
+#endif
+#define AHEAD		16	/* symbols whose slots are fetched ahead */
+
+/*
+ * Two passes: the lines are parsed and their symbols appended up to the
+ * first line at fault; then the symbols go into a table made once for
+ * them all, in order (so that the first duplicate is the one named, and
+ * a fault on a later line only after it), each slot fetched from memory
+ * AHEAD symbols before it is needed: at millions of symbols, waiting
+ * for the table's memory was most of the time.
+ */
 struct fqd *
 fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 {
 	static const char ow[] = "#fairseq:overwrite";
 	struct fqd *d;
-	size_t pos = 0;
-	uint64_t lineno = 0;
+	struct buf over = { 0 };	/* per line: #fairseq:overwrite */
+	size_t pos = 0, first, id, slot;
+	uint64_t lineno = 0, bad = 0;
+	char why[FQD_ERRMAX];
 
 	if ((d = fqd_new(1)) == NULL)
 		return load_fail(NULL, err, "%s", strerror(errno));
+	first = d->n;
+	if (n > 0 && (d->pool = realloc(d->pool, d->poollen + n + 1)) == NULL)
+		return load_fail(d, err, "%s", strerror(errno));
+	if (n > 0)
+		d->poolcap = d->poollen + n + 1;
 	while (pos < n) {
 		const uint8_t *s = p + pos, *nl, *cr, *sp;
 		size_t len = n - pos, k, v;
 		long long cnt;
-		int overwrite = 0;
+		uint8_t overwrite = 0;
 
 		nl = memchr(s, '\n', len);
 		cr = memchr(s, '\r', nl ? (size_t)(nl - s) : len);
@@ -861,10 +906,13 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 		} else
 			pos = n;
 		lineno++;
-		if ((v = uni_utf8_valid_prefix(s, len)) != len)
-			return load_fail(d, err,
+		if ((v = uni_utf8_valid_prefix(s, len)) != len) {
+			snprintf(why, sizeof why,
 			    "line %llu: invalid UTF-8 at byte offset %zu",
 			    (unsigned long long)lineno, (size_t)(s - p) + v);
+			bad = lineno;
+			break;
+		}
 		k = rstrip(s, len);
 		for (int pass = 0; pass < 2; pass++) {
 			sp = NULL;
@@ -874,9 +922,7 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 					break;
 				}
 			if (sp == NULL)
-				return load_fail(d, err, "line %llu: expected "
-				    "'symbol count [#fairseq:overwrite]'",
-				    (unsigned long long)lineno);
+				break;
 			if (pass == 0 && (size_t)(s + k - sp - 1) == sizeof ow - 1 &&
 			    memcmp(sp + 1, ow, sizeof ow - 1) == 0) {
 				overwrite = 1;
@@ -885,25 +931,46 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 			}
 			break;
 		}
-		if (parse_count(sp + 1, (size_t)(s + k - sp - 1), &cnt) == -1)
-			return load_fail(d, err, "line %llu: expected "
+		if (sp == NULL ||
+		    parse_count(sp + 1, (size_t)(s + k - sp - 1), &cnt) == -1) {
+			snprintf(why, sizeof why, "line %llu: expected "
 			    "'symbol count [#fairseq:overwrite]'",
 			    (unsigned long long)lineno);
-		k = (size_t)(sp - s);
-		{
-			uint64_t h = fqd_hash(d, s, k);
-			size_t i = probe(d, s, k, h);
-
-			if (d->slot[i] != 0 && !overwrite)
-				return load_fail(d, err, "line %llu: duplicate "
-				    "symbol '%.*s' (fairseq needs "
-				    "#fairseq:overwrite)",
-				    (unsigned long long)lineno,
-				    (int)(k > 60 ? 60 : k), (const char *)s);
-			/* fairseq keeps a negative count as it is; so do the ids */
-			if (append(d, s, k, (uint64_t)cnt, h, i) == -1)
-				return load_fail(d, err, "%s", strerror(errno));
+			bad = lineno;
+			break;
 		}
+		k = (size_t)(sp - s);
+		/* fairseq keeps a negative count as it is; so do the ids */
+		if (push(d, s, k, (uint64_t)cnt, fqd_hash(d, s, k)) == -1 ||
+		    buf_append(&over, &overwrite, 1) == -1) {
+			buf_free(&over);
+			return load_fail(d, err, "%s", strerror(errno));
+		}
+	}
+	if (rehash(d, d->n, first) == -1) {
+		buf_free(&over);
+		return load_fail(d, err, "%s", strerror(errno));
+	}
+	for (id = first; id < d->n; id++) {
+		const struct fqd_ent *e = &d->ent[id];
+
+		if (id + AHEAD < d->n)
+			PREFETCH(&d->slot[d->ent[id + AHEAD].hash & d->mask]);
+		slot = probe(d, d->pool + e->off, e->len, e->hash);
+		if (d->slot[slot] != 0 && !over.p[id - first]) {
+			snprintf(why, sizeof why, "line %llu: duplicate symbol "
+			    "'%.*s' (fairseq needs #fairseq:overwrite)",
+			    (unsigned long long)(id - first + 1),
+			    (int)(e->len > 60 ? 60 : e->len), d->pool + e->off);
+			bad = id - first + 1;
+			break;
+		}
+		d->slot[slot] = (e->hash >> 32) << 32 | (uint64_t)(id + 1);
+	}
+	buf_free(&over);
+	if (bad != 0) {
+		errno = EINVAL;
+		return load_fail(d, err, "%s", why);
 	}
 	return d;
 }

@@ -114,6 +114,12 @@ const char	*fqd_symbol(const struct fqd *d, size_t id, size_t *len);
 uint64_t	 fqd_count(const struct fqd *d, size_t id);
 /* The id of a symbol, or -1 when the dictionary lacks it. */
 long		 fqd_find(struct fqd *d, const void *w, size_t n);
+/*
+ * Lookups go through a cache of short words once a few thousand have
+ * been made; this makes it at once (for tests).  0, or -1 with errno
+ * ENOMEM.
+ */
+int		 fqd_cache_now(struct fqd *d);
 /* As encode_line() looks words up: fqd_find(), or FQD_UNK. */
 static inline long
 fqd_index(struct fqd *d, const void *w, size_t n)

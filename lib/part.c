@@ -14,18 +14,23 @@
 
 #define WIN	(1u << 20)	/* most bytes read at a time */
 #define FIRST	(64u << 10)	/* the first read: a boundary is often near */
+#define SMALL	4096		/* an operand this small is read into the window itself */
 
 /* A window over an operand's bytes, read through its callback. */
 struct win {
 	const struct part_op *op;
-	uint8_t		*p;
+	uint8_t		*p;		/* small, or allocated */
+	uint8_t		 small[SMALL];
 	size_t		 cap;		/* WIN, or less for a small operand */
 	size_t		 chunk;		/* the next read, doubling up to cap */
 	uint64_t	 off;		/* operand offset of p[0] */
 	size_t		 len;
 };
 
-/* Start a window on op.  0, or -1 with errno ENOMEM. */
+/*
+ * Start a window on op.  0, or -1 with errno ENOMEM.  A small operand
+ * costs no allocation (a search may be asked at many offsets of one).
+ */
 static int
 win_open(struct win *w, const struct part_op *op)
 {
@@ -34,7 +39,18 @@ win_open(struct win *w, const struct part_op *op)
 	w->chunk = FIRST;
 	w->off = 0;
 	w->len = 0;
+	if (w->cap <= SMALL) {
+		w->p = w->small;
+		return 0;
+	}
 	return (w->p = malloc(w->cap)) == NULL ? -1 : 0;
+}
+
+static void
+win_close(struct win *w)
+{
+	if (w->p != w->small)
+		free(w->p);
 }
 
 /*
@@ -143,7 +159,7 @@ align_records(const struct part_op *op, uint64_t x, uint64_t *at)
 	if (win_open(&scan, op) == -1)
 		return -1;
 	if (win_open(&chain, op) == -1) {
-		free(scan.p);
+		win_close(&scan);
 		return -1;
 	}
 	*at = size;
@@ -171,8 +187,8 @@ align_records(const struct part_op *op, uint64_t x, uint64_t *at)
 		y += i;
 	}
 out:
-	free(scan.p);
-	free(chain.p);
+	win_close(&scan);
+	win_close(&chain);
 	return rc;
 }
 
@@ -201,7 +217,7 @@ align_lines(const struct part_op *op, uint64_t x, uint64_t *at)
 		}
 		y += (uint64_t)k;
 	}
-	free(w.p);
+	win_close(&w);
 	return rc;
 }
 

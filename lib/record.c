@@ -747,13 +747,18 @@ int
 rec_peek(struct rec_reader *r, uint64_t *len)
 {
 	ssize_t got;
+	uint64_t at;
 
 	if (r->err != REC_OK)
 		return -1;
 	if (!r->started && start(r) == -1)
 		return -1;
-	if ((got = have(r, 12)) == -1)
+	at = r->base + r->pos;
+	if ((got = have(r, 12)) == -1) {
+		/* The fault is the next record's, as rec_read() names it. */
+		r->offset = at;
 		return -1;
+	}
 	if (got < 12 || !header_ok(r->buf + r->pos))
 		return got == 0 ? 0 : -1;
 	*len = le64(r->buf + r->pos);

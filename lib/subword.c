@@ -537,6 +537,9 @@ struct sw_vocab {
 	struct dslot	*da;
 	int32_t		*did;		/* per state: id, or -1 */
 	size_t		 nda;
+	const struct sw_vocab *owner;	/* a share's: whose tables these are */
+	size_t		 probes;	/* slots looked at to lay the array out */
+	size_t		 looked;	/* entry bytes looked at to lay it out */
 	struct buf	 esc;		/* scratch */
 };
 
@@ -570,23 +573,35 @@ in_alpha(const struct sw_vocab *v, uint32_t cp)
 }
 
 /*
- * While the double array is built, its free slots form a list in slot
- * order through their own fields: base is the next free slot, did the
- * previous one (DA_NONE ends the list).
+ * While the double array is built, its free slots are on one of two
+ * lists, linked through their own fields (base is the next slot, did
+ * the previous one; DA_NONE ends a list).  The open list, in slot
+ * order, holds the slots still tried as a node's first child.  A slot
+ * that fails DA_FAILS tries (a node whose children do not all fit
+ * around it) moves to the spare list, where only nodes with one child,
+ * which fit any free slot, take it.  So each slot is tried at most
+ * DA_FAILS times in vain, and the layout costs time linear in the
+ * slots, however many holes the array has.
  */
 #define DA_NONE		0xFFFFFFFFu
+#define DA_FAILS	16
 
 struct dabuild {
-	uint32_t	 head, tail;	/* free list */
+	uint32_t	 head, tail;	/* the open list */
+	uint32_t	 spare;		/* the spare list (its first slot) */
+	uint8_t		*fails;		/* per slot: failed tries; DA_FAILS: spare */
+	size_t		 probes;	/* slots looked at to place nodes */
+	size_t		 looked;	/* entry bytes (and lengths) looked at */
 };
 
-/* Make room for slots [0, need) of the double array; new slots are free. */
+/* Make room for slots [0, need) of the double array; new slots are open. */
 static int
 da_reserve(struct sw_vocab *v, struct dabuild *b, size_t need)
 {
 	size_t ncap = v->nda ? v->nda : 1024, i;
 	struct dslot *nd;
 	int32_t *ni;
+	uint8_t *nf;
 
 	if (need <= v->nda)
 		return 0;
@@ -605,6 +620,10 @@ da_reserve(struct sw_vocab *v, struct dabuild *b, size_t need)
 	if ((ni = realloc(v->did, ncap * sizeof(*ni))) == NULL)
 		return -1;
 	v->did = ni;
+	if ((nf = realloc(b->fails, ncap)) == NULL)
+		return -1;
+	b->fails = nf;
+	memset(b->fails + v->nda, 0, ncap - v->nda);
 	for (i = v->nda; i < ncap; i++) {
 		v->da[i].chk = DA_FREE;
 		v->da[i].base = i + 1 < ncap ? (uint32_t)(i + 1) : DA_NONE;
@@ -619,22 +638,48 @@ da_reserve(struct sw_vocab *v, struct dabuild *b, size_t need)
 	return 0;
 }
 
-/* Take free slot i off the list. */
+/* Take free slot i off its list. */
+static void
+da_unlink(struct sw_vocab *v, struct dabuild *b, uint32_t i)
+{
+	uint32_t next = v->da[i].base, prev = (uint32_t)v->did[i];
+	int spare = b->fails[i] == DA_FAILS;
+
+	if (prev != DA_NONE)
+		v->da[prev].base = next;
+	else if (spare)
+		b->spare = next;
+	else
+		b->head = next;
+	if (next != DA_NONE)
+		v->did[next] = (int32_t)prev;
+	else if (!spare)
+		b->tail = prev;
+}
+
+/* Slot i becomes a state's. */
 static void
 da_take(struct sw_vocab *v, struct dabuild *b, uint32_t i)
 {
-	uint32_t next = v->da[i].base, prev = (uint32_t)v->did[i];
-
-	if (prev == DA_NONE)
-		b->head = next;
-	else
-		v->da[prev].base = next;
-	if (next == DA_NONE)
-		b->tail = prev;
-	else
-		v->did[next] = (int32_t)prev;
+	da_unlink(v, b, i);
 	v->da[i].base = 0;
 	v->did[i] = -1;
+}
+
+/* Open slot q failed a try: after DA_FAILS of them it goes to the spare list. */
+static void
+da_failed(struct sw_vocab *v, struct dabuild *b, uint32_t q)
+{
+	if (++b->fails[q] < DA_FAILS)
+		return;
+	b->fails[q]--;
+	da_unlink(v, b, q);
+	b->fails[q] = DA_FAILS;
+	v->da[q].base = b->spare;
+	v->did[q] = (int32_t)DA_NONE;
+	if (b->spare != DA_NONE)
+		v->did[b->spare] = (int32_t)q;
+	b->spare = q;
 }
 
 /*
@@ -653,58 +698,153 @@ struct tail {
 	uint32_t	 slot;
 };
 
-/* Entries as sorted by sort_entries(): bytes, then id. */
-static const struct sw_vocab *sort_vocab;
-
-static int
-cmp_entry(const void *x, const void *y)
-{
-	const struct sw_vocab *v = sort_vocab;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	size_t na = v->off[a + 1] - v->off[a], nb = v->off[b + 1] - v->off[b];
-	int r = memcmp(v->pool + v->off[a], v->pool + v->off[b], na < nb ? na : nb);
-
-	if (r != 0)
-		return r;
-	if (na != nb)
-		return na < nb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 static inline size_t
 elen(const struct sw_vocab *v, uint32_t id)
 {
 	return v->off[id + 1] - v->off[id];
 }
 
-/* A node of the trie while it is laid out: entries ord[lo, hi) at depth d. */
+/*
+ * A node of the trie while it is laid out: the entries ord[lo, hi), in
+ * id order, which share their first d bytes, at slot 'state'.  When lcp
+ * is not 0, they are known to share lcp more bytes (so none ends at d),
+ * and 'one' says whether they are all one string.
+ */
 struct danode {
 	uint32_t	 lo, hi;
 	uint32_t	 state;
+	uint32_t	 one;
 	size_t		 d;
+	size_t		 lcp;
 };
 
 /*
- * Lay the trie of the entries out as a double array, breadth first,
- * straight from the entries sorted by bytes (a node is a run of them
- * sharing its bytes): each node's children go to the first base (trying
- * the free slots in order) whose slots are all free.  A node below which
- * one string remains, longer than TAIL_MIN bytes, becomes a tail.
- * Memory: the array, 4 bytes per entry and a queue of at most one node
- * per entry.
+ * The bytes after the first d that the entries ord[lo, hi) all share (at
+ * most the first one's), and in *one whether they are all one string.
+ * The bytes are compared in windows of doubling width, so that the cost
+ * is about twice the entries times the answer, plus one byte an entry.
+ */
+static size_t
+da_common(const struct sw_vocab *v, const uint32_t *ord, size_t lo,
+    size_t hi, size_t d, uint32_t *one, size_t *looked)
+{
+	const uint8_t *f = v->pool + v->off[ord[lo]] + d, *s;
+	size_t fl = elen(v, ord[lo]) - d, have = 0, w = 1, lim, end, c, l, i, j;
+
+	*one = 1;
+	for (i = lo + 1; i < hi && *one; i++)
+		*one = elen(v, ord[i]) - d == fl;
+	*looked += i - lo;
+	for (;;) {
+		lim = fl - have > w ? have + w : fl;
+		for (end = lim, i = lo + 1; i < hi && end > have; i++) {
+			s = v->pool + v->off[ord[i]] + d;
+			l = elen(v, ord[i]) - d;
+			c = end < l ? end : l;
+			for (j = have; j < c && s[j] == f[j]; j++)
+				;
+			*looked += j - have + 1;
+			end = j;
+		}
+		if (end < lim || lim == fl)
+			break;
+		have = lim;
+		w *= 2;
+	}
+	*one = *one && end == fl;
+	return end;
+}
+
+/*
+ * A base for children by the bytes cb[0..e) (ascending) at which all
+ * their slots are free: a spare slot for one child, else the first open
+ * slot that fits (growing the array past the last).  0 or -1 (errno).
+ */
+static int
+da_place(struct sw_vocab *v, struct dabuild *b, const uint8_t *cb, size_t e,
+    uint32_t *basep)
+{
+	uint32_t q, next, base, c0 = cb[0];
+	size_t k;
+	int ok;
+
+	if (e == 1 && b->spare != DA_NONE && b->spare > c0) {
+		base = b->spare - c0;
+		b->probes++;
+	} else for (q = b->head;; q = next) {
+		if (q == DA_NONE) {
+			/* Past the last open slot: grow, go on from the new ones. */
+			q = b->tail;
+			if (da_reserve(v, b, v->nda + 1) == -1)
+				return -1;
+			q = q == DA_NONE ? b->head : v->da[q].base;
+		}
+		b->probes++;
+		if ((ok = q > c0)) {
+			base = q - c0;
+			if ((size_t)base + 256 > v->nda &&
+			    da_reserve(v, b, (size_t)base + 256) == -1)
+				return -1;
+			for (k = 1; k < e && ok; k++, b->probes++)
+				ok = v->da[base + cb[k]].chk == DA_FREE;
+			if (ok)
+				break;
+		}
+		next = v->da[q].base;
+		da_failed(v, b, q);
+	}
+	if ((size_t)base + 256 > v->nda &&
+	    da_reserve(v, b, (size_t)base + 256) == -1)
+		return -1;
+	*basep = base;
+	return 0;
+}
+
+/* State 'slot' ends in a tail: the rest of entry id after its first d bytes. */
+static int
+da_tail(struct sw_vocab *v, size_t *tcap, uint32_t slot, uint32_t id, size_t d)
+{
+	if (v->ntails == *tcap &&
+	    sw_grow(&v->tails, tcap, v->ntails + 1, sizeof(*v->tails)) == -1)
+		return -1;
+	if (v->ntails >= INT32_MAX) {
+		errno = E2BIG;
+		return -1;
+	}
+	v->tails[v->ntails].off = v->off[id] + d;
+	v->tails[v->ntails].len = elen(v, id) - d;
+	v->tails[v->ntails].id = (int32_t)id;
+	v->tails[v->ntails].slot = slot;
+	v->did[slot] = (int32_t)v->ntails++;
+	return 0;
+}
+
+/*
+ * Lay the trie of the entries out as a double array, depth first.  A
+ * node is a run of the entries, kept in id order: those that end at the
+ * node go first (the last id is the node's), the rest are split by
+ * their next byte with a counting sort, or, when they share their next
+ * bytes, go down a chain of one child each without being looked at
+ * again.  Each node's children go to the first base (trying the open
+ * slots in order) whose slots are all free.  A node below which one
+ * string remains, longer than TAIL_MIN bytes, becomes a tail.
+ * Time: linear in the vocabulary's bytes, and at most DA_FAILS failed
+ * tries a slot and one good try a node, each looking at a slot per
+ * child.  Memory: the array, 9 bytes per entry and a stack of at most
+ * one node per entry (in practice the depth times the branching).
  */
 static int
 vocab_double_array(struct sw_vocab *v)
 {
-	uint32_t *ord = NULL, q, base, c0, id;
-	uint8_t *same = NULL;
-	size_t m = 0, i, j, k, qh = 0, qn = 0, qcap, slot, top = 1, wide = 0, tries;
-	size_t tcap = 0, g, e;
-	struct danode *queue = NULL, u;
-	struct dabuild b = { DA_NONE, DA_NONE };
+	uint32_t *ord = NULL, *tmp = NULL, base = 0;
+	uint8_t *key = NULL;
+	size_t m = 0, i, j, k, lo, ne, sn = 0, scap = 0, slot, top = 1;
+	size_t tcap = 0, g, e, cnt[256], pos[256];
+	struct danode *stk = NULL, u, *c;
+	struct dabuild b = { DA_NONE, DA_NONE, DA_NONE, NULL, 0, 0 };
 	uint8_t cb[256];
 	uint32_t glo[257];
-	int rcode = -1, ok;
+	int rcode = -1;
 
 	for (i = 0; i < v->n; i++)
 		m += elen(v, (uint32_t)i) > 0;
@@ -712,148 +852,119 @@ vocab_double_array(struct sw_vocab *v)
 		errno = E2BIG;
 		return -1;
 	}
-	if ((ord = malloc((m ? m : 1) * sizeof(*ord))) == NULL)
-		return -1;
+	if ((ord = malloc((m ? m : 1) * sizeof(*ord))) == NULL ||
+	    (tmp = malloc((m ? m : 1) * sizeof(*tmp))) == NULL ||
+	    (key = malloc(m ? m : 1)) == NULL)
+		goto out;
 	for (i = j = 0; i < v->n; i++)
 		if (elen(v, (uint32_t)i) > 0)
 			ord[j++] = (uint32_t)i;
-	sort_vocab = v;
-	qsort(ord, m, sizeof(*ord), cmp_entry);
-	/* same[j]: entry ord[j] equals ord[j - 1]. */
-	if ((same = calloc(m ? m : 1, 1)) == NULL)
-		goto out;
-	for (j = 1; j < m; j++)
-		same[j] = elen(v, ord[j]) == elen(v, ord[j - 1]) &&
-		    memcmp(v->pool + v->off[ord[j]], v->pool + v->off[ord[j - 1]],
-		    elen(v, ord[j])) == 0;
-	qcap = m + 1;
-	if ((queue = malloc(qcap * sizeof(*queue))) == NULL)
-		goto out;
-	if (da_reserve(v, &b, 512) == -1)
+	if (sw_grow(&stk, &scap, 1, sizeof(*stk)) == -1 ||
+	    da_reserve(v, &b, 512) == -1)
 		goto out;
 	da_take(v, &b, 0);
 	v->da[0].chk = DA_ROOTCHK;
-	queue[0].lo = 0;
-	queue[0].hi = (uint32_t)m;
-	queue[0].state = 0;
-	queue[0].d = 0;
-	qn = 1;
-	while (qn > 0) {
-		u = queue[qh];
-		qh = (qh + 1) % qcap;
-		qn--;
-		/* Entries that end here come first; the children follow. */
-		for (i = u.lo; i < u.hi && elen(v, ord[i]) == u.d; i++)
-			;
-		for (e = 0; i < u.hi; e++) {
-			uint8_t by = v->pool[v->off[ord[i]] + u.d];
-
-			cb[e] = by;
-			glo[e] = (uint32_t)i;
-			while (i < u.hi && v->pool[v->off[ord[i]] + u.d] == by)
-				i++;
+	memset(&stk[0], 0, sizeof(stk[0]));
+	stk[0].hi = (uint32_t)m;
+	sn = 1;
+	while (sn > 0) {
+		u = stk[--sn];
+		lo = u.lo;
+		ne = 0;
+		if (u.lcp == 0) {
+			/* Entries that end here go first; the last id wins. */
+			for (i = lo; i < u.hi; i++)
+				ne += elen(v, ord[i]) == u.d;
+			b.looked += u.hi - lo;
+			if (ne > 0) {
+				for (j = 0, k = ne, i = lo; i < u.hi; i++)
+					if (elen(v, ord[i]) == u.d)
+						tmp[j++] = ord[i];
+					else
+						tmp[k++] = ord[i];
+				memcpy(ord + lo, tmp, (u.hi - lo) * sizeof(*ord));
+				v->da[u.state].chk |= DA_TERM;
+				v->did[u.state] = (int32_t)ord[lo + ne - 1];
+				lo += ne;
+			}
+			if (lo == u.hi)
+				continue;
+			u.lcp = da_common(v, ord, lo, u.hi, u.d, &u.one,
+			    &b.looked);
+		}
+		/*
+		 * One string below, not ending here: a tail.  (Below an
+		 * entry, the one string left is a tail one byte down.)
+		 */
+		if (u.one && ne == 0 && u.state != 0 &&
+		    elen(v, ord[lo]) - u.d > TAIL_MIN) {
+			if (da_tail(v, &tcap, u.state, ord[u.hi - 1], u.d) == -1)
+				goto out;
+			continue;
+		}
+		if (u.lcp > 0) {
+			cb[0] = v->pool[v->off[ord[lo]] + u.d];
+			glo[0] = (uint32_t)lo;
+			e = 1;
+		} else {
+			memset(cnt, 0, sizeof(cnt));
+			b.looked += u.hi - lo;
+			for (i = lo; i < u.hi; i++) {
+				key[i] = v->pool[v->off[ord[i]] + u.d];
+				cnt[key[i]]++;
+			}
+			for (e = 0, k = lo, g = 0; g < 256; g++)
+				if (cnt[g] > 0) {
+					cb[e] = (uint8_t)g;
+					glo[e++] = (uint32_t)k;
+					pos[g] = k;
+					k += cnt[g];
+				}
+			for (i = lo; i < u.hi; i++)
+				tmp[pos[key[i]]++] = ord[i];
+			memcpy(ord + lo, tmp + lo, (u.hi - lo) * sizeof(*ord));
 		}
 		glo[e] = u.hi;
-		if (e == 0)
-			continue;
-		c0 = cb[0];
-		/*
-		 * Wide nodes rarely fit the holes low in the array: they
-		 * start where the last hard search for one ended.
-		 */
-		q = b.head;
-		if (e >= 8) {
-			while (wide < v->nda && v->da[wide].chk != DA_FREE)
-				wide++;
-			if (wide < v->nda)
-				q = (uint32_t)wide;
-		}
-		for (tries = 0;; q = v->da[q].base, tries++) {
-			if (q == DA_NONE) {
-				/* Past the last free slot: grow, go on from the new ones. */
-				q = b.tail;
-				if (da_reserve(v, &b, v->nda + 1) == -1)
-					goto out;
-				q = q == DA_NONE ? b.head : v->da[q].base;
-			}
-			if (q <= c0)
-				continue;
-			base = q - c0;
-			if ((size_t)base + 256 > v->nda &&
-			    da_reserve(v, &b, (size_t)base + 256) == -1)
-				goto out;
-			for (ok = 1, k = 1; k < e && ok; k++)
-				ok = v->da[base + cb[k]].chk == DA_FREE;
-			if (ok)
-				break;
-		}
-		if (e >= 8 && tries > 16)
-			wide = q;
+		if (da_place(v, &b, cb, e, &base) == -1)
+			goto out;
 		v->da[u.state].base = base;
-		for (g = 0; g < e; g++) {
-			uint32_t lo = glo[g], hi = glo[g + 1], first = ord[lo], last;
-			size_t d = u.d + 1;
-
+		if (sw_grow(&stk, &scap, sn + e, sizeof(*stk)) == -1)
+			goto out;
+		for (g = e; g-- > 0;) {
 			slot = base + cb[g];
 			da_take(v, &b, (uint32_t)slot);
 			v->da[slot].chk = u.state;
 			if (slot + 1 > top)
 				top = slot + 1;
-			if (elen(v, first) == d) {
-				/* Equal entries: the last id wins. */
-				for (k = lo; k + 1 < hi && elen(v, ord[k + 1]) == d; k++)
-					;
-				v->da[slot].chk |= DA_TERM;
-				v->did[slot] = (int32_t)ord[k];
-				if (k + 1 == hi)
-					continue;
-			}
-			/*
-			 * One string below (maybe several times), not ending
-			 * here: a tail.
-			 */
-			for (k = lo + 1; k < hi && same[k]; k++)
-				;
-			last = ord[hi - 1];
-			id = last;
-			if (k == hi && elen(v, first) - d > TAIL_MIN) {
-				if (v->ntails == tcap && sw_grow(&v->tails, &tcap,
-				    v->ntails + 1, sizeof(*v->tails)) == -1)
-					goto out;
-				if (v->ntails >= INT32_MAX) {
-					errno = E2BIG;
-					goto out;
-				}
-				v->tails[v->ntails].off = v->off[id] + d;
-				v->tails[v->ntails].len = elen(v, id) - d;
-				v->tails[v->ntails].id = (int32_t)id;
-				v->tails[v->ntails].slot = (uint32_t)slot;
-				v->did[slot] = (int32_t)v->ntails++;
-				continue;
-			}
-			queue[(qh + qn) % qcap].lo = lo;
-			queue[(qh + qn) % qcap].hi = hi;
-			queue[(qh + qn) % qcap].state = (uint32_t)slot;
-			queue[(qh + qn) % qcap].d = d;
-			qn++;
+			c = &stk[sn++];
+			c->lo = glo[g];
+			c->hi = glo[g + 1];
+			c->state = (uint32_t)slot;
+			c->d = u.d + 1;
+			c->lcp = e == 1 ? u.lcp - 1 : 0;
+			c->one = e == 1 && c->lcp > 0 ? u.one : 0;
 		}
 	}
 	/* Every base + byte must stay inside the array, tails' too. */
 	if (da_reserve(v, &b, top + 512) == -1)
 		goto out;
 	v->tailbase = (uint32_t)top;
-	for (q = b.head; q != DA_NONE; q = base) {
-		base = v->da[q].base;
-		v->da[q].base = 0;
-		v->did[q] = -1;
-	}
+	for (i = 0; i < v->nda; i++)
+		if (v->da[i].chk == DA_FREE) {
+			v->da[i].base = 0;
+			v->did[i] = -1;
+		}
 	for (i = 0; i < v->ntails; i++)
 		v->da[v->tails[i].slot].base = v->tailbase;
+	v->probes = b.probes;
+	v->looked = b.looked;
 	rcode = 0;
 out:
+	free(b.fails);
 	free(ord);
-	free(same);
-	free(queue);
+	free(tmp);
+	free(key);
+	free(stk);
 	return rcode;
 }
 
@@ -1117,6 +1228,11 @@ sw_vocab_free(struct sw_vocab *v)
 {
 	if (v == NULL)
 		return;
+	free(v->esc.p);
+	if (v->owner != NULL) {
+		free(v);
+		return;
+	}
 	free(v->bmp);
 	free(v->bmpcls);
 	free(v->da);
@@ -1125,8 +1241,34 @@ sw_vocab_free(struct sw_vocab *v)
 	free(v->alpha);
 	free(v->pool);
 	free(v->off);
-	free(v->esc.p);
 	free(v);
+}
+
+struct sw_vocab *
+sw_vocab_share(const struct sw_vocab *v)
+{
+	struct sw_vocab *s;
+
+	if ((s = malloc(sizeof(*s))) == NULL)
+		return NULL;
+	*s = *v;
+	s->owner = v->owner != NULL ? v->owner : v;
+	memset(&s->esc, 0, sizeof(s->esc));
+	return s;
+}
+
+void
+sw_vocab_stats(const struct sw_vocab *v, struct sw_vocab_stats *s)
+{
+	size_t i;
+
+	s->states = 0;
+	for (i = 0; i < v->nda; i++)
+		s->states += v->da[i].chk != DA_FREE;
+	s->slots = v->nda;
+	s->probes = v->probes;
+	s->looked = v->looked;
+	s->tails = v->ntails;
 }
 
 size_t

@@ -101,6 +101,13 @@ struct sw_vocab	*sw_vocab_load(int fd, struct sw_err *e);
 struct sw_vocab	*sw_vocab_from_list(const uint8_t *const *ent, const size_t *len,
 		    size_t n);
 void		 sw_vocab_free(struct sw_vocab *v);	/* NULL is fine */
+/*
+ * A handle on v's tables for another thread: encoding through it uses
+ * scratch of its own, so that threads encode with one vocabulary at
+ * once.  v must outlive it; free it with sw_vocab_free() (which frees
+ * only the handle).  NULL with errno ENOMEM.
+ */
+struct sw_vocab	*sw_vocab_share(const struct sw_vocab *v);
 size_t		 sw_vocab_size(const struct sw_vocab *v);
 /* Entry 'id' (escaped, as in the file), or NULL when out of range. */
 const uint8_t	*sw_vocab_entry(const struct sw_vocab *v, int64_t id, size_t *len);
@@ -112,7 +119,8 @@ int		 sw_vocab_store(const struct sw_vocab *v, struct buf *out);
  * (*ids)[*n..] (grown as needed; *cap its size).  Returns 0, -1 with a
  * message in *e when the vocabulary cannot spell a token (a corrupt
  * vocab), -1 with errno ENOMEM.  Escapes tokens in the vocabulary's
- * scratch buffer, so a vocab must not be used by two threads at once.
+ * scratch buffer, so a vocab must not be used by two threads at once
+ * (each thread takes a sw_vocab_share() of it).
  */
 int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
 		    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e);

@@ -18,6 +18,16 @@ struct sw_vocab;
 /* Bytes of the longest entry of v that starts e[0..n), 0 if none. */
 size_t		 sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n);
 
+/*
+ * What the double array of v costs: states in use, slots (in use or
+ * free), tails; and the work of laying it out: slots looked at (probes)
+ * and entry bytes or lengths looked at.  For tests.
+ */
+struct sw_vocab_stats {
+	size_t		 states, slots, tails, probes, looked;
+};
+void		 sw_vocab_stats(const struct sw_vocab *v, struct sw_vocab_stats *s);
+
 /* Grow an array of 'size'-byte items to hold at least 'need'. 0 or -1 (ENOMEM). */
 int		 sw_grow(void *pp, size_t *cap, size_t need, size_t size);
 /* Append to a struct buf without depending on its implementation. */

@@ -181,6 +181,13 @@ vhash(const struct wp_vocab *v, const void *p, size_t n)
 	return x;
 }
 
+#if defined(__GNUC__)
+#define PREFETCH(p)	__builtin_prefetch(p)
+#else
+#define PREFETCH(p)	((void)0)
+#endif
+#define AHEAD		16	/* tokens whose slots are fetched ahead */
+
 /*
  * Each slot keeps the high half of its token's hash, so that a probe
  * touches the token itself only when the hashes agree.
@@ -207,13 +214,16 @@ lookup(const struct wp_vocab *v, const void *p, size_t n)
 	return -1;
 }
 
-/* Insert id (its token is in the pool); a token seen before takes the new id. */
+/*
+ * Insert id (its token is in the pool, h its hash); a token seen before
+ * takes the new id.
+ */
 static void
-insert(struct wp_vocab *v, size_t id)
+insert(struct wp_vocab *v, size_t id, uint64_t h)
 {
 	const struct wp_ent *e = &v->ent[id];
 	const char *p = v->pool + e->off;
-	uint64_t h = vhash(v, p, e->len), s;
+	uint64_t s;
 	size_t i = h & v->mask;
 
 	while ((s = v->slot[i]) != 0) {
@@ -262,6 +272,7 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 	struct wp_vocab *v;
 	size_t pos = 0, nlines = 0, entcap = 0, poollen = 0, i, tsize;
 	size_t lineno = 0;
+	uint64_t h[AHEAD];
 
 	if (sodium_init() < 0)
 		return fail(NULL, err, "cannot initialise libsodium");
@@ -347,8 +358,20 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 	if ((v->slot = calloc(tsize, sizeof *v->slot)) == NULL)
 		return fail(v, err, "%s", strerror(errno));
 	v->mask = tsize - 1;
-	for (i = 0; i < nlines; i++)
-		insert(v, i);
+	/*
+	 * Each token's slot is fetched from memory AHEAD tokens before it is
+	 * filled: at millions of tokens, waiting for the table was most of
+	 * the time.
+	 */
+	for (i = 0; i < nlines + AHEAD; i++) {
+		if (i >= AHEAD)
+			insert(v, i - AHEAD, h[i % AHEAD]);
+		if (i < nlines) {
+			h[i % AHEAD] = vhash(v, v->pool + v->ent[i].off,
+			    v->ent[i].len);
+			PREFETCH(&v->slot[h[i % AHEAD] & v->mask]);
+		}
+	}
 	for (i = 0; i < sizeof special_name / sizeof special_name[0]; i++)
 		v->special[i] = lookup(v, special_name[i], strlen(special_name[i]));
 	return v;

@@ -1283,4 +1283,26 @@ threads_of() {
 		[ ! -e "$T/b.bin" ]
 	done
 	run -0 mmap-index build -q --raw-ids -o "$T/b" "$T/big.tfr"
+@test "mmap-index: a damaged gzip stream names the record and offset where it breaks, with any -j, as tfr-cat does" {
+	local i j n
+	for i in 1 2 3 4 5 6; do
+		printf '{"targets":[%d,2,3,4,5,6,7]}\n' "$i"
+	done | tfr-cat --from-json -R >"$T/r.tfr"
+	n=$(stat -c %s "$T/r.tfr")
+	# A byte of the gzip trailer's CRC changed: the stream breaks after
+	# the six records, where a seventh would start.
+	gzip -n <"$T/r.tfr" >"$T/ok.gz"
+	local size=$(stat -c %s "$T/ok.gz")
+	{
+		head -c $((size - 8)) "$T/ok.gz"
+		tail -c 8 "$T/ok.gz" | head -c 1 | tr '\000-\377' '\377\000-\376'
+		tail -c 7 "$T/ok.gz"
+	} >"$T/bad.gz"
+	run -1 --separate-stderr tfr-cat "$T/bad.gz"
+	[ "$stderr" = "tfr-cat: $T/bad.gz: record 6 at offset $n: gzip data corrupt: incorrect data check" ]
+	for j in 1 2; do
+		run -1 --separate-stderr mmap-index build -q -j $j -o "$T/o$j" "$T/bad.gz"
+		[ "$stderr" = "mmap-index: $T/bad.gz: record 6 at offset $n: gzip data corrupt: incorrect data check" ] ||
+		    { echo "-j $j: $stderr"; false; }
+	done
 }

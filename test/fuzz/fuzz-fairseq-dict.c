@@ -1,7 +1,8 @@
 /*
  * Fuzz the fairseq dictionary: counting, finalize, save, load,
  * encode_line and the universal-newline line reader.  Input: three
- * bytes of options (threshold, nwords, padding factor), then text.  The
+ * bytes of options (threshold and whether to encode through the word
+ * cache, nwords, padding factor), then text.  The
  * text is counted into a dictionary, which is saved, loaded back and
  * checked symbol for symbol; the text is also loaded as a dict.txt of
  * its own, and its lines encoded through both dictionaries and checked
@@ -22,12 +23,16 @@ check(int cond)
 		abort();
 }
 
-/* Every id of a line is its word's id (or <unk>), then </s>. */
+/*
+ * Every id of a line is its word's id (or <unk>), then </s>.  The ids go
+ * to one buffer for every line of every run, as a tool keeps one.
+ */
 static void
 encode_check(struct fqd *d, const uint8_t *p, size_t n)
 {
-	uint32_t *ids = NULL;
-	size_t cap = 0, nunk = 9, bad = 0, pos = 0, wn, k = 0, unk = 0;
+	static uint32_t *ids;
+	static size_t cap;
+	size_t nunk = 9, bad = 0, pos = 0, wn, k = 0, unk = 0;
 	const uint8_t *w;
 	long m;
 	int rc;
@@ -35,7 +40,6 @@ encode_check(struct fqd *d, const uint8_t *p, size_t n)
 	m = fqd_encode_line(d, p, n, &ids, &cap, &nunk, &bad);
 	if (m == -1) {
 		check(bad < n);
-		free(ids);
 		return;
 	}
 	while ((rc = fqd_next_word(p, n, &pos, &w, &wn)) == 1) {
@@ -55,23 +59,25 @@ encode_check(struct fqd *d, const uint8_t *p, size_t n)
 	}
 	check(rc == 0);
 	check((long)k == m - 1 && ids[k] == FQD_EOS && nunk == unk);
-	free(ids);
 }
 
-/* Lines from a file must be the reference split of the bytes. */
+/*
+ * Lines from a file must be the reference split of the bytes.  The file
+ * is a pipe that holds them all (a temporary file made and removed each
+ * run took most of the time).
+ */
 static void
 lines_check(const uint8_t *p, size_t n)
 {
-	FILE *fp = tmpfile();
 	struct fqd_lines *r;
 	const uint8_t *line;
 	size_t len, at = 0;
+	int fd[2];
 
-	if (fp == NULL)
+	if (n > 65536 || pipe(fd) == -1)
 		return;
-	check(fwrite(p, 1, n, fp) == n && fflush(fp) == 0);
-	rewind(fp);
-	check((r = fqd_lines_new(fileno(fp))) != NULL);
+	check(write(fd[1], p, n) == (ssize_t)n && close(fd[1]) == 0);
+	check((r = fqd_lines_new(fd[0])) != NULL);
 	while (fqd_lines_next(r, &line, &len) == 1) {
 		size_t e = at;
 
@@ -88,7 +94,7 @@ lines_check(const uint8_t *p, size_t n)
 	}
 	check(at == n);
 	fqd_lines_free(r);
-	fclose(fp);
+	close(fd[0]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -101,10 +107,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[FQD_ERRMAX];
 	size_t pos = 0, bad;
 	long long thr, nw, pf;
+	int cache;
 
 	if (size < 3)
 		return 0;
 	thr = (int8_t)data[0] % 4;
+	cache = data[0] >> 2 & 1;
 	nw = (int8_t)data[1] % 24;
 	pf = data[2] % 11;
 	data += 3;
@@ -142,8 +150,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(fqd_count(d, i) == fqd_count(e, i) || i < FQD_NSPECIAL);
 		check(fqd_find(e, x, a) == (long)i);
 	}
-	/* Enough rounds to bring the word cache in (after 4096 lookups). */
-	for (int round = 0; round < 64; round++) {
+	/*
+	 * Encode without the word cache, then (when bit 2 of the first byte
+	 * says so) with it made, as a few thousand lookups make it, while
+	 * it fills and once it is full.
+	 */
+	for (int round = 0; round < (cache ? 3 : 1); round++) {
+		if (round == 1)
+			check(fqd_cache_now(e) == 0);
 		pos = 0;
 		while (pos <= size) {
 			const uint8_t *nl = memchr(data + pos, '\n', size - pos);
@@ -152,8 +166,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			encode_check(e, data + pos, end - pos);
 			pos = end + 1;
 		}
-		if (size > 2048)
-			break;
 	}
 	fqd_free(e);
 	fqd_free(d);

@@ -46,11 +46,22 @@ align(const struct part_op *op, uint64_t x)
 	return at;
 }
 
-/* Offsets worth asking about: all of them for small inputs. */
+/*
+ * Offsets worth asking about: all of them for small inputs, else about
+ * 24 in steps whose phase comes from the input's size, so that inputs
+ * of different sizes try different offsets.  (Every offset of every
+ * input up to 600 bytes, and 300 of larger ones, cost a search that may
+ * run to the end each: the target ran 10 times slower.)
+ */
 static int
 next_x(uint64_t *x, uint64_t size)
 {
-	*x += size < 600 ? 1 : 1 + size / 300;
+	uint64_t step = size < 24 ? 1 : 1 + size / 24;
+
+	if (*x == 0 && step > 1)
+		*x = 1 + size * 2654435761u % step;
+	else
+		*x += step;
 	return *x <= size;
 }
 
@@ -61,8 +72,9 @@ check_generic(const struct part_op *op)
 
 	do {
 		at = align(op, x);
-		if (align(op, at) != at)
-			abort();		/* a boundary is its own */
+		/* A boundary is its own (asked once for each one found). */
+		if (at != prev && align(op, at) != at)
+			abort();
 		if (at < prev)
 			abort();		/* monotonic */
 		prev = at;

@@ -13,6 +13,8 @@
 #include "fairseq_dict.h"
 #include "tap.h"
 
+#define S(x) (const uint8_t *)(x), sizeof(x) - 1
+
 /* Count each line of s ("\n"-separated) into a new dictionary. */
 static struct fqd *
 counted(const char *s)
@@ -151,6 +153,40 @@ test_load(void)
 	TEST(fqd_load((const uint8_t *)"a 1\nb\xff 2\n", 10, err) == NULL &&
 	    strcmp(err, "line 2: invalid UTF-8 at byte offset 5") == 0,
 	    "invalid UTF-8");
+	/* The first line at fault is named, whatever its fault. */
+	TEST(fqd_load(S("a 1\nb 1\na 2\nc\n<s> 1\n"), err) == NULL &&
+	    strcmp(err, "line 3: duplicate symbol 'a' (fairseq needs #fairseq:overwrite)") == 0,
+	    "a duplicate before a bad line");
+	TEST(fqd_load(S("a 1\nb\na 2\n"), err) == NULL &&
+	    strcmp(err, "line 2: expected 'symbol count [#fairseq:overwrite]'") == 0,
+	    "a bad line before a duplicate");
+	TEST(fqd_load(S("a 1\nb 1\n<unk> 3\na 2\n"), err) == NULL &&
+	    strcmp(err, "line 3: duplicate symbol '<unk>' (fairseq needs #fairseq:overwrite)") == 0,
+	    "a special before another duplicate");
+	{
+		/* 100,000 symbols; one overwritten, then one repeated. */
+		struct buf f = { 0 };
+		char line[64];
+		struct fqd *big;
+		int i, k;
+
+		for (i = 0; i < 100000; i++) {
+			k = snprintf(line, sizeof line, "w%d %d\n", i, i);
+			buf_append(&f, line, (size_t)k);
+		}
+		buf_puts(&f, "w5 1 #fairseq:overwrite\n");
+		big = fqd_load(f.p, f.len, err);
+		TEST(big != NULL && fqd_size(big) == 100005 &&
+		    fqd_find(big, "w5", 2) == 100004 && fqd_find(big, "w6", 2) == 10 &&
+		    fqd_find(big, "w99999", 6) == 100003 && fqd_find(big, "w100000", 7) == -1,
+		    "100,000 symbols load, the overwritten one has its later id");
+		fqd_free(big);
+		buf_puts(&f, "w7 1\nw8 1\n");
+		TEST(fqd_load(f.p, f.len, err) == NULL &&
+		    strcmp(err, "line 100002: duplicate symbol 'w7' (fairseq needs #fairseq:overwrite)") == 0,
+		    "a duplicate of symbol 11 on line 100,002");
+		buf_free(&f);
+	}
 }
 
 /* The word cache (made after a few thousand lookups) never gives a stale id. */

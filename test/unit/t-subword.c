@@ -774,6 +774,157 @@ test_decode_parts(void)
 	sw_vocab_free(v);
 }
 
+/*
+ * The cost of loading a vocabulary, counted rather than timed: slots of
+ * the double array looked at stay within a few per state, and entry
+ * bytes looked at within a few per byte of the file.  (Laying the array
+ * out by trying the free slots in order looked at every hole for every
+ * node: 200,000 short entries took 40 probes a state, a million 175 s.)
+ */
+static int
+load_is_linear(const struct buf *f, const char *what)
+{
+	struct sw_err e;
+	struct sw_vocab *v = sw_vocab_parse(f->p, f->len, &e);
+	struct sw_vocab_stats s;
+	size_t i, n, len, bad = 0;
+	const uint8_t *p;
+
+	TEST(v != NULL, "%s: loads", what);
+	if (v == NULL)
+		return 0;
+	sw_vocab_stats(v, &s);
+	printf("# %s: %zu bytes, %zu entries, %zu states, %zu slots, "
+	    "%zu tails, %zu probes, %zu bytes looked at\n", what, f->len,
+	    sw_vocab_size(v), s.states, s.slots, s.tails, s.probes, s.looked);
+	TEST_INT(s.probes, <=, 4 * s.states + 4096,
+	    "%s: a few slots looked at a state", what);
+	TEST_INT(s.looked, <=, 8 * f->len + 4096,
+	    "%s: a few entry bytes looked at a byte", what);
+	TEST_INT(s.slots, <=, 2 * s.states + 4096, "%s: few free slots", what);
+	/* Every entry is found whole (each is the longest entry it starts). */
+	n = sw_vocab_size(v);
+	for (i = 0; i < n; i++) {
+		p = sw_vocab_entry(v, (int64_t)i, &len);
+		bad += len > 0 && sw_vocab_longest(v, p, len) != len;
+	}
+	TEST_INT(bad, ==, 0, "%s: every entry is in the trie", what);
+	sw_vocab_free(v);
+	return 1;
+}
+
+static void
+test_vocab_linear(void)
+{
+	static const char al[] =
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct buf f = { 0 };
+	uint64_t x = 1;
+	char line[64];
+	size_t i, k, len, n;
+
+	/* The shape of the report: many short random entries. */
+	for (i = 0; i < 200000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		len = 1 + (x >> 33) % 6;
+		line[0] = '\'';
+		for (k = 1; k <= len; k++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			line[k] = al[(x >> 33) % 62];
+		}
+		if ((x >> 40) & 1)
+			line[k++] = '_';
+		line[k++] = '\'';
+		line[k++] = '\n';
+		sw_put(&f, line, k);
+	}
+	load_is_linear(&f, "200,000 short random entries");
+	{
+		/* Shares encode as the vocabulary does, each with its scratch. */
+		struct sw_err e;
+		struct sw_vocab *v, *s1, *s2;
+		static const char text[] = "abc D_F 12;3 x\xc3\xa9y";
+		int32_t *a = NULL, *b = NULL;
+		size_t na = 0, nb = 0, ca = 0, cb = 0;
+		int ok;
+
+		sw_put(&f, "'_'\n' '\n'\\'\n';'\n", 16);
+		v = sw_vocab_parse(f.p, f.len, &e);
+		s1 = v != NULL ? sw_vocab_share(v) : NULL;
+		s2 = s1 != NULL ? sw_vocab_share(s1) : NULL;
+		ok = s2 != NULL &&
+		    sw_encode(v, S(text), &a, &na, &ca, &e) == 0 &&
+		    sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0 &&
+		    sw_vocab_size(s1) == sw_vocab_size(v);
+		sw_vocab_free(s1);
+		nb = 0;
+		ok = ok && sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
+		TEST(ok, "a share (of a share) encodes as the vocabulary does, "
+		    "and outlives another");
+		sw_vocab_free(s2);
+		sw_vocab_free(v);
+		free(a);
+		free(b);
+	}
+	/* Dense: every number. */
+	f.len = 0;
+	for (i = 0; i < 200000; i++) {
+		n = (size_t)snprintf(line, sizeof(line), "'%zu_'\n", i);
+		sw_put(&f, line, n);
+	}
+	load_is_linear(&f, "200,000 numbers");
+	/*
+	 * 1000 entries that share 2000 bytes, then one that shares none:
+	 * a search for the shared bytes that went as far as the first
+	 * entries agree would look at them again at every depth.
+	 */
+	f.len = 0;
+	for (i = 0; i < 1000; i++) {
+		sw_put(&f, "'", 1);
+		for (k = 0; k < 2000; k++)
+			sw_put(&f, "a", 1);
+		n = (size_t)snprintf(line, sizeof(line), "%03zu'\n", i);
+		sw_put(&f, line, n);
+	}
+	sw_put(&f, "'b'\n", 4);
+	load_is_linear(&f, "1000 entries sharing 2000 bytes, then a short one");
+	/* Two long entries that differ at their ends: a chain of states. */
+	f.len = 0;
+	for (k = 0; k < 2; k++) {
+		sw_put(&f, "'", 1);
+		for (i = 0; i < 100000; i++)
+			sw_put(&f, "x", 1);
+		sw_put(&f, k ? "b'\n" : "c'\n", 3);
+	}
+	sw_put(&f, "'x'\n'b'\n'c'\n", 12);
+	load_is_linear(&f, "two entries of 100,000 bytes that differ at their ends");
+	{
+		/*
+		 * The rest of a long entry below a shorter one is a tail, as
+		 * the rest of one alone is: its bytes are not states.
+		 */
+		struct sw_err e;
+		struct sw_vocab *v;
+		struct sw_vocab_stats s;
+
+		static const char file[] = "'ab'\n'a'\n"
+		    "'abcdefghijklmnopqrstuvwxyz'\n'b'\n'bcdefghijklmnopqrstuvwxyz'\n";
+
+		v = sw_vocab_parse(S(file), &e);
+		if (v != NULL)
+			sw_vocab_stats(v, &s);
+		TEST(v != NULL && s.tails == 2 && s.states == 6 &&
+		    sw_vocab_longest(v, S("abcdefghijklmnopqrstuvwxyz!")) == 26 &&
+		    sw_vocab_longest(v, S("abcdefghijklmnopqrstuvwxy")) == 2 &&
+		    sw_vocab_longest(v, S("bcdefghijklmnopqrstuvwxyz")) == 25,
+		    "long entries below shorter ones end in tails");
+		sw_vocab_free(v);
+	}
+	free(f.p);
+}
+
 int
 main(void)
 {
@@ -793,5 +944,6 @@ main(void)
 	test_lines();
 	test_utf8_check();
 	test_encode_paths();
+	test_vocab_linear();
 	return tap_done();
 }
