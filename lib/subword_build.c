@@ -1190,9 +1190,14 @@ walk_part(struct build *b, struct walk *w, size_t extra)
 	 * Heights rise strictly up the stack: at most this many nodes.  The
 	 * caller's 'extra' comes on top: a block that grows moves its kept
 	 * ones, and a chain as deep as the token fills its room with kept
-	 * leaves.
+	 * leaves.  A walk of one part of several starts small and grows as
+	 * its stack does: a chain as deep as a long token lies in the part
+	 * of its first character, and room for it in every part would
+	 * multiply the peak.
 	 */
 	maxd = (size_t)(b->maxtok < b->maxcp ? b->maxtok : b->maxcp) + 2;
+	if (b->ncut > 1)
+		maxd = 2;
 	if (walk_room(w, ss, maxd, 0, extra) == -1)
 		return -1;
 	/*

@@ -496,3 +496,16 @@ wordy() {
 	subword-build -q -j 2 -t 2000 -b 1e9 -o "$T/t2" "$T/w.txt"
 	cmp "$T/w.v1" "$T/t2"
 }
+
+@test "subword-build: -j 4 on one long repetitive token stays within -j 1's memory bound" {
+	# The chain as deep as the token lies in one part's walk; the other
+	# parts' stacks start small.
+	local kb
+	need_rss
+	awk 'BEGIN { while (i++ < 500000) printf "ab"; print "" }' >"$T/ab.txt"
+	kb=$(peak_kb subword-build -q -j 4 -o "$T/v4" "$T/ab.txt")
+	echo "ab: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+	subword-build -q -j 1 -o "$T/v1" "$T/ab.txt"
+	cmp "$T/v1" "$T/v4"
+}
