@@ -16,6 +16,12 @@
  * segmentation gives every suffix the longest entry of the current list
  * it starts with, in one sweep over the nested intervals of the
  * entries.
+ *
+ * With jobs, an iteration's walk and sweep go by parts of the sorted
+ * suffixes that begin where the common prefix is 0 (whole subtrees of
+ * the root, which share nothing), each in a thread of the worker pool;
+ * each part's subtokens are sorted there and the parts merged, in the
+ * order the whole would have, so the list is the same for any number.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -964,7 +970,8 @@ keep(struct walk *w, size_t ss, size_t depth, size_t *nk, int64_t cnt,
 }
 
 /*
- * How an iteration (count_select()) counts and chooses.  The substrings are the nodes of the suffix tree of the tokens, walked
+ * How an iteration (count_select()) counts and chooses.  The substrings
+ * are the nodes of the suffix tree of the tokens, walked
  * bottom up over the sorted suffixes with a stack of open intervals
  * (suffixes that do not start a segment count 0).  A node of the tree
  * stands for a chain of substrings with the same count: those between
