@@ -31,8 +31,9 @@ static const char usage_text[] =
     "                     [-j jobs] [-L length] [--min-count n] [-o file]\n"
     "                     [--part K/N] [--reserved token] [-t size] [file ...]\n"
     "       subword-build [-hqV] [--keep-partial] [--progress | --no-progress]\n"
-    "                     [--iterations n] [-L length] [--min-count n] [-o file]\n"
-    "                     [--reserved token] [-t size] --from-counts [file ...]\n"
+    "                     [--iterations n] [-j jobs] [-L length] [--min-count n]\n"
+    "                     [-o file] [--reserved token] [-t size] --from-counts\n"
+    "                     [file ...]\n"
     "\n"
     "  -b, --file-byte-budget B   per-file sampling budget (default 1e6)\n"
     "  --count-only               write token counts instead of a vocabulary\n"
@@ -491,6 +492,7 @@ main(int argc, char *argv[])
 	if (part_n > 1)
 		parts = part_files(argv, argc, 0, REC_NONE, part_k, part_n);
 	jobs = jobs_count((int)jobs);
+	o.jobs = (int)jobs;
 
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");

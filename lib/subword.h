@@ -221,6 +221,7 @@ struct sw_build_opts {
 	long		 max_subtoken_len; /* tensor2tensor's; 0 = none */
 	const char *const *reserved;	/* extra reserved tokens after <pad>, <EOS> */
 	size_t		 nreserved;
+	int		 jobs;		/* threads (0 or 1: this one) */
 	/* Called after each build of a bisection (may be NULL). */
 	void		(*probe)(void *arg, int64_t min_count, size_t size);
 	void		*probe_arg;

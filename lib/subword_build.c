@@ -16,12 +16,19 @@
  * segmentation gives every suffix the longest entry of the current list
  * it starts with, in one sweep over the nested intervals of the
  * entries.
+ *
+ * With jobs, an iteration's walk and sweep go by parts of the sorted
+ * suffixes that begin where the common prefix is 0 (whole subtrees of
+ * the root, which share nothing), each in a thread of the worker pool;
+ * each part's subtokens are sorted there and the parts merged, in the
+ * order the whole would have, so the list is the same for any number.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool.h"
 #include "subword.h"
 #include "subword_int.h"
 #include "unicode.h"
@@ -546,11 +553,26 @@ struct build {
 	int64_t		*acnt;		/* per alphabet character: its count */
 	uint32_t	*alb;		/* per alphabet character: its lb, or NONE */
 	int		 narrow;	/* every count sum fits 32 bits */
+	int		 jobs;		/* threads an iteration may use */
+	size_t		*cut;		/* the parts of the sorted suffixes */
+	size_t		 ncut;		/* their number: cut[0] = 0 .. cut[ncut] = N */
+};
+
+/*
+ * A walk of the sorted suffixes lo .. hi - 1 (count_select()): its
+ * working memory.  The walks of parts that begin where the common
+ * prefix is 0 (each a set of whole subtrees of the root) are
+ * independent, and run side by side, each with its own.
+ */
+struct walk {
+	size_t		 lo, hi;
 	int		 all;		/* the walk counts every suffix */
 	int64_t		*side;		/* the stack's wide counts (ST_SIDE) */
 	size_t		 nside, sidecap;
-	unsigned char	*wbuf;		/* count_select()'s block */
+	unsigned char	*wbuf;		/* the block */
 	size_t		 wcap;		/* its bytes */
+	size_t		 nk;		/* kept ones at its end */
+	int64_t		 min_count;
 };
 
 #define NONE	UINT32_MAX
@@ -900,7 +922,7 @@ kept_sort(struct kept *k, size_t n)
  * 'depth' nodes beside the 'nk' kept ones and 'extra' bytes more.
  */
 static int
-walk_room(struct build *b, size_t ss, size_t depth, size_t nk, size_t extra)
+walk_room(struct walk *w, size_t ss, size_t depth, size_t nk, size_t extra)
 {
 	size_t need, ncap, kb = nk * sizeof(struct kept);
 	unsigned char *np;
@@ -910,36 +932,36 @@ walk_room(struct build *b, size_t ss, size_t depth, size_t nk, size_t extra)
 		return -1;
 	}
 	need = depth * ss + kb + extra;
-	if (need <= b->wcap)
+	if (need <= w->wcap)
 		return 0;
-	ncap = b->wcap * 2 > need ? b->wcap * 2 : need;
+	ncap = w->wcap * 2 > need ? w->wcap * 2 : need;
 	ncap = (ncap + 15) & ~(size_t)15;
-	if ((np = realloc(b->wbuf, ncap)) == NULL)
+	if ((np = realloc(w->wbuf, ncap)) == NULL)
 		return -1;
 	/* The kept ones stay at the end. */
 	if (kb > 0)
-		memmove(np + ncap - kb, np + b->wcap - kb, kb);
-	b->wbuf = np;
-	b->wcap = ncap;
+		memmove(np + ncap - kb, np + w->wcap - kb, kb);
+	w->wbuf = np;
+	w->wcap = ncap;
 	return 0;
 }
 
 /* The k-th kept one (from the end of the block). */
 static inline struct kept *
-kept_at(const struct build *b, size_t nk, size_t k)
+kept_at(const struct walk *w, size_t nk, size_t k)
 {
-	return (struct kept *)(void *)(b->wbuf + b->wcap) - nk + k;
+	return (struct kept *)(void *)(w->wbuf + w->wcap) - nk + k;
 }
 
 static int
-keep(struct build *b, size_t ss, size_t depth, size_t *nk, int64_t cnt,
+keep(struct walk *w, size_t ss, size_t depth, size_t *nk, int64_t cnt,
     uint32_t lb, uint32_t h)
 {
 	struct kept *k;
 
-	if (walk_room(b, ss, depth, *nk, sizeof(*k)) == -1)
+	if (walk_room(w, ss, depth, *nk, sizeof(*k)) == -1)
 		return -1;
-	k = (struct kept *)(void *)(b->wbuf + b->wcap) - (*nk + 1);
+	k = (struct kept *)(void *)(w->wbuf + w->wcap) - (*nk + 1);
 	k->cnt = cnt;
 	k->e.lb = lb;
 	k->e.h = h;
@@ -948,11 +970,8 @@ keep(struct build *b, size_t ss, size_t depth, size_t *nk, int64_t cnt,
 }
 
 /*
- * One iteration, steps (a)..(f): count every substring of at most L - 1
- * code points that starts at a segment start ('all': everywhere), each
- * with its token's count, choose the subtokens and make the new list.
- *
- * The substrings are the nodes of the suffix tree of the tokens, walked
+ * How an iteration (count_select()) counts and chooses.  The substrings
+ * are the nodes of the suffix tree of the tokens, walked
  * bottom up over the sorted suffixes with a stack of open intervals
  * (suffixes that do not start a segment count 0).  A node of the tree
  * stands for a chain of substrings with the same count: those between
@@ -993,13 +1012,13 @@ walk_weight(const struct build *b, int all, size_t i)
 
 /*
  * Stack node k.  A wide node's counts that fit no other way are on
- * b->side, taken off it here: a node is read once, when it is the top
+ * w->side, taken off it here: a node is read once, when it is the top
  * again, and st_put() again if it stays below a new one.
  */
 static inline void
-st_get(struct build *b, size_t k, struct snode *x)
+st_get(const struct build *b, struct walk *w, size_t k, struct snode *x)
 {
-	const struct snode32 *y = (const struct snode32 *)(void *)b->wbuf + k;
+	const struct snode32 *y = (const struct snode32 *)(void *)w->wbuf + k;
 
 	x->h = y->h;
 	x->lb = y->lb;
@@ -1009,31 +1028,31 @@ st_get(struct build *b, size_t k, struct snode *x)
 		return;
 	}
 	if (y->acc == AC_SIDE)
-		x->acc = b->side[--b->nside];
+		x->acc = w->side[--w->nside];
 	else
 		x->acc = y->acc;
 	if (y->c == ST_ONE)
-		x->c = walk_weight(b, b->all, y->lb);
+		x->c = walk_weight(b, w->all, y->lb);
 	else
-		x->c = b->side[--b->nside];
+		x->c = w->side[--w->nside];
 	if (y->acc == AC_SAME)
 		x->acc = x->c;
 }
 
-/* Push a count on b->side. */
+/* Push a count on w->side. */
 static inline int
-side_push(struct build *b, int64_t v)
+side_push(struct walk *w, int64_t v)
 {
-	if (b->nside == b->sidecap && sw_grow(&b->side, &b->sidecap,
-	    b->nside + 1, sizeof(*b->side)) == -1)
+	if (w->nside == w->sidecap && sw_grow(&w->side, &w->sidecap,
+	    w->nside + 1, sizeof(*w->side)) == -1)
 		return -1;
-	b->side[b->nside++] = v;
+	w->side[w->nside++] = v;
 	return 0;
 }
 
 /*
  * Put node x at k, below the top of the stack.  A wide one with a count
- * past ST_BIG takes room on b->side for it unless it is ST_ONE, as a
+ * past ST_BIG takes room on w->side for it unless it is ST_ONE, as a
  * node of one suffix always is (its interval, up to the first suffix of
  * the node above it, is one suffix long), and for acc unless that is 0,
  * its count or at most ST_BIG, as it always is for a node of one suffix
@@ -1043,9 +1062,10 @@ side_push(struct build *b, int64_t v)
  * holds more than one suffix (8 when its acc is 0 or its count).
  */
 static inline int
-st_put(struct build *b, size_t k, const struct snode *x)
+st_put(const struct build *b, struct walk *w, size_t k,
+    const struct snode *x)
 {
-	struct snode32 *y = (struct snode32 *)(void *)b->wbuf + k;
+	struct snode32 *y = (struct snode32 *)(void *)w->wbuf + k;
 
 	y->h = x->h;
 	y->lb = x->lb;
@@ -1055,9 +1075,9 @@ st_put(struct build *b, size_t k, const struct snode *x)
 		y->acc = (uint32_t)x->acc;
 		return 0;
 	}
-	if (x->c == walk_weight(b, b->all, x->lb))
+	if (x->c == walk_weight(b, w->all, x->lb))
 		y->c = ST_ONE;
-	else if (side_push(b, x->c) == -1)
+	else if (side_push(w, x->c) == -1)
 		return -1;
 	else
 		y->c = ST_SIDE;
@@ -1065,7 +1085,7 @@ st_put(struct build *b, size_t k, const struct snode *x)
 		y->acc = AC_SAME;
 	else if ((uint64_t)x->acc <= ST_BIG)
 		y->acc = (uint32_t)x->acc;
-	else if (side_push(b, x->acc) == -1)
+	else if (side_push(w, x->acc) == -1)
 		return -1;
 	else
 		y->acc = AC_SIDE;
@@ -1118,63 +1138,74 @@ walk_leaf(const struct build *b, uint32_t h, uint32_t lb)
  * marks where they start (b->leaf); a leaf takes the suffixes after its
  * first as long as their common prefix is the whole suffix, and nothing
  * is taken below it, so its current count is its count.  The marks are
- * cleared for the next walk.
+ * cleared for the next walk.  Walks side by side share the words of
+ * the marks at the ends of their parts: each sets and clears only its
+ * own bits, atomically.
  */
 static int
-keep_leaves(struct build *b, int all, size_t ss, size_t *nk)
+keep_leaves(struct build *b, struct walk *w, size_t ss, size_t *nk)
 {
 	size_t n = b->N, wi, lb, j;
-	uint64_t m;
+	uint64_t m, own;
 	uint32_t h;
 	int64_t c;
 
-	for (wi = 0; wi <= n / 64; wi++) {
-		if ((m = b->leaf[wi]) == 0)
+	if (w->lo >= w->hi)
+		return 0;
+	for (wi = w->lo / 64; wi <= (w->hi - 1) / 64; wi++) {
+		own = ~(uint64_t)0;
+		if (wi == w->lo / 64)
+			own &= ~(uint64_t)0 << (w->lo & 63);
+		if (wi == (w->hi - 1) / 64 && (w->hi & 63) != 0)
+			own &= ~(~(uint64_t)0 << (w->hi & 63));
+		if ((m = __atomic_load_n(&b->leaf[wi], __ATOMIC_RELAXED) & own) == 0)
 			continue;
-		b->leaf[wi] = 0;
+		__atomic_fetch_and(&b->leaf[wi], ~m, __ATOMIC_RELAXED);
 		for (; m != 0; m &= m - 1) {
 			lb = wi * 64 + (size_t)__builtin_ctzll(m);
 			h = walk_dep(b, lb);
-			c = walk_weight(b, all, lb);
+			c = walk_weight(b, w->all, lb);
 			for (j = lb + 1; j < n && walk_lcp(b, j) >= h; j++)
-				c = cnt_add(c, walk_weight(b, all, j));
-			if (keep(b, ss, 0, nk, c, (uint32_t)lb, h) == -1)
+				c = cnt_add(c, walk_weight(b, w->all, j));
+			if (keep(w, ss, 0, nk, c, (uint32_t)lb, h) == -1)
 				return -1;
 		}
 	}
 	return 0;
 }
 
+/*
+ * The walk of the suffixes w->lo .. w->hi - 1, where the common prefix
+ * is 0 (a set of whole subtrees of the root), steps (a)..(c) there with
+ * w->min_count: the
+ * subtokens it keeps are at the end of its block, in w->nk, with room
+ * for 'extra' bytes more.  The alphabet characters it meets get their
+ * counts in b->acnt and b->alb (a character's subtree is in one part).
+ */
 static int
-count_select(struct build *b, int all, int64_t min_count, struct list *out)
+walk_part(struct build *b, struct walk *w, size_t extra)
 {
 	struct snode x, t;
-	struct kept *k0;
-	struct ent *e, y;
-	size_t n = b->N, i, top = 0, nk = 0, a, ss, maxd;
+	size_t i, top = 0, nk = 0, a, ss, maxd;
 	uint32_t l, d, ph, cp;
-	int64_t w, cur, up;
+	int64_t w8, cur, up;
 	int ok;
-	void *np;
 
-	for (a = 0; a < b->nalpha; a++) {
-		b->acnt[a] = 0;
-		b->alb[a] = NONE;
-	}
-	/* The list before is read no more: the new one is made in the block. */
-	list_free(out);
 	ss = sizeof(struct snode32);
-	b->all = all;
-	b->nside = 0;
+	w->nside = 0;
 	/*
 	 * Heights rise strictly up the stack: at most this many nodes.  The
-	 * alphabet's kept ones and the reserved tokens' entries come on top:
-	 * a block that grows moves its kept ones, and a chain as deep as the
-	 * token fills its room with kept leaves.
+	 * caller's 'extra' comes on top: a block that grows moves its kept
+	 * ones, and a chain as deep as the token fills its room with kept
+	 * leaves.  A walk of one part of several starts small and grows as
+	 * its stack does: a chain as deep as a long token lies in the part
+	 * of its first character, and room for it in every part would
+	 * multiply the peak.
 	 */
 	maxd = (size_t)(b->maxtok < b->maxcp ? b->maxtok : b->maxcp) + 2;
-	if (walk_room(b, ss, maxd, 0, b->nalpha * sizeof(struct kept) +
-	    b->nr * sizeof(struct ent)) == -1)
+	if (b->ncut > 1)
+		maxd = 2;
+	if (walk_room(w, ss, maxd, 0, extra) == -1)
 		return -1;
 	/*
 	 * t is the top node, at 'top' on the stack, held here: it is put
@@ -1182,22 +1213,23 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 	 */
 	t.h = t.lb = 0;
 	t.c = t.acc = 0;
-	for (i = 0; i <= n; i++) {
-		l = i < n ? walk_lcp(b, i) : 0;
+	for (i = w->lo; i <= w->hi; i++) {
+		l = i < w->hi ? walk_lcp(b, i) : 0;
 		while (t.h > l) {
 			x = t;
-			st_get(b, --top, &t);
+			st_get(b, w, --top, &t);
 			ph = t.h > l ? t.h : l;
 			cur = x.c - x.acc;
-			ok = cur >= min_count;
+			ok = cur >= w->min_count;
 			/*
 			 * A leaf is kept later, by keep_leaves().  (Room is
 			 * left for the node that may take x's place.)
 			 */
 			if (ok && x.h >= 2) {
 				if (walk_leaf(b, x.h, x.lb))
-					b->leaf[x.lb >> 6] |= (uint64_t)1 << (x.lb & 63);
-				else if (keep(b, ss, top + 2, &nk, cur, x.lb,
+					__atomic_fetch_or(&b->leaf[x.lb >> 6],
+					    (uint64_t)1 << (x.lb & 63), __ATOMIC_RELAXED);
+				else if (keep(w, ss, top + 2, &nk, cur, x.lb,
 				    x.h) == -1)
 					return -1;
 			}
@@ -1212,7 +1244,7 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 				t.c = cnt_add(t.c, x.c);
 				t.acc = cnt_add(t.acc, up);
 			} else {
-				if (st_put(b, top, &t) == -1)
+				if (st_put(b, w, top, &t) == -1)
 					return -1;
 				top++;
 				t.h = l;
@@ -1221,64 +1253,289 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 				t.acc = up;
 			}
 		}
-		if (i == n)
+		if (i == w->hi)
 			break;
-		w = walk_weight(b, all, i);
+		w8 = walk_weight(b, w->all, i);
 		d = walk_dep(b, i);
 		if (d > t.h) {
-			if (walk_room(b, ss, top + 2, nk, 0) == -1 ||
-			    st_put(b, top, &t) == -1)
+			if (walk_room(w, ss, top + 2, nk, 0) == -1 ||
+			    st_put(b, w, top, &t) == -1)
 				return -1;
 			top++;
 			t.h = d;
 			t.lb = (uint32_t)i;
-			t.c = w;
+			t.c = w8;
 			t.acc = 0;
 		} else
-			t.c = cnt_add(t.c, w);
+			t.c = cnt_add(t.c, w8);
 	}
 	/* The stack is empty: its room takes the leaves. */
-	free(b->side);
-	b->side = NULL;
-	b->sidecap = 0;
-	if (keep_leaves(b, all, ss, &nk) == -1)
+	free(w->side);
+	w->side = NULL;
+	w->sidecap = 0;
+	if (keep_leaves(b, w, ss, &nk) == -1)
 		return -1;
-	/* (d): every alphabet character, with the count left to it. */
-	for (a = 0; a < b->nalpha; a++)
-		if (keep(b, ss, 0, &nk, b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
-		    (uint32_t)(b->nr + a), b->alb[a] != NONE ? 1 : EXT | 1) == -1)
-			return -1;
-	sort_build = b;
+	w->nk = nk;
+	return 0;
+}
+
+/* Sort kept ones as cmp_kept() orders them (sort_build set). */
+static void
+sort_kept(struct kept *k, size_t n)
+{
 	/* (A big array without glibc's copy; a small one faster.) */
-	if (nk > 65536)
-		kept_sort(kept_at(b, nk, 0), nk);
+	if (n > 65536)
+		kept_sort(k, n);
 	else
-		qsort(kept_at(b, nk, 0), nk, sizeof(struct kept), cmp_kept);
-	/*
-	 * The list from the block's start: the reserved tokens, then the
-	 * kept ones in order.  With room for the reserved ones before the
-	 * kept, an entry (half a kept one) never reaches one not yet read.
-	 */
-	if (walk_room(b, sizeof(struct ent), b->nr, nk, 0) == -1)
+		qsort(k, n, sizeof(struct kept), cmp_kept);
+}
+
+/*
+ * The parts of one iteration and what they share, for the worker pool:
+ * unit u runs fn(b, arg, u), and a failing one keeps its errno.
+ */
+struct par {
+	struct build	*b;
+	void		*arg;
+	int		(*fn)(struct build *, void *, size_t);
+	size_t		 n;
+	int		*eno;		/* per unit: 0, or the errno it failed with */
+};
+
+static int
+par_read(void *arg, const struct pool_unit *u)
+{
+	const struct par *p = arg;
+
+	return u->seq + 1 < p->n ? POOL_MORE : POOL_LAST;
+}
+
+static void
+par_work(void *arg, const struct pool_unit *u)
+{
+	struct par *p = arg;
+
+	errno = 0;
+	if (p->fn(p->b, p->arg, (size_t)u->seq) == -1)
+		p->eno[u->seq] = errno ? errno : ENOMEM;
+}
+
+static int
+par_write(void *arg, const struct pool_unit *u)
+{
+	const struct par *p = arg;
+
+	return p->eno[u->seq] != 0;
+}
+
+/*
+ * Run fn(b, arg, 0 .. n - 1) in up to b->jobs threads (in this one for
+ * one job or one unit).  0, or -1 with the errno of the first that failed.
+ */
+static int
+par_run(struct build *b, size_t n, int (*fn)(struct build *, void *, size_t),
+    void *arg)
+{
+	static const struct pool_ops ops = { par_read, par_work, par_write };
+	struct par p;
+	size_t i;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	if (b->jobs <= 1 || n == 1) {
+		for (i = 0; i < n; i++)
+			if (fn(b, arg, i) == -1)
+				return -1;
+		return 0;
+	}
+	p.b = b;
+	p.arg = arg;
+	p.fn = fn;
+	p.n = n;
+	if ((p.eno = calloc(n, sizeof(*p.eno))) == NULL)
 		return -1;
-	e = (struct ent *)(void *)b->wbuf;
-	k0 = kept_at(b, nk, 0);
+	if (pool_run(b->jobs < (int)n ? b->jobs : (int)n, &ops, &p) != 0) {
+		for (i = 0; i < n && p.eno[i] == 0; i++)
+			;
+		errno = i < n ? p.eno[i] : ENOMEM;
+		rc = -1;
+	}
+	free(p.eno);
+	return rc;
+}
+
+/* A part's walk, its kept ones sorted (count_select() of several parts). */
+static int
+walk_unit(struct build *b, void *arg, size_t k)
+{
+	struct walk *w = (struct walk *)arg + k;
+
+	if (walk_part(b, w, 0) == -1)
+		return -1;
+	sort_kept(kept_at(w, w->nk, 0), w->nk);
+	return 0;
+}
+
+/*
+ * The heads of sorted runs of kept ones, merged with a heap: the run
+ * whose head comes first on top.
+ */
+struct run {
+	const struct kept *p, *end;
+};
+
+static void
+run_sift(struct run *r, size_t at, size_t n)
+{
+	size_t c;
+	struct run t;
+
+	for (; (c = 2 * at + 1) < n; at = c) {
+		if (c + 1 < n && cmp_kept(r[c + 1].p, r[c].p) < 0)
+			c++;
+		if (cmp_kept(r[at].p, r[c].p) <= 0)
+			return;
+		t = r[at];
+		r[at] = r[c];
+		r[c] = t;
+	}
+}
+
+/*
+ * One iteration, steps (a)..(f), at min_count: count every substring of
+ * at most L - 1 code points that starts at a segment start ('all':
+ * everywhere), each with its token's count, choose the subtokens and make
+ * the new list in *out (the list before is read no more).  With one part,
+ * in one block; with several, a walk of each in a thread, each sorted,
+ * then merged (cmp_kept() is a total order, so the list is the same).
+ */
+static int
+count_select(struct build *b, int all, int64_t min_count, struct list *out)
+{
+	struct walk one, *ws = NULL;
+	struct kept *k0, *ak = NULL;
+	struct run *runs = NULL;
+	struct ent *e, y;
+	size_t nk, a, i, nrun, total;
+	int rc = -1;
+	void *np;
+
+	for (a = 0; a < b->nalpha; a++) {
+		b->acnt[a] = 0;
+		b->alb[a] = NONE;
+	}
+	list_free(out);
+	sort_build = b;
+	if (b->ncut <= 1) {
+		memset(&one, 0, sizeof(one));
+		one.lo = 0;
+		one.hi = b->N;
+		one.all = all;
+		one.min_count = min_count;
+		/* The alphabet's kept ones and the reserved entries on top. */
+		if (walk_part(b, &one, b->nalpha * sizeof(struct kept) +
+		    b->nr * sizeof(struct ent)) == -1)
+			goto fail1;
+		nk = one.nk;
+		/* (d): every alphabet character, with the count left to it. */
+		for (a = 0; a < b->nalpha; a++)
+			if (keep(&one, sizeof(struct snode32), 0, &nk, b->acnt[a],
+			    b->alb[a] != NONE ? b->alb[a] : (uint32_t)(b->nr + a),
+			    b->alb[a] != NONE ? 1 : EXT | 1) == -1)
+				goto fail1;
+		sort_kept(kept_at(&one, nk, 0), nk);
+		/*
+		 * The list from the block's start: the reserved tokens, then
+		 * the kept ones in order.  With room for the reserved ones
+		 * before the kept, an entry (half a kept one) never reaches
+		 * one not yet read.
+		 */
+		if (walk_room(&one, sizeof(struct ent), b->nr, nk, 0) == -1)
+			goto fail1;
+		e = (struct ent *)(void *)one.wbuf;
+		k0 = kept_at(&one, nk, 0);
+		for (a = 0; a < b->nr; a++) {
+			e[a].lb = (uint32_t)a;
+			e[a].h = EXT | b->xcps[a];
+		}
+		for (a = 0; a < nk; a++) {
+			y = k0[a].e;
+			e[b->nr + a] = y;
+		}
+		out->n = out->cap = b->nr + nk;
+		/* The block becomes the list, cut to its size. */
+		if ((np = realloc(one.wbuf, out->n * sizeof(*e))) != NULL)
+			one.wbuf = np;
+		out->e = (struct ent *)(void *)one.wbuf;
+		return 0;
+fail1:
+		free(one.wbuf);
+		free(one.side);
+		return -1;
+	}
+
+	if ((ws = calloc(b->ncut, sizeof(*ws))) == NULL)
+		return -1;
+	for (i = 0; i < b->ncut; i++) {
+		ws[i].lo = b->cut[i];
+		ws[i].hi = b->cut[i + 1];
+		ws[i].all = all;
+		ws[i].min_count = min_count;
+	}
+	if (par_run(b, b->ncut, walk_unit, ws) == -1)
+		goto out;
+	/* (d), sorted, as one more run. */
+	if ((ak = malloc((b->nalpha ? b->nalpha : 1) * sizeof(*ak))) == NULL ||
+	    (runs = malloc((b->ncut + 1) * sizeof(*runs))) == NULL)
+		goto out;
+	for (a = 0; a < b->nalpha; a++) {
+		ak[a].cnt = b->acnt[a];
+		ak[a].e.lb = b->alb[a] != NONE ? b->alb[a] : (uint32_t)(b->nr + a);
+		ak[a].e.h = b->alb[a] != NONE ? 1 : EXT | 1;
+	}
+	sort_kept(ak, b->nalpha);
+	total = b->nalpha;
+	nrun = 0;
+	for (i = 0; i < b->ncut; i++) {
+		total += ws[i].nk;
+		if (ws[i].nk > 0) {
+			runs[nrun].p = kept_at(&ws[i], ws[i].nk, 0);
+			runs[nrun].end = runs[nrun].p + ws[i].nk;
+			nrun++;
+		}
+	}
+	if (b->nalpha > 0) {
+		runs[nrun].p = ak;
+		runs[nrun].end = ak + b->nalpha;
+		nrun++;
+	}
+	if ((e = malloc((b->nr + total) * sizeof(*e))) == NULL)
+		goto out;
 	for (a = 0; a < b->nr; a++) {
 		e[a].lb = (uint32_t)a;
 		e[a].h = EXT | b->xcps[a];
 	}
-	for (a = 0; a < nk; a++) {
-		y = k0[a].e;
-		e[b->nr + a] = y;
+	for (i = nrun / 2; i-- > 0;)
+		run_sift(runs, i, nrun);
+	for (a = b->nr; nrun > 0; a++) {
+		e[a] = runs[0].p->e;
+		if (++runs[0].p == runs[0].end)
+			runs[0] = runs[--nrun];
+		run_sift(runs, 0, nrun);
 	}
-	out->n = out->cap = b->nr + nk;
-	/* The block becomes the list, cut to its size. */
-	if ((np = realloc(b->wbuf, out->n * sizeof(*e))) != NULL)
-		b->wbuf = np;
-	out->e = (struct ent *)(void *)b->wbuf;
-	b->wbuf = NULL;
-	b->wcap = 0;
-	return 0;
+	out->e = e;
+	out->n = out->cap = b->nr + total;
+	rc = 0;
+out:
+	for (i = 0; i < b->ncut; i++) {
+		free(ws[i].wbuf);
+		free(ws[i].side);
+	}
+	free(ws);
+	free(ak);
+	free(runs);
+	return rc;
 }
 
 /*
@@ -1307,19 +1564,112 @@ cmp_ent(const void *x, const void *y)
 }
 
 /*
+ * What mark_segments() hands its parts: the intervals of the entries,
+ * sorted, and the longest entry each suffix starts with.
+ */
+struct segs {
+	const struct ent *iv;
+	size_t		 niv;
+	uint32_t	 maxh;
+	struct parr	 best;
+};
+
+/*
+ * The longest entry each suffix of part u starts with: one sweep over
+ * the sorted suffixes with a stack of the open intervals.  A part
+ * begins where the common prefix is 0, so no interval crosses into it.
+ * Parts write distinct elements of best.
+ */
+static int
+sweep_unit(struct build *b, void *arg, size_t u)
+{
+	struct segs *s = arg;
+	size_t lo = b->cut[u], hi = b->cut[u + 1], i, k, top = 0, scap = 0;
+	size_t a = 0, z = s->niv, mid;
+	uint32_t *st = NULL;	/* heights of the open ones */
+
+	while (a < z) {
+		mid = a + (z - a) / 2;
+		if (s->iv[mid].lb < lo)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	/* Heights rise strictly up the stack: at most maxh of them. */
+	if (sw_grow(&st, &scap, (s->niv < s->maxh ? s->niv : s->maxh) + 1,
+	    sizeof(*st)) == -1)
+		return -1;
+	for (i = lo, k = a; i < hi; i++) {
+		uint32_t lc = i > lo ? (uint32_t)parr_get(&b->lcp, i) : 0;
+
+		while (top > 0 && st[top - 1] > lc)
+			top--;
+		for (; k < s->niv && s->iv[k].lb == i; k++) {
+			if (top == scap &&
+			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1) {
+				free(st);
+				return -1;
+			}
+			st[top++] = s->iv[k].h;
+		}
+		if (top > 0)
+			parr_set(&s->best, b->sa[i], st[top - 1]);
+	}
+	free(st);
+	return 0;
+}
+
+/*
+ * The segment starts of the tokens of part u (as many parts as of the
+ * suffixes, by token): bits set a word at a time, atomically, as the
+ * words at the ends of a part are another's too.
+ */
+static int
+segment_unit(struct build *b, void *arg, size_t u)
+{
+	const struct segs *s = arg;
+	size_t t0 = b->ntok * u / b->ncut, t1 = b->ntok * (u + 1) / b->ncut, t;
+	size_t wi = SIZE_MAX;
+	uint64_t bits = 0;
+	uint32_t p, end, h;
+
+	for (t = t0; t < t1; t++) {
+		end = b->tstart[t + 1];
+		for (p = b->tstart[t]; p < end; p += h) {
+			if (p >> 6 != wi) {
+				if (bits != 0)
+					__atomic_fetch_or(&b->mark[wi], bits,
+					    __ATOMIC_RELAXED);
+				wi = p >> 6;
+				bits = 0;
+			}
+			bits |= (uint64_t)1 << (p & 63);
+			if ((h = (uint32_t)parr_get(&s->best, p)) == 0) {
+				/* Cannot happen: every character is an entry. */
+				errno = EINVAL;
+				return -1;
+			}
+		}
+	}
+	if (bits != 0)
+		__atomic_fetch_or(&b->mark[wi], bits, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
  * Mark the segment starts of every token under greedy longest match
  * with the list 'l'.  The suffixes that start with an entry form an
  * interval of the sorted suffixes, and these intervals nest; one sweep
  * over the sorted suffixes with a stack of the open ones gives every
- * suffix the longest entry it starts with.
+ * suffix the longest entry it starts with (a sweep a part, in threads).
  */
 static int
 mark_segments(struct build *b, struct list *l)
 {
 	struct ent *iv = l->e;
-	struct parr best = { NULL, 0 };
-	size_t niv = 0, i, k, lo, hi, mid, first, top = 0, scap = 0, n = b->N, t;
-	uint32_t maxh = 0, p, end, h, *st = NULL;	/* st: heights of the open ones */
+	struct segs s;
+	size_t niv = 0, k, lo, hi, mid, first, n = b->N;
+	uint32_t maxh = 0, h;
 	int rc = -1;
 
 	/* The list is sorted by interval in place (the next one replaces it). */
@@ -1328,7 +1678,7 @@ mark_segments(struct build *b, struct list *l)
 
 		if (e.h & EXT) {
 			size_t len;
-			const uint8_t *s = ent_bytes(b, e, &len);
+			const uint8_t *str = ent_bytes(b, e, &len);
 
 			h = e.h & ~EXT;
 			if (len == 0)
@@ -1337,13 +1687,13 @@ mark_segments(struct build *b, struct list *l)
 			hi = n;
 			while (lo < hi) {
 				mid = lo + (hi - lo) / 2;
-				if (pcmp(b, mid, s, len) < 0)
+				if (pcmp(b, mid, str, len) < 0)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
 			first = lo;
-			if (first == n || pcmp(b, first, s, len) != 0)
+			if (first == n || pcmp(b, first, str, len) != 0)
 				continue;
 			e.lb = (uint32_t)first;
 			e.h = h;
@@ -1354,42 +1704,54 @@ mark_segments(struct build *b, struct list *l)
 	}
 	l->n = niv;
 	qsort(iv, niv, sizeof(*iv), cmp_ent);
-	if (parr_alloc(&best, n, maxh) == -1)
+	s.iv = iv;
+	s.niv = niv;
+	s.maxh = maxh;
+	if (parr_alloc(&s.best, n, maxh) == -1)
+		return -1;
+	if (par_run(b, b->ncut, sweep_unit, &s) == -1)
 		goto out;
-	/* Heights rise strictly up the stack: at most maxh of them. */
-	if (sw_grow(&st, &scap, (niv < maxh ? niv : maxh) + 1, sizeof(*st)) == -1)
-		goto out;
-	for (i = 0, k = 0; i < n; i++) {
-		uint32_t lc = i > 0 ? (uint32_t)parr_get(&b->lcp, i) : 0;
-
-		while (top > 0 && st[top - 1] > lc)
-			top--;
-		for (; k < niv && iv[k].lb == i; k++) {
-			if (top == scap &&
-			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1)
-				goto out;
-			st[top++] = iv[k].h;
-		}
-		if (top > 0)
-			parr_set(&best, b->sa[i], st[top - 1]);
-	}
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
-	for (t = 0; t < b->ntok; t++) {
-		end = b->tstart[t + 1];
-		for (p = b->tstart[t]; p < end; p += h) {
-			b->mark[p >> 6] |= (uint64_t)1 << (p & 63);
-			if ((h = (uint32_t)parr_get(&best, p)) == 0) {
-				/* Cannot happen: every character is an entry. */
-				errno = EINVAL;
-				goto out;
-			}
-		}
-	}
+	if (par_run(b, b->ncut, segment_unit, &s) == -1)
+		goto out;
 	rc = 0;
 out:
-	free(st);
-	free(best.p);
+	free(s.best.p);
 	return rc;
+}
+
+/*
+ * Cut the sorted suffixes into b->jobs parts of about the same size, each
+ * beginning where the common prefix is 0: parts of whole subtrees of the
+ * root, which the walks of an iteration take apart.  A small text is one
+ * part (a thread would cost more than it saves).
+ */
+#define PART_MIN	8192
+
+static int
+cut_parts(struct build *b)
+{
+	size_t n = b->N, k, i, np;
+
+	np = b->jobs > 1 && n >= 2 * PART_MIN ? (size_t)b->jobs : 1;
+	if (np > n / PART_MIN && np > 1)
+		np = n / PART_MIN;
+	if ((b->cut = malloc((np + 1) * sizeof(*b->cut))) == NULL)
+		return -1;
+	b->cut[0] = 0;
+	b->ncut = 0;
+	for (k = 1; k < np; k++) {
+		i = n * k / np;
+		if (i <= b->cut[b->ncut])
+			i = b->cut[b->ncut] + 1;
+		while (i < n && parr_get(&b->lcp, i) != 0)
+			i++;
+		if (i >= n)
+			break;
+		b->cut[++b->ncut] = i;
+	}
+	b->cut[++b->ncut] = n;
+	return 0;
 }
 
 /* One build at min_count: the final list in *out. */
@@ -1401,7 +1763,7 @@ build_once(struct build *b, int64_t min_count, struct list *out)
 	if (min_count < 1)
 		min_count = 1;
 	if (!b->sorted) {
-		if (suffix_sort(b) == -1)
+		if (suffix_sort(b) == -1 || cut_parts(b) == -1)
 			return -1;
 		b->sorted = 1;
 	}
@@ -1436,8 +1798,7 @@ build_free(struct build *b)
 	free(b->leaf);
 	free(b->acnt);
 	free(b->alb);
-	free(b->wbuf);
-	free(b->side);
+	free(b->cut);
 }
 
 static int
@@ -1595,6 +1956,7 @@ build_setup(struct build *b, const struct sw_counts *c,
 	memset(b, 0, sizeof(*b));
 	b->c = c;
 	b->o = o;
+	b->jobs = o->jobs > 1 ? o->jobs : 1;
 	if (o->iterations < 1) {
 		errno = EINVAL;
 		return -1;

@@ -431,3 +431,81 @@ a_counts() {
 	run -1 --separate-stderr subword-build --count-only --part 0/2 "$T/a.txt" "$T/nosuch"
 	[ "$stderr" = "subword-build: $T/nosuch: No such file or directory" ]
 }
+
+# Many distinct words of 1 to 12 letters, some of them CJK when $1 is
+# "cjk", the same on every run.
+wordy() {
+	awk -v cjk="$1" 'BEGIN {
+		s = 12345
+		for (l = 0; l < 4000; l++) {
+			line = ""
+			for (w = 0; w < 9; w++) {
+				s = (s * 69069 + 1) % 4294967296
+				n = 1 + int(s / 65536) % 12
+				word = ""
+				for (k = 0; k < n; k++) {
+					s = (s * 69069 + 1) % 4294967296
+					c = int(s / 65536) % 26
+					if (cjk == "cjk" && c < 6)
+						word = word sprintf("%c", 228) \
+						    sprintf("%c", 184 + c) sprintf("%c", 128 + k)
+					else
+						word = word sprintf("%c", 97 + c)
+				}
+				line = line (w ? (s % 5 ? " " : "_ ") : "") word
+			}
+			print line
+		}
+	}'
+}
+
+@test "subword-build: -j N builds from counts in threads, the same vocabulary whatever N" {
+	wordy >"$T/w.txt"
+	wordy cjk >"$T/z.txt"
+	# Far more distinct text than one part of a build holds.
+	[ "$(wc -c <"$T/w.txt")" -gt 200000 ]
+	subword-build -q --count-only -b 1e9 -o "$T/w.counts" "$T/w.txt"
+	subword-build -q --count-only -b 1e9 -o "$T/z.counts" "$T/z.txt"
+	awk -F '\t' -v OFS='\t' 'NR == 1 { print; next }
+	    { $1 = sprintf("%.0f", $1 * 8589934592); print }' \
+	    "$T/w.counts" >"$T/big.counts"
+	local j f
+	for f in w z; do
+		subword-build -q -j 1 -t 2000 --from-counts -o "$T/$f.v1" "$T/$f.counts"
+		subword-build -q -j 1 --min-count 2 -L 4 --iterations 2 \
+		    --reserved '<x>' --from-counts -o "$T/$f.m1" "$T/$f.counts"
+		[ "$(wc -l <"$T/$f.v1")" -gt 1000 ]
+		for j in 2 3 7; do
+			subword-build -q -j "$j" -t 2000 --from-counts \
+			    -o "$T/$f.v$j" "$T/$f.counts"
+			cmp "$T/$f.v1" "$T/$f.v$j"
+			subword-build -q -j "$j" --min-count 2 -L 4 --iterations 2 \
+			    --reserved '<x>' --from-counts -o "$T/$f.m$j" "$T/$f.counts"
+			cmp "$T/$f.m1" "$T/$f.m$j"
+		done
+	done
+	# Counts past 32 bits: the walks hold wide counts beside their stacks.
+	subword-build -q -j 1 --min-count 25769803776 --from-counts \
+	    -o "$T/b1" "$T/big.counts"
+	subword-build -q -j 3 --min-count 25769803776 --from-counts \
+	    -o "$T/b3" "$T/big.counts"
+	subword-build -q -j 1 --min-count 3 --from-counts -o "$T/s1" "$T/w.counts"
+	cmp "$T/b1" "$T/b3"
+	cmp "$T/b1" "$T/s1"
+	# Building from text takes -j the same way.
+	subword-build -q -j 2 -t 2000 -b 1e9 -o "$T/t2" "$T/w.txt"
+	cmp "$T/w.v1" "$T/t2"
+}
+
+@test "subword-build: -j 4 on one long repetitive token stays within -j 1's memory bound" {
+	# The chain as deep as the token lies in one part's walk; the other
+	# parts' stacks start small.
+	local kb
+	need_rss
+	awk 'BEGIN { while (i++ < 500000) printf "ab"; print "" }' >"$T/ab.txt"
+	kb=$(peak_kb subword-build -q -j 4 -o "$T/v4" "$T/ab.txt")
+	echo "ab: $kb KB"
+	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
+	subword-build -q -j 1 -o "$T/v1" "$T/ab.txt"
+	cmp "$T/v1" "$T/v4"
+}
