@@ -57,7 +57,7 @@ STATIC    = $(O)/lib/librecpipe.a
 SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(CMD_SRC:cmd/%.c=$(O)/cmd/%.o)
+.SECONDARY: $(CMD_SRC:cmd/%.c=$(O)/cmd/%.o) $(O)/cmd/common.o
 .PHONY: FORCE all lib unit static check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
 	install uninstall clean manlint test-unit test-bats test-install
 
