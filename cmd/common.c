@@ -1388,6 +1388,31 @@ env_need(const char *name, const char *engine, const char *found)
 }
 
 /*
+ * A job array's part: task ID of the range LO..HI by STEP (1 when not
+ * set), the variables named; 0 when ID is not set.
+ */
+static int
+array_part(const char *idv, const char *lov, const char *hiv,
+    const char *stepv, const char *engine, uint64_t *k, uint64_t *n)
+{
+	uint64_t id, lo, hi, step;
+
+	if (!env_num(idv, &id))
+		return 0;
+	lo = env_need(lov, engine, idv);
+	hi = env_need(hiv, engine, idv);
+	if (!env_num(stepv, &step))
+		step = 1;
+	if (step == 0 || hi < lo || id < lo || id > hi || (id - lo) % step != 0)
+		usage_error("--part auto: %s=%ju is not a task of the array "
+		    "%ju-%ju:%ju", idv, (uintmax_t)id, (uintmax_t)lo,
+		    (uintmax_t)hi, (uintmax_t)step);
+	*k = (id - lo) / step;
+	*n = (hi - lo) / step + 1;
+	return 1;
+}
+
+/*
  * --part auto[/N]: K and N from the engine that started the process,
  * looked for in this order: an MPI launch (Open MPI, then PMI: MPICH,
  * Intel MPI, srun --mpi=pmi2), a Slurm job array, a Grid Engine array,
@@ -1397,7 +1422,7 @@ env_need(const char *name, const char *engine, const char *found)
 static void
 part_auto(const char *s, uint64_t *k, uint64_t *n)
 {
-	uint64_t id, lo, hi, step, cnt, given = 0;
+	uint64_t id, cnt, given = 0;
 	const char *what;
 
 	if (s[4] == '/') {
@@ -1415,41 +1440,17 @@ part_auto(const char *s, uint64_t *k, uint64_t *n)
 		*k = id;
 		*n = env_need("PMI_SIZE", "MPI", "PMI_RANK");
 		what = "PMI_RANK/PMI_SIZE";
-	} else if (env_num("SLURM_ARRAY_TASK_ID", &id)) {
-		lo = env_need("SLURM_ARRAY_TASK_MIN", "a Slurm array",
-		    "SLURM_ARRAY_TASK_ID");
-		hi = env_need("SLURM_ARRAY_TASK_MAX", "a Slurm array",
-		    "SLURM_ARRAY_TASK_ID");
-		if (!env_num("SLURM_ARRAY_TASK_STEP", &step))
-			step = 1;
-		if (step == 0 || hi < lo || id < lo || id > hi ||
-		    (id - lo) % step != 0)
-			usage_error("--part auto: SLURM_ARRAY_TASK_ID=%ju is not "
-			    "a task of the array %ju-%ju:%ju", (uintmax_t)id,
-			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step);
-		*k = (id - lo) / step;
-		*n = (hi - lo) / step + 1;
+	} else if (array_part("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+	    "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "a Slurm array",
+	    k, n)) {
 		if (env_num("SLURM_ARRAY_TASK_COUNT", &cnt) && cnt != *n)
-			usage_error("--part auto: the Slurm array %ju-%ju:%ju "
-			    "has %ju tasks, but SLURM_ARRAY_TASK_COUNT=%ju (an "
-			    "array of parts is one range: --array=0-%ju)",
-			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step,
-			    (uintmax_t)*n, (uintmax_t)cnt, (uintmax_t)cnt - 1);
+			usage_error("--part auto: the Slurm array has %ju tasks, "
+			    "but SLURM_ARRAY_TASK_COUNT=%ju (an array of parts "
+			    "is one range: --array=0-%ju)", (uintmax_t)*n,
+			    (uintmax_t)cnt, (uintmax_t)cnt - 1);
 		what = "SLURM_ARRAY_TASK_ID in SLURM_ARRAY_TASK_MIN..MAX";
-	} else if (env_num("SGE_TASK_ID", &id)) {
-		lo = env_need("SGE_TASK_FIRST", "a Grid Engine array",
-		    "SGE_TASK_ID");
-		hi = env_need("SGE_TASK_LAST", "a Grid Engine array",
-		    "SGE_TASK_ID");
-		if (!env_num("SGE_TASK_STEPSIZE", &step))
-			step = 1;
-		if (step == 0 || hi < lo || id < lo || id > hi ||
-		    (id - lo) % step != 0)
-			usage_error("--part auto: SGE_TASK_ID=%ju is not a task "
-			    "of the array %ju-%ju:%ju", (uintmax_t)id,
-			    (uintmax_t)lo, (uintmax_t)hi, (uintmax_t)step);
-		*k = (id - lo) / step;
-		*n = (hi - lo) / step + 1;
+	} else if (array_part("SGE_TASK_ID", "SGE_TASK_FIRST", "SGE_TASK_LAST",
+	    "SGE_TASK_STEPSIZE", "a Grid Engine array", k, n)) {
 		what = "SGE_TASK_ID in SGE_TASK_FIRST..LAST";
 	} else if (env_num("PARALLEL_SEQ", &id)) {
 		if (given == 0)
