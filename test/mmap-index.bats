@@ -1283,6 +1283,8 @@ threads_of() {
 		[ ! -e "$T/b.bin" ]
 	done
 	run -0 mmap-index build -q --raw-ids -o "$T/b" "$T/big.tfr"
+}
+
 @test "mmap-index: a damaged gzip stream names the record and offset where it breaks, with any -j, as tfr-cat does" {
 	local i j n
 	for i in 1 2 3 4 5 6; do
@@ -1301,7 +1303,7 @@ threads_of() {
 	run -1 --separate-stderr tfr-cat "$T/bad.gz"
 	[ "$stderr" = "tfr-cat: $T/bad.gz: record 6 at offset $n: gzip data corrupt: incorrect data check" ]
 	for j in 1 2; do
-		run -1 --separate-stderr mmap-index build -q -j $j -o "$T/o$j" "$T/bad.gz"
+		run -1 --separate-stderr mmap-index build -q --raw-ids -j $j -o "$T/o$j" "$T/bad.gz"
 		[ "$stderr" = "mmap-index: $T/bad.gz: record 6 at offset $n: gzip data corrupt: incorrect data check" ] ||
 		    { echo "-j $j: $stderr"; false; }
 	done
