@@ -88,6 +88,11 @@ static const struct option longopts[] = {
 };
 
 static uint64_t total_lines;
+/* For the summary: the bytes of text there were and those counted. */
+static uint64_t text_bytes, used_bytes;
+/* The bisection's probes, for the summary's min_count. */
+static struct { int64_t mc; size_t size; } probes[128];
+static size_t nprobes;
 
 /*
  * 1 after a fault in an input (a missing file, a bad line): its lines
@@ -146,6 +151,7 @@ open_next(void)
 	if (in.r == NULL)
 		die_errno("%s", in.name);
 	sw_sample_init(&in.s, in.budget, size);
+	text_bytes += pf != NULL ? pf->to - pf->from : size;
 	if (pf != NULL) {
 		if (sw_lines_range(in.r, pf->from, pf->to - pf->from) == -1)
 			die_errno("%s", in.name);
@@ -177,6 +183,7 @@ next_line(const uint8_t **pp, size_t *np)
 				continue;
 			if (k < 0)
 				break;
+			used_bytes += *np + (size_t)nl;
 			sw_strip(pp, np);
 			sw_sample_charge(&in.s, sw_cplen(*pp, *np));
 			return 1;
@@ -316,11 +323,45 @@ progress_on(void)
 	return progress_enabled && verbosity >= 1;
 }
 
+/*
+ * The line a build ends with: the entries, the min_count that made
+ * them, and the text counted against the text there was (a forgotten
+ * -b shows as a small share).
+ */
+static void
+summary(size_t n, long long min_count, int from_counts)
+{
+	size_t i;
+	char mc[48] = "";
+
+	if (min_count != -1)
+		snprintf(mc, sizeof mc, ", min_count %lld", min_count);
+	else
+		for (i = nprobes; i-- > 0;)
+			if (probes[i].size == n) {
+				snprintf(mc, sizeof mc, ", min_count %lld",
+				    (long long)probes[i].mc);
+				break;
+			}
+	if (from_counts)
+		warnx_("%zu entries%s, from counts", n, mc);
+	else
+		warnx_("%zu entries%s, from %ju of %ju bytes of text (%.3g%%; "
+		    "-b sets the bytes counted of each file)", n, mc,
+		    (uintmax_t)used_bytes, (uintmax_t)text_bytes,
+		    text_bytes ? 100.0 * (double)used_bytes / (double)text_bytes :
+		    100.0);
+}
+
 /* Each probe of the bisection gets a progress line of its own. */
 static void
 show_probe(void *arg, int64_t min_count, size_t size)
 {
 	(void)arg;
+	if (nprobes < sizeof(probes) / sizeof(probes[0])) {
+		probes[nprobes].mc = min_count;
+		probes[nprobes++].size = size;
+	}
 	if (progress_on()) {
 		progress("min_count %lld: %zu subtokens", (long long)min_count, size);
 		fputc('\n', stderr);
@@ -384,6 +425,7 @@ main(int argc, char *argv[])
 	uint64_t part_k = 0, part_n = 1;
 	size_t i;
 	int ch, count_only = 0, from_counts = 0, ofd;
+	size_t nentries = 0;
 
 	setprogname(argv[0]);
 #ifdef M_MMAP_THRESHOLD
@@ -525,6 +567,7 @@ main(int argc, char *argv[])
 		}
 		if (sw_vocab_store(v, &ob) == -1)
 			die_errno("vocab");
+		nentries = sw_vocab_size(v);
 		sw_vocab_free(v);
 	}
 	sw_counts_free(c);
@@ -536,6 +579,8 @@ main(int argc, char *argv[])
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
+	if (!count_only && rval == 0 && verbosity > 0)
+		summary(nentries, min_count, from_counts);
 	buf_free(&ob);
 	free(reserved);
 	close_stdout();

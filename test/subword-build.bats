@@ -54,7 +54,7 @@ corpus() {
 @test "subword-build: an empty corpus gives the 24 fixed entries" {
 	: >"$T/empty.txt"
 	run -0 --separate-stderr subword-build -t 100 "$T/empty.txt"
-	[ -z "$stderr" ]
+	[ "$stderr" = "subword-build: 24 entries, min_count 1, from 0 of 0 bytes of text (100%; -b sets the bytes counted of each file)" ]
 	[ "${#lines[@]}" -eq 24 ]
 	[ "${lines[0]}" = "'<pad>_'" ]
 	[ "${lines[1]}" = "'<EOS>_'" ]
@@ -180,7 +180,9 @@ print(max(len(e) for e in es))' "$T/v"
 	run -0 --separate-stderr subword-build --progress -t 150 -o "$T/v" "$T/c.txt"
 	[[ "$stderr" == *"min_count 500: "*" subtokens"* ]]
 	run -0 --separate-stderr subword-build -t 150 -o "$T/v" "$T/c.txt"
-	[ -z "$stderr" ]
+	# no probe lines: the summary alone
+	[[ "$stderr" != *"min_count 500: "* ]]
+	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
 }
 
 @test "subword-build: a full disk is status 1" {
@@ -508,4 +510,24 @@ wordy() {
 	[ "$kb" -le $((32 * 1000000 / 1024 + 16384)) ]
 	subword-build -q -j 1 -o "$T/v1" "$T/ab.txt"
 	cmp "$T/v1" "$T/v4"
+}
+
+@test "subword-build: ends with one line: the entries, the min_count, the text counted of the text there was" {
+	local i
+	for i in $(seq 1 3000); do
+		printf 'the cat %d sat on the mat and the dog ran %d times\n' "$i" "$((i % 7))"
+	done >"$T/c.txt"
+	size=$(stat -c %s "$T/c.txt")
+	run -0 --separate-stderr subword-build -t 100 -b 1e9 -o "$T/v" "$T/c.txt"
+	[[ "$stderr" =~ ^subword-build:\ [0-9]+\ entries,\ min_count\ [0-9]+,\ from\ $size\ of\ $size\ bytes\ of\ text\ \(100%\;\ -b\ sets\ the\ bytes\ counted\ of\ each\ file\)$ ]]
+	[ "${stderr#subword-build: }" != "$stderr" ]
+	n=$(wc -l <"$T/v")
+	[[ "$stderr" == "subword-build: $n entries, "* ]]
+	# the default budget counts part of a larger file: the share shows it
+	run -0 --separate-stderr subword-build -t 100 -b 10000 -o "$T/v" "$T/c.txt"
+	[[ "$stderr" == *" of $size bytes of text ("[0-9]*"%; -b sets the bytes counted of each file)" ]]
+	[[ "$stderr" != *"(100%;"* ]]
+	# -q says nothing
+	run -0 --separate-stderr subword-build -q -t 100 -o "$T/v" "$T/c.txt"
+	[ -z "$stderr" ]
 }
