@@ -106,7 +106,7 @@ static const char usage_text[] =
 "  --pad-to-multiple N      round collated widths up to a multiple of N\n"
 "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
 "  -q, --quiet              no progress\n"
-"  --raw-ids                fairseq datasets of other ids than fairseq-preprocess writes\n"
+"  --raw-ids                take fairseq ids fairseq-preprocess never writes\n"
 "  --rebuild-batches        order and batch again every epoch\n"
 "  --required-batch-size-multiple N  batch sizes multiples of N (default 8)\n"
 "  -s, --seed SEED          fairseq's --seed (default 1)\n"
