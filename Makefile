@@ -116,12 +116,24 @@ unit: $(UNITS)
 static:
 	$(MAKE) O=$(O)/static LDFLAGS='$(LDFLAGS) -static' $(TOOLS:%=$(O)/static/bin/%)
 
-# Fuzz targets: libFuzzer through clang, the library compiled in; a
-# pointer kept to a returned function's locals is caught.
-$(O)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) $(wildcard cmd/*.h)
+# Fuzz targets: libFuzzer through clang, the library compiled once for
+# them (instrumented, into $(O)/fuzzlib) and linked into each; a pointer
+# kept to a returned function's locals is caught.
+FUZZ_FLAGS = -g -O1 -fno-sanitize-recover=all -fsanitize-address-use-after-return=always
+FUZZ_OBJ  := $(LIB_SRC:lib/%.c=$(O)/fuzzlib/%.o)
+
+$(O)/fuzzlib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -fsanitize-address-use-after-return=always $(ALL_CPPFLAGS) -o $@ $< $(LIB_SRC) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined $(ALL_CPPFLAGS) -c -o $@ $<
+
+$(O)/fuzzlib/librecpipe.a: $(FUZZ_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(FUZZ_OBJ)
+
+$(O)/fuzz/%: test/fuzz/%.c $(O)/fuzzlib/librecpipe.a $(LIB_HDR) $(wildcard cmd/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined $(ALL_CPPFLAGS) \
+	  -o $@ $< $(O)/fuzzlib/librecpipe.a $(LIBS)
 
 fuzz: $(FUZZERS)
 
