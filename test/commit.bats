@@ -10,6 +10,8 @@ load common
 can_inject() {
 	command -v strace >/dev/null || skip "strace not installed"
 	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	# LeakSanitizer cannot run under a tracer (the sanitizer build)
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 }
 
 # at_call SYSCALL N SIGNAL CMD...: run CMD with SIGNAL sent to it at its
