@@ -55,11 +55,17 @@ struct trie {
 
 /*
  * The unigram lattice's piece trie as a double array: the child of the
- * node at position p by byte c is at base[p] + c when check[] there is
- * p; val[] holds the piece id (UNUSED pieces left out), or -1.
+ * node at cell p by byte c is the cell base + c (base = u[p].base) when
+ * its check is p; its val is the piece id (UNUSED pieces left out), or
+ * -1.  Every base + 255 is inside the array, so a walk needs no bounds
+ * check.
  */
+struct dunit {
+	int32_t		 base, check, val;
+};
+
 struct darray {
-	int32_t		*base, *check, *val;
+	struct dunit	*u;
 	size_t		 size;
 };
 
@@ -369,51 +375,91 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 	return 0;
 }
 
+/*
+ * The builder's state: the array, and the free cells as a doubly linked
+ * list in index order (nf, pf; -1 ends it).
+ */
+struct dabuild {
+	struct darray	*d;
+	int32_t		*nf, *pf;
+	int32_t		 head, tail;
+};
+
 static int
-da_grow(struct darray *d, size_t need)
+da_grow(struct dabuild *bd, size_t need)
 {
+	struct darray *d = bd->d;
 	size_t n = d->size ? d->size : 1024, i;
-	int32_t *b, *c, *v;
+	struct dunit *u;
+	int32_t *nf, *pf;
 
 	if (need <= d->size)
 		return 0;
 	while (n < need)
 		n *= 2;
-	if ((b = realloc(d->base, n * sizeof(*b))) == NULL)
+	if (n > INT32_MAX)
 		return -1;
-	d->base = b;
-	if ((c = realloc(d->check, n * sizeof(*c))) == NULL)
+	if ((u = realloc(d->u, n * sizeof(*u))) == NULL)
 		return -1;
-	d->check = c;
-	if ((v = realloc(d->val, n * sizeof(*v))) == NULL)
+	d->u = u;
+	if ((nf = realloc(bd->nf, n * sizeof(*nf))) == NULL)
 		return -1;
-	d->val = v;
+	bd->nf = nf;
+	if ((pf = realloc(bd->pf, n * sizeof(*pf))) == NULL)
+		return -1;
+	bd->pf = pf;
 	for (i = d->size; i < n; i++) {
-		d->base[i] = 0;
-		d->check[i] = -1;
-		d->val[i] = -1;
+		u[i].base = 0;
+		u[i].check = -1;
+		u[i].val = -1;
+		pf[i] = (int32_t)i - 1;
+		nf[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
+	if (bd->tail >= 0) {
+		nf[bd->tail] = (int32_t)d->size;
+		pf[d->size] = bd->tail;
+	} else {
+		bd->head = (int32_t)d->size;
+		pf[d->size] = -1;
+	}
+	bd->tail = (int32_t)n - 1;
 	d->size = n;
 	return 0;
+}
+
+/* Take cell i off the free list. */
+static void
+da_use(struct dabuild *bd, int32_t i)
+{
+	int32_t p = bd->pf[i], n = bd->nf[i];
+
+	if (p >= 0)
+		bd->nf[p] = n;
+	else
+		bd->head = n;
+	if (n >= 0)
+		bd->pf[n] = p;
+	else
+		bd->tail = p;
 }
 
 /* Lay the trie out as a double array, breadth first. */
 static int
 da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 {
-	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, free_at = 1, ne = 0;
-	size_t frontier = 1, tries;
+	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, frontier = 1, maxb = 0;
 	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
 	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
 	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
 	int32_t *pos = malloc((nn + 1) * sizeof(int32_t));
 	uint32_t *par = malloc((nn + 1) * sizeof(uint32_t));
 	uint8_t *lab = malloc(nn + 1);
+	struct dabuild bd = { d, NULL, NULL, -1, -1 };
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
 	if (first == NULL || edge == NULL || queue == NULL || pos == NULL ||
-	    par == NULL || lab == NULL || da_grow(d, 512) == -1)
+	    par == NULL || lab == NULL || da_grow(&bd, 1024) == -1)
 		goto out;
 	/* Parent and label of every node, then the edges grouped by parent. */
 	par[0] = 0;
@@ -436,15 +482,17 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 
 		edge[at].child = (uint32_t)i;
 		edge[at].c = lab[i];
-		ne++;
 	}
 	/* first[p] now ends p's edges; p's start is first[p - 1] (0 for p 0). */
 	pos[0] = 0;
-	d->check[0] = -2;
+	d->u[0].check = -2;
+	da_use(&bd, 0);
 	queue[qt++] = 0;
 	while (qh < qt) {
 		uint32_t nd = queue[qh++];
-		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b, f;
+		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b = 0;
+		int32_t f;
+		int tries;
 		uint8_t minc = 255;
 
 		if (lo == hi)
@@ -453,41 +501,47 @@ da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
 			if (edge[j].c < minc)
 				minc = edge[j].c;
 		/*
-		 * Try the cells from the first free one as the place of the
-		 * smallest label; after a few hundred, go past every cell used
-		 * (all free there), so that a build stays linear.
+		 * Try the free cells in order as the place of the smallest
+		 * label; after a few hundred, go past every cell used (all
+		 * free there), so that a build stays linear.
 		 */
-		for (f = free_at, tries = 0; ; f++) {
-			if (++tries > 512 && f < frontier)
-				f = frontier;
-			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
-				goto out;
-			if (d->check[f] != -1 || f < (size_t)minc + 1)
+		for (f = bd.head, tries = 0; ; f = bd.nf[f]) {
+			if (f < 0 || ++tries > 256) {
+				b = frontier > (size_t)minc + 1 ? frontier - minc : 1;
+				break;
+			}
+			if ((size_t)f < (size_t)minc + 1)
 				continue;
-			b = f - minc;
+			b = (size_t)f - minc;
+			if (b + 256 > d->size && da_grow(&bd, b + 512) == -1)
+				goto out;
 			for (j = lo; j < hi; j++)
-				if (d->check[b + edge[j].c] != -1)
+				if (d->u[b + edge[j].c].check != -1)
 					break;
 			if (j == hi)
 				break;
 		}
-		if (b > INT32_MAX - 256)
+		if (b > INT32_MAX - 512 || da_grow(&bd, b + 512) == -1)
 			goto out;
-		d->base[pos[nd]] = (int32_t)b;
+		d->u[pos[nd]].base = (int32_t)b;
+		if (b > maxb)
+			maxb = b;
 		for (j = lo; j < hi; j++) {
 			uint32_t ch = edge[j].child;
 			int32_t id = t->val[ch];
 
 			pos[ch] = (int32_t)(b + edge[j].c);
-			d->check[pos[ch]] = pos[nd];
+			d->u[pos[ch]].check = pos[nd];
+			da_use(&bd, pos[ch]);
 			if ((size_t)pos[ch] + 1 > frontier)
 				frontier = (size_t)pos[ch] + 1;
-			d->val[pos[ch]] = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
+			d->u[pos[ch]].val = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
 			queue[qt++] = ch;
 		}
-		while (free_at < d->size && d->check[free_at] != -1)
-			free_at++;
 	}
+	/* Every base + 255 inside; a leaf's base 0 reaches cells 0..255. */
+	if (da_grow(&bd, maxb + 256) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(first);
@@ -496,6 +550,8 @@ out:
 	free(pos);
 	free(par);
 	free(lab);
+	free(bd.nf);
+	free(bd.pf);
 	return rc;
 }
 
@@ -860,22 +916,46 @@ static inline uint32_t u_value(uint32_t u) { return u & 0x7fffffffu; }
 /*
  * Check every path of the double array: each index in range, each leaf
  * value the start of a NUL-terminated string inside the strings area.
+ * The unit at pos with label c (< 256) can only be the child by c of
+ * the node pos ^ c: the units are grouped by that node once, and the
+ * walk from the root visits each node's children from its group.
  */
 static int
 charsmap_check(const struct norm *nm, char *err)
 {
-	uint8_t *seen;
-	uint32_t *stack;
-	size_t sp = 0, nu = nm->nunits;
+	uint8_t *seen = NULL;
+	uint32_t *stack = NULL, *start = NULL, *kid = NULL;
+	size_t sp = 0, nu = nm->nunits, nb, pos, k;
 	int rc = 0;
 
 	if (nu == 0)
 		return 0;
-	if ((seen = calloc(nu, 1)) == NULL || (stack = malloc(nu * sizeof(*stack))) == NULL) {
+	nb = (nu | 255) + 1;		/* nodes pos ^ c lie below this */
+	if ((seen = calloc(nu, 1)) == NULL ||
+	    (stack = malloc(nu * sizeof(*stack))) == NULL ||
+	    (start = calloc(nb + 1, sizeof(*start))) == NULL ||
+	    (kid = malloc(nu * sizeof(*kid))) == NULL) {
 		free(seen);
+		free(stack);
+		free(start);
 		seterr(err, "out of memory");
 		return -1;
 	}
+	for (pos = 0; pos < nu; pos++) {
+		uint32_t l = u_label(nm->units[pos]);
+
+		if (l < 256)
+			start[(pos ^ l) + 1]++;
+	}
+	for (k = 0; k < nb; k++)
+		start[k + 1] += start[k];
+	for (pos = 0; pos < nu; pos++) {
+		uint32_t l = u_label(nm->units[pos]);
+
+		if (l < 256)
+			kid[start[pos ^ l]++] = (uint32_t)pos;
+	}
+	/* start[p] now ends p's group; it begins at start[p - 1] (0 for 0). */
 	{
 		uint32_t root = u_offset(nm->units[0]);
 
@@ -888,17 +968,12 @@ charsmap_check(const struct norm *nm, char *err)
 	}
 	while (sp > 0 && rc == 0) {
 		uint32_t node = stack[--sp];
-		unsigned c;
+		size_t lo = node == 0 ? 0 : start[node - 1], hi = start[node];
 
-		for (c = 0; c < 256; c++) {
-			uint32_t pos = node ^ c, u, nx;
+		for (k = lo; k < hi; k++) {
+			uint32_t u = nm->units[kid[k]], nx;
 
-			if (pos >= nu)
-				continue;
-			u = nm->units[pos];
-			if (u_label(u) != c)
-				continue;
-			nx = pos ^ u_offset(u);
+			nx = kid[k] ^ u_offset(u);
 			if (nx >= nu) {
 				rc = -1;
 				break;
@@ -921,6 +996,8 @@ charsmap_check(const struct norm *nm, char *err)
 out:
 	free(seen);
 	free(stack);
+	free(start);
+	free(kid);
 	if (rc == -1)
 		seterr(err, "precompiled_charsmap: the trie points outside itself");
 	return rc;
@@ -1212,9 +1289,7 @@ spm_model_free(struct spm_model *m)
 	free(m->normal.slot);
 	free(m->reserved.slot);
 	trie_free(&m->all);
-	free(m->da.base);
-	free(m->da.check);
-	free(m->da.val);
+	free(m->da.u);
 	trie_free(&m->user);
 	free(m->vscore);
 	free(m->norm.units);
@@ -1983,13 +2058,13 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			int32_t id;
-			size_t nx = (size_t)da->base[cur] + (uint8_t)s[kp];
+			size_t nx = (size_t)da->u[cur].base + (uint8_t)s[kp];
 
 			kp++;
-			if (nx >= da->size || da->check[nx] != cur)
+			if (da->u[nx].check != cur)
 				break;
 			cur = (int32_t)nx;
-			if ((id = da->val[cur]) < 0)
+			if ((id = da->u[cur].val) < 0)
 				continue;
 			{
 				double cand = m->vscore[id] + (double)here;
