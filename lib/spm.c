@@ -132,23 +132,36 @@ struct bpair {
 };
 
 /*
- * A direct-mapped cache of word -> tokens: word frequencies are Zipfian.
- * A word is a segment of the normalized line that starts at a U+2581
- * following another character; on models where no piece spans such a
- * start (wordsafe), the line's result is the concatenation of its
- * words' results (BPE exactly; unigram while the float slack allows).
+ * A cache of word -> tokens: word frequencies are Zipfian.  A word is a
+ * segment of the normalized line that starts at a U+2581 following
+ * another character; on models where no piece spans such a start
+ * (wordsafe), the line's result is the concatenation of its words'
+ * results (BPE exactly; unigram while the float slack allows).
+ *
+ * SC_SETS sets of SC_WAYS entries; a set's tags and use counts share a
+ * small record apart from the entries, so that a lookup touches one
+ * entry.  A miss replaces the least used entry of its set and ages the
+ * others (so that words seen once do not push out the frequent ones).
  */
-#define SC_SLOTS	16384
-#define SC_WORD		30
-#define SC_TOKS		12
+#define SC_SETS		16384
+#define SC_WAYS		4
+#define SC_SET(h)	((size_t)((h) >> 18) & (SC_SETS - 1))
+#define SC_WORD		32
+#define SC_TOKS		5
+
+struct sc_set {
+	uint32_t	 tag[SC_WAYS];	/* hash >> 32 | 1; 0 = empty */
+	uint8_t		 uses[SC_WAYS];
+	uint8_t		 pad[32 - 5 * SC_WAYS];
+};
 
 struct sc_ent {
-	uint64_t	 tag;		/* hash | 1; 0 = empty */
-	double		 slack;
+	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
+	uint8_t		 plain;		/* every token NORMAL or USER_DEFINED */
 	uint8_t		 lens[SC_TOKS];
 	int32_t		 ids[SC_TOKS];
-	char		 w[SC_WORD];
+	char		 w[SC_WORD];	/* the word, zero-padded */
 };
 
 struct spm_enc {
@@ -174,7 +187,9 @@ struct spm_enc {
 	enum spm_extra	 extra[SPM_MAX_EXTRA];
 	int		 nextra;
 	uint64_t	 unknowns;
-	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
+	struct sc_set	*sets;		/* SC_SETS, made on first use */
+	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
+	int		 prev_unk;	/* the last token is an unknown run */
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
@@ -1938,6 +1953,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->rev);
 	free(e->raw);
 	free(e->tok);
+	free(e->sets);
 	free(e->cache);
 	free(e->seg);
 	free(e);
@@ -2407,62 +2423,206 @@ apply_extra(struct spm_enc *e)
 	return 0;
 }
 
-/* One word through the cache. */
+/*
+ * PopulateSentencePieceText(), one token at a time into e->tok: runs of
+ * unknowns merge (or become byte pieces with byte_fallback), a control
+ * piece refuses the line; unknowns are counted.  -1 with errno ENOMEM
+ * or EINVAL (e->err set).
+ */
 static int
-enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t tag, float *base)
+put_special(struct spm_enc *e, const char *s, size_t len, int32_t id)
 {
 	const struct spm_model *m = e->m;
-	struct sc_ent *c = NULL;
-	size_t first = e->nraw, i, off;
-	double slack = INFINITY;
-	int rc;
+	size_t j;
 
-	if (tag != 0) {
-		c = &e->cache[(tag >> 17) & (SC_SLOTS - 1)];
-		if (c->tag == tag && c->wlen == n && memcmp(c->w, s, n) == 0 &&
-		    (m->type == SPM_BPE || c->slack > round_bound(n,
-		    fabs((double)*base) + (double)n * m->uni_bound))) {
-			for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
-				if (raw_add(e, s + off, c->lens[i], c->ids[i]) == -1)
+	switch (m->ptype[id]) {
+	case SPM_CONTROL:
+		/* The lattice holds no control piece; the others may. */
+		snprintf(e->err, sizeof e->err, "the text holds the "
+		    "control piece \"%.*s\" (upstream refuses the line)",
+		    (int)(len < 40 ? len : 40), s);
+		errno = EINVAL;
+		return -1;
+	case SPM_UNKNOWN:
+		if (m->byte_fallback) {
+			for (j = 0; j < len; j++) {
+				int32_t b = m->byte_id[(uint8_t)s[j]];
+
+				if (tok_add(e, m->pieces[b].s, 6, b) == -1)
 					return -1;
-				if (m->type == SPM_BPE)
-					continue;
-				if (c->ids[i] == m->unk_id)
-					*base = m->unk_score + *base;
-				else
-					*base = (float)(m->vscore[c->ids[i]] +
-					    (double)*base);
+				e->unknowns++;
+			}
+		} else if (e->prev_unk)
+			e->tok[e->ntok - 1].len += (uint32_t)len;
+		else {
+			if (tok_add(e, s, len, id) == -1)
+				return -1;
+			e->unknowns++;
+		}
+		e->prev_unk = 1;
+		return 0;
+	case SPM_BYTE:
+		e->unknowns++;
+		break;
+	}
+	e->prev_unk = 0;
+	return tok_add(e, s, len, id);
+}
+
+static inline int
+put_tok(struct spm_enc *e, const char *s, size_t len, int32_t id)
+{
+	uint8_t t = e->m->ptype[id];
+
+	if (t != SPM_NORMAL && t != SPM_USER_DEFINED)
+		return put_special(e, s, len, id);
+	e->prev_unk = 0;
+	return tok_add(e, s, len, id);
+}
+
+/* The raw tokens from 'first' on, into e->tok. */
+static int
+put_raw(struct spm_enc *e, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < e->nraw; i++)
+		if (put_tok(e, e->raw[i].s, e->raw[i].len, e->raw[i].id) == -1)
+			return -1;
+	return 0;
+}
+
+/* Whether s[0..n) equals the zero-padded w (n <= SC_WORD; s readable to s + SC_WORD). */
+static inline int
+word_eq(const char *w, const char *s, size_t n)
+{
+	uint64_t a, b, x = 0;
+	size_t i;
+
+	for (i = 0; i < n; i += 8) {
+		memcpy(&a, w + i, 8);
+		memcpy(&b, s + i, 8);
+		if (n - i < 8)
+			b &= ~(~0ull << (8 * (n - i)));
+		x |= a ^ b;
+	}
+	return x == 0;
+}
+
+/*
+ * Unigram: whether a cached result computed with 'slack' holds at the
+ * score 'base' for a word of n bytes.
+ */
+static inline int
+slack_holds(const struct spm_model *m, float slack, size_t n, float base)
+{
+	return (double)slack > round_bound(n, fabs((double)base) +
+	    (double)n * m->uni_bound);
+}
+
+/* One word: from the cache, else segmented (and cached). */
+static int
+enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
+{
+	const struct spm_model *m = e->m;
+	struct sc_set *st = NULL;
+	struct sc_ent *c;
+	size_t first, i, off, w = 0;
+	double slack = INFINITY;
+	uint32_t tag = (uint32_t)(h >> 32) | 1;
+	int uni = m->type == SPM_UNIGRAM, stale = -1;
+
+	if (h != 0) {
+		st = &e->sets[SC_SET(h)];
+		for (w = 0; w < SC_WAYS; w++) {
+			if (st->tag[w] != tag)
+				continue;
+			c = &e->cache[SC_SET(h) * SC_WAYS + w];
+			if (c->wlen != n || !word_eq(c->w, s, n))
+				continue;
+			if (uni && !slack_holds(m, c->slack, n, *base)) {
+				stale = (int)w;
+				break;
+			}
+			if (st->uses[w] < 255)
+				st->uses[w]++;
+			if (c->plain && e->ntok + SC_TOKS <= e->tokcap) {
+				struct spm_tok *t = e->tok + e->ntok;
+
+				for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
+					t[i].s = s + off;
+					t[i].len = c->lens[i];
+					t[i].id = c->ids[i];
+				}
+				e->ntok += c->ntok;
+				e->prev_unk = 0;
+			} else
+				for (i = off = 0; i < c->ntok; off += c->lens[i++])
+					if (put_tok(e, s + off, c->lens[i], c->ids[i]) == -1)
+						return -1;
+			if (uni) {
+				for (i = 0; i < c->ntok; i++)
+					if (c->ids[i] == m->unk_id)
+						*base = m->unk_score + *base;
+					else
+						*base = (float)(m->vscore[c->ids[i]] +
+						    (double)*base);
 			}
 			return 0;
 		}
 	}
-	if (m->type == SPM_BPE)
-		rc = enc_bpe(e, s, n);
-	else
-		rc = uni_seg(e, s, n, base, &slack);
-	if (rc == -1 || c == NULL || e->nraw - first > SC_TOKS || !(slack > 0))
-		return rc;
-	c->tag = tag;
+	e->nraw = first = 0;
+	if (!uni) {
+		if (enc_bpe(e, s, n) == -1)
+			return -1;
+	} else if (uni_seg(e, s, n, base, &slack) == -1)
+		return -1;
+	if (put_raw(e, first) == -1)
+		return -1;
+	if (st == NULL || e->nraw > SC_TOKS || !(slack > 0))
+		return 0;
+	/* Replace the word's stale entry, else the least used; age the others. */
+	if (stale >= 0)
+		w = (size_t)stale;
+	else {
+		for (i = 1, w = 0; i < SC_WAYS; i++)
+			if (st->uses[i] < st->uses[w])
+				w = i;
+		for (i = 0; i < SC_WAYS; i++)
+			if (st->uses[i] > 0)
+				st->uses[i]--;
+		st->uses[w] = 1;
+	}
+	st->tag[w] = tag;
+	c = &e->cache[SC_SET(h) * SC_WAYS + w];
 	c->wlen = (uint8_t)n;
-	c->ntok = (uint8_t)(e->nraw - first);
-	c->slack = slack;
+	c->ntok = (uint8_t)e->nraw;
+	c->plain = 1;
+	c->slack = (float)slack;
+	if ((double)c->slack > slack)
+		c->slack = nextafterf(c->slack, -INFINITY);
+	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
-		c->lens[i] = (uint8_t)e->raw[first + i].len;
-		c->ids[i] = e->raw[first + i].id;
+		uint8_t t = m->ptype[e->raw[i].id];
+
+		c->lens[i] = (uint8_t)e->raw[i].len;
+		c->ids[i] = e->raw[i].id;
+		if (t != SPM_NORMAL && t != SPM_USER_DEFINED)
+			c->plain = 0;
 	}
 	return 0;
 }
 
 static inline uint64_t
-seg_tag(const char *s, size_t n)
+seg_hash(const char *s, size_t n)
 {
 	return n <= SC_WORD ? hash_bytes(s, n) | 1 : 0;
 }
 
 /*
  * A wordsafe line: word by word, the unigram score carried along; the
- * cache slots of the words a little ahead are fetched early.
+ * cache sets of the words a little ahead are fetched early.
  */
 #define SC_AHEAD	4
 
@@ -2487,9 +2647,12 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	float base = 0;
 	struct seg *g;
 
-	if (e->cache == NULL &&
-	    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
-		return -1;
+	if (e->cache == NULL) {
+		if ((e->sets = calloc(SC_SETS, sizeof(*e->sets))) == NULL ||
+		    (e->cache = calloc((size_t)SC_SETS * SC_WAYS,
+		    sizeof(*e->cache))) == NULL)
+			return -1;
+	}
 	if (e->m->norm_utf8) {
 		/* Valid UTF-8: a U+2581 is found by its bytes. */
 		const char *q = s, *end = s + n;
@@ -2529,14 +2692,17 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 		prev_ws = ws;
 		i += k;
 	}
+	/* Room for the tokens of a cached word at each step. */
+	if (grow_arr((void **)&e->tok, &e->tokcap, ns * SC_TOKS + 16,
+	    sizeof(*e->tok)) == -1)
+		return -1;
 	for (j = 0; j < ns && j < SC_AHEAD; j++)
-		e->seg[j].tag = seg_tag(s + e->seg[j].off, e->seg[j].len);
+		e->seg[j].tag = seg_hash(s + e->seg[j].off, e->seg[j].len);
 	for (j = 0; j < ns; j++) {
 		if (j + SC_AHEAD < ns) {
 			g = &e->seg[j + SC_AHEAD];
-			if ((g->tag = seg_tag(s + g->off, g->len)) != 0)
-				__builtin_prefetch(&e->cache[(g->tag >> 17) &
-				    (SC_SLOTS - 1)]);
+			if ((g->tag = seg_hash(s + g->off, g->len)) != 0)
+				__builtin_prefetch(&e->sets[SC_SET(g->tag)]);
 		}
 		g = &e->seg[j];
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
@@ -2551,51 +2717,37 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 {
 	const struct spm_model *m = e->m;
 	const char *s;
-	size_t ns, i, j;
-	int rc, prev_unk = 0;
+	size_t ns;
+	int rc;
 
 	e->nraw = 0;
 	e->ntok = 0;
-	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb) == -1)
+	e->prev_unk = 0;
+	/* The normalized line stays readable SC_WORD bytes past its end. */
+	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb) == -1 ||
+	    buf_reserve(&e->nb, SC_WORD + 8) == -1)
 		goto nomem;
 	s = (const char *)e->nb.p;
 	ns = e->nb.len;
 	if (ns == 0)
 		return 0;
-	switch (m->wordsafe && !e->whole ? 0 : m->type) {
-	case 0: rc = enc_words(e, s, ns); break;
+	if (m->wordsafe && !e->whole) {
+		if (enc_words(e, s, ns) == -1)
+			goto fail;
+		return (long)e->ntok;
+	}
+	switch (m->type) {
 	case SPM_BPE: rc = enc_bpe(e, s, ns); break;
 	case SPM_WORD: rc = enc_word(e, s, ns); break;
 	case SPM_CHAR: rc = enc_char(e, s, ns); break;
 	default: rc = enc_unigram(e, s, ns); break;
 	}
-	if (rc == -1)
-		goto nomem;
-	/* PopulateSentencePieceText(): unknown runs merge, or become bytes. */
-	for (i = 0; i < e->nraw; i++) {
-		const struct spm_tok *r = &e->raw[i];
-		int unk = r->id == m->unk_id;	/* the one UNKNOWN piece */
-
-		/* The lattice holds no control piece; the others may. */
-		if (m->type != SPM_UNIGRAM && m->ptype[r->id] == SPM_CONTROL) {
-			snprintf(e->err, sizeof e->err, "the text holds the "
-			    "control piece \"%.*s\" (upstream refuses the line)",
-			    (int)(r->len < 40 ? r->len : 40), r->s);
-			errno = EINVAL;
-			return -1;
-		}
-		if (unk && m->byte_fallback) {
-			for (j = 0; j < r->len; j++)
-				if (tok_add(e, m->pieces[m->byte_id[(uint8_t)r->s[j]]].s,
-				    6, m->byte_id[(uint8_t)r->s[j]]) == -1)
-					goto nomem;
-		} else if (unk && prev_unk)
-			e->tok[e->ntok - 1].len += r->len;
-		else if (tok_add(e, r->s, r->len, r->id) == -1)
-			goto nomem;
-		prev_unk = unk;
-	}
+	if (rc == -1 || put_raw(e, 0) == -1)
+		goto fail;
 	return (long)e->ntok;
+fail:
+	if (errno == EINVAL)
+		return -1;
 nomem:
 	errno = ENOMEM;
 	snprintf(e->err, sizeof e->err, "out of memory");
@@ -2605,13 +2757,12 @@ nomem:
 long
 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
 {
-	size_t i;
+	uint64_t unk0 = e->unknowns;
 
-	if (encode_plain(e, p, n) == -1)
+	if (encode_plain(e, p, n) == -1) {
+		e->unknowns = unk0;
 		return -1;
-	for (i = 0; i < e->ntok; i++)
-		e->unknowns += e->m->ptype[e->tok[i].id] == SPM_UNKNOWN ||
-		    e->m->ptype[e->tok[i].id] == SPM_BYTE;
+	}
 	if (e->nextra > 0 && apply_extra(e) == -1) {
 		errno = ENOMEM;
 		snprintf(e->err, sizeof e->err, "out of memory");
