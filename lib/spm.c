@@ -83,6 +83,8 @@ struct norm {
 	int		 has_fast;
 	uint8_t		 fast[128];
 	uint8_t		 same[128];	/* fast, itself, and not a space */
+	int		 print_same;	/* same[] for all of 0x21..0x7e */
+	int		 ascii_words;	/* print_same, escaped, ' ' is itself */
 	uint8_t		 flen[128];
 	const char	*fout[128];	/* NULL: the byte itself */
 };
@@ -114,6 +116,12 @@ struct spm_model {
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
 	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
 			 eos_piece_len, pad_piece_len;
+};
+
+/* Positions of the U+2581 in a normalized line (when escaping spaces). */
+struct marks {
+	uint32_t	*p;
+	size_t		 n, cap;
 };
 
 /* One symbol of the BPE merge. */
@@ -190,6 +198,8 @@ struct spm_enc {
 	struct sc_set	*sets;		/* SC_SETS, made on first use */
 	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
 	int		 prev_unk;	/* the last token is an unknown run */
+	struct marks	 mk;		/* the U+2581 of the normalized line */
+	int		 use_mk;
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
@@ -1162,10 +1172,120 @@ norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
 	return k;
 }
 
-/* Normalizer::Normalize() into out (replaced; not NUL-terminated). */
+static inline int
+mark_add(struct marks *mk, size_t pos)
+{
+	if (mk->n == mk->cap) {
+		size_t c = mk->cap ? mk->cap * 2 : 256;
+		uint32_t *q = realloc(mk->p, c * sizeof(*q));
+
+		if (q == NULL)
+			return -1;
+		mk->p = q;
+		mk->cap = c;
+	}
+	mk->p[mk->n++] = (uint32_t)pos;
+	return 0;
+}
+
+/* Bytes at p[0..n) in 0x21..0x7e, eight at a time. */
+static inline size_t
+printable_run(const uint8_t *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t r = 0;
+	uint64_t x, bad;
+
+	while (r + 8 <= n) {
+		memcpy(&x, p + r, 8);
+		/* A byte < 0x21, or > 0x7e (0x7f and up): its high bit. */
+		bad = ((x - ones * 0x21) & ~x & highs) |
+		    (((x + ones) | x) & highs);
+		if (bad != 0)
+			return r + (size_t)(__builtin_ctzll(bad) >> 3);
+		r += 8;
+	}
+	return r;
+}
+
+/*
+ * The common stretch of a line: runs of printable ASCII (0x21..0x7e,
+ * each normalizing to itself) and spaces (each normalizing to one
+ * space, escaped), on a normalizer where that holds (nm->ascii_words).
+ * Writes at o (room for 3 * n + 8 bytes; mk, when not NULL, room for n
+ * marks); returns the bytes consumed, *o and *prev_space moved on.  It
+ * stops at anything else, and before an ASCII byte that a non-ASCII
+ * byte follows (the charsmap may join them).
+ */
+static size_t
+ascii_words(const struct norm *nm, const uint8_t *p, size_t n, uint8_t **op,
+    uint8_t *o0, struct marks *mk, int *prev_space)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint8_t *o = *op;
+	size_t i = 0, r;
+	uint64_t x, bad;
+	int ps = *prev_space;
+
+	for (;;) {
+		r = i;
+		while (n - r >= 8) {
+			memcpy(&x, p + r, 8);
+			memcpy(o, &x, 8);
+			bad = ((x - ones * 0x21) & ~x & highs) |
+			    (((x + ones) | x) & highs);
+			if (bad != 0) {
+				size_t k = (size_t)(__builtin_ctzll(bad) >> 3);
+
+				o += k;
+				r += k;
+				goto run_end;
+			}
+			o += 8;
+			r += 8;
+		}
+		while (r < n && (unsigned)p[r] - 0x21u < 0x5eu)
+			*o++ = p[r++];
+run_end:
+		if (r < n && p[r] >= 0x80) {
+			if (r > i) {
+				r--;
+				o--;
+			}
+			if (r > i)
+				ps = 0;
+			i = r;
+			break;
+		}
+		if (r > i)
+			ps = 0;
+		i = r;
+		if (i == n || p[i] != ' ' || (n - i > 1 && p[i + 1] >= 0x80))
+			break;
+		if (!ps) {
+			if (mk != NULL)
+				mk->p[mk->n++] = (uint32_t)(o - o0);
+			o[0] = 0xe2;
+			o[1] = 0x96;
+			o[2] = 0x81;
+			o += 3;
+		}
+		ps = nm->remove_extra_ws;
+		i++;
+	}
+	*op = o;
+	*prev_space = ps;
+	return i;
+}
+
+/*
+ * Normalizer::Normalize() into out (replaced; not NUL-terminated).
+ * With mk (escaping spaces, a normalizer whose outputs are valid
+ * UTF-8), the position of each U+2581 written goes there.
+ */
 static int
 norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
-    const uint8_t *p, size_t n, struct buf *out)
+    const uint8_t *p, size_t n, struct buf *out, struct marks *mk)
 {
 	const char *s;
 	size_t sl, k, i;
@@ -1174,6 +1294,8 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 	size_t splen = nm->escape_ws ? 3 : 1;
 
 	out->len = 0;
+	if (mk != NULL)
+		mk->n = 0;
 	if (n == 0)
 		return 0;
 	if (nm->remove_extra_ws)
@@ -1188,13 +1310,39 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		return 0;
 	if (buf_reserve(out, n * 3 + 8) == -1)
 		return -1;
-	if (!ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
-		return -1;
+	if (!ws_suffix && nm->add_dummy_prefix) {
+		if (mk != NULL && mark_add(mk, 0) == -1)
+			return -1;
+		if (buf_append(out, sp, splen) == -1)
+			return -1;
+	}
 	prev_space = nm->remove_extra_ws;
 	while (n > 0) {
+		if (nm->ascii_words) {
+			uint8_t *o;
+
+			if (out->cap - out->len < 3 * n + 8 &&
+			    buf_reserve(out, 3 * n + 8) == -1)
+				return -1;
+			if (mk != NULL && mk->cap - mk->n < n) {
+				uint32_t *q = realloc(mk->p, (mk->n + n + 256) * sizeof(*q));
+
+				if (q == NULL)
+					return -1;
+				mk->p = q;
+				mk->cap = mk->n + n + 256;
+			}
+			o = out->p + out->len;
+			k = ascii_words(nm, p, n, &o, out->p, mk, &prev_space);
+			out->len = (size_t)(o - out->p);
+			p += k;
+			n -= k;
+			if (n == 0)
+				break;
+		}
 		/* A run of ASCII that normalizes to itself: copied. */
 		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
-			size_t r = 1;
+			size_t r = nm->print_same ? printable_run(p, n) : 0;
 
 			while (r < n && p[r] < 0x80 && nm->same[p[r]])
 				r++;
@@ -1225,8 +1373,15 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 				prev_space = 0;
 			} else {
 				if (!prev_space) {
-					memcpy(out->p + out->len, sp, splen);
-					out->len += splen;
+					if (mk != NULL && mark_add(mk, out->len) == -1)
+						return -1;
+					if (splen == 3) {
+						out->p[out->len] = 0xe2;
+						out->p[out->len + 1] = 0x96;
+						out->p[out->len + 2] = 0x81;
+						out->len += 3;
+					} else
+						out->p[out->len++] = ' ';
 				}
 				prev_space = nm->remove_extra_ws;
 			}
@@ -1245,10 +1400,17 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 				return -1;
 			for (i = 0; i < sl; i++)
 				if (nm->escape_ws && s[i] == ' ') {
+					if (mk != NULL && mark_add(mk, out->len) == -1)
+						return -1;
 					memcpy(out->p + out->len, SPACE_SYM, 3);
 					out->len += 3;
-				} else
+				} else {
+					if (mk != NULL && s[i] == '\xe2' && sl - i >= 3 &&
+					    memcmp(s + i, SPACE_SYM, 3) == 0 &&
+					    mark_add(mk, out->len) == -1)
+						return -1;
 					out->p[out->len++] = (uint8_t)s[i];
+				}
 			prev_space = s[sl - 1] == ' ';
 		}
 		p += k;
@@ -1260,6 +1422,9 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		while (out->len >= splen &&
 		    memcmp(out->p + out->len - splen, sp, splen) == 0)
 			out->len -= splen;
+	if (mk != NULL)
+		while (mk->n > 0 && mk->p[mk->n - 1] >= out->len)
+			mk->n--;
 	if (ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
 		return -1;
 	return 0;
@@ -1383,6 +1548,12 @@ fast_init(struct spm_model *m)
 		(void)byte;
 	}
 	nm->has_fast = 1;
+	nm->print_same = 1;
+	for (b = 0x21; b < 0x7f; b++)
+		if (!nm->same[b])
+			nm->print_same = 0;
+	nm->ascii_words = nm->print_same && nm->escape_ws && nm->fast[' '] &&
+	    nm->flen[' '] == 1 && (nm->fout[' '] == NULL || nm->fout[' '][0] == ' ');
 }
 
 /*
@@ -1953,6 +2124,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->rev);
 	free(e->raw);
 	free(e->tok);
+	free(e->mk.p);
 	free(e->sets);
 	free(e->cache);
 	free(e->seg);
@@ -1977,7 +2149,8 @@ uint64_t spm_enc_unknowns(const struct spm_enc *e) { return e->unknowns; }
 const char *
 spm_normalize(struct spm_enc *e, const uint8_t *p, size_t n, size_t *len)
 {
-	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb) == -1 ||
+	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb,
+	    NULL) == -1 ||
 	    buf_putc(&e->nb, 0) == -1)
 		return NULL;
 	e->nb.len--;
@@ -2653,7 +2826,21 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 		    sizeof(*e->cache))) == NULL)
 			return -1;
 	}
-	if (e->m->norm_utf8) {
+	if (e->use_mk) {
+		/* Cut before each U+2581 that follows another character. */
+		const uint32_t *q = e->mk.p;
+
+		for (j = 0; j < e->mk.n; j++) {
+			i = q[j];
+			if (i == 0 || (j > 0 && q[j - 1] + 3 == i))
+				continue;
+			if (seg_add(e, &ns, start, i - start) == -1)
+				return -1;
+			start = i;
+		}
+		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+			return -1;
+	} else if (e->m->norm_utf8) {
 		/* Valid UTF-8: a U+2581 is found by its bytes. */
 		const char *q = s, *end = s + n;
 
@@ -2723,8 +2910,10 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 	e->nraw = 0;
 	e->ntok = 0;
 	e->prev_unk = 0;
+	e->use_mk = m->wordsafe && !e->whole && m->norm_utf8 && m->norm.escape_ws;
 	/* The normalized line stays readable SC_WORD bytes past its end. */
-	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb) == -1 ||
+	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb,
+	    e->use_mk ? &e->mk : NULL) == -1 ||
 	    buf_reserve(&e->nb, SC_WORD + 8) == -1)
 		goto nomem;
 	s = (const char *)e->nb.p;
@@ -2951,8 +3140,8 @@ decode(const struct spm_model *m, const char *const *pieces, const size_t *lens,
 	if (m->has_denorm) {
 		struct buf b = { 0 };
 
-		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len,
-		    &b) == -1) {
+		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len, &b,
+		    NULL) == -1) {
 			buf_free(&b);
 			return -1;
 		}
