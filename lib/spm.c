@@ -111,6 +111,7 @@ struct spm_model {
 	int		 byte_fallback;
 	int		 ws_suffix;
 	int32_t		 byte_id[256];
+	int32_t		 char_id[128];	/* normal-table id of each ASCII byte, or -1 */
 	struct norm	 norm, denorm;
 	int		 has_denorm;
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
@@ -172,6 +173,13 @@ struct sc_ent {
 	char		 w[SC_WORD];	/* the word, zero-padded */
 };
 
+/* A cache of BPE joins: the piece of (a, b), or -1. */
+#define PC_SLOTS	32768
+
+struct pc_ent {
+	int32_t		 a, b, id;
+};
+
 struct spm_enc {
 	const struct spm_model *m;
 	struct buf	 nb;		/* normalized text */
@@ -195,6 +203,7 @@ struct spm_enc {
 	enum spm_extra	 extra[SPM_MAX_EXTRA];
 	int		 nextra;
 	uint64_t	 unknowns;
+	struct pc_ent	*pcache;	/* PC_SLOTS (BPE) */
 	struct sc_set	*sets;		/* SC_SETS, made on first use */
 	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
 	int		 prev_unk;	/* the last token is an unknown run */
@@ -1789,6 +1798,11 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
+	for (i = 0; i < 128; i++) {
+		char c = (char)i;
+
+		m->char_id[i] = (int32_t)strtab_find(&m->normal, m->pieces, &c, 1);
+	}
 	if ((m->ptype = malloc(np)) == NULL)
 		goto nomem;
 	for (i = 0; i < np; i++)
@@ -2103,9 +2117,19 @@ struct spm_enc *
 spm_enc_new(const struct spm_model *m)
 {
 	struct spm_enc *e = calloc(1, sizeof(*e));
+	size_t i;
 
-	if (e != NULL)
-		e->m = m;
+	if (e == NULL)
+		return NULL;
+	e->m = m;
+	if (m->type == SPM_BPE) {
+		if ((e->pcache = malloc(PC_SLOTS * sizeof(*e->pcache))) == NULL) {
+			free(e);
+			return NULL;
+		}
+		for (i = 0; i < PC_SLOTS; i++)
+			e->pcache[i].a = -1;
+	}
 	return e;
 }
 
@@ -2125,6 +2149,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->raw);
 	free(e->tok);
 	free(e->mk.p);
+	free(e->pcache);
 	free(e->sets);
 	free(e->cache);
 	free(e->seg);
@@ -2374,6 +2399,48 @@ heap_pop(struct spm_enc *e, struct bpair *top)
 	e->heap[i] = last;
 }
 
+/* The normal-table id of a symbol's text, looked up once (-1: none). */
+static inline int32_t
+sym_id(struct spm_enc *e, const char *s, struct bsym *y)
+{
+	const struct spm_model *m = e->m;
+
+	if (y->id == -2) {
+		if (y->len == 1 && (uint8_t)s[y->off] < 0x80)
+			y->id = m->char_id[(uint8_t)s[y->off]];
+		else
+			y->id = (int32_t)strtab_find(&m->normal, m->pieces,
+			    s + y->off, y->len);
+	}
+	return y->id;
+}
+
+/*
+ * The piece that joins two symbols, or -1: through a cache of id
+ * pairs when both are pieces (a pair of ids is a pair of texts).
+ */
+static inline long
+join_id(struct spm_enc *e, const char *s, struct bsym *L, struct bsym *R)
+{
+	const struct spm_model *m = e->m;
+	int32_t a = sym_id(e, s, L), b = sym_id(e, s, R);
+	struct pc_ent *c;
+	uint64_t k;
+	long id;
+
+	if (a < 0 || b < 0 || e->pcache == NULL)
+		return strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len);
+	k = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) * 0x9e3779b97f4a7c15ull;
+	c = &e->pcache[(k >> 48) & (PC_SLOTS - 1)];
+	if (c->a == a && c->b == b)
+		return c->id;
+	id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len);
+	c->a = a;
+	c->b = b;
+	c->id = (int32_t)id;
+	return id;
+}
+
 static int
 bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 {
@@ -2388,7 +2455,7 @@ bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 	R = &e->sym[r];
 	if (L->freeze || R->freeze)
 		return 0;
-	if ((id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len)) < 0)
+	if ((id = join_id(e, s, L, R)) < 0)
 		return 0;
 	x.score = m->pieces[id].score;
 	x.id = (int32_t)id;
