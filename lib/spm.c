@@ -101,6 +101,7 @@ struct spm_model {
 	struct trie	 user;		/* USER_DEFINED only */
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
+	int		 has_unused;	/* some piece is UNUSED */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
 	double		 uni_bound;	/* largest |score| on a unigram path */
@@ -1757,6 +1758,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 			total += pc->len;
 		if (pc->type == SPM_USER_DEFINED)
 			nuser += pc->len;
+		if (pc->type == SPM_UNUSED)
+			m->has_unused = 1;
 		if (pc->type == SPM_UNKNOWN) {
 			if (m->unk_id >= 0) {
 				seterr(err, "two unknown pieces (%ld and %zu)",
@@ -2502,6 +2505,80 @@ bpe_resegment(struct spm_enc *e, const char *s, uint32_t off, uint32_t len,
 	return raw_add(e, s + off, len, (int32_t)id);
 }
 
+/*
+ * BPE on a short segment of a model without UNUSED pieces: the same
+ * merges as the agenda's (the live pair of the highest score, the
+ * leftmost of equals), found by scanning the few symbols at each step.
+ */
+#define BPE_SMALL	64
+
+static int
+enc_bpe_small(struct spm_enc *e, const char *s, size_t n)
+{
+	const struct spm_model *m = e->m;
+	struct bsym y[BPE_SMALL + 1];
+	int32_t pid[BPE_SMALL];		/* piece of (y[i], y[i + 1]), or -1 */
+	float psc[BPE_SMALL];
+	size_t i = 0, ns = 0, k, best;
+
+	while (i < n) {
+		if (ns == BPE_SMALL)
+			return 1;
+		if ((k = user_match(m, (const uint8_t *)s + i, n - i)) > 0)
+			y[ns].freeze = 1;
+		else {
+			y[ns].freeze = 0;
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+		}
+		y[ns].off = (uint32_t)i;
+		y[ns].len = (uint32_t)k;
+		y[ns].id = -2;
+		i += k;
+		ns++;
+	}
+	for (i = 0; i + 1 < ns; i++) {
+		long id = y[i].freeze || y[i + 1].freeze ? -1 :
+		    join_id(e, s, &y[i], &y[i + 1]);
+
+		pid[i] = (int32_t)id;
+		psc[i] = id >= 0 ? m->pieces[id].score : 0;
+	}
+	while (ns > 1) {
+		best = ns;
+		for (i = 0; i + 1 < ns; i++)
+			if (pid[i] >= 0 && (best == ns || psc[i] > psc[best]))
+				best = i;
+		if (best == ns)
+			break;
+		y[best].len += y[best + 1].len;
+		y[best].id = pid[best];
+		ns--;
+		memmove(&y[best + 1], &y[best + 2], (ns - best - 1) * sizeof(*y));
+		memmove(&pid[best + 1], &pid[best + 2], (ns - best - 1) * sizeof(*pid));
+		memmove(&psc[best + 1], &psc[best + 2], (ns - best - 1) * sizeof(*psc));
+		for (i = best > 0 ? best - 1 : 0; i <= best && i + 1 < ns; i++) {
+			long id = y[i].freeze || y[i + 1].freeze ? -1 :
+			    join_id(e, s, &y[i], &y[i + 1]);
+
+			pid[i] = (int32_t)id;
+			psc[i] = id >= 0 ? m->pieces[id].score : 0;
+		}
+	}
+	for (i = 0; i < ns; i++) {
+		int32_t id = y[i].id;
+
+		if (id >= 0) {
+			if (raw_add(e, s + y[i].off, y[i].len, m->pieces[id].out) == -1)
+				return -1;
+		} else if (raw_add(e, s + y[i].off, y[i].len, (int32_t)spm_piece_id(m,
+		    s + y[i].off, y[i].len)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 enc_bpe(struct spm_enc *e, const char *s, size_t n)
 {
@@ -2509,6 +2586,10 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	size_t i = 0, ns = 0, k;
 	struct bpair top;
 	int32_t idx;
+	int rc;
+
+	if (!m->has_unused && n <= BPE_SMALL && (rc = enc_bpe_small(e, s, n)) <= 0)
+		return rc;
 
 	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
 		return -1;
