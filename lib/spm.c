@@ -97,7 +97,6 @@ struct spm_model {
 	uint8_t		*ptype;		/* the type of each piece, compact */
 	size_t		 n;
 	struct strtab	 normal, reserved;
-	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
 	struct trie	 user;		/* USER_DEFINED only */
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
@@ -411,13 +410,12 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 }
 
 /*
- * The builder's state: the array, and the free cells as a doubly linked
- * list in index order (nf, pf; -1 ends it).
+ * The builder's state: the array, and a bitmap of the cells in use
+ * (the root's cell 0 among them).
  */
 struct dabuild {
 	struct darray	*d;
-	int32_t		*nf, *pf;
-	int32_t		 head, tail;
+	uint64_t	*used;
 };
 
 static int
@@ -426,7 +424,7 @@ da_grow(struct dabuild *bd, size_t need)
 	struct darray *d = bd->d;
 	size_t n = d->size ? d->size : 1024, i;
 	struct dunit *u;
-	int32_t *nf, *pf;
+	uint64_t *b;
 
 	if (need <= d->size)
 		return 0;
@@ -437,156 +435,173 @@ da_grow(struct dabuild *bd, size_t need)
 	if ((u = realloc(d->u, n * sizeof(*u))) == NULL)
 		return -1;
 	d->u = u;
-	if ((nf = realloc(bd->nf, n * sizeof(*nf))) == NULL)
+	if ((b = realloc(bd->used, (n / 64 + 1) * sizeof(*b))) == NULL)
 		return -1;
-	bd->nf = nf;
-	if ((pf = realloc(bd->pf, n * sizeof(*pf))) == NULL)
-		return -1;
-	bd->pf = pf;
+	bd->used = b;
 	for (i = d->size; i < n; i++) {
 		u[i].base = 0;
 		u[i].check = -1;
 		u[i].val = -1;
-		pf[i] = (int32_t)i - 1;
-		nf[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
-	if (bd->tail >= 0) {
-		nf[bd->tail] = (int32_t)d->size;
-		pf[d->size] = bd->tail;
-	} else {
-		bd->head = (int32_t)d->size;
-		pf[d->size] = -1;
-	}
-	bd->tail = (int32_t)n - 1;
+	for (i = d->size / 64; i <= n / 64; i++)
+		if (i * 64 >= d->size)
+			b[i] = 0;
+		else
+			b[i] &= ~(~0ull << (d->size % 64));
 	d->size = n;
 	return 0;
 }
 
-/* Take cell i off the free list. */
-static void
-da_use(struct dabuild *bd, int32_t i)
+/* The first free cell at or after f (the array grows to hold it). */
+static int
+da_next_free(struct dabuild *bd, size_t f, size_t *out)
 {
-	int32_t p = bd->pf[i], n = bd->nf[i];
+	for (;;) {
+		uint64_t w;
 
-	if (p >= 0)
-		bd->nf[p] = n;
-	else
-		bd->head = n;
-	if (n >= 0)
-		bd->pf[n] = p;
-	else
-		bd->tail = p;
+		if (f + 256 >= bd->d->size && da_grow(bd, f + 512) == -1)
+			return -1;
+		w = ~bd->used[f / 64] & (~0ull << (f % 64));
+		if (w != 0) {
+			*out = f / 64 * 64 + (size_t)__builtin_ctzll(w);
+			return 0;
+		}
+		f = (f / 64 + 1) * 64;
+	}
 }
 
-/* Lay the trie out as a double array, breadth first. */
+/* Pieces in byte order (a prefix first). */
+static const struct spm_piece *sort_pieces;
+
 static int
-da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
+piece_cmp(const void *a, const void *b)
 {
-	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, frontier = 1, maxb = 0;
-	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
-	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
-	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
-	int32_t *pos = malloc((nn + 1) * sizeof(int32_t));
-	uint32_t *par = malloc((nn + 1) * sizeof(uint32_t));
-	uint8_t *lab = malloc(nn + 1);
-	struct dabuild bd = { d, NULL, NULL, -1, -1 };
+	const struct spm_piece *p = &sort_pieces[*(const int32_t *)a];
+	const struct spm_piece *q = &sort_pieces[*(const int32_t *)b];
+	uint32_t n = p->len < q->len ? p->len : q->len;
+	int c = memcmp(p->s, q->s, n);
+
+	return c != 0 ? c : (p->len > q->len) - (p->len < q->len);
+}
+
+struct danode {
+	uint32_t	 lo, hi;	/* its keys, sorted */
+	uint32_t	 depth;
+	int32_t		 cell;
+};
+
+/*
+ * The lattice's trie of the NORMAL, USER_DEFINED and UNUSED pieces (ids
+ * of the UNUSED left out) as a double array, straight from the pieces
+ * sorted by their bytes: each node is a range of keys with a common
+ * prefix, its children the runs of the next byte.
+ */
+static int
+da_build(struct darray *d, const struct spm_model *m)
+{
+	const struct spm_piece *pc = m->pieces;
+	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1;
+	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
+	struct danode *st = malloc(capst * sizeof(*st));
+	struct dabuild bd = { d, NULL };
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
-	if (first == NULL || edge == NULL || queue == NULL || pos == NULL ||
-	    par == NULL || lab == NULL || da_grow(&bd, 1024) == -1)
+	if (key == NULL || st == NULL || da_grow(&bd, 1024) == -1)
 		goto out;
-	/* Parent and label of every node, then the edges grouped by parent. */
-	par[0] = 0;
-	for (i = 0; i < 256; i++)
-		if (t->root[i] != 0) {
-			par[t->root[i]] = 0;
-			lab[t->root[i]] = (uint8_t)i;
-		}
-	for (i = 0; i <= t->mask; i++)
-		if (t->key[i] != 0) {
-			par[t->child[i]] = (uint32_t)((t->key[i] - 1) >> 8);
-			lab[t->child[i]] = (uint8_t)(t->key[i] - 1);
-		}
-	for (i = 1; i < nn; i++)
-		first[par[i] + 1]++;
-	for (i = 0; i < nn; i++)
-		first[i + 1] += first[i];
-	for (i = 1; i < nn; i++) {
-		size_t at = first[par[i]]++;
-
-		edge[at].child = (uint32_t)i;
-		edge[at].c = lab[i];
-	}
-	/* first[p] now ends p's edges; p's start is first[p - 1] (0 for p 0). */
-	pos[0] = 0;
+	for (i = 0; i < m->n; i++)
+		if (pc[i].type == SPM_NORMAL || pc[i].type == SPM_USER_DEFINED ||
+		    pc[i].type == SPM_UNUSED)
+			key[nk++] = (int32_t)i;
+	sort_pieces = pc;
+	qsort(key, nk, sizeof(*key), piece_cmp);
 	d->u[0].check = -2;
-	da_use(&bd, 0);
-	queue[qt++] = 0;
-	while (qh < qt) {
-		uint32_t nd = queue[qh++];
-		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b = 0;
-		int32_t f;
+	bd.used[0] |= 1;
+	st[nst++] = (struct danode){ 0, (uint32_t)nk, 0, 0 };
+	while (nst > 0) {
+		struct danode nd = st[--nst];
+		uint8_t lab[256];
+		uint32_t from[257];
+		size_t nl = 0, f, b = 0;
 		int tries;
-		uint8_t minc = 255;
 
-		if (lo == hi)
-			continue;
-		for (j = lo; j < hi; j++)
-			if (edge[j].c < minc)
-				minc = edge[j].c;
-		/*
-		 * Try the free cells in order as the place of the smallest
-		 * label; after a few hundred, go past every cell used (all
-		 * free there), so that a build stays linear.
-		 */
-		for (f = bd.head, tries = 0; ; f = bd.nf[f]) {
-			if (f < 0 || ++tries > 256) {
-				b = frontier > (size_t)minc + 1 ? frontier - minc : 1;
-				break;
+		/* The key that ends here (one at most: no duplicates). */
+		if (nd.lo < nd.hi && pc[key[nd.lo]].len == nd.depth) {
+			int32_t id = key[nd.lo++];
+
+			d->u[nd.cell].val = pc[id].type != SPM_UNUSED ? id : -1;
+		}
+		for (i = nd.lo; i < nd.hi; i++) {
+			uint8_t c = (uint8_t)pc[key[i]].s[nd.depth];
+
+			if (nl == 0 || lab[nl - 1] != c) {
+				lab[nl] = c;
+				from[nl++] = (uint32_t)i;
 			}
-			if ((size_t)f < (size_t)minc + 1)
-				continue;
-			b = (size_t)f - minc;
-			if (b + 256 > d->size && da_grow(&bd, b + 512) == -1)
+		}
+		if (nl == 0)
+			continue;
+		from[nl] = nd.hi;
+		/*
+		 * The first free cell that can take the smallest label, then
+		 * the next ones; after a few, past every cell used.
+		 */
+		for (f = (size_t)lab[0] + 1, tries = 0; ; f++) {
+			if (da_next_free(&bd, f, &f) == -1)
 				goto out;
-			for (j = lo; j < hi; j++)
-				if (d->u[b + edge[j].c].check != -1)
+			if (++tries > 64 && f < frontier)
+				f = frontier > (size_t)lab[0] + 1 ? frontier :
+				    (size_t)lab[0] + 1;
+			b = f - lab[0];
+			if (b + 256 >= d->size && da_grow(&bd, b + 512) == -1)
+				goto out;
+			for (j = 1; j < nl; j++)
+				if (bd.used[(b + lab[j]) / 64] >> ((b + lab[j]) % 64) & 1)
 					break;
-			if (j == hi)
+			if (j == nl)
 				break;
 		}
-		if (b > INT32_MAX - 512 || da_grow(&bd, b + 512) == -1)
-			goto out;
-		d->u[pos[nd]].base = (int32_t)b;
+		d->u[nd.cell].base = (int32_t)b;
 		if (b > maxb)
 			maxb = b;
-		for (j = lo; j < hi; j++) {
-			uint32_t ch = edge[j].child;
-			int32_t id = t->val[ch];
+		if (nst + nl > capst) {
+			struct danode *q;
 
-			pos[ch] = (int32_t)(b + edge[j].c);
-			d->u[pos[ch]].check = pos[nd];
-			da_use(&bd, pos[ch]);
-			if ((size_t)pos[ch] + 1 > frontier)
-				frontier = (size_t)pos[ch] + 1;
-			d->u[pos[ch]].val = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
-			queue[qt++] = ch;
+			while (nst + nl > capst)
+				capst *= 2;
+			if ((q = realloc(st, capst * sizeof(*st))) == NULL)
+				goto out;
+			st = q;
+		}
+		for (j = 0; j < nl; j++) {
+			size_t c = b + lab[j];
+
+			d->u[c].check = nd.cell;
+			bd.used[c / 64] |= 1ull << (c % 64);
+			if (c + 1 > frontier)
+				frontier = c + 1;
+			st[nst++] = (struct danode){ from[j], from[j + 1],
+			    nd.depth + 1, (int32_t)c };
 		}
 	}
 	/* Every base + 255 inside; a leaf's base 0 reaches cells 0..255. */
 	if (da_grow(&bd, maxb + 256) == -1)
 		goto out;
+	/* Give back the room grown past the last cell a walk can reach. */
+	{
+		size_t keep = (maxb + 256 > frontier ? maxb + 256 : frontier);
+		struct dunit *u = realloc(d->u, keep * sizeof(*u));
+
+		if (u != NULL) {
+			d->u = u;
+			d->size = keep;
+		}
+	}
 	rc = 0;
 out:
-	free(first);
-	free(edge);
-	free(queue);
-	free(pos);
-	free(par);
-	free(lab);
-	free(bd.nf);
-	free(bd.pf);
+	free(key);
+	free(st);
+	free(bd.used);
 	return rc;
 }
 
@@ -1478,7 +1493,6 @@ spm_model_free(struct spm_model *m)
 	free(m->ptype);
 	free(m->normal.slot);
 	free(m->reserved.slot);
-	trie_free(&m->all);
 	free(m->da.u);
 	trie_free(&m->user);
 	free(m->vscore);
@@ -1813,9 +1827,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 	for (i = 0; i < np; i++)
 		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
 		    m->pieces[i].len);
-	/* The lattice's trie serves unigram models only. */
-	if (trie_init(&m->all, m->type == SPM_UNIGRAM ? total : 0) == -1 ||
-	    trie_init(&m->user, nuser) == -1)
+	if (trie_init(&m->user, nuser) == -1)
 		goto nomem;
 	if ((m->vscore = malloc(np * sizeof(*m->vscore))) == NULL)
 		goto nomem;
@@ -1829,20 +1841,15 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
 		    pc->type != SPM_UNUSED)
 			continue;
-		if (m->type == SPM_UNIGRAM &&
-		    trie_add(&m->all, pc->s, pc->len, (int32_t)i) == -1)
-			goto nomem;
 		if (pc->type == SPM_USER_DEFINED) {
 			m->has_user = 1;
 			if (trie_add(&m->user, pc->s, pc->len, (int32_t)i) == -1)
 				goto nomem;
 		}
 	}
-	if (m->type == SPM_UNIGRAM && da_build(&m->da, &m->all, m->pieces) == -1)
+	/* The lattice's trie serves unigram models only. */
+	if (m->type == SPM_UNIGRAM && da_build(&m->da, m) == -1)
 		goto nomem;
-	/* Only the double array is used from now on. */
-	trie_free(&m->all);
-	memset(&m->all, 0, sizeof(m->all));
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
@@ -2935,17 +2942,39 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	return 0;
 }
 
+/*
+ * The hash of a word of the normalized line (readable 8 bytes past
+ * its end), | 1; 0 for a word too long to cache.
+ */
 static inline uint64_t
 seg_hash(const char *s, size_t n)
 {
-	return n <= SC_WORD ? hash_bytes(s, n) | 1 : 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull), w;
+	size_t i;
+
+	if (n > SC_WORD)
+		return 0;
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+	}
+	if (i < n) {
+		memcpy(&w, s + i, 8);
+		w &= ~0ull >> (64 - 8 * (n - i));
+		h = (h ^ w) * 0x94d049bb133111ebull;
+	}
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (h ^ (h >> 32)) | 1;
 }
 
 /*
  * A wordsafe line: word by word, the unigram score carried along; the
  * cache sets of the words a little ahead are fetched early.
  */
-#define SC_AHEAD	4
+#define SC_AHEAD	8
+#define SC_AHEAD2	4
 
 static inline int
 seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
@@ -2963,7 +2992,8 @@ seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
-	size_t i = 0, start = 0, k = 0, ns = 0, j;
+	size_t i = 0, start = 0, k = 0, ns = 0, j, w;
+	uint64_t h;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
 	struct seg *g;
@@ -3038,6 +3068,18 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			g = &e->seg[j + SC_AHEAD];
 			if ((g->tag = seg_hash(s + g->off, g->len)) != 0)
 				__builtin_prefetch(&e->sets[SC_SET(g->tag)]);
+		}
+		/* Nearer, the entry of the word's tag, when there is one. */
+		if (j + SC_AHEAD2 < ns && (h = e->seg[j + SC_AHEAD2].tag) != 0) {
+			const struct sc_set *st = &e->sets[SC_SET(h)];
+			uint32_t tag = (uint32_t)(h >> 32) | 1;
+
+			for (w = 0; w < SC_WAYS; w++)
+				if (st->tag[w] == tag) {
+					__builtin_prefetch(&e->cache[SC_SET(h) *
+					    SC_WAYS + w]);
+					break;
+				}
 		}
 		g = &e->seg[j];
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
