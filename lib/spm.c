@@ -55,13 +55,17 @@ struct trie {
 
 /*
  * The unigram lattice's piece trie as a double array: the child of the
- * node at cell p by byte c is the cell base + c (base = u[p].base) when
- * its check is p; its val is the piece id (UNUSED pieces left out), or
- * -1.  Every base + 255 is inside the array, so a walk needs no bounds
- * check.
+ * node at cell p by byte c is the cell base + c (base = bl >> 9 of p)
+ * when that cell's label (bl & 0x1ff) is c + 1 (0: a free cell); no two
+ * nodes with children share a base, so the label is check enough.  val
+ * is the piece id (UNUSED pieces left out), or -1.  Every base + 255 is
+ * inside the array, so a walk needs no bounds check.
  */
+#define DA_MAXBASE	((1u << 23) - 256)
+
 struct dunit {
-	int32_t		 base, check, val;
+	uint32_t	 bl;
+	int32_t		 val;
 };
 
 struct darray {
@@ -104,7 +108,7 @@ struct spm_model {
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
 	double		 uni_bound;	/* largest |score| on a unigram path */
-	double		*vscore;	/* unigram score of each piece */
+	float		*fscore;	/* unigram score of each piece; NaN: user-defined */
 	float		 min_score, max_score, unk_score;
 	long		 unk_id;
 	int		 type;
@@ -124,6 +128,20 @@ struct marks {
 	uint32_t	*p;
 	size_t		 n, cap;
 };
+
+/*
+ * A piece's score in the lattice: its own, but for a user-defined
+ * piece, length * max_score - 0.1 (as a double).
+ */
+static inline double
+piece_score(const struct spm_model *m, int32_t id)
+{
+	float f = m->fscore[id];
+
+	if (f == f)
+		return (double)f;
+	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
+}
 
 /* One symbol of the BPE merge. */
 struct bsym {
@@ -273,7 +291,7 @@ strtab_init(struct strtab *t, size_t n)
 {
 	size_t sz = 16;
 
-	while (sz < n * 2 + 1)
+	while (sz < n + n / 2 + 1)
 		sz *= 2;
 	if ((t->slot = calloc(sz, sizeof(*t->slot))) == NULL)
 		return -1;
@@ -416,6 +434,7 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 struct dabuild {
 	struct darray	*d;
 	uint64_t	*used;
+	uint64_t	*bases;		/* the bases taken */
 };
 
 static int
@@ -429,7 +448,7 @@ da_grow(struct dabuild *bd, size_t need)
 	if (need <= d->size)
 		return 0;
 	while (n < need)
-		n *= 2;
+		n += n / 4;
 	if (n > INT32_MAX)
 		return -1;
 	if ((u = realloc(d->u, n * sizeof(*u))) == NULL)
@@ -438,16 +457,20 @@ da_grow(struct dabuild *bd, size_t need)
 	if ((b = realloc(bd->used, (n / 64 + 1) * sizeof(*b))) == NULL)
 		return -1;
 	bd->used = b;
+	if ((b = realloc(bd->bases, (n / 64 + 1) * sizeof(*b))) == NULL)
+		return -1;
+	bd->bases = b;
 	for (i = d->size; i < n; i++) {
-		u[i].base = 0;
-		u[i].check = -1;
+		u[i].bl = 0;
 		u[i].val = -1;
 	}
 	for (i = d->size / 64; i <= n / 64; i++)
 		if (i * 64 >= d->size)
-			b[i] = 0;
-		else
-			b[i] &= ~(~0ull << (d->size % 64));
+			bd->used[i] = bd->bases[i] = 0;
+		else {
+			bd->used[i] &= ~(~0ull << (d->size % 64));
+			bd->bases[i] &= ~(~0ull << (d->size % 64));
+		}
 	d->size = n;
 	return 0;
 }
@@ -503,7 +526,7 @@ da_build(struct darray *d, const struct spm_model *m)
 	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
-	struct dabuild bd = { d, NULL };
+	struct dabuild bd = { d, NULL, NULL };
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -515,7 +538,26 @@ da_build(struct darray *d, const struct spm_model *m)
 			key[nk++] = (int32_t)i;
 	sort_pieces = pc;
 	qsort(key, nk, sizeof(*key), piece_cmp);
-	d->u[0].check = -2;
+	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
+	{
+		size_t nodes = 1, l;
+
+		for (i = 0; i < nk; i++) {
+			const struct spm_piece *q = &pc[key[i]];
+
+			l = 0;
+			if (i > 0) {
+				const struct spm_piece *r = &pc[key[i - 1]];
+
+				while (l < q->len && l < r->len && q->s[l] == r->s[l])
+					l++;
+			}
+			nodes += q->len - l;
+		}
+		if (da_grow(&bd, nodes + nodes / 8 + 1024) == -1)
+			goto out;
+	}
+	d->u[0].bl = 0x1ff;		/* a label no byte has */
 	bd.used[0] |= 1;
 	st[nst++] = (struct danode){ 0, (uint32_t)nk, 0, 0 };
 	while (nst > 0) {
@@ -553,15 +595,20 @@ da_build(struct darray *d, const struct spm_model *m)
 				f = frontier > (size_t)lab[0] + 1 ? frontier :
 				    (size_t)lab[0] + 1;
 			b = f - lab[0];
+			if (b > DA_MAXBASE)
+				goto out;
 			if (b + 256 >= d->size && da_grow(&bd, b + 512) == -1)
 				goto out;
+			if (bd.bases[b / 64] >> (b % 64) & 1)
+				continue;
 			for (j = 1; j < nl; j++)
 				if (bd.used[(b + lab[j]) / 64] >> ((b + lab[j]) % 64) & 1)
 					break;
 			if (j == nl)
 				break;
 		}
-		d->u[nd.cell].base = (int32_t)b;
+		d->u[nd.cell].bl |= (uint32_t)b << 9;
+		bd.bases[b / 64] |= 1ull << (b % 64);
 		if (b > maxb)
 			maxb = b;
 		if (nst + nl > capst) {
@@ -576,7 +623,7 @@ da_build(struct darray *d, const struct spm_model *m)
 		for (j = 0; j < nl; j++) {
 			size_t c = b + lab[j];
 
-			d->u[c].check = nd.cell;
+			d->u[c].bl = (uint32_t)lab[j] + 1;
 			bd.used[c / 64] |= 1ull << (c % 64);
 			if (c + 1 > frontier)
 				frontier = c + 1;
@@ -602,6 +649,7 @@ out:
 	free(key);
 	free(st);
 	free(bd.used);
+	free(bd.bases);
 	return rc;
 }
 
@@ -1495,7 +1543,7 @@ spm_model_free(struct spm_model *m)
 	free(m->reserved.slot);
 	free(m->da.u);
 	trie_free(&m->user);
-	free(m->vscore);
+	free(m->fscore);
 	free(m->norm.units);
 	free(m->denorm.units);
 	free(m);
@@ -1602,8 +1650,8 @@ word_safe(struct spm_model *m)
 			return 0;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
 			continue;
-		if (fabs(m->vscore[i]) > b)
-			b = fabs(m->vscore[i]);
+		if (fabs(piece_score(m, (int32_t)i)) > b)
+			b = fabs(piece_score(m, (int32_t)i));
 		for (j = 0; j < pc->len; j += k) {
 			int ws;
 
@@ -1740,7 +1788,11 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		seterr(err, "no pieces (not a SentencePiece model?)");
 		goto fail;
 	}
-	if (strtab_init(&m->normal, np) == -1 || strtab_init(&m->reserved, np) == -1)
+	for (i = 0, k = 0; i < np; i++)
+		k += m->pieces[i].type == SPM_UNKNOWN || m->pieces[i].type == SPM_CONTROL ||
+		    m->pieces[i].type == SPM_BYTE;
+	if (strtab_init(&m->normal, np - (size_t)k) == -1 ||
+	    strtab_init(&m->reserved, (size_t)k) == -1)
 		goto nomem;
 	m->unk_id = -1;
 	m->min_score = FLT_MAX;
@@ -1829,15 +1881,12 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		    m->pieces[i].len);
 	if (trie_init(&m->user, nuser) == -1)
 		goto nomem;
-	if ((m->vscore = malloc(np * sizeof(*m->vscore))) == NULL)
+	if ((m->fscore = malloc(np * sizeof(*m->fscore))) == NULL)
 		goto nomem;
 	for (i = 0; i < np; i++) {
 		struct spm_piece *pc = &m->pieces[i];
 
-		if (pc->type == SPM_USER_DEFINED)
-			m->vscore[i] = (double)((float)pc->len * m->max_score) - 0.1;
-		else
-			m->vscore[i] = (double)pc->score;
+		m->fscore[i] = pc->type == SPM_USER_DEFINED ? NAN : pc->score;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
 		    pc->type != SPM_UNUSED)
 			continue;
@@ -1912,9 +1961,20 @@ spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
 	ssize_t k;
 	int fd;
 
+	struct stat sb;
+
 	if ((fd = open(path, O_RDONLY)) == -1) {
 		seterr(err, "%s", strerror(errno));
 		return NULL;
+	}
+	/* A regular file: its size and one byte more (to see the end). */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+	    (uint64_t)sb.st_size < SPM_MAX_MODEL) {
+		cap = (size_t)sb.st_size + 1;
+		if ((p = malloc(cap)) == NULL) {
+			seterr(err, "out of memory");
+			goto fail;
+		}
 	}
 	for (;;) {
 		if (n == cap) {
@@ -1943,6 +2003,8 @@ spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
 		n += (size_t)k;
 	}
 	close(fd);
+	if (n + 1 < cap && (q = realloc(p, n ? n : 1)) != NULL)
+		p = q;
 	return model_build(p, n, extra_ids, err);
 fail:
 	close(fd);
@@ -2282,16 +2344,17 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			int32_t id;
-			size_t nx = (size_t)da->u[cur].base + (uint8_t)s[kp];
+			uint32_t c = (uint8_t)s[kp];
+			size_t nx = (size_t)(da->u[cur].bl >> 9) + c;
 
 			kp++;
-			if (da->u[nx].check != cur)
+			if ((da->u[nx].bl & 0x1ff) != c + 1)
 				break;
 			cur = (int32_t)nx;
 			if ((id = da->u[cur].val) < 0)
 				continue;
 			{
-				double cand = m->vscore[id] + (double)here;
+				double cand = piece_score(m, id) + (double)here;
 
 				if (from[kp] == -1) {
 					best[kp] = (float)cand;
@@ -2893,7 +2956,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 					if (c->ids[i] == m->unk_id)
 						*base = m->unk_score + *base;
 					else
-						*base = (float)(m->vscore[c->ids[i]] +
+						*base = (float)(piece_score(m, c->ids[i]) +
 						    (double)*base);
 			}
 			return 0;
