@@ -29,18 +29,20 @@ static const char SPACE_SYM[] = "\xe2\x96\x81";		/* U+2581 */
 static const char REPLACEMENT[] = "\xef\xbf\xbd";	/* U+FFFD */
 static const char DEFAULT_UNK_SURFACE[] = " \xe2\x81\x87 ";
 
+/* 16 bytes a piece: a piece's text is shorter than SPM_MAX_PIECE. */
+#define SPM_MAX_PIECE	(1u << 24)
+
 struct spm_piece {
 	const char	*s;
-	uint32_t	 len;
+	uint32_t	 len : 24;
+	uint32_t	 type : 8;
 	float		 score;
-	int32_t		 out;		/* PieceToId() of its text (a reserved twin first) */
-	uint8_t		 type;
 };
 
 /* A string -> id hash table (open addressing; slot = id + 1, 0 empty). */
 struct strtab {
 	uint64_t	*slot;
-	size_t		 mask;
+	size_t		 size;		/* at most three quarters full */
 };
 
 /* A byte trie: child of (node, byte) in an open-addressing table. */
@@ -105,10 +107,10 @@ struct spm_model {
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
 	int		 has_unused;	/* some piece is UNUSED */
+	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
 	double		 uni_bound;	/* largest |score| on a unigram path */
-	float		*fscore;	/* unigram score of each piece; NaN: user-defined */
 	float		 min_score, max_score, unk_score;
 	long		 unk_id;
 	int		 type;
@@ -136,11 +138,20 @@ struct marks {
 static inline double
 piece_score(const struct spm_model *m, int32_t id)
 {
-	float f = m->fscore[id];
-
-	if (f == f)
-		return (double)f;
+	if (m->ptype[id] != SPM_USER_DEFINED)
+		return (double)m->pieces[id].score;
 	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
+}
+
+long spm_piece_id(const struct spm_model *m, const char *s, size_t len);
+
+/* PieceToId() of a matchable piece's text: itself, unless a reserved piece has the text. */
+static inline int32_t
+piece_out(const struct spm_model *m, int32_t id)
+{
+	if (!m->has_twin)
+		return id;
+	return (int32_t)spm_piece_id(m, m->pieces[id].s, m->pieces[id].len);
 }
 
 /* One symbol of the BPE merge. */
@@ -289,13 +300,11 @@ hash_bytes(const void *p, size_t n)
 static int
 strtab_init(struct strtab *t, size_t n)
 {
-	size_t sz = 16;
+	size_t sz = n + n / 3 + 16;
 
-	while (sz < n + n / 2 + 1)
-		sz *= 2;
 	if ((t->slot = calloc(sz, sizeof(*t->slot))) == NULL)
 		return -1;
-	t->mask = sz - 1;
+	t->size = sz;
 	return 0;
 }
 
@@ -309,7 +318,7 @@ strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
 {
 	uint64_t h = hash_bytes(s, len), v;
 	uint32_t tag = (uint32_t)(h >> 32);
-	size_t i = (size_t)h & t->mask;
+	size_t i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32);
 
 	if (t->slot == NULL)
 		return -1;
@@ -320,7 +329,8 @@ strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
 			if (q->len == len && memcmp(q->s, s, len) == 0)
 				return (long)(uint32_t)v - 1;
 		}
-		i = (i + 1) & t->mask;
+		if (++i == t->size)
+			i = 0;
 	}
 	return -1;
 }
@@ -337,8 +347,9 @@ strtab_add(struct strtab *t, const struct spm_piece *pc, uint32_t id)
 	if (old >= 0)
 		return old;
 	h = hash_bytes(p->s, p->len);
-	for (i = (size_t)h & t->mask; t->slot[i] != 0; i = (i + 1) & t->mask)
-		;
+	for (i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32); t->slot[i] != 0; )
+		if (++i == t->size)
+			i = 0;
 	t->slot[i] = (h >> 32) << 32 | (uint64_t)(id + 1);
 	return -1;
 }
@@ -818,6 +829,11 @@ parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
 
 				if (pb_str(b, &s) == -1)
 					goto bad;
+				if (s.len >= SPM_MAX_PIECE) {
+					seterr(err, "piece %zu is longer than %u bytes",
+					    idx, SPM_MAX_PIECE - 1);
+					return -1;
+				}
 				pc->s = s.s;
 				pc->len = (uint32_t)s.len;
 			}
@@ -1543,7 +1559,6 @@ spm_model_free(struct spm_model *m)
 	free(m->reserved.slot);
 	free(m->da.u);
 	trie_free(&m->user);
-	free(m->fscore);
 	free(m->norm.units);
 	free(m->denorm.units);
 	free(m);
@@ -1876,17 +1891,20 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		goto nomem;
 	for (i = 0; i < np; i++)
 		m->ptype[i] = m->pieces[i].type;
-	for (i = 0; i < np; i++)
-		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
-		    m->pieces[i].len);
+	/* Whether a reserved piece shares its text with another (PieceToId() finds it first). */
+	for (i = 0; i < np && m->reserved.slot != NULL; i++) {
+		uint8_t t = m->pieces[i].type;
+
+		if ((t == SPM_NORMAL || t == SPM_USER_DEFINED || t == SPM_UNUSED) &&
+		    strtab_find(&m->reserved, m->pieces, m->pieces[i].s,
+		    m->pieces[i].len) >= 0)
+			m->has_twin = 1;
+	}
 	if (trie_init(&m->user, nuser) == -1)
-		goto nomem;
-	if ((m->fscore = malloc(np * sizeof(*m->fscore))) == NULL)
 		goto nomem;
 	for (i = 0; i < np; i++) {
 		struct spm_piece *pc = &m->pieces[i];
 
-		m->fscore[i] = pc->type == SPM_USER_DEFINED ? NAN : pc->score;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
 		    pc->type != SPM_UNUSED)
 			continue;
@@ -2640,7 +2658,7 @@ enc_bpe_small(struct spm_enc *e, const char *s, size_t n)
 		int32_t id = y[i].id;
 
 		if (id >= 0) {
-			if (raw_add(e, s + y[i].off, y[i].len, m->pieces[id].out) == -1)
+			if (raw_add(e, s + y[i].off, y[i].len, piece_out(m, id)) == -1)
 				return -1;
 		} else if (raw_add(e, s + y[i].off, y[i].len, (int32_t)spm_piece_id(m,
 		    s + y[i].off, y[i].len)) == -1)
@@ -2709,7 +2727,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 		const struct bsym *y = &e->sym[idx];
 
 		if (y->id >= 0 && m->ptype[y->id] != SPM_UNUSED) {
-			if (raw_add(e, s + y->off, y->len, m->pieces[y->id].out) == -1)
+			if (raw_add(e, s + y->off, y->len, piece_out(m, y->id)) == -1)
 				return -1;
 		} else if (bpe_resegment(e, s, y->off, y->len, 0) == -1)
 			return -1;
