@@ -41,7 +41,7 @@ struct spm_piece {
 
 /* A string -> id hash table (open addressing; slot = id + 1, 0 empty). */
 struct strtab {
-	uint64_t	*slot;
+	uint32_t	*slot;
 	size_t		 size;		/* at most three quarters full */
 };
 
@@ -308,27 +308,22 @@ strtab_init(struct strtab *t, size_t n)
 	return 0;
 }
 
-/*
- * A slot is the hash's high 32 bits << 32 | id + 1 (0: empty), so that
- * a probe compares strings only when the hashes agree.
- */
+/* A slot is id + 1 (0: empty); a probe compares lengths, then bytes. */
 static long
 strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
     size_t len)
 {
-	uint64_t h = hash_bytes(s, len), v;
-	uint32_t tag = (uint32_t)(h >> 32);
+	uint64_t h = hash_bytes(s, len);
 	size_t i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32);
+	uint32_t v;
 
 	if (t->slot == NULL)
 		return -1;
 	while ((v = t->slot[i]) != 0) {
-		if ((uint32_t)(v >> 32) == tag) {
-			const struct spm_piece *q = &pc[(uint32_t)v - 1];
+		const struct spm_piece *q = &pc[v - 1];
 
-			if (q->len == len && memcmp(q->s, s, len) == 0)
-				return (long)(uint32_t)v - 1;
-		}
+		if (q->len == len && memcmp(q->s, s, len) == 0)
+			return (long)v - 1;
 		if (++i == t->size)
 			i = 0;
 	}
@@ -350,7 +345,7 @@ strtab_add(struct strtab *t, const struct spm_piece *pc, uint32_t id)
 	for (i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32); t->slot[i] != 0; )
 		if (++i == t->size)
 			i = 0;
-	t->slot[i] = (h >> 32) << 32 | (uint64_t)(id + 1);
+	t->slot[i] = id + 1;
 	return -1;
 }
 
@@ -445,6 +440,7 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 struct dabuild {
 	struct darray	*d;
 	uint64_t	*used;
+	uint64_t	*full;		/* a bit per word of used: all 64 in use */
 	uint64_t	*bases;		/* the bases taken */
 };
 
@@ -471,6 +467,14 @@ da_grow(struct dabuild *bd, size_t need)
 	if ((b = realloc(bd->bases, (n / 64 + 1) * sizeof(*b))) == NULL)
 		return -1;
 	bd->bases = b;
+	if ((b = realloc(bd->full, (n / 4096 + 1) * sizeof(*b))) == NULL)
+		return -1;
+	bd->full = b;
+	for (i = d->size / 4096; i <= n / 4096; i++)
+		if (i * 4096 >= d->size)
+			b[i] = 0;
+		else
+			b[i] &= ~(~0ull << (d->size / 64 % 64));
 	for (i = d->size; i < n; i++) {
 		u[i].bl = 0;
 		u[i].val = -1;
@@ -492,6 +496,7 @@ da_next_free(struct dabuild *bd, size_t f, size_t *out)
 {
 	for (;;) {
 		uint64_t w;
+		size_t wi;
 
 		if (f + 256 >= bd->d->size && da_grow(bd, f + 512) == -1)
 			return -1;
@@ -500,8 +505,29 @@ da_next_free(struct dabuild *bd, size_t f, size_t *out)
 			*out = f / 64 * 64 + (size_t)__builtin_ctzll(w);
 			return 0;
 		}
-		f = (f / 64 + 1) * 64;
+		/* The next word of the bitmap with a free cell. */
+		for (wi = f / 64 + 1; ; ) {
+			if (wi * 64 + 256 >= bd->d->size &&
+			    da_grow(bd, wi * 64 + 512) == -1)
+				return -1;
+			w = ~bd->full[wi / 64] & (~0ull << (wi % 64));
+			if (w != 0) {
+				wi = wi / 64 * 64 + (size_t)__builtin_ctzll(w);
+				break;
+			}
+			wi = (wi / 64 + 1) * 64;
+		}
+		f = wi * 64;
 	}
+}
+
+/* Mark cell c used. */
+static inline void
+da_take(struct dabuild *bd, size_t c)
+{
+	bd->used[c / 64] |= 1ull << (c % 64);
+	if (bd->used[c / 64] == ~0ull)
+		bd->full[c / 4096] |= 1ull << (c / 64 % 64);
 }
 
 /* Pieces in byte order (a prefix first). */
@@ -534,10 +560,10 @@ static int
 da_build(struct darray *d, const struct spm_model *m)
 {
 	const struct spm_piece *pc = m->pieces;
-	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1;
+	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
-	struct dabuild bd = { d, NULL, NULL };
+	struct dabuild bd = { d, NULL, NULL, NULL };
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
@@ -569,7 +595,7 @@ da_build(struct darray *d, const struct spm_model *m)
 			goto out;
 	}
 	d->u[0].bl = 0x1ff;		/* a label no byte has */
-	bd.used[0] |= 1;
+	da_take(&bd, 0);
 	st[nst++] = (struct danode){ 0, (uint32_t)nk, 0, 0 };
 	while (nst > 0) {
 		struct danode nd = st[--nst];
@@ -599,10 +625,13 @@ da_build(struct darray *d, const struct spm_model *m)
 		 * The first free cell that can take the smallest label, then
 		 * the next ones; after a few, past every cell used.
 		 */
-		for (f = (size_t)lab[0] + 1, tries = 0; ; f++) {
+		if (da_next_free(&bd, ff, &ff) == -1)
+			goto out;
+		for (f = ff > (size_t)lab[0] + 1 ? ff : (size_t)lab[0] + 1, tries = 0; ;
+		    f++) {
 			if (da_next_free(&bd, f, &f) == -1)
 				goto out;
-			if (++tries > 64 && f < frontier)
+			if (++tries > 256 && f < frontier)
 				f = frontier > (size_t)lab[0] + 1 ? frontier :
 				    (size_t)lab[0] + 1;
 			b = f - lab[0];
@@ -635,7 +664,7 @@ da_build(struct darray *d, const struct spm_model *m)
 			size_t c = b + lab[j];
 
 			d->u[c].bl = (uint32_t)lab[j] + 1;
-			bd.used[c / 64] |= 1ull << (c % 64);
+			da_take(&bd, c);
 			if (c + 1 > frontier)
 				frontier = c + 1;
 			st[nst++] = (struct danode){ from[j], from[j + 1],
@@ -660,6 +689,7 @@ out:
 	free(key);
 	free(st);
 	free(bd.used);
+	free(bd.full);
 	free(bd.bases);
 	return rc;
 }
