@@ -1733,6 +1733,72 @@ count_pieces(const uint8_t *p, size_t n, size_t *count)
 	return rc;
 }
 
+/*
+ * Keep only the bytes of the file read later (the pieces' texts, the
+ * charsmaps, the names, the self-test samples) in a buffer of their
+ * own, and let the file go before the tables are built.
+ */
+static int
+keep_text(struct spm_model *m, struct modelspec *ms)
+{
+	const uint8_t *f = m->file, *fe = m->file + m->nfile;
+	struct str *strs[9];
+	size_t total = 0, i, ns = 0, at = 0;
+	uint8_t *k;
+
+	strs[ns++] = &ms->tr.unk_surface;
+	strs[ns++] = &ms->tr.unk_piece;
+	strs[ns++] = &ms->tr.bos_piece;
+	strs[ns++] = &ms->tr.eos_piece;
+	strs[ns++] = &ms->tr.pad_piece;
+	strs[ns++] = &ms->ns.charsmap;
+	strs[ns++] = &ms->dn.charsmap;
+#define IN_FILE(p)	((const uint8_t *)(p) >= f && (const uint8_t *)(p) < fe)
+	for (i = 0; i < m->n; i++)
+		if (IN_FILE(m->pieces[i].s))
+			total += m->pieces[i].len;
+	for (i = 0; i < ns; i++)
+		if (strs[i]->set && IN_FILE(strs[i]->s))
+			total += strs[i]->len;
+	for (i = 0; i < ms->nsamples; i++)
+		total += ms->samples[i].input.len + ms->samples[i].expected.len;
+	/* The charsmap's units are read as 32-bit words: aligned. */
+	if ((k = malloc(total + 8 * (ns + 1))) == NULL)
+		return -1;
+	for (i = 0; i < ns; i++)
+		if (strs[i]->set && IN_FILE(strs[i]->s)) {
+			at = (at + 7) & ~(size_t)7;
+			memcpy(k + at, strs[i]->s, strs[i]->len);
+			strs[i]->s = (const char *)k + at;
+			at += strs[i]->len;
+		}
+	for (i = 0; i < ms->nsamples; i++) {
+		struct str *a = &ms->samples[i].input, *b = &ms->samples[i].expected;
+
+		if (IN_FILE(a->s)) {
+			memcpy(k + at, a->s, a->len);
+			a->s = (const char *)k + at;
+			at += a->len;
+		}
+		if (IN_FILE(b->s)) {
+			memcpy(k + at, b->s, b->len);
+			b->s = (const char *)k + at;
+			at += b->len;
+		}
+	}
+	for (i = 0; i < m->n; i++)
+		if (IN_FILE(m->pieces[i].s)) {
+			memcpy(k + at, m->pieces[i].s, m->pieces[i].len);
+			m->pieces[i].s = (const char *)k + at;
+			at += m->pieces[i].len;
+		}
+#undef IN_FILE
+	free(m->file);
+	m->file = k;
+	m->nfile = at;
+	return 0;
+}
+
 static struct spm_model *
 model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 {
@@ -1826,6 +1892,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		}
 	}
 	m->n = np;
+	if (keep_text(m, &ms) == -1)
+		goto nomem;
 	m->type = ms.tr.model_type;
 	m->byte_fallback = ms.tr.byte_fallback;
 	m->ws_suffix = ms.tr.ws_suffix;
