@@ -138,7 +138,7 @@ struct marks {
 static inline double
 piece_score(const struct spm_model *m, int32_t id)
 {
-	if (m->ptype[id] != SPM_USER_DEFINED)
+	if (!m->has_user || m->ptype[id] != SPM_USER_DEFINED)
 		return (double)m->pieces[id].score;
 	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
 }
@@ -196,7 +196,7 @@ struct sc_set {
 struct sc_ent {
 	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
-	uint8_t		 plain;		/* every token NORMAL or USER_DEFINED */
+	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
 	uint8_t		 lens[SC_TOKS];
 	int32_t		 ids[SC_TOKS];
 	char		 w[SC_WORD];	/* the word, zero-padded */
@@ -3053,6 +3053,23 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 			}
 			if (st->uses[w] < 255)
 				st->uses[w]++;
+			if (c->plain == 2 && uni && e->ntok + SC_TOKS <= e->tokcap) {
+				/* NORMAL pieces only: each token and its score. */
+				struct spm_tok *t = e->tok + e->ntok;
+				float b = *base;
+
+				for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
+					t[i].s = s + off;
+					t[i].len = c->lens[i];
+					t[i].id = c->ids[i];
+					b = (float)((double)m->pieces[c->ids[i]].score +
+					    (double)b);
+				}
+				*base = b;
+				e->ntok += c->ntok;
+				e->prev_unk = 0;
+				return 0;
+			}
 			if (c->plain && e->ntok + SC_TOKS <= e->tokcap) {
 				struct spm_tok *t = e->tok + e->ntok;
 
@@ -3104,7 +3121,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	c = &e->cache[SC_SET(h) * SC_WAYS + w];
 	c->wlen = (uint8_t)n;
 	c->ntok = (uint8_t)e->nraw;
-	c->plain = 1;
+	c->plain = 2;
 	c->slack = (float)slack;
 	if ((double)c->slack > slack)
 		c->slack = nextafterf(c->slack, -INFINITY);
@@ -3117,6 +3134,8 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		c->ids[i] = e->raw[i].id;
 		if (t != SPM_NORMAL && t != SPM_USER_DEFINED)
 			c->plain = 0;
+		else if (t != SPM_NORMAL && c->plain == 2)
+			c->plain = 1;
 	}
 	return 0;
 }
