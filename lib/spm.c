@@ -184,22 +184,25 @@ struct bpair {
 #define SC_SETS		16384
 #define SC_WAYS		4
 #define SC_SET(h)	((size_t)((h) >> 18) & (SC_SETS - 1))
-#define SC_WORD		32
-#define SC_TOKS		5
-
+#define SC_WORD		28
+#define SC_TOKS		7
 struct sc_set {
 	uint32_t	 tag[SC_WAYS];	/* hash >> 32 | 1; 0 = empty */
 	uint8_t		 uses[SC_WAYS];
 	uint8_t		 pad[32 - 5 * SC_WAYS];
 };
 
+/*
+ * A word made of NORMAL and USER_DEFINED pieces only (each token is its
+ * piece's text, so the ids say the lengths too).
+ */
 struct sc_ent {
 	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
 	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
-	uint8_t		 lens[SC_TOKS];
-	int32_t		 ids[SC_TOKS];
+	uint8_t		 pad;
 	char		 w[SC_WORD];	/* the word, zero-padded */
+	int32_t		 ids[SC_TOKS];
 };
 
 /* A cache of BPE joins: the piece of (a, b), or -1. */
@@ -2999,7 +3002,10 @@ put_raw(struct spm_enc *e, size_t first)
 	return 0;
 }
 
-/* Whether s[0..n) equals the zero-padded w (n <= SC_WORD; s readable to s + SC_WORD). */
+/*
+ * Whether s[0..n) equals w[0..n) (n <= SC_WORD; both readable to a
+ * multiple of 8 bytes past n).
+ */
 static inline int
 word_eq(const char *w, const char *s, size_t n)
 {
@@ -3010,8 +3016,9 @@ word_eq(const char *w, const char *s, size_t n)
 		memcpy(&a, w + i, 8);
 		memcpy(&b, s + i, 8);
 		if (n - i < 8)
-			b &= ~(~0ull << (8 * (n - i)));
-		x |= a ^ b;
+			x |= (a ^ b) & ~(~0ull << (8 * (n - i)));
+		else
+			x |= a ^ b;
 	}
 	return x == 0;
 }
@@ -3053,44 +3060,39 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 			}
 			if (st->uses[w] < 255)
 				st->uses[w]++;
-			if (c->plain == 2 && uni && e->ntok + SC_TOKS <= e->tokcap) {
-				/* NORMAL pieces only: each token and its score. */
+			if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
+			    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
+				return -1;
+			{
 				struct spm_tok *t = e->tok + e->ntok;
 				float b = *base;
 
-				for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
-					t[i].s = s + off;
-					t[i].len = c->lens[i];
-					t[i].id = c->ids[i];
-					b = (float)((double)m->pieces[c->ids[i]].score +
-					    (double)b);
-				}
+				if (c->plain == 2 && uni)
+					/* NORMAL pieces only: each token and its score. */
+					for (i = off = 0; i < c->ntok; i++) {
+						const struct spm_piece *q = &m->pieces[c->ids[i]];
+
+						t[i].s = s + off;
+						t[i].len = q->len;
+						t[i].id = c->ids[i];
+						off += q->len;
+						b = (float)((double)q->score + (double)b);
+					}
+				else
+					for (i = off = 0; i < c->ntok; i++) {
+						const struct spm_piece *q = &m->pieces[c->ids[i]];
+
+						t[i].s = s + off;
+						t[i].len = q->len;
+						t[i].id = c->ids[i];
+						off += q->len;
+						if (uni)
+							b = (float)(piece_score(m, c->ids[i]) +
+							    (double)b);
+					}
 				*base = b;
 				e->ntok += c->ntok;
 				e->prev_unk = 0;
-				return 0;
-			}
-			if (c->plain && e->ntok + SC_TOKS <= e->tokcap) {
-				struct spm_tok *t = e->tok + e->ntok;
-
-				for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
-					t[i].s = s + off;
-					t[i].len = c->lens[i];
-					t[i].id = c->ids[i];
-				}
-				e->ntok += c->ntok;
-				e->prev_unk = 0;
-			} else
-				for (i = off = 0; i < c->ntok; off += c->lens[i++])
-					if (put_tok(e, s + off, c->lens[i], c->ids[i]) == -1)
-						return -1;
-			if (uni) {
-				for (i = 0; i < c->ntok; i++)
-					if (c->ids[i] == m->unk_id)
-						*base = m->unk_score + *base;
-					else
-						*base = (float)(piece_score(m, c->ids[i]) +
-						    (double)*base);
 			}
 			return 0;
 		}
@@ -3105,6 +3107,14 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		return -1;
 	if (st == NULL || e->nraw > SC_TOKS || !(slack > 0))
 		return 0;
+	for (i = 0; i < e->nraw; i++) {
+		int32_t id = e->raw[i].id;
+		uint8_t t = m->ptype[id];
+
+		if ((t != SPM_NORMAL && t != SPM_USER_DEFINED) ||
+		    e->raw[i].len != m->pieces[id].len)
+			return 0;
+	}
 	/* Replace the word's stale entry, else the least used; age the others. */
 	if (stale >= 0)
 		w = (size_t)stale;
@@ -3128,13 +3138,8 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
-		uint8_t t = m->ptype[e->raw[i].id];
-
-		c->lens[i] = (uint8_t)e->raw[i].len;
 		c->ids[i] = e->raw[i].id;
-		if (t != SPM_NORMAL && t != SPM_USER_DEFINED)
-			c->plain = 0;
-		else if (t != SPM_NORMAL && c->plain == 2)
+		if (m->ptype[e->raw[i].id] != SPM_NORMAL)
 			c->plain = 1;
 	}
 	return 0;
