@@ -2429,6 +2429,8 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 	int32_t *from, *bid;
 	int32_t unk = (int32_t)m->unk_id;
 	double margin = INFINITY, d;
+	const int user = m->has_user;
+	size_t ntk;
 
 	if (n + 1 > e->lcap) {
 		size_t c = e->lcap ? e->lcap : 256;
@@ -2473,7 +2475,8 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			if ((id = da->u[cur].val) < 0)
 				continue;
 			{
-				double cand = piece_score(m, id) + (double)here;
+				double cand = (user ? piece_score(m, id) :
+				    (double)m->pieces[id].score) + (double)here;
 
 				if (from[kp] == -1) {
 					best[kp] = (float)cand;
@@ -2514,15 +2517,18 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 		}
 		st += mblen;
 	}
-	/* Backtrack into raw, then reverse what was added. */
-	for (kp = n; kp > 0; kp = (size_t)from[kp])
-		if (raw_add(e, s + from[kp], kp - (size_t)from[kp], bid[kp]) == -1)
-			return -1;
-	for (i = 0; i < (e->nraw - first) / 2; i++) {
-		struct spm_tok x = e->raw[first + i];
+	/* Count the path's tokens, then lay them out from the last. */
+	for (kp = n, ntk = 0; kp > 0; kp = (size_t)from[kp])
+		ntk++;
+	if (grow_arr((void **)&e->raw, &e->rawcap, first + ntk, sizeof(*e->raw)) == -1)
+		return -1;
+	e->nraw = first + ntk;
+	for (kp = n, i = first + ntk; kp > 0; kp = (size_t)from[kp]) {
+		struct spm_tok *t = &e->raw[--i];
 
-		e->raw[first + i] = e->raw[e->nraw - 1 - i];
-		e->raw[e->nraw - 1 - i] = x;
+		t->s = s + from[kp];
+		t->len = (uint32_t)(kp - (size_t)from[kp]);
+		t->id = bid[kp];
 	}
 	if (slack != NULL)
 		*slack = margin - round_bound(nch, fabs((double)*base) +
