@@ -29,18 +29,20 @@ static const char SPACE_SYM[] = "\xe2\x96\x81";		/* U+2581 */
 static const char REPLACEMENT[] = "\xef\xbf\xbd";	/* U+FFFD */
 static const char DEFAULT_UNK_SURFACE[] = " \xe2\x81\x87 ";
 
+/* 16 bytes a piece: a piece's text is shorter than SPM_MAX_PIECE. */
+#define SPM_MAX_PIECE	(1u << 24)
+
 struct spm_piece {
 	const char	*s;
-	uint32_t	 len;
+	uint32_t	 len : 24;
+	uint32_t	 type : 8;
 	float		 score;
-	int32_t		 out;		/* PieceToId() of its text (a reserved twin first) */
-	uint8_t		 type;
 };
 
 /* A string -> id hash table (open addressing; slot = id + 1, 0 empty). */
 struct strtab {
-	uint64_t	*slot;
-	size_t		 mask;
+	uint32_t	*slot;
+	size_t		 size;		/* at most three quarters full */
 };
 
 /* A byte trie: child of (node, byte) in an open-addressing table. */
@@ -55,11 +57,21 @@ struct trie {
 
 /*
  * The unigram lattice's piece trie as a double array: the child of the
- * node at position p by byte c is at base[p] + c when check[] there is
- * p; val[] holds the piece id (UNUSED pieces left out), or -1.
+ * node at cell p by byte c is the cell base + c (base = bl >> 9 of p)
+ * when that cell's label (bl & 0x1ff) is c + 1 (0: a free cell); no two
+ * nodes with children share a base, so the label is check enough.  val
+ * is the piece id (UNUSED pieces left out), or -1.  Every base + 255 is
+ * inside the array, so a walk needs no bounds check.
  */
+#define DA_MAXBASE	((1u << 23) - 256)
+
+struct dunit {
+	uint32_t	 bl;
+	int32_t		 val;
+};
+
 struct darray {
-	int32_t		*base, *check, *val;
+	struct dunit	*u;
 	size_t		 size;
 };
 
@@ -77,6 +89,8 @@ struct norm {
 	int		 has_fast;
 	uint8_t		 fast[128];
 	uint8_t		 same[128];	/* fast, itself, and not a space */
+	int		 print_same;	/* same[] for all of 0x21..0x7e */
+	int		 ascii_words;	/* print_same, escaped, ' ' is itself */
 	uint8_t		 flen[128];
 	const char	*fout[128];	/* NULL: the byte itself */
 };
@@ -89,26 +103,56 @@ struct spm_model {
 	uint8_t		*ptype;		/* the type of each piece, compact */
 	size_t		 n;
 	struct strtab	 normal, reserved;
-	struct trie	 all;		/* pieces_: NORMAL, USER_DEFINED, UNUSED */
 	struct trie	 user;		/* USER_DEFINED only */
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
+	int		 has_unused;	/* some piece is UNUSED */
+	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
 	double		 uni_bound;	/* largest |score| on a unigram path */
-	double		*vscore;	/* unigram score of each piece */
 	float		 min_score, max_score, unk_score;
 	long		 unk_id;
 	int		 type;
 	int		 byte_fallback;
 	int		 ws_suffix;
 	int32_t		 byte_id[256];
+	int32_t		 char_id[128];	/* normal-table id of each ASCII byte, or -1 */
 	struct norm	 norm, denorm;
 	int		 has_denorm;
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
 	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
 			 eos_piece_len, pad_piece_len;
 };
+
+/* Positions of the U+2581 in a normalized line (when escaping spaces). */
+struct marks {
+	uint32_t	*p;
+	size_t		 n, cap;
+};
+
+/*
+ * A piece's score in the lattice: its own, but for a user-defined
+ * piece, length * max_score - 0.1 (as a double).
+ */
+static inline double
+piece_score(const struct spm_model *m, int32_t id)
+{
+	if (!m->has_user || m->ptype[id] != SPM_USER_DEFINED)
+		return (double)m->pieces[id].score;
+	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
+}
+
+long spm_piece_id(const struct spm_model *m, const char *s, size_t len);
+
+/* PieceToId() of a matchable piece's text: itself, unless a reserved piece has the text. */
+static inline int32_t
+piece_out(const struct spm_model *m, int32_t id)
+{
+	if (!m->has_twin)
+		return id;
+	return (int32_t)spm_piece_id(m, m->pieces[id].s, m->pieces[id].len);
+}
 
 /* One symbol of the BPE merge. */
 struct bsym {
@@ -126,23 +170,46 @@ struct bpair {
 };
 
 /*
- * A direct-mapped cache of word -> tokens: word frequencies are Zipfian.
- * A word is a segment of the normalized line that starts at a U+2581
- * following another character; on models where no piece spans such a
- * start (wordsafe), the line's result is the concatenation of its
- * words' results (BPE exactly; unigram while the float slack allows).
+ * A cache of word -> tokens: word frequencies are Zipfian.  A word is a
+ * segment of the normalized line that starts at a U+2581 following
+ * another character; on models where no piece spans such a start
+ * (wordsafe), the line's result is the concatenation of its words'
+ * results (BPE exactly; unigram while the float slack allows).
+ *
+ * SC_SETS sets of SC_WAYS entries; a set's tags and use counts share a
+ * small record apart from the entries, so that a lookup touches one
+ * entry.  A miss replaces the least used entry of its set and ages the
+ * others (so that words seen once do not push out the frequent ones).
  */
-#define SC_SLOTS	16384
-#define SC_WORD		30
-#define SC_TOKS		12
+#define SC_SETS		16384
+#define SC_WAYS		4
+#define SC_SET(h)	((size_t)((h) >> 18) & (SC_SETS - 1))
+#define SC_WORD		28
+#define SC_TOKS		7
+struct sc_set {
+	uint32_t	 tag[SC_WAYS];	/* hash >> 32 | 1; 0 = empty */
+	uint8_t		 uses[SC_WAYS];
+	uint8_t		 pad[32 - 5 * SC_WAYS];
+};
 
+/*
+ * A word made of NORMAL and USER_DEFINED pieces only (each token is its
+ * piece's text, so the ids say the lengths too).
+ */
 struct sc_ent {
-	uint64_t	 tag;		/* hash | 1; 0 = empty */
-	double		 slack;
+	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
-	uint8_t		 lens[SC_TOKS];
+	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
+	uint8_t		 pad;
+	char		 w[SC_WORD];	/* the word, zero-padded */
 	int32_t		 ids[SC_TOKS];
-	char		 w[SC_WORD];
+};
+
+/* A cache of BPE joins: the piece of (a, b), or -1. */
+#define PC_SLOTS	32768
+
+struct pc_ent {
+	int32_t		 a, b, id;
 };
 
 struct spm_enc {
@@ -168,7 +235,12 @@ struct spm_enc {
 	enum spm_extra	 extra[SPM_MAX_EXTRA];
 	int		 nextra;
 	uint64_t	 unknowns;
-	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
+	struct pc_ent	*pcache;	/* PC_SLOTS (BPE) */
+	struct sc_set	*sets;		/* SC_SETS, made on first use */
+	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
+	int		 prev_unk;	/* the last token is an unknown run */
+	struct marks	 mk;		/* the U+2581 of the normalized line */
+	int		 use_mk;
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
@@ -231,38 +303,32 @@ hash_bytes(const void *p, size_t n)
 static int
 strtab_init(struct strtab *t, size_t n)
 {
-	size_t sz = 16;
+	size_t sz = n + n / 3 + 16;
 
-	while (sz < n * 2 + 1)
-		sz *= 2;
 	if ((t->slot = calloc(sz, sizeof(*t->slot))) == NULL)
 		return -1;
-	t->mask = sz - 1;
+	t->size = sz;
 	return 0;
 }
 
-/*
- * A slot is the hash's high 32 bits << 32 | id + 1 (0: empty), so that
- * a probe compares strings only when the hashes agree.
- */
+/* A slot is id + 1 (0: empty); a probe compares lengths, then bytes. */
 static long
 strtab_find(const struct strtab *t, const struct spm_piece *pc, const char *s,
     size_t len)
 {
-	uint64_t h = hash_bytes(s, len), v;
-	uint32_t tag = (uint32_t)(h >> 32);
-	size_t i = (size_t)h & t->mask;
+	uint64_t h = hash_bytes(s, len);
+	size_t i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32);
+	uint32_t v;
 
 	if (t->slot == NULL)
 		return -1;
 	while ((v = t->slot[i]) != 0) {
-		if ((uint32_t)(v >> 32) == tag) {
-			const struct spm_piece *q = &pc[(uint32_t)v - 1];
+		const struct spm_piece *q = &pc[v - 1];
 
-			if (q->len == len && memcmp(q->s, s, len) == 0)
-				return (long)(uint32_t)v - 1;
-		}
-		i = (i + 1) & t->mask;
+		if (q->len == len && memcmp(q->s, s, len) == 0)
+			return (long)v - 1;
+		if (++i == t->size)
+			i = 0;
 	}
 	return -1;
 }
@@ -279,9 +345,10 @@ strtab_add(struct strtab *t, const struct spm_piece *pc, uint32_t id)
 	if (old >= 0)
 		return old;
 	h = hash_bytes(p->s, p->len);
-	for (i = (size_t)h & t->mask; t->slot[i] != 0; i = (i + 1) & t->mask)
-		;
-	t->slot[i] = (h >> 32) << 32 | (uint64_t)(id + 1);
+	for (i = (size_t)(((uint64_t)(uint32_t)h * t->size) >> 32); t->slot[i] != 0; )
+		if (++i == t->size)
+			i = 0;
+	t->slot[i] = id + 1;
 	return -1;
 }
 
@@ -369,133 +436,264 @@ trie_add(struct trie *t, const char *s, size_t len, int32_t id)
 	return 0;
 }
 
+/*
+ * The builder's state: the array, and a bitmap of the cells in use
+ * (the root's cell 0 among them).
+ */
+struct dabuild {
+	struct darray	*d;
+	uint64_t	*used;
+	uint64_t	*full;		/* a bit per word of used: all 64 in use */
+	uint64_t	*bases;		/* the bases taken */
+};
+
 static int
-da_grow(struct darray *d, size_t need)
+da_grow(struct dabuild *bd, size_t need)
 {
+	struct darray *d = bd->d;
 	size_t n = d->size ? d->size : 1024, i;
-	int32_t *b, *c, *v;
+	struct dunit *u;
+	uint64_t *b;
 
 	if (need <= d->size)
 		return 0;
 	while (n < need)
-		n *= 2;
-	if ((b = realloc(d->base, n * sizeof(*b))) == NULL)
+		n += n / 4;
+	if (n > INT32_MAX)
 		return -1;
-	d->base = b;
-	if ((c = realloc(d->check, n * sizeof(*c))) == NULL)
+	if ((u = realloc(d->u, n * sizeof(*u))) == NULL)
 		return -1;
-	d->check = c;
-	if ((v = realloc(d->val, n * sizeof(*v))) == NULL)
+	d->u = u;
+	if ((b = realloc(bd->used, (n / 64 + 1) * sizeof(*b))) == NULL)
 		return -1;
-	d->val = v;
+	bd->used = b;
+	if ((b = realloc(bd->bases, (n / 64 + 1) * sizeof(*b))) == NULL)
+		return -1;
+	bd->bases = b;
+	if ((b = realloc(bd->full, (n / 4096 + 1) * sizeof(*b))) == NULL)
+		return -1;
+	bd->full = b;
+	for (i = d->size / 4096; i <= n / 4096; i++)
+		if (i * 4096 >= d->size)
+			b[i] = 0;
+		else
+			b[i] &= ~(~0ull << (d->size / 64 % 64));
 	for (i = d->size; i < n; i++) {
-		d->base[i] = 0;
-		d->check[i] = -1;
-		d->val[i] = -1;
+		u[i].bl = 0;
+		u[i].val = -1;
 	}
+	for (i = d->size / 64; i <= n / 64; i++)
+		if (i * 64 >= d->size)
+			bd->used[i] = bd->bases[i] = 0;
+		else {
+			bd->used[i] &= ~(~0ull << (d->size % 64));
+			bd->bases[i] &= ~(~0ull << (d->size % 64));
+		}
 	d->size = n;
 	return 0;
 }
 
-/* Lay the trie out as a double array, breadth first. */
+/* The first free cell at or after f (the array grows to hold it). */
 static int
-da_build(struct darray *d, const struct trie *t, const struct spm_piece *pc)
+da_next_free(struct dabuild *bd, size_t f, size_t *out)
 {
-	size_t nn = t->nnodes, i, j, qh = 0, qt = 0, free_at = 1, ne = 0;
-	size_t frontier = 1, tries;
-	uint32_t *first = calloc(nn + 1, sizeof(uint32_t));
-	struct { uint32_t child; uint8_t c; } *edge = malloc((nn + 1) * sizeof(*edge));
-	uint32_t *queue = malloc((nn + 1) * sizeof(uint32_t));
-	int32_t *pos = malloc((nn + 1) * sizeof(int32_t));
-	uint32_t *par = malloc((nn + 1) * sizeof(uint32_t));
-	uint8_t *lab = malloc(nn + 1);
+	for (;;) {
+		uint64_t w;
+		size_t wi;
+
+		if (f + 256 >= bd->d->size && da_grow(bd, f + 512) == -1)
+			return -1;
+		w = ~bd->used[f / 64] & (~0ull << (f % 64));
+		if (w != 0) {
+			*out = f / 64 * 64 + (size_t)__builtin_ctzll(w);
+			return 0;
+		}
+		/* The next word of the bitmap with a free cell. */
+		for (wi = f / 64 + 1; ; ) {
+			if (wi * 64 + 256 >= bd->d->size &&
+			    da_grow(bd, wi * 64 + 512) == -1)
+				return -1;
+			w = ~bd->full[wi / 64] & (~0ull << (wi % 64));
+			if (w != 0) {
+				wi = wi / 64 * 64 + (size_t)__builtin_ctzll(w);
+				break;
+			}
+			wi = (wi / 64 + 1) * 64;
+		}
+		f = wi * 64;
+	}
+}
+
+/* Mark cell c used. */
+static inline void
+da_take(struct dabuild *bd, size_t c)
+{
+	bd->used[c / 64] |= 1ull << (c % 64);
+	if (bd->used[c / 64] == ~0ull)
+		bd->full[c / 4096] |= 1ull << (c / 64 % 64);
+}
+
+/* Pieces in byte order (a prefix first). */
+static const struct spm_piece *sort_pieces;
+
+static int
+piece_cmp(const void *a, const void *b)
+{
+	const struct spm_piece *p = &sort_pieces[*(const int32_t *)a];
+	const struct spm_piece *q = &sort_pieces[*(const int32_t *)b];
+	uint32_t n = p->len < q->len ? p->len : q->len;
+	int c = memcmp(p->s, q->s, n);
+
+	return c != 0 ? c : (p->len > q->len) - (p->len < q->len);
+}
+
+struct danode {
+	uint32_t	 lo, hi;	/* its keys, sorted */
+	uint32_t	 depth;
+	int32_t		 cell;
+};
+
+/*
+ * The lattice's trie of the NORMAL, USER_DEFINED and UNUSED pieces (ids
+ * of the UNUSED left out) as a double array, straight from the pieces
+ * sorted by their bytes: each node is a range of keys with a common
+ * prefix, its children the runs of the next byte.
+ */
+static int
+da_build(struct darray *d, const struct spm_model *m)
+{
+	const struct spm_piece *pc = m->pieces;
+	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
+	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
+	struct danode *st = malloc(capst * sizeof(*st));
+	struct dabuild bd = { d, NULL, NULL, NULL };
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
-	if (first == NULL || edge == NULL || queue == NULL || pos == NULL ||
-	    par == NULL || lab == NULL || da_grow(d, 512) == -1)
+	if (key == NULL || st == NULL || da_grow(&bd, 1024) == -1)
 		goto out;
-	/* Parent and label of every node, then the edges grouped by parent. */
-	par[0] = 0;
-	for (i = 0; i < 256; i++)
-		if (t->root[i] != 0) {
-			par[t->root[i]] = 0;
-			lab[t->root[i]] = (uint8_t)i;
-		}
-	for (i = 0; i <= t->mask; i++)
-		if (t->key[i] != 0) {
-			par[t->child[i]] = (uint32_t)((t->key[i] - 1) >> 8);
-			lab[t->child[i]] = (uint8_t)(t->key[i] - 1);
-		}
-	for (i = 1; i < nn; i++)
-		first[par[i] + 1]++;
-	for (i = 0; i < nn; i++)
-		first[i + 1] += first[i];
-	for (i = 1; i < nn; i++) {
-		size_t at = first[par[i]]++;
+	for (i = 0; i < m->n; i++)
+		if (pc[i].type == SPM_NORMAL || pc[i].type == SPM_USER_DEFINED ||
+		    pc[i].type == SPM_UNUSED)
+			key[nk++] = (int32_t)i;
+	sort_pieces = pc;
+	qsort(key, nk, sizeof(*key), piece_cmp);
+	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
+	{
+		size_t nodes = 1, l;
 
-		edge[at].child = (uint32_t)i;
-		edge[at].c = lab[i];
-		ne++;
+		for (i = 0; i < nk; i++) {
+			const struct spm_piece *q = &pc[key[i]];
+
+			l = 0;
+			if (i > 0) {
+				const struct spm_piece *r = &pc[key[i - 1]];
+
+				while (l < q->len && l < r->len && q->s[l] == r->s[l])
+					l++;
+			}
+			nodes += q->len - l;
+		}
+		if (da_grow(&bd, nodes + nodes / 8 + 1024) == -1)
+			goto out;
 	}
-	/* first[p] now ends p's edges; p's start is first[p - 1] (0 for p 0). */
-	pos[0] = 0;
-	d->check[0] = -2;
-	queue[qt++] = 0;
-	while (qh < qt) {
-		uint32_t nd = queue[qh++];
-		size_t lo = nd == 0 ? 0 : first[nd - 1], hi = first[nd], b, f;
-		uint8_t minc = 255;
+	d->u[0].bl = 0x1ff;		/* a label no byte has */
+	da_take(&bd, 0);
+	st[nst++] = (struct danode){ 0, (uint32_t)nk, 0, 0 };
+	while (nst > 0) {
+		struct danode nd = st[--nst];
+		uint8_t lab[256];
+		uint32_t from[257];
+		size_t nl = 0, f, b = 0;
+		int tries;
 
-		if (lo == hi)
+		/* The key that ends here (one at most: no duplicates). */
+		if (nd.lo < nd.hi && pc[key[nd.lo]].len == nd.depth) {
+			int32_t id = key[nd.lo++];
+
+			d->u[nd.cell].val = pc[id].type != SPM_UNUSED ? id : -1;
+		}
+		for (i = nd.lo; i < nd.hi; i++) {
+			uint8_t c = (uint8_t)pc[key[i]].s[nd.depth];
+
+			if (nl == 0 || lab[nl - 1] != c) {
+				lab[nl] = c;
+				from[nl++] = (uint32_t)i;
+			}
+		}
+		if (nl == 0)
 			continue;
-		for (j = lo; j < hi; j++)
-			if (edge[j].c < minc)
-				minc = edge[j].c;
+		from[nl] = nd.hi;
 		/*
-		 * Try the cells from the first free one as the place of the
-		 * smallest label; after a few hundred, go past every cell used
-		 * (all free there), so that a build stays linear.
+		 * The first free cell that can take the smallest label, then
+		 * the next ones; after a few, past every cell used.
 		 */
-		for (f = free_at, tries = 0; ; f++) {
-			if (++tries > 512 && f < frontier)
-				f = frontier;
-			if (f + 512 > d->size && da_grow(d, f + 512) == -1)
+		if (da_next_free(&bd, ff, &ff) == -1)
+			goto out;
+		for (f = ff > (size_t)lab[0] + 1 ? ff : (size_t)lab[0] + 1, tries = 0; ;
+		    f++) {
+			if (da_next_free(&bd, f, &f) == -1)
 				goto out;
-			if (d->check[f] != -1 || f < (size_t)minc + 1)
+			if (++tries > 256 && f < frontier)
+				f = frontier > (size_t)lab[0] + 1 ? frontier :
+				    (size_t)lab[0] + 1;
+			b = f - lab[0];
+			if (b > DA_MAXBASE)
+				goto out;
+			if (b + 256 >= d->size && da_grow(&bd, b + 512) == -1)
+				goto out;
+			if (bd.bases[b / 64] >> (b % 64) & 1)
 				continue;
-			b = f - minc;
-			for (j = lo; j < hi; j++)
-				if (d->check[b + edge[j].c] != -1)
+			for (j = 1; j < nl; j++)
+				if (bd.used[(b + lab[j]) / 64] >> ((b + lab[j]) % 64) & 1)
 					break;
-			if (j == hi)
+			if (j == nl)
 				break;
 		}
-		if (b > INT32_MAX - 256)
-			goto out;
-		d->base[pos[nd]] = (int32_t)b;
-		for (j = lo; j < hi; j++) {
-			uint32_t ch = edge[j].child;
-			int32_t id = t->val[ch];
+		d->u[nd.cell].bl |= (uint32_t)b << 9;
+		bd.bases[b / 64] |= 1ull << (b % 64);
+		if (b > maxb)
+			maxb = b;
+		if (nst + nl > capst) {
+			struct danode *q;
 
-			pos[ch] = (int32_t)(b + edge[j].c);
-			d->check[pos[ch]] = pos[nd];
-			if ((size_t)pos[ch] + 1 > frontier)
-				frontier = (size_t)pos[ch] + 1;
-			d->val[pos[ch]] = id >= 0 && pc[id].type != SPM_UNUSED ? id : -1;
-			queue[qt++] = ch;
+			while (nst + nl > capst)
+				capst *= 2;
+			if ((q = realloc(st, capst * sizeof(*st))) == NULL)
+				goto out;
+			st = q;
 		}
-		while (free_at < d->size && d->check[free_at] != -1)
-			free_at++;
+		for (j = 0; j < nl; j++) {
+			size_t c = b + lab[j];
+
+			d->u[c].bl = (uint32_t)lab[j] + 1;
+			da_take(&bd, c);
+			if (c + 1 > frontier)
+				frontier = c + 1;
+			st[nst++] = (struct danode){ from[j], from[j + 1],
+			    nd.depth + 1, (int32_t)c };
+		}
+	}
+	/* Every base + 255 inside; a leaf's base 0 reaches cells 0..255. */
+	if (da_grow(&bd, maxb + 256) == -1)
+		goto out;
+	/* Give back the room grown past the last cell a walk can reach. */
+	{
+		size_t keep = (maxb + 256 > frontier ? maxb + 256 : frontier);
+		struct dunit *u = realloc(d->u, keep * sizeof(*u));
+
+		if (u != NULL) {
+			d->u = u;
+			d->size = keep;
+		}
 	}
 	rc = 0;
 out:
-	free(first);
-	free(edge);
-	free(queue);
-	free(pos);
-	free(par);
-	free(lab);
+	free(key);
+	free(st);
+	free(bd.used);
+	free(bd.full);
+	free(bd.bases);
 	return rc;
 }
 
@@ -664,6 +862,11 @@ parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
 
 				if (pb_str(b, &s) == -1)
 					goto bad;
+				if (s.len >= SPM_MAX_PIECE) {
+					seterr(err, "piece %zu is longer than %u bytes",
+					    idx, SPM_MAX_PIECE - 1);
+					return -1;
+				}
 				pc->s = s.s;
 				pc->len = (uint32_t)s.len;
 			}
@@ -860,22 +1063,46 @@ static inline uint32_t u_value(uint32_t u) { return u & 0x7fffffffu; }
 /*
  * Check every path of the double array: each index in range, each leaf
  * value the start of a NUL-terminated string inside the strings area.
+ * The unit at pos with label c (< 256) can only be the child by c of
+ * the node pos ^ c: the units are grouped by that node once, and the
+ * walk from the root visits each node's children from its group.
  */
 static int
 charsmap_check(const struct norm *nm, char *err)
 {
-	uint8_t *seen;
-	uint32_t *stack;
-	size_t sp = 0, nu = nm->nunits;
+	uint8_t *seen = NULL;
+	uint32_t *stack = NULL, *start = NULL, *kid = NULL;
+	size_t sp = 0, nu = nm->nunits, nb, pos, k;
 	int rc = 0;
 
 	if (nu == 0)
 		return 0;
-	if ((seen = calloc(nu, 1)) == NULL || (stack = malloc(nu * sizeof(*stack))) == NULL) {
+	nb = (nu | 255) + 1;		/* nodes pos ^ c lie below this */
+	if ((seen = calloc(nu, 1)) == NULL ||
+	    (stack = malloc(nu * sizeof(*stack))) == NULL ||
+	    (start = calloc(nb + 1, sizeof(*start))) == NULL ||
+	    (kid = malloc(nu * sizeof(*kid))) == NULL) {
 		free(seen);
+		free(stack);
+		free(start);
 		seterr(err, "out of memory");
 		return -1;
 	}
+	for (pos = 0; pos < nu; pos++) {
+		uint32_t l = u_label(nm->units[pos]);
+
+		if (l < 256)
+			start[(pos ^ l) + 1]++;
+	}
+	for (k = 0; k < nb; k++)
+		start[k + 1] += start[k];
+	for (pos = 0; pos < nu; pos++) {
+		uint32_t l = u_label(nm->units[pos]);
+
+		if (l < 256)
+			kid[start[pos ^ l]++] = (uint32_t)pos;
+	}
+	/* start[p] now ends p's group; it begins at start[p - 1] (0 for 0). */
 	{
 		uint32_t root = u_offset(nm->units[0]);
 
@@ -888,17 +1115,12 @@ charsmap_check(const struct norm *nm, char *err)
 	}
 	while (sp > 0 && rc == 0) {
 		uint32_t node = stack[--sp];
-		unsigned c;
+		size_t lo = node == 0 ? 0 : start[node - 1], hi = start[node];
 
-		for (c = 0; c < 256; c++) {
-			uint32_t pos = node ^ c, u, nx;
+		for (k = lo; k < hi; k++) {
+			uint32_t u = nm->units[kid[k]], nx;
 
-			if (pos >= nu)
-				continue;
-			u = nm->units[pos];
-			if (u_label(u) != c)
-				continue;
-			nx = pos ^ u_offset(u);
+			nx = kid[k] ^ u_offset(u);
 			if (nx >= nu) {
 				rc = -1;
 				break;
@@ -921,6 +1143,8 @@ charsmap_check(const struct norm *nm, char *err)
 out:
 	free(seen);
 	free(stack);
+	free(start);
+	free(kid);
 	if (rc == -1)
 		seterr(err, "precompiled_charsmap: the trie points outside itself");
 	return rc;
@@ -1070,10 +1294,120 @@ norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
 	return k;
 }
 
-/* Normalizer::Normalize() into out (replaced; not NUL-terminated). */
+static inline int
+mark_add(struct marks *mk, size_t pos)
+{
+	if (mk->n == mk->cap) {
+		size_t c = mk->cap ? mk->cap * 2 : 256;
+		uint32_t *q = realloc(mk->p, c * sizeof(*q));
+
+		if (q == NULL)
+			return -1;
+		mk->p = q;
+		mk->cap = c;
+	}
+	mk->p[mk->n++] = (uint32_t)pos;
+	return 0;
+}
+
+/* Bytes at p[0..n) in 0x21..0x7e, eight at a time. */
+static inline size_t
+printable_run(const uint8_t *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t r = 0;
+	uint64_t x, bad;
+
+	while (r + 8 <= n) {
+		memcpy(&x, p + r, 8);
+		/* A byte < 0x21, or > 0x7e (0x7f and up): its high bit. */
+		bad = ((x - ones * 0x21) & ~x & highs) |
+		    (((x + ones) | x) & highs);
+		if (bad != 0)
+			return r + (size_t)(__builtin_ctzll(bad) >> 3);
+		r += 8;
+	}
+	return r;
+}
+
+/*
+ * The common stretch of a line: runs of printable ASCII (0x21..0x7e,
+ * each normalizing to itself) and spaces (each normalizing to one
+ * space, escaped), on a normalizer where that holds (nm->ascii_words).
+ * Writes at o (room for 3 * n + 8 bytes; mk, when not NULL, room for n
+ * marks); returns the bytes consumed, *o and *prev_space moved on.  It
+ * stops at anything else, and before an ASCII byte that a non-ASCII
+ * byte follows (the charsmap may join them).
+ */
+static size_t
+ascii_words(const struct norm *nm, const uint8_t *p, size_t n, uint8_t **op,
+    uint8_t *o0, struct marks *mk, int *prev_space)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint8_t *o = *op;
+	size_t i = 0, r;
+	uint64_t x, bad;
+	int ps = *prev_space;
+
+	for (;;) {
+		r = i;
+		while (n - r >= 8) {
+			memcpy(&x, p + r, 8);
+			memcpy(o, &x, 8);
+			bad = ((x - ones * 0x21) & ~x & highs) |
+			    (((x + ones) | x) & highs);
+			if (bad != 0) {
+				size_t k = (size_t)(__builtin_ctzll(bad) >> 3);
+
+				o += k;
+				r += k;
+				goto run_end;
+			}
+			o += 8;
+			r += 8;
+		}
+		while (r < n && (unsigned)p[r] - 0x21u < 0x5eu)
+			*o++ = p[r++];
+run_end:
+		if (r < n && p[r] >= 0x80) {
+			if (r > i) {
+				r--;
+				o--;
+			}
+			if (r > i)
+				ps = 0;
+			i = r;
+			break;
+		}
+		if (r > i)
+			ps = 0;
+		i = r;
+		if (i == n || p[i] != ' ' || (n - i > 1 && p[i + 1] >= 0x80))
+			break;
+		if (!ps) {
+			if (mk != NULL)
+				mk->p[mk->n++] = (uint32_t)(o - o0);
+			o[0] = 0xe2;
+			o[1] = 0x96;
+			o[2] = 0x81;
+			o += 3;
+		}
+		ps = nm->remove_extra_ws;
+		i++;
+	}
+	*op = o;
+	*prev_space = ps;
+	return i;
+}
+
+/*
+ * Normalizer::Normalize() into out (replaced; not NUL-terminated).
+ * With mk (escaping spaces, a normalizer whose outputs are valid
+ * UTF-8), the position of each U+2581 written goes there.
+ */
 static int
 norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
-    const uint8_t *p, size_t n, struct buf *out)
+    const uint8_t *p, size_t n, struct buf *out, struct marks *mk)
 {
 	const char *s;
 	size_t sl, k, i;
@@ -1082,6 +1416,8 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 	size_t splen = nm->escape_ws ? 3 : 1;
 
 	out->len = 0;
+	if (mk != NULL)
+		mk->n = 0;
 	if (n == 0)
 		return 0;
 	if (nm->remove_extra_ws)
@@ -1096,13 +1432,39 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		return 0;
 	if (buf_reserve(out, n * 3 + 8) == -1)
 		return -1;
-	if (!ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
-		return -1;
+	if (!ws_suffix && nm->add_dummy_prefix) {
+		if (mk != NULL && mark_add(mk, 0) == -1)
+			return -1;
+		if (buf_append(out, sp, splen) == -1)
+			return -1;
+	}
 	prev_space = nm->remove_extra_ws;
 	while (n > 0) {
+		if (nm->ascii_words) {
+			uint8_t *o;
+
+			if (out->cap - out->len < 3 * n + 8 &&
+			    buf_reserve(out, 3 * n + 8) == -1)
+				return -1;
+			if (mk != NULL && mk->cap - mk->n < n) {
+				uint32_t *q = realloc(mk->p, (mk->n + n + 256) * sizeof(*q));
+
+				if (q == NULL)
+					return -1;
+				mk->p = q;
+				mk->cap = mk->n + n + 256;
+			}
+			o = out->p + out->len;
+			k = ascii_words(nm, p, n, &o, out->p, mk, &prev_space);
+			out->len = (size_t)(o - out->p);
+			p += k;
+			n -= k;
+			if (n == 0)
+				break;
+		}
 		/* A run of ASCII that normalizes to itself: copied. */
 		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
-			size_t r = 1;
+			size_t r = nm->print_same ? printable_run(p, n) : 0;
 
 			while (r < n && p[r] < 0x80 && nm->same[p[r]])
 				r++;
@@ -1133,8 +1495,15 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 				prev_space = 0;
 			} else {
 				if (!prev_space) {
-					memcpy(out->p + out->len, sp, splen);
-					out->len += splen;
+					if (mk != NULL && mark_add(mk, out->len) == -1)
+						return -1;
+					if (splen == 3) {
+						out->p[out->len] = 0xe2;
+						out->p[out->len + 1] = 0x96;
+						out->p[out->len + 2] = 0x81;
+						out->len += 3;
+					} else
+						out->p[out->len++] = ' ';
 				}
 				prev_space = nm->remove_extra_ws;
 			}
@@ -1153,10 +1522,17 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 				return -1;
 			for (i = 0; i < sl; i++)
 				if (nm->escape_ws && s[i] == ' ') {
+					if (mk != NULL && mark_add(mk, out->len) == -1)
+						return -1;
 					memcpy(out->p + out->len, SPACE_SYM, 3);
 					out->len += 3;
-				} else
+				} else {
+					if (mk != NULL && s[i] == '\xe2' && sl - i >= 3 &&
+					    memcmp(s + i, SPACE_SYM, 3) == 0 &&
+					    mark_add(mk, out->len) == -1)
+						return -1;
 					out->p[out->len++] = (uint8_t)s[i];
+				}
 			prev_space = s[sl - 1] == ' ';
 		}
 		p += k;
@@ -1168,6 +1544,9 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		while (out->len >= splen &&
 		    memcmp(out->p + out->len - splen, sp, splen) == 0)
 			out->len -= splen;
+	if (mk != NULL)
+		while (mk->n > 0 && mk->p[mk->n - 1] >= out->len)
+			mk->n--;
 	if (ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
 		return -1;
 	return 0;
@@ -1211,12 +1590,8 @@ spm_model_free(struct spm_model *m)
 	free(m->ptype);
 	free(m->normal.slot);
 	free(m->reserved.slot);
-	trie_free(&m->all);
-	free(m->da.base);
-	free(m->da.check);
-	free(m->da.val);
+	free(m->da.u);
 	trie_free(&m->user);
-	free(m->vscore);
 	free(m->norm.units);
 	free(m->denorm.units);
 	free(m);
@@ -1293,6 +1668,12 @@ fast_init(struct spm_model *m)
 		(void)byte;
 	}
 	nm->has_fast = 1;
+	nm->print_same = 1;
+	for (b = 0x21; b < 0x7f; b++)
+		if (!nm->same[b])
+			nm->print_same = 0;
+	nm->ascii_words = nm->print_same && nm->escape_ws && nm->fast[' '] &&
+	    nm->flen[' '] == 1 && (nm->fout[' '] == NULL || nm->fout[' '][0] == ' ');
 }
 
 /*
@@ -1317,8 +1698,8 @@ word_safe(struct spm_model *m)
 			return 0;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
 			continue;
-		if (fabs(m->vscore[i]) > b)
-			b = fabs(m->vscore[i]);
+		if (fabs(piece_score(m, (int32_t)i)) > b)
+			b = fabs(piece_score(m, (int32_t)i));
 		for (j = 0; j < pc->len; j += k) {
 			int ws;
 
@@ -1353,6 +1734,72 @@ count_pieces(const uint8_t *p, size_t n, size_t *count)
 			return -1;
 	}
 	return rc;
+}
+
+/*
+ * Keep only the bytes of the file read later (the pieces' texts, the
+ * charsmaps, the names, the self-test samples) in a buffer of their
+ * own, and let the file go before the tables are built.
+ */
+static int
+keep_text(struct spm_model *m, struct modelspec *ms)
+{
+	const uint8_t *f = m->file, *fe = m->file + m->nfile;
+	struct str *strs[9];
+	size_t total = 0, i, ns = 0, at = 0;
+	uint8_t *k;
+
+	strs[ns++] = &ms->tr.unk_surface;
+	strs[ns++] = &ms->tr.unk_piece;
+	strs[ns++] = &ms->tr.bos_piece;
+	strs[ns++] = &ms->tr.eos_piece;
+	strs[ns++] = &ms->tr.pad_piece;
+	strs[ns++] = &ms->ns.charsmap;
+	strs[ns++] = &ms->dn.charsmap;
+#define IN_FILE(p)	((const uint8_t *)(p) >= f && (const uint8_t *)(p) < fe)
+	for (i = 0; i < m->n; i++)
+		if (IN_FILE(m->pieces[i].s))
+			total += m->pieces[i].len;
+	for (i = 0; i < ns; i++)
+		if (strs[i]->set && IN_FILE(strs[i]->s))
+			total += strs[i]->len;
+	for (i = 0; i < ms->nsamples; i++)
+		total += ms->samples[i].input.len + ms->samples[i].expected.len;
+	/* The charsmap's units are read as 32-bit words: aligned. */
+	if ((k = malloc(total + 8 * (ns + 1))) == NULL)
+		return -1;
+	for (i = 0; i < ns; i++)
+		if (strs[i]->set && IN_FILE(strs[i]->s)) {
+			at = (at + 7) & ~(size_t)7;
+			memcpy(k + at, strs[i]->s, strs[i]->len);
+			strs[i]->s = (const char *)k + at;
+			at += strs[i]->len;
+		}
+	for (i = 0; i < ms->nsamples; i++) {
+		struct str *a = &ms->samples[i].input, *b = &ms->samples[i].expected;
+
+		if (IN_FILE(a->s)) {
+			memcpy(k + at, a->s, a->len);
+			a->s = (const char *)k + at;
+			at += a->len;
+		}
+		if (IN_FILE(b->s)) {
+			memcpy(k + at, b->s, b->len);
+			b->s = (const char *)k + at;
+			at += b->len;
+		}
+	}
+	for (i = 0; i < m->n; i++)
+		if (IN_FILE(m->pieces[i].s)) {
+			memcpy(k + at, m->pieces[i].s, m->pieces[i].len);
+			m->pieces[i].s = (const char *)k + at;
+			at += m->pieces[i].len;
+		}
+#undef IN_FILE
+	free(m->file);
+	m->file = k;
+	m->nfile = at;
+	return 0;
 }
 
 static struct spm_model *
@@ -1448,6 +1895,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		}
 	}
 	m->n = np;
+	if (keep_text(m, &ms) == -1)
+		goto nomem;
 	m->type = ms.tr.model_type;
 	m->byte_fallback = ms.tr.byte_fallback;
 	m->ws_suffix = ms.tr.ws_suffix;
@@ -1455,7 +1904,11 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		seterr(err, "no pieces (not a SentencePiece model?)");
 		goto fail;
 	}
-	if (strtab_init(&m->normal, np) == -1 || strtab_init(&m->reserved, np) == -1)
+	for (i = 0, k = 0; i < np; i++)
+		k += m->pieces[i].type == SPM_UNKNOWN || m->pieces[i].type == SPM_CONTROL ||
+		    m->pieces[i].type == SPM_BYTE;
+	if (strtab_init(&m->normal, np - (size_t)k) == -1 ||
+	    strtab_init(&m->reserved, (size_t)k) == -1)
 		goto nomem;
 	m->unk_id = -1;
 	m->min_score = FLT_MAX;
@@ -1487,6 +1940,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 			total += pc->len;
 		if (pc->type == SPM_USER_DEFINED)
 			nuser += pc->len;
+		if (pc->type == SPM_UNUSED)
+			m->has_unused = 1;
 		if (pc->type == SPM_UNKNOWN) {
 			if (m->unk_id >= 0) {
 				seterr(err, "two unknown pieces (%ld and %zu)",
@@ -1528,43 +1983,41 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
+	for (i = 0; i < 128; i++) {
+		char c = (char)i;
+
+		m->char_id[i] = (int32_t)strtab_find(&m->normal, m->pieces, &c, 1);
+	}
 	if ((m->ptype = malloc(np)) == NULL)
 		goto nomem;
 	for (i = 0; i < np; i++)
 		m->ptype[i] = m->pieces[i].type;
-	for (i = 0; i < np; i++)
-		m->pieces[i].out = (int32_t)spm_piece_id(m, m->pieces[i].s,
-		    m->pieces[i].len);
-	/* The lattice's trie serves unigram models only. */
-	if (trie_init(&m->all, m->type == SPM_UNIGRAM ? total : 0) == -1 ||
-	    trie_init(&m->user, nuser) == -1)
-		goto nomem;
-	if ((m->vscore = malloc(np * sizeof(*m->vscore))) == NULL)
+	/* Whether a reserved piece shares its text with another (PieceToId() finds it first). */
+	for (i = 0; i < np && m->reserved.slot != NULL; i++) {
+		uint8_t t = m->pieces[i].type;
+
+		if ((t == SPM_NORMAL || t == SPM_USER_DEFINED || t == SPM_UNUSED) &&
+		    strtab_find(&m->reserved, m->pieces, m->pieces[i].s,
+		    m->pieces[i].len) >= 0)
+			m->has_twin = 1;
+	}
+	if (trie_init(&m->user, nuser) == -1)
 		goto nomem;
 	for (i = 0; i < np; i++) {
 		struct spm_piece *pc = &m->pieces[i];
 
-		if (pc->type == SPM_USER_DEFINED)
-			m->vscore[i] = (double)((float)pc->len * m->max_score) - 0.1;
-		else
-			m->vscore[i] = (double)pc->score;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED &&
 		    pc->type != SPM_UNUSED)
 			continue;
-		if (m->type == SPM_UNIGRAM &&
-		    trie_add(&m->all, pc->s, pc->len, (int32_t)i) == -1)
-			goto nomem;
 		if (pc->type == SPM_USER_DEFINED) {
 			m->has_user = 1;
 			if (trie_add(&m->user, pc->s, pc->len, (int32_t)i) == -1)
 				goto nomem;
 		}
 	}
-	if (m->type == SPM_UNIGRAM && da_build(&m->da, &m->all, m->pieces) == -1)
+	/* The lattice's trie serves unigram models only. */
+	if (m->type == SPM_UNIGRAM && da_build(&m->da, m) == -1)
 		goto nomem;
-	/* Only the double array is used from now on. */
-	trie_free(&m->all);
-	memset(&m->all, 0, sizeof(m->all));
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
@@ -1627,9 +2080,20 @@ spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
 	ssize_t k;
 	int fd;
 
+	struct stat sb;
+
 	if ((fd = open(path, O_RDONLY)) == -1) {
 		seterr(err, "%s", strerror(errno));
 		return NULL;
+	}
+	/* A regular file: its size and one byte more (to see the end). */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+	    (uint64_t)sb.st_size < SPM_MAX_MODEL) {
+		cap = (size_t)sb.st_size + 1;
+		if ((p = malloc(cap)) == NULL) {
+			seterr(err, "out of memory");
+			goto fail;
+		}
 	}
 	for (;;) {
 		if (n == cap) {
@@ -1658,6 +2122,8 @@ spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
 		n += (size_t)k;
 	}
 	close(fd);
+	if (n + 1 < cap && (q = realloc(p, n ? n : 1)) != NULL)
+		p = q;
 	return model_build(p, n, extra_ids, err);
 fail:
 	close(fd);
@@ -1867,9 +2333,19 @@ struct spm_enc *
 spm_enc_new(const struct spm_model *m)
 {
 	struct spm_enc *e = calloc(1, sizeof(*e));
+	size_t i;
 
-	if (e != NULL)
-		e->m = m;
+	if (e == NULL)
+		return NULL;
+	e->m = m;
+	if (m->type == SPM_BPE) {
+		if ((e->pcache = malloc(PC_SLOTS * sizeof(*e->pcache))) == NULL) {
+			free(e);
+			return NULL;
+		}
+		for (i = 0; i < PC_SLOTS; i++)
+			e->pcache[i].a = -1;
+	}
 	return e;
 }
 
@@ -1888,6 +2364,9 @@ spm_enc_free(struct spm_enc *e)
 	free(e->rev);
 	free(e->raw);
 	free(e->tok);
+	free(e->mk.p);
+	free(e->pcache);
+	free(e->sets);
 	free(e->cache);
 	free(e->seg);
 	free(e);
@@ -1911,7 +2390,8 @@ uint64_t spm_enc_unknowns(const struct spm_enc *e) { return e->unknowns; }
 const char *
 spm_normalize(struct spm_enc *e, const uint8_t *p, size_t n, size_t *len)
 {
-	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb) == -1 ||
+	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb,
+	    NULL) == -1 ||
 	    buf_putc(&e->nb, 0) == -1)
 		return NULL;
 	e->nb.len--;
@@ -1974,6 +2454,8 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 	int32_t *from, *bid;
 	int32_t unk = (int32_t)m->unk_id;
 	double margin = INFINITY, d;
+	const int user = m->has_user;
+	size_t ntk;
 
 	if (n + 1 > e->lcap) {
 		size_t c = e->lcap ? e->lcap : 256;
@@ -2008,16 +2490,18 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			int32_t id;
-			size_t nx = (size_t)da->base[cur] + (uint8_t)s[kp];
+			uint32_t c = (uint8_t)s[kp];
+			size_t nx = (size_t)(da->u[cur].bl >> 9) + c;
 
 			kp++;
-			if (nx >= da->size || da->check[nx] != cur)
+			if ((da->u[nx].bl & 0x1ff) != c + 1)
 				break;
 			cur = (int32_t)nx;
-			if ((id = da->val[cur]) < 0)
+			if ((id = da->u[cur].val) < 0)
 				continue;
 			{
-				double cand = m->vscore[id] + (double)here;
+				double cand = (user ? piece_score(m, id) :
+				    (double)m->pieces[id].score) + (double)here;
 
 				if (from[kp] == -1) {
 					best[kp] = (float)cand;
@@ -2058,15 +2542,18 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 		}
 		st += mblen;
 	}
-	/* Backtrack into raw, then reverse what was added. */
-	for (kp = n; kp > 0; kp = (size_t)from[kp])
-		if (raw_add(e, s + from[kp], kp - (size_t)from[kp], bid[kp]) == -1)
-			return -1;
-	for (i = 0; i < (e->nraw - first) / 2; i++) {
-		struct spm_tok x = e->raw[first + i];
+	/* Count the path's tokens, then lay them out from the last. */
+	for (kp = n, ntk = 0; kp > 0; kp = (size_t)from[kp])
+		ntk++;
+	if (grow_arr((void **)&e->raw, &e->rawcap, first + ntk, sizeof(*e->raw)) == -1)
+		return -1;
+	e->nraw = first + ntk;
+	for (kp = n, i = first + ntk; kp > 0; kp = (size_t)from[kp]) {
+		struct spm_tok *t = &e->raw[--i];
 
-		e->raw[first + i] = e->raw[e->nraw - 1 - i];
-		e->raw[e->nraw - 1 - i] = x;
+		t->s = s + from[kp];
+		t->len = (uint32_t)(kp - (size_t)from[kp]);
+		t->id = bid[kp];
 	}
 	if (slack != NULL)
 		*slack = margin - round_bound(nch, fabs((double)*base) +
@@ -2135,6 +2622,48 @@ heap_pop(struct spm_enc *e, struct bpair *top)
 	e->heap[i] = last;
 }
 
+/* The normal-table id of a symbol's text, looked up once (-1: none). */
+static inline int32_t
+sym_id(struct spm_enc *e, const char *s, struct bsym *y)
+{
+	const struct spm_model *m = e->m;
+
+	if (y->id == -2) {
+		if (y->len == 1 && (uint8_t)s[y->off] < 0x80)
+			y->id = m->char_id[(uint8_t)s[y->off]];
+		else
+			y->id = (int32_t)strtab_find(&m->normal, m->pieces,
+			    s + y->off, y->len);
+	}
+	return y->id;
+}
+
+/*
+ * The piece that joins two symbols, or -1: through a cache of id
+ * pairs when both are pieces (a pair of ids is a pair of texts).
+ */
+static inline long
+join_id(struct spm_enc *e, const char *s, struct bsym *L, struct bsym *R)
+{
+	const struct spm_model *m = e->m;
+	int32_t a = sym_id(e, s, L), b = sym_id(e, s, R);
+	struct pc_ent *c;
+	uint64_t k;
+	long id;
+
+	if (a < 0 || b < 0 || e->pcache == NULL)
+		return strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len);
+	k = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) * 0x9e3779b97f4a7c15ull;
+	c = &e->pcache[(k >> 48) & (PC_SLOTS - 1)];
+	if (c->a == a && c->b == b)
+		return c->id;
+	id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len);
+	c->a = a;
+	c->b = b;
+	c->id = (int32_t)id;
+	return id;
+}
+
 static int
 bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 {
@@ -2149,7 +2678,7 @@ bpe_pair(struct spm_enc *e, const char *s, int32_t l, int32_t r)
 	R = &e->sym[r];
 	if (L->freeze || R->freeze)
 		return 0;
-	if ((id = strtab_find(&m->normal, m->pieces, s + L->off, L->len + R->len)) < 0)
+	if ((id = join_id(e, s, L, R)) < 0)
 		return 0;
 	x.score = m->pieces[id].score;
 	x.id = (int32_t)id;
@@ -2196,6 +2725,80 @@ bpe_resegment(struct spm_enc *e, const char *s, uint32_t off, uint32_t len,
 	return raw_add(e, s + off, len, (int32_t)id);
 }
 
+/*
+ * BPE on a short segment of a model without UNUSED pieces: the same
+ * merges as the agenda's (the live pair of the highest score, the
+ * leftmost of equals), found by scanning the few symbols at each step.
+ */
+#define BPE_SMALL	64
+
+static int
+enc_bpe_small(struct spm_enc *e, const char *s, size_t n)
+{
+	const struct spm_model *m = e->m;
+	struct bsym y[BPE_SMALL + 1];
+	int32_t pid[BPE_SMALL];		/* piece of (y[i], y[i + 1]), or -1 */
+	float psc[BPE_SMALL];
+	size_t i = 0, ns = 0, k, best;
+
+	while (i < n) {
+		if (ns == BPE_SMALL)
+			return 1;
+		if ((k = user_match(m, (const uint8_t *)s + i, n - i)) > 0)
+			y[ns].freeze = 1;
+		else {
+			y[ns].freeze = 0;
+			k = one_char_len((uint8_t)s[i]);
+			if (k > n - i)
+				k = n - i;
+		}
+		y[ns].off = (uint32_t)i;
+		y[ns].len = (uint32_t)k;
+		y[ns].id = -2;
+		i += k;
+		ns++;
+	}
+	for (i = 0; i + 1 < ns; i++) {
+		long id = y[i].freeze || y[i + 1].freeze ? -1 :
+		    join_id(e, s, &y[i], &y[i + 1]);
+
+		pid[i] = (int32_t)id;
+		psc[i] = id >= 0 ? m->pieces[id].score : 0;
+	}
+	while (ns > 1) {
+		best = ns;
+		for (i = 0; i + 1 < ns; i++)
+			if (pid[i] >= 0 && (best == ns || psc[i] > psc[best]))
+				best = i;
+		if (best == ns)
+			break;
+		y[best].len += y[best + 1].len;
+		y[best].id = pid[best];
+		ns--;
+		memmove(&y[best + 1], &y[best + 2], (ns - best - 1) * sizeof(*y));
+		memmove(&pid[best + 1], &pid[best + 2], (ns - best - 1) * sizeof(*pid));
+		memmove(&psc[best + 1], &psc[best + 2], (ns - best - 1) * sizeof(*psc));
+		for (i = best > 0 ? best - 1 : 0; i <= best && i + 1 < ns; i++) {
+			long id = y[i].freeze || y[i + 1].freeze ? -1 :
+			    join_id(e, s, &y[i], &y[i + 1]);
+
+			pid[i] = (int32_t)id;
+			psc[i] = id >= 0 ? m->pieces[id].score : 0;
+		}
+	}
+	for (i = 0; i < ns; i++) {
+		int32_t id = y[i].id;
+
+		if (id >= 0) {
+			if (raw_add(e, s + y[i].off, y[i].len, piece_out(m, id)) == -1)
+				return -1;
+		} else if (raw_add(e, s + y[i].off, y[i].len, (int32_t)spm_piece_id(m,
+		    s + y[i].off, y[i].len)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 enc_bpe(struct spm_enc *e, const char *s, size_t n)
 {
@@ -2203,6 +2806,10 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	size_t i = 0, ns = 0, k;
 	struct bpair top;
 	int32_t idx;
+	int rc;
+
+	if (!m->has_unused && n <= BPE_SMALL && (rc = enc_bpe_small(e, s, n)) <= 0)
+		return rc;
 
 	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
 		return -1;
@@ -2252,7 +2859,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 		const struct bsym *y = &e->sym[idx];
 
 		if (y->id >= 0 && m->ptype[y->id] != SPM_UNUSED) {
-			if (raw_add(e, s + y->off, y->len, m->pieces[y->id].out) == -1)
+			if (raw_add(e, s + y->off, y->len, piece_out(m, y->id)) == -1)
 				return -1;
 		} else if (bpe_resegment(e, s, y->off, y->len, 0) == -1)
 			return -1;
@@ -2357,64 +2964,251 @@ apply_extra(struct spm_enc *e)
 	return 0;
 }
 
-/* One word through the cache. */
+/*
+ * PopulateSentencePieceText(), one token at a time into e->tok: runs of
+ * unknowns merge (or become byte pieces with byte_fallback), a control
+ * piece refuses the line; unknowns are counted.  -1 with errno ENOMEM
+ * or EINVAL (e->err set).
+ */
 static int
-enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t tag, float *base)
+put_special(struct spm_enc *e, const char *s, size_t len, int32_t id)
 {
 	const struct spm_model *m = e->m;
-	struct sc_ent *c = NULL;
-	size_t first = e->nraw, i, off;
-	double slack = INFINITY;
-	int rc;
+	size_t j;
 
-	if (tag != 0) {
-		c = &e->cache[(tag >> 17) & (SC_SLOTS - 1)];
-		if (c->tag == tag && c->wlen == n && memcmp(c->w, s, n) == 0 &&
-		    (m->type == SPM_BPE || c->slack > round_bound(n,
-		    fabs((double)*base) + (double)n * m->uni_bound))) {
-			for (i = off = 0; i < c->ntok; off += c->lens[i++]) {
-				if (raw_add(e, s + off, c->lens[i], c->ids[i]) == -1)
+	switch (m->ptype[id]) {
+	case SPM_CONTROL:
+		/* The lattice holds no control piece; the others may. */
+		snprintf(e->err, sizeof e->err, "the text holds the "
+		    "control piece \"%.*s\" (upstream refuses the line)",
+		    (int)(len < 40 ? len : 40), s);
+		errno = EINVAL;
+		return -1;
+	case SPM_UNKNOWN:
+		if (m->byte_fallback) {
+			for (j = 0; j < len; j++) {
+				int32_t b = m->byte_id[(uint8_t)s[j]];
+
+				if (tok_add(e, m->pieces[b].s, 6, b) == -1)
 					return -1;
-				if (m->type == SPM_BPE)
-					continue;
-				if (c->ids[i] == m->unk_id)
-					*base = m->unk_score + *base;
+				e->unknowns++;
+			}
+		} else if (e->prev_unk)
+			e->tok[e->ntok - 1].len += (uint32_t)len;
+		else {
+			if (tok_add(e, s, len, id) == -1)
+				return -1;
+			e->unknowns++;
+		}
+		e->prev_unk = 1;
+		return 0;
+	case SPM_BYTE:
+		e->unknowns++;
+		break;
+	}
+	e->prev_unk = 0;
+	return tok_add(e, s, len, id);
+}
+
+static inline int
+put_tok(struct spm_enc *e, const char *s, size_t len, int32_t id)
+{
+	uint8_t t = e->m->ptype[id];
+
+	if (t != SPM_NORMAL && t != SPM_USER_DEFINED)
+		return put_special(e, s, len, id);
+	e->prev_unk = 0;
+	return tok_add(e, s, len, id);
+}
+
+/* The raw tokens from 'first' on, into e->tok. */
+static int
+put_raw(struct spm_enc *e, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < e->nraw; i++)
+		if (put_tok(e, e->raw[i].s, e->raw[i].len, e->raw[i].id) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Whether s[0..n) equals w[0..n) (n <= SC_WORD; both readable to a
+ * multiple of 8 bytes past n).
+ */
+static inline int
+word_eq(const char *w, const char *s, size_t n)
+{
+	uint64_t a, b, x = 0;
+	size_t i;
+
+	for (i = 0; i < n; i += 8) {
+		memcpy(&a, w + i, 8);
+		memcpy(&b, s + i, 8);
+		if (n - i < 8)
+			x |= (a ^ b) & ~(~0ull << (8 * (n - i)));
+		else
+			x |= a ^ b;
+	}
+	return x == 0;
+}
+
+/*
+ * Unigram: whether a cached result computed with 'slack' holds at the
+ * score 'base' for a word of n bytes.
+ */
+static inline int
+slack_holds(const struct spm_model *m, float slack, size_t n, float base)
+{
+	return (double)slack > round_bound(n, fabs((double)base) +
+	    (double)n * m->uni_bound);
+}
+
+/* One word: from the cache, else segmented (and cached). */
+static int
+enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
+{
+	const struct spm_model *m = e->m;
+	struct sc_set *st = NULL;
+	struct sc_ent *c;
+	size_t first, i, off, w = 0;
+	double slack = INFINITY;
+	uint32_t tag = (uint32_t)(h >> 32) | 1;
+	int uni = m->type == SPM_UNIGRAM, stale = -1;
+
+	if (h != 0) {
+		st = &e->sets[SC_SET(h)];
+		for (w = 0; w < SC_WAYS; w++) {
+			if (st->tag[w] != tag)
+				continue;
+			c = &e->cache[SC_SET(h) * SC_WAYS + w];
+			if (c->wlen != n || !word_eq(c->w, s, n))
+				continue;
+			if (uni && !slack_holds(m, c->slack, n, *base)) {
+				stale = (int)w;
+				break;
+			}
+			if (st->uses[w] < 255)
+				st->uses[w]++;
+			if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
+			    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
+				return -1;
+			{
+				struct spm_tok *t = e->tok + e->ntok;
+				float b = *base;
+
+				if (c->plain == 2 && uni)
+					/* NORMAL pieces only: each token and its score. */
+					for (i = off = 0; i < c->ntok; i++) {
+						const struct spm_piece *q = &m->pieces[c->ids[i]];
+
+						t[i].s = s + off;
+						t[i].len = q->len;
+						t[i].id = c->ids[i];
+						off += q->len;
+						b = (float)((double)q->score + (double)b);
+					}
 				else
-					*base = (float)(m->vscore[c->ids[i]] +
-					    (double)*base);
+					for (i = off = 0; i < c->ntok; i++) {
+						const struct spm_piece *q = &m->pieces[c->ids[i]];
+
+						t[i].s = s + off;
+						t[i].len = q->len;
+						t[i].id = c->ids[i];
+						off += q->len;
+						if (uni)
+							b = (float)(piece_score(m, c->ids[i]) +
+							    (double)b);
+					}
+				*base = b;
+				e->ntok += c->ntok;
+				e->prev_unk = 0;
 			}
 			return 0;
 		}
 	}
-	if (m->type == SPM_BPE)
-		rc = enc_bpe(e, s, n);
-	else
-		rc = uni_seg(e, s, n, base, &slack);
-	if (rc == -1 || c == NULL || e->nraw - first > SC_TOKS || !(slack > 0))
-		return rc;
-	c->tag = tag;
+	e->nraw = first = 0;
+	if (!uni) {
+		if (enc_bpe(e, s, n) == -1)
+			return -1;
+	} else if (uni_seg(e, s, n, base, &slack) == -1)
+		return -1;
+	if (put_raw(e, first) == -1)
+		return -1;
+	if (st == NULL || e->nraw > SC_TOKS || !(slack > 0))
+		return 0;
+	for (i = 0; i < e->nraw; i++) {
+		int32_t id = e->raw[i].id;
+		uint8_t t = m->ptype[id];
+
+		if ((t != SPM_NORMAL && t != SPM_USER_DEFINED) ||
+		    e->raw[i].len != m->pieces[id].len)
+			return 0;
+	}
+	/* Replace the word's stale entry, else the least used; age the others. */
+	if (stale >= 0)
+		w = (size_t)stale;
+	else {
+		for (i = 1, w = 0; i < SC_WAYS; i++)
+			if (st->uses[i] < st->uses[w])
+				w = i;
+		for (i = 0; i < SC_WAYS; i++)
+			if (st->uses[i] > 0)
+				st->uses[i]--;
+		st->uses[w] = 1;
+	}
+	st->tag[w] = tag;
+	c = &e->cache[SC_SET(h) * SC_WAYS + w];
 	c->wlen = (uint8_t)n;
-	c->ntok = (uint8_t)(e->nraw - first);
-	c->slack = slack;
+	c->ntok = (uint8_t)e->nraw;
+	c->plain = 2;
+	c->slack = (float)slack;
+	if ((double)c->slack > slack)
+		c->slack = nextafterf(c->slack, -INFINITY);
+	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
-		c->lens[i] = (uint8_t)e->raw[first + i].len;
-		c->ids[i] = e->raw[first + i].id;
+		c->ids[i] = e->raw[i].id;
+		if (m->ptype[e->raw[i].id] != SPM_NORMAL)
+			c->plain = 1;
 	}
 	return 0;
 }
 
+/*
+ * The hash of a word of the normalized line (readable 8 bytes past
+ * its end), | 1; 0 for a word too long to cache.
+ */
 static inline uint64_t
-seg_tag(const char *s, size_t n)
+seg_hash(const char *s, size_t n)
 {
-	return n <= SC_WORD ? hash_bytes(s, n) | 1 : 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull), w;
+	size_t i;
+
+	if (n > SC_WORD)
+		return 0;
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 29;
+	}
+	if (i < n) {
+		memcpy(&w, s + i, 8);
+		w &= ~0ull >> (64 - 8 * (n - i));
+		h = (h ^ w) * 0x94d049bb133111ebull;
+	}
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (h ^ (h >> 32)) | 1;
 }
 
 /*
  * A wordsafe line: word by word, the unigram score carried along; the
- * cache slots of the words a little ahead are fetched early.
+ * cache sets of the words a little ahead are fetched early.
  */
-#define SC_AHEAD	4
+#define SC_AHEAD	8
+#define SC_AHEAD2	4
 
 static inline int
 seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
@@ -2432,15 +3226,33 @@ seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
-	size_t i = 0, start = 0, k = 0, ns = 0, j;
+	size_t i = 0, start = 0, k = 0, ns = 0, j, w;
+	uint64_t h;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
 	struct seg *g;
 
-	if (e->cache == NULL &&
-	    (e->cache = calloc(SC_SLOTS, sizeof(*e->cache))) == NULL)
-		return -1;
-	if (e->m->norm_utf8) {
+	if (e->cache == NULL) {
+		if ((e->sets = calloc(SC_SETS, sizeof(*e->sets))) == NULL ||
+		    (e->cache = calloc((size_t)SC_SETS * SC_WAYS,
+		    sizeof(*e->cache))) == NULL)
+			return -1;
+	}
+	if (e->use_mk) {
+		/* Cut before each U+2581 that follows another character. */
+		const uint32_t *q = e->mk.p;
+
+		for (j = 0; j < e->mk.n; j++) {
+			i = q[j];
+			if (i == 0 || (j > 0 && q[j - 1] + 3 == i))
+				continue;
+			if (seg_add(e, &ns, start, i - start) == -1)
+				return -1;
+			start = i;
+		}
+		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+			return -1;
+	} else if (e->m->norm_utf8) {
 		/* Valid UTF-8: a U+2581 is found by its bytes. */
 		const char *q = s, *end = s + n;
 
@@ -2479,14 +3291,29 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 		prev_ws = ws;
 		i += k;
 	}
+	/* Room for the tokens of a cached word at each step. */
+	if (grow_arr((void **)&e->tok, &e->tokcap, ns * SC_TOKS + 16,
+	    sizeof(*e->tok)) == -1)
+		return -1;
 	for (j = 0; j < ns && j < SC_AHEAD; j++)
-		e->seg[j].tag = seg_tag(s + e->seg[j].off, e->seg[j].len);
+		e->seg[j].tag = seg_hash(s + e->seg[j].off, e->seg[j].len);
 	for (j = 0; j < ns; j++) {
 		if (j + SC_AHEAD < ns) {
 			g = &e->seg[j + SC_AHEAD];
-			if ((g->tag = seg_tag(s + g->off, g->len)) != 0)
-				__builtin_prefetch(&e->cache[(g->tag >> 17) &
-				    (SC_SLOTS - 1)]);
+			if ((g->tag = seg_hash(s + g->off, g->len)) != 0)
+				__builtin_prefetch(&e->sets[SC_SET(g->tag)]);
+		}
+		/* Nearer, the entry of the word's tag, when there is one. */
+		if (j + SC_AHEAD2 < ns && (h = e->seg[j + SC_AHEAD2].tag) != 0) {
+			const struct sc_set *st = &e->sets[SC_SET(h)];
+			uint32_t tag = (uint32_t)(h >> 32) | 1;
+
+			for (w = 0; w < SC_WAYS; w++)
+				if (st->tag[w] == tag) {
+					__builtin_prefetch(&e->cache[SC_SET(h) *
+					    SC_WAYS + w]);
+					break;
+				}
 		}
 		g = &e->seg[j];
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
@@ -2501,51 +3328,39 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 {
 	const struct spm_model *m = e->m;
 	const char *s;
-	size_t ns, i, j;
-	int rc, prev_unk = 0;
+	size_t ns;
+	int rc;
 
 	e->nraw = 0;
 	e->ntok = 0;
-	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb) == -1)
+	e->prev_unk = 0;
+	e->use_mk = m->wordsafe && !e->whole && m->norm_utf8 && m->norm.escape_ws;
+	/* The normalized line stays readable SC_WORD bytes past its end. */
+	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb,
+	    e->use_mk ? &e->mk : NULL) == -1 ||
+	    buf_reserve(&e->nb, SC_WORD + 8) == -1)
 		goto nomem;
 	s = (const char *)e->nb.p;
 	ns = e->nb.len;
 	if (ns == 0)
 		return 0;
-	switch (m->wordsafe && !e->whole ? 0 : m->type) {
-	case 0: rc = enc_words(e, s, ns); break;
+	if (m->wordsafe && !e->whole) {
+		if (enc_words(e, s, ns) == -1)
+			goto fail;
+		return (long)e->ntok;
+	}
+	switch (m->type) {
 	case SPM_BPE: rc = enc_bpe(e, s, ns); break;
 	case SPM_WORD: rc = enc_word(e, s, ns); break;
 	case SPM_CHAR: rc = enc_char(e, s, ns); break;
 	default: rc = enc_unigram(e, s, ns); break;
 	}
-	if (rc == -1)
-		goto nomem;
-	/* PopulateSentencePieceText(): unknown runs merge, or become bytes. */
-	for (i = 0; i < e->nraw; i++) {
-		const struct spm_tok *r = &e->raw[i];
-		int unk = r->id == m->unk_id;	/* the one UNKNOWN piece */
-
-		/* The lattice holds no control piece; the others may. */
-		if (m->type != SPM_UNIGRAM && m->ptype[r->id] == SPM_CONTROL) {
-			snprintf(e->err, sizeof e->err, "the text holds the "
-			    "control piece \"%.*s\" (upstream refuses the line)",
-			    (int)(r->len < 40 ? r->len : 40), r->s);
-			errno = EINVAL;
-			return -1;
-		}
-		if (unk && m->byte_fallback) {
-			for (j = 0; j < r->len; j++)
-				if (tok_add(e, m->pieces[m->byte_id[(uint8_t)r->s[j]]].s,
-				    6, m->byte_id[(uint8_t)r->s[j]]) == -1)
-					goto nomem;
-		} else if (unk && prev_unk)
-			e->tok[e->ntok - 1].len += r->len;
-		else if (tok_add(e, r->s, r->len, r->id) == -1)
-			goto nomem;
-		prev_unk = unk;
-	}
+	if (rc == -1 || put_raw(e, 0) == -1)
+		goto fail;
 	return (long)e->ntok;
+fail:
+	if (errno == EINVAL)
+		return -1;
 nomem:
 	errno = ENOMEM;
 	snprintf(e->err, sizeof e->err, "out of memory");
@@ -2555,13 +3370,12 @@ nomem:
 long
 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
 {
-	size_t i;
+	uint64_t unk0 = e->unknowns;
 
-	if (encode_plain(e, p, n) == -1)
+	if (encode_plain(e, p, n) == -1) {
+		e->unknowns = unk0;
 		return -1;
-	for (i = 0; i < e->ntok; i++)
-		e->unknowns += e->m->ptype[e->tok[i].id] == SPM_UNKNOWN ||
-		    e->m->ptype[e->tok[i].id] == SPM_BYTE;
+	}
 	if (e->nextra > 0 && apply_extra(e) == -1) {
 		errno = ENOMEM;
 		snprintf(e->err, sizeof e->err, "out of memory");
@@ -2750,8 +3564,8 @@ decode(const struct spm_model *m, const char *const *pieces, const size_t *lens,
 	if (m->has_denorm) {
 		struct buf b = { 0 };
 
-		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len,
-		    &b) == -1) {
+		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len, &b,
+		    NULL) == -1) {
 			buf_free(&b);
 			return -1;
 		}

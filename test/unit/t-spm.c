@@ -636,6 +636,81 @@ test_vector_models(void)
 	}
 }
 
+/*
+ * The word cache, the ASCII normalizer and the short-word BPE against
+ * whole lines: the same tokens on lines that repeat words (hits), with
+ * long words, words at the cache's length limits, ASCII before a
+ * combining mark, unknown characters, runs of spaces and tabs.
+ */
+static void
+test_cache_agrees(void)
+{
+	static const char *dirs[] = { "../shared/vectors/spm/models", "../../shared/vectors/spm/models" };
+	static const char *models[] = { "uni.model", "bpe.model", "bpe_bf.model",
+	    "uni_uds.model", "uni_nodummy.model", "uni_pad.model" };
+	static const char *lines[] = {
+		"the cat sat on the mat, and the cat sat again.",
+		"  the   cat\tsat  on the\xe3\x80\x80mat  ",
+		"antidisestablishmentarianism antidisestablishmentarianism",
+		"abcdefghijklmnopqrstuvwxyzabc abcdefghijklmnopqrstuvwxyzab abcdefghijklmnopqrstuvwxyza",
+		"e\xcc\x81t\xc3\xa9 cafe\xcc\x81 the cafe\xcc\x81",
+		"\xe2\x80\x9cthe\xe2\x80\x9d said \xe2\x80\x98she\xe2\x80\x99 \xf0\x9f\x98\x80\xf0\x9f\x98\x80 the",
+		"\xe4\xb8\xad\xe6\x96\x87 the \xe4\xb8\xad\xe6\x96\x87 cat \xe2\x96\x81\xe2\x96\x81 x",
+		"The The THE the, the. the; (the) \"the\" the-the",
+		"a b c d e f g h i j k l m n o p q r s t u v w x y z a b c",
+	};
+	char path[512], err[SPM_ERRMAX];
+	size_t mi, li, d, j;
+	int rounds;
+
+	for (mi = 0; mi < sizeof models / sizeof *models; mi++) {
+		struct spm_model *m = NULL;
+		struct spm_enc *a, *w;
+		int same = 1;
+
+		for (d = 0; d < 2 && m == NULL; d++) {
+			snprintf(path, sizeof path, "%s/%s", dirs[d], models[mi]);
+			if (access(path, R_OK) == 0)
+				m = spm_model_load(path, 0, err);
+		}
+		if (m == NULL) {
+			printf("ok %d - # SKIP %s not present\n", ++tap_n, models[mi]);
+			continue;
+		}
+		a = spm_enc_new(m);
+		w = spm_enc_new(m);
+		spm_enc_whole_lines(w);
+		/* Twice over: the second round hits the cache. */
+		for (rounds = 0; rounds < 2; rounds++)
+			for (li = 0; li < sizeof lines / sizeof *lines; li++) {
+				const uint8_t *p = (const uint8_t *)lines[li];
+				size_t n = strlen(lines[li]);
+				long ka = spm_encode(a, p, n), kw = spm_encode(w, p, n);
+				const struct spm_tok *ta, *tw;
+
+				if (ka != kw) {
+					same = 0;
+					continue;
+				}
+				ta = spm_tokens(a);
+				tw = spm_tokens(w);
+				for (j = 0; j < (size_t)(ka > 0 ? ka : 0); j++)
+					if (ta[j].id != tw[j].id || ta[j].len != tw[j].len ||
+					    memcmp(ta[j].s, tw[j].s, ta[j].len) != 0)
+						same = 0;
+			}
+		TEST(same, "%s: words through the cache give the whole lines' tokens",
+		    models[mi]);
+		TEST(spm_enc_unknowns(a) == spm_enc_unknowns(w),
+		    "%s: the same unknowns counted (%llu, %llu)", models[mi],
+		    (unsigned long long)spm_enc_unknowns(a),
+		    (unsigned long long)spm_enc_unknowns(w));
+		spm_enc_free(a);
+		spm_enc_free(w);
+		spm_model_free(m);
+	}
+}
+
 static void
 test_lines(void)
 {
@@ -670,6 +745,7 @@ main(void)
 	test_normalizer();
 	test_charsmap();
 	test_vector_models();
+	test_cache_agrees();
 	test_lines();
 	return tap_done();
 }
