@@ -58,7 +58,9 @@ static const char usage_text[] =
 "                            [--sampling-seed n] [--sampling-temperature t]\n"
 "                            [--sampling-weights key=w,...] [--shard k/n]\n"
 "                            [--source-dict file] [--split name]\n"
-"                            [--target-dict file] [--virtual-data-size n]\n"
+"                            [--target-dict file]\n"
+"                            [--task translation_multi_simple_epoch|translation]\n"
+"                            [--virtual-data-size n]\n"
 "                            [--virtual-epoch-size n] [data[:data ...]]\n"
 "       batch-sample by-size [-q] [-o file] [--batch-size n]\n"
 "                            [--fairseq-compat 0.12|main] [--max-tokens n]\n"
@@ -72,11 +74,12 @@ static const char usage_text[] =
 "                           [--output-format json|records] --config file\n"
 "       batch-sample -h | -V\n"
 "\n"
-"  --batch-size N, --max-sentences N  at most N sentences per batch\n"
+"  --batch-size N, --max-sentences N  at most N sentences per batch (0: no limit)\n"
 "  --collate                add the collated tensors to each batch\n"
 "  --config FILE            loader: the loader configuration\n"
 "  --decoder-langtok        target language token before every target\n"
 "  --dict FILE              the dictionary of the language tokens\n"
+"                           (also --fixed-dictionary, fairseq's name)\n"
 "  --encoder-langtok src|tgt  language token before every source\n"
 "  --eos N                  end-of-sentence id (default 2)\n"
 "  --epoch N                the first epoch (default 1)\n"
@@ -120,6 +123,7 @@ static const char usage_text[] =
 "  --split NAME             the split --lang-pairs finds (default train)\n"
 "  --stats                  statistics of each epoch on stderr\n"
 "  --target-dict FILE       the dictionary of every target side\n"
+"  --task NAME              fairseq main's rules for the task\n"
 "  -V, --version            print the version\n"
 "  --virtual-data-size N    sentences sampled per epoch\n"
 "  --virtual-epoch-size N   serve the data in virtual epochs of N sentences\n"
@@ -146,7 +150,7 @@ enum {
 	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
 	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT,
 	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH,
-	OPT_RAWIDS
+	OPT_RAWIDS, OPT_TASK
 };
 
 static const struct option longopts[] = {
@@ -201,6 +205,8 @@ static const struct option longopts[] = {
 	{ "virtual-data-size",		required_argument,	NULL, OPT_VSIZE },
 	{ "virtual-epoch-size",		required_argument,	NULL, OPT_VEPOCH },
 	{ "raw-ids",			no_argument,		NULL, OPT_RAWIDS },
+	{ "task",			required_argument,	NULL, OPT_TASK },
+	{ "fixed-dictionary",		required_argument,	NULL, OPT_DICT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -214,7 +220,8 @@ static const int cmd_opts[NCMD][64] = {
 	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
 	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
 	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
-	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH, OPT_RAWIDS },
+	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH, OPT_RAWIDS,
+	    OPT_TASK },
 	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
 	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
 	    OPT_PAD, OPT_PADMULT },
@@ -437,7 +444,7 @@ check_langpairs(const char *list)
 static void
 parse_opts(int argc, char **argv)
 {
-	int ch;
+	int ch, compat_given = 0, order_given = 0, task_seed_epoch = -1;
 	char *end;
 
 	while ((ch = getopt_args(argc, argv, "hVqo:p:s:", longopts)) != -1) {
@@ -499,7 +506,8 @@ parse_opts(int argc, char **argv)
 			o.stats = 1;
 			break;
 		case OPT_BSZ:
-			o.max_sentences = num_arg(ch, optarg, 1, LLONG_MAX);
+			/* 0: no limit, as fairseq reads it (x > 0 is false) */
+			o.max_sentences = num_arg(ch, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_DICT:
 			o.dict = optarg;
@@ -562,6 +570,24 @@ parse_opts(int argc, char **argv)
 			else
 				usage_error("--fairseq-compat: expected 0.12 or "
 				    "main, got '%s'", optarg);
+			compat_given = 1;
+			break;
+		case OPT_TASK:
+			/*
+			 * fairseq main's tasks: both drop a last batch that is
+			 * not a multiple; translation_multi_simple_epoch
+			 * orders with numpy_seed(seed), translation with
+			 * seed + epoch.  --fairseq-compat and --order-seed,
+			 * wherever they stand, win.
+			 */
+			if (strcmp(optarg, "translation_multi_simple_epoch") == 0)
+				task_seed_epoch = 0;
+			else if (strcmp(optarg, "translation") == 0)
+				task_seed_epoch = 1;
+			else
+				usage_error("--task: expected "
+				    "translation_multi_simple_epoch or translation, "
+				    "got '%s'", optarg);
 			break;
 		case OPT_LANGPAIRS:
 			check_langpairs(optarg);
@@ -590,6 +616,7 @@ parse_opts(int argc, char **argv)
 			else
 				usage_error("--order-seed: expected seed+epoch or "
 				    "seed, got '%s'", optarg);
+			order_given = 1;
 			break;
 		case OPT_OUTFMT:
 			if (strcmp(optarg, "json") == 0)
@@ -653,6 +680,12 @@ parse_opts(int argc, char **argv)
 		default:
 			usage(stderr, 2);
 		}
+	}
+	if (task_seed_epoch >= 0) {
+		if (!compat_given)
+			o.compat_main = 1;
+		if (!order_given)
+			o.order_seed_epoch = task_seed_epoch;
 	}
 }
 

@@ -678,3 +678,37 @@ pair20() {
 	mmap-index build -q --input-format id --dtype uint16 -o "$T/ok" "$T/ok.txt"
 	run -0 batch-sample batches -p "$T/ok" --max-tokens 100 --collate
 }
+
+@test "batch-sample: --task sets fairseq main's rules of the task; explicit options win; --max-sentences 0 is no limit" {
+	awk 'BEGIN { for (i = 0; i < 61; i++) { n = 1 + (i * 7) % 13; s = ""; for (j = 0; j < n; j++) s = s (j ? " " : "") (4 + (i + j) % 50); print s " 2" } }' >"$T/s.txt"
+	mmap-index build -q --input-format id --dtype uint16 -o "$T/s" "$T/s.txt"
+	local e
+	for e in 1 2; do
+		want=$(batch-sample batches -p "$T/s" --max-tokens 40 --epoch "$e" --fairseq-compat main --order-seed seed --output-format ids)
+		run -0 batch-sample batches -p "$T/s" --max-tokens 40 --epoch "$e" --task translation_multi_simple_epoch --output-format ids
+		[ "$output" = "$want" ]
+		want=$(batch-sample batches -p "$T/s" --max-tokens 40 --epoch "$e" --fairseq-compat main --order-seed seed+epoch --output-format ids)
+		run -0 batch-sample batches -p "$T/s" --max-tokens 40 --epoch "$e" --task translation --output-format ids
+		[ "$output" = "$want" ]
+	done
+	# the task differs from the defaults (fairseq 0.12's) where it should
+	[ "$(batch-sample batches -p "$T/s" --max-tokens 40 --epoch 2 --output-format ids)" != \
+	  "$(batch-sample batches -p "$T/s" --max-tokens 40 --epoch 2 --task translation_multi_simple_epoch --output-format ids)" ]
+	# explicit options win, before or after --task
+	want=$(batch-sample batches -p "$T/s" --max-tokens 40 --epoch 2 --fairseq-compat 0.12 --order-seed seed --output-format ids)
+	run -0 batch-sample batches -p "$T/s" --max-tokens 40 --epoch 2 --fairseq-compat 0.12 --task translation_multi_simple_epoch --output-format ids
+	[ "$output" = "$want" ]
+	run -2 --separate-stderr batch-sample batches -p "$T/s" --task translation_lev
+	[ "${stderr%%$'\n'*}" = "batch-sample: --task: expected translation_multi_simple_epoch or translation, got 'translation_lev'" ]
+	# --max-sentences 0 and --batch-size 0 are no limit, as in fairseq
+	want=$(batch-sample batches -p "$T/s" --max-tokens 40 --output-format ids)
+	run -0 batch-sample batches -p "$T/s" --max-tokens 40 --max-sentences 0 --output-format ids
+	[ "$output" = "$want" ]
+	run -0 batch-sample batches -p "$T/s" --max-tokens 40 --batch-size 0 --output-format ids
+	[ "$output" = "$want" ]
+	# fairseq's --fixed-dictionary is --dict
+	printf 'a 1\nb 1\n' >"$T/d.txt"
+	want=$(batch-sample batches -p "$T/s" --max-tokens 40 --dict "$T/d.txt" --langs a,b --encoder-langtok src --collate 2>&1 || true)
+	run batch-sample batches -p "$T/s" --max-tokens 40 --fixed-dictionary "$T/d.txt" --langs a,b --encoder-langtok src --collate
+	[ "$output" = "$want" ]
+}

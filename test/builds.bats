@@ -521,11 +521,17 @@ nllb_fixture() {
 	local d=$T/out
 	grep -q '^epoch 1: 93 sentences in 3 pairs' "$d/batches.stats"
 	grep -q '^epoch 2: 90 sentences in 3 pairs' "$d/batches.stats"
-	# Each epoch holds every sentence of its shard once.
-	[ "$(jq -c 'select(.epoch == 1) | .ids[]' "$d/batches.jsonl" | sort -u | wc -l)" -eq 93 ]
-	[ "$(jq -c 'select(.epoch == 2) | .ids[]' "$d/batches.jsonl" | wc -l)" -eq 90 ]
+	# Each epoch holds the sentences of its shard once, less the last
+	# batch when it is not a multiple of 8 (fairseq main drops it):
+	# translation_multi_simple_epoch's rules, as Open-NLLB trains.
+	n1=$(jq -c 'select(.epoch == 1) | .ids[]' "$d/batches.jsonl" | wc -l)
+	[ "$(jq -c 'select(.epoch == 1) | .ids[]' "$d/batches.jsonl" | sort -u | wc -l)" -eq "$n1" ]
+	[ "$n1" -le 93 ] && [ "$n1" -gt 80 ]
+	[ "$(jq -c 'select(.epoch == 2) | .ids[]' "$d/batches.jsonl" | wc -l)" -le 90 ]
+	[ "$(jq -c '.ids | length' "$d/batches.jsonl" | awk '$1 % 8 { n++ } END { print n + 0 }')" -eq 0 ]
 	# The batches are batch-sample's over the layout, language tokens on.
 	batch-sample batches -q --lang-pairs aa-bb,aa-cc,cc-bb --sampling-method temperature \
+	    --task translation_multi_simple_epoch \
 	    --encoder-langtok src --decoder-langtok --dict "$d/data_bin/dict.txt" \
 	    --max-tokens 256 --epochs 2 "$d/data_bin/shard000:$d/data_bin/shard001" >"$T/want"
 	cmp "$T/want" "$d/batches.jsonl"

@@ -60,7 +60,9 @@
 #                          build --input-format text, fairseq-preprocess
 #                          --srcdict), </s> ending every sentence
 #   batches.jsonl, batches.stats
-#                          batch-sample batches over the shards:
+#                          batch-sample batches over the shards, as
+#                          Open-NLLB's translation_multi_simple_epoch
+#                          task on fairseq main batches them (--task):
 #                          --lang-pairs PAIRS, temperature sampling,
 #                          --encoder-langtok src --decoder-langtok, epoch e
 #                          reading shard (e - 1) mod SHARDS; the batches as
@@ -382,6 +384,7 @@ $(BATCHES) &: $(addsuffix .idx,$(DATA)) $(DICT_FILE) $(call stale,$(OUT)/batches
 	$(call tmp,$(OUT)/batches.stats) && \
 	{ $(BATCH_SAMPLE) batches -q --lang-pairs $(call sq,$(subst $(space),$(comma),$(strip $(PAIRS)))) \
 	    --sampling-method temperature --sampling-temperature $(TEMPERATURE) \
+	    --task translation_multi_simple_epoch \
 	    --encoder-langtok src --decoder-langtok --dict $(call sq,$(DICT_FILE)) \
 	    --max-tokens $(MAX_TOKENS) --epochs $(EPOCHS) -s $(SEED) --stats \
 	    -o $(call sq,$(OUT)/batches.jsonl) \
