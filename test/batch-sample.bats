@@ -44,11 +44,16 @@ pair20() {
 	run -2 --separate-stderr batch-sample collate --max-tokens 5
 	[ "${stderr%%$'\n'*}" = "batch-sample: --max-tokens does not apply to 'collate'" ]
 	local o
-	for o in --max-tokens --batch-size --required-batch-size-multiple; do
+	for o in --max-tokens --required-batch-size-multiple; do
 		for v in 0 -3 x ''; do
 			run -2 --separate-stderr batch-sample by-size "$o" "$v"
 			[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '$v'" ]
 		done
+	done
+	# --batch-size 0 is no limit, as in fairseq
+	for v in -3 x ''; do
+		run -2 --separate-stderr batch-sample by-size --batch-size "$v"
+		[ "${stderr%%$'\n'*}" = "batch-sample: --batch-size: expected an integer from 0 to 9223372036854775807, got '$v'" ]
 	done
 	for o in --max-source-positions --max-target-positions --epoch --epochs \
 	    --virtual-data-size --pad-to-multiple; do
