@@ -758,7 +758,20 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 static struct ctx mainctx;
 /* File scope: still reachable when a fault exits (leak checkers). */
 static struct sw_lines *lines_r;
-static struct spm_lines *raw_r;
+static struct sw_lines *raw_r;
+
+/* The lines of fd (of the file 'name'), only those of part pf when given; dies on failure. */
+static struct sw_lines *
+lines_open(int fd, const char *name, const struct part_file *pf)
+{
+	struct sw_lines *r;
+
+	if ((r = sw_lines_open(fd)) == NULL)
+		die_errno("%s", name);
+	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
+		die_errno("%s", name);
+	return r;
+}
 
 /* SentencePiece mode: lines as spm_encode reads them (split at \n only). */
 static int
@@ -769,23 +782,20 @@ encode_file_raw(const char *path, int fd, const struct part_file *pf)
 	size_t n;
 	int rc;
 
-	if ((raw_r = spm_lines_open(fd)) == NULL)
-		die_errno("%s", name);
-	if (pf != NULL && spm_lines_range(raw_r, pf->from, pf->to - pf->from) == -1)
-		die_errno("%s", name);
-	while ((rc = spm_lines_next(raw_r, &p, &n)) == 1) {
+	raw_r = lines_open(fd, name, pf);
+	while ((rc = sw_lines_next_raw(raw_r, &p, &n)) == 1) {
 		if (progress_due())
 			progress("%s: %ju lines", name,
-			    (uintmax_t)spm_lines_lineno(raw_r));
+			    (uintmax_t)sw_lines_lineno(raw_r));
 		if (encode_line(&mainctx, p, n) == -1) {
 			flush_all();
 			die("%s: line %ju: %s", name,
-			    (uintmax_t)spm_lines_lineno(raw_r), mainctx.err);
+			    (uintmax_t)sw_lines_lineno(raw_r), mainctx.err);
 		}
 	}
 	if (rc == -1)
 		die_errno("%s", name);
-	spm_lines_free(raw_r);
+	sw_lines_free(raw_r);
 	raw_r = NULL;
 	close_text(fd, path);
 	return 0;
@@ -807,10 +817,7 @@ encode_file(const char *path, const struct part_file *pf)
 		return 1;
 	if (spm_mode && !jsonl)
 		return encode_file_raw(path, fd, pf);
-	if ((r = lines_r = sw_lines_open(fd)) == NULL)
-		die_errno("%s", name);
-	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
-		die_errno("%s", name);
+	r = lines_r = lines_open(fd, name, pf);
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
 		if (progress_due())
 			progress("%s: %ju lines", name, (uintmax_t)sw_lines_lineno(r));
@@ -842,7 +849,7 @@ static int
 encode_parallel(char **paths)
 {
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
-	static struct spm_lines *sr[8];	/* -m spm: lines as spm_encode reads them */
+	static struct sw_lines *sr[8];	/* -m spm: lines as spm_encode reads them */
 	const uint8_t *p[8];
 	struct sw_err e;
 	size_t n[8], f, g;
@@ -852,14 +859,14 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		if ((fd[f] = open_text(paths[f])) == -1)
 			exit(1);
-		if (spm_mode ? (sr[f] = spm_lines_open(fd[f])) == NULL :
+		if (spm_mode ? (sr[f] = sw_lines_open(fd[f])) == NULL :
 		    (r[f] = sw_lines_open(fd[f])) == NULL)
 			die_errno("%s", input_name(paths[f]));
 	}
 	for (;;) {
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
-			rc[f] = spm_mode ? spm_lines_next(sr[f], &p[f], &n[f]) :
+			rc[f] = spm_mode ? sw_lines_next_raw(sr[f], &p[f], &n[f]) :
 			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
@@ -897,7 +904,7 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		sw_lines_free(r[f]);
 		r[f] = NULL;
-		spm_lines_free(sr[f]);
+		sw_lines_free(sr[f]);
 		sr[f] = NULL;
 		close_text(fd[f], paths[f]);
 	}
@@ -952,21 +959,21 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	c->skipped = 0;
 	c->tabbed = 0;
 	if (spm_mode && !jsonl) {
-		struct spm_lines *sr;
+		struct sw_lines *sr;
 
-		if ((sr = spm_lines_open_mem(ch->in, ch->inlen)) == NULL)
+		if ((sr = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 			die_errno("encode");
-		while ((rc = spm_lines_next(sr, &p, &n)) == 1)
+		while ((rc = sw_lines_next_raw(sr, &p, &n)) == 1)
 			if (encode_line(c, p, n) == -1) {
 				ch->err = 2;
-				ch->eline = spm_lines_lineno(sr);
+				ch->eline = sw_lines_lineno(sr);
 				snprintf(ch->emsg, sizeof(ch->emsg), "%s", c->err);
 				break;
 			}
-		ch->nlines = spm_lines_lineno(sr);
+		ch->nlines = sw_lines_lineno(sr);
 		ch->skipped = c->skipped;
 		ch->tabbed = c->tabbed;
-		spm_lines_free(sr);
+		sw_lines_free(sr);
 		return;
 	}
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
@@ -1280,7 +1287,7 @@ static int
 decode_spm_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
-	static struct spm_lines *r;	/* still reachable when a fault exits */
+	static struct sw_lines *r;	/* still reachable when a fault exits */
 	static const char **pc;
 	static size_t *lens;
 	static int32_t *ids;
@@ -1296,11 +1303,8 @@ decode_spm_file(const char *path, const struct part_file *pf)
 		return 0;
 	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
-	if ((r = spm_lines_open(fd)) == NULL)
-		die_errno("%s", name);
-	if (pf != NULL && spm_lines_range(r, pf->from, pf->to - pf->from) == -1)
-		die_errno("%s", name);
-	while ((rc = spm_lines_next(r, &p, &n)) == 1) {
+	r = lines_open(fd, name, pf);
+	while ((rc = sw_lines_next_raw(r, &p, &n)) == 1) {
 		if (n + 1 > cap) {
 			cap = n + 1;
 			if ((pc = realloc(pc, cap * sizeof(*pc))) == NULL ||
@@ -1326,10 +1330,10 @@ decode_spm_file(const char *path, const struct part_file *pf)
 		if (len < 0) {
 			if (errno == ENOMEM)
 				die("%s: line %ju: out of memory", name,
-				    (uintmax_t)spm_lines_lineno(r));
+				    (uintmax_t)sw_lines_lineno(r));
 			flush_all();
 			die("%s: line %ju: %s", name,
-			    (uintmax_t)spm_lines_lineno(r), err);
+			    (uintmax_t)sw_lines_lineno(r), err);
 		}
 		put(&mainctx, wptext, (size_t)len);
 		put(&mainctx, "\n", 1);
@@ -1337,7 +1341,7 @@ decode_spm_file(const char *path, const struct part_file *pf)
 	}
 	if (rc == -1)
 		die_errno("%s", name);
-	spm_lines_free(r);
+	sw_lines_free(r);
 	r = NULL;
 	free(pc);
 	free(lens);
@@ -1452,10 +1456,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 		return 0;
 	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
-	if ((r = sw_lines_open(fd)) == NULL)
-		die_errno("%s", name);
-	if (pf != NULL && sw_lines_range(r, pf->from, pf->to - pf->from) == -1)
-		die_errno("%s", name);
+	r = lines_open(fd, name, pf);
 	dec.name = name;
 	dec.what = "line";
 	dec.off = UINT64_MAX;

@@ -156,19 +156,7 @@ long		 spm_decode_pieces(const struct spm_model *m,
 		    const char *const *pieces, const size_t *lens, size_t n,
 		    char **out, size_t *cap, char err[SPM_ERRMAX]);
 
-/*
- * Lines as spm_encode reads them (std::getline): split at "\n" only,
- * nothing deleted or checked, a last line without "\n" is a line.
- */
-struct spm_lines;
-struct spm_lines *spm_lines_open(int fd);	/* NULL with errno */
-struct spm_lines *spm_lines_open_mem(const uint8_t *p, size_t n); /* p must outlive it */
-void		 spm_lines_free(struct spm_lines *r);	/* NULL is fine */
-/* Read only [off, off + len) of the file (--part); before the first line.  0 or -1 (errno). */
-int		 spm_lines_range(struct spm_lines *r, uint64_t off, uint64_t len);
-/* 1 and the line in *p, *n (valid until the next call), 0 at the end, -1 with errno. */
-int		 spm_lines_next(struct spm_lines *r, const uint8_t **p, size_t *n);
-uint64_t	 spm_lines_lineno(const struct spm_lines *r);
+/* Lines as spm_encode reads them: sw_lines_next_raw() of subword.h. */
 
 #ifdef __cplusplus
 }

@@ -304,6 +304,42 @@ sw_lines_free(struct sw_lines *r)
 	free(r);
 }
 
+static int lines_fill(struct sw_lines *r);
+
+int
+sw_lines_next_raw(struct sw_lines *r, const uint8_t **pp, size_t *np)
+{
+	const uint8_t *p, *q;
+	size_t n, scan = 0;
+	int nl;
+
+	for (;;) {
+		p = r->buf + r->start;
+		q = r->end - r->start > scan ?
+		    memchr(p + scan, '\n', r->end - r->start - scan) : NULL;
+		if (q != NULL) {
+			n = (size_t)(q - p);
+			nl = 1;
+			break;
+		}
+		scan = r->end - r->start;
+		if (r->eof) {
+			if (scan == 0)
+				return 0;
+			n = scan;
+			nl = 0;
+			break;
+		}
+		if (lines_fill(r) == -1)
+			return -1;
+	}
+	r->start += n + (size_t)nl;
+	r->lineno++;
+	*pp = p;
+	*np = n;
+	return 1;
+}
+
 uint64_t
 sw_lines_lineno(const struct sw_lines *r)
 {

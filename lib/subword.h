@@ -60,6 +60,12 @@ int		 sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len);
  */
 int		 sw_lines_next(struct sw_lines *r, const uint8_t **p, size_t *n,
 		    int *nl, struct sw_err *e);
+/*
+ * The same, lines as spm_encode reads them: split at '\n' only, nothing
+ * deleted or checked; a last chunk without '\n' is a line unless it is
+ * empty.  Returns 1, 0 at the end, -1 on a read error (errno set).
+ */
+int		 sw_lines_next_raw(struct sw_lines *r, const uint8_t **p, size_t *n);
 /* Lines returned so far (the 1-based number of the last one). */
 uint64_t	 sw_lines_lineno(const struct sw_lines *r);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "spm.h"
+#include "subword.h"
 #include "tap.h"
 
 #define SP	"\xe2\x96\x81"		/* U+2581 */
@@ -715,18 +716,18 @@ static void
 test_lines(void)
 {
 	static const char text[] = "a\r\n\nb\xff\nlast";
-	struct spm_lines *r = spm_lines_open_mem((const uint8_t *)text, sizeof text - 1);
+	struct sw_lines *r = sw_lines_open_mem((const uint8_t *)text, sizeof text - 1);
 	const uint8_t *p;
 	size_t n;
 	int k = 0;
 
-	TEST(spm_lines_next(r, &p, &n) == 1 && n == 2 && memcmp(p, "a\r", 2) == 0, "a CR stays");
-	TEST(spm_lines_next(r, &p, &n) == 1 && n == 0, "an empty line");
-	TEST(spm_lines_next(r, &p, &n) == 1 && n == 2, "invalid UTF-8 passes");
-	TEST(spm_lines_next(r, &p, &n) == 1 && n == 4, "a last line without newline");
-	k = spm_lines_next(r, &p, &n);
-	TEST(k == 0 && spm_lines_lineno(r) == 4, "then the end");
-	spm_lines_free(r);
+	TEST(sw_lines_next_raw(r, &p, &n) == 1 && n == 2 && memcmp(p, "a\r", 2) == 0, "a CR stays");
+	TEST(sw_lines_next_raw(r, &p, &n) == 1 && n == 0, "an empty line");
+	TEST(sw_lines_next_raw(r, &p, &n) == 1 && n == 2, "invalid UTF-8 passes");
+	TEST(sw_lines_next_raw(r, &p, &n) == 1 && n == 4, "a last line without newline");
+	k = sw_lines_next_raw(r, &p, &n);
+	TEST(k == 0 && sw_lines_lineno(r) == 4, "then the end");
+	sw_lines_free(r);
 	TEST(spm_guess_text_vocab((const uint8_t *)"'a_'\n'b_'\n", 10) != NULL, "a T2T vocabulary is named");
 	TEST(spm_guess_text_vocab((const uint8_t *)"the 100\nof 90\n", 14) != NULL, "a fairseq dict.txt is named");
 	TEST(spm_guess_text_vocab((const uint8_t *)"[PAD]\n[UNK]\n##s\n", 16) != NULL, "a BERT vocab.txt is named");
