@@ -19,6 +19,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pretok.h"
 #include "unicode16_tables.h"
@@ -33,6 +34,23 @@ enum { C_OTHER, C_LU, C_LL, C_LT, C_LM, C_LO, C_M, C_N, C_WS };
 /* o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}] */
 #define K_UPPER	(BIT(C_LU) | BIT(C_LT) | BIT(C_LM) | BIT(C_LO) | BIT(C_M))
 #define K_LOWER	(BIT(C_LL) | BIT(C_LM) | BIT(C_LO) | BIT(C_M))
+
+/*
+ * BIT(class) of each ASCII byte, 0 for the bytes >= 0x80 (to be decoded).
+ * In ASCII: Lu A-Z, Ll a-z, N 0-9, White_Space \t \n \v \f \r and space,
+ * the rest punct (t-pretok.c checks this against the Unicode table).
+ */
+#define ACLS(b)	((b) >= 0x80 ? 0 :					\
+	(b) >= 'A' && (b) <= 'Z' ? BIT(C_LU) :				\
+	(b) >= 'a' && (b) <= 'z' ? BIT(C_LL) :				\
+	(b) >= '0' && (b) <= '9' ? BIT(C_N) :				\
+	(b) == ' ' || ((b) >= '\t' && (b) <= '\r') ? BIT(C_WS) : BIT(C_OTHER))
+#define A4(b)	ACLS(b), ACLS((b) + 1), ACLS((b) + 2), ACLS((b) + 3)
+#define A16(b)	A4(b), A4((b) + 4), A4((b) + 8), A4((b) + 12)
+#define A64(b)	A16(b), A16((b) + 16), A16((b) + 32), A16((b) + 48)
+static const uint16_t abit[256] = {
+	A64(0), A64(64), A64(128), A64(192)
+};
 
 static inline unsigned
 cls_cp(uint32_t cp)
@@ -84,16 +102,46 @@ cls_utf8(const uint8_t *p, size_t n, size_t i, size_t *len)
 	return cls_cp(cp);
 }
 
-/* The class of the code point at p[i], i < n; its length in *len. */
+/* BIT(class) of the code point at p[i], i < n; its length in *len. */
 static inline unsigned
-cls_at(const uint8_t *p, size_t n, size_t i, size_t *len)
+bit_at(const uint8_t *p, size_t n, size_t i, size_t *len)
 {
 	if (p[i] < 0x80) {
 		*len = 1;
-		return pretok_s2_[p[i]];
+		return abit[p[i]];
 	}
-	return cls_utf8(p, n, i, len);
+	return BIT(cls_utf8(p, n, i, len));
 }
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The end of the run of ASCII letters from p[i], eight bytes at a time
+ * (fold 0x20: A-Z and a-z; fold 0: a-z only).  Most words are short, so
+ * this saves a branch per letter rather than time per byte.
+ */
+static inline size_t
+ascii_letters(const uint8_t *p, size_t n, size_t i, uint64_t fold)
+{
+	const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
+	uint64_t w, x, ge, gt, out;
+
+	while (n - i >= 8) {
+		memcpy(&w, p + i, 8);
+		x = (w | fold * ones) & ~high;
+		ge = x + ones * (0x80 - 'a');	/* high bit: x >= 'a' */
+		gt = x + ones * (0x7F - 'z');	/* high bit: x > 'z' */
+		out = (~ge | gt | w) & high;	/* not a letter (or >= 0x80) */
+		if (out)
+			return i + ((unsigned)__builtin_ctzll(out) >> 3);
+		i += 8;
+	}
+	return i;
+}
+#define SWAR 1
+#else
+#define SWAR 0
+#endif
 
 /* The end of the run of code points of the classes of mask from p[i]. */
 static inline size_t
@@ -101,18 +149,19 @@ run(const uint8_t *p, size_t n, size_t i, unsigned mask)
 {
 	size_t len;
 
-	while (i < n) {
-		if (p[i] < 0x80) {
-			if (!(BIT(pretok_s2_[p[i]]) & mask))
-				break;
+	for (;;) {
+#if SWAR
+		if (mask == K_L || mask == K_LOWER)
+			i = ascii_letters(p, n, i, mask == K_L ? 0x20 : 0);
+#endif
+		while (i < n && (abit[p[i]] & mask))
 			i++;
-		} else {
-			if (!(BIT(cls_utf8(p, n, i, &len)) & mask))
-				break;
-			i += len;
-		}
+		if (i >= n || p[i] < 0x80)
+			return i;
+		if (!(BIT(cls_utf8(p, n, i, &len)) & mask))
+			return i;
+		i += len;
 	}
-	return i;
 }
 
 /*
@@ -171,8 +220,8 @@ contraction(const uint8_t *p, size_t n, size_t i, int fold)
 
 /*
  * The whitespace run at p[0]: its end in *end, the start of its last
- * code point in *last (0 when it has one), the end of its last \r or \n
- * in *nl (0 when it has none).
+ * code point in *last (0 when it has only one), the end of its last \r
+ * or \n in *nl (0 when it has none).
  */
 static void
 ws_run(const uint8_t *p, size_t n, size_t *end, size_t *last, size_t *nl)
@@ -182,7 +231,7 @@ ws_run(const uint8_t *p, size_t n, size_t *end, size_t *last, size_t *nl)
 	*last = *nl = 0;
 	while (i < n) {
 		if (p[i] < 0x80) {
-			if (pretok_s2_[p[i]] != C_WS)
+			if (!(abit[p[i]] & K_WS))
 				break;
 			if (p[i] == '\n' || p[i] == '\r')
 				*nl = i + 1;
@@ -204,26 +253,28 @@ static size_t
 gpt2(const uint8_t *p, size_t n)
 {
 	size_t l0, l1, k, end, last, nl;
-	unsigned c0, c1;
+	unsigned b0, b1;
 
-	if (p[0] == '\'' && (k = contraction(p, n, 0, 0)) != 0)
-		return k;
-	c0 = cls_at(p, n, 0, &l0);
+	if (abit[p[0]] & K_L)
+		return run(p, n, 1, K_L);
 	if (p[0] == ' ' && n > 1) {
 		/* ` ?X+` takes the space when X follows it. */
-		c1 = cls_at(p, n, 1, &l1);
-		if (BIT(c1) & K_L)
+		b1 = bit_at(p, n, 1, &l1);
+		if (b1 & K_L)
 			return run(p, n, 1 + l1, K_L);
-		if (c1 == C_N)
+		if (b1 & K_N)
 			return run(p, n, 1 + l1, K_N);
-		if (BIT(c1) & K_PUNCT)
+		if (b1 & K_PUNCT)
 			return run(p, n, 1 + l1, K_PUNCT);
 	}
-	if (BIT(c0) & K_L)
+	if (p[0] == '\'' && (k = contraction(p, n, 0, 0)) != 0)
+		return k;
+	b0 = bit_at(p, n, 0, &l0);
+	if (b0 & K_L)
 		return run(p, n, l0, K_L);
-	if (c0 == C_N)
+	if (b0 & K_N)
 		return run(p, n, l0, K_N);
-	if (BIT(c0) & K_PUNCT)
+	if (b0 & K_PUNCT)
 		return run(p, n, l0, K_PUNCT);
 	/*
 	 * \s+(?!\S): the whole run at the end of the text, else the run
@@ -244,7 +295,7 @@ digits3(const uint8_t *p, size_t n, size_t l0)
 	int k;
 
 	for (k = 1; k < 3 && i < n; k++) {
-		if (cls_at(p, n, i, &len) != C_N)
+		if (!(bit_at(p, n, i, &len) & K_N))
 			break;
 		i += len;
 	}
@@ -260,26 +311,28 @@ static size_t
 cl100k(const uint8_t *p, size_t n)
 {
 	size_t l0, l1 = 0, e, end, last, nl;
-	unsigned c0, c1 = C_OTHER;
+	unsigned b0, b1 = 0;
 
+	if (abit[p[0]] & K_L)
+		return run(p, n, 1, K_L);
 	if (p[0] == '\'' && (e = contraction(p, n, 0, 1)) != 0)
 		return e;
-	c0 = cls_at(p, n, 0, &l0);
-	if (BIT(c0) & K_L)
+	b0 = bit_at(p, n, 0, &l0);
+	if (b0 & K_L)
 		return run(p, n, l0, K_L);
-	if (c0 == C_N)
+	if (b0 & K_N)
 		return digits3(p, n, l0);
 	if (l0 < n)
-		c1 = cls_at(p, n, l0, &l1);
+		b1 = bit_at(p, n, l0, &l1);
 	/*
 	 * [^\r\n\p{L}\p{N}]?+ is possessive: a code point that can be the
 	 * prefix is taken, and then letters must follow.
 	 */
-	if (l0 < n && p[0] != '\r' && p[0] != '\n' && (BIT(c1) & K_L))
+	if ((b1 & K_L) && p[0] != '\r' && p[0] != '\n')
 		return run(p, n, l0 + l1, K_L);
-	if (BIT(c0) & K_PUNCT)
+	if (b0 & K_PUNCT)
 		e = run(p, n, l0, K_PUNCT);
-	else if (p[0] == ' ' && l0 < n && (BIT(c1) & K_PUNCT))
+	else if (p[0] == ' ' && (b1 & K_PUNCT))
 		e = run(p, n, l0 + l1, K_PUNCT);
 	else
 		e = 0;
@@ -314,17 +367,17 @@ static size_t
 o200k_lower(const uint8_t *p, size_t n, size_t q)
 {
 	size_t i = q, len, lastlow = 0;
-	unsigned c;
+	unsigned b;
 
 	while (i < n) {
-		c = cls_at(p, n, i, &len);
-		if (!(BIT(c) & K_UPPER)) {
-			if (c == C_LL)
+		b = bit_at(p, n, i, &len);
+		if (!(b & K_UPPER)) {
+			if (b & BIT(C_LL))
 				return run(p, n, i + len, K_LOWER);
 			break;
 		}
 		i += len;
-		if (BIT(c) & K_LOWER)
+		if (b & K_LOWER)
 			lastlow = i;
 	}
 	return lastlow;
@@ -336,7 +389,7 @@ o200k_upper(const uint8_t *p, size_t n, size_t q)
 {
 	size_t len;
 
-	if (q >= n || !(BIT(cls_at(p, n, q, &len)) & K_UPPER))
+	if (q >= n || !(bit_at(p, n, q, &len) & K_UPPER))
 		return 0;
 	return run(p, n, run(p, n, q + len, K_UPPER), K_LOWER);
 }
@@ -353,17 +406,17 @@ static size_t
 o200k(const uint8_t *p, size_t n)
 {
 	size_t l0, l1 = 0, e = 0, end, last, nl;
-	unsigned c0, c1 = C_OTHER;
+	unsigned b0, b1 = 0;
 	int prefix, word;
 
-	c0 = cls_at(p, n, 0, &l0);
+	b0 = bit_at(p, n, 0, &l0);
 	/*
 	 * The optional prefix is greedy, not possessive: each word
 	 * alternative is tried with it, then without it (which can match
 	 * only when p[0] is itself a letter or a mark).
 	 */
-	prefix = !(BIT(c0) & (K_L | K_N)) && p[0] != '\r' && p[0] != '\n';
-	word = (BIT(c0) & (K_L | BIT(C_M))) != 0;
+	prefix = !(b0 & (K_L | K_N)) && p[0] != '\r' && p[0] != '\n';
+	word = (b0 & (K_L | BIT(C_M))) != 0;
 	if (prefix)
 		e = o200k_lower(p, n, l0);
 	if (!e && word)
@@ -377,13 +430,13 @@ o200k(const uint8_t *p, size_t n)
 			e += contraction(p, n, e, 1);
 		return e;
 	}
-	if (c0 == C_N)
+	if (b0 & K_N)
 		return digits3(p, n, l0);
 	if (l0 < n)
-		c1 = cls_at(p, n, l0, &l1);
-	if (BIT(c0) & K_PUNCT)
+		b1 = bit_at(p, n, l0, &l1);
+	if (b0 & K_PUNCT)
 		e = run(p, n, l0, K_PUNCT);
-	else if (p[0] == ' ' && l0 < n && (BIT(c1) & K_PUNCT))
+	else if (p[0] == ' ' && (b1 & K_PUNCT))
 		e = run(p, n, l0 + l1, K_PUNCT);
 	if (e) {
 		while (e < n && (p[e] == '\r' || p[e] == '\n' || p[e] == '/'))
