@@ -38,7 +38,7 @@ enum { C_OTHER, C_LU, C_LL, C_LT, C_LM, C_LO, C_M, C_N, C_WS };
 /*
  * BIT(class) of each ASCII byte, 0 for the bytes >= 0x80 (to be decoded).
  * In ASCII: Lu A-Z, Ll a-z, N 0-9, White_Space \t \n \v \f \r and space,
- * the rest punct (t-pretok.c checks this against the Unicode table).
+ * the rest punct (t-pretok.c checks that each byte behaves so).
  */
 #define ACLS(b)	((b) >= 0x80 ? 0 :					\
 	(b) >= 'A' && (b) <= 'Z' ? BIT(C_LU) :				\
@@ -315,6 +315,8 @@ cl100k(const uint8_t *p, size_t n)
 
 	if (abit[p[0]] & K_L)
 		return run(p, n, 1, K_L);
+	if (p[0] == ' ' && n > 1 && (abit[p[1]] & K_L))
+		return run(p, n, 2, K_L);
 	if (p[0] == '\'' && (e = contraction(p, n, 0, 1)) != 0)
 		return e;
 	b0 = bit_at(p, n, 0, &l0);
@@ -394,6 +396,15 @@ o200k_upper(const uint8_t *p, size_t n, size_t q)
 	return run(p, n, run(p, n, q + len, K_UPPER), K_LOWER);
 }
 
+/* A word of o200k ending at e, with the contraction after it. */
+static inline size_t
+o200k_contraction(const uint8_t *p, size_t n, size_t e)
+{
+	if (e < n && p[e] == '\'')
+		e += contraction(p, n, e, 1);
+	return e;
+}
+
 /*
  * o200k_base:
  *	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+
@@ -406,15 +417,25 @@ static size_t
 o200k(const uint8_t *p, size_t n)
 {
 	size_t l0, l1 = 0, e = 0, end, last, nl;
-	unsigned b0, b1 = 0;
+	unsigned a0 = abit[p[0]], b0, b1 = 0;
 	int prefix, word;
 
-	b0 = bit_at(p, n, 0, &l0);
+	if (a0 & BIT(C_LL)) {
+		/* A lower-case ASCII letter: the first word alternative. */
+		e = run(p, n, 1, K_LOWER);
+	} else if ((a0 & (BIT(C_LU) | BIT(C_OTHER) | BIT(C_WS))) && n > 1 &&
+	    (abit[p[1]] & BIT(C_LL)) && p[0] != '\r' && p[0] != '\n') {
+		/* Its upper-case letter or prefix, then lower case. */
+		e = run(p, n, 2, K_LOWER);
+	}
+	if (e)
+		return o200k_contraction(p, n, e);
 	/*
 	 * The optional prefix is greedy, not possessive: each word
 	 * alternative is tried with it, then without it (which can match
 	 * only when p[0] is itself a letter or a mark).
 	 */
+	b0 = bit_at(p, n, 0, &l0);
 	prefix = !(b0 & (K_L | K_N)) && p[0] != '\r' && p[0] != '\n';
 	word = (b0 & (K_L | BIT(C_M))) != 0;
 	if (prefix)
@@ -425,11 +446,8 @@ o200k(const uint8_t *p, size_t n)
 		e = o200k_upper(p, n, l0);
 	if (!e && word)
 		e = o200k_upper(p, n, 0);
-	if (e) {
-		if (e < n && p[e] == '\'')
-			e += contraction(p, n, e, 1);
-		return e;
-	}
+	if (e)
+		return o200k_contraction(p, n, e);
 	if (b0 & K_N)
 		return digits3(p, n, l0);
 	if (l0 < n)

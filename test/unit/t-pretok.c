@@ -278,6 +278,39 @@ test_bad_utf8(void)
 		}
 }
 
+/*
+ * pretok.c classifies ASCII from a table of its own: each byte behaves
+ * as its class in the Unicode table says.
+ */
+static void
+test_ascii(void)
+{
+	uint8_t t[4];
+	unsigned c, b, bad = 0;
+	size_t k1, k2, k3;
+
+	for (b = 0; b < 128; b++) {
+		c = pretok_class(b);
+		t[0] = t[1] = t[2] = (uint8_t)b;
+		t[3] = '!';
+		k1 = pretok_next(G, t, 4);	/* a run of 3, or 4 with '!' */
+		t[2] = '1';
+		k2 = pretok_next(G, t, 3);	/* 2 for letters, 3 for digits */
+		t[0] = 'a';
+		t[1] = (uint8_t)b;
+		k3 = pretok_next(O, t, 2);	/* 2 for lower case */
+		if (c & PRETOK_L)
+			bad += k1 != 3 || k2 != 2 || k3 != ((c & PRETOK_LL) ? 2 : 1);
+		else if (c & PRETOK_N)
+			bad += k1 != 3 || k2 != 3;
+		else if (c & PRETOK_WS)
+			bad += k1 != 2 || c != PRETOK_WS;
+		else
+			bad += k1 != 4 || c != 0;
+	}
+	TEST_INT(bad, ==, 0, "ASCII bytes behave as their Unicode classes");
+}
+
 static uint64_t
 fnv(uint64_t h, uint32_t v)
 {
@@ -356,6 +389,7 @@ main(void)
 	test_o200k();
 	test_common();
 	test_bad_utf8();
+	test_ascii();
 	test_classes();
 	return tap_done();
 }
