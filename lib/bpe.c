@@ -47,9 +47,17 @@ struct tok {
 	uint32_t	 plen;
 };
 
+/* A slot holds the first bytes of its token: most compare here alone. */
 struct slot {
-	uint32_t	 tag;		/* high bits of the hash */
+	uint64_t	 head;		/* the first 8 bytes, zeros after the end */
+	uint32_t	 len;
 	uint32_t	 id;		/* NONE: empty */
+};
+
+/* What a lookup needs of a piece, made in one pass over it. */
+struct key {
+	uint64_t	 h;
+	uint64_t	 head;
 };
 
 struct bpe_model {
@@ -63,6 +71,7 @@ struct bpe_model {
 	struct slot	*slot;
 	size_t		 mask;
 	uint32_t	 byte_rank[256];
+	uint32_t	*pair_rank;	/* [b0 << 8 | b1]: the 2-byte tokens */
 	struct special	 sp[MAXSPECIAL];
 	size_t		 nsp;
 	uint32_t	 eot;
@@ -222,47 +231,52 @@ ungym(const uint8_t *s, size_t n, uint8_t *out, uint32_t *bad)
 /* ------------------------------------------------------------------ */
 /* The rank table */
 
-static inline uint64_t
-hash_bytes(const uint8_t *p, size_t n)
+static inline struct key
+key_of(const uint8_t *p, size_t n)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x243f6a8885a308d3ull ^ (n * k), w;
+	uint64_t h = 0x243f6a8885a308d3ull ^ (n * k), w = 0;
+	struct key r;
+	size_t i = 0;
 
-	while (n >= 8) {
-		memcpy(&w, p, 8);
+	for (; n - i >= 8; i += 8) {
+		memcpy(&w, p + i, 8);
+		if (i == 0)
+			r.head = w;
 		h = (h ^ w) * k;
 		h ^= h >> 29;
-		p += 8;
-		n -= 8;
 	}
-	if (n > 0) {
+	if (i < n) {
 		w = 0;
-		memcpy(&w, p, n);
+		memcpy(&w, p + i, n - i);
+		if (i == 0)
+			r.head = w;
 		h = (h ^ w) * k;
+	} else if (n == 0) {
+		r.head = 0;
 	}
 	h ^= h >> 32;
 	h *= 0xd6e8feb86659fd93ull;
 	h ^= h >> 32;
-	return h;
+	r.h = h;
+	return r;
 }
 
 /* The slot holding p[0..n), or the empty slot where it would go. */
 static inline struct slot *
-find_slot(const struct bpe_model *m, const uint8_t *p, size_t n, uint64_t h)
+find_slot(const struct bpe_model *m, const uint8_t *p, size_t n,
+    struct key k)
 {
-	size_t i = (size_t)h & m->mask;
-	uint32_t tag = (uint32_t)(h >> 32);
+	size_t i = (size_t)k.h & m->mask;
 	struct slot *s;
-	const struct tok *t;
 
 	for (;; i = (i + 1) & m->mask) {
 		s = &m->slot[i];
 		if (s->id == NONE)
 			return s;
-		if (s->tag != tag)
-			continue;
-		t = &m->tok[s->id];
-		if (t->len == n && memcmp(m->bytes + t->off, p, n) == 0)
+		if (s->head == k.head && s->len == n && (n <= 8 ||
+		    memcmp(m->bytes + m->tok[s->id].off + 8, p + 8,
+		    n - 8) == 0))
 			return s;
 	}
 }
@@ -270,7 +284,7 @@ find_slot(const struct bpe_model *m, const uint8_t *p, size_t n, uint64_t h)
 static inline uint32_t
 rank_of(const struct bpe_model *m, const uint8_t *p, size_t n)
 {
-	return find_slot(m, p, n, hash_bytes(p, n))->id;
+	return find_slot(m, p, n, key_of(p, n))->id;
 }
 
 static struct bpe_model *
@@ -295,6 +309,7 @@ bpe_model_free(struct bpe_model *m)
 	free(m->pieces);
 	free(m->tok);
 	free(m->slot);
+	free(m->pair_rank);
 	free(m);
 }
 
@@ -330,13 +345,14 @@ model_alloc(struct bpe_model *m, size_t ntok, size_t nid)
 static uint32_t
 add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
 {
-	uint64_t h = hash_bytes(m->bytes + off, len);
-	struct slot *s = find_slot(m, m->bytes + off, len, h);
+	struct key k = key_of(m->bytes + off, len);
+	struct slot *s = find_slot(m, m->bytes + off, len, k);
 
 	if (s->id != NONE)
 		return s->id;
 	s->id = rank;
-	s->tag = (uint32_t)(h >> 32);
+	s->head = k.head;
+	s->len = len;
 	m->tok[rank].off = off;
 	m->tok[rank].len = len;
 	return NONE;
@@ -363,6 +379,13 @@ model_finish(struct bpe_model *m, char *err)
 			seterr(err, "byte 0x%02zx has no rank", i);
 			return -1;
 		}
+	}
+	if ((m->pair_rank = malloc(65536 * sizeof(*m->pair_rank))) == NULL)
+		goto nomem;
+	for (i = 0; i < 65536; i++) {
+		uint8_t two[2] = { (uint8_t)(i >> 8), (uint8_t)i };
+
+		m->pair_rank[i] = rank_of(m, two, 2);
 	}
 	need = m->nbytes;
 	for (i = 0; i < m->nsp; i++)
@@ -603,11 +626,12 @@ fail:
 	return NULL;
 }
 
-static struct bpe_model *
+/* Read a rank file into b.  Returns 0, or -1 with a message. */
+static int
 load_file(const char *path, struct buf *b, char *err)
 {
 	if (buf_read_file(b, path, BPE_MAX_FILE) == 0)
-		return (struct bpe_model *)b;	/* not a model: "ok" */
+		return 0;
 	if (errno == EFBIG)
 		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
 	else if (errno == ENOMEM)
@@ -615,7 +639,7 @@ load_file(const char *path, struct buf *b, char *err)
 	else
 		seterr(err, "%s", strerror(errno));
 	buf_free(b);
-	return NULL;
+	return -1;
 }
 
 struct bpe_model *
@@ -625,7 +649,7 @@ bpe_load_tiktoken(const char *path, enum bpe_encoding enc,
 	struct buf b = { 0 };
 	struct bpe_model *m;
 
-	if (load_file(path, &b, err) == NULL)
+	if (load_file(path, &b, err) == -1)
 		return NULL;
 	m = bpe_parse_tiktoken(b.p, b.len, enc, err);
 	buf_free(&b);
@@ -746,7 +770,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 		if (prev != NONE) {
 			/* the dict keeps the bytes, with the later rank */
 			struct slot *s = find_slot(m, q, (size_t)(a + b),
-			    hash_bytes(q, (size_t)(a + b)));
+			    key_of(q, (size_t)(a + b)));
 			m->tok[rank] = m->tok[prev];
 			m->tok[prev].off = NONE;
 			s->id = rank;
@@ -918,11 +942,11 @@ bpe_load_gpt2(const char *encoder_json, const char *vocab_bpe,
 	struct bpe_model *m = NULL;
 	char e2[BPE_ERRMAX];
 
-	if (load_file(encoder_json, &j, e2) == NULL) {
+	if (load_file(encoder_json, &j, e2) == -1) {
 		seterr(err, "encoder.json: %s", e2);
 		return NULL;
 	}
-	if (load_file(vocab_bpe, &v, e2) == NULL)
+	if (load_file(vocab_bpe, &v, e2) == -1)
 		seterr(err, "vocab.bpe: %s", e2);
 	else
 		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err);
@@ -1110,7 +1134,7 @@ merge_scan(struct bpe_enc *e, const uint8_t *p, size_t n)
 	for (i = 0; i < n; i++)
 		pid[i] = m->byte_rank[p[i]];
 	for (i = 0; i + 1 < n; i++)
-		pr[i] = rank_of(m, p + i, 2);
+		pr[i] = m->pair_rank[p[i] << 8 | p[i + 1]];
 	pr[n - 1] = NONE;
 	for (;;) {
 		best = NONE;
@@ -1210,7 +1234,7 @@ merge_heap(struct bpe_enc *e, const uint8_t *p, size_t n)
 		pid[i] = m->byte_rank[p[i]];
 	}
 	for (i = 0; i + 1 < n; i++)
-		if ((r = rank_of(m, p + i, 2)) != NONE)
+		if ((r = m->pair_rank[p[i] << 8 | p[i + 1]]) != NONE)
 			hpush(e, &hn, r, (uint32_t)i, (uint32_t)i + 2);
 	while (hn > 0) {
 		x = hpop(e, &hn);
@@ -1245,7 +1269,7 @@ encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
 	const struct bpe_model *m = e->m;
 	struct centry *c = NULL;
 	struct slot *s;
-	uint64_t h;
+	struct key key;
 	size_t k;
 
 	if (n == 1) {
@@ -1254,8 +1278,8 @@ encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
 		e->ids[e->nids++] = m->byte_rank[p[0]];
 		return 0;
 	}
-	h = hash_bytes(p, n);
-	s = find_slot(m, p, n, h);
+	key = key_of(p, n);
+	s = find_slot(m, p, n, key);
 	if (s->id != NONE) {
 		if (e->nids == e->cap && ids_reserve(e, 1) == -1)
 			return -1;
@@ -1263,9 +1287,9 @@ encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
 		return 0;
 	}
 	if (e->cache != NULL && n <= CACHE_KEY) {
-		c = &e->cache[2 * ((h >> 7) & (CACHE_SETS - 1))];
+		c = &e->cache[2 * ((key.h >> 7) & (CACHE_SETS - 1))];
 		for (k = 0; k < 2; k++)
-			if (c[k].h == h && c[k].klen == n &&
+			if (c[k].h == key.h && c[k].klen == n &&
 			    memcmp(c[k].key, p, n) == 0) {
 				if (ids_reserve(e, c[k].nid) == -1)
 					return -1;
@@ -1284,7 +1308,7 @@ encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
 		return -1;
 	if (c != NULL && e->nids - k <= CACHE_IDS) {
 		c[1] = c[0];
-		c[0].h = h;
+		c[0].h = key.h;
 		c[0].klen = (uint8_t)n;
 		c[0].nid = (uint8_t)(e->nids - k);
 		memcpy(c[0].key, p, n);
