@@ -1017,6 +1017,8 @@ bpe_decode(const struct bpe_model *m, const int64_t *ids, size_t n,
 /* ------------------------------------------------------------------ */
 /* Encoding */
 
+static int	ids_reserve(struct bpe_enc *e, size_t more);
+
 struct bpe_enc *
 bpe_enc_new(const struct bpe_model *m)
 {
@@ -1025,8 +1027,10 @@ bpe_enc_new(const struct bpe_model *m)
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return NULL;
 	e->m = m;
-	if ((e->cache = calloc(2 * CACHE_SETS, sizeof(*e->cache))) == NULL) {
-		free(e);
+	/* bpe_ids() is never NULL, even before the first line */
+	if ((e->cache = calloc(2 * CACHE_SETS, sizeof(*e->cache))) == NULL ||
+	    ids_reserve(e, 1) == -1) {
+		bpe_enc_free(e);
 		return NULL;
 	}
 	return e;
