@@ -70,6 +70,16 @@ const uint8_t	*bpe_token(const struct bpe_model *m, int64_t id, size_t *len);
  */
 const char	*bpe_piece(const struct bpe_model *m, int64_t id, size_t *len);
 
+/*
+ * Append the bytes of ids[0..n) to 'out' (tiktoken's decode_bytes:
+ * special tokens as their text).  Returns 0; or -1 with errno EINVAL
+ * and *bad the index of the first id that is neither a rank nor a
+ * special token, or ENOMEM.
+ */
+struct buf;
+int		 bpe_decode(const struct bpe_model *m, const int64_t *ids,
+		    size_t n, struct buf *out, size_t *bad);
+
 /* An encoder over 'm' (which must outlive it).  NULL with errno ENOMEM. */
 struct bpe_enc	*bpe_enc_new(const struct bpe_model *m);
 void		 bpe_enc_free(struct bpe_enc *e);	/* NULL is fine */

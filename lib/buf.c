@@ -1,9 +1,13 @@
 /*
  * Growable byte buffers.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 
@@ -63,4 +67,48 @@ buf_free(struct buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+int
+buf_read_file(struct buf *b, const char *path, size_t max)
+{
+	size_t start = b->len, want;
+	struct stat sb;
+	ssize_t k;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	/* A regular file: its size and one byte more (to see the end). */
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+	    (uint64_t)sb.st_size <= max &&
+	    buf_reserve(b, (size_t)sb.st_size + 1) == -1)
+		goto fail;
+	for (;;) {
+		if (b->len == b->cap && buf_reserve(b, 65536) == -1)
+			goto fail;
+		want = b->cap - b->len;
+		if (want > max - (b->len - start) + 1)
+			want = max - (b->len - start) + 1;
+		k = read(fd, b->p + b->len, want);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k == -1)
+			goto fail;
+		if (k == 0)
+			break;
+		b->len += (size_t)k;
+		if (b->len - start > max) {
+			errno = EFBIG;
+			goto fail;
+		}
+	}
+	close(fd);
+	return 0;
+fail:
+	e = errno;
+	close(fd);
+	b->len = start;
+	errno = e;
+	return -1;
 }

@@ -28,6 +28,13 @@ int	buf_putc(struct buf *b, int c);
 int	buf_puts(struct buf *b, const char *s);
 /* Release the memory; the buffer is empty and reusable afterwards. */
 void	buf_free(struct buf *b);
+/*
+ * Append the whole file 'path' to b, refusing one of more than 'max'
+ * bytes (a regular file's size sizes the buffer once).  Returns 0, or
+ * -1 with errno set (EFBIG when the file is larger than max); b then
+ * holds what it held before, with perhaps more room.
+ */
+int	buf_read_file(struct buf *b, const char *path, size_t max);
 
 /* Little-endian loads and stores that never make an unaligned access. */
 static inline uint32_t

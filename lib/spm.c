@@ -12,15 +12,12 @@
  * into the model.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "spm.h"
@@ -2075,60 +2072,23 @@ spm_model_parse(const uint8_t *p, size_t n, int extra_ids, char err[SPM_ERRMAX])
 struct spm_model *
 spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
 {
-	uint8_t *p = NULL, *q;
-	size_t n = 0, cap = 0;
-	ssize_t k;
-	int fd;
+	struct buf b = { 0 };
 
-	struct stat sb;
-
-	if ((fd = open(path, O_RDONLY)) == -1) {
-		seterr(err, "%s", strerror(errno));
+	if (buf_read_file(&b, path, SPM_MAX_MODEL) == -1) {
+		if (errno == EFBIG)
+			seterr(err, "larger than %lu bytes", SPM_MAX_MODEL);
+		else if (errno == ENOMEM)
+			seterr(err, "out of memory");
+		else
+			seterr(err, "%s", strerror(errno));
+		buf_free(&b);
 		return NULL;
 	}
-	/* A regular file: its size and one byte more (to see the end). */
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
-	    (uint64_t)sb.st_size < SPM_MAX_MODEL) {
-		cap = (size_t)sb.st_size + 1;
-		if ((p = malloc(cap)) == NULL) {
-			seterr(err, "out of memory");
-			goto fail;
-		}
+	if (b.p == NULL && (b.p = malloc(1)) == NULL) {
+		seterr(err, "out of memory");
+		return NULL;
 	}
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			if (cap > SPM_MAX_MODEL + 1)
-				cap = SPM_MAX_MODEL + 1;
-			if (n == cap) {
-				seterr(err, "larger than %lu bytes", SPM_MAX_MODEL);
-				goto fail;
-			}
-			if ((q = realloc(p, cap)) == NULL) {
-				seterr(err, "out of memory");
-				goto fail;
-			}
-			p = q;
-		}
-		k = read(fd, p + n, cap - n);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k == -1) {
-			seterr(err, "%s", strerror(errno));
-			goto fail;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	if (n + 1 < cap && (q = realloc(p, n ? n : 1)) != NULL)
-		p = q;
-	return model_build(p, n, extra_ids, err);
-fail:
-	close(fd);
-	free(p);
-	return NULL;
+	return model_build(b.p, b.len, extra_ids, err);
 }
 
 int
