@@ -287,6 +287,47 @@ SH
 	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
 }
 
+# wait_for FILE PATTERN: until FILE holds a line matching PATTERN (20 s)
+wait_for() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		! grep -q -- "$2" "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "$1: no line $2"
+	return 1
+}
+
+@test "slurm-build: terminated, then again while it cancels, it cancels every job once, to the end" {
+	fake_slurm
+	text
+	# the jobs stay queued, and scancel takes a while
+	printf '#!/bin/sh\necho RUNNING\n' >"$T/fakebin/squeue"
+	cat >"$T/fakebin/scancel" <<'SH'
+#!/bin/sh
+echo "start $*" >>"$FAKE_JOBS/scancel"
+sleep 1
+echo "done $*" >>"$FAKE_JOBS/scancel"
+SH
+	local pid st=0
+	# a process group of its own: the second SIGTERM goes to the whole
+	# group, scancel included, as a second ^C does
+	setsid "$SB" --poll 0.1 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" \
+		>"$T/sb.out" 2>&1 &
+	pid=$!
+	wait_for "$T/sb.out" 'stage shards (once): job 4 submitted'
+	kill -TERM -- -"$pid"
+	wait_for "$FAKE_JOBS/scancel" '^start'
+	kill -TERM -- -"$pid"
+	wait "$pid" || st=$?
+	cat "$T/sb.out" "$FAKE_JOBS/scancel"
+	[ "$st" -eq 143 ]
+	grep -q 'slurm-build: SIGTERM received; cancelling jobs 1 2 3 4' "$T/sb.out"
+	[ "$(cat "$FAKE_JOBS/scancel")" = "start 1 2 3 4
+done 1 2 3 4" ]
+	[ ! -e "$T/sb/logs/lock" ]
+}
+
 @test "mpi-build: --help, usage errors and the dry run" {
 	run -0 "$MB" --help
 	[[ ${lines[0]} == "usage: mpi-build "* ]]

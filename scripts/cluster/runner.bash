@@ -2,8 +2,9 @@
 # What the build runners (parallel-build, slurm-build, mpi-build) share:
 # the recipe contract's plan (`make -s -f recipe stages`), OUT and BIN
 # checked as make will read them, the one-runner lock of an output
-# directory, and the report of the products.  Sourced by each runner,
-# which sets prog (its name) and defines usage() first.
+# directory, the handling of signals, and the report of the products.
+# Sourced by each runner, which sets prog (its name) and defines usage()
+# first.
 
 die() {
 	echo "$prog: $*" >&2
@@ -14,6 +15,24 @@ usage_error() {
 	echo "$prog: $*" >&2
 	usage >&2
 	exit 2
+}
+
+# on_signal HANDLER: when SIGINT, SIGTERM or SIGHUP arrives, run
+# `HANDLER SIGNAME STATUS` (STATUS 128 + the signal's number), then exit
+# STATUS.  From the first signal on, all three are ignored, by this shell
+# and by every command HANDLER starts: a second one (make forwards its
+# own; a second ^C reaches the whole process group) cannot cut the
+# stopping short.  The EXIT trap (the lock) still runs.
+on_signal() {
+	trap "_on_signal $1 SIGINT 130" INT
+	trap "_on_signal $1 SIGTERM 143" TERM
+	trap "_on_signal $1 SIGHUP 129" HUP
+}
+
+_on_signal() {
+	trap '' INT TERM HUP
+	"$1" "$2" "$3"
+	exit "$3"
 }
 
 hms() {

@@ -17,11 +17,38 @@
 #   cluster_start DIR [NODES]  start munged, slurmctld and slurmd(s) under DIR
 #   cluster_stop               cancel every job, stop the daemons, wait for
 #                              them, remove the namespaces and links
+#   cluster_trap CMD           run CMD (cluster_stop, ...) at exit and on
+#                              SIGINT, SIGTERM, SIGHUP, to its end whatever
+#                              signals arrive meanwhile
 #
 # cluster_start sets CLUSTER_DIR, CLUSTER_NODES (the node names) and
 # exports SLURM_CONF.
 
 CLUSTER_PIDS=
+
+# cluster_trap CMD: run CMD when this shell exits, whether it ends by
+# itself or on SIGINT, SIGTERM or SIGHUP (then with status 128 + the
+# signal's number).  From the moment the shell starts to exit, those
+# three signals are ignored: a second one (make forwards its own SIGTERM
+# to its child; a second ^C) cannot stop CMD half-way and leave daemons
+# running.
+cluster_trap() {
+	_cluster_cleanup=$1
+	trap _cluster_exit EXIT
+	trap '_cluster_signal 130' INT
+	trap '_cluster_signal 143' TERM
+	trap '_cluster_signal 129' HUP
+}
+
+_cluster_signal() {
+	trap '' INT TERM HUP
+	exit "$1"
+}
+
+_cluster_exit() {
+	trap '' INT TERM HUP
+	eval "$_cluster_cleanup"
+}
 
 # cluster_missing: print what the check needs and lacks; nothing if ready.
 cluster_missing() {
@@ -42,7 +69,14 @@ cluster_missing_nodes() {
 
 # _net NODES: the bridge, and a namespace with its link for each node.
 _net() {
+	# a subnet no interface here has (a cluster started inside
+	# another's run gets one of its own)
 	_x=$(($$ % 250 + 1))
+	_t=250
+	while ip -o addr show | grep -q "inet 10\.233\.$_x\." && [ $_t -gt 0 ]; do
+		_x=$((_x % 250 + 1))
+		_t=$((_t - 1))
+	done
 	_br=rpb$$
 	CLUSTER_NET=10.233.$_x
 	ip link add "$_br" type bridge || return 1
