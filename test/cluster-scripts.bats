@@ -23,7 +23,7 @@ text() {
 	run "$SB" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "usage: slurm-build "* ]]
-	for o in --parts --out --bin --partition --account --time --sbatch --poll --dry-run; do
+	for o in --parts --out --bin --partition --account --time --cpus-per-task --mem --sbatch --poll --dry-run; do
 		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
 	done
 	run "$PB" --help
@@ -64,6 +64,9 @@ text() {
 	grep -q -- '^JOB1=$(sbatch .*--job-name=fixture-vocab .*--output=.*/logs/vocab.log --dependency=afterok:$JOB0 ' <<<"$output"
 	grep -q -- '^JOB2=$(sbatch .*--array=0-2 .*--dependency=afterok:$JOB1 ' <<<"$output"
 	grep -q -- '--partition=short --account=proj --time=10 --mem=1G' <<<"$output"
+	# what the fixture's stages ask for a task: count 2 CPUs, vocab 1G
+	grep -q -- '^JOB0=.* --cpus-per-task=2 --mem=2G ' <<<"$output"
+	grep -q -- '^JOB1=.* --cpus-per-task=1 --mem=1G ' <<<"$output"
 	# the job script of a part: the stage with N and the array task as K
 	grep -q "fixture.mk count .* N=3 K=\"\$SLURM_ARRAY_TASK_ID\"$" "$T/out/logs/count.sh"
 	! grep -q 'K=' "$T/out/logs/vocab.sh" || false
@@ -74,7 +77,7 @@ text() {
 	printf 'stages:\n\t@echo count sometimes\n' >"$T/bad.mk"
 	run "$SB" -n "$T/bad.mk"
 	[ "$status" -eq 1 ]
-	[[ $output == *"stages: not \"NAME parts\" or \"NAME once\": count sometimes"* ]]
+	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count sometimes"* ]]
 }
 
 @test "parallel-build: the products are those of the one-process run" {
@@ -220,6 +223,7 @@ nllb_text() {
 # fake_slurm: sbatch, squeue, scontrol and scancel on PATH that run each
 # job at once, in order (task K of an array with SLURM_ARRAY_TASK_ID=K),
 # and report it as Slurm's do: enough for slurm-build without a cluster.
+# sbatch keeps the arguments of job ID in FAKE_JOBS/ID.args, one a line.
 fake_slurm() {
 	local d=$T/fakebin
 	mkdir -p "$d" "$T/fakejobs"
@@ -240,6 +244,7 @@ done
 id=$(($(cat "$jobs/last") + 1))
 echo "$id" >"$jobs/last"
 : >"$jobs/$id"
+printf '%s\n' "$@" >"$jobs/$id.args"
 if [ -n "$array" ]; then tasks=$(seq "${array%-*}" "${array#*-}"); else tasks=-; fi
 for k in $tasks; do
 	if [ -n "$dep" ] && grep -qv ' 0$' "$jobs/$dep"; then
@@ -285,6 +290,47 @@ SH
 		cmp "$T/hot/$p" "$T/sb/$p"
 	done
 	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
+}
+
+# job_has ID ARG...: each ARG is an argument of fake job ID's sbatch
+job_has() {
+	local id=$1 a
+	shift
+	for a; do
+		grep -qxF -- "$a" "$FAKE_JOBS/$id.args" || { echo "job $id: no $a in:"; cat "$FAKE_JOBS/$id.args"; return 1; }
+	done
+}
+
+@test "slurm-build: CPUs and memory a task, per stage: the command line's, the recipe's, else 1 and 2G" {
+	fake_slurm
+	text
+	# the fixture's stages: count parts cpus=2, vocab once mem=1G
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	job_has 1 --cpus-per-task=2 --mem=2G
+	job_has 2 --cpus-per-task=1 --mem=1G
+	job_has 3 --cpus-per-task=1 --mem=2G
+	job_has 4 --cpus-per-task=1 --mem=2G
+	[[ $output == *"stage count (parts): job 1 submitted (2 CPU(s), 2G a task)"* ]]
+	# for every stage, then for one: the stage's wins, whatever the order
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" -c vocab=6 -c 3 --mem 500M \
+		--mem encode=4G --cpus-per-task=shards=1 "$FIXMK" TEXT="$T/text.txt"
+	job_has 5 --cpus-per-task=3 --mem=500M
+	job_has 6 --cpus-per-task=6 --mem=500M
+	job_has 7 --cpus-per-task=3 --mem=4G
+	job_has 8 --cpus-per-task=1 --mem=500M
+	# --sbatch comes after, and so wins in sbatch
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" --sbatch=--mem=3G "$FIXMK" TEXT="$T/text.txt"
+	[ "$(grep -n -e '^--mem=' "$FAKE_JOBS/9.args" | cut -d: -f2 | tr '\n' ' ')" = "--mem=2G --mem=3G " ]
+	# what a stages line or an option may not say
+	run -2 "$SB" -n -c 0 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: -c: not a number of CPUs (1 or more): 0" ]]
+	run -2 "$SB" -n --mem=vocab=4g "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: --mem: not a size as sbatch --mem takes it (500M, 4G): 4g" ]]
+	run -2 "$SB" -n -c nosuch=2 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: no stage nosuch in $FIXMK (its stages: count vocab encode shards)" ]]
+	printf 'stages:\n\t@echo count parts cpus=x\n' >"$T/bad.mk"
+	run -1 "$SB" -n "$T/bad.mk"
+	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count parts cpus=x"* ]]
 }
 
 # wait_for FILE PATTERN: until FILE holds a line matching PATTERN (20 s)

@@ -55,9 +55,11 @@ make_name() {
 # runner_plan RECIPE PARTS OUT BIN VAR=value...: check the operands and
 # read the recipe's plan.  Sets recipe (absolute), name, out (absolute,
 # default build/NAME), bin, workdir, logs, common (the make arguments
-# every job gets), and stages[] with kinds[] (parts or once).
+# every job gets), and stages[] with kinds[] (parts or once), cpus[] and
+# mems[] (what the recipe asks for each stage's task: cpus=N, mem=SIZE
+# after the kind; empty when it does not say).
 runner_plan() {
-	local v s k extra plan parts=$2
+	local v s k a extra plan c m parts=$2
 	recipe=$1 out=$3 bin=$4
 	shift 4
 	vars=("$@")
@@ -85,18 +87,44 @@ runner_plan() {
 	plan=$($makecmd -s -f "$recipe" stages "${common[@]}") || die "$recipe: make stages failed"
 	stages=()
 	kinds=()
+	cpus=()
+	mems=()
 	while read -r s k extra; do
 		[ -n "$s" ] || continue
 		case $k in
 		parts|once) ;;
-		*) die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra" ;;
+		*) die "$recipe: stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": $s $k $extra" ;;
 		esac
-		[ -z "$extra" ] || die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra"
+		c='' m=''
+		set -f
+		for a in $extra; do
+			case $a in
+			cpus=*) c=${a#*=}; is_cpus "$c" || a=bad ;;
+			mem=*) m=${a#*=}; is_mem "$m" || a=bad ;;
+			*) a=bad ;;
+			esac
+			[ "$a" != bad ] || { set +f; die "$recipe: stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": $s $k $extra"; }
+		done
+		set +f
 		stages+=("$s")
 		kinds+=("$k")
+		cpus+=("$c")
+		mems+=("$m")
 	done <<<"$plan"
 	[ ${#stages[@]} -gt 0 ] || die "$recipe: make stages printed no stage"
 	logs=$out/logs
+}
+
+# is_cpus N, is_mem SIZE: a number of CPUs (1 or more); an amount of
+# memory as sbatch --mem takes it (a number, and K, M, G or T; megabytes
+# without).
+is_cpus() {
+	case $1 in
+	''|*[!0-9]*|0*) return 1 ;;
+	esac
+}
+is_mem() {
+	is_cpus "${1%[KMGT]}"
 }
 
 # take_lock: one runner at a time in an output directory: the lock

@@ -198,7 +198,12 @@ PlugStackConfig=$_d/plugstack.conf
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+# the least loaded node first: the parts of a stage spread over the nodes
+SelectTypeParameters=CR_Core,CR_LLN
+# the nodes as declared below, whatever this machine has: a stage may
+# ask for more CPUs and memory a task (slurm-build -c, --mem) than a
+# share of the test machine has
+SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
 # start dependent jobs at once, not a few seconds later
 SchedulerParameters=batch_sched_delay=0
@@ -214,20 +219,23 @@ MinJobAge=600
 KillWait=2
 CONF
 	if [ "$_nodes" -gt 1 ]; then
-		# the cores shared out: every node gets some
+		# the cores shared out, but 4 at least (the recipes' threaded
+		# stages ask for 4 a task)
 		_cpus=$(($(nproc) / _nodes))
-		[ "$_cpus" -ge 1 ] || _cpus=1
+		[ "$_cpus" -ge 4 ] || _cpus=4
 		CLUSTER_NODES=
 		_i=1
 		while [ "$_i" -le "$_nodes" ]; do
-			echo "NodeName=node$_i NodeAddr=$CLUSTER_NET.$((10 + _i)) CPUs=$_cpus State=UNKNOWN"
+			echo "NodeName=node$_i NodeAddr=$CLUSTER_NET.$((10 + _i)) CPUs=$_cpus RealMemory=16384 State=UNKNOWN"
 			CLUSTER_NODES="$CLUSTER_NODES node$_i"
 			_i=$((_i + 1))
 		done >>"$_d/slurm.conf"
 		echo "PartitionName=check Nodes=node[1-$_nodes] Default=YES MaxTime=INFINITE State=UP" >>"$_d/slurm.conf"
 	else
 		CLUSTER_NODES=$_host
-		echo "NodeName=$_host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN" >>"$_d/slurm.conf"
+		_cpus=$(nproc)
+		[ "$_cpus" -ge 4 ] || _cpus=4
+		echo "NodeName=$_host NodeAddr=127.0.0.1 CPUs=$_cpus RealMemory=16384 State=UNKNOWN" >>"$_d/slurm.conf"
 		echo "PartitionName=check Nodes=$_host Default=YES MaxTime=INFINITE State=UP" >>"$_d/slurm.conf"
 	fi
 	SLURM_CONF=$_d/slurm.conf
