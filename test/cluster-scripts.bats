@@ -333,6 +333,68 @@ job_has() {
 	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count parts cpus=x"* ]]
 }
 
+# stage_is NAME KIND ID STATE DONE WANT: the --status line of a stage
+stage_is() {
+	grep -qE "^slurm-build: stage $1 +$2 +job $3 +$4 +$5 of $6 done\$" <<<"$output" ||
+		{ echo "no line for stage $1 $4 $5 of $6 in:"; echo "$output"; return 1; }
+}
+
+@test "slurm-build --no-wait submits and exits; --status says where each stage stands" {
+	fake_slurm
+	text
+	local d=$T/sb i
+	run -0 --separate-stderr "$SB" --no-wait -N 2 -o "$d" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ "${lines[0]}" = "slurm-build: submitted jobs 1 2 3 4; they run on their own" ]
+	[ "${lines[1]}" = "slurm-build: where the build stands: $SB --status $d" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ $stderr == *"stage shards (once): job 4 submitted"* ]]
+	[ ! -e "$d/logs/lock" ]
+	run -0 "$SB" --status "$d"
+	[[ ${lines[0]} == "slurm-build: $d: fixture.mk, 2 parts, submitted 20"* ]]
+	stage_is count parts 1 done 2 2
+	stage_is vocab once 2 done 1 1
+	stage_is encode parts 3 done 2 2
+	stage_is shards once 4 done 1 1
+	[ "${lines[-1]}" = "slurm-build: $d: done: every stage completed" ]
+	# Slurm says: encode's task 0 runs, task 1 waits, and shards waits
+	printf '0 RUNNING 0\n1 PENDING 0\n' >"$FAKE_JOBS/3"
+	echo '- PENDING 0' >"$FAKE_JOBS/4"
+	rm "$d"/logs/encode-*.status "$d/logs/shards.status"
+	run -0 "$SB" --status "$d"
+	stage_is count parts 1 done 2 2
+	stage_is encode parts 3 running 0 2
+	stage_is shards once 4 pending 0 1
+	[ "${lines[-1]}" = "slurm-build: $d: running (stage encode)" ]
+	# a part failed; the stages after it were cancelled
+	printf '0 COMPLETED 0\n1 FAILED 2\n' >"$FAKE_JOBS/1"
+	echo 2 >"$d/logs/count-1.status"
+	for i in 2 3 4; do echo '- CANCELLED 0' >"$FAKE_JOBS/$i"; done
+	run -1 "$SB" --status "$d"
+	stage_is count parts 1 failed 1 2
+	stage_is vocab once 2 cancelled 1 1
+	[ "${lines[-1]}" = "slurm-build: $d: failed (stage count: failed); logs in $d/logs" ]
+	# Slurm has forgotten the jobs: the exit statuses the tasks wrote
+	for i in 1 2 3 4; do : >"$FAKE_JOBS/$i"; done
+	for i in count-1 encode-0 encode-1 shards; do echo 0 >"$d/logs/$i.status"; done
+	run -0 "$SB" --status "$d"
+	stage_is encode parts 3 done 2 2
+	[ "${lines[-1]}" = "slurm-build: $d: done: every stage completed" ]
+	rm "$d/logs/encode-1.status"
+	run -1 "$SB" --status "$d"
+	stage_is encode parts 3 unknown 1 2
+	[[ $output == *"slurm-build: stage encode: Slurm no longer knows job 3, and not every task wrote its exit status"* ]]
+	# while its jobs are queued, the build is not submitted again
+	printf '#!/bin/sh\necho 3\n' >"$T/fakebin/squeue"
+	run -1 "$SB" -N 2 -o "$d" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "slurm-build: $d: the build submitted here on 20"*" still has jobs in the queue (1,2,3,4): $SB --status $d shows where it stands; scancel them to start again" ]]
+	[ "$(cat "$FAKE_JOBS/last")" = 4 ]
+	# usage
+	run -2 "$SB" --status "$d" "$FIXMK"
+	[[ ${lines[0]} == "slurm-build: --status takes no recipe: $FIXMK" ]]
+	run -1 "$SB" --status "$T"
+	[ "$output" = "slurm-build: $T: no build submitted by slurm-build here (no $T/logs/jobs)" ]
+}
+
 # wait_for FILE PATTERN: until FILE holds a line matching PATTERN (20 s)
 wait_for() {
 	local i
