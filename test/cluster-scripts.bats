@@ -23,7 +23,7 @@ text() {
 	run "$SB" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "usage: slurm-build "* ]]
-	for o in --parts --out --bin --partition --account --time --cpus-per-task --mem --sbatch --poll --dry-run; do
+	for o in --parts --out --bin --partition --account --time --cpus-per-task --mem --sbatch --poll --dry-run --no-wait --status --no-check; do
 		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
 	done
 	run "$PB" --help
@@ -267,6 +267,28 @@ while read -r k st rc; do
 	echo "JobId=$id$t JobState=$st ExitCode=$rc:0 StartTime=2026-01-01T00:00:00 EndTime=2026-01-01T00:00:01"
 done <"${FAKE_JOBS:?}/$id"
 SH
+	# srun runs the command once for each node (node1 ...), sinfo says
+	# FAKE_NODES nodes (default 1); srun keeps its arguments in
+	# FAKE_JOBS/srun
+	cat >"$d/srun" <<'SH'
+#!/bin/bash
+echo "$*" >>"${FAKE_JOBS:?}/srun"
+nodes=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes=*) nodes=${1#*=} ;;
+	--*) ;;
+	*) break ;;
+	esac
+	shift
+done
+rc=0
+for ((i = 1; i <= nodes; i++)); do
+	SLURMD_NODENAME=node$i "$@" || { echo "srun: error: node$i: task $((i - 1)): Exited with exit code $?" >&2; rc=1; }
+done
+exit $rc
+SH
+	printf '#!/bin/sh\necho "${FAKE_NODES:-1}"\n' >"$d/sinfo"
 	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
 	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
 	chmod +x "$d"/*
@@ -393,6 +415,44 @@ stage_is() {
 	[[ ${lines[0]} == "slurm-build: --status takes no recipe: $FIXMK" ]]
 	run -1 "$SB" --status "$T"
 	[ "$output" = "slurm-build: $T: no build submitted by slurm-build here (no $T/logs/jobs)" ]
+}
+
+@test "slurm-build: the tools must run on the nodes before a stage is queued; what is missing is said" {
+	fake_slurm
+	text
+	export FAKE_NODES=3
+	# tools that need a library node2 lacks
+	local t
+	mkdir "$T/bin"
+	for t in tfr-cat subword-build subword-encode; do
+		cat >"$T/bin/$t" <<'SH'
+#!/bin/sh
+if [ "$SLURMD_NODENAME" = node2 ]; then
+	echo "$0: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" >&2
+	exit 127
+fi
+echo "${0##*/} 1.0"
+SH
+		chmod +x "$T/bin/$t"
+	done
+	run -1 --separate-stderr "$SB" --poll 0 -N 4 -o "$T/sb" --bin "$T/bin" "$FIXMK" TEXT="$T/text.txt"
+	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 3 node(s)" ]
+	[ "${stderr_lines[1]}" = "slurm-build: the tools do not run on every node; no stage queued:" ]
+	[ "${stderr_lines[2]}" = "  node2: $T/bin/tfr-cat: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
+	[ "${stderr_lines[4]}" = "  node2: $T/bin/subword-encode: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
+	[ "${stderr_lines[5]}" = "slurm-build: a library the tools need is missing there: make static builds tools that need none (build/static/bin); give them with --bin build/static/bin" ]
+	[ "$(cat "$FAKE_JOBS/last")" = 0 ]
+	grep -q -- '^--nodes=3 --ntasks-per-node=1 --job-name=fixture-check ' "$FAKE_JOBS/srun"
+	[ ! -e "$T/sb/logs/lock" ]
+	# tools that run: on as many nodes as a stage has tasks, then the stages
+	rm "$FAKE_JOBS/srun"
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^--nodes=2 --ntasks-per-node=1 ' "$FAKE_JOBS/srun"
+	[[ $output == *"all stages completed"* ]]
+	# --no-check: no srun
+	rm "$FAKE_JOBS/srun"
+	run -0 "$SB" --no-check --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ ! -e "$FAKE_JOBS/srun" ]
 }
 
 # wait_for FILE PATTERN: until FILE holds a line matching PATTERN (20 s)
