@@ -24,8 +24,12 @@ usage_error() {
 # own; a second ^C reaches the whole process group) cannot cut the
 # stopping short.  The EXIT trap (the lock) still runs.
 on_signal() {
+	# the handler's name now, the rest when the signal comes
+	# shellcheck disable=SC2064
 	trap "_on_signal $1 SIGINT 130" INT
+	# shellcheck disable=SC2064
 	trap "_on_signal $1 SIGTERM 143" TERM
+	# shellcheck disable=SC2064
 	trap "_on_signal $1 SIGHUP 129" HUP
 }
 
