@@ -1348,6 +1348,11 @@ manifest_mode(int argc, char **argv)
 			close(fd);
 	}
 	if (status == 0 && mode == M_MANIFEST) {
+		for (size_t i = 0; i < inf.nf; i++)
+			if (inf.f[i].kind == EX_NONE)
+				warnx_("feature '%s': no record gives it a kind; "
+				    "stated as a string with no values",
+				    inf.f[i].name);
 		if (mf_infer_write(&inf, &out, err, sizeof err) == -1)
 			die("%s", err);
 		if (fwrite(out.p, 1, out.len, stdout) != out.len)

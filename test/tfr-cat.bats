@@ -673,6 +673,63 @@ mnist_like() {	# DIR: two files of MNIST-shaped Examples (4x4 here) and a manife
 	[[ "$stderr" == *"feature 'b' is in $T/o.tfrecords record 1 but not in $T/o.tfrecords record 0"* ]]
 }
 
+# SequenceExamples shaped as TFX writes them: record 0's context features
+# are Features with no kind set.
+tfx_like() {	# FILE
+	printf '%s\n' '{"context":{"f":null,"i":null},"feature_lists":{"s":[["a"],["b"]]}}' \
+	    '{"context":{"f":[1.5],"i":[7]},"feature_lists":{"s":[["b"],["c"]]}}' \
+	    '{"context":{"f":[2.5],"i":[8]},"feature_lists":{"s":[["c"]]}}' |
+	    tfr-cat -R --from-json >"$1"
+}
+
+@test "tfr-cat: --manifest --var-len takes the kind of a feature from the records that set one" {
+	tfx_like "$T/tfx.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest --var-len "$T/tfx.tfrecords"
+	[ -z "$stderr" ]
+	[ "${lines[4]}" = '    {"name": "f", "dtype": "float32", "shape": [], "var_len": true, "deserialize_type": "float"},' ]
+	[ "${lines[5]}" = '    {"name": "i", "dtype": "int64", "shape": [], "var_len": true, "deserialize_type": "int"},' ]
+	[ "${lines[6]}" = '    {"name": "s", "dtype": "string", "shape": [], "var_len": true, "deserialize_type": "string"}' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat -q --check-manifest "$T/m.json" "$T/tfx.tfrecords"
+	# without --var-len, record 0's empty list is a length a fixed-length manifest cannot state
+	run -1 --separate-stderr tfr-cat --manifest "$T/tfx.tfrecords"
+	[[ "$stderr" == *"feature 'f': 0 values in $T/tfx.tfrecords record 0 but 1 in $T/tfx.tfrecords record 1; a fixed-length manifest cannot state it" ]]
+}
+
+@test "tfr-cat: --manifest names the record that set a kind when another record differs" {
+	printf '%s\n' '{"context":{"f":null},"feature_lists":{}}' \
+	    '{"context":{"f":[1.5]},"feature_lists":{}}' \
+	    '{"context":{"f":[7]},"feature_lists":{}}' |
+	    tfr-cat -R --from-json >"$T/k.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest --var-len "$T/k.tfrecords"
+	[[ "$stderr" == *"feature 'f': a float list in $T/k.tfrecords record 1 but an int64 list in $T/k.tfrecords record 2" ]]
+}
+
+@test "tfr-cat: --manifest states a feature no record gives a kind, with a warning naming it" {
+	printf '%s\n' '{"context":{"f":null,"i":[1]},"feature_lists":{"e":[]}}' \
+	    '{"context":{"f":null,"i":[2]},"feature_lists":{"e":[]}}' |
+	    tfr-cat -R --from-json >"$T/n.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest "$T/n.tfrecords"
+	[ "$stderr" = "tfr-cat: feature 'f': no record gives it a kind; stated as a string with no values
+tfr-cat: feature 'e': no record gives it a kind; stated as a string with no values" ]
+	[ "${lines[4]}" = '    {"name": "e", "dtype": "string", "shape": [], "var_len": true, "deserialize_type": "string"},' ]
+	[ "${lines[5]}" = '    {"name": "f", "dtype": "string", "shape": [0], "var_len": false, "deserialize_type": "string"},' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat -q --check-manifest "$T/m.json" "$T/n.tfrecords"
+}
+
+@test "tfr-cat: --manifest --var-len describes TFX's SequenceExample file, which --check-manifest then passes" {
+	need_shared tfrecord-samples/tfx_sequence_eval.tfrecord.gz
+	f="$SHARED/tfrecord-samples/tfx_sequence_eval.tfrecord.gz"
+	run -0 --separate-stderr tfr-cat --manifest --var-len "$f"
+	[ -z "$stderr" ]
+	[ "${lines[1]}" = '  "compression": "gzip",' ]
+	[ "${lines[4]}" = '    {"name": "f", "dtype": "float32", "shape": [], "var_len": true, "deserialize_type": "float"},' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat --check-manifest "$T/m.json" "$f"
+	[ "$output" = "$T/m.json: 4500 records in 1 files, OK" ]
+}
+
 @test "tfr-cat: --check-manifest on a dir dataset checks every .tfrecords file under it" {
 	mnist_like "$T/ds"
 	run -0 tfr-cat --check-manifest "$T/ds"
