@@ -76,8 +76,10 @@ usage(FILE *fp, int status)
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
 	    "               [file ...]\n"
 	    "       tfr-cat --manifest [-q] [--var-len]\n"
-	    "               [--compression auto|none|zlib|gzip] [-o file] [file ...]\n"
-	    "       tfr-cat --check-manifest manifest|dir|config [-q] [file ...]\n");
+	    "               [--compression auto|none|zlib|gzip] [-f name,...] [-n N]\n"
+	    "               [-o file] [--shard K/N] [--skip N] [file ...]\n"
+	    "       tfr-cat --check-manifest manifest|dir|config [-q] [-n N]\n"
+	    "               [--shard K/N] [--skip N] [file ...]\n");
 	if (fp == stdout)
 		fprintf(fp, "\n"
 		    "  (default)            one JSON object per record (proto3 JSON mapping)\n"
@@ -1279,7 +1281,7 @@ manifest_mode(int argc, char **argv)
 	et = mode == M_CHECK_MANIFEST ? (ds.mf.allow_var_len ?
 	    EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE) : type < 0 ? EX_TYPE_AUTO :
 	    (enum ex_type)type;
-	for (int i = 0; i < argc && status == 0; i++) {
+	for (int i = 0; i < argc && status == 0 && !done(); i++) {
 		name = input_name(argv[i]);
 		if ((fd = open_input(argv[i])) == -1)
 			return 1;
@@ -1305,8 +1307,10 @@ manifest_mode(int argc, char **argv)
 				break;
 			}
 			first = 0;
-			if (ret != 1)
+			if (ret != 1 || done())
 				break;
+			if (!selected())
+				continue;
 			if (ex_decode(&ex, p, n, et) == -1) {
 				warnx_("%s: record %" PRIu64 ": offset %" PRIu64
 				    ": payload is not %s: %s", name,
@@ -1328,6 +1332,7 @@ manifest_mode(int argc, char **argv)
 				nout++;
 				continue;
 			}
+			select_features(&ex);
 			snprintf(where, sizeof where, "%s record %" PRIu64,
 			    name, rec_index(r) - 1);
 			if (mf_infer_add(&inf, &ex, where, err, sizeof err) == -1) {
@@ -1337,6 +1342,7 @@ manifest_mode(int argc, char **argv)
 				status = 1;
 				break;
 			}
+			nout++;
 		}
 		if (ret == -1) {
 			warnx_("%s: record %" PRIu64 ": offset %" PRIu64 ": %s",
@@ -1509,6 +1515,9 @@ main(int argc, char *argv[])
 		usage_error("--var-len goes with --manifest only");
 	if (part_n > 1 && (mode == M_MANIFEST || mode == M_CHECK_MANIFEST))
 		usage_error("--part does not apply to --manifest and --check-manifest");
+	if (nwant && mode == M_CHECK_MANIFEST)
+		usage_error("-f does not apply to --check-manifest: it checks "
+		    "every feature of the manifest");
 
 	/* Every named output is checked before any input is read. */
 	if (outpath && !nsplit) {

@@ -730,6 +730,34 @@ tfr-cat: feature 'e': no record gives it a kind; stated as a string with no valu
 	[ "$output" = "$T/m.json: 4500 records in 1 files, OK" ]
 }
 
+@test "tfr-cat: --manifest states the -f features of the records after --skip, up to -n" {
+	# record 0 lacks 'b', record 3 has a longer 'a': only records 1 and 2 agree
+	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2.5],"c":["x"]}' \
+	    '{"a":[2],"b":[3.5],"c":["y","z"]}' '{"a":[1,2],"b":[4.5],"c":["z"]}' |
+	    tfr-cat -R --from-json >"$T/sel.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest -f a,b --skip 1 -n 2 "$T/sel.tfrecords"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = 8 ]
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": false, "deserialize_type": "int"},' ]
+	[ "${lines[5]}" = '    {"name": "b", "dtype": "float32", "shape": [], "var_len": false, "deserialize_type": "float"}' ]
+	run -1 --separate-stderr tfr-cat --manifest -f a,b --skip 1 "$T/sel.tfrecords"
+	[[ "$stderr" == *"feature 'a': 1 values in $T/sel.tfrecords record 1 but 2 in $T/sel.tfrecords record 3;"* ]]
+	run -0 tfr-cat --manifest -f a --shard 0/2 "$T/sel.tfrecords"
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": false, "deserialize_type": "int"}' ]
+}
+
+@test "tfr-cat: --check-manifest checks the records after --skip, up to -n; -f is a usage error" {
+	printf '%s\n' '{"a":[1,2]}' '{"a":[1]}' '{"a":[2]}' '{"a":[3,4]}' |
+	    tfr-cat -R --from-json >"$T/c.tfrecords"
+	tfr-cat --manifest --skip 1 -n 2 "$T/c.tfrecords" >"$T/m.json"
+	run -0 tfr-cat --check-manifest "$T/m.json" --skip 1 -n 2 "$T/c.tfrecords"
+	[ "$output" = "$T/m.json: 2 records in 1 files, OK" ]
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" --skip 1 "$T/c.tfrecords"
+	[[ "$stderr" == "tfr-cat: $T/c.tfrecords: record 3: "*"feature 'a': 2 values, but its shape wants 1" ]]
+	run -2 --separate-stderr tfr-cat --check-manifest "$T/m.json" -f a "$T/c.tfrecords"
+	[[ "$stderr" == "tfr-cat: -f does not apply to --check-manifest: it checks every feature of the manifest"* ]]
+}
+
 @test "tfr-cat: --check-manifest on a dir dataset checks every .tfrecords file under it" {
 	mnist_like "$T/ds"
 	run -0 tfr-cat --check-manifest "$T/ds"
