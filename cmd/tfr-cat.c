@@ -64,8 +64,8 @@ static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-chqRV] [--flat] [--force] [--from-json] [--index]\n"
-	    "               [--keep-partial] [--lossy] [--no-crc]\n"
+	    "usage: tfr-cat [-chqRV] [--contiguous] [--flat] [--force] [--from-json]\n"
+	    "               [--index] [--keep-partial] [--lossy] [--no-crc]\n"
 	    "               [--progress | --no-progress] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
@@ -86,6 +86,7 @@ usage(FILE *fp, int status)
 		    "  -c, --count          print the number of records\n"
 		    "  --check-manifest M   check records against a manifest or dataset\n"
 		    "  --compression C      how the input is compressed (default: sniffed)\n"
+		    "  --contiguous         --split: shard K is --part K/N of the input\n"
 		    "  -f, --features L     keep only the named features\n"
 		    "  --flat               {\"name\":[values]} lines, lossless\n"
 		    "  --force              write records even to a terminal\n"
@@ -131,13 +132,14 @@ enum {
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
 	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART,
-	O_VAR_LEN, O_PROGRESS, O_NO_PROGRESS
+	O_VAR_LEN, O_PROGRESS, O_NO_PROGRESS, O_CONTIGUOUS
 };
 
 static const struct option longopts[] = {
 	{ "count", no_argument, NULL, 'c' },
 	{ "check-manifest", required_argument, NULL, O_CHECK_MANIFEST },
 	{ "compression", required_argument, NULL, O_COMPRESSION },
+	{ "contiguous", no_argument, NULL, O_CONTIGUOUS },
 	{ "features", required_argument, NULL, 'f' },
 	{ "flat", no_argument, NULL, O_FLAT },
 	{ "force", no_argument, NULL, O_FORCE },
@@ -205,10 +207,13 @@ struct sink {
 	size_t		 nwin;
 	struct outfile	 zof;		/* spilled and compressed: the result */
 	int		 zused;
+	int		 finished;	/* sink_finish() done */
 };
 
 static struct sink *sinks;
 static size_t nsinks;
+static int contiguous;		/* --contiguous: shard K is --part K/N */
+static uint64_t cur_shard;	/* --contiguous: the shard being read */
 static struct rng rng;
 static int spill;		/* shards are spilled (see above) */
 static size_t spilled;		/* bytes waiting in all pend buffers */
@@ -290,6 +295,15 @@ sink_open(struct sink *s, const char *path)
 		if ((s->win = calloc(shuffle_window, sizeof(struct buf))) == NULL)
 			die_errno("shuffle window");
 	}
+}
+
+/* The sink of the next record: one, the shard dealt to, or --contiguous's. */
+static struct sink *
+sink_next(void)
+{
+	if (contiguous)
+		return &sinks[cur_shard];
+	return nsplit ? &sinks[nout % nsplit] : &sinks[0];
 }
 
 /* Take one record into sink s (shuffling if asked). */
@@ -375,6 +389,9 @@ sink_finish(struct sink *s)
 	struct held h;
 	struct buf b;
 
+	if (s->finished)
+		return;
+	s->finished = 1;
 	if (shuffle && !shuffle_window) {
 		/* Fisher-Yates, from the end, as Python's random.shuffle walks. */
 		for (i = s->nrecs; i > 1; i--) {
@@ -811,7 +828,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 	switch (mode) {
 	case M_RECORDS:
 		if (nwant == 0 || type == TYPE_RAW) {
-			sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], p, n);
+			sink_put(sink_next(), p, n);
 			break;
 		}
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
@@ -822,7 +839,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		pay.len = 0;
 		if (ex_encode(&ex, &pay) == -1)
 			return -2;
-		sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], pay.p, pay.len);
+		sink_put(sink_next(), pay.p, pay.len);
 		break;
 	case M_JSON:
 		if (type == TYPE_RAW) {
@@ -1428,6 +1445,7 @@ main(int argc, char *argv[])
 				usage_error("-z: expected none, zlib or gzip, not '%s'", optarg);
 			out_comp = c;
 			break;
+		case O_CONTIGUOUS: contiguous = 1; break;
 		case O_COMPRESSION:
 			if ((c = rec_parse_comp(optarg)) == -1)
 				usage_error("--compression: expected auto, none, zlib or gzip, not '%s'", optarg);
@@ -1504,6 +1522,24 @@ main(int argc, char *argv[])
 		usage_error("--like gives the feature kinds for --from-json");
 	if (nsplit && (outpath == NULL || strcmp(outpath, "-") == 0))
 		usage_error("--split needs -o PATTERN");
+	if (contiguous && !nsplit)
+		usage_error("--contiguous goes with --split only");
+	if (contiguous && (part_n > 1 || shard_n > 1 || skip > 0 ||
+	    head != UINT64_MAX))
+		usage_error("--split --contiguous excludes --part, --shard, "
+		    "--skip and -n: its shards are the parts of the input");
+	/* --split 1 --contiguous is --part 0/1: the whole input, anywhere. */
+	if (contiguous && nsplit == 1)
+		contiguous = 0;
+	if (contiguous) {
+		if (argc == 0)
+			usage_error("--split --contiguous needs files: standard "
+			    "input cannot be cut into parts");
+		for (i = 0; i < (size_t)argc; i++)
+			if (strcmp(argv[i], "-") == 0)
+				usage_error("--split --contiguous needs files: "
+				    "standard input cannot be cut into parts");
+	}
 	if (nwant && mode == M_RECORDS && type == TYPE_RAW)
 		usage_error("-f needs decoded records, not --type raw");
 	if (mode == M_STATS && type == TYPE_RAW)
@@ -1530,6 +1566,8 @@ main(int argc, char *argv[])
 	/* A part is planned from every operand's size before any output. */
 	if (part_n > 1)
 		parts = part_files(argv, argc, !from_json, in_comp, part_k, part_n);
+	else if (contiguous)
+		parts = part_files(argv, argc, !from_json, in_comp, 0, nsplit);
 	/*
 	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
 	 * to a temporary file beside the name, renamed at the end: the old
@@ -1572,7 +1610,23 @@ main(int argc, char *argv[])
 	}
 	/* As wc(1): one input, its count alone; several, each and a total. */
 	count_each = mode == M_COUNT && argc > 1;
-	for (i = 0; argv[i] != NULL; i++) {
+	/*
+	 * --contiguous: shard K is what --part K/N writes, read and finished
+	 * (shuffled with the seed afresh) before the next is read.
+	 */
+	for (cur_shard = 0; contiguous && cur_shard < nsplit; cur_shard++) {
+		if (cur_shard > 0)
+			parts = part_files(argv, argc, !from_json, in_comp,
+			    cur_shard, nsplit);
+		rng_seed(&rng, seed);
+		for (i = 0; argv[i] != NULL; i++)
+			status |= from_json ? cat_json(argv[i], &parts[i]) :
+			    cat_records(argv[i], &parts[i]);
+		free(parts);
+		parts = NULL;
+		sink_finish(&sinks[cur_shard]);
+	}
+	for (i = 0; !contiguous && argv[i] != NULL; i++) {
 		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
 
 		if (from_json)

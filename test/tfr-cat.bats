@@ -545,6 +545,90 @@ big() {
 	[ "$(cat "$T/s-0" "$T/s-1" "$T/s-2" | tfr-cat -c)" = "$(tfr-cat -c "$T/good.tfr")" ]
 }
 
+# Inputs for --split --contiguous: big.tfr (cut anywhere by its records),
+# a gzip file (whole to one part) and a small plain file.
+contiguous_inputs() {
+	big
+	tfr-cat -R -n 30 -z gzip "$T/big.tfr" >"$T/mid.tfr.gz"
+	tfr-cat -R --skip 990 "$T/big.tfr" >"$T/end.tfr"
+}
+
+@test "tfr-cat: shard K of --split N --contiguous is the output of --part K/N, N = 1..5" {
+	local n k
+	contiguous_inputs
+	for n in 1 2 3 4 5; do
+		run -0 --separate-stderr tfr-cat --split $n --contiguous \
+		    -o "$T/c-%d-of-%d" "$T/big.tfr" "$T/mid.tfr.gz" "$T/end.tfr"
+		[ -z "$stderr" ]
+		for ((k = 0; k < n; k++)); do
+			tfr-cat -R --part $k/$n "$T/big.tfr" "$T/mid.tfr.gz" \
+			    "$T/end.tfr" >"$T/want"
+			cmp "$T/want" "$T/c-$k-of-$n" || { echo "shard $k of $n"; false; }
+		done
+		# in order, the shards are the input
+		cat "$T"/c-*-of-$n >"$T/got"
+		cat "$T/big.tfr" >"$T/want"
+		tfr-cat -R "$T/mid.tfr.gz" >>"$T/want"
+		cat "$T/end.tfr" >>"$T/want"
+		cmp "$T/want" "$T/got"
+	done
+}
+
+@test "tfr-cat: --split --contiguous shuffles, selects features and reads JSON lines as --part does" {
+	local opt k
+	contiguous_inputs
+	for opt in --shuffle "--shuffle-window 5" "-f a" "-z gzip"; do
+		tfr-cat --split 3 --contiguous $opt -o "$T/s-%d" "$T/big.tfr" "$T/end.tfr"
+		for k in 0 1 2; do
+			tfr-cat -R --part $k/3 $opt "$T/big.tfr" "$T/end.tfr" >"$T/want"
+			cmp "$T/want" "$T/s-$k" || { echo "$opt: shard $k"; false; }
+		done
+	done
+	tfr-cat --flat "$T/big.tfr" >"$T/big.jsonl"
+	tfr-cat --from-json --split 4 --contiguous -o "$T/j-%d" "$T/big.jsonl"
+	for k in 0 1 2 3; do
+		tfr-cat --from-json --part $k/4 "$T/big.jsonl" >"$T/want"
+		cmp "$T/want" "$T/j-$k"
+	done
+	# more shards than are kept open at once
+	tfr-cat --split 70 --contiguous -o "$T/m-%02d" "$T/big.tfr"
+	for k in 0 33 69; do
+		tfr-cat -R --part $k/70 "$T/big.tfr" >"$T/want"
+		cmp "$T/want" "$T/m-$(printf %02d $k)"
+	done
+}
+
+@test "tfr-cat: --split --contiguous commits all its shards or none" {
+	big
+	head -c 50000 "$T/big.tfr" >"$T/cut.tfr"
+	echo OLD >"$T/s-0"
+	run -1 tfr-cat --split 3 --contiguous -o "$T/s-%d" "$T/cut.tfr"
+	[ "$(cat "$T/s-0")" = OLD ]
+	[ ! -e "$T/s-1" ] && [ ! -e "$T/s-2" ]
+	run -1 tfr-cat --split 100 --contiguous -o "$T/m-%d" "$T/cut.tfr"
+	[ -z "$(ls "$T" | grep '^m-')" ]
+	# --keep-partial commits every shard, together the good records
+	run -1 tfr-cat --keep-partial --split 3 --contiguous -o "$T/s-%d" "$T/cut.tfr"
+	tfr-cat -R "$T/cut.tfr" >"$T/good.tfr" || true
+	cat "$T/s-0" "$T/s-1" "$T/s-2" >"$T/got"
+	cmp "$T/good.tfr" "$T/got"
+}
+
+@test "tfr-cat: --contiguous usage errors: without --split, stdin, --shard, --skip, -n, --part" {
+	big
+	run -2 --separate-stderr tfr-cat --contiguous -R "$T/big.tfr"
+	[[ "$stderr" == "tfr-cat: --contiguous goes with --split only"* ]]
+	run -2 --separate-stderr tfr-cat --split 2 --contiguous -o "$T/s-%d" <"$T/big.tfr"
+	[[ "$stderr" == "tfr-cat: --split --contiguous needs files: standard input cannot be cut into parts"* ]]
+	for opt in "--shard 0/2" "--skip 1" "-n 3" "--part 0/2"; do
+		run -2 --separate-stderr tfr-cat --split 2 --contiguous $opt -o "$T/s-%d" "$T/big.tfr"
+		[[ "$stderr" == "tfr-cat: --split --contiguous excludes --part, --shard, --skip and -n"* ]]
+	done
+	# one shard is the whole input, from anywhere (as --part 0/1)
+	tfr-cat --split 1 --contiguous -o "$T/one-%d" <"$T/big.tfr"
+	cmp "$T/big.tfr" "$T/one-0"
+}
+
 # Shards k of a --split N run must hold what --shard k/N selects.
 same_as_shard() {
 	local pat=$1 n=$2 k
