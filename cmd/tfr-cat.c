@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "buf.h"
 #include "common.h"
 #include "example.h"
@@ -1187,6 +1189,142 @@ load_like(const char *path)
 }
 
 /*
+ * --from-json: the kind each feature (or feature list) had where it was
+ * first seen, so that a kind that changes between records is reported,
+ * once a feature: jq 1.6 prints 0.0 as 0, which reads back as int64.
+ * Names come from the input: a hash table keyed per process.
+ */
+struct kseen {
+	char		*name;		/* NULL: a free slot */
+	size_t		 len;
+	int		 list;		/* a feature list */
+	int		 kind;
+	int		 warned;
+	uint64_t	 rec, step;	/* where the kind was first seen */
+	const char	*file;		/* in this input (not owned) */
+};
+
+static struct kseen *kseen;
+static size_t kseen_n, kseen_cap;	/* cap: 0 or a power of 2 */
+static unsigned char kseen_key[crypto_shorthash_KEYBYTES];
+
+static size_t
+kseen_hash(const uint8_t *name, size_t len, int list)
+{
+	unsigned char h[crypto_shorthash_BYTES];
+	uint64_t v = 0;
+
+	crypto_shorthash(h, name, len, kseen_key);
+	for (size_t i = 0; i < 8; i++)
+		v |= (uint64_t)h[i] << (8 * i);
+	return (size_t)(v ^ (uint64_t)list);
+}
+
+/* The entry of a name, made (kind -1) when new. */
+static struct kseen *
+kseen_get(const uint8_t *name, size_t len, int list)
+{
+	struct kseen *k, *old = kseen;
+	size_t i, oldcap = kseen_cap;
+
+	if (kseen_cap == 0 || kseen_n + 1 > kseen_cap / 2) {
+		if (kseen_cap == 0) {
+			if (sodium_init() < 0)
+				die("libsodium: cannot initialise");
+			randombytes_buf(kseen_key, sizeof kseen_key);
+		}
+		kseen_cap = kseen_cap ? kseen_cap * 2 : 64;
+		if ((kseen = calloc(kseen_cap, sizeof *kseen)) == NULL)
+			die_errno("--from-json");
+		for (i = 0; i < oldcap; i++) {
+			if (old[i].name == NULL)
+				continue;
+			k = &kseen[kseen_hash((const uint8_t *)old[i].name,
+			    old[i].len, old[i].list) & (kseen_cap - 1)];
+			while (k->name != NULL)
+				k = k + 1 < kseen + kseen_cap ? k + 1 : kseen;
+			*k = old[i];
+		}
+		free(old);
+	}
+	k = &kseen[kseen_hash(name, len, list) & (kseen_cap - 1)];
+	while (k->name != NULL && (k->list != list || k->len != len ||
+	    memcmp(k->name, name, len) != 0))
+		k = k + 1 < kseen + kseen_cap ? k + 1 : kseen;
+	if (k->name == NULL) {
+		if ((k->name = malloc(len + 1)) == NULL)
+			die_errno("--from-json");
+		memcpy(k->name, name, len);
+		k->name[len] = '\0';
+		k->len = len;
+		k->list = list;
+		k->kind = -1;
+		kseen_n++;
+	}
+	return k;
+}
+
+static const char *
+kind_word(int kind)
+{
+	return kind == EX_FLOAT ? "float" : kind == EX_INT64 ? "int64" :
+	    "bytes";
+}
+
+/*
+ * The kind of a feature in record rec of file name (of step 'step' of a
+ * feature list, -1 for a feature): a warning at its first change.
+ */
+static void
+kseen_one(const uint8_t *key, size_t keylen, long step,
+    const struct ex_feature *x, const char *name, uint64_t rec)
+{
+	char at0[40] = "", at1[40] = "";	/* " step N" of a list */
+	int list = step >= 0;
+	struct kseen *k;
+	int other;
+
+	/* no values, or no kind: nothing that jq could have changed */
+	if (x->kind == EX_NONE || x->n == 0 || (nwant && !wanted(key, keylen)))
+		return;
+	k = kseen_get(key, keylen, list);
+	if (k->kind == -1) {
+		k->kind = (int)x->kind;
+		k->rec = rec;
+		k->step = (uint64_t)step;
+		k->file = name;
+		return;
+	}
+	if (k->kind == (int)x->kind || k->warned)
+		return;
+	k->warned = 1;
+	other = strcmp(k->file, name) != 0;
+	if (list) {
+		snprintf(at0, sizeof at0, " step %" PRIu64, k->step);
+		snprintf(at1, sizeof at1, " step %ld", step);
+	}
+	warnx_("%s: feature%s '%s' is %s in %s%srecord %" PRIu64 "%s and %s "
+	    "from record %" PRIu64 "%s: pass --like FILE to keep the kinds",
+	    name, list ? " list" : "", k->name, kind_word(k->kind),
+	    other ? k->file : "", other ? " " : "", k->rec, at0,
+	    kind_word((int)x->kind), rec, at1);
+}
+
+static void
+kseen_check(const struct example *e, const char *name, uint64_t rec)
+{
+	size_t i, s;
+
+	for (i = 0; i < e->nfeat; i++)
+		kseen_one(e->feat[i].key, e->feat[i].keylen, -1, &e->feat[i],
+		    name, rec);
+	for (i = 0; i < e->nlists; i++)
+		for (s = 0; s < e->lists[i].n; s++)
+			kseen_one(e->lists[i].key, e->lists[i].keylen,
+			    (long)s, &e->lists[i].v[s], name, rec);
+}
+
+/*
  * Read one JSON-lines input (its part pf under --part: whole lines, as
  * it ends at a line start) and write records.
  */
@@ -1198,7 +1336,8 @@ cat_json(const char *path, const struct part_file *pf)
 	char *l = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	uint64_t lineno = 0, pos = 0, end = UINT64_MAX;
+	uint64_t lineno = 0, nrec = 0, pos = 0, end = UINT64_MAX;
+	const struct example *e;
 	int status = 0, r;
 
 	if (pf != NULL && pf->from == pf->to)
@@ -1236,8 +1375,11 @@ cat_json(const char *path, const struct part_file *pf)
 			status = 1;
 			break;
 		}
+		nrec++;
 		if (!selected())
 			continue;
+		if (type != TYPE_RAW && (e = exjson_example(&js)) != NULL)
+			kseen_check(e, name, nrec - 1);
 		if (one_record(pay.p, pay.len, &(const char *){ NULL }) != 0) {
 			warnx_("%s: line %" PRIu64 ": out of memory", name, lineno);
 			status = 1;

@@ -923,6 +923,29 @@ J
 	[ "$stderr" = "tfr-cat: 'x' is both a context feature and a feature list; a manifest names each once" ]
 }
 
+@test "tfr-cat: --from-json warns once per feature whose kind changes between records" {
+	# jq 1.6 prints 0.0 as 0: a float feature would turn int64
+	printf '%s\n' '{"x":[0.5],"y":[1]}' '{"x":[0.25],"y":[2]}' '{"x":[0],"y":[3]}' \
+	    '{"x":[1],"y":[4]}' '{"x":[0.5],"y":[5]}' >"$T/k.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/k.tfr" "$T/k.jsonl"
+	[ "$stderr" = "tfr-cat: $T/k.jsonl: feature 'x' is float in record 0 and int64 from record 2: pass --like FILE to keep the kinds" ]
+	# with --like the kinds are kept, and nothing is said
+	printf '%s\n' '{"x":[0.5],"y":[1]}' | tfr-cat --from-json -o "$T/ref.tfr"
+	run -0 --separate-stderr tfr-cat --from-json --like "$T/ref.tfr" -o "$T/k2.tfr" "$T/k.jsonl"
+	[ -z "$stderr" ]
+	# a later input names the one where the kind was seen first
+	printf '%s\n' '{"x":[3]}' >"$T/k3.jsonl"
+	tfr-cat --flat "$T/ref.tfr" >"$T/ref.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/k4.tfr" "$T/ref.jsonl" "$T/k3.jsonl"
+	[ "$stderr" = "tfr-cat: $T/k3.jsonl: feature 'x' is float in $T/ref.jsonl record 0 and int64 from record 0: pass --like FILE to keep the kinds" ]
+	# -f: only the features kept; feature lists name the step
+	run -0 --separate-stderr tfr-cat --from-json -f y -o "$T/k5.tfr" "$T/k.jsonl"
+	[ -z "$stderr" ]
+	printf '%s\n' '{"context":{},"feature_lists":{"s":[[0.5],[0]]}}' >"$T/s.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/s.tfr" "$T/s.jsonl"
+	[ "$stderr" = "tfr-cat: $T/s.jsonl: feature list 's' is float in record 0 step 0 and int64 from record 0 step 1: pass --like FILE to keep the kinds" ]
+}
+
 @test "tfr-cat: --from-json --like takes feature kinds from a record file or a manifest, not from jq's numbers" {
 	printf '%s\n' '{"f":[0.0,1.5],"i":[1,2],"s":["a"]}' '{"f":[2.0,3.0],"i":[3,4],"s":["b"]}' |
 	    tfr-cat --from-json -o "$T/ref.tfr"
