@@ -951,9 +951,10 @@ J
 	    tfr-cat --from-json -o "$T/ref.tfr"
 	# what jq 1.6 does to floats with nothing after the point
 	printf '%s\n' '{"f":[0,1.5],"i":[1,2],"s":["a"]}' '{"f":[2,3],"i":[3,4],"s":["b"]}' >"$T/jq.jsonl"
-	# without a reference the second record's floats come back as int64
-	run -0 bash -c 'tfr-cat --from-json "$1" | tfr-cat --flat' _ "$T/jq.jsonl"
+	# without a reference the second record's floats come back as int64, with a warning
+	run -0 --separate-stderr bash -c 'tfr-cat --from-json "$1" | tfr-cat --flat' _ "$T/jq.jsonl"
 	[ "${lines[1]}" = '{"f":[2,3],"i":[3,4],"s":["b"]}' ]
+	[ "$stderr" = "tfr-cat: $T/jq.jsonl: feature 'f' is float in record 0 and int64 from record 1: pass --like FILE to keep the kinds" ]
 	tfr-cat --from-json --like "$T/ref.tfr" "$T/jq.jsonl" | cmp - "$T/ref.tfr"
 	tfr-cat --manifest "$T/ref.tfr" >"$T/m.json"
 	tfr-cat --from-json --like "$T/m.json" "$T/jq.jsonl" | cmp - "$T/ref.tfr"
