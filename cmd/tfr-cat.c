@@ -1273,11 +1273,13 @@ kind_word(int kind)
 
 /*
  * The kind of a feature in record rec of file name (of step 'step' of a
- * feature list, -1 for a feature): a warning at its first change.
+ * feature list, -1 for a feature): a warning at its first change.  *kp
+ * caches the entry over the steps of one list (NULL at first).
  */
 static void
 kseen_one(const uint8_t *key, size_t keylen, long step,
-    const struct ex_feature *x, const char *name, uint64_t rec)
+    const struct ex_feature *x, const char *name, uint64_t rec,
+    struct kseen **kp)
 {
 	char at0[40] = "", at1[40] = "";	/* " step N" of a list */
 	int list = step >= 0;
@@ -1285,9 +1287,11 @@ kseen_one(const uint8_t *key, size_t keylen, long step,
 	int other;
 
 	/* no values, or no kind: nothing that jq could have changed */
-	if (x->kind == EX_NONE || x->n == 0 || (nwant && !wanted(key, keylen)))
+	if (x->kind == EX_NONE || x->n == 0)
 		return;
-	k = kseen_get(key, keylen, list);
+	if (*kp == NULL)
+		*kp = kseen_get(key, keylen, list);
+	k = *kp;
 	if (k->kind == -1) {
 		k->kind = (int)x->kind;
 		k->rec = rec;
@@ -1313,15 +1317,23 @@ kseen_one(const uint8_t *key, size_t keylen, long step,
 static void
 kseen_check(const struct example *e, const char *name, uint64_t rec)
 {
+	struct kseen *k;
 	size_t i, s;
 
-	for (i = 0; i < e->nfeat; i++)
-		kseen_one(e->feat[i].key, e->feat[i].keylen, -1, &e->feat[i],
-		    name, rec);
-	for (i = 0; i < e->nlists; i++)
+	for (i = 0; i < e->nfeat; i++) {
+		k = NULL;
+		if (nwant == 0 || wanted(e->feat[i].key, e->feat[i].keylen))
+			kseen_one(e->feat[i].key, e->feat[i].keylen, -1,
+			    &e->feat[i], name, rec, &k);
+	}
+	for (i = 0; i < e->nlists; i++) {
+		k = NULL;
+		if (nwant && !wanted(e->lists[i].key, e->lists[i].keylen))
+			continue;
 		for (s = 0; s < e->lists[i].n; s++)
 			kseen_one(e->lists[i].key, e->lists[i].keylen,
-			    (long)s, &e->lists[i].v[s], name, rec);
+			    (long)s, &e->lists[i].v[s], name, rec, &k);
+	}
 }
 
 /*
