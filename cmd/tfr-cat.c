@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "buf.h"
 #include "common.h"
 #include "example.h"
@@ -64,8 +66,8 @@ static _Noreturn void
 usage(FILE *fp, int status)
 {
 	fprintf(fp,
-	    "usage: tfr-cat [-chqRV] [--flat] [--force] [--from-json] [--index]\n"
-	    "               [--keep-partial] [--lossy] [--no-crc]\n"
+	    "usage: tfr-cat [-chqRV] [--contiguous] [--flat] [--force] [--from-json]\n"
+	    "               [--index] [--keep-partial] [--lossy] [--no-crc]\n"
 	    "               [--progress | --no-progress] [--recover]\n"
 	    "               [--shuffle] [--stats] [--tf-compat] [--verify]\n"
 	    "               [--compression auto|none|zlib|gzip]\n"
@@ -76,14 +78,17 @@ usage(FILE *fp, int status)
 	    "               [--type auto|example|sequence|raw] [-z none|zlib|gzip]\n"
 	    "               [file ...]\n"
 	    "       tfr-cat --manifest [-q] [--var-len]\n"
-	    "               [--compression auto|none|zlib|gzip] [-o file] [file ...]\n"
-	    "       tfr-cat --check-manifest manifest|dir|config [-q] [file ...]\n");
+	    "               [--compression auto|none|zlib|gzip] [-f name,...] [-n N]\n"
+	    "               [-o file] [--shard K/N] [--skip N] [file ...]\n"
+	    "       tfr-cat --check-manifest manifest|dir|config [-q] [-n N]\n"
+	    "               [--shard K/N] [--skip N] [file ...]\n");
 	if (fp == stdout)
 		fprintf(fp, "\n"
 		    "  (default)            one JSON object per record (proto3 JSON mapping)\n"
 		    "  -c, --count          print the number of records\n"
 		    "  --check-manifest M   check records against a manifest or dataset\n"
 		    "  --compression C      how the input is compressed (default: sniffed)\n"
+		    "  --contiguous         --split: shard K is --part K/N of the input\n"
 		    "  -f, --features L     keep only the named features\n"
 		    "  --flat               {\"name\":[values]} lines, lossless\n"
 		    "  --force              write records even to a terminal\n"
@@ -129,13 +134,14 @@ enum {
 	O_SHUFFLE, O_STATS, O_TF_COMPAT, O_VERIFY, O_COMPRESSION, O_MAXREC,
 	O_SHARD, O_SHUF_MEM, O_SHUF_WIN, O_SKIP, O_SPLIT, O_TYPE, O_FORCE,
 	O_KEEP_PARTIAL, O_MANIFEST, O_CHECK_MANIFEST, O_LIKE, O_PART,
-	O_VAR_LEN, O_PROGRESS, O_NO_PROGRESS
+	O_VAR_LEN, O_PROGRESS, O_NO_PROGRESS, O_CONTIGUOUS
 };
 
 static const struct option longopts[] = {
 	{ "count", no_argument, NULL, 'c' },
 	{ "check-manifest", required_argument, NULL, O_CHECK_MANIFEST },
 	{ "compression", required_argument, NULL, O_COMPRESSION },
+	{ "contiguous", no_argument, NULL, O_CONTIGUOUS },
 	{ "features", required_argument, NULL, 'f' },
 	{ "flat", no_argument, NULL, O_FLAT },
 	{ "force", no_argument, NULL, O_FORCE },
@@ -203,10 +209,13 @@ struct sink {
 	size_t		 nwin;
 	struct outfile	 zof;		/* spilled and compressed: the result */
 	int		 zused;
+	int		 finished;	/* sink_finish() done */
 };
 
 static struct sink *sinks;
 static size_t nsinks;
+static int contiguous;		/* --contiguous: shard K is --part K/N */
+static uint64_t cur_shard;	/* --contiguous: the shard being read */
 static struct rng rng;
 static int spill;		/* shards are spilled (see above) */
 static size_t spilled;		/* bytes waiting in all pend buffers */
@@ -288,6 +297,15 @@ sink_open(struct sink *s, const char *path)
 		if ((s->win = calloc(shuffle_window, sizeof(struct buf))) == NULL)
 			die_errno("shuffle window");
 	}
+}
+
+/* The sink of the next record: one, the shard dealt to, or --contiguous's. */
+static struct sink *
+sink_next(void)
+{
+	if (contiguous)
+		return &sinks[cur_shard];
+	return nsplit ? &sinks[nout % nsplit] : &sinks[0];
 }
 
 /* Take one record into sink s (shuffling if asked). */
@@ -373,6 +391,9 @@ sink_finish(struct sink *s)
 	struct held h;
 	struct buf b;
 
+	if (s->finished)
+		return;
+	s->finished = 1;
 	if (shuffle && !shuffle_window) {
 		/* Fisher-Yates, from the end, as Python's random.shuffle walks. */
 		for (i = s->nrecs; i > 1; i--) {
@@ -809,7 +830,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 	switch (mode) {
 	case M_RECORDS:
 		if (nwant == 0 || type == TYPE_RAW) {
-			sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], p, n);
+			sink_put(sink_next(), p, n);
 			break;
 		}
 		if (ex_decode(&ex, p, n, type < 0 ? EX_TYPE_AUTO : type) == -1) {
@@ -820,7 +841,7 @@ one_record(const uint8_t *p, size_t n, const char **why)
 		pay.len = 0;
 		if (ex_encode(&ex, &pay) == -1)
 			return -2;
-		sink_put(nsplit ? &sinks[nout % nsplit] : &sinks[0], pay.p, pay.len);
+		sink_put(sink_next(), pay.p, pay.len);
 		break;
 	case M_JSON:
 		if (type == TYPE_RAW) {
@@ -1168,6 +1189,154 @@ load_like(const char *path)
 }
 
 /*
+ * --from-json: the kind each feature (or feature list) had where it was
+ * first seen, so that a kind that changes between records is reported,
+ * once a feature: jq 1.6 prints 0.0 as 0, which reads back as int64.
+ * Names come from the input: a hash table keyed per process.
+ */
+struct kseen {
+	char		*name;		/* NULL: a free slot */
+	size_t		 len;
+	int		 list;		/* a feature list */
+	int		 kind;
+	int		 warned;
+	uint64_t	 rec, step;	/* where the kind was first seen */
+	const char	*file;		/* in this input (not owned) */
+};
+
+static struct kseen *kseen;
+static size_t kseen_n, kseen_cap;	/* cap: 0 or a power of 2 */
+static unsigned char kseen_key[crypto_shorthash_KEYBYTES];
+
+static size_t
+kseen_hash(const uint8_t *name, size_t len, int list)
+{
+	unsigned char h[crypto_shorthash_BYTES];
+	uint64_t v = 0;
+
+	crypto_shorthash(h, name, len, kseen_key);
+	for (size_t i = 0; i < 8; i++)
+		v |= (uint64_t)h[i] << (8 * i);
+	return (size_t)(v ^ (uint64_t)list);
+}
+
+/* The entry of a name, made (kind -1) when new. */
+static struct kseen *
+kseen_get(const uint8_t *name, size_t len, int list)
+{
+	struct kseen *k, *old = kseen;
+	size_t i, oldcap = kseen_cap;
+
+	if (kseen_cap == 0 || kseen_n + 1 > kseen_cap / 2) {
+		if (kseen_cap == 0) {
+			if (sodium_init() < 0)
+				die("libsodium: cannot initialise");
+			randombytes_buf(kseen_key, sizeof kseen_key);
+		}
+		kseen_cap = kseen_cap ? kseen_cap * 2 : 64;
+		if ((kseen = calloc(kseen_cap, sizeof *kseen)) == NULL)
+			die_errno("--from-json");
+		for (i = 0; i < oldcap; i++) {
+			if (old[i].name == NULL)
+				continue;
+			k = &kseen[kseen_hash((const uint8_t *)old[i].name,
+			    old[i].len, old[i].list) & (kseen_cap - 1)];
+			while (k->name != NULL)
+				k = k + 1 < kseen + kseen_cap ? k + 1 : kseen;
+			*k = old[i];
+		}
+		free(old);
+	}
+	k = &kseen[kseen_hash(name, len, list) & (kseen_cap - 1)];
+	while (k->name != NULL && (k->list != list || k->len != len ||
+	    memcmp(k->name, name, len) != 0))
+		k = k + 1 < kseen + kseen_cap ? k + 1 : kseen;
+	if (k->name == NULL) {
+		if ((k->name = malloc(len + 1)) == NULL)
+			die_errno("--from-json");
+		memcpy(k->name, name, len);
+		k->name[len] = '\0';
+		k->len = len;
+		k->list = list;
+		k->kind = -1;
+		kseen_n++;
+	}
+	return k;
+}
+
+static const char *
+kind_word(int kind)
+{
+	return kind == EX_FLOAT ? "float" : kind == EX_INT64 ? "int64" :
+	    "bytes";
+}
+
+/*
+ * The kind of a feature in record rec of file name (of step 'step' of a
+ * feature list, -1 for a feature): a warning at its first change.  *kp
+ * caches the entry over the steps of one list (NULL at first).
+ */
+static void
+kseen_one(const uint8_t *key, size_t keylen, long step,
+    const struct ex_feature *x, const char *name, uint64_t rec,
+    struct kseen **kp)
+{
+	char at0[40] = "", at1[40] = "";	/* " step N" of a list */
+	int list = step >= 0;
+	struct kseen *k;
+	int other;
+
+	/* no values, or no kind: nothing that jq could have changed */
+	if (x->kind == EX_NONE || x->n == 0)
+		return;
+	if (*kp == NULL)
+		*kp = kseen_get(key, keylen, list);
+	k = *kp;
+	if (k->kind == -1) {
+		k->kind = (int)x->kind;
+		k->rec = rec;
+		k->step = (uint64_t)step;
+		k->file = name;
+		return;
+	}
+	if (k->kind == (int)x->kind || k->warned)
+		return;
+	k->warned = 1;
+	other = strcmp(k->file, name) != 0;
+	if (list) {
+		snprintf(at0, sizeof at0, " step %" PRIu64, k->step);
+		snprintf(at1, sizeof at1, " step %ld", step);
+	}
+	warnx_("%s: feature%s '%s' is %s in %s%srecord %" PRIu64 "%s and %s "
+	    "from record %" PRIu64 "%s: pass --like FILE to keep the kinds",
+	    name, list ? " list" : "", k->name, kind_word(k->kind),
+	    other ? k->file : "", other ? " " : "", k->rec, at0,
+	    kind_word((int)x->kind), rec, at1);
+}
+
+static void
+kseen_check(const struct example *e, const char *name, uint64_t rec)
+{
+	struct kseen *k;
+	size_t i, s;
+
+	for (i = 0; i < e->nfeat; i++) {
+		k = NULL;
+		if (nwant == 0 || wanted(e->feat[i].key, e->feat[i].keylen))
+			kseen_one(e->feat[i].key, e->feat[i].keylen, -1,
+			    &e->feat[i], name, rec, &k);
+	}
+	for (i = 0; i < e->nlists; i++) {
+		k = NULL;
+		if (nwant && !wanted(e->lists[i].key, e->lists[i].keylen))
+			continue;
+		for (s = 0; s < e->lists[i].n; s++)
+			kseen_one(e->lists[i].key, e->lists[i].keylen,
+			    (long)s, &e->lists[i].v[s], name, rec, &k);
+	}
+}
+
+/*
  * Read one JSON-lines input (its part pf under --part: whole lines, as
  * it ends at a line start) and write records.
  */
@@ -1179,7 +1348,8 @@ cat_json(const char *path, const struct part_file *pf)
 	char *l = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	uint64_t lineno = 0, pos = 0, end = UINT64_MAX;
+	uint64_t lineno = 0, nrec = 0, pos = 0, end = UINT64_MAX;
+	const struct example *e;
 	int status = 0, r;
 
 	if (pf != NULL && pf->from == pf->to)
@@ -1217,8 +1387,11 @@ cat_json(const char *path, const struct part_file *pf)
 			status = 1;
 			break;
 		}
+		nrec++;
 		if (!selected())
 			continue;
+		if (type != TYPE_RAW && (e = exjson_example(&js)) != NULL)
+			kseen_check(e, name, nrec - 1);
 		if (one_record(pay.p, pay.len, &(const char *){ NULL }) != 0) {
 			warnx_("%s: line %" PRIu64 ": out of memory", name, lineno);
 			status = 1;
@@ -1279,7 +1452,7 @@ manifest_mode(int argc, char **argv)
 	et = mode == M_CHECK_MANIFEST ? (ds.mf.allow_var_len ?
 	    EX_TYPE_SEQUENCE : EX_TYPE_EXAMPLE) : type < 0 ? EX_TYPE_AUTO :
 	    (enum ex_type)type;
-	for (int i = 0; i < argc && status == 0; i++) {
+	for (int i = 0; i < argc && status == 0 && !done(); i++) {
 		name = input_name(argv[i]);
 		if ((fd = open_input(argv[i])) == -1)
 			return 1;
@@ -1305,8 +1478,10 @@ manifest_mode(int argc, char **argv)
 				break;
 			}
 			first = 0;
-			if (ret != 1)
+			if (ret != 1 || done())
 				break;
+			if (!selected())
+				continue;
 			if (ex_decode(&ex, p, n, et) == -1) {
 				warnx_("%s: record %" PRIu64 ": offset %" PRIu64
 				    ": payload is not %s: %s", name,
@@ -1328,6 +1503,7 @@ manifest_mode(int argc, char **argv)
 				nout++;
 				continue;
 			}
+			select_features(&ex);
 			snprintf(where, sizeof where, "%s record %" PRIu64,
 			    name, rec_index(r) - 1);
 			if (mf_infer_add(&inf, &ex, where, err, sizeof err) == -1) {
@@ -1337,6 +1513,7 @@ manifest_mode(int argc, char **argv)
 				status = 1;
 				break;
 			}
+			nout++;
 		}
 		if (ret == -1) {
 			warnx_("%s: record %" PRIu64 ": offset %" PRIu64 ": %s",
@@ -1348,6 +1525,11 @@ manifest_mode(int argc, char **argv)
 			close(fd);
 	}
 	if (status == 0 && mode == M_MANIFEST) {
+		for (size_t i = 0; i < inf.nf; i++)
+			if (inf.f[i].kind == EX_NONE)
+				warnx_("feature '%s': no record gives it a kind; "
+				    "stated as a string with no values",
+				    inf.f[i].name);
 		if (mf_infer_write(&inf, &out, err, sizeof err) == -1)
 			die("%s", err);
 		if (fwrite(out.p, 1, out.len, stdout) != out.len)
@@ -1417,6 +1599,7 @@ main(int argc, char *argv[])
 				usage_error("-z: expected none, zlib or gzip, not '%s'", optarg);
 			out_comp = c;
 			break;
+		case O_CONTIGUOUS: contiguous = 1; break;
 		case O_COMPRESSION:
 			if ((c = rec_parse_comp(optarg)) == -1)
 				usage_error("--compression: expected auto, none, zlib or gzip, not '%s'", optarg);
@@ -1493,6 +1676,24 @@ main(int argc, char *argv[])
 		usage_error("--like gives the feature kinds for --from-json");
 	if (nsplit && (outpath == NULL || strcmp(outpath, "-") == 0))
 		usage_error("--split needs -o PATTERN");
+	if (contiguous && !nsplit)
+		usage_error("--contiguous goes with --split only");
+	if (contiguous && (part_n > 1 || shard_n > 1 || skip > 0 ||
+	    head != UINT64_MAX))
+		usage_error("--split --contiguous excludes --part, --shard, "
+		    "--skip and -n: its shards are the parts of the input");
+	/* --split 1 --contiguous is --part 0/1: the whole input, anywhere. */
+	if (contiguous && nsplit == 1)
+		contiguous = 0;
+	if (contiguous) {
+		if (argc == 0)
+			usage_error("--split --contiguous needs files: standard "
+			    "input cannot be cut into parts");
+		for (i = 0; i < (size_t)argc; i++)
+			if (strcmp(argv[i], "-") == 0)
+				usage_error("--split --contiguous needs files: "
+				    "standard input cannot be cut into parts");
+	}
 	if (nwant && mode == M_RECORDS && type == TYPE_RAW)
 		usage_error("-f needs decoded records, not --type raw");
 	if (mode == M_STATS && type == TYPE_RAW)
@@ -1504,6 +1705,9 @@ main(int argc, char *argv[])
 		usage_error("--var-len goes with --manifest only");
 	if (part_n > 1 && (mode == M_MANIFEST || mode == M_CHECK_MANIFEST))
 		usage_error("--part does not apply to --manifest and --check-manifest");
+	if (nwant && mode == M_CHECK_MANIFEST)
+		usage_error("-f does not apply to --check-manifest: it checks "
+		    "every feature of the manifest");
 
 	/* Every named output is checked before any input is read. */
 	if (outpath && !nsplit) {
@@ -1516,6 +1720,8 @@ main(int argc, char *argv[])
 	/* A part is planned from every operand's size before any output. */
 	if (part_n > 1)
 		parts = part_files(argv, argc, !from_json, in_comp, part_k, part_n);
+	else if (contiguous)
+		parts = part_files(argv, argc, !from_json, in_comp, 0, nsplit);
 	/*
 	 * Text outputs (JSON, --flat, --index, -c, --stats, --verify) go
 	 * to a temporary file beside the name, renamed at the end: the old
@@ -1558,7 +1764,23 @@ main(int argc, char *argv[])
 	}
 	/* As wc(1): one input, its count alone; several, each and a total. */
 	count_each = mode == M_COUNT && argc > 1;
-	for (i = 0; argv[i] != NULL; i++) {
+	/*
+	 * --contiguous: shard K is what --part K/N writes, read and finished
+	 * (shuffled with the seed afresh) before the next is read.
+	 */
+	for (cur_shard = 0; contiguous && cur_shard < nsplit; cur_shard++) {
+		if (cur_shard > 0)
+			parts = part_files(argv, argc, !from_json, in_comp,
+			    cur_shard, nsplit);
+		rng_seed(&rng, seed);
+		for (i = 0; argv[i] != NULL; i++)
+			status |= from_json ? cat_json(argv[i], &parts[i]) :
+			    cat_records(argv[i], &parts[i]);
+		free(parts);
+		parts = NULL;
+		sink_finish(&sinks[cur_shard]);
+	}
+	for (i = 0; !contiguous && argv[i] != NULL; i++) {
 		const struct part_file *pf = parts != NULL ? &parts[i] : NULL;
 
 		if (from_json)

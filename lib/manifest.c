@@ -717,6 +717,7 @@ mf_infer_free(struct mf_infer *in)
 	for (size_t i = 0; i < in->nf; i++) {
 		free(in->f[i].name);
 		free(in->f[i].first);
+		free(in->f[i].kfirst);
 	}
 	free(in->f);
 	free(in->where0);
@@ -783,6 +784,8 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 		f->n = n;
 		if ((f->first = strdup(recno)) == NULL)
 			return -1;
+		if (kind != EX_NONE && (f->kfirst = strdup(recno)) == NULL)
+			return -1;
 		f->seen = in->nrec + 1;
 		return 0;
 	}
@@ -790,15 +793,19 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 		/* another step of the same list in this record */
 	} else
 		f->seen = in->nrec + 1;
-	if (f->kind == EX_NONE)
+	if (f->kind == EX_NONE && kind != EX_NONE) {
+		/* a Feature with no kind says nothing of it: the first that does */
 		f->kind = kind;
+		if ((f->kfirst = strdup(recno)) == NULL)
+			return -1;
+	}
 	if (kind != EX_NONE && f->kind != kind) {
 		snprintf(err, errlen, "feature '%s': %s in %s but %s in %s",
-		    f->name, kind_names[f->kind], f->first, kind_names[kind],
+		    f->name, kind_names[f->kind], f->kfirst, kind_names[kind],
 		    recno);
 		return -1;
 	}
-	if (f->n != n && !var_len && in->var_len_ok && in->seq == 0)
+	if (f->n != n && !var_len && in->var_len_ok)
 		f->flat = 1;	/* stated as var_len, one value a step */
 	if (f->n != n && !f->flat) {
 		snprintf(err, errlen, "feature '%s'%s: %" PRIu64 " values in "
@@ -907,12 +914,6 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 			seq = 1;
 	json_object_set_new(o, "allow_var_len", json_boolean(seq));
 	for (size_t i = 0; i < in->nf; i++) {
-		if (f[i].kind == EX_NONE || f[i].n == UINT64_MAX) {
-			snprintf(err, errlen, "feature '%s': no record says "
-			    "its kind or length", f[i].name);
-			r = -1;
-			break;
-		}
 		if (i > 0 && strcmp(f[i].name, f[i - 1].name) == 0) {
 			snprintf(err, errlen, "'%s' is both a context feature "
 			    "and a feature list; a manifest names each once",
@@ -931,7 +932,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 		}
 		fo = json_object();
 		shape = json_array();
-		if (f[i].n != 1 && !f[i].flat)
+		if (f[i].n != 1 && f[i].n != UINT64_MAX && !f[i].flat)
 			json_array_append_new(shape, json_integer((json_int_t)f[i].n));
 		json_object_set_new(fo, "name", json_string(f[i].name));
 		json_object_set_new(fo, "dtype", json_string(dt[f[i].kind]));

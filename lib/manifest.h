@@ -93,8 +93,12 @@ int		 mf_check_record(const struct manifest *m,
  * features (var_len false) and feature lists (var_len true, the shape
  * of one step).  A feature whose length varies (unless var_len_ok) or
  * that some records lack cannot be stated: the fault names the feature
- * and both records.
- * "raw" is never inferred (bytes look like strings).
+ * and both records.  A Feature with no kind set says nothing of the
+ * kind, which the first record that sets one gives; a feature that no
+ * record gives a kind (kind still EX_NONE after the last record: the
+ * caller may warn) is written as a string, of shape [0] (a feature list
+ * with no step anywhere: var_len, shape []), which is what the records
+ * hold.  "raw" is never inferred (bytes look like strings).
  */
 struct mf_ifeat {
 	char		*name;
@@ -102,8 +106,9 @@ struct mf_ifeat {
 	int		 var_len;
 	uint64_t	 n;		/* values (per step for lists) */
 	char		*first;		/* where n was set ("a.tfrecords: record 0") */
+	char		*kfirst;	/* where kind was set; NULL while EX_NONE */
 	uint64_t	 seen;		/* records holding it */
-	int		 flat;		/* an Example list of varying length (var_len_ok) */
+	int		 flat;		/* a plain list of varying length (var_len_ok) */
 };
 
 struct mf_infer {
@@ -115,7 +120,8 @@ struct mf_infer {
 	struct mf_ifeat	*f;
 	/*
 	 * Set by the caller (0 after mf_infer_init(): off): a feature of
-	 * Examples whose list length varies is stated as var_len with
+	 * Examples, or a context feature of SequenceExamples, whose list
+	 * length varies is stated as var_len with
 	 * shape [] (one value a step, as mf_check_record() and the loader
 	 * read a var_len feature that a record holds as a plain list),
 	 * and allow_var_len is then true.

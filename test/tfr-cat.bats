@@ -545,6 +545,90 @@ big() {
 	[ "$(cat "$T/s-0" "$T/s-1" "$T/s-2" | tfr-cat -c)" = "$(tfr-cat -c "$T/good.tfr")" ]
 }
 
+# Inputs for --split --contiguous: big.tfr (cut anywhere by its records),
+# a gzip file (whole to one part) and a small plain file.
+contiguous_inputs() {
+	big
+	tfr-cat -R -n 30 -z gzip "$T/big.tfr" >"$T/mid.tfr.gz"
+	tfr-cat -R --skip 990 "$T/big.tfr" >"$T/end.tfr"
+}
+
+@test "tfr-cat: shard K of --split N --contiguous is the output of --part K/N, N = 1..5" {
+	local n k
+	contiguous_inputs
+	for n in 1 2 3 4 5; do
+		run -0 --separate-stderr tfr-cat --split $n --contiguous \
+		    -o "$T/c-%d-of-%d" "$T/big.tfr" "$T/mid.tfr.gz" "$T/end.tfr"
+		[ -z "$stderr" ]
+		for ((k = 0; k < n; k++)); do
+			tfr-cat -R --part $k/$n "$T/big.tfr" "$T/mid.tfr.gz" \
+			    "$T/end.tfr" >"$T/want"
+			cmp "$T/want" "$T/c-$k-of-$n" || { echo "shard $k of $n"; false; }
+		done
+		# in order, the shards are the input
+		cat "$T"/c-*-of-$n >"$T/got"
+		cat "$T/big.tfr" >"$T/want"
+		tfr-cat -R "$T/mid.tfr.gz" >>"$T/want"
+		cat "$T/end.tfr" >>"$T/want"
+		cmp "$T/want" "$T/got"
+	done
+}
+
+@test "tfr-cat: --split --contiguous shuffles, selects features and reads JSON lines as --part does" {
+	local opt k
+	contiguous_inputs
+	for opt in --shuffle "--shuffle-window 5" "-f a" "-z gzip"; do
+		tfr-cat --split 3 --contiguous $opt -o "$T/s-%d" "$T/big.tfr" "$T/end.tfr"
+		for k in 0 1 2; do
+			tfr-cat -R --part $k/3 $opt "$T/big.tfr" "$T/end.tfr" >"$T/want"
+			cmp "$T/want" "$T/s-$k" || { echo "$opt: shard $k"; false; }
+		done
+	done
+	tfr-cat --flat "$T/big.tfr" >"$T/big.jsonl"
+	tfr-cat --from-json --split 4 --contiguous -o "$T/j-%d" "$T/big.jsonl"
+	for k in 0 1 2 3; do
+		tfr-cat --from-json --part $k/4 "$T/big.jsonl" >"$T/want"
+		cmp "$T/want" "$T/j-$k"
+	done
+	# more shards than are kept open at once
+	tfr-cat --split 70 --contiguous -o "$T/m-%02d" "$T/big.tfr"
+	for k in 0 33 69; do
+		tfr-cat -R --part $k/70 "$T/big.tfr" >"$T/want"
+		cmp "$T/want" "$T/m-$(printf %02d $k)"
+	done
+}
+
+@test "tfr-cat: --split --contiguous commits all its shards or none" {
+	big
+	head -c 50000 "$T/big.tfr" >"$T/cut.tfr"
+	echo OLD >"$T/s-0"
+	run -1 tfr-cat --split 3 --contiguous -o "$T/s-%d" "$T/cut.tfr"
+	[ "$(cat "$T/s-0")" = OLD ]
+	[ ! -e "$T/s-1" ] && [ ! -e "$T/s-2" ]
+	run -1 tfr-cat --split 100 --contiguous -o "$T/m-%d" "$T/cut.tfr"
+	[ -z "$(ls "$T" | grep '^m-')" ]
+	# --keep-partial commits every shard, together the good records
+	run -1 tfr-cat --keep-partial --split 3 --contiguous -o "$T/s-%d" "$T/cut.tfr"
+	tfr-cat -R "$T/cut.tfr" >"$T/good.tfr" || true
+	cat "$T/s-0" "$T/s-1" "$T/s-2" >"$T/got"
+	cmp "$T/good.tfr" "$T/got"
+}
+
+@test "tfr-cat: --contiguous usage errors: without --split, stdin, --shard, --skip, -n, --part" {
+	big
+	run -2 --separate-stderr tfr-cat --contiguous -R "$T/big.tfr"
+	[[ "$stderr" == "tfr-cat: --contiguous goes with --split only"* ]]
+	run -2 --separate-stderr tfr-cat --split 2 --contiguous -o "$T/s-%d" <"$T/big.tfr"
+	[[ "$stderr" == "tfr-cat: --split --contiguous needs files: standard input cannot be cut into parts"* ]]
+	for opt in "--shard 0/2" "--skip 1" "-n 3" "--part 0/2"; do
+		run -2 --separate-stderr tfr-cat --split 2 --contiguous $opt -o "$T/s-%d" "$T/big.tfr"
+		[[ "$stderr" == "tfr-cat: --split --contiguous excludes --part, --shard, --skip and -n"* ]]
+	done
+	# one shard is the whole input, from anywhere (as --part 0/1)
+	tfr-cat --split 1 --contiguous -o "$T/one-%d" <"$T/big.tfr"
+	cmp "$T/big.tfr" "$T/one-0"
+}
+
 # Shards k of a --split N run must hold what --shard k/N selects.
 same_as_shard() {
 	local pat=$1 n=$2 k
@@ -673,6 +757,91 @@ mnist_like() {	# DIR: two files of MNIST-shaped Examples (4x4 here) and a manife
 	[[ "$stderr" == *"feature 'b' is in $T/o.tfrecords record 1 but not in $T/o.tfrecords record 0"* ]]
 }
 
+# SequenceExamples shaped as TFX writes them: record 0's context features
+# are Features with no kind set.
+tfx_like() {	# FILE
+	printf '%s\n' '{"context":{"f":null,"i":null},"feature_lists":{"s":[["a"],["b"]]}}' \
+	    '{"context":{"f":[1.5],"i":[7]},"feature_lists":{"s":[["b"],["c"]]}}' \
+	    '{"context":{"f":[2.5],"i":[8]},"feature_lists":{"s":[["c"]]}}' |
+	    tfr-cat -R --from-json >"$1"
+}
+
+@test "tfr-cat: --manifest --var-len takes the kind of a feature from the records that set one" {
+	tfx_like "$T/tfx.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest --var-len "$T/tfx.tfrecords"
+	[ -z "$stderr" ]
+	[ "${lines[4]}" = '    {"name": "f", "dtype": "float32", "shape": [], "var_len": true, "deserialize_type": "float"},' ]
+	[ "${lines[5]}" = '    {"name": "i", "dtype": "int64", "shape": [], "var_len": true, "deserialize_type": "int"},' ]
+	[ "${lines[6]}" = '    {"name": "s", "dtype": "string", "shape": [], "var_len": true, "deserialize_type": "string"}' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat -q --check-manifest "$T/m.json" "$T/tfx.tfrecords"
+	# without --var-len, record 0's empty list is a length a fixed-length manifest cannot state
+	run -1 --separate-stderr tfr-cat --manifest "$T/tfx.tfrecords"
+	[[ "$stderr" == *"feature 'f': 0 values in $T/tfx.tfrecords record 0 but 1 in $T/tfx.tfrecords record 1; a fixed-length manifest cannot state it" ]]
+}
+
+@test "tfr-cat: --manifest names the record that set a kind when another record differs" {
+	printf '%s\n' '{"context":{"f":null},"feature_lists":{}}' \
+	    '{"context":{"f":[1.5]},"feature_lists":{}}' \
+	    '{"context":{"f":[7]},"feature_lists":{}}' |
+	    tfr-cat -R --from-json >"$T/k.tfrecords"
+	run -1 --separate-stderr tfr-cat --manifest --var-len "$T/k.tfrecords"
+	[[ "$stderr" == *"feature 'f': a float list in $T/k.tfrecords record 1 but an int64 list in $T/k.tfrecords record 2" ]]
+}
+
+@test "tfr-cat: --manifest states a feature no record gives a kind, with a warning naming it" {
+	printf '%s\n' '{"context":{"f":null,"i":[1]},"feature_lists":{"e":[]}}' \
+	    '{"context":{"f":null,"i":[2]},"feature_lists":{"e":[]}}' |
+	    tfr-cat -R --from-json >"$T/n.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest "$T/n.tfrecords"
+	[ "$stderr" = "tfr-cat: feature 'f': no record gives it a kind; stated as a string with no values
+tfr-cat: feature 'e': no record gives it a kind; stated as a string with no values" ]
+	[ "${lines[4]}" = '    {"name": "e", "dtype": "string", "shape": [], "var_len": true, "deserialize_type": "string"},' ]
+	[ "${lines[5]}" = '    {"name": "f", "dtype": "string", "shape": [0], "var_len": false, "deserialize_type": "string"},' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat -q --check-manifest "$T/m.json" "$T/n.tfrecords"
+}
+
+@test "tfr-cat: --manifest --var-len describes TFX's SequenceExample file, which --check-manifest then passes" {
+	need_shared tfrecord-samples/tfx_sequence_eval.tfrecord.gz
+	f="$SHARED/tfrecord-samples/tfx_sequence_eval.tfrecord.gz"
+	run -0 --separate-stderr tfr-cat --manifest --var-len "$f"
+	[ -z "$stderr" ]
+	[ "${lines[1]}" = '  "compression": "gzip",' ]
+	[ "${lines[4]}" = '    {"name": "f", "dtype": "float32", "shape": [], "var_len": true, "deserialize_type": "float"},' ]
+	printf '%s\n' "$output" >"$T/m.json"
+	run -0 tfr-cat --check-manifest "$T/m.json" "$f"
+	[ "$output" = "$T/m.json: 4500 records in 1 files, OK" ]
+}
+
+@test "tfr-cat: --manifest states the -f features of the records after --skip, up to -n" {
+	# record 0 lacks 'b', record 3 has a longer 'a': only records 1 and 2 agree
+	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2.5],"c":["x"]}' \
+	    '{"a":[2],"b":[3.5],"c":["y","z"]}' '{"a":[1,2],"b":[4.5],"c":["z"]}' |
+	    tfr-cat -R --from-json >"$T/sel.tfrecords"
+	run -0 --separate-stderr tfr-cat --manifest -f a,b --skip 1 -n 2 "$T/sel.tfrecords"
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" = 8 ]
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": false, "deserialize_type": "int"},' ]
+	[ "${lines[5]}" = '    {"name": "b", "dtype": "float32", "shape": [], "var_len": false, "deserialize_type": "float"}' ]
+	run -1 --separate-stderr tfr-cat --manifest -f a,b --skip 1 "$T/sel.tfrecords"
+	[[ "$stderr" == *"feature 'a': 1 values in $T/sel.tfrecords record 1 but 2 in $T/sel.tfrecords record 3;"* ]]
+	run -0 tfr-cat --manifest -f a --shard 0/2 "$T/sel.tfrecords"
+	[ "${lines[4]}" = '    {"name": "a", "dtype": "int64", "shape": [], "var_len": false, "deserialize_type": "int"}' ]
+}
+
+@test "tfr-cat: --check-manifest checks the records after --skip, up to -n; -f is a usage error" {
+	printf '%s\n' '{"a":[1,2]}' '{"a":[1]}' '{"a":[2]}' '{"a":[3,4]}' |
+	    tfr-cat -R --from-json >"$T/c.tfrecords"
+	tfr-cat --manifest --skip 1 -n 2 "$T/c.tfrecords" >"$T/m.json"
+	run -0 tfr-cat --check-manifest "$T/m.json" --skip 1 -n 2 "$T/c.tfrecords"
+	[ "$output" = "$T/m.json: 2 records in 1 files, OK" ]
+	run -1 --separate-stderr tfr-cat --check-manifest "$T/m.json" --skip 1 "$T/c.tfrecords"
+	[[ "$stderr" == "tfr-cat: $T/c.tfrecords: record 3: "*"feature 'a': 2 values, but its shape wants 1" ]]
+	run -2 --separate-stderr tfr-cat --check-manifest "$T/m.json" -f a "$T/c.tfrecords"
+	[[ "$stderr" == "tfr-cat: -f does not apply to --check-manifest: it checks every feature of the manifest"* ]]
+}
+
 @test "tfr-cat: --check-manifest on a dir dataset checks every .tfrecords file under it" {
 	mnist_like "$T/ds"
 	run -0 tfr-cat --check-manifest "$T/ds"
@@ -754,14 +923,38 @@ J
 	[ "$stderr" = "tfr-cat: 'x' is both a context feature and a feature list; a manifest names each once" ]
 }
 
+@test "tfr-cat: --from-json warns once per feature whose kind changes between records" {
+	# jq 1.6 prints 0.0 as 0: a float feature would turn int64
+	printf '%s\n' '{"x":[0.5],"y":[1]}' '{"x":[0.25],"y":[2]}' '{"x":[0],"y":[3]}' \
+	    '{"x":[1],"y":[4]}' '{"x":[0.5],"y":[5]}' >"$T/k.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/k.tfr" "$T/k.jsonl"
+	[ "$stderr" = "tfr-cat: $T/k.jsonl: feature 'x' is float in record 0 and int64 from record 2: pass --like FILE to keep the kinds" ]
+	# with --like the kinds are kept, and nothing is said
+	printf '%s\n' '{"x":[0.5],"y":[1]}' | tfr-cat --from-json -o "$T/ref.tfr"
+	run -0 --separate-stderr tfr-cat --from-json --like "$T/ref.tfr" -o "$T/k2.tfr" "$T/k.jsonl"
+	[ -z "$stderr" ]
+	# a later input names the one where the kind was seen first
+	printf '%s\n' '{"x":[3]}' >"$T/k3.jsonl"
+	tfr-cat --flat "$T/ref.tfr" >"$T/ref.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/k4.tfr" "$T/ref.jsonl" "$T/k3.jsonl"
+	[ "$stderr" = "tfr-cat: $T/k3.jsonl: feature 'x' is float in $T/ref.jsonl record 0 and int64 from record 0: pass --like FILE to keep the kinds" ]
+	# -f: only the features kept; feature lists name the step
+	run -0 --separate-stderr tfr-cat --from-json -f y -o "$T/k5.tfr" "$T/k.jsonl"
+	[ -z "$stderr" ]
+	printf '%s\n' '{"context":{},"feature_lists":{"s":[[0.5],[0]]}}' >"$T/s.jsonl"
+	run -0 --separate-stderr tfr-cat --from-json -o "$T/s.tfr" "$T/s.jsonl"
+	[ "$stderr" = "tfr-cat: $T/s.jsonl: feature list 's' is float in record 0 step 0 and int64 from record 0 step 1: pass --like FILE to keep the kinds" ]
+}
+
 @test "tfr-cat: --from-json --like takes feature kinds from a record file or a manifest, not from jq's numbers" {
 	printf '%s\n' '{"f":[0.0,1.5],"i":[1,2],"s":["a"]}' '{"f":[2.0,3.0],"i":[3,4],"s":["b"]}' |
 	    tfr-cat --from-json -o "$T/ref.tfr"
 	# what jq 1.6 does to floats with nothing after the point
 	printf '%s\n' '{"f":[0,1.5],"i":[1,2],"s":["a"]}' '{"f":[2,3],"i":[3,4],"s":["b"]}' >"$T/jq.jsonl"
-	# without a reference the second record's floats come back as int64
-	run -0 bash -c 'tfr-cat --from-json "$1" | tfr-cat --flat' _ "$T/jq.jsonl"
+	# without a reference the second record's floats come back as int64, with a warning
+	run -0 --separate-stderr bash -c 'tfr-cat --from-json "$1" | tfr-cat --flat' _ "$T/jq.jsonl"
 	[ "${lines[1]}" = '{"f":[2,3],"i":[3,4],"s":["b"]}' ]
+	[ "$stderr" = "tfr-cat: $T/jq.jsonl: feature 'f' is float in record 0 and int64 from record 1: pass --like FILE to keep the kinds" ]
 	tfr-cat --from-json --like "$T/ref.tfr" "$T/jq.jsonl" | cmp - "$T/ref.tfr"
 	tfr-cat --manifest "$T/ref.tfr" >"$T/m.json"
 	tfr-cat --from-json --like "$T/m.json" "$T/jq.jsonl" | cmp - "$T/ref.tfr"
