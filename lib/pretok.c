@@ -158,9 +158,11 @@ run(const uint8_t *p, size_t n, size_t i, unsigned mask)
 			i++;
 		if (i >= n || p[i] < 0x80)
 			return i;
-		if (!(BIT(cls_utf8(p, n, i, &len)) & mask))
-			return i;
-		i += len;
+		do {
+			if (!(BIT(cls_utf8(p, n, i, &len)) & mask))
+				return i;
+			i += len;
+		} while (i < n && p[i] >= 0x80);
 	}
 }
 
