@@ -57,6 +57,7 @@ static const char usage_text[] =
     "  -m, --mode MODE          subword (tensor2tensor), wordpiece (BERT) or spm\n"
     "  --max-record-size N      with -d, largest payload read from a pipe\n"
     "  --max-unk-rate R         fail when more than R of the tokens are unknown\n"
+    "                           (subword: of the characters escaped)\n"
     "  --no-strip               encode lines as they are, not stripped\n"
     "  -o, --output FILE        write to FILE (atomically)\n"
     "  --output-format FMT      records, id or piece (with -d: text or id)\n"
@@ -137,7 +138,8 @@ struct field {
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
 	long		 unk;		/* wordpiece: the [UNK] id, or -1 */
-	uint64_t	 ntok, nunk;	/* wordpiece: tokens, [UNK]s among them */
+	uint64_t	 ntok, nunk;	/* tokens, unknowns among them (subword:
+					   characters, escaped ones) */
 };
 
 static struct field *fields;
@@ -478,6 +480,7 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 {
 	struct sw_err e;
 	size_t nids = 0, i;
+	uint64_t esc0;
 
 	if (spm_mode)
 		return encode_spm(c, fd, p, n, add_eos);
@@ -511,6 +514,7 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 		}
 		return 0;
 	}
+	esc0 = sw_encode_escapes(fd->sw);
 	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
 		if (errno == ENOMEM)
 			die_errno("encode");
@@ -528,6 +532,8 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 	}
 	for (i = 0; i < nids; i++)
 		fd->ids[i] = c->tmp32[i];
+	fd->ntok += sw_cplen(p, n);
+	fd->nunk += sw_encode_escapes(fd->sw) - esc0;
 	if (add_eos && eos)
 		fd->ids[nids++] = eos_id;
 	fd->n = nids;
@@ -1755,10 +1761,12 @@ case_check(const struct field *fd)
 }
 
 /*
- * The unknown share of each WordPiece field at the end, as
- * fairseq-preprocess reports "replaced by <unk>": a line when there are
- * any, a warning above UNK_WARN, a fault above --max-unk-rate.
- * Returns 1 when a field is above --max-unk-rate.
+ * The unknown share of each field at the end, as fairseq-preprocess
+ * reports "replaced by <unk>": WordPiece's [UNK] and SentencePiece's
+ * unknown pieces among the tokens, the characters subword mode escapes
+ * as \NNN; (outside the vocabulary's alphabet) among the characters.
+ * A line when there are any, a warning above UNK_WARN, a fault above
+ * --max-unk-rate.  Returns 1 when a field is above --max-unk-rate.
  */
 #define UNK_WARN	0.05
 static double max_unk = -1;	/* --max-unk-rate; -1: none */
@@ -1770,11 +1778,11 @@ unk_report(void)
 	double r;
 	int over = 0;
 
-	if ((!wordpiece && !spm_mode) || decode_mode)
+	if (decode_mode)
 		return 0;
 	for (f = 0; f < nfields; f++) {
-		const char *unk = "[UNK]";
-		char sunk[80];
+		const char *unit = "tokens", *fate = "replaced by [UNK]";
+		char sfate[100];
 
 		if (spm_mode) {
 			size_t len;
@@ -1782,29 +1790,32 @@ unk_report(void)
 			    spm_unk_id(fields[f].sm), &len);
 
 			/* With byte fallback, unknown characters are bytes. */
-			snprintf(sunk, sizeof sunk, "%.*s%s",
+			snprintf(sfate, sizeof sfate, "replaced by %.*s%s",
 			    (int)(len < 40 ? len : 40), s,
 			    spm_piece_type(fields[f].sm, spm_piece_id(fields[f].sm,
 			    "<0x00>", 6)) == SPM_BYTE ? " or byte pieces" : "");
-			unk = sunk;
+			fate = sfate;
+		} else if (!wordpiece) {
+			unit = "characters";
+			fate = "escaped as \\NNN;";
 		}
 		if (fields[f].ntok == 0 || fields[f].nunk == 0)
 			continue;
 		r = (double)fields[f].nunk / (double)fields[f].ntok;
 		if (max_unk >= 0 && r > max_unk) {
-			warnx_("%s: %.3g%% of %ju tokens replaced by %s, above "
-			    "--max-unk-rate %g (%s does not fit the text?)",
-			    fields[f].name, 100 * r, (uintmax_t)fields[f].ntok,
-			    unk, max_unk, input_name(fields[f].vpath));
+			warnx_("%s: %.3g%% of %ju %s %s, above --max-unk-rate %g "
+			    "(%s does not fit the text?)", fields[f].name,
+			    100 * r, (uintmax_t)fields[f].ntok, unit, fate,
+			    max_unk, input_name(fields[f].vpath));
 			over = 1;
 		} else if (r > UNK_WARN)
-			warnx_("warning: %s: %.3g%% of %ju tokens replaced by "
-			    "%s (%s does not fit the text?)", fields[f].name,
-			    100 * r, (uintmax_t)fields[f].ntok, unk,
+			warnx_("warning: %s: %.3g%% of %ju %s %s (%s does not "
+			    "fit the text?)", fields[f].name, 100 * r,
+			    (uintmax_t)fields[f].ntok, unit, fate,
 			    input_name(fields[f].vpath));
 		else if (verbosity > 0)
-			warnx_("%s: %ju tokens, %.3g%% replaced by %s",
-			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r, unk);
+			warnx_("%s: %ju %s, %.3g%% %s", fields[f].name,
+			    (uintmax_t)fields[f].ntok, unit, 100 * r, fate);
 	}
 	return over;
 }
@@ -2248,9 +2259,8 @@ main(int argc, char *argv[])
 	decode_mode = decode;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
-	if (max_unk >= 0 && ((!wordpiece && !spm_mode) || decode))
-		usage_error("--max-unk-rate applies to encoding with -m wordpiece "
-		    "or -m spm");
+	if (max_unk >= 0 && decode)
+		usage_error("--max-unk-rate applies to encoding");
 	if (!spm_mode && (extra_ids > 0 || extra_opts != NULL))
 		usage_error("--extra-ids and --extra-options apply to -m spm");
 	if (decode && extra_opts != NULL)

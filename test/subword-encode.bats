@@ -109,9 +109,10 @@ print(n)' "$T/rec"
 }
 
 @test "subword-encode: characters outside the alphabet are spelled by number" {
-	run -0 subword-encode -v "$T/v" --output-format piece <<<"Ω"
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format piece <<<"Ω"
 	[ "$output" = '\ 9 3 7 ; _' ]
-	run -0 bash -c 'subword-encode -v "$1" --output-format id <<<"Ω" | subword-encode -d --input-format id -v "$1"' _ "$T/v"
+	[ "$stderr" = "subword-encode: warning: targets: 100% of 1 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
+	run -0 bash -c 'subword-encode -v "$1" --output-format id <<<"Ω" 2>/dev/null | subword-encode -d --input-format id -v "$1"' _ "$T/v"
 	[ "$output" = "Ω" ]
 }
 
@@ -134,12 +135,14 @@ print(n)' "$T/rec"
 	printf 'le chat\tthe cat\nno tab here\n\nun\tdeux\ttrois\n' >"$T/p.tsv"
 	run -0 --separate-stderr subword-encode --fields inputs,targets -v "$T/v" --output-format id "$T/p.tsv"
 	[ "${#lines[@]}" -eq 2 ]
-	[ "$stderr" = "subword-encode: 2 lines without 2 tab-separated fields skipped" ]
+	# (the tab and the 'x' of "deux\ttrois" are escaped)
+	[ "$stderr" = "$(printf '%s\n' "subword-encode: warning: targets: 11.8% of 17 characters escaped as \\NNN; ($T/v does not fit the text?)" "subword-encode: 2 lines without 2 tab-separated fields skipped")" ]
 	# The last field keeps further tabs.
-	run -0 bash -c 'subword-encode -q --fields a,b -v "$1" "$2" | subword-encode -d --fields a,b -v "$1"' _ "$T/v" "$T/p.tsv"
+	run -0 bash -c 'subword-encode -q --fields a,b -v "$1" "$2" 2>/dev/null | subword-encode -d --fields a,b -v "$1"' _ "$T/v" "$T/p.tsv"
 	[ "${lines[1]}" = "$(printf 'un\tdeux\ttrois')" ]
+	# -q: only the warning that the vocabulary does not fit
 	run -0 --separate-stderr subword-encode -q --fields inputs,targets -v "$T/v" --output-format id "$T/p.tsv"
-	[ -z "$stderr" ]
+	[ "$stderr" = "subword-encode: warning: targets: 11.8% of 17 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
 }
 
 @test "subword-encode: -f renames the feature; decoding a missing feature fails" {
@@ -643,7 +646,9 @@ wp_vocab() {
 	head -n 4 "$T/fr.txt" >"$T/p.fr"
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode --eos -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
 	[ "${#lines[@]}" -eq 4 ]
-	[ "$stderr" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
+	# (the tabs are escaped: a line at the end)
+	[[ "${stderr_lines[0]}" == "subword-encode: targets: "*" characters, "*"% escaped as \\NNN;" ]]
+	[ "${stderr_lines[1]}" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -j 2 -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
 	[[ "$stderr" == *"warning: 4 lines hold a tab"* ]]
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -q -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
@@ -685,8 +690,37 @@ wp_vocab() {
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.25 -o "$T/out.tfr" "$T/in.txt"
 	[[ "$stderr" == *"warning: targets: 25% of 4 tokens"* ]]
 	run -2 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 2 "$T/in.txt"
-	run -2 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
-	[[ "$stderr" == *"--max-unk-rate applies to encoding with -m wordpiece"* ]]
+	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
+	[[ "$stderr" == *"--max-unk-rate applies to encoding"* ]]
+}
+
+@test "subword-encode: subword mode reports the share of escaped characters, warns above 5%, honours --max-unk-rate" {
+	# $T/v is made from English lines: Thai and Chinese are escaped, character by character
+	printf 'สวัสดีครับ\n今天天气很好\n' >"$T/th.txt"
+	subword-encode -q -v "$T/v" --output-format id "$T/th.txt" >"$T/th.ref"
+	for a in "" "-q" "-j 2"; do
+		run -0 --separate-stderr subword-encode $a -v "$T/v" --output-format id "$T/th.txt"
+		[ "$output" = "$(cat "$T/th.ref")" ]
+		[ "$stderr" = "subword-encode: warning: targets: 100% of 16 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
+	done
+	run -1 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 --output-format id "$T/th.txt"
+	[ "$output" = "$(cat "$T/th.ref")" ]
+	[ "$stderr" = "subword-encode: targets: 100% of 16 characters escaped as \\NNN;, above --max-unk-rate 0.1 ($T/v does not fit the text?)" ]
+	run -1 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 10% -o "$T/th.tfr" "$T/th.txt"
+	[ ! -e "$T/th.tfr" ]
+	# English: nothing escaped, nothing said
+	run -0 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 --output-format id "$T/c.txt"
+	[ -z "$stderr" ]
+	# '_' and '\\' are always escaped, and are no sign of a wrong vocabulary
+	run -0 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0 --output-format id <<<'the_cat \\ sat'
+	[ -z "$stderr" ]
+	# a few escapes: a line, silenced by -q
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format id <<<'The cat sat on the mat: 猫'
+	[ "$stderr" = "subword-encode: targets: 25 characters, 4% escaped as \\NNN;" ]
+	# --parallel counts each field against its own vocabulary
+	head -n 2 "$T/c.txt" >"$T/p.en"
+	run -1 --separate-stderr subword-encode --parallel -v "$T/v" --max-unk-rate 0.5 --output-format id "$T/p.en" "$T/th.txt"
+	[ "$stderr" = "subword-encode: targets: 100% of 16 characters escaped as \\NNN;, above --max-unk-rate 0.5 ($T/v does not fit the text?)" ]
 }
 
 @test "subword-encode: a WordPiece vocabulary whose case does not fit the lower-casing is a warning" {
