@@ -1715,21 +1715,24 @@ no_field(const char *spec, const char *eq, const char *fieldlist)
 }
 
 /*
- * A WordPiece vocabulary and the case of the text: an uncased one (no
- * entry with an upper-case letter, [SPECIAL] tokens aside) with
- * --no-lower, or a cased one (1% of its entries or more) lower-cased
- * by default, turns words into [UNK] or other pieces without a word.
+ * A WordPiece vocabulary and the case of the text: an uncased one with
+ * --no-lower, or a cased one lower-cased by default, turns words into
+ * [UNK] or other pieces without a word.  What the vocabulary is made of
+ * decides, not any one entry (bert-base-uncased has "ℝ" and "##ℝ"): of
+ * the entries with a cased letter ([SPECIAL] tokens aside), a cased
+ * vocabulary has CASED_SHARE or more with an upper-case one.
  */
+#define CASED_SHARE	0.01
 static int lower_given;		/* --lower or --no-lower was given */
 static int decode_mode;	/* -d */
 
 static void
 case_check(const struct field *fd)
 {
-	size_t id, n, len, i, nupper = 0, size = wp_vocab_size(fd->wp);
+	size_t id, len, i, ncased = 0, nupper = 0, size = wp_vocab_size(fd->wp);
 	const uint8_t *p;
 	uint32_t cp;
-	int k;
+	int k, c, cased, upper;
 
 	if (decode_mode)
 		return;
@@ -1738,26 +1741,32 @@ case_check(const struct field *fd)
 			continue;
 		if (len >= 2 && p[0] == '[' && p[len - 1] == ']')
 			continue;
-		for (i = 0; i < len; i += (size_t)k) {
+		cased = upper = 0;
+		for (i = 0; i < len && !upper; i += (size_t)k) {
 			if ((k = uni_utf8_decode(p + i, len - i, &cp)) <= 0)
 				break;
-			n = uni_category(cp);
-			if (n == UC_Lu || n == UC_Lt) {
-				nupper++;
-				break;
-			}
+			c = uni_category(cp);
+			upper = c == UC_Lu || c == UC_Lt;
+			cased |= upper || c == UC_Ll;
 		}
+		ncased += (size_t)cased;
+		nupper += (size_t)upper;
 	}
-	if (nupper == 0 && !wpo.lower)
-		warnx_("warning: %s: no entry has an upper-case letter (an "
-		    "uncased vocabulary) but --no-lower keeps the text's case, "
-		    "so capitalised words become [UNK] or other pieces; leave "
-		    "out --no-lower", input_name(fd->vpath));
-	else if (wpo.lower && !lower_given && nupper > 0 && nupper * 100 >= size)
-		warnx_("warning: %s: %zu entries have upper-case letters (a "
-		    "cased vocabulary) but the text is lower-cased; give "
-		    "--no-lower for a cased model (do_lower_case=False), or "
-		    "--lower to keep this", input_name(fd->vpath), nupper);
+	if (ncased == 0)
+		return;
+	if ((double)nupper < CASED_SHARE * (double)ncased && !wpo.lower)
+		warnx_("warning: %s: %zu of its %zu entries with cased letters "
+		    "have an upper-case one (an uncased vocabulary) but "
+		    "--no-lower keeps the text's case, so capitalised words "
+		    "become [UNK] or other pieces; leave out --no-lower",
+		    input_name(fd->vpath), nupper, ncased);
+	else if ((double)nupper >= CASED_SHARE * (double)ncased && wpo.lower &&
+	    !lower_given)
+		warnx_("warning: %s: %zu of its %zu entries with cased letters "
+		    "have an upper-case one (a cased vocabulary) but the text "
+		    "is lower-cased; give --no-lower for a cased model "
+		    "(do_lower_case=False), or --lower to keep this",
+		    input_name(fd->vpath), nupper, ncased);
 }
 
 /*

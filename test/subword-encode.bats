@@ -726,16 +726,57 @@ wp_vocab() {
 @test "subword-encode: a WordPiece vocabulary whose case does not fit the lower-casing is a warning" {
 	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/uncased.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --no-lower --output-format id <<<"the cat"
-	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: no entry has an upper-case letter (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: 0 of its 2 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --output-format id <<<"The cat"
 	[ -z "$stderr" ]
 	printf '[PAD]\n[UNK]\nThe\nthe\nCat\ncat\n' >"$T/cased.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
-	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 entries have upper-case letters (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
+	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 of its 4 entries with cased letters have an upper-case one (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --lower --output-format id <<<"the cat"
 	[ -z "$stderr" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"The cat"
 	[ -z "$stderr" ]
+	# without cased letters, case does not matter
+	printf '[PAD]\n[UNK]\n猫\n##狗\n1\n' >"$T/caseless.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/caseless.txt" --no-lower --output-format id <<<"猫"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: the case of a WordPiece vocabulary is what its entries are made of, not one entry" {
+	# an upper-case symbol or two among lower-case words: uncased, as bert-base-uncased has ℝ and ##ℝ
+	{ printf '[PAD]\n[UNK]\n'; for i in $(seq 1 300); do printf 'w%d\n' "$i"; done; printf 'ℝ\n##ℝ\n'; } >"$T/u.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/u.txt" --no-lower --output-format id <<<"w1"
+	[ "$stderr" = "subword-encode: warning: $T/u.txt: 2 of its 302 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/u.txt" --output-format id <<<"W1"
+	[ -z "$stderr" ]
+	# 1% of them or more: cased
+	{ cat "$T/u.txt"; printf 'Paris\nLondon\n'; } >"$T/c.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/c.txt" --output-format id <<<"w1"
+	[[ "$stderr" == "subword-encode: warning: $T/c.txt: 4 of its 304 entries with cased letters have an upper-case one (a cased vocabulary)"* ]]
+}
+
+@test "subword-encode: bert-base-uncased is uncased, the same words capitalised make a cased vocabulary" {
+	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
+	local u="$SHARED/wordpiece-vocabs/bert-base-uncased-vocab.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$u" --output-format id <<<"The cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$u" --no-lower --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $u: 2 of its 26950 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	# a thousand of its words capitalised, as a cased vocabulary has them
+	awk 'NR >= 2000 && NR < 3000 && /^[a-z]/ { $0 = toupper(substr($0, 1, 1)) substr($0, 2) } 1' "$u" >"$T/cased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
+	[[ "$stderr" == "subword-encode: warning: $T/cased.txt: "*" (a cased vocabulary) but the text is lower-cased"* ]]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"the"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: bert-base-chinese (do_lower_case=True) is uncased" {
+	need_shared wordpiece-vocabs/bert-base-chinese-vocab.txt
+	local z="$SHARED/wordpiece-vocabs/bert-base-chinese-vocab.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$z" --output-format id <<<"猫 cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$z" --no-lower --output-format id <<<"猫 cat"
+	[[ "$stderr" == "subword-encode: warning: $z: 2 of its "*" (an uncased vocabulary)"* ]]
 }
 
 # part_law OUT-ARGS...: the --part K/N outputs for N = 1..7 concatenated
