@@ -572,6 +572,23 @@ blank(const uint8_t *p, size_t n)
 	return n == 0;
 }
 
+/*
+ * Whether a line of one field is the end of a document (recpipe(5)): a
+ * blank line in WordPiece mode, as in BERT's corpora, and in subword
+ * mode's records.  Subword mode's id and piece output keep what
+ * tensor2tensor encodes, an empty sequence (EOS alone with --eos); with
+ * --no-strip only an empty line is blank there.
+ */
+static int
+ends_doc(const uint8_t *p, size_t n)
+{
+	if (wordpiece)
+		return blank(p, n);
+	if (spm_mode || outfmt != FMT_RECORDS)
+		return 0;
+	return n == 0 || (strip && blank(p, n));
+}
+
 static void
 append_ids(struct field *fd, const int64_t *v, size_t k)
 {
@@ -724,8 +741,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	if (nfields == 1) {
 		if (memchr(p, '\t', n) != NULL)
 			c->tabbed++;
-		if (wordpiece && !spm_mode && blank(p, n)) {
-			/* BERT's corpora: a blank line ends a document. */
+		if (ends_doc(p, n)) {
 			emit_doc_end(c);
 			return 0;
 		}

@@ -68,7 +68,7 @@ setup() {
 	[[ "${lines[1]}" == *" 1234567"$'\t'*" 1234567" ]]
 }
 
-@test "subword-encode: a blank line is an empty record; --eos appends id 1" {
+@test "subword-encode: a blank line ends a document in records; id output keeps tensor2tensor's empty list (1 with --eos)" {
 	printf 'the cat\n\n   \nthe\n' >"$T/in"
 	run -0 subword-encode -v "$T/v" --output-format id "$T/in"
 	[ "$(wc -l <<<"$output")" -eq 4 ]
@@ -77,19 +77,33 @@ setup() {
 	[ -z "$(sed -n 3p <<<"$output")" ]
 	run -0 subword-encode -v "$T/v" --eos --output-format id "$T/in"
 	[ "$(sed -n 2p <<<"$output")" = 1 ]
+	[ "$(sed -n 3p <<<"$output")" = 1 ]
 	[ "$(sed -n 4p <<<"$output")" = "$(printf 'the\n' | subword-encode -v "$T/v" --output-format id) 1" ]
-	# Four records, the second with an empty targets list.
+	# Four records, the second and third Examples without features, with or without --eos and -j.
+	for a in "" "--eos" "-j 2" "--eos -j 2"; do
+		subword-encode $a -v "$T/v" "$T/in" >"$T/rec"
+		run -0 python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+while d:
+    l = int.from_bytes(d[:8], "little"); print(d[12:12 + l].hex()[:8]); d = d[16 + l:]' "$T/rec"
+		[ "${#lines[@]}" -eq 4 ]
+		[ "${lines[0]}" != 0a00 ] && [ "${lines[1]}" = 0a00 ] && [ "${lines[2]}" = 0a00 ] && [ "${lines[3]}" != 0a00 ]
+	done
+	# decoding gives the blank lines back
 	subword-encode -v "$T/v" "$T/in" >"$T/rec"
 	run -0 subword-encode -d -v "$T/v" "$T/rec"
 	[ "$output" = "$(printf 'the cat\n\n\nthe')" ]
-	run -0 python3 -c '
-import sys
-d = open(sys.argv[1], "rb").read()
-n = 0
-while d:
-    l = int.from_bytes(d[:8], "little"); d = d[16 + l:]; n += 1
-print(n)' "$T/rec"
-	[ "$output" = 4 ]
+	# --no-strip: only an empty line is blank
+	printf 'the\n\n \n' | subword-encode --no-strip -v "$T/v" >"$T/rec"
+	[ "$(tfr-cat --flat "$T/rec" | jq -c '.targets != null')" = "$(printf 'true\nfalse\ntrue')" ]
+}
+
+@test "subword-encode: blank lines end Megatron documents as in WordPiece mode" {
+	printf 'the cat sat\nthe dog ran\n\nthe end came\n\n\nthe bird sang\n' >"$T/docs.txt"
+	subword-encode -q -v "$T/v" "$T/docs.txt" | mmap-index build --raw-ids -q --format megatron --documents empty -o "$T/m"
+	run -0 mmap-index info --json "$T/m"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = '[4,4]' ]
 }
 
 @test "subword-encode: lines are stripped unless --no-strip" {
@@ -330,7 +344,8 @@ while d:
     print(d[12:12 + n].hex())
     d = d[16 + n:]' "$T/r"
 	[ "${lines[0]}" = "0a130a110a077461726765747312061a040a020201" ]
-	[ "${lines[1]}" = "0a120a100a077461726765747312051a030a0101" ]
+	# a blank line: the end of a document, an Example without features
+	[ "${lines[1]}" = "0a00" ]
 	# Two fields come out sorted by name.
 	printf 'ab\tb\n' | subword-encode --fields z,a -v "$T/tiny" >"$T/r2"
 	run -0 python3 -c '
