@@ -32,7 +32,7 @@
 static const char usage_text[] =
     "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
     "                      [--no-strip] [--parallel]\n"
-    "                      [--progress | --no-progress]\n"
+    "                      [--progress | --no-progress] [--skip-empty]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]]\n"
     "                      [--extra-ids N] [--extra-options list] [-f name]\n"
@@ -67,6 +67,7 @@ static const char usage_text[] =
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet              no progress and no warnings (but over 5% unknown)\n"
     "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
+    "  --skip-empty             --parallel: skip lines with an empty field\n"
     "  --strip-accents, --no-strip-accents  WordPiece: strip accents or not\n"
     "  --strip-extraneous       with -d, drop trailing <pad> and <EOS> ids\n"
     "  -V, --version            print the version\n"
@@ -84,6 +85,7 @@ enum {
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
 	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK,
+	OPT_SKIP_EMPTY,
 	OPT_PART, OPT_EXTRA_IDS, OPT_EXTRA_OPTIONS
 };
 
@@ -114,6 +116,7 @@ static const struct option longopts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "skip-empty", no_argument, NULL, OPT_SKIP_EMPTY },
 	{ "strip-accents", no_argument, NULL, OPT_STRIP_ACCENTS },
 	{ "strip-extraneous", no_argument, NULL, OPT_STRIP_EXTRANEOUS },
 	{ "vocab", required_argument, NULL, 'v' },
@@ -155,6 +158,7 @@ static const char *eos_arg;		/* --eos=ID|TOKEN */
 static const char *eos_piece;		/* its text when the vocab lacks it */
 static int jsonl;			/* --input-format jsonl */
 static int parallel;			/* --parallel: a file per field */
+static int skip_empty;			/* --skip-empty */
 static char **jkeys;			/* --json-keys */
 static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
@@ -915,6 +919,14 @@ encode_parallel(char **paths)
 		if (progress_due())
 			progress("%s: %ju lines", input_name(paths[0]),
 			    (uintmax_t)line);
+		/* tensor2tensor's compile_data(): a pair with an empty side goes. */
+		for (f = 0; skip_empty && f < nfields; f++)
+			if (n[f] == 0 || (strip && blank(p[f], n[f])))
+				break;
+		if (skip_empty && f < nfields) {
+			mainctx.skipped++;
+			continue;
+		}
 		for (f = 0; f < nfields; f++)
 			if (encode_field(&mainctx, &mainctx.f[f], p[f], n[f], 1) == -1) {
 				flush_all();
@@ -2260,6 +2272,9 @@ main(int argc, char *argv[])
 		case OPT_PARALLEL:
 			parallel = 1;
 			break;
+		case OPT_SKIP_EMPTY:
+			skip_empty = 1;
+			break;
 		case OPT_MAX_UNK: {
 			char *end;
 
@@ -2310,6 +2325,9 @@ main(int argc, char *argv[])
 		usage_error("--parallel applies to encoding text");
 	if (parallel && feature != NULL)
 		usage_error("--parallel takes --fields, not -f");
+	if (skip_empty && !parallel)
+		usage_error("--skip-empty applies to --parallel (tab-separated "
+		    "fields skip lines with an empty field anyway)");
 	set_fields(fieldlist ? fieldlist : feature ? feature :
 	    parallel ? "inputs,targets" : "targets");
 	if (parallel && (argc == 0 || argc % (int)nfields != 0))
@@ -2431,7 +2449,10 @@ main(int argc, char *argv[])
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
-	if (mainctx.skipped > 0 && verbosity > 0)
+	if (mainctx.skipped > 0 && verbosity > 0 && parallel)
+		warnx_("%ju lines with an empty field skipped",
+		    (uintmax_t)mainctx.skipped);
+	else if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",
 		    (uintmax_t)mainctx.skipped, nfields);
 	if (mainctx.tabbed > 0 && verbosity > 0)

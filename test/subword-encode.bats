@@ -642,6 +642,25 @@ wp_vocab() {
 	[ "$output" = 2 ]
 }
 
+@test "subword-encode: --parallel --skip-empty leaves out a line blank in any file, as compile_data does; a tab stays in its field" {
+	printf 'the cat\n\nthe\tcat\nthe\n \n' >"$T/b.en"
+	printf 'le chat\nle chat\nle chat\n\n\n' >"$T/b.fr"
+	run -0 --separate-stderr subword-encode --parallel --skip-empty --output-format id -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr"
+	[ "${#lines[@]}" -eq 2 ]
+	# (the tab is escaped: a warning about it first)
+	[ "${stderr_lines[1]}" = "subword-encode: 3 lines with an empty field skipped" ]
+	# the tab is the English side's, not a field separator
+	[ "${lines[1]}" = "$(printf 'the\tcat\n' | subword-encode -q -v "$T/v" --output-format id)$(printf '\t')$(echo 'le chat' | subword-encode -v "$T/vfr" --output-format id)" ]
+	# the same records as the tab-separated form of the clean lines
+	printf 'the cat\tle chat\n' | subword-encode --fields inputs,targets --eos -v inputs="$T/v" -v targets="$T/vfr" >"$T/tsv.tfr"
+	subword-encode -q --parallel --skip-empty --eos -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr" | tfr-cat -R -n 1 >"$T/par.tfr"
+	cmp "$T/tsv.tfr" "$T/par.tfr"
+	run -0 --separate-stderr subword-encode -q --parallel --skip-empty --output-format id -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr"
+	[[ "$stderr" != *skipped* ]]
+	run -2 --separate-stderr subword-encode --skip-empty -v "$T/v" "$T/b.en"
+	[[ "$stderr" == "subword-encode: --skip-empty applies to --parallel"* ]]
+}
+
 @test "subword-encode: --parallel files of different lengths: an error naming both files and the line" {
 	head -n 5 "$T/c.txt" >"$T/p.en"
 	head -n 3 "$T/fr.txt" >"$T/p.fr"
