@@ -381,6 +381,17 @@ electra_fixture() {
 	! cmp -s "$T/out/pretrain_data.tfrecord-0-of-10" "$T/out/pretrain_data.tfrecord-1-of-10"
 }
 
+@test "electra-pretrain: a line per step, not the shell loops of 1000 files" {
+	electra_fixture
+	run -0 --separate-stderr make -j2 -f "$BUILDS/electra-pretrain.mk" BIN="$RECPIPE_BIN" OUT="$T/out" "${ELECTRA[@]}" PROCS=2
+	[ -e "$T/out/pretrain_data.tfrecord-999-of-1000" ]
+	# 5 files: an encode each, a pack and a link per job (and a mkdir or two)
+	[ "$(grep -v -c '^mkdir -p ' <<<"$output")" -eq 9 ]
+	[ "$(printf '%s\n' "$output" | awk 'length > 1000' | wc -l)" -eq 0 ]
+	[ "$(grep -c '^pack-encdec -C electra | tfr-cat --split: job [01] of 2: [23] files -> 500 files in ' <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^ln: job [01] of 2: 500 files -> $T/out/pretrain_data.tfrecord-I-of-1000 (I = [01] to 99[89] by 2)$" <<<"$output")" -eq 2 ]
+}
+
 @test "electra-pretrain: a job without files writes empty files, as ELECTRA's does" {
 	electra_fixture
 	build electra-pretrain "${ELECTRA[@]}" PROCS=6 OUT_FILES=12
