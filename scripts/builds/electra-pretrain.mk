@@ -135,11 +135,6 @@ PRODUCTS := $(foreach j,$(JOBS),$(call job_products,$(j)))
 # The job (and so the part) that reads each file.
 $(foreach j,$(JOBS),$(foreach f,$(JOB_FILES_$(j)),$(eval FILE_JOB_$(f) := $(j))))
 
-# Token ids: the vocabulary line of TOKEN (stripped; the last one wins).
-token_id = $(shell awk '{ gsub(/^[ \t\r]+|[ \t\r]+$$/, "") } $$0 == "$(1)" { id = NR - 1 } END { print id }' $(call sq,$(VOCAB)))
-CLS = $(call token_id,[CLS])
-SEP = $(call token_id,[SEP])
-
 WORDPIECE := $(SUBWORD_ENCODE) -q -m wordpiece --rules electra \
 	$(if $(filter 0,$(LOWER)),--no-lower,--lower) \
 	$(if $(filter-out 0,$(LOWER)),$(if $(filter 0,$(STRIP_ACCENTS)),--no-strip-accents,--strip-accents),--no-strip-accents)
@@ -183,7 +178,7 @@ $(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) 
 	@printf '%s\n' $$(call sq,pack-encdec -C electra | tfr-cat --split: job $(1) of $(PROCS): $(words $(call job_files,$(1))) files -> $(words $(call job_outs,$(1))) files in $(call job_dir,$(1)))
 	@mkdir -p $$(call sq,$(call job_dir,$(1)))
 	@$$(PACK_ENCDEC) -q -C electra --max-seq-length $$(MAX_SEQ_LENGTH) \
-	    --cls-id $$(CLS) --sep-id $$(SEP) -s $$(SEED) $$(foreach f,$(call job_files,$(1)),$$(call sq,$$(call ids,$$(f)))) </dev/null | \
+	    -v $$(call sq,$$(VOCAB)) -s $$(SEED) $$(foreach f,$(call job_files,$(1)),$$(call sq,$$(call ids,$$(f)))) </dev/null | \
 	    $$(TFR_CAT) -R --split $(words $(call job_outs,$(1))) -o $$(call sq,$(call job_dir,$(1))/%05d)
 	@touch $$(call sq,$$@)
 	$$(call commit,$$@,$$(call JOB_REC,$(1)))
