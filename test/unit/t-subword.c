@@ -156,9 +156,9 @@ test_escape(void)
 		size_t n = 0, cap = 0;
 
 		TEST(s1 != NULL && sw_encode_escapes(v) == 0 &&
-		    sw_encode(v, S("ab a_b\\ \xf0\x9f\x98\x80\xe2\x82\xac"),
+		    sw_encode(v, S("ab a_b\\\xf0\x9f\x98\x80\xe2\x82\xac"),
 		    &ids, &n, &cap, &e) == 0 && sw_encode_escapes(v) == 2 &&
-		    sw_encode(v, S("\xc3\xa9b"), &ids, &n, &cap, &e) == 0 &&
+		    sw_encode(v, S("\xc3\xa9" "b"), &ids, &n, &cap, &e) == 0 &&
 		    sw_encode_escapes(v) == 3 && sw_encode_escapes(s1) == 0,
 		    "encoding counts characters escaped by number, per handle");
 		free(ids);
