@@ -904,6 +904,9 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 			(void)sq_push(c, f);	/* counts the record */
 			continue;
 		}
+		/* The end of a document (recpipe(5)): seqio has no documents. */
+		if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00))
+			continue;
 		if ((got = sq_push_bytes(c, p, n)) == 1)
 			continue;
 		if (got == -1)

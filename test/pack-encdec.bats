@@ -135,6 +135,22 @@ docstring_pair() {
 	[ "${#lines[@]}" = 1 ]
 }
 
+@test "pack-encdec: the seqio converters pass over the end of a document (an Example without features)" {
+	printf '%s\n' '{"targets":[5,6,1]}' '{"targets":[7,1]}' '{"targets":[8,9,10,1]}' | mk "$T/plain.tfr"
+	printf '%s\n' '{"targets":[5,6,1]}' '{}' '{"targets":[7,1]}' '{}' '{}' '{"targets":[8,9,10,1]}' '{}' | mk "$T/docs.tfr"
+	for a in "-C lm -l targets=8" "-C lm -l targets=4 --no-pack" "-C decoder -l targets=8 --strategy first-fit"; do
+		pack-encdec $a "$T/plain.tfr" >"$T/want.tfr"
+		run -0 --separate-stderr pack-encdec $a -o "$T/got.tfr" "$T/docs.tfr"
+		[ -z "$stderr" ]
+		cmp "$T/want.tfr" "$T/got.tfr"
+	done
+	# what subword-encode makes of a blank line
+	printf 'one two\n\nthree\n' >"$T/t.txt"
+	subword-build -q --min-count 1 -o "$T/v" "$T/t.txt"
+	run -0 bash -c 'subword-encode -q --eos -v "$1" "$2" | pack-encdec -C lm -l targets=16 | tfr-cat -c' _ "$T/v" "$T/t.txt"
+	[ "$output" = 1 ]
+}
+
 @test "pack-encdec: missing and wrongly typed features" {
 	printf '%s\n' '{"inputs":[1]}' | mk "$T/a.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/a.tfr"
