@@ -747,6 +747,30 @@ conv_failed(struct sq_conv *c)
 
 static int64_t *bigv[2 * SQ_MAX_FEATS + 8];
 static long electra_max;	/* --max-seq-length */
+static int64_t electra_cls, electra_sep;	/* the ids of [CLS] and [SEP] */
+static int electra_named;	/* they come from a vocabulary (-v) */
+
+/*
+ * [CLS] and [SEP] never come out of a tokenizer's text (BERT's splits
+ * "[SEP]" into four pieces), so an id given as one of them that a
+ * sentence holds is a token of the text: an id off by one, or of
+ * another vocabulary.  A fault, as ELECTRA's examples would then hold a
+ * word where the model reads a separator.
+ */
+static void
+electra_check(const int64_t *ids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == electra_cls || ids[i] == electra_sep)
+			data_error("id %lld, given as %s, is in a sentence, where "
+			    "[CLS] and [SEP] never are: a token of the text "
+			    "(an id off by one?)%s", (long long)ids[i],
+			    ids[i] == electra_cls ? "[CLS] (--cls-id)" :
+			    "[SEP] (--sep-id)", electra_named ? "" :
+			    "; -v vocab.txt takes both by name");
+}
 
 /* Decode a big record with its long int64 lists left in it. */
 static void
@@ -880,6 +904,9 @@ run_seqio(struct sq_conv *c, const char *path, enum rec_comp comp,
 			(void)sq_push(c, f);	/* counts the record */
 			continue;
 		}
+		/* The end of a document (recpipe(5)): seqio has no documents. */
+		if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00))
+			continue;
 		if ((got = sq_push_bytes(c, p, n)) == 1)
 			continue;
 		if (got == -1)
@@ -951,6 +978,8 @@ run_electra(struct sq_electra *e, const char *feature, const char *path,
 			    ft->n : (size_t)electra_max);
 		else
 			ids = k ? ft->i64 : NULL;
+		electra_check(ids, k < electra_max ? (size_t)k :
+		    (size_t)electra_max);
 		if (sq_electra_push(e, ids, (size_t)k) == -1)
 			write_failed(outname);
 	}
@@ -1220,6 +1249,9 @@ main(int argc, char **argv)
 
 	writer_start();
 	electra_max = o.maxlen;
+	electra_cls = o.cls;
+	electra_sep = o.sep;
+	electra_named = o.vocab != NULL;
 	if (o.electra && (e = sq_electra_new(o.maxlen, o.cls, o.sep, o.seed,
 	    emit_row, NULL)) == NULL)
 		die_errno("setting up");

@@ -37,7 +37,7 @@ static const char usage_text[] =
     "                      [--no-strip] [--parallel]\n"
     "                      [--allowed-special all | none] [--encoding name]\n"
     "                      [--merges file]\n"
-    "                      [--progress | --no-progress]\n"
+    "                      [--progress | --no-progress] [--skip-empty]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]]\n"
     "                      [--extra-ids N] [--extra-options list] [-f name]\n"
@@ -67,6 +67,7 @@ static const char usage_text[] =
     "                           bpe (GPT-2's files) or tiktoken\n"
     "  --max-record-size N      with -d, largest payload read from a pipe\n"
     "  --max-unk-rate R         fail when more than R of the tokens are unknown\n"
+    "                           (subword: of the characters escaped)\n"
     "  --merges FILE            -m bpe: GPT-2's vocab.bpe (with -v encoder.json)\n"
     "  --no-strip               encode lines as they are, not stripped\n"
     "  -o, --output FILE        write to FILE (atomically)\n"
@@ -77,6 +78,7 @@ static const char usage_text[] =
     "  --progress, --no-progress  progress on stderr (default: when a terminal)\n"
     "  -q, --quiet              no progress and no warnings (but over 5% unknown)\n"
     "  --rules RULES            WordPiece: bert (default) or electra cleaning\n"
+    "  --skip-empty             --parallel: skip lines with an empty field\n"
     "  --strip-accents, --no-strip-accents  WordPiece: strip accents or not\n"
     "  --strip-extraneous       with -d, drop trailing <pad> and <EOS> ids\n"
     "  -V, --version            print the version\n"
@@ -94,6 +96,7 @@ enum {
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
 	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK,
+	OPT_SKIP_EMPTY,
 	OPT_PART, OPT_EXTRA_IDS, OPT_EXTRA_OPTIONS, OPT_ALLOWED_SPECIAL,
 	OPT_ENCODING, OPT_MERGES
 };
@@ -128,6 +131,7 @@ static const struct option longopts[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "skip-empty", no_argument, NULL, OPT_SKIP_EMPTY },
 	{ "strip-accents", no_argument, NULL, OPT_STRIP_ACCENTS },
 	{ "strip-extraneous", no_argument, NULL, OPT_STRIP_EXTRANEOUS },
 	{ "vocab", required_argument, NULL, 'v' },
@@ -154,7 +158,8 @@ struct field {
 	int64_t		*ids;		/* this line's ids */
 	size_t		 n, cap;
 	long		 unk;		/* wordpiece: the [UNK] id, or -1 */
-	uint64_t	 ntok, nunk;	/* wordpiece: tokens, [UNK]s among them */
+	uint64_t	 ntok, nunk;	/* tokens, unknowns among them (subword:
+					   characters, escaped ones) */
 };
 
 static struct field *fields;
@@ -177,6 +182,7 @@ static const char *eos_arg;		/* --eos=ID|TOKEN */
 static const char *eos_piece;		/* its text when the vocab lacks it */
 static int jsonl;			/* --input-format jsonl */
 static int parallel;			/* --parallel: a file per field */
+static int skip_empty;			/* --skip-empty */
 static char **jkeys;			/* --json-keys */
 static size_t njkeys;
 static struct wp_opts wpo = WP_OPTS_INIT;
@@ -536,6 +542,7 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 {
 	struct sw_err e;
 	size_t nids = 0, i;
+	uint64_t esc0;
 
 	if (spm_mode)
 		return encode_spm(c, fd, p, n, add_eos);
@@ -571,6 +578,7 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 		}
 		return 0;
 	}
+	esc0 = sw_encode_escapes(fd->sw);
 	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
 		if (errno == ENOMEM)
 			die_errno("encode");
@@ -588,6 +596,8 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 	}
 	for (i = 0; i < nids; i++)
 		fd->ids[i] = c->tmp32[i];
+	fd->ntok += sw_cplen(p, n);
+	fd->nunk += sw_encode_escapes(fd->sw) - esc0;
 	if (add_eos && eos)
 		fd->ids[nids++] = eos_id;
 	fd->n = nids;
@@ -624,6 +634,25 @@ blank(const uint8_t *p, size_t n)
 {
 	sw_strip(&p, &n);
 	return n == 0;
+}
+
+/*
+ * Whether a line of one field is the end of a document (recpipe(5)): a
+ * blank line in WordPiece mode, as in BERT's corpora, and in subword
+ * mode's records.  Subword mode's id and piece output keep what
+ * tensor2tensor encodes, an empty sequence (EOS alone with --eos); with
+ * --no-strip only an empty line is blank there.  The modes that read
+ * lines as they are (spm, bpe) keep every line a sequence, as spm_encode
+ * and tiktoken do.
+ */
+static int
+ends_doc(const uint8_t *p, size_t n)
+{
+	if (wordpiece)
+		return blank(p, n);
+	if (RAW_LINES || outfmt != FMT_RECORDS)
+		return 0;
+	return n == 0 || (strip && blank(p, n));
 }
 
 static void
@@ -778,8 +807,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 	if (nfields == 1) {
 		if (memchr(p, '\t', n) != NULL)
 			c->tabbed++;
-		if (wordpiece && !spm_mode && blank(p, n)) {
-			/* BERT's corpora: a blank line ends a document. */
+		if (ends_doc(p, n)) {
 			emit_doc_end(c);
 			return 0;
 		}
@@ -953,6 +981,14 @@ encode_parallel(char **paths)
 		if (progress_due())
 			progress("%s: %ju lines", input_name(paths[0]),
 			    (uintmax_t)line);
+		/* tensor2tensor's compile_data(): a pair with an empty side goes. */
+		for (f = 0; skip_empty && f < nfields; f++)
+			if (n[f] == 0 || (strip && blank(p[f], n[f])))
+				break;
+		if (skip_empty && f < nfields) {
+			mainctx.skipped++;
+			continue;
+		}
 		for (f = 0; f < nfields; f++)
 			if (encode_field(&mainctx, &mainctx.f[f], p[f], n[f], 1) == -1) {
 				flush_all();
@@ -1800,21 +1836,24 @@ no_field(const char *spec, const char *eq, const char *fieldlist)
 }
 
 /*
- * A WordPiece vocabulary and the case of the text: an uncased one (no
- * entry with an upper-case letter, [SPECIAL] tokens aside) with
- * --no-lower, or a cased one (1% of its entries or more) lower-cased
- * by default, turns words into [UNK] or other pieces without a word.
+ * A WordPiece vocabulary and the case of the text: an uncased one with
+ * --no-lower, or a cased one lower-cased by default, turns words into
+ * [UNK] or other pieces without a word.  What the vocabulary is made of
+ * decides, not any one entry (bert-base-uncased has "ℝ" and "##ℝ"): of
+ * the entries with a cased letter ([SPECIAL] tokens aside), a cased
+ * vocabulary has CASED_SHARE or more with an upper-case one.
  */
+#define CASED_SHARE	0.01
 static int lower_given;		/* --lower or --no-lower was given */
 static int decode_mode;	/* -d */
 
 static void
 case_check(const struct field *fd)
 {
-	size_t id, n, len, i, nupper = 0, size = wp_vocab_size(fd->wp);
+	size_t id, len, i, ncased = 0, nupper = 0, size = wp_vocab_size(fd->wp);
 	const uint8_t *p;
 	uint32_t cp;
-	int k;
+	int k, c, cased, upper;
 
 	if (decode_mode)
 		return;
@@ -1823,33 +1862,41 @@ case_check(const struct field *fd)
 			continue;
 		if (len >= 2 && p[0] == '[' && p[len - 1] == ']')
 			continue;
-		for (i = 0; i < len; i += (size_t)k) {
+		cased = upper = 0;
+		for (i = 0; i < len && !upper; i += (size_t)k) {
 			if ((k = uni_utf8_decode(p + i, len - i, &cp)) <= 0)
 				break;
-			n = uni_category(cp);
-			if (n == UC_Lu || n == UC_Lt) {
-				nupper++;
-				break;
-			}
+			c = uni_category(cp);
+			upper = c == UC_Lu || c == UC_Lt;
+			cased |= upper || c == UC_Ll;
 		}
+		ncased += (size_t)cased;
+		nupper += (size_t)upper;
 	}
-	if (nupper == 0 && !wpo.lower)
-		warnx_("warning: %s: no entry has an upper-case letter (an "
-		    "uncased vocabulary) but --no-lower keeps the text's case, "
-		    "so capitalised words become [UNK] or other pieces; leave "
-		    "out --no-lower", input_name(fd->vpath));
-	else if (wpo.lower && !lower_given && nupper > 0 && nupper * 100 >= size)
-		warnx_("warning: %s: %zu entries have upper-case letters (a "
-		    "cased vocabulary) but the text is lower-cased; give "
-		    "--no-lower for a cased model (do_lower_case=False), or "
-		    "--lower to keep this", input_name(fd->vpath), nupper);
+	if (ncased == 0)
+		return;
+	if ((double)nupper < CASED_SHARE * (double)ncased && !wpo.lower)
+		warnx_("warning: %s: %zu of its %zu entries with cased letters "
+		    "have an upper-case one (an uncased vocabulary) but "
+		    "--no-lower keeps the text's case, so capitalised words "
+		    "become [UNK] or other pieces; leave out --no-lower",
+		    input_name(fd->vpath), nupper, ncased);
+	else if ((double)nupper >= CASED_SHARE * (double)ncased && wpo.lower &&
+	    !lower_given)
+		warnx_("warning: %s: %zu of its %zu entries with cased letters "
+		    "have an upper-case one (a cased vocabulary) but the text "
+		    "is lower-cased; give --no-lower for a cased model "
+		    "(do_lower_case=False), or --lower to keep this",
+		    input_name(fd->vpath), nupper, ncased);
 }
 
 /*
- * The unknown share of each WordPiece field at the end, as
- * fairseq-preprocess reports "replaced by <unk>": a line when there are
- * any, a warning above UNK_WARN, a fault above --max-unk-rate.
- * Returns 1 when a field is above --max-unk-rate.
+ * The unknown share of each field at the end, as fairseq-preprocess
+ * reports "replaced by <unk>": WordPiece's [UNK] and SentencePiece's
+ * unknown pieces among the tokens, the characters subword mode escapes
+ * as \NNN; (outside the vocabulary's alphabet) among the characters.
+ * A line when there are any, a warning above UNK_WARN, a fault above
+ * --max-unk-rate.  Returns 1 when a field is above --max-unk-rate.
  */
 #define UNK_WARN	0.05
 static double max_unk = -1;	/* --max-unk-rate; -1: none */
@@ -1861,11 +1908,11 @@ unk_report(void)
 	double r;
 	int over = 0;
 
-	if ((!wordpiece && !spm_mode) || decode_mode)
+	if (decode_mode || bpe_mode)	/* byte-level BPE: no unknown token */
 		return 0;
 	for (f = 0; f < nfields; f++) {
-		const char *unk = "[UNK]";
-		char sunk[80];
+		const char *unit = "tokens", *fate = "replaced by [UNK]";
+		char sfate[100];
 
 		if (spm_mode) {
 			size_t len;
@@ -1873,29 +1920,32 @@ unk_report(void)
 			    spm_unk_id(fields[f].sm), &len);
 
 			/* With byte fallback, unknown characters are bytes. */
-			snprintf(sunk, sizeof sunk, "%.*s%s",
+			snprintf(sfate, sizeof sfate, "replaced by %.*s%s",
 			    (int)(len < 40 ? len : 40), s,
 			    spm_piece_type(fields[f].sm, spm_piece_id(fields[f].sm,
 			    "<0x00>", 6)) == SPM_BYTE ? " or byte pieces" : "");
-			unk = sunk;
+			fate = sfate;
+		} else if (!wordpiece) {
+			unit = "characters";
+			fate = "escaped as \\NNN;";
 		}
 		if (fields[f].ntok == 0 || fields[f].nunk == 0)
 			continue;
 		r = (double)fields[f].nunk / (double)fields[f].ntok;
 		if (max_unk >= 0 && r > max_unk) {
-			warnx_("%s: %.3g%% of %ju tokens replaced by %s, above "
-			    "--max-unk-rate %g (%s does not fit the text?)",
-			    fields[f].name, 100 * r, (uintmax_t)fields[f].ntok,
-			    unk, max_unk, input_name(fields[f].vpath));
+			warnx_("%s: %.3g%% of %ju %s %s, above --max-unk-rate %g "
+			    "(%s does not fit the text?)", fields[f].name,
+			    100 * r, (uintmax_t)fields[f].ntok, unit, fate,
+			    max_unk, input_name(fields[f].vpath));
 			over = 1;
 		} else if (r > UNK_WARN)
-			warnx_("warning: %s: %.3g%% of %ju tokens replaced by "
-			    "%s (%s does not fit the text?)", fields[f].name,
-			    100 * r, (uintmax_t)fields[f].ntok, unk,
+			warnx_("warning: %s: %.3g%% of %ju %s %s (%s does not "
+			    "fit the text?)", fields[f].name, 100 * r,
+			    (uintmax_t)fields[f].ntok, unit, fate,
 			    input_name(fields[f].vpath));
 		else if (verbosity > 0)
-			warnx_("%s: %ju tokens, %.3g%% replaced by %s",
-			    fields[f].name, (uintmax_t)fields[f].ntok, 100 * r, unk);
+			warnx_("%s: %ju %s, %.3g%% %s", fields[f].name,
+			    (uintmax_t)fields[f].ntok, unit, 100 * r, fate);
 	}
 	return over;
 }
@@ -2443,6 +2493,9 @@ main(int argc, char *argv[])
 		case OPT_PARALLEL:
 			parallel = 1;
 			break;
+		case OPT_SKIP_EMPTY:
+			skip_empty = 1;
+			break;
 		case OPT_MAX_UNK: {
 			char *end;
 
@@ -2467,9 +2520,11 @@ main(int argc, char *argv[])
 	decode_mode = decode;
 	if (nv == 0)
 		usage_error("no vocabulary (use -v)");
-	if (max_unk >= 0 && ((!wordpiece && !spm_mode) || decode))
-		usage_error("--max-unk-rate applies to encoding with -m wordpiece "
-		    "or -m spm");
+	if (max_unk >= 0 && decode)
+		usage_error("--max-unk-rate applies to encoding");
+	if (max_unk >= 0 && bpe_mode)
+		usage_error("--max-unk-rate: byte-level BPE has no unknown token "
+		    "(every byte has an id)");
 	if (merges_path != NULL && (!bpe_mode || tiktoken_mode))
 		usage_error("--merges applies to -m bpe");
 	if (bpe_mode && !tiktoken_mode && merges_path == NULL)
@@ -2504,6 +2559,9 @@ main(int argc, char *argv[])
 		usage_error("--parallel applies to encoding text");
 	if (parallel && feature != NULL)
 		usage_error("--parallel takes --fields, not -f");
+	if (skip_empty && !parallel)
+		usage_error("--skip-empty applies to --parallel (tab-separated "
+		    "fields skip lines with an empty field anyway)");
 	set_fields(fieldlist ? fieldlist : feature ? feature :
 	    parallel ? "inputs,targets" : "targets");
 	if (parallel && (argc == 0 || argc % (int)nfields != 0))
@@ -2626,7 +2684,10 @@ main(int argc, char *argv[])
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)
 		die_errno("%s", outpath);
-	if (mainctx.skipped > 0 && verbosity > 0)
+	if (mainctx.skipped > 0 && verbosity > 0 && parallel)
+		warnx_("%ju lines with an empty field skipped",
+		    (uintmax_t)mainctx.skipped);
+	else if (mainctx.skipped > 0 && verbosity > 0)
 		warnx_("%ju lines without %zu tab-separated fields skipped",
 		    (uintmax_t)mainctx.skipped, nfields);
 	if (mainctx.tabbed > 0 && verbosity > 0)

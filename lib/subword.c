@@ -577,6 +577,7 @@ struct sw_vocab {
 	size_t		 probes;	/* slots looked at to lay the array out */
 	size_t		 looked;	/* entry bytes looked at to lay it out */
 	struct buf	 esc;		/* scratch */
+	uint64_t	 nesc;		/* characters sw_encode() wrote as \NNN; */
 };
 
 static int
@@ -1290,6 +1291,7 @@ sw_vocab_share(const struct sw_vocab *v)
 	*s = *v;
 	s->owner = v->owner != NULL ? v->owner : v;
 	memset(&s->esc, 0, sizeof(s->esc));
+	s->nesc = 0;
 	return s;
 }
 
@@ -1337,8 +1339,13 @@ sw_vocab_store(const struct sw_vocab *v, struct buf *out)
 
 /* ---- escaping --------------------------------------------------------- */
 
-int
-sw_escape(const struct sw_vocab *v, const uint8_t *p, size_t n, struct buf *out)
+/*
+ * sw_escape(), adding to *nesc the characters written as \NNN; (those
+ * outside the alphabet; '\\' and '_' are escaped whatever it holds).
+ */
+static int
+escape(const struct sw_vocab *v, const uint8_t *p, size_t n, struct buf *out,
+    uint64_t *nesc)
 {
 	size_t i, run = 0;
 	uint32_t cp;
@@ -1367,14 +1374,24 @@ sw_escape(const struct sw_vocab *v, const uint8_t *p, size_t n, struct buf *out)
 			m = snprintf(num, sizeof(num), "\\\\");
 		else if (cp == '_')
 			m = snprintf(num, sizeof(num), "\\u");
-		else
+		else {
 			m = snprintf(num, sizeof(num), "\\%u;", (unsigned)cp);
+			(*nesc)++;
+		}
 		if (sw_put(out, num, (size_t)m) == -1)
 			return -1;
 	}
 	if (sw_put(out, p + i - run, run) == -1)
 		return -1;
 	return sw_put(out, "_", 1);
+}
+
+int
+sw_escape(const struct sw_vocab *v, const uint8_t *p, size_t n, struct buf *out)
+{
+	uint64_t nesc = 0;
+
+	return escape(v, p, n, out, &nesc);
 }
 
 static int
@@ -1565,7 +1582,7 @@ encode_escaped(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
     size_t *nids, size_t *cap, struct sw_err *e)
 {
 	v->esc.len = 0;
-	if (sw_escape(v, t, n, &v->esc) == -1)
+	if (escape(v, t, n, &v->esc, &v->nesc) == -1)
 		return -1;
 	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap, e);
 }
@@ -1675,6 +1692,12 @@ fail:
 	if (errno == ENOMEM)
 		seterr(e, 0, 0, "%s", strerror(errno));
 	return -1;
+}
+
+uint64_t
+sw_encode_escapes(const struct sw_vocab *v)
+{
+	return v->nesc;
 }
 
 /* ---- decoding --------------------------------------------------------- */

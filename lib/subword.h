@@ -131,6 +131,12 @@ int		 sw_vocab_store(const struct sw_vocab *v, struct buf *out);
 int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
 		    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e);
 /*
+ * The characters sw_encode() has escaped as \NNN; through this handle
+ * (outside the vocabulary's alphabet: T2T's stand-in for an unknown
+ * character), a running count; a share starts at 0.
+ */
+uint64_t	 sw_encode_escapes(const struct sw_vocab *v);
+/*
  * Decode ids to text appended to *out (tensor2tensor's decode(); with
  * strip_extraneous, trailing ids 0 and 1 are dropped first).  Ids out
  * of range decode to nothing.  Returns 0 or -1 with errno ENOMEM.

@@ -162,6 +162,31 @@ enzh_fixture() {
 	cmp "$d/vocab.translate_enzh_wmt8k.8192.subwords.en" "$T/seed2/vocab.translate_enzh_wmt8k.8192.subwords.en"
 }
 
+@test "t2t-translate-enzh: a tab inside an English line stays in inputs, by parts too" {
+	enzh_fixture
+	sed -i '8s/, and/\t, and/' "$T/train.en"
+	build t2t-translate-enzh "${ENZH[@]}"
+	local d=$T/out v=$T/out/vocab.translate_enzh_wmt8k.8192.subwords
+	[ "$(tfr-cat -c "$d"/translate_enzh_wmt8k-train-*-of-00010 | tail -1)" = "298 total" ]
+	subword-encode -d --strip-extraneous -f inputs -v "$v.en" \
+	    "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/en"
+	subword-encode -d --strip-extraneous -f targets -v "$v.zh" \
+	    "$d"/translate_enzh_wmt8k-train-*-of-00010 >"$T/zh"
+	[ "$(grep -c -F "$(printf 'The cat number 8 sat on the mat\t, and the dog ran.')" "$T/en")" -eq 1 ]
+	[ "$(grep -c 'dog' "$T/zh")" -eq 0 ]
+	stages t2t-translate-enzh "$T/n3" 3 "${ENZH[@]}"
+	same_products t2t-translate-enzh "$T/out" "$T/n3"
+}
+
+@test "t2t-translate-enzh: training files of different lengths are an error" {
+	enzh_fixture
+	sed -i '$d' "$T/train.zh"
+	run -2 build t2t-translate-enzh "${ENZH[@]}"
+	[[ "$output" == *"line 300 has no partner"* ]]
+	run -1 stages t2t-translate-enzh "$T/n2" 2 "${ENZH[@]}"
+	[[ "$output" == *"t2t-translate-enzh: $T/train.en has 300 lines, $T/train.zh 299: a pair is a line of each"* ]]
+}
+
 @test "t2t-translate-enzh: touching one input rebuilds only what depends on it" {
 	enzh_fixture
 	build t2t-translate-enzh "${ENZH[@]}"
@@ -172,7 +197,7 @@ enzh_fixture() {
 	touch "$T/dev.en"
 	build t2t-translate-enzh "${ENZH[@]}"
 	mtimes "$T/out" >"$T/m2"
-	[ "$(changed "$T/m1" "$T/m2")" = "text/dev.tsv tmp/dev.tfr translate_enzh_wmt8k-dev-00000-of-00001 " ]
+	[ "$(changed "$T/m1" "$T/m2")" = "tmp/dev.tfr translate_enzh_wmt8k-dev-00000-of-00001 " ]
 	touch "$T/train.en"
 	build t2t-translate-enzh "${ENZH[@]}"
 	mtimes "$T/out" >"$T/m3"
@@ -354,6 +379,17 @@ electra_fixture() {
 		cmp "$T/want-$i" "$T/out/pretrain_data.tfrecord-$((2 * i))-of-10"
 	done
 	! cmp -s "$T/out/pretrain_data.tfrecord-0-of-10" "$T/out/pretrain_data.tfrecord-1-of-10"
+}
+
+@test "electra-pretrain: a line per step, not the shell loops of 1000 files" {
+	electra_fixture
+	run -0 --separate-stderr make -j2 -f "$BUILDS/electra-pretrain.mk" BIN="$RECPIPE_BIN" OUT="$T/out" "${ELECTRA[@]}" PROCS=2
+	[ -e "$T/out/pretrain_data.tfrecord-999-of-1000" ]
+	# 5 files: an encode each, a pack and a link per job (and a mkdir or two)
+	[ "$(grep -v -c '^mkdir -p ' <<<"$output")" -eq 9 ]
+	[ "$(printf '%s\n' "$output" | awk 'length > 1000' | wc -l)" -eq 0 ]
+	[ "$(grep -c '^pack-encdec -C electra | tfr-cat --split: job [01] of 2: [23] files -> 500 files in ' <<<"$output")" -eq 2 ]
+	[ "$(grep -c "^ln: job [01] of 2: 500 files -> $T/out/pretrain_data.tfrecord-I-of-1000 (I = [01] to 99[89] by 2)$" <<<"$output")" -eq 2 ]
 }
 
 @test "electra-pretrain: a job without files writes empty files, as ELECTRA's does" {

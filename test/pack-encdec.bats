@@ -135,6 +135,22 @@ docstring_pair() {
 	[ "${#lines[@]}" = 1 ]
 }
 
+@test "pack-encdec: the seqio converters pass over the end of a document (an Example without features)" {
+	printf '%s\n' '{"targets":[5,6,1]}' '{"targets":[7,1]}' '{"targets":[8,9,10,1]}' | mk "$T/plain.tfr"
+	printf '%s\n' '{"targets":[5,6,1]}' '{}' '{"targets":[7,1]}' '{}' '{}' '{"targets":[8,9,10,1]}' '{}' | mk "$T/docs.tfr"
+	for a in "-C lm -l targets=8" "-C lm -l targets=4 --no-pack" "-C decoder -l targets=8 --strategy first-fit"; do
+		pack-encdec $a "$T/plain.tfr" >"$T/want.tfr"
+		run -0 --separate-stderr pack-encdec $a -o "$T/got.tfr" "$T/docs.tfr"
+		[ -z "$stderr" ]
+		cmp "$T/want.tfr" "$T/got.tfr"
+	done
+	# what subword-encode makes of a blank line
+	printf 'one two\n\nthree\n' >"$T/t.txt"
+	subword-build -q --min-count 1 -o "$T/v" "$T/t.txt"
+	run -0 bash -c 'subword-encode -q --eos -v "$1" "$2" | pack-encdec -C lm -l targets=16 | tfr-cat -c' _ "$T/v" "$T/t.txt"
+	[ "$output" = 1 ]
+}
+
 @test "pack-encdec: missing and wrongly typed features" {
 	printf '%s\n' '{"inputs":[1]}' | mk "$T/a.tfr"
 	run -1 --separate-stderr pack-encdec -C encdec -l inputs=3,targets=3 "$T/a.tfr"
@@ -259,7 +275,7 @@ electra_input() {
 	python3 -c '
 import json
 for i in range(3000):
-    print(json.dumps({"ids": [1 + (i * k) % 97 for k in range(1 + i % 9)] if i % 40 else {"int64_list": []}}))
+    print(json.dumps({"ids": [3 + (i * k) % 97 for k in range(1 + i % 9)] if i % 40 else {"int64_list": []}}))
 ' | mk "$T/many.tfr"
 	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 "$T/many.tfr" >"$T/d.tfr"
 	pack-encdec -C electra -f ids --max-seq-length 32 --cls-id 1 --sep-id 2 -s 0 "$T/many.tfr" | cmp - "$T/d.tfr"
@@ -488,6 +504,25 @@ bert_vocab() {
 	[[ "$stderr" == "pack-encdec: -C electra needs the vocabulary (-v vocab.txt) or --cls-id and --sep-id"* ]]
 	run -2 --separate-stderr pack-encdec -C encdec -l targets=8 -v "$T/vocab.txt" "$T/sent.tfr"
 	[[ "$stderr" == *"-v, --cls-id and --sep-id apply to -C electra"* ]]
+}
+
+@test "pack-encdec: electra refuses a [CLS] or [SEP] id that a sentence holds (an id off by one)" {
+	# BERT's ids: [UNK] 100, [CLS] 101, [SEP] 102; the text has an [UNK]
+	printf '%s\n' '{"targets":[2023,4937]}' '{"targets":[2001,100,1012]}' '{}' '{"targets":[2178]}' | mk "$T/s.tfr"
+	run -0 pack-encdec -C electra --max-seq-length 12 --cls-id 101 --sep-id 102 -o "$T/ok.tfr" "$T/s.tfr"
+	# one too low: [CLS] is [UNK], which the text holds
+	echo OLD >"$T/out.tfr"
+	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 12 --cls-id 100 --sep-id 101 -o "$T/out.tfr" "$T/s.tfr"
+	[[ "$stderr" == "pack-encdec: $T/s.tfr: record 1 at offset "*": id 100, given as [CLS] (--cls-id), is in a sentence, where [CLS] and [SEP] never are: a token of the text (an id off by one?); -v vocab.txt takes both by name" ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$(cat "$T/out.tfr")" = OLD ]
+	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 12 --cls-id 101 --sep-id 2178 "$T/s.tfr"
+	[[ "$stderr" == "pack-encdec: $T/s.tfr: record 3 at offset "*": id 2178, given as [SEP] (--sep-id), is in a sentence"* ]]
+	# with the vocabulary too: ids made with the separators in them
+	bert_vocab
+	printf '%s\n' '{"targets":[104,105]}' '{"targets":[101,106,102]}' | mk "$T/v.tfr"
+	run -1 --separate-stderr pack-encdec -C electra --max-seq-length 12 -v "$T/vocab.txt" "$T/v.tfr"
+	[[ "$stderr" == "pack-encdec: $T/v.tfr: record 1 at offset "*": id 101, given as [CLS] (--cls-id), is in a sentence, where [CLS] and [SEP] never are: a token of the text (an id off by one?)" ]]
 }
 
 @test "pack-encdec: --stats reports tokens in, out and dropped for every converter" {

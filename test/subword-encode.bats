@@ -68,7 +68,7 @@ setup() {
 	[[ "${lines[1]}" == *" 1234567"$'\t'*" 1234567" ]]
 }
 
-@test "subword-encode: a blank line is an empty record; --eos appends id 1" {
+@test "subword-encode: a blank line ends a document in records; id output keeps tensor2tensor's empty list (1 with --eos)" {
 	printf 'the cat\n\n   \nthe\n' >"$T/in"
 	run -0 subword-encode -v "$T/v" --output-format id "$T/in"
 	[ "$(wc -l <<<"$output")" -eq 4 ]
@@ -77,19 +77,33 @@ setup() {
 	[ -z "$(sed -n 3p <<<"$output")" ]
 	run -0 subword-encode -v "$T/v" --eos --output-format id "$T/in"
 	[ "$(sed -n 2p <<<"$output")" = 1 ]
+	[ "$(sed -n 3p <<<"$output")" = 1 ]
 	[ "$(sed -n 4p <<<"$output")" = "$(printf 'the\n' | subword-encode -v "$T/v" --output-format id) 1" ]
-	# Four records, the second with an empty targets list.
+	# Four records, the second and third Examples without features, with or without --eos and -j.
+	for a in "" "--eos" "-j 2" "--eos -j 2"; do
+		subword-encode $a -v "$T/v" "$T/in" >"$T/rec"
+		run -0 python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+while d:
+    l = int.from_bytes(d[:8], "little"); print(d[12:12 + l].hex()[:8]); d = d[16 + l:]' "$T/rec"
+		[ "${#lines[@]}" -eq 4 ]
+		[ "${lines[0]}" != 0a00 ] && [ "${lines[1]}" = 0a00 ] && [ "${lines[2]}" = 0a00 ] && [ "${lines[3]}" != 0a00 ]
+	done
+	# decoding gives the blank lines back
 	subword-encode -v "$T/v" "$T/in" >"$T/rec"
 	run -0 subword-encode -d -v "$T/v" "$T/rec"
 	[ "$output" = "$(printf 'the cat\n\n\nthe')" ]
-	run -0 python3 -c '
-import sys
-d = open(sys.argv[1], "rb").read()
-n = 0
-while d:
-    l = int.from_bytes(d[:8], "little"); d = d[16 + l:]; n += 1
-print(n)' "$T/rec"
-	[ "$output" = 4 ]
+	# --no-strip: only an empty line is blank
+	printf 'the\n\n \n' | subword-encode --no-strip -v "$T/v" >"$T/rec"
+	[ "$(tfr-cat --flat "$T/rec" | jq -c '.targets != null')" = "$(printf 'true\nfalse\ntrue')" ]
+}
+
+@test "subword-encode: blank lines end Megatron documents as in WordPiece mode" {
+	printf 'the cat sat\nthe dog ran\n\nthe end came\n\n\nthe bird sang\n' >"$T/docs.txt"
+	subword-encode -q -v "$T/v" "$T/docs.txt" | mmap-index build --raw-ids -q --format megatron --documents empty -o "$T/m"
+	run -0 mmap-index info --json "$T/m"
+	[ "$(jq -c '[.sequences, .documents]' <<<"$output")" = '[4,4]' ]
 }
 
 @test "subword-encode: lines are stripped unless --no-strip" {
@@ -109,9 +123,10 @@ print(n)' "$T/rec"
 }
 
 @test "subword-encode: characters outside the alphabet are spelled by number" {
-	run -0 subword-encode -v "$T/v" --output-format piece <<<"Ω"
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format piece <<<"Ω"
 	[ "$output" = '\ 9 3 7 ; _' ]
-	run -0 bash -c 'subword-encode -v "$1" --output-format id <<<"Ω" | subword-encode -d --input-format id -v "$1"' _ "$T/v"
+	[ "$stderr" = "subword-encode: warning: targets: 100% of 1 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
+	run -0 bash -c 'subword-encode -v "$1" --output-format id <<<"Ω" 2>/dev/null | subword-encode -d --input-format id -v "$1"' _ "$T/v"
 	[ "$output" = "Ω" ]
 }
 
@@ -134,12 +149,14 @@ print(n)' "$T/rec"
 	printf 'le chat\tthe cat\nno tab here\n\nun\tdeux\ttrois\n' >"$T/p.tsv"
 	run -0 --separate-stderr subword-encode --fields inputs,targets -v "$T/v" --output-format id "$T/p.tsv"
 	[ "${#lines[@]}" -eq 2 ]
-	[ "$stderr" = "subword-encode: 2 lines without 2 tab-separated fields skipped" ]
+	# (the tab and the 'x' of "deux\ttrois" are escaped)
+	[ "$stderr" = "$(printf '%s\n' "subword-encode: warning: targets: 11.8% of 17 characters escaped as \\NNN; ($T/v does not fit the text?)" "subword-encode: 2 lines without 2 tab-separated fields skipped")" ]
 	# The last field keeps further tabs.
-	run -0 bash -c 'subword-encode -q --fields a,b -v "$1" "$2" | subword-encode -d --fields a,b -v "$1"' _ "$T/v" "$T/p.tsv"
+	run -0 bash -c 'subword-encode -q --fields a,b -v "$1" "$2" 2>/dev/null | subword-encode -d --fields a,b -v "$1"' _ "$T/v" "$T/p.tsv"
 	[ "${lines[1]}" = "$(printf 'un\tdeux\ttrois')" ]
+	# -q: only the warning that the vocabulary does not fit
 	run -0 --separate-stderr subword-encode -q --fields inputs,targets -v "$T/v" --output-format id "$T/p.tsv"
-	[ -z "$stderr" ]
+	[ "$stderr" = "subword-encode: warning: targets: 11.8% of 17 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
 }
 
 @test "subword-encode: -f renames the feature; decoding a missing feature fails" {
@@ -327,7 +344,8 @@ while d:
     print(d[12:12 + n].hex())
     d = d[16 + n:]' "$T/r"
 	[ "${lines[0]}" = "0a130a110a077461726765747312061a040a020201" ]
-	[ "${lines[1]}" = "0a120a100a077461726765747312051a030a0101" ]
+	# a blank line: the end of a document, an Example without features
+	[ "${lines[1]}" = "0a00" ]
 	# Two fields come out sorted by name.
 	printf 'ab\tb\n' | subword-encode --fields z,a -v "$T/tiny" >"$T/r2"
 	run -0 python3 -c '
@@ -624,6 +642,25 @@ wp_vocab() {
 	[ "$output" = 2 ]
 }
 
+@test "subword-encode: --parallel --skip-empty leaves out a line blank in any file, as compile_data does; a tab stays in its field" {
+	printf 'the cat\n\nthe\tcat\nthe\n \n' >"$T/b.en"
+	printf 'le chat\nle chat\nle chat\n\n\n' >"$T/b.fr"
+	run -0 --separate-stderr subword-encode --parallel --skip-empty --output-format id -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr"
+	[ "${#lines[@]}" -eq 2 ]
+	# (the tab is escaped: a warning about it first)
+	[ "${stderr_lines[1]}" = "subword-encode: 3 lines with an empty field skipped" ]
+	# the tab is the English side's, not a field separator
+	[ "${lines[1]}" = "$(printf 'the\tcat\n' | subword-encode -q -v "$T/v" --output-format id)$(printf '\t')$(echo 'le chat' | subword-encode -v "$T/vfr" --output-format id)" ]
+	# the same records as the tab-separated form of the clean lines
+	printf 'the cat\tle chat\n' | subword-encode --fields inputs,targets --eos -v inputs="$T/v" -v targets="$T/vfr" >"$T/tsv.tfr"
+	subword-encode -q --parallel --skip-empty --eos -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr" | tfr-cat -R -n 1 >"$T/par.tfr"
+	cmp "$T/tsv.tfr" "$T/par.tfr"
+	run -0 --separate-stderr subword-encode -q --parallel --skip-empty --output-format id -v inputs="$T/v" -v targets="$T/vfr" "$T/b.en" "$T/b.fr"
+	[[ "$stderr" != *skipped* ]]
+	run -2 --separate-stderr subword-encode --skip-empty -v "$T/v" "$T/b.en"
+	[[ "$stderr" == "subword-encode: --skip-empty applies to --parallel"* ]]
+}
+
 @test "subword-encode: --parallel files of different lengths: an error naming both files and the line" {
 	head -n 5 "$T/c.txt" >"$T/p.en"
 	head -n 3 "$T/fr.txt" >"$T/p.fr"
@@ -643,7 +680,9 @@ wp_vocab() {
 	head -n 4 "$T/fr.txt" >"$T/p.fr"
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode --eos -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
 	[ "${#lines[@]}" -eq 4 ]
-	[ "$stderr" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
+	# (the tabs are escaped: a line at the end)
+	[[ "${stderr_lines[0]}" == "subword-encode: targets: "*" characters, "*"% escaped as \\NNN;" ]]
+	[ "${stderr_lines[1]}" = "subword-encode: warning: 4 lines hold a tab but there is one field, 'targets', so each was encoded whole; for tab-separated columns give --fields (e.g. --fields inputs,targets), for line-parallel files --parallel" ]
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -j 2 -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
 	[[ "$stderr" == *"warning: 4 lines hold a tab"* ]]
 	run -0 --separate-stderr bash -c 'paste "$2" "$3" | subword-encode -q -v "$1" --output-format id' _ "$T/v" "$T/p.en" "$T/p.fr"
@@ -685,23 +724,93 @@ wp_vocab() {
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 0.25 -o "$T/out.tfr" "$T/in.txt"
 	[[ "$stderr" == *"warning: targets: 25% of 4 tokens"* ]]
 	run -2 --separate-stderr subword-encode -m wordpiece -v "$T/wp.txt" --max-unk-rate 2 "$T/in.txt"
-	run -2 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
-	[[ "$stderr" == *"--max-unk-rate applies to encoding with -m wordpiece"* ]]
+	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-unk-rate 0.1 "$T/in.txt"
+	[[ "$stderr" == *"--max-unk-rate applies to encoding"* ]]
+}
+
+@test "subword-encode: subword mode reports the share of escaped characters, warns above 5%, honours --max-unk-rate" {
+	# $T/v is made from English lines: Thai and Chinese are escaped, character by character
+	printf 'สวัสดีครับ\n今天天气很好\n' >"$T/th.txt"
+	subword-encode -q -v "$T/v" --output-format id "$T/th.txt" >"$T/th.ref"
+	for a in "" "-q" "-j 2"; do
+		run -0 --separate-stderr subword-encode $a -v "$T/v" --output-format id "$T/th.txt"
+		[ "$output" = "$(cat "$T/th.ref")" ]
+		[ "$stderr" = "subword-encode: warning: targets: 100% of 16 characters escaped as \\NNN; ($T/v does not fit the text?)" ]
+	done
+	run -1 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 --output-format id "$T/th.txt"
+	[ "$output" = "$(cat "$T/th.ref")" ]
+	[ "$stderr" = "subword-encode: targets: 100% of 16 characters escaped as \\NNN;, above --max-unk-rate 0.1 ($T/v does not fit the text?)" ]
+	run -1 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 10% -o "$T/th.tfr" "$T/th.txt"
+	[ ! -e "$T/th.tfr" ]
+	# English: nothing escaped, nothing said
+	run -0 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0.1 --output-format id "$T/c.txt"
+	[ -z "$stderr" ]
+	# '_' and '\\' are always escaped, and are no sign of a wrong vocabulary
+	run -0 --separate-stderr subword-encode -v "$T/v" --max-unk-rate 0 --output-format id <<<'the_cat \\ sat'
+	[ -z "$stderr" ]
+	# a few escapes: a line, silenced by -q
+	run -0 --separate-stderr subword-encode -v "$T/v" --output-format id <<<'The cat sat on the mat: 猫'
+	[ "$stderr" = "subword-encode: targets: 25 characters, 4% escaped as \\NNN;" ]
+	# --parallel counts each field against its own vocabulary
+	head -n 2 "$T/c.txt" >"$T/p.en"
+	run -1 --separate-stderr subword-encode --parallel -v "$T/v" --max-unk-rate 0.5 --output-format id "$T/p.en" "$T/th.txt"
+	[ "$stderr" = "subword-encode: targets: 100% of 16 characters escaped as \\NNN;, above --max-unk-rate 0.5 ($T/v does not fit the text?)" ]
 }
 
 @test "subword-encode: a WordPiece vocabulary whose case does not fit the lower-casing is a warning" {
 	printf '[PAD]\n[UNK]\nthe\ncat\n' >"$T/uncased.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --no-lower --output-format id <<<"the cat"
-	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: no entry has an upper-case letter (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	[ "$stderr" = "subword-encode: warning: $T/uncased.txt: 0 of its 2 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/uncased.txt" --output-format id <<<"The cat"
 	[ -z "$stderr" ]
 	printf '[PAD]\n[UNK]\nThe\nthe\nCat\ncat\n' >"$T/cased.txt"
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
-	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 entries have upper-case letters (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
+	[ "$stderr" = "subword-encode: warning: $T/cased.txt: 2 of its 4 entries with cased letters have an upper-case one (a cased vocabulary) but the text is lower-cased; give --no-lower for a cased model (do_lower_case=False), or --lower to keep this" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --lower --output-format id <<<"the cat"
 	[ -z "$stderr" ]
 	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"The cat"
 	[ -z "$stderr" ]
+	# without cased letters, case does not matter
+	printf '[PAD]\n[UNK]\n猫\n##狗\n1\n' >"$T/caseless.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/caseless.txt" --no-lower --output-format id <<<"猫"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: the case of a WordPiece vocabulary is what its entries are made of, not one entry" {
+	# an upper-case symbol or two among lower-case words: uncased, as bert-base-uncased has ℝ and ##ℝ
+	{ printf '[PAD]\n[UNK]\n'; for i in $(seq 1 300); do printf 'w%d\n' "$i"; done; printf 'ℝ\n##ℝ\n'; } >"$T/u.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/u.txt" --no-lower --output-format id <<<"w1"
+	[ "$stderr" = "subword-encode: warning: $T/u.txt: 2 of its 302 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/u.txt" --output-format id <<<"W1"
+	[ -z "$stderr" ]
+	# 1% of them or more: cased
+	{ cat "$T/u.txt"; printf 'Paris\nLondon\n'; } >"$T/c.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/c.txt" --output-format id <<<"w1"
+	[[ "$stderr" == "subword-encode: warning: $T/c.txt: 4 of its 304 entries with cased letters have an upper-case one (a cased vocabulary)"* ]]
+}
+
+@test "subword-encode: bert-base-uncased is uncased, the same words capitalised make a cased vocabulary" {
+	need_shared wordpiece-vocabs/bert-base-uncased-vocab.txt
+	local u="$SHARED/wordpiece-vocabs/bert-base-uncased-vocab.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$u" --output-format id <<<"The cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$u" --no-lower --output-format id <<<"the cat"
+	[ "$stderr" = "subword-encode: warning: $u: 2 of its 26950 entries with cased letters have an upper-case one (an uncased vocabulary) but --no-lower keeps the text's case, so capitalised words become [UNK] or other pieces; leave out --no-lower" ]
+	# a thousand of its words capitalised, as a cased vocabulary has them
+	awk 'NR >= 2000 && NR < 3000 && /^[a-z]/ { $0 = toupper(substr($0, 1, 1)) substr($0, 2) } 1' "$u" >"$T/cased.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --output-format id <<<"the cat"
+	[[ "$stderr" == "subword-encode: warning: $T/cased.txt: "*" (a cased vocabulary) but the text is lower-cased"* ]]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$T/cased.txt" --no-lower --output-format id <<<"the"
+	[ -z "$stderr" ]
+}
+
+@test "subword-encode: bert-base-chinese (do_lower_case=True) is uncased" {
+	need_shared wordpiece-vocabs/bert-base-chinese-vocab.txt
+	local z="$SHARED/wordpiece-vocabs/bert-base-chinese-vocab.txt"
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$z" --output-format id <<<"猫 cat"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr subword-encode -m wordpiece -v "$z" --no-lower --output-format id <<<"猫 cat"
+	[[ "$stderr" == "subword-encode: warning: $z: 2 of its "*" (an uncased vocabulary)"* ]]
 }
 
 # part_law OUT-ARGS...: the --part K/N outputs for N = 1..7 concatenated

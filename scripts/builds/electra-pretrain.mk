@@ -135,11 +135,6 @@ PRODUCTS := $(foreach j,$(JOBS),$(call job_products,$(j)))
 # The job (and so the part) that reads each file.
 $(foreach j,$(JOBS),$(foreach f,$(JOB_FILES_$(j)),$(eval FILE_JOB_$(f) := $(j))))
 
-# Token ids: the vocabulary line of TOKEN (stripped; the last one wins).
-token_id = $(shell awk '{ gsub(/^[ \t\r]+|[ \t\r]+$$/, "") } $$0 == "$(1)" { id = NR - 1 } END { print id }' $(call sq,$(VOCAB)))
-CLS = $(call token_id,[CLS])
-SEP = $(call token_id,[SEP])
-
 WORDPIECE := $(SUBWORD_ENCODE) -q -m wordpiece --rules electra \
 	$(if $(filter 0,$(LOWER)),--no-lower,--lower) \
 	$(if $(filter-out 0,$(LOWER)),$(if $(filter 0,$(STRIP_ACCENTS)),--no-strip-accents,--strip-accents),--no-strip-accents)
@@ -180,20 +175,22 @@ $(call job_dir,$(1)).done: $(foreach f,$(call job_files,$(1)),$(call ids,$(f))) 
 	    $$(call stale,$(call job_dir,$(1)).done,$$(call JOB_REC,$(1)))
 	$$(call own,examples,$(JOB_PART_$(1)))
 	$$(call unrecord,$$@)
-	mkdir -p $$(call sq,$(call job_dir,$(1)))
-	$$(PACK_ENCDEC) -q -C electra --max-seq-length $$(MAX_SEQ_LENGTH) \
-	    --cls-id $$(CLS) --sep-id $$(SEP) -s $$(SEED) $$(foreach f,$(call job_files,$(1)),$$(call sq,$$(call ids,$$(f)))) </dev/null | \
+	@printf '%s\n' $$(call sq,pack-encdec -C electra | tfr-cat --split: job $(1) of $(PROCS): $(words $(call job_files,$(1))) files -> $(words $(call job_outs,$(1))) files in $(call job_dir,$(1)))
+	@mkdir -p $$(call sq,$(call job_dir,$(1)))
+	@$$(PACK_ENCDEC) -q -C electra --max-seq-length $$(MAX_SEQ_LENGTH) \
+	    -v $$(call sq,$$(VOCAB)) -s $$(SEED) $$(foreach f,$(call job_files,$(1)),$$(call sq,$$(call ids,$$(f)))) </dev/null | \
 	    $$(TFR_CAT) -R --split $(words $(call job_outs,$(1))) -o $$(call sq,$(call job_dir,$(1))/%05d)
-	touch $$(call sq,$$@)
+	@touch $$(call sq,$$@)
 	$$(call commit,$$@,$$(call JOB_REC,$(1)))
 $(call job_products,$(1)) &: $(call job_dir,$(1)).done | $(OUT)
 	$$(call own,shards)
-	m=0; for i in $(call job_outs,$(1)); do \
+	@printf '%s\n' $$(call sq,ln: job $(1) of $(PROCS): $(words $(call job_outs,$(1))) files -> $(OUT)/pretrain_data.tfrecord-I-of-$(OUT_FILES) (I = $(firstword $(call job_outs,$(1))) to $(lastword $(call job_outs,$(1))) by $(PROCS)))
+	@m=0; for i in $(call job_outs,$(1)); do \
 	    printf -v p '%s/%05d' $$(call sq,$(call job_dir,$(1))) $$$$m; \
 	    f=$$(call sq,$(OUT)/pretrain_data.tfrecord-)$$$$i$$(call sq,-of-$(OUT_FILES)); \
 	    ln -f "$$$$p" "$$$$f" 2>/dev/null || cp "$$$$p" "$$$$f" || exit 1; \
 	    m=$$$$((m + 1)); done
-	touch -c $$(foreach p,$(call job_products,$(1)),$$(call sq,$$(p)))
+	@touch -c $$(foreach p,$(call job_products,$(1)),$$(call sq,$$(p)))
 endef
 $(foreach j,$(JOBS),$(eval $(call job_rule,$(j))))
 

@@ -34,15 +34,18 @@
 #       are both non-empty once stripped (compile_data drops the others),
 #       dealt round-robin into the shards as generate_files() deals them
 #       and each shard shuffled as shuffle_dataset() does.
-#   The pairs go through subword-encode as "en TAB zh" lines (split at
-#   the first tab, as text2text_txt_tab_iterator does), so a tab inside
-#   the English side would move the rest of it into targets; a tab in
-#   the Chinese side is kept, as in tensor2tensor.
+#   The pairs go through subword-encode --parallel --skip-empty: line i
+#   of the two files is a pair, as text2text_txt_iterator zips
+#   compile_data's .lang1 and .lang2, a tab inside either side stays in
+#   it, and a pair with an empty side is left out, as compile_data
+#   leaves it out.  The two files must have as many lines.
 #
 # Stages (see `make -s -f ... stages`): text once, count parts, vocab
 # once, encode parts, shards once; the counts and the encoding take 4
 # CPUs a task (the tools' threads), the vocabulary from the merged
-# counts 8G.  Every product is byte-identical to
+# counts 8G.  Part K of N of the encode stage is lines L*K/N + 1 to
+# L*(K+1)/N of both files (L lines each).  Every product is
+# byte-identical to
 # `all`'s for any N.  The vocabularies are built from the merged counts
 # of the parts when each training file is at most the byte budget (then
 # every line is sampled, by parts or whole); a bigger file is sampled by
@@ -139,23 +142,8 @@ $(eval $(call unpack_rule,train.zh,TGT))
 $(eval $(call unpack_rule,dev.en,DEV_SRC))
 $(eval $(call unpack_rule,dev.zh,DEV_TGT))
 
-# The pairs as "en TAB zh" lines: what compile_data's .lang1/.lang2 hold,
-# side by side (subword-encode --fields drops a pair with an empty side).
-paste = $(call tmp,$@) && { paste $(call sq,$(word 1,$^)) $(call sq,$(word 2,$^)) >"$$t" && \
-	mv -f "$$t" $(call sq,$@) || { rm -f "$$t"; exit 1; }; }
-$(OUT)/text/train.tsv: $(TRAIN_EN) $(TRAIN_ZH) $(call stale,$(OUT)/text/train.tsv,$(call record,TRAIN_EN TRAIN_ZH)) | $(OUT)/text
-	$(call own,text)
-	$(call unrecord,$@)
-	$(paste)
-	$(call commit,$@,$(call record,TRAIN_EN TRAIN_ZH))
-$(OUT)/text/dev.tsv: $(DEV_EN) $(DEV_ZH) $(call stale,$(OUT)/text/dev.tsv,$(call record,DEV_EN DEV_ZH)) | $(OUT)/text
-	$(call own,text)
-	$(call unrecord,$@)
-	$(paste)
-	$(call commit,$@,$(call record,DEV_EN DEV_ZH))
-
 VOCAB_FLAGS := -q -t $(VOCAB_SIZE) -L $(SUBTOKEN)
-ENCODE = $(SUBWORD_ENCODE) -q --eos --fields inputs,targets \
+ENCODE = $(SUBWORD_ENCODE) -q --eos --parallel --skip-empty \
 	-v inputs=$(call sq,$(VOCAB_EN)) -v targets=$(call sq,$(VOCAB_ZH))
 SHARDS = $(TFR_CAT) --shuffle -s $(SEED)
 VOCAB_REC = $(call record,BUDGET VOCAB_SIZE SUBTOKEN $(1),subword-build)
@@ -172,17 +160,17 @@ $(VOCAB_ZH): $(TRAIN_ZH) $(call stale,$(VOCAB_ZH),$(call VOCAB_REC,TRAIN_ZH)) | 
 	$(call unrecord,$@)
 	$(SUBWORD_BUILD) $(VOCAB_FLAGS) -b $(BUDGET) -o $(call sq,$@) $(call sq,$<)
 	$(call commit,$@,$(call VOCAB_REC,TRAIN_ZH))
-$(OUT)/tmp/train.tfr: $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+$(OUT)/tmp/train.tfr: $(TRAIN_EN) $(TRAIN_ZH) $(VOCAB_EN) $(VOCAB_ZH) \
 	    $(call stale,$(OUT)/tmp/train.tfr,$(call ENCODE_REC,TRAIN_EN TRAIN_ZH)) | $(OUT)/tmp
 	$(call unrecord,$@)
-	$(ENCODE) -o $(call sq,$@) $(call sq,$<)
+	$(ENCODE) -o $(call sq,$@) $(call sq,$(TRAIN_EN)) $(call sq,$(TRAIN_ZH))
 	$(call commit,$@,$(call ENCODE_REC,TRAIN_EN TRAIN_ZH))
 TRAIN_RECORDS := $(OUT)/tmp/train.tfr
 else
 # Stages: count and encode by parts, vocab and shards once.
 IDENTS_HOLD := 1
-IDENTS := $(call idents,$(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH))
-text: $(TRAIN_EN) $(TRAIN_ZH) $(OUT)/text/train.tsv $(OUT)/text/dev.tsv
+IDENTS := $(call idents,$(TRAIN_EN) $(TRAIN_ZH) $(VOCAB_EN) $(VOCAB_ZH))
+text: $(TRAIN_EN) $(TRAIN_ZH) $(DEV_EN) $(DEV_ZH)
 count: $(call count_part,en,$(K)) $(call count_part,zh,$(K))
 vocab: $(VOCAB_EN) $(VOCAB_ZH)
 encode: $(call encode_part,$(K))
@@ -219,13 +207,21 @@ $(VOCAB_ZH): $(foreach k,$(KS),$(call count_part,zh,$(k))) $(TRAIN_ZH) \
 	$(call vocab_from,$(TRAIN_ZH),$(filter %-of-$(N),$^))
 	$(call commit,$@,$(call VOCAB_PARTS_REC,TRAIN_ZH))
 
-ENCODE_PART_REC = $(call record,N,subword-encode,$(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH))
+ENCODE_PART_REC = $(call record,N,subword-encode,$(TRAIN_EN) $(TRAIN_ZH) $(VOCAB_EN) $(VOCAB_ZH))
+# Part K: its lines of each file (see the top of this file), through
+# two pipes (the English side on descriptor 3), no file left behind.
+lines_of = tail -n "+$$from" $(call sq,$(1))$(if $(filter $(2),$(lastword $(KS))),, | head -n "$$n")
+encode_lines = l=$$(wc -l <$(call sq,$(TRAIN_EN))) && lz=$$(wc -l <$(call sq,$(TRAIN_ZH))) && \
+	if [ "$$l" != "$$lz" ]; then printf '%s\n' "$(ME): "$(call sq,$(TRAIN_EN))" has $$l lines, "$(call sq,$(TRAIN_ZH))" $$lz: a pair is a line of each" >&2; exit 1; fi && \
+	from=$$((l * $(1) / $(N) + 1)) && n=$$((l * ($(1) + 1) / $(N) - from + 1)) && \
+	$(call lines_of,$(TRAIN_EN),$(1)) | { $(call lines_of,$(TRAIN_ZH),$(1)) | \
+	$(ENCODE) -o $(call sq,$@) /dev/fd/3 -; } 3<&0
 define encode_rule
-$(call encode_part,$(1)): $(OUT)/text/train.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+$(call encode_part,$(1)): $(TRAIN_EN) $(TRAIN_ZH) $(VOCAB_EN) $(VOCAB_ZH) \
 	    $$(call stale,$(call encode_part,$(1)),$$(ENCODE_PART_REC)) | $(OUT)/parts
 	$$(call own,encode,$(1))
 	$$(call unrecord,$$@)
-	$$(ENCODE) $$(call part,$(1)) -o $$(call sq,$$@) $$(call sq,$$<)
+	@$$(call encode_lines,$(1))
 	$$(call commit,$$@,$$(ENCODE_PART_REC))
 endef
 $(foreach k,$(KS),$(eval $(call encode_rule,$(k))))
@@ -238,11 +234,11 @@ $(TRAIN) &: $(TRAIN_RECORDS) $(call stale,$(firstword $(TRAIN)),$(SHARDS_REC))
 	$(call unrecord,$(firstword $(TRAIN)))
 	$(SHARDS) --split $(TRAIN_SHARDS) -o $(call sq,$(OUT)/$(PROBLEM)-train-%05d-of-%05d) $(foreach f,$(TRAIN_RECORDS),$(call sq,$(f)))
 	$(call commit,$(firstword $(TRAIN)),$(SHARDS_REC))
-$(OUT)/tmp/dev.tfr: $(OUT)/text/dev.tsv $(VOCAB_EN) $(VOCAB_ZH) \
+$(OUT)/tmp/dev.tfr: $(DEV_EN) $(DEV_ZH) $(VOCAB_EN) $(VOCAB_ZH) \
 	    $(call stale,$(OUT)/tmp/dev.tfr,$(call ENCODE_REC,DEV_EN DEV_ZH)) | $(OUT)/tmp
 	$(call own,shards)
 	$(call unrecord,$@)
-	$(ENCODE) -o $(call sq,$@) $(call sq,$<)
+	$(ENCODE) -o $(call sq,$@) $(call sq,$(DEV_EN)) $(call sq,$(DEV_ZH))
 	$(call commit,$@,$(call ENCODE_REC,DEV_EN DEV_ZH))
 $(DEV): $(OUT)/tmp/dev.tfr $(call stale,$(DEV),$(SHARDS_REC))
 	$(call own,shards)

@@ -146,6 +146,26 @@ test_escape(void)
 	TEST(esc_is(v, "\x01", "\\1;_"), "control character");
 	sw_vocab_free(v);
 
+	/* Encoding counts the characters it escapes by number, not _ or \. */
+	v = vocab("'<pad>_'\n'<EOS>_'\n'a'\n'b'\n'_'\n'\\'\n'u'\n';'\n"
+	    "'0'\n'1'\n'2'\n'3'\n'4'\n'5'\n'6'\n'7'\n'8'\n'9'\n");
+	{
+		struct sw_vocab *s1 = v != NULL ? sw_vocab_share(v) : NULL;
+		struct sw_err e;
+		int32_t *ids = NULL;
+		size_t n = 0, cap = 0;
+
+		TEST(s1 != NULL && sw_encode_escapes(v) == 0 &&
+		    sw_encode(v, S("ab a_b\\\xf0\x9f\x98\x80\xe2\x82\xac"),
+		    &ids, &n, &cap, &e) == 0 && sw_encode_escapes(v) == 2 &&
+		    sw_encode(v, S("\xc3\xa9" "b"), &ids, &n, &cap, &e) == 0 &&
+		    sw_encode_escapes(v) == 3 && sw_encode_escapes(s1) == 0,
+		    "encoding counts characters escaped by number, per handle");
+		free(ids);
+		sw_vocab_free(s1);
+	}
+	sw_vocab_free(v);
+
 	TEST(unesc_is(C("a\\ub\\\\c_"), C("a_b\\c")), "unescape \\u and \\\\");
 	TEST(unesc_is(C("\\65;\\128512;"), C("A\xf0\x9f\x98\x80")), "unescape numbers");
 	TEST(unesc_is(C("\\1114112;"), C("\xe3\x80\x93")), "above U+10FFFF is U+3013");
