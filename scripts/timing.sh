@@ -3,27 +3,54 @@
 #   measure CMD [ARG...]
 #
 # runs CMD $RUNS times (default 3; its stdout to $MEASURE_OUT, default
-# /dev/null) and prints "WALL USER SYS MAXRSS_KB" of the run with the
-# least user+sys time (wall and CPU in seconds, to the hundredth).  A run
-# that fails prints its stderr and exits the script with status 1.
+# /dev/null, so that a single run's output can be kept) and prints
+# "WALL USER SYS MAXRSS_KB" of one run: the run with the least user+sys
+# time, or with MEASURE_PICK=wall the run with the least wall time, or
+# with MEASURE_PICK=median the run of median wall time (the lower one
+# for an even RUNS).  Wall time is read with date +%s%N, as
+# /usr/bin/time counts only in 10 ms, and printed with MEASURE_DIGITS
+# decimals (default 2); CPU time in seconds to the hundredth, as
+# /usr/bin/time gives it.  MEASURE_PREP, when set, is run by the shell
+# before each run, untimed (to remove what the run before wrote, say).
+# A run that fails prints its stderr and exits the script with status 1.
 measure() {
 	_m_tmp=$(mktemp "${TMPDIR:-/tmp}/measure.XXXXXX")
-	_m_best=""
+	: >"$_m_tmp.runs"
 	_m_i=0
 	while [ "$_m_i" -lt "${RUNS:-3}" ]; do
 		_m_i=$((_m_i + 1))
-		if ! /usr/bin/time -f '%e %U %S %M' -o "$_m_tmp" "$@" \
+		[ -z "${MEASURE_PREP:-}" ] || eval "$MEASURE_PREP"
+		_m_t0=$(date +%s%N)
+		if ! /usr/bin/time -f '%U %S %M' -o "$_m_tmp" "$@" \
 		    >"${MEASURE_OUT:-/dev/null}" 2>"$_m_tmp.err"; then
 			echo "measure: $1 failed:" >&2
 			cat "$_m_tmp.err" >&2
-			rm -f "$_m_tmp" "$_m_tmp.err"
+			rm -f "$_m_tmp" "$_m_tmp.err" "$_m_tmp.runs"
 			exit 1
 		fi
-		_m_run=$(tail -n 1 "$_m_tmp")
-		_m_best=$(printf '%s\n%s\n' "$_m_best" "$_m_run" |
-		    awk 'NF == 4 && (best == "" || $2 + $3 < cpu) { best = $0; cpu = $2 + $3 }
-			END { print best }')
+		_m_t1=$(date +%s%N)
+		echo "$((_m_t1 - _m_t0)) $(tail -n 1 "$_m_tmp")" >>"$_m_tmp.runs"
 	done
-	rm -f "$_m_tmp" "$_m_tmp.err"
-	echo "$_m_best"
+	awk -v pick="${MEASURE_PICK:-cpu}" -v digits="${MEASURE_DIGITS:-2}" '
+	NF == 4 { n++; ns[n] = $1; cpu[n] = $2 + $3; line[n] = $2 " " $3 " " $4 }
+	END {
+		if (n == 0)
+			exit 1
+		k = 1
+		if (pick == "median") {
+			# Order the runs by wall time, then take the middle one.
+			for (i = 1; i <= n; i++)
+				o[i] = i
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && ns[o[j]] < ns[o[j - 1]]; j--) {
+					t = o[j]; o[j] = o[j - 1]; o[j - 1] = t
+				}
+			k = o[int((n + 1) / 2)]
+		} else
+			for (i = 2; i <= n; i++)
+				if (pick == "wall" ? ns[i] < ns[k] : cpu[i] < cpu[k])
+					k = i
+		printf "%." digits "f %s\n", ns[k] / 1e9, line[k]
+	}' "$_m_tmp.runs"
+	rm -f "$_m_tmp" "$_m_tmp.err" "$_m_tmp.runs"
 }
