@@ -141,6 +141,9 @@ static const char *const allowed[] = {
 	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x13\x14",
 };
 
+/* build: records that ended a document (recpipe(5)), for fairseq's warning. */
+static uint64_t doc_ends;
+
 static struct {
 	int		 cmd;
 	const char	*out;
@@ -1647,6 +1650,7 @@ add_record(struct mmidx_builder *b, struct example *ex, const char *name,
 		return;
 	}
 	if (ex->nfeat == 0 && o.docs_empty) {
+		doc_ends++;
 		if (mmidx_end_document(b) == -1)
 			add_fault(b, name, "record", num, off);
 		return;
@@ -2002,6 +2006,7 @@ build_put_job(struct buildw *w)
 			    w->off[q], mmidx_builder_strerror(b));
 			return -1;
 		}
+		doc_ends += j < w->good;
 		if (j < w->good && mmidx_end_document(b) == -1) {
 			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
 			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
@@ -2641,6 +2646,13 @@ cmd_build(int argc, char **argv)
 	}
 	fault_keep = NULL;
 	free(parts);
+	if (layout == MMIDX_FAIRSEQ && doc_ends > 0 && verbosity > 0)
+		warnx_("warning: %ju document ends (Examples without features, "
+		    "a blank line of the text) passed over: a fairseq dataset has "
+		    "no documents, and fairseq-preprocess keeps a blank line as "
+		    "a sequence of </s> alone, so the lines of a pair's two "
+		    "sides may no longer match; encode pairs together (--fields, "
+		    "--parallel) or give --input-format text", (uintmax_t)doc_ends);
 	if (o.textin && argc > 1 && verbosity > 0)
 		text_report("total", &all, NULL, 0);
 	if (o.textin && unk_check(&all) == -1) {

@@ -1310,3 +1310,17 @@ threads_of() {
 		    { echo "-j $j: $stderr"; false; }
 	done
 }
+
+@test "mmap-index: a fairseq build says when it passes over document ends" {
+	printf '{"targets":[5,2]}\n{}\n{"targets":[6,2]}\n' | tfr-cat --from-json >"$T/de.tfr"
+	run -0 --separate-stderr mmap-index build -o "$T/f" "$T/de.tfr"
+	[[ "$stderr" == *"1 document ends"*"passed over"*"--parallel"* ]]
+	run -0 --separate-stderr mmap-index build -j 2 -o "$T/f2" "$T/de.tfr"
+	[[ "$stderr" == *"1 document ends"* ]]
+	cmp "$T/f.bin" "$T/f2.bin"
+	run -0 --separate-stderr mmap-index build -q -o "$T/f3" "$T/de.tfr"
+	[ -z "$stderr" ]
+	# Megatron keeps them as documents: nothing to say
+	run -0 --separate-stderr mmap-index build --format megatron -o "$T/m" "$T/de.tfr"
+	[[ "$stderr" != *"document ends"* ]]
+}
