@@ -67,7 +67,8 @@ struct bpe_model {
 	size_t		 nbytes;
 	char		*pieces;
 	struct tok	*tok;
-	size_t		 nid;
+	size_t		 nrank;		/* one past the largest rank */
+	size_t		 nid;		/* one past the largest id */
 	struct slot	*slot;
 	size_t		 mask;
 	uint32_t	 byte_rank[256];
@@ -314,22 +315,22 @@ bpe_model_free(struct bpe_model *m)
 }
 
 /*
- * Size the tables for 'ntok' tokens and ids below 'nid' (both bounded
+ * Size the tables for 'ntok' tokens and ranks below 'nrank' (bounded
  * by the caller from the file's size); the token bytes go to m->bytes,
  * which the caller fills.  Returns 0, or -1 with ENOMEM.
  */
 static int
-model_alloc(struct bpe_model *m, size_t ntok, size_t nid)
+model_alloc(struct bpe_model *m, size_t ntok, size_t nrank)
 {
 	size_t ns = 16, i;
 
 	while (ns < 2 * ntok)
 		ns *= 2;
-	m->nid = nid;
-	if ((m->tok = malloc(nid * sizeof(*m->tok))) == NULL ||
+	m->nrank = nrank;
+	if ((m->tok = malloc(nrank * sizeof(*m->tok))) == NULL ||
 	    (m->slot = malloc(ns * sizeof(*m->slot))) == NULL)
 		return -1;
-	for (i = 0; i < nid; i++)
+	for (i = 0; i < nrank; i++)
 		m->tok[i].off = NONE;
 	for (i = 0; i < ns; i++)
 		m->slot[i].id = NONE;
@@ -340,7 +341,7 @@ model_alloc(struct bpe_model *m, size_t ntok, size_t nid)
 /*
  * Add token m->bytes[off..off+len) with id 'rank'.  Returns NONE, or
  * the rank the same bytes already have (the table is left as it was).
- * The caller has checked that the id is free and below m->nid.
+ * The caller has checked that the id is free and below m->nrank.
  */
 static uint32_t
 add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
@@ -359,18 +360,16 @@ add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
 }
 
 /*
- * The last steps of both readers: the special tokens (their text after
- * the token bytes), the single bytes, the pieces.  Returns 0, or -1
- * with a message.
+ * The last steps of both readers: the single bytes, the table of pairs,
+ * the special tokens (apart from the ranks: their ids may lie far
+ * beyond them), the pieces.  Returns 0, or -1 with a message.
  */
 static int
 model_finish(struct bpe_model *m, char *err)
 {
 	size_t i, j, need, o;
-	uint32_t id, cp;
+	uint32_t id;
 	struct tok *t;
-	uint8_t *q;
-	char *pc;
 
 	for (i = 0; i < 256; i++) {
 		uint8_t b = (uint8_t)i;
@@ -382,61 +381,43 @@ model_finish(struct bpe_model *m, char *err)
 	}
 	if ((m->pair_rank = malloc(65536 * sizeof(*m->pair_rank))) == NULL)
 		goto nomem;
-	for (i = 0; i < 65536; i++) {
-		uint8_t two[2] = { (uint8_t)(i >> 8), (uint8_t)i };
-
-		m->pair_rank[i] = rank_of(m, two, 2);
+	memset(m->pair_rank, 0xff, 65536 * sizeof(*m->pair_rank));
+	for (id = 0; id < m->nrank; id++) {
+		t = &m->tok[id];
+		if (t->off != NONE && t->len == 2)
+			m->pair_rank[m->bytes[t->off] << 8 |
+			    m->bytes[t->off + 1]] = id;
 	}
-	need = m->nbytes;
-	for (i = 0; i < m->nsp; i++)
-		need += m->sp[i].len;
-	if ((q = realloc(m->bytes, need ? need : 1)) == NULL)
-		goto nomem;
-	m->bytes = q;
+	m->nid = m->nrank;
 	for (i = 0; i < m->nsp; i++) {
-		struct special *s = &m->sp[i];
+		const struct special *s = &m->sp[i];
 
-		t = &m->tok[s->id];
-		if (t->off != NONE) {
+		if (s->id < m->nrank && m->tok[s->id].off != NONE) {
 			seterr(err, "rank %lu is the id of special token %s",
 			    (unsigned long)s->id, s->text);
 			return -1;
 		}
-		memcpy(m->bytes + m->nbytes, s->text, s->len);
-		t->off = (uint32_t)m->nbytes;
-		t->len = s->len;
-		m->nbytes += s->len;
-		if (s->id == m->eot || m->eot == NONE)
-			m->eot = s->id;
+		if (s->id >= m->nid)
+			m->nid = (size_t)s->id + 1;
 		if (s->encodes)
 			m->sp_first[(uint8_t)s->text[0]] = 1;
 	}
 	/* Pieces: each byte is one or two bytes of UTF-8, and a NUL. */
 	need = 0;
-	for (id = 0; id < m->nid; id++)
+	for (id = 0; id < m->nrank; id++)
 		if (m->tok[id].off != NONE)
 			need += 2 * (size_t)m->tok[id].len + 1;
 	if ((m->pieces = malloc(need ? need : 1)) == NULL)
 		goto nomem;
 	o = 0;
-	for (id = 0; id < m->nid; id++) {
+	for (id = 0; id < m->nrank; id++) {
 		t = &m->tok[id];
 		if (t->off == NONE)
 			continue;
 		t->poff = (uint32_t)o;
-		pc = m->pieces + o;
-		for (j = 0; j < m->nsp && m->sp[j].id != id; j++)
-			;
-		if (j < m->nsp) {
-			memcpy(pc, m->sp[j].text, m->sp[j].len);
-			o += m->sp[j].len;
-		} else {
-			for (j = 0; j < t->len; j++) {
-				cp = byte_cp(m->bytes[t->off + j]);
-				o += (size_t)uni_utf8_encode(cp,
-				    (uint8_t *)m->pieces + o);
-			}
-		}
+		for (j = 0; j < t->len; j++)
+			o += (size_t)uni_utf8_encode(byte_cp(m->bytes[t->off +
+			    j]), (uint8_t *)m->pieces + o);
 		t->plen = (uint32_t)(o - t->poff);
 		m->pieces[o++] = '\0';
 	}
@@ -588,11 +569,9 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 			nid = (size_t)r + 1;
 		nt++;
 	}
-	for (i = 0; i < MAXSPECIAL && encodings[enc].sp[i].text; i++) {
+	for (i = 0; i < MAXSPECIAL && encodings[enc].sp[i].text; i++)
 		m->sp[i] = encodings[enc].sp[i];
-		if (m->sp[i].id + (size_t)1 > nid)
-			nid = m->sp[i].id + (size_t)1;
-	}
+	m->eot = m->sp[0].id;		/* <|endoftext|> comes first */
 	m->nsp = i;
 	if (model_alloc(m, nt, nid) == -1)
 		goto nomem;
@@ -799,11 +778,11 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 	long bl;
 	int rc = -1;
 
-	for (i = 0; i < m->nid; i++)
+	for (i = 0; i < m->nrank; i++)
 		ntok += m->tok[i].off != NONE;
-	if ((jid = malloc(m->nid * sizeof(*jid))) == NULL)
+	if ((jid = malloc(m->nrank * sizeof(*jid))) == NULL)
 		goto nomem;
-	for (i = 0; i < m->nid; i++)
+	for (i = 0; i < m->nrank; i++)
 		jid[i] = NONE;
 	json_object_foreach(root, key, v) {
 		kl = strlen(key);
@@ -846,7 +825,7 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 		nmatch += (uint64_t)id == r;
 	}
 	if (nmatch != ntok) {
-		for (r = 0; r < m->nid; r++)
+		for (r = 0; r < m->nrank; r++)
 			if (m->tok[r].off != NONE && jid[r] != r)
 				break;
 		spell(m, m->tok[r].off, m->tok[r].len, sp, sizeof(sp));
@@ -880,8 +859,6 @@ bpe_parse_gpt2(const uint8_t *json, size_t jn, const uint8_t *merges,
 	struct bpe_model *m;
 	json_error_t je;
 	json_t *root = NULL;
-	size_t i, nid;
-	struct tok *t;
 
 	if (jn > BPE_MAX_FILE || mn > BPE_MAX_FILE) {
 		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
@@ -904,21 +881,6 @@ bpe_parse_gpt2(const uint8_t *json, size_t jn, const uint8_t *merges,
 	}
 	if (gpt2_check(m, root, jn, err) == -1)
 		goto fail;
-	/* room for the ids of the special tokens (below jn) */
-	nid = m->nid;
-	for (i = 0; i < m->nsp; i++)
-		if (m->sp[i].id + (size_t)1 > nid)
-			nid = m->sp[i].id + (size_t)1;
-	if (nid > m->nid) {
-		if ((t = realloc(m->tok, nid * sizeof(*t))) == NULL) {
-			seterr(err, "out of memory");
-			goto fail;
-		}
-		for (i = m->nid; i < nid; i++)
-			t[i].off = NONE;
-		m->tok = t;
-		m->nid = nid;
-	}
 	if (m->nsp == 2 && m->sp[0].id == m->sp[1].id) {
 		seterr(err, "encoder.json: <|endoftext|> and <|startoftext|> "
 		    "have the same id");
@@ -970,29 +932,53 @@ bpe_eot_id(const struct bpe_model *m)
 	return m->eot;
 }
 
+/* The special token of an id that is no rank; NULL when none is. */
+static const struct special *
+special_of(const struct bpe_model *m, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < m->nsp; i++)
+		if (m->sp[i].id == id)
+			return &m->sp[i];
+	return NULL;
+}
+
 const uint8_t *
 bpe_token(const struct bpe_model *m, int64_t id, size_t *len)
 {
+	const struct special *s;
 	const struct tok *t;
 
-	if (id < 0 || (uint64_t)id >= m->nid || m->tok[id].off == NONE)
+	if (id >= 0 && (uint64_t)id < m->nrank && m->tok[id].off != NONE) {
+		t = &m->tok[id];
+		*len = t->len;
+		return m->bytes + t->off;
+	}
+	if ((s = special_of(m, id)) == NULL)
 		return NULL;
-	t = &m->tok[id];
-	*len = t->len;
-	return m->bytes + t->off;
+	*len = s->len;
+	return (const uint8_t *)s->text;
 }
 
 const char *
 bpe_piece(const struct bpe_model *m, int64_t id, size_t *len)
 {
+	const struct special *s;
 	const struct tok *t;
+	size_t dummy;
 
-	if (id < 0 || (uint64_t)id >= m->nid || m->tok[id].off == NONE)
-		return NULL;
-	t = &m->tok[id];
-	if (len)
+	if (len == NULL)
+		len = &dummy;
+	if (id >= 0 && (uint64_t)id < m->nrank && m->tok[id].off != NONE) {
+		t = &m->tok[id];
 		*len = t->plen;
-	return m->pieces + t->poff;
+		return m->pieces + t->poff;
+	}
+	if ((s = special_of(m, id)) == NULL)
+		return NULL;
+	*len = s->len;
+	return s->text;
 }
 
 int
