@@ -3,8 +3,10 @@
  * SubwordTextEncoder vocabulary, id for id as tensor2tensor's
  * txt_line_iterator + encode (+ EOS) do, or with a BERT/ELECTRA
  * WordPiece vocabulary as their FullTokenizer does, or with a
- * SentencePiece model as spm_encode does, into Example records or id
- * lines; with -d, decode records or id lines back to text.
+ * SentencePiece model as spm_encode does, or with GPT-2's byte-level
+ * BPE (encoder.json + vocab.bpe, or a tiktoken encoding) as tiktoken
+ * does, into Example records or id lines; with -d, decode records or
+ * id lines back to text.
  */
 #include <sys/stat.h>
 
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpe.h"
 #include "buf.h"
 #include "common.h"
 #include "example.h"
@@ -32,6 +35,8 @@
 static const char usage_text[] =
     "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
     "                      [--no-strip] [--parallel]\n"
+    "                      [--allowed-special all | none] [--encoding name]\n"
+    "                      [--merges file]\n"
     "                      [--progress | --no-progress]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
     "                      [--strip-extraneous] [--eos[=id|token]]\n"
@@ -42,7 +47,11 @@ static const char usage_text[] =
     "                      [--part K/N] [--rules rules]\n"
     "                      -v [field=]vocab [file ...]\n"
     "\n"
+    "  --allowed-special all    byte-level BPE: special-token texts become their\n"
+    "                           ids (default none: they are ordinary text)\n"
     "  -d, --decode             records (or ids) to text\n"
+    "  --encoding NAME          -m tiktoken: gpt2, r50k_base, p50k_base, p50k_edit,\n"
+    "                           cl100k_base or o200k_base\n"
     "  --eos[=ID|TOKEN]         append an end id to every line (default <EOS>, 1)\n"
     "  --extra-ids N            SentencePiece: seqio's N sentinel ids\n"
     "  --extra-options LIST     SentencePiece: bos:eos:reverse:unk, as spm_encode\n"
@@ -54,9 +63,11 @@ static const char usage_text[] =
     "  --json-keys LIST         the keys of jsonl input (default text)\n"
     "  --keep-partial           after a fault, keep what the good input gave\n"
     "  --lower, --no-lower      WordPiece: lower-case words (default) or not\n"
-    "  -m, --mode MODE          subword (tensor2tensor), wordpiece (BERT) or spm\n"
+    "  -m, --mode MODE          subword (tensor2tensor), wordpiece (BERT), spm,\n"
+    "                           bpe (GPT-2's files) or tiktoken\n"
     "  --max-record-size N      with -d, largest payload read from a pipe\n"
     "  --max-unk-rate R         fail when more than R of the tokens are unknown\n"
+    "  --merges FILE            -m bpe: GPT-2's vocab.bpe (with -v encoder.json)\n"
     "  --no-strip               encode lines as they are, not stripped\n"
     "  -o, --output FILE        write to FILE (atomically)\n"
     "  --output-format FMT      records, id or piece (with -d: text or id)\n"
@@ -83,11 +94,14 @@ enum {
 	OPT_INPUT_FORMAT, OPT_OUTPUT_FORMAT, OPT_PROGRESS, OPT_NO_PROGRESS,
 	OPT_LOWER, OPT_NO_LOWER, OPT_STRIP_ACCENTS, OPT_NO_STRIP_ACCENTS, OPT_RULES,
 	OPT_MAXREC, OPT_JSON_KEYS, OPT_KEEP_PARTIAL, OPT_PARALLEL, OPT_MAX_UNK,
-	OPT_PART, OPT_EXTRA_IDS, OPT_EXTRA_OPTIONS
+	OPT_PART, OPT_EXTRA_IDS, OPT_EXTRA_OPTIONS, OPT_ALLOWED_SPECIAL,
+	OPT_ENCODING, OPT_MERGES
 };
 
 static const struct option longopts[] = {
+	{ "allowed-special", required_argument, NULL, OPT_ALLOWED_SPECIAL },
 	{ "decode", no_argument, NULL, 'd' },
+	{ "encoding", required_argument, NULL, OPT_ENCODING },
 	{ "eos", optional_argument, NULL, OPT_EOS },
 	{ "extra-ids", required_argument, NULL, OPT_EXTRA_IDS },
 	{ "extra-options", required_argument, NULL, OPT_EXTRA_OPTIONS },
@@ -101,6 +115,7 @@ static const struct option longopts[] = {
 	{ "lower", no_argument, NULL, OPT_LOWER },
 	{ "max-record-size", required_argument, NULL, OPT_MAXREC },
 	{ "max-unk-rate", required_argument, NULL, OPT_MAX_UNK },
+	{ "merges", required_argument, NULL, OPT_MERGES },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-lower", no_argument, NULL, OPT_NO_LOWER },
 	{ "no-strip-accents", no_argument, NULL, OPT_NO_STRIP_ACCENTS },
@@ -132,6 +147,8 @@ struct field {
 	struct wp_tok	*wt;
 	struct spm_model *sm;		/* spm mode */
 	struct spm_enc	*se;
+	struct bpe_model *bm;		/* bpe and tiktoken modes */
+	struct bpe_enc	*be;
 	struct buf	 ptext;		/* spm: this line's pieces (piece output) */
 	int		 ptext_ok;
 	int64_t		*ids;		/* this line's ids */
@@ -144,6 +161,13 @@ static struct field *fields;
 static size_t nfields;
 static int eos, strip = 1, strip_extraneous, wordpiece;
 static int spm_mode;			/* -m spm */
+static int bpe_mode;			/* -m bpe or -m tiktoken */
+static int tiktoken_mode;		/* -m tiktoken */
+static const char *merges_path;		/* --merges */
+static const char *encoding_name;	/* --encoding */
+static int allow_special;		/* --allowed-special all */
+/* Lines as they are, split at \n only (spm_encode's and tiktoken's reading). */
+#define RAW_LINES	(spm_mode || bpe_mode)
 static int extra_ids;			/* --extra-ids */
 static const char *extra_opts;		/* --extra-options */
 static enum spm_extra spm_x[SPM_MAX_EXTRA];
@@ -391,6 +415,10 @@ emit(struct ctx *c)
 				if ((s = (const uint8_t *)spm_piece(fs[f].sm,
 				    fs[f].ids[i], &len)) != NULL)
 					put(c, s, len);
+			} else if (bpe_mode) {
+				if ((s = (const uint8_t *)bpe_piece(fs[f].bm,
+				    fs[f].ids[i], &len)) != NULL)
+					put(c, s, len);
 			} else if (wordpiece) {
 				if ((s = (const uint8_t *)wp_piece(fs[f].wp,
 				    fs[f].ids[i], &len)) != NULL)
@@ -471,6 +499,36 @@ encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 	return 0;
 }
 
+/*
+ * Byte-level BPE: the line as tiktoken's encode_ordinary() takes it
+ * (nothing stripped); a line that is not UTF-8 is refused.
+ */
+static int
+encode_bpe(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
+    int add_eos)
+{
+	const uint32_t *t;
+	size_t i, v;
+	long k;
+
+	if ((v = uni_utf8_valid_prefix(p, n)) != n) {
+		snprintf(c->err, sizeof(c->err), "invalid UTF-8 at byte %zu of "
+		    "the line (byte-level BPE encodes text)", v);
+		return -1;
+	}
+	if ((k = bpe_encode(fd->be, p, n)) < 0)
+		die_errno("encode");
+	t = bpe_ids(fd->be);
+	ids_room(fd, (size_t)k + 1);
+	for (i = 0; i < (size_t)k; i++)
+		fd->ids[i] = t[i];
+	fd->n = (size_t)k;
+	fd->ntok += (uint64_t)k;
+	if (add_eos && eos)
+		fd->ids[fd->n++] = eos_id;
+	return 0;
+}
+
 /* Encode one column into fd->ids.  0, or -1 with a message in c->err. */
 static int
 encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
@@ -481,6 +539,8 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 
 	if (spm_mode)
 		return encode_spm(c, fd, p, n, add_eos);
+	if (bpe_mode)
+		return encode_bpe(c, fd, p, n, add_eos);
 	if (strip)
 		sw_strip(&p, &n);
 	if (wordpiece) {
@@ -729,7 +789,7 @@ encode_line(struct ctx *c, const uint8_t *p, size_t n)
 		return 0;
 	}
 	/* tensor2tensor's tab iterator: strip, split, strip each part. */
-	if (strip && !spm_mode)
+	if (strip && !RAW_LINES)
 		sw_strip(&p, &n);
 	q = p;
 	for (f = 0; f + 1 < nfields; f++) {
@@ -773,7 +833,7 @@ lines_open(int fd, const char *name, const struct part_file *pf)
 	return r;
 }
 
-/* SentencePiece mode: lines as spm_encode reads them (split at \n only). */
+/* SentencePiece and BPE modes: lines as spm_encode and tiktoken read them (split at \n only). */
 static int
 encode_file_raw(const char *path, int fd, const struct part_file *pf)
 {
@@ -815,7 +875,7 @@ encode_file(const char *path, const struct part_file *pf)
 		return 0;
 	if ((fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
-	if (spm_mode && !jsonl)
+	if (RAW_LINES && !jsonl)
 		return encode_file_raw(path, fd, pf);
 	r = lines_r = lines_open(fd, name, pf);
 	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
@@ -849,7 +909,7 @@ static int
 encode_parallel(char **paths)
 {
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
-	static struct sw_lines *sr[8];	/* -m spm: lines as spm_encode reads them */
+	static struct sw_lines *sr[8];	/* RAW_LINES: lines as spm_encode reads them */
 	const uint8_t *p[8];
 	struct sw_err e;
 	size_t n[8], f, g;
@@ -859,14 +919,14 @@ encode_parallel(char **paths)
 	for (f = 0; f < nfields; f++) {
 		if ((fd[f] = open_text(paths[f])) == -1)
 			exit(1);
-		if (spm_mode ? (sr[f] = sw_lines_open(fd[f])) == NULL :
+		if (RAW_LINES ? (sr[f] = sw_lines_open(fd[f])) == NULL :
 		    (r[f] = sw_lines_open(fd[f])) == NULL)
 			die_errno("%s", input_name(paths[f]));
 	}
 	for (;;) {
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
-			rc[f] = spm_mode ? sw_lines_next_raw(sr[f], &p[f], &n[f]) :
+			rc[f] = RAW_LINES ? sw_lines_next_raw(sr[f], &p[f], &n[f]) :
 			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
@@ -958,7 +1018,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	c->out = &ch->out;
 	c->skipped = 0;
 	c->tabbed = 0;
-	if (spm_mode && !jsonl) {
+	if (RAW_LINES && !jsonl) {
 		struct sw_lines *sr;
 
 		if ((sr = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
@@ -1017,6 +1077,13 @@ ctx_init(struct ctx *c)
 			spm_enc_set_extra(c->f[f].se, spm_x, spm_nx);
 			continue;
 		}
+		if (bpe_mode) {
+			c->f[f].bm = fields[f].bm;
+			if ((c->f[f].be = bpe_enc_new(fields[f].bm)) == NULL)
+				die_errno("jobs");
+			bpe_enc_allow_special(c->f[f].be, allow_special);
+			continue;
+		}
 		if (wordpiece) {
 			c->f[f].wp = fields[f].wp;
 			c->f[f].unk = fields[f].unk;
@@ -1047,6 +1114,7 @@ ctx_free(struct ctx *c)
 		sw_vocab_free(c->f[f].sw);
 		wp_tok_free(c->f[f].wt);
 		spm_enc_free(c->f[f].se);
+		bpe_enc_free(c->f[f].be);
 		buf_free(&c->f[f].ptext);
 		free(c->f[f].ids);
 	}
@@ -1354,6 +1422,25 @@ decode_spm_file(const char *path, const struct part_file *pf)
 	return 0;
 }
 
+/* tiktoken's decode_bytes(): the bytes of each id, as they are. */
+static void
+decode_bpe(struct ctx *c, const struct field *fd, size_t start)
+{
+	const uint8_t *s;
+	size_t i, len;
+
+	for (i = 0; i < fd->n; i++) {
+		if ((s = bpe_token(fd->bm, fd->ids[i], &len)) == NULL) {
+			c->out->len = start;	/* not half a line */
+			flush_all();
+			die("%s: id %lld is not in %s (%s)", dec_where(),
+			    (long long)fd->ids[i], input_name(fd->vpath),
+			    tiktoken_mode ? encoding_name : "encoder.json");
+		}
+		put(c, s, len);
+	}
+}
+
 static void
 decode_emit(void)
 {
@@ -1376,6 +1463,10 @@ decode_emit(void)
 				die("%s: %s", dec_where(), err);
 			}
 			put(c, wptext, (size_t)k);
+			continue;
+		}
+		if (bpe_mode) {
+			decode_bpe(c, &fields[f], start);
 			continue;
 		}
 		if (wordpiece) {
@@ -1634,7 +1725,7 @@ decode_records_file(const char *path, const struct part_file *pf)
 			line_done(&mainctx);
 			continue;
 		}
-		if (n > BIG_RECORD && !spm_mode) {
+		if (n > BIG_RECORD && !spm_mode && !bpe_mode) {
 			decode_big(p, n);
 			continue;
 		}
@@ -1895,6 +1986,84 @@ not_a_model(const char *path, const char *err)
 }
 
 /*
+ * -m bpe: GPT-2's encoder.json (-v) and vocab.bpe (--merges); -m
+ * tiktoken: a NAME.tiktoken file with the encoding's pattern and
+ * special tokens.
+ */
+static struct bpe_model *
+load_bpe(const char *path)
+{
+	char err[BPE_ERRMAX];
+	struct bpe_model *m;
+	size_t n;
+	uint8_t *p;
+
+	if (!tiktoken_mode) {
+		if ((m = bpe_load_gpt2(path, merges_path, err)) == NULL) {
+			model_given(path);
+			die("%s, %s: %s", input_name(path),
+			    input_name(merges_path), err);
+		}
+		return m;
+	}
+	if ((m = bpe_load_tiktoken(path, (enum bpe_encoding)
+	    bpe_encoding_by_name(encoding_name), err)) != NULL)
+		return m;
+	model_given(path);
+	p = slurp(path, &n);
+	if (p != NULL && n > 0 && p[0] == '{') {
+		free(p);
+		die("%s: not a .tiktoken file: this looks like GPT-2's "
+		    "encoder.json (use -m bpe -v encoder.json --merges vocab.bpe)",
+		    input_name(path));
+	}
+	free(p);
+	die("%s: %s", input_name(path), err);
+}
+
+/*
+ * --encoding NAME, or the name of a file called NAME.tiktoken; -m bpe
+ * is gpt2's.
+ */
+static void
+resolve_encoding(const char *path)
+{
+	const char *base, *eq = strchr(path, '=');
+	static char name[64];
+	size_t n;
+
+	if (eq != NULL && access(path, F_OK) == -1)
+		path = eq + 1;		/* -v field=file */
+	base = strrchr(path, '/');
+
+	if (!tiktoken_mode) {
+		if (encoding_name != NULL && bpe_encoding_by_name(encoding_name) !=
+		    BPE_GPT2)
+			usage_error("--encoding %s: -m bpe reads GPT-2's files, "
+			    "the gpt2 encoding; use -m tiktoken -v %s.tiktoken",
+			    encoding_name, encoding_name);
+		encoding_name = "gpt2";
+		return;
+	}
+	if (encoding_name != NULL)
+		return;
+	base = base != NULL ? base + 1 : path;
+	n = strlen(base);
+	if (n > 9 && n - 9 < sizeof name &&
+	    strcmp(base + n - 9, ".tiktoken") == 0) {
+		memcpy(name, base, n - 9);
+		name[n - 9] = '\0';
+		if (bpe_encoding_by_name(name) >= 0) {
+			encoding_name = name;
+			return;
+		}
+	}
+	usage_error("-m tiktoken: give --encoding NAME (gpt2, r50k_base, "
+	    "p50k_base, p50k_edit, cl100k_base or o200k_base): it sets the "
+	    "pattern and special tokens of %s", path);
+}
+
+/*
  * Give every field its vocabulary ("-v path" for all, "-v name=path" for
  * one; a "name=path" naming no field is refused, unless it is a file).
  */
@@ -1932,6 +2101,9 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			fields[f].sw = fields[j].sw;
 			fields[f].wp = fields[j].wp;
 			fields[f].sm = fields[j].sm;
+			fields[f].bm = fields[j].bm;
+		} else if (bpe_mode) {
+			fields[f].bm = load_bpe(fields[f].vpath);
 		} else if (spm_mode) {
 			char err[SPM_ERRMAX];
 
@@ -1951,6 +2123,12 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			if ((fields[f].se = spm_enc_new(fields[f].sm)) == NULL)
 				die_errno("sentencepiece");
 			spm_enc_set_extra(fields[f].se, spm_x, spm_nx);
+			continue;
+		}
+		if (bpe_mode) {
+			if ((fields[f].be = bpe_enc_new(fields[f].bm)) == NULL)
+				die_errno("bpe");
+			bpe_enc_allow_special(fields[f].be, allow_special);
 			continue;
 		}
 		if (wordpiece) {
@@ -1999,13 +2177,18 @@ parse_fmt(const char *s, int in)
 	usage_error("unknown %s format: %s", in ? "input" : "output", s);
 }
 
-/* "--eos 5" and "--eos [EOS]" take the next word as the argument. */
+/*
+ * "--eos 5", "--eos [EOS]" and "--eos <|endoftext|>" take the next word
+ * as the argument.
+ */
 static int
 eos_word(const char *s)
 {
 	size_t n = strlen(s);
 
 	if (n > 0 && strspn(s, "0123456789") == n)
+		return 1;
+	if (n > 4 && strncmp(s, "<|", 2) == 0 && strcmp(s + n - 2, "|>") == 0)
 		return 1;
 	return n > 2 && s[0] == '[' && s[n - 1] == ']';
 }
@@ -2049,10 +2232,25 @@ resolve_eos(const char *arg)
 			    input_name(fields[0].vpath), arg);
 		return id;
 	}
+	if (bpe_mode) {
+		const struct bpe_model *bm = fields[0].bm;
+		const uint8_t *t;
+		size_t len;
+
+		if (arg == NULL)
+			return bpe_eot_id(bm);
+		/* A token's text (a special token, or any other). */
+		for (i = 0; i < bpe_size(bm); i++)
+			if ((t = bpe_token(bm, (int64_t)i, &len)) != NULL &&
+			    len == strlen(arg) && memcmp(t, arg, len) == 0)
+				return (int64_t)i;
+		die("%s: --eos: no token '%s' in %s", input_name(fields[0].vpath),
+		    arg, encoding_name);
+	}
 	if (!wordpiece) {
 		if (arg != NULL)
-			usage_error("--eos: a token applies to -m wordpiece; "
-			    "give an id");
+			usage_error("--eos: a token applies to -m wordpiece, spm, "
+			    "bpe and tiktoken; give an id");
 		return 1;
 	}
 	if (arg == NULL)
@@ -2123,7 +2321,7 @@ main(int argc, char *argv[])
 			jobs = jobs_arg(optarg);
 			break;
 		case 'm':
-			spm_mode = 0;
+			spm_mode = bpe_mode = tiktoken_mode = 0;
 			if (strcmp(optarg, "wordpiece") == 0)
 				wordpiece = 1;
 			else if (strcmp(optarg, "subword") == 0)
@@ -2132,8 +2330,12 @@ main(int argc, char *argv[])
 			    strcmp(optarg, "sentencepiece") == 0) {
 				wordpiece = 0;
 				spm_mode = 1;
-			}
-			else
+			} else if (strcmp(optarg, "bpe") == 0 ||
+			    strcmp(optarg, "tiktoken") == 0) {
+				wordpiece = 0;
+				bpe_mode = 1;
+				tiktoken_mode = optarg[0] == 't';
+			} else
 				usage_error("unknown mode: %s", optarg);
 			break;
 		case 'o':
@@ -2148,7 +2350,8 @@ main(int argc, char *argv[])
 			vspec[nv++] = optarg;
 			break;
 		case 'V':
-			print_version("Unicode " UNICODE_VERSION);
+			print_version("Unicode " UNICODE_VERSION ", byte-level BPE "
+			    "Unicode " PRETOK_UNICODE_VERSION);
 		case OPT_EOS:
 			eos = 1;
 			eos_arg = optarg;
@@ -2170,6 +2373,22 @@ main(int argc, char *argv[])
 		}
 		case OPT_EXTRA_OPTIONS:
 			extra_opts = optarg;
+			break;
+		case OPT_ALLOWED_SPECIAL:
+			if (strcmp(optarg, "all") != 0 && strcmp(optarg, "none") != 0)
+				usage_error("--allowed-special: all or none, not '%s'",
+				    optarg);
+			allow_special = optarg[0] == 'a';
+			break;
+		case OPT_ENCODING:
+			if (bpe_encoding_by_name(optarg) < 0)
+				usage_error("unknown encoding: %s (gpt2, r50k_base, "
+				    "p50k_base, p50k_edit, cl100k_base or o200k_base)",
+				    optarg);
+			encoding_name = optarg;
+			break;
+		case OPT_MERGES:
+			merges_path = optarg;
 			break;
 		case OPT_NO_STRIP:
 			strip = 0;
@@ -2251,6 +2470,16 @@ main(int argc, char *argv[])
 	if (max_unk >= 0 && ((!wordpiece && !spm_mode) || decode))
 		usage_error("--max-unk-rate applies to encoding with -m wordpiece "
 		    "or -m spm");
+	if (merges_path != NULL && (!bpe_mode || tiktoken_mode))
+		usage_error("--merges applies to -m bpe");
+	if (bpe_mode && !tiktoken_mode && merges_path == NULL)
+		usage_error("-m bpe: give GPT-2's merges with --merges vocab.bpe "
+		    "(and encoder.json with -v)");
+	if (!bpe_mode && (encoding_name != NULL || allow_special))
+		usage_error("--encoding and --allowed-special apply to -m bpe and "
+		    "-m tiktoken");
+	if (bpe_mode)
+		resolve_encoding(vspec[0]);
 	if (!spm_mode && (extra_ids > 0 || extra_opts != NULL))
 		usage_error("--extra-ids and --extra-options apply to -m spm");
 	if (decode && extra_opts != NULL)
@@ -2297,7 +2526,7 @@ main(int argc, char *argv[])
 		usage_error("--strip-extraneous applies to -d only");
 	if (!wordpiece && wpflags)
 		usage_error("--lower, --strip-accents and --rules apply to -m wordpiece");
-	if ((wordpiece || spm_mode) && strip_extraneous)
+	if ((wordpiece || spm_mode || bpe_mode) && strip_extraneous)
 		usage_error("--strip-extraneous applies to -m subword");
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
@@ -2335,6 +2564,7 @@ main(int argc, char *argv[])
 
 		for (f = 0; f < nfields; f++) {
 			size_t vs = spm_mode ? spm_size(fields[f].sm) :
+			    bpe_mode ? bpe_size(fields[f].bm) :
 			    wordpiece ? wp_vocab_size(fields[f].wp) :
 			    sw_vocab_size(fields[f].sw);
 
@@ -2417,8 +2647,13 @@ main(int argc, char *argv[])
 		for (j = f + 1; j < nfields; j++)
 			if (fields[j].sm == fields[f].sm)
 				fields[j].sm = NULL;
+		for (j = f + 1; j < nfields; j++)
+			if (fields[j].bm == fields[f].bm)
+				fields[j].bm = NULL;
 		spm_enc_free(fields[f].se);
 		spm_model_free(fields[f].sm);
+		bpe_enc_free(fields[f].be);
+		bpe_model_free(fields[f].bm);
 		buf_free(&fields[f].ptext);
 		sw_vocab_free(fields[f].sw);
 		wp_tok_free(fields[f].wt);

@@ -29,7 +29,7 @@ stages() {
 	local r=$BUILDS/$1.mk out=$2 n=$3 name kind k pids fail
 	shift 3
 	make -s -f "$r" stages "$@" >"$T/stages"
-	while read -r name kind; do
+	while read -r name kind _; do
 		if [ "$kind" = parts ]; then
 			pids=()
 			for ((k = 0; k < n; k++)); do
@@ -254,7 +254,7 @@ enzh_fixture() {
 
 @test "t2t-translate-enzh: stages and products follow the recipe contract" {
 	run -0 make -s -f "$BUILDS/t2t-translate-enzh.mk" stages
-	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\nencode parts\nshards once')" ]
+	[ "$output" = "$(printf 'text once\ncount parts cpus=4\nvocab once mem=8G\nencode parts cpus=4\nshards once')" ]
 	enzh_fixture
 	build t2t-translate-enzh "${ENZH[@]}"
 	stages t2t-translate-enzh "$T/n1" 1 "${ENZH[@]}"
@@ -658,7 +658,7 @@ nllb_fixture() {
 
 @test "nllb: the stages give the bytes of one run" {
 	run -0 make -s -f "$BUILDS/nllb.mk" stages
-	[ "$output" = "$(printf 'text once\ncount parts\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
+	[ "$output" = "$(printf 'text once\ncount parts cpus=4\nvocab once mem=8G\npieces parts cpus=4\ndict once\nbin parts cpus=4\ndata once')" ]
 	nllb_fixture
 	build nllb "${NLLB[@]}"
 	stages nllb "$T/n1" 1 "${NLLB[@]}"
@@ -770,7 +770,7 @@ nllb_like_spm_encode() {
 	[ "$(wc -l <"$T/out/spm.vocab")" -eq 80 ]
 	# the plan has no count stage; its parts give the bytes of one run
 	run -0 make -s -f "$BUILDS/nllb.mk" stages SPM=1
-	[ "$output" = "$(printf 'text once\nvocab once\npieces parts\ndict once\nbin parts\ndata once')" ]
+	[ "$output" = "$(printf 'text once\nvocab once cpus=16 mem=8G\npieces parts cpus=4\ndict once\nbin parts cpus=4\ndata once')" ]
 	stages nllb "$T/n3" 3 "${NLLB_SPM[@]}" SPM=1
 	same_products nllb "$T/out" "$T/n3" "${NLLB_SPM[@]}" SPM=1
 	# the model records its trainer's values, and what spm_train says

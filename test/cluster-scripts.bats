@@ -23,7 +23,7 @@ text() {
 	run "$SB" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "usage: slurm-build "* ]]
-	for o in --parts --out --bin --partition --account --time --sbatch --poll --dry-run; do
+	for o in --parts --out --bin --partition --account --time --cpus-per-task --mem --sbatch --poll --dry-run --no-wait --status --no-check; do
 		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
 	done
 	run "$PB" --help
@@ -64,6 +64,9 @@ text() {
 	grep -q -- '^JOB1=$(sbatch .*--job-name=fixture-vocab .*--output=.*/logs/vocab.log --dependency=afterok:$JOB0 ' <<<"$output"
 	grep -q -- '^JOB2=$(sbatch .*--array=0-2 .*--dependency=afterok:$JOB1 ' <<<"$output"
 	grep -q -- '--partition=short --account=proj --time=10 --mem=1G' <<<"$output"
+	# what the fixture's stages ask for a task: count 2 CPUs, vocab 1G
+	grep -q -- '^JOB0=.* --cpus-per-task=2 --mem=2G ' <<<"$output"
+	grep -q -- '^JOB1=.* --cpus-per-task=1 --mem=1G ' <<<"$output"
 	# the job script of a part: the stage with N and the array task as K
 	grep -q "fixture.mk count .* N=3 K=\"\$SLURM_ARRAY_TASK_ID\"$" "$T/out/logs/count.sh"
 	! grep -q 'K=' "$T/out/logs/vocab.sh" || false
@@ -74,7 +77,7 @@ text() {
 	printf 'stages:\n\t@echo count sometimes\n' >"$T/bad.mk"
 	run "$SB" -n "$T/bad.mk"
 	[ "$status" -eq 1 ]
-	[[ $output == *"stages: not \"NAME parts\" or \"NAME once\": count sometimes"* ]]
+	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count sometimes"* ]]
 }
 
 @test "parallel-build: the products are those of the one-process run" {
@@ -220,6 +223,7 @@ nllb_text() {
 # fake_slurm: sbatch, squeue, scontrol and scancel on PATH that run each
 # job at once, in order (task K of an array with SLURM_ARRAY_TASK_ID=K),
 # and report it as Slurm's do: enough for slurm-build without a cluster.
+# sbatch keeps the arguments of job ID in FAKE_JOBS/ID.args, one a line.
 fake_slurm() {
 	local d=$T/fakebin
 	mkdir -p "$d" "$T/fakejobs"
@@ -240,6 +244,7 @@ done
 id=$(($(cat "$jobs/last") + 1))
 echo "$id" >"$jobs/last"
 : >"$jobs/$id"
+printf '%s\n' "$@" >"$jobs/$id.args"
 if [ -n "$array" ]; then tasks=$(seq "${array%-*}" "${array#*-}"); else tasks=-; fi
 for k in $tasks; do
 	if [ -n "$dep" ] && grep -qv ' 0$' "$jobs/$dep"; then
@@ -262,6 +267,28 @@ while read -r k st rc; do
 	echo "JobId=$id$t JobState=$st ExitCode=$rc:0 StartTime=2026-01-01T00:00:00 EndTime=2026-01-01T00:00:01"
 done <"${FAKE_JOBS:?}/$id"
 SH
+	# srun runs the command once for each node (node1 ...), sinfo says
+	# FAKE_NODES nodes (default 1); srun keeps its arguments in
+	# FAKE_JOBS/srun
+	cat >"$d/srun" <<'SH'
+#!/bin/bash
+echo "$*" >>"${FAKE_JOBS:?}/srun"
+nodes=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes=*) nodes=${1#*=} ;;
+	--*) ;;
+	*) break ;;
+	esac
+	shift
+done
+rc=0
+for ((i = 1; i <= nodes; i++)); do
+	SLURMD_NODENAME=node$i "$@" || { echo "srun: error: node$i: task $((i - 1)): Exited with exit code $?" >&2; rc=1; }
+done
+exit $rc
+SH
+	printf '#!/bin/sh\necho "${FAKE_NODES:-1}"\n' >"$d/sinfo"
 	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
 	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
 	chmod +x "$d"/*
@@ -285,6 +312,188 @@ SH
 		cmp "$T/hot/$p" "$T/sb/$p"
 	done
 	! cmp -s "$T/one/batches.jsonl" "$T/sb/batches.jsonl"
+}
+
+# job_has ID ARG...: each ARG is an argument of fake job ID's sbatch
+job_has() {
+	local id=$1 a
+	shift
+	for a; do
+		grep -qxF -- "$a" "$FAKE_JOBS/$id.args" || { echo "job $id: no $a in:"; cat "$FAKE_JOBS/$id.args"; return 1; }
+	done
+}
+
+@test "slurm-build: CPUs and memory a task, per stage: the command line's, the recipe's, else 1 and 2G" {
+	fake_slurm
+	text
+	# the fixture's stages: count parts cpus=2, vocab once mem=1G
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	job_has 1 --cpus-per-task=2 --mem=2G
+	job_has 2 --cpus-per-task=1 --mem=1G
+	job_has 3 --cpus-per-task=1 --mem=2G
+	job_has 4 --cpus-per-task=1 --mem=2G
+	[[ $output == *"stage count (parts): job 1 submitted (2 CPU(s), 2G a task)"* ]]
+	# for every stage, then for one: the stage's wins, whatever the order
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" -c vocab=6 -c 3 --mem 500M \
+		--mem encode=4G --cpus-per-task=shards=1 "$FIXMK" TEXT="$T/text.txt"
+	job_has 5 --cpus-per-task=3 --mem=500M
+	job_has 6 --cpus-per-task=6 --mem=500M
+	job_has 7 --cpus-per-task=3 --mem=4G
+	job_has 8 --cpus-per-task=1 --mem=500M
+	# --sbatch comes after, and so wins in sbatch
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" --sbatch=--mem=3G "$FIXMK" TEXT="$T/text.txt"
+	[ "$(grep -n -e '^--mem=' "$FAKE_JOBS/9.args" | cut -d: -f2 | tr '\n' ' ')" = "--mem=2G --mem=3G " ]
+	# what a stages line or an option may not say
+	run -2 "$SB" -n -c 0 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: -c: not a number of CPUs (1 or more): 0" ]]
+	run -2 "$SB" -n --mem=vocab=4g "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: --mem: not a size as sbatch --mem takes it (500M, 4G): 4g" ]]
+	run -2 "$SB" -n -c nosuch=2 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "slurm-build: no stage nosuch in $FIXMK (its stages: count vocab encode shards)" ]]
+	printf 'stages:\n\t@echo count parts cpus=x\n' >"$T/bad.mk"
+	run -1 "$SB" -n "$T/bad.mk"
+	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count parts cpus=x"* ]]
+}
+
+# stage_is NAME KIND ID STATE DONE WANT: the --status line of a stage
+stage_is() {
+	grep -qE "^slurm-build: stage $1 +$2 +job $3 +$4 +$5 of $6 done\$" <<<"$output" ||
+		{ echo "no line for stage $1 $4 $5 of $6 in:"; echo "$output"; return 1; }
+}
+
+@test "slurm-build --no-wait submits and exits; --status says where each stage stands" {
+	fake_slurm
+	text
+	local d=$T/sb i
+	run -0 --separate-stderr "$SB" --no-wait -N 2 -o "$d" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ "${lines[0]}" = "slurm-build: submitted jobs 1 2 3 4; they run on their own" ]
+	[ "${lines[1]}" = "slurm-build: where the build stands: $SB --status $d" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ $stderr == *"stage shards (once): job 4 submitted"* ]]
+	[ ! -e "$d/logs/lock" ]
+	run -0 "$SB" --status "$d"
+	[[ ${lines[0]} == "slurm-build: $d: fixture.mk, 2 parts, submitted 20"* ]]
+	stage_is count parts 1 done 2 2
+	stage_is vocab once 2 done 1 1
+	stage_is encode parts 3 done 2 2
+	stage_is shards once 4 done 1 1
+	[ "${lines[-1]}" = "slurm-build: $d: done: every stage completed" ]
+	# Slurm says: encode's task 0 runs, task 1 waits, and shards waits
+	printf '0 RUNNING 0\n1 PENDING 0\n' >"$FAKE_JOBS/3"
+	echo '- PENDING 0' >"$FAKE_JOBS/4"
+	rm "$d"/logs/encode-*.status "$d/logs/shards.status"
+	run -0 "$SB" --status "$d"
+	stage_is count parts 1 done 2 2
+	stage_is encode parts 3 running 0 2
+	stage_is shards once 4 pending 0 1
+	[ "${lines[-1]}" = "slurm-build: $d: running (stage encode)" ]
+	# a part failed; the stages after it were cancelled
+	printf '0 COMPLETED 0\n1 FAILED 2\n' >"$FAKE_JOBS/1"
+	echo 2 >"$d/logs/count-1.status"
+	for i in 2 3 4; do echo '- CANCELLED 0' >"$FAKE_JOBS/$i"; done
+	run -1 "$SB" --status "$d"
+	stage_is count parts 1 failed 1 2
+	stage_is vocab once 2 cancelled 1 1
+	[ "${lines[-1]}" = "slurm-build: $d: failed (stage count: failed); logs in $d/logs" ]
+	# Slurm has forgotten the jobs: the exit statuses the tasks wrote
+	for i in 1 2 3 4; do : >"$FAKE_JOBS/$i"; done
+	for i in count-1 encode-0 encode-1 shards; do echo 0 >"$d/logs/$i.status"; done
+	run -0 "$SB" --status "$d"
+	stage_is encode parts 3 done 2 2
+	[ "${lines[-1]}" = "slurm-build: $d: done: every stage completed" ]
+	rm "$d/logs/encode-1.status"
+	run -1 "$SB" --status "$d"
+	stage_is encode parts 3 unknown 1 2
+	[[ $output == *"slurm-build: stage encode: Slurm no longer knows job 3, and not every task wrote its exit status"* ]]
+	# while its jobs are queued, the build is not submitted again
+	printf '#!/bin/sh\necho 3\n' >"$T/fakebin/squeue"
+	run -1 "$SB" -N 2 -o "$d" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[[ $output == "slurm-build: $d: the build submitted here on 20"*" still has jobs in the queue (1,2,3,4): $SB --status $d shows where it stands; scancel them to start again" ]]
+	[ "$(cat "$FAKE_JOBS/last")" = 4 ]
+	# usage
+	run -2 "$SB" --status "$d" "$FIXMK"
+	[[ ${lines[0]} == "slurm-build: --status takes no recipe: $FIXMK" ]]
+	run -1 "$SB" --status "$T"
+	[ "$output" = "slurm-build: $T: no build submitted by slurm-build here (no $T/logs/jobs)" ]
+}
+
+@test "slurm-build: the tools must run on the nodes before a stage is queued; what is missing is said" {
+	fake_slurm
+	text
+	export FAKE_NODES=3
+	# tools that need a library node2 lacks
+	local t
+	mkdir "$T/bin"
+	for t in tfr-cat subword-build subword-encode; do
+		cat >"$T/bin/$t" <<'SH'
+#!/bin/sh
+if [ "$SLURMD_NODENAME" = node2 ]; then
+	echo "$0: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" >&2
+	exit 127
+fi
+echo "${0##*/} 1.0"
+SH
+		chmod +x "$T/bin/$t"
+	done
+	run -1 --separate-stderr "$SB" --poll 0 -N 4 -o "$T/sb" --bin "$T/bin" "$FIXMK" TEXT="$T/text.txt"
+	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 3 node(s)" ]
+	[ "${stderr_lines[1]}" = "slurm-build: the tools do not run on every node; no stage queued:" ]
+	[ "${stderr_lines[2]}" = "  node2: $T/bin/tfr-cat: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
+	[ "${stderr_lines[4]}" = "  node2: $T/bin/subword-encode: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
+	[ "${stderr_lines[5]}" = "slurm-build: a library the tools need is missing there: make static builds tools that need none (build/static/bin); give them with --bin build/static/bin" ]
+	[ "$(cat "$FAKE_JOBS/last")" = 0 ]
+	grep -q -- '^--nodes=3 --ntasks-per-node=1 --job-name=fixture-check ' "$FAKE_JOBS/srun"
+	[ ! -e "$T/sb/logs/lock" ]
+	# tools that run: on as many nodes as a stage has tasks, then the stages
+	rm "$FAKE_JOBS/srun"
+	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^--nodes=2 --ntasks-per-node=1 ' "$FAKE_JOBS/srun"
+	[[ $output == *"all stages completed"* ]]
+	# --no-check: no srun
+	rm "$FAKE_JOBS/srun"
+	run -0 "$SB" --no-check --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ ! -e "$FAKE_JOBS/srun" ]
+}
+
+# wait_for FILE PATTERN: until FILE holds a line matching PATTERN (20 s)
+wait_for() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		! grep -q -- "$2" "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "$1: no line $2"
+	return 1
+}
+
+@test "slurm-build: terminated, then again while it cancels, it cancels every job once, to the end" {
+	fake_slurm
+	text
+	# the jobs stay queued, and scancel takes a while
+	printf '#!/bin/sh\necho RUNNING\n' >"$T/fakebin/squeue"
+	cat >"$T/fakebin/scancel" <<'SH'
+#!/bin/sh
+echo "start $*" >>"$FAKE_JOBS/scancel"
+sleep 1
+echo "done $*" >>"$FAKE_JOBS/scancel"
+SH
+	local pid st=0
+	# a process group of its own: the second SIGTERM goes to the whole
+	# group, scancel included, as a second ^C does
+	setsid "$SB" --poll 0.1 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" \
+		>"$T/sb.out" 2>&1 &
+	pid=$!
+	wait_for "$T/sb.out" 'stage shards (once): job 4 submitted'
+	kill -TERM -- -"$pid"
+	wait_for "$FAKE_JOBS/scancel" '^start'
+	kill -TERM -- -"$pid"
+	wait "$pid" || st=$?
+	cat "$T/sb.out" "$FAKE_JOBS/scancel"
+	[ "$st" -eq 143 ]
+	grep -q 'slurm-build: SIGTERM received; cancelling jobs 1 2 3 4' "$T/sb.out"
+	[ "$(cat "$FAKE_JOBS/scancel")" = "start 1 2 3 4
+done 1 2 3 4" ]
+	[ ! -e "$T/sb/logs/lock" ]
 }
 
 @test "mpi-build: --help, usage errors and the dry run" {

@@ -22,7 +22,7 @@ setup() {
 
 @test "subword-encode: --version names the Unicode version" {
 	run -0 --separate-stderr subword-encode --version
-	[ "$output" = "$(printf 'subword-encode 0.1.0\nUnicode 14.0.0')" ]
+	[ "$output" = "$(printf 'subword-encode 0.1.0\nUnicode 14.0.0, byte-level BPE Unicode 16.0.0')" ]
 }
 
 @test "subword-encode: usage errors exit 2" {

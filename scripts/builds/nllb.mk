@@ -75,7 +75,10 @@
 # for any N (the counts take whole files: -b 1e12).  With SentencePiece
 # there is nothing to count: text once, vocab once (spm_train, or nothing
 # when SPM_MODEL is given), pieces parts, dict once, bin parts, data once
-# (make stages SPM=1 prints them).
+# (make stages SPM=1 prints them).  Each line says what a task of the
+# stage needs where that is not one CPU and 2G (slurm-build): the
+# threaded tools' stages 4 CPUs, the vocabulary 8G (spm_train as many
+# CPUs as its SPM_THREADS).
 #
 # Not done: a valid split (Open-NLLB's valid.SRC-TGT.LANG in shard000),
 # sampling the text spm_train reads (give SPM_MODEL a model trained on a
@@ -186,8 +189,9 @@ PIECES_K := $(foreach l,$(LANGS),$(foreach s,$(SHARD_IDS),$(call pieces_part,$(l
 all: $(PRODUCTS)
 
 stages:
-	@printf '%s\n' 'text once' $(if $(USE_SPM),,'count parts') 'vocab once' 'pieces parts' \
-	    'dict once' 'bin parts' 'data once'
+	@printf '%s\n' 'text once' $(if $(USE_SPM),,'count parts cpus=4') \
+	    'vocab once $(if $(USE_SPM),cpus=$(SPM_THREADS) )mem=8G' 'pieces parts cpus=4' \
+	    'dict once' 'bin parts cpus=4' 'data once'
 
 products:
 	@printf '%s\n' $(foreach p,$(PRODUCTS),$(call sq,$(patsubst $(OUT)/%,%,$(p))))

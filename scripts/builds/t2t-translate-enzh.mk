@@ -40,7 +40,9 @@
 #   the Chinese side is kept, as in tensor2tensor.
 #
 # Stages (see `make -s -f ... stages`): text once, count parts, vocab
-# once, encode parts, shards once.  Every product is byte-identical to
+# once, encode parts, shards once; the counts and the encoding take 4
+# CPUs a task (the tools' threads), the vocabulary from the merged
+# counts 8G.  Every product is byte-identical to
 # `all`'s for any N.  The vocabularies are built from the merged counts
 # of the parts when each training file is at most the byte budget (then
 # every line is sampled, by parts or whole); a bigger file is sampled by
@@ -116,7 +118,7 @@ encode_part = $(OUT)/parts/train.$(1)-of-$(N).tfr
 all: $(PRODUCTS)
 
 stages:
-	@printf '%s\n' 'text once' 'count parts' 'vocab once' 'encode parts' 'shards once'
+	@printf '%s\n' 'text once' 'count parts cpus=4' 'vocab once mem=8G' 'encode parts cpus=4' 'shards once'
 
 products:
 	@printf '%s\n' $(foreach p,$(PRODUCTS),$(call sq,$(notdir $(p))))

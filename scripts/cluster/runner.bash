@@ -2,8 +2,9 @@
 # What the build runners (parallel-build, slurm-build, mpi-build) share:
 # the recipe contract's plan (`make -s -f recipe stages`), OUT and BIN
 # checked as make will read them, the one-runner lock of an output
-# directory, and the report of the products.  Sourced by each runner,
-# which sets prog (its name) and defines usage() first.
+# directory, the handling of signals, and the report of the products.
+# Sourced by each runner, which sets prog (its name) and defines usage()
+# first.
 
 die() {
 	echo "$prog: $*" >&2
@@ -14,6 +15,28 @@ usage_error() {
 	echo "$prog: $*" >&2
 	usage >&2
 	exit 2
+}
+
+# on_signal HANDLER: when SIGINT, SIGTERM or SIGHUP arrives, run
+# `HANDLER SIGNAME STATUS` (STATUS 128 + the signal's number), then exit
+# STATUS.  From the first signal on, all three are ignored, by this shell
+# and by every command HANDLER starts: a second one (make forwards its
+# own; a second ^C reaches the whole process group) cannot cut the
+# stopping short.  The EXIT trap (the lock) still runs.
+on_signal() {
+	# the handler's name now, the rest when the signal comes
+	# shellcheck disable=SC2064
+	trap "_on_signal $1 SIGINT 130" INT
+	# shellcheck disable=SC2064
+	trap "_on_signal $1 SIGTERM 143" TERM
+	# shellcheck disable=SC2064
+	trap "_on_signal $1 SIGHUP 129" HUP
+}
+
+_on_signal() {
+	trap '' INT TERM HUP
+	"$1" "$2" "$3"
+	exit "$3"
 }
 
 hms() {
@@ -36,9 +59,11 @@ make_name() {
 # runner_plan RECIPE PARTS OUT BIN VAR=value...: check the operands and
 # read the recipe's plan.  Sets recipe (absolute), name, out (absolute,
 # default build/NAME), bin, workdir, logs, common (the make arguments
-# every job gets), and stages[] with kinds[] (parts or once).
+# every job gets), and stages[] with kinds[] (parts or once), cpus[] and
+# mems[] (what the recipe asks for each stage's task: cpus=N, mem=SIZE
+# after the kind; empty when it does not say).
 runner_plan() {
-	local v s k extra plan parts=$2
+	local v s k a extra plan c m parts=$2
 	recipe=$1 out=$3 bin=$4
 	shift 4
 	vars=("$@")
@@ -66,18 +91,44 @@ runner_plan() {
 	plan=$($makecmd -s -f "$recipe" stages "${common[@]}") || die "$recipe: make stages failed"
 	stages=()
 	kinds=()
+	cpus=()
+	mems=()
 	while read -r s k extra; do
 		[ -n "$s" ] || continue
 		case $k in
 		parts|once) ;;
-		*) die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra" ;;
+		*) die "$recipe: stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": $s $k $extra" ;;
 		esac
-		[ -z "$extra" ] || die "$recipe: stages: not \"NAME parts\" or \"NAME once\": $s $k $extra"
+		c='' m=''
+		set -f
+		for a in $extra; do
+			case $a in
+			cpus=*) c=${a#*=}; is_cpus "$c" || a=bad ;;
+			mem=*) m=${a#*=}; is_mem "$m" || a=bad ;;
+			*) a=bad ;;
+			esac
+			[ "$a" != bad ] || { set +f; die "$recipe: stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": $s $k $extra"; }
+		done
+		set +f
 		stages+=("$s")
 		kinds+=("$k")
+		cpus+=("$c")
+		mems+=("$m")
 	done <<<"$plan"
 	[ ${#stages[@]} -gt 0 ] || die "$recipe: make stages printed no stage"
 	logs=$out/logs
+}
+
+# is_cpus N, is_mem SIZE: a number of CPUs (1 or more); an amount of
+# memory as sbatch --mem takes it (a number, and K, M, G or T; megabytes
+# without).
+is_cpus() {
+	case $1 in
+	''|*[!0-9]*|0*) return 1 ;;
+	esac
+}
+is_mem() {
+	is_cpus "${1%[KMGT]}"
 }
 
 # take_lock: one runner at a time in an output directory: the lock

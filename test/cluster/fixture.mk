@@ -12,7 +12,8 @@
 #   SLEEP       seconds each part of the count stage sleeps first (for the
 #               interruption test)
 #
-# Stages: count parts, vocab once, encode parts, shards once.  Part K of N
+# Stages: count parts (2 CPUs a task), vocab once (1G), encode parts,
+# shards once.  Part K of N
 # takes the K-th of N runs of consecutive lines, so the parts' records,
 # in order, are the records of the whole file.
 
@@ -38,8 +39,8 @@ P           := $(OUT)/parts
 all: $(addprefix $(OUT)/,vocab $(SHARD_FILES))
 
 stages:
-	@echo count parts
-	@echo vocab once
+	@echo count parts cpus=2
+	@echo vocab once mem=1G
 	@echo encode parts
 	@echo shards once
 

@@ -17,11 +17,38 @@
 #   cluster_start DIR [NODES]  start munged, slurmctld and slurmd(s) under DIR
 #   cluster_stop               cancel every job, stop the daemons, wait for
 #                              them, remove the namespaces and links
+#   cluster_trap CMD           run CMD (cluster_stop, ...) at exit and on
+#                              SIGINT, SIGTERM, SIGHUP, to its end whatever
+#                              signals arrive meanwhile
 #
 # cluster_start sets CLUSTER_DIR, CLUSTER_NODES (the node names) and
 # exports SLURM_CONF.
 
 CLUSTER_PIDS=
+
+# cluster_trap CMD: run CMD when this shell exits, whether it ends by
+# itself or on SIGINT, SIGTERM or SIGHUP (then with status 128 + the
+# signal's number).  From the moment the shell starts to exit, those
+# three signals are ignored: a second one (make forwards its own SIGTERM
+# to its child; a second ^C) cannot stop CMD half-way and leave daemons
+# running.
+cluster_trap() {
+	_cluster_cleanup=$1
+	trap _cluster_exit EXIT
+	trap '_cluster_signal 130' INT
+	trap '_cluster_signal 143' TERM
+	trap '_cluster_signal 129' HUP
+}
+
+_cluster_signal() {
+	trap '' INT TERM HUP
+	exit "$1"
+}
+
+_cluster_exit() {
+	trap '' INT TERM HUP
+	eval "$_cluster_cleanup"
+}
 
 # cluster_missing: print what the check needs and lacks; nothing if ready.
 cluster_missing() {
@@ -42,7 +69,14 @@ cluster_missing_nodes() {
 
 # _net NODES: the bridge, and a namespace with its link for each node.
 _net() {
+	# a subnet no interface here has (a cluster started inside
+	# another's run gets one of its own)
 	_x=$(($$ % 250 + 1))
+	_t=250
+	while ip -o addr show | grep -q "inet 10\.233\.$_x\." && [ $_t -gt 0 ]; do
+		_x=$((_x % 250 + 1))
+		_t=$((_t - 1))
+	done
 	_br=rpb$$
 	CLUSTER_NET=10.233.$_x
 	ip link add "$_br" type bridge || return 1
@@ -164,7 +198,12 @@ PlugStackConfig=$_d/plugstack.conf
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+# the least loaded node first: the parts of a stage spread over the nodes
+SelectTypeParameters=CR_Core,CR_LLN
+# the nodes as declared below, whatever this machine has: a stage may
+# ask for more CPUs and memory a task (slurm-build -c, --mem) than a
+# share of the test machine has
+SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
 # start dependent jobs at once, not a few seconds later
 SchedulerParameters=batch_sched_delay=0
@@ -180,20 +219,23 @@ MinJobAge=600
 KillWait=2
 CONF
 	if [ "$_nodes" -gt 1 ]; then
-		# the cores shared out: every node gets some
+		# the cores shared out, but 4 at least (the recipes' threaded
+		# stages ask for 4 a task)
 		_cpus=$(($(nproc) / _nodes))
-		[ "$_cpus" -ge 1 ] || _cpus=1
+		[ "$_cpus" -ge 4 ] || _cpus=4
 		CLUSTER_NODES=
 		_i=1
 		while [ "$_i" -le "$_nodes" ]; do
-			echo "NodeName=node$_i NodeAddr=$CLUSTER_NET.$((10 + _i)) CPUs=$_cpus State=UNKNOWN"
+			echo "NodeName=node$_i NodeAddr=$CLUSTER_NET.$((10 + _i)) CPUs=$_cpus RealMemory=16384 State=UNKNOWN"
 			CLUSTER_NODES="$CLUSTER_NODES node$_i"
 			_i=$((_i + 1))
 		done >>"$_d/slurm.conf"
 		echo "PartitionName=check Nodes=node[1-$_nodes] Default=YES MaxTime=INFINITE State=UP" >>"$_d/slurm.conf"
 	else
 		CLUSTER_NODES=$_host
-		echo "NodeName=$_host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN" >>"$_d/slurm.conf"
+		_cpus=$(nproc)
+		[ "$_cpus" -ge 4 ] || _cpus=4
+		echo "NodeName=$_host NodeAddr=127.0.0.1 CPUs=$_cpus RealMemory=16384 State=UNKNOWN" >>"$_d/slurm.conf"
 		echo "PartitionName=check Nodes=$_host Default=YES MaxTime=INFINITE State=UP" >>"$_d/slurm.conf"
 	fi
 	SLURM_CONF=$_d/slurm.conf
