@@ -9,6 +9,10 @@
  * short pieces by scanning the pairs, long ones through a min-heap of
  * pairs over a linked list of parts (stale entries are skipped when
  * popped), as tiktoken switches at 100 bytes.
+ *
+ * The ids of a piece depend on its bytes alone, wherever it stands, so
+ * an encoder keeps those of recent short pieces in a cache of fixed
+ * size (bpe_enc_no_cache() turns it off).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -523,10 +527,12 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 {
 	struct bpe_model *m = NULL;
 	struct tline *tl = NULL;
-	size_t i, e, lines = 0, nt = 0, cap = 0, lineno = 0, nid = 0;
+	size_t i, j, e, lines = 0, nt = 0, cap = 0, lineno = 0, nid = 0;
 	const uint8_t *f[3];
 	size_t fl[3];
+	uint64_t r, lim = n > RANK_FLOOR ? n : RANK_FLOOR;
 	uint32_t prev;
+	long bl;
 	int k;
 
 	if ((size_t)enc >= NENC) {
@@ -565,16 +571,16 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 			    "standard base64", lineno);
 			goto fail;
 		}
-		long bl = exjson_unbase64((const char *)f[0], fl[0],
+		bl = exjson_unbase64((const char *)f[0], fl[0],
 		    m->bytes + m->nbytes);
 		if (bl <= 0) {
 			seterr(err, "line %zu: %s", lineno, bl == 0 ?
 			    "an empty token" : "the token is not base64");
 			goto fail;
 		}
-		/* Ids size a table: below the file's size, or 2^20. */
-		uint64_t r = 0, lim = n > RANK_FLOOR ? n : RANK_FLOOR;
-		for (size_t j = 0; j < fl[1]; j++) {
+		/* Ranks size a table: below the file's size, or 2^20. */
+		r = 0;
+		for (j = 0; j < fl[1]; j++) {
 			if (f[1][j] < '0' || f[1][j] > '9') {
 				seterr(err, "line %zu: the rank is not a decimal "
 				    "number", lineno);
@@ -727,6 +733,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 	const uint8_t *f[3];
 	size_t fl[3];
 	uint32_t rank = 0, prev, bad;
+	uint8_t *q;
 	long a, b;
 	int k;
 
@@ -765,7 +772,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 			    "pair a merge joins)", lineno);
 			return -1;
 		}
-		uint8_t *q = m->bytes + m->nbytes;
+		q = m->bytes + m->nbytes;
 		if ((a = ungym(f[0], fl[0], q, &bad)) < 0 ||
 		    (b = ungym(f[1], fl[1], q + a, &bad)) < 0) {
 			seterr(err, "vocab.bpe line %zu: U+%04lX is not a "
@@ -1043,11 +1050,13 @@ bpe_enc_new(const struct bpe_model *m)
 		return NULL;
 	e->m = m;
 	/* bpe_ids() is never NULL, even before the first line */
-	if ((e->cache = calloc(2 * CACHE_SETS, sizeof(*e->cache))) == NULL ||
-	    ids_reserve(e, 1) == -1) {
+	/* a set of two entries is one line of the processor's cache */
+	if ((e->cache = aligned_alloc(64, 2 * CACHE_SETS *
+	    sizeof(*e->cache))) == NULL || ids_reserve(e, 1) == -1) {
 		bpe_enc_free(e);
 		return NULL;
 	}
+	memset(e->cache, 0, 2 * CACHE_SETS * sizeof(*e->cache));
 	return e;
 }
 
