@@ -9,6 +9,10 @@
  * short pieces by scanning the pairs, long ones through a min-heap of
  * pairs over a linked list of parts (stale entries are skipped when
  * popped), as tiktoken switches at 100 bytes.
+ *
+ * The ids of a piece depend on its bytes alone, wherever it stands, so
+ * an encoder keeps those of recent short pieces in a cache of fixed
+ * size (bpe_enc_no_cache() turns it off).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,10 +32,15 @@
 #define HEAP_MIN	100	/* pieces this long merge through the heap */
 #define RANK_FLOOR	((size_t)1 << 20)	/* ranks below it need no file size */
 
-/* The cache: pieces of at most CACHE_KEY bytes and CACHE_IDS ids. */
-#define CACHE_SETS	4096	/* of two entries each */
-#define CACHE_KEY	30
-#define CACHE_IDS	8
+/*
+ * The cache: pieces of at most 16 bytes that give at most CACHE_IDS
+ * ids, in sets of two entries of 32 bytes (256 KiB in all).  It is
+ * looked at before the rank table: the frequent pieces of a text are
+ * then found without a miss of the processor's caches.
+ */
+#define CACHE_SETS	4096
+#define CACHE_KEY	16
+#define CACHE_IDS	3
 
 struct special {
 	const char	*text;
@@ -57,7 +66,8 @@ struct slot {
 /* What a lookup needs of a piece, made in one pass over it. */
 struct key {
 	uint64_t	 h;
-	uint64_t	 head;
+	uint64_t	 head;		/* bytes 0..7, zeros after the end */
+	uint64_t	 head2;		/* bytes 8..15, the same */
 };
 
 struct bpe_model {
@@ -67,7 +77,8 @@ struct bpe_model {
 	size_t		 nbytes;
 	char		*pieces;
 	struct tok	*tok;
-	size_t		 nid;
+	size_t		 nrank;		/* one past the largest rank */
+	size_t		 nid;		/* one past the largest id */
 	struct slot	*slot;
 	size_t		 mask;
 	uint32_t	 byte_rank[256];
@@ -79,10 +90,9 @@ struct bpe_model {
 };
 
 struct centry {
-	uint64_t	 h;
-	uint8_t		 klen;		/* 0: empty */
+	uint64_t	 head, head2;	/* as struct key's */
+	uint8_t		 len;		/* 0: empty */
 	uint8_t		 nid;
-	uint8_t		 key[CACHE_KEY];
 	uint32_t	 ids[CACHE_IDS];
 };
 
@@ -174,31 +184,33 @@ self_byte(unsigned b)
 	    (b >= 0xae && b <= 0xff);
 }
 
-/* The code point of byte b in encoder.json's spelling. */
+/*
+ * The code point of byte b in encoder.json's spelling: the others, in
+ * order, are U+0100.. (0x00-0x20, then 0x7F-0xA0, then 0xAD).
+ */
 static uint32_t
 byte_cp(unsigned b)
 {
-	unsigned i, n = 0;
-
-	if (self_byte(b))
-		return b;
-	for (i = 0; i < b; i++)
-		n += !self_byte(i);
-	return 256 + n;
+	if (b <= 0x20)
+		return 256 + b;
+	if (b >= 0x7f && b <= 0xa0)
+		return 256 + 33 + (b - 0x7f);
+	if (b == 0xad)
+		return 256 + 67;
+	return b;
 }
 
 /* The byte a code point of encoder.json's spelling stands for, or -1. */
 static int
 cp_byte(uint32_t cp)
 {
-	unsigned b, n = 0;
-
 	if (cp < 256)
 		return self_byte(cp) ? (int)cp : -1;
-	for (b = 0; b < 256; b++)
-		if (!self_byte(b) && 256 + n++ == cp)
-			return (int)b;
-	return -1;
+	if (cp < 256 + 33)
+		return (int)(cp - 256);
+	if (cp < 256 + 67)
+		return (int)(cp - 256 - 33 + 0x7f);
+	return cp == 256 + 67 ? 0xad : -1;
 }
 
 /*
@@ -231,29 +243,50 @@ ungym(const uint8_t *s, size_t n, uint8_t *out, uint32_t *bad)
 /* ------------------------------------------------------------------ */
 /* The rank table */
 
+/*
+ * n < 8 bytes at p, as le64() reads 8 and zeros after them; 'avail'
+ * bytes from p may be read.
+ */
+static inline uint64_t
+load_tail(const uint8_t *p, size_t n, size_t avail)
+{
+	uint64_t w = 0;
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	if (avail >= 8)
+		return le64(p) & (~(uint64_t)0 >> (64 - 8 * n));
+	for (i = n; i-- > 0;)
+		w = w << 8 | p[i];
+	return w;
+}
+
+/* The key of p[0..n), where p[0..avail) may be read (avail >= n). */
 static inline struct key
-key_of(const uint8_t *p, size_t n)
+key_of(const uint8_t *p, size_t n, size_t avail)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
-	uint64_t h = 0x243f6a8885a308d3ull ^ (n * k), w = 0;
-	struct key r;
+	uint64_t h = 0x243f6a8885a308d3ull ^ (n * k), w;
+	struct key r = { 0, 0, 0 };
 	size_t i = 0;
 
 	for (; n - i >= 8; i += 8) {
-		memcpy(&w, p + i, 8);
+		w = le64(p + i);
 		if (i == 0)
 			r.head = w;
+		else if (i == 8)
+			r.head2 = w;
 		h = (h ^ w) * k;
 		h ^= h >> 29;
 	}
 	if (i < n) {
-		w = 0;
-		memcpy(&w, p + i, n - i);
+		w = load_tail(p + i, n - i, avail - i);
 		if (i == 0)
 			r.head = w;
+		else if (i == 8)
+			r.head2 = w;
 		h = (h ^ w) * k;
-	} else if (n == 0) {
-		r.head = 0;
 	}
 	h ^= h >> 32;
 	h *= 0xd6e8feb86659fd93ull;
@@ -281,10 +314,11 @@ find_slot(const struct bpe_model *m, const uint8_t *p, size_t n,
 	}
 }
 
+/* The rank of p[0..n), or NONE; p[0..avail) may be read. */
 static inline uint32_t
-rank_of(const struct bpe_model *m, const uint8_t *p, size_t n)
+rank_of(const struct bpe_model *m, const uint8_t *p, size_t n, size_t avail)
 {
-	return find_slot(m, p, n, key_of(p, n))->id;
+	return find_slot(m, p, n, key_of(p, n, avail))->id;
 }
 
 static struct bpe_model *
@@ -314,22 +348,22 @@ bpe_model_free(struct bpe_model *m)
 }
 
 /*
- * Size the tables for 'ntok' tokens and ids below 'nid' (both bounded
+ * Size the tables for 'ntok' tokens and ranks below 'nrank' (bounded
  * by the caller from the file's size); the token bytes go to m->bytes,
  * which the caller fills.  Returns 0, or -1 with ENOMEM.
  */
 static int
-model_alloc(struct bpe_model *m, size_t ntok, size_t nid)
+model_alloc(struct bpe_model *m, size_t ntok, size_t nrank)
 {
 	size_t ns = 16, i;
 
 	while (ns < 2 * ntok)
 		ns *= 2;
-	m->nid = nid;
-	if ((m->tok = malloc(nid * sizeof(*m->tok))) == NULL ||
+	m->nrank = nrank;
+	if ((m->tok = malloc(nrank * sizeof(*m->tok))) == NULL ||
 	    (m->slot = malloc(ns * sizeof(*m->slot))) == NULL)
 		return -1;
-	for (i = 0; i < nid; i++)
+	for (i = 0; i < nrank; i++)
 		m->tok[i].off = NONE;
 	for (i = 0; i < ns; i++)
 		m->slot[i].id = NONE;
@@ -340,12 +374,12 @@ model_alloc(struct bpe_model *m, size_t ntok, size_t nid)
 /*
  * Add token m->bytes[off..off+len) with id 'rank'.  Returns NONE, or
  * the rank the same bytes already have (the table is left as it was).
- * The caller has checked that the id is free and below m->nid.
+ * The caller has checked that the id is free and below m->nrank.
  */
 static uint32_t
 add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
 {
-	struct key k = key_of(m->bytes + off, len);
+	struct key k = key_of(m->bytes + off, len, len);
 	struct slot *s = find_slot(m, m->bytes + off, len, k);
 
 	if (s->id != NONE)
@@ -359,84 +393,64 @@ add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
 }
 
 /*
- * The last steps of both readers: the special tokens (their text after
- * the token bytes), the single bytes, the pieces.  Returns 0, or -1
- * with a message.
+ * The last steps of both readers: the single bytes, the table of pairs,
+ * the special tokens (apart from the ranks: their ids may lie far
+ * beyond them), the pieces.  Returns 0, or -1 with a message.
  */
 static int
 model_finish(struct bpe_model *m, char *err)
 {
 	size_t i, j, need, o;
-	uint32_t id, cp;
+	uint32_t id;
 	struct tok *t;
-	uint8_t *q;
-	char *pc;
 
 	for (i = 0; i < 256; i++) {
 		uint8_t b = (uint8_t)i;
 
-		if ((m->byte_rank[i] = rank_of(m, &b, 1)) == NONE) {
+		if ((m->byte_rank[i] = rank_of(m, &b, 1, 1)) == NONE) {
 			seterr(err, "byte 0x%02zx has no rank", i);
 			return -1;
 		}
 	}
 	if ((m->pair_rank = malloc(65536 * sizeof(*m->pair_rank))) == NULL)
 		goto nomem;
-	for (i = 0; i < 65536; i++) {
-		uint8_t two[2] = { (uint8_t)(i >> 8), (uint8_t)i };
-
-		m->pair_rank[i] = rank_of(m, two, 2);
+	memset(m->pair_rank, 0xff, 65536 * sizeof(*m->pair_rank));
+	for (id = 0; id < m->nrank; id++) {
+		t = &m->tok[id];
+		if (t->off != NONE && t->len == 2)
+			m->pair_rank[m->bytes[t->off] << 8 |
+			    m->bytes[t->off + 1]] = id;
 	}
-	need = m->nbytes;
-	for (i = 0; i < m->nsp; i++)
-		need += m->sp[i].len;
-	if ((q = realloc(m->bytes, need ? need : 1)) == NULL)
-		goto nomem;
-	m->bytes = q;
+	m->nid = m->nrank;
 	for (i = 0; i < m->nsp; i++) {
-		struct special *s = &m->sp[i];
+		const struct special *s = &m->sp[i];
 
-		t = &m->tok[s->id];
-		if (t->off != NONE) {
+		if (s->id < m->nrank && m->tok[s->id].off != NONE) {
 			seterr(err, "rank %lu is the id of special token %s",
 			    (unsigned long)s->id, s->text);
 			return -1;
 		}
-		memcpy(m->bytes + m->nbytes, s->text, s->len);
-		t->off = (uint32_t)m->nbytes;
-		t->len = s->len;
-		m->nbytes += s->len;
-		if (s->id == m->eot || m->eot == NONE)
-			m->eot = s->id;
+		if (s->id >= m->nid)
+			m->nid = (size_t)s->id + 1;
 		if (s->encodes)
 			m->sp_first[(uint8_t)s->text[0]] = 1;
 	}
 	/* Pieces: each byte is one or two bytes of UTF-8, and a NUL. */
 	need = 0;
-	for (id = 0; id < m->nid; id++)
+	for (id = 0; id < m->nrank; id++)
 		if (m->tok[id].off != NONE)
 			need += 2 * (size_t)m->tok[id].len + 1;
 	if ((m->pieces = malloc(need ? need : 1)) == NULL)
 		goto nomem;
 	o = 0;
-	for (id = 0; id < m->nid; id++) {
+	for (id = 0; id < m->nrank; id++) {
 		t = &m->tok[id];
 		if (t->off == NONE)
 			continue;
 		t->poff = (uint32_t)o;
-		pc = m->pieces + o;
-		for (j = 0; j < m->nsp && m->sp[j].id != id; j++)
-			;
-		if (j < m->nsp) {
-			memcpy(pc, m->sp[j].text, m->sp[j].len);
-			o += m->sp[j].len;
-		} else {
-			for (j = 0; j < t->len; j++) {
-				cp = byte_cp(m->bytes[t->off + j]);
-				o += (size_t)uni_utf8_encode(cp,
-				    (uint8_t *)m->pieces + o);
-			}
-		}
+		for (j = 0; j < t->len; j++)
+			o += (size_t)uni_utf8_encode(byte_cp(m->bytes[t->off +
+			    j]), (uint8_t *)m->pieces + o);
 		t->plen = (uint32_t)(o - t->poff);
 		m->pieces[o++] = '\0';
 	}
@@ -513,10 +527,12 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 {
 	struct bpe_model *m = NULL;
 	struct tline *tl = NULL;
-	size_t i, e, lines = 0, nt = 0, cap = 0, lineno = 0, nid = 0;
+	size_t i, j, e, lines = 0, nt = 0, cap = 0, lineno = 0, nid = 0;
 	const uint8_t *f[3];
 	size_t fl[3];
+	uint64_t r, lim = n > RANK_FLOOR ? n : RANK_FLOOR;
 	uint32_t prev;
+	long bl;
 	int k;
 
 	if ((size_t)enc >= NENC) {
@@ -555,16 +571,16 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 			    "standard base64", lineno);
 			goto fail;
 		}
-		long bl = exjson_unbase64((const char *)f[0], fl[0],
+		bl = exjson_unbase64((const char *)f[0], fl[0],
 		    m->bytes + m->nbytes);
 		if (bl <= 0) {
 			seterr(err, "line %zu: %s", lineno, bl == 0 ?
 			    "an empty token" : "the token is not base64");
 			goto fail;
 		}
-		/* Ids size a table: below the file's size, or 2^20. */
-		uint64_t r = 0, lim = n > RANK_FLOOR ? n : RANK_FLOOR;
-		for (size_t j = 0; j < fl[1]; j++) {
+		/* Ranks size a table: below the file's size, or 2^20. */
+		r = 0;
+		for (j = 0; j < fl[1]; j++) {
 			if (f[1][j] < '0' || f[1][j] > '9') {
 				seterr(err, "line %zu: the rank is not a decimal "
 				    "number", lineno);
@@ -588,11 +604,9 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 			nid = (size_t)r + 1;
 		nt++;
 	}
-	for (i = 0; i < MAXSPECIAL && encodings[enc].sp[i].text; i++) {
+	for (i = 0; i < MAXSPECIAL && encodings[enc].sp[i].text; i++)
 		m->sp[i] = encodings[enc].sp[i];
-		if (m->sp[i].id + (size_t)1 > nid)
-			nid = m->sp[i].id + (size_t)1;
-	}
+	m->eot = m->sp[0].id;		/* <|endoftext|> comes first */
 	m->nsp = i;
 	if (model_alloc(m, nt, nid) == -1)
 		goto nomem;
@@ -719,6 +733,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 	const uint8_t *f[3];
 	size_t fl[3];
 	uint32_t rank = 0, prev, bad;
+	uint8_t *q;
 	long a, b;
 	int k;
 
@@ -757,7 +772,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 			    "pair a merge joins)", lineno);
 			return -1;
 		}
-		uint8_t *q = m->bytes + m->nbytes;
+		q = m->bytes + m->nbytes;
 		if ((a = ungym(f[0], fl[0], q, &bad)) < 0 ||
 		    (b = ungym(f[1], fl[1], q + a, &bad)) < 0) {
 			seterr(err, "vocab.bpe line %zu: U+%04lX is not a "
@@ -770,7 +785,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 		if (prev != NONE) {
 			/* the dict keeps the bytes, with the later rank */
 			struct slot *s = find_slot(m, q, (size_t)(a + b),
-			    key_of(q, (size_t)(a + b)));
+			    key_of(q, (size_t)(a + b), (size_t)(a + b)));
 			m->tok[rank] = m->tok[prev];
 			m->tok[prev].off = NONE;
 			s->id = rank;
@@ -799,11 +814,11 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 	long bl;
 	int rc = -1;
 
-	for (i = 0; i < m->nid; i++)
+	for (i = 0; i < m->nrank; i++)
 		ntok += m->tok[i].off != NONE;
-	if ((jid = malloc(m->nid * sizeof(*jid))) == NULL)
+	if ((jid = malloc(m->nrank * sizeof(*jid))) == NULL)
 		goto nomem;
-	for (i = 0; i < m->nid; i++)
+	for (i = 0; i < m->nrank; i++)
 		jid[i] = NONE;
 	json_object_foreach(root, key, v) {
 		kl = strlen(key);
@@ -835,7 +850,7 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 			    (unsigned long)bad);
 			goto out;
 		}
-		r = rank_of(m, tmp, (size_t)bl);
+		r = rank_of(m, tmp, (size_t)bl, (size_t)bl);
 		if (r == NONE) {
 			seterr(err, "encoder.json has \"%.60s\" (id %lld), "
 			    "which vocab.bpe does not make", key,
@@ -846,7 +861,7 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 		nmatch += (uint64_t)id == r;
 	}
 	if (nmatch != ntok) {
-		for (r = 0; r < m->nid; r++)
+		for (r = 0; r < m->nrank; r++)
 			if (m->tok[r].off != NONE && jid[r] != r)
 				break;
 		spell(m, m->tok[r].off, m->tok[r].len, sp, sizeof(sp));
@@ -880,8 +895,6 @@ bpe_parse_gpt2(const uint8_t *json, size_t jn, const uint8_t *merges,
 	struct bpe_model *m;
 	json_error_t je;
 	json_t *root = NULL;
-	size_t i, nid;
-	struct tok *t;
 
 	if (jn > BPE_MAX_FILE || mn > BPE_MAX_FILE) {
 		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
@@ -904,21 +917,6 @@ bpe_parse_gpt2(const uint8_t *json, size_t jn, const uint8_t *merges,
 	}
 	if (gpt2_check(m, root, jn, err) == -1)
 		goto fail;
-	/* room for the ids of the special tokens (below jn) */
-	nid = m->nid;
-	for (i = 0; i < m->nsp; i++)
-		if (m->sp[i].id + (size_t)1 > nid)
-			nid = m->sp[i].id + (size_t)1;
-	if (nid > m->nid) {
-		if ((t = realloc(m->tok, nid * sizeof(*t))) == NULL) {
-			seterr(err, "out of memory");
-			goto fail;
-		}
-		for (i = m->nid; i < nid; i++)
-			t[i].off = NONE;
-		m->tok = t;
-		m->nid = nid;
-	}
 	if (m->nsp == 2 && m->sp[0].id == m->sp[1].id) {
 		seterr(err, "encoder.json: <|endoftext|> and <|startoftext|> "
 		    "have the same id");
@@ -970,29 +968,53 @@ bpe_eot_id(const struct bpe_model *m)
 	return m->eot;
 }
 
+/* The special token of an id that is no rank; NULL when none is. */
+static const struct special *
+special_of(const struct bpe_model *m, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < m->nsp; i++)
+		if (m->sp[i].id == id)
+			return &m->sp[i];
+	return NULL;
+}
+
 const uint8_t *
 bpe_token(const struct bpe_model *m, int64_t id, size_t *len)
 {
+	const struct special *s;
 	const struct tok *t;
 
-	if (id < 0 || (uint64_t)id >= m->nid || m->tok[id].off == NONE)
+	if (id >= 0 && (uint64_t)id < m->nrank && m->tok[id].off != NONE) {
+		t = &m->tok[id];
+		*len = t->len;
+		return m->bytes + t->off;
+	}
+	if ((s = special_of(m, id)) == NULL)
 		return NULL;
-	t = &m->tok[id];
-	*len = t->len;
-	return m->bytes + t->off;
+	*len = s->len;
+	return (const uint8_t *)s->text;
 }
 
 const char *
 bpe_piece(const struct bpe_model *m, int64_t id, size_t *len)
 {
+	const struct special *s;
 	const struct tok *t;
+	size_t dummy;
 
-	if (id < 0 || (uint64_t)id >= m->nid || m->tok[id].off == NONE)
-		return NULL;
-	t = &m->tok[id];
-	if (len)
+	if (len == NULL)
+		len = &dummy;
+	if (id >= 0 && (uint64_t)id < m->nrank && m->tok[id].off != NONE) {
+		t = &m->tok[id];
 		*len = t->plen;
-	return m->pieces + t->poff;
+		return m->pieces + t->poff;
+	}
+	if ((s = special_of(m, id)) == NULL)
+		return NULL;
+	*len = s->len;
+	return s->text;
 }
 
 int
@@ -1028,11 +1050,13 @@ bpe_enc_new(const struct bpe_model *m)
 		return NULL;
 	e->m = m;
 	/* bpe_ids() is never NULL, even before the first line */
-	if ((e->cache = calloc(2 * CACHE_SETS, sizeof(*e->cache))) == NULL ||
-	    ids_reserve(e, 1) == -1) {
+	/* a set of two entries is one line of the processor's cache */
+	if ((e->cache = aligned_alloc(64, 2 * CACHE_SETS *
+	    sizeof(*e->cache))) == NULL || ids_reserve(e, 1) == -1) {
 		bpe_enc_free(e);
 		return NULL;
 	}
+	memset(e->cache, 0, 2 * CACHE_SETS * sizeof(*e->cache));
 	return e;
 }
 
@@ -1126,7 +1150,7 @@ scratch(struct bpe_enc *e, size_t n)
  * the rank of parts i and i + 1 together.  Appends the ids.
  */
 static void
-merge_scan(struct bpe_enc *e, const uint8_t *p, size_t n)
+merge_scan(struct bpe_enc *e, const uint8_t *p, size_t n, size_t avail)
 {
 	const struct bpe_model *m = e->m;
 	uint32_t *pos = e->pos, *pid = e->pid, *pr = e->prank;
@@ -1157,10 +1181,10 @@ merge_scan(struct bpe_enc *e, const uint8_t *p, size_t n)
 		memmove(pid + bi + 1, pid + bi + 2, (k - bi - 1) * sizeof(*pid));
 		memmove(pr + bi + 1, pr + bi + 2, (k - bi - 1) * sizeof(*pr));
 		pr[bi] = bi + 1 < k ? rank_of(m, p + pos[bi],
-		    pos[bi + 2] - pos[bi]) : NONE;
+		    pos[bi + 2] - pos[bi], avail - pos[bi]) : NONE;
 		if (bi > 0)
 			pr[bi - 1] = rank_of(m, p + pos[bi - 1],
-			    pos[bi + 1] - pos[bi - 1]);
+			    pos[bi + 1] - pos[bi - 1], avail - pos[bi - 1]);
 	}
 	memcpy(e->ids + e->nids, pid, k * sizeof(*pid));
 	e->nids += k;
@@ -1218,7 +1242,7 @@ hpop(struct bpe_enc *e, size_t *hn)
  * or -1 with ENOMEM.
  */
 static int
-merge_heap(struct bpe_enc *e, const uint8_t *p, size_t n)
+merge_heap(struct bpe_enc *e, const uint8_t *p, size_t n, size_t avail)
 {
 	const struct bpe_model *m = e->m;
 	uint32_t *nxt = e->nxt, *prv = e->prv, *pid = e->pid, r, s, t;
@@ -1254,11 +1278,12 @@ merge_heap(struct bpe_enc *e, const uint8_t *p, size_t n)
 			prv[x.end] = x.left;
 		if (x.left != 0) {
 			t = prv[x.left];
-			if ((r = rank_of(m, p + t, x.end - t)) != NONE)
+			if ((r = rank_of(m, p + t, x.end - t,
+			    avail - t)) != NONE)
 				hpush(e, &hn, r, t, x.end);
 		}
 		if (x.end < n && (r = rank_of(m, p + x.left,
-		    nxt[x.end] - x.left)) != NONE)
+		    nxt[x.end] - x.left, avail - x.left)) != NONE)
 			hpush(e, &hn, r, x.left, nxt[x.end]);
 	}
 	for (s = 0; s < n; s = nxt[s])
@@ -1266,9 +1291,12 @@ merge_heap(struct bpe_enc *e, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Append the ids of one piece p[0..n), n > 0.  -1 with ENOMEM. */
+/*
+ * Append the ids of one piece p[0..n), n > 0, where p[0..avail) may be
+ * read.  Returns 0, or -1 with ENOMEM.
+ */
 static int
-encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
+encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n, size_t avail)
 {
 	const struct bpe_model *m = e->m;
 	struct centry *c = NULL;
@@ -1276,61 +1304,60 @@ encode_piece(struct bpe_enc *e, const uint8_t *p, size_t n)
 	struct key key;
 	size_t k;
 
+	if (e->cap - e->nids < CACHE_IDS && ids_reserve(e, CACHE_IDS) == -1)
+		return -1;
 	if (n == 1) {
-		if (e->nids == e->cap && ids_reserve(e, 1) == -1)
-			return -1;
 		e->ids[e->nids++] = m->byte_rank[p[0]];
 		return 0;
 	}
-	key = key_of(p, n);
-	s = find_slot(m, p, n, key);
-	if (s->id != NONE) {
-		if (e->nids == e->cap && ids_reserve(e, 1) == -1)
-			return -1;
-		e->ids[e->nids++] = s->id;
-		return 0;
-	}
+	key = key_of(p, n, avail);
 	if (e->cache != NULL && n <= CACHE_KEY) {
-		c = &e->cache[2 * ((key.h >> 7) & (CACHE_SETS - 1))];
+		c = &e->cache[2 * ((key.h >> 40) & (CACHE_SETS - 1))];
 		for (k = 0; k < 2; k++)
-			if (c[k].h == key.h && c[k].klen == n &&
-			    memcmp(c[k].key, p, n) == 0) {
-				if (ids_reserve(e, c[k].nid) == -1)
-					return -1;
+			if (c[k].head == key.head && c[k].head2 == key.head2 &&
+			    c[k].len == n) {
 				memcpy(e->ids + e->nids, c[k].ids,
-				    c[k].nid * sizeof(uint32_t));
+				    sizeof(c[k].ids));
 				e->nids += c[k].nid;
 				return 0;
 			}
 	}
-	if (ids_reserve(e, n) == -1 || scratch(e, n) == -1)
-		return -1;
+	s = find_slot(m, p, n, key);
 	k = e->nids;
-	if (n < HEAP_MIN)
-		merge_scan(e, p, n);
-	else if (merge_heap(e, p, n) == -1)
-		return -1;
+	if (s->id != NONE) {
+		e->ids[e->nids++] = s->id;
+	} else {
+		if (ids_reserve(e, n) == -1 || scratch(e, n) == -1)
+			return -1;
+		if (n < HEAP_MIN)
+			merge_scan(e, p, n, avail);
+		else if (merge_heap(e, p, n, avail) == -1)
+			return -1;
+	}
 	if (c != NULL && e->nids - k <= CACHE_IDS) {
 		c[1] = c[0];
-		c[0].h = key.h;
-		c[0].klen = (uint8_t)n;
+		c[0].head = key.head;
+		c[0].head2 = key.head2;
+		c[0].len = (uint8_t)n;
 		c[0].nid = (uint8_t)(e->nids - k);
-		memcpy(c[0].key, p, n);
 		memcpy(c[0].ids, e->ids + k, c[0].nid * sizeof(uint32_t));
 	}
 	return 0;
 }
 
-/* The pieces of p[0..n) by the pattern, which sees n as the end. */
+/*
+ * The pieces of p[0..n) by the pattern, which sees n as the end (the
+ * text goes on to p + avail).
+ */
 static int
-encode_ordinary(struct bpe_enc *e, const uint8_t *p, size_t n)
+encode_ordinary(struct bpe_enc *e, const uint8_t *p, size_t n, size_t avail)
 {
 	enum pretok_pat pat = e->m->pat;
 	size_t i = 0, k;
 
 	while (i < n) {
 		k = pretok_next(pat, p + i, n - i);
-		if (encode_piece(e, p + i, k) == -1)
+		if (encode_piece(e, p + i, k, avail - i) == -1)
 			return -1;
 		i += k;
 	}
@@ -1366,7 +1393,7 @@ bpe_encode(struct bpe_enc *e, const uint8_t *p, size_t n)
 
 	e->nids = 0;
 	if (!e->special || m->nsp == 0) {
-		if (encode_ordinary(e, p, n) == -1)
+		if (encode_ordinary(e, p, n, n) == -1)
 			return -1;
 		return (long)e->nids;
 	}
@@ -1374,14 +1401,14 @@ bpe_encode(struct bpe_enc *e, const uint8_t *p, size_t n)
 		if (!m->sp_first[p[i]] || (s = special_at(m, p + i,
 		    n - i)) == NULL)
 			continue;
-		if (encode_ordinary(e, p + seg, i - seg) == -1 ||
+		if (encode_ordinary(e, p + seg, i - seg, n - seg) == -1 ||
 		    ids_reserve(e, 1) == -1)
 			return -1;
 		e->ids[e->nids++] = s->id;
 		i += s->len - 1;
 		seg = i + 1;
 	}
-	if (encode_ordinary(e, p + seg, n - seg) == -1)
+	if (encode_ordinary(e, p + seg, n - seg, n - seg) == -1)
 		return -1;
 	return (long)e->nids;
 }

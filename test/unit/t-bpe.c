@@ -642,6 +642,10 @@ test_gpt2_reader(void)
 	gpt2_files(&j, &v, merges, -1, 0);
 	buf_puts(&v, "c \xc3\xa0\n");
 	gpt2_bad(&j, &v, "encoder.json lacks \"c\xc3\xa0\" (rank 261", "U+00E0 is byte 0xE0 of the alphabet");
+	/* Python's str.split(): any of its white space separates. */
+	gpt2_files(&j, &v, merges, -1, 0);
+	buf_puts(&v, "c\xe3\x80\x80\x1c d\r\n");
+	gpt2_bad(&j, &v, "encoder.json lacks \"cd\" (rank 261", "U+3000, U+001C and \\r separate as in Python");
 	gpt2_files(&j, &v, merges, -1, 0);
 	buf_puts(&v, "c \xc8\x80\n");
 	gpt2_bad(&j, &v, "vocab.bpe line 7: U+0200 is not a byte of GPT-2's alphabet", "a character outside the alphabet");
