@@ -362,18 +362,6 @@ test_ascii(void)
 	TEST_INT(bad, ==, 0, "ASCII bytes behave as their Unicode classes");
 }
 
-static uint64_t
-fnv(uint64_t h, uint32_t v)
-{
-	int k;
-
-	for (k = 0; k < 4; k++) {
-		h ^= (v >> (8 * k)) & 0xFF;
-		h *= 0x100000001B3ULL;
-	}
-	return h;
-}
-
 static void
 test_classes(void)
 {
@@ -425,8 +413,8 @@ test_classes(void)
 		TEST_INT(pretok_class(spot[i].cp), ==, spot[i].cls, "U+%04X %s",
 		    (unsigned)spot[i].cp, spot[i].what);
 	for (cp = 0; cp < 0x110000; cp++) {
-		h = fnv(h, cp);
-		h = fnv(h, pretok_class(cp));
+		h = tap_fnv(h, cp);
+		h = tap_fnv(h, pretok_class(cp));
 	}
 	TEST(h == PRETOK_TEST_DIGEST, "Unicode " PRETOK_UNICODE_VERSION
 	    " classes (digest %016llx)", (unsigned long long)h);

@@ -9,18 +9,6 @@
 #include "unicode.h"
 #include "unicode_digest.h"
 
-static uint64_t
-fnv(uint64_t h, uint32_t v)
-{
-	int k;
-
-	for (k = 0; k < 4; k++) {
-		h ^= (v >> (8 * k)) & 0xFF;
-		h *= 0x100000001B3ULL;
-	}
-	return h;
-}
-
 static int
 seq_eq(const uint32_t *a, long n, const uint32_t *b, long m)
 {
@@ -108,22 +96,22 @@ test_digest(void)
 	unsigned f;
 
 	for (cp = 0; cp < 0x110000; cp++) {
-		h = fnv(h, cp);
-		h = fnv(h, uni_category(cp));
-		h = fnv(h, (uint32_t)uni_ccc(cp));
+		h = tap_fnv(h, cp);
+		h = tap_fnv(h, uni_category(cp));
+		h = tap_fnv(h, (uint32_t)uni_ccc(cp));
 		f = (uni_is_pyspace(cp) ? 0x20 : 0) | (uni_is_cased(cp) ? 0x40 : 0) |
 		    (uni_is_case_ignorable(cp) ? 0x80 : 0);
-		h = fnv(h, f);
+		h = tap_fnv(h, f);
 		if (cp >= 0xD800 && cp <= 0xDFFF)
 			continue;
 		one = cp;
 		n = uni_lower_str(&one, 1, &out, &cap);
 		for (i = 0; i < n; i++)
-			h = fnv(h, out[i]);
-		h = fnv(h, 0x110000);
+			h = tap_fnv(h, out[i]);
+		h = tap_fnv(h, 0x110000);
 		n = uni_nfd(&one, 1, &out, &cap);
 		for (i = 0; i < n; i++)
-			h = fnv(h, out[i]);
+			h = tap_fnv(h, out[i]);
 	}
 	free(out);
 	TEST(h == UNI_TEST_DIGEST, "all properties of all code points match "

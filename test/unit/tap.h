@@ -34,6 +34,22 @@ static int tap_n, tap_failed;
 		printf("#   %s = %lld, %s = %lld\n", #a, a_, #b, b_);	\
 } while (0)
 
+/*
+ * One step of the FNV-1a digest of 32-bit values, low byte first (the
+ * digests of the generated Unicode tables, test/unit/unicode*_digest.h).
+ */
+static inline uint64_t
+tap_fnv(uint64_t h, uint32_t v)
+{
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		h ^= (v >> (8 * k)) & 0xFF;
+		h *= 0x100000001B3ULL;
+	}
+	return h;
+}
+
 static inline int
 tap_done(void)
 {
