@@ -1462,19 +1462,19 @@ decode_spm_file(const char *path, const struct part_file *pf)
 static void
 decode_bpe(struct ctx *c, const struct field *fd, size_t start)
 {
-	const uint8_t *s;
-	size_t i, len;
+	size_t bad;
 
-	for (i = 0; i < fd->n; i++) {
-		if ((s = bpe_token(fd->bm, fd->ids[i], &len)) == NULL) {
-			c->out->len = start;	/* not half a line */
-			flush_all();
-			die("%s: id %lld is not in %s (%s)", dec_where(),
-			    (long long)fd->ids[i], input_name(fd->vpath),
-			    tiktoken_mode ? encoding_name : "encoder.json");
-		}
-		put(c, s, len);
+	text.len = 0;
+	if (bpe_decode(fd->bm, fd->ids, fd->n, &text, &bad) == -1) {
+		c->out->len = start;	/* not half a line */
+		if (errno == ENOMEM)
+			out_of_memory();
+		flush_all();
+		die("%s: id %lld is not in %s (%s)", dec_where(),
+		    (long long)fd->ids[bad], input_name(fd->vpath),
+		    tiktoken_mode ? encoding_name : "encoder.json");
 	}
+	put(c, text.p, text.len);
 }
 
 static void
