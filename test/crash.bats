@@ -20,7 +20,7 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 run_stages() {
 	local r=$BUILDS/$1.mk out=$2 n=$3 ks=$4 kp=$5 delay=$6 name kind k pids fail t0
 	shift 6
-	while read -r name kind; do
+	while read -r name kind _; do
 		if [ "$kind" = parts ]; then
 			t0=$(date +%s%N)
 			pids=()
