@@ -316,25 +316,9 @@ opt_allowed(int cmd, int ch)
 	return 0;
 }
 
-/* A whole number in [lo, hi] for option 'ch'; a usage error otherwise. */
-static uint64_t
-num_arg(int ch, const char *s, long long lo, long long hi)
-{
-	long long v;
-
-	if (parse_int(s, lo, hi, &v) == -1) {
-		if (lo == 1)
-			usage_error("%s: expected a positive integer, got '%s'",
-			    optname(ch), s);
-		usage_error("%s: expected an integer from %lld to %lld, got '%s'",
-		    optname(ch), lo, hi, s);
-	}
-	return (uint64_t)v;
-}
-
 /* fairseq's eval_bool: True/False, 1/0 (and true/false, yes/no). */
 static int
-bool_arg(int ch, const char *s)
+bool_arg(const char *s)
 {
 	if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0 ||
 	    strcmp(s, "1") == 0 || strcmp(s, "yes") == 0)
@@ -342,7 +326,7 @@ bool_arg(int ch, const char *s)
 	if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0 ||
 	    strcmp(s, "0") == 0 || strcmp(s, "no") == 0)
 		return 0;
-	usage_error("%s: expected True or False, got '%s'", optname(ch), s);
+	usage_error("%s: expected True or False, not '%s'", option_name, s);
 }
 
 static char *
@@ -406,7 +390,7 @@ add_pairarg(const char *arg)
 		a->tgt = comma + 1;
 		if (*a->tgt == '\0' || strchr(a->tgt, ',') != NULL)
 			usage_error("-p: expected [KEY=]SRC_PREFIX[,TGT_PREFIX], "
-			    "got '%s'", arg);
+			    "not '%s'", arg);
 	}
 	if (*a->src == '\0')
 		usage_error("-p: empty source prefix in '%s'", arg);
@@ -446,7 +430,6 @@ static void
 parse_opts(int argc, char **argv)
 {
 	int ch, compat_given = 0, order_given = 0, task_seed_epoch = -1;
-	char *end;
 
 	while ((ch = getopt_args(argc, argv, "hVqo:p:s:", longopts)) != -1) {
 		if (ch == 'h')
@@ -471,7 +454,7 @@ parse_opts(int argc, char **argv)
 			add_pairarg(optarg);
 			break;
 		case 's':
-			o.seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			o.seed = num_arg(option_name, optarg, 0, UINT32_MAX);
 			break;
 		case OPT_COLLATE:
 			o.collate = 1;
@@ -508,7 +491,7 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_BSZ:
 			/* 0: no limit, as fairseq reads it (x > 0 is false) */
-			o.max_sentences = num_arg(ch, optarg, 0, LLONG_MAX);
+			o.max_sentences = num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_DICT:
 			o.dict = optarg;
@@ -534,7 +517,7 @@ parse_opts(int argc, char **argv)
 				o.mbart = 1;
 			else
 				usage_error("--lang-tok-style: expected multilingual "
-				    "or mbart, got '%s'", optarg);
+				    "or mbart, not '%s'", optarg);
 			break;
 		case OPT_REPLACING:
 			o.replacing = 1;
@@ -546,22 +529,22 @@ parse_opts(int argc, char **argv)
 				o.enc_langtok = 2;
 			else
 				usage_error("--encoder-langtok: expected src or "
-				    "tgt, got '%s'", optarg);
+				    "tgt, not '%s'", optarg);
 			break;
 		case OPT_EOS:
-			o.eos = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			o.eos = (int64_t)num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_PAD:
-			o.pad = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			o.pad = (int64_t)num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_RAWIDS:
 			o.raw_ids = 1;
 			break;
 		case OPT_EPOCH:
-			o.epoch = num_arg(ch, optarg, 1, UINT32_MAX);
+			o.epoch = num_arg(option_name, optarg, 1, UINT32_MAX);
 			break;
 		case OPT_EPOCHS:
-			o.epochs = num_arg(ch, optarg, 1, UINT32_MAX);
+			o.epochs = num_arg(option_name, optarg, 1, UINT32_MAX);
 			break;
 		case OPT_COMPAT:
 			if (strcmp(optarg, "main") == 0)
@@ -570,7 +553,7 @@ parse_opts(int argc, char **argv)
 				o.compat_main = 0;
 			else
 				usage_error("--fairseq-compat: expected 0.12 or "
-				    "main, got '%s'", optarg);
+				    "main, not '%s'", optarg);
 			compat_given = 1;
 			break;
 		case OPT_TASK:
@@ -588,26 +571,26 @@ parse_opts(int argc, char **argv)
 			else
 				usage_error("--task: expected "
 				    "translation_multi_simple_epoch or translation, "
-				    "got '%s'", optarg);
+				    "not '%s'", optarg);
 			break;
 		case OPT_LANGPAIRS:
 			check_langpairs(optarg);
 			o.langpairs = optarg;
 			break;
 		case OPT_LPSRC:
-			o.left_pad_source = bool_arg(ch, optarg);
+			o.left_pad_source = bool_arg(optarg);
 			break;
 		case OPT_LPTGT:
-			o.left_pad_target = bool_arg(ch, optarg);
+			o.left_pad_target = bool_arg(optarg);
 			break;
 		case OPT_MAXSRC:
-			o.max_src = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_src = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_MAXTGT:
-			o.max_tgt = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_tgt = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_MAXTOK:
-			o.max_tokens = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_tokens = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_ORDERSEED:
 			if (strcmp(optarg, "seed+epoch") == 0)
@@ -616,7 +599,7 @@ parse_opts(int argc, char **argv)
 				o.order_seed_epoch = 0;
 			else
 				usage_error("--order-seed: expected seed+epoch or "
-				    "seed, got '%s'", optarg);
+				    "seed, not '%s'", optarg);
 			order_given = 1;
 			break;
 		case OPT_OUTFMT:
@@ -628,13 +611,13 @@ parse_opts(int argc, char **argv)
 				o.outfmt = OUT_RECORDS;
 			else
 				usage_error("--output-format: expected json, ids "
-				    "or records, got '%s'", optarg);
+				    "or records, not '%s'", optarg);
 			break;
 		case OPT_PADMULT:
-			o.pad_to_multiple = num_arg(ch, optarg, 1, INT32_MAX);
+			o.pad_to_multiple = num_arg(option_name, optarg, 1, INT32_MAX);
 			break;
 		case OPT_MULT:
-			o.mult = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.mult = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_METHOD:
 			if (strcmp(optarg, "concat") == 0)
@@ -645,18 +628,16 @@ parse_opts(int argc, char **argv)
 				o.method = SAMPLE_UNIFORM;
 			else
 				usage_error("--sampling-method: expected concat, "
-				    "temperature or uniform, got '%s'", optarg);
+				    "temperature or uniform, not '%s'", optarg);
 			break;
 		case OPT_SSEED:
-			o.sampling_seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			o.sampling_seed = num_arg(option_name, optarg, 0, UINT32_MAX);
 			break;
 		case OPT_TEMP:
-			errno = 0;
-			o.temperature = strtod(optarg, &end);
-			if (errno || end == optarg || *end != '\0' ||
-			    !(o.temperature > 0) || isinf(o.temperature))
+			if (parse_real(optarg, &o.temperature) == -1 ||
+			    !(o.temperature > 0))
 				usage_error("--sampling-temperature: expected a "
-				    "positive number, got '%s'", optarg);
+				    "positive number, not '%s'", optarg);
 			break;
 		case OPT_WEIGHTS:
 			o.weights = optarg;
@@ -665,7 +646,7 @@ parse_opts(int argc, char **argv)
 			if (parse_shard(optarg, &o.shard, &o.nshards) == -1 ||
 			    o.nshards > UINT32_MAX)
 				usage_error("--shard: expected K/N with 0 <= K < N, "
-				    "got '%s'", optarg);
+				    "not '%s'", optarg);
 			break;
 		case OPT_SPLIT:
 			if (*optarg == '\0' || strchr(optarg, '/') != NULL)
@@ -673,10 +654,10 @@ parse_opts(int argc, char **argv)
 			o.split = optarg;
 			break;
 		case OPT_VSIZE:
-			o.vsize = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.vsize = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_VEPOCH:
-			o.vepoch = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.vepoch = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1113,7 +1094,7 @@ setup_pairs(int argc, char **argv)
 
 			if (dash == NULL || dash == tok || dash[1] == '\0' ||
 			    strchr(dash + 1, '-') != NULL)
-				usage_error("--lang-pairs: expected SRC-TGT, got '%s'",
+				usage_error("--lang-pairs: expected SRC-TGT, not '%s'",
 				    tok);
 			pairs = xreallocarray(pairs, npairs + 1, sizeof *pairs);
 			p = &pairs[npairs++];
@@ -1935,7 +1916,7 @@ static double *
 parse_weights(void)
 {
 	double *w = xcalloc(npairs, sizeof *w);
-	char *list = xstrdup(o.weights), *save = NULL, *tok, *end;
+	char *list = xstrdup(o.weights), *save = NULL, *tok;
 	unsigned char *seen = xcalloc(npairs, 1);
 
 	for (tok = strtok_r(list, ",", &save); tok != NULL;
@@ -1944,7 +1925,7 @@ parse_weights(void)
 		size_t i;
 
 		if (eq == NULL)
-			usage_error("--sampling-weights: expected KEY=W, got '%s'",
+			usage_error("--sampling-weights: expected KEY=W, not '%s'",
 			    tok);
 		*eq = '\0';
 		if (strncmp(tok, "main:", 5) == 0)
@@ -1956,12 +1937,9 @@ parse_weights(void)
 		if (seen[i])
 			usage_error("--sampling-weights: pair '%s' given twice",
 			    tok);
-		errno = 0;
-		w[i] = strtod(eq + 1, &end);
-		if (errno || end == eq + 1 || *end != '\0' || !(w[i] >= 0) ||
-		    isinf(w[i]))
-			usage_error("--sampling-weights: bad weight '%s' for %s",
-			    eq + 1, tok);
+		if (parse_real(eq + 1, &w[i]) == -1 || !(w[i] >= 0))
+			usage_error("--sampling-weights: expected a weight of 0 "
+			    "or more for %s, not '%s'", tok, eq + 1);
 		seen[i] = 1;
 	}
 	for (size_t i = 0; i < npairs; i++)
@@ -2406,7 +2384,6 @@ cmd_loader(int argc, char **argv)
 	struct buf b = { 0 };
 	char err[1024], *text;
 	uint64_t limit = UINT64_MAX, seed = 1, nb = 0, maxrec = 0;
-	long long ll;
 	size_t n;
 	int ch, records = 0, stats = 0, r, fd;
 
@@ -2416,9 +2393,7 @@ cmd_loader(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'h': usage(stdout, 0);
 		case 'l':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("--limit: invalid number '%s'", optarg);
-			limit = (uint64_t)ll;
+			limit = (uint64_t)num_arg("--limit", optarg, 0, INT64_MAX);
 			break;
 		case 'm': maxrec = max_record_arg(optarg); break;
 		case 'o': outpath = optarg; break;
@@ -2435,9 +2410,7 @@ cmd_loader(int argc, char **argv)
 		case 'P': progress_enabled = 1; break;
 		case 'N': progress_enabled = 0; break;
 		case 's':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("-s: invalid seed '%s'", optarg);
-			seed = (uint64_t)ll;
+			seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
 			break;
 		case 'S': stats = 1; break;
 		case 'V': print_version(NULL);

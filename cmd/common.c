@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -1238,11 +1239,7 @@ parse_size(const char *s, uint64_t *out)
 uint64_t
 max_record_arg(const char *s)
 {
-	uint64_t v;
-
-	if (parse_size(s, &v) == -1)
-		usage_error("--max-record-size: invalid number '%s'", s);
-	return v;
+	return size_arg("--max-record-size", s);
 }
 
 int
@@ -1267,13 +1264,72 @@ parse_int(const char *s, long long lo, long long hi, long long *out)
 }
 
 int
+parse_real(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+long long
+num_arg(const char *opt, const char *s, long long lo, long long hi)
+{
+	long long v;
+
+	if (parse_int(s, lo, hi, &v) == -1)
+		usage_error("%s: expected an integer from %lld to %lld, not '%s'",
+		    opt, lo, hi, s);
+	return v;
+}
+
+uint64_t
+size_arg(const char *opt, const char *s)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) == -1)
+		usage_error("%s: expected a size (a whole number, with k, M, G, "
+		    "Ki, Mi or Gi), not '%s'", opt, s);
+	return v;
+}
+
+double
+rate_arg(const char *opt, const char *s)
+{
+	size_t n = strlen(s);
+	char num[64];
+	double d;
+	int ok;
+
+	if (n > 1 && s[n - 1] == '%') {
+		/* A percentage: the number before the '%', over 100. */
+		ok = n - 1 < sizeof num;
+		if (ok) {
+			memcpy(num, s, n - 1);
+			num[n - 1] = '\0';
+			ok = parse_real(num, &d) == 0;
+			d /= 100;
+		}
+	} else
+		ok = parse_real(s, &d) == 0;
+	if (!ok || !(d >= 0 && d <= 1))
+		usage_error("%s: expected a fraction from 0 to 1 (or a percentage "
+		    "like 5%%), not '%s'", opt, s);
+	return d;
+}
+
+int
 jobs_arg(const char *s)
 {
-	long long j;
-
-	if (parse_int(s, 0, JOBS_MAX, &j) == -1)
-		usage_error("-j: invalid number of jobs '%s' (0 to %d)", s, JOBS_MAX);
-	return (int)j;
+	return (int)num_arg("-j", s, 0, JOBS_MAX);
 }
 
 /*
@@ -1428,9 +1484,9 @@ part_auto(const char *s, uint64_t *k, uint64_t *n)
 	if (s[4] == '/') {
 		if (!isdigit((unsigned char)s[5]) || !env_num_str(s + 5, &given) ||
 		    given == 0 || given > PART_MAX_N)
-			usage_error("bad part: %s (auto, or auto/N with N > 0)", s);
+			usage_error("--part: expected auto, or auto/N with N > 0, not '%s'", s);
 	} else if (s[4] != '\0')
-		usage_error("bad part: %s (K/N, auto or auto/N)", s);
+		usage_error("--part: expected K/N, auto or auto/N, not '%s'", s);
 	if (env_num("OMPI_COMM_WORLD_RANK", &id)) {
 		*k = id;
 		*n = env_need("OMPI_COMM_WORLD_SIZE", "Open MPI",
@@ -1484,7 +1540,7 @@ part_arg(const char *s, uint64_t *k, uint64_t *n)
 		return;
 	}
 	if (parse_shard(s, k, n) == -1 || *n > PART_MAX_N)
-		usage_error("bad part: %s (K/N with 0 <= K < N)", s);
+		usage_error("--part: expected K/N with 0 <= K < N, not '%s'", s);
 }
 
 /* An operand read while a part is planned: opened on the first read. */
@@ -2138,14 +2194,17 @@ option_error(const char *arg, const struct option *lo)
 	usage_error("unknown option '--%s'", name);
 }
 
+const char *option_name = "";
+
 int
 getopt_args(int argc, char *argv[], const char *optstring,
     const struct option *longopts)
 {
 	static char **seen;
 	static int seen_at = -1;
+	static char name[64];
 	const char *arg, *p;
-	int ch, before = optind;
+	int ch, before = optind, idx = -1;
 
 	if (argv != seen || optind <= 1 || optind < seen_at) {
 		normalize_underscores(argc, argv, longopts);
@@ -2155,9 +2214,15 @@ getopt_args(int argc, char *argv[], const char *optstring,
 	opterr = 0;
 	if (*optstring == ':')
 		optstring++;
-	ch = getopt_long(argc, argv, optstring, longopts, NULL);
-	if (ch != '?')
+	ch = getopt_long(argc, argv, optstring, longopts, &idx);
+	if (ch != '?') {
+		if (idx >= 0)
+			snprintf(name, sizeof name, "--%s", longopts[idx].name);
+		else
+			snprintf(name, sizeof name, "-%c", ch);
+		option_name = name;
 		return ch;
+	}
 	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	if (optopt == 0 || (strncmp(arg, "--", 2) == 0 && optind > before))
 		if (strncmp(arg, "--", 2) == 0)

@@ -282,6 +282,12 @@ const char *sniff_compression(const uint8_t *p, size_t n);
  */
 int	getopt_args(int argc, char *argv[], const char *optstring,
 	    const struct option *longopts);
+/*
+ * The option getopt_args() returned last, as the user gave it (the
+ * whole long name for an abbreviation): "--vocab-size", "-t".  For
+ * messages about its argument: num_arg(option_name, optarg, 1, 100).
+ */
+extern const char *option_name;
 /* The candidate closest to s (edit distance), or NULL when none is close. */
 const char *closest_name(const char *s, const char *const *cand, size_t n);
 
@@ -300,6 +306,21 @@ uint64_t max_record_arg(const char *s);
  * G, Ki, Mi, Gi, or 1e6), with a leading '-' where lo allows it.
  */
 int	parse_int(const char *s, long long lo, long long hi, long long *out);
+/* Parse a finite real number (strtod()'s forms, the whole string); -1 on error. */
+int	parse_real(const char *s, double *out);
+
+/*
+ * The argument of option 'opt' ("--batch-size", "-j"), parsed as its
+ * kind of number; anything else is a usage error (exit 2) naming the
+ * option, what it takes and the value:
+ * "--batch-size: expected an integer from 1 to 4294967295, not 'x'".
+ * num_arg(): a parse_int() integer in [lo, hi].  size_arg(): a
+ * parse_size() size.  rate_arg(): a fraction from 0 to 1, or a
+ * percentage ("5%" is 0.05).
+ */
+long long num_arg(const char *opt, const char *s, long long lo, long long hi);
+uint64_t size_arg(const char *opt, const char *s);
+double	rate_arg(const char *opt, const char *s);
 
 /*
  * -j N, the same in every tool: N threads; 0, the default, one per

@@ -202,34 +202,35 @@ parse_range(const char *s)
 	const char *colon = strchr(s, ':');
 	char a[64];
 	long long v;
+	size_t n = colon != NULL ? (size_t)(colon - s) : 0;
 
-	if (colon == NULL)
-		usage_error("--range: expected A:B, got '%s'", s);
+	/* A and B are numbers as every option takes them (parse_int()). */
+	if (colon == NULL || n >= sizeof a)
+		goto bad;
+	memcpy(a, s, n);
+	a[n] = '\0';
 	o.ra = 0;
 	o.rb_open = 1;
-	if (colon != s) {
-		/* Numbers as every option takes them (parse_int()). */
-		if ((size_t)(colon - s) >= sizeof a)
-			usage_error("--range: bad start in '%s'", s);
-		memcpy(a, s, (size_t)(colon - s));
-		a[colon - s] = '\0';
+	if (n > 0) {
 		if (parse_int(a, 0, LLONG_MAX, &v) == -1)
-			usage_error("--range: bad start in '%s'", s);
+			goto bad;
 		o.ra = (uint64_t)v;
 	}
 	if (colon[1] != '\0') {
 		if (parse_int(colon + 1, 0, LLONG_MAX, &v) == -1)
-			usage_error("--range: bad end in '%s'", s);
+			goto bad;
 		o.rb = (uint64_t)v;
 		o.rb_open = 0;
 	}
 	o.range = 1;
+	return;
+bad:
+	usage_error("--range: expected A:B (either may be left out), not '%s'", s);
 }
 
 static void
 parse_opts(int argc, char **argv)
 {
-	long long ll;
 	int ch;
 
 	while ((ch = getopt_args(argc, argv, "hVqRo:f:j:", longopts)) != -1) {
@@ -318,9 +319,8 @@ parse_opts(int argc, char **argv)
 			o.modefeat = optarg;
 			break;
 		case OPT_VOCAB:
-			if (parse_int(optarg, 1, LLONG_MAX, &ll) == -1)
-				usage_error("--vocab-size: bad number '%s'", optarg);
-			o.vocab = (uint64_t)ll;
+			o.vocab = (uint64_t)num_arg("--vocab-size", optarg, 1,
+			    LLONG_MAX);
 			break;
 		case OPT_JSON:
 			o.outfmt = OUT_JSON;
@@ -342,36 +342,22 @@ parse_opts(int argc, char **argv)
 			o.dict = optarg;
 			break;
 		case OPT_THRESHOLD:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.threshold) == -1)
-				usage_error("--threshold: bad number '%s'", optarg);
+			o.threshold = num_arg("--threshold", optarg, LLONG_MIN,
+			    LLONG_MAX);
 			break;
 		case OPT_NWORDS:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.nwords) == -1)
-				usage_error("--nwords: bad number '%s'", optarg);
+			o.nwords = num_arg("--nwords", optarg, LLONG_MIN, LLONG_MAX);
 			break;
 		case OPT_PADF:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.padf) == -1)
-				usage_error("--padding-factor: bad number '%s'", optarg);
+			o.padf = num_arg("--padding-factor", optarg, LLONG_MIN,
+			    LLONG_MAX);
 			break;
 		case OPT_MAXREC:
 			o.maxrec = max_record_arg(optarg);
 			break;
-		case OPT_MAX_UNK: {
-			char *end;
-
-			errno = 0;
-			o.max_unk = strtod(optarg, &end);
-			if (*end == '%' && end[1] == '\0') {
-				o.max_unk /= 100;
-				end++;
-			}
-			if (errno || end == optarg || *end != '\0' ||
-			    !(o.max_unk >= 0 && o.max_unk <= 1))
-				usage_error("--max-unk-rate: expected a fraction "
-				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
-				    optarg);
+		case OPT_MAX_UNK:
+			o.max_unk = rate_arg("--max-unk-rate", optarg);
 			break;
-		}
 		default:
 			usage(stderr, 2);
 		}

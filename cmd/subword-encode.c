@@ -2254,15 +2254,11 @@ static int64_t
 resolve_eos(const char *arg)
 {
 	const struct wp_vocab *v = fields[0].wp;
-	long long ll;
 	size_t i, n, distinct = 0;
 	long id;
 
-	if (arg != NULL && strspn(arg, "0123456789") == strlen(arg)) {
-		if (parse_int(arg, 0, INT64_MAX, &ll) == -1)
-			usage_error("--eos: bad id '%s'", arg);
-		return ll;
-	}
+	if (arg != NULL && strspn(arg, "0123456789") == strlen(arg))
+		return num_arg("--eos", arg, 0, INT64_MAX);
 	if (spm_mode) {
 		const struct spm_model *sm = fields[0].sm;
 
@@ -2412,15 +2408,9 @@ main(int argc, char *argv[])
 		case OPT_JSON_KEYS:
 			keylist = optarg;
 			break;
-		case OPT_EXTRA_IDS: {
-			long long ll;
-
-			if (parse_int(optarg, 0, 1000000, &ll) == -1)
-				usage_error("--extra-ids: expected a count from 0 "
-				    "to 1000000, not '%s'", optarg);
-			extra_ids = (int)ll;
+		case OPT_EXTRA_IDS:
+			extra_ids = (int)num_arg("--extra-ids", optarg, 0, 1000000);
 			break;
-		}
 		case OPT_EXTRA_OPTIONS:
 			extra_opts = optarg;
 			break;
@@ -2496,22 +2486,9 @@ main(int argc, char *argv[])
 		case OPT_SKIP_EMPTY:
 			skip_empty = 1;
 			break;
-		case OPT_MAX_UNK: {
-			char *end;
-
-			errno = 0;
-			max_unk = strtod(optarg, &end);
-			if (*end == '%' && end[1] == '\0') {
-				max_unk /= 100;
-				end++;
-			}
-			if (errno || end == optarg || *end != '\0' ||
-			    !(max_unk >= 0 && max_unk <= 1))
-				usage_error("--max-unk-rate: expected a fraction "
-				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
-				    optarg);
+		case OPT_MAX_UNK:
+			max_unk = rate_arg("--max-unk-rate", optarg);
 			break;
-		}
 		default:
 			usage(stderr, 2);
 		}

@@ -1560,23 +1560,12 @@ parse_features(char *s)
 	qsort(want, nwant, sizeof(*want), cmpstr);
 }
 
-static uint64_t
-size_arg(const char *opt, const char *s)
-{
-	uint64_t v;
-
-	if (parse_size(s, &v) == -1)
-		usage_error("%s: invalid number '%s'", opt, s);
-	return v;
-}
-
 int
 main(int argc, char *argv[])
 {
 	struct part_file *parts = NULL;
 	size_t i;
 	int ch, status = 0, c;
-	long long ll;
 
 	setprogname(argv[0]);
 	while ((ch = getopt_args(argc, argv, "cf:hn:o:qRs:Vz:", longopts)) != -1) {
@@ -1589,9 +1578,7 @@ main(int argc, char *argv[])
 		case 'q': verbosity = 0; break;
 		case 'R': mode = M_RECORDS; break;
 		case 's':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("-s: invalid seed '%s'", optarg);
-			seed = (uint64_t)ll;
+			seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
 			break;
 		case 'V': print_version(NULL);
 		case 'z':
