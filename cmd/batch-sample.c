@@ -419,7 +419,7 @@ check_langpairs(const char *list)
 		dash = memchr(a, '-', (size_t)(b - a));
 		if (dash == NULL || dash == a || dash + 1 == b ||
 		    memchr(dash + 1, '-', (size_t)(b - dash - 1)) != NULL)
-			usage_error("--lang-pairs: expected SRC-TGT, got '%.*s'",
+			usage_error("--lang-pairs: expected SRC-TGT, not '%.*s'",
 			    (int)(b - a), a);
 		if (*b == '\0')
 			break;

@@ -28,7 +28,9 @@ corpus() {
 	run -2 --separate-stderr subword-build -t 10 --min-count 3 x
 	[[ "$stderr" == *"exclude each other"* ]]
 	run -2 --separate-stderr subword-build -b 0 x
-	[[ "$stderr" == *"budget must be positive"* ]]
+	[ "${stderr%%$'\n'*}" = "subword-build: -b: expected a positive number of bytes, not '0'" ]
+	run -2 --separate-stderr subword-build --file-byte-budget 1x x
+	[ "${stderr%%$'\n'*}" = "subword-build: --file-byte-budget: expected a size (a whole number, with k, M, G, Ki, Mi or Gi), not '1x'" ]
 	run -2 --separate-stderr subword-build --iterations 0 x
 	run -2 --separate-stderr subword-build -t 0 x
 	run -2 --separate-stderr subword-build -L 0 x
