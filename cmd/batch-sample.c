@@ -329,38 +329,6 @@ bool_arg(const char *s)
 	usage_error("%s: expected True or False, not '%s'", option_name, s);
 }
 
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		die_errno("malloc");
-	return p;
-}
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (p == NULL)
-		die_errno("malloc");
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		die_errno("malloc");
-	}
-	if ((p = realloc(p, n * size > 0 ? n * size : 1)) == NULL)
-		die_errno("malloc");
-	return p;
-}
-
 /* -p [KEY=]SRC[,TGT]: a KEY has no '/' or ','. */
 static void
 add_pairarg(const char *arg)
@@ -1966,7 +1934,7 @@ json_str(FILE *f, const char *s)
 	struct buf j = { 0 };
 
 	if (exjson_put_name(&j, (const uint8_t *)s, strlen(s)) == -1)
-		die_errno("malloc");
+		die_nomem();
 	fwrite(j.p, 1, j.len, f);
 	buf_free(&j);
 }
@@ -2253,11 +2221,11 @@ read_inputs(int argc, char **argv, size_t *len)
 		if (buf_append(&b, p, n) == -1 ||
 		    (n > 0 && p[n - 1] != '\n' && i + 1 < argc &&
 		    buf_putc(&b, '\n') == -1))
-			die_errno("malloc");
+			die_nomem();
 		free(p);
 	}
 	if (buf_putc(&b, '\0') == -1)
-		die_errno("malloc");
+		die_nomem();
 	*len = b.len - 1;
 	return (char *)b.p;
 }

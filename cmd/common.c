@@ -116,6 +116,52 @@ die_errno(const char *fmt, ...)
 }
 
 void
+die_nomem(void)
+{
+	die("out of memory");
+}
+
+void *
+xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		die_nomem();
+	if ((p = realloc(p, n * size > 0 ? n * size : 1)) == NULL)
+		die_nomem();
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void
 fault_begin(void)
 {
 	faulting = 1;
@@ -130,8 +176,7 @@ out_commit_all(void)
 	faulting = 0;
 	for (o = pending; o != NULL; o = o->next)
 		n++;
-	if ((v = calloc(n ? n : 1, sizeof(*v))) == NULL)
-		die_errno("malloc");
+	v = xcalloc(n, sizeof(*v));
 	/* In the order they were opened (a .bin before its .idx). */
 	for (o = pending; o != NULL; o = o->next)
 		v[--n] = o;
@@ -241,8 +286,7 @@ obuf_open(struct obuf *b, int fd, const char *name, size_t size)
 	b->name = name;
 	if ((b->grow = size == 0))
 		size = 4096;
-	if ((b->p = malloc(size)) == NULL)
-		die_errno("malloc");
+	b->p = xmalloc(size);
 	b->size = size;
 }
 
@@ -331,7 +375,7 @@ obuf_printf(struct obuf *b, const char *fmt, ...)
 	va_end(ap);
 	if (obuf_write(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n :
 	    sizeof tmp - 1) == -1)
-		die_errno("malloc");
+		die_nomem();
 }
 
 void
@@ -495,8 +539,7 @@ out_make_dirs(const char *path)
 
 	if (strcmp(path, "-") == 0 || strchr(path, '/') == NULL)
 		return;
-	if ((p = strdup(path)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(path);
 	*strrchr(p, '/') = '\0';
 	/* each missing component of the directory, outermost first */
 	for (q = p + 1; *p != '\0'; q++) {
@@ -506,9 +549,8 @@ out_make_dirs(const char *path)
 
 		*q = '\0';
 		if (mkdir(p, 0777) == 0) {
-			if ((v = realloc(made_dirs, (nmade_dirs + 1) * sizeof(*v))) == NULL ||
-			    (v[nmade_dirs] = strdup(p)) == NULL)
-				die_errno("malloc");
+			v = xreallocarray(made_dirs, nmade_dirs + 1, sizeof(*v));
+			v[nmade_dirs] = xstrdup(p);
 			made_dirs = v;
 			nmade_dirs++;
 		} else if (errno != EEXIST)
@@ -2248,8 +2290,7 @@ dataset_prefix(char *name)
 	if (n < 5 || (strcmp(name + n - 4, ".idx") != 0 &&
 	    strcmp(name + n - 4, ".bin") != 0))
 		return;
-	if ((p = strdup(name)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(name);
 	memcpy(p + n - 4, ".idx", 4);
 	found = stat(p, &st) == 0;
 	free(p);

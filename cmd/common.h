@@ -25,6 +25,16 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Memory, as sbase's libutil has it: each allocates (never NULL, even
+ * for 0 bytes) or dies "tool: out of memory" through die_nomem().
+ * xreallocarray() checks n * size for overflow.  Free with free().
+ */
+_Noreturn void die_nomem(void);
+void	*xmalloc(size_t size);
+void	*xcalloc(size_t n, size_t size);
+void	*xreallocarray(void *p, size_t n, size_t size);
+char	*xstrdup(const char *s);
 /* A usage error: "tool: fmt", then the usage hint; exit 2. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
@@ -71,7 +81,7 @@ struct obuf {
 	int		(*gate)(void *);
 	void		*gate_arg;
 };
-/* Set b up (size bytes, or 0 for a growing one); dies "tool: malloc: ..." when memory is short. */
+/* Set b up (size bytes, or 0 for a growing one); dies when memory is short (die_nomem()). */
 void	obuf_open(struct obuf *b, int fd, const char *name, size_t size);
 void	obuf_close(struct obuf *b);	/* frees, does not flush; NULL p is fine */
 void	obuf_flush(struct obuf *b);
@@ -86,13 +96,13 @@ void	obuf_put_direct(struct obuf *b, const void *p, size_t n);
 /*
  * Where to write n more bytes (n no more than a fixed buffer's size);
  * obuf_end() then says where they end.  A growing buffer that cannot
- * grow dies "tool: malloc: ...".
+ * grow dies (die_nomem()).
  */
 static inline char *
 obuf_room(struct obuf *b, size_t n)
 {
 	if (b->size - b->len < n && obuf_reserve(b, n) == -1)
-		die_errno("malloc");
+		die_nomem();
 	return b->p + b->len;
 }
 

@@ -473,7 +473,7 @@ ob_json_str(const char *s)
 	struct buf b = { 0 };
 
 	if (exjson_put_name(&b, (const uint8_t *)s, strlen(s)) == -1)
-		die_errno("malloc");
+		die_nomem();
 	obuf_write(&ob, b.p, b.len);
 	buf_free(&b);
 }
@@ -541,9 +541,8 @@ grow_vals(uint64_t n)
 	free(wr.iv);
 	free(wr.fv);
 	wr.cap = n;
-	if ((wr.iv = malloc(n * sizeof *wr.iv)) == NULL ||
-	    (wr.fv = malloc(n * sizeof *wr.fv)) == NULL)
-		die_errno("malloc");
+	wr.iv = xreallocarray(NULL, n, sizeof *wr.iv);
+	wr.fv = xreallocarray(NULL, n, sizeof *wr.fv);
 }
 
 /* Store the 8 bytes of w at q, the low byte first. */
@@ -613,7 +612,7 @@ u16_text_setup(enum mmidx_dtype t, char sep)
 	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
 		return;
 	if ((u16_text = exjson_itext_new(65536, sep)) == NULL)
-		die_errno("malloc");
+		die_nomem();
 }
 
 /* Token v from u16_text at q; 8 bytes at q must be writable. */
@@ -694,17 +693,17 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			for (k = 0; k < n; k++)
 				wr.fv[k] = (float)mmidx_load_f64(t, p, k);
 			if (exb_float(&wr.b, o.feature, wr.fv, (size_t)n) == -1)
-				die_errno("malloc");
+				die_nomem();
 		} else {
 			for (k = 0; k < n; k++)
 				wr.iv[k] = mmidx_load_i64(t, p, k);
 			if (exb_int64(&wr.b, o.feature, wr.iv, (size_t)n) == -1)
-				die_errno("malloc");
+				die_nomem();
 		}
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			int64_t mode = mmidx_mode(m, i);
 			if (exb_int64(&wr.b, "mode", &mode, 1) == -1)
-				die_errno("malloc");
+				die_nomem();
 		}
 		wr.enc.len = 0;
 		if (exb_encode(&wr.b, &wr.enc) == -1)
@@ -795,7 +794,7 @@ emit_setup(void)
 		}
 	}
 	if (rc == -1 || buf_puts(&b, "\":[") == -1)
-		die_errno("malloc");
+		die_nomem();
 	wr.jkey = (char *)b.p;
 	wr.jkeylen = b.len;
 }
@@ -1068,9 +1067,8 @@ get_stdin(struct mmidx *m, const char *prefix, int jobs)
 	if (at_eof)
 		return;
 	obuf_flush(&ob);
-	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
-	    (gt.in = malloc(GET_IN)) == NULL)
-		die_errno("malloc");
+	w = xcalloc((size_t)jobs, sizeof *w);
+	gt.in = xmalloc(GET_IN);
 	gt.w = w;
 	gt.m = m;
 	gt.prefix = prefix;
@@ -1266,10 +1264,8 @@ static struct outfile binout, idxout;
 static char *
 joinx(const char *a, const char *b)
 {
-	char *s = malloc(strlen(a) + strlen(b) + 1);
+	char *s = xmalloc(strlen(a) + strlen(b) + 1);
 
-	if (s == NULL)
-		die_errno("malloc");
 	return strcat(strcpy(s, a), b);
 }
 
@@ -1283,8 +1279,7 @@ out_prefix(const char *out)
 	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
 	    strcmp(out + n - 4, ".idx") != 0))
 		return out;
-	if ((p = strdup(out)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(out);
 	p[n - 4] = '\0';
 	return p;
 }
@@ -1342,8 +1337,7 @@ grow_ids(size_t need)
 	while (c < need)
 		c *= 2;
 	if (c != ids.cap) {
-		if ((ids.v = realloc(ids.v, c * sizeof *ids.v)) == NULL)
-			die_errno("malloc");
+		ids.v = xreallocarray(ids.v, c, sizeof *ids.v);
 		ids.cap = c;
 	}
 }
@@ -1367,8 +1361,7 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 		if (isf) {
 			if (n + 1 > *dcap) {
 				*dcap = *dcap ? *dcap * 2 : 1024;
-				if ((*dv = realloc(*dv, *dcap * sizeof **dv)) == NULL)
-					die_errno("malloc");
+				*dv = xreallocarray(*dv, *dcap, sizeof **dv);
 			}
 			errno = 0;
 			(*dv)[n] = strtod(s, &end);
@@ -2044,8 +2037,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 	struct buildw *w;
 
 	bt.r = open_records(fd, name, comp, from, to);
-	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL)
-		die_errno("malloc");
+	w = xcalloc((size_t)jobs, sizeof *w);
 	bt.w = w;
 	bt.b = b;
 	bt.name = name;
@@ -2318,9 +2310,9 @@ text_report(const char *name, const struct text_stats *st,
 	    "(by <unk>)", name, st->seqs, st->toks, pct);
 	if (nu == 0)
 		return;
-	if ((ord = malloc(nu * sizeof *ord)) == NULL ||
-	    fqd_sorted(unk, 0, ord) == -1)
-		die_errno("malloc");
+	ord = xreallocarray(NULL, nu, sizeof *ord);
+	if (fqd_sorted(unk, 0, ord) == -1)
+		die_nomem();
 	list[0] = '\0';
 	for (size_t i = 0; i < nu && i < UNK_SHOW; i++) {
 		size_t wl;
@@ -2669,8 +2661,7 @@ cmd_merge(int argc, char **argv)
 		usage_error("merge: -o PREFIX is needed");
 	if (argc < 1)
 		usage_error("merge: at least one dataset prefix is needed");
-	if ((ms = calloc((size_t)argc, sizeof *ms)) == NULL)
-		die_errno("malloc");
+	ms = xcalloc((size_t)argc, sizeof *ms);
 	/* Open and check everything before writing anything. */
 	for (int i = 0; i < argc; i++) {
 		ms[i] = open_ds(argv[i]);

@@ -233,11 +233,8 @@ batch_read(void *arg, const struct pool_unit *u)
 			return b->n > 0 ? POOL_LAST : POOL_NONE;
 		if (b->n == b->ncap) {
 			size_t nc = b->ncap ? 2 * b->ncap : 4096;
-			size_t *e = realloc(b->ends, nc * sizeof(*e));
 
-			if (e == NULL)
-				die_errno("jobs");
-			b->ends = e;
+			b->ends = xreallocarray(b->ends, nc, sizeof(*b->ends));
 			b->ncap = nc;
 		}
 		if (buf_append(&b->b, p, n) == -1)
@@ -290,8 +287,7 @@ count_all(struct sw_counts *c, int jobs)
 				die_errno("%s", in.name);
 		return;
 	}
-	if ((batches = calloc((size_t)jobs, sizeof(*batches))) == NULL)
-		die_errno("jobs");
+	batches = xcalloc((size_t)jobs, sizeof(*batches));
 	for (i = 0; i < jobs; i++)
 		if ((batches[i].counts = sw_counts_new()) == NULL)
 			die_errno("counts");
@@ -468,9 +464,8 @@ main(int argc, char *argv[])
 			if (uni_utf8_valid_prefix((const uint8_t *)optarg, strlen(optarg)) !=
 			    strlen(optarg))
 				usage_error("reserved token is not UTF-8: %s", optarg);
-			if ((reserved = realloc(reserved, (o.nreserved + 1) *
-			    sizeof(*reserved))) == NULL)
-				die_errno("reserved tokens");
+			reserved = xreallocarray(reserved, o.nreserved + 1,
+			    sizeof(*reserved));
 			reserved[o.nreserved++] = optarg;
 			break;
 		case OPT_KEEP_PARTIAL:
