@@ -1185,15 +1185,15 @@ open_epoch(uint64_t epoch)
 
 /*
  * Text goes through one large output buffer (cmd/common.h); records
- * through a record writer on the same descriptor.  -o names an atomic
- * output (cmd/common.h); a closed pipe ends the tool quietly.
+ * through the output's record writer on the same descriptor.  -o names
+ * an atomic output (output_open()); a closed pipe ends the tool quietly.
+ * w and name are o.w and o.name, under the names the encoder uses.
  */
 static struct {
-	int		 fd;
-	const char	*name;
+	struct output	 o;
 	struct obuf	 b;
-	struct outfile	 file;
 	struct rec_writer *w;
+	const char	*name;
 } out;
 
 #define OUT_SIZE	(1u << 18)
@@ -1226,39 +1226,19 @@ out_puts(const char *s)
 static void
 out_begin(int records)
 {
-	out.fd = 1;
-	out.name = "stdout";
-	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
-		    "write JSON lines instead" : "add --output-format records");
-		if ((out.fd = records ? out_open(&out.file, o.out) :
-		    out_open_text(&out.file, o.out)) == -1)
-			die_errno("%s", o.out);
-		out.name = o.out;
-	}
-	obuf_open(&out.b, out.fd, out.name, OUT_SIZE);
-	if (records) {
-		if (out.fd == 1)
-			refuse_tty(1, 0);
-		out.w = rec_writer_open(out.fd, o.out ? comp_from_suffix(o.out) :
-		    REC_NONE, -1);
-		if (out.w == NULL)
-			die_errno("%s", out.name);
-	}
+	output_open(&out.o, o.out, records ? WRITES_RECORDS : WRITES_TEXT,
+	    records ? "write JSON lines instead" : "add --output-format records");
+	out.w = out.o.w;
+	out.name = out.o.name;
+	obuf_open(&out.b, out.o.fd, out.name, OUT_SIZE);
 }
 
 static void
 out_end(void)
 {
-	if (out.w != NULL && rec_writer_close(out.w) == -1)
-		write_failed(out.name);
-	out.w = NULL;
 	out_flush();
-	if (out.fd != 1) {
-		if (out_commit(&out.file) == -1)
-			die_errno("%s", o.out);
-	} else
-		close_stdout();
+	output_close(&out.o, 1);
+	out.w = NULL;
 }
 
 /* A data fault after some output: what is written stays, a named output is removed. */
@@ -1271,7 +1251,7 @@ fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (out.fd == 1) {
+	if (out.o.fd == 1) {
 		if (out.w != NULL)
 			(void)rec_writer_flush(out.w);
 		if (out.b.p != NULL)
@@ -2347,7 +2327,7 @@ cmd_loader(int argc, char **argv)
 	struct ld_dataset ds;
 	struct loader *l;
 	struct ld_stats st;
-	struct outfile of;
+	struct output dst;
 	struct rec_writer *w = NULL;
 	struct buf b = { 0 };
 	char err[1024], *text;
@@ -2404,14 +2384,9 @@ cmd_loader(int argc, char **argv)
 	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
 		die("%s: %s", config, err);
 	ld_set_max_record(l, maxrec);
-	if ((fd = records ? out_open(&of, outpath) :
-	    out_open_text(&of, outpath)) == -1)
-		die_errno("%s", outpath);
-	if (records)
-		refuse_tty(fd, 0);
-	if (records && (w = rec_writer_open(fd, out_form(outpath, WRITES_RECORDS,
-	    NULL), -1)) == NULL)
-		die_errno("%s", outpath);
+	output_open(&dst, outpath, records ? WRITES_RECORDS : WRITES_TEXT, NULL);
+	fd = dst.fd;
+	w = dst.w;
 	while (nb < limit && (r = ld_next(l, err, sizeof err)) != 0) {
 		if (r == -1) {
 			if (w && rec_writer_flush(w) == -1)
@@ -2445,12 +2420,9 @@ cmd_loader(int argc, char **argv)
 			progress("%" PRIu64 " batches", nb);
 	}
 	progress_done();
-	if (w && rec_writer_close(w) == -1)
-		write_failed(outpath);
 	if (b.len && write_full(fd, b.p, b.len) == -1)
 		write_failed(outpath);
-	if (out_commit(&of) == -1)
-		die_errno("%s", outpath);
+	output_close(&dst, 1);
 	if (stats) {
 		ld_get_stats(l, &st);
 		fprintf(stderr, "batches %" PRIu64 "\nexamples %" PRIu64

@@ -1931,6 +1931,41 @@ out_open_text(struct outfile *o, const char *path)
 	return p[1];
 }
 
+void
+output_open(struct output *out, const char *path, enum out_kind kind,
+    const char *hint)
+{
+	enum rec_comp comp;
+
+	memset(out, 0, sizeof(*out));
+	if (path == NULL)
+		path = "-";
+	comp = out_form(path, kind, hint);
+	out->name = strcmp(path, "-") == 0 ? "stdout" : path;
+	out->fd = kind == WRITES_RECORDS ? out_open(&out->file, path) :
+	    out_open_text(&out->file, path);
+	if (out->fd == -1)
+		die_errno("%s", path);
+	if (kind == WRITES_RECORDS) {
+		if (out->fd == 1)
+			refuse_tty(1, 0);
+		if ((out->w = rec_writer_open(out->fd, comp, -1)) == NULL)
+			die_errno("%s", out->name);
+	}
+}
+
+void
+output_close(struct output *out, int ok)
+{
+	if (out->w != NULL && rec_writer_close(out->w) == -1)
+		write_failed(out->name);
+	out->w = NULL;
+	if (out->fd == 1)
+		close_stdout();
+	else if (out_finish(&out->file, ok) == -1)
+		die_errno("%s", out->name);
+}
+
 /* ---- text inputs ---- */
 
 const char *

@@ -265,6 +265,30 @@ enum rec_comp out_form(const char *path, enum out_kind kind, const char *hint);
 int	out_open_text(struct outfile *o, const char *path);
 
 /*
+ * The output of a tool (-o PATH; NULL or "-" is stdout), of records or
+ * of text, opened in one way everywhere.  output_open() checks PATH
+ * with out_form() ('hint' as there), opens it atomically (out_open(),
+ * out_open_text()) and, for records, refuses a terminal stdout and
+ * sets up the record writer w.  The one rule for compression: a named
+ * output is compressed as its suffix says (.gz gzip, .zz or .zlib
+ * zlib; comp_from_suffix()), records by w, text on its way to the file;
+ * stdout is never compressed.  Dies naming the output on failure.
+ * output_close() closes w and then stdout (close_stdout()) or the named
+ * output (out_finish(): committed when ok or --keep-partial, else
+ * removed); a failed write dies (write_failed()).  The caller flushes
+ * what it buffers for fd before.
+ */
+struct output {
+	const char	*name;		/* "stdout", or the path */
+	int		 fd;		/* what text goes to; w writes here */
+	struct rec_writer *w;		/* records: frames and compresses; else NULL */
+	struct outfile	 file;
+};
+void	output_open(struct output *out, const char *path, enum out_kind kind,
+	    const char *hint);
+void	output_close(struct output *out, int ok);
+
+/*
  * Open a text input ("-" is stdin) for reading lines.  Gzip (and zlib)
  * compressed text is decompressed on the way by a child process, as
  * record readers sniff it; input compressed in a form we cannot read

@@ -491,46 +491,28 @@ open_ds(const char *prefix)
 	return m;
 }
 
-static struct outfile outf;
+static struct output outp;
 
 static void
 out_begin(int records)
 {
-	int fd = 1;
-
-	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
-		    "leave out -R to write text" : "add -R to write records");
-		if ((fd = records ? out_open(&outf, o.out) :
-		    out_open_text(&outf, o.out)) == -1)
-			die_errno("%s", o.out);
-		ob.name = o.out;
-	} else
-		ob.name = "stdout";
-	obuf_open(&ob, fd, ob.name, OB_SIZE);
+	output_open(&outp, o.out, records ? WRITES_RECORDS : WRITES_TEXT,
+	    records ? "leave out -R to write text" : "add -R to write records");
+	ob.name = outp.name;
+	obuf_open(&ob, outp.fd, ob.name, OB_SIZE);
 	if (records) {
-		if (fd == 1)
-			refuse_tty(1, 0);
-		wr.w = rec_writer_open(fd, o.out ? comp_from_suffix(o.out) :
-		    REC_NONE, -1);
-		if (wr.w == NULL)
-			die_errno("%s", ob.name);
+		wr.w = outp.w;
 		exb_init(&wr.b);
 	}
 }
 
+/* End the output after a run: committed when ok (or --keep-partial). */
 static void
-out_end(void)
+out_end(int ok)
 {
-	if (wr.w != NULL && rec_writer_close(wr.w) == -1)
-		write_failed(ob.name);
-	wr.w = NULL;
 	obuf_flush(&ob);
-	if (ob.fd != 1) {
-		if (out_commit(&outf) == -1)
-			die_errno("%s", o.out);
-	} else
-		close_stdout();
+	output_close(&outp, ok);
+	wr.w = NULL;
 }
 
 static void
@@ -820,7 +802,7 @@ cmd_cat(int argc, char **argv)
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t i = a; i < b; i++)
 		emit(m, i);
-	out_end();
+	out_end(1);
 	mmidx_close(m);
 	return 0;
 }
@@ -1121,7 +1103,7 @@ cmd_get(int argc, char **argv)
 			    " sequences)", argv[0], v, mmidx_count(m));
 		emit(m, v);
 	}
-	out_end();
+	out_end(1);
 	mmidx_close(m);
 	return 0;
 }
@@ -1212,7 +1194,7 @@ cmd_info(int argc, char **argv, int json)
 			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, ls.hist[b]);
 		}
 	}
-	out_end();
+	out_end(1);
 	ls_free(&ls);
 	mmidx_close(m);
 	return 0;
@@ -2273,15 +2255,7 @@ cmd_dict(int argc, char **argv)
 	buf_free(&out);
 	if (fault[0] != '\0')
 		fail("%s", fault);
-	if (rval) {
-		obuf_flush(&ob);
-		if (ob.fd != 1) {
-			if (out_finish(&outf, 0) == -1)
-				die_errno("%s", o.out);
-		} else
-			close_stdout();
-	} else
-		out_end();
+	out_end(rval == 0);
 	if (verbosity > 0 && rval == 0)
 		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
 		    " words", o.out != NULL && strcmp(o.out, "-") != 0 ?
