@@ -211,26 +211,28 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* The options of each subcommand (-h and -V go everywhere). */
-static const int cmd_opts[NCMD][64] = {
-	[CMD_BATCHES] = { 'q', 'o', 'p', 's', OPT_COLLATE, OPT_DECLT,
-	    OPT_GROUPED, OPT_JSON, OPT_NOFEED, OPT_NOSHUF, OPT_PROGRESS,
-	    OPT_NOPROGRESS, OPT_REBUILD, OPT_SKIPREM, OPT_STATS, OPT_BSZ,
-	    OPT_DICT, OPT_ENCLT, OPT_EOS, OPT_EPOCH, OPT_EPOCHS, OPT_COMPAT,
-	    OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT, OPT_MAXSRC, OPT_MAXTGT,
-	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
-	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
-	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
-	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH, OPT_RAWIDS,
-	    OPT_TASK },
-	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
-	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
-	    OPT_PAD, OPT_PADMULT },
-};
-
-static const char *const cmd_names[NCMD] = {
-	[CMD_BATCHES] = "batches", [CMD_BY_SIZE] = "by-size",
-	[CMD_COLLATE] = "collate", [CMD_LOADER] = "loader",
+/*
+ * The subcommands and the options each takes.  loader parses its own
+ * options (cmd_loader()).
+ */
+static const struct subcmd cmds[NCMD] = {
+	[CMD_BATCHES] = { "batches", "quiet output pair seed collate "
+	    "decoder-langtok grouped-shuffling json no-input-feeding "
+	    "no-shuffle progress no-progress rebuild-batches "
+	    "skip-remainder-batch stats batch-size dict encoder-langtok eos "
+	    "epoch epochs fairseq-compat lang-pairs left-pad-source "
+	    "left-pad-target max-source-positions max-target-positions "
+	    "max-tokens order-seed output-format pad pad-to-multiple "
+	    "required-batch-size-multiple sampling-method sampling-seed "
+	    "sampling-temperature sampling-weights shard split "
+	    "virtual-data-size source-dict target-dict langs lang-dict "
+	    "lang-tok-style lang-tok-replacing-bos-eos virtual-epoch-size "
+	    "raw-ids task" },
+	[CMD_BY_SIZE] = { "by-size", "quiet output batch-size fairseq-compat "
+	    "max-tokens required-batch-size-multiple" },
+	[CMD_COLLATE] = { "collate", "quiet output no-input-feeding eos "
+	    "left-pad-source left-pad-target pad pad-to-multiple" },
+	[CMD_LOADER] = { "loader", NULL },
 };
 
 enum { OUT_JSON, OUT_IDS, OUT_RECORDS };
@@ -288,33 +290,6 @@ static struct {
 	int		 stats;
 	int		 json;
 } o;
-
-static const char *
-optname(int ch)
-{
-	static char s[48];
-
-	if (ch < 256) {
-		snprintf(s, sizeof s, "-%c", ch);
-		return s;
-	}
-	for (const struct option *p = longopts; p->name != NULL; p++)
-		if (p->val == ch) {
-			snprintf(s, sizeof s, "--%s", p->name);
-			break;
-		}
-	return s;
-}
-
-static int
-opt_allowed(int cmd, int ch)
-{
-	for (size_t i = 0; i < sizeof cmd_opts[cmd] / sizeof cmd_opts[cmd][0] &&
-	    cmd_opts[cmd][i] != 0; i++)
-		if (cmd_opts[cmd][i] == ch)
-			return 1;
-	return 0;
-}
 
 /* fairseq's eval_bool: True/False, 1/0 (and true/false, yes/no). */
 static int
@@ -406,9 +381,7 @@ parse_opts(int argc, char **argv)
 			print_version(NULL);
 		if (ch == '?' || ch == ':')
 			usage(stderr, 2);
-		if (!opt_allowed(o.cmd, ch))
-			usage_error("%s does not apply to '%s'", optname(ch),
-			    cmd_names[o.cmd]);
+		subcmd_option(cmds, NCMD, (size_t)o.cmd, ch, longopts);
 		switch (ch) {
 		case 'q':
 			verbosity = 0;
@@ -2448,7 +2421,7 @@ main(int argc, char **argv)
 	if (argc < 2)
 		usage(stderr, 2);
 	for (int i = 0; i < NCMD; i++)
-		if (strcmp(argv[1], cmd_names[i]) == 0)
+		if (strcmp(argv[1], cmds[i].name) == 0)
 			found = i;
 	if (found == -1) {
 		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)

@@ -2312,6 +2312,50 @@ getopt_args(int argc, char *argv[], const char *optstring,
 	usage_error("unknown option '%s'", arg);
 }
 
+/* Whether subcommand c takes option ch: one of its names has ch's value. */
+static int
+subcmd_takes(const struct subcmd *c, int ch, const struct option *longopts)
+{
+	const char *p = c->opts != NULL ? c->opts : "", *e;
+	const struct option *lo;
+	size_t n;
+
+	for (; *p != '\0'; p = e) {
+		p += strspn(p, " ");
+		e = p + strcspn(p, " ");
+		if ((n = (size_t)(e - p)) == 0)
+			break;
+		for (lo = longopts; lo->name != NULL; lo++)
+			if (strncmp(lo->name, p, n) == 0 && lo->name[n] == '\0')
+				break;
+		if (lo->name == NULL)
+			die("%s: no option '--%.*s' to take", c->name, (int)n, p);
+		if (lo->val == ch)
+			return 1;
+	}
+	return 0;
+}
+
+void
+subcmd_option(const struct subcmd *cmds, size_t n, size_t cmd, int ch,
+    const struct option *longopts)
+{
+	char list[256] = "";
+	size_t i, len = 0;
+
+	if (ch == 'h' || ch == 'V' || subcmd_takes(&cmds[cmd], ch, longopts))
+		return;
+	for (i = 0; i < n; i++)
+		if (cmds[i].opts != NULL && subcmd_takes(&cmds[i], ch, longopts) &&
+		    len < sizeof list)
+			len += (size_t)snprintf(list + len, sizeof list - len,
+			    "%s%s", len ? ", " : "", cmds[i].name);
+	if (len == 0)
+		usage_error("%s: %s does not apply", cmds[cmd].name, option_name);
+	usage_error("%s: %s does not apply (it applies to %s)", cmds[cmd].name,
+	    option_name, list);
+}
+
 /* ---- datasets named on the command line ---- */
 
 void

@@ -322,6 +322,26 @@ int	getopt_args(int argc, char *argv[], const char *optstring,
  * messages about its argument: num_arg(option_name, optarg, 1, 100).
  */
 extern const char *option_name;
+
+/*
+ * Which options each subcommand of a tool takes, by long name (an
+ * alias, such as --max-sentences for --batch-size, goes with its
+ * option); -h and -V go everywhere:
+ *	static const struct subcmd cmds[] = {
+ *		[CMD_BUILD] = { "build", "quiet output jobs wrap" },
+ *		[CMD_VERIFY] = { "verify", "quiet format" },
+ *	};
+ * subcmd_option() checks the option ch that getopt_args() returned
+ * for subcommand cmds[cmd] of the n: one it does not take is a usage
+ * error naming the subcommands that do:
+ * "verify: --wrap does not apply (it applies to build)".
+ */
+struct subcmd {
+	const char	*name;
+	const char	*opts;		/* long option names, blank-separated */
+};
+void	subcmd_option(const struct subcmd *cmds, size_t n, size_t cmd, int ch,
+	    const struct option *longopts);
 /* The candidate closest to s (edit distance), or NULL when none is close. */
 const char *closest_name(const char *s, const char *const *cand, size_t n);
 

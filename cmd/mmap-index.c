@@ -129,17 +129,23 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Which options each subcommand takes. */
-static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11"
-	    "\x12\x13\x14\x15",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
-	[CMD_INFO] = "qo" "\x04\x08\x0f",
-	[CMD_MERGE] = "qo" "\x04",
-	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x13\x14",
+/* The subcommands and the options each takes. */
+static const struct subcmd cmds[] = {
+	[CMD_BUILD] = { "build", "quiet output feature jobs wrap documents "
+	    "dtype format input-format mode-feature vocab-size dict "
+	    "keep-partial max-record-size part max-unk-rate progress "
+	    "no-progress raw-ids" },
+	[CMD_CAT] = { "cat", "quiet records feature output format json "
+	    "output-format range keep-partial" },
+	[CMD_GET] = { "get", "quiet records feature jobs output format json "
+	    "output-format keep-partial" },
+	[CMD_INFO] = { "info", "quiet output format json keep-partial" },
+	[CMD_MERGE] = { "merge", "quiet output format" },
+	[CMD_VERIFY] = { "verify", "quiet format" },
+	[CMD_DICT] = { "dict", "quiet output threshold nwords padding-factor "
+	    "keep-partial progress no-progress" },
 };
+#define NCMDS	(sizeof cmds / sizeof cmds[0])
 
 /* build: records that ended a document (recpipe(5)), for fairseq's warning. */
 static uint64_t doc_ends;
@@ -170,31 +176,6 @@ static struct {
 	double		 max_unk;	/* --max-unk-rate; -1: none */
 	int		 raw_ids;	/* --raw-ids: no fairseq-preprocess rules */
 } o = { .part_n = 1, .max_unk = -1 };
-
-static int
-opt_allowed(int cmd, int ch)
-{
-	int code = ch >= 256 ? ch - 256 + 1 : ch;
-
-	return strchr(allowed[cmd], code) != NULL;
-}
-
-static const char *
-optname(int ch)
-{
-	static char s[3];
-
-	static char l[40];
-
-	for (const struct option *p = longopts; p->name != NULL; p++)
-		if (p->val == ch && ch >= 256) {
-			snprintf(l, sizeof l, "--%s", p->name);
-			return l;
-		}
-	s[0] = '-';
-	s[1] = (char)ch;
-	return s;
-}
 
 static void
 parse_range(const char *s)
@@ -240,9 +221,7 @@ parse_opts(int argc, char **argv)
 			print_version(NULL);
 		if (ch == '?' || ch == ':')
 			usage(stderr, 2);
-		if (!opt_allowed(o.cmd, ch))
-			usage_error("%s does not apply to this subcommand",
-			    optname(ch));
+		subcmd_option(cmds, NCMDS, (size_t)o.cmd, ch, longopts);
 		switch (ch) {
 		case 'q':
 			verbosity = 0;
@@ -2666,18 +2645,13 @@ cmd_merge(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		[CMD_BUILD] = "build", [CMD_CAT] = "cat", [CMD_GET] = "get",
-		[CMD_INFO] = "info", [CMD_MERGE] = "merge",
-		[CMD_VERIFY] = "verify", [CMD_DICT] = "dict"
-	};
 	int found = -1, json;
 
 	setprogname(argv[0]);
 	if (argc < 2)
 		usage(stderr, 2);
-	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-		if (strcmp(argv[1], names[i]) == 0)
+	for (int i = 0; i < (int)NCMDS; i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
 			found = i;
 	if (found == -1) {
 		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)

@@ -40,9 +40,9 @@ pair20() {
 	run -2 --separate-stderr batch-sample frobnicate
 	[ "${stderr%%$'\n'*}" = "batch-sample: unknown subcommand 'frobnicate'" ]
 	run -2 --separate-stderr batch-sample by-size --collate
-	[ "${stderr%%$'\n'*}" = "batch-sample: --collate does not apply to 'by-size'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: by-size: --collate does not apply (it applies to batches)" ]
 	run -2 --separate-stderr batch-sample collate --max-tokens 5
-	[ "${stderr%%$'\n'*}" = "batch-sample: --max-tokens does not apply to 'collate'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: collate: --max-tokens does not apply (it applies to batches, by-size)" ]
 	local o
 	for o in --max-tokens --required-batch-size-multiple; do
 		for v in 0 -3 x ''; do
