@@ -211,26 +211,28 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* The options of each subcommand (-h and -V go everywhere). */
-static const int cmd_opts[NCMD][64] = {
-	[CMD_BATCHES] = { 'q', 'o', 'p', 's', OPT_COLLATE, OPT_DECLT,
-	    OPT_GROUPED, OPT_JSON, OPT_NOFEED, OPT_NOSHUF, OPT_PROGRESS,
-	    OPT_NOPROGRESS, OPT_REBUILD, OPT_SKIPREM, OPT_STATS, OPT_BSZ,
-	    OPT_DICT, OPT_ENCLT, OPT_EOS, OPT_EPOCH, OPT_EPOCHS, OPT_COMPAT,
-	    OPT_LANGPAIRS, OPT_LPSRC, OPT_LPTGT, OPT_MAXSRC, OPT_MAXTGT,
-	    OPT_MAXTOK, OPT_ORDERSEED, OPT_OUTFMT, OPT_PAD, OPT_PADMULT,
-	    OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP, OPT_WEIGHTS, OPT_SHARD,
-	    OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT, OPT_LANGS,
-	    OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH, OPT_RAWIDS,
-	    OPT_TASK },
-	[CMD_BY_SIZE] = { 'q', 'o', OPT_BSZ, OPT_COMPAT, OPT_MAXTOK, OPT_MULT },
-	[CMD_COLLATE] = { 'q', 'o', OPT_NOFEED, OPT_EOS, OPT_LPSRC, OPT_LPTGT,
-	    OPT_PAD, OPT_PADMULT },
-};
-
-static const char *const cmd_names[NCMD] = {
-	[CMD_BATCHES] = "batches", [CMD_BY_SIZE] = "by-size",
-	[CMD_COLLATE] = "collate", [CMD_LOADER] = "loader",
+/*
+ * The subcommands and the options each takes.  loader parses its own
+ * options (cmd_loader()).
+ */
+static const struct subcmd cmds[NCMD] = {
+	[CMD_BATCHES] = { "batches", "quiet output pair seed collate "
+	    "decoder-langtok grouped-shuffling json no-input-feeding "
+	    "no-shuffle progress no-progress rebuild-batches "
+	    "skip-remainder-batch stats batch-size dict encoder-langtok eos "
+	    "epoch epochs fairseq-compat lang-pairs left-pad-source "
+	    "left-pad-target max-source-positions max-target-positions "
+	    "max-tokens order-seed output-format pad pad-to-multiple "
+	    "required-batch-size-multiple sampling-method sampling-seed "
+	    "sampling-temperature sampling-weights shard split "
+	    "virtual-data-size source-dict target-dict langs lang-dict "
+	    "lang-tok-style lang-tok-replacing-bos-eos virtual-epoch-size "
+	    "raw-ids task" },
+	[CMD_BY_SIZE] = { "by-size", "quiet output batch-size fairseq-compat "
+	    "max-tokens required-batch-size-multiple" },
+	[CMD_COLLATE] = { "collate", "quiet output no-input-feeding eos "
+	    "left-pad-source left-pad-target pad pad-to-multiple" },
+	[CMD_LOADER] = { "loader", NULL },
 };
 
 enum { OUT_JSON, OUT_IDS, OUT_RECORDS };
@@ -289,52 +291,9 @@ static struct {
 	int		 json;
 } o;
 
-static const char *
-optname(int ch)
-{
-	static char s[48];
-
-	if (ch < 256) {
-		snprintf(s, sizeof s, "-%c", ch);
-		return s;
-	}
-	for (const struct option *p = longopts; p->name != NULL; p++)
-		if (p->val == ch) {
-			snprintf(s, sizeof s, "--%s", p->name);
-			break;
-		}
-	return s;
-}
-
-static int
-opt_allowed(int cmd, int ch)
-{
-	for (size_t i = 0; i < sizeof cmd_opts[cmd] / sizeof cmd_opts[cmd][0] &&
-	    cmd_opts[cmd][i] != 0; i++)
-		if (cmd_opts[cmd][i] == ch)
-			return 1;
-	return 0;
-}
-
-/* A whole number in [lo, hi] for option 'ch'; a usage error otherwise. */
-static uint64_t
-num_arg(int ch, const char *s, long long lo, long long hi)
-{
-	long long v;
-
-	if (parse_int(s, lo, hi, &v) == -1) {
-		if (lo == 1)
-			usage_error("%s: expected a positive integer, got '%s'",
-			    optname(ch), s);
-		usage_error("%s: expected an integer from %lld to %lld, got '%s'",
-		    optname(ch), lo, hi, s);
-	}
-	return (uint64_t)v;
-}
-
 /* fairseq's eval_bool: True/False, 1/0 (and true/false, yes/no). */
 static int
-bool_arg(int ch, const char *s)
+bool_arg(const char *s)
 {
 	if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0 ||
 	    strcmp(s, "1") == 0 || strcmp(s, "yes") == 0)
@@ -342,39 +301,7 @@ bool_arg(int ch, const char *s)
 	if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0 ||
 	    strcmp(s, "0") == 0 || strcmp(s, "no") == 0)
 		return 0;
-	usage_error("%s: expected True or False, got '%s'", optname(ch), s);
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		die_errno("malloc");
-	return p;
-}
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (p == NULL)
-		die_errno("malloc");
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if (size != 0 && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		die_errno("malloc");
-	}
-	if ((p = realloc(p, n * size > 0 ? n * size : 1)) == NULL)
-		die_errno("malloc");
-	return p;
+	usage_error("%s: expected True or False, not '%s'", option_name, s);
 }
 
 /* -p [KEY=]SRC[,TGT]: a KEY has no '/' or ','. */
@@ -406,7 +333,7 @@ add_pairarg(const char *arg)
 		a->tgt = comma + 1;
 		if (*a->tgt == '\0' || strchr(a->tgt, ',') != NULL)
 			usage_error("-p: expected [KEY=]SRC_PREFIX[,TGT_PREFIX], "
-			    "got '%s'", arg);
+			    "not '%s'", arg);
 	}
 	if (*a->src == '\0')
 		usage_error("-p: empty source prefix in '%s'", arg);
@@ -435,7 +362,7 @@ check_langpairs(const char *list)
 		dash = memchr(a, '-', (size_t)(b - a));
 		if (dash == NULL || dash == a || dash + 1 == b ||
 		    memchr(dash + 1, '-', (size_t)(b - dash - 1)) != NULL)
-			usage_error("--lang-pairs: expected SRC-TGT, got '%.*s'",
+			usage_error("--lang-pairs: expected SRC-TGT, not '%.*s'",
 			    (int)(b - a), a);
 		if (*b == '\0')
 			break;
@@ -446,7 +373,6 @@ static void
 parse_opts(int argc, char **argv)
 {
 	int ch, compat_given = 0, order_given = 0, task_seed_epoch = -1;
-	char *end;
 
 	while ((ch = getopt_args(argc, argv, "hVqo:p:s:", longopts)) != -1) {
 		if (ch == 'h')
@@ -455,9 +381,7 @@ parse_opts(int argc, char **argv)
 			print_version(NULL);
 		if (ch == '?' || ch == ':')
 			usage(stderr, 2);
-		if (!opt_allowed(o.cmd, ch))
-			usage_error("%s does not apply to '%s'", optname(ch),
-			    cmd_names[o.cmd]);
+		subcmd_option(cmds, NCMD, (size_t)o.cmd, ch, longopts);
 		switch (ch) {
 		case 'q':
 			verbosity = 0;
@@ -471,7 +395,7 @@ parse_opts(int argc, char **argv)
 			add_pairarg(optarg);
 			break;
 		case 's':
-			o.seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			o.seed = num_arg(option_name, optarg, 0, UINT32_MAX);
 			break;
 		case OPT_COLLATE:
 			o.collate = 1;
@@ -508,7 +432,7 @@ parse_opts(int argc, char **argv)
 			break;
 		case OPT_BSZ:
 			/* 0: no limit, as fairseq reads it (x > 0 is false) */
-			o.max_sentences = num_arg(ch, optarg, 0, LLONG_MAX);
+			o.max_sentences = num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_DICT:
 			o.dict = optarg;
@@ -534,7 +458,7 @@ parse_opts(int argc, char **argv)
 				o.mbart = 1;
 			else
 				usage_error("--lang-tok-style: expected multilingual "
-				    "or mbart, got '%s'", optarg);
+				    "or mbart, not '%s'", optarg);
 			break;
 		case OPT_REPLACING:
 			o.replacing = 1;
@@ -546,22 +470,22 @@ parse_opts(int argc, char **argv)
 				o.enc_langtok = 2;
 			else
 				usage_error("--encoder-langtok: expected src or "
-				    "tgt, got '%s'", optarg);
+				    "tgt, not '%s'", optarg);
 			break;
 		case OPT_EOS:
-			o.eos = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			o.eos = (int64_t)num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_PAD:
-			o.pad = (int64_t)num_arg(ch, optarg, 0, LLONG_MAX);
+			o.pad = (int64_t)num_arg(option_name, optarg, 0, LLONG_MAX);
 			break;
 		case OPT_RAWIDS:
 			o.raw_ids = 1;
 			break;
 		case OPT_EPOCH:
-			o.epoch = num_arg(ch, optarg, 1, UINT32_MAX);
+			o.epoch = num_arg(option_name, optarg, 1, UINT32_MAX);
 			break;
 		case OPT_EPOCHS:
-			o.epochs = num_arg(ch, optarg, 1, UINT32_MAX);
+			o.epochs = num_arg(option_name, optarg, 1, UINT32_MAX);
 			break;
 		case OPT_COMPAT:
 			if (strcmp(optarg, "main") == 0)
@@ -570,7 +494,7 @@ parse_opts(int argc, char **argv)
 				o.compat_main = 0;
 			else
 				usage_error("--fairseq-compat: expected 0.12 or "
-				    "main, got '%s'", optarg);
+				    "main, not '%s'", optarg);
 			compat_given = 1;
 			break;
 		case OPT_TASK:
@@ -588,26 +512,26 @@ parse_opts(int argc, char **argv)
 			else
 				usage_error("--task: expected "
 				    "translation_multi_simple_epoch or translation, "
-				    "got '%s'", optarg);
+				    "not '%s'", optarg);
 			break;
 		case OPT_LANGPAIRS:
 			check_langpairs(optarg);
 			o.langpairs = optarg;
 			break;
 		case OPT_LPSRC:
-			o.left_pad_source = bool_arg(ch, optarg);
+			o.left_pad_source = bool_arg(optarg);
 			break;
 		case OPT_LPTGT:
-			o.left_pad_target = bool_arg(ch, optarg);
+			o.left_pad_target = bool_arg(optarg);
 			break;
 		case OPT_MAXSRC:
-			o.max_src = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_src = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_MAXTGT:
-			o.max_tgt = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_tgt = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_MAXTOK:
-			o.max_tokens = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.max_tokens = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_ORDERSEED:
 			if (strcmp(optarg, "seed+epoch") == 0)
@@ -616,7 +540,7 @@ parse_opts(int argc, char **argv)
 				o.order_seed_epoch = 0;
 			else
 				usage_error("--order-seed: expected seed+epoch or "
-				    "seed, got '%s'", optarg);
+				    "seed, not '%s'", optarg);
 			order_given = 1;
 			break;
 		case OPT_OUTFMT:
@@ -628,13 +552,13 @@ parse_opts(int argc, char **argv)
 				o.outfmt = OUT_RECORDS;
 			else
 				usage_error("--output-format: expected json, ids "
-				    "or records, got '%s'", optarg);
+				    "or records, not '%s'", optarg);
 			break;
 		case OPT_PADMULT:
-			o.pad_to_multiple = num_arg(ch, optarg, 1, INT32_MAX);
+			o.pad_to_multiple = num_arg(option_name, optarg, 1, INT32_MAX);
 			break;
 		case OPT_MULT:
-			o.mult = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.mult = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_METHOD:
 			if (strcmp(optarg, "concat") == 0)
@@ -645,18 +569,16 @@ parse_opts(int argc, char **argv)
 				o.method = SAMPLE_UNIFORM;
 			else
 				usage_error("--sampling-method: expected concat, "
-				    "temperature or uniform, got '%s'", optarg);
+				    "temperature or uniform, not '%s'", optarg);
 			break;
 		case OPT_SSEED:
-			o.sampling_seed = num_arg(ch, optarg, 0, UINT32_MAX);
+			o.sampling_seed = num_arg(option_name, optarg, 0, UINT32_MAX);
 			break;
 		case OPT_TEMP:
-			errno = 0;
-			o.temperature = strtod(optarg, &end);
-			if (errno || end == optarg || *end != '\0' ||
-			    !(o.temperature > 0) || isinf(o.temperature))
+			if (parse_real(optarg, &o.temperature) == -1 ||
+			    !(o.temperature > 0))
 				usage_error("--sampling-temperature: expected a "
-				    "positive number, got '%s'", optarg);
+				    "positive number, not '%s'", optarg);
 			break;
 		case OPT_WEIGHTS:
 			o.weights = optarg;
@@ -665,7 +587,7 @@ parse_opts(int argc, char **argv)
 			if (parse_shard(optarg, &o.shard, &o.nshards) == -1 ||
 			    o.nshards > UINT32_MAX)
 				usage_error("--shard: expected K/N with 0 <= K < N, "
-				    "got '%s'", optarg);
+				    "not '%s'", optarg);
 			break;
 		case OPT_SPLIT:
 			if (*optarg == '\0' || strchr(optarg, '/') != NULL)
@@ -673,10 +595,10 @@ parse_opts(int argc, char **argv)
 			o.split = optarg;
 			break;
 		case OPT_VSIZE:
-			o.vsize = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.vsize = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		case OPT_VEPOCH:
-			o.vepoch = num_arg(ch, optarg, 1, LLONG_MAX);
+			o.vepoch = num_arg(option_name, optarg, 1, LLONG_MAX);
 			break;
 		default:
 			usage(stderr, 2);
@@ -1113,7 +1035,7 @@ setup_pairs(int argc, char **argv)
 
 			if (dash == NULL || dash == tok || dash[1] == '\0' ||
 			    strchr(dash + 1, '-') != NULL)
-				usage_error("--lang-pairs: expected SRC-TGT, got '%s'",
+				usage_error("--lang-pairs: expected SRC-TGT, not '%s'",
 				    tok);
 			pairs = xreallocarray(pairs, npairs + 1, sizeof *pairs);
 			p = &pairs[npairs++];
@@ -1236,15 +1158,15 @@ open_epoch(uint64_t epoch)
 
 /*
  * Text goes through one large output buffer (cmd/common.h); records
- * through a record writer on the same descriptor.  -o names an atomic
- * output (cmd/common.h); a closed pipe ends the tool quietly.
+ * through the output's record writer on the same descriptor.  -o names
+ * an atomic output (output_open()); a closed pipe ends the tool quietly.
+ * w and name are o.w and o.name, under the names the encoder uses.
  */
 static struct {
-	int		 fd;
-	const char	*name;
+	struct output	 o;
 	struct obuf	 b;
-	struct outfile	 file;
 	struct rec_writer *w;
+	const char	*name;
 } out;
 
 #define OUT_SIZE	(1u << 18)
@@ -1277,39 +1199,19 @@ out_puts(const char *s)
 static void
 out_begin(int records)
 {
-	out.fd = 1;
-	out.name = "stdout";
-	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
-		    "write JSON lines instead" : "add --output-format records");
-		if ((out.fd = records ? out_open(&out.file, o.out) :
-		    out_open_text(&out.file, o.out)) == -1)
-			die_errno("%s", o.out);
-		out.name = o.out;
-	}
-	obuf_open(&out.b, out.fd, out.name, OUT_SIZE);
-	if (records) {
-		if (out.fd == 1)
-			refuse_tty(1, 0);
-		out.w = rec_writer_open(out.fd, o.out ? comp_from_suffix(o.out) :
-		    REC_NONE, -1);
-		if (out.w == NULL)
-			die_errno("%s", out.name);
-	}
+	output_open(&out.o, o.out, records ? WRITES_RECORDS : WRITES_TEXT,
+	    records ? "write JSON lines instead" : "add --output-format records");
+	out.w = out.o.w;
+	out.name = out.o.name;
+	obuf_open(&out.b, out.o.fd, out.name, OUT_SIZE);
 }
 
 static void
 out_end(void)
 {
-	if (out.w != NULL && rec_writer_close(out.w) == -1)
-		write_failed(out.name);
-	out.w = NULL;
 	out_flush();
-	if (out.fd != 1) {
-		if (out_commit(&out.file) == -1)
-			die_errno("%s", o.out);
-	} else
-		close_stdout();
+	output_close(&out.o, 1);
+	out.w = NULL;
 }
 
 /* A data fault after some output: what is written stays, a named output is removed. */
@@ -1322,7 +1224,7 @@ fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (out.fd == 1) {
+	if (out.o.fd == 1) {
 		if (out.w != NULL)
 			(void)rec_writer_flush(out.w);
 		if (out.b.p != NULL)
@@ -1935,7 +1837,7 @@ static double *
 parse_weights(void)
 {
 	double *w = xcalloc(npairs, sizeof *w);
-	char *list = xstrdup(o.weights), *save = NULL, *tok, *end;
+	char *list = xstrdup(o.weights), *save = NULL, *tok;
 	unsigned char *seen = xcalloc(npairs, 1);
 
 	for (tok = strtok_r(list, ",", &save); tok != NULL;
@@ -1944,7 +1846,7 @@ parse_weights(void)
 		size_t i;
 
 		if (eq == NULL)
-			usage_error("--sampling-weights: expected KEY=W, got '%s'",
+			usage_error("--sampling-weights: expected KEY=W, not '%s'",
 			    tok);
 		*eq = '\0';
 		if (strncmp(tok, "main:", 5) == 0)
@@ -1956,12 +1858,9 @@ parse_weights(void)
 		if (seen[i])
 			usage_error("--sampling-weights: pair '%s' given twice",
 			    tok);
-		errno = 0;
-		w[i] = strtod(eq + 1, &end);
-		if (errno || end == eq + 1 || *end != '\0' || !(w[i] >= 0) ||
-		    isinf(w[i]))
-			usage_error("--sampling-weights: bad weight '%s' for %s",
-			    eq + 1, tok);
+		if (parse_real(eq + 1, &w[i]) == -1 || !(w[i] >= 0))
+			usage_error("--sampling-weights: expected a weight of 0 "
+			    "or more for %s, not '%s'", tok, eq + 1);
 		seen[i] = 1;
 	}
 	for (size_t i = 0; i < npairs; i++)
@@ -1988,7 +1887,7 @@ json_str(FILE *f, const char *s)
 	struct buf j = { 0 };
 
 	if (exjson_put_name(&j, (const uint8_t *)s, strlen(s)) == -1)
-		die_errno("malloc");
+		die_nomem();
 	fwrite(j.p, 1, j.len, f);
 	buf_free(&j);
 }
@@ -2275,11 +2174,11 @@ read_inputs(int argc, char **argv, size_t *len)
 		if (buf_append(&b, p, n) == -1 ||
 		    (n > 0 && p[n - 1] != '\n' && i + 1 < argc &&
 		    buf_putc(&b, '\n') == -1))
-			die_errno("malloc");
+			die_nomem();
 		free(p);
 	}
 	if (buf_putc(&b, '\0') == -1)
-		die_errno("malloc");
+		die_nomem();
 	*len = b.len - 1;
 	return (char *)b.p;
 }
@@ -2401,12 +2300,11 @@ cmd_loader(int argc, char **argv)
 	struct ld_dataset ds;
 	struct loader *l;
 	struct ld_stats st;
-	struct outfile of;
+	struct output dst;
 	struct rec_writer *w = NULL;
 	struct buf b = { 0 };
 	char err[1024], *text;
 	uint64_t limit = UINT64_MAX, seed = 1, nb = 0, maxrec = 0;
-	long long ll;
 	size_t n;
 	int ch, records = 0, stats = 0, r, fd;
 
@@ -2416,9 +2314,7 @@ cmd_loader(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'h': usage(stdout, 0);
 		case 'l':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("--limit: invalid number '%s'", optarg);
-			limit = (uint64_t)ll;
+			limit = (uint64_t)num_arg("--limit", optarg, 0, INT64_MAX);
 			break;
 		case 'm': maxrec = max_record_arg(optarg); break;
 		case 'o': outpath = optarg; break;
@@ -2435,9 +2331,7 @@ cmd_loader(int argc, char **argv)
 		case 'P': progress_enabled = 1; break;
 		case 'N': progress_enabled = 0; break;
 		case 's':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("-s: invalid seed '%s'", optarg);
-			seed = (uint64_t)ll;
+			seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
 			break;
 		case 'S': stats = 1; break;
 		case 'V': print_version(NULL);
@@ -2463,14 +2357,9 @@ cmd_loader(int argc, char **argv)
 	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
 		die("%s: %s", config, err);
 	ld_set_max_record(l, maxrec);
-	if ((fd = records ? out_open(&of, outpath) :
-	    out_open_text(&of, outpath)) == -1)
-		die_errno("%s", outpath);
-	if (records)
-		refuse_tty(fd, 0);
-	if (records && (w = rec_writer_open(fd, out_form(outpath, WRITES_RECORDS,
-	    NULL), -1)) == NULL)
-		die_errno("%s", outpath);
+	output_open(&dst, outpath, records ? WRITES_RECORDS : WRITES_TEXT, NULL);
+	fd = dst.fd;
+	w = dst.w;
 	while (nb < limit && (r = ld_next(l, err, sizeof err)) != 0) {
 		if (r == -1) {
 			if (w && rec_writer_flush(w) == -1)
@@ -2504,12 +2393,9 @@ cmd_loader(int argc, char **argv)
 			progress("%" PRIu64 " batches", nb);
 	}
 	progress_done();
-	if (w && rec_writer_close(w) == -1)
-		write_failed(outpath);
 	if (b.len && write_full(fd, b.p, b.len) == -1)
 		write_failed(outpath);
-	if (out_commit(&of) == -1)
-		die_errno("%s", outpath);
+	output_close(&dst, 1);
 	if (stats) {
 		ld_get_stats(l, &st);
 		fprintf(stderr, "batches %" PRIu64 "\nexamples %" PRIu64
@@ -2535,7 +2421,7 @@ main(int argc, char **argv)
 	if (argc < 2)
 		usage(stderr, 2);
 	for (int i = 0; i < NCMD; i++)
-		if (strcmp(argv[1], cmd_names[i]) == 0)
+		if (strcmp(argv[1], cmds[i].name) == 0)
 			found = i;
 	if (found == -1) {
 		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -115,6 +116,52 @@ die_errno(const char *fmt, ...)
 }
 
 void
+die_nomem(void)
+{
+	die("out of memory");
+}
+
+void *
+xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		die_nomem();
+	if ((p = realloc(p, n * size > 0 ? n * size : 1)) == NULL)
+		die_nomem();
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+void
 fault_begin(void)
 {
 	faulting = 1;
@@ -129,8 +176,7 @@ out_commit_all(void)
 	faulting = 0;
 	for (o = pending; o != NULL; o = o->next)
 		n++;
-	if ((v = calloc(n ? n : 1, sizeof(*v))) == NULL)
-		die_errno("malloc");
+	v = xcalloc(n, sizeof(*v));
 	/* In the order they were opened (a .bin before its .idx). */
 	for (o = pending; o != NULL; o = o->next)
 		v[--n] = o;
@@ -240,8 +286,7 @@ obuf_open(struct obuf *b, int fd, const char *name, size_t size)
 	b->name = name;
 	if ((b->grow = size == 0))
 		size = 4096;
-	if ((b->p = malloc(size)) == NULL)
-		die_errno("malloc");
+	b->p = xmalloc(size);
 	b->size = size;
 }
 
@@ -330,7 +375,7 @@ obuf_printf(struct obuf *b, const char *fmt, ...)
 	va_end(ap);
 	if (obuf_write(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n :
 	    sizeof tmp - 1) == -1)
-		die_errno("malloc");
+		die_nomem();
 }
 
 void
@@ -494,8 +539,7 @@ out_make_dirs(const char *path)
 
 	if (strcmp(path, "-") == 0 || strchr(path, '/') == NULL)
 		return;
-	if ((p = strdup(path)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(path);
 	*strrchr(p, '/') = '\0';
 	/* each missing component of the directory, outermost first */
 	for (q = p + 1; *p != '\0'; q++) {
@@ -505,9 +549,8 @@ out_make_dirs(const char *path)
 
 		*q = '\0';
 		if (mkdir(p, 0777) == 0) {
-			if ((v = realloc(made_dirs, (nmade_dirs + 1) * sizeof(*v))) == NULL ||
-			    (v[nmade_dirs] = strdup(p)) == NULL)
-				die_errno("malloc");
+			v = xreallocarray(made_dirs, nmade_dirs + 1, sizeof(*v));
+			v[nmade_dirs] = xstrdup(p);
 			made_dirs = v;
 			nmade_dirs++;
 		} else if (errno != EEXIST)
@@ -1238,11 +1281,7 @@ parse_size(const char *s, uint64_t *out)
 uint64_t
 max_record_arg(const char *s)
 {
-	uint64_t v;
-
-	if (parse_size(s, &v) == -1)
-		usage_error("--max-record-size: invalid number '%s'", s);
-	return v;
+	return size_arg("--max-record-size", s);
 }
 
 int
@@ -1267,13 +1306,72 @@ parse_int(const char *s, long long lo, long long hi, long long *out)
 }
 
 int
+parse_real(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	if (*s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+long long
+num_arg(const char *opt, const char *s, long long lo, long long hi)
+{
+	long long v;
+
+	if (parse_int(s, lo, hi, &v) == -1)
+		usage_error("%s: expected an integer from %lld to %lld, not '%s'",
+		    opt, lo, hi, s);
+	return v;
+}
+
+uint64_t
+size_arg(const char *opt, const char *s)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v) == -1)
+		usage_error("%s: expected a size (a whole number, with k, M, G, "
+		    "Ki, Mi or Gi), not '%s'", opt, s);
+	return v;
+}
+
+double
+rate_arg(const char *opt, const char *s)
+{
+	size_t n = strlen(s);
+	char num[64];
+	double d;
+	int ok;
+
+	if (n > 1 && s[n - 1] == '%') {
+		/* A percentage: the number before the '%', over 100. */
+		ok = n - 1 < sizeof num;
+		if (ok) {
+			memcpy(num, s, n - 1);
+			num[n - 1] = '\0';
+			ok = parse_real(num, &d) == 0;
+			d /= 100;
+		}
+	} else
+		ok = parse_real(s, &d) == 0;
+	if (!ok || !(d >= 0 && d <= 1))
+		usage_error("%s: expected a fraction from 0 to 1 (or a percentage "
+		    "like 5%%), not '%s'", opt, s);
+	return d;
+}
+
+int
 jobs_arg(const char *s)
 {
-	long long j;
-
-	if (parse_int(s, 0, JOBS_MAX, &j) == -1)
-		usage_error("-j: invalid number of jobs '%s' (0 to %d)", s, JOBS_MAX);
-	return (int)j;
+	return (int)num_arg("-j", s, 0, JOBS_MAX);
 }
 
 /*
@@ -1428,9 +1526,9 @@ part_auto(const char *s, uint64_t *k, uint64_t *n)
 	if (s[4] == '/') {
 		if (!isdigit((unsigned char)s[5]) || !env_num_str(s + 5, &given) ||
 		    given == 0 || given > PART_MAX_N)
-			usage_error("bad part: %s (auto, or auto/N with N > 0)", s);
+			usage_error("--part: expected auto, or auto/N with N > 0, not '%s'", s);
 	} else if (s[4] != '\0')
-		usage_error("bad part: %s (K/N, auto or auto/N)", s);
+		usage_error("--part: expected K/N, auto or auto/N, not '%s'", s);
 	if (env_num("OMPI_COMM_WORLD_RANK", &id)) {
 		*k = id;
 		*n = env_need("OMPI_COMM_WORLD_SIZE", "Open MPI",
@@ -1484,7 +1582,7 @@ part_arg(const char *s, uint64_t *k, uint64_t *n)
 		return;
 	}
 	if (parse_shard(s, k, n) == -1 || *n > PART_MAX_N)
-		usage_error("bad part: %s (K/N with 0 <= K < N)", s);
+		usage_error("--part: expected K/N with 0 <= K < N, not '%s'", s);
 }
 
 /* An operand read while a part is planned: opened on the first read. */
@@ -1833,6 +1931,41 @@ out_open_text(struct outfile *o, const char *path)
 	return p[1];
 }
 
+void
+output_open(struct output *out, const char *path, enum out_kind kind,
+    const char *hint)
+{
+	enum rec_comp comp;
+
+	memset(out, 0, sizeof(*out));
+	if (path == NULL)
+		path = "-";
+	comp = out_form(path, kind, hint);
+	out->name = strcmp(path, "-") == 0 ? "stdout" : path;
+	out->fd = kind == WRITES_RECORDS ? out_open(&out->file, path) :
+	    out_open_text(&out->file, path);
+	if (out->fd == -1)
+		die_errno("%s", path);
+	if (kind == WRITES_RECORDS) {
+		if (out->fd == 1)
+			refuse_tty(1, 0);
+		if ((out->w = rec_writer_open(out->fd, comp, -1)) == NULL)
+			die_errno("%s", out->name);
+	}
+}
+
+void
+output_close(struct output *out, int ok)
+{
+	if (out->w != NULL && rec_writer_close(out->w) == -1)
+		write_failed(out->name);
+	out->w = NULL;
+	if (out->fd == 1)
+		close_stdout();
+	else if (out_finish(&out->file, ok) == -1)
+		die_errno("%s", out->name);
+}
+
 /* ---- text inputs ---- */
 
 const char *
@@ -2138,14 +2271,17 @@ option_error(const char *arg, const struct option *lo)
 	usage_error("unknown option '--%s'", name);
 }
 
+const char *option_name = "";
+
 int
 getopt_args(int argc, char *argv[], const char *optstring,
     const struct option *longopts)
 {
 	static char **seen;
 	static int seen_at = -1;
+	static char name[64];
 	const char *arg, *p;
-	int ch, before = optind;
+	int ch, before = optind, idx = -1;
 
 	if (argv != seen || optind <= 1 || optind < seen_at) {
 		normalize_underscores(argc, argv, longopts);
@@ -2155,9 +2291,15 @@ getopt_args(int argc, char *argv[], const char *optstring,
 	opterr = 0;
 	if (*optstring == ':')
 		optstring++;
-	ch = getopt_long(argc, argv, optstring, longopts, NULL);
-	if (ch != '?')
+	ch = getopt_long(argc, argv, optstring, longopts, &idx);
+	if (ch != '?') {
+		if (idx >= 0)
+			snprintf(name, sizeof name, "--%s", longopts[idx].name);
+		else
+			snprintf(name, sizeof name, "-%c", ch);
+		option_name = name;
 		return ch;
+	}
 	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 	if (optopt == 0 || (strncmp(arg, "--", 2) == 0 && optind > before))
 		if (strncmp(arg, "--", 2) == 0)
@@ -2168,6 +2310,50 @@ getopt_args(int argc, char *argv[], const char *optstring,
 	if (optopt > 0 && optopt < 256 && isprint(optopt))
 		usage_error("unknown option '-%c'", optopt);
 	usage_error("unknown option '%s'", arg);
+}
+
+/* Whether subcommand c takes option ch: one of its names has ch's value. */
+static int
+subcmd_takes(const struct subcmd *c, int ch, const struct option *longopts)
+{
+	const char *p = c->opts != NULL ? c->opts : "", *e;
+	const struct option *lo;
+	size_t n;
+
+	for (; *p != '\0'; p = e) {
+		p += strspn(p, " ");
+		e = p + strcspn(p, " ");
+		if ((n = (size_t)(e - p)) == 0)
+			break;
+		for (lo = longopts; lo->name != NULL; lo++)
+			if (strncmp(lo->name, p, n) == 0 && lo->name[n] == '\0')
+				break;
+		if (lo->name == NULL)
+			die("%s: no option '--%.*s' to take", c->name, (int)n, p);
+		if (lo->val == ch)
+			return 1;
+	}
+	return 0;
+}
+
+void
+subcmd_option(const struct subcmd *cmds, size_t n, size_t cmd, int ch,
+    const struct option *longopts)
+{
+	char list[256] = "";
+	size_t i, len = 0;
+
+	if (ch == 'h' || ch == 'V' || subcmd_takes(&cmds[cmd], ch, longopts))
+		return;
+	for (i = 0; i < n; i++)
+		if (cmds[i].opts != NULL && subcmd_takes(&cmds[i], ch, longopts) &&
+		    len < sizeof list)
+			len += (size_t)snprintf(list + len, sizeof list - len,
+			    "%s%s", len ? ", " : "", cmds[i].name);
+	if (len == 0)
+		usage_error("%s: %s does not apply", cmds[cmd].name, option_name);
+	usage_error("%s: %s does not apply (it applies to %s)", cmds[cmd].name,
+	    option_name, list);
 }
 
 /* ---- datasets named on the command line ---- */
@@ -2183,8 +2369,7 @@ dataset_prefix(char *name)
 	if (n < 5 || (strcmp(name + n - 4, ".idx") != 0 &&
 	    strcmp(name + n - 4, ".bin") != 0))
 		return;
-	if ((p = strdup(name)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(name);
 	memcpy(p + n - 4, ".idx", 4);
 	found = stat(p, &st) == 0;
 	free(p);

@@ -25,6 +25,16 @@ _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Memory, as sbase's libutil has it: each allocates (never NULL, even
+ * for 0 bytes) or dies "tool: out of memory" through die_nomem().
+ * xreallocarray() checks n * size for overflow.  Free with free().
+ */
+_Noreturn void die_nomem(void);
+void	*xmalloc(size_t size);
+void	*xcalloc(size_t n, size_t size);
+void	*xreallocarray(void *p, size_t n, size_t size);
+char	*xstrdup(const char *s);
 /* A usage error: "tool: fmt", then the usage hint; exit 2. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
@@ -71,7 +81,7 @@ struct obuf {
 	int		(*gate)(void *);
 	void		*gate_arg;
 };
-/* Set b up (size bytes, or 0 for a growing one); dies "tool: malloc: ..." when memory is short. */
+/* Set b up (size bytes, or 0 for a growing one); dies when memory is short (die_nomem()). */
 void	obuf_open(struct obuf *b, int fd, const char *name, size_t size);
 void	obuf_close(struct obuf *b);	/* frees, does not flush; NULL p is fine */
 void	obuf_flush(struct obuf *b);
@@ -86,13 +96,13 @@ void	obuf_put_direct(struct obuf *b, const void *p, size_t n);
 /*
  * Where to write n more bytes (n no more than a fixed buffer's size);
  * obuf_end() then says where they end.  A growing buffer that cannot
- * grow dies "tool: malloc: ...".
+ * grow dies (die_nomem()).
  */
 static inline char *
 obuf_room(struct obuf *b, size_t n)
 {
 	if (b->size - b->len < n && obuf_reserve(b, n) == -1)
-		die_errno("malloc");
+		die_nomem();
 	return b->p + b->len;
 }
 
@@ -255,6 +265,30 @@ enum rec_comp out_form(const char *path, enum out_kind kind, const char *hint);
 int	out_open_text(struct outfile *o, const char *path);
 
 /*
+ * The output of a tool (-o PATH; NULL or "-" is stdout), of records or
+ * of text, opened in one way everywhere.  output_open() checks PATH
+ * with out_form() ('hint' as there), opens it atomically (out_open(),
+ * out_open_text()) and, for records, refuses a terminal stdout and
+ * sets up the record writer w.  The one rule for compression: a named
+ * output is compressed as its suffix says (.gz gzip, .zz or .zlib
+ * zlib; comp_from_suffix()), records by w, text on its way to the file;
+ * stdout is never compressed.  Dies naming the output on failure.
+ * output_close() closes w and then stdout (close_stdout()) or the named
+ * output (out_finish(): committed when ok or --keep-partial, else
+ * removed); a failed write dies (write_failed()).  The caller flushes
+ * what it buffers for fd before.
+ */
+struct output {
+	const char	*name;		/* "stdout", or the path */
+	int		 fd;		/* what text goes to; w writes here */
+	struct rec_writer *w;		/* records: frames and compresses; else NULL */
+	struct outfile	 file;
+};
+void	output_open(struct output *out, const char *path, enum out_kind kind,
+	    const char *hint);
+void	output_close(struct output *out, int ok);
+
+/*
  * Open a text input ("-" is stdin) for reading lines.  Gzip (and zlib)
  * compressed text is decompressed on the way by a child process, as
  * record readers sniff it; input compressed in a form we cannot read
@@ -282,6 +316,32 @@ const char *sniff_compression(const uint8_t *p, size_t n);
  */
 int	getopt_args(int argc, char *argv[], const char *optstring,
 	    const struct option *longopts);
+/*
+ * The option getopt_args() returned last, as the user gave it (the
+ * whole long name for an abbreviation): "--vocab-size", "-t".  For
+ * messages about its argument: num_arg(option_name, optarg, 1, 100).
+ */
+extern const char *option_name;
+
+/*
+ * Which options each subcommand of a tool takes, by long name (an
+ * alias, such as --max-sentences for --batch-size, goes with its
+ * option); -h and -V go everywhere:
+ *	static const struct subcmd cmds[] = {
+ *		[CMD_BUILD] = { "build", "quiet output jobs wrap" },
+ *		[CMD_VERIFY] = { "verify", "quiet format" },
+ *	};
+ * subcmd_option() checks the option ch that getopt_args() returned
+ * for subcommand cmds[cmd] of the n: one it does not take is a usage
+ * error naming the subcommands that do:
+ * "verify: --wrap does not apply (it applies to build)".
+ */
+struct subcmd {
+	const char	*name;
+	const char	*opts;		/* long option names, blank-separated */
+};
+void	subcmd_option(const struct subcmd *cmds, size_t n, size_t cmd, int ch,
+	    const struct option *longopts);
 /* The candidate closest to s (edit distance), or NULL when none is close. */
 const char *closest_name(const char *s, const char *const *cand, size_t n);
 
@@ -300,6 +360,21 @@ uint64_t max_record_arg(const char *s);
  * G, Ki, Mi, Gi, or 1e6), with a leading '-' where lo allows it.
  */
 int	parse_int(const char *s, long long lo, long long hi, long long *out);
+/* Parse a finite real number (strtod()'s forms, the whole string); -1 on error. */
+int	parse_real(const char *s, double *out);
+
+/*
+ * The argument of option 'opt' ("--batch-size", "-j"), parsed as its
+ * kind of number; anything else is a usage error (exit 2) naming the
+ * option, what it takes and the value:
+ * "--batch-size: expected an integer from 1 to 4294967295, not 'x'".
+ * num_arg(): a parse_int() integer in [lo, hi].  size_arg(): a
+ * parse_size() size.  rate_arg(): a fraction from 0 to 1, or a
+ * percentage ("5%" is 0.05).
+ */
+long long num_arg(const char *opt, const char *s, long long lo, long long hi);
+uint64_t size_arg(const char *opt, const char *s);
+double	rate_arg(const char *opt, const char *s);
 
 /*
  * -j N, the same in every tool: N threads; 0, the default, one per

@@ -129,17 +129,23 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Which options each subcommand takes. */
-static const char *const allowed[] = {
-	[CMD_BUILD] = "qofj" "\x01\x02\x03\x04\x05\x06\x07" "\x0b\x0f\x10\x11"
-	    "\x12\x13\x14\x15",
-	[CMD_CAT] = "qRfo" "\x04\x08\x09\x0a\x0f",
-	[CMD_GET] = "qRfjo" "\x04\x08\x09\x0f",
-	[CMD_INFO] = "qo" "\x04\x08\x0f",
-	[CMD_MERGE] = "qo" "\x04",
-	[CMD_VERIFY] = "q" "\x04",
-	[CMD_DICT] = "qo" "\x0c\x0d\x0e\x0f\x13\x14",
+/* The subcommands and the options each takes. */
+static const struct subcmd cmds[] = {
+	[CMD_BUILD] = { "build", "quiet output feature jobs wrap documents "
+	    "dtype format input-format mode-feature vocab-size dict "
+	    "keep-partial max-record-size part max-unk-rate progress "
+	    "no-progress raw-ids" },
+	[CMD_CAT] = { "cat", "quiet records feature output format json "
+	    "output-format range keep-partial" },
+	[CMD_GET] = { "get", "quiet records feature jobs output format json "
+	    "output-format keep-partial" },
+	[CMD_INFO] = { "info", "quiet output format json keep-partial" },
+	[CMD_MERGE] = { "merge", "quiet output format" },
+	[CMD_VERIFY] = { "verify", "quiet format" },
+	[CMD_DICT] = { "dict", "quiet output threshold nwords padding-factor "
+	    "keep-partial progress no-progress" },
 };
+#define NCMDS	(sizeof cmds / sizeof cmds[0])
 
 /* build: records that ended a document (recpipe(5)), for fairseq's warning. */
 static uint64_t doc_ends;
@@ -171,65 +177,41 @@ static struct {
 	int		 raw_ids;	/* --raw-ids: no fairseq-preprocess rules */
 } o = { .part_n = 1, .max_unk = -1 };
 
-static int
-opt_allowed(int cmd, int ch)
-{
-	int code = ch >= 256 ? ch - 256 + 1 : ch;
-
-	return strchr(allowed[cmd], code) != NULL;
-}
-
-static const char *
-optname(int ch)
-{
-	static char s[3];
-
-	static char l[40];
-
-	for (const struct option *p = longopts; p->name != NULL; p++)
-		if (p->val == ch && ch >= 256) {
-			snprintf(l, sizeof l, "--%s", p->name);
-			return l;
-		}
-	s[0] = '-';
-	s[1] = (char)ch;
-	return s;
-}
-
 static void
 parse_range(const char *s)
 {
 	const char *colon = strchr(s, ':');
 	char a[64];
 	long long v;
+	size_t n = colon != NULL ? (size_t)(colon - s) : 0;
 
-	if (colon == NULL)
-		usage_error("--range: expected A:B, got '%s'", s);
+	/* A and B are numbers as every option takes them (parse_int()). */
+	if (colon == NULL || n >= sizeof a)
+		goto bad;
+	memcpy(a, s, n);
+	a[n] = '\0';
 	o.ra = 0;
 	o.rb_open = 1;
-	if (colon != s) {
-		/* Numbers as every option takes them (parse_int()). */
-		if ((size_t)(colon - s) >= sizeof a)
-			usage_error("--range: bad start in '%s'", s);
-		memcpy(a, s, (size_t)(colon - s));
-		a[colon - s] = '\0';
+	if (n > 0) {
 		if (parse_int(a, 0, LLONG_MAX, &v) == -1)
-			usage_error("--range: bad start in '%s'", s);
+			goto bad;
 		o.ra = (uint64_t)v;
 	}
 	if (colon[1] != '\0') {
 		if (parse_int(colon + 1, 0, LLONG_MAX, &v) == -1)
-			usage_error("--range: bad end in '%s'", s);
+			goto bad;
 		o.rb = (uint64_t)v;
 		o.rb_open = 0;
 	}
 	o.range = 1;
+	return;
+bad:
+	usage_error("--range: expected A:B (either may be left out), not '%s'", s);
 }
 
 static void
 parse_opts(int argc, char **argv)
 {
-	long long ll;
 	int ch;
 
 	while ((ch = getopt_args(argc, argv, "hVqRo:f:j:", longopts)) != -1) {
@@ -239,9 +221,7 @@ parse_opts(int argc, char **argv)
 			print_version(NULL);
 		if (ch == '?' || ch == ':')
 			usage(stderr, 2);
-		if (!opt_allowed(o.cmd, ch))
-			usage_error("%s does not apply to this subcommand",
-			    optname(ch));
+		subcmd_option(cmds, NCMDS, (size_t)o.cmd, ch, longopts);
 		switch (ch) {
 		case 'q':
 			verbosity = 0;
@@ -318,9 +298,8 @@ parse_opts(int argc, char **argv)
 			o.modefeat = optarg;
 			break;
 		case OPT_VOCAB:
-			if (parse_int(optarg, 1, LLONG_MAX, &ll) == -1)
-				usage_error("--vocab-size: bad number '%s'", optarg);
-			o.vocab = (uint64_t)ll;
+			o.vocab = (uint64_t)num_arg("--vocab-size", optarg, 1,
+			    LLONG_MAX);
 			break;
 		case OPT_JSON:
 			o.outfmt = OUT_JSON;
@@ -342,36 +321,22 @@ parse_opts(int argc, char **argv)
 			o.dict = optarg;
 			break;
 		case OPT_THRESHOLD:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.threshold) == -1)
-				usage_error("--threshold: bad number '%s'", optarg);
+			o.threshold = num_arg("--threshold", optarg, LLONG_MIN,
+			    LLONG_MAX);
 			break;
 		case OPT_NWORDS:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.nwords) == -1)
-				usage_error("--nwords: bad number '%s'", optarg);
+			o.nwords = num_arg("--nwords", optarg, LLONG_MIN, LLONG_MAX);
 			break;
 		case OPT_PADF:
-			if (parse_int(optarg, LLONG_MIN, LLONG_MAX, &o.padf) == -1)
-				usage_error("--padding-factor: bad number '%s'", optarg);
+			o.padf = num_arg("--padding-factor", optarg, LLONG_MIN,
+			    LLONG_MAX);
 			break;
 		case OPT_MAXREC:
 			o.maxrec = max_record_arg(optarg);
 			break;
-		case OPT_MAX_UNK: {
-			char *end;
-
-			errno = 0;
-			o.max_unk = strtod(optarg, &end);
-			if (*end == '%' && end[1] == '\0') {
-				o.max_unk /= 100;
-				end++;
-			}
-			if (errno || end == optarg || *end != '\0' ||
-			    !(o.max_unk >= 0 && o.max_unk <= 1))
-				usage_error("--max-unk-rate: expected a fraction "
-				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
-				    optarg);
+		case OPT_MAX_UNK:
+			o.max_unk = rate_arg("--max-unk-rate", optarg);
 			break;
-		}
 		default:
 			usage(stderr, 2);
 		}
@@ -487,7 +452,7 @@ ob_json_str(const char *s)
 	struct buf b = { 0 };
 
 	if (exjson_put_name(&b, (const uint8_t *)s, strlen(s)) == -1)
-		die_errno("malloc");
+		die_nomem();
 	obuf_write(&ob, b.p, b.len);
 	buf_free(&b);
 }
@@ -505,46 +470,28 @@ open_ds(const char *prefix)
 	return m;
 }
 
-static struct outfile outf;
+static struct output outp;
 
 static void
 out_begin(int records)
 {
-	int fd = 1;
-
-	if (o.out != NULL && strcmp(o.out, "-") != 0) {
-		out_form(o.out, records ? WRITES_RECORDS : WRITES_TEXT, records ?
-		    "leave out -R to write text" : "add -R to write records");
-		if ((fd = records ? out_open(&outf, o.out) :
-		    out_open_text(&outf, o.out)) == -1)
-			die_errno("%s", o.out);
-		ob.name = o.out;
-	} else
-		ob.name = "stdout";
-	obuf_open(&ob, fd, ob.name, OB_SIZE);
+	output_open(&outp, o.out, records ? WRITES_RECORDS : WRITES_TEXT,
+	    records ? "leave out -R to write text" : "add -R to write records");
+	ob.name = outp.name;
+	obuf_open(&ob, outp.fd, ob.name, OB_SIZE);
 	if (records) {
-		if (fd == 1)
-			refuse_tty(1, 0);
-		wr.w = rec_writer_open(fd, o.out ? comp_from_suffix(o.out) :
-		    REC_NONE, -1);
-		if (wr.w == NULL)
-			die_errno("%s", ob.name);
+		wr.w = outp.w;
 		exb_init(&wr.b);
 	}
 }
 
+/* End the output after a run: committed when ok (or --keep-partial). */
 static void
-out_end(void)
+out_end(int ok)
 {
-	if (wr.w != NULL && rec_writer_close(wr.w) == -1)
-		write_failed(ob.name);
-	wr.w = NULL;
 	obuf_flush(&ob);
-	if (ob.fd != 1) {
-		if (out_commit(&outf) == -1)
-			die_errno("%s", o.out);
-	} else
-		close_stdout();
+	output_close(&outp, ok);
+	wr.w = NULL;
 }
 
 static void
@@ -555,9 +502,8 @@ grow_vals(uint64_t n)
 	free(wr.iv);
 	free(wr.fv);
 	wr.cap = n;
-	if ((wr.iv = malloc(n * sizeof *wr.iv)) == NULL ||
-	    (wr.fv = malloc(n * sizeof *wr.fv)) == NULL)
-		die_errno("malloc");
+	wr.iv = xreallocarray(NULL, n, sizeof *wr.iv);
+	wr.fv = xreallocarray(NULL, n, sizeof *wr.fv);
 }
 
 /* Store the 8 bytes of w at q, the low byte first. */
@@ -627,7 +573,7 @@ u16_text_setup(enum mmidx_dtype t, char sep)
 	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
 		return;
 	if ((u16_text = exjson_itext_new(65536, sep)) == NULL)
-		die_errno("malloc");
+		die_nomem();
 }
 
 /* Token v from u16_text at q; 8 bytes at q must be writable. */
@@ -708,17 +654,17 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			for (k = 0; k < n; k++)
 				wr.fv[k] = (float)mmidx_load_f64(t, p, k);
 			if (exb_float(&wr.b, o.feature, wr.fv, (size_t)n) == -1)
-				die_errno("malloc");
+				die_nomem();
 		} else {
 			for (k = 0; k < n; k++)
 				wr.iv[k] = mmidx_load_i64(t, p, k);
 			if (exb_int64(&wr.b, o.feature, wr.iv, (size_t)n) == -1)
-				die_errno("malloc");
+				die_nomem();
 		}
 		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
 			int64_t mode = mmidx_mode(m, i);
 			if (exb_int64(&wr.b, "mode", &mode, 1) == -1)
-				die_errno("malloc");
+				die_nomem();
 		}
 		wr.enc.len = 0;
 		if (exb_encode(&wr.b, &wr.enc) == -1)
@@ -809,7 +755,7 @@ emit_setup(void)
 		}
 	}
 	if (rc == -1 || buf_puts(&b, "\":[") == -1)
-		die_errno("malloc");
+		die_nomem();
 	wr.jkey = (char *)b.p;
 	wr.jkeylen = b.len;
 }
@@ -835,7 +781,7 @@ cmd_cat(int argc, char **argv)
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t i = a; i < b; i++)
 		emit(m, i);
-	out_end();
+	out_end(1);
 	mmidx_close(m);
 	return 0;
 }
@@ -1082,9 +1028,8 @@ get_stdin(struct mmidx *m, const char *prefix, int jobs)
 	if (at_eof)
 		return;
 	obuf_flush(&ob);
-	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL ||
-	    (gt.in = malloc(GET_IN)) == NULL)
-		die_errno("malloc");
+	w = xcalloc((size_t)jobs, sizeof *w);
+	gt.in = xmalloc(GET_IN);
 	gt.w = w;
 	gt.m = m;
 	gt.prefix = prefix;
@@ -1137,7 +1082,7 @@ cmd_get(int argc, char **argv)
 			    " sequences)", argv[0], v, mmidx_count(m));
 		emit(m, v);
 	}
-	out_end();
+	out_end(1);
 	mmidx_close(m);
 	return 0;
 }
@@ -1228,7 +1173,7 @@ cmd_info(int argc, char **argv, int json)
 			obuf_printf(&ob, "  %-22s %" PRIu64 "\n", r, ls.hist[b]);
 		}
 	}
-	out_end();
+	out_end(1);
 	ls_free(&ls);
 	mmidx_close(m);
 	return 0;
@@ -1280,10 +1225,8 @@ static struct outfile binout, idxout;
 static char *
 joinx(const char *a, const char *b)
 {
-	char *s = malloc(strlen(a) + strlen(b) + 1);
+	char *s = xmalloc(strlen(a) + strlen(b) + 1);
 
-	if (s == NULL)
-		die_errno("malloc");
 	return strcat(strcpy(s, a), b);
 }
 
@@ -1297,8 +1240,7 @@ out_prefix(const char *out)
 	if (n < 5 || (strcmp(out + n - 4, ".bin") != 0 &&
 	    strcmp(out + n - 4, ".idx") != 0))
 		return out;
-	if ((p = strdup(out)) == NULL)
-		die_errno("malloc");
+	p = xstrdup(out);
 	p[n - 4] = '\0';
 	return p;
 }
@@ -1356,8 +1298,7 @@ grow_ids(size_t need)
 	while (c < need)
 		c *= 2;
 	if (c != ids.cap) {
-		if ((ids.v = realloc(ids.v, c * sizeof *ids.v)) == NULL)
-			die_errno("malloc");
+		ids.v = xreallocarray(ids.v, c, sizeof *ids.v);
 		ids.cap = c;
 	}
 }
@@ -1381,8 +1322,7 @@ parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
 		if (isf) {
 			if (n + 1 > *dcap) {
 				*dcap = *dcap ? *dcap * 2 : 1024;
-				if ((*dv = realloc(*dv, *dcap * sizeof **dv)) == NULL)
-					die_errno("malloc");
+				*dv = xreallocarray(*dv, *dcap, sizeof **dv);
 			}
 			errno = 0;
 			(*dv)[n] = strtod(s, &end);
@@ -2058,8 +1998,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 	struct buildw *w;
 
 	bt.r = open_records(fd, name, comp, from, to);
-	if ((w = calloc((size_t)jobs, sizeof *w)) == NULL)
-		die_errno("malloc");
+	w = xcalloc((size_t)jobs, sizeof *w);
 	bt.w = w;
 	bt.b = b;
 	bt.name = name;
@@ -2295,15 +2234,7 @@ cmd_dict(int argc, char **argv)
 	buf_free(&out);
 	if (fault[0] != '\0')
 		fail("%s", fault);
-	if (rval) {
-		obuf_flush(&ob);
-		if (ob.fd != 1) {
-			if (out_finish(&outf, 0) == -1)
-				die_errno("%s", o.out);
-		} else
-			close_stdout();
-	} else
-		out_end();
+	out_end(rval == 0);
 	if (verbosity > 0 && rval == 0)
 		warnx_("%s: %zu types from %" PRIu64 " lines, %" PRIu64
 		    " words", o.out != NULL && strcmp(o.out, "-") != 0 ?
@@ -2332,9 +2263,9 @@ text_report(const char *name, const struct text_stats *st,
 	    "(by <unk>)", name, st->seqs, st->toks, pct);
 	if (nu == 0)
 		return;
-	if ((ord = malloc(nu * sizeof *ord)) == NULL ||
-	    fqd_sorted(unk, 0, ord) == -1)
-		die_errno("malloc");
+	ord = xreallocarray(NULL, nu, sizeof *ord);
+	if (fqd_sorted(unk, 0, ord) == -1)
+		die_nomem();
 	list[0] = '\0';
 	for (size_t i = 0; i < nu && i < UNK_SHOW; i++) {
 		size_t wl;
@@ -2683,8 +2614,7 @@ cmd_merge(int argc, char **argv)
 		usage_error("merge: -o PREFIX is needed");
 	if (argc < 1)
 		usage_error("merge: at least one dataset prefix is needed");
-	if ((ms = calloc((size_t)argc, sizeof *ms)) == NULL)
-		die_errno("malloc");
+	ms = xcalloc((size_t)argc, sizeof *ms);
 	/* Open and check everything before writing anything. */
 	for (int i = 0; i < argc; i++) {
 		ms[i] = open_ds(argv[i]);
@@ -2715,18 +2645,13 @@ cmd_merge(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = {
-		[CMD_BUILD] = "build", [CMD_CAT] = "cat", [CMD_GET] = "get",
-		[CMD_INFO] = "info", [CMD_MERGE] = "merge",
-		[CMD_VERIFY] = "verify", [CMD_DICT] = "dict"
-	};
 	int found = -1, json;
 
 	setprogname(argv[0]);
 	if (argc < 2)
 		usage(stderr, 2);
-	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-		if (strcmp(argv[1], names[i]) == 0)
+	for (int i = 0; i < (int)NCMDS; i++)
+		if (strcmp(argv[1], cmds[i].name) == 0)
 			found = i;
 	if (found == -1) {
 		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)

@@ -602,17 +602,6 @@ struct opts {
 	uint64_t	 part_k, part_n;	/* --part */
 };
 
-static long long
-num_arg(const char *opt, const char *s, long long lo, long long hi)
-{
-	long long v;
-
-	if (parse_int(s, lo, hi, &v) == -1)
-		usage_error("%s: invalid value '%s' (expected an integer in %lld..%lld)",
-		    opt, s, lo, hi);
-	return v;
-}
-
 /*
  * One of ELECTRA's special tokens: 'arg' (an id, or with a vocabulary a
  * token) or, when NULL, the token 'name' of the vocabulary.  An id given

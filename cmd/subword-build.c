@@ -233,11 +233,8 @@ batch_read(void *arg, const struct pool_unit *u)
 			return b->n > 0 ? POOL_LAST : POOL_NONE;
 		if (b->n == b->ncap) {
 			size_t nc = b->ncap ? 2 * b->ncap : 4096;
-			size_t *e = realloc(b->ends, nc * sizeof(*e));
 
-			if (e == NULL)
-				die_errno("jobs");
-			b->ends = e;
+			b->ends = xreallocarray(b->ends, nc, sizeof(*b->ends));
 			b->ncap = nc;
 		}
 		if (buf_append(&b->b, p, n) == -1)
@@ -290,8 +287,7 @@ count_all(struct sw_counts *c, int jobs)
 				die_errno("%s", in.name);
 		return;
 	}
-	if ((batches = calloc((size_t)jobs, sizeof(*batches))) == NULL)
-		die_errno("jobs");
+	batches = xcalloc((size_t)jobs, sizeof(*batches));
 	for (i = 0; i < jobs; i++)
 		if ((batches[i].counts = sw_counts_new()) == NULL)
 			die_errno("counts");
@@ -368,22 +364,6 @@ show_probe(void *arg, int64_t min_count, size_t size)
 	}
 }
 
-static double
-parse_budget(const char *s)
-{
-	uint64_t v;
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (errno == 0 && end != s && *end == '\0' && isfinite(d))
-		return d;
-	if (parse_size(s, &v) == 0)
-		return (double)v;
-	usage_error("bad file byte budget: %s", s);
-}
-
 static void
 read_counts(struct sw_counts *c, const char *path)
 {
@@ -418,7 +398,7 @@ main(int argc, char *argv[])
 	struct buf ob = { 0 };
 	const char **reserved = NULL;
 	const char *outpath = "-";
-	long long target = -1, min_count = -1, ll;
+	long long target = -1, min_count = -1;
 	double budget = 1e6;
 	long long jobs = 0;
 	struct part_file *parts = NULL;
@@ -441,10 +421,12 @@ main(int argc, char *argv[])
 	while ((ch = getopt_args(argc, argv, "b:hj:L:o:qt:V", longopts)) != -1)
 		switch (ch) {
 		case 'b':
-			budget = parse_budget(optarg);
+			/* A number of bytes: 1e6, 2.5e5 or a size like 4M. */
+			if (parse_real(optarg, &budget) == -1)
+				budget = (double)size_arg(option_name, optarg);
 			if (!(budget > 0))
-				usage_error("the file byte budget must be positive: %s",
-				    optarg);
+				usage_error("%s: expected a positive number of "
+				    "bytes, not '%s'", option_name, optarg);
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -452,9 +434,8 @@ main(int argc, char *argv[])
 			jobs = jobs_arg(optarg);
 			break;
 		case 'L':
-			if (parse_int(optarg, 1, 1L << 30, &ll) == -1)
-				usage_error("bad max subtoken length: %s", optarg);
-			o.max_subtoken_len = (long)ll;
+			o.max_subtoken_len = (long)num_arg(option_name, optarg, 1,
+			    1L << 30);
 			break;
 		case 'o':
 			outpath = optarg;
@@ -463,8 +444,7 @@ main(int argc, char *argv[])
 			verbosity = 0;
 			break;
 		case 't':
-			if (parse_int(optarg, 1, INT32_MAX, &target) == -1)
-				usage_error("bad target size: %s", optarg);
+			target = num_arg(option_name, optarg, 1, INT32_MAX);
 			break;
 		case 'V':
 			print_version("Unicode " UNICODE_VERSION);
@@ -475,21 +455,17 @@ main(int argc, char *argv[])
 			from_counts = 1;
 			break;
 		case OPT_ITERATIONS:
-			if (parse_int(optarg, 1, 1000, &ll) == -1)
-				usage_error("bad number of iterations: %s", optarg);
-			o.iterations = (int)ll;
+			o.iterations = (int)num_arg("--iterations", optarg, 1, 1000);
 			break;
 		case OPT_MIN_COUNT:
-			if (parse_int(optarg, 1, INT64_MAX, &min_count) == -1)
-				usage_error("bad min count: %s", optarg);
+			min_count = num_arg("--min-count", optarg, 1, INT64_MAX);
 			break;
 		case OPT_RESERVED:
 			if (uni_utf8_valid_prefix((const uint8_t *)optarg, strlen(optarg)) !=
 			    strlen(optarg))
 				usage_error("reserved token is not UTF-8: %s", optarg);
-			if ((reserved = realloc(reserved, (o.nreserved + 1) *
-			    sizeof(*reserved))) == NULL)
-				die_errno("reserved tokens");
+			reserved = xreallocarray(reserved, o.nreserved + 1,
+			    sizeof(*reserved));
 			reserved[o.nreserved++] = optarg;
 			break;
 		case OPT_KEEP_PARTIAL:

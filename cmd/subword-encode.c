@@ -450,8 +450,7 @@ ids_room(struct field *fd, size_t n)
 		return;
 	while (cap < n)
 		cap *= 2;
-	if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
-		die_errno("encode");
+	fd->ids = xreallocarray(fd->ids, cap, sizeof(*fd->ids));
 	fd->cap = cap;
 }
 
@@ -569,9 +568,8 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 			if (fd->n + 1 > fd->cap) {
 				size_t cap = fd->cap ? fd->cap * 2 : 64;
 
-				if ((fd->ids = realloc(fd->ids, cap *
-				    sizeof(*fd->ids))) == NULL)
-					die_errno("encode");
+				fd->ids = xreallocarray(fd->ids, cap,
+				    sizeof(*fd->ids));
 				fd->cap = cap;
 			}
 			fd->ids[fd->n++] = eos_id;
@@ -590,8 +588,7 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 
 		while (cap < nids + 1)
 			cap *= 2;
-		if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
-			die_errno("encode");
+		fd->ids = xreallocarray(fd->ids, cap, sizeof(*fd->ids));
 		fd->cap = cap;
 	}
 	for (i = 0; i < nids; i++)
@@ -663,8 +660,7 @@ append_ids(struct field *fd, const int64_t *v, size_t k)
 
 		while (cap < fd->n + k)
 			cap *= 2;
-		if ((fd->ids = realloc(fd->ids, cap * sizeof(*fd->ids))) == NULL)
-			die_errno("encode");
+		fd->ids = xreallocarray(fd->ids, cap, sizeof(*fd->ids));
 		fd->cap = cap;
 	}
 	memcpy(fd->ids + fd->n, v, k * sizeof(*v));
@@ -1101,8 +1097,7 @@ ctx_init(struct ctx *c)
 	size_t f, j;
 
 	memset(c, 0, sizeof(*c));
-	if ((c->f = calloc(nfields, sizeof(*c->f))) == NULL)
-		die_errno("jobs");
+	c->f = xcalloc(nfields, sizeof(*c->f));
 	for (f = 0; f < nfields; f++) {
 		c->f[f].name = fields[f].name;
 		c->f[f].vpath = fields[f].vpath;
@@ -1166,9 +1161,8 @@ jobs_start(void)
 {
 	int i;
 
-	if ((chunks = calloc((size_t)jobs, sizeof(*chunks))) == NULL ||
-	    (wctx = calloc((size_t)jobs, sizeof(*wctx))) == NULL)
-		die_errno("jobs");
+	chunks = xcalloc((size_t)jobs, sizeof(*chunks));
+	wctx = xcalloc((size_t)jobs, sizeof(*wctx));
 	for (i = 0; i < jobs; i++) {
 		ctx_init(&wctx[i]);
 		obuf_open(&chunks[i].out, -1, NULL, 0);
@@ -1194,15 +1188,12 @@ static void
 grow(uint8_t **p, size_t *cap, size_t need)
 {
 	size_t c = *cap ? *cap : 4096;
-	uint8_t *q;
 
 	if (need <= *cap)
 		return;
 	while (c < need)
 		c *= 2;
-	if ((q = realloc(*p, c)) == NULL)
-		die_errno("input");
-	*p = q;
+	*p = xreallocarray(*p, c, 1);
 	*cap = c;
 }
 
@@ -1801,12 +1792,11 @@ set_fields(const char *list)
 		c = strchr(s, ',');
 		if ((c ? (size_t)(c - s) : strlen(s)) == 0)
 			usage_error("empty field name in --fields %s", list);
-		if ((fields = realloc(fields, (nfields + 1) * sizeof(*fields))) == NULL)
-			die_errno("fields");
+		fields = xreallocarray(fields, nfields + 1, sizeof(*fields));
 		memset(&fields[nfields], 0, sizeof(*fields));
 		fields[nfields].name = c ? strndup(s, (size_t)(c - s)) : strdup(s);
 		if (fields[nfields].name == NULL)
-			die_errno("fields");
+			die_nomem();
 		for (i = 0; i < nfields; i++)
 			if (strcmp(fields[i].name, fields[nfields].name) == 0)
 				usage_error("field %s given twice", fields[i].name);
@@ -2254,15 +2244,11 @@ static int64_t
 resolve_eos(const char *arg)
 {
 	const struct wp_vocab *v = fields[0].wp;
-	long long ll;
 	size_t i, n, distinct = 0;
 	long id;
 
-	if (arg != NULL && strspn(arg, "0123456789") == strlen(arg)) {
-		if (parse_int(arg, 0, INT64_MAX, &ll) == -1)
-			usage_error("--eos: bad id '%s'", arg);
-		return ll;
-	}
+	if (arg != NULL && strspn(arg, "0123456789") == strlen(arg))
+		return num_arg("--eos", arg, 0, INT64_MAX);
 	if (spm_mode) {
 		const struct spm_model *sm = fields[0].sm;
 
@@ -2333,11 +2319,10 @@ set_jkeys(const char *list)
 		c = strchr(s, ',');
 		if ((c ? (size_t)(c - s) : strlen(s)) == 0)
 			usage_error("empty key in --json-keys %s", list);
-		if ((jkeys = realloc(jkeys, (njkeys + 1) * sizeof(*jkeys))) == NULL)
-			die_errno("keys");
+		jkeys = xreallocarray(jkeys, njkeys + 1, sizeof(*jkeys));
 		if ((jkeys[njkeys++] = c ? strndup(s, (size_t)(c - s)) :
 		    strdup(s)) == NULL)
-			die_errno("keys");
+			die_nomem();
 		if (c == NULL)
 			break;
 		s = c + 1;
@@ -2395,8 +2380,7 @@ main(int argc, char *argv[])
 			verbosity = 0;
 			break;
 		case 'v':
-			if ((vspec = realloc(vspec, (nv + 1) * sizeof(*vspec))) == NULL)
-				die_errno("vocab");
+			vspec = xreallocarray(vspec, nv + 1, sizeof(*vspec));
 			vspec[nv++] = optarg;
 			break;
 		case 'V':
@@ -2412,15 +2396,9 @@ main(int argc, char *argv[])
 		case OPT_JSON_KEYS:
 			keylist = optarg;
 			break;
-		case OPT_EXTRA_IDS: {
-			long long ll;
-
-			if (parse_int(optarg, 0, 1000000, &ll) == -1)
-				usage_error("--extra-ids: expected a count from 0 "
-				    "to 1000000, not '%s'", optarg);
-			extra_ids = (int)ll;
+		case OPT_EXTRA_IDS:
+			extra_ids = (int)num_arg("--extra-ids", optarg, 0, 1000000);
 			break;
-		}
 		case OPT_EXTRA_OPTIONS:
 			extra_opts = optarg;
 			break;
@@ -2496,22 +2474,9 @@ main(int argc, char *argv[])
 		case OPT_SKIP_EMPTY:
 			skip_empty = 1;
 			break;
-		case OPT_MAX_UNK: {
-			char *end;
-
-			errno = 0;
-			max_unk = strtod(optarg, &end);
-			if (*end == '%' && end[1] == '\0') {
-				max_unk /= 100;
-				end++;
-			}
-			if (errno || end == optarg || *end != '\0' ||
-			    !(max_unk >= 0 && max_unk <= 1))
-				usage_error("--max-unk-rate: expected a fraction "
-				    "from 0 to 1 (or a percentage like 5%%), not '%s'",
-				    optarg);
+		case OPT_MAX_UNK:
+			max_unk = rate_arg("--max-unk-rate", optarg);
 			break;
-		}
 		default:
 			usage(stderr, 2);
 		}

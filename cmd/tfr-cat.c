@@ -276,12 +276,12 @@ sink_open(struct sink *s, const char *path)
 	if (path == NULL || strcmp(path, "-") == 0) {
 		refuse_tty(1, force);
 		fd = 1;
-		s->name = strdup("stdout");
+		s->name = xstrdup("stdout");
 		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp : REC_NONE;
 	} else {
 		if ((fd = out_open(&s->of, path)) == -1)
 			die_errno("%s", path);
-		s->name = strdup(path);
+		s->name = xstrdup(path);
 		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp :
 		    comp_from_suffix(path);
 	}
@@ -294,8 +294,7 @@ sink_open(struct sink *s, const char *path)
 	} else if ((s->w = rec_writer_open(fd, s->comp, -1)) == NULL)
 		die_errno("%s", s->name);
 	if (shuffle && shuffle_window) {
-		if ((s->win = calloc(shuffle_window, sizeof(struct buf))) == NULL)
-			die_errno("shuffle window");
+		s->win = xcalloc(shuffle_window, sizeof(struct buf));
 	}
 }
 
@@ -339,11 +338,8 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 		    "raise --shuffle-memory or use --shuffle-window", shuffle_mem);
 	if (s->nrecs == s->caprecs) {
 		size_t nc = s->caprecs ? s->caprecs * 2 : 1024;
-		struct held *h = realloc(s->recs, nc * sizeof(*h));
 
-		if (h == NULL)
-			die_errno("shuffle");
-		s->recs = h;
+		s->recs = xreallocarray(s->recs, nc, sizeof(*s->recs));
 		s->caprecs = nc;
 	}
 	s->recs[s->nrecs].off = s->mem.len;
@@ -456,8 +452,7 @@ commit_sinks(void)
 		sink_commit(&sinks[0]);
 		return;
 	}
-	if ((v = calloc(nsinks, sizeof *v)) == NULL)
-		die_errno("--split");
+	v = xcalloc(nsinks, sizeof *v);
 	for (i = 0; i < nsinks; i++)
 		v[i] = sinks[i].zused ? &sinks[i].zof : &sinks[i].of;
 	if (out_commit_group(v, nsinks, &bad) == -1) {
@@ -551,9 +546,8 @@ shard_names(void)
 	char **names, **sorted;
 	uint64_t i;
 
-	if ((names = calloc(nsplit, sizeof(*names))) == NULL ||
-	    (sorted = calloc(nsplit, sizeof(*sorted))) == NULL)
-		die_errno("--split");
+	names = xcalloc(nsplit, sizeof(*names));
+	sorted = xcalloc(nsplit, sizeof(*sorted));
 	for (i = 0; i < nsplit; i++) {
 		names[i] = sorted[i] = shard_name(outpath, i, nsplit);
 		out_form(names[i], WRITES_RECORDS, NULL);
@@ -580,8 +574,7 @@ open_sinks(void)
 		/* Open writers while the descriptors allow; spill beyond. */
 		spill = nsplit > SPLIT_OPEN || (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 		    rl.rlim_cur != RLIM_INFINITY && nsplit + 32 > rl.rlim_cur);
-		if ((sinks = calloc(nsplit, sizeof(*sinks))) == NULL)
-			die_errno("--split");
+		sinks = xcalloc(nsplit, sizeof(*sinks));
 		for (i = 0; i < nsplit; i++) {
 			sink_open(&sinks[i], names[i]);
 			free(names[i]);
@@ -589,8 +582,7 @@ open_sinks(void)
 		free(names);
 		nsinks = nsplit;
 	} else {
-		if ((sinks = calloc(1, sizeof(*sinks))) == NULL)
-			die_errno("sink");
+		sinks = xcalloc(1, sizeof(*sinks));
 		sink_open(&sinks[0], outpath);
 		nsinks = 1;
 	}
@@ -657,8 +649,7 @@ select_features(struct example *e)
 		return;
 	if (e->nfeat > capkeep) {
 		capkeep = e->nfeat * 2;
-		if ((keep = realloc(keep, capkeep * sizeof(*keep))) == NULL)
-			die_errno("features");
+		keep = xreallocarray(keep, capkeep, sizeof(*keep));
 	}
 	for (i = 0; i < e->nfeat; i++)
 		if (wanted(e->feat[i].key, e->feat[i].keylen))
@@ -698,13 +689,11 @@ fstat_get(const uint8_t *key, size_t n, int seqlist)
 			return &fstats[i];
 	if (nfstats == capfstats) {
 		capfstats = capfstats ? capfstats * 2 : 16;
-		if ((fstats = realloc(fstats, capfstats * sizeof(*fstats))) == NULL)
-			die_errno("stats");
+		fstats = xreallocarray(fstats, capfstats, sizeof(*fstats));
 	}
 	f = &fstats[nfstats++];
 	memset(f, 0, sizeof(*f));
-	if ((f->name = malloc(n + 3)) == NULL)
-		die_errno("stats");
+	f->name = xmalloc(n + 3);
 	memcpy(f->name, "[]", pre);
 	memcpy(f->name + pre, key, n);
 	f->name[n + pre] = '\0';
@@ -1083,9 +1072,8 @@ kind_add(const char *src, const uint8_t *name, size_t len, int kind)
 				    kind_name(kinds[i].kind), kind_name(kind));
 			return;
 		}
-	if ((kinds = realloc(kinds, (nkinds + 1) * sizeof(*kinds))) == NULL ||
-	    (kinds[nkinds].name = malloc(len + 1)) == NULL)
-		die_errno("--like");
+	kinds = xreallocarray(kinds, nkinds + 1, sizeof(*kinds));
+	kinds[nkinds].name = xmalloc(len + 1);
 	memcpy(kinds[nkinds].name, name, len);
 	kinds[nkinds].name[len] = '\0';
 	kinds[nkinds].len = len;
@@ -1162,8 +1150,7 @@ load_like(const char *path)
 	int fd;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if ((mf = malloc(strlen(path) + 20)) == NULL)
-			die_errno("--like");
+		mf = xmalloc(strlen(path) + 20);
 		sprintf(mf, "%s/__manifest__.json", path);
 		path = mf;
 	}
@@ -1234,8 +1221,7 @@ kseen_get(const uint8_t *name, size_t len, int list)
 			randombytes_buf(kseen_key, sizeof kseen_key);
 		}
 		kseen_cap = kseen_cap ? kseen_cap * 2 : 64;
-		if ((kseen = calloc(kseen_cap, sizeof *kseen)) == NULL)
-			die_errno("--from-json");
+		kseen = xcalloc(kseen_cap, sizeof *kseen);
 		for (i = 0; i < oldcap; i++) {
 			if (old[i].name == NULL)
 				continue;
@@ -1252,8 +1238,7 @@ kseen_get(const uint8_t *name, size_t len, int list)
 	    memcmp(k->name, name, len) != 0))
 		k = k + 1 < kseen + kseen_cap ? k + 1 : kseen;
 	if (k->name == NULL) {
-		if ((k->name = malloc(len + 1)) == NULL)
-			die_errno("--from-json");
+		k->name = xmalloc(len + 1);
 		memcpy(k->name, name, len);
 		k->name[len] = '\0';
 		k->len = len;
@@ -1550,8 +1535,7 @@ parse_features(char *s)
 	char *tok;
 
 	for (tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-		if ((want = realloc(want, (nwant + 1) * sizeof(*want))) == NULL)
-			die_errno("-f");
+		want = xreallocarray(want, nwant + 1, sizeof(*want));
 		want[nwant++] = tok;
 	}
 	/* No names would keep every feature: an empty list is an error. */
@@ -1560,23 +1544,12 @@ parse_features(char *s)
 	qsort(want, nwant, sizeof(*want), cmpstr);
 }
 
-static uint64_t
-size_arg(const char *opt, const char *s)
-{
-	uint64_t v;
-
-	if (parse_size(s, &v) == -1)
-		usage_error("%s: invalid number '%s'", opt, s);
-	return v;
-}
-
 int
 main(int argc, char *argv[])
 {
 	struct part_file *parts = NULL;
 	size_t i;
 	int ch, status = 0, c;
-	long long ll;
 
 	setprogname(argv[0]);
 	while ((ch = getopt_args(argc, argv, "cf:hn:o:qRs:Vz:", longopts)) != -1) {
@@ -1589,9 +1562,7 @@ main(int argc, char *argv[])
 		case 'q': verbosity = 0; break;
 		case 'R': mode = M_RECORDS; break;
 		case 's':
-			if (parse_int(optarg, 0, INT64_MAX, &ll) == -1)
-				usage_error("-s: invalid seed '%s'", optarg);
-			seed = (uint64_t)ll;
+			seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
 			break;
 		case 'V': print_version(NULL);
 		case 'z':

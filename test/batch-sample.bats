@@ -40,37 +40,39 @@ pair20() {
 	run -2 --separate-stderr batch-sample frobnicate
 	[ "${stderr%%$'\n'*}" = "batch-sample: unknown subcommand 'frobnicate'" ]
 	run -2 --separate-stderr batch-sample by-size --collate
-	[ "${stderr%%$'\n'*}" = "batch-sample: --collate does not apply to 'by-size'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: by-size: --collate does not apply (it applies to batches)" ]
 	run -2 --separate-stderr batch-sample collate --max-tokens 5
-	[ "${stderr%%$'\n'*}" = "batch-sample: --max-tokens does not apply to 'collate'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: collate: --max-tokens does not apply (it applies to batches, by-size)" ]
 	local o
 	for o in --max-tokens --required-batch-size-multiple; do
 		for v in 0 -3 x ''; do
 			run -2 --separate-stderr batch-sample by-size "$o" "$v"
-			[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '$v'" ]
+			[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected an integer from 1 to 9223372036854775807, not '$v'" ]
 		done
 	done
 	# --batch-size 0 is no limit, as in fairseq
 	for v in -3 x ''; do
 		run -2 --separate-stderr batch-sample by-size --batch-size "$v"
-		[ "${stderr%%$'\n'*}" = "batch-sample: --batch-size: expected an integer from 0 to 9223372036854775807, got '$v'" ]
+		[ "${stderr%%$'\n'*}" = "batch-sample: --batch-size: expected an integer from 0 to 9223372036854775807, not '$v'" ]
 	done
-	for o in --max-source-positions --max-target-positions --epoch --epochs \
-	    --virtual-data-size --pad-to-multiple; do
-		run -2 --separate-stderr batch-sample batches -p x "$o" 0
-		[ "${stderr%%$'\n'*}" = "batch-sample: $o: expected a positive integer, got '0'" ]
+	for o in --max-source-positions:9223372036854775807 \
+	    --max-target-positions:9223372036854775807 --epoch:4294967295 \
+	    --epochs:4294967295 --virtual-data-size:9223372036854775807 \
+	    --pad-to-multiple:2147483647; do
+		run -2 --separate-stderr batch-sample batches -p x "${o%:*}" 0
+		[ "${stderr%%$'\n'*}" = "batch-sample: ${o%:*}: expected an integer from 1 to ${o#*:}, not '0'" ]
 	done
 	run -2 --separate-stderr batch-sample batches -p x --shard 3/2
-	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '3/2'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, not '3/2'" ]
 	run -2 --separate-stderr batch-sample batches -p x --shard 0/0
 	run -2 --separate-stderr batch-sample batches -p x --shard 1/4294967296
 	run -2 --separate-stderr batch-sample batches -p x --sampling-temperature 0
-	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-temperature: expected a positive number, got '0'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-temperature: expected a positive number, not '0'" ]
 	run -2 --separate-stderr batch-sample by-size --fairseq-compat 0.11
-	[ "${stderr%%$'\n'*}" = "batch-sample: --fairseq-compat: expected 0.12 or main, got '0.11'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --fairseq-compat: expected 0.12 or main, not '0.11'" ]
 	run -2 --separate-stderr batch-sample batches -p x --output-format text
 	run -2 --separate-stderr batch-sample collate --left-pad-source maybe
-	[ "${stderr%%$'\n'*}" = "batch-sample: --left-pad-source: expected True or False, got 'maybe'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --left-pad-source: expected True or False, not 'maybe'" ]
 	run -2 --separate-stderr batch-sample batches
 	[ "${stderr%%$'\n'*}" = "batch-sample: no datasets: give -p or --lang-pairs" ]
 	run -2 --separate-stderr batch-sample batches -p k=a -p k=b
@@ -84,14 +86,14 @@ pair20() {
 	run -2 --separate-stderr batch-sample batches -p a --langs de,en --lang-dict x
 	[ "${stderr%%$'\n'*}" = "batch-sample: --langs and --lang-dict exclude each other" ]
 	run -2 --separate-stderr batch-sample batches -p a --lang-tok-style fancy
-	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-tok-style: expected multilingual or mbart, got 'fancy'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-tok-style: expected multilingual or mbart, not 'fancy'" ]
 	run -2 --separate-stderr batch-sample batches -p a --json
 	[ "${stderr%%$'\n'*}" = "batch-sample: --json goes with --stats" ]
 	run -2 --separate-stderr batch-sample batches -p a --collate --output-format ids
 	run -2 --separate-stderr batch-sample batches -p a some-operand
 	run -2 --separate-stderr batch-sample batches --lang-pairs de-en -p a "$T"
 	run -2 --separate-stderr batch-sample batches --lang-pairs deen "$T"
-	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got 'deen'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, not 'deen'" ]
 }
 
 @test "batch-sample: bad data exits 1 with one line naming the file, nothing written" {
@@ -316,7 +318,7 @@ pair20() {
 	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights z=1
 	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: no pair 'z'" ]
 	run -2 --separate-stderr batch-sample batches -p "x=$T/a.src,$T/a.tgt" --sampling-weights x=-1
-	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: bad weight '-1' for x" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --sampling-weights: expected a weight of 0 or more for x, not '-1'" ]
 	# 20 sentences in batches of 2: 10 batches; 3 shards group 9 and drop 1
 	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --batch-size 2 \
 	    --required-batch-size-multiple 1 --grouped-shuffling --shard 0/3 --stats --json
@@ -543,7 +545,7 @@ pair20() {
 	run -0 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 8 --stats
 	[[ "$stderr" == *"virtual epoch: items 0 to 8 of 20 permuted in epoch 1 (now)"* ]]
 	run -2 --separate-stderr batch-sample batches "${a[@]}" --virtual-epoch-size 0
-	[ "${stderr%%$'\n'*}" = "batch-sample: --virtual-epoch-size: expected a positive integer, got '0'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --virtual-epoch-size: expected an integer from 1 to 9223372036854775807, not '0'" ]
 }
 
 @test "batch-sample: with virtual epochs the next data directory comes after a new pass" {
@@ -572,9 +574,9 @@ pair20() {
 	local l
 	for l in , ,,, 'de-en,,fr-en' 'de-en,'; do
 		run -2 --separate-stderr batch-sample batches --lang-pairs "$l" "$T/nosuch"
-		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got ''" ]
+		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, not ''" ]
 		run -2 --separate-stderr batch-sample batches --lang-pairs "$l" "$T"
-		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, got ''" ]
+		[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: expected SRC-TGT, not ''" ]
 	done
 	run -2 --separate-stderr batch-sample batches --lang-pairs '' "$T"
 	[ "${stderr%%$'\n'*}" = "batch-sample: --lang-pairs: empty list" ]
@@ -656,7 +658,7 @@ pair20() {
 	run -0 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --max-tokens 40 --shard 0/50000000 --stats --json
 	[ "$(jq -c '[.batches, .fill_batches]' <<<"$stderr")" = '[1,0]' ]
 	run -2 --separate-stderr batch-sample batches -p "$T/a.src,$T/a.tgt" --shard 0/4294967296
-	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, got '0/4294967296'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --shard: expected K/N with 0 <= K < N, not '0/4294967296'" ]
 }
 
 @test "batch-sample: a fairseq dataset of ids fairseq-preprocess never writes is refused; --raw-ids takes it" {
@@ -704,7 +706,7 @@ pair20() {
 	run -0 batch-sample batches -p "$T/s" --max-tokens 40 --epoch 2 --fairseq-compat 0.12 --task translation_multi_simple_epoch --output-format ids
 	[ "$output" = "$want" ]
 	run -2 --separate-stderr batch-sample batches -p "$T/s" --task translation_lev
-	[ "${stderr%%$'\n'*}" = "batch-sample: --task: expected translation_multi_simple_epoch or translation, got 'translation_lev'" ]
+	[ "${stderr%%$'\n'*}" = "batch-sample: --task: expected translation_multi_simple_epoch or translation, not 'translation_lev'" ]
 	# --max-sentences 0 and --batch-size 0 are no limit, as in fairseq
 	want=$(batch-sample batches -p "$T/s" --max-tokens 40 --output-format ids)
 	run -0 batch-sample batches -p "$T/s" --max-tokens 40 --max-sentences 0 --output-format ids

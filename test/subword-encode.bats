@@ -384,7 +384,7 @@ print(d[12:-4].hex())' "$T/r2"
 	run -1 --separate-stderr sh -c 'gzip -c "$1" | subword-encode -d -v "$2" --max-record-size 1Ki' _ "$T/big.tfr" "$T/v"
 	[[ "$stderr" == *"length 1524 exceeds the limit of 1024 bytes"* ]]
 	run -2 --separate-stderr subword-encode -d -v "$T/v" --max-record-size 1x "$T/big.tfr"
-	[[ "$stderr" == *"--max-record-size: invalid number '1x'"* ]]
+	[[ "$stderr" == *"--max-record-size: expected a size (a whole number, with k, M, G, Ki, Mi or Gi), not '1x'"* ]]
 }
 
 @test "subword-encode: -d of a 20 MB record streams it: memory about one copy of the record" {
@@ -869,7 +869,7 @@ part_law() {
 	run -2 --separate-stderr subword-encode --part 1/2 -v "$T/v" /dev/null
 	[ "${stderr%%$'\n'*}" = "subword-encode: --part needs regular files: /dev/null is not one" ]
 	run -2 --separate-stderr subword-encode --part 2/2 -v "$T/v" "$T/c.txt"
-	[ "${stderr%%$'\n'*}" = "subword-encode: bad part: 2/2 (K/N with 0 <= K < N)" ]
+	[ "${stderr%%$'\n'*}" = "subword-encode: --part: expected K/N with 0 <= K < N, not '2/2'" ]
 	run -2 --separate-stderr subword-encode --part 1 -v "$T/v" "$T/c.txt"
 	run -1 --separate-stderr subword-encode --part 1/2 -v "$T/v" "$T/c.txt" "$T/nosuch"
 	[ "$stderr" = "subword-encode: $T/nosuch: No such file or directory" ]

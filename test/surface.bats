@@ -59,9 +59,9 @@ fixtures() {
 	local t h first=
 	for t in subword-build subword-encode "mmap-index build"; do
 		run -2 --separate-stderr $t -j x
-		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: invalid number of jobs 'x' (0 to 256)" ]
+		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: expected an integer from 0 to 256, not 'x'" ]
 		run -2 --separate-stderr $t -j 257
-		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: invalid number of jobs '257' (0 to 256)" ]
+		[ "${stderr%%$'\n'*}" = "${t%% *}: -j: expected an integer from 0 to 256, not '257'" ]
 		h=$(${t%% *} --help | grep -e '-j, --jobs' | sed 's/^ *-j, --jobs N *//')
 		[ -n "$h" ]
 		[ -z "$first" ] || [ "$h" = "$first" ]

@@ -1161,7 +1161,7 @@ sys.exit(not (len(d) == 4 and len(d[0]) == 500000 and d[0][-1] == 529999 and len
 	big
 	for p in ' 0/2' '0/2 ' '0/ 2' '0 /2' '+0/2' '0/+2' '0x0/2'; do
 		run -2 --separate-stderr tfr-cat --part "$p" -R "$T/big.tfr"
-		[ "${stderr%%$'\n'*}" = "tfr-cat: bad part: $p (K/N with 0 <= K < N)" ]
+		[ "${stderr%%$'\n'*}" = "tfr-cat: --part: expected K/N with 0 <= K < N, not '$p'" ]
 	done
 	run -0 tfr-cat --part 0/2 -R "$T/big.tfr"
 }
@@ -1219,7 +1219,7 @@ auto_part() {
 	[ "${stderr%%$'\n'*}" = "tfr-cat: --part auto: SGE_TASK_ID=4 is not a task of the array 1-7:2" ]
 	for p in autox auto/0 auto/ auto/x; do
 		run -2 --separate-stderr $clean PMI_RANK=0 PMI_SIZE=1 tfr-cat -R --part "$p" "$T/big.tfr"
-		[[ "${stderr%%$'\n'*}" == "tfr-cat: bad part: $p "* ]]
+		[[ "${stderr%%$'\n'*}" == "tfr-cat: --part: expected "*", not '$p'" ]]
 	done
 	# Grid Engine's "undefined" (not an array job) is not set
 	run -2 --separate-stderr $clean SGE_TASK_ID=undefined tfr-cat -R --part auto "$T/big.tfr"
