@@ -1493,8 +1493,10 @@ manifest_mode(int argc, char **argv)
 			    name, rec_index(r) - 1);
 			if (mf_infer_add(&inf, &ex, where, err, sizeof err) == -1) {
 				warnx_("%s: record %" PRIu64 ": offset %" PRIu64
-				    ": %s", name, rec_index(r) - 1,
-				    rec_offset(r), err);
+				    ": %s%s", name, rec_index(r) - 1,
+				    rec_offset(r), err, errno == ERANGE ?
+				    " (--var-len states it as a list of varying "
+				    "length)" : "");
 				status = 1;
 				break;
 			}

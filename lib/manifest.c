@@ -812,6 +812,7 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 		    "%s but %" PRIu64 " in %s; a fixed-length manifest cannot "
 		    "state it", f->name, var_len ? " (per step)" : "", f->n,
 		    f->first, n, recno);
+		errno = in->var_len_ok ? EINVAL : ERANGE;
 		return -1;
 	}
 	return 0;

@@ -139,7 +139,8 @@ int		 mf_infer_comp(struct mf_infer *in, enum rec_comp c, char *err,
 		    size_t errlen);
 /*
  * Add a record; 'where' names it in messages ("a.tfrecords: record 3").
- * 0, or -1 with err set.
+ * 0, or -1 with err set (and errno ERANGE when the fault is a feature
+ * whose length varies, which var_len_ok would state).
  */
 int		 mf_infer_add(struct mf_infer *in, const struct example *ex,
 		    const char *where, char *err, size_t errlen);

@@ -751,7 +751,7 @@ mnist_like() {	# DIR: two files of MNIST-shaped Examples (4x4 here) and a manife
 	printf '%s\n' '{"a":[1,2]}' '{"a":[1,2]}' '{"a":[1]}' | tfr-cat -R --from-json >"$T/v.tfrecords"
 	run -1 --separate-stderr tfr-cat --manifest "$T/v.tfrecords"
 	[ -z "$output" ]
-	[ "$stderr" = "tfr-cat: $T/v.tfrecords: record 2: offset 62: feature 'a': 2 values in $T/v.tfrecords record 0 but 1 in $T/v.tfrecords record 2; a fixed-length manifest cannot state it" ]
+	[ "$stderr" = "tfr-cat: $T/v.tfrecords: record 2: offset 62: feature 'a': 2 values in $T/v.tfrecords record 0 but 1 in $T/v.tfrecords record 2; a fixed-length manifest cannot state it (--var-len states it as a list of varying length)" ]
 	printf '%s\n' '{"a":[1]}' '{"a":[1],"b":[2]}' | tfr-cat -R --from-json >"$T/o.tfrecords"
 	run -1 --separate-stderr tfr-cat --manifest "$T/o.tfrecords"
 	[[ "$stderr" == *"feature 'b' is in $T/o.tfrecords record 1 but not in $T/o.tfrecords record 0"* ]]
@@ -777,7 +777,7 @@ tfx_like() {	# FILE
 	run -0 tfr-cat -q --check-manifest "$T/m.json" "$T/tfx.tfrecords"
 	# without --var-len, record 0's empty list is a length a fixed-length manifest cannot state
 	run -1 --separate-stderr tfr-cat --manifest "$T/tfx.tfrecords"
-	[[ "$stderr" == *"feature 'f': 0 values in $T/tfx.tfrecords record 0 but 1 in $T/tfx.tfrecords record 1; a fixed-length manifest cannot state it" ]]
+	[[ "$stderr" == *"feature 'f': 0 values in $T/tfx.tfrecords record 0 but 1 in $T/tfx.tfrecords record 1; a fixed-length manifest cannot state it (--var-len states it"* ]]
 }
 
 @test "tfr-cat: --manifest names the record that set a kind when another record differs" {
