@@ -124,33 +124,6 @@ bad(struct pools *P, const char *fmt, ...)
 }
 
 /*
- * Read a varint at *pp (< end).  Returns 0, or -1 when it runs past the
- * end or is longer than 10 bytes.
- */
-static inline int
-varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *pp;
-	uint64_t x = 0;
-	int shift;
-
-	if (p < end && *p < 0x80) {
-		*v = *p;
-		*pp = p + 1;
-		return 0;
-	}
-	for (shift = 0; shift < 70 && p < end; shift += 7) {
-		x |= (uint64_t)(*p & 0x7f) << shift;
-		if (*p++ < 0x80) {
-			*v = x;
-			*pp = p;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/*
  * One field of a message at *pp.  On return *field and *wt are set;
  * for wire type 2 'val' is the body, for 0 'num' the value.  Returns 1,
  * 0 at the end, -1 on malformed input (message in P).
@@ -165,7 +138,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 
 	if (p >= end)
 		return 0;
-	if (varint(&p, end, &tag) == -1)
+	if (pb_get_varint(&p, end, &tag) == -1)
 		return bad(P, "%s: bad tag at byte %zu", what, (size_t)(*pp - start));
 	*field = tag >> 3;
 	*wt = (int)(tag & 7);
@@ -174,7 +147,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		    (size_t)(*pp - start));
 	switch (*wt) {
 	case 0:
-		if (varint(&p, end, num) == -1)
+		if (pb_get_varint(&p, end, num) == -1)
 			return bad(P, "%s: bad varint at byte %zu", what,
 			    (size_t)(p - start));
 		break;
@@ -195,7 +168,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		p += 4;
 		break;
 	case 2:
-		if (varint(&p, end, &len) == -1)
+		if (pb_get_varint(&p, end, &len) == -1)
 			return bad(P, "%s: bad length at byte %zu", what,
 			    (size_t)(p - start));
 		if (len > (uint64_t)(end - p))
@@ -383,7 +356,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				while (q < qend) {
 					if (*q < 0x80)
 						x = *q++;
-					else if (varint(&q, qend, &x) == -1)
+					else if (pb_get_varint(&q, qend, &x) == -1)
 						return bad(P, "int64 list: bad varint");
 					P->i64[P->ni64++] = (int64_t)x;
 					(*count)++;
@@ -476,10 +449,10 @@ packed_float(struct pools *P, struct span sp, struct ex_feature *ft,
 	const uint8_t *p = sp.p, *end = sp.p + sp.n;
 	uint64_t len;
 
-	if (p >= end || *p++ != 0x12 || varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x12 || pb_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p))
 		return 0;
-	if (p >= end || *p++ != 0x0a || varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x0a || pb_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p) || len % 4 != 0)
 		return 0;
 	while (P->cf32 - P->nf32 < len / 4)
@@ -640,15 +613,15 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 				const uint8_t *q = p + 1, *fe;
 				uint64_t len, l2, l3;
 
-				if (varint(&q, end, &len) == -1 ||
+				if (pb_get_varint(&q, end, &len) == -1 ||
 				    len > (uint64_t)(end - q))
 					break;
 				fe = q + len;
 				if (q >= fe || *q++ != 0x12 ||
-				    varint(&q, fe, &l2) == -1 ||
+				    pb_get_varint(&q, fe, &l2) == -1 ||
 				    l2 != (uint64_t)(fe - q) ||
 				    q >= fe || *q++ != 0x0a ||
-				    varint(&q, fe, &l3) == -1 ||
+				    pb_get_varint(&q, fe, &l3) == -1 ||
 				    l3 != (uint64_t)(fe - q) || l3 % 4 != 0)
 					break;
 				if (P->nfeat == P->cfeat && add_feat(P) == NULL)
@@ -712,11 +685,11 @@ is_sequence(const uint8_t *p, size_t n)
 	uint64_t tag, len;
 
 	while (p < end) {
-		if (varint(&p, end, &tag) == -1)
+		if (pb_get_varint(&p, end, &tag) == -1)
 			return 0;
 		switch (tag & 7) {
 		case 0:
-			if (varint(&p, end, &len) == -1)
+			if (pb_get_varint(&p, end, &len) == -1)
 				return 0;
 			break;
 		case 1:
@@ -732,7 +705,7 @@ is_sequence(const uint8_t *p, size_t n)
 		case 2:
 			if ((tag >> 3) == 2)
 				return 1;
-			if (varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
+			if (pb_get_varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
 				return 0;
 			p += len;
 			break;
@@ -1099,31 +1072,6 @@ ex_find_list(const struct example *ex, const char *name, size_t len)
 
 /* Encoding */
 
-static inline size_t
-vsize(uint64_t v)
-{
-	size_t n = 1;
-
-	if (v < 1u << 21)	/* values and most lengths: no loop */
-		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *
-vput(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
 /*
  * Pack v[0 .. used) as varints at q, then n - used zero bytes; returns
  * the end.  May write 3 bytes past it.  The widest value picks the
@@ -1167,22 +1115,10 @@ pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
 		}
 	} else
 		for (j = 0; j < used; j++)
-			q = vput(q, (uint64_t)v[j]);
+			q = pb_put_varint(q, (uint64_t)v[j]);
 	if (n > used)
 		memset(q, 0, n - used);
 	return q + (n - used);
-}
-
-size_t
-pb_varint_size(uint64_t v)
-{
-	return vsize(v);
-}
-
-uint8_t *
-pb_put_varint(uint8_t *q, uint64_t v)
-{
-	return vput(q, v);
 }
 
 /* Size of the list message body (BytesList/FloatList/Int64List). */
@@ -1202,11 +1138,11 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_bytes_open_feature(&it, ft);
 			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += 1 + vsize(v[i].n) + v[i].n;
+					s += 1 + pb_varint_size(v[i].n) + v[i].n;
 			return s;
 		}
 		for (i = 0; i < ft->n; i++)
-			s += 1 + vsize(ft->b[i].n) + ft->b[i].n;
+			s += 1 + pb_varint_size(ft->b[i].n) + ft->b[i].n;
 		return s;
 	case EX_FLOAT:
 		*packed = 4 * ft->n;
@@ -1220,16 +1156,16 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += vsize((uint64_t)v[i]);
+					s += pb_varint_size((uint64_t)v[i]);
 		} else
 			for (i = 0; i < ft->n; i++)
-				s += vsize((uint64_t)ft->i64[i]);
+				s += pb_varint_size((uint64_t)ft->i64[i]);
 		*packed = s;
 		break;
 	default:
 		return 0;
 	}
-	return ft->n ? 1 + vsize(*packed) + *packed : 0;
+	return ft->n ? 1 + pb_varint_size(*packed) + *packed : 0;
 }
 
 /* Size of the Feature message body. */
@@ -1239,7 +1175,7 @@ feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
 	*lsize = list_size(ft, packed);
 	if (ft->kind == EX_NONE)
 		return 0;
-	return 1 + vsize(*lsize) + *lsize;
+	return 1 + pb_varint_size(*lsize) + *lsize;
 }
 
 /* One value of a BytesList: field 1, its length, its bytes. */
@@ -1247,7 +1183,7 @@ static uint8_t *
 put_bytes_value(uint8_t *q, struct ex_bytes v)
 {
 	*q++ = 0x0a;
-	q = vput(q, v.n);
+	q = pb_put_varint(q, v.n);
 	if (v.n)
 		memcpy(q, v.p, v.n);
 	return q + v.n;
@@ -1262,7 +1198,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 	if (ft->kind == EX_NONE)
 		return q;
 	*q++ = ft->kind == EX_BYTES ? 0x0a : ft->kind == EX_FLOAT ? 0x12 : 0x1a;
-	q = vput(q, lsize);
+	q = pb_put_varint(q, lsize);
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1283,7 +1219,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		if (ft->n == 0)
 			break;
 		*q++ = 0x0a;
-		q = vput(q, packed);
+		q = pb_put_varint(q, packed);
 		for (i = 0; i < ft->n; i++) {
 			memcpy(&bits, &ft->f32[i], 4);
 			put_le32(q, bits);
@@ -1294,7 +1230,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		if (ft->n == 0)
 			break;
 		*q++ = 0x0a;
-		q = vput(q, packed);
+		q = pb_put_varint(q, packed);
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
 			int64_t v[1024];
@@ -1303,7 +1239,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					q = vput(q, (uint64_t)v[i]);
+					q = pb_put_varint(q, (uint64_t)v[i]);
 			break;
 		}
 		q = pack_list(q, ft->i64, ft->n, ft->n);
@@ -1378,7 +1314,7 @@ sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
 static size_t
 entry_size(size_t keylen, size_t valsize)
 {
-	return 1 + vsize(keylen) + keylen + 1 + vsize(valsize) + valsize;
+	return 1 + pb_varint_size(keylen) + keylen + 1 + pb_varint_size(valsize) + valsize;
 }
 
 int
@@ -1403,7 +1339,7 @@ ex_encode(const struct example *ex, struct buf *out)
 	for (i = 0; i < (size_t)nf; i++) {
 		ft = &ex->feat[fo[i].idx];
 		vs = feature_size(ft, &lsz, &packed);
-		fs += 1 + vsize(entry_size(ft->keylen, vs)) +
+		fs += 1 + pb_varint_size(entry_size(ft->keylen, vs)) +
 		    entry_size(ft->keylen, vs);
 	}
 	for (i = 0; i < (size_t)nl; i++) {
@@ -1411,15 +1347,15 @@ ex_encode(const struct example *ex, struct buf *out)
 		flsz = 0;
 		for (j = 0; j < fl->n; j++) {
 			vs = feature_size(&fl->v[j], &lsz, &packed);
-			flsz += 1 + vsize(vs) + vs;
+			flsz += 1 + pb_varint_size(vs) + vs;
 		}
 		es = entry_size(fl->keylen, flsz);
-		ls += 1 + vsize(es) + es;
+		ls += 1 + pb_varint_size(es) + es;
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
-	total = (want_f ? 1 + vsize(fs) + fs : 0) +
-	    (want_l ? 1 + vsize(ls) + ls : 0);
+	total = (want_f ? 1 + pb_varint_size(fs) + fs : 0) +
+	    (want_l ? 1 + pb_varint_size(ls) + ls : 0);
 	if (total == 0) {
 		ret = 0;
 		goto out;
@@ -1429,45 +1365,45 @@ ex_encode(const struct example *ex, struct buf *out)
 	q = q0 = out->p + out->len;
 	if (want_f) {
 		*q++ = 0x0a;
-		q = vput(q, fs);
+		q = pb_put_varint(q, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
 			vs = feature_size(ft, &lsz, &packed);
 			*q++ = 0x0a;
-			q = vput(q, entry_size(ft->keylen, vs));
+			q = pb_put_varint(q, entry_size(ft->keylen, vs));
 			*q++ = 0x0a;
-			q = vput(q, ft->keylen);
+			q = pb_put_varint(q, ft->keylen);
 			if (ft->keylen)
 				memcpy(q, ft->key, ft->keylen);
 			q += ft->keylen;
 			*q++ = 0x12;
-			q = vput(q, vs);
+			q = pb_put_varint(q, vs);
 			q = put_feature(q, ft, lsz, packed);
 		}
 	}
 	if (want_l) {
 		*q++ = 0x12;
-		q = vput(q, ls);
+		q = pb_put_varint(q, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
 			flsz = 0;
 			for (j = 0; j < fl->n; j++) {
 				vs = feature_size(&fl->v[j], &lsz, &packed);
-				flsz += 1 + vsize(vs) + vs;
+				flsz += 1 + pb_varint_size(vs) + vs;
 			}
 			*q++ = 0x0a;
-			q = vput(q, entry_size(fl->keylen, flsz));
+			q = pb_put_varint(q, entry_size(fl->keylen, flsz));
 			*q++ = 0x0a;
-			q = vput(q, fl->keylen);
+			q = pb_put_varint(q, fl->keylen);
 			if (fl->keylen)
 				memcpy(q, fl->key, fl->keylen);
 			q += fl->keylen;
 			*q++ = 0x12;
-			q = vput(q, flsz);
+			q = pb_put_varint(q, flsz);
 			for (j = 0; j < fl->n; j++) {
 				vs = feature_size(&fl->v[j], &lsz, &packed);
 				*q++ = 0x0a;
-				q = vput(q, vs);
+				q = pb_put_varint(q, vs);
 				q = put_feature(q, &fl->v[j], lsz, packed);
 			}
 		}
@@ -1679,7 +1615,7 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 					if (*c < 0x80)
 						x = *c++;
 					else
-						(void)varint(&c, lv.p + lv.n, &x);
+						(void)pb_get_varint(&c, lv.p + lv.n, &x);
 					(*dst)[n++] = (int64_t)x;
 				}
 			}
@@ -1696,7 +1632,7 @@ canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
 	const uint8_t *p = *pp;
 	uint64_t l;
 
-	if (p >= end || *p++ != tag || varint(&p, end, &l) == -1 ||
+	if (p >= end || *p++ != tag || pb_get_varint(&p, end, &l) == -1 ||
 	    l > (uint64_t)(end - p))
 		return -1;
 	*body = p;
@@ -1920,7 +1856,7 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			}
 		}
 		if (m == 0) {
-			if (varint(&q, c + clen, &x) == -1)
+			if (pb_get_varint(&q, c + clen, &x) == -1)
 				return -1;
 			put_value(d64, d16, over, cnt++, x);
 			continue;
@@ -2111,11 +2047,11 @@ ex_canonical_float_steps(struct ex_span fl, size_t w, size_t *stride,
 	l1 = 1 + pb_varint_size(l2) + l2;
 	/* the bytes before a step's values: Feature, FloatList, value */
 	*q++ = 0x0a;
-	q = vput(q, l1);
+	q = pb_put_varint(q, l1);
 	*q++ = 0x12;
-	q = vput(q, l2);
+	q = pb_put_varint(q, l2);
 	*q++ = 0x0a;
-	q = vput(q, l3);
+	q = pb_put_varint(q, l3);
 	hn = (size_t)(q - h);
 	st = hn + l3;
 	if (st - hn != l3 || fl.n % st != 0)
@@ -2320,7 +2256,7 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 				if (*c < 0x80)
 					x = *c++;
 				else
-					(void)varint(&c, it->end[3], &x);
+					(void)pb_get_varint(&c, it->end[3], &x);
 				dst[k++] = (int64_t)x;
 			}
 			it->p[3] = c;
@@ -2596,12 +2532,12 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		q = pack_list(q, vals[i], u, lens[i]);
 		l->len = lens[i];
 		l->psz = (size_t)(q - e->pk.p) - l->off;
-		l->lsz = lens[i] ? 1 + vsize(l->psz) + l->psz : 0;
-		l->vsz = 1 + vsize(l->lsz) + l->lsz;
-		l->esz = 1 + vsize(l->klen) + l->klen + 1 + vsize(l->vsz) + l->vsz;
-		e->fsz += 1 + vsize(l->esz) + l->esz;
+		l->lsz = lens[i] ? 1 + pb_varint_size(l->psz) + l->psz : 0;
+		l->vsz = 1 + pb_varint_size(l->lsz) + l->lsz;
+		l->esz = 1 + pb_varint_size(l->klen) + l->klen + 1 + pb_varint_size(l->vsz) + l->vsz;
+		e->fsz += 1 + pb_varint_size(l->esz) + l->esz;
 	}
-	e->total = 1 + vsize(e->fsz) + e->fsz;
+	e->total = 1 + pb_varint_size(e->fsz) + e->fsz;
 	return e->total;
 }
 
@@ -2612,23 +2548,23 @@ ex_lists_put(const struct ex_lists *e, uint8_t *q)
 	size_t t;
 
 	*q++ = 0x0a;
-	q = vput(q, e->fsz);
+	q = pb_put_varint(q, e->fsz);
 	for (t = 0; t < e->n; t++) {
 		l = &e->l[e->ord[t]];
 		*q++ = 0x0a;
-		q = vput(q, l->esz);
+		q = pb_put_varint(q, l->esz);
 		*q++ = 0x0a;
-		q = vput(q, l->klen);
+		q = pb_put_varint(q, l->klen);
 		memcpy(q, l->key, l->klen);
 		q += l->klen;
 		*q++ = 0x12;
-		q = vput(q, l->vsz);
+		q = pb_put_varint(q, l->vsz);
 		*q++ = 0x1a;
-		q = vput(q, l->lsz);
+		q = pb_put_varint(q, l->lsz);
 		if (l->len == 0)
 			continue;
 		*q++ = 0x0a;
-		q = vput(q, l->psz);
+		q = pb_put_varint(q, l->psz);
 		memcpy(q, e->pk.p + l->off, l->psz);
 		q += l->psz;
 	}

@@ -291,9 +291,65 @@ long		 ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max);
 long		 ex_canonical_float_steps(struct ex_span fl, size_t w,
 		    size_t *stride, size_t *skip);
 
-/* Varint and wire helpers for modules that walk messages themselves. */
-size_t		 pb_varint_size(uint64_t v);
-uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */
+/*
+ * Varints, for every module that reads or writes protobuf: inline,
+ * since the writers and readers call them once a value.
+ */
+
+/* The bytes of v as a varint (1 to 10). */
+static inline size_t
+pb_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	if (v < 1u << 21)	/* values and most lengths: no loop */
+		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Write v as a varint at q; returns the end. */
+static inline uint8_t *
+pb_put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/*
+ * Read a varint at *pp (before end) into *v and move *pp past it.
+ * Returns 0, or -1 when it runs past the end or is longer than 10
+ * bytes (bits past the 64th are dropped, as protobuf drops them).
+ */
+static inline int
+pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+	int shift;
+
+	if (p < end && *p < 0x80) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	for (shift = 0; shift < 70 && p < end; shift += 7) {
+		x |= (uint64_t)(*p & 0x7f) << shift;
+		if (*p++ < 0x80) {
+			*v = x;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
 
 #ifdef __cplusplus
 }

@@ -3830,12 +3830,6 @@ cmp_xfeat(const void *a, const void *b)
 	return strcmp(((const struct xfeat *)a)->key, ((const struct xfeat *)b)->key);
 }
 
-static size_t
-vsize(uint64_t v)
-{
-	return pb_varint_size(v);
-}
-
 /* The int64 values of feature x: n of them, the k-th by xint(). */
 static int64_t
 xint(const struct loader *l, const struct xfeat *x, size_t k)
@@ -4049,20 +4043,20 @@ write_example(struct loader *l, struct buf *b, int gath)
 			pay = 4 * n;
 		else if (x->kind == EX_INT64)
 			for (i = 0; i < n; i++)
-				pay += vsize((uint64_t)xint(l, x, i));
+				pay += pb_varint_size((uint64_t)xint(l, x, i));
 		if (x->kind == EX_BYTES) {
 			for (i = 0; i < n; i++) {
 				size_t sl = cells_of(l, x->tensor, i / o->per)[i % o->per].s->n;
 
-				x->list += 1 + vsize(sl) + sl;
+				x->list += 1 + pb_varint_size(sl) + sl;
 			}
 		} else
-			x->list = n ? 1 + vsize(pay) + pay : 0;
-		x->feat = 1 + vsize(x->list) + x->list;
-		x->entry = 1 + vsize(kl) + kl + 1 + vsize(x->feat) + x->feat;
-		fs += 1 + vsize(x->entry) + x->entry;
+			x->list = n ? 1 + pb_varint_size(pay) + pay : 0;
+		x->feat = 1 + pb_varint_size(x->list) + x->list;
+		x->entry = 1 + pb_varint_size(kl) + kl + 1 + pb_varint_size(x->feat) + x->feat;
+		fs += 1 + pb_varint_size(x->entry) + x->entry;
 	}
-	if (buf_reserve(b, 1 + vsize(fs) + fs) == -1) {
+	if (buf_reserve(b, 1 + pb_varint_size(fs) + fs) == -1) {
 		free(xf);
 		return -1;
 	}
@@ -4134,7 +4128,7 @@ write_example(struct loader *l, struct buf *b, int gath)
 			size_t pay = 0;
 
 			for (i = 0; i < n; i++)
-				pay += vsize((uint64_t)xint(l, x, i));
+				pay += pb_varint_size((uint64_t)xint(l, x, i));
 			q = pb_put_varint(q, pay);
 			for (i = 0; i < n; i++)
 				q = pb_put_varint(q, (uint64_t)xint(l, x, i));

@@ -1714,25 +1714,6 @@ sq_finish_before(struct sq_conv *c)
 
 /* The canonical-form reader. */
 
-/* Read a varint at *pp (before end); 0 on success, -1 if malformed. */
-static inline int
-get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *q = *pp;
-	uint64_t x = 0;
-	int shift;
-
-	for (shift = 0; shift < 64 && q < end; shift += 7) {
-		x |= (uint64_t)(*q & 0x7f) << shift;
-		if (!(*q++ & 0x80)) {
-			*v = x;
-			*pp = q;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* A length-delimited field's body at *pp: its bounds, or -1. */
 static inline int
 get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
@@ -1740,11 +1721,7 @@ get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
 {
 	uint64_t n;
 
-	if (*pp < end && **pp < 0x80) {	/* most lengths take a byte */
-		n = *(*pp)++;
-		if (n > (uint64_t)(end - *pp))
-			return -1;
-	} else if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
+	if (pb_get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
 		return -1;
 	*body = *pp;
 	*bend = *pp + n;
@@ -1795,7 +1772,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	*big = 0;
 	while (p < e && limit - p >= 8) {
 		if ((k = get_short(p, &x)) == 0) {
-			if (get_varint(&p, e, &x) == -1)
+			if (pb_get_varint(&p, e, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1808,7 +1785,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	qe = tail + (e - p);
 	for (q = tail; q < qe;) {
 		if ((k = get_short(q, &x)) == 0) {
-			if (get_varint(&q, qe, &x) == -1)
+			if (pb_get_varint(&q, qe, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1992,31 +1969,6 @@ sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
 	return 1;
 }
 
-/* Varints. */
-
-static inline size_t
-vsize(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *
-vput(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
 /*
  * The byte path.  For packed EncDec and LM under seqio's strategy, a
  * record whose tokens are all minimal varints of 1 .. 2^28 is packed
@@ -2075,11 +2027,11 @@ bytes_setup(struct sq_conv *c)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
 		c->bposoff[i] = (uint32_t)off;
-		q = vput(q, i);
+		q = pb_put_varint(q, i);
 		off = (size_t)(q - c->bpos);
 	}
 	c->bposoff[c->N] = (uint32_t)off;
-	c->bboslen = (size_t)(vput(c->bbos, (uint64_t)c->bos) - c->bbos);
+	c->bboslen = (size_t)(pb_put_varint(c->bbos, (uint64_t)c->bos) - c->bbos);
 	c->brow.nk = c->nk;
 	c->bfast = 1;
 	return 0;
@@ -2340,7 +2292,7 @@ bytes_to_row(struct sq_conv *c)
 		at = 0;
 		for (s = 0; s < bk->nseg; s++)
 			for (m = 0; m < c->bsv[k][s]; m++, at++) {
-				get_varint(&q, c->bb[k] + bk->nb, &x);
+				pb_get_varint(&q, c->bb[k] + bk->nb, &x);
 				r->tok[k][at] = (int64_t)x;
 				r->pos[k][at] = (int64_t)m;
 			}
@@ -2416,7 +2368,7 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		/* Positions 0 .. nv - 1: 1 byte below 128, 2 below 16384, else 3. */
 		bk->posb += nv[k] + (nv[k] > 128 ? nv[k] - 128 : 0) +
 		    (nv[k] > 16384 ? nv[k] - 16384 : 0);
-		bk->idb += nv[k] * vsize(bk->nseg + 1);
+		bk->idb += nv[k] * pb_varint_size(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
 		bk->nb += nb[k];
@@ -2461,12 +2413,12 @@ sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 	for (i = 0; i < c->nbl; i++) {
 		r->psz[i] = brow_list_size(c, r, i);
 		klen = c->blklen[i];
-		lsz = 1 + vsize(r->psz[i]) + r->psz[i];
-		vsz = 1 + vsize(lsz) + lsz;
-		esz = 1 + vsize(klen) + klen + 1 + vsize(vsz) + vsz;
-		fsz += 1 + vsize(esz) + esz;
+		lsz = 1 + pb_varint_size(r->psz[i]) + r->psz[i];
+		vsz = 1 + pb_varint_size(lsz) + lsz;
+		esz = 1 + pb_varint_size(klen) + klen + 1 + pb_varint_size(vsz) + vsz;
+		fsz += 1 + pb_varint_size(esz) + esz;
 	}
-	return 1 + vsize(fsz) + fsz;
+	return 1 + pb_varint_size(fsz) + fsz;
 }
 
 /*
@@ -2522,7 +2474,7 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 				q = fill_run(q, qend, (int)(s + 1), bk->segv[s]);
 			else
 				for (m = 0; m < bk->segv[s]; m++)
-					q = vput(q, s + 1);
+					q = pb_put_varint(q, s + 1);
 		break;
 	case BL_POS:
 		for (s = 0; s < bk->nseg; s++)
@@ -2558,29 +2510,29 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 
 	for (i = 0; i < c->nbl; i++) {
 		klen = c->blklen[i];
-		lsz[i] = 1 + vsize(r->psz[i]) + r->psz[i];
-		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
-		esz[i] = 1 + vsize(klen) + klen + 1 + vsize(vsz[i]) + vsz[i];
-		fsz += 1 + vsize(esz[i]) + esz[i];
+		lsz[i] = 1 + pb_varint_size(r->psz[i]) + r->psz[i];
+		vsz[i] = 1 + pb_varint_size(lsz[i]) + lsz[i];
+		esz[i] = 1 + pb_varint_size(klen) + klen + 1 + pb_varint_size(vsz[i]) + vsz[i];
+		fsz += 1 + pb_varint_size(esz[i]) + esz[i];
 	}
 	*q++ = 0x0a;
-	q = vput(q, fsz);
+	q = pb_put_varint(q, fsz);
 	qend = q + fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
 		klen = c->blklen[i];
 		*q++ = 0x0a;
-		q = vput(q, esz[i]);
+		q = pb_put_varint(q, esz[i]);
 		*q++ = 0x0a;
-		q = vput(q, klen);
+		q = pb_put_varint(q, klen);
 		memcpy(q, c->out_name[i], klen);
 		q += klen;
 		*q++ = 0x12;
-		q = vput(q, vsz[i]);
+		q = pb_put_varint(q, vsz[i]);
 		*q++ = 0x1a;
-		q = vput(q, lsz[i]);
+		q = pb_put_varint(q, lsz[i]);
 		*q++ = 0x0a;
-		q = vput(q, r->psz[i]);
+		q = pb_put_varint(q, r->psz[i]);
 		q = brow_list_put(c, r, i, q, qend);
 	}
 }
