@@ -1121,13 +1121,15 @@ pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
 	return q + (n - used);
 }
 
-/* Size of the list message body (BytesList/FloatList/Int64List). */
+/*
+ * The bytes of a feature's values in the record: the packed values of
+ * an int64 or float list, the value fields of a bytes list.
+ */
 static size_t
-list_size(const struct ex_feature *ft, size_t *packed)
+values_size(const struct ex_feature *ft)
 {
 	size_t i, s = 0;
 
-	*packed = 0;
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1138,15 +1140,14 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_bytes_open_feature(&it, ft);
 			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += 1 + pb_varint_size(v[i].n) + v[i].n;
+					s += pb_ld_size(v[i].n);
 			return s;
 		}
 		for (i = 0; i < ft->n; i++)
-			s += 1 + pb_varint_size(ft->b[i].n) + ft->b[i].n;
+			s += pb_ld_size(ft->b[i].n);
 		return s;
 	case EX_FLOAT:
-		*packed = 4 * ft->n;
-		break;
+		return 4 * ft->n;
 	case EX_INT64:
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
@@ -1160,45 +1161,30 @@ list_size(const struct ex_feature *ft, size_t *packed)
 		} else
 			for (i = 0; i < ft->n; i++)
 				s += pb_varint_size((uint64_t)ft->i64[i]);
-		*packed = s;
-		break;
+		return s;
 	default:
 		return 0;
 	}
-	return ft->n ? 1 + pb_varint_size(*packed) + *packed : 0;
-}
-
-/* Size of the Feature message body. */
-static size_t
-feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
-{
-	*lsize = list_size(ft, packed);
-	if (ft->kind == EX_NONE)
-		return 0;
-	return 1 + pb_varint_size(*lsize) + *lsize;
 }
 
 /* One value of a BytesList: field 1, its length, its bytes. */
 static uint8_t *
 put_bytes_value(uint8_t *q, struct ex_bytes v)
 {
-	*q++ = 0x0a;
-	q = pb_put_varint(q, v.n);
+	q = pb_put_ld(q, 0x0a, v.n);
 	if (v.n)
 		memcpy(q, v.p, v.n);
 	return q + v.n;
 }
 
+/* The Feature ft, its values taking vbytes bytes (values_size()). */
 static uint8_t *
-put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed)
+put_feature(uint8_t *q, const struct ex_feature *ft, size_t vbytes)
 {
 	size_t i;
 	uint32_t bits;
 
-	if (ft->kind == EX_NONE)
-		return q;
-	*q++ = ft->kind == EX_BYTES ? 0x0a : ft->kind == EX_FLOAT ? 0x12 : 0x1a;
-	q = pb_put_varint(q, lsize);
+	q = ex_feature_head(q, ft->kind, vbytes);
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1216,10 +1202,6 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			q = put_bytes_value(q, ft->b[i]);
 		break;
 	case EX_FLOAT:
-		if (ft->n == 0)
-			break;
-		*q++ = 0x0a;
-		q = pb_put_varint(q, packed);
 		for (i = 0; i < ft->n; i++) {
 			memcpy(&bits, &ft->f32[i], 4);
 			put_le32(q, bits);
@@ -1227,10 +1209,6 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		}
 		break;
 	case EX_INT64:
-		if (ft->n == 0)
-			break;
-		*q++ = 0x0a;
-		q = pb_put_varint(q, packed);
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
 			int64_t v[1024];
@@ -1311,10 +1289,16 @@ sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
 	return (long)m;
 }
 
+/* The body of the FeatureList fl. */
 static size_t
-entry_size(size_t keylen, size_t valsize)
+flist_size(const struct ex_flist *fl)
 {
-	return 1 + pb_varint_size(keylen) + keylen + 1 + pb_varint_size(valsize) + valsize;
+	size_t j, s = 0;
+
+	for (j = 0; j < fl->n; j++)
+		s += pb_ld_size(ex_feature_size(fl->v[j].kind,
+		    values_size(&fl->v[j])));
+	return s;
 }
 
 int
@@ -1322,7 +1306,7 @@ ex_encode(const struct example *ex, struct buf *out)
 {
 	struct order *fo = NULL, *lo = NULL;
 	long nf, nl;
-	size_t i, j, fs = 0, ls = 0, total, lsz, packed, es, vs, flsz;
+	size_t i, j, fs = 0, ls = 0, total, vb;
 	const struct ex_feature *ft;
 	const struct ex_flist *fl;
 	uint8_t *q, *q0;
@@ -1338,24 +1322,16 @@ ex_encode(const struct example *ex, struct buf *out)
 		goto out;
 	for (i = 0; i < (size_t)nf; i++) {
 		ft = &ex->feat[fo[i].idx];
-		vs = feature_size(ft, &lsz, &packed);
-		fs += 1 + pb_varint_size(entry_size(ft->keylen, vs)) +
-		    entry_size(ft->keylen, vs);
+		fs += ex_entry_size(ft->keylen,
+		    ex_feature_size(ft->kind, values_size(ft)));
 	}
 	for (i = 0; i < (size_t)nl; i++) {
 		fl = &ex->lists[lo[i].idx];
-		flsz = 0;
-		for (j = 0; j < fl->n; j++) {
-			vs = feature_size(&fl->v[j], &lsz, &packed);
-			flsz += 1 + pb_varint_size(vs) + vs;
-		}
-		es = entry_size(fl->keylen, flsz);
-		ls += 1 + pb_varint_size(es) + es;
+		ls += ex_entry_size(fl->keylen, flist_size(fl));
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
-	total = (want_f ? 1 + pb_varint_size(fs) + fs : 0) +
-	    (want_l ? 1 + pb_varint_size(ls) + ls : 0);
+	total = (want_f ? pb_ld_size(fs) : 0) + (want_l ? pb_ld_size(ls) : 0);
 	if (total == 0) {
 		ret = 0;
 		goto out;
@@ -1364,47 +1340,25 @@ ex_encode(const struct example *ex, struct buf *out)
 		goto out;
 	q = q0 = out->p + out->len;
 	if (want_f) {
-		*q++ = 0x0a;
-		q = pb_put_varint(q, fs);
+		q = pb_put_ld(q, 0x0a, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
-			vs = feature_size(ft, &lsz, &packed);
-			*q++ = 0x0a;
-			q = pb_put_varint(q, entry_size(ft->keylen, vs));
-			*q++ = 0x0a;
-			q = pb_put_varint(q, ft->keylen);
-			if (ft->keylen)
-				memcpy(q, ft->key, ft->keylen);
-			q += ft->keylen;
-			*q++ = 0x12;
-			q = pb_put_varint(q, vs);
-			q = put_feature(q, ft, lsz, packed);
+			vb = values_size(ft);
+			q = ex_entry_head(q, ft->key, ft->keylen,
+			    ex_feature_size(ft->kind, vb));
+			q = put_feature(q, ft, vb);
 		}
 	}
 	if (want_l) {
-		*q++ = 0x12;
-		q = pb_put_varint(q, ls);
+		q = pb_put_ld(q, 0x12, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
-			flsz = 0;
+			q = ex_entry_head(q, fl->key, fl->keylen, flist_size(fl));
 			for (j = 0; j < fl->n; j++) {
-				vs = feature_size(&fl->v[j], &lsz, &packed);
-				flsz += 1 + pb_varint_size(vs) + vs;
-			}
-			*q++ = 0x0a;
-			q = pb_put_varint(q, entry_size(fl->keylen, flsz));
-			*q++ = 0x0a;
-			q = pb_put_varint(q, fl->keylen);
-			if (fl->keylen)
-				memcpy(q, fl->key, fl->keylen);
-			q += fl->keylen;
-			*q++ = 0x12;
-			q = pb_put_varint(q, flsz);
-			for (j = 0; j < fl->n; j++) {
-				vs = feature_size(&fl->v[j], &lsz, &packed);
-				*q++ = 0x0a;
-				q = pb_put_varint(q, vs);
-				q = put_feature(q, &fl->v[j], lsz, packed);
+				vb = values_size(&fl->v[j]);
+				q = pb_put_ld(q, 0x0a,
+				    ex_feature_size(fl->v[j].kind, vb));
+				q = put_feature(q, &fl->v[j], vb);
 			}
 		}
 	}
@@ -2417,7 +2371,7 @@ struct ex_list {
 	size_t		 klen;
 	size_t		 len;		/* values */
 	size_t		 off;		/* the packed values in pk */
-	size_t		 psz, lsz, vsz, esz;	/* packed, Int64List, Feature, entry */
+	size_t		 psz, vsz;	/* packed, Feature */
 };
 
 struct ex_lists {
@@ -2532,12 +2486,10 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		q = pack_list(q, vals[i], u, lens[i]);
 		l->len = lens[i];
 		l->psz = (size_t)(q - e->pk.p) - l->off;
-		l->lsz = lens[i] ? 1 + pb_varint_size(l->psz) + l->psz : 0;
-		l->vsz = 1 + pb_varint_size(l->lsz) + l->lsz;
-		l->esz = 1 + pb_varint_size(l->klen) + l->klen + 1 + pb_varint_size(l->vsz) + l->vsz;
-		e->fsz += 1 + pb_varint_size(l->esz) + l->esz;
+		l->vsz = ex_feature_size(EX_INT64, l->psz);
+		e->fsz += ex_entry_size(l->klen, l->vsz);
 	}
-	e->total = 1 + pb_varint_size(e->fsz) + e->fsz;
+	e->total = pb_ld_size(e->fsz);
 	return e->total;
 }
 
@@ -2547,24 +2499,11 @@ ex_lists_put(const struct ex_lists *e, uint8_t *q)
 	const struct ex_list *l;
 	size_t t;
 
-	*q++ = 0x0a;
-	q = pb_put_varint(q, e->fsz);
+	q = pb_put_ld(q, 0x0a, e->fsz);
 	for (t = 0; t < e->n; t++) {
 		l = &e->l[e->ord[t]];
-		*q++ = 0x0a;
-		q = pb_put_varint(q, l->esz);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, l->klen);
-		memcpy(q, l->key, l->klen);
-		q += l->klen;
-		*q++ = 0x12;
-		q = pb_put_varint(q, l->vsz);
-		*q++ = 0x1a;
-		q = pb_put_varint(q, l->lsz);
-		if (l->len == 0)
-			continue;
-		*q++ = 0x0a;
-		q = pb_put_varint(q, l->psz);
+		q = ex_entry_head(q, l->key, l->klen, l->vsz);
+		q = ex_feature_head(q, EX_INT64, l->psz);
 		memcpy(q, e->pk.p + l->off, l->psz);
 		q += l->psz;
 	}

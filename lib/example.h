@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -349,6 +350,85 @@ pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 		}
 	}
 	return -1;
+}
+
+/*
+ * The canonical form piece by piece, for the writers that put the
+ * values themselves (ex_encode(), ex_lists_put(), seqio's byte rows,
+ * the loader's batches), so that each keeps its own way with them.  A
+ * length-delimited field is a tag byte, the length and the body.  An
+ * Example is one Features field (tag 0x0a) holding one map entry field
+ * (0x0a) a feature, keys in increasing byte order; an entry is the key
+ * (0x0a) then the Feature (0x12); a Feature is one list of its kind
+ * (0x0a bytes, 0x12 float, 0x1a int64; nothing for EX_NONE) and a
+ * float or int64 list one packed chunk (0x0a) unless it is empty.
+ */
+
+/* The bytes of a length-delimited field with a body of len bytes. */
+static inline size_t
+pb_ld_size(size_t len)
+{
+	return 1 + pb_varint_size(len) + len;
+}
+
+/* Write the tag and length of a length-delimited field; returns the body's place. */
+static inline uint8_t *
+pb_put_ld(uint8_t *q, uint8_t tag, size_t len)
+{
+	*q++ = tag;
+	return pb_put_varint(q, len);
+}
+
+/*
+ * The body of a Feature holding one list of kind 'kind' whose values
+ * take 'vbytes' bytes: the packed values (0 for none: an empty list)
+ * for EX_INT64 and EX_FLOAT, the value fields for EX_BYTES.
+ */
+static inline size_t
+ex_feature_size(enum ex_kind kind, size_t vbytes)
+{
+	if (kind == EX_NONE)
+		return 0;
+	if (kind == EX_BYTES)
+		return pb_ld_size(vbytes);
+	return pb_ld_size(vbytes ? pb_ld_size(vbytes) : 0);
+}
+
+/* Write that Feature up to its values; returns where they go. */
+static inline uint8_t *
+ex_feature_head(uint8_t *q, enum ex_kind kind, size_t vbytes)
+{
+	switch (kind) {
+	case EX_NONE:
+		return q;
+	case EX_BYTES:
+		return pb_put_ld(q, 0x0a, vbytes);
+	default:
+		q = pb_put_ld(q, kind == EX_FLOAT ? 0x12 : 0x1a,
+		    vbytes ? pb_ld_size(vbytes) : 0);
+		return vbytes ? pb_put_ld(q, 0x0a, vbytes) : q;
+	}
+}
+
+/*
+ * The bytes of the map entry field of key[0 .. klen) whose value (a
+ * Feature or FeatureList) has a body of vsize bytes.
+ */
+static inline size_t
+ex_entry_size(size_t klen, size_t vsize)
+{
+	return pb_ld_size(pb_ld_size(klen) + pb_ld_size(vsize));
+}
+
+/* Write that entry up to the value's body; returns where it goes. */
+static inline uint8_t *
+ex_entry_head(uint8_t *q, const void *key, size_t klen, size_t vsize)
+{
+	q = pb_put_ld(q, 0x0a, pb_ld_size(klen) + pb_ld_size(vsize));
+	q = pb_put_ld(q, 0x0a, klen);
+	if (klen)
+		memcpy(q, key, klen);
+	return pb_put_ld(q + klen, 0x12, vsize);
 }
 
 #ifdef __cplusplus

@@ -3821,7 +3821,7 @@ struct xfeat {
 	int		 kind;		/* EX_BYTES, EX_FLOAT, EX_INT64 */
 	size_t		 tensor;
 	int		 what;		/* 0 values, 1 shape, 2 boundaries, 3 their shape */
-	size_t		 list, feat, entry;	/* sizes */
+	size_t		 pay, feat;	/* bytes of the values, of the Feature */
 };
 
 static int
@@ -4044,50 +4044,36 @@ write_example(struct loader *l, struct buf *b, int gath)
 		else if (x->kind == EX_INT64)
 			for (i = 0; i < n; i++)
 				pay += pb_varint_size((uint64_t)xint(l, x, i));
-		if (x->kind == EX_BYTES) {
-			for (i = 0; i < n; i++) {
-				size_t sl = cells_of(l, x->tensor, i / o->per)[i % o->per].s->n;
-
-				x->list += 1 + pb_varint_size(sl) + sl;
-			}
-		} else
-			x->list = n ? 1 + pb_varint_size(pay) + pay : 0;
-		x->feat = 1 + pb_varint_size(x->list) + x->list;
-		x->entry = 1 + pb_varint_size(kl) + kl + 1 + pb_varint_size(x->feat) + x->feat;
-		fs += 1 + pb_varint_size(x->entry) + x->entry;
+		else if (x->kind == EX_BYTES)
+			for (i = 0; i < n; i++)
+				pay += pb_ld_size(cells_of(l, x->tensor,
+				    i / o->per)[i % o->per].s->n);
+		x->pay = pay;
+		x->feat = ex_feature_size(x->kind, pay);
+		fs += ex_entry_size(kl, x->feat);
 	}
-	if (buf_reserve(b, 1 + pb_varint_size(fs) + fs) == -1) {
+	if (buf_reserve(b, pb_ld_size(fs)) == -1) {
 		free(xf);
 		return -1;
 	}
 	q = from = b->p + b->len;	/* b does not move from here on */
 	l->niov = 0;
 	l->crc = 0;
-	*q++ = 0x0a;
-	q = pb_put_varint(q, fs);
+	q = pb_put_ld(q, 0x0a, fs);
 	for (k = 0; k < nx; k++) {
 		const struct xfeat *x = &xf[k];
 		const struct ld_out *o = &l->out[x->tensor];
 		size_t kl = strlen(x->key);
 
 		n = xcount(l, x);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, x->entry);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, kl);
-		memcpy(q, x->key, kl);
-		q += kl;
-		*q++ = 0x12;
-		q = pb_put_varint(q, x->feat);
-		*q++ = x->kind == EX_BYTES ? 0x0a : x->kind == EX_FLOAT ? 0x12 : 0x1a;
-		q = pb_put_varint(q, x->list);
+		q = ex_entry_head(q, x->key, kl, x->feat);
+		q = ex_feature_head(q, x->kind, x->pay);
 		if (x->kind == EX_BYTES) {
 			for (i = 0; i < n; i++) {
 				const struct ld_str *st =
 				    cells_of(l, x->tensor, i / o->per)[i % o->per].s;
 
-				*q++ = 0x0a;
-				q = pb_put_varint(q, st->n);
+				q = pb_put_ld(q, 0x0a, st->n);
 				memcpy(q, st->p, st->n);
 				q += st->n;
 			}
@@ -4095,11 +4081,9 @@ write_example(struct loader *l, struct buf *b, int gath)
 		}
 		if (n == 0)
 			continue;
-		*q++ = 0x0a;
 		if (x->kind == EX_FLOAT) {
 			enum mf_dtype dt = l->batch[0]->tv[x->tensor].dtype;
 
-			q = pb_put_varint(q, 4 * n);
 			if (gath && dt == MF_FLOAT32 && gatherable(l, x->tensor)) {
 				if (piece(l, from, (size_t)(q - from), 0, 0) == -1 ||
 				    gather(l, x->tensor) == -1) {
@@ -4124,15 +4108,9 @@ write_example(struct loader *l, struct buf *b, int gath)
 						    e), o->per);
 					q += 4 * o->per;
 				}
-		} else {
-			size_t pay = 0;
-
-			for (i = 0; i < n; i++)
-				pay += pb_varint_size((uint64_t)xint(l, x, i));
-			q = pb_put_varint(q, pay);
+		} else
 			for (i = 0; i < n; i++)
 				q = pb_put_varint(q, (uint64_t)xint(l, x, i));
-		}
 	}
 	b->len = (size_t)(q - b->p);
 	free(xf);

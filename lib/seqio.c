@@ -2408,17 +2408,14 @@ brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 size_t
 sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 {
-	size_t i, lsz, vsz, esz, klen, fsz = 0;
+	size_t i, fsz = 0;
 
 	for (i = 0; i < c->nbl; i++) {
 		r->psz[i] = brow_list_size(c, r, i);
-		klen = c->blklen[i];
-		lsz = 1 + pb_varint_size(r->psz[i]) + r->psz[i];
-		vsz = 1 + pb_varint_size(lsz) + lsz;
-		esz = 1 + pb_varint_size(klen) + klen + 1 + pb_varint_size(vsz) + vsz;
-		fsz += 1 + pb_varint_size(esz) + esz;
+		fsz += ex_entry_size(c->blklen[i],
+		    ex_feature_size(EX_INT64, r->psz[i]));
 	}
-	return 1 + pb_varint_size(fsz) + fsz;
+	return pb_ld_size(fsz);
 }
 
 /*
@@ -2505,34 +2502,19 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 void
 sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 {
-	size_t t, i, klen, fsz = 0, lsz[8], vsz[8], esz[8];
+	size_t t, i, fsz = 0, vsz[8];
 	const uint8_t *qend;
 
 	for (i = 0; i < c->nbl; i++) {
-		klen = c->blklen[i];
-		lsz[i] = 1 + pb_varint_size(r->psz[i]) + r->psz[i];
-		vsz[i] = 1 + pb_varint_size(lsz[i]) + lsz[i];
-		esz[i] = 1 + pb_varint_size(klen) + klen + 1 + pb_varint_size(vsz[i]) + vsz[i];
-		fsz += 1 + pb_varint_size(esz[i]) + esz[i];
+		vsz[i] = ex_feature_size(EX_INT64, r->psz[i]);
+		fsz += ex_entry_size(c->blklen[i], vsz[i]);
 	}
-	*q++ = 0x0a;
-	q = pb_put_varint(q, fsz);
+	q = pb_put_ld(q, 0x0a, fsz);
 	qend = q + fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
-		klen = c->blklen[i];
-		*q++ = 0x0a;
-		q = pb_put_varint(q, esz[i]);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, klen);
-		memcpy(q, c->out_name[i], klen);
-		q += klen;
-		*q++ = 0x12;
-		q = pb_put_varint(q, vsz[i]);
-		*q++ = 0x1a;
-		q = pb_put_varint(q, lsz[i]);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, r->psz[i]);
+		q = ex_entry_head(q, c->out_name[i], c->blklen[i], vsz[i]);
+		q = ex_feature_head(q, EX_INT64, r->psz[i]);
 		q = brow_list_put(c, r, i, q, qend);
 	}
 }
