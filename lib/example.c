@@ -1892,8 +1892,7 @@ canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
     struct ex_span *out)
 {
 	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
-	const uint8_t *prev = NULL;
-	size_t elen, klen, vlen, prevlen = 0, i;
+	size_t elen, klen, vlen, i;
 
 	while (q < end) {
 		if (canon_ld(&q, end, 0x0a, &e, &elen) == -1)
@@ -1902,15 +1901,13 @@ canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
 		if (canon_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
 		    canon_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
 			return 0;
-		if (prev != NULL && keycmp(prev, prevlen, key, klen) >= 0)
-			return 0;	/* unsorted or repeated: last wins */
-		prev = key;
-		prevlen = klen;
 		for (i = 0; i < k; i++)
 			if (want[i].list == list && want[i].len == klen &&
 			    same_name(key, want[i].name, klen))
 				break;
 		if (i < k) {
+			if (out[i].p != NULL)
+				return 0;	/* repeated: the decoder merges */
 			out[i].p = val;
 			out[i].n = vlen;
 			continue;
@@ -1939,17 +1936,50 @@ ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
 		return 1;
 	q = p;
 	end = p + n;
-	if (*q == 0x0a) {
+	while (q < end && *q == 0x0a)
 		if (canon_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
 		    canon_map(&P, p, m, mlen, 0, k, want, out) == 0)
 			return 0;
-	}
-	if (seq && q < end && *q == 0x12) {
+	while (seq && q < end && *q == 0x12)
 		if (canon_ld(&q, end, 0x12, &m, &mlen) == -1 ||
 		    canon_map(&P, p, m, mlen, 1, k, want, out) == 0)
 			return 0;
-	}
 	return q == end;
+}
+
+int
+ex_canonical_feature(struct ex_span f, struct ex_span *vals)
+{
+	const uint8_t *q = f.p, *end = f.p + f.n, *l, *c;
+	size_t ll, cl;
+	int kind;
+
+	vals->p = f.p;
+	vals->n = 0;
+	if (f.n == 0)
+		return EX_NONE;
+	kind = *q == 0x0a ? EX_BYTES : *q == 0x12 ? EX_FLOAT :
+	    *q == 0x1a ? EX_INT64 : -1;
+	if (kind == -1 || canon_ld(&q, end, *q, &l, &ll) == -1 || q != end)
+		return -1;
+	vals->p = l;
+	if (ll == 0)
+		return kind;
+	q = l;
+	end = l + ll;
+	if (kind == EX_BYTES) {
+		while (q < end)
+			if (canon_ld(&q, end, 0x0a, &c, &cl) == -1)
+				return -1;
+		vals->n = ll;
+		return kind;
+	}
+	if (canon_ld(&q, end, 0x0a, &c, &cl) == -1 || q != end ||
+	    (kind == EX_FLOAT && cl % 4 != 0))
+		return -1;
+	vals->p = c;
+	vals->n = cl;
+	return kind;
 }
 
 /* The body of the one list of kind tag (a Feature field) in f, or -1. */

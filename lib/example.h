@@ -249,10 +249,10 @@ long		 ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 
 /*
  * The fast path of readers that take a few named features of each
- * record (the batch loaders).  A record in the canonical form
- * (ex_encode()'s: at most one Features message, then for a
- * SequenceExample at most one FeatureLists message, every map entry a
- * key then a value, keys strictly increasing) is walked once: the
+ * record (the batch loaders, seqio's converters).  A record in the
+ * canonical form (ex_encode()'s: Features messages, then for a
+ * SequenceExample FeatureLists messages, every map entry a key then a
+ * value, in any key order but no wanted key twice) is walked once: the
  * entries not wanted are checked as ex_check() checks them, and the
  * wanted ones (want[i].list: in the feature lists, else in the
  * features or context) are only found: out[i] is the value (a Feature
@@ -272,6 +272,15 @@ struct ex_want {
 };
 int		 ex_canonical_find(const uint8_t *p, size_t n, int seq,
 		    size_t k, const struct ex_want *want, struct ex_span *out);
+/*
+ * A Feature found so, when it is in the canonical form: its kind
+ * (EX_NONE when it holds no list), with *vals the body of its one
+ * packed chunk (EX_INT64, EX_FLOAT) or of its BytesList (the value
+ * fields), empty for an empty list.  A bytes or float list is checked
+ * as ex_check() checks it; the varints of an int64 list are left to
+ * the caller, which decodes them.  -1 for a Feature of another form.
+ */
+int		 ex_canonical_feature(struct ex_span f, struct ex_span *vals);
 /*
  * The values of a Feature found so that holds only a FloatList of one
  * packed chunk: their number, with *vals at their little-endian bytes

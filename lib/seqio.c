@@ -60,6 +60,7 @@ struct sq_conv {
 	size_t		 nval;		/* inputs 0 .. nval-1 are validated */
 	long		 in_len[MAXK + SQ_MAX_FEATS + 2];	/* length, -1 if none */
 	size_t		 in_nlen[MAXK + SQ_MAX_FEATS + 2];
+	struct ex_want	 in_want[MAXK + SQ_MAX_FEATS + 2];	/* the same, for ex_canonical_find() */
 	int64_t		*fval[MAXK + SQ_MAX_FEATS + 2];	/* sq_fetch_canonical's values */
 	size_t		 fcap[MAXK + SQ_MAX_FEATS + 2];
 	int		 in_tseg;	/* index of targets_segment_ids [Q6], -1 */
@@ -365,6 +366,7 @@ add_in(struct sq_conv *c, const char *name, long len)
 {
 	c->in_len[c->nin] = len;
 	c->in_nlen[c->nin] = strlen(name);
+	c->in_want[c->nin] = (struct ex_want){ name, c->in_nlen[c->nin], 0 };
 	c->in_name[c->nin++] = name;
 }
 
@@ -1714,21 +1716,6 @@ sq_finish_before(struct sq_conv *c)
 
 /* The canonical-form reader. */
 
-/* A length-delimited field's body at *pp: its bounds, or -1. */
-static inline int
-get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
-    const uint8_t **bend)
-{
-	uint64_t n;
-
-	if (pb_get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
-		return -1;
-	*body = *pp;
-	*bend = *pp + n;
-	*pp = *bend;
-	return 0;
-}
-
 /*
  * The varint at p, when it takes at most 4 bytes: its value in *x and
  * its length; 0 when it is longer.  8 bytes must be readable at p.
@@ -1795,71 +1782,6 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	return q == qe ? cnt : SIZE_MAX;
 }
 
-/*
- * Are the bytes [p, e) a whole number of varints of at most 10 bytes
- * each?  One pass without decoding: no run of more than 9 continuation
- * bytes, and the last byte ends a varint.
- */
-static int
-varints_ok(const uint8_t *p, const uint8_t *e)
-{
-	const uint64_t hi = 0x8080808080808080ull;
-	uint64_t t;
-	unsigned run = 0, bad = 0;
-
-	if (p == e)
-		return 1;
-	if (e[-1] & 0x80)
-		return 0;
-	/* Eight bytes at a time: the run goes on through a word without an end byte. */
-	for (; e - p >= 8; p += 8) {
-		if ((t = ~le64(p) & hi) == 0) {
-			run += 8;
-			bad |= run > 9;
-			continue;
-		}
-		bad |= run + ((unsigned)__builtin_ctzll(t) >> 3) > 9;
-		run = (unsigned)__builtin_clzll(t) >> 3;
-	}
-	for (; p < e; p++) {
-		run = (run + 1) & (0u - (unsigned)(*p >> 7));
-		bad |= run > 9;
-	}
-	return !bad;
-}
-
-/*
- * Is the Feature at [vb, ve) canonical and well formed (so that the
- * full decoder would accept it the same way)?  Used for the features
- * the converter does not read.
- */
-static int
-feature_ok(const uint8_t *vb, const uint8_t *ve)
-{
-	const uint8_t *lb, *le, *xb, *xe;
-	int t;
-
-	if (vb == ve)
-		return 1;
-	t = *vb++;
-	if ((t != 0x0a && t != 0x12 && t != 0x1a) ||
-	    get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
-		return 0;
-	if (t == 0x0a) {
-		while (lb < le)
-			if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1)
-				return 0;
-		return 1;
-	}
-	if (lb == le)
-		return 1;
-	if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1 || lb != le)
-		return 0;
-	if (t == 0x12)
-		return (xe - xb) % 4 == 0;
-	return varints_ok(xb, xe);
-}
-
 void
 sq_fetch_example(const struct sq_conv *c, const struct example *ex,
     struct sq_feat *f)
@@ -1886,85 +1808,54 @@ int
 sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
     struct sq_feat *f)
 {
-	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
-	const uint8_t *lb, *le;
-	size_t nin = c->nin, i, klen, cnt;
+	struct ex_span fs[MAXK + SQ_MAX_FEATS + 2], v;
+	size_t nin = c->nin, i, cnt;
 	int64_t *d;
 	void *np;
 	int big;
 
+	if (!ex_canonical_find(p, n, 0, nin, c->in_want, fs))
+		return 0;
 	for (i = 0; i < nin; i++) {
 		f[i].type = SQ_ABSENT;
 		f[i].v = NULL;
 		f[i].n = 0;
 		f[i].small = 0;
-	}
-	while (q < end) {
-		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
-			return 0;
-		while (fb < fe) {
-			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
-				return 0;
-			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
-			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
-			    eb != ee)
-				return 0;
-			klen = (size_t)(ke - kb);
-			for (i = 0; i < nin; i++) {
-				if (c->in_nlen[i] == klen &&
-				    memcmp(c->in_name[i], kb, klen) == 0)
-					break;
-			}
-			if (i == nin) {
-				if (!feature_ok(vb, ve))
-					return 0;
-				continue;
-			}
-			if (f[i].type != SQ_ABSENT)
-				return 0;	/* a key twice: let the decoder merge */
+		if (fs[i].p == NULL)
+			continue;
+		switch (ex_canonical_feature(fs[i], &v)) {
+		case EX_NONE:
 			f[i].type = SQ_INT;
-			if (vb == ve)
-				continue;	/* a Feature with no list */
-			switch (*vb) {
-			case 0x0a:
-				f[i].type = SQ_OTHER;
-				f[i].tname = "string";
-				break;
-			case 0x12:
-				f[i].type = SQ_OTHER;
-				f[i].tname = "float32";
-				break;
-			case 0x1a:
-				break;
-			default:
-				return 0;
-			}
-			if (f[i].type != SQ_INT) {
-				if (!feature_ok(vb, ve))
-					return 0;
-				continue;
-			}
-			vb++;
-			if (get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
-				return 0;
-			if (lb == le)
-				continue;
-			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
-				return 0;
-			cnt = (size_t)(ke - kb);	/* at least one byte per value */
-			if (cnt > c->fcap[i]) {
-				if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
-					return -1;
-				c->fval[i] = np;
-				c->fcap[i] = cnt;
-			}
-			d = c->fval[i];
-			if ((cnt = get_packed(kb, ke, end, d, &big)) == SIZE_MAX)
-				return 0;
-			f[i].v = d;
-			f[i].n = cnt;
-			f[i].small = !big;
+			continue;
+		case EX_BYTES:
+			f[i].type = SQ_OTHER;
+			f[i].tname = "string";
+			continue;
+		case EX_FLOAT:
+			f[i].type = SQ_OTHER;
+			f[i].tname = "float32";
+			continue;
+		case EX_INT64:
+			f[i].type = SQ_INT;
+			break;
+		default:
+			return 0;
 		}
+		if (v.n == 0)
+			continue;
+		cnt = v.n;	/* at least one byte per value */
+		if (cnt > c->fcap[i]) {
+			if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
+				return -1;
+			c->fval[i] = np;
+			c->fcap[i] = cnt;
+		}
+		d = c->fval[i];
+		if ((cnt = get_packed(v.p, v.p + v.n, p + n, d, &big)) == SIZE_MAX)
+			return 0;
+		f[i].v = d;
+		f[i].n = cnt;
+		f[i].small = !big;
 	}
 	return 1;
 }
@@ -2179,76 +2070,31 @@ varints_span(const uint8_t *b, size_t m)
 	return i;
 }
 
-/* Is the key [k, k + n) the name 'nm' of n bytes?  Short names without a call. */
-static inline int
-key_is(const uint8_t *k, size_t n, const char *nm)
-{
-	uint32_t a, b, x, y;
-
-	if (n < 4 || n > 8)
-		return memcmp(nm, k, n) == 0;
-	memcpy(&a, k, 4);
-	memcpy(&b, nm, 4);
-	memcpy(&x, k + n - 4, 4);
-	memcpy(&y, nm + n - 4, 4);
-	return a == b && x == y;
-}
-
 /*
- * Find the packed keys' varints in a record: sq_fetch_canonical()'s
- * walk, without decoding.  Returns 1 with the bounds of each (an empty
- * or absent list gives b == e), 0 when the record is not for the byte
- * path (absent or non-int64 keys included).
+ * Find the packed keys' varints in a record, as sq_fetch_canonical()
+ * finds them, without decoding.  Returns 1 with the bounds of each (an
+ * empty list gives b == e), 0 when the record is not for the byte path
+ * (absent or non-int64 keys included).
  */
 static int
 bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
     const uint8_t **xb, const uint8_t **xe)
 {
-	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
-	const uint8_t *lb, *le;
-	size_t nin = c->nin, i, klen;
-	int seen[2] = { 0, 0 };
+	struct ex_span fs[2], v;
+	size_t i;
+	int kind;
 
-	while (q < end) {
-		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
+	if (!ex_canonical_find(p, n, 0, c->nin, c->in_want, fs))
+		return 0;
+	for (i = 0; i < c->nin; i++) {
+		if (fs[i].p == NULL)
 			return 0;
-		while (fb < fe) {
-			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
-				return 0;
-			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
-			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
-			    eb != ee)
-				return 0;
-			klen = (size_t)(ke - kb);
-			for (i = 0; i < nin; i++)
-				if (c->in_nlen[i] == klen &&
-				    key_is(kb, klen, c->in_name[i]))
-					break;
-			if (i == nin) {
-				if (!feature_ok(vb, ve))
-					return 0;
-				continue;
-			}
-			if (seen[i])
-				return 0;
-			seen[i] = 1;
-			xb[i] = xe[i] = vb;
-			if (vb == ve)
-				continue;	/* a Feature with no list */
-			if (*vb++ != 0x1a || get_len(&vb, ve, &lb, &le) == -1 ||
-			    vb != ve)
-				return 0;
-			if (lb == le)
-				continue;
-			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
-				return 0;
-			xb[i] = kb;
-			xe[i] = ke;
-		}
+		kind = ex_canonical_feature(fs[i], &v);
+		if (kind != EX_INT64 && kind != EX_NONE)
+			return 0;
+		xb[i] = v.p;
+		xe[i] = v.p + v.n;
 	}
-	for (i = 0; i < nin; i++)
-		if (!seen[i])
-			return 0;
 	return 1;
 }
 

@@ -193,9 +193,10 @@ const char	*sq_input_name(const struct sq_conv *c, size_t i);
 int		 sq_push(struct sq_conv *c, const struct sq_feat *f);
 /*
  * Find the inputs in a serialized tf.train.Example without a full
- * decode, when it is in the canonical form writers produce: each map
- * entry a key then a value, each Feature one list, an int64 list one
- * packed chunk, no key twice.  Returns 1 with f[0 .. sq_ninputs())
+ * decode, when it is in the canonical form writers produce, as
+ * ex_canonical_find() and ex_canonical_feature() read it: each map
+ * entry a key then a value, each input's Feature one list, an int64
+ * list one packed chunk, no input twice.  Returns 1 with f[0 .. sq_ninputs())
  * filled (values owned by the converter, valid until the next call),
  * 0 when the record is in another form or malformed (decode it in full
  * instead; nothing is lost), -1 with errno ENOMEM.
