@@ -866,46 +866,10 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 
 /* Validation without decoding: the same accept/reject as ex_decode(). */
 
-/*
- * A packed varint list is valid when no varint is longer than 10 bytes
- * and the last byte ends one.  Eight bytes at a time: the terminator
- * bits (high bit clear) of a word bound every run of continuation bytes.
- */
 static int
 check_packed_varints(struct pools *P, struct span v)
 {
-	const uint8_t *q = v.p, *end = v.p + v.n;
-	uint64_t w, m;
-	unsigned run = 0, first, last;
-
-	for (; end - q >= 8; q += 8) {
-		memcpy(&w, q, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		m = ~w & 0x8080808080808080ull;
-		if (m == 0) {
-			if ((run += 8) >= 10)
-				goto bad_varint;
-			continue;
-		}
-		first = (unsigned)__builtin_ctzll(m) >> 3;
-		if (run + first >= 10)
-			goto bad_varint;
-		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
-		run = 7 - last;
-	}
-	for (; q < end; q++) {
-		if (*q & 0x80) {
-			if (++run == 10)
-				goto bad_varint;
-		} else
-			run = 0;
-	}
-	if (run == 0)
-		return 0;
-bad_varint:
-	return bad(P, "int64 list: bad varint");
+	return pb_varints_ok(v.p, v.n) ? 0 : bad(P, "int64 list: bad varint");
 }
 
 static int
@@ -1177,14 +1141,14 @@ put_bytes_value(uint8_t *q, struct ex_bytes v)
 	return q + v.n;
 }
 
-/* The Feature ft, its values taking vbytes bytes (values_size()). */
+/* The body of the Feature ft, its sizes in e. */
 static uint8_t *
-put_feature(uint8_t *q, const struct ex_feature *ft, size_t vbytes)
+put_feature(uint8_t *q, const struct ex_feature *ft, const struct ex_entry *e)
 {
 	size_t i;
 	uint32_t bits;
 
-	q = ex_feature_head(q, ft->kind, vbytes);
+	q = ex_feature_head(q, e, ft->kind);
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1293,10 +1257,11 @@ sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
 static size_t
 flist_size(const struct ex_flist *fl)
 {
+	struct ex_entry e;
 	size_t j, s = 0;
 
 	for (j = 0; j < fl->n; j++)
-		s += pb_ld_size(ex_feature_size(fl->v[j].kind,
+		s += pb_ld_size(ex_feature_sizes(&e, fl->v[j].kind,
 		    values_size(&fl->v[j])));
 	return s;
 }
@@ -1305,8 +1270,9 @@ int
 ex_encode(const struct example *ex, struct buf *out)
 {
 	struct order *fo = NULL, *lo = NULL;
+	struct ex_entry e;
 	long nf, nl;
-	size_t i, j, fs = 0, ls = 0, total, vb;
+	size_t i, j, fs = 0, ls = 0, total, vs;
 	const struct ex_feature *ft;
 	const struct ex_flist *fl;
 	uint8_t *q, *q0;
@@ -1322,12 +1288,12 @@ ex_encode(const struct example *ex, struct buf *out)
 		goto out;
 	for (i = 0; i < (size_t)nf; i++) {
 		ft = &ex->feat[fo[i].idx];
-		fs += ex_entry_size(ft->keylen,
-		    ex_feature_size(ft->kind, values_size(ft)));
+		fs += ex_entry_sizes(&e, ft->keylen,
+		    ex_feature_sizes(&e, ft->kind, values_size(ft)));
 	}
 	for (i = 0; i < (size_t)nl; i++) {
 		fl = &ex->lists[lo[i].idx];
-		ls += ex_entry_size(fl->keylen, flist_size(fl));
+		ls += ex_entry_sizes(&e, fl->keylen, flist_size(fl));
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
@@ -1343,22 +1309,23 @@ ex_encode(const struct example *ex, struct buf *out)
 		q = pb_put_ld(q, 0x0a, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
-			vb = values_size(ft);
-			q = ex_entry_head(q, ft->key, ft->keylen,
-			    ex_feature_size(ft->kind, vb));
-			q = put_feature(q, ft, vb);
+			ex_entry_sizes(&e, ft->keylen,
+			    ex_feature_sizes(&e, ft->kind, values_size(ft)));
+			q = ex_entry_head(q, &e, ft->key, ft->keylen, e.feat);
+			q = put_feature(q, ft, &e);
 		}
 	}
 	if (want_l) {
 		q = pb_put_ld(q, 0x12, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
-			q = ex_entry_head(q, fl->key, fl->keylen, flist_size(fl));
+			vs = flist_size(fl);
+			ex_entry_sizes(&e, fl->keylen, vs);
+			q = ex_entry_head(q, &e, fl->key, fl->keylen, vs);
 			for (j = 0; j < fl->n; j++) {
-				vb = values_size(&fl->v[j]);
-				q = pb_put_ld(q, 0x0a,
-				    ex_feature_size(fl->v[j].kind, vb));
-				q = put_feature(q, &fl->v[j], vb);
+				q = pb_put_ld(q, 0x0a, ex_feature_sizes(&e,
+				    fl->v[j].kind, values_size(&fl->v[j])));
+				q = put_feature(q, &fl->v[j], &e);
 			}
 		}
 	}
@@ -1578,65 +1545,6 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 	return kind == 3 ? (long)n : -1;
 }
 
-/* A length-delimited field with tag byte 'tag' at *pp. */
-static inline int
-canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
-    const uint8_t **body, size_t *len)
-{
-	const uint8_t *p = *pp;
-	uint64_t l;
-
-	if (p >= end || *p++ != tag || pb_get_varint(&p, end, &l) == -1 ||
-	    l > (uint64_t)(end - p))
-		return -1;
-	*body = p;
-	*len = (size_t)l;
-	*pp = p + l;
-	return 0;
-}
-
-/* a[0..n) == b[0..n), a word at a time where n allows. */
-static inline int
-same_name(const uint8_t *a, const char *b, size_t n)
-{
-	uint64_t x, y, diff = 0;
-	size_t i;
-
-	if (n < 8) {
-		uint32_t u, v;
-		uint16_t s, t;
-
-		if (n >= 4) {	/* two loads that overlap */
-			memcpy(&u, a, 4);
-			memcpy(&v, b, 4);
-			diff = u ^ v;
-			memcpy(&u, a + n - 4, 4);
-			memcpy(&v, b + n - 4, 4);
-			return (diff | (u ^ v)) == 0;
-		}
-		if (n >= 2) {
-			memcpy(&s, a, 2);
-			memcpy(&t, b, 2);
-			diff = (uint16_t)(s ^ t);
-			memcpy(&s, a + n - 2, 2);
-			memcpy(&t, b + n - 2, 2);
-			return (diff | (uint16_t)(s ^ t)) == 0;
-		}
-		return n == 0 || a[0] == (uint8_t)b[0];
-	}
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		diff |= x ^ y;
-	}
-	if (i < n) {
-		memcpy(&x, a + n - 8, 8);
-		memcpy(&y, b + n - 8, 8);
-		diff |= x ^ y;
-	}
-	return diff == 0;
-}
-
 /* The value of a varint of at most four bytes, s its bytes (little-endian). */
 static inline uint64_t
 varint4(uint64_t s)
@@ -1732,29 +1640,29 @@ canon_list(const uint8_t *p, size_t n, const char *name, size_t namelen,
 		    (uint64_t)(n - namelen - 10) << 24 | 0x0aull << 32 |
 		    (uint64_t)(n - h) << 40;
 		diff |= (tail >> 16) ^ want;
-		if (diff == 0 && same_name(p + 6, name, namelen)) {
+		if (diff == 0 && ex_same_key(p + 6, name, namelen)) {
 			*c = p + h;
 			*clen = n - h;
 			return 1;
 		}
 	}
 	/* One Features message holding one entry, and nothing else. */
-	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
-	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
+	if (pb_get_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
+	    pb_get_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
 		return -1;
 	eend = e + elen;
-	if (canon_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
-	    canon_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
+	if (pb_get_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
+	    pb_get_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
 	    klen != namelen || (namelen && memcmp(k, name, namelen) != 0))
 		return -1;
 	/* A Feature holding only an Int64List of at most one packed chunk. */
 	q = v;
-	if (canon_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
+	if (pb_get_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
 		return -1;
 	if (llen == 0)
 		return 0;
 	lend = l + llen;
-	if (canon_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
+	if (pb_get_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
 		return -1;
 	return 1;
 }
@@ -1882,104 +1790,14 @@ ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 	return cnt;
 }
 
-/*
- * One map message of a canonical record (see ex_canonical_find()):
- * 1, or 0 when it is of another form or does not check.
- */
-static int
-canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
-    size_t mlen, int list, size_t k, const struct ex_want *want,
-    struct ex_span *out)
-{
-	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
-	size_t elen, klen, vlen, i;
-
-	while (q < end) {
-		if (canon_ld(&q, end, 0x0a, &e, &elen) == -1)
-			return 0;
-		ee = e + elen;
-		if (canon_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-		    canon_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
-			return 0;
-		for (i = 0; i < k; i++)
-			if (want[i].list == list && want[i].len == klen &&
-			    same_name(key, want[i].name, klen))
-				break;
-		if (i < k) {
-			if (out[i].p != NULL)
-				return 0;	/* repeated: the decoder merges */
-			out[i].p = val;
-			out[i].n = vlen;
-			continue;
-		}
-		if ((list ? check_list(P, start, (struct span){ val, vlen }) :
-		    check_feature(P, start, (struct span){ val, vlen })) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 int
-ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
-    const struct ex_want *want, struct ex_span *out)
+ex_check_value(const uint8_t *p, size_t n, int list)
 {
 	struct pools P;
-	const uint8_t *q, *end, *m;
-	size_t mlen, i;
+	struct span v = { p, n };
 
 	P.err[0] = '\0';	/* the checks write only their message */
-	for (i = 0; i < k; i++) {
-		out[i].p = NULL;
-		out[i].n = 0;
-	}
-	if (n == 0)
-		return 1;
-	q = p;
-	end = p + n;
-	while (q < end && *q == 0x0a)
-		if (canon_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
-		    canon_map(&P, p, m, mlen, 0, k, want, out) == 0)
-			return 0;
-	while (seq && q < end && *q == 0x12)
-		if (canon_ld(&q, end, 0x12, &m, &mlen) == -1 ||
-		    canon_map(&P, p, m, mlen, 1, k, want, out) == 0)
-			return 0;
-	return q == end;
-}
-
-int
-ex_canonical_feature(struct ex_span f, struct ex_span *vals)
-{
-	const uint8_t *q = f.p, *end = f.p + f.n, *l, *c;
-	size_t ll, cl;
-	int kind;
-
-	vals->p = f.p;
-	vals->n = 0;
-	if (f.n == 0)
-		return EX_NONE;
-	kind = *q == 0x0a ? EX_BYTES : *q == 0x12 ? EX_FLOAT :
-	    *q == 0x1a ? EX_INT64 : -1;
-	if (kind == -1 || canon_ld(&q, end, *q, &l, &ll) == -1 || q != end)
-		return -1;
-	vals->p = l;
-	if (ll == 0)
-		return kind;
-	q = l;
-	end = l + ll;
-	if (kind == EX_BYTES) {
-		while (q < end)
-			if (canon_ld(&q, end, 0x0a, &c, &cl) == -1)
-				return -1;
-		vals->n = ll;
-		return kind;
-	}
-	if (canon_ld(&q, end, 0x0a, &c, &cl) == -1 || q != end ||
-	    (kind == EX_FLOAT && cl % 4 != 0))
-		return -1;
-	vals->p = c;
-	vals->n = cl;
-	return kind;
+	return list ? check_list(&P, p, v) : check_feature(&P, p, v);
 }
 
 /* The body of the one list of kind tag (a Feature field) in f, or -1. */
@@ -1989,11 +1807,11 @@ canon_chunk(struct ex_span f, uint8_t tag, const uint8_t **c)
 	const uint8_t *q = f.p, *end = f.p + f.n, *l;
 	size_t ll, cl;
 
-	if (canon_ld(&q, end, tag, &l, &ll) == -1 || q != end)
+	if (pb_get_ld(&q, end, tag, &l, &ll) == -1 || q != end)
 		return -1;
 	q = l;
 	end = l + ll;
-	if (canon_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
+	if (pb_get_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
 		return -1;
 	return (long)cl;
 }
@@ -2401,7 +2219,7 @@ struct ex_list {
 	size_t		 klen;
 	size_t		 len;		/* values */
 	size_t		 off;		/* the packed values in pk */
-	size_t		 psz, vsz;	/* packed, Feature */
+	struct ex_entry	 sz;		/* its sizes */
 };
 
 struct ex_lists {
@@ -2515,9 +2333,8 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		l->off = (size_t)(q - e->pk.p);
 		q = pack_list(q, vals[i], u, lens[i]);
 		l->len = lens[i];
-		l->psz = (size_t)(q - e->pk.p) - l->off;
-		l->vsz = ex_feature_size(EX_INT64, l->psz);
-		e->fsz += ex_entry_size(l->klen, l->vsz);
+		e->fsz += ex_entry_sizes(&l->sz, l->klen, ex_feature_sizes(&l->sz,
+		    EX_INT64, (size_t)(q - e->pk.p) - l->off));
 	}
 	e->total = pb_ld_size(e->fsz);
 	return e->total;
@@ -2532,9 +2349,9 @@ ex_lists_put(const struct ex_lists *e, uint8_t *q)
 	q = pb_put_ld(q, 0x0a, e->fsz);
 	for (t = 0; t < e->n; t++) {
 		l = &e->l[e->ord[t]];
-		q = ex_entry_head(q, l->key, l->klen, l->vsz);
-		q = ex_feature_head(q, EX_INT64, l->psz);
-		memcpy(q, e->pk.p + l->off, l->psz);
-		q += l->psz;
+		q = ex_entry_head(q, &l->sz, l->key, l->klen, l->sz.feat);
+		q = ex_feature_head(q, &l->sz, EX_INT64);
+		memcpy(q, e->pk.p + l->off, l->sz.vbytes);
+		q += l->sz.vbytes;
 	}
 }

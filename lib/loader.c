@@ -3821,7 +3821,7 @@ struct xfeat {
 	int		 kind;		/* EX_BYTES, EX_FLOAT, EX_INT64 */
 	size_t		 tensor;
 	int		 what;		/* 0 values, 1 shape, 2 boundaries, 3 their shape */
-	size_t		 pay, feat;	/* bytes of the values, of the Feature */
+	struct ex_entry	 sz;		/* the sizes of its entry */
 };
 
 static int
@@ -4048,9 +4048,8 @@ write_example(struct loader *l, struct buf *b, int gath)
 			for (i = 0; i < n; i++)
 				pay += pb_ld_size(cells_of(l, x->tensor,
 				    i / o->per)[i % o->per].s->n);
-		x->pay = pay;
-		x->feat = ex_feature_size(x->kind, pay);
-		fs += ex_entry_size(kl, x->feat);
+		fs += ex_entry_sizes(&x->sz, kl, ex_feature_sizes(&x->sz,
+		    x->kind, pay));
 	}
 	if (buf_reserve(b, pb_ld_size(fs)) == -1) {
 		free(xf);
@@ -4066,8 +4065,8 @@ write_example(struct loader *l, struct buf *b, int gath)
 		size_t kl = strlen(x->key);
 
 		n = xcount(l, x);
-		q = ex_entry_head(q, x->key, kl, x->feat);
-		q = ex_feature_head(q, x->kind, x->pay);
+		q = ex_entry_head(q, &x->sz, x->key, kl, x->sz.feat);
+		q = ex_feature_head(q, &x->sz, x->kind);
 		if (x->kind == EX_BYTES) {
 			for (i = 0; i < n; i++) {
 				const struct ld_str *st =

@@ -2256,11 +2256,10 @@ sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 {
 	size_t i, fsz = 0;
 
-	for (i = 0; i < c->nbl; i++) {
-		r->psz[i] = brow_list_size(c, r, i);
-		fsz += ex_entry_size(c->blklen[i],
-		    ex_feature_size(EX_INT64, r->psz[i]));
-	}
+	for (i = 0; i < c->nbl; i++)
+		fsz += ex_entry_sizes(&r->sz[i], c->blklen[i],
+		    ex_feature_sizes(&r->sz[i], EX_INT64, brow_list_size(c, r, i)));
+	r->fsz = fsz;
 	return pb_ld_size(fsz);
 }
 
@@ -2348,19 +2347,16 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 void
 sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 {
-	size_t t, i, fsz = 0, vsz[8];
+	size_t t, i;
 	const uint8_t *qend;
 
-	for (i = 0; i < c->nbl; i++) {
-		vsz[i] = ex_feature_size(EX_INT64, r->psz[i]);
-		fsz += ex_entry_size(c->blklen[i], vsz[i]);
-	}
-	q = pb_put_ld(q, 0x0a, fsz);
-	qend = q + fsz;
+	q = pb_put_ld(q, 0x0a, r->fsz);
+	qend = q + r->fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
-		q = ex_entry_head(q, c->out_name[i], c->blklen[i], vsz[i]);
-		q = ex_feature_head(q, EX_INT64, r->psz[i]);
+		q = ex_entry_head(q, &r->sz[i], c->out_name[i], c->blklen[i],
+		    r->sz[i].feat);
+		q = ex_feature_head(q, &r->sz[i], EX_INT64);
 		q = brow_list_put(c, r, i, q, qend);
 	}
 }
