@@ -1545,14 +1545,6 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 	return kind == 3 ? (long)n : -1;
 }
 
-/* The value of a varint of at most four bytes, s its bytes (little-endian). */
-static inline uint64_t
-varint4(uint64_t s)
-{
-	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
-	    ((s >> 3) & 0xfe00000);
-}
-
 /*
  * Store value i of a list: as an int64 in d64, or, when d16 is set, as
  * a little-endian 16-bit word in d16 with the value ORed into *over (a
@@ -1587,7 +1579,7 @@ word_varints(uint64_t w, uint64_t m, int64_t *d64, uint16_t *d16,
 	do {
 		t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
 		s = (w & ((2ull << (t - 1)) - 1)) >> from;
-		x = varint4(s);
+		x = pb_varint4(s);
 		if (t - from > 32)
 			x |= ((s >> 4) & 0x7f0000000ull) |
 			    ((s >> 5) & 0x3f800000000ull) |
@@ -1708,9 +1700,9 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			t2 = (unsigned)__builtin_ctzll(m2) + 1;
 			if (t1 <= 32 && t2 - t1 <= 32) {
 				put_value(d64, d16, over, cnt,
-				    varint4(w & ((1ull << t1) - 1)));
+				    pb_varint4(w & ((1ull << t1) - 1)));
 				put_value(d64, d16, over, cnt + 1,
-				    varint4((w >> t1) &
+				    pb_varint4((w >> t1) &
 				    ((1ull << (t2 - t1)) - 1)));
 				cnt += 2;
 				q += t2 >> 3;

@@ -81,6 +81,18 @@ pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 }
 
 /*
+ * The value of a varint of at most four bytes, s its bytes in the low
+ * bits (little-endian, nothing above them): the packed readers' way of
+ * taking 7-bit groups without a loop.
+ */
+static inline uint64_t
+pb_varint4(uint64_t s)
+{
+	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
+	    ((s >> 3) & 0xfe00000);
+}
+
+/*
  * Read the length-delimited field of tag byte 'tag' at *pp (before
  * end): its body at *body, *len bytes, and *pp past it.  Returns 0, or
  * -1 for another tag, a bad length or a body past the end.

@@ -1732,9 +1732,7 @@ get_short(const uint8_t *p, uint64_t *x)
 
 	if (t > 31)
 		return 0;
-	w &= (2ull << t) - 1;
-	*x = (w & 0x7f) | (w >> 1 & 0x3f80) | (w >> 2 & 0x1fc000) |
-	    (w >> 3 & 0xfe00000);
+	*x = pb_varint4(w & ((2ull << t) - 1));
 	return (t >> 3) + 1;
 }
 
