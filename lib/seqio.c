@@ -2072,27 +2072,53 @@ varints_span(const uint8_t *b, size_t m)
  * Find the packed keys' varints in a record, as sq_fetch_canonical()
  * finds them, without decoding.  Returns 1 with the bounds of each (an
  * empty list gives b == e), 0 when the record is not for the byte path
- * (absent or non-int64 keys included).
+ * (absent or non-int64 keys included).  The walk of
+ * ex_canonical_find() with the Features read as they are found: the
+ * byte path is the hot loop of packing, and one pass over the entries
+ * is measurably faster there than a find and a read.
  */
 static int
 bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
     const uint8_t **xb, const uint8_t **xe)
 {
-	struct ex_span fs[2], v;
-	size_t i;
-	int kind;
+	const uint8_t *q = p, *end = p + n, *m, *e, *ee, *key, *val;
+	size_t mlen, elen, klen, vlen, nin = c->nin, i;
+	struct ex_span v;
+	int kind, seen[2] = { 0, 0 };
 
-	if (!ex_canonical_find(p, n, 0, c->nin, c->in_want, fs))
-		return 0;
-	for (i = 0; i < c->nin; i++) {
-		if (fs[i].p == NULL)
+	while (q < end) {
+		if (pb_get_ld(&q, end, 0x0a, &m, &mlen) == -1)
 			return 0;
-		kind = ex_canonical_feature(fs[i], &v);
-		if (kind != EX_INT64 && kind != EX_NONE)
-			return 0;
-		xb[i] = v.p;
-		xe[i] = v.p + v.n;
+		for (end = m + mlen; m < end;) {
+			if (pb_get_ld(&m, end, 0x0a, &e, &elen) == -1)
+				return 0;
+			ee = e + elen;
+			if (pb_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+			    pb_get_ld(&e, ee, 0x12, &val, &vlen) == -1 ||
+			    e != ee)
+				return 0;
+			for (i = 0; i < nin; i++)
+				if (c->in_nlen[i] == klen &&
+				    ex_same_key(key, c->in_name[i], klen))
+					break;
+			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
+			if (i == nin) {
+				if (kind == EX_INT64 ? !pb_varints_ok(v.p, v.n) :
+				    kind == -1)
+					return 0;
+				continue;
+			}
+			if (seen[i] || (kind != EX_INT64 && kind != EX_NONE))
+				return 0;
+			seen[i] = 1;
+			xb[i] = v.p;
+			xe[i] = v.p + v.n;
+		}
+		end = p + n;
 	}
+	for (i = 0; i < nin; i++)
+		if (!seen[i])
+			return 0;
 	return 1;
 }
 
