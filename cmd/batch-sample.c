@@ -1461,41 +1461,17 @@ json_collated(const struct batch_collated *c, int has_target)
 }
 
 /*
- * Records: one Example of int64 features per batch, encoded here in
- * the canonical form ex_encode() writes (keys sorted, one packed list
- * each) straight into the record writer, since a collated batch holds
- * hundreds of thousands of values and the generic builder would copy
- * and size every one of them twice.
+ * Records: one Example of int64 features per batch, written by the
+ * library's fast path for rows of int64 lists straight into the record
+ * writer, since a collated batch holds hundreds of thousands of values
+ * and the generic builder would copy and size every one of them twice.
  */
-struct rfeat {
-	const char	*name;
-	const int64_t	*v;
-	size_t		 n;
-	size_t		 packed;	/* bytes of the packed varints */
-	size_t		 entry;		/* bytes of the map entry body */
-};
-
 #define RMAXFEAT	24
-static struct rfeat rf[RMAXFEAT];
+static const char *rname[RMAXFEAT];
+static const int64_t *rval[RMAXFEAT];
+static size_t rlen[RMAXFEAT];
 static size_t nrf;
 static int64_t rshape[RMAXFEAT][2];
-
-static inline size_t
-varint_size(uint64_t v)
-{
-	return v < 0x80 ? 1 : (size_t)(70 - __builtin_clzll(v)) / 7;
-}
-
-static inline uint8_t *
-put_varint(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
 
 /* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */
 static void
@@ -1504,75 +1480,36 @@ rec_feature(const char *name, const int64_t *v, size_t n, const int64_t *shape,
 {
 	static char names[RMAXFEAT][40];
 
-	rf[nrf].name = name;
-	rf[nrf].v = v;
-	rf[nrf].n = n;
+	rname[nrf] = name;
+	rval[nrf] = v;
+	rlen[nrf] = n;
 	nrf++;
 	if (nshape < 0)
 		return;
 	snprintf(names[nrf], sizeof names[nrf], "%s_shape", name);
 	memcpy(rshape[nrf], shape, (size_t)nshape * sizeof *shape);
-	rf[nrf].name = names[nrf];
-	rf[nrf].v = rshape[nrf];
-	rf[nrf].n = (size_t)nshape;
+	rname[nrf] = names[nrf];
+	rval[nrf] = rshape[nrf];
+	rlen[nrf] = (size_t)nshape;
 	nrf++;
-}
-
-static int
-cmp_rfeat(const void *a, const void *b)
-{
-	return strcmp(((const struct rfeat *)a)->name,
-	    ((const struct rfeat *)b)->name);
 }
 
 static void
 rec_flush_example(void)
 {
-	size_t fs = 0, total, k, key, list, feat;
-	uint8_t *q, *q0;
+	static struct ex_lists *e;
+	size_t total;
+	uint8_t *q;
 
-	qsort(rf, nrf, sizeof *rf, cmp_rfeat);
-	for (k = 0; k < nrf; k++) {
-		struct rfeat *f = &rf[k];
-		size_t s = 0;
-
-		for (size_t i = 0; i < f->n; i++)
-			s += varint_size((uint64_t)f->v[i]);
-		f->packed = s;
-		key = strlen(f->name);
-		list = f->n ? 1 + varint_size(s) + s : 0;
-		feat = 1 + varint_size(list) + list;
-		f->entry = 1 + varint_size(key) + key + 1 + varint_size(feat) + feat;
-		fs += 1 + varint_size(f->entry) + f->entry;
-	}
-	total = 1 + varint_size(fs) + fs;
-	if ((q = q0 = rec_write_begin(out.w, total)) == NULL)
+	if (e == NULL && (e = ex_lists_new()) == NULL)
+		die_errno("malloc");
+	total = ex_encode_int64_lists(e, nrf, rname, rval, rlen, NULL);
+	if (total == SIZE_MAX)
+		die_errno("malloc");
+	if ((q = rec_write_begin(out.w, total)) == NULL)
 		write_failed(out.name);
-	*q++ = 0x0a;
-	q = put_varint(q, fs);
-	for (k = 0; k < nrf; k++) {
-		const struct rfeat *f = &rf[k];
-
-		key = strlen(f->name);
-		list = f->n ? 1 + varint_size(f->packed) + f->packed : 0;
-		*q++ = 0x0a;
-		q = put_varint(q, f->entry);
-		*q++ = 0x0a;
-		q = put_varint(q, key);
-		memcpy(q, f->name, key);
-		q += key;
-		*q++ = 0x12;
-		q = put_varint(q, 1 + varint_size(list) + list);
-		*q++ = 0x1a;
-		q = put_varint(q, list);
-		if (f->n == 0)
-			continue;
-		*q++ = 0x0a;
-		q = put_varint(q, f->packed);
-		for (size_t i = 0; i < f->n; i++)
-			q = put_varint(q, (uint64_t)f->v[i]);
-	}
-	if (rec_write_end(out.w, (size_t)(q - q0)) == -1)
+	ex_lists_put(e, q);
+	if (rec_write_end(out.w, total) == -1)
 		write_failed(out.name);
 	nrf = 0;
 }

@@ -124,33 +124,6 @@ bad(struct pools *P, const char *fmt, ...)
 }
 
 /*
- * Read a varint at *pp (< end).  Returns 0, or -1 when it runs past the
- * end or is longer than 10 bytes.
- */
-static inline int
-varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *pp;
-	uint64_t x = 0;
-	int shift;
-
-	if (p < end && *p < 0x80) {
-		*v = *p;
-		*pp = p + 1;
-		return 0;
-	}
-	for (shift = 0; shift < 70 && p < end; shift += 7) {
-		x |= (uint64_t)(*p & 0x7f) << shift;
-		if (*p++ < 0x80) {
-			*v = x;
-			*pp = p;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/*
  * One field of a message at *pp.  On return *field and *wt are set;
  * for wire type 2 'val' is the body, for 0 'num' the value.  Returns 1,
  * 0 at the end, -1 on malformed input (message in P).
@@ -165,7 +138,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 
 	if (p >= end)
 		return 0;
-	if (varint(&p, end, &tag) == -1)
+	if (pb_get_varint(&p, end, &tag) == -1)
 		return bad(P, "%s: bad tag at byte %zu", what, (size_t)(*pp - start));
 	*field = tag >> 3;
 	*wt = (int)(tag & 7);
@@ -174,7 +147,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		    (size_t)(*pp - start));
 	switch (*wt) {
 	case 0:
-		if (varint(&p, end, num) == -1)
+		if (pb_get_varint(&p, end, num) == -1)
 			return bad(P, "%s: bad varint at byte %zu", what,
 			    (size_t)(p - start));
 		break;
@@ -195,7 +168,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		p += 4;
 		break;
 	case 2:
-		if (varint(&p, end, &len) == -1)
+		if (pb_get_varint(&p, end, &len) == -1)
 			return bad(P, "%s: bad length at byte %zu", what,
 			    (size_t)(p - start));
 		if (len > (uint64_t)(end - p))
@@ -383,7 +356,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				while (q < qend) {
 					if (*q < 0x80)
 						x = *q++;
-					else if (varint(&q, qend, &x) == -1)
+					else if (pb_get_varint(&q, qend, &x) == -1)
 						return bad(P, "int64 list: bad varint");
 					P->i64[P->ni64++] = (int64_t)x;
 					(*count)++;
@@ -476,10 +449,10 @@ packed_float(struct pools *P, struct span sp, struct ex_feature *ft,
 	const uint8_t *p = sp.p, *end = sp.p + sp.n;
 	uint64_t len;
 
-	if (p >= end || *p++ != 0x12 || varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x12 || pb_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p))
 		return 0;
-	if (p >= end || *p++ != 0x0a || varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x0a || pb_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p) || len % 4 != 0)
 		return 0;
 	while (P->cf32 - P->nf32 < len / 4)
@@ -640,15 +613,15 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 				const uint8_t *q = p + 1, *fe;
 				uint64_t len, l2, l3;
 
-				if (varint(&q, end, &len) == -1 ||
+				if (pb_get_varint(&q, end, &len) == -1 ||
 				    len > (uint64_t)(end - q))
 					break;
 				fe = q + len;
 				if (q >= fe || *q++ != 0x12 ||
-				    varint(&q, fe, &l2) == -1 ||
+				    pb_get_varint(&q, fe, &l2) == -1 ||
 				    l2 != (uint64_t)(fe - q) ||
 				    q >= fe || *q++ != 0x0a ||
-				    varint(&q, fe, &l3) == -1 ||
+				    pb_get_varint(&q, fe, &l3) == -1 ||
 				    l3 != (uint64_t)(fe - q) || l3 % 4 != 0)
 					break;
 				if (P->nfeat == P->cfeat && add_feat(P) == NULL)
@@ -712,11 +685,11 @@ is_sequence(const uint8_t *p, size_t n)
 	uint64_t tag, len;
 
 	while (p < end) {
-		if (varint(&p, end, &tag) == -1)
+		if (pb_get_varint(&p, end, &tag) == -1)
 			return 0;
 		switch (tag & 7) {
 		case 0:
-			if (varint(&p, end, &len) == -1)
+			if (pb_get_varint(&p, end, &len) == -1)
 				return 0;
 			break;
 		case 1:
@@ -732,7 +705,7 @@ is_sequence(const uint8_t *p, size_t n)
 		case 2:
 			if ((tag >> 3) == 2)
 				return 1;
-			if (varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
+			if (pb_get_varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
 				return 0;
 			p += len;
 			break;
@@ -893,46 +866,10 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 
 /* Validation without decoding: the same accept/reject as ex_decode(). */
 
-/*
- * A packed varint list is valid when no varint is longer than 10 bytes
- * and the last byte ends one.  Eight bytes at a time: the terminator
- * bits (high bit clear) of a word bound every run of continuation bytes.
- */
 static int
 check_packed_varints(struct pools *P, struct span v)
 {
-	const uint8_t *q = v.p, *end = v.p + v.n;
-	uint64_t w, m;
-	unsigned run = 0, first, last;
-
-	for (; end - q >= 8; q += 8) {
-		memcpy(&w, q, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		m = ~w & 0x8080808080808080ull;
-		if (m == 0) {
-			if ((run += 8) >= 10)
-				goto bad_varint;
-			continue;
-		}
-		first = (unsigned)__builtin_ctzll(m) >> 3;
-		if (run + first >= 10)
-			goto bad_varint;
-		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
-		run = 7 - last;
-	}
-	for (; q < end; q++) {
-		if (*q & 0x80) {
-			if (++run == 10)
-				goto bad_varint;
-		} else
-			run = 0;
-	}
-	if (run == 0)
-		return 0;
-bad_varint:
-	return bad(P, "int64 list: bad varint");
+	return pb_varints_ok(v.p, v.n) ? 0 : bad(P, "int64 list: bad varint");
 }
 
 static int
@@ -1099,31 +1036,6 @@ ex_find_list(const struct example *ex, const char *name, size_t len)
 
 /* Encoding */
 
-static inline size_t
-vsize(uint64_t v)
-{
-	size_t n = 1;
-
-	if (v < 1u << 21)	/* values and most lengths: no loop */
-		return 1 + (v >= 1u << 7) + (v >= 1u << 14);
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *
-vput(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
 /*
  * Pack v[0 .. used) as varints at q, then n - used zero bytes; returns
  * the end.  May write 3 bytes past it.  The widest value picks the
@@ -1167,31 +1079,21 @@ pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
 		}
 	} else
 		for (j = 0; j < used; j++)
-			q = vput(q, (uint64_t)v[j]);
+			q = pb_put_varint(q, (uint64_t)v[j]);
 	if (n > used)
 		memset(q, 0, n - used);
 	return q + (n - used);
 }
 
-size_t
-pb_varint_size(uint64_t v)
-{
-	return vsize(v);
-}
-
-uint8_t *
-pb_put_varint(uint8_t *q, uint64_t v)
-{
-	return vput(q, v);
-}
-
-/* Size of the list message body (BytesList/FloatList/Int64List). */
+/*
+ * The bytes of a feature's values in the record: the packed values of
+ * an int64 or float list, the value fields of a bytes list.
+ */
 static size_t
-list_size(const struct ex_feature *ft, size_t *packed)
+values_size(const struct ex_feature *ft)
 {
 	size_t i, s = 0;
 
-	*packed = 0;
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1202,15 +1104,14 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_bytes_open_feature(&it, ft);
 			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += 1 + vsize(v[i].n) + v[i].n;
+					s += pb_ld_size(v[i].n);
 			return s;
 		}
 		for (i = 0; i < ft->n; i++)
-			s += 1 + vsize(ft->b[i].n) + ft->b[i].n;
+			s += pb_ld_size(ft->b[i].n);
 		return s;
 	case EX_FLOAT:
-		*packed = 4 * ft->n;
-		break;
+		return 4 * ft->n;
 	case EX_INT64:
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
@@ -1220,49 +1121,34 @@ list_size(const struct ex_feature *ft, size_t *packed)
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += vsize((uint64_t)v[i]);
+					s += pb_varint_size((uint64_t)v[i]);
 		} else
 			for (i = 0; i < ft->n; i++)
-				s += vsize((uint64_t)ft->i64[i]);
-		*packed = s;
-		break;
+				s += pb_varint_size((uint64_t)ft->i64[i]);
+		return s;
 	default:
 		return 0;
 	}
-	return ft->n ? 1 + vsize(*packed) + *packed : 0;
-}
-
-/* Size of the Feature message body. */
-static size_t
-feature_size(const struct ex_feature *ft, size_t *lsize, size_t *packed)
-{
-	*lsize = list_size(ft, packed);
-	if (ft->kind == EX_NONE)
-		return 0;
-	return 1 + vsize(*lsize) + *lsize;
 }
 
 /* One value of a BytesList: field 1, its length, its bytes. */
 static uint8_t *
 put_bytes_value(uint8_t *q, struct ex_bytes v)
 {
-	*q++ = 0x0a;
-	q = vput(q, v.n);
+	q = pb_put_ld(q, 0x0a, v.n);
 	if (v.n)
 		memcpy(q, v.p, v.n);
 	return q + v.n;
 }
 
+/* The body of the Feature ft, its sizes in e. */
 static uint8_t *
-put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed)
+put_feature(uint8_t *q, const struct ex_feature *ft, const struct ex_entry *e)
 {
 	size_t i;
 	uint32_t bits;
 
-	if (ft->kind == EX_NONE)
-		return q;
-	*q++ = ft->kind == EX_BYTES ? 0x0a : ft->kind == EX_FLOAT ? 0x12 : 0x1a;
-	q = vput(q, lsize);
+	q = ex_feature_head(q, e, ft->kind);
 	switch (ft->kind) {
 	case EX_BYTES:
 		if (ft->lazy != NULL) {
@@ -1280,10 +1166,6 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			q = put_bytes_value(q, ft->b[i]);
 		break;
 	case EX_FLOAT:
-		if (ft->n == 0)
-			break;
-		*q++ = 0x0a;
-		q = vput(q, packed);
 		for (i = 0; i < ft->n; i++) {
 			memcpy(&bits, &ft->f32[i], 4);
 			put_le32(q, bits);
@@ -1291,10 +1173,6 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 		}
 		break;
 	case EX_INT64:
-		if (ft->n == 0)
-			break;
-		*q++ = 0x0a;
-		q = vput(q, packed);
 		if (ft->lazy != NULL) {
 			struct ex_int64_iter it;
 			int64_t v[1024];
@@ -1303,7 +1181,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, size_t lsize, size_t packed
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					q = vput(q, (uint64_t)v[i]);
+					q = pb_put_varint(q, (uint64_t)v[i]);
 			break;
 		}
 		q = pack_list(q, ft->i64, ft->n, ft->n);
@@ -1375,18 +1253,26 @@ sort_keys(const void *items, size_t n, size_t stride, size_t keyoff,
 	return (long)m;
 }
 
+/* The body of the FeatureList fl. */
 static size_t
-entry_size(size_t keylen, size_t valsize)
+flist_size(const struct ex_flist *fl)
 {
-	return 1 + vsize(keylen) + keylen + 1 + vsize(valsize) + valsize;
+	struct ex_entry e;
+	size_t j, s = 0;
+
+	for (j = 0; j < fl->n; j++)
+		s += pb_ld_size(ex_feature_sizes(&e, fl->v[j].kind,
+		    values_size(&fl->v[j])));
+	return s;
 }
 
 int
 ex_encode(const struct example *ex, struct buf *out)
 {
 	struct order *fo = NULL, *lo = NULL;
+	struct ex_entry e;
 	long nf, nl;
-	size_t i, j, fs = 0, ls = 0, total, lsz, packed, es, vs, flsz;
+	size_t i, j, fs = 0, ls = 0, total, vs;
 	const struct ex_feature *ft;
 	const struct ex_flist *fl;
 	uint8_t *q, *q0;
@@ -1402,24 +1288,16 @@ ex_encode(const struct example *ex, struct buf *out)
 		goto out;
 	for (i = 0; i < (size_t)nf; i++) {
 		ft = &ex->feat[fo[i].idx];
-		vs = feature_size(ft, &lsz, &packed);
-		fs += 1 + vsize(entry_size(ft->keylen, vs)) +
-		    entry_size(ft->keylen, vs);
+		fs += ex_entry_sizes(&e, ft->keylen,
+		    ex_feature_sizes(&e, ft->kind, values_size(ft)));
 	}
 	for (i = 0; i < (size_t)nl; i++) {
 		fl = &ex->lists[lo[i].idx];
-		flsz = 0;
-		for (j = 0; j < fl->n; j++) {
-			vs = feature_size(&fl->v[j], &lsz, &packed);
-			flsz += 1 + vsize(vs) + vs;
-		}
-		es = entry_size(fl->keylen, flsz);
-		ls += 1 + vsize(es) + es;
+		ls += ex_entry_sizes(&e, fl->keylen, flist_size(fl));
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
-	total = (want_f ? 1 + vsize(fs) + fs : 0) +
-	    (want_l ? 1 + vsize(ls) + ls : 0);
+	total = (want_f ? pb_ld_size(fs) : 0) + (want_l ? pb_ld_size(ls) : 0);
 	if (total == 0) {
 		ret = 0;
 		goto out;
@@ -1428,47 +1306,26 @@ ex_encode(const struct example *ex, struct buf *out)
 		goto out;
 	q = q0 = out->p + out->len;
 	if (want_f) {
-		*q++ = 0x0a;
-		q = vput(q, fs);
+		q = pb_put_ld(q, 0x0a, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
-			vs = feature_size(ft, &lsz, &packed);
-			*q++ = 0x0a;
-			q = vput(q, entry_size(ft->keylen, vs));
-			*q++ = 0x0a;
-			q = vput(q, ft->keylen);
-			if (ft->keylen)
-				memcpy(q, ft->key, ft->keylen);
-			q += ft->keylen;
-			*q++ = 0x12;
-			q = vput(q, vs);
-			q = put_feature(q, ft, lsz, packed);
+			ex_entry_sizes(&e, ft->keylen,
+			    ex_feature_sizes(&e, ft->kind, values_size(ft)));
+			q = ex_entry_head(q, &e, ft->key, ft->keylen, e.feat);
+			q = put_feature(q, ft, &e);
 		}
 	}
 	if (want_l) {
-		*q++ = 0x12;
-		q = vput(q, ls);
+		q = pb_put_ld(q, 0x12, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
-			flsz = 0;
+			vs = flist_size(fl);
+			ex_entry_sizes(&e, fl->keylen, vs);
+			q = ex_entry_head(q, &e, fl->key, fl->keylen, vs);
 			for (j = 0; j < fl->n; j++) {
-				vs = feature_size(&fl->v[j], &lsz, &packed);
-				flsz += 1 + vsize(vs) + vs;
-			}
-			*q++ = 0x0a;
-			q = vput(q, entry_size(fl->keylen, flsz));
-			*q++ = 0x0a;
-			q = vput(q, fl->keylen);
-			if (fl->keylen)
-				memcpy(q, fl->key, fl->keylen);
-			q += fl->keylen;
-			*q++ = 0x12;
-			q = vput(q, flsz);
-			for (j = 0; j < fl->n; j++) {
-				vs = feature_size(&fl->v[j], &lsz, &packed);
-				*q++ = 0x0a;
-				q = vput(q, vs);
-				q = put_feature(q, &fl->v[j], lsz, packed);
+				q = pb_put_ld(q, 0x0a, ex_feature_sizes(&e,
+				    fl->v[j].kind, values_size(&fl->v[j])));
+				q = put_feature(q, &fl->v[j], &e);
 			}
 		}
 	}
@@ -1679,80 +1536,13 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 					if (*c < 0x80)
 						x = *c++;
 					else
-						(void)varint(&c, lv.p + lv.n, &x);
+						(void)pb_get_varint(&c, lv.p + lv.n, &x);
 					(*dst)[n++] = (int64_t)x;
 				}
 			}
 		}
 	}
 	return kind == 3 ? (long)n : -1;
-}
-
-/* A length-delimited field with tag byte 'tag' at *pp. */
-static inline int
-canon_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
-    const uint8_t **body, size_t *len)
-{
-	const uint8_t *p = *pp;
-	uint64_t l;
-
-	if (p >= end || *p++ != tag || varint(&p, end, &l) == -1 ||
-	    l > (uint64_t)(end - p))
-		return -1;
-	*body = p;
-	*len = (size_t)l;
-	*pp = p + l;
-	return 0;
-}
-
-/* a[0..n) == b[0..n), a word at a time where n allows. */
-static inline int
-same_name(const uint8_t *a, const char *b, size_t n)
-{
-	uint64_t x, y, diff = 0;
-	size_t i;
-
-	if (n < 8) {
-		uint32_t u, v;
-		uint16_t s, t;
-
-		if (n >= 4) {	/* two loads that overlap */
-			memcpy(&u, a, 4);
-			memcpy(&v, b, 4);
-			diff = u ^ v;
-			memcpy(&u, a + n - 4, 4);
-			memcpy(&v, b + n - 4, 4);
-			return (diff | (u ^ v)) == 0;
-		}
-		if (n >= 2) {
-			memcpy(&s, a, 2);
-			memcpy(&t, b, 2);
-			diff = (uint16_t)(s ^ t);
-			memcpy(&s, a + n - 2, 2);
-			memcpy(&t, b + n - 2, 2);
-			return (diff | (uint16_t)(s ^ t)) == 0;
-		}
-		return n == 0 || a[0] == (uint8_t)b[0];
-	}
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&x, a + i, 8);
-		memcpy(&y, b + i, 8);
-		diff |= x ^ y;
-	}
-	if (i < n) {
-		memcpy(&x, a + n - 8, 8);
-		memcpy(&y, b + n - 8, 8);
-		diff |= x ^ y;
-	}
-	return diff == 0;
-}
-
-/* The value of a varint of at most four bytes, s its bytes (little-endian). */
-static inline uint64_t
-varint4(uint64_t s)
-{
-	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
-	    ((s >> 3) & 0xfe00000);
 }
 
 /*
@@ -1789,7 +1579,7 @@ word_varints(uint64_t w, uint64_t m, int64_t *d64, uint16_t *d16,
 	do {
 		t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
 		s = (w & ((2ull << (t - 1)) - 1)) >> from;
-		x = varint4(s);
+		x = pb_varint4(s);
 		if (t - from > 32)
 			x |= ((s >> 4) & 0x7f0000000ull) |
 			    ((s >> 5) & 0x3f800000000ull) |
@@ -1842,29 +1632,29 @@ canon_list(const uint8_t *p, size_t n, const char *name, size_t namelen,
 		    (uint64_t)(n - namelen - 10) << 24 | 0x0aull << 32 |
 		    (uint64_t)(n - h) << 40;
 		diff |= (tail >> 16) ^ want;
-		if (diff == 0 && same_name(p + 6, name, namelen)) {
+		if (diff == 0 && ex_same_key(p + 6, name, namelen)) {
 			*c = p + h;
 			*clen = n - h;
 			return 1;
 		}
 	}
 	/* One Features message holding one entry, and nothing else. */
-	if (canon_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
-	    canon_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
+	if (pb_get_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
+	    pb_get_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
 		return -1;
 	eend = e + elen;
-	if (canon_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
-	    canon_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
+	if (pb_get_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
+	    pb_get_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
 	    klen != namelen || (namelen && memcmp(k, name, namelen) != 0))
 		return -1;
 	/* A Feature holding only an Int64List of at most one packed chunk. */
 	q = v;
-	if (canon_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
+	if (pb_get_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
 		return -1;
 	if (llen == 0)
 		return 0;
 	lend = l + llen;
-	if (canon_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
+	if (pb_get_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
 		return -1;
 	return 1;
 }
@@ -1910,9 +1700,9 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			t2 = (unsigned)__builtin_ctzll(m2) + 1;
 			if (t1 <= 32 && t2 - t1 <= 32) {
 				put_value(d64, d16, over, cnt,
-				    varint4(w & ((1ull << t1) - 1)));
+				    pb_varint4(w & ((1ull << t1) - 1)));
 				put_value(d64, d16, over, cnt + 1,
-				    varint4((w >> t1) &
+				    pb_varint4((w >> t1) &
 				    ((1ull << (t2 - t1)) - 1)));
 				cnt += 2;
 				q += t2 >> 3;
@@ -1920,7 +1710,7 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			}
 		}
 		if (m == 0) {
-			if (varint(&q, c + clen, &x) == -1)
+			if (pb_get_varint(&q, c + clen, &x) == -1)
 				return -1;
 			put_value(d64, d16, over, cnt++, x);
 			continue;
@@ -1992,74 +1782,14 @@ ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 	return cnt;
 }
 
-/*
- * One map message of a canonical record (see ex_canonical_find()):
- * 1, or 0 when it is of another form or does not check.
- */
-static int
-canon_map(struct pools *P, const uint8_t *start, const uint8_t *m,
-    size_t mlen, int list, size_t k, const struct ex_want *want,
-    struct ex_span *out)
-{
-	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
-	const uint8_t *prev = NULL;
-	size_t elen, klen, vlen, prevlen = 0, i;
-
-	while (q < end) {
-		if (canon_ld(&q, end, 0x0a, &e, &elen) == -1)
-			return 0;
-		ee = e + elen;
-		if (canon_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-		    canon_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
-			return 0;
-		if (prev != NULL && keycmp(prev, prevlen, key, klen) >= 0)
-			return 0;	/* unsorted or repeated: last wins */
-		prev = key;
-		prevlen = klen;
-		for (i = 0; i < k; i++)
-			if (want[i].list == list && want[i].len == klen &&
-			    same_name(key, want[i].name, klen))
-				break;
-		if (i < k) {
-			out[i].p = val;
-			out[i].n = vlen;
-			continue;
-		}
-		if ((list ? check_list(P, start, (struct span){ val, vlen }) :
-		    check_feature(P, start, (struct span){ val, vlen })) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 int
-ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
-    const struct ex_want *want, struct ex_span *out)
+ex_check_value(const uint8_t *p, size_t n, int list)
 {
 	struct pools P;
-	const uint8_t *q, *end, *m;
-	size_t mlen, i;
+	struct span v = { p, n };
 
 	P.err[0] = '\0';	/* the checks write only their message */
-	for (i = 0; i < k; i++) {
-		out[i].p = NULL;
-		out[i].n = 0;
-	}
-	if (n == 0)
-		return 1;
-	q = p;
-	end = p + n;
-	if (*q == 0x0a) {
-		if (canon_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
-		    canon_map(&P, p, m, mlen, 0, k, want, out) == 0)
-			return 0;
-	}
-	if (seq && q < end && *q == 0x12) {
-		if (canon_ld(&q, end, 0x12, &m, &mlen) == -1 ||
-		    canon_map(&P, p, m, mlen, 1, k, want, out) == 0)
-			return 0;
-	}
-	return q == end;
+	return list ? check_list(&P, p, v) : check_feature(&P, p, v);
 }
 
 /* The body of the one list of kind tag (a Feature field) in f, or -1. */
@@ -2069,11 +1799,11 @@ canon_chunk(struct ex_span f, uint8_t tag, const uint8_t **c)
 	const uint8_t *q = f.p, *end = f.p + f.n, *l;
 	size_t ll, cl;
 
-	if (canon_ld(&q, end, tag, &l, &ll) == -1 || q != end)
+	if (pb_get_ld(&q, end, tag, &l, &ll) == -1 || q != end)
 		return -1;
 	q = l;
 	end = l + ll;
-	if (canon_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
+	if (pb_get_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
 		return -1;
 	return (long)cl;
 }
@@ -2111,11 +1841,11 @@ ex_canonical_float_steps(struct ex_span fl, size_t w, size_t *stride,
 	l1 = 1 + pb_varint_size(l2) + l2;
 	/* the bytes before a step's values: Feature, FloatList, value */
 	*q++ = 0x0a;
-	q = vput(q, l1);
+	q = pb_put_varint(q, l1);
 	*q++ = 0x12;
-	q = vput(q, l2);
+	q = pb_put_varint(q, l2);
 	*q++ = 0x0a;
-	q = vput(q, l3);
+	q = pb_put_varint(q, l3);
 	hn = (size_t)(q - h);
 	st = hn + l3;
 	if (st - hn != l3 || fl.n % st != 0)
@@ -2320,7 +2050,7 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 				if (*c < 0x80)
 					x = *c++;
 				else
-					(void)varint(&c, it->end[3], &x);
+					(void)pb_get_varint(&c, it->end[3], &x);
 				dst[k++] = (int64_t)x;
 			}
 			it->p[3] = c;
@@ -2481,7 +2211,7 @@ struct ex_list {
 	size_t		 klen;
 	size_t		 len;		/* values */
 	size_t		 off;		/* the packed values in pk */
-	size_t		 psz, lsz, vsz, esz;	/* packed, Int64List, Feature, entry */
+	struct ex_entry	 sz;		/* its sizes */
 };
 
 struct ex_lists {
@@ -2595,13 +2325,10 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		l->off = (size_t)(q - e->pk.p);
 		q = pack_list(q, vals[i], u, lens[i]);
 		l->len = lens[i];
-		l->psz = (size_t)(q - e->pk.p) - l->off;
-		l->lsz = lens[i] ? 1 + vsize(l->psz) + l->psz : 0;
-		l->vsz = 1 + vsize(l->lsz) + l->lsz;
-		l->esz = 1 + vsize(l->klen) + l->klen + 1 + vsize(l->vsz) + l->vsz;
-		e->fsz += 1 + vsize(l->esz) + l->esz;
+		e->fsz += ex_entry_sizes(&l->sz, l->klen, ex_feature_sizes(&l->sz,
+		    EX_INT64, (size_t)(q - e->pk.p) - l->off));
 	}
-	e->total = 1 + vsize(e->fsz) + e->fsz;
+	e->total = pb_ld_size(e->fsz);
 	return e->total;
 }
 
@@ -2611,25 +2338,12 @@ ex_lists_put(const struct ex_lists *e, uint8_t *q)
 	const struct ex_list *l;
 	size_t t;
 
-	*q++ = 0x0a;
-	q = vput(q, e->fsz);
+	q = pb_put_ld(q, 0x0a, e->fsz);
 	for (t = 0; t < e->n; t++) {
 		l = &e->l[e->ord[t]];
-		*q++ = 0x0a;
-		q = vput(q, l->esz);
-		*q++ = 0x0a;
-		q = vput(q, l->klen);
-		memcpy(q, l->key, l->klen);
-		q += l->klen;
-		*q++ = 0x12;
-		q = vput(q, l->vsz);
-		*q++ = 0x1a;
-		q = vput(q, l->lsz);
-		if (l->len == 0)
-			continue;
-		*q++ = 0x0a;
-		q = vput(q, l->psz);
-		memcpy(q, e->pk.p + l->off, l->psz);
-		q += l->psz;
+		q = ex_entry_head(q, &l->sz, l->key, l->klen, l->sz.feat);
+		q = ex_feature_head(q, &l->sz, EX_INT64);
+		memcpy(q, e->pk.p + l->off, l->sz.vbytes);
+		q += l->sz.vbytes;
 	}
 }

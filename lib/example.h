@@ -14,12 +14,119 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * Varints and length-delimited fields, for every module that reads or
+ * writes protobuf: inline, since the writers and readers call them
+ * once a value or field.
+ */
+
+/* The bytes of v as a varint (1 to 10). */
+static inline size_t
+pb_varint_size(uint64_t v)
+{
+	return v < 0x80 ? 1 : (size_t)(70 - __builtin_clzll(v)) / 7;
+}
+
+/* Write v as a varint at q; returns the end. */
+static inline uint8_t *
+pb_put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+/*
+ * Read a varint at *pp (before end) into *v and move *pp past it.
+ * Returns 0, or -1 when it runs past the end or is longer than 10
+ * bytes (bits past the 64th are dropped, as protobuf drops them).
+ */
+static inline int
+pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+	int shift;
+
+	if (p < end && *p < 0x80) {
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	if (end - p >= 2 && p[1] < 0x80) {	/* lengths of 128 .. 16383 */
+		*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return 0;
+	}
+	for (shift = 0; shift < 70 && p < end; shift += 7) {
+		x |= (uint64_t)(*p & 0x7f) << shift;
+		if (*p++ < 0x80) {
+			*v = x;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The value of a varint of at most four bytes, s its bytes in the low
+ * bits (little-endian, nothing above them): the packed readers' way of
+ * taking 7-bit groups without a loop.
+ */
+static inline uint64_t
+pb_varint4(uint64_t s)
+{
+	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
+	    ((s >> 3) & 0xfe00000);
+}
+
+/*
+ * Read the length-delimited field of tag byte 'tag' at *pp (before
+ * end): its body at *body, *len bytes, and *pp past it.  Returns 0, or
+ * -1 for another tag, a bad length or a body past the end.
+ */
+static inline int
+pb_get_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
+    const uint8_t **body, size_t *len)
+{
+	const uint8_t *p = *pp;
+	uint64_t l;
+
+	if (p >= end || *p++ != tag || pb_get_varint(&p, end, &l) == -1 ||
+	    l > (uint64_t)(end - p))
+		return -1;
+	*body = p;
+	*len = (size_t)l;
+	*pp = p + l;
+	return 0;
+}
+
+/* The bytes of a length-delimited field with a body of len bytes. */
+static inline size_t
+pb_ld_size(size_t len)
+{
+	return 1 + pb_varint_size(len) + len;
+}
+
+/* Write the tag and length of a length-delimited field; returns the body's place. */
+static inline uint8_t *
+pb_put_ld(uint8_t *q, uint8_t tag, size_t len)
+{
+	*q++ = tag;
+	return pb_put_varint(q, len);
+}
 
 enum ex_kind {
 	EX_NONE,	/* a Feature with no kind set */
@@ -246,20 +353,6 @@ long		 ex_int64_canonical(const uint8_t *p, size_t n, const char *name,
 long		 ex_uint16_canonical(const uint8_t *p, size_t n, const char *name,
 		    size_t namelen, uint16_t *out);
 
-/*
- * The fast path of readers that take a few named features of each
- * record (the batch loaders).  A record in the canonical form
- * (ex_encode()'s: at most one Features message, then for a
- * SequenceExample at most one FeatureLists message, every map entry a
- * key then a value, keys strictly increasing) is walked once: the
- * entries not wanted are checked as ex_check() checks them, and the
- * wanted ones (want[i].list: in the feature lists, else in the
- * features or context) are only found: out[i] is the value (a Feature
- * or FeatureList message), or p NULL when the record has no such entry.
- * Returns 1, or 0 for a record of any other form or one that does not
- * decode; the caller then reads it with ex_decode(), which accepts
- * every form and says what is wrong.
- */
 struct ex_span {
 	const uint8_t	*p;
 	size_t		 n;
@@ -269,8 +362,217 @@ struct ex_want {
 	size_t		 len;
 	int		 list;
 };
-int		 ex_canonical_find(const uint8_t *p, size_t n, int seq,
-		    size_t k, const struct ex_want *want, struct ex_span *out);
+
+/*
+ * Is [p, p + n) a whole number of varints of at most 10 bytes each?
+ * Eight bytes at a time: the terminator bits (high bit clear) of a
+ * word bound every run of continuation bytes.
+ */
+static inline int
+pb_varints_ok(const uint8_t *p, size_t n)
+{
+	const uint8_t *q = p, *end = p + n;
+	uint64_t w, m;
+	unsigned run = 0, first, last;
+
+	for (; end - q >= 8; q += 8) {
+		memcpy(&w, q, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		m = ~w & 0x8080808080808080ull;
+		if (m == 0) {
+			if ((run += 8) >= 10)
+				return 0;
+			continue;
+		}
+		first = (unsigned)__builtin_ctzll(m) >> 3;
+		if (run + first >= 10)
+			return 0;
+		last = (63u - (unsigned)__builtin_clzll(m)) >> 3;
+		run = 7 - last;
+	}
+	for (; q < end; q++) {
+		if (*q & 0x80) {
+			if (++run == 10)
+				return 0;
+		} else
+			run = 0;
+	}
+	return run == 0;
+}
+
+/* a[0..n) == b[0..n), a word at a time where n allows. */
+static inline int
+ex_same_key(const uint8_t *a, const char *b, size_t n)
+{
+	uint64_t x, y, diff = 0;
+	size_t i;
+
+	if (n < 8) {
+		uint32_t u, v;
+		uint16_t s, t;
+
+		if (n >= 4) {	/* two loads that overlap */
+			memcpy(&u, a, 4);
+			memcpy(&v, b, 4);
+			diff = u ^ v;
+			memcpy(&u, a + n - 4, 4);
+			memcpy(&v, b + n - 4, 4);
+			return (diff | (u ^ v)) == 0;
+		}
+		if (n >= 2) {
+			memcpy(&s, a, 2);
+			memcpy(&t, b, 2);
+			diff = (uint16_t)(s ^ t);
+			memcpy(&s, a + n - 2, 2);
+			memcpy(&t, b + n - 2, 2);
+			return (diff | (uint16_t)(s ^ t)) == 0;
+		}
+		return n == 0 || a[0] == (uint8_t)b[0];
+	}
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		diff |= x ^ y;
+	}
+	if (i < n) {
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		diff |= x ^ y;
+	}
+	return diff == 0;
+}
+
+/*
+ * Check a Feature (list 0) or FeatureList (list 1) message [p, p + n)
+ * as ex_check() checks it: 0, or -1.  The general parser, out of line.
+ */
+int		 ex_check_value(const uint8_t *p, size_t n, int list);
+
+/*
+ * A Feature found so, when it is in the canonical form: its kind
+ * (EX_NONE when it holds no list), with *vals the body of its one
+ * packed chunk (EX_INT64, EX_FLOAT) or of its BytesList (the value
+ * fields), empty for an empty list.  A bytes or float list is checked
+ * as ex_check() checks it; the varints of an int64 list are left to
+ * the caller, which decodes them.  -1 for a Feature of another form.
+ * Inline: readers call it for a feature or two of every record.
+ */
+static inline __attribute__((always_inline)) int
+ex_canonical_feature(struct ex_span f, struct ex_span *vals)
+{
+	const uint8_t *q = f.p, *end = f.p + f.n, *l, *c;
+	size_t ll, cl;
+	int kind;
+
+	vals->p = f.p;
+	vals->n = 0;
+	if (f.n == 0)
+		return EX_NONE;
+	kind = *q == 0x0a ? EX_BYTES : *q == 0x12 ? EX_FLOAT :
+	    *q == 0x1a ? EX_INT64 : -1;
+	if (kind == -1 || pb_get_ld(&q, end, *q, &l, &ll) == -1 || q != end)
+		return -1;
+	vals->p = l;
+	if (ll == 0)
+		return kind;
+	q = l;
+	end = l + ll;
+	if (kind == EX_BYTES) {
+		while (q < end)
+			if (pb_get_ld(&q, end, 0x0a, &c, &cl) == -1)
+				return -1;
+		vals->n = ll;
+		return kind;
+	}
+	if (pb_get_ld(&q, end, 0x0a, &c, &cl) == -1 || q != end ||
+	    (kind == EX_FLOAT && cl % 4 != 0))
+		return -1;
+	vals->p = c;
+	vals->n = cl;
+	return kind;
+}
+
+/*
+ * One map message of a canonical record (see ex_canonical_find()):
+ * 1, or 0 when it is of another form or does not check.  A Feature
+ * in the canonical form, the usual case, is checked here.
+ */
+static inline __attribute__((always_inline)) int
+ex_canonical_map(const uint8_t *m, size_t mlen, int list, size_t k,
+    const struct ex_want *want, struct ex_span *out)
+{
+	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
+	size_t elen, klen, vlen, i;
+	struct ex_span v;
+	int kind;
+
+	while (q < end) {
+		if (pb_get_ld(&q, end, 0x0a, &e, &elen) == -1)
+			return 0;
+		ee = e + elen;
+		if (pb_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+		    pb_get_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
+			return 0;
+		for (i = 0; i < k; i++)
+			if (want[i].list == list && want[i].len == klen &&
+			    ex_same_key(key, want[i].name, klen))
+				break;
+		if (i < k) {
+			if (out[i].p != NULL)
+				return 0;	/* repeated: the decoder merges */
+			out[i].p = val;
+			out[i].n = vlen;
+			continue;
+		}
+		if (!list) {
+			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
+			if (kind == EX_INT64 ? pb_varints_ok(v.p, v.n) : kind != -1)
+				continue;
+		}
+		if (ex_check_value(val, vlen, list) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The fast path of readers that take a few named features of each
+ * record (the batch loaders, seqio's converters).  A record in the
+ * canonical form (ex_encode()'s: Features messages, then for a
+ * SequenceExample FeatureLists messages, every map entry a key then a
+ * value, in any key order but no wanted key twice) is walked once: the
+ * entries not wanted are checked as ex_check() checks them, and the
+ * wanted ones (want[i].list: in the feature lists, else in the
+ * features or context) are only found: out[i] is the value (a Feature
+ * or FeatureList message), or p NULL when the record has no such entry.
+ * Returns 1, or 0 for a record of any other form or one that does not
+ * decode; the caller then reads it with ex_decode(), which accepts
+ * every form and says what is wrong.
+ */
+static inline __attribute__((always_inline)) int
+ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
+    const struct ex_want *want, struct ex_span *out)
+{
+	const uint8_t *q = p, *end = p + n, *m;
+	size_t mlen, i;
+
+	for (i = 0; i < k; i++) {
+		out[i].p = NULL;
+		out[i].n = 0;
+	}
+	while (q < end && *q == 0x0a)
+		if (pb_get_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
+		    ex_canonical_map(m, mlen, 0, k, want, out) == 0)
+			return 0;
+	while (seq && q < end && *q == 0x12)
+		if (pb_get_ld(&q, end, 0x12, &m, &mlen) == -1 ||
+		    ex_canonical_map(m, mlen, 1, k, want, out) == 0)
+			return 0;
+	return q == end;
+}
+
 /*
  * The values of a Feature found so that holds only a FloatList of one
  * packed chunk: their number, with *vals at their little-endian bytes
@@ -291,9 +593,78 @@ long		 ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max);
 long		 ex_canonical_float_steps(struct ex_span fl, size_t w,
 		    size_t *stride, size_t *skip);
 
-/* Varint and wire helpers for modules that walk messages themselves. */
-size_t		 pb_varint_size(uint64_t v);
-uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */
+/*
+ * The canonical form piece by piece, for the writers that put the
+ * values themselves (ex_encode(), ex_lists_put(), seqio's byte rows,
+ * the loader's batches), so that each keeps its own way with them.  A
+ * length-delimited field is a tag byte, the length and the body.  An
+ * Example is one Features field (tag 0x0a) holding one map entry field
+ * (0x0a) a feature, keys in increasing byte order; an entry is the key
+ * (0x0a) then the Feature (0x12); a Feature is one list of its kind
+ * (0x0a bytes, 0x12 float, 0x1a int64; nothing for EX_NONE) and a
+ * float or int64 list one packed chunk (0x0a) unless it is empty.
+ */
+
+/*
+ * The sizes of one entry, computed once by the writer's sizing pass
+ * and used again by its writing pass.
+ */
+struct ex_entry {
+	size_t		 vbytes;	/* the values */
+	size_t		 list;		/* the body of the list field */
+	size_t		 feat;		/* the body of the Feature */
+	size_t		 body;		/* the body of the map entry */
+};
+
+/*
+ * A Feature holding one list of kind 'kind' whose values take 'vbytes'
+ * bytes: the packed values (0 for none: an empty list) for EX_INT64
+ * and EX_FLOAT, the value fields for EX_BYTES.  Sets e->vbytes and
+ * e->list; returns the size of the Feature's body (also in e->feat).
+ */
+static inline size_t
+ex_feature_sizes(struct ex_entry *e, enum ex_kind kind, size_t vbytes)
+{
+	e->vbytes = vbytes;
+	e->list = kind == EX_BYTES || vbytes == 0 ? vbytes : pb_ld_size(vbytes);
+	return e->feat = kind == EX_NONE ? 0 : pb_ld_size(e->list);
+}
+
+/* Write that Feature's body up to its values; returns where they go. */
+static inline uint8_t *
+ex_feature_head(uint8_t *q, const struct ex_entry *e, enum ex_kind kind)
+{
+	if (kind == EX_NONE)
+		return q;
+	q = pb_put_ld(q, kind == EX_BYTES ? 0x0a : kind == EX_FLOAT ? 0x12 :
+	    0x1a, e->list);
+	return kind == EX_BYTES || e->vbytes == 0 ? q :
+	    pb_put_ld(q, 0x0a, e->vbytes);
+}
+
+/*
+ * The map entry of a key of klen bytes whose value (a Feature or a
+ * FeatureList) has a body of vsize bytes: sets e->body and returns the
+ * size of the whole entry field.
+ */
+static inline size_t
+ex_entry_sizes(struct ex_entry *e, size_t klen, size_t vsize)
+{
+	e->body = pb_ld_size(klen) + pb_ld_size(vsize);
+	return pb_ld_size(e->body);
+}
+
+/* Write that entry up to its value's body; returns where it goes. */
+static inline uint8_t *
+ex_entry_head(uint8_t *q, const struct ex_entry *e, const void *key,
+    size_t klen, size_t vsize)
+{
+	q = pb_put_ld(q, 0x0a, e->body);
+	q = pb_put_ld(q, 0x0a, klen);
+	if (klen)
+		memcpy(q, key, klen);
+	return pb_put_ld(q + klen, 0x12, vsize);
+}
 
 #ifdef __cplusplus
 }

@@ -3821,19 +3821,13 @@ struct xfeat {
 	int		 kind;		/* EX_BYTES, EX_FLOAT, EX_INT64 */
 	size_t		 tensor;
 	int		 what;		/* 0 values, 1 shape, 2 boundaries, 3 their shape */
-	size_t		 list, feat, entry;	/* sizes */
+	struct ex_entry	 sz;		/* the sizes of its entry */
 };
 
 static int
 cmp_xfeat(const void *a, const void *b)
 {
 	return strcmp(((const struct xfeat *)a)->key, ((const struct xfeat *)b)->key);
-}
-
-static size_t
-vsize(uint64_t v)
-{
-	return pb_varint_size(v);
 }
 
 /* The int64 values of feature x: n of them, the k-th by xint(). */
@@ -4049,51 +4043,36 @@ write_example(struct loader *l, struct buf *b, int gath)
 			pay = 4 * n;
 		else if (x->kind == EX_INT64)
 			for (i = 0; i < n; i++)
-				pay += vsize((uint64_t)xint(l, x, i));
-		if (x->kind == EX_BYTES) {
-			for (i = 0; i < n; i++) {
-				size_t sl = cells_of(l, x->tensor, i / o->per)[i % o->per].s->n;
-
-				x->list += 1 + vsize(sl) + sl;
-			}
-		} else
-			x->list = n ? 1 + vsize(pay) + pay : 0;
-		x->feat = 1 + vsize(x->list) + x->list;
-		x->entry = 1 + vsize(kl) + kl + 1 + vsize(x->feat) + x->feat;
-		fs += 1 + vsize(x->entry) + x->entry;
+				pay += pb_varint_size((uint64_t)xint(l, x, i));
+		else if (x->kind == EX_BYTES)
+			for (i = 0; i < n; i++)
+				pay += pb_ld_size(cells_of(l, x->tensor,
+				    i / o->per)[i % o->per].s->n);
+		fs += ex_entry_sizes(&x->sz, kl, ex_feature_sizes(&x->sz,
+		    x->kind, pay));
 	}
-	if (buf_reserve(b, 1 + vsize(fs) + fs) == -1) {
+	if (buf_reserve(b, pb_ld_size(fs)) == -1) {
 		free(xf);
 		return -1;
 	}
 	q = from = b->p + b->len;	/* b does not move from here on */
 	l->niov = 0;
 	l->crc = 0;
-	*q++ = 0x0a;
-	q = pb_put_varint(q, fs);
+	q = pb_put_ld(q, 0x0a, fs);
 	for (k = 0; k < nx; k++) {
 		const struct xfeat *x = &xf[k];
 		const struct ld_out *o = &l->out[x->tensor];
 		size_t kl = strlen(x->key);
 
 		n = xcount(l, x);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, x->entry);
-		*q++ = 0x0a;
-		q = pb_put_varint(q, kl);
-		memcpy(q, x->key, kl);
-		q += kl;
-		*q++ = 0x12;
-		q = pb_put_varint(q, x->feat);
-		*q++ = x->kind == EX_BYTES ? 0x0a : x->kind == EX_FLOAT ? 0x12 : 0x1a;
-		q = pb_put_varint(q, x->list);
+		q = ex_entry_head(q, &x->sz, x->key, kl, x->sz.feat);
+		q = ex_feature_head(q, &x->sz, x->kind);
 		if (x->kind == EX_BYTES) {
 			for (i = 0; i < n; i++) {
 				const struct ld_str *st =
 				    cells_of(l, x->tensor, i / o->per)[i % o->per].s;
 
-				*q++ = 0x0a;
-				q = pb_put_varint(q, st->n);
+				q = pb_put_ld(q, 0x0a, st->n);
 				memcpy(q, st->p, st->n);
 				q += st->n;
 			}
@@ -4101,11 +4080,9 @@ write_example(struct loader *l, struct buf *b, int gath)
 		}
 		if (n == 0)
 			continue;
-		*q++ = 0x0a;
 		if (x->kind == EX_FLOAT) {
 			enum mf_dtype dt = l->batch[0]->tv[x->tensor].dtype;
 
-			q = pb_put_varint(q, 4 * n);
 			if (gath && dt == MF_FLOAT32 && gatherable(l, x->tensor)) {
 				if (piece(l, from, (size_t)(q - from), 0, 0) == -1 ||
 				    gather(l, x->tensor) == -1) {
@@ -4130,15 +4107,9 @@ write_example(struct loader *l, struct buf *b, int gath)
 						    e), o->per);
 					q += 4 * o->per;
 				}
-		} else {
-			size_t pay = 0;
-
-			for (i = 0; i < n; i++)
-				pay += vsize((uint64_t)xint(l, x, i));
-			q = pb_put_varint(q, pay);
+		} else
 			for (i = 0; i < n; i++)
 				q = pb_put_varint(q, (uint64_t)xint(l, x, i));
-		}
 	}
 	b->len = (size_t)(q - b->p);
 	free(xf);

@@ -60,6 +60,7 @@ struct sq_conv {
 	size_t		 nval;		/* inputs 0 .. nval-1 are validated */
 	long		 in_len[MAXK + SQ_MAX_FEATS + 2];	/* length, -1 if none */
 	size_t		 in_nlen[MAXK + SQ_MAX_FEATS + 2];
+	struct ex_want	 in_want[MAXK + SQ_MAX_FEATS + 2];	/* the same, for ex_canonical_find() */
 	int64_t		*fval[MAXK + SQ_MAX_FEATS + 2];	/* sq_fetch_canonical's values */
 	size_t		 fcap[MAXK + SQ_MAX_FEATS + 2];
 	int		 in_tseg;	/* index of targets_segment_ids [Q6], -1 */
@@ -365,6 +366,7 @@ add_in(struct sq_conv *c, const char *name, long len)
 {
 	c->in_len[c->nin] = len;
 	c->in_nlen[c->nin] = strlen(name);
+	c->in_want[c->nin] = (struct ex_want){ name, c->in_nlen[c->nin], 0 };
 	c->in_name[c->nin++] = name;
 }
 
@@ -1714,44 +1716,6 @@ sq_finish_before(struct sq_conv *c)
 
 /* The canonical-form reader. */
 
-/* Read a varint at *pp (before end); 0 on success, -1 if malformed. */
-static inline int
-get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *q = *pp;
-	uint64_t x = 0;
-	int shift;
-
-	for (shift = 0; shift < 64 && q < end; shift += 7) {
-		x |= (uint64_t)(*q & 0x7f) << shift;
-		if (!(*q++ & 0x80)) {
-			*v = x;
-			*pp = q;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* A length-delimited field's body at *pp: its bounds, or -1. */
-static inline int
-get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **body,
-    const uint8_t **bend)
-{
-	uint64_t n;
-
-	if (*pp < end && **pp < 0x80) {	/* most lengths take a byte */
-		n = *(*pp)++;
-		if (n > (uint64_t)(end - *pp))
-			return -1;
-	} else if (get_varint(pp, end, &n) == -1 || n > (uint64_t)(end - *pp))
-		return -1;
-	*body = *pp;
-	*bend = *pp + n;
-	*pp = *bend;
-	return 0;
-}
-
 /*
  * The varint at p, when it takes at most 4 bytes: its value in *x and
  * its length; 0 when it is longer.  8 bytes must be readable at p.
@@ -1768,9 +1732,7 @@ get_short(const uint8_t *p, uint64_t *x)
 
 	if (t > 31)
 		return 0;
-	w &= (2ull << t) - 1;
-	*x = (w & 0x7f) | (w >> 1 & 0x3f80) | (w >> 2 & 0x1fc000) |
-	    (w >> 3 & 0xfe00000);
+	*x = pb_varint4(w & ((2ull << t) - 1));
 	return (t >> 3) + 1;
 }
 
@@ -1795,7 +1757,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	*big = 0;
 	while (p < e && limit - p >= 8) {
 		if ((k = get_short(p, &x)) == 0) {
-			if (get_varint(&p, e, &x) == -1)
+			if (pb_get_varint(&p, e, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1808,7 +1770,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	qe = tail + (e - p);
 	for (q = tail; q < qe;) {
 		if ((k = get_short(q, &x)) == 0) {
-			if (get_varint(&q, qe, &x) == -1)
+			if (pb_get_varint(&q, qe, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1816,71 +1778,6 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 		d[cnt++] = (int64_t)x;
 	}
 	return q == qe ? cnt : SIZE_MAX;
-}
-
-/*
- * Are the bytes [p, e) a whole number of varints of at most 10 bytes
- * each?  One pass without decoding: no run of more than 9 continuation
- * bytes, and the last byte ends a varint.
- */
-static int
-varints_ok(const uint8_t *p, const uint8_t *e)
-{
-	const uint64_t hi = 0x8080808080808080ull;
-	uint64_t t;
-	unsigned run = 0, bad = 0;
-
-	if (p == e)
-		return 1;
-	if (e[-1] & 0x80)
-		return 0;
-	/* Eight bytes at a time: the run goes on through a word without an end byte. */
-	for (; e - p >= 8; p += 8) {
-		if ((t = ~le64(p) & hi) == 0) {
-			run += 8;
-			bad |= run > 9;
-			continue;
-		}
-		bad |= run + ((unsigned)__builtin_ctzll(t) >> 3) > 9;
-		run = (unsigned)__builtin_clzll(t) >> 3;
-	}
-	for (; p < e; p++) {
-		run = (run + 1) & (0u - (unsigned)(*p >> 7));
-		bad |= run > 9;
-	}
-	return !bad;
-}
-
-/*
- * Is the Feature at [vb, ve) canonical and well formed (so that the
- * full decoder would accept it the same way)?  Used for the features
- * the converter does not read.
- */
-static int
-feature_ok(const uint8_t *vb, const uint8_t *ve)
-{
-	const uint8_t *lb, *le, *xb, *xe;
-	int t;
-
-	if (vb == ve)
-		return 1;
-	t = *vb++;
-	if ((t != 0x0a && t != 0x12 && t != 0x1a) ||
-	    get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
-		return 0;
-	if (t == 0x0a) {
-		while (lb < le)
-			if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1)
-				return 0;
-		return 1;
-	}
-	if (lb == le)
-		return 1;
-	if (*lb++ != 0x0a || get_len(&lb, le, &xb, &xe) == -1 || lb != le)
-		return 0;
-	if (t == 0x12)
-		return (xe - xb) % 4 == 0;
-	return varints_ok(xb, xe);
 }
 
 void
@@ -1909,112 +1806,56 @@ int
 sq_fetch_canonical(struct sq_conv *c, const uint8_t *p, size_t n,
     struct sq_feat *f)
 {
-	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
-	const uint8_t *lb, *le;
-	size_t nin = c->nin, i, klen, cnt;
+	struct ex_span fs[MAXK + SQ_MAX_FEATS + 2], v;
+	size_t nin = c->nin, i, cnt;
 	int64_t *d;
 	void *np;
 	int big;
 
+	if (!ex_canonical_find(p, n, 0, nin, c->in_want, fs))
+		return 0;
 	for (i = 0; i < nin; i++) {
 		f[i].type = SQ_ABSENT;
 		f[i].v = NULL;
 		f[i].n = 0;
 		f[i].small = 0;
-	}
-	while (q < end) {
-		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
-			return 0;
-		while (fb < fe) {
-			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
-				return 0;
-			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
-			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
-			    eb != ee)
-				return 0;
-			klen = (size_t)(ke - kb);
-			for (i = 0; i < nin; i++) {
-				if (c->in_nlen[i] == klen &&
-				    memcmp(c->in_name[i], kb, klen) == 0)
-					break;
-			}
-			if (i == nin) {
-				if (!feature_ok(vb, ve))
-					return 0;
-				continue;
-			}
-			if (f[i].type != SQ_ABSENT)
-				return 0;	/* a key twice: let the decoder merge */
+		if (fs[i].p == NULL)
+			continue;
+		switch (ex_canonical_feature(fs[i], &v)) {
+		case EX_NONE:
 			f[i].type = SQ_INT;
-			if (vb == ve)
-				continue;	/* a Feature with no list */
-			switch (*vb) {
-			case 0x0a:
-				f[i].type = SQ_OTHER;
-				f[i].tname = "string";
-				break;
-			case 0x12:
-				f[i].type = SQ_OTHER;
-				f[i].tname = "float32";
-				break;
-			case 0x1a:
-				break;
-			default:
-				return 0;
-			}
-			if (f[i].type != SQ_INT) {
-				if (!feature_ok(vb, ve))
-					return 0;
-				continue;
-			}
-			vb++;
-			if (get_len(&vb, ve, &lb, &le) == -1 || vb != ve)
-				return 0;
-			if (lb == le)
-				continue;
-			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
-				return 0;
-			cnt = (size_t)(ke - kb);	/* at least one byte per value */
-			if (cnt > c->fcap[i]) {
-				if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
-					return -1;
-				c->fval[i] = np;
-				c->fcap[i] = cnt;
-			}
-			d = c->fval[i];
-			if ((cnt = get_packed(kb, ke, end, d, &big)) == SIZE_MAX)
-				return 0;
-			f[i].v = d;
-			f[i].n = cnt;
-			f[i].small = !big;
+			continue;
+		case EX_BYTES:
+			f[i].type = SQ_OTHER;
+			f[i].tname = "string";
+			continue;
+		case EX_FLOAT:
+			f[i].type = SQ_OTHER;
+			f[i].tname = "float32";
+			continue;
+		case EX_INT64:
+			f[i].type = SQ_INT;
+			break;
+		default:
+			return 0;
 		}
+		if (v.n == 0)
+			continue;
+		cnt = v.n;	/* at least one byte per value */
+		if (cnt > c->fcap[i]) {
+			if ((np = realloc(c->fval[i], cnt * sizeof(int64_t))) == NULL)
+				return -1;
+			c->fval[i] = np;
+			c->fcap[i] = cnt;
+		}
+		d = c->fval[i];
+		if ((cnt = get_packed(v.p, v.p + v.n, p + n, d, &big)) == SIZE_MAX)
+			return 0;
+		f[i].v = d;
+		f[i].n = cnt;
+		f[i].small = !big;
 	}
 	return 1;
-}
-
-/* Varints. */
-
-static inline size_t
-vsize(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *
-vput(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
 }
 
 /*
@@ -2075,11 +1916,11 @@ bytes_setup(struct sq_conv *c)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
 		c->bposoff[i] = (uint32_t)off;
-		q = vput(q, i);
+		q = pb_put_varint(q, i);
 		off = (size_t)(q - c->bpos);
 	}
 	c->bposoff[c->N] = (uint32_t)off;
-	c->bboslen = (size_t)(vput(c->bbos, (uint64_t)c->bos) - c->bbos);
+	c->bboslen = (size_t)(pb_put_varint(c->bbos, (uint64_t)c->bos) - c->bbos);
 	c->brow.nk = c->nk;
 	c->bfast = 1;
 	return 0;
@@ -2227,72 +2068,53 @@ varints_span(const uint8_t *b, size_t m)
 	return i;
 }
 
-/* Is the key [k, k + n) the name 'nm' of n bytes?  Short names without a call. */
-static inline int
-key_is(const uint8_t *k, size_t n, const char *nm)
-{
-	uint32_t a, b, x, y;
-
-	if (n < 4 || n > 8)
-		return memcmp(nm, k, n) == 0;
-	memcpy(&a, k, 4);
-	memcpy(&b, nm, 4);
-	memcpy(&x, k + n - 4, 4);
-	memcpy(&y, nm + n - 4, 4);
-	return a == b && x == y;
-}
-
 /*
- * Find the packed keys' varints in a record: sq_fetch_canonical()'s
- * walk, without decoding.  Returns 1 with the bounds of each (an empty
- * or absent list gives b == e), 0 when the record is not for the byte
- * path (absent or non-int64 keys included).
+ * Find the packed keys' varints in a record, as sq_fetch_canonical()
+ * finds them, without decoding.  Returns 1 with the bounds of each (an
+ * empty list gives b == e), 0 when the record is not for the byte path
+ * (absent or non-int64 keys included).  The walk of
+ * ex_canonical_find() with the Features read as they are found: the
+ * byte path is the hot loop of packing, and one pass over the entries
+ * is measurably faster there than a find and a read.
  */
 static int
 bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
     const uint8_t **xb, const uint8_t **xe)
 {
-	const uint8_t *q = p, *end = p + n, *fb, *fe, *eb, *ee, *kb, *ke, *vb, *ve;
-	const uint8_t *lb, *le;
-	size_t nin = c->nin, i, klen;
-	int seen[2] = { 0, 0 };
+	const uint8_t *q = p, *end = p + n, *m, *e, *ee, *key, *val;
+	size_t mlen, elen, klen, vlen, nin = c->nin, i;
+	struct ex_span v;
+	int kind, seen[2] = { 0, 0 };
 
 	while (q < end) {
-		if (*q++ != 0x0a || get_len(&q, end, &fb, &fe) == -1)
+		if (pb_get_ld(&q, end, 0x0a, &m, &mlen) == -1)
 			return 0;
-		while (fb < fe) {
-			if (*fb++ != 0x0a || get_len(&fb, fe, &eb, &ee) == -1)
+		for (end = m + mlen; m < end;) {
+			if (pb_get_ld(&m, end, 0x0a, &e, &elen) == -1)
 				return 0;
-			if (eb >= ee || *eb++ != 0x0a || get_len(&eb, ee, &kb, &ke) == -1 ||
-			    eb >= ee || *eb++ != 0x12 || get_len(&eb, ee, &vb, &ve) == -1 ||
-			    eb != ee)
+			ee = e + elen;
+			if (pb_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+			    pb_get_ld(&e, ee, 0x12, &val, &vlen) == -1 ||
+			    e != ee)
 				return 0;
-			klen = (size_t)(ke - kb);
 			for (i = 0; i < nin; i++)
 				if (c->in_nlen[i] == klen &&
-				    key_is(kb, klen, c->in_name[i]))
+				    ex_same_key(key, c->in_name[i], klen))
 					break;
+			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
 			if (i == nin) {
-				if (!feature_ok(vb, ve))
+				if (kind == EX_INT64 ? !pb_varints_ok(v.p, v.n) :
+				    kind == -1)
 					return 0;
 				continue;
 			}
-			if (seen[i])
+			if (seen[i] || (kind != EX_INT64 && kind != EX_NONE))
 				return 0;
 			seen[i] = 1;
-			xb[i] = xe[i] = vb;
-			if (vb == ve)
-				continue;	/* a Feature with no list */
-			if (*vb++ != 0x1a || get_len(&vb, ve, &lb, &le) == -1 ||
-			    vb != ve)
-				return 0;
-			if (lb == le)
-				continue;
-			if (*lb++ != 0x0a || get_len(&lb, le, &kb, &ke) == -1 || lb != le)
-				return 0;
-			xb[i] = kb;
-			xe[i] = ke;
+			xb[i] = v.p;
+			xe[i] = v.p + v.n;
 		}
+		end = p + n;
 	}
 	for (i = 0; i < nin; i++)
 		if (!seen[i])
@@ -2340,7 +2162,7 @@ bytes_to_row(struct sq_conv *c)
 		at = 0;
 		for (s = 0; s < bk->nseg; s++)
 			for (m = 0; m < c->bsv[k][s]; m++, at++) {
-				get_varint(&q, c->bb[k] + bk->nb, &x);
+				pb_get_varint(&q, c->bb[k] + bk->nb, &x);
 				r->tok[k][at] = (int64_t)x;
 				r->pos[k][at] = (int64_t)m;
 			}
@@ -2416,7 +2238,7 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		/* Positions 0 .. nv - 1: 1 byte below 128, 2 below 16384, else 3. */
 		bk->posb += nv[k] + (nv[k] > 128 ? nv[k] - 128 : 0) +
 		    (nv[k] > 16384 ? nv[k] - 16384 : 0);
-		bk->idb += nv[k] * vsize(bk->nseg + 1);
+		bk->idb += nv[k] * pb_varint_size(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
 		bk->nb += nb[k];
@@ -2456,17 +2278,13 @@ brow_list_size(const struct sq_conv *c, const struct sq_brow *r, size_t i)
 size_t
 sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 {
-	size_t i, lsz, vsz, esz, klen, fsz = 0;
+	size_t i, fsz = 0;
 
-	for (i = 0; i < c->nbl; i++) {
-		r->psz[i] = brow_list_size(c, r, i);
-		klen = c->blklen[i];
-		lsz = 1 + vsize(r->psz[i]) + r->psz[i];
-		vsz = 1 + vsize(lsz) + lsz;
-		esz = 1 + vsize(klen) + klen + 1 + vsize(vsz) + vsz;
-		fsz += 1 + vsize(esz) + esz;
-	}
-	return 1 + vsize(fsz) + fsz;
+	for (i = 0; i < c->nbl; i++)
+		fsz += ex_entry_sizes(&r->sz[i], c->blklen[i],
+		    ex_feature_sizes(&r->sz[i], EX_INT64, brow_list_size(c, r, i)));
+	r->fsz = fsz;
+	return pb_ld_size(fsz);
 }
 
 /*
@@ -2522,7 +2340,7 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 				q = fill_run(q, qend, (int)(s + 1), bk->segv[s]);
 			else
 				for (m = 0; m < bk->segv[s]; m++)
-					q = vput(q, s + 1);
+					q = pb_put_varint(q, s + 1);
 		break;
 	case BL_POS:
 		for (s = 0; s < bk->nseg; s++)
@@ -2553,34 +2371,16 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 void
 sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 {
-	size_t t, i, klen, fsz = 0, lsz[8], vsz[8], esz[8];
+	size_t t, i;
 	const uint8_t *qend;
 
-	for (i = 0; i < c->nbl; i++) {
-		klen = c->blklen[i];
-		lsz[i] = 1 + vsize(r->psz[i]) + r->psz[i];
-		vsz[i] = 1 + vsize(lsz[i]) + lsz[i];
-		esz[i] = 1 + vsize(klen) + klen + 1 + vsize(vsz[i]) + vsz[i];
-		fsz += 1 + vsize(esz[i]) + esz[i];
-	}
-	*q++ = 0x0a;
-	q = vput(q, fsz);
-	qend = q + fsz;
+	q = pb_put_ld(q, 0x0a, r->fsz);
+	qend = q + r->fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];
-		klen = c->blklen[i];
-		*q++ = 0x0a;
-		q = vput(q, esz[i]);
-		*q++ = 0x0a;
-		q = vput(q, klen);
-		memcpy(q, c->out_name[i], klen);
-		q += klen;
-		*q++ = 0x12;
-		q = vput(q, vsz[i]);
-		*q++ = 0x1a;
-		q = vput(q, lsz[i]);
-		*q++ = 0x0a;
-		q = vput(q, r->psz[i]);
+		q = ex_entry_head(q, &r->sz[i], c->out_name[i], c->blklen[i],
+		    r->sz[i].feat);
+		q = ex_feature_head(q, &r->sz[i], EX_INT64);
 		q = brow_list_put(c, r, i, q, qend);
 	}
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "example.h"
 #include "rng.h"
 
 #ifdef __cplusplus
@@ -85,7 +86,9 @@ struct sq_brow_key {
 struct sq_brow {
 	size_t		 nk;
 	struct sq_brow_key k[2];
-	size_t		 psz[8];	/* list sizes: set by sq_brow_size() */
+	/* Set by sq_brow_size(): */
+	struct ex_entry	 sz[8];		/* the sizes of each list's entry */
+	size_t		 fsz;		/* the body of the Features */
 };
 
 /* Called with each row the byte path makes; 0 or -1 (errno set) as sq_emit_fn. */
@@ -193,9 +196,10 @@ const char	*sq_input_name(const struct sq_conv *c, size_t i);
 int		 sq_push(struct sq_conv *c, const struct sq_feat *f);
 /*
  * Find the inputs in a serialized tf.train.Example without a full
- * decode, when it is in the canonical form writers produce: each map
- * entry a key then a value, each Feature one list, an int64 list one
- * packed chunk, no key twice.  Returns 1 with f[0 .. sq_ninputs())
+ * decode, when it is in the canonical form writers produce, as
+ * ex_canonical_find() and ex_canonical_feature() read it: each map
+ * entry a key then a value, each input's Feature one list, an int64
+ * list one packed chunk, no input twice.  Returns 1 with f[0 .. sq_ninputs())
  * filled (values owned by the converter, valid until the next call),
  * 0 when the record is in another form or malformed (decode it in full
  * instead; nothing is lost), -1 with errno ENOMEM.
@@ -226,7 +230,7 @@ int		 sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n);
 /*
  * The size of 'row' as a serialized Example, byte for byte what
  * ex_encode_int64_lists() makes of the same row given to emit; fills
- * row->psz.
+ * row->sz and row->fsz.
  * sq_brow_put() writes it to dst.  Both only read 'c', and may run in
  * another thread than the one pushing records.
  */

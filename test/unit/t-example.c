@@ -624,6 +624,86 @@ test_canonical_random(void)
 	buf_free(&one);
 }
 
+/*
+ * What ex_canonical_find() takes beyond the order ex_encode() writes
+ * (keys in any order, several Features messages) and what it leaves to
+ * the decoder (a wanted key twice), and the Features that
+ * ex_canonical_feature() reads.
+ */
+static void
+test_canonical_forms(void)
+{
+	/* y: int64 [1, 2, 300] before x: float [1.0] */
+	static const uint8_t ent_y[] = { 0x0a, 0x0d, 0x0a, 0x01, 'y', 0x12,
+	    0x08, 0x1a, 0x06, 0x0a, 0x04, 0x01, 0x02, 0xac, 0x02 };
+	static const uint8_t ent_x[] = { 0x0a, 0x0d, 0x0a, 0x01, 'x', 0x12,
+	    0x08, 0x12, 0x06, 0x0a, 0x04, 0x00, 0x00, 0x80, 0x3f };
+	static const struct {
+		const char	*what;
+		uint8_t		 f[12];
+		size_t		 n;
+		int		 kind;
+		size_t		 off, len;	/* of the values in f */
+	} feats[] = {
+		{ "no list", { 0 }, 0, EX_NONE, 0, 0 },
+		{ "an empty int64 list", { 0x1a, 0x00 }, 2, EX_INT64, 2, 0 },
+		{ "an empty float list", { 0x12, 0x00 }, 2, EX_FLOAT, 2, 0 },
+		{ "two bytes values", { 0x0a, 0x05, 0x0a, 0x01, 'a', 0x0a,
+		    0x00 }, 7, EX_BYTES, 2, 5 },
+		{ "a bytes value of another field", { 0x0a, 0x03, 0x12, 0x01,
+		    'a' }, 5, -1, 0, 0 },
+		{ "a float chunk of 3 bytes", { 0x12, 0x05, 0x0a, 0x03, 1, 2,
+		    3 }, 7, -1, 0, 0 },
+		{ "two int64 chunks", { 0x1a, 0x06, 0x0a, 0x01, 0x05, 0x0a,
+		    0x01, 0x06 }, 8, -1, 0, 0 },
+		{ "an unknown field", { 0x22, 0x00 }, 2, -1, 0, 0 },
+		{ "a second list", { 0x1a, 0x00, 0x1a, 0x00 }, 4, -1, 0, 0 },
+		{ "a list past the end", { 0x1a, 0x05, 0x0a, 0x01 }, 4, -1, 0,
+		    0 },
+	};
+	struct ex_want want[2] = { { "x", 1, 0 }, { "y", 1, 0 } };
+	struct ex_span sp[2], v;
+	struct buf m = { 0 }, rec = { 0 };
+	const uint8_t *fv;
+	int64_t iv[4];
+	size_t i;
+
+	buf_append(&m, ent_y, sizeof ent_y);
+	buf_append(&m, ent_x, sizeof ent_x);
+	put_ld(&rec, 0x0a, m.p, m.len);
+	TEST(ex_canonical_find(rec.p, rec.len, 0, 2, want, sp) == 1 &&
+	    ex_canonical_floats(sp[0], &fv) == 1 && fv[3] == 0x3f &&
+	    ex_canonical_int64s(sp[1], iv, 4) == 3 && iv[2] == 300,
+	    "canonical find: keys out of order");
+	TEST(ex_canonical_feature(sp[1], &v) == EX_INT64 && v.n == 4 &&
+	    v.p == sp[1].p + 4, "canonical feature: the packed int64 values");
+	TEST(ex_canonical_feature(sp[0], &v) == EX_FLOAT && v.n == 4 &&
+	    v.p[3] == 0x3f, "canonical feature: the float values");
+	rec.len = 0;
+	put_ld(&rec, 0x0a, ent_y, sizeof ent_y);
+	put_ld(&rec, 0x0a, ent_x, sizeof ent_x);
+	TEST(ex_canonical_find(rec.p, rec.len, 0, 2, want, sp) == 1 &&
+	    sp[0].p != NULL && sp[1].p != NULL,
+	    "canonical find: two Features messages");
+	rec.len = 0;
+	put_ld(&rec, 0x0a, ent_y, sizeof ent_y);
+	put_ld(&rec, 0x0a, ent_y, sizeof ent_y);
+	TEST(ex_canonical_find(rec.p, rec.len, 0, 2, want, sp) == 0,
+	    "canonical find: a wanted key twice is the decoder's");
+	TEST(ex_canonical_find(rec.p, rec.len, 0, 1, want, sp) == 1 &&
+	    sp[0].p == NULL, "canonical find: another key twice is checked");
+	for (i = 0; i < sizeof feats / sizeof feats[0]; i++) {
+		struct ex_span f = { feats[i].f, feats[i].n };
+		int k = ex_canonical_feature(f, &v);
+
+		TEST(k == feats[i].kind && (k == -1 || (v.n == feats[i].len &&
+		    (v.n == 0 || v.p == feats[i].f + feats[i].off))),
+		    "canonical feature: %s", feats[i].what);
+	}
+	buf_free(&m);
+	buf_free(&rec);
+}
+
 static void
 put_varint(struct buf *o, uint64_t v)
 {
@@ -1242,6 +1322,7 @@ main(void)
 	test_lazy_steps();
 	test_float_steps_fast();
 	test_canonical_random();
+	test_canonical_forms();
 
 	buf_free(&out);
 	exb_free(&eb);
