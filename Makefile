@@ -67,10 +67,14 @@ lib: $(STATIC) $(SHARED) $(O)/recpipe.pc
 
 # Each object depends on the headers it includes, as the compiler lists
 # them (-MMD -MP: $(O)/.../x.d, read below); an object without its .d
-# (a tree built before) is made again.
+# (a tree built before) is made again.  The library's symbols are hidden
+# but for the declarations of the public headers, each between
+# "#pragma GCC visibility push(default)" and "pop": librecpipe.so exports
+# the installed API, lib/librecpipe.sym.  The tools and unit tests link
+# the archive, where hidden symbols still resolve.
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c -o $@ $<
 
 $(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)

@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* CRC of p[0..n), continuing from 'crc' (0 to start). */
 uint32_t	crc32c_extend(uint32_t crc, const void *p, size_t n);
@@ -46,6 +47,7 @@ crc32c_unmask(uint32_t m)
 	return (r >> 17) | (r << 15);
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum ex_kind {
 	EX_NONE,	/* a Feature with no kind set */
@@ -295,6 +296,7 @@ long		 ex_canonical_float_steps(struct ex_span fl, size_t w,
 size_t		 pb_varint_size(uint64_t v);
 uint8_t		*pb_put_varint(uint8_t *q, uint64_t v);	/* returns the end */
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum rec_comp {
 	REC_AUTO,	/* reader: sniff (gzip magic, zlib header, else none) */
@@ -188,6 +189,7 @@ int		 rec_writer_close(struct rec_writer *w);
 void		 rec_frame_header(uint8_t out[12], uint64_t n);
 uint32_t	 rec_frame_footer(const void *p, size_t n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum sq_kind {
 	SQ_ENCDEC,
@@ -345,6 +346,7 @@ uint64_t	 sq_electra_rows(const struct sq_electra *e);
 void		 sq_electra_tokens(const struct sq_electra *e, uint64_t *in,
 		    uint64_t *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
