@@ -40,8 +40,8 @@ LIB_HDR   := $(sort $(wildcard lib/*.h))
 # The installed API, as <recpipe/NAME.h>; the other headers of lib/ are
 # internal to the library and the tools.
 PUBLIC_HDR := $(addprefix lib/,batch.h buf.h crc32c.h example.h exjson.h \
-	fairseq_dict.h manifest.h mmidx.h record.h rng.h seqio.h subword.h \
-	version.h wordpiece.h)
+	fairseq_dict.h manifest.h mmidx.h record.h seqio.h subword.h version.h \
+	wordpiece.h)
 LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_SRC   := $(filter-out cmd/common.c,$(sort $(wildcard cmd/*.c)))
 TOOLS     := $(CMD_SRC:cmd/%.c=%)

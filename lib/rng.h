@@ -11,7 +11,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#pragma GCC visibility push(default)
 
 struct rng {
 	uint64_t	s[4];
@@ -28,7 +27,6 @@ uint64_t	rng_below(struct rng *r, uint64_t n);
 /* An integer in [lo, hi] (both included); lo when hi <= lo. */
 int64_t		rng_range(struct rng *r, int64_t lo, int64_t hi);
 
-#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -18,8 +18,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rng.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -12,7 +12,6 @@
 #include <recpipe/manifest.h>
 #include <recpipe/mmidx.h>
 #include <recpipe/record.h>
-#include <recpipe/rng.h>
 #include <recpipe/seqio.h>
 #include <recpipe/subword.h>
 #include <recpipe/version.h>
@@ -34,7 +33,6 @@ static const void *const linked[] = {
 	reinterpret_cast<const void *>(&mf_dtype_parse),
 	reinterpret_cast<const void *>(&mmidx_dtype_parse),
 	reinterpret_cast<const void *>(&rec_reader_open),
-	reinterpret_cast<const void *>(&rng_seed),
 	reinterpret_cast<const void *>(&sq_kind_parse),
 	reinterpret_cast<const void *>(&sw_strip),
 	reinterpret_cast<const void *>(&wp_vocab_parse),
