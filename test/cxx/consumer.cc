@@ -26,7 +26,7 @@
 static const void *const linked[] = {
 	reinterpret_cast<const void *>(&batch_by_size),
 	reinterpret_cast<const void *>(&buf_append),
-	reinterpret_cast<const void *>(&crc32c),
+	reinterpret_cast<const void *>(&crc32c_value),
 	reinterpret_cast<const void *>(&ex_decode),
 	reinterpret_cast<const void *>(&exjson_write),
 	reinterpret_cast<const void *>(&fqd_next_word),
