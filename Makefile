@@ -59,7 +59,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 .DELETE_ON_ERROR:
 .SECONDARY: $(CMD_SRC:cmd/%.c=$(O)/cmd/%.o) $(O)/cmd/common.o
 .PHONY: FORCE all lib unit static check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
-	install uninstall clean manlint test-unit test-bats test-install
+	install uninstall clean manlint symbols test-unit test-bats test-install
 
 all: lib $(BINS)
 
@@ -164,9 +164,15 @@ test-bats: all
 
 # Install into a scratch DESTDIR and build programs against it as a user
 # of the library would: a C++ one through pkg-config, and the worked
-# example of librecpipe(3).
+# example of librecpipe(3); the installed library must export exactly
+# the names of lib/librecpipe.sym.
 test-install: all
 	scripts/test-install $(O)
+
+# Write lib/librecpipe.sym again from the library just built, after a
+# deliberate change to the public API; commit it with the change.
+symbols: lib
+	scripts/test-install -u $(O)
 
 manlint:
 	@scripts/manlint $(MANS)
