@@ -40,8 +40,8 @@ LIB_HDR   := $(sort $(wildcard lib/*.h))
 # The installed API, as <recpipe/NAME.h>; the other headers of lib/ are
 # internal to the library and the tools.
 PUBLIC_HDR := $(addprefix lib/,batch.h buf.h crc32c.h example.h exjson.h \
-	fairseq_dict.h manifest.h mmidx.h record.h rng.h seqio.h subword.h \
-	version.h wordpiece.h)
+	fairseq_dict.h manifest.h mmidx.h record.h seqio.h subword.h version.h \
+	wordpiece.h)
 LIB_OBJ   := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_SRC   := $(filter-out cmd/common.c,$(sort $(wildcard cmd/*.c)))
 TOOLS     := $(CMD_SRC:cmd/%.c=%)
@@ -59,7 +59,7 @@ SHARED    = $(O)/lib/librecpipe.so.$(VERSION)
 .DELETE_ON_ERROR:
 .SECONDARY: $(CMD_SRC:cmd/%.c=$(O)/cmd/%.o) $(O)/cmd/common.o
 .PHONY: FORCE all lib unit static check check-build check-cluster check-deps deps demo fuzz fuzz-run bench \
-	install uninstall clean manlint test-unit test-bats test-install
+	install uninstall clean manlint symbols test-unit test-bats test-install
 
 all: lib $(BINS)
 
@@ -67,10 +67,14 @@ lib: $(STATIC) $(SHARED) $(O)/recpipe.pc
 
 # Each object depends on the headers it includes, as the compiler lists
 # them (-MMD -MP: $(O)/.../x.d, read below); an object without its .d
-# (a tree built before) is made again.
+# (a tree built before) is made again.  The library's symbols are hidden
+# but for the declarations of the public headers, each between
+# "#pragma GCC visibility push(default)" and "pop": librecpipe.so exports
+# the installed API, lib/librecpipe.sym.  The tools and unit tests link
+# the archive, where hidden symbols still resolve.
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -fvisibility=hidden -MMD -MP -c -o $@ $<
 
 $(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)
@@ -160,9 +164,15 @@ test-bats: all
 
 # Install into a scratch DESTDIR and build programs against it as a user
 # of the library would: a C++ one through pkg-config, and the worked
-# example of librecpipe(3).
+# example of librecpipe(3); the installed library must export exactly
+# the names of lib/librecpipe.sym.
 test-install: all
 	scripts/test-install $(O)
+
+# Write lib/librecpipe.sym again from the library just built, after a
+# deliberate change to the public API; commit it with the change.
+symbols: lib
+	scripts/test-install -u $(O)
 
 manlint:
 	@scripts/manlint $(MANS)

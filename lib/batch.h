@@ -36,6 +36,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define BATCH_ERRMAX	256
 
@@ -376,6 +377,7 @@ void		batch_set_word_limit(uint64_t n);
 void		batch_plan_filtered(const struct batch_plan *p, uint64_t i,
 		    uint64_t *virt, struct batch_item *item);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 struct buf {
 	uint8_t	*p;	/* owned; NULL until the first growth */
@@ -63,6 +64,7 @@ put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -274,7 +274,7 @@ crc32c_extend(uint32_t crc, const void *p, size_t n)
 }
 
 uint32_t
-crc32c(const void *p, size_t n)
+crc32c_value(const void *p, size_t n)
 {
 	return crc32c_extend(0, p, n);
 }

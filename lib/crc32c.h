@@ -12,17 +12,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* CRC of p[0..n), continuing from 'crc' (0 to start). */
 uint32_t	crc32c_extend(uint32_t crc, const void *p, size_t n);
-uint32_t	crc32c(const void *p, size_t n);
-/* crc32c(p, 8), the short way (a TFRecord's length). */
+uint32_t	crc32c_value(const void *p, size_t n);
+/* crc32c_value(p, 8), the short way (a TFRecord's length). */
 uint32_t	crc32c_8(const void *p);
 /* The same through the portable path only (for tests and benchmarks). */
 uint32_t	crc32c_sw(uint32_t crc, const void *p, size_t n);
 /*
- * The CRC of A then B from a = crc32c(A), b = crc32c(B) and B's length,
- * without reading either.  crc32c_zeros(len) is the operator for a
+ * The CRC of A then B from a = crc32c_value(A), b = crc32c_value(B)
+ * and B's length, without reading either.  crc32c_zeros(len) is the operator for a
  * length, for a caller that joins many pieces of one length:
  * crc32c_combine(a, b, len) == crc32c_combine_op(a, b, crc32c_zeros(len)).
  */
@@ -46,6 +47,7 @@ crc32c_unmask(uint32_t m)
 	return (r >> 17) | (r << 15);
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

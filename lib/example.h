@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /*
  * Varints and length-delimited fields, for every module that reads or
@@ -666,6 +667,7 @@ ex_entry_head(uint8_t *q, const struct ex_entry *e, const void *key,
 	return pb_put_ld(q + klen, 0x12, vsize);
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -101,6 +101,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* exjson_init() flags. */
 #define EXJSON_FLAT	0x01	/* write the flat form */
@@ -334,6 +335,7 @@ int		 exjson_put_string(struct buf *out, const uint8_t *p, size_t n);
  */
 int		 exjson_put_name(struct buf *out, const uint8_t *p, size_t n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

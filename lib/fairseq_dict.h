@@ -52,6 +52,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define FQD_ERRMAX	256	/* size of an error message buffer */
 #define FQD_BOS		0
@@ -183,6 +184,7 @@ struct fqd	*fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX]);
 long		 fqd_encode_line(struct fqd *d, const uint8_t *p, size_t n,
 		    uint32_t **ids, size_t *cap, size_t *nunk, size_t *bad);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -1383,7 +1383,7 @@ struct ld_tv {
 	size_t		 n;
 	void		*v;	/* n floats or n cells, by dtype (esz()) */
 	size_t		 cap;	/* bytes at v, kept when an element is reused */
-	int		 has_crc;	/* float32: crc is crc32c() of the values */
+	int		 has_crc;	/* float32: crc is crc32c_value(values) */
 	uint32_t	 crc;
 };
 
@@ -3114,7 +3114,7 @@ elem_crc(const struct loader *l, struct ld_elem *e)
 		struct ld_tv *t = &e->tv[i];
 
 		if (t->dtype == MF_FLOAT32) {
-			t->crc = crc32c(t->v, 4 * t->n);
+			t->crc = crc32c_value(t->v, 4 * t->n);
 			t->has_crc = 1;
 		}
 	}

@@ -117,7 +117,7 @@ int		 ld_write_example(struct loader *l, struct buf *out);
  * (rec_writev()): its bytes are those of (*iov)[0..*n) in order, which
  * point into out (emptied first) and into the batch's own float32
  * values and padding, valid until the next ld_next(); *crc is their
- * crc32c(), mostly joined from CRCs the loader took as it made the
+ * crc32c_value(), mostly joined from CRCs the loader took as it made the
  * examples, so that the values need not be read again.
  */
 int		 ld_write_example_iov(struct loader *l, struct buf *out,

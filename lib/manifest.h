@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define MF_MAXRANK	8
 
@@ -148,6 +149,7 @@ int		 mf_infer_add(struct mf_infer *in, const struct example *ex,
 int		 mf_infer_write(const struct mf_infer *in, struct buf *out,
 		    char *err, size_t errlen);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum mmidx_layout {
 	MMIDX_AUTO,		/* reader: detect from the file size */
@@ -338,6 +339,7 @@ uint64_t	 mmidx_builder_tokens(const struct mmidx_builder *b);
 const char	*mmidx_builder_strerror(const struct mmidx_builder *b);
 size_t		 mmidx_builder_bad_token(const struct mmidx_builder *b);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

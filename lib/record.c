@@ -807,8 +807,9 @@ rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len)
 				if ((got = fill(r, (size_t)len + 16)) == -1)
 					return -1;
 				h = r->buf + r->pos;
-				if ((uint64_t)got == len + 16 && le32(h + 12 + len) ==
-				    crc32c_mask(crc32c(h + 12, (size_t)len)))
+				if ((uint64_t)got == len + 16 &&
+				    le32(h + 12 + len) == crc32c_mask(
+				    crc32c_value(h + 12, (size_t)len)))
 					break;
 			}
 		}
@@ -824,7 +825,7 @@ const char rec_data_crc_msg[] = "payload CRC mismatch";
 int
 rec_data_ok(const void *p, size_t n, uint32_t footer)
 {
-	return footer == crc32c_mask(crc32c(p, n));
+	return footer == crc32c_mask(crc32c_value(p, n));
 }
 
 uint64_t rec_index(const struct rec_reader *r) { return r->index; }
@@ -855,13 +856,13 @@ void
 rec_frame_header(uint8_t out[12], uint64_t n)
 {
 	put_le64(out, n);
-	put_le32(out + 8, crc32c_mask(crc32c(out, 8)));
+	put_le32(out + 8, crc32c_mask(crc32c_value(out, 8)));
 }
 
 uint32_t
 rec_frame_footer(const void *p, size_t n)
 {
-	return crc32c_mask(crc32c(p, n));
+	return crc32c_mask(crc32c_value(p, n));
 }
 
 static int

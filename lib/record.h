@@ -15,6 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum rec_comp {
 	REC_AUTO,	/* reader: sniff (gzip magic, zlib header, else none) */
@@ -162,7 +163,7 @@ int		 rec_write(struct rec_writer *w, const void *p, size_t n);
  * Write one record whose payload is the n pieces at iov, in order: the
  * same bytes as rec_write() of their concatenation, without joining
  * them first (a large uncompressed record goes out with writev()).
- * 'crc', unless NULL, is the crc32c() of the payload, which the caller
+ * 'crc', unless NULL, is the crc32c_value() of the payload, which the caller
  * knows (crc32c_combine()): the pieces are then not read for it.
  */
 int		 rec_writev(struct rec_writer *w, const struct iovec *iov,
@@ -188,6 +189,7 @@ int		 rec_writer_close(struct rec_writer *w);
 void		 rec_frame_header(uint8_t out[12], uint64_t n);
 uint32_t	 rec_frame_footer(const void *p, size_t n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -19,11 +19,11 @@
 #include <stdint.h>
 
 #include "example.h"
-#include "rng.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum sq_kind {
 	SQ_ENCDEC,
@@ -349,6 +349,7 @@ uint64_t	 sq_electra_rows(const struct sq_electra *e);
 void		 sq_electra_tokens(const struct sq_electra *e, uint64_t *in,
 		    uint64_t *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 struct sw_err {
 	uint64_t	 line;		/* 1-based line at fault, 0 if none */
@@ -250,6 +251,7 @@ struct sw_vocab	*sw_build(const struct sw_counts *c, int64_t min_count,
 struct sw_vocab	*sw_build_to_target(const struct sw_counts *c, size_t target,
 		    const struct sw_build_opts *o);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define RECPIPE_VERSION_MAJOR	0
 #define RECPIPE_VERSION_MINOR	1
@@ -18,6 +19,7 @@ extern "C" {
 /* The version string of the library linked in, as RECPIPE_VERSION. */
 const char	*recpipe_version(void);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

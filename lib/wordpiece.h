@@ -34,6 +34,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define WP_ERRMAX	256	/* size of an error message buffer */
 #define WP_MAX_WORD	200	/* max_input_chars_per_word, in code points */
@@ -149,6 +150,7 @@ long		 wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
 int		 wp_is_cjk(uint32_t cp);
 int		 wp_is_punct(uint32_t cp);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -12,7 +12,6 @@
 #include <recpipe/manifest.h>
 #include <recpipe/mmidx.h>
 #include <recpipe/record.h>
-#include <recpipe/rng.h>
 #include <recpipe/seqio.h>
 #include <recpipe/subword.h>
 #include <recpipe/version.h>
@@ -27,14 +26,13 @@
 static const void *const linked[] = {
 	reinterpret_cast<const void *>(&batch_by_size),
 	reinterpret_cast<const void *>(&buf_append),
-	reinterpret_cast<const void *>(&crc32c),
+	reinterpret_cast<const void *>(&crc32c_value),
 	reinterpret_cast<const void *>(&ex_decode),
 	reinterpret_cast<const void *>(&exjson_write),
 	reinterpret_cast<const void *>(&fqd_next_word),
 	reinterpret_cast<const void *>(&mf_dtype_parse),
 	reinterpret_cast<const void *>(&mmidx_dtype_parse),
 	reinterpret_cast<const void *>(&rec_reader_open),
-	reinterpret_cast<const void *>(&rng_seed),
 	reinterpret_cast<const void *>(&sq_kind_parse),
 	reinterpret_cast<const void *>(&sw_strip),
 	reinterpret_cast<const void *>(&wp_vocab_parse),

@@ -111,7 +111,7 @@ write_sizes(enum rec_comp c, int inplace, size_t extra)
 			struct iovec v[6];
 			size_t cut[5] = { 0, sizes[i] / 7, sizes[i] / 7,
 			    sizes[i] / 2, sizes[i] - sizes[i] / 9 };
-			uint32_t crc = crc32c(p, sizes[i]);
+			uint32_t crc = crc32c_value(p, sizes[i]);
 
 			for (j = 0; j < 5; j++)
 				v[j] = (struct iovec){ p + cut[j], (j < 4 ?
