@@ -216,3 +216,14 @@ all_listed() {
 		grep -qw -- "$w" <<<"$2" || { echo "missing: $w"; return 1; }
 	done
 }
+
+# run_group GROUP: one group of the cases of $D/run_cases.py (a vector
+# set of subword-encode's: spm, bpe) through the tools under test; the
+# summary line says how many passed.
+run_group() {
+	run python3 "$D/run_cases.py" --group "$1" --show 3 \
+	    --tfr-cat "$RECPIPE_BIN/tfr-cat" "$RECPIPE_BIN/subword-encode"
+	echo "$output" | tail -20
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" pass "* || "$output" == *"pass ("* ]]
+}

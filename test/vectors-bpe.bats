@@ -10,15 +10,6 @@ setup() {
 	command -v python3 >/dev/null || skip "python3 not installed"
 }
 
-# Run one group of cases; the summary line says how many passed.
-run_group() {
-	run python3 "$D/run_cases.py" --group "$1" --show 3 \
-	    --tfr-cat "$RECPIPE_BIN/tfr-cat" "$RECPIPE_BIN/subword-encode"
-	echo "$output" | tail -20
-	[ "$status" -eq 0 ]
-	[[ "$output" == *" pass "* || "$output" == *"pass ("* ]]
-}
-
 @test "vectors-bpe: every encode case gives tiktoken's and encoder.py's ids" {
 	run_group encode
 }
