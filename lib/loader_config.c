@@ -189,8 +189,22 @@ objlist(struct jck *c, const json_t *o, const char *k, const json_t **out)
 	return 0;
 }
 
+/*
+ * The configuration is read one group of keys at a time, in the order
+ * of cfg_groups[] below, which is also the order in which its faults
+ * are found and reported.  Each group leaves the key path as it found
+ * it, unless it fails; what later groups need of earlier ones is in
+ * struct cfg_read.
+ */
+struct cfg_read {
+	const json_t	*o;		/* the configuration object */
+	int		 multi;		/* multi_load */
+	const json_t	*prim, *sec, *steps;	/* lists of objects, or NULL */
+};
+
+/* The keys there may be, and "type": the loader. */
 static int
-parse_config(struct ld_config *cf, struct jck *c)
+cfg_type(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
 {
 	static const char *const keys[] = { "type", "name", "dataset",
 	    "target_batch_size", "drop_remainder", "epochs",
@@ -202,21 +216,10 @@ parse_config(struct ld_config *cf, struct jck *c)
 	    "num_interleave_in_buffer_elements", "primary_features",
 	    "secondary_features", "processing_steps", "padding", "multi_load",
 	    "normalization", "min_window", "max_window", "stride", NULL };
-	static const char *const pkeys[] = { "from_name", "to_name", NULL };
-	static const char *const skeys[] = { "to_name", "type", "args", NULL };
-	static const char *const sakeys[] = { "shape", "dtype", "value", NULL };
-	static const char *const stkeys[] = { "tensor", "type", "args", NULL };
-	static const char *const padkeys[] = { "tensor", "shape", "value", NULL };
-	static const char *const normkeys[] = { "tensor", "axis", NULL };
-	const json_t *o = cf->root, *ep, *prim, *sec, *steps, *pad, *e, *j;
-	const char *type, *name, *s;
-	int64_t v;
-	int b, multi = 0;
-	size_t i, old, o2;
+	const char *type;
 
-	if (!json_is_object(o))
-		return jck_fail(c, "expected a JSON object");
-	if (jck_keys(c, o, keys) == -1 || jck_str(c, o, "type", 1, &type) == -1)
+	if (jck_keys(c, rd->o, keys) == -1 ||
+	    jck_str(c, rd->o, "type", 1, &type) == -1)
 		return -1;
 	if (strcmp(type, "independent") == 0)
 		cf->type = LD_INDEPENDENT;
@@ -229,12 +232,29 @@ parse_config(struct ld_config *cf, struct jck *c)
 		return jck_fail(c, "unknown loader type '%s' (expected "
 		    "independent, continuous_sequence or discrete_sequence)", type);
 	}
-	if ((cf->dataset = json_object_get(o, "dataset")) == NULL)
+	return 0;
+}
+
+/* "dataset": an object, read later by ld_dataset_json(). */
+static int
+cfg_dataset(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	if ((cf->dataset = json_object_get(rd->o, "dataset")) == NULL)
 		return jck_fail(c, "missing required key 'dataset'");
 	if (!json_is_object(cf->dataset)) {
 		jck_key(c, "dataset");
 		return jck_fail(c, "expected an object");
 	}
+	return 0;
+}
+
+/* "name", the batch size, "drop_remainder" and "epochs" (null: endless). */
+static int
+cfg_batching(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	const json_t *o = rd->o, *ep;
+	const char *name;
+
 	if (jck_str(c, o, "name", 1, &name) == -1 ||
 	    jck_int(c, o, "target_batch_size", 1, 1, &cf->batch) == -1 ||
 	    jck_bool(c, o, "drop_remainder", 1, &cf->drop) == -1)
@@ -244,6 +264,17 @@ parse_config(struct ld_config *cf, struct jck *c)
 	cf->epochs = -1;
 	if (!json_is_null(ep) && jck_int(c, o, "epochs", 1, 0, &cf->epochs) == -1)
 		return -1;
+	return 0;
+}
+
+/* How the files are read: the performance knobs, shuffling, multi_load. */
+static int
+cfg_reading(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	const json_t *o = rd->o;
+	int64_t v;
+	int b;
+
 	/* performance knobs: checked, never change the output */
 	if (jck_int(c, o, "num_parallel_reads", 0, 1, &v) == -1 ||
 	    jck_int(c, o, "num_parallel_parses", 0, 1, &v) == -1 ||
@@ -253,7 +284,7 @@ parse_config(struct ld_config *cf, struct jck *c)
 	    jck_int(c, o, "num_interleave_out_buffer_elements", 0, 1, &v) == -1 ||
 	    jck_int(c, o, "num_interleave_in_buffer_elements", 0, 1, &v) == -1 ||
 	    jck_bool(c, o, "shuffle", 0, &cf->shuffle) == -1 ||
-	    jck_bool(c, o, "multi_load", 0, &multi) == -1)
+	    jck_bool(c, o, "multi_load", 0, &rd->multi) == -1)
 		return -1;
 	cf->nshuf = cf->nfshuf = cf->nmix = 1;
 	if (jck_int(c, o, "num_shuffle_buffer_elements", cf->shuffle, 1,
@@ -262,56 +293,83 @@ parse_config(struct ld_config *cf, struct jck *c)
 	    &cf->nfshuf) == -1 ||
 	    jck_int(c, o, "num_mix_files", cf->shuffle, 1, &cf->nmix) == -1)
 		return -1;
-	if (multi && cf->type != LD_INDEPENDENT) {
+	if (rd->multi && cf->type != LD_INDEPENDENT) {
 		jck_key(c, "multi_load");
 		return jck_fail(c, "only the independent loader loads in batches");
 	}
+	return 0;
+}
+
+/* The sequence loaders' windows; the independent loader has none. */
+static int
+cfg_windows(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	const json_t *o = rd->o, *j;
+
 	if (cf->type == LD_INDEPENDENT) {
 		static const char *const wk[] = { "min_window", "max_window",
 		    "stride" };
 
-		for (i = 0; i < 3; i++)
+		for (size_t i = 0; i < 3; i++)
 			if (json_object_get(o, wk[i]) != NULL) {
 				jck_key(c, wk[i]);
 				return jck_fail(c, "only for the sequence loaders");
 			}
-	} else {
-		if (jck_int(c, o, "min_window", 1, 1, &cf->minw) == -1 ||
-		    jck_int(c, o, "max_window", 1, 1, &cf->maxw) == -1)
-			return -1;
-		if (cf->maxw < cf->minw) {
-			jck_key(c, "max_window");
-			return jck_fail(c, "%" PRId64 " is below min_window %"
-			    PRId64, cf->maxw, cf->minw);
-		}
-		cf->stride = -1;
-		j = json_object_get(o, "stride");
-		if (cf->type == LD_DISCRETE && j != NULL) {
-			jck_key(c, "stride");
-			return jck_fail(c, "only for continuous_sequence");
-		}
-		if (j != NULL && !json_is_null(j) &&
-		    jck_int(c, o, "stride", 1, 1, &cf->stride) == -1)
-			return -1;
+		return 0;
 	}
-
-	/* tensors: primaries, then secondaries */
-	if (objlist(c, o, "primary_features", &prim) == -1 ||
-	    objlist(c, o, "secondary_features", &sec) == -1 ||
-	    objlist(c, o, "processing_steps", &steps) == -1)
+	if (jck_int(c, o, "min_window", 1, 1, &cf->minw) == -1 ||
+	    jck_int(c, o, "max_window", 1, 1, &cf->maxw) == -1)
 		return -1;
-	if (prim == NULL)
+	if (cf->maxw < cf->minw) {
+		jck_key(c, "max_window");
+		return jck_fail(c, "%" PRId64 " is below min_window %" PRId64,
+		    cf->maxw, cf->minw);
+	}
+	cf->stride = -1;
+	j = json_object_get(o, "stride");
+	if (cf->type == LD_DISCRETE && j != NULL) {
+		jck_key(c, "stride");
+		return jck_fail(c, "only for continuous_sequence");
+	}
+	if (j != NULL && !json_is_null(j) &&
+	    jck_int(c, o, "stride", 1, 1, &cf->stride) == -1)
+		return -1;
+	return 0;
+}
+
+/* The tensors: the three lists are checked before any of their items. */
+static int
+cfg_tensor_lists(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	(void)cf;
+	if (objlist(c, rd->o, "primary_features", &rd->prim) == -1 ||
+	    objlist(c, rd->o, "secondary_features", &rd->sec) == -1 ||
+	    objlist(c, rd->o, "processing_steps", &rd->steps) == -1)
+		return -1;
+	return 0;
+}
+
+/* "primary_features": tensors read from the records' features. */
+static int
+cfg_primaries(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	static const char *const pkeys[] = { "from_name", "to_name", NULL };
+	const json_t *e;
+	const char *s;
+	size_t i, old, o2;
+
+	if (rd->prim == NULL)
 		return jck_fail(c, "missing required key 'primary_features'");
-	if (json_array_size(prim) == 0) {
+	if (json_array_size(rd->prim) == 0) {
 		jck_key(c, "primary_features");
 		return jck_fail(c, "no primary features");
 	}
-	cf->nprim = json_array_size(prim);
-	cf->t = calloc(cf->nprim + json_array_size(sec) + 1, sizeof *cf->t);
+	cf->nprim = json_array_size(rd->prim);
+	cf->t = calloc(cf->nprim + json_array_size(rd->sec) + 1, sizeof *cf->t);
 	if (cf->t == NULL)
 		return -1;
 	old = jck_key(c, "primary_features");
-	json_array_foreach(prim, i, e) {
+	json_array_foreach(rd->prim, i, e) {
 		struct ld_tspec *t = &cf->t[i];
 
 		o2 = jck_index(c, i);
@@ -330,69 +388,93 @@ parse_config(struct ld_config *cf, struct jck *c)
 		jck_up(c, o2);
 	}
 	jck_up(c, old);
+	return 0;
+}
+
+/* One of "secondary_features" (the path at it) into t: ones or const. */
+static int
+cfg_secondary(struct ld_config *cf, struct jck *c, const json_t *e,
+    struct ld_tspec *t)
+{
+	static const char *const skeys[] = { "to_name", "type", "args", NULL };
+	static const char *const sakeys[] = { "shape", "dtype", "value", NULL };
+	const json_t *args, *sh;
+	const char *s, *type;
+
+	if (jck_keys(c, e, skeys) == -1 ||
+	    jck_str(c, e, "to_name", 1, &s) == -1 ||
+	    jck_str(c, e, "type", 1, &type) == -1)
+		return -1;
+	if (tindex(cf, s) >= 0) {
+		jck_key(c, "to_name");
+		return jck_fail(c, "'%s' is already a tensor's name", s);
+	}
+	if (strcmp(type, "ones") == 0)
+		t->sec = 1;
+	else if (strcmp(type, "const") == 0)
+		t->sec = 2;
+	else {
+		jck_key(c, "type");
+		return jck_fail(c, "unknown secondary feature type '%s' "
+		    "(expected const or ones)", type);
+	}
+	args = json_object_get(e, "args");
+	jck_key(c, "args");
+	if (args == NULL || !json_is_object(args))
+		return jck_fail(c, "expected an object with shape and dtype");
+	if (jck_keys(c, args, sakeys) == -1 ||
+	    jck_str(c, args, "dtype", 1, &s) == -1)
+		return -1;
+	t->shape_ref = t->dtype_ref = -1;
+	if ((t->dtype_ref = tindex(cf, s)) >= 0 &&
+	    (size_t)t->dtype_ref >= cf->nprim)
+		t->dtype_ref = -1;
+	if (t->dtype_ref < 0) {
+		int d = mf_dtype_parse(s);
+
+		if (d < 0) {
+			jck_key(c, "dtype");
+			return jck_fail(c, "'%s' is neither a dtype nor a "
+			    "primary feature", s);
+		}
+		t->dtype = (enum mf_dtype)d;
+	}
+	if ((sh = json_object_get(args, "shape")) == NULL)
+		return jck_fail(c, "missing required key 'shape'");
+	if (json_is_string(sh)) {
+		t->shape_ref = tindex(cf, json_string_value(sh));
+		if (t->shape_ref < 0 || (size_t)t->shape_ref >= cf->nprim) {
+			jck_key(c, "shape");
+			return jck_fail(c, "'%s' is not a primary feature",
+			    json_string_value(sh));
+		}
+	} else if (jck_shape(c, args, "shape", 1, 0, t->sshape, MF_MAXRANK,
+	    &t->srank, &t->snelem) == -1)
+		return -1;
+	t->value = json_object_get(args, "value");
+	if (t->sec == 1 && t->value != NULL) {
+		jck_key(c, "value");
+		return jck_fail(c, "'ones' takes no value");
+	}
+	return 0;
+}
+
+/* "secondary_features": tensors made up, after the primaries. */
+static int
+cfg_secondaries(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	const json_t *e;
+	size_t i, old, o2;
+
 	old = jck_key(c, "secondary_features");
-	json_array_foreach(sec, i, e) {
+	json_array_foreach(rd->sec, i, e) {
 		struct ld_tspec *t = &cf->t[cf->nt];
-		const json_t *args, *sh;
 
 		o2 = jck_index(c, i);
-		if (multi)
+		if (rd->multi)
 			return jck_fail(c, "not with multi_load");
-		if (jck_keys(c, e, skeys) == -1 ||
-		    jck_str(c, e, "to_name", 1, &s) == -1 ||
-		    jck_str(c, e, "type", 1, &type) == -1)
+		if (cfg_secondary(cf, c, e, t) == -1)
 			return -1;
-		if (tindex(cf, s) >= 0) {
-			jck_key(c, "to_name");
-			return jck_fail(c, "'%s' is already a tensor's name", s);
-		}
-		if (strcmp(type, "ones") == 0)
-			t->sec = 1;
-		else if (strcmp(type, "const") == 0)
-			t->sec = 2;
-		else {
-			jck_key(c, "type");
-			return jck_fail(c, "unknown secondary feature type '%s' "
-			    "(expected const or ones)", type);
-		}
-		args = json_object_get(e, "args");
-		jck_key(c, "args");
-		if (args == NULL || !json_is_object(args))
-			return jck_fail(c, "expected an object with shape and dtype");
-		if (jck_keys(c, args, sakeys) == -1 ||
-		    jck_str(c, args, "dtype", 1, &s) == -1)
-			return -1;
-		t->shape_ref = t->dtype_ref = -1;
-		if ((t->dtype_ref = tindex(cf, s)) >= 0 &&
-		    (size_t)t->dtype_ref >= cf->nprim)
-			t->dtype_ref = -1;
-		if (t->dtype_ref < 0) {
-			int d = mf_dtype_parse(s);
-
-			if (d < 0) {
-				jck_key(c, "dtype");
-				return jck_fail(c, "'%s' is neither a dtype nor a "
-				    "primary feature", s);
-			}
-			t->dtype = (enum mf_dtype)d;
-		}
-		if ((sh = json_object_get(args, "shape")) == NULL)
-			return jck_fail(c, "missing required key 'shape'");
-		if (json_is_string(sh)) {
-			t->shape_ref = tindex(cf, json_string_value(sh));
-			if (t->shape_ref < 0 || (size_t)t->shape_ref >= cf->nprim) {
-				jck_key(c, "shape");
-				return jck_fail(c, "'%s' is not a primary feature",
-				    json_string_value(sh));
-			}
-		} else if (jck_shape(c, args, "shape", 1, 0, t->sshape,
-		    MF_MAXRANK, &t->srank, &t->snelem) == -1)
-			return -1;
-		t->value = json_object_get(args, "value");
-		if (t->sec == 1 && t->value != NULL) {
-			jck_key(c, "value");
-			return jck_fail(c, "'ones' takes no value");
-		}
 		jck_up(c, o2);
 		if (set_names(t, json_string_value(json_object_get(e,
 		    "to_name"))) == -1)
@@ -400,94 +482,146 @@ parse_config(struct ld_config *cf, struct jck *c)
 		cf->nt++;
 	}
 	jck_up(c, old);
+	return 0;
+}
+
+/* The args of each processing step (the path at "args"); -1 on a fault. */
+static int
+step_slice(struct jck *c, const json_t *args, struct ld_step *st)
+{
+	static const char *const slk[] = { "slice", NULL };
+	const char *s;
+
+	if (jck_keys(c, args, slk) == -1 ||
+	    jck_str(c, args, "slice", 1, &s) == -1)
+		return -1;
+	jck_key(c, "slice");
+	return parse_slice(c, s, st);
+}
+
+static int
+step_onehot(struct jck *c, const json_t *args, struct ld_step *st)
+{
+	static const char *const ohk[] = { "depth", "dtype", NULL };
+	const char *s = "float32";
+
+	if (jck_keys(c, args, ohk) == -1 ||
+	    jck_int(c, args, "depth", 1, 0, &st->depth) == -1 ||
+	    jck_str(c, args, "dtype", 0, &s) == -1)
+		return -1;
+	if (mf_dtype_parse(s) < 0 || mf_dtype_parse(s) == MF_STRING) {
+		jck_key(c, "dtype");
+		return jck_fail(c, "'%s' is not a numeric dtype", s);
+	}
+	st->dtype = (enum mf_dtype)mf_dtype_parse(s);
+	if ((uint64_t)st->depth > LD_MAX_BYTES / esz(st->dtype)) {
+		jck_key(c, "depth");
+		return jck_fail(c, "one value of depth %" PRId64 " takes %"
+		    PRIu64 " bytes as %s, more than the %" PRIu64
+		    " a tensor of a batch may take", st->depth,
+		    (uint64_t)st->depth * esz(st->dtype),
+		    mf_dtype_name(st->dtype), LD_MAX_BYTES);
+	}
+	return 0;
+}
+
+static int
+step_reshape(struct jck *c, const json_t *args, struct ld_step *st)
+{
+	static const char *const rsk[] = { "shape", NULL };
+
+	if (jck_keys(c, args, rsk) == -1 ||
+	    jck_shape(c, args, "shape", 1, 1, st->shape, LD_MAXRANK - 1,
+	    &st->rank, &st->nelem) == -1)
+		return -1;
+	return 0;
+}
+
+static const struct {
+	const char	*name;
+	int		 type;
+	int		(*args)(struct jck *, const json_t *, struct ld_step *);
+} step_types[] = {
+	{ "slice", STEP_SLICE, step_slice },
+	{ "onehot", STEP_ONEHOT, step_onehot },
+	{ "reshape", STEP_RESHAPE, step_reshape },
+};
+
+/* One of "processing_steps" (the path at it, o2 its length) into st. */
+static int
+cfg_step(struct ld_config *cf, struct jck *c, const json_t *e,
+    struct ld_step *st, size_t o2)
+{
+	static const char *const stkeys[] = { "tensor", "type", "args", NULL };
+	const json_t *args;
+	const char *s, *type;
+	size_t k, nk = sizeof step_types / sizeof step_types[0];
+	ssize_t ti;
+	int r;
+
+	if (jck_keys(c, e, stkeys) == -1 ||
+	    jck_str(c, e, "tensor", 1, &s) == -1 ||
+	    jck_str(c, e, "type", 1, &type) == -1)
+		return -1;
+	if ((ti = tindex(cf, s)) < 0) {
+		jck_key(c, "tensor");
+		return jck_fail(c, "no tensor is named '%s'", s);
+	}
+	st->tensor = (size_t)ti;
+	args = json_object_get(e, "args");
+	jck_key(c, "args");
+	if (args != NULL && !json_is_object(args))
+		return jck_fail(c, "expected an object");
+	for (k = 0; k < nk && strcmp(type, step_types[k].name) != 0; k++)
+		;
+	if (k == nk) {
+		jck_up(c, o2);
+		jck_key(c, "type");
+		return jck_fail(c, "unknown processing step '%s' (expected "
+		    "slice, onehot or reshape)", type);
+	}
+	if (args == NULL)
+		args = json_object();	/* borrowed below only */
+	st->type = step_types[k].type;
+	r = step_types[k].args(c, args, st);
+	if (json_object_get(e, "args") == NULL)
+		json_decref((json_t *)args);
+	return r;
+}
+
+/* "processing_steps": slice, onehot or reshape, on a tensor each. */
+static int
+cfg_steps(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	const json_t *e;
+	size_t i, old, o2;
 
 	old = jck_key(c, "processing_steps");
-	if ((cf->step = calloc(json_array_size(steps) + 1, sizeof *cf->step)) == NULL)
+	if ((cf->step = calloc(json_array_size(rd->steps) + 1,
+	    sizeof *cf->step)) == NULL)
 		return -1;
-	json_array_foreach(steps, i, e) {
-		static const char *const slk[] = { "slice", NULL };
-		static const char *const ohk[] = { "depth", "dtype", NULL };
-		static const char *const rsk[] = { "shape", NULL };
+	json_array_foreach(rd->steps, i, e) {
 		struct ld_step *st = &cf->step[i];
-		const json_t *args;
-		ssize_t ti;
 
 		o2 = jck_index(c, i);
 		snprintf(st->path, sizeof st->path, "%s", c->path);
-		if (multi)
+		if (rd->multi)
 			return jck_fail(c, "not with multi_load");
-		if (jck_keys(c, e, stkeys) == -1 ||
-		    jck_str(c, e, "tensor", 1, &s) == -1 ||
-		    jck_str(c, e, "type", 1, &type) == -1)
+		if (cfg_step(cf, c, e, st, o2) == -1)
 			return -1;
-		if ((ti = tindex(cf, s)) < 0) {
-			jck_key(c, "tensor");
-			return jck_fail(c, "no tensor is named '%s'", s);
-		}
-		st->tensor = (size_t)ti;
-		args = json_object_get(e, "args");
-		jck_key(c, "args");
-		if (args != NULL && !json_is_object(args))
-			return jck_fail(c, "expected an object");
-		if (args == NULL)
-			args = json_object();	/* borrowed below only */
-		if (strcmp(type, "slice") == 0) {
-			st->type = STEP_SLICE;
-			if (jck_keys(c, args, slk) == -1 ||
-			    jck_str(c, args, "slice", 1, &s) == -1)
-				goto stepfail;
-			jck_key(c, "slice");
-			if (parse_slice(c, s, st) == -1)
-				goto stepfail;
-		} else if (strcmp(type, "onehot") == 0) {
-			st->type = STEP_ONEHOT;
-			s = "float32";
-			if (jck_keys(c, args, ohk) == -1 ||
-			    jck_int(c, args, "depth", 1, 0, &st->depth) == -1 ||
-			    jck_str(c, args, "dtype", 0, &s) == -1)
-				goto stepfail;
-			if (mf_dtype_parse(s) < 0 || mf_dtype_parse(s) == MF_STRING) {
-				jck_key(c, "dtype");
-				jck_fail(c, "'%s' is not a numeric dtype", s);
-				goto stepfail;
-			}
-			st->dtype = (enum mf_dtype)mf_dtype_parse(s);
-			if ((uint64_t)st->depth > LD_MAX_BYTES / esz(st->dtype)) {
-				jck_key(c, "depth");
-				jck_fail(c, "one value of depth %" PRId64 " takes %"
-				    PRIu64 " bytes as %s, more than the %" PRIu64
-				    " a tensor of a batch may take", st->depth,
-				    (uint64_t)st->depth * esz(st->dtype),
-				    mf_dtype_name(st->dtype), LD_MAX_BYTES);
-				goto stepfail;
-			}
-		} else if (strcmp(type, "reshape") == 0) {
-			st->type = STEP_RESHAPE;
-			if (jck_keys(c, args, rsk) == -1 ||
-			    jck_shape(c, args, "shape", 1, 1, st->shape,
-			    LD_MAXRANK - 1, &st->rank, &st->nelem) == -1)
-				goto stepfail;
-		} else {
-			jck_up(c, o2);
-			jck_key(c, "type");
-			jck_fail(c, "unknown processing step '%s' (expected "
-			    "slice, onehot or reshape)", type);
-			goto stepfail;
-		}
-		if (json_object_get(e, "args") == NULL)
-			json_decref((json_t *)args);
 		cf->nstep++;
 		jck_up(c, o2);
-		continue;
-stepfail:
-		if (json_object_get(e, "args") == NULL)
-			json_decref((json_t *)args);
-		return -1;
 	}
 	jck_up(c, old);
+	return 0;
+}
 
-	/* the records output adds <name>_shape and <name>_boundaries[_shape] */
-	for (i = 0; i < cf->nt; i++)
+/* The records output adds <name>_shape and <name>_boundaries[_shape]. */
+static int
+cfg_output_names(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	(void)rd;
+	for (size_t i = 0; i < cf->nt; i++)
 		for (size_t k = 0; k < cf->nt; k++)
 			if (strcmp(cf->t[i].name, cf->t[k].shape_name) == 0 ||
 			    strcmp(cf->t[i].name, cf->t[k].bnd_name) == 0 ||
@@ -500,13 +634,23 @@ stepfail:
 				    "gives to a feature of '%s'", cf->t[i].name,
 				    cf->t[k].name);
 			}
+	return 0;
+}
 
-	/* padding: true, false or a list of objects */
-	pad = json_object_get(o, "padding");
+/* "padding": true, false or a list of objects. */
+static int
+cfg_padding(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	static const char *const padkeys[] = { "tensor", "shape", "value", NULL };
+	const json_t *pad, *e;
+	const char *s;
+	size_t i, old, o2;
+
+	pad = json_object_get(rd->o, "padding");
 	if (pad != NULL && json_is_boolean(pad))
 		cf->padding = json_is_true(pad);
 	else if (pad != NULL) {
-		if (objlist(c, o, "padding", &pad) == -1)
+		if (objlist(c, rd->o, "padding", &pad) == -1)
 			return -1;
 		cf->padding = json_array_size(pad) > 0;
 		old = jck_key(c, "padding");
@@ -546,47 +690,87 @@ stepfail:
 		}
 		jck_up(c, old);
 	}
-	if (multi && cf->padding) {
+	if (rd->multi && cf->padding) {
 		jck_key(c, "padding");
 		return jck_fail(c, "not with multi_load");
 	}
+	return 0;
+}
 
-	/* normalization: a list of {"tensor", "axis"}, as nnmaker reads it */
-	if (objlist(c, o, "normalization", &pad) == -1)
+/* "normalization": a list of {"tensor", "axis"}, as nnmaker reads it. */
+static int
+cfg_normalization(struct ld_config *cf, struct jck *c, struct cfg_read *rd)
+{
+	static const char *const normkeys[] = { "tensor", "axis", NULL };
+	const json_t *norm, *e;
+	const char *s;
+	int64_t v;
+	size_t i, old, o2;
+
+	if (objlist(c, rd->o, "normalization", &norm) == -1)
 		return -1;
-	if (pad != NULL) {
-		if (multi && json_array_size(pad) > 0) {
-			jck_key(c, "normalization");
-			return jck_fail(c, "not with multi_load");
-		}
-		old = jck_key(c, "normalization");
-		json_array_foreach(pad, i, e) {
-			ssize_t ti;
-
-			o2 = jck_index(c, i);
-			if (jck_keys(c, e, normkeys) == -1 ||
-			    jck_str(c, e, "tensor", 1, &s) == -1 ||
-			    jck_int(c, e, "axis", 1, 0, &v) == -1)
-				return -1;
-			if ((ti = tindex(cf, s)) < 0) {
-				jck_key(c, "tensor");
-				return jck_fail(c, "no tensor is named '%s'", s);
-			}
-			if (cf->t[ti].norm) {
-				jck_key(c, "tensor");
-				return jck_fail(c, "'%s' is normalized twice", s);
-			}
-			if (v >= LD_MAXRANK) {
-				jck_key(c, "axis");
-				return jck_fail(c, "%" PRId64 " is past the last "
-				    "dimension a tensor can have", v);
-			}
-			cf->t[ti].norm = (int)i + 1;
-			cf->t[ti].norm_axis = (int)v;
-			jck_up(c, o2);
-		}
-		jck_up(c, old);
+	if (norm == NULL)
+		return 0;
+	if (rd->multi && json_array_size(norm) > 0) {
+		jck_key(c, "normalization");
+		return jck_fail(c, "not with multi_load");
 	}
+	old = jck_key(c, "normalization");
+	json_array_foreach(norm, i, e) {
+		ssize_t ti;
+
+		o2 = jck_index(c, i);
+		if (jck_keys(c, e, normkeys) == -1 ||
+		    jck_str(c, e, "tensor", 1, &s) == -1 ||
+		    jck_int(c, e, "axis", 1, 0, &v) == -1)
+			return -1;
+		if ((ti = tindex(cf, s)) < 0) {
+			jck_key(c, "tensor");
+			return jck_fail(c, "no tensor is named '%s'", s);
+		}
+		if (cf->t[ti].norm) {
+			jck_key(c, "tensor");
+			return jck_fail(c, "'%s' is normalized twice", s);
+		}
+		if (v >= LD_MAXRANK) {
+			jck_key(c, "axis");
+			return jck_fail(c, "%" PRId64 " is past the last "
+			    "dimension a tensor can have", v);
+		}
+		cf->t[ti].norm = (int)i + 1;
+		cf->t[ti].norm_axis = (int)v;
+		jck_up(c, o2);
+	}
+	jck_up(c, old);
+	return 0;
+}
+
+static int (*const cfg_groups[])(struct ld_config *, struct jck *,
+    struct cfg_read *) = {
+	cfg_type,
+	cfg_dataset,
+	cfg_batching,
+	cfg_reading,
+	cfg_windows,
+	cfg_tensor_lists,
+	cfg_primaries,
+	cfg_secondaries,
+	cfg_steps,
+	cfg_output_names,
+	cfg_padding,
+	cfg_normalization,
+};
+
+static int
+parse_config(struct ld_config *cf, struct jck *c)
+{
+	struct cfg_read rd = { .o = cf->root };
+
+	if (!json_is_object(rd.o))
+		return jck_fail(c, "expected a JSON object");
+	for (size_t i = 0; i < sizeof cfg_groups / sizeof cfg_groups[0]; i++)
+		if (cfg_groups[i](cf, c, &rd) == -1)
+			return -1;
 	return 0;
 }
 
