@@ -127,7 +127,7 @@ struct ld_config {
 	uint64_t	 maxbytes;	/* ld_config_set_max_bytes() */
 };
 
-/* The loader */
+/* The loader and its elements */
 
 /*
  * A tensor's values: float32 as packed floats (4 bytes each, what the
@@ -236,6 +236,8 @@ struct loader {
 	size_t		*fi64cap;
 };
 
+/* Helpers */
+
 /* Memory an element held in a batch takes besides its values. */
 static inline uint64_t
 elem_bytes(const struct ld_config *cf)
@@ -334,6 +336,6 @@ smul(uint64_t a, uint64_t b)
  * directly; ld_out_fill() stacks and pads output tensor i into dst.
  */
 void	ld_out_ready(struct loader *l, size_t i);
-void	ld_out_fill(const struct loader *l, size_t i, void *dst0);
+void	ld_out_fill(const struct loader *l, size_t i, void *dst);
 
 #endif
