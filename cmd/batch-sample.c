@@ -26,6 +26,7 @@
 #include "batchio.h"
 #include "buf.h"
 #include "common.h"
+#include "io.h"
 #include "example.h"
 #include "exjson.h"
 #include "fairseq_dict.h"
@@ -2301,7 +2302,7 @@ cmd_loader(int argc, char **argv)
 		if (r == -1) {
 			if (w && rec_writer_flush(w) == -1)
 				write_failed(outpath);
-			if (b.len && write_full(fd, b.p, b.len) == -1)
+			if (b.len && rp_write_full(fd, b.p, b.len) == -1)
 				write_failed(outpath);
 			fault_begin();
 			die("%s", err);
@@ -2320,7 +2321,7 @@ cmd_loader(int argc, char **argv)
 			if (ld_write_json(l, &b) == -1)
 				die_errno("batch %" PRIu64, nb);
 			if (b.len >= (1u << 20)) {
-				if (write_full(fd, b.p, b.len) == -1)
+				if (rp_write_full(fd, b.p, b.len) == -1)
 					write_failed(outpath);
 				b.len = 0;
 			}
@@ -2330,7 +2331,7 @@ cmd_loader(int argc, char **argv)
 			progress("%" PRIu64 " batches", nb);
 	}
 	progress_done();
-	if (b.len && write_full(fd, b.p, b.len) == -1)
+	if (b.len && rp_write_full(fd, b.p, b.len) == -1)
 		write_failed(outpath);
 	output_close(&dst, 1);
 	if (stats) {

@@ -27,6 +27,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "io.h"
 #include "part.h"
 
 const char *progname = "recpipe";
@@ -304,7 +305,7 @@ obuf_flush(struct obuf *b)
 	if (b->len == 0)
 		return;
 	if ((b->gate == NULL || b->gate(b->gate_arg) == 0) &&
-	    write_full(b->fd, b->p, b->len) == -1)
+	    rp_write_full(b->fd, b->p, b->len) == -1)
 		write_failed(b->name);
 	b->out += b->len;
 	b->len = 0;
@@ -383,47 +384,9 @@ obuf_put_direct(struct obuf *b, const void *p, size_t n)
 {
 	obuf_flush(b);
 	if (n > 0 && (b->gate == NULL || b->gate(b->gate_arg) == 0) &&
-	    write_full(b->fd, p, n) == -1)
+	    rp_write_full(b->fd, p, n) == -1)
 		write_failed(b->name);
 	b->out += n;
-}
-
-ssize_t
-read_full(int fd, void *buf, size_t len)
-{
-	size_t off = 0;
-	ssize_t n;
-
-	while (off < len) {
-		n = read(fd, (char *)buf + off, len - off);
-		if (n == -1) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		off += (size_t)n;
-	}
-	return (ssize_t)off;
-}
-
-int
-write_full(int fd, const void *buf, size_t len)
-{
-	size_t off = 0;
-	ssize_t n;
-
-	while (off < len) {
-		n = write(fd, (const char *)buf + off, len - off);
-		if (n == -1) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	return 0;
 }
 
 uint8_t *
@@ -795,7 +758,7 @@ lock_take(struct outfile *o, const char *target)
 		if (fd >= 0) {
 			n = (size_t)snprintf(line, sizeof(line), "%ld %s\n",
 			    (long)getpid(), host);
-			if (write_full(fd, line, n) == -1 || close(fd) == -1) {
+			if (rp_write_full(fd, line, n) == -1 || close(fd) == -1) {
 				unlink(o->lock);
 				return -1;
 			}
@@ -809,7 +772,7 @@ lock_take(struct outfile *o, const char *target)
 			return -1;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == -1 ||
-		    (r = read_full(fd, line, sizeof(line) - 1)) < 0 ||
+		    (r = rp_read_full(fd, line, sizeof(line) - 1)) < 0 ||
 		    fstat(fd, &a) == -1 || stat(o->lock, &b) == -1 ||
 		    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
 			close(fd);
@@ -1853,11 +1816,8 @@ deflate_child(int wbits)
 	    Z_DEFAULT_STRATEGY) != Z_OK)
 		_exit(ENOMEM);
 	do {
-		if ((n = read(0, in, sizeof(in))) == -1) {
-			if (errno == EINTR)
-				continue;
+		if ((n = rp_read(0, in, sizeof(in))) == -1)
 			_exit(errno);
-		}
 		flush = n == 0 ? Z_FINISH : Z_NO_FLUSH;
 		if (err)
 			continue;
@@ -1869,7 +1829,7 @@ deflate_child(int wbits)
 			rc = deflate(&z, flush);
 			if (rc == Z_STREAM_ERROR)
 				_exit(EIO);
-			if (write_full(1, out, sizeof(out) - z.avail_out) == -1) {
+			if (rp_write_full(1, out, sizeof(out) - z.avail_out) == -1) {
 				err = errno;
 				break;
 			}
@@ -2018,16 +1978,15 @@ feed_fn(int wbits)
 		_exit(4);
 	for (;;) {
 		if (!first || n == 0) {
-			while ((n = read(0, in, sizeof(in))) == -1)
-				if (errno != EINTR)
-					_exit(3);
+			if ((n = rp_read(0, in, sizeof(in))) == -1)
+				_exit(3);
 			p = in;
 		}
 		first = 0;
 		if (n == 0)
 			break;
 		if (!wbits) {
-			if (write_full(1, p, (size_t)n) == -1)
+			if (rp_write_full(1, p, (size_t)n) == -1)
 				_exit(0);
 			continue;
 		}
@@ -2039,7 +1998,7 @@ feed_fn(int wbits)
 			rc = inflate(&z, Z_NO_FLUSH);
 			if (rc == Z_NEED_DICT || rc == Z_DATA_ERROR || rc == Z_MEM_ERROR)
 				_exit(rc == Z_MEM_ERROR ? 4 : 2);
-			if (write_full(1, out, sizeof(out) - z.avail_out) == -1)
+			if (rp_write_full(1, out, sizeof(out) - z.avail_out) == -1)
 				_exit(0);
 			if (rc == Z_STREAM_END) {
 				/* gzip members may follow one another */
@@ -2080,9 +2039,8 @@ open_text(const char *path)
 	} else {
 		/* A pipe: what is read to look is fed back by the child. */
 		while (feed_npre < 16) {
-			k = read(fd, feed_pre + feed_npre, sizeof(feed_pre) - feed_npre);
-			if (k == -1 && errno == EINTR)
-				continue;
+			k = rp_read(fd, feed_pre + feed_npre,
+			    sizeof(feed_pre) - feed_npre);
 			if (k == -1)
 				die_errno("%s", name);
 			if (k == 0)

@@ -124,8 +124,6 @@ obuf_write(struct obuf *b, const void *p, size_t n)
 	return obuf_write_slow(b, p, n);
 }
 
-ssize_t	read_full(int fd, void *buf, size_t len);	/* loops on EINTR and short reads */
-int	write_full(int fd, const void *buf, size_t len); /* 0, or -1 with errno */
 /*
  * Read all of fd into a malloc()ed buffer (free it); *n gets its
  * length.  Dies "tool: name: strerror" on a read or allocation failure.

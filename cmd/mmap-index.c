@@ -22,6 +22,7 @@
 #include "example.h"
 #include "exjson.h"
 #include "fairseq_dict.h"
+#include "io.h"
 #include "lenstat.h"
 #include "mmidx.h"
 #include "pool.h"
@@ -882,9 +883,7 @@ get_read_job(struct getw *w, size_t max)
 			if (gt.eof) {
 				/* A last line without a newline. */
 				k = mmidx_lines_end(&gt.L, w->idx + w->n) == 1;
-			} else if ((got = read(0, gt.in, GET_IN)) == -1) {
-				if (errno == EINTR)
-					continue;
+			} else if ((got = rp_read(0, gt.in, GET_IN)) == -1) {
 				snprintf(w->msg, sizeof w->msg, "stdin: %s",
 				    strerror(errno));
 				w->fault = FAULT_MSG;

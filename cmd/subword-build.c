@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "io.h"
 #include "pool.h"
 #include "subword.h"
 #include "unicode.h"
@@ -550,7 +551,7 @@ main(int argc, char *argv[])
 
 	if ((ofd = out_open_text(&out, outpath)) == -1)
 		die_errno("%s", outpath);
-	if (write_full(ofd, ob.p, ob.len) == -1)
+	if (rp_write_full(ofd, ob.p, ob.len) == -1)
 		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);
 	/* A named output is all-or-nothing unless --keep-partial. */
 	if (out_finish(&out, rval == 0) == -1)

@@ -22,6 +22,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "io.h"
 #include "example.h"
 #include "lenstat.h"
 #include "exjson.h"
@@ -230,7 +231,7 @@ spill_flush(struct sink *s)
 		return;
 	if ((fd = open(s->of.tmp, O_WRONLY | O_APPEND | O_CLOEXEC)) == -1)
 		die_errno("%s", s->name);
-	if (write_full(fd, s->pend.p, s->pend.len) == -1) {
+	if (rp_write_full(fd, s->pend.p, s->pend.len) == -1) {
 		close(fd);
 		write_failed(s->name);
 	}

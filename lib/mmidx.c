@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "errmsg.h"
+#include "io.h"
 #include "mmidx.h"
 
 static const char *dtype_names[MMIDX_NDTYPE] = {
@@ -1007,28 +1008,9 @@ fsq_check_packed(struct mmidx_builder *b, const uint8_t *p, size_t n,
 }
 
 static int
-write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *q = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, q, n > (1u << 30) ? (1u << 30) : n);
-
-		if (w == -1) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		q += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int
 bflush(struct mmidx_builder *b)
 {
-	if (b->olen > 0 && write_all(b->fd, b->obuf, b->olen) == -1)
+	if (b->olen > 0 && rp_write_full(b->fd, b->obuf, b->olen) == -1)
 		return berr(b, "%s", strerror(errno));
 	b->olen = 0;
 	return 0;
@@ -1413,7 +1395,7 @@ mmidx_add_packed(struct mmidx_builder *b, const uint8_t *p,
 			return -1;
 		/* A large batch goes out as it is, a small one is kept. */
 		if (bytes >= OBUF_SIZE / 2) {
-			if (write_all(b->fd, p, (size_t)bytes) == -1)
+			if (rp_write_full(b->fd, p, (size_t)bytes) == -1)
 				return berr(b, "%s", strerror(errno));
 			bytes = 0;
 		}
@@ -1446,7 +1428,7 @@ mmidx_add_part(struct mmidx_builder *b, const uint8_t *p, size_t ntok)
 		if (bflush(b) == -1)
 			return -1;
 		if (bytes >= OBUF_SIZE / 2) {
-			if (write_all(b->fd, p, bytes) == -1)
+			if (rp_write_full(b->fd, p, bytes) == -1)
 				return berr(b, "%s", strerror(errno));
 			return 0;
 		}
@@ -1622,17 +1604,9 @@ mmidx_builder_narrow(struct mmidx_builder *b, enum mmidx_dtype t)
 			}
 			put_ints(t, buf + es * j, &x, 1);
 		}
-		for (size_t done = 0; done < m * es; ) {
-			ssize_t w = pwrite(b->fd, buf + done, m * es - done,
-			    wr + (off_t)done);
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				free(buf);
-				return berr(b, "%s", strerror(errno));
-			}
-			done += (size_t)w;
+		if (rp_pwrite_full(b->fd, buf, m * es, wr) == -1) {
+			free(buf);
+			return berr(b, "%s", strerror(errno));
 		}
 		rd += (off_t)k;
 		wr += (off_t)(m * es);
@@ -1712,7 +1686,8 @@ copy_bin(struct mmidx_builder *b, struct mmidx *src)
 	if (left == 0)
 		return 0;
 	/* Not supported here (or no progress): write from the mapping. */
-	if (write_all(b->fd, src->bin + (src->binlen - left), (size_t)left) == -1)
+	if (rp_write_full(b->fd, src->bin + (src->binlen - left),
+	    (size_t)left) == -1)
 		return berr(b, "%s", strerror(errno));
 	return 0;
 }
@@ -1773,7 +1748,7 @@ static int
 iroom(struct mmidx_builder *b, int fd, size_t n)
 {
 	if (OBUF_SIZE - b->olen < n) {
-		if (write_all(fd, b->obuf, b->olen) == -1)
+		if (rp_write_full(fd, b->obuf, b->olen) == -1)
 			return berr(b, "%s", strerror(errno));
 		b->olen = 0;
 	}
@@ -1785,7 +1760,7 @@ static int
 iput(struct mmidx_builder *b, int fd, const void *p, size_t n)
 {
 	if (OBUF_SIZE - b->olen < n) {
-		if (write_all(fd, b->obuf, b->olen) == -1)
+		if (rp_write_full(fd, b->obuf, b->olen) == -1)
 			return berr(b, "%s", strerror(errno));
 		b->olen = 0;
 	}
@@ -1857,7 +1832,7 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 		for (i = 0; i < b->n; i++)
 			if (iput(b, idxfd, &b->modes[i], 1) == -1)
 				return -1;
-	if (b->olen > 0 && write_all(idxfd, b->obuf, b->olen) == -1)
+	if (b->olen > 0 && rp_write_full(idxfd, b->obuf, b->olen) == -1)
 		return berr(b, "%s", strerror(errno));
 	b->olen = 0;
 	return 0;

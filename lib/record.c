@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "crc32c.h"
+#include "io.h"
 #include "record.h"
 
 #define WINDOW	(1u << 20)	/* initial window and read size */
@@ -68,16 +69,6 @@ struct rec_reader {
 	char		 msg[256];
 };
 
-static ssize_t
-xread(int fd, void *p, size_t n)
-{
-	ssize_t r;
-
-	do
-		r = read(fd, p, n);
-	while (r == -1 && errno == EINTR);
-	return r;
-}
 
 static int end_of_member(struct rec_reader *r);
 
@@ -110,7 +101,7 @@ fill_in(struct rec_reader *r)
 		r->in_len -= r->in_pos;
 		r->in_pos = 0;
 	}
-	n = xread(r->fd, r->in + r->in_len, INBUF - r->in_len);
+	n = rp_read(r->fd, r->in + r->in_len, INBUF - r->in_len);
 	if (n == -1) {
 		r->errnum = errno;
 		return fail(r, REC_EIO, "%s", strerror(errno));
@@ -289,7 +280,7 @@ fill(struct rec_reader *r, size_t need)
 				r->eof = 1;
 				break;
 			}
-			n = xread(r->fd, r->buf + r->len, want);
+			n = rp_read(r->fd, r->buf + r->len, want);
 			if (n == -1) {
 				r->errnum = errno;
 				return fail(r, REC_EIO, "%s", strerror(errno));
@@ -416,7 +407,7 @@ start(struct rec_reader *r)
 	if (r->limited && r->limit - r->base < first)
 		first = (size_t)(r->limit - r->base);
 	while (n < first) {
-		if ((k = xread(r->fd, r->in + n, first - n)) == -1) {
+		if ((k = rp_read(r->fd, r->in + n, first - n)) == -1) {
 			r->errnum = errno;
 			return fail(r, REC_EIO, "%s", strerror(errno));
 		}
@@ -868,18 +859,8 @@ rec_frame_footer(const void *p, size_t n)
 static int
 wflush(struct rec_writer *w)
 {
-	size_t off = 0;
-	ssize_t n;
-
-	while (off < w->olen) {
-		n = write(w->fd, w->out + off, w->olen - off);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		off += (size_t)n;
-	}
+	if (rp_write_full(w->fd, w->out, w->olen) == -1)
+		return -1;
 	w->olen = 0;
 	return 0;
 }
@@ -957,26 +938,9 @@ put(struct rec_writer *w, const void *p, size_t n)
 	if (n > OUTBUF - w->olen) {
 		if (wflush(w) == -1)
 			return -1;
-		if (n >= OUTBUF) {
-			w->olen = 0;
-			/* large payload: write it straight through */
-			{
-				const uint8_t *q = p;
-				ssize_t k;
-
-				while (n > 0) {
-					k = write(w->fd, q, n);
-					if (k == -1) {
-						if (errno == EINTR)
-							continue;
-						return -1;
-					}
-					q += k;
-					n -= (size_t)k;
-				}
-			}
-			return 0;
-		}
+		/* large payload: write it straight through */
+		if (n >= OUTBUF)
+			return rp_write_full(w->fd, p, n);
 	}
 	memcpy(w->out + w->olen, p, n);
 	w->olen += n;

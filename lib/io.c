@@ -1,0 +1,114 @@
+/*
+ * read(2) and write(2) without EINTR, EAGAIN or short counts.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "io.h"
+
+/* The most one call asks for (more than SSIZE_MAX is unspecified). */
+#define CHUNK	((size_t)1 << 30)
+
+/*
+ * After EAGAIN on a non-blocking fd: wait until it is ready rather than
+ * spin.  A failed poll(2) is left to the next read or write to report.
+ */
+static void
+wait_ready(int fd, short events)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	(void)poll(&pfd, 1, -1);
+}
+
+static int
+again(int fd, short events)
+{
+	if (errno == EINTR)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		wait_ready(fd, events);
+		return 1;
+	}
+	return 0;
+}
+
+ssize_t
+rp_read(int fd, void *p, size_t n)
+{
+	ssize_t k;
+
+	if (n > CHUNK)
+		n = CHUNK;
+	while ((k = read(fd, p, n)) == -1)
+		if (!again(fd, POLLIN))
+			return -1;
+	return k;
+}
+
+ssize_t
+rp_read_full(int fd, void *p, size_t n)
+{
+	size_t off = 0;
+	ssize_t k;
+
+	while (off < n) {
+		if ((k = rp_read(fd, (uint8_t *)p + off, n - off)) == -1)
+			return -1;
+		if (k == 0)
+			break;
+		off += (size_t)k;
+	}
+	return (ssize_t)off;
+}
+
+int
+rp_write_full(int fd, const void *p, size_t n)
+{
+	const uint8_t *q = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = write(fd, q, n < CHUNK ? n : CHUNK);
+		if (k == -1) {
+			if (again(fd, POLLOUT))
+				continue;
+			return -1;
+		}
+		if (k == 0) {	/* no progress, and no error to say why */
+			errno = ENOSPC;
+			return -1;
+		}
+		q += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
+rp_pwrite_full(int fd, const void *p, size_t n, off_t off)
+{
+	const uint8_t *q = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = pwrite(fd, q, n < CHUNK ? n : CHUNK, off);
+		if (k == -1) {
+			if (again(fd, POLLOUT))
+				continue;
+			return -1;
+		}
+		if (k == 0) {	/* no progress, and no error to say why */
+			errno = ENOSPC;
+			return -1;
+		}
+		q += k;
+		n -= (size_t)k;
+		off += (off_t)k;
+	}
+	return 0;
+}
