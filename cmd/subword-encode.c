@@ -21,6 +21,7 @@
 #include "bpe.h"
 #include "buf.h"
 #include "common.h"
+#include "io.h"
 #include "example.h"
 #include "exjson.h"
 #include "jsondoc.h"
@@ -1031,7 +1032,7 @@ static struct {
 	int		 fd;
 	struct buf	 carry;		/* a partial line read after a chunk */
 	uint64_t	 base;		/* input offset of the next chunk */
-	uint64_t	 left;		/* bytes of the part left to read */
+	struct rp_limit	 lim;		/* the part's bytes */
 	uint64_t	 lines;		/* lines written */
 	char		 msg[512];	/* the fault that ended the run */
 } jf;
@@ -1212,7 +1213,6 @@ static int
 chunk_read(void *arg, const struct pool_unit *u)
 {
 	struct chunk *ch = &chunks[u->worker];
-	size_t want;
 	ssize_t k;
 	int eof = 0;
 	uint8_t *nl;
@@ -1229,12 +1229,8 @@ chunk_read(void *arg, const struct pool_unit *u)
 	}
 	for (;;) {
 		grow(&ch->in, &ch->incap, ch->inlen + CHUNK_BYTES);
-		want = ch->incap - ch->inlen;
-		if (want > jf.left)
-			want = (size_t)jf.left;
-		k = want == 0 ? 0 : read(jf.fd, ch->in + ch->inlen, want);
-		if (k == -1 && errno == EINTR)
-			continue;
+		k = rp_limit_read(&jf.lim, jf.fd, ch->in + ch->inlen,
+		    ch->incap - ch->inlen);
 		if (k == -1)
 			die_errno("%s", jf.name);
 		if (k == 0) {
@@ -1242,7 +1238,6 @@ chunk_read(void *arg, const struct pool_unit *u)
 			break;
 		}
 		ch->inlen += (size_t)k;
-		jf.left -= (uint64_t)k;
 		if (ch->inlen >= CHUNK_BYTES && last_nl(ch->in, ch->inlen) != NULL)
 			break;
 	}
@@ -1310,14 +1305,12 @@ encode_file_jobs(const char *path, const struct part_file *pf)
 	memset(&jf, 0, sizeof jf);
 	jf.path = path;
 	jf.name = input_name(path);
-	jf.left = UINT64_MAX;
 	if ((jf.fd = pf != NULL ? open_text_part(path) : open_text(path)) == -1)
 		return 1;
 	if (pf != NULL) {
-		if (lseek(jf.fd, (off_t)pf->from, SEEK_SET) == -1)
+		if (rp_limit_seek(&jf.lim, jf.fd, pf->from, pf->to - pf->from) == -1)
 			die_errno("%s", jf.name);
 		jf.base = pf->from;
-		jf.left = pf->to - pf->from;
 	}
 	if (pool_run(jobs, &chunk_ops, NULL) != 0) {
 		buf_free(&jf.carry);

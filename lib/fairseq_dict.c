@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "fairseq_dict.h"
+#include "io.h"
 #include "unicode.h"
 
 /* ---------------------------------------------------------------- */
@@ -109,8 +110,7 @@ struct fqd_lines {
 	uint64_t	 lineno;
 	uint64_t	 base;		/* input offset of buf[0] */
 	uint64_t	 lineoff;	/* input offset of the current line */
-	int		 limited;	/* fqd_lines_range(): 'left' bytes to read */
-	uint64_t	 left;
+	struct rp_limit	 lim;		/* fqd_lines_range()'s */
 };
 
 struct fqd_lines *
@@ -143,7 +143,6 @@ static int
 lines_fill(struct fqd_lines *r)
 {
 	ssize_t got;
-	size_t want;
 
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -162,38 +161,27 @@ lines_fill(struct fqd_lines *r)
 		r->buf = nb;
 		r->cap = c;
 	}
-	want = r->cap - r->end;
-	if (r->limited && want > r->left)
-		want = (size_t)r->left;
-	for (;;) {
-		got = want == 0 ? 0 : read(r->fd, r->buf + r->end, want);
-		if (got >= 0)
-			break;
-		if (errno != EINTR && errno != EAGAIN)
-			return -1;
-	}
+	if ((got = rp_limit_read(&r->lim, r->fd, r->buf + r->end,
+	    r->cap - r->end)) == -1)
+		return -1;
 	if (got == 0) {
 		r->eof = 1;
 		return 0;
 	}
 	r->end += (size_t)got;
-	if (r->limited)
-		r->left -= (uint64_t)got;
 	return 1;
 }
 
 int
 fqd_lines_range(struct fqd_lines *r, uint64_t off, uint64_t len)
 {
-	if (r->end > 0 || r->eof || off > INT64_MAX) {
+	if (r->end > 0 || r->eof) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (lseek(r->fd, (off_t)off, SEEK_SET) == -1)
+	if (rp_limit_seek(&r->lim, r->fd, off, len) == -1)
 		return -1;
 	r->base = off;
-	r->limited = 1;
-	r->left = len;
 	return 0;
 }
 

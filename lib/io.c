@@ -1,5 +1,6 @@
 /*
- * read(2) and write(2) without EINTR, EAGAIN or short counts.
+ * read(2) and write(2) without EINTR, EAGAIN or short counts, and reads
+ * held to a byte range.
  */
 #include <sys/types.h>
 
@@ -111,4 +112,32 @@ rp_pwrite_full(int fd, const void *p, size_t n, off_t off)
 		off += (off_t)k;
 	}
 	return 0;
+}
+
+int
+rp_limit_seek(struct rp_limit *l, int fd, uint64_t off, uint64_t len)
+{
+	if (off > INT64_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (lseek(fd, (off_t)off, SEEK_SET) == -1)
+		return -1;
+	l->on = 1;
+	l->left = len;
+	return 0;
+}
+
+ssize_t
+rp_limit_read(struct rp_limit *l, int fd, void *p, size_t n)
+{
+	ssize_t k;
+
+	if (l->on && n > l->left)
+		n = (size_t)l->left;
+	if (n == 0)
+		return 0;
+	if ((k = rp_read(fd, p, n)) > 0 && l->on)
+		l->left -= (uint64_t)k;
+	return k;
 }

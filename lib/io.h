@@ -1,6 +1,7 @@
 /*
  * Raw descriptor I/O for the library and the tools: read(2) and
- * write(2) that go on after EINTR, EAGAIN and short counts.
+ * write(2) that go on after EINTR, EAGAIN and short counts, and reads
+ * held to a byte range (a --part worker's share of a file).
  */
 #ifndef RECPIPE_IO_H
 #define RECPIPE_IO_H
@@ -30,5 +31,25 @@ int	rp_write_full(int fd, const void *p, size_t n);
 
 /* Write all n bytes at offset off (pwrite(2)).  0, or -1 with errno. */
 int	rp_pwrite_full(int fd, const void *p, size_t n, off_t off);
+
+/*
+ * A descriptor read within a byte range.  A zeroed struct sets no
+ * limit; rp_limit_seek() seeks the fd to off and lets len bytes be read
+ * from there.  Returns 0, or -1 with errno set (EINVAL for an off past
+ * INT64_MAX, or lseek(2)'s).
+ */
+struct rp_limit {
+	int		 on;
+	uint64_t	 left;		/* bytes still allowed, when on */
+};
+
+int	rp_limit_seek(struct rp_limit *l, int fd, uint64_t off, uint64_t len);
+
+/*
+ * rp_read() of up to n bytes and no more than the limit allows: the
+ * bytes read, 0 at the end of the file or of the range, or -1 with
+ * errno set.
+ */
+ssize_t	rp_limit_read(struct rp_limit *l, int fd, void *p, size_t n);
 
 #endif

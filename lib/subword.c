@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "buf.h"
+#include "io.h"
 #include "subword.h"
 #include "subword_int.h"
 #include "unicode.h"
@@ -240,8 +241,7 @@ struct sw_lines {
 	size_t		 cap, start, end;
 	uint64_t	 base;		/* file offset of buf[0] */
 	uint64_t	 lineno;
-	int		 limited;	/* sw_lines_range(): 'left' bytes to read */
-	uint64_t	 left;
+	struct rp_limit	 lim;		/* sw_lines_range()'s */
 	uint8_t		*tmp;		/* line with '\r' deleted */
 	size_t		 tmpcap;
 };
@@ -350,7 +350,6 @@ static int
 lines_fill(struct sw_lines *r)
 {
 	ssize_t k;
-	size_t want;
 
 	if (r->start > 0) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -370,39 +369,25 @@ lines_fill(struct sw_lines *r)
 		r->buf = nb;
 		r->cap *= 2;
 	}
-	want = r->cap - r->end;
-	if (r->limited && want > r->left) {
-		want = (size_t)r->left;
-		if (want == 0) {
-			r->eof = 1;
-			return 0;
-		}
-	}
-	do
-		k = read(r->fd, r->buf + r->end, want);
-	while (k == -1 && errno == EINTR);
-	if (k == -1)
+	if ((k = rp_limit_read(&r->lim, r->fd, r->buf + r->end,
+	    r->cap - r->end)) == -1)
 		return -1;
 	if (k == 0)
 		r->eof = 1;
 	r->end += (size_t)k;
-	if (r->limited)
-		r->left -= (uint64_t)k;
 	return 0;
 }
 
 int
 sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len)
 {
-	if (r->fd == -1 || r->end > 0 || r->eof || off > INT64_MAX) {
+	if (r->fd == -1 || r->end > 0 || r->eof) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (lseek(r->fd, (off_t)off, SEEK_SET) == -1)
+	if (rp_limit_seek(&r->lim, r->fd, off, len) == -1)
 		return -1;
 	r->base = off;
-	r->limited = 1;
-	r->left = len;
 	return 0;
 }
 

@@ -210,6 +210,45 @@ test_write(void)
 	close(fd);
 }
 
+static void
+test_limit(void)
+{
+	char path[] = "/tmp/t-io.XXXXXX";
+	struct rp_limit none = { 0 }, l = { 0 };
+	uint8_t got[32];
+	int fd;
+
+	if ((fd = mkstemp(path)) == -1 ||
+	    rp_write_full(fd, "0123456789abcdef", 16) == -1 ||
+	    lseek(fd, 0, SEEK_SET) != 0) {
+		TEST(0, "temporary file");
+		return;
+	}
+	unlink(path);
+	TEST(rp_limit_read(&none, fd, got, sizeof got) == 16 &&
+	    memcmp(got, "0123456789abcdef", 16) == 0,
+	    "a zeroed limit: the whole file");
+	TEST(rp_limit_seek(&l, fd, 3, 5) == 0 && lseek(fd, 0, SEEK_CUR) == 3,
+	    "rp_limit_seek seeks");
+	TEST(rp_limit_read(&l, fd, got, 2) == 2 && memcmp(got, "34", 2) == 0 &&
+	    l.left == 3, "a read within the range");
+	TEST(rp_limit_read(&l, fd, got, sizeof got) == 3 &&
+	    memcmp(got, "567", 3) == 0 && l.left == 0,
+	    "a read is cut at the end of the range");
+	TEST(rp_limit_read(&l, fd, got, sizeof got) == 0 &&
+	    lseek(fd, 0, SEEK_CUR) == 8, "then 0, reading nothing more");
+	TEST(rp_limit_seek(&l, fd, 14, 100) == 0 &&
+	    rp_limit_read(&l, fd, got, sizeof got) == 2 &&
+	    rp_limit_read(&l, fd, got, sizeof got) == 0 && l.left == 98,
+	    "a range past the end of the file ends with it");
+	errno = 0;
+	TEST(rp_limit_seek(&l, fd, (uint64_t)INT64_MAX + 1, 1) == -1 &&
+	    errno == EINVAL, "an offset past INT64_MAX: EINVAL");
+	close(fd);
+	TEST(rp_limit_seek(&l, fd, 0, 1) == -1 && errno == EBADF,
+	    "a closed fd: lseek's EBADF");
+}
+
 int
 main(void)
 {
@@ -217,5 +256,6 @@ main(void)
 	test_eintr();
 	test_nonblock();
 	test_write();
+	test_limit();
 	return tap_done();
 }
