@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "crc32c.h"
 #include "part.h"
+#include "record.h"
 
 #define WIN	(1u << 20)	/* most bytes read at a time */
 #define FIRST	(64u << 10)	/* the first read: a boundary is often near */
@@ -91,12 +92,6 @@ win_get(struct win *w, uint64_t at, size_t n, const uint8_t **pp)
 	return (ssize_t)(w->len - (size_t)(at - w->off));
 }
 
-static int
-header_ok(const uint8_t *h)
-{
-	return le32(h + 8) == crc32c_mask(crc32c_8(h));
-}
-
 /*
  * Do records chain from y, their CRCs checked, to the end of the file
  * or for PART_CHAIN_RECORDS records and PART_CHAIN_BYTES bytes?
@@ -121,7 +116,7 @@ chain_ok(struct win *w, uint64_t y)
 			return 0;
 		if ((k = win_get(w, pos, 12, &q)) == -1)
 			return -1;
-		if (k < 12 || !header_ok(q))
+		if (k < 12 || !rec_header_ok(q))
 			return 0;
 		len = le64(q);
 		if (len > size - pos - 16)
@@ -173,7 +168,7 @@ align_records(const struct part_op *op, uint64_t x, uint64_t *at)
 		for (i = 0; i + 16 <= (size_t)k; i++) {
 			/* The length must fit in the file before a CRC is worth it. */
 			len = le64(h + i);
-			if (len > size - (y + i) - 16 || !header_ok(h + i))
+			if (len > size - (y + i) - 16 || !rec_header_ok(h + i))
 				continue;
 			if ((ok = chain_ok(&chain, y + i)) == -1) {
 				rc = -1;

@@ -356,8 +356,8 @@ is_zlib_header(const uint8_t *p)
 	    ((unsigned)p[0] * 256 + p[1]) % 31 == 0;
 }
 
-static int
-header_ok(const uint8_t *h)
+int
+rec_header_ok(const uint8_t h[12])
 {
 	return le32(h + 8) == crc32c_mask(crc32c_8(h));
 }
@@ -367,7 +367,7 @@ rec_sniff(const uint8_t *p, size_t n)
 {
 	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
 		return REC_GZIP;
-	if (n >= 2 && is_zlib_header(p) && !(n >= 12 && header_ok(p)))
+	if (n >= 2 && is_zlib_header(p) && !(n >= 12 && rec_header_ok(p)))
 		return REC_ZLIB;
 	return REC_NONE;
 }
@@ -605,7 +605,7 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		    compression_hint(r));
 	}
 	h = r->buf + r->pos;
-	if (!header_ok(h))
+	if (!rec_header_ok(h))
 		return fail(r, REC_BAD_LEN_CRC, "length CRC mismatch%s",
 		    compression_hint(r));
 	len = le64(h);
@@ -683,7 +683,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			h = r->buf + pos;
 			len = le64(h);
 			if (len > avail - 12 || avail - 12 - len < 4 ||
-			    !header_ok(h) || (!r->seekable && len > r->max_len))
+			    !rec_header_ok(h) || (!r->seekable && len > r->max_len))
 				break;	/* rec_read() says what is wrong */
 			if (len > want && k > 0)
 				break;	/* a long record comes first in a call */
@@ -750,7 +750,7 @@ rec_peek(struct rec_reader *r, uint64_t *len)
 		r->offset = at;
 		return -1;
 	}
-	if (got < 12 || !header_ok(r->buf + r->pos))
+	if (got < 12 || !rec_header_ok(r->buf + r->pos))
 		return got == 0 ? 0 : -1;
 	*len = le64(r->buf + r->pos);
 	return 1;
@@ -791,7 +791,7 @@ rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len)
 			return 0;
 		}
 		h = r->buf + r->pos;
-		if (header_ok(h)) {
+		if (rec_header_ok(h)) {
 			len = le64(h);
 			if (len <= r->max_len && (!r->seekable ||
 			    len + 16 <= r->file_end - (r->base + r->pos))) {

@@ -188,6 +188,11 @@ int		 rec_writer_close(struct rec_writer *w);
 /* Frame one record into 16 + n bytes at 'out' (header, payload, footer). */
 void		 rec_frame_header(uint8_t out[12], uint64_t n);
 uint32_t	 rec_frame_footer(const void *p, size_t n);
+/*
+ * Is h a record header: a length (h[0..8)) whose masked CRC-32C is
+ * h[8..12)?  Says nothing of whether the record fits where it stands.
+ */
+int		 rec_header_ok(const uint8_t h[12]);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -383,6 +383,30 @@ test_framed(void)
 	buf_free(&raw);
 }
 
+/* rec_header_ok(): every framed length checks; any one bit flipped does not. */
+static void
+test_header_ok(void)
+{
+	static const uint64_t lens[] = { 0, 3, 255, 65536, UINT32_MAX,
+	    (uint64_t)1 << 40, UINT64_MAX };
+	int good = 1, flips = 1;
+	uint8_t h[12];
+
+	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		rec_frame_header(h, lens[i]);
+		good &= rec_header_ok(h);
+		for (int bit = 0; bit < 96; bit++) {
+			h[bit / 8] ^= (uint8_t)(1u << bit % 8);
+			flips &= !rec_header_ok(h);
+			h[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		}
+	}
+	TEST(good, "rec_header_ok: rec_frame_header's headers check");
+	TEST(flips, "rec_header_ok: no header with one bit flipped checks");
+	TEST(!rec_header_ok((const uint8_t *)"\0\0\0\0\0\0\0\0\0\0\0\0"),
+	    "rec_header_ok: twelve zero bytes are no header");
+}
+
 int
 main(void)
 {
@@ -636,5 +660,6 @@ main(void)
 	}
 	test_write_in_place();
 	test_framed();
+	test_header_ok();
 	return tap_done();
 }
