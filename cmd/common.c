@@ -393,20 +393,9 @@ uint8_t *
 read_all(int fd, size_t *n, const char *name)
 {
 	struct buf b = { 0 };
-	ssize_t k;
 
-	for (;;) {
-		if (buf_reserve(&b, 1 << 16) == -1)
-			die_errno("%s", name);
-		if ((k = read(fd, b.p + b.len, b.cap - b.len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			die_errno("%s", name);
-		}
-		if (k == 0)
-			break;
-		b.len += (size_t)k;
-	}
+	if (buf_read_fd(&b, fd, SIZE_MAX) == -1)
+		die_errno("%s", name);
 	*n = b.len;
 	return b.p;
 }

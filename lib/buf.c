@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "io.h"
 
 int
 buf_reserve(struct buf *b, size_t more)
@@ -70,15 +71,12 @@ buf_free(struct buf *b)
 }
 
 int
-buf_read_file(struct buf *b, const char *path, size_t max)
+buf_read_fd(struct buf *b, int fd, size_t max)
 {
-	size_t start = b->len, want;
+	size_t start = b->len, want, left;
 	struct stat sb;
 	ssize_t k;
-	int fd, e;
 
-	if ((fd = open(path, O_RDONLY)) == -1)
-		return -1;
 	/* A regular file: its size and one byte more (to see the end). */
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
 	    (uint64_t)sb.st_size <= max &&
@@ -87,13 +85,12 @@ buf_read_file(struct buf *b, const char *path, size_t max)
 	for (;;) {
 		if (b->len == b->cap && buf_reserve(b, 65536) == -1)
 			goto fail;
+		/* No more than one byte past max: enough to know it is past. */
 		want = b->cap - b->len;
-		if (want > max - (b->len - start) + 1)
-			want = max - (b->len - start) + 1;
-		k = read(fd, b->p + b->len, want);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k == -1)
+		left = max - (b->len - start);
+		if (left < SIZE_MAX && want > left + 1)
+			want = left + 1;
+		if ((k = rp_read(fd, b->p + b->len, want)) == -1)
 			goto fail;
 		if (k == 0)
 			break;
@@ -103,12 +100,25 @@ buf_read_file(struct buf *b, const char *path, size_t max)
 			goto fail;
 		}
 	}
-	close(fd);
 	return 0;
 fail:
-	e = errno;
-	close(fd);
 	b->len = start;
-	errno = e;
 	return -1;
+}
+
+int
+buf_read_file(struct buf *b, const char *path, size_t max)
+{
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (buf_read_fd(b, fd, max) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
 }

@@ -31,11 +31,17 @@ int	buf_puts(struct buf *b, const char *s);
 void	buf_free(struct buf *b);
 /*
  * Append the whole file 'path' to b, refusing one of more than 'max'
- * bytes (a regular file's size sizes the buffer once).  Returns 0, or
- * -1 with errno set (EFBIG when the file is larger than max); b then
- * holds what it held before, with perhaps more room.
+ * bytes (SIZE_MAX: no bound; a regular file's size sizes the buffer
+ * once).  Returns 0, or -1 with errno set (EFBIG when the file is
+ * larger than max); b then holds what it held before, with perhaps more
+ * room.  On success b->p is never NULL, even for an empty file.
  */
 int	buf_read_file(struct buf *b, const char *path, size_t max);
+/*
+ * The same for what is left to read of fd (not closed): a pipe, a
+ * terminal, a file already open.
+ */
+int	buf_read_fd(struct buf *b, int fd, size_t max);
 
 /* Little-endian loads and stores that never make an unaligned access. */
 static inline uint32_t

@@ -1218,30 +1218,15 @@ struct sw_vocab *
 sw_vocab_load(int fd, struct sw_err *e)
 {
 	struct sw_vocab *v;
-	uint8_t *p = NULL;
-	size_t n = 0, cap = 0;
-	ssize_t k;
+	struct buf b = { 0 };
 
-	for (;;) {
-		if (sw_grow(&p, &cap, n + 65536, 1) == -1) {
-			seterr(e, 0, 0, "%s", strerror(errno));
-			free(p);
-			return NULL;
-		}
-		k = read(fd, p + n, cap - n);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k == -1) {
-			seterr(e, 0, 0, "%s", strerror(errno));
-			free(p);
-			return NULL;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
+	if (buf_read_fd(&b, fd, SIZE_MAX) == -1) {
+		seterr(e, 0, 0, "%s", strerror(errno));
+		buf_free(&b);
+		return NULL;
 	}
-	v = sw_vocab_parse(p, n, e);
-	free(p);
+	v = sw_vocab_parse(b.p, b.len, e);
+	buf_free(&b);
 	return v;
 }
 

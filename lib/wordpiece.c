@@ -10,15 +10,14 @@
  * points.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <sodium.h>
 
+#include "buf.h"
 #include "unicode.h"
 #include "wordpiece.h"
 
@@ -381,46 +380,20 @@ struct wp_vocab *
 wp_vocab_load(const char *path, char err[WP_ERRMAX])
 {
 	struct wp_vocab *v;
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	ssize_t r;
-	int fd;
+	struct buf b = { 0 };
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return fail(NULL, err, "%s", strerror(errno));
-	for (;;) {
-		if (len == cap && grow(&buf, &cap, len + 65536, 1) == -1) {
-			int e = errno;
+	if (buf_read_file(&b, path, WP_MAX_VOCAB) == -1) {
+		int e = errno;
 
-			close(fd);
-			free(buf);
-			errno = e;
-			return fail(NULL, err, "%s", strerror(errno));
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1) {
-			int e = errno;
-
-			close(fd);
-			free(buf);
-			errno = e;
-			return fail(NULL, err, "%s", strerror(errno));
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > WP_MAX_VOCAB) {
-			close(fd);
-			free(buf);
+		buf_free(&b);
+		errno = e;
+		if (e == EFBIG)
 			return fail(NULL, err, "vocabulary larger than %lu bytes",
 			    (unsigned long)WP_MAX_VOCAB);
-		}
+		return fail(NULL, err, "%s", strerror(e));
 	}
-	close(fd);
-	v = wp_vocab_parse(buf ? buf : (const uint8_t *)"", len, err);
-	free(buf);
+	v = wp_vocab_parse(b.p, b.len, err);
+	buf_free(&b);
 	return v;
 }
 
