@@ -18,12 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "buf.h"
 #include "common.h"
 #include "io.h"
 #include "example.h"
+#include "hashkey.h"
 #include "lenstat.h"
 #include "exjson.h"
 #include "loader.h"
@@ -1194,18 +1193,12 @@ struct kseen {
 
 static struct kseen *kseen;
 static size_t kseen_n, kseen_cap;	/* cap: 0 or a power of 2 */
-static unsigned char kseen_key[crypto_shorthash_KEYBYTES];
+static uint8_t kseen_key[RP_HASHKEY_BYTES];
 
 static size_t
 kseen_hash(const uint8_t *name, size_t len, int list)
 {
-	unsigned char h[crypto_shorthash_BYTES];
-	uint64_t v = 0;
-
-	crypto_shorthash(h, name, len, kseen_key);
-	for (size_t i = 0; i < 8; i++)
-		v |= (uint64_t)h[i] << (8 * i);
-	return (size_t)(v ^ (uint64_t)list);
+	return (size_t)(rp_shorthash(kseen_key, name, len) ^ (uint64_t)list);
 }
 
 /* The entry of a name, made (kind -1) when new. */
@@ -1217,9 +1210,8 @@ kseen_get(const uint8_t *name, size_t len, int list)
 
 	if (kseen_cap == 0 || kseen_n + 1 > kseen_cap / 2) {
 		if (kseen_cap == 0) {
-			if (sodium_init() < 0)
+			if (rp_hash_key(kseen_key, sizeof kseen_key) == -1)
 				die("libsodium: cannot initialise");
-			randombytes_buf(kseen_key, sizeof kseen_key);
 		}
 		kseen_cap = kseen_cap ? kseen_cap * 2 : 64;
 		kseen = xcalloc(kseen_cap, sizeof *kseen);

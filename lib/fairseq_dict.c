@@ -10,9 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "fairseq_dict.h"
+#include "hashkey.h"
 #include "io.h"
 #include "unicode.h"
 
@@ -286,19 +285,13 @@ struct fqd {
 	uint64_t	*slot;	/* high 32 bits of the hash << 32 | id + 1; 0 empty */
 	size_t		 mask;
 	size_t		 nspecial;
-	unsigned char	 key[crypto_shorthash_KEYBYTES];
+	uint8_t		 key[RP_HASHKEY_BYTES];
 };
 
 static uint64_t
 fqd_hash(const struct fqd *d, const void *p, size_t n)
 {
-	unsigned char h[crypto_shorthash_BYTES];
-	uint64_t x = 0;
-
-	crypto_shorthash(h, p, n, d->key);
-	for (int i = 0; i < 8; i++)
-		x |= (uint64_t)h[i] << (8 * i);
-	return x;
+	return rp_shorthash(d->key, p, n);
 }
 
 static inline struct fqd_cent *
@@ -407,14 +400,14 @@ fqd_new(int specials)
 	};
 	struct fqd *d;
 
-	if (sodium_init() < 0) {
+	if ((d = calloc(1, sizeof *d)) == NULL)
+		return NULL;
+	if (rp_hash_key(d->key, sizeof d->key) == -1 ||
+	    rp_hash_key(&d->cmul, sizeof d->cmul) == -1) {
+		free(d);
 		errno = ENOSYS;
 		return NULL;
 	}
-	if ((d = calloc(1, sizeof *d)) == NULL)
-		return NULL;
-	randombytes_buf(d->key, sizeof d->key);
-	randombytes_buf(&d->cmul, sizeof d->cmul);
 	d->cmul |= 1;
 	if (rehash(d, 16, 0) == -1) {
 		free(d);

@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "buf.h"
 #include "io.h"
 #include "subword.h"
@@ -20,31 +18,6 @@
 #include "unicode.h"
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static unsigned char hkey[crypto_shorthash_KEYBYTES];
-static int hkey_ready;
-
-void
-sw_hash_init(void)
-{
-	if (hkey_ready)
-		return;
-	/* Without a working RNG the key stays fixed (all zero). */
-	if (sodium_init() >= 0)
-		randombytes_buf(hkey, sizeof(hkey));
-	hkey_ready = 1;
-}
-
-uint64_t
-sw_hash(const void *p, size_t n)
-{
-	unsigned char out[crypto_shorthash_BYTES];
-	uint64_t h;
-
-	crypto_shorthash(out, p, n, hkey);
-	memcpy(&h, out, sizeof(h));
-	return h;
-}
 
 int
 sw_grow(void *pp, size_t *cap, size_t need, size_t size)

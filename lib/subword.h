@@ -200,7 +200,7 @@ void		 sw_sample_charge(struct sw_sampler *s, size_t cps);
  * Token counts: token -> occurrences, merged by summing.
  */
 struct sw_counts;
-struct sw_counts *sw_counts_new(void);		/* NULL with errno */
+struct sw_counts *sw_counts_new(void);		/* NULL with errno (ENOMEM, ENOSYS) */
 void		 sw_counts_free(struct sw_counts *c);	/* NULL is fine */
 /* Tokenize a (stripped, valid UTF-8) line and count its tokens.  0 or -1 (ENOMEM). */
 int		 sw_counts_add_text(struct sw_counts *c, const uint8_t *p, size_t n);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashkey.h"
 #include "pool.h"
 #include "subword.h"
 #include "subword_int.h"
@@ -84,6 +85,7 @@ struct sw_counts {
 	size_t		 nslots;
 	struct sw_span	*spans;
 	size_t		 spancap;
+	uint8_t		 key[RP_HASHKEY_BYTES];	/* the token hash's */
 };
 
 struct sw_counts *
@@ -91,9 +93,13 @@ sw_counts_new(void)
 {
 	struct sw_counts *c;
 
-	sw_hash_init();
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
+	if (rp_hash_key(c->key, sizeof(c->key)) == -1) {
+		free(c);
+		errno = ENOSYS;
+		return NULL;
+	}
 	c->nslots = 1024;
 	if ((c->slot = calloc(c->nslots, sizeof(*c->slot))) == NULL) {
 		free(c);
@@ -165,7 +171,7 @@ counts_reindex(struct sw_counts *c)
 	if ((c->hash = malloc((c->cap ? c->cap : 1) * sizeof(*c->hash))) == NULL)
 		return -1;
 	for (i = 0; i < c->n; i++)
-		c->hash[i] = sw_hash(c->arena + c->off[i], c->len[i]);
+		c->hash[i] = rp_shorthash(c->key, c->arena + c->off[i], c->len[i]);
 	c->nslots = 512;
 	while (c->nslots < 2 * c->n + 2)
 		c->nslots *= 2;
@@ -175,7 +181,7 @@ counts_reindex(struct sw_counts *c)
 int
 sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 {
-	uint64_t h = sw_hash(tok, n);
+	uint64_t h = rp_shorthash(c->key, tok, n);
 	size_t mask, j;
 	uint32_t k;
 

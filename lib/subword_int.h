@@ -1,6 +1,6 @@
 /*
- * Internals shared by subword.c and subword_build.c: keyed hashing and
- * growable buffers.
+ * Internals shared by subword.c and subword_build.c: growable buffers
+ * and the vocabulary's inner lookups.
  */
 #ifndef RECPIPE_SUBWORD_INT_H
 #define RECPIPE_SUBWORD_INT_H
@@ -9,10 +9,6 @@
 #include <stdint.h>
 
 #include "buf.h"
-
-/* SipHash (libsodium's crypto_shorthash) under a per-process random key. */
-void		 sw_hash_init(void);
-uint64_t	 sw_hash(const void *p, size_t n);
 
 struct sw_vocab;
 /* Bytes of the longest entry of v that starts e[0..n), 0 if none. */

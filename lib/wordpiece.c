@@ -15,9 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "buf.h"
+#include "hashkey.h"
 #include "unicode.h"
 #include "wordpiece.h"
 
@@ -34,7 +33,7 @@ struct wp_vocab {
 	size_t		 mask;		/* table size - 1 */
 	size_t		 maxlen;	/* longest token, bytes */
 	long		 special[5];	/* enum wp_special */
-	unsigned char	 key[crypto_shorthash_KEYBYTES];
+	uint8_t		 key[RP_HASHKEY_BYTES];
 };
 
 /*
@@ -170,14 +169,7 @@ grow(void *pp, size_t *cap, size_t need, size_t elem)
 static uint64_t
 vhash(const struct wp_vocab *v, const void *p, size_t n)
 {
-	unsigned char h[crypto_shorthash_BYTES];
-	uint64_t x = 0;
-	int i;
-
-	crypto_shorthash(h, p, n, v->key);
-	for (i = 0; i < 8; i++)
-		x |= (uint64_t)h[i] << (8 * i);
-	return x;
+	return rp_shorthash(v->key, p, n);
 }
 
 #if defined(__GNUC__)
@@ -273,14 +265,13 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 	size_t lineno = 0;
 	uint64_t h[AHEAD];
 
-	if (sodium_init() < 0)
-		return fail(NULL, err, "cannot initialise libsodium");
 	if (n > WP_MAX_VOCAB)
 		return fail(NULL, err, "vocabulary larger than %lu bytes",
 		    (unsigned long)WP_MAX_VOCAB);
 	if ((v = calloc(1, sizeof *v)) == NULL)
 		return fail(NULL, err, "%s", strerror(errno));
-	randombytes_buf(v->key, sizeof v->key);
+	if (rp_hash_key(v->key, sizeof v->key) == -1)
+		return fail(v, err, "cannot initialise libsodium");
 	/*
 	 * Each line's token and its NUL fit in the line and its "\n" (the
 	 * last line may lack one: hence n + 1).
