@@ -67,14 +67,16 @@ rp_read_full(int fd, void *p, size_t n)
 	return (ssize_t)off;
 }
 
-int
-rp_write_full(int fd, const void *p, size_t n)
+/* Both writes: write(2) when off is -1, else pwrite(2) from off on. */
+static int
+write_all(int fd, const uint8_t *p, size_t n, off_t off)
 {
-	const uint8_t *q = p;
 	ssize_t k;
+	size_t m;
 
 	while (n > 0) {
-		k = write(fd, q, n < CHUNK ? n : CHUNK);
+		m = n < CHUNK ? n : CHUNK;
+		k = off == -1 ? write(fd, p, m) : pwrite(fd, p, m, off);
 		if (k == -1) {
 			if (again(fd, POLLOUT))
 				continue;
@@ -84,34 +86,28 @@ rp_write_full(int fd, const void *p, size_t n)
 			errno = ENOSPC;
 			return -1;
 		}
-		q += k;
+		p += k;
 		n -= (size_t)k;
+		if (off != -1)
+			off += (off_t)k;
 	}
 	return 0;
 }
 
 int
+rp_write_full(int fd, const void *p, size_t n)
+{
+	return write_all(fd, p, n, -1);
+}
+
+int
 rp_pwrite_full(int fd, const void *p, size_t n, off_t off)
 {
-	const uint8_t *q = p;
-	ssize_t k;
-
-	while (n > 0) {
-		k = pwrite(fd, q, n < CHUNK ? n : CHUNK, off);
-		if (k == -1) {
-			if (again(fd, POLLOUT))
-				continue;
-			return -1;
-		}
-		if (k == 0) {	/* no progress, and no error to say why */
-			errno = ENOSPC;
-			return -1;
-		}
-		q += k;
-		n -= (size_t)k;
-		off += (off_t)k;
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
 	}
-	return 0;
+	return write_all(fd, p, n, off);
 }
 
 int
