@@ -34,34 +34,17 @@ int
 ld_read_file(const char *path, char **text, size_t *n)
 {
 	struct buf b = { 0 };
-	ssize_t k;
-	int fd;
 
-	if ((fd = open(path, O_RDONLY)) == -1)
+	if (buf_read_file(&b, path, SIZE_MAX) == -1 || buf_putc(&b, '\0') == -1) {
+		int e = errno;
+
+		buf_free(&b);
+		errno = e;
 		return -1;
-	for (;;) {
-		if (buf_reserve(&b, 65536) == -1)
-			goto fail;
-		k = read(fd, b.p + b.len, b.cap - b.len - 1);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k == -1)
-			goto fail;
-		if (k == 0)
-			break;
-		b.len += (size_t)k;
 	}
-	close(fd);
-	b.p[b.len] = '\0';
 	*text = (char *)b.p;
-	*n = b.len;
+	*n = b.len - 1;
 	return 0;
-fail:
-	k = errno;
-	close(fd);
-	buf_free(&b);
-	errno = (int)k;
-	return -1;
 }
 
 void
