@@ -288,7 +288,8 @@ for ((i = 1; i <= nodes; i++)); do
 done
 exit $rc
 SH
-	printf '#!/bin/sh\necho "${FAKE_NODES:-1}"\n' >"$d/sinfo"
+	# sinfo: the nodes (%D) or the CPUs of a node (%c)
+	printf '#!/bin/sh\ncase "$*" in *%%c*) echo "${FAKE_CPUS:-64}" ;; *) echo "${FAKE_NODES:-1}" ;; esac\n' >"$d/sinfo"
 	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
 	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
 	chmod +x "$d"/*
@@ -353,6 +354,22 @@ job_has() {
 	printf 'stages:\n\t@echo count parts cpus=x\n' >"$T/bad.mk"
 	run -1 "$SB" -n "$T/bad.mk"
 	[[ $output == *"stages: not \"NAME parts|once [cpus=N] [mem=SIZE]\": count parts cpus=x"* ]]
+}
+
+@test "slurm-build: a recipe's cpus=N above what the nodes have is cut to it, with a note; -c is kept" {
+	fake_slurm
+	text
+	# the fixture's count stage asks for cpus=2; the nodes have 1
+	FAKE_CPUS=1 run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	job_has 1 --cpus-per-task=1
+	[[ $output == *"stage count: the recipe asks for 2 CPUs a task, the nodes have 1 at most: 1 (-c count=N to choose)"* ]]
+	# what the command line asks for is sent as it is
+	FAKE_CPUS=1 run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" -c count=2 "$FIXMK" TEXT="$T/text.txt"
+	job_has 5 --cpus-per-task=2
+	[[ $output != *"the recipe asks for"* ]]
+	# "4+" (nodes of several sizes) counts as 4
+	FAKE_CPUS=4+ run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	job_has 9 --cpus-per-task=2
 }
 
 # stage_is NAME KIND ID STATE DONE WANT: the --status line of a stage
