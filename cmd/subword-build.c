@@ -395,7 +395,7 @@ main(int argc, char *argv[])
 	struct sw_build_opts o;
 	struct sw_counts *c;
 	struct sw_vocab *v;
-	struct outfile out;
+	struct output out;
 	struct buf ob = { 0 };
 	const char **reserved = NULL;
 	const char *outpath = "-";
@@ -405,7 +405,7 @@ main(int argc, char *argv[])
 	struct part_file *parts = NULL;
 	uint64_t part_k = 0, part_n = 1;
 	size_t i;
-	int ch, count_only = 0, from_counts = 0, ofd;
+	int ch, count_only = 0, from_counts = 0;
 	size_t nentries = 0;
 
 	setprogname(argv[0]);
@@ -549,17 +549,14 @@ main(int argc, char *argv[])
 	}
 	sw_counts_free(c);
 
-	if ((ofd = out_open_text(&out, outpath)) == -1)
-		die_errno("%s", outpath);
-	if (rp_write_full(ofd, ob.p, ob.len) == -1)
-		write_failed(strcmp(outpath, "-") == 0 ? "stdout" : outpath);
+	output_open(&out, outpath, WRITES_TEXT, "a vocabulary is a text file");
+	if (rp_write_full(out.fd, ob.p, ob.len) == -1)
+		write_failed(out.name);
 	/* A named output is all-or-nothing unless --keep-partial. */
-	if (out_finish(&out, rval == 0) == -1)
-		die_errno("%s", outpath);
+	output_close(&out, rval == 0);
 	if (!count_only && rval == 0 && verbosity > 0)
 		summary(nentries, min_count, from_counts);
 	buf_free(&ob);
 	free(reserved);
-	close_stdout();
 	return rval;
 }
