@@ -1472,25 +1472,14 @@ decode_emit(void)
 	for (f = 0; f < nfields; f++) {
 		if (f > 0)
 			put(c, "\t", 1);
-		if (spm_mode) {
-			k = spm_decode_i64(fields[f].sm, fields[f].ids, fields[f].n,
-			    &wptext, &wpcap, err);
-			if (k < 0) {
-				c->out->len = start;
-				if (errno == ENOMEM)
-					out_of_memory();
-				flush_all();
-				die("%s: %s", dec_where(), err);
-			}
-			put(c, wptext, (size_t)k);
-			continue;
-		}
 		if (bpe_mode) {
 			decode_bpe(c, &fields[f], start);
 			continue;
 		}
-		if (wordpiece) {
-			k = wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
+		if (spm_mode || wordpiece) {
+			k = spm_mode ? spm_decode_i64(fields[f].sm, fields[f].ids,
+			    fields[f].n, &wptext, &wpcap, err) :
+			    wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
 			if (k < 0) {
 				c->out->len = start;	/* not half a line */

@@ -2376,17 +2376,24 @@ grow_arr(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Append a token to a growing array of them (*n of *cap used). */
+static inline int
+tok_push(struct spm_tok **t, size_t *n, size_t *cap, const char *s,
+    size_t len, int32_t id)
+{
+	if (*n == *cap && grow_arr((void **)t, cap, *n + 1, sizeof(**t)) == -1)
+		return -1;
+	(*t)[*n].s = s;
+	(*t)[*n].len = (uint32_t)len;
+	(*t)[*n].id = id;
+	(*n)++;
+	return 0;
+}
+
 static inline int
 raw_add(struct spm_enc *e, const char *s, size_t len, int32_t id)
 {
-	if (e->nraw == e->rawcap && grow_arr((void **)&e->raw, &e->rawcap,
-	    e->nraw + 1, sizeof(*e->raw)) == -1)
-		return -1;
-	e->raw[e->nraw].s = s;
-	e->raw[e->nraw].len = (uint32_t)len;
-	e->raw[e->nraw].id = id;
-	e->nraw++;
-	return 0;
+	return tok_push(&e->raw, &e->nraw, &e->rawcap, s, len, id);
 }
 
 /* Rounding a float sum of n steps of magnitude up to x can make: generous. */
@@ -2871,14 +2878,7 @@ enc_char(struct spm_enc *e, const char *s, size_t n)
 static inline int
 tok_add(struct spm_enc *e, const char *s, size_t len, int32_t id)
 {
-	if (e->ntok == e->tokcap && grow_arr((void **)&e->tok, &e->tokcap,
-	    e->ntok + 1, sizeof(*e->tok)) == -1)
-		return -1;
-	e->tok[e->ntok].s = s;
-	e->tok[e->ntok].len = (uint32_t)len;
-	e->tok[e->ntok].id = id;
-	e->ntok++;
-	return 0;
+	return tok_push(&e->tok, &e->ntok, &e->tokcap, s, len, id);
 }
 
 static int
