@@ -279,37 +279,50 @@ sw_lines_free(struct sw_lines *r)
 
 static int lines_fill(struct sw_lines *r);
 
-int
-sw_lines_next_raw(struct sw_lines *r, const uint8_t **pp, size_t *np)
+/*
+ * The next line of r, not taken yet: its bytes up to the \n (*nl 1), or
+ * what is left at the end of the input (*nl 0).  1; 0 at the end with
+ * nothing left; -1 on a read error.
+ */
+static int
+lines_peek(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 {
 	const uint8_t *p, *q;
-	size_t n, scan = 0;
-	int nl;
+	size_t scan = 0;
 
 	for (;;) {
 		p = r->buf + r->start;
 		q = r->end - r->start > scan ?
 		    memchr(p + scan, '\n', r->end - r->start - scan) : NULL;
 		if (q != NULL) {
-			n = (size_t)(q - p);
-			nl = 1;
-			break;
+			*pp = p;
+			*np = (size_t)(q - p);
+			*nl = 1;
+			return 1;
 		}
 		scan = r->end - r->start;
 		if (r->eof) {
 			if (scan == 0)
 				return 0;
-			n = scan;
-			nl = 0;
-			break;
+			*pp = p;
+			*np = scan;
+			*nl = 0;
+			return 1;
 		}
 		if (lines_fill(r) == -1)
 			return -1;
 	}
-	r->start += n + (size_t)nl;
+}
+
+int
+sw_lines_next_raw(struct sw_lines *r, const uint8_t **pp, size_t *np)
+{
+	int nl, rc;
+
+	if ((rc = lines_peek(r, pp, np, &nl)) != 1)
+		return rc;
+	r->start += *np + (size_t)nl;
 	r->lineno++;
-	*pp = p;
-	*np = n;
 	return 1;
 }
 
@@ -368,33 +381,21 @@ int
 sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl,
     struct sw_err *e)
 {
-	const uint8_t *p, *q;
-	size_t n, scan = 0, i, j, good;
+	const uint8_t *p;
+	size_t n, i, j, good;
 	uint64_t off;
+	int rc;
 
-	for (;;) {
-		p = r->buf + r->start;
-		q = r->end - r->start > scan ?
-		    memchr(p + scan, '\n', r->end - r->start - scan) : NULL;
-		if (q != NULL) {
-			n = (size_t)(q - p);
-			*nl = 1;
-			break;
+	if ((rc = lines_peek(r, &p, &n, nl)) != 1)
+		return rc;
+	if (!*nl) {
+		/* a last line of nothing but \r is no line */
+		for (i = 0; i < n && p[i] == '\r'; i++)
+			;
+		if (i == n) {
+			r->start = r->end;
+			return 0;
 		}
-		scan = r->end - r->start;
-		if (r->eof) {
-			n = scan;
-			*nl = 0;
-			for (i = 0; i < n && p[i] == '\r'; i++)
-				;
-			if (i == n) {
-				r->start = r->end;
-				return 0;
-			}
-			break;
-		}
-		if (lines_fill(r) == -1)
-			return -1;
 	}
 	off = r->base + r->start;
 	r->start += n + (size_t)*nl;
