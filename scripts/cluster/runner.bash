@@ -131,6 +131,85 @@ is_mem() {
 	is_cpus "${1%[KMGT]}"
 }
 
+# What a task of a stage gets: -c [STAGE=]N and --mem [STAGE=]SIZE, kept
+# by resource_opt in cpus_opts and mem_opts as "STAGE=value", or
+# "=value" for every stage; then, by stage_cpus and stage_mem, the value
+# for a stage: the last STAGE=value, else the last =value, else what the
+# recipe's stages line says (cpus=N, mem=SIZE), else the default.  The
+# same for every runner (slurm-build sends both to sbatch;
+# parallel-build and mpi-build give the CPUs to their jobs and ranks).
+cpus_opts=() mem_opts=()
+default_cpus=1 default_mem=2G
+
+# resource_opt OPTION [STAGE=]VALUE: -c/--cpus-per-task or --mem
+resource_opt() {
+	local v=$2
+	case $v in *=*) ;; *) v="=$v" ;; esac
+	case $1 in
+	--mem)
+		is_mem "${v#*=}" || usage_error "$1: not a size as sbatch --mem takes it (500M, 4G): ${v#*=}"
+		mem_opts+=("$v") ;;
+	*)
+		is_cpus "${v#*=}" || usage_error "$1: not a number of CPUs (1 or more): ${v#*=}"
+		cpus_opts+=("$v") ;;
+	esac
+}
+
+# resource STAGE RECIPE'S DEFAULT OPTION...: the value for STAGE: of the
+# last STAGE=value option, else of the last =value, else the recipe's,
+# else the default.
+resource() {
+	local s=$1 v=${2:-$3} all='' one='' o
+	shift 3
+	for o; do
+		case $o in
+		"$s"=*) one=${o#*=} ;;
+		=*) all=${o#=} ;;
+		esac
+	done
+	echo "${one:-${all:-$v}}"
+}
+
+# resource_stages: every STAGE= of -c and --mem is a stage of the recipe
+# (after runner_plan), else a usage error.
+resource_stages() {
+	local o s
+	for o in "${cpus_opts[@]}" "${mem_opts[@]}"; do
+		case $o in
+		=*) continue ;;
+		esac
+		for s in "${stages[@]}" ''; do
+			[ "$s" != "${o%%=*}" ] || break
+		done
+		[ -n "$s" ] || usage_error "no stage ${o%%=*} in $recipe (its stages: ${stages[*]})"
+	done
+}
+
+# stage_cpus I MAX WHERE: the CPUs of a task of stage I.  A recipe's
+# cpus=N above MAX (when MAX > 0: the most a task can have, as WHERE
+# says, e.g. "the nodes have") is cut to MAX, with a note on stderr;
+# what -c asks for is kept as it is.
+stage_cpus() {
+	local s=${stages[$1]} c
+	c=$(resource "$s" "${cpus[$1]}" "$default_cpus" "${cpus_opts[@]}")
+	if [ -z "$(resource "$s" "" "" "${cpus_opts[@]}")" ] && [ "$2" -gt 0 ] && [ "$c" -gt "$2" ]; then
+		echo "$prog: stage $s: the recipe asks for $c CPUs a task, $3 $2 at most: $2 (-c $s=N to choose)" >&2
+		c=$2
+	fi
+	echo "$c"
+}
+
+# stage_mem I: the memory of a task of stage I
+stage_mem() {
+	resource "${stages[$1]}" "${mems[$1]}" "$default_mem" "${mem_opts[@]}"
+}
+
+# local_cpus: the CPUs this process may use (its affinity mask, as
+# sched_getaffinity gives it; nproc would read OMP_NUM_THREADS too)
+local_cpus() {
+	env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1
+}
+
 # take_lock: one runner at a time in an output directory: the lock
 # out/logs/lock (a directory, made or not at once) holds "HOST PID
 # TIME" of its runner; a lock whose runner on this host is gone is
