@@ -399,7 +399,7 @@ stage_is() {
 	printf '0 RUNNING 0\n1 PENDING 0\n' >"$FAKE_JOBS/3"
 	echo '- PENDING 0' >"$FAKE_JOBS/4"
 	rm "$d"/logs/encode-*.status "$d/logs/shards.status"
-	run -0 "$SB" --status "$d"
+	run -3 "$SB" --status "$d"
 	stage_is count parts 1 done 2 2
 	stage_is encode parts 3 running 0 2
 	stage_is shards once 4 pending 0 1
@@ -547,4 +547,30 @@ done 1 2 3 4" ]
 	[[ $stderr == *"fixture: part 1 fails as FAIL_PART=1 asks"* ]]
 	[ ! -e "$T/fail/parts/vocab-of-3" ]
 	[ ! -e "$T/fail/logs/lock" ]
+}
+
+@test "slurm-build --status: exit 0 when done, 3 while a stage is pending or running, 1 when one failed" {
+	fake_slurm
+	text
+	local d=$T/sb
+	run -0 "$SB" --no-wait -N 2 -o "$d" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	rm "$d"/logs/*.status
+	run -0 "$SB" --status "$d"
+	# only pending
+	printf '0 PENDING 0\n1 PENDING 0\n' >"$FAKE_JOBS/3"
+	echo '- PENDING 0' >"$FAKE_JOBS/4"
+	run -3 "$SB" --status "$d"
+	[ "${lines[-1]}" = "slurm-build: $d: pending (stage encode)" ]
+	# running
+	printf '0 RUNNING 0\n1 COMPLETED 0\n' >"$FAKE_JOBS/3"
+	run -3 "$SB" --status "$d"
+	[ "${lines[-1]}" = "slurm-build: $d: running (stage encode)" ]
+	# a failure wins over a stage still running
+	printf '0 FAILED 2\n1 RUNNING 0\n' >"$FAKE_JOBS/3"
+	run -1 "$SB" --status "$d"
+	# cancelled
+	printf '0 COMPLETED 0\n1 COMPLETED 0\n' >"$FAKE_JOBS/3"
+	echo '- CANCELLED 0' >"$FAKE_JOBS/4"
+	run -1 "$SB" --status "$d"
+	[ "${lines[-1]}" = "slurm-build: $d: failed (stage shards: cancelled); logs in $d/logs" ]
 }
