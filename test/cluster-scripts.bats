@@ -288,8 +288,27 @@ for ((i = 1; i <= nodes; i++)); do
 done
 exit $rc
 SH
-	# sinfo: the nodes (%D) or the CPUs of a node (%c)
-	printf '#!/bin/sh\ncase "$*" in *%%c*) echo "${FAKE_CPUS:-64}" ;; *) echo "${FAKE_NODES:-1}" ;; esac\n' >"$d/sinfo"
+	# sinfo: the CPUs of a node (%c), the partitions (%P, check the
+	# default), else the nodes (node1 ... of FAKE_NODES, default 1) and
+	# their states (idle, or as FAKE_DOWN says: "NAME STATE ..."), one a
+	# line; it keeps its arguments in FAKE_JOBS/sinfo
+	cat >"$d/sinfo" <<'SH'
+#!/bin/bash
+echo "$*" >>"${FAKE_JOBS:?}/sinfo"
+case "$*" in
+*%c*) echo "${FAKE_CPUS:-64}" ;;
+*%P*) printf '%s\n' 'check*' other ;;
+*)
+	down=(${FAKE_DOWN:-})
+	for ((i = 1; i <= ${FAKE_NODES:-1}; i++)); do
+		st=idle
+		for ((j = 0; j < ${#down[@]}; j += 2)); do
+			[ "${down[$j]}" != node$i ] || st=${down[$((j + 1))]}
+		done
+		echo "node$i $st"
+	done ;;
+esac
+SH
 	printf '#!/bin/sh\nexit 0\n' >"$d/squeue"
 	printf '#!/bin/sh\nexit 0\n' >"$d/scancel"
 	chmod +x "$d"/*
@@ -453,7 +472,7 @@ SH
 		chmod +x "$T/bin/$t"
 	done
 	run -1 --separate-stderr "$SB" --poll 0 -N 4 -o "$T/sb" --bin "$T/bin" "$FIXMK" TEXT="$T/text.txt"
-	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 3 node(s)" ]
+	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 3 node(s) of partition check" ]
 	[ "${stderr_lines[1]}" = "slurm-build: the tools do not run on every node; no stage queued:" ]
 	[ "${stderr_lines[2]}" = "  node2: $T/bin/tfr-cat: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
 	[ "${stderr_lines[4]}" = "  node2: $T/bin/subword-encode: error while loading shared libraries: libjansson.so.4: cannot open shared object file: No such file or directory" ]
@@ -461,10 +480,10 @@ SH
 	[ "$(cat "$FAKE_JOBS/last")" = 0 ]
 	grep -q -- '^--nodes=3 --ntasks-per-node=1 --job-name=fixture-check ' "$FAKE_JOBS/srun"
 	[ ! -e "$T/sb/logs/lock" ]
-	# tools that run: on as many nodes as a stage has tasks, then the stages
+	# tools that run: on every node, then the stages
 	rm "$FAKE_JOBS/srun"
 	run -0 "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
-	grep -q -- '^--nodes=2 --ntasks-per-node=1 ' "$FAKE_JOBS/srun"
+	grep -q -- '^--nodes=3 --ntasks-per-node=1 ' "$FAKE_JOBS/srun"
 	[[ $output == *"all stages completed"* ]]
 	# --no-check: no srun
 	rm "$FAKE_JOBS/srun"
@@ -573,4 +592,21 @@ done 1 2 3 4" ]
 	echo '- CANCELLED 0' >"$FAKE_JOBS/4"
 	run -1 "$SB" --status "$d"
 	[ "${lines[-1]}" = "slurm-build: $d: failed (stage shards: cancelled); logs in $d/logs" ]
+}
+
+@test "slurm-build: the tools are checked on every node of the partition the stages may run on" {
+	fake_slurm
+	text
+	# 3 nodes, 2 parts: all 3 are checked
+	FAKE_NODES=3 run -0 --separate-stderr "$SB" --poll 0 -N 2 -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 3 node(s) of partition check" ]
+	grep -q -- '^--nodes=3 --ntasks-per-node=1 ' "$FAKE_JOBS/srun"
+	# a drained or down node runs no stage and is not asked for; the
+	# nodes of the partition given, each once
+	rm "$FAKE_JOBS/srun" "$FAKE_JOBS/sinfo"
+	FAKE_NODES=4 FAKE_DOWN='node2 drain node4 down*' run -0 --separate-stderr "$SB" --poll 0 -N 8 -p other -o "$T/sb" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt"
+	[ "${stderr_lines[0]}" = "slurm-build: checking that the tools run on 2 node(s) of partition other" ]
+	grep -q -- '^--nodes=2 --ntasks-per-node=1 .* --partition=other ' "$FAKE_JOBS/srun"
+	grep -q -- '-p other' "$FAKE_JOBS/sinfo"
+	! grep -q -- '-p check' "$FAKE_JOBS/sinfo" || false
 }
