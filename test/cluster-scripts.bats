@@ -125,7 +125,7 @@ run_procs() {
 	local sig pid i left st
 	for sig in TERM HUP; do
 		rm -rf "$T/par"
-		"$PB" -N 3 -j 3 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=37.31 \
+		"$PB" -N 3 -j 3 -c 1 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=37.31 \
 			>"$T/pb.out" 2>&1 &
 		pid=$!
 		for ((i = 0; i < 200; i++)); do
@@ -195,7 +195,7 @@ nllb_text() {
 	command -v parallel >/dev/null || skip "GNU parallel not installed"
 	text
 	local pid i st=0
-	"$PB" -N 2 -j 2 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=3 \
+	"$PB" -N 2 -j 2 -c 1 -o "$T/par" --bin "$RECPIPE_BIN" "$FIXMK" TEXT="$T/text.txt" SLEEP=3 \
 		>"$T/pb.out" 2>&1 &
 	pid=$!
 	for ((i = 0; i < 100; i++)); do
@@ -566,6 +566,49 @@ done 1 2 3 4" ]
 	[[ $stderr == *"fixture: part 1 fails as FAIL_PART=1 asks"* ]]
 	[ ! -e "$T/fail/parts/vocab-of-3" ]
 	[ ! -e "$T/fail/logs/lock" ]
+}
+
+# cpus_mk: a recipe of two stages that writes what SLURM_CPUS_PER_TASK
+# each job had: one (parts, cpus=3) to OUT/one-K, two (once) to OUT/two
+cpus_mk() {
+	cat >"$T/cpus.mk" <<'MK'
+OUT ?= out
+K ?= 0
+stages: ; @printf '%s\n' 'one parts cpus=3' 'two once'
+products: ; @echo two
+one: ; @mkdir -p $(OUT) && echo "$$SLURM_CPUS_PER_TASK" >$(OUT)/one-$(K)
+two: ; @echo "$$SLURM_CPUS_PER_TASK" >$(OUT)/two
+MK
+}
+
+@test "parallel-build: a stage's cpus=: CPUs / cpus parts at a time, each with that many threads; -c wins" {
+	text
+	# -j 4: count (cpus=2) two at a time, encode (1 CPU) four
+	run -0 --separate-stderr "$PB" -n -N 4 -j 4 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^parallel --jobs=2 .* env SLURM_CPUS_PER_TASK=2 make -f .* count .* K={} ' <<<"${output//\\/}"
+	grep -q -- '^parallel --jobs=4 .* env SLURM_CPUS_PER_TASK=1 make -f .* encode .* K={} ' <<<"${output//\\/}"
+	grep -q -- '^parallel -N0 .* env SLURM_CPUS_PER_TASK=1 make -f .* vocab ' <<<"${output//\\/}"
+	# -c for every stage, then for one; --parallel comes after, and wins
+	run -0 "$PB" -n -N 4 -j 8 -c 3 -c count=8 --parallel=--jobs=5 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^parallel --jobs=1 .*--jobs=5 .* SLURM_CPUS_PER_TASK=8 make -f .* count ' <<<"${output//\\/}"
+	grep -q -- '^parallel --jobs=2 .* SLURM_CPUS_PER_TASK=3 make -f .* encode ' <<<"${output//\\/}"
+	# the recipe's cpus= above the CPUs is cut to them, with a note
+	run -0 --separate-stderr "$PB" -n -N 4 -j 1 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^parallel --jobs=1 .* SLURM_CPUS_PER_TASK=1 make -f .* count ' <<<"${output//\\/}"
+	[[ $stderr == *"parallel-build: stage count: the recipe asks for 2 CPUs a task, -j gives 1 at most: 1 (-c count=N to choose)"* ]]
+	# without -j, the CPUs this process may use
+	run -0 taskset -c 0 "$PB" -n -N 4 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- '^parallel --jobs=1 .* SLURM_CPUS_PER_TASK=1 make -f .* count ' <<<"${output//\\/}"
+	run -2 "$PB" -n -c nosuch=2 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "parallel-build: no stage nosuch in $FIXMK (its stages: count vocab encode shards)" ]]
+	run -2 "$PB" -n -j 0 "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "parallel-build: -j: not a number of CPUs (1 or more): 0" ]]
+	# the jobs get their threads
+	command -v parallel >/dev/null || skip "GNU parallel not installed"
+	cpus_mk
+	run -0 --separate-stderr "$PB" -N 3 -j 6 -o "$T/par" "$T/cpus.mk"
+	[ "$(cat "$T/par/one-0" "$T/par/one-1" "$T/par/one-2" "$T/par/two" | tr '\n' ' ')" = "3 3 3 1 " ]
+	[[ $stderr == *"parallel-build: stage one (parts): 3 jobs, 2 at a time, 3 CPU(s) each"* ]]
 }
 
 @test "slurm-build --status: exit 0 when done, 3 while a stage is pending or running, 1 when one failed" {
