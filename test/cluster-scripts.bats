@@ -569,14 +569,15 @@ done 1 2 3 4" ]
 }
 
 # cpus_mk: a recipe of two stages that writes what SLURM_CPUS_PER_TASK
-# each job had: one (parts, cpus=3) to OUT/one-K, two (once) to OUT/two
+# each job had: one (parts, cpus=3) to OUT/one-K (and the CPUs its
+# affinity mask allows to OUT/one-K.mask), two (once) to OUT/two
 cpus_mk() {
 	cat >"$T/cpus.mk" <<'MK'
 OUT ?= out
 K ?= 0
 stages: ; @printf '%s\n' 'one parts cpus=3' 'two once'
 products: ; @echo two
-one: ; @mkdir -p $(OUT) && echo "$$SLURM_CPUS_PER_TASK" >$(OUT)/one-$(K)
+one: ; @mkdir -p $(OUT) && echo "$$SLURM_CPUS_PER_TASK" >$(OUT)/one-$(K) && env -u OMP_NUM_THREADS nproc >$(OUT)/one-$(K).mask
 two: ; @echo "$$SLURM_CPUS_PER_TASK" >$(OUT)/two
 MK
 }
@@ -609,6 +610,29 @@ MK
 	run -0 --separate-stderr "$PB" -N 3 -j 6 -o "$T/par" "$T/cpus.mk"
 	[ "$(cat "$T/par/one-0" "$T/par/one-1" "$T/par/one-2" "$T/par/two" | tr '\n' ' ')" = "3 3 3 1 " ]
 	[[ $stderr == *"parallel-build: stage one (parts): 3 jobs, 2 at a time, 3 CPU(s) each"* ]]
+}
+
+@test "mpi-build: a stage's cpus= are the threads of each rank, each bound to as many cores" {
+	text
+	run -0 "$MB" -n -N 3 -c count=2 -o "$T/out" "$FIXMK" TEXT="$T/text.txt"
+	grep -q -- "^mpirun .* --map-by slot:PE=2 -n 3 bash -c .* env SLURM_CPUS_PER_TASK=2 make -f .* count " <<<"$output"
+	grep -q -- "^mpirun .* -n 3 bash -c .* env SLURM_CPUS_PER_TASK=1 make -f .* encode " <<<"$output"
+	! grep -q -- "PE=.* encode " <<<"$output" || false
+	grep -q -- "^cd .* env SLURM_CPUS_PER_TASK=1 make -f .* vocab " <<<"$output"
+	run -2 "$MB" -n -c count=x "$FIXMK" TEXT="$T/text.txt"
+	[[ ${lines[0]} == "mpi-build: -c: not a number of CPUs (1 or more): x" ]]
+	command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+	cpus_mk
+	# cpus=3, cut to the CPUs of this machine when it has fewer
+	local n
+	n=$(nproc)
+	[ "$n" -le 3 ] || n=3
+	run -0 --separate-stderr "$MB" -N 2 -o "$T/mpi" "$T/cpus.mk"
+	[ "$(cat "$T/mpi/one-0" "$T/mpi/one-1" "$T/mpi/two" | tr '\n' ' ')" = "$n $n 1 " ]
+	# each rank bound to as many cores (--map-by slot:PE=N)
+	[ "$(cat "$T/mpi/one-0.mask" "$T/mpi/one-1.mask" | tr '\n' ' ')" = "$n $n " ]
+	run -0 "$MB" -N 2 -c one=1 -c two=2 -o "$T/mpi" "$T/cpus.mk"
+	[ "$(cat "$T/mpi/one-0" "$T/mpi/one-1" "$T/mpi/two" | tr '\n' ' ')" = "1 1 2 " ]
 }
 
 @test "slurm-build --status: exit 0 when done, 3 while a stage is pending or running, 1 when one failed" {
