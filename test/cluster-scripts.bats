@@ -29,7 +29,7 @@ text() {
 	run "$PB" --help
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == "usage: parallel-build "* ]]
-	for o in --parts --out --bin --jobs --sshlogin --parallel --dry-run; do
+	for o in --parts --out --bin --jobs --cpus-per-task --sshlogin --parallel --dry-run; do
 		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
 	done
 }
@@ -535,7 +535,7 @@ done 1 2 3 4" ]
 @test "mpi-build: --help, usage errors and the dry run" {
 	run -0 "$MB" --help
 	[[ ${lines[0]} == "usage: mpi-build "* ]]
-	for o in --parts --out --bin --hostfile --mpirun --make --dry-run; do
+	for o in --parts --out --bin --hostfile --cpus-per-task --mpirun --make --dry-run; do
 		[[ $output == *"$o"* ]] || { echo "no $o"; return 1; }
 	done
 	run -2 "$MB"
