@@ -21,6 +21,7 @@
 #include "bpe.h"
 #include "buf.h"
 #include "common.h"
+#include "errmsg.h"
 #include "io.h"
 #include "example.h"
 #include "exjson.h"
@@ -2015,13 +2016,14 @@ not_a_model(const char *path, const char *err)
 static struct bpe_model *
 load_bpe(const char *path)
 {
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 	struct bpe_model *m;
 	size_t n;
 	uint8_t *p;
 
 	if (!tiktoken_mode) {
-		if ((m = bpe_load_gpt2(path, merges_path, err)) == NULL) {
+		if ((m = bpe_load_gpt2(path, merges_path, err,
+		    sizeof err)) == NULL) {
 			model_given(path);
 			die("%s, %s: %s", input_name(path),
 			    input_name(merges_path), err);
@@ -2029,7 +2031,7 @@ load_bpe(const char *path)
 		return m;
 	}
 	if ((m = bpe_load_tiktoken(path, (enum bpe_encoding)
-	    bpe_encoding_by_name(encoding_name), err)) != NULL)
+	    bpe_encoding_by_name(encoding_name), err, sizeof err)) != NULL)
 		return m;
 	model_given(path);
 	p = slurp(path, &n);
