@@ -694,21 +694,18 @@ swap_prev(struct ctx *c)
 static int
 encode_json_doc(struct ctx *c, const uint8_t *p, size_t n)
 {
-	char err[JD_ERRMAX];
 	size_t f, i;
 	int held = 0;
 
-	if (jd_parse(&c->jl, p, n, err) == -1) {
-		snprintf(c->err, sizeof(c->err), "%s", err);
+	if (jd_parse(&c->jl, p, n, c->err, sizeof(c->err)) == -1)
 		return -1;
-	}
 	for (f = 0; f < njkeys; f++) {
 		struct field *fd = &c->f[f];
 
-		if (jd_sentences(&c->jl, jkeys[f], err) == -1) {
+		if (jd_sentences(&c->jl, jkeys[f],
+		    c->err, sizeof(c->err)) == -1) {
 			if (errno == ENOMEM)
 				die_errno("encode");
-			snprintf(c->err, sizeof(c->err), "%s", err);
 			return -1;
 		}
 		if (njkeys > 1) {
