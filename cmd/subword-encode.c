@@ -1327,7 +1327,7 @@ static size_t wpcap;
 /* Decode int64 ids (records) with a SentencePiece model. */
 static long
 spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
-    char **out, size_t *cap, char err[SPM_ERRMAX])
+    char **out, size_t *cap, char *err, size_t errlen)
 {
 	int32_t *ids;
 	size_t i;
@@ -1339,7 +1339,7 @@ spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
 	}
 	for (i = 0; i < n; i++) {
 		if (v[i] < 0 || (uint64_t)v[i] >= spm_size(m)) {
-			snprintf(err, SPM_ERRMAX, "id %lld out of range (model "
+			snprintf(err, errlen, "id %lld out of range (model "
 			    "has %zu pieces)", (long long)v[i], spm_size(m));
 			free(ids);
 			errno = EINVAL;
@@ -1347,7 +1347,7 @@ spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
 		}
 		ids[i] = (int32_t)v[i];
 	}
-	k = spm_decode_ids(m, ids, n, out, cap, err);
+	k = spm_decode_ids(m, ids, n, out, cap, err, errlen);
 	free(ids);
 	return k;
 }
@@ -1379,7 +1379,7 @@ decode_spm_file(const char *path, const struct part_file *pf)
 	static int32_t *ids;
 	static size_t cap;
 	const struct spm_model *m = fields[0].sm;
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	const uint8_t *p, *q;
 	size_t n, i, j, k;
 	long len;
@@ -1410,9 +1410,11 @@ decode_spm_file(const char *path, const struct part_file *pf)
 			k++;
 		}
 		if (infmt == FMT_ID)
-			len = spm_decode_ids(m, ids, k, &wptext, &wpcap, err);
+			len = spm_decode_ids(m, ids, k, &wptext, &wpcap,
+			    err, sizeof err);
 		else
-			len = spm_decode_pieces(m, pc, lens, k, &wptext, &wpcap, err);
+			len = spm_decode_pieces(m, pc, lens, k, &wptext, &wpcap,
+			    err, sizeof err);
 		if (len < 0) {
 			if (errno == ENOMEM)
 				die("%s: line %ju: out of memory", name,
@@ -1463,7 +1465,7 @@ static void
 decode_emit(void)
 {
 	struct ctx *c = &mainctx;
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	size_t f, start = c->out->len;
 	long k;
 
@@ -1476,7 +1478,7 @@ decode_emit(void)
 		}
 		if (spm_mode || wordpiece) {
 			k = spm_mode ? spm_decode_i64(fields[f].sm, fields[f].ids,
-			    fields[f].n, &wptext, &wpcap, err) :
+			    fields[f].n, &wptext, &wpcap, err, sizeof err) :
 			    wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
 			    &wptext, &wpcap, err);
 			if (k < 0) {
@@ -2126,10 +2128,10 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		} else if (bpe_mode) {
 			fields[f].bm = load_bpe(fields[f].vpath);
 		} else if (spm_mode) {
-			char err[SPM_ERRMAX];
+			char err[RP_ERRMAX];
 
 			if ((fields[f].sm = spm_model_load(fields[f].vpath,
-			    extra_ids, err)) == NULL)
+			    extra_ids, err, sizeof err)) == NULL)
 				not_a_model(fields[f].vpath, err);
 		} else if (wordpiece) {
 			char err[WP_ERRMAX];
@@ -2549,10 +2551,10 @@ main(int argc, char *argv[])
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature :
 	    parallel ? "inputs,targets" : "targets");
 	if (spm_mode && extra_opts != NULL) {
-		char err[SPM_ERRMAX];
+		char err[RP_ERRMAX];
 
 		if ((spm_nx = spm_parse_extra(fields[0].sm, extra_opts, spm_x,
-		    err)) < 0)
+		    err, sizeof err)) < 0)
 			die("%s: --extra-options %s: %s", input_name(fields[0].vpath),
 			    extra_opts, err);
 		for (f = 0; f < nfields; f++)
