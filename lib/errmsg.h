@@ -8,6 +8,7 @@
 #ifndef RECPIPE_ERRMSG_H
 #define RECPIPE_ERRMSG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /*
@@ -20,5 +21,8 @@
 /* Format into err (errlen bytes, cut if need be); nothing when err is NULL or errlen 0. */
 void	rp_seterr(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* The same with a va_list, for a module's own fail() helpers. */
+void	rp_vseterr(char *err, size_t errlen, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 3, 0)));
 
 #endif
