@@ -1480,7 +1480,7 @@ decode_emit(void)
 			k = spm_mode ? spm_decode_i64(fields[f].sm, fields[f].ids,
 			    fields[f].n, &wptext, &wpcap, err, sizeof err) :
 			    wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
-			    &wptext, &wpcap, err);
+			    &wptext, &wpcap, err, sizeof err);
 			if (k < 0) {
 				c->out->len = start;	/* not half a line */
 				if (errno == ENOMEM)
@@ -1676,7 +1676,7 @@ decode_big(const uint8_t *p, size_t n)
 			}
 			/* A part after the first goes on as wp_decode() would. */
 			if ((len = wp_decode(fields[f].wp, v, k, &wptext, &wpcap,
-			    err)) < 0)
+			    err, sizeof err)) < 0)
 				out_of_memory();
 			s = wp_piece(fields[f].wp, v[0], &i);
 			if (done > 0) {
@@ -2136,7 +2136,8 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		} else if (wordpiece) {
 			char err[WP_ERRMAX];
 
-			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL) {
+			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err,
+			    sizeof err)) == NULL) {
 				model_given(fields[f].vpath);
 				die("%s: %s", input_name(fields[f].vpath), err);
 			}
