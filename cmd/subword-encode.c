@@ -541,7 +541,6 @@ static int
 encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
     int add_eos)
 {
-	struct sw_err e;
 	size_t nids = 0, i;
 	uint64_t esc0;
 
@@ -579,10 +578,11 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 		return 0;
 	}
 	esc0 = sw_encode_escapes(fd->sw);
-	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
+	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap) == -1) {
 		if (errno == ENOMEM)
 			die_errno("encode");
-		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath, e.msg);
+		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath,
+		    sw_vocab_strerror(fd->sw));
 		return -1;
 	}
 	if (nids + 1 > fd->cap) {
@@ -889,7 +889,6 @@ encode_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
 	int fd, nl, rc;
@@ -901,7 +900,7 @@ encode_file(const char *path, const struct part_file *pf)
 	if (RAW_LINES && !jsonl)
 		return encode_file_raw(path, fd, pf);
 	r = lines_r = lines_open(fd, name, pf);
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1) {
 		if (progress_due())
 			progress("%s: %ju lines", name, (uintmax_t)sw_lines_lineno(r));
 		if (encode_line(&mainctx, p, n) == -1) {
@@ -914,7 +913,7 @@ encode_file(const char *path, const struct part_file *pf)
 		die_errno("%s", name);
 	if (rc == -2) {
 		flush_all();
-		die("%s: %s", name, e.msg);
+		die("%s: %s", name, sw_lines_strerror(r));
 	}
 	sw_lines_free(lines_r);
 	lines_r = NULL;
@@ -934,7 +933,6 @@ encode_parallel(char **paths)
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
 	static struct sw_lines *sr[8];	/* RAW_LINES: lines as spm_encode reads them */
 	const uint8_t *p[8];
-	struct sw_err e;
 	size_t n[8], f, g;
 	int fd[8], nl, rc[8], ended;
 	uint64_t line = 0;
@@ -950,12 +948,13 @@ encode_parallel(char **paths)
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
 			rc[f] = RAW_LINES ? sw_lines_next_raw(sr[f], &p[f], &n[f]) :
-			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			    sw_lines_next(r[f], &p[f], &n[f], &nl);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
 			if (rc[f] == -2) {
 				flush_all();
-				die("%s: %s", input_name(paths[f]), e.msg);
+				die("%s: %s", input_name(paths[f]),
+				    sw_lines_strerror(r[f]));
 			}
 			ended += rc[f] == 0;
 		}
@@ -1039,7 +1038,6 @@ static void
 encode_chunk(struct ctx *c, struct chunk *ch)
 {
 	struct sw_lines *r;
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
 	int nl, rc;
@@ -1069,7 +1067,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	}
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 		die_errno("encode");
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1)
 		if (encode_line(c, p, n) == -1) {
 			ch->err = 2;
 			ch->eline = sw_lines_lineno(r);
@@ -1080,8 +1078,8 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 		die_errno("encode");
 	if (rc == -2) {
 		ch->err = 1;
-		ch->eline = e.line;
-		ch->eoff = e.offset;
+		ch->eline = sw_lines_error_line(r);
+		ch->eoff = sw_lines_error_offset(r);
 	}
 	ch->nlines = sw_lines_lineno(r);
 	ch->skipped = c->skipped;
@@ -1547,7 +1545,6 @@ decode_ids_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n, f, len;
 	int fd, nl, rc, k;
@@ -1560,7 +1557,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 	dec.name = name;
 	dec.what = "line";
 	dec.off = UINT64_MAX;
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1) {
 		dec.num = sw_lines_lineno(r);
 		for (f = 0; f < nfields; f++) {
 			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
@@ -1589,7 +1586,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 		die_errno("%s", name);
 	if (rc == -2) {
 		flush_all();
-		die("%s: %s", name, e.msg);
+		die("%s: %s", name, sw_lines_strerror(r));
 	}
 	sw_lines_free(r);
 	close_text(fd, path);
@@ -2110,7 +2107,7 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			deflt = vspec[i];
 	}
 	for (f = 0; f < nfields; f++) {
-		struct sw_err e;
+		char err[RP_ERRMAX];
 		int fd;
 
 		if (fields[f].vpath == NULL)
@@ -2128,14 +2125,10 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		} else if (bpe_mode) {
 			fields[f].bm = load_bpe(fields[f].vpath);
 		} else if (spm_mode) {
-			char err[RP_ERRMAX];
-
 			if ((fields[f].sm = spm_model_load(fields[f].vpath,
 			    extra_ids, err, sizeof err)) == NULL)
 				not_a_model(fields[f].vpath, err);
 		} else if (wordpiece) {
-			char err[WP_ERRMAX];
-
 			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err,
 			    sizeof err)) == NULL) {
 				model_given(fields[f].vpath);
@@ -2168,12 +2161,13 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if ((fd = open_input(fields[f].vpath)) == -1)
 			exit(1);
 		fields[f].vbytes = read_all(fd, &fields[f].vlen, fields[f].vpath);
-		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
+		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen,
+		    err, sizeof err);
 		if (fields[f].sw == NULL) {
 			if (spm_looks_like_model(fields[f].vbytes, fields[f].vlen))
 				die("%s: this is a SentencePiece model: use -m spm",
 				    input_name(fields[f].vpath));
-			die("%s: %s", input_name(fields[f].vpath), e.msg);
+			die("%s: %s", input_name(fields[f].vpath), err);
 		}
 		vocab_kind_check(fields[f].vpath, fields[f].vbytes, fields[f].vlen,
 		    "a tensor2tensor vocabulary");
