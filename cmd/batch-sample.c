@@ -835,7 +835,7 @@ load_dict(const char *path)
 		die_errno("%s", path);
 	text = read_all(fd, &n, path);
 	close(fd);
-	if ((d = fqd_load(text, n, ferr)) == NULL)
+	if ((d = fqd_load(text, n, ferr, sizeof ferr)) == NULL)
 		die("%s: %s", path, ferr);
 	free(text);
 	for (size_t i = 0; i < nlanglist; i++) {

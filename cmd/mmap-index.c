@@ -2100,7 +2100,7 @@ load_dict(const char *path)
 	p = read_all(fd, &n, input_name(path));
 	if (fd != 0)
 		close(fd);
-	if ((d = fqd_load(p, n, err)) == NULL)
+	if ((d = fqd_load(p, n, err, sizeof err)) == NULL)
 		die("%s: %s", input_name(path), err);
 	free(p);
 	return d;

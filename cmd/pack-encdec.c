@@ -652,7 +652,8 @@ special_ids(struct opts *o)
 	struct wp_vocab *v = NULL;
 	char err[WP_ERRMAX];
 
-	if (o->vocab != NULL && (v = wp_vocab_load(o->vocab, err)) == NULL)
+	if (o->vocab != NULL &&
+	    (v = wp_vocab_load(o->vocab, err, sizeof err)) == NULL)
 		die("%s: %s", input_name(o->vocab), err);
 	o->cls = special_id(v, o->vocab, o->cls_arg, "[CLS]", "--cls-id");
 	o->sep = special_id(v, o->vocab, o->sep_arg, "[SEP]", "--sep-id");

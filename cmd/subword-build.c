@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "common.h"
+#include "errmsg.h"
 #include "io.h"
 #include "pool.h"
 #include "subword.h"
@@ -165,7 +166,6 @@ open_next(void)
 static int
 next_line(const uint8_t **pp, size_t *np)
 {
-	struct sw_err e;
 	int nl, rc, k;
 
 	for (;;) {
@@ -175,7 +175,7 @@ next_line(const uint8_t **pp, size_t *np)
 			(void)open_next();
 			continue;
 		}
-		while ((rc = sw_lines_next(in.r, pp, np, &nl, &e)) == 1) {
+		while ((rc = sw_lines_next(in.r, pp, np, &nl)) == 1) {
 			total_lines++;
 			if (progress_due())
 				progress("%s: %ju lines", in.name,
@@ -192,7 +192,7 @@ next_line(const uint8_t **pp, size_t *np)
 		if (rc == -1)
 			die_errno("%s", in.name);
 		if (rc == -2) {
-			warnx_("%s: %s", in.name, e.msg);
+			warnx_("%s: %s", in.name, sw_lines_strerror(in.r));
 			rval = 1;
 		}
 		sw_lines_free(in.r);
@@ -277,7 +277,7 @@ static void
 count_all(struct sw_counts *c, int jobs)
 {
 	struct buf t = { 0 };
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	const uint8_t *p;
 	size_t n;
 	int i;
@@ -302,8 +302,8 @@ count_all(struct sw_counts *c, int jobs)
 		t.len = 0;
 		if (sw_counts_write(batches[i].counts, &t) == -1)
 			die_errno("counts");
-		if (sw_counts_read(c, t.p, t.len, &e) == -1)
-			die("counts: %s", e.msg);
+		if (sw_counts_read(c, t.p, t.len, err, sizeof err) == -1)
+			die("counts: %s", err);
 		sw_counts_free(batches[i].counts);
 		buf_free(&batches[i].b);
 		free(batches[i].ends);
@@ -369,7 +369,7 @@ static void
 read_counts(struct sw_counts *c, const char *path)
 {
 	const char *name = input_name(path);
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	uint8_t *p;
 	size_t n;
 	int fd;
@@ -379,10 +379,10 @@ read_counts(struct sw_counts *c, const char *path)
 		return;
 	}
 	p = read_all(fd, &n, name);
-	if (sw_counts_read(c, p, n, &e) == -1) {
+	if (sw_counts_read(c, p, n, err, sizeof err) == -1) {
 		if (errno == ENOMEM)
 			die_errno("%s", name);
-		warnx_("%s: %s", name, e.msg);
+		warnx_("%s: %s", name, err);
 		rval = 1;
 	}
 	free(p);

@@ -21,6 +21,7 @@
 #include "bpe.h"
 #include "buf.h"
 #include "common.h"
+#include "errmsg.h"
 #include "io.h"
 #include "example.h"
 #include "exjson.h"
@@ -540,7 +541,6 @@ static int
 encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
     int add_eos)
 {
-	struct sw_err e;
 	size_t nids = 0, i;
 	uint64_t esc0;
 
@@ -578,10 +578,11 @@ encode_field(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 		return 0;
 	}
 	esc0 = sw_encode_escapes(fd->sw);
-	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap, &e) == -1) {
+	if (sw_encode(fd->sw, p, n, &c->tmp32, &nids, &c->tmp32cap) == -1) {
 		if (errno == ENOMEM)
 			die_errno("encode");
-		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath, e.msg);
+		snprintf(c->err, sizeof(c->err), "%s: %s", fd->vpath,
+		    sw_vocab_strerror(fd->sw));
 		return -1;
 	}
 	if (nids + 1 > fd->cap) {
@@ -693,21 +694,18 @@ swap_prev(struct ctx *c)
 static int
 encode_json_doc(struct ctx *c, const uint8_t *p, size_t n)
 {
-	char err[JD_ERRMAX];
 	size_t f, i;
 	int held = 0;
 
-	if (jd_parse(&c->jl, p, n, err) == -1) {
-		snprintf(c->err, sizeof(c->err), "%s", err);
+	if (jd_parse(&c->jl, p, n, c->err, sizeof(c->err)) == -1)
 		return -1;
-	}
 	for (f = 0; f < njkeys; f++) {
 		struct field *fd = &c->f[f];
 
-		if (jd_sentences(&c->jl, jkeys[f], err) == -1) {
+		if (jd_sentences(&c->jl, jkeys[f],
+		    c->err, sizeof(c->err)) == -1) {
 			if (errno == ENOMEM)
 				die_errno("encode");
-			snprintf(c->err, sizeof(c->err), "%s", err);
 			return -1;
 		}
 		if (njkeys > 1) {
@@ -891,7 +889,6 @@ encode_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
 	int fd, nl, rc;
@@ -903,7 +900,7 @@ encode_file(const char *path, const struct part_file *pf)
 	if (RAW_LINES && !jsonl)
 		return encode_file_raw(path, fd, pf);
 	r = lines_r = lines_open(fd, name, pf);
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1) {
 		if (progress_due())
 			progress("%s: %ju lines", name, (uintmax_t)sw_lines_lineno(r));
 		if (encode_line(&mainctx, p, n) == -1) {
@@ -916,7 +913,7 @@ encode_file(const char *path, const struct part_file *pf)
 		die_errno("%s", name);
 	if (rc == -2) {
 		flush_all();
-		die("%s: %s", name, e.msg);
+		die("%s: %s", name, sw_lines_strerror(r));
 	}
 	sw_lines_free(lines_r);
 	lines_r = NULL;
@@ -936,7 +933,6 @@ encode_parallel(char **paths)
 	static struct sw_lines *r[8];	/* still reachable when a fault exits */
 	static struct sw_lines *sr[8];	/* RAW_LINES: lines as spm_encode reads them */
 	const uint8_t *p[8];
-	struct sw_err e;
 	size_t n[8], f, g;
 	int fd[8], nl, rc[8], ended;
 	uint64_t line = 0;
@@ -952,12 +948,13 @@ encode_parallel(char **paths)
 		ended = 0;
 		for (f = 0; f < nfields; f++) {
 			rc[f] = RAW_LINES ? sw_lines_next_raw(sr[f], &p[f], &n[f]) :
-			    sw_lines_next(r[f], &p[f], &n[f], &nl, &e);
+			    sw_lines_next(r[f], &p[f], &n[f], &nl);
 			if (rc[f] == -1)
 				die_errno("%s", input_name(paths[f]));
 			if (rc[f] == -2) {
 				flush_all();
-				die("%s: %s", input_name(paths[f]), e.msg);
+				die("%s: %s", input_name(paths[f]),
+				    sw_lines_strerror(r[f]));
 			}
 			ended += rc[f] == 0;
 		}
@@ -1041,7 +1038,6 @@ static void
 encode_chunk(struct ctx *c, struct chunk *ch)
 {
 	struct sw_lines *r;
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
 	int nl, rc;
@@ -1071,7 +1067,7 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 	}
 	if ((r = sw_lines_open_mem(ch->in, ch->inlen)) == NULL)
 		die_errno("encode");
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1)
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1)
 		if (encode_line(c, p, n) == -1) {
 			ch->err = 2;
 			ch->eline = sw_lines_lineno(r);
@@ -1082,8 +1078,8 @@ encode_chunk(struct ctx *c, struct chunk *ch)
 		die_errno("encode");
 	if (rc == -2) {
 		ch->err = 1;
-		ch->eline = e.line;
-		ch->eoff = e.offset;
+		ch->eline = sw_lines_error_line(r);
+		ch->eoff = sw_lines_error_offset(r);
 	}
 	ch->nlines = sw_lines_lineno(r);
 	ch->skipped = c->skipped;
@@ -1329,7 +1325,7 @@ static size_t wpcap;
 /* Decode int64 ids (records) with a SentencePiece model. */
 static long
 spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
-    char **out, size_t *cap, char err[SPM_ERRMAX])
+    char **out, size_t *cap, char *err, size_t errlen)
 {
 	int32_t *ids;
 	size_t i;
@@ -1341,7 +1337,7 @@ spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
 	}
 	for (i = 0; i < n; i++) {
 		if (v[i] < 0 || (uint64_t)v[i] >= spm_size(m)) {
-			snprintf(err, SPM_ERRMAX, "id %lld out of range (model "
+			snprintf(err, errlen, "id %lld out of range (model "
 			    "has %zu pieces)", (long long)v[i], spm_size(m));
 			free(ids);
 			errno = EINVAL;
@@ -1349,7 +1345,7 @@ spm_decode_i64(const struct spm_model *m, const int64_t *v, size_t n,
 		}
 		ids[i] = (int32_t)v[i];
 	}
-	k = spm_decode_ids(m, ids, n, out, cap, err);
+	k = spm_decode_ids(m, ids, n, out, cap, err, errlen);
 	free(ids);
 	return k;
 }
@@ -1381,7 +1377,7 @@ decode_spm_file(const char *path, const struct part_file *pf)
 	static int32_t *ids;
 	static size_t cap;
 	const struct spm_model *m = fields[0].sm;
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	const uint8_t *p, *q;
 	size_t n, i, j, k;
 	long len;
@@ -1412,9 +1408,11 @@ decode_spm_file(const char *path, const struct part_file *pf)
 			k++;
 		}
 		if (infmt == FMT_ID)
-			len = spm_decode_ids(m, ids, k, &wptext, &wpcap, err);
+			len = spm_decode_ids(m, ids, k, &wptext, &wpcap,
+			    err, sizeof err);
 		else
-			len = spm_decode_pieces(m, pc, lens, k, &wptext, &wpcap, err);
+			len = spm_decode_pieces(m, pc, lens, k, &wptext, &wpcap,
+			    err, sizeof err);
 		if (len < 0) {
 			if (errno == ENOMEM)
 				die("%s: line %ju: out of memory", name,
@@ -1465,7 +1463,7 @@ static void
 decode_emit(void)
 {
 	struct ctx *c = &mainctx;
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	size_t f, start = c->out->len;
 	long k;
 
@@ -1478,9 +1476,9 @@ decode_emit(void)
 		}
 		if (spm_mode || wordpiece) {
 			k = spm_mode ? spm_decode_i64(fields[f].sm, fields[f].ids,
-			    fields[f].n, &wptext, &wpcap, err) :
+			    fields[f].n, &wptext, &wpcap, err, sizeof err) :
 			    wp_decode(fields[f].wp, fields[f].ids, fields[f].n,
-			    &wptext, &wpcap, err);
+			    &wptext, &wpcap, err, sizeof err);
 			if (k < 0) {
 				c->out->len = start;	/* not half a line */
 				if (errno == ENOMEM)
@@ -1547,7 +1545,6 @@ decode_ids_file(const char *path, const struct part_file *pf)
 {
 	const char *name = input_name(path);
 	static struct sw_lines *r;	/* still reachable when a fault exits */
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n, f, len;
 	int fd, nl, rc, k;
@@ -1560,7 +1557,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 	dec.name = name;
 	dec.what = "line";
 	dec.off = UINT64_MAX;
-	while ((rc = sw_lines_next(r, &p, &n, &nl, &e)) == 1) {
+	while ((rc = sw_lines_next(r, &p, &n, &nl)) == 1) {
 		dec.num = sw_lines_lineno(r);
 		for (f = 0; f < nfields; f++) {
 			const uint8_t *tab = f + 1 < nfields ? memchr(p, '\t', n) : NULL;
@@ -1589,7 +1586,7 @@ decode_ids_file(const char *path, const struct part_file *pf)
 		die_errno("%s", name);
 	if (rc == -2) {
 		flush_all();
-		die("%s: %s", name, e.msg);
+		die("%s: %s", name, sw_lines_strerror(r));
 	}
 	sw_lines_free(r);
 	close_text(fd, path);
@@ -1676,7 +1673,7 @@ decode_big(const uint8_t *p, size_t n)
 			}
 			/* A part after the first goes on as wp_decode() would. */
 			if ((len = wp_decode(fields[f].wp, v, k, &wptext, &wpcap,
-			    err)) < 0)
+			    err, sizeof err)) < 0)
 				out_of_memory();
 			s = wp_piece(fields[f].wp, v[0], &i);
 			if (done > 0) {
@@ -2015,13 +2012,14 @@ not_a_model(const char *path, const char *err)
 static struct bpe_model *
 load_bpe(const char *path)
 {
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 	struct bpe_model *m;
 	size_t n;
 	uint8_t *p;
 
 	if (!tiktoken_mode) {
-		if ((m = bpe_load_gpt2(path, merges_path, err)) == NULL) {
+		if ((m = bpe_load_gpt2(path, merges_path, err,
+		    sizeof err)) == NULL) {
 			model_given(path);
 			die("%s, %s: %s", input_name(path),
 			    input_name(merges_path), err);
@@ -2029,7 +2027,7 @@ load_bpe(const char *path)
 		return m;
 	}
 	if ((m = bpe_load_tiktoken(path, (enum bpe_encoding)
-	    bpe_encoding_by_name(encoding_name), err)) != NULL)
+	    bpe_encoding_by_name(encoding_name), err, sizeof err)) != NULL)
 		return m;
 	model_given(path);
 	p = slurp(path, &n);
@@ -2109,7 +2107,7 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			deflt = vspec[i];
 	}
 	for (f = 0; f < nfields; f++) {
-		struct sw_err e;
+		char err[RP_ERRMAX];
 		int fd;
 
 		if (fields[f].vpath == NULL)
@@ -2127,15 +2125,12 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		} else if (bpe_mode) {
 			fields[f].bm = load_bpe(fields[f].vpath);
 		} else if (spm_mode) {
-			char err[SPM_ERRMAX];
-
 			if ((fields[f].sm = spm_model_load(fields[f].vpath,
-			    extra_ids, err)) == NULL)
+			    extra_ids, err, sizeof err)) == NULL)
 				not_a_model(fields[f].vpath, err);
 		} else if (wordpiece) {
-			char err[WP_ERRMAX];
-
-			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err)) == NULL) {
+			if ((fields[f].wp = wp_vocab_load(fields[f].vpath, err,
+			    sizeof err)) == NULL) {
 				model_given(fields[f].vpath);
 				die("%s: %s", input_name(fields[f].vpath), err);
 			}
@@ -2166,12 +2161,13 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 		if ((fd = open_input(fields[f].vpath)) == -1)
 			exit(1);
 		fields[f].vbytes = read_all(fd, &fields[f].vlen, fields[f].vpath);
-		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen, &e);
+		fields[f].sw = sw_vocab_parse(fields[f].vbytes, fields[f].vlen,
+		    err, sizeof err);
 		if (fields[f].sw == NULL) {
 			if (spm_looks_like_model(fields[f].vbytes, fields[f].vlen))
 				die("%s: this is a SentencePiece model: use -m spm",
 				    input_name(fields[f].vpath));
-			die("%s: %s", input_name(fields[f].vpath), e.msg);
+			die("%s: %s", input_name(fields[f].vpath), err);
 		}
 		vocab_kind_check(fields[f].vpath, fields[f].vbytes, fields[f].vlen,
 		    "a tensor2tensor vocabulary");
@@ -2550,10 +2546,10 @@ main(int argc, char *argv[])
 	load_vocabs(vspec, nv, fieldlist ? fieldlist : feature ? feature :
 	    parallel ? "inputs,targets" : "targets");
 	if (spm_mode && extra_opts != NULL) {
-		char err[SPM_ERRMAX];
+		char err[RP_ERRMAX];
 
 		if ((spm_nx = spm_parse_extra(fields[0].sm, extra_opts, spm_x,
-		    err)) < 0)
+		    err, sizeof err)) < 0)
 			die("%s: --extra-options %s: %s", input_name(fields[0].vpath),
 			    extra_opts, err);
 		for (f = 0; f < nfields; f++)

@@ -15,7 +15,6 @@
  * size (bpe_enc_no_cache() turns it off).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 
 #include "bpe.h"
 #include "buf.h"
+#include "errmsg.h"
 #include "exjson.h"
 #include "unicode.h"
 
@@ -113,16 +113,6 @@ struct bpe_enc {
 	struct hent	*heap;
 	size_t		 scap, hcap;
 };
-
-static void
-seterr(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, BPE_ERRMAX, fmt, ap);
-	va_end(ap);
-}
 
 /* ------------------------------------------------------------------ */
 /* Encodings */
@@ -398,7 +388,7 @@ add_token(struct bpe_model *m, uint32_t off, uint32_t len, uint32_t rank)
  * beyond them), the pieces.  Returns 0, or -1 with a message.
  */
 static int
-model_finish(struct bpe_model *m, char *err)
+model_finish(struct bpe_model *m, char *err, size_t errlen)
 {
 	size_t i, j, need, o;
 	uint32_t id;
@@ -408,7 +398,7 @@ model_finish(struct bpe_model *m, char *err)
 		uint8_t b = (uint8_t)i;
 
 		if ((m->byte_rank[i] = rank_of(m, &b, 1, 1)) == NONE) {
-			seterr(err, "byte 0x%02zx has no rank", i);
+			rp_seterr(err, errlen, "byte 0x%02zx has no rank", i);
 			return -1;
 		}
 	}
@@ -426,7 +416,8 @@ model_finish(struct bpe_model *m, char *err)
 		const struct special *s = &m->sp[i];
 
 		if (s->id < m->nrank && m->tok[s->id].off != NONE) {
-			seterr(err, "rank %lu is the id of special token %s",
+			rp_seterr(err, errlen,
+			    "rank %lu is the id of special token %s",
 			    (unsigned long)s->id, s->text);
 			return -1;
 		}
@@ -456,7 +447,7 @@ model_finish(struct bpe_model *m, char *err)
 	}
 	return 0;
 nomem:
-	seterr(err, "out of memory");
+	rp_seterr(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -523,7 +514,7 @@ split_fields(const uint8_t *p, size_t n, const uint8_t **f, size_t *fl)
 
 struct bpe_model *
 bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
-    char err[BPE_ERRMAX])
+    char *err, size_t errlen)
 {
 	struct bpe_model *m = NULL;
 	struct tline *tl = NULL;
@@ -536,11 +527,11 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 	int k;
 
 	if ((size_t)enc >= NENC) {
-		seterr(err, "unknown encoding %d", (int)enc);
+		rp_seterr(err, errlen, "unknown encoding %d", (int)enc);
 		return NULL;
 	}
 	if (n > BPE_MAX_FILE) {
-		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
+		rp_seterr(err, errlen, "larger than %lu bytes", BPE_MAX_FILE);
 		return NULL;
 	}
 	/* Lines as bytes.splitlines() makes them: at \n, \r\n or \r. */
@@ -562,19 +553,21 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 		if (k == 0)
 			continue;
 		if (k != 2) {
-			seterr(err, "line %zu: not two fields (base64 token, "
+			rp_seterr(err, errlen,
+			    "line %zu: not two fields (base64 token, "
 			    "rank)", lineno);
 			goto fail;
 		}
 		if (!b64_ok(f[0], fl[0])) {
-			seterr(err, "line %zu: the token is not padded "
+			rp_seterr(err, errlen,
+			    "line %zu: the token is not padded "
 			    "standard base64", lineno);
 			goto fail;
 		}
 		bl = exjson_unbase64((const char *)f[0], fl[0],
 		    m->bytes + m->nbytes);
 		if (bl <= 0) {
-			seterr(err, "line %zu: %s", lineno, bl == 0 ?
+			rp_seterr(err, errlen, "line %zu: %s", lineno, bl == 0 ?
 			    "an empty token" : "the token is not base64");
 			goto fail;
 		}
@@ -582,7 +575,8 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 		r = 0;
 		for (j = 0; j < fl[1]; j++) {
 			if (f[1][j] < '0' || f[1][j] > '9') {
-				seterr(err, "line %zu: the rank is not a decimal "
+				rp_seterr(err, errlen,
+				    "line %zu: the rank is not a decimal "
 				    "number", lineno);
 				goto fail;
 			}
@@ -590,7 +584,8 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 				r = r * 10 + (uint64_t)(f[1][j] - '0');
 		}
 		if (r >= lim) {
-			seterr(err, "line %zu: rank %.*s is too large (the "
+			rp_seterr(err, errlen,
+			    "line %zu: rank %.*s is too large (the "
 			    "file's size or 2^20 at most)", lineno,
 			    fl[1] > 24 ? 24 : (int)fl[1], (const char *)f[1]);
 			goto fail;
@@ -614,7 +609,8 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 		if (m->tok[tl[i].rank].off != NONE) {
 			for (e = 0; tl[e].rank != tl[i].rank; e++)
 				;
-			seterr(err, "line %zu: rank %lu again (line %zu has "
+			rp_seterr(err, errlen,
+			    "line %zu: rank %lu again (line %zu has "
 			    "it)", tl[i].line, (unsigned long)tl[i].rank,
 			    tl[e].line);
 			goto fail;
@@ -623,17 +619,18 @@ bpe_parse_tiktoken(const uint8_t *p, size_t n, enum bpe_encoding enc,
 		    tl[i].rank)) != NONE) {
 			for (e = 0; tl[e].rank != prev; e++)
 				;
-			seterr(err, "line %zu: the token of line %zu again",
+			rp_seterr(err, errlen,
+			    "line %zu: the token of line %zu again",
 			    tl[i].line, tl[e].line);
 			goto fail;
 		}
 	}
-	if (model_finish(m, err) == -1)
+	if (model_finish(m, err, errlen) == -1)
 		goto fail;
 	free(tl);
 	return m;
 nomem:
-	seterr(err, "out of memory");
+	rp_seterr(err, errlen, "out of memory");
 fail:
 	free(tl);
 	bpe_model_free(m);
@@ -642,30 +639,30 @@ fail:
 
 /* Read a rank file into b.  Returns 0, or -1 with a message. */
 static int
-load_file(const char *path, struct buf *b, char *err)
+load_file(const char *path, struct buf *b, char *err, size_t errlen)
 {
 	if (buf_read_file(b, path, BPE_MAX_FILE) == 0)
 		return 0;
 	if (errno == EFBIG)
-		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
+		rp_seterr(err, errlen, "larger than %lu bytes", BPE_MAX_FILE);
 	else if (errno == ENOMEM)
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 	else
-		seterr(err, "%s", strerror(errno));
+		rp_seterr(err, errlen, "%s", strerror(errno));
 	buf_free(b);
 	return -1;
 }
 
 struct bpe_model *
 bpe_load_tiktoken(const char *path, enum bpe_encoding enc,
-    char err[BPE_ERRMAX])
+    char *err, size_t errlen)
 {
 	struct buf b = { 0 };
 	struct bpe_model *m;
 
-	if (load_file(path, &b, err) == -1)
+	if (load_file(path, &b, err, errlen) == -1)
 		return NULL;
-	m = bpe_parse_tiktoken(b.p, b.len, enc, err);
+	m = bpe_parse_tiktoken(b.p, b.len, enc, err, errlen);
 	buf_free(&b);
 	return m;
 }
@@ -727,7 +724,8 @@ spell(const struct bpe_model *m, uint32_t off, uint32_t len, char *out,
  * the token from the earlier one (a Python dict).
  */
 static int
-gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
+gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err,
+    size_t errlen)
 {
 	size_t i, e, lineno, nl = 0, nid;
 	const uint8_t *f[3];
@@ -738,7 +736,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 	int k;
 
 	if (uni_utf8_valid_prefix(p, n) != n) {
-		seterr(err, "vocab.bpe: not UTF-8 at byte %zu",
+		rp_seterr(err, errlen, "vocab.bpe: not UTF-8 at byte %zu",
 		    uni_utf8_valid_prefix(p, n));
 		return -1;
 	}
@@ -748,7 +746,7 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 	nid = 256 + (nl > 0 ? nl - 1 : 0);
 	if ((m->bytes = malloc(256 + n)) == NULL ||
 	    model_alloc(m, nid, nid) == -1) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < 512; i++) {
@@ -768,14 +766,16 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
 			break;		/* the last piece */
 		k = split_py(p + i, e - i, f, fl);
 		if (k != 2) {
-			seterr(err, "vocab.bpe line %zu: not two fields (the "
+			rp_seterr(err, errlen,
+			    "vocab.bpe line %zu: not two fields (the "
 			    "pair a merge joins)", lineno);
 			return -1;
 		}
 		q = m->bytes + m->nbytes;
 		if ((a = ungym(f[0], fl[0], q, &bad)) < 0 ||
 		    (b = ungym(f[1], fl[1], q + a, &bad)) < 0) {
-			seterr(err, "vocab.bpe line %zu: U+%04lX is not a "
+			rp_seterr(err, errlen,
+			    "vocab.bpe line %zu: U+%04lX is not a "
 			    "byte of GPT-2's alphabet", lineno,
 			    (unsigned long)bad);
 			return -1;
@@ -802,7 +802,8 @@ gpt2_ranks(struct bpe_model *m, const uint8_t *p, size_t n, char *err)
  * <|endoftext|> (and <|startoftext|>, decoded only) from it.
  */
 static int
-gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
+gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err,
+    size_t errlen)
 {
 	const char *key;
 	json_t *v;
@@ -824,7 +825,8 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 		kl = strlen(key);
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 		    (uint64_t)json_integer_value(v) >= jn) {
-			seterr(err, "encoder.json: the id of \"%.60s\" is not "
+			rp_seterr(err, errlen,
+			    "encoder.json: the id of \"%.60s\" is not "
 			    "an integer from 0 to %zu", key, jn - 1);
 			goto out;
 		}
@@ -845,14 +847,16 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 		if ((tmp = realloc(tmp, kl ? kl : 1)) == NULL)
 			goto nomem;
 		if ((bl = ungym((const uint8_t *)key, kl, tmp, &bad)) < 0) {
-			seterr(err, "encoder.json: \"%.60s\" has U+%04lX, not "
+			rp_seterr(err, errlen,
+			    "encoder.json: \"%.60s\" has U+%04lX, not "
 			    "a byte of GPT-2's alphabet", key,
 			    (unsigned long)bad);
 			goto out;
 		}
 		r = rank_of(m, tmp, (size_t)bl, (size_t)bl);
 		if (r == NONE) {
-			seterr(err, "encoder.json has \"%.60s\" (id %lld), "
+			rp_seterr(err, errlen,
+			    "encoder.json has \"%.60s\" (id %lld), "
 			    "which vocab.bpe does not make", key,
 			    (long long)id);
 			goto out;
@@ -866,22 +870,24 @@ gpt2_check(struct bpe_model *m, json_t *root, size_t jn, char *err)
 				break;
 		spell(m, m->tok[r].off, m->tok[r].len, sp, sizeof(sp));
 		if (jid[r] == NONE)
-			seterr(err, "encoder.json lacks \"%s\" (rank %lu from "
+			rp_seterr(err, errlen,
+			    "encoder.json lacks \"%s\" (rank %lu from "
 			    "vocab.bpe)", sp, (unsigned long)r);
 		else
-			seterr(err, "encoder.json gives \"%s\" id %lu, "
+			rp_seterr(err, errlen,
+			    "encoder.json gives \"%s\" id %lu, "
 			    "vocab.bpe rank %lu", sp, (unsigned long)jid[r],
 			    (unsigned long)r);
 		goto out;
 	}
 	if (m->eot == NONE) {
-		seterr(err, "encoder.json has no <|endoftext|>");
+		rp_seterr(err, errlen, "encoder.json has no <|endoftext|>");
 		goto out;
 	}
 	rc = 0;
 	goto out;
 nomem:
-	seterr(err, "out of memory");
+	rp_seterr(err, errlen, "out of memory");
 out:
 	free(jid);
 	free(tmp);
@@ -890,39 +896,41 @@ out:
 
 struct bpe_model *
 bpe_parse_gpt2(const uint8_t *json, size_t jn, const uint8_t *merges,
-    size_t mn, char err[BPE_ERRMAX])
+    size_t mn, char *err, size_t errlen)
 {
 	struct bpe_model *m;
 	json_error_t je;
 	json_t *root = NULL;
 
 	if (jn > BPE_MAX_FILE || mn > BPE_MAX_FILE) {
-		seterr(err, "larger than %lu bytes", BPE_MAX_FILE);
+		rp_seterr(err, errlen, "larger than %lu bytes", BPE_MAX_FILE);
 		return NULL;
 	}
 	if ((m = model_new(BPE_GPT2)) == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (gpt2_ranks(m, merges, mn, err) == -1)
+	if (gpt2_ranks(m, merges, mn, err, errlen) == -1)
 		goto fail;
 	if ((root = json_loadb((const char *)json, jn, 0, &je)) == NULL) {
-		seterr(err, "encoder.json: line %d column %d: %s", je.line,
+		rp_seterr(err, errlen,
+		    "encoder.json: line %d column %d: %s", je.line,
 		    je.column, je.text);
 		goto fail;
 	}
 	if (!json_is_object(root)) {
-		seterr(err, "encoder.json: not a JSON object");
+		rp_seterr(err, errlen, "encoder.json: not a JSON object");
 		goto fail;
 	}
-	if (gpt2_check(m, root, jn, err) == -1)
+	if (gpt2_check(m, root, jn, err, errlen) == -1)
 		goto fail;
 	if (m->nsp == 2 && m->sp[0].id == m->sp[1].id) {
-		seterr(err, "encoder.json: <|endoftext|> and <|startoftext|> "
+		rp_seterr(err, errlen,
+		    "encoder.json: <|endoftext|> and <|startoftext|> "
 		    "have the same id");
 		goto fail;
 	}
-	if (model_finish(m, err) == -1)
+	if (model_finish(m, err, errlen) == -1)
 		goto fail;
 	json_decref(root);
 	return m;
@@ -934,20 +942,20 @@ fail:
 
 struct bpe_model *
 bpe_load_gpt2(const char *encoder_json, const char *vocab_bpe,
-    char err[BPE_ERRMAX])
+    char *err, size_t errlen)
 {
 	struct buf j = { 0 }, v = { 0 };
 	struct bpe_model *m = NULL;
-	char e2[BPE_ERRMAX];
+	char e2[RP_ERRMAX];
 
-	if (load_file(encoder_json, &j, e2) == -1) {
-		seterr(err, "encoder.json: %s", e2);
+	if (load_file(encoder_json, &j, e2, sizeof e2) == -1) {
+		rp_seterr(err, errlen, "encoder.json: %s", e2);
 		return NULL;
 	}
-	if (load_file(vocab_bpe, &v, e2) == -1)
-		seterr(err, "vocab.bpe: %s", e2);
+	if (load_file(vocab_bpe, &v, e2, sizeof e2) == -1)
+		rp_seterr(err, errlen, "vocab.bpe: %s", e2);
 	else
-		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err);
+		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err, errlen);
 	buf_free(&j);
 	buf_free(&v);
 	return m;

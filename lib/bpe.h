@@ -5,17 +5,17 @@
  * adjacent pair whose concatenation has the lowest rank, leftmost on
  * ties), a bounded cache of encoded pieces, and decoding to bytes.
  *
- *	char err[BPE_ERRMAX];
+ *	char err[RP_ERRMAX];			// errmsg.h; any size works
  *	struct bpe_model *m = bpe_load_tiktoken("cl100k_base.tiktoken",
- *	    BPE_CL100K, err);			// or bpe_load_gpt2()
+ *	    BPE_CL100K, err, sizeof err);	// or bpe_load_gpt2()
  *	struct bpe_enc *e = bpe_enc_new(m);
  *	long k = bpe_encode(e, line, len);	// line: valid UTF-8
  *	const uint32_t *ids = bpe_ids(e);
  *
- * Nothing here prints or exits; errors come back as NULL/-1 with a
- * message (no file name in it).  A model is read-only once loaded and
- * may be shared by several encoders (one per thread); an encoder is
- * not thread-safe.
+ * Nothing here prints or exits.  A loader that fails returns NULL with
+ * a one-line message in err (errlen bytes, cut to fit; no file name in
+ * it).  A model is read-only once loaded and may be shared by several
+ * encoders (one per thread); an encoder is not thread-safe.
  */
 #ifndef RECPIPE_BPE_H
 #define RECPIPE_BPE_H
@@ -25,7 +25,6 @@
 
 #include "pretok.h"
 
-#define BPE_ERRMAX	320
 #define BPE_MAX_FILE	(1ul << 30)	/* largest rank or merges file, bytes */
 
 /* tiktoken's encodings (tiktoken_ext/openai_public.py). */
@@ -47,14 +46,14 @@ struct bpe_enc;
  * gpt2 pattern; <|endoftext|> from encoder.json.
  */
 struct bpe_model *bpe_load_gpt2(const char *encoder_json,
-		    const char *vocab_bpe, char err[BPE_ERRMAX]);
+		    const char *vocab_bpe, char *err, size_t errlen);
 struct bpe_model *bpe_parse_gpt2(const uint8_t *json, size_t jn,
-		    const uint8_t *merges, size_t mn, char err[BPE_ERRMAX]);
+		    const uint8_t *merges, size_t mn, char *err, size_t errlen);
 /* tiktoken's format ("base64 rank" lines) with the pattern and specials of 'enc'. */
 struct bpe_model *bpe_load_tiktoken(const char *path, enum bpe_encoding enc,
-		    char err[BPE_ERRMAX]);
+		    char *err, size_t errlen);
 struct bpe_model *bpe_parse_tiktoken(const uint8_t *p, size_t n,
-		    enum bpe_encoding enc, char err[BPE_ERRMAX]);
+		    enum bpe_encoding enc, char *err, size_t errlen);
 void		 bpe_model_free(struct bpe_model *m);	/* NULL is fine */
 
 /* One past the largest id (ranks and special tokens). */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fairseq_dict.h"
 #include "hashkey.h"
 #include "io.h"
@@ -769,13 +770,13 @@ fqd_save(const struct fqd *d, struct buf *out)
 }
 
 static struct fqd *
-load_fail(struct fqd *d, char *err, const char *fmt, ...)
+load_fail(struct fqd *d, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	int e = errno;
 
 	va_start(ap, fmt);
-	vsnprintf(err, FQD_ERRMAX, fmt, ap);
+	rp_vseterr(err, errlen, fmt, ap);
 	va_end(ap);
 	fqd_free(d);
 	errno = e;
@@ -852,7 +853,7 @@ parse_count(const uint8_t *s, size_t n, long long *v)
  * for the table's memory was most of the time.
  */
 struct fqd *
-fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
+fqd_load(const uint8_t *p, size_t n, char *err, size_t errlen)
 {
 	static const char ow[] = "#fairseq:overwrite";
 	struct fqd *d;
@@ -862,10 +863,10 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 	char why[FQD_ERRMAX];
 
 	if ((d = fqd_new(1)) == NULL)
-		return load_fail(NULL, err, "%s", strerror(errno));
+		return load_fail(NULL, err, errlen, "%s", strerror(errno));
 	first = d->n;
 	if (n > 0 && (d->pool = realloc(d->pool, d->poollen + n + 1)) == NULL)
-		return load_fail(d, err, "%s", strerror(errno));
+		return load_fail(d, err, errlen, "%s", strerror(errno));
 	if (n > 0)
 		d->poolcap = d->poollen + n + 1;
 	while (pos < n) {
@@ -925,12 +926,12 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 		if (push(d, s, k, (uint64_t)cnt, fqd_hash(d, s, k)) == -1 ||
 		    buf_append(&over, &overwrite, 1) == -1) {
 			buf_free(&over);
-			return load_fail(d, err, "%s", strerror(errno));
+			return load_fail(d, err, errlen, "%s", strerror(errno));
 		}
 	}
 	if (rehash(d, d->n, first) == -1) {
 		buf_free(&over);
-		return load_fail(d, err, "%s", strerror(errno));
+		return load_fail(d, err, errlen, "%s", strerror(errno));
 	}
 	for (id = first; id < d->n; id++) {
 		const struct fqd_ent *e = &d->ent[id];
@@ -951,7 +952,7 @@ fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX])
 	buf_free(&over);
 	if (bad != 0) {
 		errno = EINVAL;
-		return load_fail(d, err, "%s", why);
+		return load_fail(d, err, errlen, "%s", why);
 	}
 	return d;
 }

@@ -39,7 +39,9 @@
  * per-dictionary random key, so input cannot choose collisions; a
  * small cache of recent short words goes first.  Lookups update that
  * cache: a dictionary is used by one thread at a time.  Nothing here
- * prints or exits.
+ * prints or exits.  fqd_load() says what is wrong with a dict.txt in err
+ * (errlen bytes); the other calls fail only on system errors, -1 or
+ * NULL with errno set.
  */
 #ifndef RECPIPE_FAIRSEQ_DICT_H
 #define RECPIPE_FAIRSEQ_DICT_H
@@ -54,7 +56,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-#define FQD_ERRMAX	256	/* size of an error message buffer */
+#define FQD_ERRMAX	256	/* an errlen that holds any fqd_load() message */
 #define FQD_BOS		0
 #define FQD_PAD		1
 #define FQD_EOS		2
@@ -166,12 +168,13 @@ int		 fqd_save(const struct fqd *d, struct buf *out);
 
 /*
  * load(): a dictionary with the specials and the symbols of a dict.txt
- * held in p[0 .. n).  Returns NULL with a message in err (no file name
- * in it: "line 7: expected 'symbol count [#fairseq:overwrite]'",
- * "line 9: duplicate symbol 'foo' (fairseq needs #fairseq:overwrite)",
- * "line 2: invalid UTF-8 at byte offset 3", or strerror(ENOMEM)).
+ * held in p[0 .. n).  Returns NULL with a message in err (errlen bytes,
+ * cut to fit; no file name in it: "line 7: expected 'symbol count
+ * [#fairseq:overwrite]'", "line 9: duplicate symbol 'foo' (fairseq needs
+ * #fairseq:overwrite)", "line 2: invalid UTF-8 at byte offset 3", or
+ * strerror(ENOMEM)).
  */
-struct fqd	*fqd_load(const uint8_t *p, size_t n, char err[FQD_ERRMAX]);
+struct fqd	*fqd_load(const uint8_t *p, size_t n, char *err, size_t errlen);
 
 /*
  * encode_line(): the ids of the words of a line, then FQD_EOS, into

@@ -2,12 +2,12 @@
  * Documents in JSON lines (Megatron-LM's --json-keys): see jsondoc.h.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "errmsg.h"
 #include "jsondoc.h"
 
 void
@@ -41,7 +41,8 @@ kind(const json_t *v)
 }
 
 int
-jd_parse(struct jd_line *l, const uint8_t *p, size_t n, char err[JD_ERRMAX])
+jd_parse(struct jd_line *l, const uint8_t *p, size_t n, char *err,
+    size_t errlen)
 {
 	json_error_t e;
 	json_t *v;
@@ -51,12 +52,12 @@ jd_parse(struct jd_line *l, const uint8_t *p, size_t n, char err[JD_ERRMAX])
 	l->n = 0;
 	v = json_loadb((const char *)p, n, JSON_ALLOW_NUL | JSON_DECODE_ANY, &e);
 	if (v == NULL) {
-		snprintf(err, JD_ERRMAX, "invalid JSON at column %d: %s",
+		rp_seterr(err, errlen, "invalid JSON at column %d: %s",
 		    e.column, e.text);
 		return -1;
 	}
 	if (!json_is_object(v)) {
-		snprintf(err, JD_ERRMAX, "not a JSON object: %s", kind(v));
+		rp_seterr(err, errlen, "not a JSON object: %s", kind(v));
 		json_decref(v);
 		return -1;
 	}
@@ -86,14 +87,14 @@ room(struct jd_line *l, size_t need)
 }
 
 long
-jd_sentences(struct jd_line *l, const char *key, char err[JD_ERRMAX])
+jd_sentences(struct jd_line *l, const char *key, char *err, size_t errlen)
 {
 	json_t *v = l->root != NULL ? json_object_get(l->root, key) : NULL;
 	size_t i, k;
 
 	l->n = 0;
 	if (v == NULL) {
-		snprintf(err, JD_ERRMAX, "no key '%s'", key);
+		rp_seterr(err, errlen, "no key '%s'", key);
 		return -1;
 	}
 	if (json_is_string(v)) {
@@ -105,7 +106,7 @@ jd_sentences(struct jd_line *l, const char *key, char err[JD_ERRMAX])
 		return 1;
 	}
 	if (!json_is_array(v)) {
-		snprintf(err, JD_ERRMAX, "'%s' holds %s, not a string or a "
+		rp_seterr(err, errlen, "'%s' holds %s, not a string or a "
 		    "list of strings", key, kind(v));
 		return -1;
 	}
@@ -116,7 +117,7 @@ jd_sentences(struct jd_line *l, const char *key, char err[JD_ERRMAX])
 		json_t *x = json_array_get(v, i);
 
 		if (!json_is_string(x)) {
-			snprintf(err, JD_ERRMAX, "'%s' item %zu holds %s, not a "
+			rp_seterr(err, errlen, "'%s' item %zu holds %s, not a "
 			    "string", key, i, kind(x));
 			return -1;
 		}
@@ -126,7 +127,7 @@ jd_sentences(struct jd_line *l, const char *key, char err[JD_ERRMAX])
 	l->n = k;
 	return (long)k;
 nomem:
-	snprintf(err, JD_ERRMAX, "%s", strerror(ENOMEM));
+	rp_seterr(err, errlen, "%s", strerror(ENOMEM));
 	errno = ENOMEM;
 	return -1;
 }

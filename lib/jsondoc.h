@@ -7,24 +7,24 @@
  * Usage:
  *
  *	struct jd_line l;
- *	char err[JD_ERRMAX];
+ *	char err[RP_ERRMAX];		// errmsg.h; any size works
  *	jd_init(&l);
- *	if (jd_parse(&l, line, len, err) == -1 ||
- *	    jd_sentences(&l, "text", err) == -1)
+ *	if (jd_parse(&l, line, len, err, sizeof err) == -1 ||
+ *	    jd_sentences(&l, "text", err, sizeof err) == -1)
  *		die("%s: line %ju: %s", name, lineno, err);
  *	for (size_t i = 0; i < l.n; i++)
  *		use(l.s[i], l.len[i]);	// UTF-8, may hold NUL bytes
  *	jd_free(&l);
  *
- * Nothing here prints or exits.  One jd_line is used by one thread.
+ * Nothing here prints or exits.  A call that fails leaves a one-line
+ * message in err (errlen bytes, cut to fit).  One jd_line is used by
+ * one thread.
  */
 #ifndef RECPIPE_JSONDOC_H
 #define RECPIPE_JSONDOC_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#define JD_ERRMAX	256
 
 struct jd_line {
 	void		 *root;		/* the parsed object (jansson) */
@@ -42,7 +42,7 @@ void	jd_free(struct jd_line *l);	/* the line is reusable afterwards */
  * JSON object: a list", "invalid JSON at column 7: ...").
  */
 int	jd_parse(struct jd_line *l, const uint8_t *p, size_t n,
-	    char err[JD_ERRMAX]);
+	    char *err, size_t errlen);
 /*
  * The sentences of 'key' of the parsed line into l->n, l->s, l->len: one
  * for a string, one per element for a list of strings (empty ones
@@ -50,6 +50,7 @@ int	jd_parse(struct jd_line *l, const uint8_t *p, size_t n,
  * 'text'", "'text' holds a number, not a string or a list of strings",
  * "'text' item 3 holds null, not a string") or ENOMEM.
  */
-long	jd_sentences(struct jd_line *l, const char *key, char err[JD_ERRMAX]);
+long	jd_sentences(struct jd_line *l, const char *key, char *err,
+	    size_t errlen);
 
 #endif

@@ -14,12 +14,12 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "spm.h"
 
 static const char SPACE_SYM[] = "\xe2\x96\x81";		/* U+2581 */
@@ -241,18 +241,8 @@ struct spm_enc {
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
-	char		 err[SPM_ERRMAX];
+	char		 err[RP_ERRMAX];
 };
-
-static void
-seterr(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, SPM_ERRMAX, fmt, ap);
-	va_end(ap);
-}
 
 /* A piece for messages: printable ASCII as is, the rest as \xNN, cut short. */
 static const char *
@@ -843,7 +833,8 @@ pb_str(struct pb *b, struct str *s)
 }
 
 static int
-parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
+parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t errlen,
+    size_t idx)
 {
 	uint32_t num, u;
 	int wt, rc, k;
@@ -860,7 +851,8 @@ parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
 				if (pb_str(b, &s) == -1)
 					goto bad;
 				if (s.len >= SPM_MAX_PIECE) {
-					seterr(err, "piece %zu is longer than %u bytes",
+					rp_seterr(err, errlen,
+					    "piece %zu is longer than %u bytes",
 					    idx, SPM_MAX_PIECE - 1);
 					return -1;
 				}
@@ -897,7 +889,7 @@ parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t idx)
 	if (rc == 0)
 		return 0;
 bad:
-	seterr(err, "malformed protobuf in piece %zu", idx);
+	rp_seterr(err, errlen, "malformed protobuf in piece %zu", idx);
 	return -1;
 }
 
@@ -1065,7 +1057,7 @@ static inline uint32_t u_value(uint32_t u) { return u & 0x7fffffffu; }
  * walk from the root visits each node's children from its group.
  */
 static int
-charsmap_check(const struct norm *nm, char *err)
+charsmap_check(const struct norm *nm, char *err, size_t errlen)
 {
 	uint8_t *seen = NULL;
 	uint32_t *stack = NULL, *start = NULL, *kid = NULL;
@@ -1082,7 +1074,7 @@ charsmap_check(const struct norm *nm, char *err)
 		free(seen);
 		free(stack);
 		free(start);
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	for (pos = 0; pos < nu; pos++) {
@@ -1143,12 +1135,14 @@ out:
 	free(start);
 	free(kid);
 	if (rc == -1)
-		seterr(err, "precompiled_charsmap: the trie points outside itself");
+		rp_seterr(err, errlen,
+		    "precompiled_charsmap: the trie points outside itself");
 	return rc;
 }
 
 static int
-norm_init(struct norm *nm, const struct normspec *ns, char *err)
+norm_init(struct norm *nm, const struct normspec *ns, char *err,
+    size_t errlen)
 {
 	const uint8_t *b = (const uint8_t *)ns->charsmap.s;
 	size_t n = ns->charsmap.len, i;
@@ -1161,20 +1155,21 @@ norm_init(struct norm *nm, const struct normspec *ns, char *err)
 	if (n == 0)
 		return 0;
 	if (n <= 4 || (tsize = le32(b)) >= n) {
-		seterr(err, "precompiled_charsmap: the blob is broken");
+		rp_seterr(err, errlen,
+		    "precompiled_charsmap: the blob is broken");
 		return -1;
 	}
 	nm->has_trie = 1;
 	nm->nunits = tsize / 4;
 	if ((nm->units = malloc((nm->nunits ? nm->nunits : 1) * sizeof(uint32_t))) == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < nm->nunits; i++)
 		nm->units[i] = le32(b + 4 + 4 * i);
 	nm->str = (const char *)b + 4 + tsize;
 	nm->nstr = n - 4 - tsize;
-	return charsmap_check(nm, err);
+	return charsmap_check(nm, err, errlen);
 }
 
 /* Longest charsmap match at p[0..n): its length (0: none), *out the string. */
@@ -1594,7 +1589,8 @@ spm_model_free(struct spm_model *m)
 	free(m);
 }
 
-static int self_test(struct spm_model *m, const struct modelspec *ms, char *err);
+static int self_test(struct spm_model *m, const struct modelspec *ms, char *err,
+	    size_t errlen);
 
 /* Bytes of p[0..n) that are whole valid UTF-8 characters. */
 static size_t
@@ -1800,7 +1796,8 @@ keep_text(struct spm_model *m, struct modelspec *ms)
 }
 
 static struct spm_model *
-model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
+model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
+    size_t errlen)
 {
 	struct spm_model *m;
 	struct modelspec ms;
@@ -1812,7 +1809,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 
 	if ((m = calloc(1, sizeof(*m))) == NULL) {
 		free(file);
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	m->file = file;
@@ -1822,15 +1819,16 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 	ms.dn.add_dummy_prefix = ms.dn.remove_extra_ws = ms.dn.escape_ws = 1;
 	ms.tr.model_type = SPM_UNIGRAM;
 	if (extra_ids < 0 || extra_ids > 1000000) {
-		seterr(err, "bad number of extra ids");
+		rp_seterr(err, errlen, "bad number of extra ids");
 		goto fail;
 	}
 	if (count_pieces(file, nfile, &count) == -1) {
-		seterr(err, "not a SentencePiece model (malformed protobuf)");
+		rp_seterr(err, errlen,
+		    "not a SentencePiece model (malformed protobuf)");
 		goto fail;
 	}
 	if (count + (size_t)extra_ids > INT32_MAX - 1) {
-		seterr(err, "too many pieces");
+		rp_seterr(err, errlen, "too many pieces");
 		goto fail;
 	}
 	if ((m->pieces = calloc(count + (size_t)extra_ids + 1, sizeof(*m->pieces))) == NULL)
@@ -1847,7 +1845,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		case 1:
 			m->pieces[np].type = SPM_NORMAL;
 			m->pieces[np].s = "";
-			if (parse_piece(&sub, &m->pieces[np], err, np) == -1)
+			if (parse_piece(&sub, &m->pieces[np], err, errlen,
+			    np) == -1)
 				goto fail;
 			np++;
 			break;
@@ -1898,7 +1897,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 	m->byte_fallback = ms.tr.byte_fallback;
 	m->ws_suffix = ms.tr.ws_suffix;
 	if (np == 0) {
-		seterr(err, "no pieces (not a SentencePiece model?)");
+		rp_seterr(err, errlen,
+		    "no pieces (not a SentencePiece model?)");
 		goto fail;
 	}
 	for (i = 0, k = 0; i < np; i++)
@@ -1919,18 +1919,19 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		long dup;
 
 		if (pc->len == 0) {
-			seterr(err, "piece %zu is empty", i);
+			rp_seterr(err, errlen, "piece %zu is empty", i);
 			goto fail;
 		}
 		if (isnan(pc->score)) {
-			seterr(err, "piece %zu (\"%s\") has a NaN score", i,
+			rp_seterr(err, errlen,
+			    "piece %zu (\"%s\") has a NaN score", i,
 			    show(pc->s, pc->len, sh, sizeof sh));
 			goto fail;
 		}
 		if ((dup = strtab_add(normal ? &m->normal : &m->reserved,
 		    m->pieces, (uint32_t)i)) >= 0) {
-			seterr(err, "piece %zu (\"%s\") is already defined as piece %ld",
-			    i, show(pc->s, pc->len, sh, sizeof sh), dup);
+			rp_seterr(err, errlen, "piece %zu (\"%s\") is already "
+			    "defined as piece %ld", i, show(pc->s, pc->len, sh, sizeof sh), dup);
 			goto fail;
 		}
 		if (normal)
@@ -1941,7 +1942,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 			m->has_unused = 1;
 		if (pc->type == SPM_UNKNOWN) {
 			if (m->unk_id >= 0) {
-				seterr(err, "two unknown pieces (%ld and %zu)",
+				rp_seterr(err, errlen,
+				    "two unknown pieces (%ld and %zu)",
 				    m->unk_id, i);
 				goto fail;
 			}
@@ -1951,12 +1953,14 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 			int c;
 
 			if (!m->byte_fallback) {
-				seterr(err, "byte piece %s (%zu) but byte_fallback "
+				rp_seterr(err, errlen,
+				    "byte piece %s (%zu) but byte_fallback "
 				    "is false", show(pc->s, pc->len, sh, sizeof sh), i);
 				goto fail;
 			}
 			if ((c = byte_of_piece(pc->s, pc->len)) < 0) {
-				seterr(err, "byte piece %zu (\"%s\") is invalid", i,
+				rp_seterr(err, errlen,
+				    "byte piece %zu (\"%s\") is invalid", i,
 				    show(pc->s, pc->len, sh, sizeof sh));
 				goto fail;
 			}
@@ -1970,13 +1974,14 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		}
 	}
 	if (m->unk_id < 0) {
-		seterr(err, "no unknown piece (type UNKNOWN)");
+		rp_seterr(err, errlen, "no unknown piece (type UNKNOWN)");
 		goto fail;
 	}
 	if (m->byte_fallback)
 		for (i = 0; i < 256; i++)
 			if (m->byte_id[i] < 0) {
-				seterr(err, "byte_fallback but no byte piece <0x%02zX>", i);
+				rp_seterr(err, errlen, "byte_fallback but no "
+				    "byte piece <0x%02zX>", i);
 				goto fail;
 			}
 	m->unk_score = m->min_score - 10.0f;
@@ -2026,30 +2031,30 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 		m->unk_surface = DEFAULT_UNK_SURFACE;
 		m->unk_surface_len = strlen(DEFAULT_UNK_SURFACE);
 	}
-	if (norm_init(&m->norm, &ms.ns, err) == -1)
+	if (norm_init(&m->norm, &ms.ns, err, errlen) == -1)
 		goto fail;
 	fast_init(m);
 	m->wordsafe = word_safe(m);
 	m->norm_utf8 = !m->norm.has_trie || charsmap_utf8(&m->norm);
 	if (ms.dn.present && ms.dn.charsmap.len > 0) {
-		m->has_denorm = 1;
-		if (norm_init(&m->denorm, &ms.dn, err) == -1) {
-			char tmp[SPM_ERRMAX];
+		char tmp[RP_ERRMAX];
 
-			snprintf(tmp, sizeof tmp, "denormalizer: %s", err);
-			memcpy(err, tmp, SPM_ERRMAX);
+		m->has_denorm = 1;
+		if (norm_init(&m->denorm, &ms.dn, tmp, sizeof tmp) == -1) {
+			rp_seterr(err, errlen, "denormalizer: %s", tmp);
 			goto fail;
 		}
 	}
-	if (self_test(m, &ms, err) == -1)
+	if (self_test(m, &ms, err, errlen) == -1)
 		goto fail;
 	free(ms.samples);
 	return m;
 malformed:
-	seterr(err, "not a SentencePiece model (malformed protobuf)");
+	rp_seterr(err, errlen,
+	    "not a SentencePiece model (malformed protobuf)");
 	goto fail;
 nomem:
-	seterr(err, "out of memory");
+	rp_seterr(err, errlen, "out of memory");
 fail:
 	free(ms.samples);
 	spm_model_free(m);
@@ -2057,38 +2062,40 @@ fail:
 }
 
 struct spm_model *
-spm_model_parse(const uint8_t *p, size_t n, int extra_ids, char err[SPM_ERRMAX])
+spm_model_parse(const uint8_t *p, size_t n, int extra_ids, char *err,
+    size_t errlen)
 {
 	uint8_t *c = malloc(n ? n : 1);
 
 	if (c == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	memcpy(c, p, n);
-	return model_build(c, n, extra_ids, err);
+	return model_build(c, n, extra_ids, err, errlen);
 }
 
 struct spm_model *
-spm_model_load(const char *path, int extra_ids, char err[SPM_ERRMAX])
+spm_model_load(const char *path, int extra_ids, char *err, size_t errlen)
 {
 	struct buf b = { 0 };
 
 	if (buf_read_file(&b, path, SPM_MAX_MODEL) == -1) {
 		if (errno == EFBIG)
-			seterr(err, "larger than %lu bytes", SPM_MAX_MODEL);
+			rp_seterr(err, errlen,
+			    "larger than %lu bytes", SPM_MAX_MODEL);
 		else if (errno == ENOMEM)
-			seterr(err, "out of memory");
+			rp_seterr(err, errlen, "out of memory");
 		else
-			seterr(err, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 		buf_free(&b);
 		return NULL;
 	}
 	if (b.p == NULL && (b.p = malloc(1)) == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
-	return model_build(b.p, b.len, extra_ids, err);
+	return model_build(b.p, b.len, extra_ids, err, errlen);
 }
 
 int
@@ -2236,7 +2243,7 @@ long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, 
 
 int
 spm_parse_extra(const struct spm_model *m, const char *s,
-    enum spm_extra opts[SPM_MAX_EXTRA], char err[SPM_ERRMAX])
+    enum spm_extra opts[SPM_MAX_EXTRA], char *err, size_t errlen)
 {
 	int n = 0;
 	const char *c;
@@ -2262,24 +2269,27 @@ spm_parse_extra(const struct spm_model *m, const char *s,
 		    (len == 9 && memcmp(s, "unk_piece", 9) == 0))
 			x = SPM_X_UNK;
 		else {
-			seterr(err, "option \"%s\" is not available",
+			rp_seterr(err, errlen, "option \"%s\" is not available",
 			    show(s, len, sh, sizeof sh));
 			return -1;
 		}
 		if (x == SPM_X_BOS && m->pieces[spm_piece_id(m, m->bos_piece,
 		    m->bos_piece_len)].type == SPM_UNKNOWN) {
-			seterr(err, "id for `%s` is not defined", show(m->bos_piece,
+			rp_seterr(err, errlen,
+			    "id for `%s` is not defined", show(m->bos_piece,
 			    m->bos_piece_len, sh, sizeof sh));
 			return -1;
 		}
 		if (x == SPM_X_EOS && m->pieces[spm_piece_id(m, m->eos_piece,
 		    m->eos_piece_len)].type == SPM_UNKNOWN) {
-			seterr(err, "id for `%s` is not defined", show(m->eos_piece,
+			rp_seterr(err, errlen,
+			    "id for `%s` is not defined", show(m->eos_piece,
 			    m->eos_piece_len, sh, sizeof sh));
 			return -1;
 		}
 		if (n == SPM_MAX_EXTRA) {
-			seterr(err, "more than %d extra options", SPM_MAX_EXTRA);
+			rp_seterr(err, errlen,
+			    "more than %d extra options", SPM_MAX_EXTRA);
 			return -1;
 		}
 		opts[n++] = x;
@@ -3369,7 +3379,8 @@ sample_score(const struct spm_model *m, const char *s, size_t n)
 }
 
 static int
-self_test(struct spm_model *m, const struct modelspec *ms, char *err)
+self_test(struct spm_model *m, const struct modelspec *ms, char *err,
+    size_t errlen)
 {
 	struct spm_enc *e;
 	struct buf b = { 0 };
@@ -3380,7 +3391,7 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err)
 	if (ms->nsamples == 0)
 		return 0;
 	if ((e = spm_enc_new(m)) == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < ms->nsamples; i++) {
@@ -3389,7 +3400,8 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err)
 
 		if ((k = encode_plain(e, (const uint8_t *)sa->input.s,
 		    sa->input.len)) < 0) {
-			seterr(err, "self_test_data sample %zu: %s", i + 1,
+			rp_seterr(err, errlen,
+			    "self_test_data sample %zu: %s", i + 1,
 			    errno == ENOMEM ? "out of memory" : e->err);
 			goto fail;
 		}
@@ -3397,7 +3409,7 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err)
 		for (j = 0; j < (size_t)k; j++)
 			if ((j > 0 && buf_putc(&b, ' ') == -1) ||
 			    buf_append(&b, e->tok[j].s, e->tok[j].len) == -1) {
-				seterr(err, "out of memory");
+				rp_seterr(err, errlen, "out of memory");
 				goto fail;
 			}
 		same = b.len == sa->expected.len && (b.len == 0 ||
@@ -3406,7 +3418,8 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err)
 			same = fabs(sample_score(m, sa->expected.s, sa->expected.len) -
 			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7;
 		if (!same) {
-			seterr(err, "self_test_data sample %zu (\"%s\") does not "
+			rp_seterr(err, errlen,
+			    "self_test_data sample %zu (\"%s\") does not "
 			    "encode as the model expects", i + 1,
 			    show(sa->input.s, sa->input.len, sh, sizeof sh));
 			goto fail;
@@ -3545,14 +3558,15 @@ nomem:
 
 long
 spm_decode_pieces(const struct spm_model *m, const char *const *pieces,
-    const size_t *lens, size_t n, char **out, size_t *cap, char err[SPM_ERRMAX])
+    const size_t *lens, size_t n, char **out, size_t *cap, char *err,
+    size_t errlen)
 {
 	int32_t *ids;
 	size_t i;
 	long k;
 
 	if ((ids = malloc((n + 1) * sizeof(*ids))) == NULL) {
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < n; i++)
@@ -3560,13 +3574,13 @@ spm_decode_pieces(const struct spm_model *m, const char *const *pieces,
 	k = decode(m, pieces, lens, ids, n, out, cap);
 	free(ids);
 	if (k < 0)
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 	return k;
 }
 
 long
 spm_decode_ids(const struct spm_model *m, const int32_t *ids, size_t n,
-    char **out, size_t *cap, char err[SPM_ERRMAX])
+    char **out, size_t *cap, char *err, size_t errlen)
 {
 	const char **pc;
 	size_t *lens, i;
@@ -3574,7 +3588,7 @@ spm_decode_ids(const struct spm_model *m, const int32_t *ids, size_t n,
 
 	for (i = 0; i < n; i++)
 		if (ids[i] < 0 || (size_t)ids[i] >= m->n) {
-			seterr(err, "Invalid id: %ld", (long)ids[i]);
+			rp_seterr(err, errlen, "Invalid id: %ld", (long)ids[i]);
 			errno = EINVAL;
 			return -1;
 		}
@@ -3583,7 +3597,7 @@ spm_decode_ids(const struct spm_model *m, const int32_t *ids, size_t n,
 	if (pc == NULL || lens == NULL) {
 		free(pc);
 		free(lens);
-		seterr(err, "out of memory");
+		rp_seterr(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return -1;
 	}
@@ -3591,7 +3605,7 @@ spm_decode_ids(const struct spm_model *m, const int32_t *ids, size_t n,
 		pc[i] = m->pieces[ids[i]].s;
 		lens[i] = m->pieces[ids[i]].len;
 	}
-	k = spm_decode_pieces(m, pc, lens, n, out, cap, err);
+	k = spm_decode_pieces(m, pc, lens, n, out, cap, err, errlen);
 	if (k < 0)
 		errno = ENOMEM;
 	free(pc);

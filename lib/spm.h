@@ -6,8 +6,8 @@
  *
  * Usage:
  *
- *	char err[SPM_ERRMAX];
- *	struct spm_model *m = spm_model_load("m.model", 0, err);
+ *	char err[RP_ERRMAX];				// errmsg.h; any size works
+ *	struct spm_model *m = spm_model_load("m.model", 0, err, sizeof err);
  *	if (m == NULL)
  *		die("m.model: %s", err);
  *	struct spm_enc *e = spm_enc_new(m);		// NULL only on ENOMEM
@@ -17,9 +17,12 @@
  *		printf("%s%d", i ? " " : "", t[i].id);	// or t[i].s, t[i].len
  *	spm_enc_free(e); spm_model_free(m);
  *
- * Nothing here prints or exits; errors come back as -1/NULL with a
- * message.  A model is read-only once loaded and may be shared by
- * several encoders (one per thread); an encoder is not thread-safe.
+ * Nothing here prints or exits.  An encoder keeps the message of its
+ * last fault (spm_strerror()); loading (there is no model yet),
+ * spm_parse_extra() and decoding (the model is read-only) fill err
+ * instead, errlen bytes, the message cut to fit.  A model is read-only
+ * once loaded and may be shared by several encoders (one per thread);
+ * an encoder is not thread-safe.
  */
 #ifndef RECPIPE_SPM_H
 #define RECPIPE_SPM_H
@@ -31,7 +34,6 @@
 extern "C" {
 #endif
 
-#define SPM_ERRMAX	320		/* size of an error message buffer */
 #define SPM_MAX_MODEL	(1ul << 31)	/* largest model file we read, bytes */
 #define SPM_MAX_EXTRA	64		/* most --extra-options items */
 
@@ -55,14 +57,14 @@ enum spm_model_type { SPM_UNIGRAM = 1, SPM_BPE, SPM_WORD, SPM_CHAR };
  * byte_fallback or not all 256 of them, a broken charsmap blob, a
  * failing self_test_data sample) and also malformed protobuf, NaN
  * scores, and a charsmap trie that points outside itself.  Returns
- * NULL and fills err (no file name in it, e.g. "piece 7 (\"ab\") is
- * defined twice").  Free with spm_model_free().
+ * NULL and fills err (errlen bytes; no file name in it, e.g. "piece 7
+ * (\"ab\") is defined twice").  Free with spm_model_free().
  */
 struct spm_model *spm_model_load(const char *path, int extra_ids,
-		    char err[SPM_ERRMAX]);
+		    char *err, size_t errlen);
 /* The same from memory (p, n are copied: they need not outlive the model). */
 struct spm_model *spm_model_parse(const uint8_t *p, size_t n, int extra_ids,
-		    char err[SPM_ERRMAX]);
+		    char *err, size_t errlen);
 void		 spm_model_free(struct spm_model *m);	/* NULL is fine */
 
 /*
@@ -96,7 +98,7 @@ long		 spm_pad_id(const struct spm_model *m);
  */
 enum spm_extra { SPM_X_BOS, SPM_X_EOS, SPM_X_REVERSE, SPM_X_UNK };
 int		 spm_parse_extra(const struct spm_model *m, const char *s,
-		    enum spm_extra opts[SPM_MAX_EXTRA], char err[SPM_ERRMAX]);
+		    enum spm_extra opts[SPM_MAX_EXTRA], char *err, size_t errlen);
 
 /* An encoder over 'm' (which must outlive it).  NULL with errno ENOMEM. */
 struct spm_enc	*spm_enc_new(const struct spm_model *m);
@@ -150,11 +152,11 @@ const char	*spm_normalize(struct spm_enc *e, const uint8_t *p, size_t n,
  * with err filled ("Invalid id: 9999") or errno ENOMEM.
  */
 long		 spm_decode_ids(const struct spm_model *m, const int32_t *ids,
-		    size_t n, char **out, size_t *cap, char err[SPM_ERRMAX]);
+		    size_t n, char **out, size_t *cap, char *err, size_t errlen);
 /* Pieces: pieces[i][0..lens[i]). */
 long		 spm_decode_pieces(const struct spm_model *m,
 		    const char *const *pieces, const size_t *lens, size_t n,
-		    char **out, size_t *cap, char err[SPM_ERRMAX]);
+		    char **out, size_t *cap, char *err, size_t errlen);
 
 /* Lines as spm_encode reads them: sw_lines_next_raw() of subword.h. */
 

@@ -5,13 +5,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "io.h"
 #include "subword.h"
 #include "subword_int.h"
@@ -57,20 +57,6 @@ sw_put(struct buf *b, const void *p, size_t n)
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 	return 0;
-}
-
-static void
-seterr(struct sw_err *e, uint64_t line, uint64_t off, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (e == NULL)
-		return;
-	e->line = line;
-	e->offset = off;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-	va_end(ap);
 }
 
 /* ---- strip and code points --------------------------------------------- */
@@ -217,6 +203,8 @@ struct sw_lines {
 	struct rp_limit	 lim;		/* sw_lines_range()'s */
 	uint8_t		*tmp;		/* line with '\r' deleted */
 	size_t		 tmpcap;
+	uint64_t	 eline, eoff;	/* the fault of the last -2 */
+	char		 emsg[80];
 };
 
 struct sw_lines *
@@ -332,6 +320,24 @@ sw_lines_lineno(const struct sw_lines *r)
 	return r->lineno;
 }
 
+const char *
+sw_lines_strerror(const struct sw_lines *r)
+{
+	return r->emsg;
+}
+
+uint64_t
+sw_lines_error_line(const struct sw_lines *r)
+{
+	return r->eline;
+}
+
+uint64_t
+sw_lines_error_offset(const struct sw_lines *r)
+{
+	return r->eoff;
+}
+
 static int
 lines_fill(struct sw_lines *r)
 {
@@ -377,9 +383,20 @@ sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Invalid UTF-8 on line 'line' at file offset 'off': -2. */
+static int
+lines_bad(struct sw_lines *r, uint64_t line, uint64_t off)
+{
+	r->eline = line;
+	r->eoff = off;
+	snprintf(r->emsg, sizeof(r->emsg),
+	    "line %ju: invalid UTF-8 at byte offset %ju", (uintmax_t)line,
+	    (uintmax_t)off);
+	return -2;
+}
+
 int
-sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl,
-    struct sw_err *e)
+sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 {
 	const uint8_t *p;
 	size_t n, i, j, good;
@@ -411,18 +428,12 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl,
 			for (i = 0; good > 0 || p[i] == '\r'; i++)
 				if (p[i] != '\r')
 					good--;
-			seterr(e, r->lineno + 1, off + i,
-			    "line %ju: invalid UTF-8 at byte offset %ju",
-			    (uintmax_t)(r->lineno + 1), (uintmax_t)(off + i));
-			return -2;
+			return lines_bad(r, r->lineno + 1, off + i);
 		}
 		p = r->tmp;
 		n = j;
 	} else if ((good = valid_prefix(p, n)) < n) {
-		seterr(e, r->lineno + 1, off + good,
-		    "line %ju: invalid UTF-8 at byte offset %ju",
-		    (uintmax_t)(r->lineno + 1), (uintmax_t)(off + good));
-		return -2;
+		return lines_bad(r, r->lineno + 1, off + good);
 	}
 	r->lineno++;
 	*pp = p;
@@ -537,6 +548,7 @@ struct sw_vocab {
 	size_t		 looked;	/* entry bytes looked at to lay it out */
 	struct buf	 esc;		/* scratch */
 	uint64_t	 nesc;		/* characters sw_encode() wrote as \NNN; */
+	char		 err[200];	/* sw_encode()'s last fault */
 };
 
 static int
@@ -1123,7 +1135,7 @@ fail:
 }
 
 struct sw_vocab *
-sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e)
+sw_vocab_parse(const uint8_t *p, size_t n, char *err, size_t errlen)
 {
 	struct sw_vocab *v;
 	size_t pos = 0, lineno = 0, raw, len, i, j, k, good, ocap = 0;
@@ -1154,7 +1166,7 @@ sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e)
 			for (k = 0; good > 0 || line[k] == '\r'; k++)
 				if (line[k] != '\r')
 					good--;
-			seterr(e, lineno, pos + k,
+			rp_seterr(err, errlen,
 			    "line %zu: invalid UTF-8 at byte offset %zu",
 			    lineno, pos + k);
 			sw_vocab_free(v);
@@ -1175,7 +1187,7 @@ sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e)
 		pos += raw + (size_t)nl;
 	}
 	if (v->n == 0) {
-		seterr(e, 0, 0, "empty vocabulary");
+		rp_seterr(err, errlen, "empty vocabulary");
 		sw_vocab_free(v);
 		return NULL;
 	}
@@ -1183,23 +1195,23 @@ sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e)
 		goto oom;
 	return v;
 oom:
-	seterr(e, 0, 0, "%s", strerror(errno));
+	rp_seterr(err, errlen, "%s", strerror(errno));
 	sw_vocab_free(v);
 	return NULL;
 }
 
 struct sw_vocab *
-sw_vocab_load(int fd, struct sw_err *e)
+sw_vocab_load(int fd, char *err, size_t errlen)
 {
 	struct sw_vocab *v;
 	struct buf b = { 0 };
 
 	if (buf_read_fd(&b, fd, SIZE_MAX) == -1) {
-		seterr(e, 0, 0, "%s", strerror(errno));
+		rp_seterr(err, errlen, "%s", strerror(errno));
 		buf_free(&b);
 		return NULL;
 	}
-	v = sw_vocab_parse(b.p, b.len, e);
+	v = sw_vocab_parse(b.p, b.len, err, errlen);
 	buf_free(&b);
 	return v;
 }
@@ -1236,6 +1248,7 @@ sw_vocab_share(const struct sw_vocab *v)
 	s->owner = v->owner != NULL ? v->owner : v;
 	memset(&s->esc, 0, sizeof(s->esc));
 	s->nesc = 0;
+	s->err[0] = '\0';
 	return s;
 }
 
@@ -1440,7 +1453,7 @@ sw_vocab_longest(const struct sw_vocab *v, const uint8_t *e, size_t n)
 __attribute__((noinline, cold))
 #endif
 static int
-unspellable(const uint8_t *e, size_t n, int tail, struct sw_err *err)
+unspellable(struct sw_vocab *v, const uint8_t *e, size_t n, int tail)
 {
 	struct buf b = { 0 };
 
@@ -1449,8 +1462,8 @@ unspellable(const uint8_t *e, size_t n, int tail, struct sw_err *err)
 		free(b.p);
 		return -1;
 	}
-	seterr(err, 0, 0, "corrupt vocabulary: it cannot spell the escaped "
-	    "token '%.*s'", (int)b.len, b.p);
+	snprintf(v->err, sizeof(v->err), "corrupt vocabulary: it cannot spell "
+	    "the escaped token '%.*s'", (int)b.len, b.p);
 	free(b.p);
 	errno = EINVAL;
 	return -1;
@@ -1463,8 +1476,8 @@ unspellable(const uint8_t *e, size_t n, int tail, struct sw_err *err)
  * max_subtoken_len does.
  */
 static inline int
-segment(const struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
-    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *err)
+segment(struct sw_vocab *v, const uint8_t *e, size_t n, int tail,
+    int32_t **ids, size_t *nids, size_t *cap)
 {
 	const struct dslot *da = v->da;
 	size_t s = 0, i, end, total = n + (tail != 0);
@@ -1508,7 +1521,7 @@ matched:
 		}
 		if (last == 0) {
 			*nids = (size_t)(out - *ids);
-			return unspellable(e, n, tail, err);
+			return unspellable(v, e, n, tail);
 		}
 		*out++ = v->did[last];
 		s = end;
@@ -1523,22 +1536,22 @@ __attribute__((noinline))
 #endif
 static int
 encode_escaped(struct sw_vocab *v, const uint8_t *t, size_t n, int32_t **ids,
-    size_t *nids, size_t *cap, struct sw_err *e)
+    size_t *nids, size_t *cap)
 {
 	v->esc.len = 0;
 	if (escape(v, t, n, &v->esc, &v->nesc) == -1)
 		return -1;
-	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap, e);
+	return segment(v, v->esc.p, v->esc.len, 0, ids, nids, cap);
 }
 
 /* Encode the token t[0..n); 'esc' says whether it needs escaping. */
 static inline int
 encode_token(struct sw_vocab *v, const uint8_t *t, size_t n, unsigned esc,
-    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e)
+    int32_t **ids, size_t *nids, size_t *cap)
 {
 	if (!(esc & CP_ESC))
-		return segment(v, t, n, 1, ids, nids, cap, e);
-	return encode_escaped(v, t, n, ids, nids, cap, e);
+		return segment(v, t, n, 1, ids, nids, cap);
+	return encode_escaped(v, t, n, ids, nids, cap);
 }
 
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
@@ -1585,7 +1598,7 @@ class_at(const struct sw_vocab *v, const uint8_t *p, int *k)
  */
 int
 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n, int32_t **ids,
-    size_t *nids, size_t *cap, struct sw_err *e)
+    size_t *nids, size_t *cap)
 {
 	const uint8_t *acls = v->acls;
 	size_t i, start = 0;
@@ -1622,20 +1635,26 @@ sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n, int32_t **ids,
 			continue;
 		}
 		if (!(i - start == 1 && p[start] == ' ' && start != 0) &&
-		    encode_token(v, p + start, i - start, esc, ids, nids, cap, e) == -1)
+		    encode_token(v, p + start, i - start, esc, ids, nids, cap) == -1)
 			goto fail;
 		start = i;
 		cls = c & CP_ALNUM;
 		esc = c;
 		i += (size_t)k;
 	}
-	if (encode_token(v, p + start, n - start, esc, ids, nids, cap, e) == -1)
+	if (encode_token(v, p + start, n - start, esc, ids, nids, cap) == -1)
 		goto fail;
 	return 0;
 fail:
 	if (errno == ENOMEM)
-		seterr(e, 0, 0, "%s", strerror(errno));
+		snprintf(v->err, sizeof(v->err), "%s", strerror(errno));
 	return -1;
+}
+
+const char *
+sw_vocab_strerror(const struct sw_vocab *v)
+{
+	return v->err;
 }
 
 uint64_t

@@ -5,8 +5,12 @@
  * counts and the vocabulary build with its bisection.
  *
  * All text is UTF-8; lengths are in bytes unless a name says "cp".
- * Functions that can fail on bad data take a struct sw_err and leave a
- * one-line message in it.
+ * Nothing here prints or exits.  Where bad data can make a call fail,
+ * the object it worked on keeps a one-line message (sw_lines_strerror(),
+ * sw_vocab_strerror()), or, for the parsers sw_vocab_parse(),
+ * sw_vocab_load() and sw_counts_read(), the message goes to err (errlen
+ * bytes, cut to fit; 200 always hold it).  Other failures are system
+ * errors, -1 or NULL with errno set.
  */
 #ifndef RECPIPE_SUBWORD_H
 #define RECPIPE_SUBWORD_H
@@ -20,12 +24,6 @@
 extern "C" {
 #endif
 #pragma GCC visibility push(default)
-
-struct sw_err {
-	uint64_t	 line;		/* 1-based line at fault, 0 if none */
-	uint64_t	 offset;	/* byte offset at fault (valid if line) */
-	char		 msg[200];
-};
 
 /* Python's str.strip() / str.rstrip() on valid UTF-8: adjust *p, *n. */
 void		 sw_strip(const uint8_t **p, size_t *n);
@@ -56,11 +54,16 @@ int		 sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len);
 /*
  * Next line without its '\n' (*nl says whether it had one).  *p is
  * valid until the next call.  Returns 1, 0 at the end, -1 on a read
- * error (errno set), -2 on invalid UTF-8 (e->line and e->offset name
- * the line and the file offset of the first bad byte).
+ * error (errno set), -2 on invalid UTF-8: then sw_lines_strerror() says
+ * "line 3: invalid UTF-8 at byte offset 17", with the line (1-based)
+ * from sw_lines_error_line() and the file offset of the first bad byte
+ * from sw_lines_error_offset().
  */
 int		 sw_lines_next(struct sw_lines *r, const uint8_t **p, size_t *n,
-		    int *nl, struct sw_err *e);
+		    int *nl);
+const char	*sw_lines_strerror(const struct sw_lines *r);
+uint64_t	 sw_lines_error_line(const struct sw_lines *r);
+uint64_t	 sw_lines_error_offset(const struct sw_lines *r);
 /*
  * The same, lines as spm_encode reads them: split at '\n' only, nothing
  * deleted or checked; a last chunk without '\n' is a line unless it is
@@ -95,12 +98,13 @@ struct sw_vocab;
  * Parse a vocab file's bytes as tensor2tensor loads it (each line
  * rstrip()ped, one pair of quotes removed, empty lines keep their ids,
  * the last of duplicate entries wins).  Returns NULL with a message in
- * *e (line and offset set for bad UTF-8); errno ENOMEM on allocation
- * failure.  Free with sw_vocab_free().
+ * err ("line 2: invalid UTF-8 at byte offset 9", "empty vocabulary");
+ * errno ENOMEM on allocation failure.  Free with sw_vocab_free().
  */
-struct sw_vocab	*sw_vocab_parse(const uint8_t *p, size_t n, struct sw_err *e);
+struct sw_vocab	*sw_vocab_parse(const uint8_t *p, size_t n, char *err,
+		    size_t errlen);
 /* Read all of 'fd' (not closed) and parse it. */
-struct sw_vocab	*sw_vocab_load(int fd, struct sw_err *e);
+struct sw_vocab	*sw_vocab_load(int fd, char *err, size_t errlen);
 /*
  * A vocabulary from a list of entries (escaped strings, valid UTF-8),
  * copied.  Returns NULL with errno ENOMEM (or EINVAL for an empty list).
@@ -123,14 +127,16 @@ int		 sw_vocab_store(const struct sw_vocab *v, struct buf *out);
 
 /*
  * Encode valid UTF-8 text (not stripped here) into ids appended to
- * (*ids)[*n..] (grown as needed; *cap its size).  Returns 0, -1 with a
- * message in *e when the vocabulary cannot spell a token (a corrupt
- * vocab), -1 with errno ENOMEM.  Escapes tokens in the vocabulary's
- * scratch buffer, so a vocab must not be used by two threads at once
- * (each thread takes a sw_vocab_share() of it).
+ * (*ids)[*n..] (grown as needed; *cap its size).  Returns 0, -1 with
+ * errno EINVAL when the vocabulary cannot spell a token (a corrupt
+ * vocab), -1 with errno ENOMEM; sw_vocab_strerror() of the handle
+ * then says which.  Escapes tokens in the vocabulary's scratch buffer,
+ * so a vocab must not be used by two threads at once (each thread
+ * takes a sw_vocab_share() of it).
  */
 int		 sw_encode(struct sw_vocab *v, const uint8_t *p, size_t n,
-		    int32_t **ids, size_t *nids, size_t *cap, struct sw_err *e);
+		    int32_t **ids, size_t *nids, size_t *cap);
+const char	*sw_vocab_strerror(const struct sw_vocab *v);
 /*
  * The characters sw_encode() has escaped as \NNN; through this handle
  * (outside the vocabulary's alphabet: T2T's stand-in for an unknown
@@ -218,12 +224,13 @@ void		 sw_counts_compact(struct sw_counts *c);
  * token sorted by its bytes: decimal count, a tab, the token with '\\'
  * written "\\\\", tab "\\t", newline "\\n" and carriage return "\\r".
  * sw_counts_write appends it to *out; sw_counts_read parses one and adds
- * its counts (so reading several files merges them).  Returns 0 or -1
- * (message in *e, with the line; errno ENOMEM).
+ * its counts (so reading several files merges them).  Returns 0, or -1
+ * with a message in err ("line 2: count too large"; errno ENOMEM on
+ * allocation failure).
  */
 int		 sw_counts_write(const struct sw_counts *c, struct buf *out);
 int		 sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n,
-		    struct sw_err *e);
+		    char *err, size_t errlen);
 
 /*
  * Vocabulary build: build_from_token_counts (one build at min_count)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "hashkey.h"
 #include "pool.h"
 #include "subword.h"
@@ -322,7 +323,8 @@ out:
 }
 
 int
-sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e)
+sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, char *err,
+    size_t errlen)
 {
 	struct buf tok = { 0 };
 	size_t pos = 0, len, i, lineno = 0;
@@ -330,11 +332,9 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 	int64_t cnt;
 	int rc = -1;
 
-	e->line = 0;
 	if (n < 18 || memcmp(p, "#subword-counts 1\n", 18) != 0) {
-		snprintf(e->msg, sizeof(e->msg),
+		rp_seterr(err, errlen,
 		    "not a subword-build count file (no \"#subword-counts 1\" line)");
-		e->line = 1;
 		return -1;
 	}
 	pos = 18;
@@ -344,7 +344,8 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 		q = memchr(line, '\n', n - pos);
 		lineno++;
 		if (q == NULL) {
-			snprintf(e->msg, sizeof(e->msg), "line %zu: no newline at the end",
+			rp_seterr(err, errlen,
+			    "line %zu: no newline at the end",
 			    lineno);
 			goto bad;
 		}
@@ -353,14 +354,15 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 		cnt = 0;
 		for (i = 0; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
 			if (cnt > (INT64_MAX - (line[i] - '0')) / 10) {
-				snprintf(e->msg, sizeof(e->msg), "line %zu: count too large",
+				rp_seterr(err, errlen,
+				    "line %zu: count too large",
 				    lineno);
 				goto bad;
 			}
 			cnt = cnt * 10 + (line[i] - '0');
 		}
 		if (i == 0 || i >= len || line[i] != '\t') {
-			snprintf(e->msg, sizeof(e->msg),
+			rp_seterr(err, errlen,
 			    "line %zu: expected a count, a tab and a token", lineno);
 			goto bad;
 		}
@@ -376,7 +378,7 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 					    '\t' : line[i + 1] == 'n' ? '\n' :
 					    line[i + 1] == 'r' ? '\r' : 0;
 				if (b == 0) {
-					snprintf(e->msg, sizeof(e->msg),
+					rp_seterr(err, errlen,
 					    "line %zu: bad escape in token", lineno);
 					goto bad;
 				}
@@ -386,14 +388,14 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 				goto oom;
 		}
 		if (uni_utf8_valid_prefix(tok.p, tok.len) != tok.len) {
-			snprintf(e->msg, sizeof(e->msg), "line %zu: token is not UTF-8",
+			rp_seterr(err, errlen, "line %zu: token is not UTF-8",
 			    lineno);
 			goto bad;
 		}
 		if (sw_counts_add(c, tok.p ? tok.p : (const uint8_t *)"", tok.len,
 		    cnt) == -1) {
 			if (errno == EOVERFLOW) {
-				snprintf(e->msg, sizeof(e->msg),
+				rp_seterr(err, errlen,
 				    "line %zu: count overflows", lineno);
 				goto bad;
 			}
@@ -403,10 +405,9 @@ sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n, struct sw_err *e
 	rc = 0;
 	goto out;
 oom:
-	snprintf(e->msg, sizeof(e->msg), "%s", strerror(errno));
+	rp_seterr(err, errlen, "%s", strerror(errno));
 	goto out;
 bad:
-	e->line = lineno;
 	errno = EINVAL;
 out:
 	free(tok.p);

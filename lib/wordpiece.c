@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "hashkey.h"
 #include "unicode.h"
 #include "wordpiece.h"
@@ -240,17 +241,17 @@ wp_vocab_free(struct wp_vocab *v)
 }
 
 static struct wp_vocab *
-fail(struct wp_vocab *v, char err[WP_ERRMAX], const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+fail(struct wp_vocab *v, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static struct wp_vocab *
-fail(struct wp_vocab *v, char err[WP_ERRMAX], const char *fmt, ...)
+fail(struct wp_vocab *v, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	int saved = errno;
 
 	va_start(ap, fmt);
-	vsnprintf(err, WP_ERRMAX, fmt, ap);
+	rp_vseterr(err, errlen, fmt, ap);
 	va_end(ap);
 	wp_vocab_free(v);
 	errno = saved;
@@ -258,7 +259,7 @@ fail(struct wp_vocab *v, char err[WP_ERRMAX], const char *fmt, ...)
 }
 
 struct wp_vocab *
-wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
+wp_vocab_parse(const uint8_t *p, size_t n, char *err, size_t errlen)
 {
 	struct wp_vocab *v;
 	size_t pos = 0, nlines = 0, entcap = 0, poollen = 0, i, tsize;
@@ -266,18 +267,19 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 	uint64_t h[AHEAD];
 
 	if (n > WP_MAX_VOCAB)
-		return fail(NULL, err, "vocabulary larger than %lu bytes",
+		return fail(NULL, err, errlen,
+		    "vocabulary larger than %lu bytes",
 		    (unsigned long)WP_MAX_VOCAB);
 	if ((v = calloc(1, sizeof *v)) == NULL)
-		return fail(NULL, err, "%s", strerror(errno));
+		return fail(NULL, err, errlen, "%s", strerror(errno));
 	if (rp_hash_key(v->key, sizeof v->key) == -1)
-		return fail(v, err, "cannot initialise libsodium");
+		return fail(v, err, errlen, "cannot initialise libsodium");
 	/*
 	 * Each line's token and its NUL fit in the line and its "\n" (the
 	 * last line may lack one: hence n + 1).
 	 */
 	if ((v->pool = malloc(n + 1)) == NULL)
-		return fail(v, err, "%s", strerror(errno));
+		return fail(v, err, errlen, "%s", strerror(errno));
 
 	while (pos < n) {
 		const uint8_t *nl = memchr(p + pos, '\n', n - pos);
@@ -302,7 +304,8 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 				if (m++ == bad)
 					break;
 			}
-			return fail(v, err, "line %zu: invalid UTF-8 at byte offset %zu",
+			return fail(v, err, errlen,
+			    "line %zu: invalid UTF-8 at byte offset %zu",
 			    lineno, j);
 		}
 		/* strip(): leading, then trailing Python whitespace. */
@@ -328,9 +331,10 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 			memmove(q, q + s, e - s);
 		q[e - s] = '\0';
 		if (nlines >= UINT32_MAX - 1)
-			return fail(v, err, "line %zu: too many lines", lineno);
+			return fail(v, err, errlen,
+			    "line %zu: too many lines", lineno);
 		if (grow(&v->ent, &entcap, nlines + 1, sizeof *v->ent) == -1)
-			return fail(v, err, "%s", strerror(errno));
+			return fail(v, err, errlen, "%s", strerror(errno));
 		v->ent[nlines].off = (uint32_t)start;
 		v->ent[nlines].len = (uint32_t)(e - s);
 		if (e - s > v->maxlen)
@@ -346,7 +350,7 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 	while (tsize < 2 * nlines + 2)
 		tsize *= 2;
 	if ((v->slot = calloc(tsize, sizeof *v->slot)) == NULL)
-		return fail(v, err, "%s", strerror(errno));
+		return fail(v, err, errlen, "%s", strerror(errno));
 	v->mask = tsize - 1;
 	/*
 	 * Each token's slot is fetched from memory AHEAD tokens before it is
@@ -368,7 +372,7 @@ wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX])
 }
 
 struct wp_vocab *
-wp_vocab_load(const char *path, char err[WP_ERRMAX])
+wp_vocab_load(const char *path, char *err, size_t errlen)
 {
 	struct wp_vocab *v;
 	struct buf b = { 0 };
@@ -379,11 +383,12 @@ wp_vocab_load(const char *path, char err[WP_ERRMAX])
 		buf_free(&b);
 		errno = e;
 		if (e == EFBIG)
-			return fail(NULL, err, "vocabulary larger than %lu bytes",
+			return fail(NULL, err, errlen,
+			    "vocabulary larger than %lu bytes",
 			    (unsigned long)WP_MAX_VOCAB);
-		return fail(NULL, err, "%s", strerror(e));
+		return fail(NULL, err, errlen, "%s", strerror(e));
 	}
-	v = wp_vocab_parse(b.p, b.len, err);
+	v = wp_vocab_parse(b.p, b.len, err, errlen);
 	buf_free(&b);
 	return v;
 }
@@ -827,7 +832,7 @@ wp_encode(struct wp_tok *t, const uint8_t *p, size_t n, int64_t **ids,
 
 long
 wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
-    char **out, size_t *cap, char err[WP_ERRMAX])
+    char **out, size_t *cap, char *err, size_t errlen)
 {
 	size_t len = 0, i;
 
@@ -836,8 +841,8 @@ wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
 		size_t l;
 
 		if ((s = wp_piece(v, ids[i], &l)) == NULL) {
-			snprintf(err, WP_ERRMAX, "id %lld out of range (vocab has %zu entries)",
-			    (long long)ids[i], v->n);
+			rp_seterr(err, errlen, "id %lld out of range (vocab has "
+			    "%zu entries)", (long long)ids[i], v->n);
 			return -1;
 		}
 		if (i > 0 && l >= 2 && s[0] == '#' && s[1] == '#') {
@@ -858,6 +863,6 @@ wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
 	(*out)[len] = '\0';
 	return (long)len;
 nomem:
-	snprintf(err, WP_ERRMAX, "%s", strerror(errno));
+	rp_seterr(err, errlen, "%s", strerror(errno));
 	return -1;
 }

@@ -7,7 +7,7 @@
  * Usage:
  *
  *	char err[WP_ERRMAX];
- *	struct wp_vocab *v = wp_vocab_load("vocab.txt", err);
+ *	struct wp_vocab *v = wp_vocab_load("vocab.txt", err, sizeof err);
  *	if (v == NULL)
  *		die("vocab.txt: %s", err);
  *	struct wp_opts o = WP_OPTS_INIT;	// lower, accents follow lower, bert rules
@@ -21,9 +21,12 @@
  *		printf("%s%s", i ? " " : "", wp_piece(v, ids[i], NULL));
  *	free(ids); wp_tok_free(t); wp_vocab_free(v);
  *
- * Nothing here prints or exits; errors come back as -1/NULL with a
- * message.  A vocabulary is read-only once loaded and may be shared by
- * several tokenizers (one per thread); a tokenizer is not thread-safe.
+ * Nothing here prints or exits.  A tokenizer keeps the message of its
+ * last fault (wp_strerror()); loading a vocabulary (there is none yet)
+ * and decoding (the vocabulary is read-only) fill err instead, errlen
+ * bytes, the message cut to fit.  A vocabulary is read-only once loaded
+ * and may be shared by several tokenizers (one per thread); a tokenizer
+ * is not thread-safe.
  */
 #ifndef RECPIPE_WORDPIECE_H
 #define RECPIPE_WORDPIECE_H
@@ -36,7 +39,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-#define WP_ERRMAX	256	/* size of an error message buffer */
+#define WP_ERRMAX	256	/* an errlen that holds any message of this header */
 #define WP_MAX_WORD	200	/* max_input_chars_per_word, in code points */
 #define WP_MAX_VOCAB	(1ul << 30)	/* largest vocab file we read, bytes */
 
@@ -52,13 +55,14 @@ struct wp_tok;
  * An empty line is the token "" with its own id.  A token on several
  * lines keeps its LAST line's id (later lookups and encoding give that
  * id; wp_piece() of the earlier ids still gives the token).
- * Returns NULL and fills err (no file name in it, e.g. "line 7: invalid
- * UTF-8 at byte offset 1234" or "No such file or directory").  Free
- * with wp_vocab_free().
+ * Returns NULL and fills err (errlen bytes; no file name in it, e.g.
+ * "line 7: invalid UTF-8 at byte offset 1234" or "No such file or
+ * directory").  Free with wp_vocab_free().
  */
-struct wp_vocab	*wp_vocab_load(const char *path, char err[WP_ERRMAX]);
+struct wp_vocab	*wp_vocab_load(const char *path, char *err, size_t errlen);
 /* The same from memory (p, n need not outlive the vocab). */
-struct wp_vocab	*wp_vocab_parse(const uint8_t *p, size_t n, char err[WP_ERRMAX]);
+struct wp_vocab	*wp_vocab_parse(const uint8_t *p, size_t n, char *err,
+		    size_t errlen);
 void		 wp_vocab_free(struct wp_vocab *v);	/* NULL is fine */
 
 /* Number of lines (ids 0 .. size-1). */
@@ -140,7 +144,7 @@ size_t		 wp_error_offset(const struct wp_tok *t);
  * ("id 40000 out of range (vocab has 30522 entries)"), or ENOMEM.
  */
 long		 wp_decode(const struct wp_vocab *v, const int64_t *ids, size_t n,
-		    char **out, size_t *cap, char err[WP_ERRMAX]);
+		    char **out, size_t *cap, char *err, size_t errlen);
 
 /*
  * Character classes of the basic tokenizer, exposed for tests: BERT's

@@ -16,6 +16,7 @@
 
 #include "bpe.h"
 #include "buf.h"
+#include "errmsg.h"
 #include "unicode.h"
 
 static void
@@ -59,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 	struct bpe_model *m;
 	struct bpe_enc *a, *b;
 	struct buf j = { 0 }, d = { 0 };
@@ -88,10 +89,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(buf_append(&j, data, (size_t)(nul - data)) == 0);
 	err[0] = '\0';
 	m = bpe_parse_gpt2(j.p ? j.p : (const uint8_t *)"", j.len, nul + 1,
-	    size - (size_t)(nul + 1 - data), err);
+	    size - (size_t)(nul + 1 - data), err, sizeof err);
 	buf_free(&j);
 	if (m == NULL) {
-		check(err[0] != '\0' && memchr(err, '\0', BPE_ERRMAX) != NULL);
+		check(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
 		return 0;
 	}
 	check(bpe_eot_id(m) < bpe_size(m));

@@ -14,6 +14,7 @@
 
 #include "bpe.h"
 #include "buf.h"
+#include "errmsg.h"
 #include "exjson.h"
 #include "unicode.h"
 
@@ -64,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[BPE_ERRMAX], line[32];
+	char err[RP_ERRMAX], line[32];
 	struct bpe_model *m;
 	struct buf f = { 0 };
 	size_t tn, i, len;
@@ -94,10 +95,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(buf_append(&f, data, size) == 0);
 	err[0] = '\0';
 	m = bpe_parse_tiktoken(f.p ? f.p : (const uint8_t *)"", f.len,
-	    (enum bpe_encoding)((opt & 0x3f) % 6), err);
+	    (enum bpe_encoding)((opt & 0x3f) % 6), err, sizeof err);
 	buf_free(&f);
 	if (m == NULL) {
-		check(err[0] != '\0' && memchr(err, '\0', BPE_ERRMAX) != NULL);
+		check(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
 		return 0;
 	}
 	check(bpe_eot_id(m) < bpe_size(m));

@@ -139,7 +139,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(fqd_count(d, i - 1) >= fqd_count(d, i) ||
 		    fqd_count(d, i) == 0);
 	check(fqd_save(d, &out) == 0);
-	e = fqd_load(out.p, out.len, err);
+	e = fqd_load(out.p, out.len, err, sizeof err);
 	check(e != NULL);
 	check(fqd_size(e) == fqd_size(d));
 	for (size_t i = 0; i < fqd_size(d); i++) {
@@ -173,7 +173,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 self:
 	/* The input as a dict.txt of its own. */
-	if ((d = fqd_load(data, size, err)) != NULL) {
+	if ((d = fqd_load(data, size, err, sizeof err)) != NULL) {
 		check(fqd_size(d) >= FQD_NSPECIAL);
 		encode_check(d, data, size);
 		fqd_free(d);

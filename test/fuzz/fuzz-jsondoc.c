@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "errmsg.h"
 #include "jsondoc.h"
 
 static void
@@ -25,17 +26,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[] = { "text", "title", "", "a" };
 	struct jd_line l;
-	char err[JD_ERRMAX];
+	char err[RP_ERRMAX];
 
 	jd_init(&l);
 	for (int round = 0; round < 2; round++) {
-		if (jd_parse(&l, data, size, err) == -1) {
+		if (jd_parse(&l, data, size, err, sizeof err) == -1) {
 			check(err[0] != '\0');
 			break;
 		}
 		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
 			json_t *v = json_object_get(l.root, keys[k]);
-			long n = jd_sentences(&l, keys[k], err);
+			long n = jd_sentences(&l, keys[k], err, sizeof err);
 
 			if (n == -1) {
 				check(err[0] != '\0' && l.n == 0);

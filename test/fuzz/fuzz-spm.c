@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "spm.h"
 
 #define SP	"\xe2\x96\x81"
@@ -131,7 +132,7 @@ make(int type)
 		"t", "h", SP "t", "he", "er", "in", "on", SP "o", "n", "o", "r",
 	};
 	struct pbuf m = { 0 }, tr = { 0 };
-	char err[SPM_ERRMAX], b[8];
+	char err[RP_ERRMAX], b[8];
 	struct spm_model *r;
 	size_t i;
 	int k;
@@ -156,7 +157,7 @@ make(int type)
 		pb_int(&tr, 24, 1);
 	pb_bytes(&m, 2, tr.b, tr.n);
 	charsmap(&m, type != 1, type != 1);
-	r = spm_model_parse(m.b, m.n, type == 0 ? 3 : 0, err);
+	r = spm_model_parse(m.b, m.n, type == 0 ? 3 : 0, err, sizeof err);
 	free(m.b);
 	free(tr.b);
 	if (r == NULL) {
@@ -171,10 +172,10 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 {
 	static const char *const xs[] = { "", "bos:eos", "reverse:unk", "eos:bos:reverse" };
 	enum spm_extra x[SPM_MAX_EXTRA];
-	char err[SPM_ERRMAX], *out = NULL;
+	char err[RP_ERRMAX], *out = NULL;
 	struct spm_enc *a = spm_enc_new(m), *w = spm_enc_new(m);
 	size_t start, i, cap = 0, size = spm_size(m), len;
-	int nx = spm_parse_extra(m, xs[opt & 3], x, err);
+	int nx = spm_parse_extra(m, xs[opt & 3], x, err, sizeof err);
 	int32_t *raw;
 	long k, kw;
 
@@ -205,7 +206,8 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 				check(t[i].id >= 0 && (size_t)t[i].id < size);
 				ids[i] = t[i].id;
 			}
-			check(spm_decode_ids(m, ids, (size_t)k, &out, &cap, err) >= 0);
+			check(spm_decode_ids(m, ids, (size_t)k, &out, &cap,
+			    err, sizeof err) >= 0);
 			free(ids);
 		}
 		s = spm_normalize(a, p + start, end - start, &len);
@@ -222,7 +224,7 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 			raw[i] = (int32_t)(p[2 * i] | p[2 * i + 1] << 8) - 2;
 			bad |= raw[i] < 0 || (size_t)raw[i] >= size;
 		}
-		k = spm_decode_ids(m, raw, n / 2, &out, &cap, err);
+		k = spm_decode_ids(m, raw, n / 2, &out, &cap, err, sizeof err);
 		check(bad ? k == -1 : k >= 0);
 		free(raw);
 	}
@@ -238,7 +240,8 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 			lens[np++] = end - start;
 			start = end + 1;
 		}
-		check(spm_decode_pieces(m, pc, lens, np, &out, &cap, err) >= 0);
+		check(spm_decode_pieces(m, pc, lens, np, &out, &cap,
+		    err, sizeof err) >= 0);
 	}
 	free(out);
 	spm_enc_free(a);
@@ -250,7 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 	size_t len;
 	unsigned opt;
@@ -273,7 +276,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run(builtin[(opt >> 2) & 3], opt, data, size);
 		return 0;
 	}
-	m = spm_model_parse(data, len, (opt >> 4) & 3, err);
+	m = spm_model_parse(data, len, (opt >> 4) & 3, err, sizeof err);
 	if (m == NULL) {
 		check(err[0] != '\0');
 		return 0;

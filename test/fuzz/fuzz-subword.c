@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "subword.h"
 #include "unicode.h"
 
@@ -191,10 +192,10 @@ same_as_ref(struct sw_vocab *tv, const struct ref_vocab *rv, const uint8_t *p,
 	int64_t *a64;
 	size_t na = 0, nb = 0, cap = 0, i;
 	struct buf d = { 0 };
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	int ra, rb;
 
-	ra = sw_encode(tv, p, n, &a, &na, &cap, &e);
+	ra = sw_encode(tv, p, n, &a, &na, &cap);
 	rb = ref_encode(tv, rv, p, n, &b, &nb);
 	check(ra == rb);
 	check(ra == -1 || (na == nb && (na == 0 || memcmp(a, b, na * sizeof(*a)) == 0)));
@@ -220,7 +221,7 @@ each_line(const uint8_t *p, size_t n, struct sw_vocab *tv,
     const struct ref_vocab *rv, int roundtrip)
 {
 	struct sw_lines *r;
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	const uint8_t *line;
 	uint8_t *copy, *raw;
 	size_t len, i, j, lo, hi;
@@ -232,13 +233,13 @@ each_line(const uint8_t *p, size_t n, struct sw_vocab *tv,
 		memcpy(copy, p, n);
 	r = sw_lines_open_buf(copy, n);
 	check(r != NULL);
-	while ((rc = sw_lines_next(r, &line, &len, &nl, &e)) == 1)
+	while ((rc = sw_lines_next(r, &line, &len, &nl)) == 1)
 		same_as_ref(tv, rv, line, len, roundtrip);
 	check(rc == 0 || rc == -2);
 	if (rc == -2) {
 		/* The bad line as on disk, without its '\r's: where does it go wrong? */
 		lo = 0;
-		for (i = 0; i < n && i < e.offset; i++)
+		for (i = 0; i < n && i < sw_lines_error_offset(r); i++)
 			if (p[i] == '\n')
 				lo = i + 1;
 		for (hi = lo; hi < n && p[hi] != '\n'; hi++)
@@ -253,7 +254,7 @@ each_line(const uint8_t *p, size_t n, struct sw_vocab *tv,
 		for (i = lo; len > 0 || p[i] == '\r'; i++)
 			if (p[i] != '\r')
 				len--;
-		check(e.offset == i);
+		check(sw_lines_error_offset(r) == i);
 		free(raw);
 	}
 	sw_lines_free(r);
@@ -264,7 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *p, size_t n);
 int
 LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 {
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	struct buf d = { 0 }, u = { 0 };
 	int64_t *id64 = NULL;
 	size_t i;
@@ -279,7 +280,7 @@ LLVMFuzzerTestOneInput(const uint8_t *p, size_t n)
 		struct sw_vocab *tv;
 		struct ref_vocab trv;
 
-		if (z != NULL && (tv = sw_vocab_parse(p, (size_t)(z - p), &e)) != NULL) {
+		if (z != NULL && (tv = sw_vocab_parse(p, (size_t)(z - p), err, sizeof err)) != NULL) {
 			ref_build(tv, &trv);
 			each_line(z + 1, n - (size_t)(z - p) - 1, tv, &trv, 0);
 			free(trv.e);

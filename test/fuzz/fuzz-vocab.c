@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "subword.h"
 
 static void
@@ -21,7 +22,7 @@ check(int cond)
 static void
 vocab(const uint8_t *p, size_t n)
 {
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	struct sw_vocab *v, *w;
 	struct buf b = { 0 }, d = { 0 };
 	int32_t *ids = NULL;
@@ -29,12 +30,12 @@ vocab(const uint8_t *p, size_t n)
 	size_t nids, cap = 0, i, len, wl;
 	const uint8_t *s, *t;
 
-	if ((v = sw_vocab_parse(p, n, &e)) == NULL) {
-		check(e.msg[0] != '\0');
+	if ((v = sw_vocab_parse(p, n, err, sizeof err)) == NULL) {
+		check(err[0] != '\0');
 		return;
 	}
 	check(sw_vocab_store(v, &b) == 0);
-	w = sw_vocab_parse(b.p, b.len, &e);
+	w = sw_vocab_parse(b.p, b.len, err, sizeof err);
 	check(w != NULL && sw_vocab_size(w) == sw_vocab_size(v));
 	for (i = 0; i < sw_vocab_size(v); i++) {
 		s = sw_vocab_entry(v, (int64_t)i, &len);
@@ -45,7 +46,7 @@ vocab(const uint8_t *p, size_t n)
 	for (i = 0; i < sw_vocab_size(v) && i < 8; i++) {
 		s = sw_vocab_entry(v, (int64_t)i, &len);
 		nids = 0;
-		(void)sw_encode(v, s, len, &ids, &nids, &cap, &e);
+		(void)sw_encode(v, s, len, &ids, &nids, &cap);
 		for (len = 0; len < nids && len < 64; len++)
 			id64[len] = ids[len];
 		d.len = 0;
@@ -66,14 +67,14 @@ counts(const uint8_t *p, size_t n)
 	struct sw_counts *c = sw_counts_new(), *c2 = sw_counts_new();
 	struct sw_build_opts o;
 	struct sw_vocab *v;
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	struct buf b = { 0 }, b2 = { 0 };
 
 	check(c != NULL && c2 != NULL);
-	if (sw_counts_read(c, p, n, &e) == 0) {
+	if (sw_counts_read(c, p, n, err, sizeof err) == 0) {
 		/* Writing and reading again is the identity. */
 		check(sw_counts_write(c, &b) == 0);
-		check(sw_counts_read(c2, b.p, b.len, &e) == 0);
+		check(sw_counts_read(c2, b.p, b.len, err, sizeof err) == 0);
 		check(sw_counts_write(c2, &b2) == 0);
 		check(b.len == b2.len && memcmp(b.p, b2.p, b.len) == 0);
 		if (sw_counts_size(c) <= 40 && n < 400) {

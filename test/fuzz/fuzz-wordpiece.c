@@ -59,7 +59,8 @@ run(const struct wp_vocab *v, unsigned opt, const uint8_t *p, size_t n)
 			    uni_utf8_valid_prefix(p + start, end - start) == end - start);
 			for (i = 0; i < (size_t)k; i++)
 				check(wp_piece(v, ids[i], NULL) != NULL);
-			d = wp_decode(v, ids, (size_t)k, &out, &ocap, err);
+			d = wp_decode(v, ids, (size_t)k, &out, &ocap,
+			    err, sizeof err);
 			check(d >= 0 && strlen(out) == (size_t)d);
 		}
 		if (nl == NULL)
@@ -76,7 +77,7 @@ run(const struct wp_vocab *v, unsigned opt, const uint8_t *p, size_t n)
 			if (raw[i] < 0 || (size_t)raw[i] >= wp_vocab_size(v))
 				bad = 1;
 		}
-		d = wp_decode(v, raw, nraw, &out, &ocap, err);
+		d = wp_decode(v, raw, nraw, &out, &ocap, err, sizeof err);
 		check(bad ? d == -1 : d >= 0);
 		free(raw);
 	}
@@ -96,7 +97,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t vl, i;
 
 	if (size < 3) {
-		v = wp_vocab_parse((const uint8_t *)base_vocab, sizeof base_vocab - 1, err);
+		v = wp_vocab_parse((const uint8_t *)base_vocab, sizeof base_vocab - 1,
+		    err, sizeof err);
 		if (v != NULL)
 			run(v, size ? data[0] : 0, data, size);
 		wp_vocab_free(v);
@@ -109,10 +111,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vl > size)
 		vl = size;
 	if (opt & 0x80) {
-		v = wp_vocab_parse((const uint8_t *)base_vocab, sizeof base_vocab - 1, err);
+		v = wp_vocab_parse((const uint8_t *)base_vocab, sizeof base_vocab - 1,
+		    err, sizeof err);
 		vl = 0;
 	} else
-		v = wp_vocab_parse(data, vl, err);
+		v = wp_vocab_parse(data, vl, err, sizeof err);
 	if (v == NULL) {
 		check(err[0] != '\0');
 		return 0;

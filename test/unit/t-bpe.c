@@ -13,6 +13,7 @@
 
 #include "bpe.h"
 #include "buf.h"
+#include "errmsg.h"
 #include "exjson.h"
 #include "tap.h"
 #include "unicode.h"
@@ -55,10 +56,10 @@ tt_model(const char *const *toks, enum bpe_encoding enc)
 {
 	struct buf b = { 0 };
 	struct bpe_model *m;
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 
 	tt_file(&b, toks);
-	m = bpe_parse_tiktoken(b.p, b.len, enc, err);
+	m = bpe_parse_tiktoken(b.p, b.len, enc, err, sizeof err);
 	if (m == NULL)
 		printf("# %s\n", err);
 	buf_free(&b);
@@ -390,11 +391,11 @@ tt_bad(const char *tail, enum bpe_encoding enc, const char *want, const char *wh
 {
 	struct buf b = { 0 };
 	struct bpe_model *m;
-	char err[BPE_ERRMAX] = "";
+	char err[RP_ERRMAX] = "";
 
 	tt_file(&b, NULL);
 	buf_puts(&b, tail);
-	m = bpe_parse_tiktoken(b.p, b.len, enc, err);
+	m = bpe_parse_tiktoken(b.p, b.len, enc, err, sizeof err);
 	TEST(m == NULL && strstr(err, want) != NULL, "tiktoken: %s", what);
 	if (m != NULL || strstr(err, want) == NULL)
 		printf("#   got \"%s\", want \"%s\"\n", err, want);
@@ -407,7 +408,7 @@ test_tiktoken_reader(void)
 {
 	struct buf b = { 0 };
 	struct bpe_model *m;
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 	size_t len;
 	const uint8_t *p;
 
@@ -438,14 +439,14 @@ test_tiktoken_reader(void)
 	buf_putc(&b, '\0');
 	memcpy(strstr((char *)b.p, "\nQQ== 65\n") + 1, "YWJj", 4);
 	b.len--;
-	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err);
+	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
 	TEST(m == NULL && strcmp(err, "byte 0x41 has no rank") == 0, "tiktoken: every byte needs a rank");
 	bpe_model_free(m);
 
 	/* Good: empty lines, \r\n, tabs, spaces, no final newline, a gap. */
 	tt_file(&b, NULL);
 	buf_puts(&b, "\n\r\nYWI=\t 300 \r\n\n  YWJj   301");
-	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err);
+	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
 	TEST(m != NULL, "tiktoken: empty lines, CRLF, tabs and runs of spaces, no last newline");
 	if (m) {
 		TEST(bpe_size(m) == 50257 && (p = bpe_token(m, 301, &len)) && len == 3 &&
@@ -454,10 +455,12 @@ test_tiktoken_reader(void)
 	} else {
 		printf("#   %s\n", err);
 	}
-	m = bpe_parse_tiktoken((const uint8_t *)"", 0, BPE_GPT2, err);
+	m = bpe_parse_tiktoken((const uint8_t *)"", 0, BPE_GPT2,
+	    err, sizeof err);
 	TEST(m == NULL && strcmp(err, "byte 0x00 has no rank") == 0, "tiktoken: an empty file");
 	bpe_model_free(m);
-	m = bpe_load_tiktoken("/nonexistent/x.tiktoken", BPE_GPT2, err);
+	m = bpe_load_tiktoken("/nonexistent/x.tiktoken", BPE_GPT2,
+	    err, sizeof err);
 	TEST(m == NULL && strcmp(err, "No such file or directory") == 0, "tiktoken: a missing file");
 	buf_free(&b);
 }
@@ -542,8 +545,9 @@ gpt2_files(struct buf *j, struct buf *v, const char *const *merges, long fixk, l
 static void
 gpt2_bad(struct buf *j, struct buf *v, const char *want, const char *what)
 {
-	char err[BPE_ERRMAX] = "";
-	struct bpe_model *m = bpe_parse_gpt2(j->p, j->len, v->p, v->len, err);
+	char err[RP_ERRMAX] = "";
+	struct bpe_model *m = bpe_parse_gpt2(j->p, j->len, v->p, v->len,
+	    err, sizeof err);
 
 	TEST(m == NULL && strstr(err, want) != NULL, "gpt2: %s", what);
 	if (m != NULL || strstr(err, want) == NULL)
@@ -558,13 +562,13 @@ test_gpt2_reader(void)
 	struct buf j = { 0 }, v = { 0 };
 	struct bpe_model *m, *t;
 	struct bpe_enc *e;
-	char err[BPE_ERRMAX];
+	char err[RP_ERRMAX];
 	size_t i, la, lb;
 	const uint8_t *pa, *pb;
 	int same;
 
 	gpt2_files(&j, &v, merges, -1, 0);
-	m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err);
+	m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err, sizeof err);
 	TEST(m != NULL, "gpt2: crafted files load");
 	if (m == NULL) {
 		printf("#   %s\n", err);
@@ -606,7 +610,7 @@ test_gpt2_reader(void)
 			snprintf(q, sizeof line - (size_t)(q - line), " %zu\n", r++);
 			buf_puts(&b, line);
 		}
-		t = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err);
+		t = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
 		buf_free(&b);
 		same = t != NULL && bpe_size(t) == 50257;
 		for (i = 0; same && i < 261; i++) {
@@ -681,14 +685,15 @@ test_gpt2_reader(void)
 		gpt2_files(&j, &v, dup, 258, 256);
 		gpt2_bad(&j, &v, "encoder.json gives \"ab\" id 256, vocab.bpe rank 258", "a merge twice: the later rank");
 		gpt2_files(&j, &v, dup, -1, 0);
-		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err);
+		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err, sizeof err);
 		TEST(m != NULL && bpe_token(m, 256, &la) == NULL && bpe_token(m, 258, &la) != NULL &&
 		    bpe_eot_id(m) == 259, "gpt2: a merge twice leaves a gap at its first rank");
 		if (m == NULL)
 			printf("#   %s\n", err);
 		bpe_model_free(m);
 	}
-	m = bpe_load_gpt2("/nonexistent/encoder.json", "/nonexistent/vocab.bpe", err);
+	m = bpe_load_gpt2("/nonexistent/encoder.json", "/nonexistent/vocab.bpe",
+	    err, sizeof err);
 	TEST(m == NULL && strcmp(err, "encoder.json: No such file or directory") == 0, "gpt2: a missing file");
 out:
 	buf_free(&j);
@@ -712,7 +717,7 @@ unxz(const char *shared, const char *rel, const char *dir, const char *name, cha
 static void
 test_real_files(void)
 {
-	char dir[] = "/tmp/t-bpe.XXXXXX", ej[600], vb[600], gt[600], cl[600], err[BPE_ERRMAX];
+	char dir[] = "/tmp/t-bpe.XXXXXX", ej[600], vb[600], gt[600], cl[600], err[RP_ERRMAX];
 	char cmd[700];
 	const char *shared = NULL;
 	struct bpe_model *a = NULL, *b = NULL, *c = NULL;
@@ -738,11 +743,11 @@ test_real_files(void)
 		printf("ok %d - # SKIP ../shared/vectors/bpe/vocab (or xz) not present\n", ++tap_n);
 		return;
 	}
-	a = bpe_load_gpt2(ej, vb, err);
+	a = bpe_load_gpt2(ej, vb, err, sizeof err);
 	TEST(a != NULL, "encoder.json + vocab.bpe load");
 	if (a == NULL)
 		printf("#   %s\n", err);
-	b = bpe_load_tiktoken(gt, BPE_GPT2, err);
+	b = bpe_load_tiktoken(gt, BPE_GPT2, err, sizeof err);
 	TEST(b != NULL, "gpt2.tiktoken loads");
 	if (b == NULL)
 		printf("#   %s\n", err);
@@ -760,7 +765,7 @@ test_real_files(void)
 		TEST_STR(enc_str(e, "Hello world"), "15496 995", "gpt2: Hello world");
 		bpe_enc_free(e);
 	}
-	c = bpe_load_tiktoken(cl, BPE_CL100K, err);
+	c = bpe_load_tiktoken(cl, BPE_CL100K, err, sizeof err);
 	TEST(c != NULL, "cl100k_base.tiktoken loads");
 	if (c == NULL) {
 		printf("#   %s\n", err);

@@ -118,7 +118,8 @@ test_load(void)
 	char err[FQD_ERRMAX];
 	const char *t = "b 7\r\na 3\rq 1 #fairseq:overwrite\nb 0 #fairseq:overwrite\n"
 	    "s p 1_0 \xe2\x80\x83\n";
-	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t), err);
+	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t),
+	    err, sizeof err);
 	uint32_t *ids = NULL;
 	size_t cap = 0, nunk, bad;
 	long n;
@@ -140,27 +141,31 @@ test_load(void)
 	free(ids);
 	fqd_free(d);
 
-	TEST(fqd_load((const uint8_t *)"a 1\n\n", 5, err) == NULL &&
+	TEST(fqd_load((const uint8_t *)"a 1\n\n", 5, err, sizeof err) == NULL &&
 	    strcmp(err, "line 2: expected 'symbol count [#fairseq:overwrite]'") == 0,
 	    "an empty line is an error");
-	TEST(fqd_load((const uint8_t *)"a 1\na 2\n", 8, err) == NULL &&
+	TEST(fqd_load((const uint8_t *)"a 1\na 2\n", 8,
+	    err, sizeof err) == NULL &&
 	    strcmp(err, "line 2: duplicate symbol 'a' (fairseq needs #fairseq:overwrite)") == 0,
 	    "a duplicate without the flag");
-	TEST(fqd_load((const uint8_t *)"<s> 2\n", 6, err) == NULL,
+	TEST(fqd_load((const uint8_t *)"<s> 2\n", 6, err, sizeof err) == NULL,
 	    "a special is a duplicate");
-	TEST(fqd_load((const uint8_t *)"a #fairseq:overwrite\n", 21, err) == NULL,
+	TEST(fqd_load((const uint8_t *)"a #fairseq:overwrite\n", 21,
+	    err, sizeof err) == NULL,
 	    "the flag needs a count before it");
-	TEST(fqd_load((const uint8_t *)"a 1\nb\xff 2\n", 10, err) == NULL &&
+	TEST(fqd_load((const uint8_t *)"a 1\nb\xff 2\n", 10,
+	    err, sizeof err) == NULL &&
 	    strcmp(err, "line 2: invalid UTF-8 at byte offset 5") == 0,
 	    "invalid UTF-8");
 	/* The first line at fault is named, whatever its fault. */
-	TEST(fqd_load(S("a 1\nb 1\na 2\nc\n<s> 1\n"), err) == NULL &&
+	TEST(fqd_load(S("a 1\nb 1\na 2\nc\n<s> 1\n"),
+	    err, sizeof err) == NULL &&
 	    strcmp(err, "line 3: duplicate symbol 'a' (fairseq needs #fairseq:overwrite)") == 0,
 	    "a duplicate before a bad line");
-	TEST(fqd_load(S("a 1\nb\na 2\n"), err) == NULL &&
+	TEST(fqd_load(S("a 1\nb\na 2\n"), err, sizeof err) == NULL &&
 	    strcmp(err, "line 2: expected 'symbol count [#fairseq:overwrite]'") == 0,
 	    "a bad line before a duplicate");
-	TEST(fqd_load(S("a 1\nb 1\n<unk> 3\na 2\n"), err) == NULL &&
+	TEST(fqd_load(S("a 1\nb 1\n<unk> 3\na 2\n"), err, sizeof err) == NULL &&
 	    strcmp(err, "line 3: duplicate symbol '<unk>' (fairseq needs #fairseq:overwrite)") == 0,
 	    "a special before another duplicate");
 	{
@@ -175,14 +180,14 @@ test_load(void)
 			buf_append(&f, line, (size_t)k);
 		}
 		buf_puts(&f, "w5 1 #fairseq:overwrite\n");
-		big = fqd_load(f.p, f.len, err);
+		big = fqd_load(f.p, f.len, err, sizeof err);
 		TEST(big != NULL && fqd_size(big) == 100005 &&
 		    fqd_find(big, "w5", 2) == 100004 && fqd_find(big, "w6", 2) == 10 &&
 		    fqd_find(big, "w99999", 6) == 100003 && fqd_find(big, "w100000", 7) == -1,
 		    "100,000 symbols load, the overwritten one has its later id");
 		fqd_free(big);
 		buf_puts(&f, "w7 1\nw8 1\n");
-		TEST(fqd_load(f.p, f.len, err) == NULL &&
+		TEST(fqd_load(f.p, f.len, err, sizeof err) == NULL &&
 		    strcmp(err, "line 100002: duplicate symbol 'w7' (fairseq needs #fairseq:overwrite)") == 0,
 		    "a duplicate of symbol 11 on line 100,002");
 		buf_free(&f);
@@ -259,7 +264,8 @@ test_load_cases(void)
 	const char *t = "hello 10\n__eng_Latn__ 1\r\na b 3\n__tur_Latn__ 1 #fairseq:overwrite\n"
 	    "x 0\n<unk> 5 #fairseq:overwrite\n__eng_Latn__ 1 #fairseq:overwrite\n \t5\n";
 	char err[FQD_ERRMAX];
-	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t), err);
+	struct fqd *d = fqd_load((const uint8_t *)t, strlen(t),
+	    err, sizeof err);
 
 	TEST(d != NULL, "dictionary with flags loads");
 	if (d == NULL)
@@ -278,7 +284,7 @@ test_load_cases(void)
 	TEST_INT(fqd_add(d, "__fra_Latn__", 12, 1), ==, 12, "a missing one is appended");
 	fqd_free(d);
 	t = "a 1_000\nb +3\nc -2\n";
-	d = fqd_load((const uint8_t *)t, strlen(t), err);
+	d = fqd_load((const uint8_t *)t, strlen(t), err, sizeof err);
 	TEST(d != NULL && find_s(d, "c") == 6, "counts as Python's int() reads them");
 	fqd_free(d);
 }

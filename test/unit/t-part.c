@@ -336,7 +336,6 @@ test_readers(void)
 	struct rec_reader *r;
 	struct sw_lines *l;
 	struct fqd_lines *q;
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n, i;
 	int fd, nl, k, ok;
@@ -383,16 +382,17 @@ test_readers(void)
 		fd = file_of(text, sizeof(text) - 1);
 		l = sw_lines_open(fd);
 		TEST(sw_lines_range(l, 3, 7) == 0, "sw_lines_range");
-		TEST(sw_lines_next(l, &p, &n, &nl, &e) == 1 && n == 2 &&
+		TEST(sw_lines_next(l, &p, &n, &nl) == 1 && n == 2 &&
 		    memcmp(p, "cd", 2) == 0 && sw_lines_lineno(l) == 1,
 		    "lines: the range's first line is its line 1");
-		TEST(sw_lines_next(l, &p, &n, &nl, &e) == -2 && e.offset == 7 &&
-		    e.line == 2, "lines: bad UTF-8 at the file's offset, the range's line");
+		TEST(sw_lines_next(l, &p, &n, &nl) == -2 &&
+		    sw_lines_error_offset(l) == 7 && sw_lines_error_line(l) == 2,
+		    "lines: bad UTF-8 at the file's offset, the range's line");
 		sw_lines_free(l);
 		l = sw_lines_open(fd);
 		sw_lines_range(l, 9, 4);
-		TEST(sw_lines_next(l, &p, &n, &nl, &e) == 1 && n == 4 && !nl &&
-		    sw_lines_next(l, &p, &n, &nl, &e) == 0, "lines: the last line, no newline");
+		TEST(sw_lines_next(l, &p, &n, &nl) == 1 && n == 4 && !nl &&
+		    sw_lines_next(l, &p, &n, &nl) == 0, "lines: the last line, no newline");
 		sw_lines_free(l);
 		q = fqd_lines_new(fd);
 		TEST(fqd_lines_range(q, 3, 3) == 0 && fqd_lines_next(q, &p, &n) == 1 &&

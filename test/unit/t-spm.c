@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "spm.h"
 #include "subword.h"
 #include "tap.h"
@@ -142,7 +143,7 @@ m_sample(const char *in, const char *expected)
  * so that the expectations can be checked against spm_encode.
  */
 static struct spm_model *
-m_load(char *err)
+m_load(char *err, size_t errlen)
 {
 	static int count;
 	const char *dir = getenv("RECPIPE_SPM_DUMP");
@@ -157,7 +158,7 @@ m_load(char *err)
 			fclose(f);
 		}
 	}
-	return spm_model_parse(mdl.b, mdl.n, 0, err);
+	return spm_model_parse(mdl.b, mdl.n, 0, err, errlen);
 }
 
 /* The ids (pieces: the pieces) of text, space-separated. */
@@ -204,7 +205,7 @@ enc(struct spm_model *m, const char *text, int pieces)
 static void
 test_unigram_ties(void)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -215,7 +216,7 @@ test_unigram_ties(void)
 	m_piece("ab", -1, SPM_NORMAL);		/* 4 */
 	m_piece("a", -5, SPM_NORMAL);		/* 5 */
 	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "unigram tie model loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -231,7 +232,7 @@ test_unigram_ties(void)
 static void
 test_float_trap(void)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	/*
@@ -249,7 +250,7 @@ test_float_trap(void)
 	m_piece("cd", -1.0f, SPM_NORMAL);	/* 4 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 0, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "float trap model loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -261,7 +262,7 @@ test_float_trap(void)
 static void
 test_user_defined(void)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -275,7 +276,7 @@ test_user_defined(void)
 	m_piece("pq", 0, SPM_USER_DEFINED);	/* 7 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "user-defined model loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -289,7 +290,7 @@ test_user_defined(void)
 static void
 test_unknown_and_bytes(void)
 {
-	char err[SPM_ERRMAX], piece[8];
+	char err[RP_ERRMAX], piece[8];
 	struct spm_model *m;
 	int b;
 
@@ -298,7 +299,7 @@ test_unknown_and_bytes(void)
 	m_piece("a", -1, SPM_NORMAL);		/* 1 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "unknown model loads");
 	if (m == NULL)
 		return;
@@ -316,7 +317,7 @@ test_unknown_and_bytes(void)
 	m_piece("a", -1, SPM_NORMAL);		/* 257 */
 	m_trainer(SPM_BPE, 1);
 	m_norm(0, 1, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "byte fallback model loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -328,7 +329,7 @@ test_unknown_and_bytes(void)
 		int32_t ids[] = { 257, 196, 170, 1 + 0xff, 257 };
 		char *out = NULL;
 		size_t cap = 0;
-		long k = spm_decode_ids(m, ids, 5, &out, &cap, err);
+		long k = spm_decode_ids(m, ids, 5, &out, &cap, err, sizeof err);
 
 		TEST(k == 7 && memcmp(out, "a\xc3\xa9\xef\xbf\xbd" "a", 7) == 0,
 		    "decode: byte runs as UTF-8, a bad byte U+FFFD");
@@ -340,7 +341,7 @@ test_unknown_and_bytes(void)
 static void
 test_bpe_ties(void)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -355,7 +356,7 @@ test_bpe_ties(void)
 	m_piece("aab", -0.5f, SPM_NORMAL);	/* 8 */
 	m_trainer(SPM_BPE, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "BPE model loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -385,7 +386,7 @@ test_refusals(void)
 		{ "two unk", "two unknown" },
 		{ "nothing", "no pieces" },
 	};
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 	size_t i;
 
@@ -424,7 +425,7 @@ test_refusals(void)
 			m_sample("a", "b");
 		if (strcmp(w, "trunc") == 0)
 			mdl.n -= 3;
-		m = m_load(err);
+		m = m_load(err, sizeof err);
 		TEST(m == NULL && strstr(err, cases[i].want) != NULL,
 		    "refused: %s (%s)", w, m == NULL ? err : "loaded");
 		spm_model_free(m);
@@ -434,7 +435,7 @@ test_refusals(void)
 	m_piece("<unk>", 0, SPM_UNKNOWN);
 	m_piece(SP "a", -1, SPM_NORMAL);
 	m_sample("a", SP "a");
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "a model whose self-test sample matches loads");
 	spm_model_free(m);
 	/* Every prefix of a good model: refused or loaded, never a crash. */
@@ -442,7 +443,7 @@ test_refusals(void)
 		size_t full = mdl.n, k, ok = 0;
 
 		for (k = 0; k < full; k++) {
-			m = spm_model_parse(mdl.b, k, 0, err);
+			m = spm_model_parse(mdl.b, k, 0, err, sizeof err);
 			ok += m != NULL;
 			spm_model_free(m);
 		}
@@ -453,7 +454,7 @@ test_refusals(void)
 static void
 test_extra_and_decode(void)
 {
-	char err[SPM_ERRMAX], *out = NULL;
+	char err[RP_ERRMAX], *out = NULL;
 	enum spm_extra x[SPM_MAX_EXTRA];
 	struct spm_model *m;
 	struct spm_enc *e;
@@ -466,15 +467,15 @@ test_extra_and_decode(void)
 	m_piece("</s>", 0, SPM_CONTROL);	/* 2 */
 	m_piece(SP "a", -1, SPM_NORMAL);	/* 3 */
 	m_piece(SP "b", -1, SPM_NORMAL);	/* 4 */
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "extra options model loads");
 	if (m == NULL)
 		return;
-	TEST_INT(spm_parse_extra(m, "bos:eos", x, err), ==, 2, "bos:eos: two items");
-	TEST_INT(spm_parse_extra(m, "bos::eos:", x, err), ==, 2, "empty items are skipped");
-	TEST_INT(spm_parse_extra(m, "BOS", x, err), ==, -1, "BOS is unknown");
+	TEST_INT(spm_parse_extra(m, "bos:eos", x, err, sizeof err), ==, 2, "bos:eos: two items");
+	TEST_INT(spm_parse_extra(m, "bos::eos:", x, err, sizeof err), ==, 2, "empty items are skipped");
+	TEST_INT(spm_parse_extra(m, "BOS", x, err, sizeof err), ==, -1, "BOS is unknown");
 	TEST(strstr(err, "not available") != NULL, "its message: %s", err);
-	k = spm_parse_extra(m, "reverse:bos:eos:unk", x, err);
+	k = spm_parse_extra(m, "reverse:bos:eos:unk", x, err, sizeof err);
 	TEST_INT(k, ==, 4, "reverse:bos:eos:unk");
 	e = spm_enc_new(m);
 	spm_enc_set_extra(e, x, (int)k);
@@ -492,18 +493,20 @@ test_extra_and_decode(void)
 	{
 		int32_t ids[] = { 1, 3, 0, 4, 2 };
 
-		k = spm_decode_ids(m, ids, 5, &out, &cap, err);
+		k = spm_decode_ids(m, ids, 5, &out, &cap, err, sizeof err);
 		TEST(k >= 0 && strcmp(out, "a \xe2\x81\x87  b") == 0,
 		    "decode: control pieces vanish, <unk> is its surface, one leading space stripped");
 		ids[0] = 5;
-		TEST(spm_decode_ids(m, ids, 1, &out, &cap, err) == -1 &&
+		TEST(spm_decode_ids(m, ids, 1, &out, &cap,
+		    err, sizeof err) == -1 &&
 		    strstr(err, "Invalid id: 5") != NULL, "an id out of range: %s", err);
 	}
 	{
 		const char *pc[] = { SP SP "a", "zz" SP, "<unk>" };
 		size_t lens[] = { 7, 5, 5 };
 
-		k = spm_decode_pieces(m, pc, lens, 3, &out, &cap, err);
+		k = spm_decode_pieces(m, pc, lens, 3, &out, &cap,
+		    err, sizeof err);
 		TEST(k >= 0 && strcmp(out, SP SP "azz" SP " \xe2\x81\x87 ") == 0,
 		    "decode pieces: a piece not in the model comes out as it is");
 	}
@@ -514,7 +517,7 @@ test_extra_and_decode(void)
 static void
 test_normalizer(void)
 {
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 	struct spm_enc *e;
 	const char *s;
@@ -525,7 +528,7 @@ test_normalizer(void)
 	m_piece("a", -1, SPM_NORMAL);
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(1, 1, 1);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	e = spm_enc_new(m);
 	s = spm_normalize(e, (const uint8_t *)"  a  b \tc  ", 11, &n);
 	TEST(s != NULL && strcmp(s, SP "a" SP "b" SP "\tc") == 0,
@@ -542,7 +545,7 @@ test_normalizer(void)
 	m_piece("<unk>", 0, SPM_UNKNOWN);
 	m_piece("a", -1, SPM_NORMAL);
 	m_norm(0, 0, 0);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	e = spm_enc_new(m);
 	s = spm_normalize(e, (const uint8_t *)" a  b ", 6, &n);
 	TEST(s != NULL && strcmp(s, " a  b ") == 0, "no dummy, spaces kept, not escaped");
@@ -556,7 +559,7 @@ test_charsmap(void)
 {
 	static uint32_t u[0x142];
 	static uint8_t blob[4 + sizeof u + 2];
-	char err[SPM_ERRMAX];
+	char err[RP_ERRMAX];
 	struct spm_model *m;
 	struct spm_enc *e;
 	const char *s;
@@ -579,7 +582,7 @@ test_charsmap(void)
 	m_piece(SP "a", -1, SPM_NORMAL);
 	m_piece("B", -1, SPM_USER_DEFINED);
 	m_charsmap(blob, sizeof blob);
-	m = m_load(err);
+	m = m_load(err, sizeof err);
 	TEST(m != NULL, "a one-rule charsmap loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
@@ -596,7 +599,7 @@ static void
 test_vector_models(void)
 {
 	static const char *dirs[] = { "../shared/vectors/spm/models", "../../shared/vectors/spm/models" };
-	char path[512], err[SPM_ERRMAX];
+	char path[512], err[RP_ERRMAX];
 	struct spm_model *m = NULL;
 	struct spm_enc *e;
 	const char *s;
@@ -605,7 +608,7 @@ test_vector_models(void)
 	for (i = 0; i < 2 && m == NULL; i++) {
 		snprintf(path, sizeof path, "%s/uni.model", dirs[i]);
 		if (access(path, R_OK) == 0)
-			m = spm_model_load(path, 0, err);
+			m = spm_model_load(path, 0, err, sizeof err);
 	}
 	if (m == NULL) {
 		printf("ok %d - # SKIP ../shared/vectors/spm not present\n", ++tap_n);
@@ -660,7 +663,7 @@ test_cache_agrees(void)
 		"The The THE the, the. the; (the) \"the\" the-the",
 		"a b c d e f g h i j k l m n o p q r s t u v w x y z a b c",
 	};
-	char path[512], err[SPM_ERRMAX];
+	char path[512], err[RP_ERRMAX];
 	size_t mi, li, d, j;
 	int rounds;
 
@@ -672,7 +675,7 @@ test_cache_agrees(void)
 		for (d = 0; d < 2 && m == NULL; d++) {
 			snprintf(path, sizeof path, "%s/%s", dirs[d], models[mi]);
 			if (access(path, R_OK) == 0)
-				m = spm_model_load(path, 0, err);
+				m = spm_model_load(path, 0, err, sizeof err);
 		}
 		if (m == NULL) {
 			printf("ok %d - # SKIP %s not present\n", ++tap_n, models[mi]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "errmsg.h"
 #include "subword.h"
 #include "subword_int.h"
 #include "tap.h"
@@ -103,9 +104,9 @@ test_tokenize(void)
 static struct sw_vocab *
 vocab(const char *text)
 {
-	struct sw_err e;
+	char err[RP_ERRMAX];
 
-	return sw_vocab_parse((const uint8_t *)text, strlen(text), &e);
+	return sw_vocab_parse((const uint8_t *)text, strlen(text), err, sizeof err);
 }
 
 static int
@@ -151,14 +152,13 @@ test_escape(void)
 	    "'0'\n'1'\n'2'\n'3'\n'4'\n'5'\n'6'\n'7'\n'8'\n'9'\n");
 	{
 		struct sw_vocab *s1 = v != NULL ? sw_vocab_share(v) : NULL;
-		struct sw_err e;
 		int32_t *ids = NULL;
 		size_t n = 0, cap = 0;
 
 		TEST(s1 != NULL && sw_encode_escapes(v) == 0 &&
 		    sw_encode(v, S("ab a_b\\\xf0\x9f\x98\x80\xe2\x82\xac"),
-		    &ids, &n, &cap, &e) == 0 && sw_encode_escapes(v) == 2 &&
-		    sw_encode(v, S("\xc3\xa9" "b"), &ids, &n, &cap, &e) == 0 &&
+		    &ids, &n, &cap) == 0 && sw_encode_escapes(v) == 2 &&
+		    sw_encode(v, S("\xc3\xa9" "b"), &ids, &n, &cap) == 0 &&
 		    sw_encode_escapes(v) == 3 && sw_encode_escapes(s1) == 0,
 		    "encoding counts characters escaped by number, per handle");
 		free(ids);
@@ -185,13 +185,13 @@ test_vocab(void)
 {
 	static const char file[] =
 	    "'<pad>_'\n\"<EOS>_\"\n'\n\n'a_' \r\nb_\r\n'x_'\n'a_'\n'''\n\xef\xbb\xbf\n\r";
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	struct sw_vocab *v;
 	struct buf b = { 0 };
 	const uint8_t *s;
 	size_t n;
 
-	v = sw_vocab_parse((const uint8_t *)file, sizeof(file) - 1, &e);
+	v = sw_vocab_parse((const uint8_t *)file, sizeof(file) - 1, err, sizeof err);
 	TEST(v != NULL, "vocab with quirks loads");
 	if (v == NULL)
 		return;
@@ -215,14 +215,15 @@ test_vocab(void)
 	free(b.p);
 	sw_vocab_free(v);
 
-	v = sw_vocab_parse(S("'a'\n'\xff'\n"), &e);
-	TEST(v == NULL && e.line == 2 && e.offset == 5, "bad UTF-8: line 2, offset 5");
-	v = sw_vocab_parse(S("'a'\n\r\r\xc3\r\xa9\xc3\n"), &e);
-	TEST(v == NULL && e.line == 2 && e.offset == 9 && strstr(e.msg, "offset 9"),
+	v = sw_vocab_parse(S("'a'\n'\xff'\n"), err, sizeof err);
+	TEST(v == NULL && strcmp(err, "line 2: invalid UTF-8 at byte offset 5") == 0,
+	    "bad UTF-8: line 2, offset 5");
+	v = sw_vocab_parse(S("'a'\n\r\r\xc3\r\xa9\xc3\n"), err, sizeof err);
+	TEST(v == NULL && strcmp(err, "line 2: invalid UTF-8 at byte offset 9") == 0,
 	    "CRs are deleted before checking, offsets stay those of the file");
-	v = sw_vocab_parse(S(""), &e);
-	TEST(v == NULL && strcmp(e.msg, "empty vocabulary") == 0, "empty file is an error");
-	v = sw_vocab_parse(S("\r\r"), &e);
+	v = sw_vocab_parse(S(""), err, sizeof err);
+	TEST(v == NULL && strcmp(err, "empty vocabulary") == 0, "empty file is an error");
+	v = sw_vocab_parse(S("\r\r"), err, sizeof err);
 	TEST(v == NULL, "a file of CRs has no lines");
 	sw_vocab_free(NULL);
 }
@@ -230,12 +231,11 @@ test_vocab(void)
 static int
 enc_is(struct sw_vocab *v, const char *text, const int32_t *want, size_t nw)
 {
-	struct sw_err e;
 	int32_t *ids = NULL;
 	size_t n = 0, cap = 0;
 	int ok;
 
-	ok = sw_encode(v, (const uint8_t *)text, strlen(text), &ids, &n, &cap, &e) == 0 &&
+	ok = sw_encode(v, (const uint8_t *)text, strlen(text), &ids, &n, &cap) == 0 &&
 	    n == nw && (nw == 0 || memcmp(ids, want, nw * sizeof(*ids)) == 0);
 	free(ids);
 	return ok;
@@ -270,7 +270,7 @@ test_encode_decode(void)
 	static const int64_t d3[] = { 18, 5, 2 };
 	static const int64_t d4[] = { 11, 12, 5, 2 };
 	struct sw_vocab *v = vocab(file), *bad;
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	int32_t *ids = NULL;
 	size_t n = 0, cap = 0;
 
@@ -310,10 +310,10 @@ test_encode_decode(void)
 			sw_put(&f, line, 5);
 		}
 		sw_put(&f, "'y'\n", 4);
-		wide = sw_vocab_parse(f.p, f.len, &e);
+		wide = sw_vocab_parse(f.p, f.len, err, sizeof err);
 		TEST(wide != NULL && enc_is(wide, "xn", wq, 2),
 		    "longest match under a node with 26 children");
-		TEST(wide != NULL && sw_encode(wide, S("xqz"), &ids, &n, &cap, &e) == -1,
+		TEST(wide != NULL && sw_encode(wide, S("xqz"), &ids, &n, &cap) == -1,
 		    "z alone is not an entry");
 		{
 			static const int32_t yg[] = { 36, 2 };
@@ -328,8 +328,8 @@ test_encode_decode(void)
 	bad = vocab("'<pad>_'\n'<EOS>_'\n'ab_'\n");
 	TEST(bad != NULL, "vocab without single characters loads");
 	if (bad != NULL) {
-		TEST(sw_encode(bad, S("a"), &ids, &n, &cap, &e) == -1 &&
-		    strstr(e.msg, "corrupt vocabulary") != NULL,
+		TEST(sw_encode(bad, S("a"), &ids, &n, &cap) == -1 &&
+		    strstr(sw_vocab_strerror(bad), "corrupt vocabulary") != NULL,
 		    "a token it cannot spell is a corrupt vocabulary");
 		sw_vocab_free(bad);
 	}
@@ -342,16 +342,17 @@ static long
 bad_offset(const char *s, size_t n)
 {
 	struct sw_lines *r = sw_lines_open_mem((const uint8_t *)s, n);
-	struct sw_err e;
 	const uint8_t *p;
 	size_t len;
+	long off;
 	int nl, rc;
 
 	if (r == NULL)
 		return -2;
-	rc = sw_lines_next(r, &p, &len, &nl, &e);
+	rc = sw_lines_next(r, &p, &len, &nl);
+	off = rc == -2 ? (long)sw_lines_error_offset(r) : -1;
 	sw_lines_free(r);
-	return rc == -2 ? (long)e.offset : -1;
+	return off;
 }
 
 static void
@@ -452,7 +453,7 @@ test_counts(void)
 {
 	struct sw_counts *a = sw_counts_new(), *b = sw_counts_new();
 	struct buf x = { 0 }, y = { 0 };
-	struct sw_err e;
+	char err[RP_ERRMAX];
 	static const char want[] = "#subword-counts 1\n2\t\\t\n1\tA\\\\b\\tc\n3\tthe\n";
 
 	TEST(a != NULL && b != NULL, "counts allocate");
@@ -464,22 +465,24 @@ test_counts(void)
 	sw_counts_compact(a);
 	TEST(sw_counts_write(a, &x) == 0 && x.len == sizeof(want) - 1 &&
 	    memcmp(x.p, want, x.len) == 0, "count file sorted by bytes, escaped");
-	TEST(sw_counts_read(b, x.p, x.len, &e) == 0 && sw_counts_read(b, x.p, x.len, &e) == 0,
+	TEST(sw_counts_read(b, x.p, x.len, err, sizeof err) == 0 &&
+	    sw_counts_read(b, x.p, x.len, err, sizeof err) == 0,
 	    "read it twice");
 	TEST(sw_counts_write(b, &y) == 0 && sw_put(&y, "", 1) == 0 &&
 	    strstr((char *)y.p, "6\tthe\n") != NULL &&
 	    strstr((char *)y.p, "4\t\\t\n") != NULL, "reading merges by summing");
-	TEST(sw_counts_read(b, S("hello\n"), &e) == -1 && e.line == 1, "no header");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n5 x\n"), &e) == -1 && e.line == 2,
-	    "no tab");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx\\q\n"), &e) == -1 && e.line == 2,
-	    "bad escape");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n5\t\xff\n"), &e) == -1, "not UTF-8");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n99999999999999999999\tx\n"), &e) == -1,
+	TEST(sw_counts_read(b, S("hello\n"), err, sizeof err) == -1 &&
+	    strncmp(err, "not a subword-build count file", 30) == 0, "no header");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5 x\n"), err, sizeof err) == -1 &&
+	    strcmp(err, "line 2: expected a count, a tab and a token") == 0, "no tab");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx\\q\n"), err, sizeof err) == -1 &&
+	    strcmp(err, "line 2: bad escape in token") == 0, "bad escape");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\t\xff\n"), err, sizeof err) == -1, "not UTF-8");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n99999999999999999999\tx\n"), err, sizeof err) == -1,
 	    "count too large");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx"), &e) == -1, "no final newline");
-	TEST(sw_counts_read(b, S("#subword-counts 1\n9223372036854775807\tthe\n"), &e) == -1 &&
-	    strstr(e.msg, "overflow") != NULL, "sum overflow");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n5\tx"), err, sizeof err) == -1, "no final newline");
+	TEST(sw_counts_read(b, S("#subword-counts 1\n9223372036854775807\tthe\n"), err, sizeof err) == -1 &&
+	    strstr(err, "overflow") != NULL, "sum overflow");
 	TEST(sw_counts_add_text(a, S("the new")) == 0 && sw_counts_size(a) == 4,
 	    "adding after compacting finds the old tokens");
 	x.len = 0;
@@ -660,10 +663,10 @@ test_build_pool_end(void)
 	struct sw_build_opts o;
 	struct sw_counts *c = sw_counts_new();
 	struct sw_vocab *v;
-	struct sw_err e;
+	char err[RP_ERRMAX];
 
 	TEST(sizeof cf - 1 == 101 &&
-	    sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	    sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, err, sizeof err) == 0,
 	    "the count file reads");
 	sw_build_opts_init(&o);
 	o.iterations = 2;
@@ -686,9 +689,9 @@ test_build_huge_counts(void)
 	struct sw_build_opts o;
 	struct sw_counts *c = sw_counts_new();
 	struct sw_vocab *v;
-	struct sw_err e;
+	char err[RP_ERRMAX];
 
-	TEST(sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, &e) == 0,
+	TEST(sw_counts_read(c, (const uint8_t *)cf, sizeof cf - 1, err, sizeof err) == 0,
 	    "a count file with counts near 2^63 reads");
 	sw_build_opts_init(&o);
 	o.iterations = 2;
@@ -704,7 +707,6 @@ test_lines(void)
 {
 	static const char data[] = "a\rb\n\r\n\xc3\xa9\n\xe2\x82\nfinal\r\n\r";
 	struct sw_lines *r;
-	struct sw_err e;
 	const uint8_t *p;
 	size_t n;
 	int nl, fds[2], rc;
@@ -717,31 +719,33 @@ test_lines(void)
 	close(fds[1]);
 	r = sw_lines_open(fds[0]);
 	TEST(r != NULL, "reader opens");
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	rc = sw_lines_next(r, &p, &n, &nl);
 	TEST(rc == 1 && n == 2 && memcmp(p, "ab", 2) == 0 && nl, "CR inside deleted");
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	rc = sw_lines_next(r, &p, &n, &nl);
 	TEST(rc == 1 && n == 0, "CR LF is an empty line");
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	rc = sw_lines_next(r, &p, &n, &nl);
 	TEST(rc == 1 && n == 2, "UTF-8 line");
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
-	TEST(rc == -2 && e.line == 4 && e.offset == 9, "truncated sequence: line 4, offset 9");
+	rc = sw_lines_next(r, &p, &n, &nl);
+	TEST(rc == -2 && sw_lines_error_line(r) == 4 && sw_lines_error_offset(r) == 9 &&
+	    strcmp(sw_lines_strerror(r), "line 4: invalid UTF-8 at byte offset 9") == 0,
+	    "truncated sequence: line 4, offset 9");
 	sw_lines_free(r);
 	close(fds[0]);
 
 	r = sw_lines_open_buf((uint8_t *)strdup("x\nfinal\r\n\r"), 10);
-	sw_lines_next(r, &p, &n, &nl, &e);
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	sw_lines_next(r, &p, &n, &nl);
+	rc = sw_lines_next(r, &p, &n, &nl);
 	TEST(rc == 1 && n == 5 && memcmp(p, "final", 5) == 0, "final line");
-	TEST(sw_lines_next(r, &p, &n, &nl, &e) == 0, "a last lone CR is not a line");
+	TEST(sw_lines_next(r, &p, &n, &nl) == 0, "a last lone CR is not a line");
 	TEST_INT(sw_lines_lineno(r), ==, 2, "two lines");
 	sw_lines_free(r);
 	r = sw_lines_open_buf((uint8_t *)strdup("x\r\ny"), 4);
-	sw_lines_next(r, &p, &n, &nl, &e);
-	rc = sw_lines_next(r, &p, &n, &nl, &e);
+	sw_lines_next(r, &p, &n, &nl);
+	rc = sw_lines_next(r, &p, &n, &nl);
 	TEST(rc == 1 && n == 1 && !nl, "last chunk without newline is a line");
 	sw_lines_free(r);
 	r = sw_lines_open_buf(NULL, 0);
-	TEST(r != NULL && sw_lines_next(r, &p, &n, &nl, &e) == 0, "no bytes, no lines");
+	TEST(r != NULL && sw_lines_next(r, &p, &n, &nl) == 0, "no bytes, no lines");
 	sw_lines_free(r);
 	sw_lines_free(NULL);
 }
@@ -804,8 +808,8 @@ test_decode_parts(void)
 static int
 load_is_linear(const struct buf *f, const char *what)
 {
-	struct sw_err e;
-	struct sw_vocab *v = sw_vocab_parse(f->p, f->len, &e);
+	char err[RP_ERRMAX];
+	struct sw_vocab *v = sw_vocab_parse(f->p, f->len, err, sizeof err);
 	struct sw_vocab_stats s;
 	size_t i, n, len, bad = 0;
 	const uint8_t *p;
@@ -861,7 +865,7 @@ test_vocab_linear(void)
 	load_is_linear(&f, "200,000 short random entries");
 	{
 		/* Shares encode as the vocabulary does, each with its scratch. */
-		struct sw_err e;
+		char err[RP_ERRMAX];
 		struct sw_vocab *v, *s1, *s2;
 		static const char text[] = "abc D_F 12;3 x\xc3\xa9y";
 		int32_t *a = NULL, *b = NULL;
@@ -869,17 +873,17 @@ test_vocab_linear(void)
 		int ok;
 
 		sw_put(&f, "'_'\n' '\n'\\'\n';'\n", 16);
-		v = sw_vocab_parse(f.p, f.len, &e);
+		v = sw_vocab_parse(f.p, f.len, err, sizeof err);
 		s1 = v != NULL ? sw_vocab_share(v) : NULL;
 		s2 = s1 != NULL ? sw_vocab_share(s1) : NULL;
 		ok = s2 != NULL &&
-		    sw_encode(v, S(text), &a, &na, &ca, &e) == 0 &&
-		    sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		    sw_encode(v, S(text), &a, &na, &ca) == 0 &&
+		    sw_encode(s2, S(text), &b, &nb, &cb) == 0 &&
 		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0 &&
 		    sw_vocab_size(s1) == sw_vocab_size(v);
 		sw_vocab_free(s1);
 		nb = 0;
-		ok = ok && sw_encode(s2, S(text), &b, &nb, &cb, &e) == 0 &&
+		ok = ok && sw_encode(s2, S(text), &b, &nb, &cb) == 0 &&
 		    na == nb && memcmp(a, b, na * sizeof(*a)) == 0;
 		TEST(ok, "a share (of a share) encodes as the vocabulary does, "
 		    "and outlives another");
@@ -925,14 +929,14 @@ test_vocab_linear(void)
 		 * The rest of a long entry below a shorter one is a tail, as
 		 * the rest of one alone is: its bytes are not states.
 		 */
-		struct sw_err e;
+		char err[RP_ERRMAX];
 		struct sw_vocab *v;
 		struct sw_vocab_stats s;
 
 		static const char file[] = "'ab'\n'a'\n"
 		    "'abcdefghijklmnopqrstuvwxyz'\n'b'\n'bcdefghijklmnopqrstuvwxyz'\n";
 
-		v = sw_vocab_parse(S(file), &e);
+		v = sw_vocab_parse(S(file), err, sizeof err);
 		if (v != NULL)
 			sw_vocab_stats(v, &s);
 		TEST(v != NULL && s.tails == 2 && s.states == 6 &&

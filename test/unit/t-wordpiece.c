@@ -46,7 +46,7 @@ static struct wp_vocab *toy;
 static struct wp_vocab *
 parse(const char *s, char err[WP_ERRMAX])
 {
-	return wp_vocab_parse((const uint8_t *)s, strlen(s), err);
+	return wp_vocab_parse((const uint8_t *)s, strlen(s), err, WP_ERRMAX);
 }
 
 /*
@@ -169,7 +169,7 @@ test_vocab_loading(void)
 	TEST(v == NULL, "a surrogate in the vocab is an error");
 	wp_vocab_free(v);
 
-	v = wp_vocab_load("/nonexistent/vocab.txt", err);
+	v = wp_vocab_load("/nonexistent/vocab.txt", err, sizeof err);
 	TEST(v == NULL && strcmp(err, strerror(ENOENT)) == 0, "missing file: strerror");
 }
 
@@ -476,14 +476,14 @@ test_decode(void)
 	size_t cap = 0;
 	long n;
 
-	n = wp_decode(toy, a, 9, &out, &cap, err);
+	n = wp_decode(toy, a, 9, &out, &cap, err, sizeof err);
 	TEST(n >= 0 && strcmp(out, "[CLS] hello unaffable , world ! [SEP]") == 0,
 	    "decode joins words and glues ## pieces");
-	n = wp_decode(toy, b, 2, &out, &cap, err);
+	n = wp_decode(toy, b, 2, &out, &cap, err, sizeof err);
 	TEST(n >= 0 && strcmp(out, "##aff un") == 0, "a first ## piece keeps its ##");
-	n = wp_decode(toy, b, 0, &out, &cap, err);
+	n = wp_decode(toy, b, 0, &out, &cap, err, sizeof err);
 	TEST(n == 0 && strcmp(out, "") == 0, "no ids: empty text");
-	n = wp_decode(toy, c, 2, &out, &cap, err);
+	n = wp_decode(toy, c, 2, &out, &cap, err, sizeof err);
 	TEST(n == -1 && strcmp(err, "id 68 out of range (vocab has 68 entries)") == 0,
 	    "out-of-range id is an error");
 	free(out);
@@ -568,10 +568,10 @@ test_real(void)
 		return;
 	}
 	snprintf(p, sizeof p, "%s/bert-base-uncased-vocab.txt", vocab_dir);
-	u = wp_vocab_load(p, err);
+	u = wp_vocab_load(p, err, sizeof err);
 	TEST(u != NULL, "bert-base-uncased loads (%s)", u ? "ok" : err);
 	snprintf(p, sizeof p, "%s/bert-base-chinese-vocab.txt", vocab_dir);
-	z = wp_vocab_load(p, err);
+	z = wp_vocab_load(p, err, sizeof err);
 	TEST(z != NULL, "bert-base-chinese loads (%s)", z ? "ok" : err);
 	if (u == NULL || z == NULL) {
 		wp_vocab_free(u);
@@ -616,7 +616,8 @@ main(void)
 {
 	char err[WP_ERRMAX];
 
-	toy = wp_vocab_parse((const uint8_t *)toy_vocab, sizeof toy_vocab - 1, err);
+	toy = wp_vocab_parse((const uint8_t *)toy_vocab, sizeof toy_vocab - 1,
+	    err, sizeof err);
 	TEST(toy != NULL, "toy vocab parses");
 	if (toy == NULL)
 		return tap_done();
