@@ -98,6 +98,7 @@ struct spm_model {
 	char		*extra;		/* the text of seqio's extra pieces */
 	struct spm_piece *pieces;
 	uint8_t		*ptype;		/* the type of each piece, compact */
+	float		*score;		/* the score of each piece, compact */
 	size_t		 n;
 	struct strtab	 normal, reserved;
 	struct trie	 user;		/* USER_DEFINED only */
@@ -199,8 +200,11 @@ struct sc_ent {
 	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
 	uint8_t		 pad;
 	char		 w[SC_WORD];	/* the word, zero-padded */
-	int32_t		 ids[SC_TOKS];
+	uint32_t	 ids[SC_TOKS];	/* id << 5 | the token's length */
 };
+#define SC_ID(v)	((int32_t)((v) >> 5))
+#define SC_LEN(v)	((v) & 31)
+#define SC_MAXID	((1u << 27) - 1)
 
 /* A cache of BPE joins: the piece of (a, b), or -1. */
 #define PC_SLOTS	32768
@@ -1585,6 +1589,7 @@ spm_model_free(struct spm_model *m)
 	free(m->extra);
 	free(m->pieces);
 	free(m->ptype);
+	free(m->score);
 	free(m->normal.slot);
 	free(m->reserved.slot);
 	free(m->da.u);
@@ -1985,10 +1990,13 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err)
 
 		m->char_id[i] = (int32_t)strtab_find(&m->normal, m->pieces, &c, 1);
 	}
-	if ((m->ptype = malloc(np)) == NULL)
+	if ((m->ptype = malloc(np)) == NULL ||
+	    (m->score = malloc(np * sizeof(*m->score))) == NULL)
 		goto nomem;
-	for (i = 0; i < np; i++)
+	for (i = 0; i < np; i++) {
 		m->ptype[i] = m->pieces[i].type;
+		m->score[i] = m->pieces[i].score;
+	}
 	/* Whether a reserved piece shares its text with another (PieceToId() finds it first). */
 	for (i = 0; i < np && m->reserved.slot != NULL; i++) {
 		uint8_t t = m->pieces[i].type;
@@ -2468,7 +2476,7 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 				continue;
 			{
 				double cand = (user ? piece_score(m, id) :
-				    (double)m->pieces[id].score) + (double)here;
+				    (double)m->score[id]) + (double)here;
 
 				if (from[kp] == -1) {
 					best[kp] = (float)cand;
@@ -3061,24 +3069,25 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 				if (c->plain == 2 && uni)
 					/* NORMAL pieces only: each token and its score. */
 					for (i = off = 0; i < c->ntok; i++) {
-						const struct spm_piece *q = &m->pieces[c->ids[i]];
+						uint32_t v = c->ids[i];
 
 						t[i].s = s + off;
-						t[i].len = q->len;
-						t[i].id = c->ids[i];
-						off += q->len;
-						b = (float)((double)q->score + (double)b);
+						t[i].len = SC_LEN(v);
+						t[i].id = SC_ID(v);
+						off += SC_LEN(v);
+						b = (float)((double)m->score[SC_ID(v)] +
+						    (double)b);
 					}
 				else
 					for (i = off = 0; i < c->ntok; i++) {
-						const struct spm_piece *q = &m->pieces[c->ids[i]];
+						uint32_t v = c->ids[i];
 
 						t[i].s = s + off;
-						t[i].len = q->len;
-						t[i].id = c->ids[i];
-						off += q->len;
+						t[i].len = SC_LEN(v);
+						t[i].id = SC_ID(v);
+						off += SC_LEN(v);
 						if (uni)
-							b = (float)(piece_score(m, c->ids[i]) +
+							b = (float)(piece_score(m, SC_ID(v)) +
 							    (double)b);
 					}
 				*base = b;
@@ -3103,7 +3112,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		uint8_t t = m->ptype[id];
 
 		if ((t != SPM_NORMAL && t != SPM_USER_DEFINED) ||
-		    e->raw[i].len != m->pieces[id].len)
+		    e->raw[i].len != m->pieces[id].len || (uint32_t)id > SC_MAXID)
 			return 0;
 	}
 	/* Replace the word's stale entry, else the least used; age the others. */
@@ -3129,7 +3138,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
-		c->ids[i] = e->raw[i].id;
+		c->ids[i] = (uint32_t)e->raw[i].id << 5 | e->raw[i].len;
 		if (m->ptype[e->raw[i].id] != SPM_NORMAL)
 			c->plain = 1;
 	}
