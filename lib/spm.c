@@ -245,6 +245,12 @@ struct spm_enc {
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
+	/* spm_enc_set_specials(): the texts, and a line's tokens gathered */
+	const struct spm_special *special;
+	size_t		 nspecial;
+	struct spm_tok	*stok;
+	size_t		 nstok, stokcap;
+	struct buf	 stext;		/* the gathered tokens' texts */
 	char		 err[SPM_ERRMAX];
 };
 
@@ -2337,6 +2343,8 @@ spm_enc_free(struct spm_enc *e)
 	free(e->sets);
 	free(e->cache);
 	free(e->seg);
+	free(e->stok);
+	buf_free(&e->stext);
 	free(e);
 }
 
@@ -2348,6 +2356,75 @@ spm_enc_set_extra(struct spm_enc *e, const enum spm_extra *opts, int n)
 	if (n > 0)
 		memcpy(e->extra, opts, (size_t)n * sizeof(*opts));
 	e->nextra = n;
+}
+
+int
+spm_enc_set_specials(struct spm_enc *e, const struct spm_special *sp, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sp[i].len == 0 || sp[i].id < 0) {
+			errno = EINVAL;
+			return -1;
+		}
+	e->special = n > 0 ? sp : NULL;
+	e->nspecial = n;
+	return 0;
+}
+
+/*
+ * Megatron-LM's SentencePieceTokenizer (megatron/training/tokenizer/
+ * tokenizer.py, _initalize()): <CLS>, <SEP>, <EOD>, <MASK>, then the
+ * texts of the pad, bos and eos pieces (<PAD>, <BOS>, <EOS> when the
+ * model has no such id); a text the model lacks takes the next id after
+ * its pieces, in that order; a text named twice keeps its first place.
+ */
+size_t
+spm_megatron_specials(const struct spm_model *m,
+    struct spm_special out[SPM_MEGATRON_SPECIALS])
+{
+	static const char *const fixed[] = { "<CLS>", "<SEP>", "<EOD>", "<MASK>" };
+	const char *text[SPM_MEGATRON_SPECIALS];
+	size_t len[SPM_MEGATRON_SPECIALS], i, j, k = 0;
+	long ids[3] = { spm_pad_id(m), spm_bos_id(m), spm_eos_id(m) };
+	static const char *const dflt[3] = { "<PAD>", "<BOS>", "<EOS>" };
+	int64_t next = (int64_t)m->n;
+
+	for (i = 0; i < 4; i++) {
+		text[i] = fixed[i];
+		len[i] = strlen(fixed[i]);
+	}
+	for (i = 0; i < 3; i++)
+		if (ids[i] >= 0 && (size_t)ids[i] < m->n) {
+			text[4 + i] = m->pieces[ids[i]].s;
+			len[4 + i] = m->pieces[ids[i]].len;
+		} else {
+			text[4 + i] = dflt[i];
+			len[4 + i] = strlen(dflt[i]);
+		}
+	for (i = 0; i < SPM_MEGATRON_SPECIALS; i++) {
+		long id;
+
+		if (len[i] == 0)
+			continue;
+		for (j = 0; j < k; j++)
+			if (out[j].len == len[i] && memcmp(out[j].s, text[i],
+			    len[i]) == 0)
+				break;
+		if (j < k)
+			continue;
+		/* PieceToId(): a text that is no piece gives the unknown id. */
+		id = spm_piece_id(m, text[i], len[i]);
+		if (id == m->unk_id && (m->pieces[id].len != len[i] ||
+		    memcmp(m->pieces[id].s, text[i], len[i]) != 0))
+			id = next++;
+		out[k].s = text[i];
+		out[k].len = len[i];
+		out[k].id = (int32_t)id;
+		k++;
+	}
+	return k;
 }
 
 const struct spm_tok *spm_tokens(const struct spm_enc *e) { return e->tok; }
@@ -2923,7 +3000,8 @@ apply_extra(struct spm_enc *e)
 			break;
 		case SPM_X_UNK:
 			for (i = 0; i < e->ntok; i++)
-				if (m->pieces[e->tok[i].id].type == SPM_UNKNOWN) {
+				if ((size_t)e->tok[i].id < m->n &&
+				    m->ptype[e->tok[i].id] == SPM_UNKNOWN) {
 					e->tok[i].s = m->unk_piece;
 					e->tok[i].len = (uint32_t)m->unk_piece_len;
 				}
@@ -3336,12 +3414,114 @@ nomem:
 	return -1;
 }
 
+/* The first place of s[0..k) in p[0..n), or NULL (k > 0). */
+static const uint8_t *
+find(const uint8_t *p, size_t n, const char *s, size_t k)
+{
+	const uint8_t *q = p, *end = p + n;
+
+	while ((size_t)(end - q) >= k &&
+	    (q = memchr(q, (uint8_t)s[0], (size_t)(end - q) - k + 1)) != NULL) {
+		if (memcmp(q, s, k) == 0)
+			return q;
+		q++;
+	}
+	return NULL;
+}
+
+/* Gather e->tok's tokens, their texts copied; -1 with errno. */
+static int
+gather(struct spm_enc *e)
+{
+	size_t i;
+
+	if (e->nstok + e->ntok > e->stokcap && grow_arr((void **)&e->stok,
+	    &e->stokcap, e->nstok + e->ntok, sizeof(*e->stok)) == -1)
+		return -1;
+	for (i = 0; i < e->ntok; i++) {
+		struct spm_tok *t = &e->stok[e->nstok++];
+
+		t->len = e->tok[i].len;
+		t->id = e->tok[i].id;
+		/* An offset into e->stext until the line is done. */
+		t->s = (const char *)(uintptr_t)e->stext.len;
+		if (buf_append(&e->stext, e->tok[i].s, e->tok[i].len) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Megatron's tokenize(): the text up to the first special text found
+ * (the earliest; at one place, the first in the list) is encoded on
+ * its own, then the special's id, and so on to the end.
+ */
+static long
+encode_specials(struct spm_enc *e, const uint8_t *p, size_t n)
+{
+	size_t at = 0, i;
+	struct spm_tok *t;
+
+	e->nstok = 0;
+	e->stext.len = 0;
+	for (;;) {
+		size_t end = n, which = 0, lim;
+		int found = 0;
+
+		for (i = 0; i < e->nspecial; i++) {
+			const struct spm_special *sp = &e->special[i];
+			const uint8_t *q;
+
+			/* Only a match that starts before the best so far. */
+			if (found && end == at)
+				break;
+			lim = found && end - 1 + sp->len < n ? end - 1 + sp->len : n;
+			if (lim - at < sp->len ||
+			    (q = find(p + at, lim - at, sp->s, sp->len)) == NULL)
+				continue;
+			if (!found || (size_t)(q - p) < end) {
+				end = (size_t)(q - p);
+				which = i;
+				found = 1;
+			}
+		}
+		if (encode_plain(e, p + at, end - at) == -1)
+			return -1;
+		if (gather(e) == -1)
+			goto nomem;
+		if (!found)
+			break;
+		e->ntok = 0;
+		if (tok_add(e, e->special[which].s, e->special[which].len,
+		    e->special[which].id) == -1 || gather(e) == -1)
+			goto nomem;
+		at = end + e->special[which].len;
+	}
+	/* The gathered tokens become the line's. */
+	for (i = 0; i < e->nstok; i++)
+		e->stok[i].s = (const char *)e->stext.p + (uintptr_t)e->stok[i].s;
+	t = e->tok;
+	e->tok = e->stok;
+	e->stok = t;
+	i = e->tokcap;
+	e->tokcap = e->stokcap;
+	e->stokcap = i;
+	e->ntok = e->nstok;
+	e->nstok = 0;
+	return (long)e->ntok;
+nomem:
+	errno = ENOMEM;
+	snprintf(e->err, sizeof e->err, "out of memory");
+	return -1;
+}
+
 long
 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
 {
 	uint64_t unk0 = e->unknowns;
 
-	if (encode_plain(e, p, n) == -1) {
+	if ((e->nspecial > 0 ? encode_specials(e, p, n) :
+	    encode_plain(e, p, n)) == -1) {
 		e->unknowns = unk0;
 		return -1;
 	}
