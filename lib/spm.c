@@ -174,34 +174,30 @@ struct bpair {
  * (wordsafe), the line's result is the concatenation of its words'
  * results (BPE exactly; unigram while the float slack allows).
  *
- * SC_SETS sets of SC_WAYS entries; a set's tags and use counts share a
- * small record apart from the entries, so that a lookup touches one
- * entry.  A miss replaces the least used entry of its set and ages the
- * others (so that words seen once do not push out the frequent ones).
+ * SC_SETS sets of SC_WAYS entries, a set two adjacent cache lines
+ * that are fetched early (no tag array: the word itself is compared).
+ * A miss replaces the least used entry of its set and ages the other
+ * (so that words seen once do not push out the frequent ones).
  */
-#define SC_SETS		16384
-#define SC_WAYS		4
-#define SC_SET(h)	((size_t)((h) >> 18) & (SC_SETS - 1))
+#define SC_SETS		32768
+#define SC_WAYS		2
+#define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
-struct sc_set {
-	uint32_t	 tag[SC_WAYS];	/* hash >> 32 | 1; 0 = empty */
-	uint8_t		 uses[SC_WAYS];
-	uint8_t		 pad[32 - 5 * SC_WAYS];
-};
 
 /*
  * A word made of NORMAL and USER_DEFINED pieces only (each token is its
- * piece's text, so the ids say the lengths too).
+ * piece's text, so the ids say the lengths too).  wlen 0: empty.
  */
 struct sc_ent {
 	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
 	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
-	uint8_t		 pad;
+	uint8_t		 uses;
 	char		 w[SC_WORD];	/* the word, zero-padded */
 	uint32_t	 ids[SC_TOKS];	/* id << 5 | the token's length */
 };
+_Static_assert(sizeof(struct sc_ent) == 64, "a cache entry is one cache line");
 #define SC_ID(v)	((int32_t)((v) >> 5))
 #define SC_LEN(v)	((v) & 31)
 #define SC_MAXID	((1u << 27) - 1)
@@ -237,8 +233,7 @@ struct spm_enc {
 	int		 nextra;
 	uint64_t	 unknowns;
 	struct pc_ent	*pcache;	/* PC_SLOTS (BPE) */
-	struct sc_set	*sets;		/* SC_SETS, made on first use */
-	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
+	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS, made on first use */
 	int		 prev_unk;	/* the last token is an unknown run */
 	struct marks	 mk;		/* the U+2581 of the normalized line */
 	int		 use_mk;
@@ -2340,7 +2335,6 @@ spm_enc_free(struct spm_enc *e)
 	free(e->tok);
 	free(e->mk.p);
 	free(e->pcache);
-	free(e->sets);
 	free(e->cache);
 	free(e->seg);
 	free(e->stok);
@@ -3116,27 +3110,23 @@ static int
 enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 {
 	const struct spm_model *m = e->m;
-	struct sc_set *st = NULL;
-	struct sc_ent *c;
+	struct sc_ent *st = NULL, *c;
 	size_t first, i, off, w = 0;
 	double slack = INFINITY;
-	uint32_t tag = (uint32_t)(h >> 32) | 1;
 	int uni = m->type == SPM_UNIGRAM, stale = -1;
 
 	if (h != 0) {
-		st = &e->sets[SC_SET(h)];
+		st = &e->cache[SC_SET(h) * SC_WAYS];
 		for (w = 0; w < SC_WAYS; w++) {
-			if (st->tag[w] != tag)
-				continue;
-			c = &e->cache[SC_SET(h) * SC_WAYS + w];
+			c = &st[w];
 			if (c->wlen != n || !word_eq(c->w, s, n))
 				continue;
 			if (uni && !slack_holds(m, c->slack, n, *base)) {
 				stale = (int)w;
 				break;
 			}
-			if (st->uses[w] < 255)
-				st->uses[w]++;
+			if (c->uses < 255)
+				c->uses++;
 			if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
 			    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
 				return -1;
@@ -3198,15 +3188,14 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		w = (size_t)stale;
 	else {
 		for (i = 1, w = 0; i < SC_WAYS; i++)
-			if (st->uses[i] < st->uses[w])
+			if (st[i].uses < st[w].uses)
 				w = i;
 		for (i = 0; i < SC_WAYS; i++)
-			if (st->uses[i] > 0)
-				st->uses[i]--;
-		st->uses[w] = 1;
+			if (st[i].uses > 0)
+				st[i].uses--;
 	}
-	st->tag[w] = tag;
-	c = &e->cache[SC_SET(h) * SC_WAYS + w];
+	c = &st[w];
+	c->uses = 1;
 	c->wlen = (uint8_t)n;
 	c->ntok = (uint8_t)e->nraw;
 	c->plain = 2;
@@ -3255,7 +3244,6 @@ seg_hash(const char *s, size_t n)
  * cache sets of the words a little ahead are fetched early.
  */
 #define SC_AHEAD	8
-#define SC_AHEAD2	4
 
 static inline int
 seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
@@ -3273,17 +3261,20 @@ seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
-	size_t i = 0, start = 0, k = 0, ns = 0, j, w;
+	size_t i = 0, start = 0, k = 0, ns = 0, j;
 	uint64_t h;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
 	struct seg *g;
 
 	if (e->cache == NULL) {
-		if ((e->sets = calloc(SC_SETS, sizeof(*e->sets))) == NULL ||
-		    (e->cache = calloc((size_t)SC_SETS * SC_WAYS,
-		    sizeof(*e->cache))) == NULL)
+		/* A set is two whole cache lines. */
+		size_t sz = (size_t)SC_SETS * SC_WAYS * sizeof(*e->cache);
+
+		if ((e->cache = aligned_alloc(SC_WAYS * sizeof(*e->cache), sz)) ==
+		    NULL)
 			return -1;
+		memset(e->cache, 0, sz);
 	}
 	if (e->use_mk) {
 		/* Cut before each U+2581 that follows another character. */
@@ -3347,20 +3338,12 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	for (j = 0; j < ns; j++) {
 		if (j + SC_AHEAD < ns) {
 			g = &e->seg[j + SC_AHEAD];
-			if ((g->tag = seg_hash(s + g->off, g->len)) != 0)
-				__builtin_prefetch(&e->sets[SC_SET(g->tag)]);
-		}
-		/* Nearer, the entry of the word's tag, when there is one. */
-		if (j + SC_AHEAD2 < ns && (h = e->seg[j + SC_AHEAD2].tag) != 0) {
-			const struct sc_set *st = &e->sets[SC_SET(h)];
-			uint32_t tag = (uint32_t)(h >> 32) | 1;
+			if ((h = g->tag = seg_hash(s + g->off, g->len)) != 0) {
+				const struct sc_ent *st = &e->cache[SC_SET(h) * SC_WAYS];
 
-			for (w = 0; w < SC_WAYS; w++)
-				if (st->tag[w] == tag) {
-					__builtin_prefetch(&e->cache[SC_SET(h) *
-					    SC_WAYS + w]);
-					break;
-				}
+				for (k = 0; k < SC_WAYS; k++)
+					__builtin_prefetch(st + k);
+			}
 		}
 		g = &e->seg[j];
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
