@@ -37,7 +37,8 @@
 static const char usage_text[] =
     "usage: subword-encode [-dhqV] [--keep-partial] [--lower | --no-lower]\n"
     "                      [--no-strip] [--parallel]\n"
-    "                      [--allowed-special all | none] [--encoding name]\n"
+    "                      [--allowed-special all | none | megatron]\n"
+    "                      [--encoding name]\n"
     "                      [--merges file]\n"
     "                      [--progress | --no-progress] [--skip-empty]\n"
     "                      [--strip-accents | --no-strip-accents]\n"
@@ -51,6 +52,9 @@ static const char usage_text[] =
     "\n"
     "  --allowed-special all    byte-level BPE: special-token texts become their\n"
     "                           ids (default none: they are ordinary text)\n"
+    "  --allowed-special megatron\n"
+    "                           -m spm: Megatron-LM's SentencePieceTokenizer\n"
+    "                           specials (<CLS> <SEP> <EOD> <MASK> ...) become ids\n"
     "  -d, --decode             records (or ids) to text\n"
     "  --encoding NAME          -m tiktoken: gpt2, r50k_base, p50k_base, p50k_edit,\n"
     "                           cl100k_base or o200k_base\n"
@@ -153,6 +157,8 @@ struct field {
 	struct wp_tok	*wt;
 	struct spm_model *sm;		/* spm mode */
 	struct spm_enc	*se;
+	struct spm_special msp[SPM_MEGATRON_SPECIALS];	/* with megatron_special */
+	size_t		 nmsp;
 	struct bpe_model *bm;		/* bpe and tiktoken modes */
 	struct bpe_enc	*be;
 	struct buf	 ptext;		/* spm: this line's pieces (piece output) */
@@ -173,6 +179,7 @@ static int tiktoken_mode;		/* -m tiktoken */
 static const char *merges_path;		/* --merges */
 static const char *encoding_name;	/* --encoding */
 static int allow_special;		/* --allowed-special all */
+static int megatron_special;		/* --allowed-special megatron */
 /* Lines as they are, split at \n only (spm_encode's and tiktoken's reading). */
 #define RAW_LINES	(spm_mode || bpe_mode)
 static int extra_ids;			/* --extra-ids */
@@ -498,6 +505,11 @@ encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 			size_t len;
 			const char *s = spm_piece(fd->sm, eos_id, &len);
 
+			for (i = 0; s == NULL && i < fd->nmsp; i++)
+				if (fd->msp[i].id == eos_id) {
+					s = fd->msp[i].s;
+					len = fd->msp[i].len;
+				}
 			if (s != NULL && ((fd->n > 1 && buf_putc(&fd->ptext,
 			    ' ') == -1) || buf_append(&fd->ptext, s, len) == -1))
 				die_errno("encode");
@@ -1100,7 +1112,11 @@ ctx_init(struct ctx *c)
 		c->f[f].vpath = fields[f].vpath;
 		if (spm_mode) {
 			c->f[f].sm = fields[f].sm;
-			if ((c->f[f].se = spm_enc_new(fields[f].sm)) == NULL)
+			c->f[f].nmsp = fields[f].nmsp;
+			memcpy(c->f[f].msp, fields[f].msp, sizeof(c->f[f].msp));
+			if ((c->f[f].se = spm_enc_new(fields[f].sm)) == NULL ||
+			    spm_enc_set_specials(c->f[f].se, fields[f].msp,
+			    fields[f].nmsp) == -1)
 				die_errno("jobs");
 			spm_enc_set_extra(c->f[f].se, spm_x, spm_nx);
 			continue;
@@ -2137,7 +2153,12 @@ load_vocabs(char **vspec, size_t nv, const char *fieldlist)
 			wp_kind_check(fields[f].vpath);
 		}
 		if (spm_mode) {
-			if ((fields[f].se = spm_enc_new(fields[f].sm)) == NULL)
+			if (megatron_special)
+				fields[f].nmsp = spm_megatron_specials(fields[f].sm,
+				    fields[f].msp);
+			if ((fields[f].se = spm_enc_new(fields[f].sm)) == NULL ||
+			    spm_enc_set_specials(fields[f].se, fields[f].msp,
+			    fields[f].nmsp) == -1)
 				die_errno("sentencepiece");
 			spm_enc_set_extra(fields[f].se, spm_x, spm_nx);
 			continue;
@@ -2196,8 +2217,8 @@ parse_fmt(const char *s, int in)
 }
 
 /*
- * "--eos 5", "--eos [EOS]" and "--eos <|endoftext|>" take the next word
- * as the argument.
+ * "--eos 5", "--eos [EOS]", "--eos <EOD>" and "--eos <|endoftext|>"
+ * take the next word as the argument.
  */
 static int
 eos_word(const char *s)
@@ -2206,7 +2227,7 @@ eos_word(const char *s)
 
 	if (n > 0 && strspn(s, "0123456789") == n)
 		return 1;
-	if (n > 4 && strncmp(s, "<|", 2) == 0 && strcmp(s + n - 2, "|>") == 0)
+	if (n > 2 && s[0] == '<' && s[n - 1] == '>')
 		return 1;
 	return n > 2 && s[0] == '[' && s[n - 1] == ']';
 }
@@ -2239,6 +2260,10 @@ resolve_eos(const char *arg)
 		size_t len;
 		const char *u = spm_piece(sm, spm_unk_id(sm), &len);
 
+		for (i = 0; i < fields[0].nmsp; i++)
+			if (fields[0].msp[i].len == strlen(arg) &&
+			    memcmp(fields[0].msp[i].s, arg, strlen(arg)) == 0)
+				return fields[0].msp[i].id;
 		id = spm_piece_id(sm, arg, strlen(arg));
 		if (id == spm_unk_id(sm) && (strlen(arg) != len ||
 		    memcmp(arg, u, len) != 0))
@@ -2381,10 +2406,12 @@ main(int argc, char *argv[])
 			extra_opts = optarg;
 			break;
 		case OPT_ALLOWED_SPECIAL:
-			if (strcmp(optarg, "all") != 0 && strcmp(optarg, "none") != 0)
-				usage_error("--allowed-special: all or none, not '%s'",
-				    optarg);
+			if (strcmp(optarg, "all") != 0 && strcmp(optarg, "none") != 0 &&
+			    strcmp(optarg, "megatron") != 0)
+				usage_error("--allowed-special: all, none or megatron, "
+				    "not '%s'", optarg);
 			allow_special = optarg[0] == 'a';
+			megatron_special = optarg[0] == 'm';
 			break;
 		case OPT_ENCODING:
 			if (bpe_encoding_by_name(optarg) < 0)
@@ -2474,8 +2501,13 @@ main(int argc, char *argv[])
 		usage_error("-m bpe: give GPT-2's merges with --merges vocab.bpe "
 		    "(and encoder.json with -v)");
 	if (!bpe_mode && (encoding_name != NULL || allow_special))
-		usage_error("--encoding and --allowed-special apply to -m bpe and "
-		    "-m tiktoken");
+		usage_error("--encoding and --allowed-special all apply to -m bpe "
+		    "and -m tiktoken");
+	if (megatron_special && !spm_mode)
+		usage_error("--allowed-special megatron applies to -m spm");
+	if (megatron_special && (decode || extra_ids > 0))
+		usage_error("--allowed-special megatron applies to encoding, "
+		    "without --extra-ids");
 	if (bpe_mode)
 		resolve_encoding(vspec[0]);
 	if (!spm_mode && (extra_ids > 0 || extra_opts != NULL))

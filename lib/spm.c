@@ -98,6 +98,7 @@ struct spm_model {
 	char		*extra;		/* the text of seqio's extra pieces */
 	struct spm_piece *pieces;
 	uint8_t		*ptype;		/* the type of each piece, compact */
+	float		*score;		/* the score of each piece, compact */
 	size_t		 n;
 	struct strtab	 normal, reserved;
 	struct trie	 user;		/* USER_DEFINED only */
@@ -173,34 +174,33 @@ struct bpair {
  * (wordsafe), the line's result is the concatenation of its words'
  * results (BPE exactly; unigram while the float slack allows).
  *
- * SC_SETS sets of SC_WAYS entries; a set's tags and use counts share a
- * small record apart from the entries, so that a lookup touches one
- * entry.  A miss replaces the least used entry of its set and ages the
- * others (so that words seen once do not push out the frequent ones).
+ * SC_SETS sets of SC_WAYS entries, a set two adjacent cache lines
+ * that are fetched early (no tag array: the word itself is compared).
+ * A miss replaces the least used entry of its set and ages the other
+ * (so that words seen once do not push out the frequent ones).
  */
-#define SC_SETS		16384
-#define SC_WAYS		4
-#define SC_SET(h)	((size_t)((h) >> 18) & (SC_SETS - 1))
+#define SC_SETS		32768
+#define SC_WAYS		2
+#define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
-struct sc_set {
-	uint32_t	 tag[SC_WAYS];	/* hash >> 32 | 1; 0 = empty */
-	uint8_t		 uses[SC_WAYS];
-	uint8_t		 pad[32 - 5 * SC_WAYS];
-};
 
 /*
  * A word made of NORMAL and USER_DEFINED pieces only (each token is its
- * piece's text, so the ids say the lengths too).
+ * piece's text, so the ids say the lengths too).  wlen 0: empty.
  */
 struct sc_ent {
 	float		 slack;		/* unigram: the margin left, rounded down */
 	uint8_t		 wlen, ntok;
 	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
-	uint8_t		 pad;
+	uint8_t		 uses;
 	char		 w[SC_WORD];	/* the word, zero-padded */
-	int32_t		 ids[SC_TOKS];
+	uint32_t	 ids[SC_TOKS];	/* id << 5 | the token's length */
 };
+_Static_assert(sizeof(struct sc_ent) == 64, "a cache entry is one cache line");
+#define SC_ID(v)	((int32_t)((v) >> 5))
+#define SC_LEN(v)	((v) & 31)
+#define SC_MAXID	((1u << 27) - 1)
 
 /* A cache of BPE joins: the piece of (a, b), or -1. */
 #define PC_SLOTS	32768
@@ -233,14 +233,19 @@ struct spm_enc {
 	int		 nextra;
 	uint64_t	 unknowns;
 	struct pc_ent	*pcache;	/* PC_SLOTS (BPE) */
-	struct sc_set	*sets;		/* SC_SETS, made on first use */
-	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS */
+	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS, made on first use */
 	int		 prev_unk;	/* the last token is an unknown run */
 	struct marks	 mk;		/* the U+2581 of the normalized line */
 	int		 use_mk;
 	int		 whole;		/* spm_enc_whole_lines() */
 	struct seg { uint32_t off, len; uint64_t tag; } *seg;
 	size_t		 segcap;
+	/* spm_enc_set_specials(): the texts, and a line's tokens gathered */
+	const struct spm_special *special;
+	size_t		 nspecial;
+	struct spm_tok	*stok;
+	size_t		 nstok, stokcap;
+	struct buf	 stext;		/* the gathered tokens' texts */
 	char		 err[RP_ERRMAX];
 };
 
@@ -1580,6 +1585,7 @@ spm_model_free(struct spm_model *m)
 	free(m->extra);
 	free(m->pieces);
 	free(m->ptype);
+	free(m->score);
 	free(m->normal.slot);
 	free(m->reserved.slot);
 	free(m->da.u);
@@ -1990,10 +1996,13 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 
 		m->char_id[i] = (int32_t)strtab_find(&m->normal, m->pieces, &c, 1);
 	}
-	if ((m->ptype = malloc(np)) == NULL)
+	if ((m->ptype = malloc(np)) == NULL ||
+	    (m->score = malloc(np * sizeof(*m->score))) == NULL)
 		goto nomem;
-	for (i = 0; i < np; i++)
+	for (i = 0; i < np; i++) {
 		m->ptype[i] = m->pieces[i].type;
+		m->score[i] = m->pieces[i].score;
+	}
 	/* Whether a reserved piece shares its text with another (PieceToId() finds it first). */
 	for (i = 0; i < np && m->reserved.slot != NULL; i++) {
 		uint8_t t = m->pieces[i].type;
@@ -2336,9 +2345,10 @@ spm_enc_free(struct spm_enc *e)
 	free(e->tok);
 	free(e->mk.p);
 	free(e->pcache);
-	free(e->sets);
 	free(e->cache);
 	free(e->seg);
+	free(e->stok);
+	buf_free(&e->stext);
 	free(e);
 }
 
@@ -2350,6 +2360,75 @@ spm_enc_set_extra(struct spm_enc *e, const enum spm_extra *opts, int n)
 	if (n > 0)
 		memcpy(e->extra, opts, (size_t)n * sizeof(*opts));
 	e->nextra = n;
+}
+
+int
+spm_enc_set_specials(struct spm_enc *e, const struct spm_special *sp, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sp[i].len == 0 || sp[i].id < 0) {
+			errno = EINVAL;
+			return -1;
+		}
+	e->special = n > 0 ? sp : NULL;
+	e->nspecial = n;
+	return 0;
+}
+
+/*
+ * Megatron-LM's SentencePieceTokenizer (megatron/training/tokenizer/
+ * tokenizer.py, _initalize()): <CLS>, <SEP>, <EOD>, <MASK>, then the
+ * texts of the pad, bos and eos pieces (<PAD>, <BOS>, <EOS> when the
+ * model has no such id); a text the model lacks takes the next id after
+ * its pieces, in that order; a text named twice keeps its first place.
+ */
+size_t
+spm_megatron_specials(const struct spm_model *m,
+    struct spm_special out[SPM_MEGATRON_SPECIALS])
+{
+	static const char *const fixed[] = { "<CLS>", "<SEP>", "<EOD>", "<MASK>" };
+	const char *text[SPM_MEGATRON_SPECIALS];
+	size_t len[SPM_MEGATRON_SPECIALS], i, j, k = 0;
+	long ids[3] = { spm_pad_id(m), spm_bos_id(m), spm_eos_id(m) };
+	static const char *const dflt[3] = { "<PAD>", "<BOS>", "<EOS>" };
+	int64_t next = (int64_t)m->n;
+
+	for (i = 0; i < 4; i++) {
+		text[i] = fixed[i];
+		len[i] = strlen(fixed[i]);
+	}
+	for (i = 0; i < 3; i++)
+		if (ids[i] >= 0 && (size_t)ids[i] < m->n) {
+			text[4 + i] = m->pieces[ids[i]].s;
+			len[4 + i] = m->pieces[ids[i]].len;
+		} else {
+			text[4 + i] = dflt[i];
+			len[4 + i] = strlen(dflt[i]);
+		}
+	for (i = 0; i < SPM_MEGATRON_SPECIALS; i++) {
+		long id;
+
+		if (len[i] == 0)
+			continue;
+		for (j = 0; j < k; j++)
+			if (out[j].len == len[i] && memcmp(out[j].s, text[i],
+			    len[i]) == 0)
+				break;
+		if (j < k)
+			continue;
+		/* PieceToId(): a text that is no piece gives the unknown id. */
+		id = spm_piece_id(m, text[i], len[i]);
+		if (id == m->unk_id && (m->pieces[id].len != len[i] ||
+		    memcmp(m->pieces[id].s, text[i], len[i]) != 0))
+			id = next++;
+		out[k].s = text[i];
+		out[k].len = len[i];
+		out[k].id = (int32_t)id;
+		k++;
+	}
+	return k;
 }
 
 const struct spm_tok *spm_tokens(const struct spm_enc *e) { return e->tok; }
@@ -2478,7 +2557,7 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 				continue;
 			{
 				double cand = (user ? piece_score(m, id) :
-				    (double)m->pieces[id].score) + (double)here;
+				    (double)m->score[id]) + (double)here;
 
 				if (from[kp] == -1) {
 					best[kp] = (float)cand;
@@ -2925,7 +3004,8 @@ apply_extra(struct spm_enc *e)
 			break;
 		case SPM_X_UNK:
 			for (i = 0; i < e->ntok; i++)
-				if (m->pieces[e->tok[i].id].type == SPM_UNKNOWN) {
+				if ((size_t)e->tok[i].id < m->n &&
+				    m->ptype[e->tok[i].id] == SPM_UNKNOWN) {
 					e->tok[i].s = m->unk_piece;
 					e->tok[i].len = (uint32_t)m->unk_piece_len;
 				}
@@ -3040,27 +3120,23 @@ static int
 enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 {
 	const struct spm_model *m = e->m;
-	struct sc_set *st = NULL;
-	struct sc_ent *c;
+	struct sc_ent *st = NULL, *c;
 	size_t first, i, off, w = 0;
 	double slack = INFINITY;
-	uint32_t tag = (uint32_t)(h >> 32) | 1;
 	int uni = m->type == SPM_UNIGRAM, stale = -1;
 
 	if (h != 0) {
-		st = &e->sets[SC_SET(h)];
+		st = &e->cache[SC_SET(h) * SC_WAYS];
 		for (w = 0; w < SC_WAYS; w++) {
-			if (st->tag[w] != tag)
-				continue;
-			c = &e->cache[SC_SET(h) * SC_WAYS + w];
+			c = &st[w];
 			if (c->wlen != n || !word_eq(c->w, s, n))
 				continue;
 			if (uni && !slack_holds(m, c->slack, n, *base)) {
 				stale = (int)w;
 				break;
 			}
-			if (st->uses[w] < 255)
-				st->uses[w]++;
+			if (c->uses < 255)
+				c->uses++;
 			if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
 			    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
 				return -1;
@@ -3071,24 +3147,25 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 				if (c->plain == 2 && uni)
 					/* NORMAL pieces only: each token and its score. */
 					for (i = off = 0; i < c->ntok; i++) {
-						const struct spm_piece *q = &m->pieces[c->ids[i]];
+						uint32_t v = c->ids[i];
 
 						t[i].s = s + off;
-						t[i].len = q->len;
-						t[i].id = c->ids[i];
-						off += q->len;
-						b = (float)((double)q->score + (double)b);
+						t[i].len = SC_LEN(v);
+						t[i].id = SC_ID(v);
+						off += SC_LEN(v);
+						b = (float)((double)m->score[SC_ID(v)] +
+						    (double)b);
 					}
 				else
 					for (i = off = 0; i < c->ntok; i++) {
-						const struct spm_piece *q = &m->pieces[c->ids[i]];
+						uint32_t v = c->ids[i];
 
 						t[i].s = s + off;
-						t[i].len = q->len;
-						t[i].id = c->ids[i];
-						off += q->len;
+						t[i].len = SC_LEN(v);
+						t[i].id = SC_ID(v);
+						off += SC_LEN(v);
 						if (uni)
-							b = (float)(piece_score(m, c->ids[i]) +
+							b = (float)(piece_score(m, SC_ID(v)) +
 							    (double)b);
 					}
 				*base = b;
@@ -3113,7 +3190,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		uint8_t t = m->ptype[id];
 
 		if ((t != SPM_NORMAL && t != SPM_USER_DEFINED) ||
-		    e->raw[i].len != m->pieces[id].len)
+		    e->raw[i].len != m->pieces[id].len || (uint32_t)id > SC_MAXID)
 			return 0;
 	}
 	/* Replace the word's stale entry, else the least used; age the others. */
@@ -3121,15 +3198,14 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		w = (size_t)stale;
 	else {
 		for (i = 1, w = 0; i < SC_WAYS; i++)
-			if (st->uses[i] < st->uses[w])
+			if (st[i].uses < st[w].uses)
 				w = i;
 		for (i = 0; i < SC_WAYS; i++)
-			if (st->uses[i] > 0)
-				st->uses[i]--;
-		st->uses[w] = 1;
+			if (st[i].uses > 0)
+				st[i].uses--;
 	}
-	st->tag[w] = tag;
-	c = &e->cache[SC_SET(h) * SC_WAYS + w];
+	c = &st[w];
+	c->uses = 1;
 	c->wlen = (uint8_t)n;
 	c->ntok = (uint8_t)e->nraw;
 	c->plain = 2;
@@ -3139,7 +3215,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
-		c->ids[i] = e->raw[i].id;
+		c->ids[i] = (uint32_t)e->raw[i].id << 5 | e->raw[i].len;
 		if (m->ptype[e->raw[i].id] != SPM_NORMAL)
 			c->plain = 1;
 	}
@@ -3178,7 +3254,6 @@ seg_hash(const char *s, size_t n)
  * cache sets of the words a little ahead are fetched early.
  */
 #define SC_AHEAD	8
-#define SC_AHEAD2	4
 
 static inline int
 seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
@@ -3196,17 +3271,20 @@ seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
 static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
-	size_t i = 0, start = 0, k = 0, ns = 0, j, w;
+	size_t i = 0, start = 0, k = 0, ns = 0, j;
 	uint64_t h;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
 	struct seg *g;
 
 	if (e->cache == NULL) {
-		if ((e->sets = calloc(SC_SETS, sizeof(*e->sets))) == NULL ||
-		    (e->cache = calloc((size_t)SC_SETS * SC_WAYS,
-		    sizeof(*e->cache))) == NULL)
+		/* A set is two whole cache lines. */
+		size_t sz = (size_t)SC_SETS * SC_WAYS * sizeof(*e->cache);
+
+		if ((e->cache = aligned_alloc(SC_WAYS * sizeof(*e->cache), sz)) ==
+		    NULL)
 			return -1;
+		memset(e->cache, 0, sz);
 	}
 	if (e->use_mk) {
 		/* Cut before each U+2581 that follows another character. */
@@ -3270,20 +3348,12 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	for (j = 0; j < ns; j++) {
 		if (j + SC_AHEAD < ns) {
 			g = &e->seg[j + SC_AHEAD];
-			if ((g->tag = seg_hash(s + g->off, g->len)) != 0)
-				__builtin_prefetch(&e->sets[SC_SET(g->tag)]);
-		}
-		/* Nearer, the entry of the word's tag, when there is one. */
-		if (j + SC_AHEAD2 < ns && (h = e->seg[j + SC_AHEAD2].tag) != 0) {
-			const struct sc_set *st = &e->sets[SC_SET(h)];
-			uint32_t tag = (uint32_t)(h >> 32) | 1;
+			if ((h = g->tag = seg_hash(s + g->off, g->len)) != 0) {
+				const struct sc_ent *st = &e->cache[SC_SET(h) * SC_WAYS];
 
-			for (w = 0; w < SC_WAYS; w++)
-				if (st->tag[w] == tag) {
-					__builtin_prefetch(&e->cache[SC_SET(h) *
-					    SC_WAYS + w]);
-					break;
-				}
+				for (k = 0; k < SC_WAYS; k++)
+					__builtin_prefetch(st + k);
+			}
 		}
 		g = &e->seg[j];
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
@@ -3337,12 +3407,114 @@ nomem:
 	return -1;
 }
 
+/* The first place of s[0..k) in p[0..n), or NULL (k > 0). */
+static const uint8_t *
+find(const uint8_t *p, size_t n, const char *s, size_t k)
+{
+	const uint8_t *q = p, *end = p + n;
+
+	while ((size_t)(end - q) >= k &&
+	    (q = memchr(q, (uint8_t)s[0], (size_t)(end - q) - k + 1)) != NULL) {
+		if (memcmp(q, s, k) == 0)
+			return q;
+		q++;
+	}
+	return NULL;
+}
+
+/* Gather e->tok's tokens, their texts copied; -1 with errno. */
+static int
+gather(struct spm_enc *e)
+{
+	size_t i;
+
+	if (e->nstok + e->ntok > e->stokcap && grow_arr((void **)&e->stok,
+	    &e->stokcap, e->nstok + e->ntok, sizeof(*e->stok)) == -1)
+		return -1;
+	for (i = 0; i < e->ntok; i++) {
+		struct spm_tok *t = &e->stok[e->nstok++];
+
+		t->len = e->tok[i].len;
+		t->id = e->tok[i].id;
+		/* An offset into e->stext until the line is done. */
+		t->s = (const char *)(uintptr_t)e->stext.len;
+		if (buf_append(&e->stext, e->tok[i].s, e->tok[i].len) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Megatron's tokenize(): the text up to the first special text found
+ * (the earliest; at one place, the first in the list) is encoded on
+ * its own, then the special's id, and so on to the end.
+ */
+static long
+encode_specials(struct spm_enc *e, const uint8_t *p, size_t n)
+{
+	size_t at = 0, i;
+	struct spm_tok *t;
+
+	e->nstok = 0;
+	e->stext.len = 0;
+	for (;;) {
+		size_t end = n, which = 0, lim;
+		int found = 0;
+
+		for (i = 0; i < e->nspecial; i++) {
+			const struct spm_special *sp = &e->special[i];
+			const uint8_t *q;
+
+			/* Only a match that starts before the best so far. */
+			if (found && end == at)
+				break;
+			lim = found && end - 1 + sp->len < n ? end - 1 + sp->len : n;
+			if (lim - at < sp->len ||
+			    (q = find(p + at, lim - at, sp->s, sp->len)) == NULL)
+				continue;
+			if (!found || (size_t)(q - p) < end) {
+				end = (size_t)(q - p);
+				which = i;
+				found = 1;
+			}
+		}
+		if (encode_plain(e, p + at, end - at) == -1)
+			return -1;
+		if (gather(e) == -1)
+			goto nomem;
+		if (!found)
+			break;
+		e->ntok = 0;
+		if (tok_add(e, e->special[which].s, e->special[which].len,
+		    e->special[which].id) == -1 || gather(e) == -1)
+			goto nomem;
+		at = end + e->special[which].len;
+	}
+	/* The gathered tokens become the line's. */
+	for (i = 0; i < e->nstok; i++)
+		e->stok[i].s = (const char *)e->stext.p + (uintptr_t)e->stok[i].s;
+	t = e->tok;
+	e->tok = e->stok;
+	e->stok = t;
+	i = e->tokcap;
+	e->tokcap = e->stokcap;
+	e->stokcap = i;
+	e->ntok = e->nstok;
+	e->nstok = 0;
+	return (long)e->ntok;
+nomem:
+	errno = ENOMEM;
+	snprintf(e->err, sizeof e->err, "out of memory");
+	return -1;
+}
+
 long
 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n)
 {
 	uint64_t unk0 = e->unknowns;
 
-	if (encode_plain(e, p, n) == -1) {
+	if ((e->nspecial > 0 ? encode_specials(e, p, n) :
+	    encode_plain(e, p, n)) == -1) {
 		e->unknowns = unk0;
 		return -1;
 	}

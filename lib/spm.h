@@ -126,6 +126,31 @@ struct spm_tok {
  * errno ENOMEM (or EINVAL: a line upstream would refuse, see
  * spm_strerror()).
  */
+/*
+ * Special texts: spm_encode() encodes the text between them apart and
+ * gives each its id, as Megatron-LM's SentencePieceTokenizer.tokenize()
+ * does (the earliest found first; at one place, the first in the
+ * list).  The array stays the caller's and must outlive the encoder's
+ * use of it; texts are not empty, ids not negative (else -1, EINVAL).
+ * Ids may lie past the model's pieces.  n = 0 turns it off.
+ */
+struct spm_special {
+	const char	*s;
+	size_t		 len;
+	int32_t		 id;
+};
+#define SPM_MEGATRON_SPECIALS	7
+int		 spm_enc_set_specials(struct spm_enc *e,
+		    const struct spm_special *sp, size_t n);
+/*
+ * Megatron-LM's SentencePieceTokenizer specials for the model, in its
+ * order: <CLS>, <SEP>, <EOD>, <MASK>, the pad, bos and eos pieces' texts
+ * (<PAD>, <BOS>, <EOS> where the model has none); a text that is no
+ * piece takes the next id after the model's.  Returns how many (a text
+ * given twice is kept once); the texts point into the model.
+ */
+size_t		 spm_megatron_specials(const struct spm_model *m,
+		    struct spm_special out[SPM_MEGATRON_SPECIALS]);
 long		 spm_encode(struct spm_enc *e, const uint8_t *p, size_t n);
 const struct spm_tok *spm_tokens(const struct spm_enc *e);
 const char	*spm_strerror(const struct spm_enc *e);

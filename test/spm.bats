@@ -242,3 +242,48 @@ need_oracle() {
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[0]}" == *"\"inputs\":[$(head -1 "$T/ids" | tr ' ' ',')]"* ]]
 }
+
+@test "spm: --allowed-special megatron encodes between Megatron's specials" {
+	need_oracle
+	local n enc
+	# The model's pieces: the specials it lacks come after them.
+	n=$(spm_export_vocab --model="$U" | wc -l)
+	enc() { printf '%s\n' "$1" | spm_encode --model="$U" --output_format=id; }
+	printf 'the cat <s>sat</s> on<CLS>the mat<EOD>\n<<s>>x<MASK><PAD><SEP>\nno specials here\n' >"$T/in"
+	{
+		echo "$(enc 'the cat ') 1 $(enc 'sat') 2 $(enc ' on') $n $(enc 'the mat') $((n + 2)) $((n + 2))"
+		echo "$(enc '<') 1 $(enc '>x') $((n + 3)) $((n + 4)) $((n + 1)) $((n + 2))"
+		echo "$(enc 'no specials here') $((n + 2))"
+	} | tr -s ' ' | sed 's/^ //; s/ $//' >"$T/want"
+	subword-encode -m spm -v "$U" --allowed-special megatron --eos '<EOD>' \
+	    --output-format id "$T/in" >"$T/got"
+	diff "$T/want" "$T/got"
+	# Pieces: a special is its own text.
+	run -0 subword-encode -m spm -v "$U" --allowed-special megatron \
+	    --eos '<EOD>' --output-format piece "$T/in"
+	[[ ${lines[0]} == *' <s> '*' </s> '*'<CLS>'*' <EOD> <EOD>' ]]
+	# Without it the texts are ordinary text, as spm_encode takes them.
+	spm_encode --model="$U" --output_format=id <"$T/in" >"$T/want"
+	subword-encode -m spm -v "$U" --output-format id "$T/in" >"$T/got"
+	cmp "$T/want" "$T/got"
+	# -j 2 gives the same ids.
+	subword-encode -m spm -v "$U" --allowed-special megatron --eos '<EOD>' \
+	    -j 2 --output-format id "$T/in" >"$T/got2"
+	subword-encode -m spm -v "$U" --allowed-special megatron --eos '<EOD>' \
+	    --output-format id "$T/in" >"$T/got"
+	cmp "$T/got" "$T/got2"
+}
+
+@test "spm: --allowed-special megatron: where it applies" {
+	need_models
+	run -2 subword-encode -m spm -v "$U" --allowed-special megatron -d "$T/c.txt"
+	[[ $output == *'--allowed-special megatron applies to encoding'* ]]
+	run -2 subword-encode -m spm -v "$U" --allowed-special megatron --extra-ids 3 "$T/c.txt"
+	[[ $output == *'without --extra-ids'* ]]
+	run -2 subword-encode -v "$T/c.txt" --allowed-special megatron "$T/c.txt"
+	[[ $output == *'applies to -m spm'* ]]
+	run -2 subword-encode -m spm -v "$U" --allowed-special all "$T/c.txt"
+	[[ $output == *'--allowed-special all apply to -m bpe'* ]]
+	run -2 subword-encode -m spm -v "$U" --allowed-special some "$T/c.txt"
+	[[ $output == *'all, none or megatron'* ]]
+}

@@ -5,7 +5,8 @@
  * the option byte picks), then text whose lines are encoded.  Each line
  * is encoded word by word (the cache) and whole, which must agree; the
  * ids are decoded, and the text's bytes are also read as ids (in and
- * out of range) and as pieces.
+ * out of range) and as pieces.  Option bit 0x40 adds Megatron's
+ * special texts (spm_megatron_specials()) to both encoders.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -178,8 +179,20 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 	int nx = spm_parse_extra(m, xs[opt & 3], x, err, sizeof err);
 	int32_t *raw;
 	long k, kw;
+	struct spm_special sp[SPM_MEGATRON_SPECIALS];
+	size_t nsp = 0;
 
 	check(a != NULL && w != NULL);
+	if (opt & 0x40) {
+		/* Megatron's specials: their ids may lie past the model's. */
+		nsp = spm_megatron_specials(m, sp);
+		check(nsp > 0 && nsp <= SPM_MEGATRON_SPECIALS);
+		check(spm_enc_set_specials(a, sp, nsp) == 0 &&
+		    spm_enc_set_specials(w, sp, nsp) == 0);
+		for (i = 0; i < nsp; i++)
+			if ((size_t)sp[i].id >= size)
+				size = (size_t)sp[i].id + 1;
+	}
 	if (nx > 0) {
 		spm_enc_set_extra(a, x, nx);
 		spm_enc_set_extra(w, x, nx);
@@ -205,6 +218,8 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 				    memcmp(t[i].s, tw[i].s, t[i].len) == 0);
 				check(t[i].id >= 0 && (size_t)t[i].id < size);
 				ids[i] = t[i].id;
+				if ((size_t)t[i].id >= spm_size(m))
+					ids[i] = 0;
 			}
 			check(spm_decode_ids(m, ids, (size_t)k, &out, &cap,
 			    err, sizeof err) >= 0);
@@ -222,7 +237,7 @@ run(const struct spm_model *m, unsigned opt, const uint8_t *p, size_t n)
 
 		for (i = 0; i < n / 2; i++) {
 			raw[i] = (int32_t)(p[2 * i] | p[2 * i + 1] << 8) - 2;
-			bad |= raw[i] < 0 || (size_t)raw[i] >= size;
+			bad |= raw[i] < 0 || (size_t)raw[i] >= spm_size(m);
 		}
 		k = spm_decode_ids(m, raw, n / 2, &out, &cap, err, sizeof err);
 		check(bad ? k == -1 : k >= 0);

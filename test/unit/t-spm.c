@@ -736,6 +736,103 @@ test_lines(void)
 	TEST(spm_guess_text_vocab((const uint8_t *)"[PAD]\n[UNK]\n##s\n", 16) != NULL, "a BERT vocab.txt is named");
 }
 
+/* enc() with specials. */
+static const char *
+enc_sp(struct spm_model *m, const struct spm_special *sp, size_t nsp,
+    const char *text)
+{
+	static char out[4096];
+	struct spm_enc *e = spm_enc_new(m);
+	const struct spm_tok *t;
+	size_t o = 0;
+	long n, i;
+
+	out[0] = '\0';
+	if (e == NULL || spm_enc_set_specials(e, sp, nsp) == -1) {
+		spm_enc_free(e);
+		return "(error)";
+	}
+	if ((n = spm_encode(e, (const uint8_t *)text, strlen(text))) < 0) {
+		spm_enc_free(e);
+		return "(error)";
+	}
+	t = spm_tokens(e);
+	for (i = 0; i < n && o + 200 < sizeof out; i++)
+		o += (size_t)snprintf(out + o, sizeof out - o, "%s%d:%.*s",
+		    i > 0 ? " " : "", t[i].id, (int)t[i].len, t[i].s);
+	spm_enc_free(e);
+	return out;
+}
+
+static void
+test_specials(void)
+{
+	char err[RP_ERRMAX];
+	struct spm_model *m;
+	struct spm_special sp[SPM_MEGATRON_SPECIALS], two[2];
+	size_t k;
+
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("<s>", 0, SPM_CONTROL);		/* 1 */
+	m_piece("</s>", 0, SPM_CONTROL);	/* 2 */
+	m_piece("<CLS>", 0, SPM_USER_DEFINED);	/* 3 */
+	m_piece(SP "a", -1, SPM_NORMAL);	/* 4 */
+	m_piece(SP "b", -1, SPM_NORMAL);	/* 5 */
+	m_piece("a", -2, SPM_NORMAL);		/* 6 */
+	m_piece("b", -2, SPM_NORMAL);		/* 7 */
+	m_piece(SP, -3, SPM_NORMAL);		/* 8 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "specials model loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	k = spm_megatron_specials(m, sp);
+	TEST_INT(k, ==, 7, "Megatron: seven specials");
+	TEST(k == 7 && strcmp(sp[0].s, "<CLS>") == 0 && sp[0].id == 3,
+	    "<CLS> is the model's piece, its id");
+	TEST(k == 7 && strcmp(sp[1].s, "<SEP>") == 0 && sp[1].id == 9 &&
+	    strcmp(sp[2].s, "<EOD>") == 0 && sp[2].id == 10 &&
+	    strcmp(sp[3].s, "<MASK>") == 0 && sp[3].id == 11,
+	    "<SEP> <EOD> <MASK> take the ids after the model's, in order");
+	TEST(k == 7 && sp[4].len == 5 && memcmp(sp[4].s, "<PAD>", 5) == 0 &&
+	    sp[4].id == 12, "no pad id: <PAD>, the next id");
+	TEST(k == 7 && sp[5].len == 3 && memcmp(sp[5].s, "<s>", 3) == 0 &&
+	    sp[5].id == 1 && sp[6].len == 4 && sp[6].id == 2,
+	    "bos and eos: the model's pieces");
+	TEST_STR(enc_sp(m, sp, k, "a<s>b"), "4:" SP "a 1:<s> 5:" SP "b",
+	    "the text on each side is encoded apart (each with its dummy prefix)");
+	TEST_STR(enc_sp(m, sp, k, "<s></s>"), "1:<s> 2:</s>",
+	    "specials side by side: nothing between them");
+	TEST_STR(enc_sp(m, sp, k, "b<SE<SEP>"), "5:" SP "b 0:<SE 9:<SEP>",
+	    "a special's start inside text that is not one");
+	TEST_STR(enc_sp(m, sp, k, "<EOD>"), "10:<EOD>",
+	    "a special past the model's pieces");
+	TEST_STR(enc_sp(m, sp, k, "a b"), "4:" SP "a 5:" SP "b",
+	    "no special: as without them");
+	TEST_STR(enc_sp(m, sp, k, ""), "", "empty: no tokens");
+	/* Ties: the earliest place first; at one place, the first listed. */
+	two[0] = (struct spm_special){ "ab", 2, 100 };
+	two[1] = (struct spm_special){ "a", 1, 101 };
+	TEST_STR(enc_sp(m, two, 2, "bab"), "5:" SP "b 100:ab",
+	    "at one place the first listed wins");
+	two[0] = (struct spm_special){ "a", 1, 101 };
+	two[1] = (struct spm_special){ "ab", 2, 100 };
+	TEST_STR(enc_sp(m, two, 2, "bab"), "5:" SP "b 101:a 5:" SP "b",
+	    "listed the other way, the other wins");
+	two[0] = (struct spm_special){ "ba", 2, 8 };
+	two[1] = (struct spm_special){ "a", 1, 101 };
+	TEST_STR(enc_sp(m, two, 2, "aba"), "101:a 8:ba",
+	    "the earliest place wins over the list order");
+	TEST_STR(enc_sp(m, two, 2, "bbaa"), "5:" SP "b 8:ba 101:a",
+	    "a special that starts before an earlier-listed one ends");
+	two[0] = (struct spm_special){ "", 0, 7 };
+	TEST_STR(enc_sp(m, two, 1, "a"), "(error)", "an empty special text is refused");
+	two[0] = (struct spm_special){ "a", 1, -1 };
+	TEST_STR(enc_sp(m, two, 1, "a"), "(error)", "a negative id is refused");
+	spm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -751,5 +848,6 @@ main(void)
 	test_vector_models();
 	test_cache_agrees();
 	test_lines();
+	test_specials();
 	return tap_done();
 }
