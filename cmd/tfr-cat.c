@@ -1709,10 +1709,12 @@ main(int argc, char *argv[])
 	free(parts);
 	if (mode == M_RECORDS) {
 		if (status && !recover && !keep_partial && nsinks &&
-		    sinks[0].out.file.active) {
+		    (sinks[0].out.file.active || sinks[0].zused)) {
 			/*
 			 * Named outputs appear whole or not at all (stdout
 			 * gets what the good records before the fault give).
+			 * A --contiguous shard may be finished already,
+			 * spilled and compressed into zout.
 			 */
 			close_sinks(0);
 			exit(1);

@@ -219,3 +219,18 @@ no_temps() {
 	gzip -dc "$T/t.tfr.gz" | cmp - "$T/in.tfr"
 	no_temps
 }
+
+@test "outputs: tfr-cat --split --contiguous keeps the old shards after a fault, spilled and compressed ones too" {
+	local n
+	for ((n = 1; n <= 200; n++)); do echo "{\"targets\":[$n]}"; done |
+	    tfr-cat --from-json -o "$T/many.tfr"
+	{ head -c 30 "$T/many.tfr"; cat "$T/many.tfr"; } >"$T/bad.tfr"
+	for n in 3 70; do
+		echo OLD >"$T/c-01.tfr.gz"
+		run -1 --separate-stderr tfr-cat --split "$n" --contiguous -o "$T/c-%02d.tfr.gz" "$T/bad.tfr"
+		[ "$(cat "$T/c-01.tfr.gz")" = OLD ]
+		[ ! -e "$T/c-00.tfr.gz" ]
+		[ ! -e "$T/c-02.tfr.gz" ]
+		no_temps
+	done
+}
