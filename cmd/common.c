@@ -265,6 +265,10 @@ const char *stdout_name = "stdout";
 void
 close_stdout(void)
 {
+	static int closed;
+
+	if (closed++)
+		return;
 	if (fflush(stdout) == EOF || ferror(stdout))
 		write_failed(stdout_name);
 	if (fclose(stdout) == EOF)
@@ -1884,35 +1888,75 @@ void
 output_open(struct output *out, const char *path, enum out_kind kind,
     const char *hint)
 {
-	enum rec_comp comp;
+	output_open_with(out, path, kind, hint, REC_AUTO, 0);
+}
 
+void
+output_open_with(struct output *out, const char *path, enum out_kind kind,
+    const char *hint, enum rec_comp comp, unsigned flags)
+{
 	memset(out, 0, sizeof(*out));
 	if (path == NULL)
 		path = "-";
-	comp = out_form(path, kind, hint);
+	out->comp = out_form(path, kind, hint);
+	if (comp != REC_AUTO)
+		out->comp = comp;
 	out->name = strcmp(path, "-") == 0 ? "stdout" : path;
 	out->fd = kind == WRITES_RECORDS ? out_open(&out->file, path) :
 	    out_open_text(&out->file, path);
 	if (out->fd == -1)
 		die_errno("%s", path);
-	if (kind == WRITES_RECORDS) {
-		if (out->fd == 1)
-			refuse_tty(1, 0);
-		if ((out->w = rec_writer_open(out->fd, comp, -1)) == NULL)
-			die_errno("%s", out->name);
-	}
+	if (kind != WRITES_RECORDS)
+		return;
+	if (out->fd == 1)
+		refuse_tty(1, (flags & OUTPUT_FORCE) != 0);
+	if ((flags & OUTPUT_BY_NAME) && out->file.active) {
+		/* Keep the name, not the descriptor. */
+		close(out->fd);
+		out->fd = out->file.fd = -1;
+	} else if ((out->w = rec_writer_open(out->fd, out->comp, -1)) == NULL)
+		die_errno("%s", out->name);
+}
+
+void
+output_end_stream(struct output *out)
+{
+	struct rec_writer *w = out->w;
+
+	out->w = NULL;
+	if (w != NULL && rec_writer_close(w) == -1)
+		write_failed(out->name);
 }
 
 void
 output_close(struct output *out, int ok)
 {
-	if (out->w != NULL && rec_writer_close(out->w) == -1)
-		write_failed(out->name);
-	out->w = NULL;
-	if (out->fd == 1)
+	output_close_group(&out, 1, ok);
+}
+
+void
+output_close_group(struct output **v, size_t n, int ok)
+{
+	struct outfile **f;
+	size_t i, bad;
+	int std = 0;
+
+	for (i = 0; i < n; i++) {
+		output_end_stream(v[i]);
+		std |= v[i]->fd == 1;
+	}
+	if (ok || keep_partial) {
+		f = xcalloc(n, sizeof(*f));
+		for (i = 0; i < n; i++)
+			f[i] = &v[i]->file;
+		if (out_commit_group(f, n, &bad) == -1)
+			die_errno("%s", v[bad < n ? bad : 0]->name);
+		free(f);
+	} else
+		for (i = 0; i < n; i++)
+			out_abort(&v[i]->file);
+	if (std)
 		close_stdout();
-	else if (out_finish(&out->file, ok) == -1)
-		die_errno("%s", out->name);
 }
 
 /* ---- text inputs ---- */

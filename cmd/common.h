@@ -50,7 +50,10 @@ _Noreturn void print_version(const char *extra);
  * 141), otherwise "tool: what: strerror" and exit 1.
  */
 _Noreturn void write_failed(const char *what);
-/* Flush and close stdout, calling write_failed() on failure.  Call before exit 0. */
+/*
+ * Flush and close stdout, calling write_failed() on failure.  Call before
+ * exit 0; a second call does nothing (output_close() may have closed it).
+ */
 void	close_stdout(void);
 /* The name of stdout in those messages: "stdout", or the file it was opened on. */
 extern const char *stdout_name;
@@ -280,11 +283,42 @@ struct output {
 	const char	*name;		/* "stdout", or the path */
 	int		 fd;		/* what text goes to; w writes here */
 	struct rec_writer *w;		/* records: frames and compresses; else NULL */
+	enum rec_comp	 comp;		/* records: the compression w writes */
 	struct outfile	 file;
 };
 void	output_open(struct output *out, const char *path, enum out_kind kind,
 	    const char *hint);
 void	output_close(struct output *out, int ok);
+/*
+ * output_open() with what tfr-cat adds to it.  'comp', when not
+ * REC_AUTO, is the compression of the records instead of the rule's
+ * (tfr-cat -z, to a file or to stdout).  OUTPUT_FORCE writes records
+ * even to a terminal (--force).  OUTPUT_BY_NAME keeps a named file
+ * output by the name of its temporary only (out_open(): fd -1, no
+ * record writer; the caller appends framed records to file.tmp), so
+ * that any number of outputs can be open; stdout and devices are
+ * opened as without it.
+ */
+#define OUTPUT_FORCE	1u
+#define OUTPUT_BY_NAME	2u
+void	output_open_with(struct output *out, const char *path,
+	    enum out_kind kind, const char *hint, enum rec_comp comp,
+	    unsigned flags);
+/*
+ * End the record stream of out now, before output_close(): at a fault
+ * in the input (then call fault_begin()), so that what the good input
+ * gave is a whole stream, kept under --keep-partial.  A failed write
+ * dies (write_failed()).  output_close() then has no writer to close.
+ */
+void	output_end_stream(struct output *out);
+/*
+ * output_close() of the n outputs v[] as a group (tfr-cat --split's
+ * shards): each record writer is closed, then every named output is
+ * committed with out_commit_group() (every rename or none) when ok or
+ * --keep-partial, else removed; a stdout among them is closed.  Dies
+ * naming the output that failed.
+ */
+void	output_close_group(struct output **v, size_t n, int ok);
 
 /*
  * Open a text input ("-" is stdin) for reading lines.  Gzip (and zlib)

@@ -115,8 +115,13 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* Everything the record loop and the emit callbacks share. */
+/*
+ * Everything the record loop and the emit callbacks share.  The output
+ * (output_open()): writer and outname are outp.w and outp.name.
+ */
+static struct output outp;
 static struct rec_writer *writer;
+static const char *outpath;	/* -o; NULL: stdout */
 static const char *outname = "stdout";
 static struct buf outbuf;
 static const char *cur_file;	/* display name of the input being read */
@@ -149,11 +154,8 @@ end_at_fault(void)
 		write_failed(outname);
 	if (electra != NULL && sq_electra_flush(electra) == -1)
 		write_failed(outname);
-	if (writer != NULL && rec_writer_close(writer) == -1) {
-		writer = NULL;
-		write_failed(outname);
-	}
 	writer = NULL;
+	output_end_stream(&outp);
 	fault_begin();
 }
 static _Noreturn void
@@ -1054,7 +1056,7 @@ parse_args(int argc, char **argv, struct opts *o, int *optind_out)
 			o->lengths = optarg;
 			break;
 		case 'o':
-			outname = optarg;
+			outpath = optarg;
 			break;
 		case 'q':
 			verbosity = 0;
@@ -1190,12 +1192,11 @@ int
 main(int argc, char **argv)
 {
 	struct opts o;
-	struct outfile of;
 	struct sq_conv *c = NULL, *cerr = NULL;
 	struct sq_electra *e = NULL;
 	struct part_file *parts = NULL;
 	size_t rsv, k;
-	int fd, i, first, rval = 0;
+	int i, first, rval = 0;
 
 	setprogname(argv[0]);
 	parse_args(argc, argv, &o, &first);
@@ -1219,22 +1220,16 @@ main(int argc, char **argv)
 		rsv += (size_t)o.cfg.len_val[k];
 	oom_reserve = malloc(64 * rsv + (1u << 20));
 
-	if (strcmp(outname, "stdout") != 0 && strcmp(outname, "-") != 0) {
-		out_form(outname, WRITES_RECORDS, NULL);
-		out_check(outname);
+	if (outpath != NULL) {
+		out_form(outpath, WRITES_RECORDS, NULL);
+		out_check(outpath);
 	}
 	/* A part is planned from every operand's size before any output. */
 	if (o.part_n > 1)
 		parts = part_files(argv, argc, 1, o.comp, o.part_k, o.part_n);
-	if (strcmp(outname, "stdout") == 0 || strcmp(outname, "-") == 0) {
-		outname = "stdout";
-		refuse_tty(1, 0);
-		fd = 1;
-	} else if ((fd = out_open(&of, outname)) == -1)
-		die_errno("%s", outname);
-	if ((writer = rec_writer_open(fd, strcmp(outname, "stdout") ?
-	    comp_from_suffix(outname) : REC_NONE, -1)) == NULL)
-		die_errno("%s", outname);
+	output_open(&outp, outpath, WRITES_RECORDS, NULL);
+	writer = outp.w;
+	outname = outp.name;
 	ex_init(&cur_ex);
 
 	writer_start();
@@ -1264,16 +1259,9 @@ main(int argc, char **argv)
 	if (c != NULL && sq_finish(c) == -1)
 		conv_failed(c);
 	writer_drain();
-	if (rec_writer_close(writer) == -1) {
-		writer = NULL;
-		write_failed(outname);
-	}
 	writer = NULL;
-	if (strcmp(outname, "stdout") != 0) {
-		/* All-or-nothing unless --keep-partial. */
-		if (out_finish(&of, rval == 0) == -1)
-			die_errno("%s", outname);
-	}
+	/* All-or-nothing unless --keep-partial. */
+	output_close(&outp, rval == 0);
 	if (o.stats && c != NULL)
 		print_stats(c);
 	if (o.stats && e != NULL) {

@@ -198,9 +198,13 @@ static struct wp_opts wpo = WP_OPTS_INIT;
 static enum fmt outfmt = FMT_RECORDS, infmt = FMT_RECORDS;
 static uint64_t max_len;	/* --max-record-size; 0: the reader's default */
 
-/* Output: records through a rec_writer, text through a growing output buffer. */
+/*
+ * Output (output_open()): records through its record writer, text
+ * through a growing output buffer on its descriptor.  rw and outname
+ * are outp.w and outp.name, under the names the encoders use.
+ */
+static struct output outp;
 static const char *outname = "stdout";
-static int outfd = 1;
 static struct rec_writer *rw;
 static struct obuf ob;
 
@@ -246,9 +250,8 @@ static void
 flush_all(void)
 {
 	flush_text();
-	if (rw != NULL && rec_writer_close(rw) == -1)
-		write_failed(outname);
 	rw = NULL;
+	output_end_stream(&outp);
 	fault_begin();
 }
 
@@ -2335,7 +2338,8 @@ set_jkeys(const char *list)
 int
 main(int argc, char *argv[])
 {
-	struct outfile out;
+	enum out_kind outkind;
+	const char *outhint;
 	const char *outpath = "-", *feature = NULL, *fieldlist = NULL;
 	const char *keylist = NULL;
 	char **vspec = NULL;
@@ -2563,11 +2567,10 @@ main(int argc, char *argv[])
 		usage_error("--strip-extraneous applies to -m subword");
 	if (decode && eos)
 		usage_error("--eos does not apply to -d");
-	if (!decode && outfmt == FMT_RECORDS)
-		out_form(outpath, WRITES_RECORDS, "add --output-format id for id lines");
-	else
-		out_form(outpath, WRITES_TEXT, decode ? NULL :
-		    "leave out --output-format to write records");
+	outkind = !decode && outfmt == FMT_RECORDS ? WRITES_RECORDS : WRITES_TEXT;
+	outhint = outkind == WRITES_RECORDS ? "add --output-format id for id lines" :
+	    decode ? NULL : "leave out --output-format to write records";
+	out_form(outpath, outkind, outhint);
 	out_check(outpath);
 	/* A part is planned from every operand's size before any output. */
 	if (part_n > 1 && parallel)
@@ -2607,19 +2610,10 @@ main(int argc, char *argv[])
 		make_idtext(most);
 	}
 
-	if ((outfd = !decode && outfmt == FMT_RECORDS ? out_open(&out, outpath) :
-	    out_open_text(&out, outpath)) == -1)
-		die_errno("%s", outpath);
-	if (strcmp(outpath, "-") != 0)
-		outname = outpath;
-	obuf_open(&ob, outfd, outname, 0);
-	if (!decode && outfmt == FMT_RECORDS) {
-		if (outfd == 1)
-			refuse_tty(1, 0);
-		if ((rw = rec_writer_open(outfd, outfd == 1 ? REC_NONE :
-		    comp_from_suffix(outpath), -1)) == NULL)
-			die_errno("%s", outpath);
-	}
+	output_open(&outp, outpath, outkind, outhint);
+	outname = outp.name;
+	rw = outp.w;
+	obuf_open(&ob, outp.fd, outname, 0);
 	if (argc == 0) {
 		static char dash[] = "-";
 		static char *stdin_only[] = { dash, NULL };
@@ -2652,13 +2646,12 @@ main(int argc, char *argv[])
 		jobs_stop();
 	progress_done();
 	flush_text();
-	if (rw != NULL && rec_writer_close(rw) == -1)
-		write_failed(outname);
+	rw = NULL;
+	output_end_stream(&outp);
 	if (unk_report())
 		rval = 1;
 	/* A named output is all-or-nothing unless --keep-partial. */
-	if (out_finish(&out, rval == 0) == -1)
-		die_errno("%s", outpath);
+	output_close(&outp, rval == 0);
 	if (mainctx.skipped > 0 && verbosity > 0 && parallel)
 		warnx_("%ju lines with an empty field skipped",
 		    (uintmax_t)mainctx.skipped);

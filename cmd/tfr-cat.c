@@ -57,7 +57,7 @@ static uint64_t nseen;		/* records read, for --skip/--head/--shard */
 static struct buf line, pay;
 static struct example ex;
 static struct exjson js;
-static struct outfile textout;	/* -o FILE of the text modes */
+static struct output textout;	/* stdout or -o FILE of the text modes */
 static const char *check_mf;	/* --check-manifest M */
 static const char *like;	/* --like FILE */
 static int var_len;		/* --var-len */
@@ -197,17 +197,15 @@ struct held {
 };
 
 struct sink {
-	struct outfile	 of;
-	struct rec_writer *w;		/* NULL when spilled */
-	char		*name;
-	enum rec_comp	 comp;
+	struct output	 out;		/* out.w NULL when spilled */
+	char		*path;		/* its -o name, or "-" (out.name points here) */
 	struct buf	 pend;		/* spilled: framed records to append */
 	struct buf	 mem;		/* shuffled records in memory */
 	struct held	*recs;
 	size_t		 nrecs, caprecs;
 	struct buf	*win;		/* window slots */
 	size_t		 nwin;
-	struct outfile	 zof;		/* spilled and compressed: the result */
+	struct output	 zout;		/* spilled and compressed: the result */
 	int		 zused;
 	int		 finished;	/* sink_finish() done */
 };
@@ -228,14 +226,14 @@ spill_flush(struct sink *s)
 
 	if (s->pend.len == 0)
 		return;
-	if ((fd = open(s->of.tmp, O_WRONLY | O_APPEND | O_CLOEXEC)) == -1)
-		die_errno("%s", s->name);
+	if ((fd = open(s->out.file.tmp, O_WRONLY | O_APPEND | O_CLOEXEC)) == -1)
+		die_errno("%s", s->out.name);
 	if (rp_write_full(fd, s->pend.p, s->pend.len) == -1) {
 		close(fd);
-		write_failed(s->name);
+		write_failed(s->out.name);
 	}
 	if (close(fd) == -1)
-		write_failed(s->name);
+		write_failed(s->out.name);
 	spilled -= s->pend.len;
 	s->pend.len = 0;
 	if (s->pend.cap > (1u << 20))
@@ -249,9 +247,9 @@ sink_write(struct sink *s, const uint8_t *p, size_t n)
 	uint32_t c;
 	size_t i;
 
-	if (s->w != NULL) {
-		if (rec_write(s->w, p, n) == -1)
-			write_failed(s->name);
+	if (s->out.w != NULL) {
+		if (rec_write(s->out.w, p, n) == -1)
+			write_failed(s->out.name);
 		return;
 	}
 	rec_frame_header(hdr, n);
@@ -260,39 +258,26 @@ sink_write(struct sink *s, const uint8_t *p, size_t n)
 		foot[i] = (uint8_t)(c >> (8 * i));
 	if (buf_append(&s->pend, hdr, 12) == -1 ||
 	    buf_append(&s->pend, p, n) == -1 || buf_append(&s->pend, foot, 4) == -1)
-		die_errno("%s", s->name);
+		die_errno("%s", s->out.name);
 	spilled += n + 16;
 	if (spilled > SPILL_MAX)
 		for (i = 0; i < nsinks; i++)
 			spill_flush(&sinks[i]);
 }
 
+/*
+ * Open sink s on 'path' (NULL or "-": stdout) as every output is opened
+ * (output_open()), with -z's compression and --force; a spilled shard
+ * keeps the name of its temporary, not a descriptor.
+ */
 static void
 sink_open(struct sink *s, const char *path)
 {
-	int fd;
-
 	memset(s, 0, sizeof(*s));
-	if (path == NULL || strcmp(path, "-") == 0) {
-		refuse_tty(1, force);
-		fd = 1;
-		s->name = xstrdup("stdout");
-		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp : REC_NONE;
-	} else {
-		if ((fd = out_open(&s->of, path)) == -1)
-			die_errno("%s", path);
-		s->name = xstrdup(path);
-		s->comp = out_comp >= 0 ? (enum rec_comp)out_comp :
-		    comp_from_suffix(path);
-	}
-	if (s->name == NULL)
-		die_errno("%s", path ? path : "stdout");
-	if (spill && s->of.active) {
-		/* Keep the name, not the descriptor. */
-		close(s->of.fd);
-		s->of.fd = -1;
-	} else if ((s->w = rec_writer_open(fd, s->comp, -1)) == NULL)
-		die_errno("%s", s->name);
+	s->path = xstrdup(path != NULL ? path : "-");
+	output_open_with(&s->out, s->path, WRITES_RECORDS, NULL,
+	    out_comp >= 0 ? (enum rec_comp)out_comp : REC_AUTO,
+	    (force ? OUTPUT_FORCE : 0) | (spill ? OUTPUT_BY_NAME : 0));
 	if (shuffle && shuffle_window) {
 		s->win = xcalloc(shuffle_window, sizeof(struct buf));
 	}
@@ -353,29 +338,28 @@ static void
 spill_compress(struct sink *s)
 {
 	struct rec_reader *r;
-	struct rec_writer *w;
 	const uint8_t *p;
 	size_t n;
-	int fd, in, rv;
+	int in, rv;
 
-	if ((fd = out_open(&s->zof, s->name)) == -1)
-		die_errno("%s", s->name);
-	if ((in = open(s->of.tmp, O_RDONLY | O_CLOEXEC)) == -1)
-		die_errno("%s", s->of.tmp);
-	if ((r = rec_reader_open(in, REC_NONE, REC_NO_CRC, 0)) == NULL ||
-	    (w = rec_writer_open(fd, s->comp, -1)) == NULL)
-		die_errno("%s", s->name);
+	output_open_with(&s->zout, s->path, WRITES_RECORDS, NULL, s->out.comp, 0);
+	if ((in = open(s->out.file.tmp, O_RDONLY | O_CLOEXEC)) == -1)
+		die_errno("%s", s->out.file.tmp);
+	if ((r = rec_reader_open(in, REC_NONE, REC_NO_CRC, 0)) == NULL)
+		die_errno("%s", s->zout.name);
 	while ((rv = rec_read(r, &p, &n)) == 1)
-		if (rec_write(w, p, n) == -1)
-			write_failed(s->name);
+		if (rec_write(s->zout.w, p, n) == -1)
+			write_failed(s->zout.name);
 	if (rv == -1)
-		die("%s: %s", s->of.tmp, rec_strerror(r));
+		die("%s: %s", s->out.file.tmp, rec_strerror(r));
 	rec_reader_free(r);
 	close(in);
-	if (rec_writer_close(w) == -1 || close(fd) == -1)
-		write_failed(s->name);
-	s->zof.fd = -1;
-	out_abort(&s->of);
+	output_end_stream(&s->zout);
+	/* One shard's descriptor at a time: the commit syncs it by name. */
+	if (close(s->zout.fd) == -1)
+		write_failed(s->zout.name);
+	s->zout.fd = s->zout.file.fd = -1;
+	out_abort(&s->out.file);
 	s->zused = 1;
 }
 
@@ -415,66 +399,35 @@ sink_finish(struct sink *s)
 		}
 		free(s->win);
 	}
-	if (s->w == NULL) {
+	if (s->out.w == NULL) {
 		spill_flush(s);
 		buf_free(&s->pend);
-		if (s->comp != REC_NONE)
+		if (s->out.comp != REC_NONE)
 			spill_compress(s);
 		return;
 	}
-	if (rec_writer_close(s->w) == -1)
-		write_failed(s->name);
-	s->w = NULL;
-}
-
-/* Rename finished sink s into place. */
-static void
-sink_commit(struct sink *s)
-{
-	struct outfile *o = s->zused ? &s->zof : &s->of;
-
-	if ((o->active || o->direct) && out_commit(o) == -1)
-		die_errno("%s", s->name);
-	free(s->name);
+	output_end_stream(&s->out);
 }
 
 /*
- * Rename the shards into place as a group: when one fails, the others
- * get their old files back (out_commit_group()).
+ * Close the sinks as a group (output_close_group()): when ok, the
+ * finished shards are renamed into place together, and when one
+ * rename fails the others get their old files back; otherwise (a
+ * fault without --keep-partial) they are removed.
  */
 static void
-commit_sinks(void)
+close_sinks(int ok)
 {
-	struct outfile **v;
-	size_t i, bad;
+	struct output **v;
+	size_t i;
 
-	if (nsinks == 1) {
-		sink_commit(&sinks[0]);
-		return;
-	}
 	v = xcalloc(nsinks, sizeof *v);
 	for (i = 0; i < nsinks; i++)
-		v[i] = sinks[i].zused ? &sinks[i].zof : &sinks[i].of;
-	if (out_commit_group(v, nsinks, &bad) == -1) {
-		int e = errno;
-
-		free(v);
-		errno = e;
-		die_errno("%s", bad < nsinks ? sinks[bad].name : "--split");
-	}
+		v[i] = sinks[i].zused ? &sinks[i].zout : &sinks[i].out;
+	output_close_group(v, nsinks, ok);
 	for (i = 0; i < nsinks; i++)
-		free(sinks[i].name);
+		free(sinks[i].path);
 	free(v);
-}
-
-/* A fault without --keep-partial: named outputs are removed. */
-static void
-sink_abort(struct sink *s)
-{
-	rec_writer_close(s->w);
-	s->w = NULL;
-	out_abort(&s->of);
-	out_abort(&s->zof);
 }
 
 /*
@@ -1693,20 +1646,17 @@ main(int argc, char *argv[])
 	 * to a temporary file beside the name, renamed at the end: the old
 	 * file stays until the new one is whole.
 	 */
-	if (outpath && mode != M_RECORDS && strcmp(outpath, "-") != 0) {
-		if ((c = out_open_text(&textout, outpath)) == -1)
-			die_errno("%s", outpath);
-		if (dup2(c, 1) == -1)
-			die_errno("%s", outpath);
-		stdout_name = outpath;	/* write errors name the file */
+	if (mode != M_RECORDS) {
+		output_open(&textout, outpath, WRITES_TEXT, NULL);
+		if (textout.fd != 1 && dup2(textout.fd, 1) == -1)
+			die_errno("%s", textout.name);
+		stdout_name = textout.name;	/* write errors name the file */
 	}
 
 	if (mode == M_MANIFEST || mode == M_CHECK_MANIFEST) {
 		status = manifest_mode(argc, argv);
 		close_stdout();
-		if ((textout.active || textout.direct) &&
-		    out_finish(&textout, status == 0) == -1)
-			die_errno("%s", outpath);
+		output_close(&textout, status == 0);
 		return status;
 	}
 	exjson_init(&js, (flat ? EXJSON_FLAT : 0) | (lossy ? EXJSON_LOSSY : 0));
@@ -1759,27 +1709,27 @@ main(int argc, char *argv[])
 	free(parts);
 	if (mode == M_RECORDS) {
 		if (status && !recover && !keep_partial && nsinks &&
-		    sinks[0].of.active) {
+		    (sinks[0].out.file.active || sinks[0].zused)) {
 			/*
 			 * Named outputs appear whole or not at all (stdout
 			 * gets what the good records before the fault give).
+			 * A --contiguous shard may be finished already,
+			 * spilled and compressed into zout.
 			 */
-			for (i = 0; i < nsinks; i++)
-				sink_abort(&sinks[i]);
+			close_sinks(0);
 			exit(1);
 		}
 		/* Every shard is finished before the first is renamed. */
 		for (i = 0; i < nsinks; i++)
 			sink_finish(&sinks[i]);
-		commit_sinks();
+		close_sinks(1);
 	}
 	if (mode == M_COUNT)
 		printf(count_each ? "%" PRIu64 " total\n" : "%" PRIu64 "\n", nout);
 	if (mode == M_STATS)
 		stats_print();
 	close_stdout();
-	if ((textout.active || textout.direct) &&
-	    out_finish(&textout, status == 0) == -1)
-		die_errno("%s", outpath);
+	if (mode != M_RECORDS)
+		output_close(&textout, status == 0);
 	return status;
 }
