@@ -1,5 +1,5 @@
 /*
- * batch-sample's kernel inputs.  See batchio.h.
+ * batch-sample's kernel inputs and batch outputs.  See batchio.h.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,7 +10,9 @@
 #include <jansson.h>
 
 #include "batchio.h"
+#include "buf.h"
 #include "errmsg.h"
+#include "exjson.h"
 
 /* ---- size lines ---- */
 
@@ -289,4 +291,221 @@ bio_batch_free(struct bio_batch *b)
 	free(b->s);
 	free(b->tok);
 	memset(b, 0, sizeof *b);
+}
+
+/* ---- batches out ---- */
+
+/* Room for n more bytes at the end of b, or NULL (errno set). */
+static inline char *
+room(struct buf *b, size_t n)
+{
+	if (b->cap - b->len < n && buf_reserve(b, n) == -1)
+		return NULL;
+	return (char *)b->p + b->len;
+}
+
+static inline void
+put_end(struct buf *b, char *q)
+{
+	b->len = (size_t)(q - (char *)b->p);
+}
+
+/* A pair number: below 10 for most batches, one digit. */
+static inline char *
+put_pair(uint32_t pair, char *q)
+{
+	if (pair < 10) {
+		*q++ = (char)('0' + pair);
+		return q;
+	}
+	return exjson_format_i64((int64_t)pair, q);
+}
+
+int
+bio_put_ids(struct buf *b, const struct batch_item *it, size_t n)
+{
+	char *q;
+
+	/* pairs and indices are below 2^63: 36 bytes an item at most */
+	if (n > (SIZE_MAX - 1) / 36 || (q = room(b, 36 * n + 1)) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ' ';
+		q = put_pair(it[i].pair, q);
+		*q++ = ':';
+		q = exjson_format_i64((int64_t)it[i].index, q);
+	}
+	*q++ = '\n';
+	put_end(b, q);
+	return 0;
+}
+
+/* A JSON array of n integers. */
+static int
+put_ints(struct buf *b, const int64_t *v, size_t n)
+{
+	char *q;
+
+	if (n > (SIZE_MAX - 2) / 21 || (q = room(b, 21 * n + 2)) == NULL)
+		return -1;
+	*q++ = '[';
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ',';
+		q = exjson_format_i64(v[i], q);
+	}
+	*q++ = ']';
+	put_end(b, q);
+	return 0;
+}
+
+/* A JSON matrix of n rows of w, or null when v is not present. */
+static int
+put_matrix(struct buf *b, const int64_t *v, size_t n, size_t w, int present)
+{
+	if (!present)
+		return buf_puts(b, "null");
+	if (buf_putc(b, '[') == -1)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if ((i > 0 && buf_putc(b, ',') == -1) ||
+		    put_ints(b, v + i * w, w) == -1)
+			return -1;
+	return buf_putc(b, ']');
+}
+
+int
+bio_put_collated(struct buf *b, const struct batch_collated *c, int has_target,
+    int input_feeding)
+{
+	char *q;
+
+	if (buf_puts(b, "\"id\":") == -1 || put_ints(b, c->id, c->n) == -1 ||
+	    (q = room(b, 80)) == NULL)
+		return -1;
+	q = stpcpy(q, ",\"nsentences\":");
+	q = exjson_format_u64((uint64_t)c->n, q);
+	q = stpcpy(q, ",\"ntokens\":");
+	q = exjson_format_i64(c->ntokens, q);
+	q = stpcpy(q, ",\"src_tokens\":");
+	put_end(b, q);
+	if (put_matrix(b, c->src_tokens, c->n, c->src_width, 1) == -1 ||
+	    buf_puts(b, ",\"src_lengths\":") == -1 ||
+	    put_ints(b, c->src_lengths, c->n) == -1 ||
+	    buf_puts(b, ",\"prev_output_tokens\":") == -1 ||
+	    put_matrix(b, c->prev_output_tokens, c->n, c->tgt_width,
+	    has_target && input_feeding) == -1 ||
+	    buf_puts(b, ",\"target\":") == -1 ||
+	    put_matrix(b, c->target, c->n, c->tgt_width, has_target) == -1)
+		return -1;
+	return 0;
+}
+
+int
+bio_put_json(struct buf *b, uint64_t epoch, uint64_t shard, uint64_t step,
+    const struct batch_item *it, size_t n, const struct batch_collated *c,
+    int has_target, int input_feeding)
+{
+	char *q;
+
+	if (n > (SIZE_MAX - 128) / 44 || (q = room(b, 44 * n + 128)) == NULL)
+		return -1;
+	q = stpcpy(q, "{\"epoch\":");
+	q = exjson_format_u64(epoch, q);
+	q = stpcpy(q, ",\"shard\":");
+	q = exjson_format_u64(shard, q);
+	q = stpcpy(q, ",\"step\":");
+	q = exjson_format_u64(step, q);
+	q = stpcpy(q, ",\"ids\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ',';
+		*q++ = '[';
+		q = put_pair(it[i].pair, q);
+		*q++ = ',';
+		q = exjson_format_i64((int64_t)it[i].index, q);
+		*q++ = ']';
+	}
+	*q++ = ']';
+	put_end(b, q);
+	if (c != NULL && (buf_putc(b, ',') == -1 ||
+	    bio_put_collated(b, c, has_target, input_feeding) == -1))
+		return -1;
+	return buf_puts(b, "}\n");
+}
+
+/* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */
+static void
+feature(struct bio_features *f, const char *name, const int64_t *v, size_t n,
+    const int64_t *shape, int nshape)
+{
+	f->name[f->n] = name;
+	f->val[f->n] = v;
+	f->len[f->n] = n;
+	f->n++;
+	if (nshape < 0)
+		return;
+	snprintf(f->names[f->n], sizeof f->names[f->n], "%s_shape", name);
+	memcpy(f->shape[f->n], shape, (size_t)nshape * sizeof *shape);
+	f->name[f->n] = f->names[f->n];
+	f->val[f->n] = f->shape[f->n];
+	f->len[f->n] = (size_t)nshape;
+	f->n++;
+}
+
+int
+bio_features_batch(struct bio_features *f, uint64_t epoch, uint64_t shard,
+    uint64_t step, const struct batch_item *it, size_t n,
+    const struct batch_collated *c, int has_target, int input_feeding)
+{
+	int64_t sh[2] = { (int64_t)n, 2 };
+
+	if (2 * n + 1 > f->idscap) {
+		int64_t *p;
+
+		if (n > SIZE_MAX / 2 / sizeof *p - 1 ||
+		    (p = realloc(f->ids, (2 * n + 1) * sizeof *p)) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		f->ids = p;
+		f->idscap = 2 * n + 1;
+	}
+	f->n = 0;
+	f->head[0] = (int64_t)epoch;
+	f->head[1] = (int64_t)shard;
+	f->head[2] = (int64_t)step;
+	feature(f, "epoch", &f->head[0], 1, NULL, -1);
+	feature(f, "shard", &f->head[1], 1, NULL, -1);
+	feature(f, "step", &f->head[2], 1, NULL, -1);
+	for (size_t i = 0; i < n; i++) {
+		f->ids[2 * i] = it[i].pair;
+		f->ids[2 * i + 1] = (int64_t)it[i].index;
+	}
+	feature(f, "ids", f->ids, 2 * n, sh, 2);
+	if (c == NULL)
+		return 0;
+	sh[0] = (int64_t)c->n;
+	feature(f, "id", c->id, c->n, sh, 1);
+	f->head[3] = (int64_t)c->n;
+	feature(f, "nsentences", &f->head[3], 1, sh, 0);
+	feature(f, "ntokens", &c->ntokens, 1, sh, 0);
+	sh[1] = (int64_t)c->src_width;
+	feature(f, "src_tokens", c->src_tokens, c->n * c->src_width, sh, 2);
+	feature(f, "src_lengths", c->src_lengths, c->n, sh, 1);
+	sh[1] = (int64_t)c->tgt_width;
+	if (has_target && input_feeding)
+		feature(f, "prev_output_tokens", c->prev_output_tokens,
+		    c->n * c->tgt_width, sh, 2);
+	if (has_target)
+		feature(f, "target", c->target, c->n * c->tgt_width, sh, 2);
+	return 0;
+}
+
+void
+bio_features_free(struct bio_features *f)
+{
+	free(f->ids);
+	memset(f, 0, sizeof *f);
 }

@@ -1,10 +1,11 @@
 /*
  * Unit tests for lib/batchio (batch-sample's size lines and sample
- * batches).
+ * batches; batches out as ids, JSON and Example features).
  */
 #include <string.h>
 
 #include "batchio.h"
+#include "buf.h"
 #include "tap.h"
 
 static int
@@ -142,10 +143,124 @@ test_batches(void)
 	    "truncated JSON");
 }
 
+/* What b holds is want (then b is emptied). */
+static int
+holds(struct buf *b, const char *want)
+{
+	int ok = b->len == strlen(want) && memcmp(b->p, want, b->len) == 0;
+
+	if (!ok)
+		printf("# got '%.*s'\n", (int)b->len, (const char *)b->p);
+	b->len = 0;
+	return ok;
+}
+
+static void
+test_put(void)
+{
+	struct batch_item it[3] = { { 0, 7 }, { 12, 0 },
+	    { 3, 9223372036854775807u } };
+	int64_t id[2] = { 4, 1 }, len[2] = { 3, -2 };
+	int64_t src[6] = { 5, 6, 2, 1, 8, 2 }, tgt[4] = { 9, 2, 1, 1 };
+	int64_t prev[4] = { 2, 9, 2, 1 };
+	struct batch_collated c = { 2, 3, id, len, 3, src, 2, tgt, prev };
+	struct batch_collated e = { 0 };
+	struct buf b = { 0 };
+
+	TEST(bio_put_ids(&b, it, 3) == 0 &&
+	    holds(&b, "0:7 12:0 3:9223372036854775807\n"),
+	    "ids: a pair above 9, the largest index");
+	TEST(bio_put_ids(&b, it, 0) == 0 && holds(&b, "\n"),
+	    "a fill batch: an empty line");
+	TEST(bio_put_json(&b, 1, 0, 18446744073709551615u, it, 2, NULL, 1, 1) == 0 &&
+	    holds(&b, "{\"epoch\":1,\"shard\":0,\"step\":18446744073709551615,"
+	    "\"ids\":[[0,7],[12,0]]}\n"), "a JSON line without collation");
+	TEST(bio_put_json(&b, 2, 1, 0, it, 0, NULL, 1, 1) == 0 &&
+	    holds(&b, "{\"epoch\":2,\"shard\":1,\"step\":0,\"ids\":[]}\n"),
+	    "an empty batch");
+	TEST(bio_put_collated(&b, &c, 1, 1) == 0 &&
+	    holds(&b, "\"id\":[4,1],\"nsentences\":2,\"ntokens\":3,"
+	    "\"src_tokens\":[[5,6,2],[1,8,2]],\"src_lengths\":[3,-2],"
+	    "\"prev_output_tokens\":[[2,9],[2,1]],\"target\":[[9,2],[1,1]]"),
+	    "the collated keys");
+	TEST(bio_put_collated(&b, &c, 1, 0) == 0 &&
+	    strstr((const char *)b.p, "\"prev_output_tokens\":null,\"target\":[[") !=
+	    NULL, "no input feeding: prev_output_tokens null");
+	b.len = 0;
+	TEST(bio_put_collated(&b, &e, 0, 1) == 0 &&
+	    holds(&b, "\"id\":[],\"nsentences\":0,\"ntokens\":0,"
+	    "\"src_tokens\":[],\"src_lengths\":[],\"prev_output_tokens\":null,"
+	    "\"target\":null"), "an empty batch without targets");
+	TEST(bio_put_json(&b, 1, 0, 3, it, 1, &c, 0, 1) == 0 &&
+	    holds(&b, "{\"epoch\":1,\"shard\":0,\"step\":3,\"ids\":[[0,7]],"
+	    "\"id\":[4,1],\"nsentences\":2,\"ntokens\":3,"
+	    "\"src_tokens\":[[5,6,2],[1,8,2]],\"src_lengths\":[3,-2],"
+	    "\"prev_output_tokens\":null,\"target\":null}\n"),
+	    "a JSON line with the collated keys (monolingual)");
+	buf_free(&b);
+}
+
+/* The features of f, "name:v,v;name:..." */
+static int
+features(const struct bio_features *f, const char *want)
+{
+	char got[1024];
+	size_t off = 0;
+
+	got[0] = '\0';
+	for (size_t i = 0; i < f->n; i++) {
+		off += (size_t)snprintf(got + off, sizeof got - off, "%s%s:",
+		    i ? ";" : "", f->name[i]);
+		for (size_t k = 0; k < f->len[i]; k++)
+			off += (size_t)snprintf(got + off, sizeof got - off,
+			    "%s%lld", k ? "," : "", (long long)f->val[i][k]);
+	}
+	if (strcmp(got, want) != 0) {
+		printf("# got '%s'\n", got);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+test_features(void)
+{
+	struct batch_item it[2] = { { 0, 7 }, { 12, 5 } };
+	int64_t id[2] = { 4, 1 }, len[2] = { 3, 2 };
+	int64_t src[6] = { 5, 6, 2, 1, 8, 2 }, tgt[4] = { 9, 2, 1, 1 };
+	int64_t prev[4] = { 2, 9, 2, 1 };
+	struct batch_collated c = { 2, 3, id, len, 3, src, 2, tgt, prev };
+	struct bio_features f = { 0 };
+
+	TEST(bio_features_batch(&f, 1, 0, 2, it, 2, NULL, 1, 1) == 0 &&
+	    features(&f, "epoch:1;shard:0;step:2;ids:0,7,12,5;ids_shape:2,2"),
+	    "a batch: its place and ids");
+	TEST(bio_features_batch(&f, 3, 1, 0, it, 0, NULL, 1, 1) == 0 &&
+	    features(&f, "epoch:3;shard:1;step:0;ids:;ids_shape:0,2"),
+	    "a fill batch: no ids, the features start again");
+	TEST(bio_features_batch(&f, 1, 0, 2, it, 1, &c, 1, 1) == 0 &&
+	    features(&f, "epoch:1;shard:0;step:2;ids:0,7;ids_shape:1,2;"
+	    "id:4,1;id_shape:2;nsentences:2;nsentences_shape:;ntokens:3;"
+	    "ntokens_shape:;src_tokens:5,6,2,1,8,2;src_tokens_shape:2,3;"
+	    "src_lengths:3,2;src_lengths_shape:2;prev_output_tokens:2,9,2,1;"
+	    "prev_output_tokens_shape:2,2;target:9,2,1,1;target_shape:2,2"),
+	    "collated: every tensor with its shape");
+	TEST(bio_features_batch(&f, 1, 0, 2, it, 1, &c, 1, 0) == 0 && f.n == 17 &&
+	    strcmp(f.name[15], "target") == 0,
+	    "no input feeding: no prev_output_tokens");
+	TEST(bio_features_batch(&f, 1, 0, 2, it, 1, &c, 0, 1) == 0 && f.n == 15 &&
+	    strcmp(f.name[14], "src_lengths_shape") == 0,
+	    "monolingual: no target either");
+	bio_features_free(&f);
+	TEST(f.ids == NULL && f.n == 0, "freed and zeroed");
+}
+
 int
 main(void)
 {
 	test_sizes();
 	test_batches();
+	test_put();
+	test_features();
 	return tap_done();
 }
