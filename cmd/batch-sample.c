@@ -24,6 +24,7 @@
 
 #include "batch.h"
 #include "batchio.h"
+#include "batchsrc.h"
 #include "buf.h"
 #include "common.h"
 #include "io.h"
@@ -152,7 +153,7 @@ enum {
 	OPT_PAD, OPT_PADMULT, OPT_MULT, OPT_METHOD, OPT_SSEED, OPT_TEMP,
 	OPT_WEIGHTS, OPT_SHARD, OPT_SPLIT, OPT_VSIZE, OPT_SRCDICT, OPT_TGTDICT,
 	OPT_LANGS, OPT_LANGDICT, OPT_TOKSTYLE, OPT_REPLACING, OPT_VEPOCH,
-	OPT_RAWIDS, OPT_TASK
+	OPT_RAWIDS, OPT_TASK, OPT_CONFIG, OPT_LIMIT, OPT_MAXREC
 };
 
 static const struct option longopts[] = {
@@ -209,13 +210,13 @@ static const struct option longopts[] = {
 	{ "raw-ids",			no_argument,		NULL, OPT_RAWIDS },
 	{ "task",			required_argument,	NULL, OPT_TASK },
 	{ "fixed-dictionary",		required_argument,	NULL, OPT_DICT },
+	{ "config",			required_argument,	NULL, OPT_CONFIG },
+	{ "limit",			required_argument,	NULL, OPT_LIMIT },
+	{ "max-record-size",		required_argument,	NULL, OPT_MAXREC },
 	{ NULL, 0, NULL, 0 }
 };
 
-/*
- * The subcommands and the options each takes.  loader parses its own
- * options (cmd_loader()).
- */
+/* The subcommands and the options each takes. */
 static const struct subcmd cmds[NCMD] = {
 	[CMD_BATCHES] = { "batches", "quiet output pair seed collate "
 	    "decoder-langtok grouped-shuffling json no-input-feeding "
@@ -233,7 +234,8 @@ static const struct subcmd cmds[NCMD] = {
 	    "max-tokens required-batch-size-multiple" },
 	[CMD_COLLATE] = { "collate", "quiet output no-input-feeding eos "
 	    "left-pad-source left-pad-target pad pad-to-multiple" },
-	[CMD_LOADER] = { "loader", NULL },
+	[CMD_LOADER] = { "loader", "quiet output seed output-format progress "
+	    "no-progress stats config limit max-record-size" },
 };
 
 enum { OUT_JSON, OUT_IDS, OUT_RECORDS };
@@ -290,6 +292,9 @@ static struct {
 	int		 raw_ids;	/* --raw-ids: no fairseq-preprocess rules */
 	int		 stats;
 	int		 json;
+	const char	*config;	/* loader: --config */
+	uint64_t	 limit;		/* loader: --limit */
+	uint64_t	 maxrec;	/* loader: --max-record-size */
 } o;
 
 /* fairseq's eval_bool: True/False, 1/0 (and true/false, yes/no). */
@@ -388,7 +393,8 @@ parse_opts(int argc, char **argv)
 			verbosity = 0;
 			break;
 		case 'o':
-			if (*optarg == '\0')
+			/* (loader's out_form() names an empty name itself) */
+			if (*optarg == '\0' && o.cmd != CMD_LOADER)
 				usage_error("-o: empty file name");
 			o.out = optarg;
 			break;
@@ -396,7 +402,20 @@ parse_opts(int argc, char **argv)
 			add_pairarg(optarg);
 			break;
 		case 's':
-			o.seed = num_arg(option_name, optarg, 0, UINT32_MAX);
+			/* the loader's seed is 64-bit, and its messages say -s */
+			if (o.cmd == CMD_LOADER)
+				o.seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
+			else
+				o.seed = num_arg(option_name, optarg, 0, UINT32_MAX);
+			break;
+		case OPT_CONFIG:
+			o.config = optarg;
+			break;
+		case OPT_LIMIT:
+			o.limit = (uint64_t)num_arg("--limit", optarg, 0, INT64_MAX);
+			break;
+		case OPT_MAXREC:
+			o.maxrec = max_record_arg(optarg);
 			break;
 		case OPT_COLLATE:
 			o.collate = 1;
@@ -545,12 +564,19 @@ parse_opts(int argc, char **argv)
 			order_given = 1;
 			break;
 		case OPT_OUTFMT:
+			/* the loader writes no ids */
+			if (o.cmd == CMD_LOADER && strcmp(optarg, "ids") == 0)
+				usage_error("--output-format: expected json or "
+				    "records, not '%s'", optarg);
 			if (strcmp(optarg, "json") == 0)
 				o.outfmt = OUT_JSON;
 			else if (strcmp(optarg, "ids") == 0)
 				o.outfmt = OUT_IDS;
 			else if (strcmp(optarg, "records") == 0)
 				o.outfmt = OUT_RECORDS;
+			else if (o.cmd == CMD_LOADER)
+				usage_error("--output-format: expected json or "
+				    "records, not '%s'", optarg);
 			else
 				usage_error("--output-format: expected json, ids "
 				    "or records, not '%s'", optarg);
@@ -616,27 +642,11 @@ parse_opts(int argc, char **argv)
 /* ---- datasets ---- */
 
 /*
- * A language pair (or a monolingual dataset): its source and target
- * as one or more mmap-index datasets end to end (fairseq's split,
- * split1, split2, ...).  With --lang-pairs the files come from the
- * data directory of the epoch, so they are opened again when it
- * changes.
+ * The language pairs (or monolingual datasets), lib/batchsrc.h.  With
+ * --lang-pairs the files come from the data directory of the epoch, so
+ * they are opened again when it changes.
  */
-struct pair {
-	char		*key;		/* "eng_Latn-tur_Latn", or -p's KEY */
-	char		*slang, *tlang;	/* languages, for language tokens */
-	int64_t		 stok, ttok;	/* token prepended to source / target, or -1 */
-	int64_t		 seos, tbos;	/* --lang-tok-replacing-bos-eos: new source eos, target bos, or 0 */
-	uint64_t	 ndirs;		/* data directories holding the pair */
-	const char	*dir;		/* the one open now */
-	size_t		 nparts;
-	struct mmidx	**src, **tgt;	/* tgt NULL: monolingual */
-	uint64_t	*start;		/* first index of each part; start[nparts] = n */
-	uint64_t	 n;
-	uint64_t	 srctok, tgttok;	/* tokens in the pair (for stats) */
-};
-
-static struct pair *pairs;
+static struct bsrc_pair *pairs;
 static size_t npairs;
 static char **datadirs;
 static size_t ndatadirs;
@@ -652,48 +662,17 @@ open_ds(const char *prefix)
 	return m;
 }
 
-static void
-close_pair(struct pair *p)
-{
-	for (size_t k = 0; k < p->nparts; k++) {
-		mmidx_close(p->src[k]);
-		if (p->tgt != NULL)
-			mmidx_close(p->tgt[k]);
-	}
-	free(p->src);
-	free(p->tgt);
-	free(p->start);
-	p->src = p->tgt = NULL;
-	p->start = NULL;
-	p->nparts = 0;
-	p->n = 0;
-}
-
 /* Add one part: source and target datasets of one file pair. */
 static void
-add_part(struct pair *p, const char *sprefix, const char *tprefix)
+add_part(struct bsrc_pair *p, const char *sprefix, const char *tprefix)
 {
+	char err[1024];
 	struct mmidx *s = open_ds(sprefix), *t = NULL;
-	uint64_t n = mmidx_count(s);
 
-	if (tprefix != NULL) {
+	if (tprefix != NULL)
 		t = open_ds(tprefix);
-		if (mmidx_count(t) != n)
-			die("%s: %" PRIu64 " sentences, but %s has %" PRIu64,
-			    mmidx_idx_path(t), mmidx_count(t), mmidx_idx_path(s), n);
-	}
-	p->src = xreallocarray(p->src, p->nparts + 1, sizeof *p->src);
-	p->src[p->nparts] = s;
-	if (tprefix != NULL) {
-		p->tgt = xreallocarray(p->tgt, p->nparts + 1, sizeof *p->tgt);
-		p->tgt[p->nparts] = t;
-	}
-	p->start = xreallocarray(p->start, p->nparts + 2, sizeof *p->start);
-	if (p->nparts == 0)
-		p->start[0] = 0;
-	p->start[p->nparts + 1] = p->start[p->nparts] + n;
-	p->n += n;
-	p->nparts++;
+	if (bsrc_pair_add(p, s, t, err, sizeof err) == -1)
+		die("%s", err);
 }
 
 static int
@@ -723,13 +702,13 @@ ds_exists(const char *prefix)
  * SPLIT.SRC-TGT.{SRC,TGT} or, failing that, SPLIT.TGT-SRC.{SRC,TGT}.
  */
 static void
-open_langpair(struct pair *p, const char *dir)
+open_langpair(struct bsrc_pair *p, const char *dir)
 {
 	char split_k[NAME_MAX], stem[PATH_MAX], sp[PATH_MAX], tp[PATH_MAX];
 
 	if (p->dir == dir && p->nparts > 0)
 		return;
-	close_pair(p);
+	bsrc_pair_close(p);
 	p->dir = dir;
 	for (unsigned k = 0;; k++) {
 		if (k == 0)
@@ -761,9 +740,8 @@ open_langpair(struct pair *p, const char *dir)
 }
 
 /*
- * Whether dir holds SPLIT*.FWD.*.idx or SPLIT*.REV.*.idx files: the
- * direction is the third field from the end of the name, as fairseq's
- * _get_shard_num_dict() reads it.
+ * Whether dir holds SPLIT*.FWD.*.idx or SPLIT*.REV.*.idx files
+ * (bsrc_name_direction()).
  */
 static int
 dir_has_direction(const char *dir, const char *fwd, const char *rev)
@@ -774,25 +752,8 @@ dir_has_direction(const char *dir, const char *fwd, const char *rev)
 
 	if (d == NULL)
 		die_errno("%s", dir);
-	while ((e = readdir(d)) != NULL) {
-		const char *f = e->d_name, *dots[3];
-		size_t n = strlen(f), nd = 0, len;
-
-		if (strncmp(f, o.split, strlen(o.split)) != 0 || n < 4 ||
-		    strcmp(f + n - 4, ".idx") != 0)
-			continue;
-		/* The third field from the end: f = ... DIRECTION . LANG . idx */
-		for (size_t i = n; i-- > 0 && nd < 3;)
-			if (f[i] == '.')
-				dots[nd++] = f + i;
-		if (nd < 3)
-			continue;
-		len = (size_t)(dots[1] - dots[2] - 1);
-		if (strlen(fwd) == len && strncmp(dots[2] + 1, fwd, len) == 0)
-			found |= 1;
-		else if (strlen(rev) == len && strncmp(dots[2] + 1, rev, len) == 0)
-			found |= 2;
-	}
+	while ((e = readdir(d)) != NULL)
+		found |= bsrc_name_direction(e->d_name, o.split, fwd, rev);
 	closedir(d);
 	return found != 0;
 }
@@ -809,20 +770,12 @@ static struct {
 	struct fqd	*d;
 } *dicts;
 static size_t ndicts;
-static const char **langlist;	/* the language list */
-static size_t nlanglist;
-
-/* A language token: __LANG__, or [LANG] in the mbart style. */
-static void
-langtok_word(char *w, size_t size, const char *lang)
-{
-	snprintf(w, size, o.mbart ? "[%s]" : "__%s__", lang);
-}
+static struct bsrc_langs langlist;	/* the language list */
 
 static struct fqd *
 load_dict(const char *path)
 {
-	char ferr[FQD_ERRMAX], w[NAME_MAX + 8];
+	char ferr[FQD_ERRMAX];
 	struct fqd *d;
 	uint8_t *text;
 	size_t n;
@@ -838,12 +791,7 @@ load_dict(const char *path)
 	if ((d = fqd_load(text, n, ferr, sizeof ferr)) == NULL)
 		die("%s: %s", path, ferr);
 	free(text);
-	for (size_t i = 0; i < nlanglist; i++) {
-		langtok_word(w, sizeof w, langlist[i]);
-		if (fqd_add(d, w, strlen(w), 1) < 0)
-			die_errno("%s", path);
-	}
-	if (o.mbart && fqd_add(d, "<mask>", 6, 1) < 0)
+	if (bsrc_dict_augment(d, &langlist, o.mbart) == -1)
 		die_errno("%s", path);
 	dicts = xreallocarray(dicts, ndicts + 1, sizeof *dicts);
 	dicts[ndicts].path = path;
@@ -876,33 +824,19 @@ dict_path(int target, const char *lang)
 static int64_t
 langtok(int target, const char *dictlang, const char *lang)
 {
-	char w[NAME_MAX + 8];
+	char w[BSRC_LANGTOK_MAX];
 	const char *path = dict_path(target, dictlang);
+	size_t n;
 	int64_t id;
 
 	if (path == NULL)
 		usage_error("%s needs --dict or --%s-dict%s", target ?
 		    "--decoder-langtok" : "--encoder-langtok", target ? "target" :
 		    "source", o.langpairs ? "" : " with -p");
-	langtok_word(w, sizeof w, lang);
-	if ((id = fqd_find(load_dict(path), w, strlen(w))) < 0)
+	n = bsrc_langtok_word(w, lang, o.mbart);
+	if ((id = fqd_find(load_dict(path), w, n)) < 0)
 		die("%s: no %s in the dictionary", path, w);
 	return id;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int
-in_langlist(const char *lang)
-{
-	for (size_t i = 0; i < nlanglist; i++)
-		if (strcmp(langlist[i], lang) == 0)
-			return 1;
-	return 0;
 }
 
 /*
@@ -912,86 +846,48 @@ in_langlist(const char *lang)
 static void
 setup_langlist(const char **langs, size_t n, int check)
 {
-	if (o.langs != NULL) {
-		char *list = xstrdup(o.langs), *save = NULL, *tok;
+	char err[256];
 
-		for (tok = strtok_r(list, ",", &save); tok != NULL;
-		    tok = strtok_r(NULL, ",", &save)) {
-			langlist = xreallocarray(langlist, nlanglist + 1,
-			    sizeof *langlist);
-			langlist[nlanglist++] = tok;
-		}
+	if (o.langs != NULL) {
+		if (bsrc_langs_list(&langlist, o.langs) == -1)
+			die_nomem();
 	} else if (o.langdict != NULL) {
 		uint8_t *text;
 		size_t len;
-		char *line, *save = NULL;
 		int fd;
 
 		if ((fd = open(o.langdict, O_RDONLY)) == -1)
 			die_errno("%s", o.langdict);
 		text = read_all(fd, &len, o.langdict);
 		close(fd);
-		text = xreallocarray(text, len + 1, 1);
-		text[len] = '\0';
-		if (memchr(text, '\0', len) != NULL)
-			die("%s: a NUL byte in the language list", o.langdict);
-		for (line = strtok_r((char *)text, "\n", &save); line != NULL;
-		    line = strtok_r(NULL, "\n", &save)) {
-			/* Python's strip(): surrounding whitespace goes */
-			char *end = line + strlen(line);
-
-			while (*line == ' ' || *line == '\t' || *line == '\r' ||
-			    *line == '\v' || *line == '\f')
-				line++;
-			while (end > line && (end[-1] == ' ' || end[-1] == '\t' ||
-			    end[-1] == '\r' || end[-1] == '\v' || end[-1] == '\f'))
-				*--end = '\0';
-			if (*line == '\0')
-				continue;
-			langlist = xreallocarray(langlist, nlanglist + 1,
-			    sizeof *langlist);
-			langlist[nlanglist++] = line;
+		if (bsrc_langs_text(&langlist, (const char *)text, len, err,
+		    sizeof err) == -1) {
+			if (errno == ENOMEM)
+				die_nomem();
+			die("%s: %s", o.langdict, err);
 		}
+		free(text);
 	} else {
-		qsort(langs, n, sizeof *langs, cmp_str);
-		langlist = xreallocarray(NULL, n + 1, sizeof *langlist);
-		for (size_t i = 0; i < n; i++)
-			if (i == 0 || strcmp(langs[i], langs[i - 1]) != 0)
-				langlist[nlanglist++] = langs[i];
+		if (bsrc_langs_sorted(&langlist, langs, n) == -1)
+			die_nomem();
 		return;
 	}
 	for (size_t i = 0; check && i < n; i++)
-		if (!in_langlist(langs[i]))
+		if (!bsrc_langs_has(&langlist, langs[i]))
 			die("%s: language %s of the pairs is not in the list",
 			    o.langs ? "--langs" : o.langdict, langs[i]);
-}
-
-/* The language of a -p prefix without dying: NULL when it names none. */
-static const char *
-prefix_lang_or_null(const char *prefix)
-{
-	const char *base, *dot;
-
-	if (prefix == NULL)
-		return NULL;
-	base = strrchr(prefix, '/');
-	base = base ? base + 1 : prefix;
-	if ((dot = strrchr(base, '.')) == NULL || dot[1] == '\0')
-		return NULL;
-	return dot + 1;
 }
 
 /* The language of a -p prefix: what follows its last '.' (train.de-en.de -> de). */
 static char *
 prefix_lang(const char *prefix)
 {
-	const char *base = strrchr(prefix, '/'), *dot;
+	const char *lang = bsrc_prefix_lang(prefix);
 
-	base = base ? base + 1 : prefix;
-	if ((dot = strrchr(base, '.')) == NULL || dot[1] == '\0')
+	if (lang == NULL)
 		die("%s: cannot tell the language from the prefix (want "
 		    "NAME.LANG) for a language token", prefix);
-	return xstrdup(dot + 1);
+	return xstrdup(lang);
 }
 
 static void
@@ -1031,7 +927,7 @@ setup_pairs(int argc, char **argv)
 			usage_error("empty DATA operand");
 		for (tok = strtok_r(list, ",", &save); tok != NULL;
 		    tok = strtok_r(NULL, ",", &save)) {
-			struct pair *p;
+			struct bsrc_pair *p;
 			char *dash = strchr(tok, '-'), fwd[PATH_MAX], rev[PATH_MAX];
 
 			if (dash == NULL || dash == tok || dash[1] == '\0' ||
@@ -1066,7 +962,7 @@ setup_pairs(int argc, char **argv)
 		pairs = xcalloc(o.npargs, sizeof *pairs);
 		npairs = o.npargs;
 		for (size_t i = 0; i < npairs; i++) {
-			struct pair *p = &pairs[i];
+			struct bsrc_pair *p = &pairs[i];
 
 			p->key = o.pargs[i].key;
 			if (o.enc_langtok == 1 || (o.enc_langtok == 2 &&
@@ -1093,8 +989,8 @@ setup_pairs(int argc, char **argv)
 				sl = pairs[i].slang;
 				tl = pairs[i].tlang;
 			} else {
-				sl = prefix_lang_or_null(o.pargs[i].src);
-				tl = prefix_lang_or_null(o.pargs[i].tgt);
+				sl = bsrc_prefix_lang(o.pargs[i].src);
+				tl = bsrc_prefix_lang(o.pargs[i].tgt);
 			}
 			if (sl != NULL)
 				langs[nl++] = sl;
@@ -1110,7 +1006,7 @@ setup_pairs(int argc, char **argv)
 	if (o.tgtdict != NULL)
 		load_dict(o.tgtdict);
 	for (size_t i = 0; i < npairs; i++) {
-		struct pair *p = &pairs[i];
+		struct bsrc_pair *p = &pairs[i];
 
 		p->stok = p->ttok = -1;
 		/*
@@ -1192,12 +1088,6 @@ out_write(const void *p, size_t n)
 }
 
 static void
-out_puts(const char *s)
-{
-	out_write(s, strlen(s));
-}
-
-static void
 out_begin(int records)
 {
 	output_open(&out.o, o.out, records ? WRITES_RECORDS : WRITES_TEXT,
@@ -1236,305 +1126,40 @@ fail(const char *fmt, ...)
 
 /* ---- one batch out ---- */
 
-/* Token pool and samples of a batch being collated. */
-static struct {
-	int64_t		*tok;
-	size_t		 ntok, cap;
-	size_t		*soff, *toff;
-	struct batch_sample *s;
-	struct batch_item *items;	/* grouped by pair */
-	struct batch_item *tmp;
-	size_t		 scap;
-} col;
-
-/* Sort a[0 .. n - 1] by pair, stably, with room for n in tmp. */
-static void
-mergesort_items(struct batch_item *a, struct batch_item *tmp, size_t n)
-{
-	size_t h = n / 2, i = 0, j = h, k = 0;
-
-	if (n < 2)
-		return;
-	mergesort_items(a, tmp, h);
-	mergesort_items(a + h, tmp, n - h);
-	while (i < h && j < n)
-		tmp[k++] = a[j].pair < a[i].pair ? a[j++] : a[i++];
-	while (i < h)
-		tmp[k++] = a[i++];
-	while (j < n)
-		tmp[k++] = a[j++];
-	memcpy(a, tmp, n * sizeof *a);
-}
-
 static struct batch_collate_opts copts = BATCH_COLLATE_OPTS_INIT;
+static struct bsrc_collator col;	/* --collate */
+static struct buf line;			/* what bio_put_*() format */
+static struct bio_features feat;	/* --output-format records */
+static struct ex_lists *lists;
 
+/* What bio_put_*() left in line, out; -1 from them is no memory. */
 static void
-col_room(size_t more)
+put_line(int rc)
 {
-	if (col.cap - col.ntok >= more)
-		return;
-	while (col.cap - col.ntok < more)
-		col.cap = col.cap ? col.cap * 2 : 1 << 16;
-	col.tok = xreallocarray(col.tok, col.cap, sizeof *col.tok);
+	if (rc == -1)
+		die_nomem();
+	out_write(line.p, line.len);
+	line.len = 0;
 }
 
-/* The part of pair p holding sentence i; *k its index there. */
-static size_t
-part_of(const struct pair *p, uint64_t i, uint64_t *k)
-{
-	size_t lo = 0, hi = p->nparts;
-
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->start[mid] <= i)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	*k = i - p->start[lo];
-	return lo;
-}
-
-/*
- * A fairseq dataset holds what fairseq-preprocess writes: every
- * sentence ends in </s> and holds no <pad> (a Dictionary encodes every
- * line and appends </s>).  Ids of another convention (tensor2tensor's
- * end of sentence is 1) would end every sentence in padding once
- * collated: refused, unless --raw-ids says they are meant.
- */
+/* The features of one batch as an Example, a record. */
 static void
-preprocess_ids(const struct mmidx *m, uint64_t k, const int64_t *v, size_t n)
+put_example(void)
 {
-	size_t j;
-
-	/* (an empty sentence is collation's to name) */
-	for (j = 0; j < n && v[j] != o.pad; j++)
-		;
-	if (n > 0 && (j < n || v[n - 1] != o.eos))
-		fail("%s: sentence %ju: %s: not what fairseq-preprocess writes "
-		    "(tensor2tensor ids?); binarize through a dictionary "
-		    "(mmap-index dict, then build --input-format text --dict), "
-		    "or give --raw-ids if these are the ids you mean",
-		    mmidx_idx_path(m), (uintmax_t)k,
-		    j + 1 == n ? "it ends in <pad>, not </s>" :
-		    j < n ? "<pad> inside it" : "it does not end in </s>");
-}
-
-/* Tokens of sentence k of m, after 'tok' when it is >= 0, into the pool. */
-static size_t
-load_tokens(struct mmidx *m, uint64_t k, int64_t tok)
-{
-	const uint8_t *p;
-	uint64_t n;
-	size_t at = col.ntok;
-
-	if (mmidx_seq(m, k, &p, &n) == -1)
-		fail("%s", mmidx_strerror(m));
-	col_room((size_t)n + 1);
-	if (tok >= 0)
-		col.tok[col.ntok++] = tok;
-	if (n > 0)
-		mmidx_load_i64s(mmidx_dtype(m), p, n, col.tok + col.ntok);
-	if (!o.raw_ids && mmidx_layout(m) == MMIDX_FAIRSEQ)
-		preprocess_ids(m, k, col.tok + col.ntok, (size_t)n);
-	col.ntok += (size_t)n;
-	return col.ntok - at;
-}
-
-/*
- * Collate the items of a batch.  fairseq's SampledMultiDataset collates
- * each pair's samples apart, puts the pairs one after another and sorts
- * the rows by source length again; with stable sorts that is one
- * collation of the samples grouped by pair.
- */
-static int
-collate_items(const struct batch_item *it, size_t n, struct batch_collated *c,
-    const char *where)
-{
-	char err[BATCH_ERRMAX];
-	size_t k;
-
-	if (n > col.scap) {
-		col.scap = n;
-		col.s = xreallocarray(col.s, n, sizeof *col.s);
-		col.items = xreallocarray(col.items, n, sizeof *col.items);
-		col.tmp = xreallocarray(col.tmp, n, sizeof *col.tmp);
-		col.soff = xreallocarray(col.soff, n, sizeof *col.soff);
-		col.toff = xreallocarray(col.toff, n, sizeof *col.toff);
-	}
-	if (npairs > 1) {
-		for (k = 1; k < n && it[k - 1].pair <= it[k].pair; k++)
-			;
-		if (k < n) {
-			/* a stable sort by pair: items of one pair keep their order */
-			memcpy(col.items, it, n * sizeof *it);
-			mergesort_items(col.items, col.tmp, n);
-			it = col.items;
-		}
-	}
-	col.ntok = 0;
-	col_room(1);
-	for (size_t i = 0; i < n; i++) {
-		const struct pair *p = &pairs[it[i].pair];
-		uint64_t j;
-		size_t part = part_of(p, it[i].index, &j);
-
-		col.soff[i] = col.ntok;
-		col.s[i].id = (int64_t)it[i].index;
-		col.s[i].new_src_eos = p->seos;
-		col.s[i].new_tgt_bos = p->tbos;
-		col.s[i].nsrc = load_tokens(p->src[part], j, p->stok);
-		col.toff[i] = col.ntok;
-		col.s[i].ntgt = 0;
-		if (p->tgt != NULL &&
-		    (col.s[i].ntgt = load_tokens(p->tgt[part], j, p->ttok)) == 0)
-			fail("%s: sequence %" PRIu64 ": empty target (%s, pair %s, "
-			    "sentence %" PRIu64 ")", mmidx_idx_path(p->tgt[part]), j,
-			    where, p->key, it[i].index);
-	}
-	for (size_t i = 0; i < n; i++) {
-		col.s[i].src = col.tok + col.soff[i];
-		col.s[i].tgt = pairs[it[i].pair].tgt != NULL ? col.tok + col.toff[i] :
-		    NULL;
-	}
-	if (batch_collate(col.s, n, &copts, c, err, sizeof err) == -1)
-		fail("%s: %s", where, err);
-	return 0;
-}
-
-/* A JSON array of n integers. */
-static void
-json_ints(const int64_t *v, size_t n)
-{
-	char *q = out_room(2);
-
-	*q++ = '[';
-	obuf_end(&out.b, q);
-	for (size_t i = 0; i < n; i++) {
-		q = out_room(22);
-		if (i > 0)
-			*q++ = ',';
-		q = exjson_format_i64(v[i], q);
-		obuf_end(&out.b, q);
-	}
-	q = out_room(1);
-	*q = ']';
-	out.b.len++;
-}
-
-/* A JSON matrix of n rows of w, or null when not present. */
-static void
-json_matrix(const int64_t *v, size_t n, size_t w, int present)
-{
-	if (!present) {
-		out_puts("null");
-		return;
-	}
-	out_puts("[");
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0)
-			out_puts(",");
-		json_ints(v + i * w, w);
-	}
-	out_puts("]");
-}
-
-/* The collated keys, after a '{' or a ','. */
-static void
-json_collated(const struct batch_collated *c, int has_target)
-{
-	char t[64];
-
-	out_puts("\"id\":");
-	json_ints(c->id, c->n);
-	snprintf(t, sizeof t, ",\"nsentences\":%zu,\"ntokens\":%" PRId64
-	    ",\"src_tokens\":", c->n, c->ntokens);
-	out_puts(t);
-	json_matrix(c->src_tokens, c->n, c->src_width, 1);
-	out_puts(",\"src_lengths\":");
-	json_ints(c->src_lengths, c->n);
-	out_puts(",\"prev_output_tokens\":");
-	json_matrix(c->prev_output_tokens, c->n, c->tgt_width, has_target &&
-	    copts.input_feeding);
-	out_puts(",\"target\":");
-	json_matrix(c->target, c->n, c->tgt_width, has_target);
-}
-
-/*
- * Records: one Example of int64 features per batch, written by the
- * library's fast path for rows of int64 lists straight into the record
- * writer, since a collated batch holds hundreds of thousands of values
- * and the generic builder would copy and size every one of them twice.
- */
-#define RMAXFEAT	24
-static const char *rname[RMAXFEAT];
-static const int64_t *rval[RMAXFEAT];
-static size_t rlen[RMAXFEAT];
-static size_t nrf;
-static int64_t rshape[RMAXFEAT][2];
-
-/* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */
-static void
-rec_feature(const char *name, const int64_t *v, size_t n, const int64_t *shape,
-    int nshape)
-{
-	static char names[RMAXFEAT][40];
-
-	rname[nrf] = name;
-	rval[nrf] = v;
-	rlen[nrf] = n;
-	nrf++;
-	if (nshape < 0)
-		return;
-	snprintf(names[nrf], sizeof names[nrf], "%s_shape", name);
-	memcpy(rshape[nrf], shape, (size_t)nshape * sizeof *shape);
-	rname[nrf] = names[nrf];
-	rval[nrf] = rshape[nrf];
-	rlen[nrf] = (size_t)nshape;
-	nrf++;
-}
-
-static void
-rec_flush_example(void)
-{
-	static struct ex_lists *e;
 	size_t total;
 	uint8_t *q;
 
-	if (e == NULL && (e = ex_lists_new()) == NULL)
+	if (lists == NULL && (lists = ex_lists_new()) == NULL)
 		die_errno("malloc");
-	total = ex_encode_int64_lists(e, nrf, rname, rval, rlen, NULL);
+	total = ex_encode_int64_lists(lists, feat.n, feat.name, feat.val,
+	    feat.len, NULL);
 	if (total == SIZE_MAX)
 		die_errno("malloc");
 	if ((q = rec_write_begin(out.w, total)) == NULL)
 		write_failed(out.name);
-	ex_lists_put(e, q);
+	ex_lists_put(lists, q);
 	if (rec_write_end(out.w, total) == -1)
 		write_failed(out.name);
-	nrf = 0;
-}
-
-static void
-rec_collated(const struct batch_collated *c, int has_target)
-{
-	static int64_t nsent;
-	int64_t sh[2];
-
-	sh[0] = (int64_t)c->n;
-	rec_feature("id", c->id, c->n, sh, 1);
-	nsent = (int64_t)c->n;
-	rec_feature("nsentences", &nsent, 1, sh, 0);
-	rec_feature("ntokens", &c->ntokens, 1, sh, 0);
-	sh[1] = (int64_t)c->src_width;
-	rec_feature("src_tokens", c->src_tokens, c->n * c->src_width, sh, 2);
-	rec_feature("src_lengths", c->src_lengths, c->n, sh, 1);
-	sh[1] = (int64_t)c->tgt_width;
-	if (has_target && copts.input_feeding)
-		rec_feature("prev_output_tokens", c->prev_output_tokens,
-		    c->n * c->tgt_width, sh, 2);
-	if (has_target)
-		rec_feature("target", c->target, c->n * c->tgt_width, sh, 2);
 }
 
 /*
@@ -1544,229 +1169,50 @@ rec_collated(const struct batch_collated *c, int has_target)
 static void
 emit_batch(uint64_t epoch, uint64_t step, const struct batch_item *it, size_t n)
 {
-	struct batch_collated c;
-	char *q, where[64];
+	struct batch_collated c, *cp = NULL;
+	char where[64], err[1024];
 	int has_target = npairs > 0 && pairs[0].tgt != NULL;
 
 	if (o.collate) {
 		snprintf(where, sizeof where, "epoch %" PRIu64 ", step %" PRIu64,
 		    epoch, step);
-		collate_items(it, n, &c, where);
+		if (bsrc_collate(&col, pairs, npairs, it, n, where, &c, err,
+		    sizeof err) == -1)
+			fail("%s", err);
+		cp = &c;
 	}
 	switch (o.outfmt) {
 	case OUT_IDS:
-		for (size_t i = 0; i < n; i++) {
-			q = out_room(36);
-			if (i > 0)
-				*q++ = ' ';
-			/* pairs and indices are below 2^63; most pairs one digit */
-			if (it[i].pair < 10)
-				*q++ = (char)('0' + it[i].pair);
-			else
-				q = exjson_format_i64((int64_t)it[i].pair, q);
-			*q++ = ':';
-			q = exjson_format_i64((int64_t)it[i].index, q);
-			obuf_end(&out.b, q);
-		}
-		q = out_room(1);
-		*q = '\n';
-		out.b.len++;
+		put_line(bio_put_ids(&line, it, n));
 		break;
 	case OUT_JSON:
-		q = out_room(128);
-		q += sprintf(q, "{\"epoch\":%" PRIu64 ",\"shard\":%" PRIu64
-		    ",\"step\":%" PRIu64 ",\"ids\":[", epoch, o.shard, step);
-		obuf_end(&out.b, q);
-		for (size_t i = 0; i < n; i++) {
-			q = out_room(48);
-			if (i > 0)
-				*q++ = ',';
-			*q++ = '[';
-			if (it[i].pair < 10)
-				*q++ = (char)('0' + it[i].pair);
-			else
-				q = exjson_format_i64((int64_t)it[i].pair, q);
-			*q++ = ',';
-			q = exjson_format_i64((int64_t)it[i].index, q);
-			*q++ = ']';
-			obuf_end(&out.b, q);
-		}
-		out_puts("]");
-		if (o.collate) {
-			out_puts(",");
-			json_collated(&c, has_target);
-		}
-		out_puts("}\n");
+		put_line(bio_put_json(&line, epoch, o.shard, step, it, n, cp,
+		    has_target, copts.input_feeding));
 		break;
-	default: {
-		static int64_t v[3], *flat;
-		static size_t flatcap;
-		int64_t sh[2] = { (int64_t)n, 2 };
-
-		v[0] = (int64_t)epoch;
-		v[1] = (int64_t)o.shard;
-		v[2] = (int64_t)step;
-		rec_feature("epoch", &v[0], 1, NULL, -1);
-		rec_feature("shard", &v[1], 1, NULL, -1);
-		rec_feature("step", &v[2], 1, NULL, -1);
-		if (2 * n + 1 > flatcap) {
-			flatcap = 2 * n + 1;
-			flat = xreallocarray(flat, flatcap, sizeof *flat);
-		}
-		for (size_t i = 0; i < n; i++) {
-			flat[2 * i] = it[i].pair;
-			flat[2 * i + 1] = (int64_t)it[i].index;
-		}
-		rec_feature("ids", flat, 2 * n, sh, 2);
-		if (o.collate)
-			rec_collated(&c, has_target);
-		rec_flush_example();
+	default:
+		if (bio_features_batch(&feat, epoch, o.shard, step, it, n, cp,
+		    has_target, copts.input_feeding) == -1)
+			die_nomem();
+		put_example();
 		break;
 	}
-	}
-	if (o.collate)
-		batch_collated_free(&c);
+	if (cp != NULL)
+		batch_collated_free(cp);
 }
 
 /* ---- batches ---- */
 
-/*
- * Sizes the .bin cannot hold are caught here, where the indexes are
- * read, rather than left to the batches: the k sizes (none negative,
- * the largest mx) of sentences first .. of m each fit in its .bin.
- */
-static void
-fits(const struct mmidx *m, uint64_t first, const int32_t *sz, size_t k,
-    int32_t mx)
-{
-	uint64_t el = mmidx_dtype_size(mmidx_dtype(m)), bin = mmidx_bin_size(m);
-
-	if ((uint64_t)mx * el <= bin)
-		return;
-	for (size_t j = 0; j < k; j++)
-		if ((uint64_t)sz[j] * el > bin)
-			die("%s: sequence %" PRIu64 ": size %" PRId32 " does not "
-			    "fit in %s (%" PRIu64 " bytes)", mmidx_idx_path(m),
-			    first + j, sz[j], mmidx_bin_path(m), bin);
-}
-
-/* ... and all of them together: ntok tokens. */
-static void
-all_fit(const struct mmidx *m, uint64_t ntok)
-{
-	uint64_t el = mmidx_dtype_size(mmidx_dtype(m)), bin = mmidx_bin_size(m);
-
-	if (ntok <= bin / el)
-		return;
-	die("%s: sizes add up to %" PRIu64 " tokens (%" PRIu64 " bytes), more "
-	    "than %s holds (%" PRIu64 " bytes)", mmidx_idx_path(m), ntok,
-	    ntok * el, mmidx_bin_path(m), bin);
-}
-
-/* Sizes of every pair from the indexes (never the .bin), language tokens counted. */
+/* Sizes of every pair from the indexes, language tokens counted. */
 static struct batch_data *
 load_sizes(void)
 {
-	char err[BATCH_ERRMAX];
-	uint64_t *n = xcalloc(npairs, sizeof *n);
-	int bilingual = pairs[0].tgt != NULL;
+	char err[1024];
 	struct batch_data *d;
-	enum { CHUNK = 1 << 14 };
-	int32_t *sb = xcalloc(CHUNK, sizeof *sb), *tb = xcalloc(CHUNK, sizeof *tb);
 
-	for (size_t i = 0; i < npairs; i++) {
-		n[i] = pairs[i].n;
-		if ((pairs[i].tgt != NULL) != bilingual)
-			die("pair %s is %s, pair %s is not", pairs[i].key,
-			    bilingual ? "monolingual" : "bilingual", pairs[0].key);
-		if (n[i] == 0)
-			die("%s: pair %s has no sentences",
-			    mmidx_idx_path(pairs[i].src[0]), pairs[i].key);
-	}
-	if ((d = batch_data_new(npairs, n, bilingual, err, sizeof err)) == NULL)
+	/* Without --collate the files are done with once read. */
+	if ((d = bsrc_load_sizes(pairs, npairs, !o.collate, err,
+	    sizeof err)) == NULL)
 		die("%s", err);
-	for (size_t i = 0; i < npairs; i++) {
-		struct pair *p = &pairs[i];
-
-		p->srctok = p->tgttok = 0;
-		for (size_t part = 0; part < p->nparts; part++) {
-			uint64_t len = p->start[part + 1] - p->start[part];
-			uint64_t sall = 0, tall = 0;
-
-			for (uint64_t a = 0; a < len; a += CHUNK) {
-				size_t k = len - a < CHUNK ? (size_t)(len - a) : CHUNK;
-				int32_t sneg = 0, tneg = 0, smx = 0, tmx = 0;
-				uint64_t ssum = 0, tsum = 0;
-				int sadd = p->stok >= 0, tadd = p->ttok >= 0;
-
-				/*
-				 * Whole blocks with branch-free scans; a fault is
-				 * looked for one sentence at a time, to name the
-				 * first as the reader meets it.
-				 */
-				mmidx_raw_sizes(p->src[part], a, k, sb);
-				for (size_t j = 0; j < k; j++) {
-					sneg |= sb[j];
-					smx = sb[j] > smx ? sb[j] : smx;
-					ssum += (uint64_t)(uint32_t)sb[j];
-				}
-				if (bilingual) {
-					mmidx_raw_sizes(p->tgt[part], a, k, tb);
-					for (size_t j = 0; j < k; j++) {
-						tneg |= tb[j];
-						tmx = tb[j] > tmx ? tb[j] : tmx;
-						tsum += (uint64_t)(uint32_t)tb[j];
-					}
-				}
-				if (sneg < 0 || tneg < 0 || (sadd && smx == INT32_MAX) ||
-				    (tadd && tmx == INT32_MAX))
-					for (size_t j = 0; j < k; j++) {
-						int32_t s = sb[j];
-
-						if (s < 0 || (sadd && s == INT32_MAX))
-							die("%s: sequence %" PRIu64 ": bad "
-							    "size %d",
-							    mmidx_idx_path(p->src[part]),
-							    a + j, (int)s);
-						s = bilingual ? tb[j] : 0;
-						if (s < 0 || (tadd && s == INT32_MAX))
-							die("%s: sequence %" PRIu64 ": bad "
-							    "size %d",
-							    mmidx_idx_path(p->tgt[part]),
-							    a + j, (int)s);
-					}
-				if (sneg >= 0 && tneg >= 0) {
-					fits(p->src[part], a, sb, k, smx);
-					if (bilingual)
-						fits(p->tgt[part], a, tb, k, tmx);
-				}
-				sall += ssum;
-				tall += tsum;
-				for (size_t j = 0; sadd && j < k; j++)
-					sb[j]++;
-				for (size_t j = 0; tadd && j < k; j++)
-					tb[j]++;
-				p->srctok += ssum + (sadd ? k : 0);
-				if (bilingual)
-					p->tgttok += tsum + (tadd ? k : 0);
-				if (batch_data_set(d, i, p->start[part] + a, k, sb,
-				    bilingual ? tb : NULL, err, sizeof err) == -1)
-					die("%s: %s", mmidx_idx_path(p->src[part]), err);
-			}
-			all_fit(p->src[part], sall);
-			if (bilingual)
-				all_fit(p->tgt[part], tall);
-		}
-		/*
-		 * Without --collate the files are done with: unmapping them
-		 * keeps the pages of their indexes out of the resident set.
-		 */
-		if (!o.collate)
-			close_pair(p);
-	}
-	free(sb);
-	free(tb);
-	free(n);
 	return d;
 }
 
@@ -1775,48 +1221,15 @@ static double *
 parse_weights(void)
 {
 	double *w = xcalloc(npairs, sizeof *w);
-	char *list = xstrdup(o.weights), *save = NULL, *tok;
-	unsigned char *seen = xcalloc(npairs, 1);
+	char err[1024];
 
-	for (tok = strtok_r(list, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strrchr(tok, '=');
-		size_t i;
-
-		if (eq == NULL)
-			usage_error("--sampling-weights: expected KEY=W, not '%s'",
-			    tok);
-		*eq = '\0';
-		if (strncmp(tok, "main:", 5) == 0)
-			tok += 5;
-		for (i = 0; i < npairs && strcmp(pairs[i].key, tok) != 0; i++)
-			;
-		if (i == npairs)
-			usage_error("--sampling-weights: no pair '%s'", tok);
-		if (seen[i])
-			usage_error("--sampling-weights: pair '%s' given twice",
-			    tok);
-		if (parse_real(eq + 1, &w[i]) == -1 || !(w[i] >= 0))
-			usage_error("--sampling-weights: expected a weight of 0 "
-			    "or more for %s, not '%s'", tok, eq + 1);
-		seen[i] = 1;
+	if (bsrc_weights(o.weights, pairs, npairs, parse_real, w, err,
+	    sizeof err) == -1) {
+		if (errno == ENOMEM)
+			die_nomem();
+		usage_error("--sampling-weights: %s", err);
 	}
-	for (size_t i = 0; i < npairs; i++)
-		if (!seen[i])
-			usage_error("--sampling-weights: no weight for pair '%s'",
-			    pairs[i].key);
-	if (!isfinite(nprng_np_sum(w, npairs)))
-		usage_error("--sampling-weights: the weights overflow (their "
-		    "sum is not a finite number)");
-	free(seen);
-	free(list);
 	return w;
-}
-
-static double
-share(uint64_t part, uint64_t whole)
-{
-	return whole ? (double)part / (double)whole : 0.0;
 }
 
 static void
@@ -1837,10 +1250,12 @@ print_stats(const struct batch_plan *plan)
 	struct batch_epoch_stats es;
 	struct batch_shard_stats ss;
 	struct batch_pair_stats ps;
+	double spad, tpad;
 	FILE *f = stderr;
 
 	batch_plan_stats(plan, &es);
 	batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
+	bsrc_padding(&ss, &spad, &tpad);
 	progress_done();
 	fflush(stdout);
 	if (o.json) {
@@ -1863,8 +1278,7 @@ print_stats(const struct batch_plan *plan)
 		    es.dropped_tail, es.group_dropped_batches,
 		    es.group_dropped_items, es.steps, ss.batches, ss.fill,
 		    ss.sentences, ss.src_tokens, ss.tgt_tokens, ss.src_slots,
-		    ss.tgt_slots, share(ss.src_slots - ss.src_tokens, ss.src_slots),
-		    share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots),
+		    ss.tgt_slots, spad, tpad,
 		    ss.skipped_batches, ss.skipped_items);
 		if (o.vepoch > 0)
 			fprintf(f, "\"virtual_epoch\":{\"pass_epoch\":%" PRIu64
@@ -1921,8 +1335,7 @@ print_stats(const struct batch_plan *plan)
 		    "%.1f%% of source slots, %.1f%% of target slots\n", o.shard,
 		    o.nshards, ss.steps, ss.batches, ss.fill, ss.sentences,
 		    ss.src_tokens, ss.tgt_tokens,
-		    100 * share(ss.src_slots - ss.src_tokens, ss.src_slots),
-		    100 * share(ss.tgt_slots - ss.tgt_tokens, ss.tgt_slots));
+		    100 * spad, 100 * tpad);
 		if (ss.skipped_batches)
 			fprintf(f, "  skipped: the last batch (%" PRIu64
 			    " sentences, --skip-remainder-batch)\n",
@@ -2075,6 +1488,10 @@ cmd_batches(int argc, char **argv)
 	batch_data_free(data);
 	free(items);
 	free(weights);
+	bsrc_collator_free(&col);
+	bio_features_free(&feat);
+	ex_lists_free(lists);
+	buf_free(&line);
 	return 0;
 }
 
@@ -2199,9 +1616,10 @@ cmd_collate(int argc, char **argv)
 		}
 		if (batch_collate(bs, in.n, &copts, &c, err, sizeof err) == -1)
 			fail("%s: line %" PRIu64 ": %s", name, lineno, err);
-		out_puts("{");
-		json_collated(&c, in.has_target);
-		out_puts("}\n");
+		put_line(buf_putc(&line, '{') == -1 ||
+		    bio_put_collated(&line, &c, in.has_target,
+		    copts.input_feeding) == -1 || buf_puts(&line, "}\n") == -1 ?
+		    -1 : 0);
 		batch_collated_free(&c);
 	}
 	out_end();
@@ -2218,22 +1636,7 @@ cmd_collate(int argc, char **argv)
 static int
 cmd_loader(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "max-record-size", required_argument, NULL, 'm' },
-		{ "no-progress", no_argument, NULL, 'N' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "output-format", required_argument, NULL, 'f' },
-		{ "progress", no_argument, NULL, 'P' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "stats", no_argument, NULL, 'S' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *config = NULL, *outpath = "-";
+	const char *outpath = o.out != NULL ? o.out : "-";
 	struct ld_config *cf;
 	struct ld_dataset ds;
 	struct loader *l;
@@ -2242,63 +1645,33 @@ cmd_loader(int argc, char **argv)
 	struct rec_writer *w = NULL;
 	struct buf b = { 0 };
 	char err[1024], *text;
-	uint64_t limit = UINT64_MAX, seed = 1, nb = 0, maxrec = 0;
+	uint64_t nb = 0;
 	size_t n;
-	int ch, records = 0, stats = 0, r, fd;
+	int records = o.outfmt == OUT_RECORDS, r, fd;
 
-	optind = 1;
-	while ((ch = getopt_args(argc, argv, "ho:qs:V", lopts)) != -1) {
-		switch (ch) {
-		case 'c': config = optarg; break;
-		case 'h': usage(stdout, 0);
-		case 'l':
-			limit = (uint64_t)num_arg("--limit", optarg, 0, INT64_MAX);
-			break;
-		case 'm': maxrec = max_record_arg(optarg); break;
-		case 'o': outpath = optarg; break;
-		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				records = 0;
-			else if (strcmp(optarg, "records") == 0)
-				records = 1;
-			else
-				usage_error("--output-format: expected json or "
-				    "records, not '%s'", optarg);
-			break;
-		case 'q': verbosity = 0; break;
-		case 'P': progress_enabled = 1; break;
-		case 'N': progress_enabled = 0; break;
-		case 's':
-			seed = (uint64_t)num_arg("-s", optarg, 0, INT64_MAX);
-			break;
-		case 'S': stats = 1; break;
-		case 'V': print_version(NULL);
-		default: usage(stderr, 2);
-		}
-	}
-	if (optind != argc)
-		usage_error("loader: unexpected operand '%s'", argv[optind]);
-	if (config == NULL)
+	if (argc > 0)
+		usage_error("loader: unexpected operand '%s'", argv[0]);
+	if (o.config == NULL)
 		usage_error("loader: --config is required");
 	out_form(outpath, records ? WRITES_RECORDS : WRITES_TEXT, records ?
 	    "leave out --output-format records to write JSON lines" :
 	    "add --output-format records");
 	out_check(outpath);
-	if (ld_read_file(config, &text, &n) == -1)
-		die_errno("%s", config);
+	if (ld_read_file(o.config, &text, &n) == -1)
+		die_errno("%s", o.config);
 	if ((cf = ld_config_parse(text, n, err, sizeof err)) == NULL)
-		die("%s: %s", config, err);
+		die("%s: %s", o.config, err);
 	free(text);
 	if (ld_dataset_json(&ds, ld_config_dataset(cf), "dataset", err,
 	    sizeof err) == -1)
-		die("%s: %s", config, err);
-	if ((l = ld_open(cf, &ds, seed, err, sizeof err)) == NULL)
-		die("%s: %s", config, err);
-	ld_set_max_record(l, maxrec);
+		die("%s: %s", o.config, err);
+	if ((l = ld_open(cf, &ds, o.seed, err, sizeof err)) == NULL)
+		die("%s: %s", o.config, err);
+	ld_set_max_record(l, o.maxrec);
 	output_open(&dst, outpath, records ? WRITES_RECORDS : WRITES_TEXT, NULL);
 	fd = dst.fd;
 	w = dst.w;
-	while (nb < limit && (r = ld_next(l, err, sizeof err)) != 0) {
+	while (nb < o.limit && (r = ld_next(l, err, sizeof err)) != 0) {
 		if (r == -1) {
 			if (w && rec_writer_flush(w) == -1)
 				write_failed(outpath);
@@ -2334,7 +1707,7 @@ cmd_loader(int argc, char **argv)
 	if (b.len && rp_write_full(fd, b.p, b.len) == -1)
 		write_failed(outpath);
 	output_close(&dst, 1);
-	if (stats) {
+	if (o.stats) {
 		ld_get_stats(l, &st);
 		fprintf(stderr, "batches %" PRIu64 "\nexamples %" PRIu64
 		    "\nrecords %" PRIu64 "\nepochs %" PRIu64 "\n", st.batches,
@@ -2368,9 +1741,8 @@ main(int argc, char **argv)
 			print_version(NULL);
 		usage_error("unknown subcommand '%s'", argv[1]);
 	}
-	if (found == CMD_LOADER)
-		return cmd_loader(argc - 1, argv + 1);
 	o.cmd = found;
+	o.limit = UINT64_MAX;
 	o.split = "train";
 	o.seed = 1;
 	o.epoch = 1;
@@ -2394,12 +1766,15 @@ main(int argc, char **argv)
 	parse_opts(argc, argv);
 	argc -= optind;
 	argv += optind;
+	if (o.cmd == CMD_LOADER)
+		return cmd_loader(argc, argv);
 	copts.left_pad_source = o.left_pad_source;
 	copts.left_pad_target = o.left_pad_target;
 	copts.input_feeding = o.input_feeding;
 	copts.pad = o.pad;
 	copts.eos = o.eos;
 	copts.pad_to_multiple = (int64_t)o.pad_to_multiple;
+	bsrc_collator_init(&col, &copts, o.raw_ids);
 	/* A named output that cannot be written is refused before any work. */
 	if (o.out != NULL && strcmp(o.out, "-") != 0)
 		out_check(o.out);

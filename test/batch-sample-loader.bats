@@ -293,6 +293,32 @@ J
 	[[ "$stderr" == "batch-sample: loader: --config is required"* ]]
 }
 
+@test "loader: its options in the subcommands' table, its seed and formats its own" {
+	run -2 --separate-stderr batch-sample loader --collate
+	[ "${stderr%%$'\n'*}" = "batch-sample: loader: --collate does not apply (it applies to batches)" ]
+	run -2 --separate-stderr batch-sample loader -p x --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: loader: -p does not apply (it applies to batches)" ]
+	run -2 --separate-stderr batch-sample batches --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: batches: --config does not apply (it applies to loader)" ]
+	run -2 --separate-stderr batch-sample by-size --limit 3
+	[ "${stderr%%$'\n'*}" = "batch-sample: by-size: --limit does not apply (it applies to loader)" ]
+	run -2 --separate-stderr batch-sample loader --output-format ids --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --output-format: expected json or records, not 'ids'" ]
+	run -2 --separate-stderr batch-sample loader --output-format text --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --output-format: expected json or records, not 'text'" ]
+	run -2 --separate-stderr batch-sample loader --seed -1 --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: -s: expected an integer from 0 to 9223372036854775807, not '-1'" ]
+	run -2 --separate-stderr batch-sample loader --limit x --config "$T/c.json"
+	[ "${stderr%%$'\n'*}" = "batch-sample: --limit: expected an integer from 0 to 9223372036854775807, not 'x'" ]
+	run -2 --separate-stderr batch-sample loader --config "$T/c.json" extra
+	[ "${stderr%%$'\n'*}" = "batch-sample: loader: unexpected operand 'extra'" ]
+	# a seed above batches' 2^32 - 1 gets as far as the configuration
+	run -1 --separate-stderr batch-sample loader -s 4294967296 --config "$T/nosuch.json"
+	[ "$stderr" = "batch-sample: $T/nosuch.json: No such file or directory" ]
+	run -2 --separate-stderr batch-sample batches -p x -s 4294967296
+	[ "${stderr%%$'\n'*}" = "batch-sample: -s: expected an integer from 0 to 4294967295, not '4294967296'" ]
+}
+
 @test "loader: a list dataset" {
 	mnist
 	printf '%s\n' "$T/mn/sub/b.tfrecords" "$T/mn/a.tfrecords" >"$T/list.txt"
