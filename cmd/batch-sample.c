@@ -1074,13 +1074,6 @@ out_flush(void)
 	obuf_flush(&out.b);
 }
 
-/* Room for n bytes (n <= OUT_SIZE). */
-static inline char *
-out_room(size_t n)
-{
-	return obuf_room(&out.b, n);
-}
-
 static void
 out_write(const void *p, size_t n)
 {
@@ -1563,18 +1556,10 @@ cmd_by_size(int argc, char **argv)
 	if (batch_by_size(ntok, s.n, &lim, &ends, &nb, err, sizeof err) == -1)
 		die("%s: %s", name, err);
 	out_begin(0);
-	for (uint64_t b = 0; b < nb; a = ends[b++]) {
-		for (uint64_t i = a; i < ends[b]; i++) {
-			char *q = out_room(22);
-
-			if (i > a)
-				*q++ = ' ';
-			q = exjson_format_i64((int64_t)s.index[i], q);
-			obuf_end(&out.b, q);
-		}
-		out_write("\n", 1);
-	}
+	for (uint64_t b = 0; b < nb; a = ends[b++])
+		put_line(bio_put_indices(&line, s.index + a, (size_t)(ends[b] - a)));
 	out_end();
+	buf_free(&line);
 	free(ends);
 	free(ntok);
 	bio_sizes_free(&s);
@@ -1623,6 +1608,7 @@ cmd_collate(int argc, char **argv)
 		batch_collated_free(&c);
 	}
 	out_end();
+	buf_free(&line);
 	bio_batch_free(&in);
 	free(bs);
 	free(text);

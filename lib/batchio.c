@@ -341,6 +341,23 @@ bio_put_ids(struct buf *b, const struct batch_item *it, size_t n)
 	return 0;
 }
 
+int
+bio_put_indices(struct buf *b, const uint64_t *index, size_t n)
+{
+	char *q;
+
+	if (n > (SIZE_MAX - 1) / 21 || (q = room(b, 21 * n + 1)) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			*q++ = ' ';
+		q = exjson_format_u64(index[i], q);
+	}
+	*q++ = '\n';
+	put_end(b, q);
+	return 0;
+}
+
 /* A JSON array of n integers. */
 static int
 put_ints(struct buf *b, const int64_t *v, size_t n)

@@ -87,7 +87,7 @@ void		 bio_batch_free(struct bio_batch *b);	/* then zeroed */
  * holds a part).  The numbers are written as exjson_format_i64() does.
  *
  * bio_put_ids(): "PAIR:INDEX" for each item, blank-separated, and a
- * newline.  bio_put_json(): the JSON line {"epoch":E,"shard":S,
+ * newline (a fill batch: an empty line).  bio_put_json(): the JSON line {"epoch":E,"shard":S,
  * "step":T,"ids":[[PAIR,INDEX],...]}, with the keys of
  * bio_put_collated() before its "}" when c is not NULL.
  * bio_put_collated(): the keys of a collated batch after a '{' or a
@@ -96,6 +96,11 @@ void		 bio_batch_free(struct bio_batch *b);	/* then zeroed */
  * without input feeding) and "target" (null without a target).
  */
 int		 bio_put_ids(struct buf *b, const struct batch_item *it, size_t n);
+/*
+ * A batch of by-size: the indices index[0 .. n - 1] (every uint64 as
+ * it is), blank-separated, and a newline.
+ */
+int		 bio_put_indices(struct buf *b, const uint64_t *index, size_t n);
 int		 bio_put_json(struct buf *b, uint64_t epoch, uint64_t shard,
 		    uint64_t step, const struct batch_item *it, size_t n,
 		    const struct batch_collated *c, int has_target,

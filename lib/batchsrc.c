@@ -170,6 +170,21 @@ scan_sizes(const int32_t *sz, size_t k, int32_t *neg, int32_t *mx,
 	*sum = s;
 }
 
+/*
+ * Whether size s of sequence seq of m is one the index cannot hold:
+ * negative, or INT32_MAX with a token to add (then the message).
+ */
+static int
+bad_size(const struct mmidx *m, uint64_t seq, int32_t s, int add, char *err,
+    size_t errlen)
+{
+	if (s >= 0 && !(add && s == INT32_MAX))
+		return 0;
+	rp_seterr(err, errlen, "%s: sequence %" PRIu64 ": bad size %d",
+	    mmidx_idx_path(m), seq, (int)s);
+	return 1;
+}
+
 /* Check, then load part 'part' of pair i into d. */
 static int
 load_part(struct batch_data *d, struct bsrc_pair *p, size_t i, size_t part,
@@ -198,25 +213,11 @@ load_part(struct batch_data *d, struct bsrc_pair *p, size_t i, size_t part,
 		}
 		if (sneg < 0 || tneg < 0 || (sadd && smx == INT32_MAX) ||
 		    (tadd && tmx == INT32_MAX))
-			for (size_t j = 0; j < k; j++) {
-				int32_t s = sb[j];
-
-				if (s < 0 || (sadd && s == INT32_MAX)) {
-					rp_seterr(err, errlen, "%s: sequence %"
-					    PRIu64 ": bad size %d",
-					    mmidx_idx_path(p->src[part]), a + j,
-					    (int)s);
+			for (size_t j = 0; j < k; j++)
+				if (bad_size(p->src[part], a + j, sb[j], sadd, err,
+				    errlen) || (bilingual && bad_size(p->tgt[part],
+				    a + j, tb[j], tadd, err, errlen)))
 					return -1;
-				}
-				s = bilingual ? tb[j] : 0;
-				if (s < 0 || (tadd && s == INT32_MAX)) {
-					rp_seterr(err, errlen, "%s: sequence %"
-					    PRIu64 ": bad size %d",
-					    mmidx_idx_path(p->tgt[part]), a + j,
-					    (int)s);
-					return -1;
-				}
-			}
 		if (fits(p->src[part], a, sb, k, smx, err, errlen) == -1 ||
 		    (bilingual && fits(p->tgt[part], a, tb, k, tmx, err,
 		    errlen) == -1))

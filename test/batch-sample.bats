@@ -133,6 +133,9 @@ pair20() {
 	[ -z "$stderr" ]
 	run -0 batch-sample by-size --max-tokens 12 --required-batch-size-multiple 1 <<<$'10 5\n11 5\n12 5'
 	[ "$output" = $'10 11\n12' ]
+	# indices above 2^63 - 1 come back as they were given
+	run -0 batch-sample by-size --required-batch-size-multiple 1 <<<$'18446744073709551615 1\n9223372036854775808 2'
+	[ "$output" = "18446744073709551615 9223372036854775808" ]
 	printf '1\n1\n1\n1\n1\n' >"$T/five"
 	run -0 batch-sample by-size "$T/five"
 	[ "$output" = "0 1 2 3 4" ]

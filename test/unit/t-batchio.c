@@ -165,6 +165,7 @@ test_put(void)
 	int64_t prev[4] = { 2, 9, 2, 1 };
 	struct batch_collated c = { 2, 3, id, len, 3, src, 2, tgt, prev };
 	struct batch_collated e = { 0 };
+	uint64_t ix[3] = { 0, UINT64_MAX, 9223372036854775808u };
 	struct buf b = { 0 };
 
 	TEST(bio_put_ids(&b, it, 3) == 0 &&
@@ -172,6 +173,11 @@ test_put(void)
 	    "ids: a pair above 9, the largest index");
 	TEST(bio_put_ids(&b, it, 0) == 0 && holds(&b, "\n"),
 	    "a fill batch: an empty line");
+	TEST(bio_put_indices(&b, ix, 3) == 0 &&
+	    holds(&b, "0 18446744073709551615 9223372036854775808\n"),
+	    "by-size indices, every uint64 unsigned");
+	TEST(bio_put_indices(&b, ix, 0) == 0 && holds(&b, "\n"),
+	    "no indices: an empty line");
 	TEST(bio_put_json(&b, 1, 0, 18446744073709551615u, it, 2, NULL, 1, 1) == 0 &&
 	    holds(&b, "{\"epoch\":1,\"shard\":0,\"step\":18446744073709551615,"
 	    "\"ids\":[[0,7],[12,0]]}\n"), "a JSON line without collation");

@@ -115,6 +115,7 @@ test_sizes(void)
 	static const int32_t s0[] = { 2, 1, 3 }, t0[] = { 1, 1, 1 };
 	static const int32_t tk[] = { 5, 2, 2, 6, 7, 2 };
 	static const int32_t neg[] = { 1, -1, 1 }, big[] = { 1, 9, 1 };
+	static const int32_t top[] = { 1, INT32_MAX, 1 };
 	static struct memds a, b, c, d;
 	static char k0[] = "p0", k1[] = "p1";
 	struct bsrc_pair p[2];
@@ -169,6 +170,16 @@ test_sizes(void)
 	TEST(bsrc_load_sizes(p, 1, 0, err, sizeof err) == NULL &&
 	    strcmp(err, "g.idx: sequence 1: size 9 does not fit in g.bin "
 	    "(24 bytes)") == 0, "a size larger than the .bin: %s", err);
+	bsrc_pair_close(&p[0]);
+	if (mkpair(&p[0], k0, mkds(&a, "m", top, 3, tk, 6), NULL) == -1)
+		return;
+	TEST(bsrc_load_sizes(p, 1, 0, err, sizeof err) == NULL &&
+	    strcmp(err, "m.idx: sequence 1: size 2147483647 does not fit in "
+	    "m.bin (24 bytes)") == 0, "the largest size, no token: %s", err);
+	p[0].stok = 9;
+	TEST(bsrc_load_sizes(p, 1, 0, err, sizeof err) == NULL &&
+	    strcmp(err, "m.idx: sequence 1: bad size 2147483647") == 0,
+	    "the largest size with a token to add: %s", err);
 	bsrc_pair_close(&p[0]);
 	if (mkpair(&p[0], k0, mkds(&a, "h", t0, 3, tk, 2), NULL) == -1)
 		return;
