@@ -1039,12 +1039,9 @@ setup_pairs(int argc, char **argv)
  * The data directory of a --lang-pairs pair for shard epoch e (the
  * epoch, or with virtual epochs the pass count): paths[(e - 1) mod n].
  */
-static uint64_t dir_epoch;
-
 static void
 open_epoch(uint64_t epoch)
 {
-	dir_epoch = epoch;
 	if (o.langpairs == NULL)
 		return;
 	for (size_t i = 0; i < npairs; i++)
@@ -1358,8 +1355,8 @@ cmd_batches(int argc, char **argv)
 	struct batch_plan *plan = NULL;
 	struct batch_item *items = NULL;
 	struct batch_shard_stats ss;
-	uint64_t cap = 0, shard_epoch = 1;
-	int load_next = 0;
+	struct bsrc_schedule sched = { 0 };
+	uint64_t cap = 0;
 	double *weights = NULL;
 	char err[BATCH_ERRMAX];
 
@@ -1398,62 +1395,27 @@ cmd_batches(int argc, char **argv)
 	cfg.lim.compat = o.compat_main ? BATCH_COMPAT_MAIN : BATCH_COMPAT_012;
 	cfg.num_shards = (uint32_t)o.nshards;
 	cfg.virtual_epoch_size = o.vepoch;
+	sched.vepoch = o.vepoch;
+	sched.vsize = o.vsize;
+	sched.many_dirs = ndatadirs > 1;
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t e = o.epoch; e < o.epoch + o.epochs; e++) {
-		int load;
+		struct batch_epoch_stats es;
+		uint64_t dir_epoch;
+		int load = bsrc_schedule_load(&sched, e, &dir_epoch);
 
-		if (o.vepoch == 0) {
-			/* a data directory an epoch, loaded again each time */
-			load = plan == NULL || ndatadirs > 1;
-			if (load)
-				open_epoch(e);
-		} else if (plan == NULL) {
-			/*
-			 * translation_multi_simple_epoch's first load: the
-			 * shard epoch estimated from --virtual-data-size when
-			 * given (else the epoch picks the directory and the
-			 * dataset counts from 1).
-			 */
-			uint64_t per;
-
-			load = 1;
-			shard_epoch = 1;
-			if (o.vsize > 0) {
-				per = (o.vsize + o.vepoch - 1) / o.vepoch;
-				shard_epoch = (e - 1) / per + 1;
-				open_epoch(shard_epoch);
-			} else
-				open_epoch(e);
-		} else {
-			/* the next directory once a pass has been drawn again */
-			load = ndatadirs > 1 && load_next;
-			if (load)
-				open_epoch(shard_epoch);
-		}
 		if (load) {
+			open_epoch(dir_epoch);
 			batch_plan_free(plan);
 			batch_data_free(data);
 			data = load_sizes();
 			if ((plan = batch_plan_new(data, &cfg, err, sizeof err)) == NULL)
 				die("%s", err);
-			load_next = 0;
 		}
 		if (batch_plan_epoch(plan, e, (int64_t)o.shard, err, sizeof err) == -1)
 			fail("epoch %" PRIu64 ": %s", e, err);
-		if (o.vepoch > 0) {
-			struct batch_epoch_stats es;
-
-			/*
-			 * SampledMultiEpochDataset._next_global_indices(): a
-			 * pass drawn again by a dataset that had drawn one
-			 * asks for the next shard.
-			 */
-			batch_plan_stats(plan, &es);
-			if (es.pass_new && !load) {
-				shard_epoch++;
-				load_next = 1;
-			}
-		}
+		batch_plan_stats(plan, &es);
+		bsrc_schedule_done(&sched, es.pass_new, load);
 		batch_plan_shard_stats(plan, (uint32_t)o.shard, &ss);
 		for (uint64_t s = 0; s < ss.steps; s++) {
 			uint64_t id, n = batch_plan_step(plan, (uint32_t)o.shard, s, &id);

@@ -506,6 +506,51 @@ bsrc_collate(struct bsrc_collator *c, const struct bsrc_pair *pairs,
 	return 0;
 }
 
+/* ---- epochs and data directories ---- */
+
+int
+bsrc_schedule_load(struct bsrc_schedule *s, uint64_t e, uint64_t *dir_epoch)
+{
+	int load;
+
+	*dir_epoch = e;
+	if (s->vepoch == 0) {
+		/* a data directory an epoch, loaded again each time */
+		load = !s->started || s->many_dirs;
+	} else if (!s->started) {
+		load = 1;
+		s->shard_epoch = 1;
+		if (s->vsize > 0) {
+			uint64_t per = s->vsize / s->vepoch +
+			    (s->vsize % s->vepoch != 0);
+
+			s->shard_epoch = (e - 1) / per + 1;
+			*dir_epoch = s->shard_epoch;
+		}
+	} else {
+		/* the next directory once a pass has been drawn again */
+		load = s->many_dirs && s->load_next;
+		*dir_epoch = s->shard_epoch;
+	}
+	s->started = 1;
+	if (load)
+		s->load_next = 0;
+	return load;
+}
+
+void
+bsrc_schedule_done(struct bsrc_schedule *s, int pass_new, int loaded)
+{
+	/*
+	 * SampledMultiEpochDataset._next_global_indices(): a pass drawn
+	 * again by a dataset that had drawn one asks for the next shard.
+	 */
+	if (s->vepoch > 0 && pass_new && !loaded) {
+		s->shard_epoch++;
+		s->load_next = 1;
+	}
+}
+
 /* ---- languages ---- */
 
 size_t

@@ -106,6 +106,42 @@ int		bsrc_collate(struct bsrc_collator *c, const struct bsrc_pair *pairs,
 void		bsrc_sort_items(struct batch_item *a, struct batch_item *tmp,
 		    size_t n);
 
+/*
+ * When fairseq loads the data again, and from which data directory:
+ * the directory of epoch d is (d - 1) mod the number of directories
+ * holding a pair.  Set the first three fields, zero the rest; then for
+ * each epoch e in turn bsrc_schedule_load() before it is planned and
+ * bsrc_schedule_done() after batch_plan_epoch().
+ *
+ * Without virtual epochs (SampledMultiDataset) the data are loaded
+ * for the first epoch and, with several directories, again for every
+ * epoch from its own.  With them (translation_multi_simple_epoch's
+ * SampledMultiEpochDataset) the first load takes the directory of the
+ * shard epoch estimated from the virtual data size when it is known
+ * (ceil(vsize / vepoch) epochs a pass; else that of the epoch, the
+ * shard epoch counting from 1), and a pass drawn again by data that
+ * had drawn one asks for the next shard epoch's directory at the next
+ * epoch, when there are several.
+ */
+struct bsrc_schedule {
+	uint64_t	 vepoch;	/* --virtual-epoch-size, 0: none */
+	uint64_t	 vsize;		/* --virtual-data-size, 0: not given */
+	int		 many_dirs;	/* more than one data directory */
+	/* private: */
+	int		 started, load_next;
+	uint64_t	 shard_epoch;
+};
+/*
+ * Before epoch e: 1 when the data are to be loaded (opened, sized and
+ * planned anew), from the directory of epoch *dir_epoch; 0 when the
+ * plan goes on.
+ */
+int		bsrc_schedule_load(struct bsrc_schedule *s, uint64_t e,
+		    uint64_t *dir_epoch);
+/* After epoch e: pass_new from its batch_epoch_stats, loaded as above. */
+void		bsrc_schedule_done(struct bsrc_schedule *s, int pass_new,
+		    int loaded);
+
 /* ---- languages ---- */
 
 /*

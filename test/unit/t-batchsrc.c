@@ -451,6 +451,56 @@ test_weights(void)
 	TEST(s == 0.25 && t == 0, "a quarter of the source slots padded");
 }
 
+/*
+ * Run the schedule over epochs first .. first + n - 1, the pass drawn
+ * anew at the epochs of 'fresh' (a bit each, from first); the loads as
+ * "e:d" (epoch e loads directory d's epoch), blank-separated.
+ */
+static int
+schedule(uint64_t vepoch, uint64_t vsize, int many, uint64_t first, int n,
+    unsigned fresh, const char *want)
+{
+	struct bsrc_schedule s = { vepoch, vsize, many, 0, 0, 0 };
+	char got[256];
+	size_t off = 0;
+
+	got[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		uint64_t d, e = first + (uint64_t)i;
+		int load = bsrc_schedule_load(&s, e, &d);
+
+		if (load)
+			off += (size_t)snprintf(got + off, sizeof got - off,
+			    "%s%ju:%ju", off ? " " : "", (uintmax_t)e, (uintmax_t)d);
+		bsrc_schedule_done(&s, (fresh >> i) & 1, load);
+	}
+	if (strcmp(got, want) != 0) {
+		printf("# got '%s'\n", got);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+test_schedule(void)
+{
+	TEST(schedule(0, 0, 0, 1, 3, 0, "1:1"), "one directory: loaded once");
+	TEST(schedule(0, 0, 1, 2, 3, 0, "2:2 3:3 4:4"),
+	    "several: loaded every epoch from its own");
+	TEST(schedule(0, 0, 1, 1, 3, 7, "1:1 2:2 3:3"),
+	    "without virtual epochs a new pass changes nothing");
+	/* 5 items in epochs of 2: 3 epochs a pass; epoch 4 is of pass 2 */
+	TEST(schedule(2, 5, 1, 4, 5, 0x6, "4:2 6:3"),
+	    "virtual epochs: the shard epoch from the data size, the next "
+	    "directory after a pass drawn again");
+	TEST(schedule(2, 5, 1, 1, 4, 0x3, "1:1 3:2"),
+	    "a pass drawn at the load asks for nothing");
+	TEST(schedule(2, 0, 1, 3, 3, 0x2, "3:3 5:2"),
+	    "no data size: the epoch's directory first, the shard epoch from 1");
+	TEST(schedule(2, 5, 0, 1, 6, 0x3f, "1:1"),
+	    "one directory: never loaded again");
+}
+
 int
 main(void)
 {
@@ -461,5 +511,6 @@ main(void)
 	test_langs();
 	test_dict();
 	test_weights();
+	test_schedule();
 	return tap_done();
 }
