@@ -822,13 +822,14 @@ dict_path(int target, const char *lang)
 
 /* The id of lang's token in the source (target = 0) or target dictionary. */
 static int64_t
-langtok(int target, const char *dictlang, const char *lang)
+langtok(void *arg, int target, const char *dictlang, const char *lang)
 {
 	char w[BSRC_LANGTOK_MAX];
 	const char *path = dict_path(target, dictlang);
 	size_t n;
 	int64_t id;
 
+	(void)arg;
 	if (path == NULL)
 		usage_error("%s needs --dict or --%s-dict%s", target ?
 		    "--decoder-langtok" : "--encoder-langtok", target ? "target" :
@@ -1005,34 +1006,9 @@ setup_pairs(int argc, char **argv)
 		load_dict(o.srcdict);
 	if (o.tgtdict != NULL)
 		load_dict(o.tgtdict);
-	for (size_t i = 0; i < npairs; i++) {
-		struct bsrc_pair *p = &pairs[i];
-
-		p->stok = p->ttok = -1;
-		/*
-		 * fairseq's get_encoder_langtok(): the token of the source
-		 * or target language, in the source language's dictionary.
-		 */
-		if (o.enc_langtok == 1)
-			p->stok = langtok(0, p->slang, p->slang);
-		else if (o.enc_langtok == 2)
-			p->stok = langtok(0, p->slang ? p->slang : p->tlang,
-			    p->tlang ? p->tlang : p->slang);
-		if (o.dec_langtok)
-			p->ttok = langtok(1, p->tlang, p->tlang);
-		/*
-		 * With --lang-tok-replacing-bos-eos the tokens are not
-		 * prepended (sizes stay) but put in place of the source's
-		 * eos and the first token of prev_output_tokens when
-		 * collating (TransformEosLangPairDataset).
-		 */
-		p->seos = p->tbos = 0;
-		if (o.replacing) {
-			p->seos = p->stok > 0 ? p->stok : 0;
-			p->tbos = p->ttok > 0 ? p->ttok : 0;
-			p->stok = p->ttok = -1;
-		}
-	}
+	for (size_t i = 0; i < npairs; i++)
+		bsrc_pair_langtoks(&pairs[i], o.enc_langtok, o.dec_langtok,
+		    o.replacing, langtok, NULL);
 }
 
 /*
@@ -1531,7 +1507,6 @@ cmd_by_size(int argc, char **argv)
 static int
 cmd_collate(int argc, char **argv)
 {
-	static const int64_t no_tokens = 0;
 	struct bio_batch in = { 0 };
 	struct batch_collated c;
 	char err[BATCH_ERRMAX], *text, *p, *end, *nl;
@@ -1552,21 +1527,11 @@ cmd_collate(int argc, char **argv)
 			cap = in.n;
 			bs = xreallocarray(bs, cap, sizeof *bs);
 		}
-		for (size_t i = 0; i < in.n; i++) {
-			bs[i].id = (int64_t)in.s[i].id;
-			bs[i].src = in.s[i].src;
-			bs[i].nsrc = in.s[i].nsrc;
-			bs[i].tgt = in.has_target ? (in.s[i].tgt != NULL ?
-			    in.s[i].tgt : &no_tokens) : NULL;
-			bs[i].ntgt = in.s[i].ntgt;
-			bs[i].new_src_eos = bs[i].new_tgt_bos = 0;
-		}
+		bio_batch_samples(&in, bs);
 		if (batch_collate(bs, in.n, &copts, &c, err, sizeof err) == -1)
 			fail("%s: line %" PRIu64 ": %s", name, lineno, err);
-		put_line(buf_putc(&line, '{') == -1 ||
-		    bio_put_collated(&line, &c, in.has_target,
-		    copts.input_feeding) == -1 || buf_puts(&line, "}\n") == -1 ?
-		    -1 : 0);
+		put_line(bio_put_collated_line(&line, &c, in.has_target,
+		    copts.input_feeding));
 		batch_collated_free(&c);
 	}
 	out_end();

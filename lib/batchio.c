@@ -293,6 +293,22 @@ bio_batch_free(struct bio_batch *b)
 	memset(b, 0, sizeof *b);
 }
 
+void
+bio_batch_samples(const struct bio_batch *b, struct batch_sample *s)
+{
+	static const int64_t no_tokens = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		s[i].id = (int64_t)b->s[i].id;
+		s[i].src = b->s[i].src;
+		s[i].nsrc = b->s[i].nsrc;
+		s[i].tgt = b->has_target ? (b->s[i].tgt != NULL ? b->s[i].tgt :
+		    &no_tokens) : NULL;
+		s[i].ntgt = b->s[i].ntgt;
+		s[i].new_src_eos = s[i].new_tgt_bos = 0;
+	}
+}
+
 /* ---- batches out ---- */
 
 /* Room for n more bytes at the end of b, or NULL (errno set). */
@@ -417,6 +433,16 @@ bio_put_collated(struct buf *b, const struct batch_collated *c, int has_target,
 	    put_matrix(b, c->target, c->n, c->tgt_width, has_target) == -1)
 		return -1;
 	return 0;
+}
+
+int
+bio_put_collated_line(struct buf *b, const struct batch_collated *c,
+    int has_target, int input_feeding)
+{
+	if (buf_putc(b, '{') == -1 ||
+	    bio_put_collated(b, c, has_target, input_feeding) == -1)
+		return -1;
+	return buf_puts(b, "}\n");
 }
 
 int

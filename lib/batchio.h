@@ -79,6 +79,13 @@ struct bio_batch {
 int		 bio_batch_parse(struct bio_batch *b, const char *line,
 		    size_t len, char *err, size_t errlen);
 void		 bio_batch_free(struct bio_batch *b);	/* then zeroed */
+/*
+ * The samples of b for batch_collate(), into s (room for b->n): they
+ * point into b (an empty target to a valid place), with no tokens to
+ * replace.
+ */
+void		 bio_batch_samples(const struct bio_batch *b,
+		    struct batch_sample *s);
 
 /* ---- batches out ---- */
 
@@ -107,6 +114,10 @@ int		 bio_put_json(struct buf *b, uint64_t epoch, uint64_t shard,
 		    int input_feeding);
 int		 bio_put_collated(struct buf *b, const struct batch_collated *c,
 		    int has_target, int input_feeding);
+/* The line "collate" writes: those keys in braces, and a newline. */
+int		 bio_put_collated_line(struct buf *b,
+		    const struct batch_collated *c, int has_target,
+		    int input_feeding);
 
 /*
  * A batch as the features of an Example, int64 lists to hand to

@@ -112,6 +112,26 @@ bsrc_part_of(const struct bsrc_pair *p, uint64_t i, uint64_t *k)
 	return lo;
 }
 
+void
+bsrc_pair_langtoks(struct bsrc_pair *p, int enc, int dec, int replacing,
+    int64_t (*lookup)(void *, int, const char *, const char *), void *arg)
+{
+	p->stok = p->ttok = -1;
+	if (enc == 1)
+		p->stok = lookup(arg, 0, p->slang, p->slang);
+	else if (enc == 2)
+		p->stok = lookup(arg, 0, p->slang ? p->slang : p->tlang,
+		    p->tlang ? p->tlang : p->slang);
+	if (dec)
+		p->ttok = lookup(arg, 1, p->tlang, p->tlang);
+	p->seos = p->tbos = 0;
+	if (replacing) {
+		p->seos = p->stok > 0 ? p->stok : 0;
+		p->tbos = p->ttok > 0 ? p->ttok : 0;
+		p->stok = p->ttok = -1;
+	}
+}
+
 /* ---- sizes ---- */
 
 /*

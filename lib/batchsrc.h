@@ -43,6 +43,24 @@ struct bsrc_pair {
 };
 
 /*
+ * The language tokens of pair p, as fairseq's get_encoder_langtok()
+ * and get_decoder_langtok() choose them.  enc 1 (src): the source
+ * language's token; enc 2 (tgt): the target language's (the source's
+ * for a monolingual pair); both in the source side's dictionary of the
+ * source language (of the target's when the source has none).  dec: the
+ * target language's token in the target side's dictionary.
+ * lookup(arg, target, dictlang, lang) gives the id of lang's token in
+ * the dictionary of side 'target' (0 source, 1 target) for language
+ * dictlang.  Sets stok and ttok (-1: none); with replacing
+ * (--lang-tok-replacing-bos-eos) the tokens are not prepended (sizes
+ * stay) but become seos and tbos, the source's new eos and the target's
+ * new bos (TransformEosLangPairDataset), else those are 0.
+ */
+void		bsrc_pair_langtoks(struct bsrc_pair *p, int enc, int dec,
+		    int replacing, int64_t (*lookup)(void *arg, int target,
+		    const char *dictlang, const char *lang), void *arg);
+
+/*
  * Append a part: source s and target t (NULL: monolingual) of one
  * file pair, which the pair then owns.  Returns 0, or -1 with a
  * message when t holds another number of sentences than s, or on no

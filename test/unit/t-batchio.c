@@ -121,6 +121,24 @@ test_batches(void)
 	r = bio_batch_parse(&b, in, strlen(in), err, sizeof err);
 	TEST(r == 0 && b.n == 2 && !b.has_target && b.s[1].nsrc == 2 &&
 	    b.s[1].src[1] == 3, "no targets; the batch reused");
+	{
+		struct batch_sample s[2];
+
+		bio_batch_samples(&b, s);
+		TEST(s[0].id == 0 && s[0].nsrc == 1 && s[0].src[0] == 1 &&
+		    s[0].tgt == NULL && s[1].nsrc == 2 && s[1].src == b.s[1].src &&
+		    s[1].new_src_eos == 0 && s[1].new_tgt_bos == 0,
+		    "samples without targets for batch_collate()");
+	}
+	in = "[{\"id\":5,\"source\":[1],\"target\":[]}]";
+	r = bio_batch_parse(&b, in, strlen(in), err, sizeof err);
+	{
+		struct batch_sample s[1];
+
+		bio_batch_samples(&b, s);
+		TEST(r == 0 && b.has_target && s[0].id == 5 && s[0].tgt != NULL &&
+		    s[0].ntgt == 0, "an empty target points somewhere");
+	}
 	r = bio_batch_parse(&b, "[]", 2, err, sizeof err);
 	TEST(r == 0 && b.n == 0, "empty batch");
 	bio_batch_free(&b);
@@ -193,6 +211,10 @@ test_put(void)
 	    strstr((const char *)b.p, "\"prev_output_tokens\":null,\"target\":[[") !=
 	    NULL, "no input feeding: prev_output_tokens null");
 	b.len = 0;
+	TEST(bio_put_collated_line(&b, &e, 0, 1) == 0 &&
+	    holds(&b, "{\"id\":[],\"nsentences\":0,\"ntokens\":0,"
+	    "\"src_tokens\":[],\"src_lengths\":[],\"prev_output_tokens\":null,"
+	    "\"target\":null}\n"), "collate's line");
 	TEST(bio_put_collated(&b, &e, 0, 1) == 0 &&
 	    holds(&b, "\"id\":[],\"nsentences\":0,\"ntokens\":0,"
 	    "\"src_tokens\":[],\"src_lengths\":[],\"prev_output_tokens\":null,"

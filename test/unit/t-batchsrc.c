@@ -109,6 +109,49 @@ mkpair(struct bsrc_pair *p, char *key, struct mmidx *s, struct mmidx *t)
 	return 0;
 }
 
+/*
+ * A lookup that says which it was asked: side * 1000 + 100 * the
+ * dictionary language's first letter's place + the language's.
+ */
+static int64_t
+lookup(void *arg, int target, const char *dictlang, const char *lang)
+{
+	(*(int *)arg)++;
+	return target * 1000 + 100 * (dictlang[0] - 'a') + (lang[0] - 'a');
+}
+
+static void
+test_langtoks(void)
+{
+	static char de[] = "de", en[] = "en";
+	struct bsrc_pair p = { .slang = de, .tlang = en };
+	int calls = 0;
+
+	bsrc_pair_langtoks(&p, 0, 0, 0, lookup, &calls);
+	TEST(p.stok == -1 && p.ttok == -1 && p.seos == 0 && p.tbos == 0 &&
+	    calls == 0, "no tokens asked: none, and no lookup");
+	bsrc_pair_langtoks(&p, 1, 1, 0, lookup, &calls);
+	TEST(p.stok == 303 && p.ttok == 1404 && calls == 2,
+	    "src: the source's token; the decoder's in the target dictionary");
+	bsrc_pair_langtoks(&p, 2, 0, 0, lookup, &calls);
+	TEST(p.stok == 304 && p.ttok == -1, "tgt: the target's token in the "
+	    "source language's dictionary");
+	p.tlang = NULL;
+	bsrc_pair_langtoks(&p, 2, 0, 0, lookup, &calls);
+	TEST(p.stok == 303, "tgt, monolingual: the source's own");
+	p.slang = NULL;
+	p.tlang = en;
+	bsrc_pair_langtoks(&p, 2, 0, 0, lookup, &calls);
+	TEST(p.stok == 404, "tgt, no source language: the target's dictionary "
+	    "language");
+	p.slang = de;
+	bsrc_pair_langtoks(&p, 1, 1, 1, lookup, &calls);
+	TEST(p.stok == -1 && p.ttok == -1 && p.seos == 303 && p.tbos == 1404,
+	    "replacing: nothing prepended, new eos and bos");
+	bsrc_pair_langtoks(&p, 0, 1, 1, lookup, &calls);
+	TEST(p.seos == 0 && p.tbos == 1404, "replacing without a source token");
+}
+
 static void
 test_sizes(void)
 {
@@ -505,6 +548,7 @@ int
 main(void)
 {
 	test_parts();
+	test_langtoks();
 	test_sizes();
 	test_sort();
 	test_collate();
