@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +32,6 @@
 #include "fairseq_dict.h"
 #include "loader.h"
 #include "mmidx.h"
-#include "nprng.h"
 #include "record.h"
 
 static const char usage_text[] =
@@ -564,13 +562,10 @@ parse_opts(int argc, char **argv)
 			order_given = 1;
 			break;
 		case OPT_OUTFMT:
-			/* the loader writes no ids */
-			if (o.cmd == CMD_LOADER && strcmp(optarg, "ids") == 0)
-				usage_error("--output-format: expected json or "
-				    "records, not '%s'", optarg);
+			/* (the loader writes no ids) */
 			if (strcmp(optarg, "json") == 0)
 				o.outfmt = OUT_JSON;
-			else if (strcmp(optarg, "ids") == 0)
+			else if (strcmp(optarg, "ids") == 0 && o.cmd != CMD_LOADER)
 				o.outfmt = OUT_IDS;
 			else if (strcmp(optarg, "records") == 0)
 				o.outfmt = OUT_RECORDS;
