@@ -214,6 +214,7 @@ load_part(struct batch_data *d, struct bsrc_pair *p, size_t i, size_t part,
 	uint64_t len = p->start[part + 1] - p->start[part];
 	uint64_t sall = 0, tall = 0;
 	int sadd = p->stok >= 0, tadd = p->ttok >= 0;
+	char msg[BATCH_ERRMAX];
 
 	for (uint64_t a = 0; a < len; a += chunk) {
 		size_t k = len - a < chunk ? (size_t)(len - a) : chunk;
@@ -252,10 +253,7 @@ load_part(struct batch_data *d, struct bsrc_pair *p, size_t i, size_t part,
 		if (bilingual)
 			p->tgttok += tsum + (tadd ? k : 0);
 		if (batch_data_set(d, i, p->start[part] + a, k, sb,
-		    bilingual ? tb : NULL, err, errlen) == -1) {
-			char msg[BATCH_ERRMAX];
-
-			snprintf(msg, sizeof msg, "%s", err);
+		    bilingual ? tb : NULL, msg, sizeof msg) == -1) {
 			rp_seterr(err, errlen, "%s: %s",
 			    mmidx_idx_path(p->src[part]), msg);
 			return -1;
