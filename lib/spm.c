@@ -3153,8 +3153,12 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 						t[i].len = SC_LEN(v);
 						t[i].id = SC_ID(v);
 						off += SC_LEN(v);
-						b = (float)((double)m->score[SC_ID(v)] +
-						    (double)b);
+						/*
+						 * Upstream's float((double)score + b) is
+						 * the float sum: with 53 bits for 24,
+						 * rounding twice changes nothing.
+						 */
+						b = m->score[SC_ID(v)] + b;
 					}
 				else
 					for (i = off = 0; i < c->ntok; i++) {
@@ -3185,12 +3189,13 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		return -1;
 	if (st == NULL || e->nraw > SC_TOKS || !(slack > 0))
 		return 0;
+	/* An entry keeps each token's id and length (at most SC_WORD). */
 	for (i = 0; i < e->nraw; i++) {
 		int32_t id = e->raw[i].id;
 		uint8_t t = m->ptype[id];
 
 		if ((t != SPM_NORMAL && t != SPM_USER_DEFINED) ||
-		    e->raw[i].len != m->pieces[id].len || (uint32_t)id > SC_MAXID)
+		    (uint32_t)id > SC_MAXID)
 			return 0;
 	}
 	/* Replace the word's stale entry, else the least used; age the others. */

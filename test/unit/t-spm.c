@@ -833,6 +833,39 @@ test_specials(void)
 	spm_model_free(m);
 }
 
+/*
+ * The word cache adds a piece's score to the line's as floats, where
+ * upstream rounds the double sum to float: equal for every pair of
+ * floats (53 bits >= 2 * 24 + 2), checked here on random pairs of any
+ * exponent and on near ties.
+ */
+static void
+test_float_sum(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	long bad = 0, i;
+
+	for (i = 0; i < 2000000; i++) {
+		uint32_t ua, ub;
+		float a, b;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ua = (uint32_t)x;
+		ub = (uint32_t)(x >> 32);
+		if (i & 1)	/* exponents close together: the near ties */
+			ub = (ub & 0x807fffffu) | (ua & 0x7f800000u);
+		memcpy(&a, &ua, 4);
+		memcpy(&b, &ub, 4);
+		if (!isfinite(a) || !isfinite(b) || !isfinite(a + b))
+			continue;
+		if ((float)((double)a + (double)b) != a + b)
+			bad++;
+	}
+	TEST_INT(bad, ==, 0, "float((double)a + b) equals the float sum a + b");
+}
+
 int
 main(void)
 {
@@ -849,5 +882,6 @@ main(void)
 	test_cache_agrees();
 	test_lines();
 	test_specials();
+	test_float_sum();
 	return tap_done();
 }
