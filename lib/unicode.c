@@ -277,11 +277,20 @@ size_t
 uni_utf8_valid_prefix(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
+	uint64_t w;
 	uint32_t cp;
 	int k;
 
 	while (i < n) {
 		if (p[i] < 0x80) {
+			/* ASCII, eight bytes at a time where it runs on. */
+			if (n - i >= 8) {
+				memcpy(&w, p + i, 8);
+				if ((w & UINT64_C(0x8080808080808080)) == 0) {
+					i += 8;
+					continue;
+				}
+			}
 			i++;
 			continue;
 		}
