@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,8 @@
 #include "io.h"
 #include "lenstat.h"
 #include "mmidx.h"
+#include "mmidx_build.h"
+#include "mmidx_text.h"
 #include "pool.h"
 #include "record.h"
 #include "unicode.h"
@@ -383,69 +384,6 @@ fail(const char *fmt, ...)
 	die("%s", msg);
 }
 
-/*
- * A float as Python's repr() writes it: the shortest digits that read
- * back to the same value (of float32 when f32), positional for
- * exponents -4 .. 15, else d.ddde+XX; always a '.' or an exponent.
- */
-static char *
-fmt_float(char *q, double d, int f32)
-{
-	char e[40], dig[20];
-	int p, nd = 0, ex, k;
-
-	if (isnan(d))
-		return memcpy(q, "NaN", 3), q + 3;
-	if (isinf(d)) {
-		if (d < 0)
-			*q++ = '-';
-		return memcpy(q, "Infinity", 8), q + 8;
-	}
-	for (p = 1; p <= 17; p++) {
-		snprintf(e, sizeof e, "%.*e", p - 1, d);
-		if (f32 ? (float)strtod(e, NULL) == (float)d : strtod(e, NULL) == d)
-			break;
-	}
-	/* e = [-]d[.ddd]e[+-]XX */
-	k = 0;
-	if (e[k] == '-')
-		*q++ = e[k++];
-	for (; e[k] != 'e'; k++)
-		if (e[k] != '.')
-			dig[nd++] = e[k];
-	ex = atoi(e + k + 1);
-	while (nd > 1 && dig[nd - 1] == '0')
-		nd--;
-	if (ex >= -4 && ex < 16) {
-		if (ex < 0) {
-			*q++ = '0';
-			*q++ = '.';
-			for (int z = -1; z > ex; z--)
-				*q++ = '0';
-			memcpy(q, dig, (size_t)nd);
-			q += nd;
-		} else {
-			for (int i = 0; i <= ex; i++)
-				*q++ = i < nd ? dig[i] : '0';
-			*q++ = '.';
-			if (nd > ex + 1) {
-				memcpy(q, dig + ex + 1, (size_t)(nd - ex - 1));
-				q += nd - ex - 1;
-			} else
-				*q++ = '0';
-		}
-		return q;
-	}
-	*q++ = dig[0];
-	if (nd > 1) {
-		*q++ = '.';
-		memcpy(q, dig + 1, (size_t)nd - 1);
-		q += nd - 1;
-	}
-	q += sprintf(q, "e%c%02d", ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
-	return q;
-}
-
 /* A JSON string (feature names). */
 static void
 ob_json_str(const char *s)
@@ -507,138 +445,11 @@ grow_vals(uint64_t n)
 	wr.fv = xreallocarray(NULL, n, sizeof *wr.fv);
 }
 
-/* Store the 8 bytes of w at q, the low byte first. */
-static inline void
-store_le64(char *q, uint64_t w)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	memcpy(q, &w, 8);
-}
+/* How tokens are written as text: set up by emit_setup(). */
+static struct mmidx_text tx;
 
-/* Digit values of 0 .. 99, tens in the low byte. */
-#define DP(t)	t, t | 1 << 8, t | 2 << 8, t | 3 << 8, t | 4 << 8, \
-		t | 5 << 8, t | 6 << 8, t | 7 << 8, t | 8 << 8, t | 9 << 8
-static const uint16_t digit_vals[100] = {
-	DP(0), DP(1), DP(2), DP(3), DP(4), DP(5), DP(6), DP(7), DP(8), DP(9)
-};
-#undef DP
-
-/*
- * Decimal digits of v < 100000 at q, then the separator; returns the
- * end.  No branches: the five digit values go into one word (the first
- * digit in its low byte), the count of leading zero digits comes from
- * its trailing zero bits, and the word, made ASCII and followed by
- * sep, is stored whole with the zeros shifted out.  So 8 bytes at q
- * must be writable.
- */
-static inline char *
-put_small(char *q, uint32_t v, char sep)
-{
-	uint32_t a = v / 10000, r = v - a * 10000, b = r / 100, c = r - b * 100;
-	uint64_t w = a | (uint64_t)digit_vals[b] << 8 |
-	    (uint64_t)digit_vals[c] << 24;
-	/* Leading zero digits, at most 4 (0 is written as "0"). */
-	unsigned z = (unsigned)__builtin_ctzll(w | (uint64_t)1 << 32) >> 3;
-
-	w = (w + 0x3030303030ull) | (uint64_t)(unsigned char)sep << 40;
-	store_le64(q, w >> (8 * z));
-	return q + 6 - z;
-}
-
-/* An integer and the separator; 24 bytes at q must be writable. */
-static inline char *
-put_int(char *q, int64_t v, char sep)
-{
-	if ((uint64_t)v < 100000)
-		return put_small(q, (uint32_t)v, sep);
-	if (v < 0 && v > -100000) {
-		*q = '-';
-		return put_small(q + 1, (uint32_t)-v, sep);
-	}
-	q = exjson_format_i64(v, q);
-	*q++ = sep;
-	return q;
-}
-
-/*
- * The text of every uint16 value and the separator (exjson_itext_new()),
- * built for runs that format many tokens; read-only once built.
- */
-static uint64_t *u16_text;
-
-static void
-u16_text_setup(enum mmidx_dtype t, char sep)
-{
-	if (t != MMIDX_UINT8 && t != MMIDX_UINT16)
-		return;
-	if ((u16_text = exjson_itext_new(65536, sep)) == NULL)
-		die_nomem();
-}
-
-/* Token v from u16_text at q; 8 bytes at q must be writable. */
-static inline char *
-put_u16(char *q, uint32_t v)
-{
-	return exjson_itext_put(u16_text, v, q);
-}
-
-/* Tokens per step of the formatting loops: bounds the room asked for. */
-#define FMT_STEP	4096
-
-/*
- * Tokens k0 .. k1 - 1 of an integer array of type t (not uint64) at p,
- * each followed by sep, at q, which has room for 24 bytes per token.
- */
-static char *
-fmt_ints(char *q, enum mmidx_dtype t, const uint8_t *p, uint64_t k0,
-    uint64_t k1, char sep)
-{
-	uint64_t k;
-
-	switch (t) {
-	case MMIDX_UINT8:
-		if (u16_text != NULL)
-			for (k = k0; k < k1; k++)
-				q = put_u16(q, p[k]);
-		else
-			for (k = k0; k < k1; k++)
-				q = put_small(q, p[k], sep);
-		break;
-	case MMIDX_UINT16:
-		if (u16_text != NULL)
-			for (k = k0; k < k1; k++)
-				q = put_u16(q, (uint32_t)p[2 * k] |
-				    (uint32_t)p[2 * k + 1] << 8);
-		else
-			for (k = k0; k < k1; k++)
-				q = put_small(q, (uint32_t)p[2 * k] |
-				    (uint32_t)p[2 * k + 1] << 8, sep);
-		break;
-	case MMIDX_INT8:
-		for (k = k0; k < k1; k++)
-			q = put_int(q, (int8_t)p[k], sep);
-		break;
-	case MMIDX_INT16:
-		for (k = k0; k < k1; k++)
-			q = put_int(q, (int16_t)(p[2 * k] | p[2 * k + 1] << 8), sep);
-		break;
-	case MMIDX_INT32:
-		for (k = k0; k < k1; k++)
-			q = put_int(q, (int32_t)le32(p + 4 * k), sep);
-		break;
-	case MMIDX_UINT32:
-		for (k = k0; k < k1; k++)
-			q = put_int(q, le32(p + 4 * k), sep);
-		break;
-	default:
-		for (k = k0; k < k1; k++)
-			q = put_int(q, mmidx_load_i64(t, p, k), sep);
-		break;
-	}
-	return q;
-}
+/* Bytes of text per step of the formatting loop: bounds the room asked for. */
+#define FMT_BYTES	(4096 * MMIDX_TEXT_ROOM_INT)
 
 /* Write sequence i of m (its n tokens at p) in the chosen output format to b. */
 static void
@@ -646,6 +457,7 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 {
 	enum mmidx_dtype t = mmidx_dtype(m);
 	uint64_t k;
+	size_t room;
 	char *q;
 
 	if (o.outfmt == OUT_RECORDS) {
@@ -676,37 +488,18 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 	}
 	if (o.outfmt == OUT_JSON)
 		obuf_write(b, wr.jkey, wr.jkeylen);
-	if (t != MMIDX_UINT64 && !mmidx_dtype_is_float(t)) {
-		char sep = o.outfmt == OUT_JSON ? ',' : ' ';
+	/* Every token is followed by sep; the last one is taken back. */
+	room = mmidx_text_room(&tx);
+	for (k = 0; k < n; ) {
+		uint64_t k1 = n - k > FMT_BYTES / room ? k + FMT_BYTES / room : n;
 
-		/* Every token is followed by sep; the last one is taken back. */
-		for (k = 0; k < n; ) {
-			uint64_t k1 = n - k > FMT_STEP ? k + FMT_STEP : n;
-
-			q = obuf_room(b, 24 * (size_t)(k1 - k));
-			q = fmt_ints(q, t, p, k, k1, sep);
-			obuf_end(b, q);
-			k = k1;
-		}
-		if (n > 0)
-			b->len--;
-	} else for (k = 0; k < n; k++) {
-		q = obuf_room(b, 40);
-		if (k > 0)
-			*q++ = o.outfmt == OUT_JSON ? ',' : ' ';
-		switch (t) {
-		case MMIDX_UINT64:
-			q = exjson_format_u64(mmidx_load_u64(p, k), q);
-			break;
-		case MMIDX_FLOAT32:
-			q = fmt_float(q, mmidx_load_f32(p, k), 1);
-			break;
-		default:
-			q = fmt_float(q, mmidx_load_f64(t, p, k), 0);
-			break;
-		}
+		q = obuf_room(b, room * (size_t)(k1 - k));
+		q = mmidx_text_put(&tx, q, p, k, k1);
 		obuf_end(b, q);
+		k = k1;
 	}
+	if (n > 0)
+		b->len--;
 	if (o.outfmt == OUT_JSON) {
 		q = obuf_room(b, 32);
 		*q++ = ']';
@@ -735,10 +528,12 @@ emit(struct mmidx *m, uint64_t i)
 }
 
 static void
-emit_setup(void)
+emit_setup(const struct mmidx *m)
 {
 	struct buf b = { 0 };
 	int rc = buf_puts(&b, "{\"");
+
+	mmidx_text_init(&tx, mmidx_dtype(m), o.outfmt == OUT_JSON ? ',' : ' ');
 
 	/* The feature name as a JSON string: the key of every line. */
 	for (const char *s = o.feature; *s != '\0' && rc == 0; s++) {
@@ -778,28 +573,13 @@ cmd_cat(int argc, char **argv)
 		b = n;
 	if (a > b)
 		a = b;
-	emit_setup();
+	emit_setup(m);
 	out_begin(o.outfmt == OUT_RECORDS);
 	for (uint64_t i = a; i < b; i++)
 		emit(m, i);
 	out_end(1);
+	mmidx_text_free(&tx);
 	mmidx_close(m);
-	return 0;
-}
-
-static int
-parse_index(const char *s, size_t len, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	if (len == 0)
-		return -1;
-	for (size_t k = 0; k < len; k++) {
-		if (s[k] < '0' || s[k] > '9' || x > (UINT64_MAX - 9) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(s[k] - '0');
-	}
-	*v = x;
 	return 0;
 }
 
@@ -1060,28 +840,28 @@ cmd_get(int argc, char **argv)
 		usage_error("get: a dataset prefix is needed");
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-") != 0 &&
-		    parse_index(argv[i], strlen(argv[i]), &v) == -1)
+		    mmidx_parse_index(argv[i], strlen(argv[i]), &v) == -1)
 			usage_error("get: bad index '%s'", argv[i]);
 	m = open_ds(argv[0]);
-	emit_setup();
+	emit_setup(m);
 	out_begin(o.outfmt == OUT_RECORDS);
 	/* Records go through one writer, so one thread makes them. */
 	jobs = o.outfmt == OUT_RECORDS ? 1 : get_jobs();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-") == 0) {
-			if (u16_text == NULL && o.outfmt != OUT_RECORDS)
-				u16_text_setup(mmidx_dtype(m),
-				    o.outfmt == OUT_JSON ? ',' : ' ');
+			if (o.outfmt != OUT_RECORDS && mmidx_text_table(&tx) == -1)
+				die_nomem();
 			get_stdin(m, argv[0], jobs);
 			continue;
 		}
-		parse_index(argv[i], strlen(argv[i]), &v);
+		mmidx_parse_index(argv[i], strlen(argv[i]), &v);
 		if (v >= mmidx_count(m))
 			fail("%s: index %" PRIu64 " out of range (%" PRIu64
 			    " sequences)", argv[0], v, mmidx_count(m));
 		emit(m, v);
 	}
 	out_end(1);
+	mmidx_text_free(&tx);
 	mmidx_close(m);
 	return 0;
 }
@@ -1280,14 +1060,14 @@ finish_output(struct mmidx_builder *b, const char *prefix)
 		die_errno("%s%s", prefix, bad == 0 ? ".bin" : ".idx");
 }
 
-/* Token ids of the sequence being added. */
+/* Token ids of the text line being added. */
 static struct {
 	int64_t	*v;
 	size_t	 cap;
-	int	 u64;	/* a uint64 dataset: ids are read as unsigned */
-	int	 neg;	/* the line has a negative id */
-	enum mmidx_dtype dtype;	/* the dataset's, for messages */
 } ids;
+
+/* The ids of a line of --input-format id. */
+static struct mmidx_ids idl;
 
 static void
 grow_ids(size_t need)
@@ -1302,59 +1082,6 @@ grow_ids(size_t need)
 	}
 }
 
-/* Parse one id line into ids.v (or *dv as doubles for floats). */
-static size_t
-parse_ids(const char *name, uint64_t lineno, char *s, size_t len, int isf,
-    double **dv, size_t *dcap)
-{
-	size_t n = 0;
-	char *end, *lim = s + len;
-
-	s[len] = '\0';
-	for (;;) {
-		while (s < lim && (*s == ' ' || *s == '\t' || *s == '\r'))
-			s++;
-		if (s >= lim)
-			break;
-		if (n + 1 > ids.cap)
-			grow_ids(n + 1);
-		if (isf) {
-			if (n + 1 > *dcap) {
-				*dcap = *dcap ? *dcap * 2 : 1024;
-				*dv = xreallocarray(*dv, *dcap, sizeof **dv);
-			}
-			errno = 0;
-			(*dv)[n] = strtod(s, &end);
-		} else if (ids.u64 && *s >= '0' && *s <= '9') {
-			/* uint64 datasets hold ids above INT64_MAX */
-			errno = 0;
-			ids.v[n] = (int64_t)strtoull(s, &end, 10);
-		} else {
-			errno = 0;
-			ids.v[n] = strtoll(s, &end, 10);
-			ids.neg |= ids.v[n] < 0;
-		}
-		if (end != s && (end == lim || *end == ' ' || *end == '\t' ||
-		    *end == '\r') && errno == ERANGE && !isf) {
-			fault_begin();
-			die("%s: line %" PRIu64 ": token %.*s does not fit %s",
-			    name, lineno, (int)(end - s) > 40 ? 40 : (int)(end - s),
-			    s, mmidx_dtype_name(ids.dtype));
-		}
-		if (end == s || (end < lim && *end != ' ' && *end != '\t' &&
-		    *end != '\r')) {
-			fault_begin();
-			die("%s: line %" PRIu64 ": bad %s '%.*s'", name, lineno,
-			    isf ? "number" : "token id",
-			    (int)strcspn(s, " \t\r") > 40 ? 40 : (int)strcspn(s, " \t\r"),
-			    s);
-		}
-		n++;
-		s = end;
-	}
-	return n;
-}
-
 static void
 add_fault(struct mmidx_builder *b, const char *name, const char *where,
     uint64_t num, uint64_t off)
@@ -1367,55 +1094,16 @@ add_fault(struct mmidx_builder *b, const char *name, const char *where,
 	    mmidx_builder_strerror(b));
 }
 
-/*
- * --part: the part's bytes [lo, hi) of the concatenation of the inputs.
- * With documents (Megatron, --documents empty) a part holds the
- * documents that start in it: it passes over the sequences before the
- * first document end at or after lo (unless lo is 0), and reads on past
- * hi to the end of the first document end at or after it, so that no
- * document is cut in two.  Each part decides this from the same bytes,
- * so the parts hold every document once, in order.
- */
-static struct {
-	int		 on;
-	int		 docs;		/* follow document ends */
-	uint64_t	 lo, hi;
-	int		 skipping;	/* before the part's first document */
-	int		 done;		/* the part's last document ended */
-} pt;
-
-/*
- * Whether a sequence at concatenation offset g that is a document end
- * (end) or not is the part's: 1 take it, 0 pass over it; sets pt.done
- * when nothing after it is.
- */
-static int
-part_take(uint64_t g, int end)
-{
-	if (!pt.docs)
-		return 1;
-	if (pt.skipping) {
-		if (g >= pt.hi) {
-			pt.done = 1;	/* no document starts in the part */
-			return 0;
-		}
-		if (end)
-			pt.skipping = 0;
-		return 0;
-	}
-	if (g >= pt.hi && end)
-		pt.done = 1;
-	return 1;
-}
+/* --part: the part's bytes [lo, hi) of the inputs, by documents or not. */
+static struct mmidx_part pt;
 
 static void
-build_ids(struct mmidx_builder *b, int fd, const char *name, int isf,
-    uint64_t from, uint64_t to, uint64_t start)
+build_ids(struct mmidx_builder *b, int fd, const char *name, uint64_t from,
+    uint64_t to, uint64_t start)
 {
 	FILE *fp = fdopen(fd, "r");
-	char *line = NULL;
-	size_t cap = 0, dcap = 0;
-	double *dv = NULL;
+	char *line = NULL, err[512];
+	size_t cap = 0;
 	uint64_t lineno = 0, pos = from;
 	ssize_t len;
 
@@ -1424,8 +1112,7 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf,
 	if (pt.on && fseeko(fp, (off_t)from, SEEK_SET) == -1)
 		die_errno("%s", name);
 	while (pos < to && !pt.done && (len = getline(&line, &cap, fp)) != -1) {
-		size_t n;
-		int rc;
+		long n;
 		uint64_t g = start + pos;
 
 		pos += (uint64_t)len;
@@ -1434,193 +1121,48 @@ build_ids(struct mmidx_builder *b, int fd, const char *name, int isf,
 			progress("%s: %" PRIu64 " lines", name, lineno);
 		if (len > 0 && line[len - 1] == '\n')
 			len--;
-		if (pt.on && !part_take(g, o.docs_empty && len == 0))
+		if (pt.on && !mmidx_part_take(&pt, g, o.docs_empty && len == 0))
 			continue;
 		if (o.docs_empty && len == 0) {
 			if (mmidx_end_document(b) == -1)
 				add_fault(b, name, "line", lineno, UINT64_MAX);
 			continue;
 		}
-		ids.neg = 0;
-		n = parse_ids(name, lineno, line, (size_t)len, isf, &dv, &dcap);
-		if (isf)
-			rc = mmidx_add_f64(b, dv, n);
-		else if (ids.u64 && !ids.neg)
-			rc = mmidx_add_u64(b, (const uint64_t *)ids.v, n);
-		else
-			rc = mmidx_add_i64(b, ids.v, n);
-		if (rc == -1)
+		if ((n = mmidx_ids_parse(&idl, line, (size_t)len, err,
+		    sizeof err)) == -1) {
+			if (errno == ENOMEM)
+				die_nomem();
+			fault_begin();
+			die("%s: line %" PRIu64 ": %s", name, lineno, err);
+		}
+		if (mmidx_ids_add(&idl, b, (size_t)n) == -1)
 			add_fault(b, name, "line", lineno, UINT64_MAX);
 	}
 	if (ferror(fp))
 		die_errno("%s", name);
 	fclose(fp);
 	free(line);
-	free(dv);
-}
-
-/*
- * Records longer than BIG_RECORD are read a part at a time: their
- * tokens go from the record to the .bin BIG_PART at a time, so that
- * such a record costs about its own size in memory (the reader's
- * window), not 8 bytes a token and its copies.
- */
-#define BIG_RECORD	(16u << 20)
-#define BIG_PART	(64u << 10)
-
-/*
- * Add the sequence of a big record, its feature streamed.  Returns 1
- * when it was added, 0 when the record is not an Example with an int64
- * list of that name (the general way then says what it is), or dies
- * naming the record.
- */
-static int
-build_big(struct mmidx_builder *b, const char *name, const uint8_t *p,
-    size_t n, uint64_t num, uint64_t off, int mm)
-{
-	struct ex_int64_iter it;
-	int64_t *v, mode = 0;
-	uint8_t *packed;
-	size_t k, bad, pass;
-	char err[512];
-
-	if (ex_int64_open(&it, p, n, o.feature) != 0)
-		return 0;
-	if (mm && ex_int64_open(&it, p, n, o.modefeat) == 0) {
-		if (it.n != 1) {
-			fault_begin();
-			die("%s: record %" PRIu64 " at offset %" PRIu64 ": '%s' "
-			    "must hold one value, not %" PRIu64, name, num, off,
-			    o.modefeat, it.n);
-		}
-		(void)ex_int64_next(&it, &mode, 1);
-		if (mode < INT8_MIN || mode > INT8_MAX) {
-			fault_begin();
-			die("%s: record %" PRIu64 " at offset %" PRIu64
-			    ": mode %" PRId64 " does not fit int8", name, num,
-			    off, mode);
-		}
-	}
-	if ((v = malloc(BIG_PART * sizeof *v)) == NULL ||
-	    (packed = malloc(BIG_PART * sizeof(uint64_t))) == NULL)
-		die("%s: record %" PRIu64 " at offset %" PRIu64 ": out of memory",
-		    name, num, off);
-	/* Every token is checked before the first goes out. */
-	for (pass = 0; pass < 2; pass++) {
-		(void)ex_int64_open(&it, p, n, o.feature);
-		if (it.n > MMIDX_MAX_SEQ) {
-			fault_begin();
-			die("%s: record %" PRIu64 " at offset %" PRIu64 ": sequence "
-			    "of %" PRIu64 " tokens: longer than the int32 sizes of "
-			    "the index allow", name, num, off, it.n);
-		}
-		while ((k = ex_int64_next(&it, v, BIG_PART)) > 0) {
-			if (mmidx_pack_i64(b, v, k, packed, &bad, err,
-			    sizeof err) == -1) {
-				fault_begin();
-				die("%s: record %" PRIu64 " at offset %" PRIu64
-				    ": %s", name, num, off, err);
-			}
-			if (pass == 1 && mmidx_add_part(b, packed, k) == -1)
-				add_fault(b, name, "record", num, off);
-		}
-	}
-	if (mm)
-		mmidx_set_mode(b, (int)mode);
-	if (mmidx_end_parts(b, it.n) == -1)
-		add_fault(b, name, "record", num, off);
-	free(v);
-	free(packed);
-	return 1;
 }
 
 /*
  * Add one record's sequence (or end a document), or die naming it.
- * Inlined: it is the loop body of the one-thread build.
+ * Only a fault of the record or the dataset is kept under
+ * --keep-partial, not a lack of memory.
  */
-static inline __attribute__((always_inline)) void
-add_record(struct mmidx_builder *b, struct example *ex, const char *name,
-    const uint8_t *p, size_t n, uint64_t num, uint64_t off, int isf, int mm,
-    size_t featlen)
+static void
+add_record(struct mmidx_recs *rs, struct mmidx_builder *b, const char *name,
+    const uint8_t *p, size_t n, uint64_t num, uint64_t off)
 {
-	long cnt;
+	int rc = mmidx_recs_add(rs, b, p, n);
 
-	if (n > BIG_RECORD && build_big(b, name, p, n, num, off, mm))
-		return;
-	if (!mm && (cnt = ex_int64_canonical(p, n, o.feature, featlen,
-	    &ids.v, &ids.cap)) >= 0) {
-		if (mmidx_add_i64(b, ids.v, (size_t)cnt) == -1)
-			add_fault(b, name, "record", num, off);
+	if (rc >= 0) {
+		doc_ends += (uint64_t)rc;
 		return;
 	}
-	/*
-	 * Otherwise one reusable decode per record: its pools are kept
-	 * between records, and the values are used where they lie.
-	 */
-	if (ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-		if (errno == ENOMEM)
-			die("%s: record %" PRIu64 " at offset %" PRIu64
-			    ": out of memory", name, num, off);
+	if (errno != ENOMEM)
 		fault_begin();
-		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s",
-		    name, num, off, ex_strerror(ex));
-	}
-	if (mm) {
-		const struct ex_feature *mf = ex_get(ex, o.modefeat);
-
-		cnt = mf != NULL && mf->kind == EX_INT64 ? (long)mf->n : -1;
-		if ((cnt >= 0 && cnt != 1) || (cnt == 1 &&
-		    (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX)))
-			fault_begin();
-		if (cnt >= 0 && cnt != 1)
-			die("%s: record %" PRIu64 " at offset %" PRIu64
-			    ": '%s' must hold one value, not %ld", name,
-			    num, off, o.modefeat, cnt);
-		if (cnt == 1 && (mf->i64[0] < INT8_MIN || mf->i64[0] > INT8_MAX))
-			die("%s: record %" PRIu64 " at offset %" PRIu64
-			    ": mode %" PRId64 " does not fit int8", name,
-			    num, off, mf->i64[0]);
-		mmidx_set_mode(b, cnt == 1 ? (int)mf->i64[0] : 0);
-	}
-	const struct ex_feature *f = ex_get(ex, o.feature);
-	if (f != NULL && f->kind == EX_INT64) {
-		if (mmidx_add_i64(b, f->i64, f->n) == -1)
-			add_fault(b, name, "record", num, off);
-		return;
-	}
-	if (ex->nfeat == 0 && o.docs_empty) {
-		doc_ends++;
-		if (mmidx_end_document(b) == -1)
-			add_fault(b, name, "record", num, off);
-		return;
-	}
-	if (f != NULL && f->kind == EX_FLOAT && isf) {
-		if (mmidx_add_f32(b, f->f32, f->n) == -1)
-			add_fault(b, name, "record", num, off);
-		return;
-	}
-	if (f != NULL && f->kind == EX_NONE) {
-		/* A feature with no list set: an empty sequence. */
-		if (mmidx_add_i64(b, NULL, 0) == -1)
-			add_fault(b, name, "record", num, off);
-		return;
-	}
-	fault_begin();
-	die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
-	    num, off, f == NULL ? (ex->nfeat == 0 ?
-	    "no features (an empty Example ends a document, which "
-	    "--documents each refuses)" : "no such feature (see -f)") :
-	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
-	    "a bytes_list, not token ids");
-}
-
-/* Does the record p[0..n) end a document (an Example without features)? */
-static int
-doc_end(struct example *ex, const uint8_t *p, size_t n)
-{
-	if (n == 0 || (n == 2 && p[0] == 0x0a && p[1] == 0x00))
-		return 1;
-	return ex_decode(ex, p, n, EX_TYPE_EXAMPLE) == 0 && ex->nfeat == 0;
+	die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name, num, off,
+	    mmidx_recs_strerror(rs));
 }
 
 /*
@@ -1642,27 +1184,26 @@ open_records(int fd, const char *name, enum rec_comp comp, uint64_t from,
 
 static void
 build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
-    int mm, enum rec_comp comp, uint64_t from, uint64_t to, uint64_t start)
+    enum rec_comp comp, uint64_t from, uint64_t to, uint64_t start)
 {
 	struct rec_reader *r = open_records(fd, name, comp, from, to);
-	struct example ex;
+	struct mmidx_recs rs;
 	const uint8_t *p;
-	size_t n, featlen = strlen(o.feature);
+	size_t n;
 	uint64_t g;
 	int rc;
 
-	ex_init(&ex);
+	mmidx_recs_init(&rs, o.feature, o.modefeat, isf, o.docs_empty);
 	while (!pt.done && (rc = rec_read(r, &p, &n)) == 1) {
 		if (pt.docs) {
 			/* A compressed input lies where its first byte does. */
 			g = start + (comp == REC_NONE ? rec_offset(r) : 0);
-			if (!part_take(g, doc_end(&ex, p, n)))
+			if (!mmidx_part_take(&pt, g, mmidx_recs_ends_doc(&rs, p, n)))
 				continue;
 		}
 		if (progress_due())
 			progress("%s: %" PRIu64 " records", name, rec_index(r));
-		add_record(b, &ex, name, p, n, rec_index(r) - 1, rec_offset(r),
-		    isf, mm, featlen);
+		add_record(&rs, b, name, p, n, rec_index(r) - 1, rec_offset(r));
 	}
 	if (pt.done)
 		rc = 0;
@@ -1673,7 +1214,7 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
 		die("%s: record %" PRIu64 " at offset %" PRIu64 ": %s", name,
 		    rec_index(r), rec_offset(r), rec_strerror(r));
 	}
-	ex_free(&ex);
+	mmidx_recs_free(&rs);
 	rec_reader_free(r);
 }
 
@@ -1708,7 +1249,7 @@ struct buildw {
 	size_t		 tokcap;	/* bytes */
 	int64_t		*v;
 	size_t		 vcap;
-	struct example	 ex;
+	struct mmidx_recs rs;
 };
 
 static struct {
@@ -1738,7 +1279,7 @@ build_read_job(struct buildw *w, const struct pool_unit *u)
 	w->num0 = rec_index(r);
 	w->pos0 = rec_position(r);
 	w->in.len = 0;
-	if (rec_peek(r, &len) == 1 && len > BIG_RECORD) {
+	if (rec_peek(r, &len) == 1 && len > MMIDX_BIG_RECORD) {
 		/*
 		 * A big record is a job of its own, done here from the
 		 * reader's window when the jobs before it are in.
@@ -1749,8 +1290,8 @@ build_read_job(struct buildw *w, const struct pool_unit *u)
 		if (rec_read(r, &p, &n) == 1) {
 			if (pool_turn(u) == -1)
 				return 1;
-			add_record(bt.b, &w->ex, bt.name, p, n, rec_index(r) - 1,
-			    rec_offset(r), 0, 0, bt.featlen);
+			add_record(&w->rs, bt.b, bt.name, p, n, rec_index(r) - 1,
+			    rec_offset(r));
 			return 0;
 		}
 		/* A fault: rec_read_framed() says it again, below. */
@@ -1783,42 +1324,17 @@ static int
 build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
     const int64_t **v, size_t *cnt)
 {
-	uint64_t num = w->num0 + j, off = w->off[j];
-	const struct ex_feature *f;
+	struct mmidx_rec rec;
 
-	if (ex_decode(&w->ex, p, n, EX_TYPE_EXAMPLE) == -1) {
-		if (errno == ENOMEM)
-			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": out of memory", bt.name,
-			    num, off);
-		else
-			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": %s", bt.name, num, off,
-			    ex_strerror(&w->ex));
+	if (mmidx_recs_decode(&w->rs, p, n, &rec) == -1) {
+		snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
+		    PRIu64 ": %s", bt.name, w->num0 + j, w->off[j],
+		    mmidx_recs_strerror(&w->rs));
 		return -1;
 	}
-	f = ex_get(&w->ex, o.feature);
-	if (f != NULL && f->kind == EX_INT64) {
-		*v = f->i64;
-		*cnt = f->n;
-		return 0;
-	}
-	if (w->ex.nfeat == 0 && o.docs_empty) {
-		*cnt = SEQ_DOC;
-		return 0;
-	}
-	if (f != NULL && f->kind == EX_NONE) {
-		*v = NULL;
-		*cnt = 0;
-		return 0;
-	}
-	snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
-	    PRIu64 ": %s", bt.name, num, off, f == NULL ? (w->ex.nfeat == 0 ?
-	    "no features (an empty Example ends a document, which "
-	    "--documents each refuses)" : "no such feature (see -f)") :
-	    f->kind == EX_FLOAT ? "a float_list needs a float --dtype" :
-	    "a bytes_list, not token ids");
-	return -1;
+	*v = rec.i64;
+	*cnt = rec.kind == MMIDX_REC_DOC ? SEQ_DOC : rec.n;
+	return 0;
 }
 
 /*
@@ -2005,7 +1521,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 	bt.esize = mmidx_dtype_size(mmidx_builder_dtype(b));
 	bt.u16 = mmidx_builder_dtype(b) == MMIDX_UINT16;
 	for (int t = 0; t < jobs; t++)
-		ex_init(&w[t].ex);
+		mmidx_recs_init(&w[t].rs, o.feature, NULL, 0, o.docs_empty);
 	if (pool_run(jobs, &build_ops, NULL) != 0) {
 		fault_begin();
 		die("%s", bt.msg);
@@ -2014,7 +1530,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 		buf_free(&w[t].in);
 		free(w[t].tok);
 		free(w[t].v);
-		ex_free(&w[t].ex);
+		mmidx_recs_free(&w[t].rs);
 	}
 	free(w);
 	bt.w = NULL;
@@ -2035,26 +1551,6 @@ start_output_builder(enum mmidx_layout layout, enum mmidx_dtype t,
 	return b;
 }
 
-/*
- * The type upstream would pick for a vocabulary that holds every id
- * seen (the largest + 1); one that holds negative ids otherwise.
- */
-static enum mmidx_dtype
-dtype_for_range(enum mmidx_layout layout, int64_t min, int64_t max)
-{
-	enum mmidx_dtype t;
-
-	if (min >= 0 && max < INT64_MAX) {
-		t = mmidx_dtype_auto(layout, (uint64_t)max + 1);
-		if (t == MMIDX_INT32 && max > INT32_MAX)
-			t = MMIDX_INT64;
-		return t;
-	}
-	if (layout != MMIDX_FAIRSEQ && min >= INT32_MIN && max <= INT32_MAX)
-		return MMIDX_INT32;
-	return MMIDX_INT64;
-}
-
 /* Without a vocabulary size: store the tokens in the type their range asks for. */
 static void
 narrow_output(struct mmidx_builder *b, enum mmidx_layout layout)
@@ -2064,7 +1560,7 @@ narrow_output(struct mmidx_builder *b, enum mmidx_layout layout)
 
 	if (mmidx_builder_range(b, &lo, &hi) == -1)
 		die("%s.bin: %s", o.out, mmidx_builder_strerror(b));
-	t = dtype_for_range(layout, lo, hi);
+	t = mmidx_dtype_for_range(layout, lo, hi);
 	if (verbosity > 0) {
 		if (mmidx_builder_tokens(b) == 0)
 			warnx_("dtype %s (%s, no tokens)", mmidx_dtype_name(t),
@@ -2117,57 +1613,6 @@ text_fault(const char *name, const struct fqd_lines *r, size_t bad)
 }
 
 /*
- * Python's format(x, '.3'), which fairseq uses for its share of <unk>:
- * three significant digits, at least one after the point, and the
- * exponent form below 1e-4 and from 100 up ("1e+02").
- */
-static void
-fmt_py3(char *out, size_t sz, double x)
-{
-	char e[40], *q;
-	int ex;
-
-	if (x == 0) {
-		snprintf(out, sz, "0.0");
-		return;
-	}
-	snprintf(e, sizeof e, "%.2e", x);
-	q = strchr(e, 'e');
-	ex = atoi(q + 1);
-	if (ex < -4 || ex >= 2) {
-		char *m = q;
-
-		while (m[-1] == '0')
-			m--;
-		if (m[-1] == '.')
-			m--;
-		snprintf(out, sz, "%.*se%c%02d", (int)(m - e), e,
-		    ex < 0 ? '-' : '+', ex < 0 ? -ex : ex);
-		return;
-	}
-	snprintf(out, sz, "%.*f", 2 - ex, x);
-	q = out + strlen(out);
-	while (q[-1] == '0' && q[-2] != '.')
-		q--;
-	*q = '\0';
-}
-
-/* uni_utf8_valid_prefix(), passing over ASCII eight bytes at a time. */
-static size_t
-valid_prefix(const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-	uint64_t w;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		if (w & UINT64_C(0x8080808080808080))
-			break;
-	}
-	return i + uni_utf8_valid_prefix(p + i, n - i);
-}
-
-/*
  * A fault in the input (a line that is not UTF-8) ends the counting:
  * the dictionary of the lines before it is written, to stdout as a run
  * on them writes it, and under -o only with --keep-partial; a missing
@@ -2207,7 +1652,7 @@ cmd_dict(int argc, char **argv)
 				progress("%s: %" PRIu64 " lines", name,
 				    fqd_lines_count(r));
 			/* A bad line counts none of its words. */
-			if ((bad = valid_prefix(p, n)) < n) {
+			if ((bad = uni_utf8_valid_prefix(p, n)) < n) {
 				snprintf(fault, sizeof fault, "%s: line %" PRIu64
 				    " at offset %" PRIu64 ": invalid UTF-8", name,
 				    fqd_lines_count(r), fqd_lines_offset(r) + bad);
@@ -2243,20 +1688,16 @@ cmd_dict(int argc, char **argv)
 	return rval;
 }
 
-struct text_stats {
-	uint64_t	seqs, toks, unk;
-};
-
 /* fairseq's summary line, and the unknown words it counted. */
 static void
-text_report(const char *name, const struct text_stats *st,
+text_report(const char *name, const struct mmidx_text_stats *st,
     const struct fqd *unk, int capped)
 {
 	char pct[40], list[600];
 	size_t nu = unk != NULL ? fqd_size(unk) : 0, len = 0;
 	uint32_t *ord;
 
-	fmt_py3(pct, sizeof pct, st->toks ? (double)(100 * st->unk) /
+	mmidx_text_py3(pct, sizeof pct, st->toks ? (double)(100 * st->unk) /
 	    (double)st->toks : 0);
 	warnx_("%s: %" PRIu64 " sents, %" PRIu64 " tokens, %s%% replaced "
 	    "(by <unk>)", name, st->seqs, st->toks, pct);
@@ -2283,49 +1724,47 @@ text_report(const char *name, const struct text_stats *st,
 }
 
 /*
- * The <unk> share of all the text: a warning above UNK_WARN (even with
- * -q), a fault above --max-unk-rate (-1 returned).
+ * The <unk> share of all the text: a warning above MMIDX_UNK_WARN (even
+ * with -q), a fault above --max-unk-rate (-1 returned).
  */
-#define UNK_WARN	0.05
-
 static int
-unk_check(const struct text_stats *all)
+unk_check(const struct mmidx_text_stats *all)
 {
 	double r;
 	char pct[40];
+	int v = mmidx_unk_check(all, o.max_unk, &r);
 
-	if (all->toks == 0 || all->unk == 0)
+	if (v == MMIDX_UNK_FINE)
 		return 0;
-	r = (double)all->unk / (double)all->toks;
-	fmt_py3(pct, sizeof pct, 100 * r);
-	if (o.max_unk >= 0 && r > o.max_unk) {
+	mmidx_text_py3(pct, sizeof pct, 100 * r);
+	if (v == MMIDX_UNK_OVER) {
 		warnx_("%s%% of %" PRIu64 " tokens replaced by <unk>, above "
 		    "--max-unk-rate %g (%s does not fit the text?)", pct,
 		    all->toks, o.max_unk, o.dict);
 		return -1;
 	}
-	if (r > UNK_WARN)
-		warnx_("warning: %s%% of %" PRIu64 " tokens replaced by <unk> "
-		    "(%s does not fit the text?)", pct, all->toks, o.dict);
+	warnx_("warning: %s%% of %" PRIu64 " tokens replaced by <unk> "
+	    "(%s does not fit the text?)", pct, all->toks, o.dict);
 	return 0;
 }
 
 static void
 build_text(struct mmidx_builder *b, int fd, const char *name,
-    struct text_stats *all, uint64_t from, uint64_t to)
+    struct mmidx_text_stats *all, uint64_t from, uint64_t to)
 {
-	struct text_stats st = { 0, 0, 0 };
 	struct fqd_lines *r = fqd_lines_new(fd);
+	struct mmidx_textin tin;
 	uint32_t *tv = NULL;
 	size_t tcap = 0, n, nunk, bad;
 	const uint8_t *p;
 	long k;
-	int rc, capped = 0;
+	int rc;
 
 	if (r == NULL || (funk = fqd_new(0)) == NULL)
 		die_errno("%s", name);
 	if (pt.on && fqd_lines_range(r, from, to - from) == -1)
 		die_errno("%s", name);
+	mmidx_textin_init(&tin, fdict, funk, UNK_MAX);
 	while ((rc = fqd_lines_next(r, &p, &n)) == 1) {
 		if (progress_due())
 			progress("%s: %" PRIu64 " lines", name, fqd_lines_count(r));
@@ -2339,36 +1778,16 @@ build_text(struct mmidx_builder *b, int fd, const char *name,
 		if (mmidx_add_i64(b, ids.v, (size_t)k) == -1)
 			add_fault(b, name, "line", fqd_lines_count(r),
 			    UINT64_MAX);
-		st.seqs++;
-		st.toks += (uint64_t)k;
-		if (nunk == 0)
-			continue;
-		/* The words behind the <unk>s, for the report. */
-		st.unk += nunk;
-		size_t pos = 0, wn;
-		const uint8_t *w;
-
-		while (fqd_next_word(p, n, &pos, &w, &wn) == 1) {
-			long id;
-
-			if (fqd_find(fdict, w, wn) >= 0)
-				continue;
-			if ((id = fqd_find(funk, w, wn)) >= 0)
-				fqd_bump(funk, (size_t)id, 1);
-			else if (fqd_size(funk) < UNK_MAX) {
-				if (fqd_add(funk, w, wn, 1) == -1)
-					die_errno("%s", name);
-			} else
-				capped = 1;
-		}
+		if (mmidx_textin_count(&tin, p, n, (size_t)k, nunk) == -1)
+			die_errno("%s", name);
 	}
 	if (rc == -1)
 		die_errno("%s", name);
 	if (verbosity > 0)
-		text_report(name, &st, funk, capped);
-	all->seqs += st.seqs;
-	all->toks += st.toks;
-	all->unk += st.unk;
+		text_report(name, &tin.st, funk, tin.capped);
+	all->seqs += tin.st.seqs;
+	all->toks += tin.st.toks;
+	all->unk += tin.st.unk;
 	fqd_lines_free(r);
 	fqd_free(funk);
 	funk = NULL;
@@ -2409,7 +1828,7 @@ cmd_build(int argc, char **argv)
 	enum mmidx_dtype t;
 	struct mmidx_builder *b;
 	unsigned flags = 0;
-	struct text_stats all = { 0, 0, 0 };
+	struct mmidx_text_stats all = { 0, 0, 0 };
 	struct part_file *parts = NULL;
 	uint64_t pstart = 0;
 	int isf, jobs, narrow, docs_auto, rval = 0;
@@ -2525,6 +1944,7 @@ cmd_build(int argc, char **argv)
 	bend.docs_auto = docs_auto;
 	fault_keep = end_build;
 	grow_ids(1024);
+	mmidx_ids_init(&idl, t);
 	/* Floats and modes take the single-threaded way. */
 	jobs = isf || o.modefeat != NULL || pt.docs ? 1 : get_jobs();
 	for (int i = 0, fd; i < argc && !pt.done; i++) {
@@ -2560,15 +1980,12 @@ cmd_build(int argc, char **argv)
 		}
 		if (o.textin)
 			build_text(b, fd, name, &all, from, to);
-		else if (o.idlines) {
-			ids.u64 = o.dtype == MMIDX_UINT64;
-			ids.dtype = t;
-			build_ids(b, fd, name, isf, from, to, start);
-		} else if (jobs > 1)
+		else if (o.idlines)
+			build_ids(b, fd, name, from, to, start);
+		else if (jobs > 1)
 			build_records_mt(b, fd, name, jobs, comp, from, to);
 		else
-			build_records(b, fd, name, isf, o.modefeat != NULL, comp,
-			    from, to, start);
+			build_records(b, fd, name, isf, comp, from, to, start);
 		if (o.textin || o.idlines)
 			close_text(fd, argv[i]);	/* after build_ids' fclose, only waits */
 		else if (fd != 0)
@@ -2595,6 +2012,7 @@ cmd_build(int argc, char **argv)
 		rval = 1;
 	}
 	end_build();
+	mmidx_ids_free(&idl);
 	fqd_free(fdict);
 	fdict = NULL;
 	mmidx_builder_free(b);
