@@ -159,6 +159,13 @@ test_utf8(void)
 	    "valid prefix stops at a bad byte");
 	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"ab\xE2\x82", 4), ==, 2,
 	    "valid prefix stops at a truncated sequence");
+	/* ASCII goes eight bytes at a time: a fault inside or after such a run. */
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"abcdefghijklmnop\xC3\xA9qrs"
+	    "tuvwxyz\x80", 29), ==, 28, "valid prefix after runs of ASCII");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"abcdefg\xFFhijklmnop", 17),
+	    ==, 7, "valid prefix stops inside an eight-byte run");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"abcdefghijklmnop", 16), ==,
+	    16, "valid prefix of ASCII alone");
 }
 
 int
