@@ -1230,7 +1230,6 @@ build_records(struct mmidx_builder *b, int fd, const char *name, int isf,
  */
 #define BUILD_JOB	(256u << 10)	/* payload bytes in a job, about */
 #define BUILD_RECS	8192		/* most records in a job */
-#define SEQ_DOC		UINT32_MAX	/* an entry that ends a document */
 
 struct buildw {
 	/* read in the input turn */
@@ -1244,12 +1243,7 @@ struct buildw {
 	size_t		 good;		/* records before a fault (k if none) */
 	char		 msg[1024];	/* that fault */
 	uint64_t	 off[BUILD_RECS];	/* record offsets in the input */
-	uint32_t	 seq[BUILD_RECS];	/* tokens of each, or SEQ_DOC */
-	uint8_t		*tok;
-	size_t		 tokcap;	/* bytes */
-	int64_t		*v;
-	size_t		 vcap;
-	struct mmidx_recs rs;
+	struct mmidx_pack pk;
 };
 
 static struct {
@@ -1258,10 +1252,9 @@ static struct {
 	struct rec_reader *r;
 	struct mmidx_builder *b;
 	const char	*name;
-	size_t		 featlen;
-	size_t		 esize;
-	int		 u16;		/* uint16 tokens: see build_run_job() */
 } bt;
+
+static uint64_t vocab_limit;	/* --vocab-size, unless --wrap */
 
 /*
  * Read the records of w's job; the caller holds the input turn.
@@ -1290,7 +1283,7 @@ build_read_job(struct buildw *w, const struct pool_unit *u)
 		if (rec_read(r, &p, &n) == 1) {
 			if (pool_turn(u) == -1)
 				return 1;
-			add_record(&w->rs, bt.b, bt.name, p, n, rec_index(r) - 1,
+			add_record(&w->pk.rs, bt.b, bt.name, p, n, rec_index(r) - 1,
 			    rec_offset(r));
 			return 0;
 		}
@@ -1315,124 +1308,30 @@ build_read_job(struct buildw *w, const struct pool_unit *u)
 	return 0;
 }
 
-/*
- * Record j of w's job in a form other than the canonical one: its
- * tokens in *v, *cnt, or SEQ_DOC in *cnt for a record that ends a
- * document.  Returns 0, or -1 with the fault in w->msg.
- */
-static int
-build_decode(struct buildw *w, size_t j, const uint8_t *p, size_t n,
-    const int64_t **v, size_t *cnt)
-{
-	struct mmidx_rec rec;
-
-	if (mmidx_recs_decode(&w->rs, p, n, &rec) == -1) {
-		snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
-		    PRIu64 ": %s", bt.name, w->num0 + j, w->off[j],
-		    mmidx_recs_strerror(&w->rs));
-		return -1;
-	}
-	*v = rec.i64;
-	*cnt = rec.kind == MMIDX_REC_DOC ? SEQ_DOC : rec.n;
-	return 0;
-}
-
-/*
- * Room for 'bytes' more packed bytes after 'used', for record j; -1
- * with w->msg set.
- */
-static int
-tok_room(struct buildw *w, size_t j, size_t used, size_t bytes)
-{
-	size_t need, c;
-	uint8_t *q;
-
-	if (bytes <= w->tokcap - used)
-		return 0;
-	need = used + bytes;
-	c = w->tokcap * 2 > need ? w->tokcap * 2 : need;
-	if ((q = realloc(w->tok, c)) == NULL) {
-		snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64 " at offset %"
-		    PRIu64 ": out of memory", bt.name, w->num0 + j, w->off[j]);
-		return -1;
-	}
-	w->tok = q;
-	w->tokcap = c;
-	return 0;
-}
-
-static uint64_t vocab_limit;	/* --vocab-size, unless --wrap */
-
-/* A token at or above --vocab-size among n (the general path then says which). */
-static int
-u16_outside(const uint16_t *v, size_t n)
-{
-	uint16_t hi = 0;
-
-	if (vocab_limit == 0 || vocab_limit > UINT16_MAX)
-		return 0;
-	for (size_t j = 0; j < n; j++)
-		hi = v[j] > hi ? v[j] : hi;
-	return hi >= vocab_limit;
-}
-
-/* Decode and pack w's job, up to its first fault. */
+/* Check and pack w's job, up to its first fault. */
 static void
 build_run_job(struct buildw *w)
 {
-	size_t start = 0, used = 0, bad, j;
-	char err[512];
+	size_t start = 0, j;
 
+	mmidx_pack_reset(&w->pk);
 	for (j = 0; j < w->k; j++) {
 		const uint8_t *p = w->in.p + start + 12;
-		size_t n = (size_t)le64(p - 12), cnt;
-		const int64_t *v = w->v;
-		long c;
+		size_t n = (size_t)le64(p - 12);
+		const char *fault = NULL;
 
 		w->off[j] = w->pos0 + start;
 		start += n + 16;
-		if (!rec_data_ok(p, n, le32(p + n))) {
+		if (!rec_data_ok(p, n, le32(p + n)))
+			fault = rec_data_crc_msg;
+		else if (mmidx_pack_record(&w->pk, bt.b, p, n) == -1)
+			fault = mmidx_pack_strerror(&w->pk);
+		if (fault != NULL) {
 			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
 			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
-			    w->off[j], rec_data_crc_msg);
+			    w->off[j], fault);
 			break;
 		}
-		/*
-		 * uint16 tokens straight from the record (n tokens at most);
-		 * any other record, or a token that does not fit, takes the
-		 * general way below, which says what is wrong.
-		 */
-		if (bt.u16 && n <= MMIDX_MAX_SEQ) {
-			if (tok_room(w, j, used, 2 * n) == -1)
-				break;
-			if ((c = ex_uint16_canonical(p, n, o.feature,
-			    bt.featlen, (uint16_t *)(void *)(w->tok + used))) >= 0 &&
-			    !u16_outside((const uint16_t *)(void *)(w->tok + used),
-			    (size_t)c)) {
-				w->seq[j] = (uint32_t)c;
-				used += 2 * (size_t)c;
-				continue;
-			}
-		}
-		if ((c = ex_int64_canonical(p, n, o.feature, bt.featlen,
-		    &w->v, &w->vcap)) >= 0) {
-			v = w->v;
-			cnt = (size_t)c;
-		} else if (build_decode(w, j, p, n, &v, &cnt) == -1)
-			break;
-		w->seq[j] = (uint32_t)cnt;
-		if (cnt == SEQ_DOC)
-			continue;
-		if (cnt <= MMIDX_MAX_SEQ && tok_room(w, j, used, cnt * bt.esize) == -1)
-			break;
-		if (mmidx_pack_i64(bt.b, v, cnt, w->tok + used, &bad, err,
-		    sizeof err) == -1) {
-			snprintf(w->msg, sizeof w->msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
-			    w->off[j], err);
-			break;
-		}
-		used += cnt * bt.esize;
 	}
 	w->good = j;
 }
@@ -1445,32 +1344,16 @@ static int
 build_put_job(struct buildw *w)
 {
 	struct mmidx_builder *b = bt.b;
-	size_t a = 0, at = 0, used = 0;
+	size_t bad;
+	long docs;
 
-	for (size_t j = 0; j <= w->good; j++) {
-		if (j < w->good && w->seq[j] != SEQ_DOC) {
-			used += w->seq[j] * bt.esize;
-			continue;
-		}
-		if (j > a && mmidx_add_packed(b, w->tok + at, w->seq + a,
-		    j - a) == -1) {
-			size_t q = a + mmidx_builder_bad_seq(b);
-
-			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + q,
-			    w->off[q], mmidx_builder_strerror(b));
-			return -1;
-		}
-		doc_ends += j < w->good;
-		if (j < w->good && mmidx_end_document(b) == -1) {
-			snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
-			    " at offset %" PRIu64 ": %s", bt.name, w->num0 + j,
-			    w->off[j], mmidx_builder_strerror(b));
-			return -1;
-		}
-		a = j + 1;
-		at = used;
+	if ((docs = mmidx_pack_put(&w->pk, b, &bad)) == -1) {
+		snprintf(bt.msg, sizeof bt.msg, "%s: record %" PRIu64
+		    " at offset %" PRIu64 ": %s", bt.name, w->num0 + bad,
+		    w->off[bad], mmidx_builder_strerror(b));
+		return -1;
 	}
+	doc_ends += (uint64_t)docs;
 	if (w->good < w->k) {
 		memcpy(bt.msg, w->msg, sizeof bt.msg);
 		return -1;
@@ -1517,20 +1400,17 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 	bt.w = w;
 	bt.b = b;
 	bt.name = name;
-	bt.featlen = strlen(o.feature);
-	bt.esize = mmidx_dtype_size(mmidx_builder_dtype(b));
-	bt.u16 = mmidx_builder_dtype(b) == MMIDX_UINT16;
 	for (int t = 0; t < jobs; t++)
-		mmidx_recs_init(&w[t].rs, o.feature, NULL, 0, o.docs_empty);
+		if (mmidx_pack_init(&w[t].pk, o.feature, o.docs_empty,
+		    vocab_limit, BUILD_RECS) == -1)
+			die_nomem();
 	if (pool_run(jobs, &build_ops, NULL) != 0) {
 		fault_begin();
 		die("%s", bt.msg);
 	}
 	for (int t = 0; t < jobs; t++) {
 		buf_free(&w[t].in);
-		free(w[t].tok);
-		free(w[t].v);
-		mmidx_recs_free(&w[t].rs);
+		mmidx_pack_free(&w[t].pk);
 	}
 	free(w);
 	bt.w = NULL;

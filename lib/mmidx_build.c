@@ -245,6 +245,160 @@ mmidx_recs_ends_doc(struct mmidx_recs *r, const uint8_t *p, size_t n)
 	    r->ex.nfeat == 0;
 }
 
+/* ---- records in several threads ---- */
+
+int
+mmidx_pack_init(struct mmidx_pack *pk, const char *feature, int docs,
+    uint64_t vocab, size_t max)
+{
+	memset(pk, 0, sizeof *pk);
+	if ((pk->seq = calloc(max ? max : 1, sizeof *pk->seq)) == NULL)
+		return -1;
+	mmidx_recs_init(&pk->rs, feature, NULL, 0, docs);
+	pk->vocab = vocab;
+	pk->max = max;
+	return 0;
+}
+
+void
+mmidx_pack_free(struct mmidx_pack *pk)
+{
+	mmidx_recs_free(&pk->rs);
+	free(pk->seq);
+	free(pk->tok);
+	pk->seq = NULL;
+	pk->tok = NULL;
+	pk->k = pk->used = pk->tokcap = 0;
+}
+
+void
+mmidx_pack_reset(struct mmidx_pack *pk)
+{
+	pk->k = 0;
+	pk->used = 0;
+}
+
+const char *
+mmidx_pack_strerror(const struct mmidx_pack *pk)
+{
+	return pk->rs.err;
+}
+
+/* Room for 'bytes' more packed bytes: 0, or -1 with the fault. */
+static int
+tok_room(struct mmidx_pack *pk, size_t bytes)
+{
+	size_t need, c;
+	uint8_t *q;
+
+	if (bytes <= pk->tokcap - pk->used)
+		return 0;
+	need = pk->used + bytes;
+	c = pk->tokcap * 2 > need ? pk->tokcap * 2 : need;
+	if ((q = realloc(pk->tok, c)) == NULL)
+		return rfail(&pk->rs, ENOMEM, "out of memory");
+	pk->tok = q;
+	pk->tokcap = c;
+	return 0;
+}
+
+/* A token at or above the vocabulary among n (the general way then says which). */
+static int
+u16_outside(uint64_t vocab, const uint8_t *p, size_t n)
+{
+	unsigned hi = 0, v;
+
+	if (vocab == 0 || vocab > UINT16_MAX)
+		return 0;
+	for (size_t j = 0; j < n; j++) {
+		v = (unsigned)p[2 * j] | (unsigned)p[2 * j + 1] << 8;
+		hi = v > hi ? v : hi;
+	}
+	return hi >= vocab;
+}
+
+int
+mmidx_pack_record(struct mmidx_pack *pk, const struct mmidx_builder *b,
+    const uint8_t *p, size_t n)
+{
+	enum mmidx_dtype t = mmidx_builder_dtype(b);
+	size_t esize = mmidx_dtype_size(t), bad;
+	struct mmidx_rec rec;
+	const int64_t *v;
+	size_t cnt;
+	long c;
+
+	/*
+	 * uint16 tokens straight from the record (n tokens at most); any
+	 * other record, or a token that does not fit, takes the general
+	 * way below, which says what is wrong.
+	 */
+	if (t == MMIDX_UINT16 && n <= MMIDX_MAX_SEQ) {
+		if (tok_room(pk, 2 * n) == -1)
+			return -1;
+		if ((c = ex_uint16_canonical(p, n, pk->rs.feature,
+		    pk->rs.featlen, (uint16_t *)(void *)(pk->tok + pk->used))) >= 0 &&
+		    !u16_outside(pk->vocab, pk->tok + pk->used, (size_t)c)) {
+			pk->seq[pk->k++] = (uint32_t)c;
+			pk->used += 2 * (size_t)c;
+			return 0;
+		}
+	}
+	if ((c = ex_int64_canonical(p, n, pk->rs.feature, pk->rs.featlen,
+	    &pk->rs.v, &pk->rs.cap)) >= 0) {
+		v = pk->rs.v;
+		cnt = (size_t)c;
+	} else if (mmidx_recs_decode(&pk->rs, p, n, &rec) == -1)
+		return -1;
+	else if (rec.kind == MMIDX_REC_DOC) {
+		pk->seq[pk->k++] = MMIDX_PACK_DOC;
+		return 0;
+	} else {
+		v = rec.i64;
+		cnt = rec.n;
+	}
+	if (cnt <= MMIDX_MAX_SEQ && tok_room(pk, cnt * esize) == -1)
+		return -1;
+	if (mmidx_pack_i64(b, v, cnt, pk->tok + pk->used, &bad, pk->rs.err,
+	    sizeof pk->rs.err) == -1)
+		return -1;
+	pk->seq[pk->k++] = (uint32_t)cnt;
+	pk->used += cnt * esize;
+	return 0;
+}
+
+long
+mmidx_pack_put(const struct mmidx_pack *pk, struct mmidx_builder *b,
+    size_t *bad)
+{
+	size_t esize = mmidx_dtype_size(mmidx_builder_dtype(b));
+	size_t a = 0, at = 0, used = 0;
+	long docs = 0;
+
+	/* Runs of sequences between document ends, each in one call. */
+	for (size_t j = 0; j <= pk->k; j++) {
+		if (j < pk->k && pk->seq[j] != MMIDX_PACK_DOC) {
+			used += pk->seq[j] * esize;
+			continue;
+		}
+		if (j > a && mmidx_add_packed(b, pk->tok + at, pk->seq + a,
+		    j - a) == -1) {
+			*bad = a + mmidx_builder_bad_seq(b);
+			return -1;
+		}
+		if (j < pk->k) {
+			if (mmidx_end_document(b) == -1) {
+				*bad = j;
+				return -1;
+			}
+			docs++;
+		}
+		a = j + 1;
+		at = used;
+	}
+	return docs;
+}
+
 /* ---- --part by documents ---- */
 
 int

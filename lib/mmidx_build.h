@@ -103,6 +103,56 @@ int		 mmidx_recs_add(struct mmidx_recs *r, struct mmidx_builder *b,
 int		 mmidx_recs_ends_doc(struct mmidx_recs *r, const uint8_t *p,
 		    size_t n);
 
+/* ---- records in several threads ---- */
+
+/*
+ * The records of a job packed away from the builder, for a build in
+ * several threads: a thread packs a job's records, in order, into its
+ * own struct mmidx_pack (mmidx_pack_record() only reads the builder),
+ * then adds them to the builder when the jobs before it are in
+ * (mmidx_pack_put()).  The dataset is the one mmidx_recs_add() makes of
+ * the same records (no float lists, no modes, no big records).  Set up
+ * with mmidx_pack_init(), free with mmidx_pack_free().
+ */
+#define MMIDX_PACK_DOC	UINT32_MAX	/* in seq[]: a record that ends a document */
+
+struct mmidx_pack {
+	struct mmidx_recs rs;
+	uint64_t	 vocab;		/* what mmidx_builder_set_vocab() was given */
+	size_t		 max;		/* most records in a job */
+	size_t		 k;		/* records packed since the reset */
+	uint32_t	*seq;		/* tokens of each, or MMIDX_PACK_DOC */
+	uint8_t		*tok;		/* their tokens, packed */
+	size_t		 used, tokcap;	/* bytes */
+};
+
+/*
+ * Records with the tokens in the int64 list 'feature', an Example
+ * without features the end of a document when 'docs'; tokens at or
+ * above 'vocab' (0: no limit) refused as the builder refuses them;
+ * 'max' records a job.  Returns 0, or -1 with errno ENOMEM.
+ */
+int		 mmidx_pack_init(struct mmidx_pack *pk, const char *feature,
+		    int docs, uint64_t vocab, size_t max);
+void		 mmidx_pack_free(struct mmidx_pack *pk);
+/* Start a new job. */
+void		 mmidx_pack_reset(struct mmidx_pack *pk);
+/*
+ * Pack the record p[0 .. n) for b after those of the job (at most max
+ * of them).  Returns 0, or -1 with the fault in mmidx_pack_strerror().
+ */
+int		 mmidx_pack_record(struct mmidx_pack *pk,
+		    const struct mmidx_builder *b, const uint8_t *p, size_t n);
+const char	*mmidx_pack_strerror(const struct mmidx_pack *pk);
+/*
+ * Add the records of the job to b, in order.  Returns the number of
+ * documents they ended, or -1 with the message in
+ * mmidx_builder_strerror() and *bad the record at fault (those before
+ * it were added).
+ */
+long		 mmidx_pack_put(const struct mmidx_pack *pk, struct mmidx_builder *b,
+		    size_t *bad);
+
 /* ---- --part by documents ---- */
 
 /*

@@ -491,6 +491,111 @@ test_recs(void)
 	buf_free(&e);
 }
 
+/* The .bin bytes a scratch builder wrote so far. */
+static size_t
+bin_bytes(FILE *fp, struct mmidx_builder *b, uint8_t *out, size_t max)
+{
+	FILE *idx = tmpfile();
+	size_t n;
+
+	if (idx == NULL)
+		return 0;
+	(void)mmidx_finish(b, fileno(idx));
+	fclose(idx);
+	rewind(fp);
+	n = fread(out, 1, max, fp);
+	return n;
+}
+
+static void
+test_pack(void)
+{
+	static const int64_t s1[3] = { 5, 6, 2 }, s2[1] = { 40000 }, s3[2] = { 9, 2 };
+	struct buf rec[5] = { { 0 } };
+	struct mmidx_recs r;
+	struct mmidx_pack pk;
+	struct mmidx_builder *b1, *b2;
+	FILE *f1, *f2;
+	uint8_t o1[256], o2[256];
+	size_t n1, n2, bad;
+	long docs;
+	int rc = 0;
+
+	example(&rec[0], "targets", s1, 3, NULL, NULL);
+	example(&rec[1], NULL, NULL, 0, NULL, NULL);	/* a document end */
+	example(&rec[2], "targets", s2, 1, NULL, NULL);
+	example(&rec[3], "targets", s3, 2, NULL, NULL);
+	example(&rec[4], NULL, NULL, 0, NULL, NULL);
+
+	for (int t = 0; t < 2; t++) {
+		enum mmidx_dtype dt = t == 0 ? MMIDX_UINT16 : MMIDX_INT32;
+
+		b1 = scratch(&f1, MMIDX_MEGATRON, dt, 0);
+		b2 = scratch(&f2, MMIDX_MEGATRON, dt, 0);
+		mmidx_recs_init(&r, "targets", NULL, 0, 1);
+		TEST(mmidx_pack_init(&pk, "targets", 1, 0, 8) == 0, "a packer");
+		rc = 0;
+		for (int i = 0; i < 5; i++) {
+			rc += mmidx_recs_add(&r, b1, rec[i].p, rec[i].len);
+			TEST(mmidx_pack_record(&pk, b2, rec[i].p, rec[i].len) == 0,
+			    "%s: record %d packed", mmidx_dtype_name(dt), i);
+		}
+		docs = mmidx_pack_put(&pk, b2, &bad);
+		TEST(rc == 2 && docs == 2, "%s: two document ends either way",
+		    mmidx_dtype_name(dt));
+		TEST(mmidx_builder_count(b1) == 3 && mmidx_builder_count(b2) == 3 &&
+		    mmidx_builder_tokens(b2) == 6, "%s: the same sequences",
+		    mmidx_dtype_name(dt));
+		n1 = bin_bytes(f1, b1, o1, sizeof o1);
+		n2 = bin_bytes(f2, b2, o2, sizeof o2);
+		TEST(n1 == 6 * mmidx_dtype_size(dt) && n1 == n2 &&
+		    memcmp(o1, o2, n1) == 0, "%s: the same .bin", mmidx_dtype_name(dt));
+		mmidx_pack_reset(&pk);
+		TEST(pk.k == 0 && pk.used == 0, "reset starts a new job");
+		mmidx_pack_free(&pk);
+		mmidx_recs_free(&r);
+		mmidx_builder_free(b1);
+		mmidx_builder_free(b2);
+		fclose(f1);
+		fclose(f2);
+	}
+
+	/* The vocabulary holds on the uint16 fast path too. */
+	b1 = scratch(&f1, MMIDX_FAIRSEQ, MMIDX_UINT16, 0);
+	mmidx_builder_set_vocab(b1, 10);
+	(void)mmidx_pack_init(&pk, "targets", 0, 10, 8);
+	TEST(mmidx_pack_record(&pk, b1, rec[3].p, rec[3].len) == 0 && pk.k == 1,
+	    "ids below the vocabulary");
+	TEST(mmidx_pack_record(&pk, b1, rec[0].p, rec[0].len) == 0, "5 6 2 too");
+	TEST(mmidx_pack_record(&pk, b1, rec[2].p, rec[2].len) == -1 &&
+	    strstr(mmidx_pack_strerror(&pk), "40000") != NULL && pk.k == 2,
+	    "an id at or above it is refused: '%s'", mmidx_pack_strerror(&pk));
+	TEST(mmidx_pack_record(&pk, b1, rec[1].p, rec[1].len) == -1 &&
+	    strncmp(mmidx_pack_strerror(&pk), "no features", 11) == 0,
+	    "a document end without documents: '%s'", mmidx_pack_strerror(&pk));
+	TEST(mmidx_pack_put(&pk, b1, &bad) == 0 && mmidx_builder_count(b1) == 2,
+	    "the records before the fault are added");
+	mmidx_pack_free(&pk);
+	mmidx_builder_free(b1);
+	fclose(f1);
+
+	/* A refusal of the builder's own names the record. */
+	b1 = scratch(&f1, MMIDX_FAIRSEQ, MMIDX_UINT16, MMIDX_FAIRSEQ_IDS);
+	(void)mmidx_pack_init(&pk, "targets", 0, 0, 8);
+	example(&rec[4], "targets", s2, 1, NULL, NULL);	/* no </s> at the end */
+	TEST(mmidx_pack_record(&pk, b1, rec[0].p, rec[0].len) == 0 &&
+	    mmidx_pack_record(&pk, b1, rec[4].p, rec[4].len) == 0 &&
+	    mmidx_pack_record(&pk, b1, rec[3].p, rec[3].len) == 0, "three packed");
+	TEST(mmidx_pack_put(&pk, b1, &bad) == -1 && bad == 1 &&
+	    mmidx_builder_count(b1) == 1, "the second refused: %s",
+	    mmidx_builder_strerror(b1));
+	mmidx_pack_free(&pk);
+	mmidx_builder_free(b1);
+	fclose(f1);
+	for (int i = 0; i < 5; i++)
+		buf_free(&rec[i]);
+}
+
 static void
 test_part(void)
 {
@@ -568,6 +673,7 @@ main(void)
 	test_ids_add();
 	test_dtype_for_range();
 	test_recs();
+	test_pack();
 	test_part();
 	test_unk();
 	return tap_done();
