@@ -358,8 +358,6 @@ static struct {
 	int64_t		*iv;
 	float		*fv;
 	size_t		 cap;
-	char		*jkey;		/* "{\"targets\":[" */
-	size_t		 jkeylen;
 } wr;
 
 /* A data fault after some output: write what is good, then die. */
@@ -486,8 +484,8 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 			write_failed(ob.name);
 		return;
 	}
-	if (o.outfmt == OUT_JSON)
-		obuf_write(b, wr.jkey, wr.jkeylen);
+	if (tx.json)
+		obuf_write(b, tx.head, tx.headlen);
 	/* Every token is followed by sep; the last one is taken back. */
 	room = mmidx_text_room(&tx);
 	for (k = 0; k < n; ) {
@@ -500,19 +498,10 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 	}
 	if (n > 0)
 		b->len--;
-	if (o.outfmt == OUT_JSON) {
-		q = obuf_room(b, 32);
-		*q++ = ']';
-		if (mmidx_layout(m) == MMIDX_MEGATRON_MM) {
-			memcpy(q, ",\"mode\":", 8);
-			q = exjson_format_i64(mmidx_mode(m, i), q + 8);
-		}
-		*q++ = '}';
-		obuf_end(b, q);
-	}
-	q = obuf_room(b, 1);
-	*q = '\n';
-	b->len++;
+	q = obuf_room(b, MMIDX_TEXT_END);
+	q = mmidx_text_end(&tx, q, mmidx_layout(m) == MMIDX_MEGATRON_MM,
+	    mmidx_mode(m, i));
+	obuf_end(b, q);
 }
 
 /* Write sequence i of m. */
@@ -530,30 +519,9 @@ emit(struct mmidx *m, uint64_t i)
 static void
 emit_setup(const struct mmidx *m)
 {
-	struct buf b = { 0 };
-	int rc = buf_puts(&b, "{\"");
-
-	mmidx_text_init(&tx, mmidx_dtype(m), o.outfmt == OUT_JSON ? ',' : ' ');
-
-	/* The feature name as a JSON string: the key of every line. */
-	for (const char *s = o.feature; *s != '\0' && rc == 0; s++) {
-		unsigned char c = (unsigned char)*s;
-		char t[8];
-
-		if (c < 0x20) {
-			snprintf(t, sizeof t, "\\u%04x", c);
-			rc = buf_puts(&b, t);
-		} else {
-			if (c == '"' || c == '\\')
-				rc = buf_putc(&b, '\\');
-			if (rc == 0)
-				rc = buf_putc(&b, c);
-		}
-	}
-	if (rc == -1 || buf_puts(&b, "\":[") == -1)
+	if (mmidx_text_init(&tx, mmidx_dtype(m), o.outfmt == OUT_JSON,
+	    o.feature) == -1)
 		die_nomem();
-	wr.jkey = (char *)b.p;
-	wr.jkeylen = b.len;
 }
 
 static int

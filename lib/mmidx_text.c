@@ -15,12 +15,45 @@
 
 /* ---- tokens out ---- */
 
-void
-mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t, char sep)
+int
+mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t, int json,
+    const char *feature)
 {
+	struct buf b = { 0 };
+	int rc = 0;
+
 	x->t = t;
-	x->sep = sep;
+	x->json = json;
+	x->sep = json ? ',' : ' ';
 	x->table = NULL;
+	x->head = NULL;
+	x->headlen = 0;
+	if (!json)
+		return 0;
+	/* The feature name as a JSON string: the key of every line. */
+	rc = buf_puts(&b, "{\"");
+	for (const char *s = feature; *s != '\0' && rc == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+		char u[8];
+
+		if (c < 0x20) {
+			snprintf(u, sizeof u, "\\u%04x", c);
+			rc = buf_puts(&b, u);
+		} else {
+			if (c == '"' || c == '\\')
+				rc = buf_putc(&b, '\\');
+			if (rc == 0)
+				rc = buf_putc(&b, c);
+		}
+	}
+	if (rc == -1 || buf_puts(&b, "\":[") == -1) {
+		buf_free(&b);
+		errno = ENOMEM;
+		return -1;
+	}
+	x->head = (char *)b.p;
+	x->headlen = b.len;
+	return 0;
 }
 
 int
@@ -35,7 +68,10 @@ void
 mmidx_text_free(struct mmidx_text *x)
 {
 	free(x->table);
+	free(x->head);
 	x->table = NULL;
+	x->head = NULL;
+	x->headlen = 0;
 }
 
 size_t
@@ -43,6 +79,21 @@ mmidx_text_room(const struct mmidx_text *x)
 {
 	return mmidx_dtype_is_float(x->t) ? MMIDX_TEXT_ROOM_FLOAT :
 	    MMIDX_TEXT_ROOM_INT;
+}
+
+char *
+mmidx_text_end(const struct mmidx_text *x, char *q, int has_mode, int mode)
+{
+	if (x->json) {
+		*q++ = ']';
+		if (has_mode) {
+			memcpy(q, ",\"mode\":", 8);
+			q = exjson_format_i64(mode, q + 8);
+		}
+		*q++ = '}';
+	}
+	*q++ = '\n';
+	return q;
 }
 
 char *

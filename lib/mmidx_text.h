@@ -1,9 +1,9 @@
 /*
- * Tokens of the .bin/.idx datasets as text, both ways: the token text
- * that mmap-index cat and get write (integers in decimal, floats as
- * Python's repr() writes them), the sequence indices and the lines of
- * ids they read, and the Python number format fairseq-preprocess
- * reports its share of <unk> in.  Internal to the library and the
+ * Tokens of the .bin/.idx datasets as text, both ways: the lines that
+ * mmap-index cat and get write (integers in decimal, floats as
+ * Python's repr() writes them, plain or as JSON), the sequence indices
+ * get reads, the lines of ids build reads, and the Python number
+ * format fairseq-preprocess reports its share of <unk> in.  Internal to the library and the
  * tools (not installed).  Nothing here prints or exits.
  */
 #ifndef RECPIPE_MMIDX_TEXT_H
@@ -17,22 +17,37 @@
 /* ---- tokens out ---- */
 
 /*
- * How the tokens of one dtype are written: each in decimal (a float
- * as Python's repr() writes it), followed by 'sep'.  Set up with
- * mmidx_text_init(); read-only afterwards, so threads may share it.
+ * A sequence as a line of text: its tokens in decimal (a float as
+ * Python's repr() writes it), separated by spaces, or as JSON,
+ * {"FEATURE":[t1,t2,...]} with ,"mode":M before the '}' for a
+ * multimodal sequence.  Set up with mmidx_text_init(); read-only
+ * afterwards, so threads may share it.  A line is written in three
+ * parts: x->head (head bytes; empty without JSON), mmidx_text_put() in
+ * pieces, each token followed by sep (the last sep is taken back), and
+ * mmidx_text_end().
  */
 struct mmidx_text {
 	enum mmidx_dtype t;
-	char		 sep;
-	uint64_t	*table;	/* the texts of 0 .. 65535, or NULL */
+	int		 json;
+	char		 sep;		/* ',' or ' ' */
+	char		*head;		/* {"FEATURE":[ */
+	size_t		 headlen;
+	uint64_t	*table;		/* the texts of 0 .. 65535, or NULL */
 };
 
 /* Bytes mmidx_text_put() may write per token (integer, float dtypes). */
 #define MMIDX_TEXT_ROOM_INT	24
 #define MMIDX_TEXT_ROOM_FLOAT	40
+/* Bytes mmidx_text_end() may write. */
+#define MMIDX_TEXT_END		32
 
-void		 mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t,
-		    char sep);
+/*
+ * Lines of tokens of dtype t, as JSON with the tokens under 'feature'
+ * when 'json'.  Returns 0, or -1 with errno ENOMEM.  Free with
+ * mmidx_text_free().
+ */
+int		 mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t,
+		    int json, const char *feature);
 /*
  * For runs that write many tokens: keep the text of every uint8 and
  * uint16 value, so that each costs one load and one store (a no-op
@@ -49,6 +64,14 @@ size_t		 mmidx_text_room(const struct mmidx_text *x);
  */
 char		*mmidx_text_put(const struct mmidx_text *x, char *q,
 		    const uint8_t *p, uint64_t k0, uint64_t k1);
+
+/*
+ * The end of a line (after the last sep was taken back) at q, which
+ * has room for MMIDX_TEXT_END bytes: for JSON the ']', the mode when
+ * 'has_mode' and the '}'; then the newline.  Returns the end.
+ */
+char		*mmidx_text_end(const struct mmidx_text *x, char *q, int has_mode,
+		    int mode);
 
 /*
  * A float as Python's repr() writes it: the shortest digits that read

@@ -26,8 +26,8 @@ text(enum mmidx_dtype t, const void *p, uint64_t n, char sep, int table)
 	struct mmidx_text x;
 	char *q;
 
-	mmidx_text_init(&x, t, sep);
-	if (table && mmidx_text_table(&x) == -1)
+	if (mmidx_text_init(&x, t, sep == ',', "targets") == -1 ||
+	    (table && mmidx_text_table(&x) == -1))
 		return "(no memory)";
 	q = mmidx_text_put(&x, out, p, 0, n);
 	if (n > 0)
@@ -104,16 +104,73 @@ test_ints(void)
 		b[0] = 1;
 		b[1] = 2;
 		b[2] = 3;
-		mmidx_text_init(&x, MMIDX_UINT8, ' ');
+		(void)mmidx_text_init(&x, MMIDX_UINT8, 0, "targets");
 		q = mmidx_text_put(&x, out, b, 1, 3);
 		TEST(q - out == 4 && memcmp(out, "2 3 ", 4) == 0,
 		    "tokens k0 .. k1 - 1, each followed by sep");
 		TEST_INT(mmidx_text_room(&x), ==, MMIDX_TEXT_ROOM_INT, "room of an integer");
-		mmidx_text_init(&x, MMIDX_FLOAT32, ' ');
+		(void)mmidx_text_init(&x, MMIDX_FLOAT32, 0, "targets");
 		TEST_INT(mmidx_text_room(&x), ==, MMIDX_TEXT_ROOM_FLOAT, "room of a float");
 		TEST(mmidx_text_table(&x) == 0 && x.table == NULL,
 		    "no table for floats");
 	}
+}
+
+/* A whole line of the tokens at p, as a tool writes it. */
+static const char *
+line(const struct mmidx_text *x, const uint8_t *p, uint64_t n, int has_mode,
+    int mode)
+{
+	static char out[512];
+	char *q = out;
+
+	if (x->json) {
+		memcpy(q, x->head, x->headlen);
+		q += x->headlen;
+	}
+	q = mmidx_text_put(x, q, p, 0, n);
+	if (n > 0)
+		q--;
+	q = mmidx_text_end(x, q, has_mode, mode);
+	*q = '\0';
+	return out;
+}
+
+static void
+test_lines(void)
+{
+	static const uint8_t v[4] = { 3, 0, 1, 0 };	/* uint16 3, 1 */
+	struct mmidx_text x;
+	const char *s;
+
+	TEST(mmidx_text_init(&x, MMIDX_UINT16, 0, "targets") == 0 &&
+	    x.head == NULL && x.sep == ' ', "id lines: no head");
+	TEST(strcmp(line(&x, v, 2, 0, 0), "3 1\n") == 0, "an id line");
+	TEST(strcmp(line(&x, v, 2, 1, -5), "3 1\n") == 0, "no mode in an id line");
+	TEST(strcmp(line(&x, v, 0, 0, 0), "\n") == 0, "an empty id line");
+	mmidx_text_free(&x);
+
+	TEST(mmidx_text_init(&x, MMIDX_UINT16, 1, "targets") == 0 &&
+	    x.sep == ',', "JSON lines");
+	TEST(strcmp(line(&x, v, 2, 0, 0), "{\"targets\":[3,1]}\n") == 0,
+	    "a JSON line");
+	TEST(strcmp(line(&x, v, 0, 0, 0), "{\"targets\":[]}\n") == 0,
+	    "an empty sequence");
+	s = line(&x, v, 1, 1, -128);
+	TEST(strcmp(s, "{\"targets\":[3],\"mode\":-128}\n") == 0,
+	    "with its mode: %s", s);
+	TEST(mmidx_text_table(&x) == 0 && x.table != NULL &&
+	    strcmp(line(&x, v, 2, 1, 127), "{\"targets\":[3,1],\"mode\":127}\n") == 0,
+	    "the same through the table");
+	mmidx_text_free(&x);
+	mmidx_text_free(&x);
+
+	TEST(mmidx_text_init(&x, MMIDX_INT8, 1, "a\"b\\c\x01\x1f\xc3\xa9") == 0,
+	    "a feature name to escape");
+	s = line(&x, v, 1, 0, 0);
+	TEST(strcmp(s, "{\"a\\\"b\\\\c\\u0001\\u001f\xc3\xa9\":[3]}\n") == 0,
+	    "quote, backslash and control bytes escaped, UTF-8 as it is: %s", s);
+	mmidx_text_free(&x);
 }
 
 static const char *
@@ -666,6 +723,7 @@ int
 main(void)
 {
 	test_ints();
+	test_lines();
 	test_floats();
 	test_py3();
 	test_index();
