@@ -445,6 +445,8 @@ grow_vals(uint64_t n)
 
 /* How tokens are written as text: set up by emit_setup(). */
 static struct mmidx_text tx;
+static size_t tx_room, tx_step;	/* bytes a token, tokens a step */
+static int tx_mode;		/* multimodal: lines end with the mode */
 
 /* Bytes of text per step of the formatting loop: bounds the room asked for. */
 #define FMT_BYTES	(4096 * MMIDX_TEXT_ROOM_INT)
@@ -453,12 +455,12 @@ static struct mmidx_text tx;
 static void
 emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_t n)
 {
-	enum mmidx_dtype t = mmidx_dtype(m);
 	uint64_t k;
-	size_t room;
 	char *q;
 
 	if (o.outfmt == OUT_RECORDS) {
+		enum mmidx_dtype t = mmidx_dtype(m);
+
 		exb_reset(&wr.b);
 		grow_vals(n);
 		if (mmidx_dtype_is_float(t)) {
@@ -487,11 +489,10 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 	if (tx.json)
 		obuf_write(b, tx.head, tx.headlen);
 	/* Every token is followed by sep; the last one is taken back. */
-	room = mmidx_text_room(&tx);
 	for (k = 0; k < n; ) {
-		uint64_t k1 = n - k > FMT_BYTES / room ? k + FMT_BYTES / room : n;
+		uint64_t k1 = n - k > tx_step ? k + tx_step : n;
 
-		q = obuf_room(b, room * (size_t)(k1 - k));
+		q = obuf_room(b, tx_room * (size_t)(k1 - k));
 		q = mmidx_text_put(&tx, q, p, k, k1);
 		obuf_end(b, q);
 		k = k1;
@@ -499,8 +500,7 @@ emit_span(struct obuf *b, struct mmidx *m, uint64_t i, const uint8_t *p, uint64_
 	if (n > 0)
 		b->len--;
 	q = obuf_room(b, MMIDX_TEXT_END);
-	q = mmidx_text_end(&tx, q, mmidx_layout(m) == MMIDX_MEGATRON_MM,
-	    mmidx_mode(m, i));
+	q = mmidx_text_end(&tx, q, tx_mode, tx_mode ? mmidx_mode(m, i) : 0);
 	obuf_end(b, q);
 }
 
@@ -522,6 +522,9 @@ emit_setup(const struct mmidx *m)
 	if (mmidx_text_init(&tx, mmidx_dtype(m), o.outfmt == OUT_JSON,
 	    o.feature) == -1)
 		die_nomem();
+	tx_room = mmidx_text_room(&tx);
+	tx_step = FMT_BYTES / tx_room;
+	tx_mode = mmidx_layout(m) == MMIDX_MEGATRON_MM;
 }
 
 static int

@@ -82,21 +82,6 @@ mmidx_text_room(const struct mmidx_text *x)
 }
 
 char *
-mmidx_text_end(const struct mmidx_text *x, char *q, int has_mode, int mode)
-{
-	if (x->json) {
-		*q++ = ']';
-		if (has_mode) {
-			memcpy(q, ",\"mode\":", 8);
-			q = exjson_format_i64(mode, q + 8);
-		}
-		*q++ = '}';
-	}
-	*q++ = '\n';
-	return q;
-}
-
-char *
 mmidx_text_float(char *q, double d, int f32)
 {
 	char e[40], dig[20];

@@ -11,7 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "exjson.h"
 #include "mmidx.h"
 
 /* ---- tokens out ---- */
@@ -70,8 +72,20 @@ char		*mmidx_text_put(const struct mmidx_text *x, char *q,
  * has room for MMIDX_TEXT_END bytes: for JSON the ']', the mode when
  * 'has_mode' and the '}'; then the newline.  Returns the end.
  */
-char		*mmidx_text_end(const struct mmidx_text *x, char *q, int has_mode,
-		    int mode);
+static inline char *
+mmidx_text_end(const struct mmidx_text *x, char *q, int has_mode, int mode)
+{
+	if (x->json) {
+		*q++ = ']';
+		if (has_mode) {
+			memcpy(q, ",\"mode\":", 8);
+			q = exjson_format_i64(mode, q + 8);
+		}
+		*q++ = '}';
+	}
+	*q++ = '\n';
+	return q;
+}
 
 /*
  * A float as Python's repr() writes it: the shortest digits that read
