@@ -584,6 +584,24 @@ struct walk {
 
 #define NONE	UINT32_MAX
 
+/*
+ * The parts a build's work on its N suffixes goes in: one a job, with
+ * PART_MIN suffixes or more each.  A small text is one part (a thread
+ * would cost more than it saves).
+ */
+#define PART_MIN	8192
+
+static size_t
+build_parts(const struct build *b)
+{
+	size_t n = b->N, np;
+
+	np = b->jobs > 1 && n >= 2 * PART_MIN ? (size_t)b->jobs : 1;
+	if (np > n / PART_MIN && np > 1)
+		np = n / PART_MIN;
+	return np;
+}
+
 /* Bytes of the UTF-8 sequence that starts with b. */
 static inline uint32_t
 u8len(uint8_t b)
@@ -673,86 +691,346 @@ ent_bytes(const struct build *b, struct ent e, size_t *len)
 	return b->pool + q;
 }
 
+static int par_run(struct build *, size_t,
+    int (*)(struct build *, void *, size_t), void *);
+
 /*
- * Sort the suffixes (one per code point) by prefix doubling: ranks of
- * the first k code points give those of the first 2k with two stable
- * counting sorts, until every rank differs (suffixes of one string all
- * do).  O(N log N) whatever the text.  Then the common prefixes of
- * neighbours (Kasai et al.: in text order, each is at least the one
- * before less one), counted within tokens, and the per-suffix lengths
- * and counts.  Peak: four 32-bit arrays of N.
+ * Sort k[0 .. m) ascending, v[] alongside: quicksort in three ways (keys
+ * repeat), heapsort below 'depth' levels, so O(m log m) whatever the
+ * keys, in place.
+ */
+static void
+pairs_swap(uint32_t *k, uint32_t *v, size_t a, size_t c)
+{
+	uint32_t t;
+
+	t = k[a];
+	k[a] = k[c];
+	k[c] = t;
+	t = v[a];
+	v[a] = v[c];
+	v[c] = t;
+}
+
+static void
+pairs_sift(uint32_t *k, uint32_t *v, size_t at, size_t m)
+{
+	size_t c;
+
+	for (; (c = 2 * at + 1) < m; at = c) {
+		if (c + 1 < m && k[c + 1] > k[c])
+			c++;
+		if (k[at] >= k[c])
+			return;
+		pairs_swap(k, v, at, c);
+	}
+}
+
+static void
+pairs_sort(uint32_t *k, uint32_t *v, size_t m, int depth)
+{
+	size_t lt, i, gt;
+	uint32_t a, c, d, piv, kk, vv;
+
+	while (m > 16) {
+		if (depth-- <= 0) {
+			for (i = m / 2; i-- > 0;)
+				pairs_sift(k, v, i, m);
+			for (i = m; i-- > 1;) {
+				pairs_swap(k, v, 0, i);
+				pairs_sift(k, v, 0, i);
+			}
+			return;
+		}
+		a = k[0];
+		c = k[m / 2];
+		d = k[m - 1];
+		piv = a < c ? (c < d ? c : a < d ? d : a) : (a < d ? a : c < d ? d : c);
+		/* [0, lt) below, [lt, i) equal, [gt, m) above. */
+		for (lt = 0, i = 0, gt = m; i < gt;) {
+			if (k[i] < piv)
+				pairs_swap(k, v, lt++, i++);
+			else if (k[i] > piv)
+				pairs_swap(k, v, i, --gt);
+			else
+				i++;
+		}
+		/* The smaller side in a call, the larger in the loop. */
+		if (lt < m - gt) {
+			pairs_sort(k, v, lt, depth);
+			k += gt;
+			v += gt;
+			m -= gt;
+		} else {
+			pairs_sort(k + gt, v + gt, m - gt, depth);
+			m = lt;
+		}
+	}
+	for (i = 1; i < m; i++) {
+		kk = k[i];
+		vv = v[i];
+		for (lt = i; lt > 0 && k[lt - 1] > kk; lt--) {
+			k[lt] = k[lt - 1];
+			v[lt] = v[lt - 1];
+		}
+		k[lt] = kk;
+		v[lt] = vv;
+	}
+}
+
+/*
+ * The suffix sort, prefix doubling by groups (Larsson and Sadakane's
+ * way): after the pass of k, a group is the suffixes that share their
+ * first k code points, a stretch of sa, and a suffix's rank is the place
+ * in sa where its group begins.  The next pass sorts each group of more
+ * than one by the rank of the suffix k code points on (its key, held by
+ * place in sa), which splits it into the groups of 2k.  All of a pass's
+ * keys are read before any rank changes, and the groups are independent,
+ * so both go by parts in threads: the keys by plain stretches of sa, the
+ * groups by stretches that begin where a group does.  The suffixes of a
+ * text all differ, so the order comes out the same whatever the parts.
+ */
+struct ssort {
+	uint32_t	*sa, *rk, *key;
+	uint64_t	*one;		/* bit i: sa[i] is a group of its own */
+	size_t		 n, k;
+	size_t		 nunit;
+	size_t		*cut;		/* the groups' parts: cut[0] = 0 .. cut[nunit] = n */
+	int		*more;		/* per part: it left a group of several */
+};
+
+static inline int
+ss_one(const struct ssort *s, size_t i)
+{
+	return __atomic_load_n(&s->one[i >> 6], __ATOMIC_RELAXED) >> (i & 63) & 1;
+}
+
+/* The keys of part u: the ranks k code points on (0: none, past the end). */
+static int
+ss_keys(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t i = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit, p;
+
+	(void)b;
+	while (i < hi) {
+		if ((i & 63) == 0 && s->one[i >> 6] == ~(uint64_t)0) {
+			i += 64;
+			continue;
+		}
+		if (!(s->one[i >> 6] >> (i & 63) & 1)) {
+			p = (size_t)s->sa[i] + s->k;
+			s->key[i] = p < s->n ? s->rk[p] + 1 : 0;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* Sort the groups of part u by their keys and rank the new ones. */
+static int
+ss_split(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t i = s->cut[u], hi = s->cut[u + 1], e, j, g, m, lg;
+	uint64_t bits;
+
+	(void)b;
+	while (i < hi) {
+		if ((i & 63) == 0 && i + 64 <= hi &&
+		    __atomic_load_n(&s->one[i >> 6], __ATOMIC_RELAXED) == ~(uint64_t)0) {
+			i += 64;
+			continue;
+		}
+		if (ss_one(s, i)) {
+			i++;
+			continue;
+		}
+		/* A group of several: i .. e - 1, all ranked i. */
+		for (e = i + 1; e < hi && s->rk[s->sa[e]] == i; e++)
+			;
+		m = e - i;
+		for (lg = 0; (size_t)1 << lg < m; lg++)
+			;
+		pairs_sort(s->key + i, s->sa + i, m, 2 * (int)lg);
+		for (j = i, g = i; j < e; j++) {
+			if (j > i && s->key[j] != s->key[j - 1]) {
+				if (j - g == 1) {
+					bits = (uint64_t)1 << (g & 63);
+					__atomic_fetch_or(&s->one[g >> 6], bits,
+					    __ATOMIC_RELAXED);
+				} else
+					s->more[u] = 1;
+				g = j;
+			}
+			s->rk[s->sa[j]] = (uint32_t)g;
+		}
+		if (e - g == 1)
+			__atomic_fetch_or(&s->one[g >> 6], (uint64_t)1 << (g & 63),
+			    __ATOMIC_RELAXED);
+		else
+			s->more[u] = 1;
+		i = e;
+	}
+	return 0;
+}
+
+/*
+ * Sort the suffixes of the pool into sa, rk its inverse: by the first
+ * code point (a counting sort over the alphabet), then by doubling
+ * passes in b->jobs parts.  O(N log^2 N) at worst, O(N log N) as a rule
+ * (the groups left shrink fast).  Memory: sa, rk, the keys (32 bits each
+ * a code point) and a bit a code point, whatever the jobs.
+ */
+static int
+ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
+{
+	struct ssort s;
+	size_t n = b->N, p, a, off, u, c, na = b->nalpha;
+	uint32_t *cnt, cp;
+	int more, rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	s.sa = sa;
+	s.rk = rk;
+	s.n = n;
+	s.nunit = build_parts(b);
+	cnt = calloc(na + 1, sizeof(*cnt));
+	s.key = malloc((n ? n : 1) * sizeof(*s.key));
+	s.one = calloc(n / 64 + 1, sizeof(*s.one));
+	s.cut = malloc((s.nunit + 1) * sizeof(*s.cut));
+	s.more = malloc(s.nunit * sizeof(*s.more));
+	if (!cnt || !s.key || !s.one || !s.cut || !s.more)
+		goto out;
+	/* By the first code point: each group ranked where it begins. */
+	for (p = 0, off = 0; p < n; p++) {
+		off += (size_t)sw_u8(b->pool + off, &cp);
+		rk[p] = (uint32_t)alpha_index(b, cp);
+		cnt[rk[p] + 1]++;
+	}
+	for (a = 1; a <= na; a++)
+		cnt[a] += cnt[a - 1];
+	for (p = 0; p < n; p++)
+		sa[cnt[rk[p]]++] = (uint32_t)p;
+	/* cnt[a] is now where group a + 1 begins. */
+	for (p = 0; p < n; p++)
+		rk[p] = rk[p] > 0 ? cnt[rk[p] - 1] : 0;
+	for (a = 0, more = 0; a < na; a++) {
+		c = a > 0 ? cnt[a - 1] : 0;
+		if (cnt[a] - c == 1)
+			s.one[c >> 6] |= (uint64_t)1 << (c & 63);
+		else if (cnt[a] - c > 1)
+			more = 1;
+	}
+	for (s.k = 1; more; s.k *= 2) {
+		if (par_run(b, s.nunit, ss_keys, &s) == -1)
+			goto out;
+		/* The parts of the groups: each begins where a group does. */
+		s.cut[0] = 0;
+		for (u = 1; u < s.nunit; u++) {
+			p = n * u / s.nunit;
+			p = p < n ? rk[sa[p]] : n;
+			s.cut[u] = p > s.cut[u - 1] ? p : s.cut[u - 1];
+		}
+		s.cut[s.nunit] = n;
+		memset(s.more, 0, s.nunit * sizeof(*s.more));
+		if (par_run(b, s.nunit, ss_split, &s) == -1)
+			goto out;
+		for (u = 0, more = 0; u < s.nunit; u++)
+			more |= s.more[u];
+	}
+	rc = 0;
+out:
+	free(cnt);
+	free(s.key);
+	free(s.one);
+	free(s.cut);
+	free(s.more);
+	return rc;
+}
+
+/* What the parts of the common prefixes share. */
+struct lcps {
+	const uint32_t	*rk, *full;	/* full: NULL when all ASCII */
+	uint64_t	 capv;
+	size_t		 nunit;
+};
+
+/*
+ * The common prefixes (Kasai et al.: in text order, each is at least the
+ * one before less one), lengths and counts of the suffixes at code
+ * points of part u (a stretch of the text, started afresh from 0): each
+ * suffix writes its own elements.
+ */
+static int
+lcp_unit(struct build *b, void *arg, size_t u)
+{
+	const struct lcps *l = arg;
+	const uint32_t *sa = b->sa, *rk = l->rk, *full = l->full;
+	size_t n = b->N, p = n * u / l->nunit, end = n * (u + 1) / l->nunit, i, t;
+	uint32_t h = 0, tend, dist, q, kk;
+
+	if (p >= end)
+		return 0;
+	t = token_at(b, (uint32_t)p);
+	tend = b->tstart[t + 1];
+	for (; p < end; p++) {
+		while (p >= tend)
+			tend = b->tstart[++t + 1];
+		dist = tend - (uint32_t)p;
+		i = rk[p];
+		if (i > 0) {
+			size_t x, y;
+
+			q = sa[i - 1];
+			x = full ? full[p + h] : p + h;
+			y = full ? full[q + h] : q + h;
+			while (h < dist) {
+				kk = u8len(b->pool[x]);
+				/* A suffix at the end of the pool may be shorter. */
+				if (y + kk > b->plen || x + kk > b->plen ||
+				    memcmp(b->pool + x, b->pool + y, kk) != 0)
+					break;
+				x += kk;
+				y += kk;
+				h++;
+			}
+			parr_set(&b->lcp, i, h < l->capv ? h : l->capv);
+		} else
+			h = 0;
+		/* 255 and more: dep_at() finds it again. */
+		if (dist > b->maxcp)
+			dist = b->maxcp;
+		parr_set(&b->dep, i, dist < 255 ? dist : 255);
+		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
+		if (h > 0)
+			h--;
+	}
+	return 0;
+}
+
+/*
+ * Sort the suffixes (one per code point): ss_sort().  Then the common
+ * prefixes of neighbours, counted within tokens, and the per-suffix
+ * lengths and counts (lcp_unit(), in parts).  Peak: three 32-bit arrays
+ * of N and a bit a code point while sorting; sa, rk and the byte offsets
+ * of every code point (outside ASCII) after.
  */
 static int
 suffix_sort(struct build *b)
 {
-	size_t n = b->N, i, j, p, k, mr, r, t, off, nc;
-	uint32_t *sa = NULL, *rk = NULL, *tmp = NULL, *cnt = NULL, cp, h, tend;
-	uint32_t *full = NULL;
-	uint64_t capv;
+	struct lcps l;
+	size_t n = b->N, p, off;
+	uint32_t *sa = NULL, *rk = NULL, *full = NULL;
 	int rc = -1;
 
-	nc = (n > b->nalpha ? n : b->nalpha) + 1;
 	sa = malloc((n ? n : 1) * sizeof(*sa));
 	rk = malloc((n ? n : 1) * sizeof(*rk));
-	tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	cnt = malloc(nc * sizeof(*cnt));
-	if (!sa || !rk || !tmp || !cnt)
+	if (!sa || !rk || ss_sort(b, sa, rk) == -1)
 		goto out;
-	for (p = 0, off = 0; p < n; p++) {
-		off += (size_t)sw_u8(b->pool + off, &cp);
-		rk[p] = (uint32_t)alpha_index(b, cp);
-	}
-	mr = b->nalpha;
-	memset(cnt, 0, (mr + 1) * sizeof(*cnt));
-	for (p = 0; p < n; p++)
-		cnt[rk[p] + 1]++;
-	for (r = 1; r <= mr; r++)
-		cnt[r] += cnt[r - 1];
-	for (p = 0; p < n; p++)
-		sa[cnt[rk[p]]++] = (uint32_t)p;
-	for (i = 0, r = 0; i < n; i++) {
-		if (i > 0 && rk[sa[i]] != rk[sa[i - 1]])
-			r++;
-		tmp[sa[i]] = (uint32_t)r;
-	}
-	memcpy(rk, tmp, n * sizeof(*rk));
-	mr = n ? r + 1 : 0;
-	for (k = 1; mr < n; k *= 2) {
-		/* By the rank of the code points k on (none first)... */
-		j = 0;
-		for (p = n > k ? n - k : 0; p < n; p++)
-			tmp[j++] = (uint32_t)p;
-		for (i = 0; i < n; i++)
-			if (sa[i] >= k)
-				tmp[j++] = sa[i] - (uint32_t)k;
-		/* ...then, stably, by the rank of the first k. */
-		memset(cnt, 0, (mr + 1) * sizeof(*cnt));
-		for (p = 0; p < n; p++)
-			cnt[rk[p] + 1]++;
-		for (r = 1; r <= mr; r++)
-			cnt[r] += cnt[r - 1];
-		for (i = 0; i < n; i++)
-			sa[cnt[rk[tmp[i]]]++] = tmp[i];
-		for (i = 0, r = 0; i < n; i++) {
-			if (i > 0) {
-				uint32_t x = sa[i - 1], y = sa[i];
-				uint32_t kx = x + k < n ? rk[x + k] + 1 : 0;
-				uint32_t ky = y + k < n ? rk[y + k] + 1 : 0;
-
-				if (rk[x] != rk[y] || kx != ky)
-					r++;
-			}
-			tmp[sa[i]] = (uint32_t)r;
-		}
-		memcpy(rk, tmp, n * sizeof(*rk));
-		mr = r + 1;
-	}
-	free(tmp);
-	free(cnt);
-	tmp = cnt = NULL;
 	/*
 	 * Outside ASCII, every byte offset while the common prefixes are
-	 * found (in place of the arrays just freed), then every 16th.
+	 * found, then every 16th.
 	 */
 	if (b->plen != b->N) {
 		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
@@ -765,52 +1043,19 @@ suffix_sort(struct build *b)
 		for (p = 0; p <= n; p += 16)
 			b->boff[p >> 4] = full[p];
 	}
-
 	/* rk is now the inverse of sa. */
-	capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
-	if (parr_alloc(&b->lcp, n, capv) == -1 ||
+	l.rk = rk;
+	l.full = full;
+	l.capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
+	l.nunit = build_parts(b);
+	if (parr_alloc(&b->lcp, n, l.capv) == -1 ||
 	    parr_alloc(&b->dep, n, UINT8_MAX) == -1 ||
 	    (b->wt = malloc(n ? n : 1)) == NULL)
 		goto out;
-	h = 0;
-	t = 0;
-	tend = n ? b->tstart[1] : 0;
-	for (p = 0; p < n; p++) {
-		uint32_t dist;
-
-		while (p >= tend)
-			tend = b->tstart[++t + 1];
-		dist = tend - (uint32_t)p;
-		i = rk[p];
-		if (i > 0) {
-			uint32_t q = sa[i - 1];
-			size_t x = full ? full[p + h] : p + h;
-			size_t y = full ? full[q + h] : q + h;
-
-			while (h < dist) {
-				uint32_t kk = u8len(b->pool[x]);
-
-				/* A suffix at the end of the pool may be shorter. */
-				if (y + kk > b->plen || x + kk > b->plen ||
-				    memcmp(b->pool + x, b->pool + y, kk) != 0)
-					break;
-				x += kk;
-				y += kk;
-				h++;
-			}
-			parr_set(&b->lcp, i, h < capv ? h : capv);
-		} else
-			h = 0;
-		/* 255 and more: dep_at() finds it again. */
-		if (dist > b->maxcp)
-			dist = b->maxcp;
-		parr_set(&b->dep, i, dist < 255 ? dist : 255);
-		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
-		if (h > 0)
-			h--;
-	}
 	b->sa = sa;
 	sa = NULL;
+	if (par_run(b, l.nunit, lcp_unit, &l) == -1)
+		goto out;
 	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL ||
 	    (b->leaf = calloc(n / 64 + 1, sizeof(*b->leaf))) == NULL)
 		goto out;
@@ -818,8 +1063,6 @@ suffix_sort(struct build *b)
 out:
 	free(sa);
 	free(rk);
-	free(tmp);
-	free(cnt);
 	free(full);
 	return rc;
 }
@@ -1730,19 +1973,14 @@ out:
 /*
  * Cut the sorted suffixes into b->jobs parts of about the same size, each
  * beginning where the common prefix is 0: parts of whole subtrees of the
- * root, which the walks of an iteration take apart.  A small text is one
- * part (a thread would cost more than it saves).
+ * root, which the walks of an iteration take apart (build_parts()).
  */
-#define PART_MIN	8192
-
 static int
 cut_parts(struct build *b)
 {
 	size_t n = b->N, k, i, np;
 
-	np = b->jobs > 1 && n >= 2 * PART_MIN ? (size_t)b->jobs : 1;
-	if (np > n / PART_MIN && np > 1)
-		np = n / PART_MIN;
+	np = build_parts(b);
 	if ((b->cut = malloc((np + 1) * sizeof(*b->cut))) == NULL)
 		return -1;
 	b->cut[0] = 0;
