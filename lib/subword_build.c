@@ -89,14 +89,17 @@ struct sw_counts {
 	uint8_t		 key[RP_HASHKEY_BYTES];	/* the token hash's */
 };
 
-struct sw_counts *
-sw_counts_new(void)
+/* A new table, hashing under 'key' (NULL: a random one of its own). */
+static struct sw_counts *
+counts_new(const uint8_t *key)
 {
 	struct sw_counts *c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
-	if (rp_hash_key(c->key, sizeof(c->key)) == -1) {
+	if (key != NULL)
+		memcpy(c->key, key, sizeof(c->key));
+	else if (rp_hash_key(c->key, sizeof(c->key)) == -1) {
 		free(c);
 		errno = ENOSYS;
 		return NULL;
@@ -107,6 +110,12 @@ sw_counts_new(void)
 		return NULL;
 	}
 	return c;
+}
+
+struct sw_counts *
+sw_counts_new(void)
+{
+	return counts_new(NULL);
 }
 
 void
@@ -179,11 +188,33 @@ counts_reindex(struct sw_counts *c)
 	return counts_rehash(c);
 }
 
-int
-sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
+/*
+ * The slot of a token whose hash under c->key is h (the lookup table
+ * there): the token's, or the empty one where it would go.
+ */
+static size_t
+counts_slot(const struct sw_counts *c, const uint8_t *tok, size_t n,
+    uint64_t h)
 {
-	uint64_t h = rp_shorthash(c->key, tok, n);
-	size_t mask, j;
+	size_t mask = c->nslots - 1, j;
+	uint32_t k;
+
+	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
+		if (c->slot[j].h != (uint32_t)(h >> 32))
+			continue;
+		k--;
+		if (c->len[k] == n && memcmp(c->arena + c->off[k], tok, n) == 0)
+			break;
+	}
+	return j;
+}
+
+/* sw_counts_add() of a token whose hash under c->key is h. */
+static int
+counts_add_hashed(struct sw_counts *c, const uint8_t *tok, size_t n,
+    int64_t count, uint64_t h)
+{
+	size_t j;
 	uint32_t k;
 
 	if (n > UINT32_MAX) {
@@ -192,19 +223,15 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 	}
 	if (c->slot == NULL && counts_reindex(c) == -1)
 		return -1;
-	mask = c->nslots - 1;
-	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
-		if (c->slot[j].h != (uint32_t)(h >> 32))
-			continue;
+	j = counts_slot(c, tok, n, h);
+	if ((k = c->slot[j].idx) != 0) {
 		k--;
-		if (c->len[k] == n && memcmp(c->arena + c->off[k], tok, n) == 0) {
-			if (c->cnt[k] > INT64_MAX - count) {
-				errno = EOVERFLOW;
-				return -1;
-			}
-			c->cnt[k] += count;
-			return 0;
+		if (c->cnt[k] > INT64_MAX - count) {
+			errno = EOVERFLOW;
+			return -1;
 		}
+		c->cnt[k] += count;
+		return 0;
 	}
 	if (c->n >= UINT32_MAX - 1) {
 		errno = E2BIG;
@@ -240,6 +267,12 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 	if (c->n * 2 > c->nslots && counts_rehash(c) == -1)
 		return -1;
 	return 0;
+}
+
+int
+sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
+{
+	return counts_add_hashed(c, tok, n, count, rp_shorthash(c->key, tok, n));
 }
 
 int
@@ -412,6 +445,171 @@ bad:
 out:
 	free(tok.p);
 	return rc;
+}
+
+/*
+ * sw_counts_read_files() in threads (lib/pool.h): each file is read into
+ * a table of its own, under c's key, beside the others (work), and the
+ * tables are merged into c in the files' order (write), token by token in
+ * each table's order, each with the hash it has: the counts and their
+ * order are those of reading the files into c one after the other.  A
+ * file that fails, or whose merge could overflow a count or the number
+ * of tokens, is read again into c itself, in its turn, which leaves c
+ * and the fault as that would.
+ */
+struct cfiles {
+	struct sw_counts *c;
+	const uint8_t *const *p;
+	const size_t	*len;
+	size_t		 n;
+	char		*err;		/* file k's message at err + k * errlen */
+	size_t		 errlen;
+	int		*eno;
+	struct sw_counts **t;	/* per worker: its file's table, or NULL */
+	int64_t		*tsum;	/* per worker: the table's counts, summed up to INT64_MAX */
+	int64_t		 csum;	/* c's counts, likewise */
+};
+
+/* The counts of c, summed (up to INT64_MAX). */
+static int64_t
+counts_sum(const struct sw_counts *c)
+{
+	int64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		s = s > INT64_MAX - c->cnt[i] ? INT64_MAX : s + c->cnt[i];
+	return s;
+}
+
+static int
+cfiles_read(void *arg, const struct pool_unit *u)
+{
+	const struct cfiles *f = arg;
+
+	return u->seq + 1 < f->n ? POOL_MORE : POOL_LAST;
+}
+
+static void
+cfiles_work(void *arg, const struct pool_unit *u)
+{
+	struct cfiles *f = arg;
+	struct sw_counts *t;
+	size_t k = (size_t)u->seq;
+
+	if ((t = counts_new(f->c->key)) != NULL &&
+	    sw_counts_read(t, f->p[k], f->len[k], NULL, 0) == -1) {
+		sw_counts_free(t);
+		t = NULL;
+	}
+	f->t[u->worker] = t;
+	f->tsum[u->worker] = t != NULL ? counts_sum(t) : 0;
+}
+
+/* Whether merging t into c keeps every count and the tokens in bounds. */
+static int
+cfiles_fits(const struct cfiles *f, const struct sw_counts *t, int64_t tsum)
+{
+	const struct sw_counts *c = f->c;
+	size_t i, j;
+	uint32_t k;
+
+	if (c->n + t->n >= UINT32_MAX - 1)
+		return 0;
+	if (f->csum <= INT64_MAX - tsum)
+		return 1;
+	for (i = 0; i < t->n; i++) {
+		j = counts_slot(c, t->arena + t->off[i], t->len[i], t->hash[i]);
+		if ((k = c->slot[j].idx) != 0 && c->cnt[k - 1] > INT64_MAX - t->cnt[i])
+			return 0;
+	}
+	return 1;
+}
+
+static int
+cfiles_write(void *arg, const struct pool_unit *u)
+{
+	struct cfiles *f = arg;
+	struct sw_counts *c = f->c, *t = f->t[u->worker];
+	size_t k = (size_t)u->seq, i;
+	int rc = 0;
+
+	f->t[u->worker] = NULL;
+	if (c->slot == NULL && counts_reindex(c) == -1)
+		rc = -1;
+	else if (t != NULL && cfiles_fits(f, t, f->tsum[u->worker])) {
+		/* Only memory can fail here. */
+		for (i = 0; i < t->n && rc == 0; i++)
+			rc = counts_add_hashed(c, t->arena + t->off[i], t->len[i],
+			    t->cnt[i], t->hash[i]);
+		f->csum = f->csum > INT64_MAX - f->tsum[u->worker] ? INT64_MAX :
+		    f->csum + f->tsum[u->worker];
+	} else {
+		if (sw_counts_read(c, f->p[k], f->len[k], f->err + k * f->errlen,
+		    f->errlen) == -1)
+			f->eno[k] = errno ? errno : EINVAL;
+		f->csum = counts_sum(c);
+	}
+	if (rc == -1) {
+		f->eno[k] = ENOMEM;
+		rp_seterr(f->err + k * f->errlen, f->errlen, "%s", strerror(ENOMEM));
+	}
+	sw_counts_free(t);
+	return f->eno[k] == ENOMEM;
+}
+
+size_t
+sw_counts_read_files(struct sw_counts *c, const uint8_t *const *p,
+    const size_t *len, size_t n, int jobs, char *err, size_t errlen, int *eno)
+{
+	static const struct pool_ops ops = { cfiles_read, cfiles_work,
+	    cfiles_write };
+	struct cfiles f;
+	size_t i;
+	int w = jobs < 1 ? 1 : jobs > POOL_MAX_WORKERS ? POOL_MAX_WORKERS : jobs;
+
+	for (i = 0; i < n; i++) {
+		eno[i] = 0;
+		rp_seterr(err + i * errlen, errlen, "%s", "");
+	}
+	if (w == 1 || n < 2) {
+		for (i = 0; i < n; i++)
+			if (sw_counts_read(c, p[i], len[i], err + i * errlen,
+			    errlen) == -1 &&
+			    (eno[i] = errno ? errno : EINVAL) == ENOMEM)
+				return i;
+		return n;
+	}
+	if ((size_t)w > n)
+		w = (int)n;
+	memset(&f, 0, sizeof(f));
+	f.c = c;
+	f.p = p;
+	f.len = len;
+	f.n = n;
+	f.err = err;
+	f.errlen = errlen;
+	f.eno = eno;
+	f.csum = counts_sum(c);
+	f.t = calloc((size_t)w, sizeof(*f.t));
+	f.tsum = calloc((size_t)w, sizeof(*f.tsum));
+	if (f.t == NULL || f.tsum == NULL) {
+		free(f.t);
+		free(f.tsum);
+		eno[0] = ENOMEM;
+		rp_seterr(err, errlen, "%s", strerror(ENOMEM));
+		return 0;
+	}
+	(void)pool_run(w, &ops, &f);
+	/* A run stopped by a file stops there; the tables of later ones go. */
+	for (i = 0; i < (size_t)w; i++)
+		sw_counts_free(f.t[i]);
+	free(f.t);
+	free(f.tsum);
+	for (i = 0; i < n; i++)
+		if (eno[i] == ENOMEM)
+			return i;
+	return n;
 }
 
 /* ---- the build -------------------------------------------------------- */
