@@ -2016,43 +2016,38 @@ cmp_ent(const void *x, const void *y)
  * sorted, and the longest entry each suffix starts with.
  */
 struct segs {
-	const struct ent *iv;
+	struct ent	*iv;		/* by part: those of part u from at[u] */
 	size_t		 niv;
+	size_t		*at;		/* at[0] = 0 .. at[ncut] = niv */
 	uint32_t	 maxh;
 	struct parr	 best;
 };
 
 /*
- * The longest entry each suffix of part u starts with: one sweep over
- * the sorted suffixes with a stack of the open intervals.  A part
- * begins where the common prefix is 0, so no interval crosses into it.
- * Parts write distinct elements of best.
+ * The longest entry each suffix of part u starts with: the part's
+ * intervals sorted, then one sweep over the sorted suffixes with a stack
+ * of the open ones.  A part begins where the common prefix is 0, so no
+ * interval crosses into it.  Parts write distinct elements of best.
  */
 static int
 sweep_unit(struct build *b, void *arg, size_t u)
 {
 	struct segs *s = arg;
 	size_t lo = b->cut[u], hi = b->cut[u + 1], i, k, top = 0, scap = 0;
-	size_t a = 0, z = s->niv, mid;
+	size_t end = s->at[u + 1];
 	uint32_t *st = NULL;	/* heights of the open ones */
 
-	while (a < z) {
-		mid = a + (z - a) / 2;
-		if (s->iv[mid].lb < lo)
-			a = mid + 1;
-		else
-			z = mid;
-	}
+	qsort(s->iv + s->at[u], end - s->at[u], sizeof(*s->iv), cmp_ent);
 	/* Heights rise strictly up the stack: at most maxh of them. */
 	if (sw_grow(&st, &scap, (s->niv < s->maxh ? s->niv : s->maxh) + 1,
 	    sizeof(*st)) == -1)
 		return -1;
-	for (i = lo, k = a; i < hi; i++) {
+	for (i = lo, k = s->at[u]; i < hi; i++) {
 		uint32_t lc = i > lo ? (uint32_t)parr_get(&b->lcp, i) : 0;
 
 		while (top > 0 && st[top - 1] > lc)
 			top--;
-		for (; k < s->niv && s->iv[k].lb == i; k++) {
+		for (; k < end && s->iv[k].lb == i; k++) {
 			if (top == scap &&
 			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1) {
 				free(st);
@@ -2117,10 +2112,11 @@ mark_segments(struct build *b, struct list *l)
 	struct ent *iv = l->e;
 	struct segs s;
 	size_t niv = 0, k, lo, hi, mid, first, n = b->N;
+	uint32_t *part = NULL;
 	uint32_t maxh = 0, h;
 	int rc = -1;
 
-	/* The list is sorted by interval in place (the next one replaces it). */
+	/* The entries as intervals, in place (the next list replaces this one). */
 	for (k = 0; k < l->n; k++) {
 		struct ent e = l->e[k];
 
@@ -2151,12 +2147,37 @@ mark_segments(struct build *b, struct list *l)
 			maxh = e.h;
 	}
 	l->n = niv;
-	qsort(iv, niv, sizeof(*iv), cmp_ent);
-	s.iv = iv;
+	/* By part (each sorted there), in a new array that becomes the list's. */
+	memset(&s, 0, sizeof(s));
 	s.niv = niv;
 	s.maxh = maxh;
+	if ((s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
+	    (s.iv = malloc((niv ? niv : 1) * sizeof(*s.iv))) == NULL ||
+	    (part = malloc((niv ? niv : 1) * sizeof(*part))) == NULL)
+		goto out;
+	for (k = 0; k < niv; k++) {
+		for (lo = 0, hi = b->ncut; hi - lo > 1;) {
+			mid = lo + (hi - lo) / 2;
+			if (b->cut[mid] <= iv[k].lb)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		part[k] = (uint32_t)lo;
+		s.at[lo + 1]++;
+	}
+	for (k = 1; k <= b->ncut; k++)
+		s.at[k] += s.at[k - 1];
+	for (k = 0; k < niv; k++)
+		s.iv[s.at[part[k]]++] = iv[k];
+	/* at[u] is now where part u + 1 begins. */
+	memmove(s.at + 1, s.at, b->ncut * sizeof(*s.at));
+	s.at[0] = 0;
+	free(l->e);
+	l->e = s.iv;
+	l->cap = niv ? niv : 1;
 	if (parr_alloc(&s.best, n, maxh) == -1)
-		return -1;
+		goto out;
 	if (par_run(b, b->ncut, sweep_unit, &s) == -1)
 		goto out;
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
@@ -2164,6 +2185,10 @@ mark_segments(struct build *b, struct list *l)
 		goto out;
 	rc = 0;
 out:
+	if (l->e != s.iv)
+		free(s.iv);
+	free(s.at);
+	free(part);
 	free(s.best.p);
 	return rc;
 }
