@@ -20,8 +20,11 @@
  * With jobs, an iteration's walk and sweep go by parts of the sorted
  * suffixes that begin where the common prefix is 0 (whole subtrees of
  * the root, which share nothing), each in a thread of the worker pool;
- * each part's subtokens are sorted there and the parts merged, in the
- * order the whole would have, so the list is the same for any number.
+ * each part's subtokens are sorted there and the parts merged, by
+ * stretches of the result side by side, in the order the whole would
+ * have, so the list is the same for any number.  The suffix sort's
+ * passes, the common prefixes and the reading of count files go by
+ * parts too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1851,12 +1854,119 @@ run_sift(struct run *r, size_t at, size_t n)
 }
 
 /*
+ * The merge of the runs, by stretches of the output, side by side:
+ * stretch c takes from run r its elements at[c][r] .. at[c + 1][r] - 1
+ * (all below the c-th splitter, none below the one before), and writes
+ * them from place off[c] of e.  The kept ones all differ (cmp_kept() is
+ * a total order over distinct entries), so the stretches meet exactly.
+ */
+struct rmerge {
+	const struct run *runs;
+	size_t		 nrun;
+	size_t		*at;		/* (nchunk + 1) x nrun */
+	size_t		*off;
+	struct ent	*e;
+};
+
+static int
+merge_unit(struct build *b, void *arg, size_t c)
+{
+	const struct rmerge *m = arg;
+	struct run *h;
+	size_t r, nh = 0, a;
+
+	(void)b;
+	if ((h = malloc((m->nrun ? m->nrun : 1) * sizeof(*h))) == NULL)
+		return -1;
+	for (r = 0; r < m->nrun; r++) {
+		h[nh].p = m->runs[r].p + m->at[c * m->nrun + r];
+		h[nh].end = m->runs[r].p + m->at[(c + 1) * m->nrun + r];
+		if (h[nh].p < h[nh].end)
+			nh++;
+	}
+	for (r = nh / 2; r-- > 0;)
+		run_sift(h, r, nh);
+	for (a = m->off[c]; nh > 0; a++) {
+		m->e[a] = h[0].p->e;
+		if (++h[0].p == h[0].end)
+			h[0] = h[--nh];
+		run_sift(h, 0, nh);
+	}
+	free(h);
+	return 0;
+}
+
+/* Elements of run r that come before k. */
+static size_t
+run_rank(const struct run *r, const struct kept *k)
+{
+	size_t lo = 0, hi = (size_t)(r->end - r->p), mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cmp_kept(&r->p[mid], k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Merge the sorted runs into e, in b->ncut stretches split at elements of
+ * the longest run (at its quantiles).  0 or -1.
+ */
+static int
+merge_runs(struct build *b, const struct run *runs, size_t nrun, struct ent *e)
+{
+	struct rmerge m;
+	size_t nc = b->ncut, c, r, big = 0, len;
+	const struct kept *k;
+	int rc = -1;
+
+	for (r = 1; r < nrun; r++)
+		if (runs[r].end - runs[r].p > runs[big].end - runs[big].p)
+			big = r;
+	len = nrun > 0 ? (size_t)(runs[big].end - runs[big].p) : 0;
+	if (nc > len)
+		nc = len > 0 ? len : 1;
+	m.runs = runs;
+	m.nrun = nrun;
+	m.e = e;
+	m.at = malloc((nc + 1) * (nrun ? nrun : 1) * sizeof(*m.at));
+	m.off = malloc((nc + 1) * sizeof(*m.off));
+	if (m.at == NULL || m.off == NULL)
+		goto out;
+	for (c = 0; c <= nc; c++) {
+		m.off[c] = 0;
+		for (r = 0; r < nrun; r++) {
+			if (c == 0)
+				m.at[r] = 0;
+			else if (c == nc)
+				m.at[c * nrun + r] = (size_t)(runs[r].end - runs[r].p);
+			else {
+				k = runs[big].p + len * c / nc;
+				m.at[c * nrun + r] = r == big ? len * c / nc :
+				    run_rank(&runs[r], k);
+			}
+			m.off[c] += m.at[c * nrun + r];
+		}
+	}
+	rc = par_run(b, nc, merge_unit, &m);
+out:
+	free(m.at);
+	free(m.off);
+	return rc;
+}
+
+/*
  * One iteration, steps (a)..(f), at min_count: count every substring of
  * at most L - 1 code points that starts at a segment start ('all':
  * everywhere), each with its token's count, choose the subtokens and make
  * the new list in *out (the list before is read no more).  With one part,
  * in one block; with several, a walk of each in a thread, each sorted,
- * then merged (cmp_kept() is a total order, so the list is the same).
+ * then merged (merge_runs(); cmp_kept() is a total order, so the list is
+ * the same).
  */
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
@@ -1964,13 +2074,9 @@ fail1:
 		e[a].lb = (uint32_t)a;
 		e[a].h = EXT | b->xcps[a];
 	}
-	for (i = nrun / 2; i-- > 0;)
-		run_sift(runs, i, nrun);
-	for (a = b->nr; nrun > 0; a++) {
-		e[a] = runs[0].p->e;
-		if (++runs[0].p == runs[0].end)
-			runs[0] = runs[--nrun];
-		run_sift(runs, 0, nrun);
+	if (merge_runs(b, runs, nrun, e + b->nr) == -1) {
+		free(e);
+		goto out;
 	}
 	out->e = e;
 	out->n = out->cap = b->nr + total;
