@@ -793,14 +793,20 @@ struct walk {
 #define PART_MIN	8192
 
 static size_t
-build_parts(const struct build *b)
+parts_of(int jobs, size_t n)
 {
-	size_t n = b->N, np;
+	size_t np;
 
-	np = b->jobs > 1 && n >= 2 * PART_MIN ? (size_t)b->jobs : 1;
+	np = jobs > 1 && n >= 2 * PART_MIN ? (size_t)jobs : 1;
 	if (np > n / PART_MIN && np > 1)
 		np = n / PART_MIN;
 	return np;
+}
+
+static size_t
+build_parts(const struct build *b)
+{
+	return parts_of(b->jobs, b->N);
 }
 
 /* Bytes of the UTF-8 sequence that starts with b. */
@@ -2517,14 +2523,117 @@ fail:
 	return -1;
 }
 
+/*
+ * Escaping the tokens goes by stretches of them, each into a buffer of
+ * its own in a thread, then joined: part u's tokens t0 .. t1 - 1, their
+ * code points, the longest, and the sum of count times length (above
+ * INT32_MAX: INT32_MAX + 1).
+ */
+struct esc {
+	size_t		 t0, t1;
+	struct buf	 eb;
+	uint64_t	 ncp, wsum;
+	uint32_t	 maxtok;
+};
+
+static int
+escape_unit(struct build *b, void *arg, size_t u)
+{
+	struct esc *e = (struct esc *)arg + u;
+	const struct sw_counts *c = b->c;
+	size_t t, q, before, tc;
+
+	for (t = e->t0; t < e->t1; t++) {
+		before = e->eb.len;
+		tc = 0;
+		if (build_escape(b, c->arena + c->off[t], c->len[t], &e->eb) == -1)
+			return -1;
+		if (e->eb.len > UINT32_MAX - 1) {
+			errno = E2BIG;
+			return -1;
+		}
+		for (q = before; q < e->eb.len; q++)
+			tc += (e->eb.p[q] & 0xC0) != 0x80;
+		b->tstart[t] = (uint32_t)e->ncp;	/* the part's start added later */
+		e->ncp += tc;
+		if (tc > e->maxtok)
+			e->maxtok = (uint32_t)tc;
+		/* Every count sum is at most the sum of count times length. */
+		if (e->wsum > INT32_MAX)
+			;
+		else if (c->cnt[t] < 0 ||
+		    (uint64_t)c->cnt[t] > (INT32_MAX - e->wsum) / tc)
+			e->wsum = INT32_MAX + (uint64_t)1;
+		else
+			e->wsum += (uint64_t)c->cnt[t] * tc;
+	}
+	return 0;
+}
+
+/*
+ * The escaped tokens into b->pool, b->plen, b->N, b->tstart, b->maxtok
+ * and b->narrow (escape_unit() by parts).  eb is the caller's, freed on
+ * failure by it.  0 or -1.
+ */
+static int
+escape_tokens(struct build *b, struct buf *eb)
+{
+	const struct sw_counts *c = b->c;
+	size_t np = parts_of(b->jobs, c->n), u, t, len = 0;
+	uint64_t ncp = 0, wsum = 0;
+	struct esc *e;
+	int rc = -1;
+
+	if ((e = calloc(np, sizeof(*e))) == NULL)
+		return -1;
+	for (u = 0; u < np; u++) {
+		e[u].t0 = c->n * u / np;
+		e[u].t1 = c->n * (u + 1) / np;
+	}
+	if (par_run(b, np, escape_unit, e) == -1)
+		goto out;
+	for (u = 0; u < np; u++)
+		len += e[u].eb.len;
+	if (len > UINT32_MAX - 1) {
+		errno = E2BIG;
+		goto out;
+	}
+	/* One part is the pool; several are joined into it. */
+	if (np == 1) {
+		*eb = e[0].eb;
+		memset(&e[0].eb, 0, sizeof(e[0].eb));
+	}
+	for (u = 0; u < np; u++) {
+		if (np > 1 && sw_put(eb, e[u].eb.p, e[u].eb.len) == -1)
+			goto out;
+		for (t = e[u].t0; t < e[u].t1 && ncp > 0; t++)
+			b->tstart[t] += (uint32_t)ncp;
+		ncp += e[u].ncp;
+		if (e[u].maxtok > b->maxtok)
+			b->maxtok = e[u].maxtok;
+		wsum = wsum + e[u].wsum > INT32_MAX ? INT32_MAX + (uint64_t)1 :
+		    wsum + e[u].wsum;
+	}
+	b->narrow = wsum <= INT32_MAX;
+	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
+	b->pool = eb->p;
+	b->plen = eb->len;
+	b->N = ncp;
+	rc = 0;
+out:
+	for (u = 0; u < np; u++)
+		free(e[u].eb.p);
+	free(e);
+	return rc;
+}
+
 static int
 build_setup(struct build *b, const struct sw_counts *c,
     const struct sw_build_opts *o)
 {
 	static const char *const base[] = { "<pad>", "<EOS>" };
 	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, text = 0;
-	uint64_t wsum = 0;
+	size_t t, i, nr = 2 + o->nreserved, k, text = 0;
 	uint32_t cp, maxr = 1;
 
 	memset(b, 0, sizeof(*b));
@@ -2563,36 +2672,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 	b->ntok = c->n;
 	if ((b->tstart = malloc((c->n + 2) * sizeof(*b->tstart))) == NULL)
 		return -1;
-	ncp = 0;
-	for (t = 0; t < c->n; t++) {
-		size_t before = eb.len, tc = 0;
-
-		if (build_escape(b, c->arena + c->off[t], c->len[t], &eb) == -1)
-			goto fail;
-		if (eb.len > UINT32_MAX - 1) {
-			errno = E2BIG;
-			goto fail;
-		}
-		for (q = before; q < eb.len; q++)
-			tc += (eb.p[q] & 0xC0) != 0x80;
-		b->tstart[t] = (uint32_t)ncp;
-		ncp += tc;
-		if (tc > b->maxtok)
-			b->maxtok = (uint32_t)tc;
-		/* Every count sum is at most the sum of count times length. */
-		if (wsum > INT32_MAX)
-			;
-		else if (c->cnt[t] < 0 ||
-		    (uint64_t)c->cnt[t] > (INT32_MAX - wsum) / tc)
-			wsum = INT32_MAX + (uint64_t)1;
-		else
-			wsum += (uint64_t)c->cnt[t] * tc;
-	}
-	b->narrow = wsum <= INT32_MAX;
-	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
-	b->pool = eb.p;
-	b->plen = eb.len;
-	b->N = ncp;
+	if (escape_tokens(b, &eb) == -1)
+		goto fail;
 	memset(&eb, 0, sizeof(eb));
 
 	/* External strings: escaped reserved tokens, then the alphabet. */
