@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #if defined(__GLIBC__) || defined(__linux__)
 #include <malloc.h>
@@ -389,6 +390,80 @@ read_counts(struct sw_counts *c, const char *path)
 	close_text(fd, path);
 }
 
+/* A regular, uncompressed file, opened; -1 (and no message) for any other. */
+static int
+open_plain(const char *path)
+{
+	struct stat st;
+	uint8_t pre[16];
+	ssize_t k;
+	int fd;
+
+	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (k = pread(fd, pre, sizeof(pre), 0)) >= 0 &&
+	    sniff_compression(pre, (size_t)k) == NULL)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/*
+ * The count files of --from-counts, into c.  The plain ones (regular,
+ * uncompressed) are read whole, a run of them at a time, and parsed side
+ * by side in 'jobs' threads (sw_counts_read_files()); any other input
+ * (stdin, a pipe, a compressed file, one that cannot be opened) in its
+ * turn by read_counts().  The counts and the messages are those of one
+ * file after the other.  Peak: the run's files and 'jobs' tables of
+ * theirs beside c.
+ */
+static void
+read_counts_all(struct sw_counts *c, char **paths, int jobs)
+{
+	size_t n, i, j, first = 0, done;
+	uint8_t **p;
+	size_t *len;
+	char *err;
+	int *eno, fd;
+
+	for (n = 0; paths[n] != NULL; n++)
+		;
+	p = xcalloc(n + 1, sizeof(*p));
+	len = xcalloc(n + 1, sizeof(*len));
+	err = xcalloc(n + 1, RP_ERRMAX);
+	eno = xcalloc(n + 1, sizeof(*eno));
+	for (i = 0; i <= n; i++) {
+		if (i < n && (fd = open_plain(paths[i])) != -1) {
+			p[i] = read_all(fd, &len[i], paths[i]);
+			close(fd);
+			continue;
+		}
+		/* The run before i, then i itself. */
+		done = sw_counts_read_files(c, (const uint8_t *const *)p + first,
+		    len + first, i - first, jobs, err + first * RP_ERRMAX,
+		    RP_ERRMAX, eno + first);
+		for (j = first; j < i; j++) {
+			if (j - first == done) {
+				errno = ENOMEM;
+				die_errno("%s", paths[j]);
+			}
+			if (eno[j] != 0) {
+				warnx_("%s: %s", paths[j], err + j * RP_ERRMAX);
+				rval = 1;
+			}
+			free(p[j]);
+		}
+		if (i < n)
+			read_counts(c, paths[i]);
+		first = i + 1;
+	}
+	free(p);
+	free(len);
+	free(err);
+	free(eno);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -404,7 +479,6 @@ main(int argc, char *argv[])
 	long long jobs = 0;
 	struct part_file *parts = NULL;
 	uint64_t part_k = 0, part_n = 1;
-	size_t i;
 	int ch, count_only = 0, from_counts = 0;
 	size_t nentries = 0;
 
@@ -516,8 +590,7 @@ main(int argc, char *argv[])
 	if ((c = sw_counts_new()) == NULL)
 		die_errno("counts");
 	if (from_counts)
-		for (i = 0; argv[i] != NULL; i++)
-			read_counts(c, argv[i]);
+		read_counts_all(c, argv, (int)jobs);
 	else {
 		in.paths = argv;
 		in.parts = parts;

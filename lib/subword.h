@@ -231,6 +231,17 @@ void		 sw_counts_compact(struct sw_counts *c);
 int		 sw_counts_write(const struct sw_counts *c, struct buf *out);
 int		 sw_counts_read(struct sw_counts *c, const uint8_t *p, size_t n,
 		    char *err, size_t errlen);
+/*
+ * sw_counts_read() of n files p[i] (len[i] bytes) into c, one after the
+ * other, with the files read side by side in up to 'jobs' threads and
+ * merged in order: the same counts in the same order.  File i's fault
+ * has its message at err + i * errlen and its errno in eno[i] (0: none).
+ * Returns the first file where memory ran out (eno ENOMEM; later files
+ * may not be read), or n.
+ */
+size_t		 sw_counts_read_files(struct sw_counts *c, const uint8_t *const *p,
+		    const size_t *len, size_t n, int jobs, char *err,
+		    size_t errlen, int *eno);
 
 /*
  * Vocabulary build: build_from_token_counts (one build at min_count)

@@ -20,8 +20,11 @@
  * With jobs, an iteration's walk and sweep go by parts of the sorted
  * suffixes that begin where the common prefix is 0 (whole subtrees of
  * the root, which share nothing), each in a thread of the worker pool;
- * each part's subtokens are sorted there and the parts merged, in the
- * order the whole would have, so the list is the same for any number.
+ * each part's subtokens are sorted there and the parts merged, by
+ * stretches of the result side by side, in the order the whole would
+ * have, so the list is the same for any number.  The suffix sort's
+ * passes, the common prefixes and the reading of count files go by
+ * parts too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -89,14 +92,17 @@ struct sw_counts {
 	uint8_t		 key[RP_HASHKEY_BYTES];	/* the token hash's */
 };
 
-struct sw_counts *
-sw_counts_new(void)
+/* A new table, hashing under 'key' (NULL: a random one of its own). */
+static struct sw_counts *
+counts_new(const uint8_t *key)
 {
 	struct sw_counts *c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
-	if (rp_hash_key(c->key, sizeof(c->key)) == -1) {
+	if (key != NULL)
+		memcpy(c->key, key, sizeof(c->key));
+	else if (rp_hash_key(c->key, sizeof(c->key)) == -1) {
 		free(c);
 		errno = ENOSYS;
 		return NULL;
@@ -107,6 +113,12 @@ sw_counts_new(void)
 		return NULL;
 	}
 	return c;
+}
+
+struct sw_counts *
+sw_counts_new(void)
+{
+	return counts_new(NULL);
 }
 
 void
@@ -179,11 +191,33 @@ counts_reindex(struct sw_counts *c)
 	return counts_rehash(c);
 }
 
-int
-sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
+/*
+ * The slot of a token whose hash under c->key is h (the lookup table
+ * there): the token's, or the empty one where it would go.
+ */
+static size_t
+counts_slot(const struct sw_counts *c, const uint8_t *tok, size_t n,
+    uint64_t h)
 {
-	uint64_t h = rp_shorthash(c->key, tok, n);
-	size_t mask, j;
+	size_t mask = c->nslots - 1, j;
+	uint32_t k;
+
+	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
+		if (c->slot[j].h != (uint32_t)(h >> 32))
+			continue;
+		k--;
+		if (c->len[k] == n && memcmp(c->arena + c->off[k], tok, n) == 0)
+			break;
+	}
+	return j;
+}
+
+/* sw_counts_add() of a token whose hash under c->key is h. */
+static int
+counts_add_hashed(struct sw_counts *c, const uint8_t *tok, size_t n,
+    int64_t count, uint64_t h)
+{
+	size_t j;
 	uint32_t k;
 
 	if (n > UINT32_MAX) {
@@ -192,19 +226,15 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 	}
 	if (c->slot == NULL && counts_reindex(c) == -1)
 		return -1;
-	mask = c->nslots - 1;
-	for (j = h & mask; (k = c->slot[j].idx) != 0; j = (j + 1) & mask) {
-		if (c->slot[j].h != (uint32_t)(h >> 32))
-			continue;
+	j = counts_slot(c, tok, n, h);
+	if ((k = c->slot[j].idx) != 0) {
 		k--;
-		if (c->len[k] == n && memcmp(c->arena + c->off[k], tok, n) == 0) {
-			if (c->cnt[k] > INT64_MAX - count) {
-				errno = EOVERFLOW;
-				return -1;
-			}
-			c->cnt[k] += count;
-			return 0;
+		if (c->cnt[k] > INT64_MAX - count) {
+			errno = EOVERFLOW;
+			return -1;
 		}
+		c->cnt[k] += count;
+		return 0;
 	}
 	if (c->n >= UINT32_MAX - 1) {
 		errno = E2BIG;
@@ -240,6 +270,12 @@ sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
 	if (c->n * 2 > c->nslots && counts_rehash(c) == -1)
 		return -1;
 	return 0;
+}
+
+int
+sw_counts_add(struct sw_counts *c, const uint8_t *tok, size_t n, int64_t count)
+{
+	return counts_add_hashed(c, tok, n, count, rp_shorthash(c->key, tok, n));
 }
 
 int
@@ -414,6 +450,171 @@ out:
 	return rc;
 }
 
+/*
+ * sw_counts_read_files() in threads (lib/pool.h): each file is read into
+ * a table of its own, under c's key, beside the others (work), and the
+ * tables are merged into c in the files' order (write), token by token in
+ * each table's order, each with the hash it has: the counts and their
+ * order are those of reading the files into c one after the other.  A
+ * file that fails, or whose merge could overflow a count or the number
+ * of tokens, is read again into c itself, in its turn, which leaves c
+ * and the fault as that would.
+ */
+struct cfiles {
+	struct sw_counts *c;
+	const uint8_t *const *p;
+	const size_t	*len;
+	size_t		 n;
+	char		*err;		/* file k's message at err + k * errlen */
+	size_t		 errlen;
+	int		*eno;
+	struct sw_counts **t;	/* per worker: its file's table, or NULL */
+	int64_t		*tsum;	/* per worker: the table's counts, summed up to INT64_MAX */
+	int64_t		 csum;	/* c's counts, likewise */
+};
+
+/* The counts of c, summed (up to INT64_MAX). */
+static int64_t
+counts_sum(const struct sw_counts *c)
+{
+	int64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		s = s > INT64_MAX - c->cnt[i] ? INT64_MAX : s + c->cnt[i];
+	return s;
+}
+
+static int
+cfiles_read(void *arg, const struct pool_unit *u)
+{
+	const struct cfiles *f = arg;
+
+	return u->seq + 1 < f->n ? POOL_MORE : POOL_LAST;
+}
+
+static void
+cfiles_work(void *arg, const struct pool_unit *u)
+{
+	struct cfiles *f = arg;
+	struct sw_counts *t;
+	size_t k = (size_t)u->seq;
+
+	if ((t = counts_new(f->c->key)) != NULL &&
+	    sw_counts_read(t, f->p[k], f->len[k], NULL, 0) == -1) {
+		sw_counts_free(t);
+		t = NULL;
+	}
+	f->t[u->worker] = t;
+	f->tsum[u->worker] = t != NULL ? counts_sum(t) : 0;
+}
+
+/* Whether merging t into c keeps every count and the tokens in bounds. */
+static int
+cfiles_fits(const struct cfiles *f, const struct sw_counts *t, int64_t tsum)
+{
+	const struct sw_counts *c = f->c;
+	size_t i, j;
+	uint32_t k;
+
+	if (c->n + t->n >= UINT32_MAX - 1)
+		return 0;
+	if (f->csum <= INT64_MAX - tsum)
+		return 1;
+	for (i = 0; i < t->n; i++) {
+		j = counts_slot(c, t->arena + t->off[i], t->len[i], t->hash[i]);
+		if ((k = c->slot[j].idx) != 0 && c->cnt[k - 1] > INT64_MAX - t->cnt[i])
+			return 0;
+	}
+	return 1;
+}
+
+static int
+cfiles_write(void *arg, const struct pool_unit *u)
+{
+	struct cfiles *f = arg;
+	struct sw_counts *c = f->c, *t = f->t[u->worker];
+	size_t k = (size_t)u->seq, i;
+	int rc = 0;
+
+	f->t[u->worker] = NULL;
+	if (c->slot == NULL && counts_reindex(c) == -1)
+		rc = -1;
+	else if (t != NULL && cfiles_fits(f, t, f->tsum[u->worker])) {
+		/* Only memory can fail here. */
+		for (i = 0; i < t->n && rc == 0; i++)
+			rc = counts_add_hashed(c, t->arena + t->off[i], t->len[i],
+			    t->cnt[i], t->hash[i]);
+		f->csum = f->csum > INT64_MAX - f->tsum[u->worker] ? INT64_MAX :
+		    f->csum + f->tsum[u->worker];
+	} else {
+		if (sw_counts_read(c, f->p[k], f->len[k], f->err + k * f->errlen,
+		    f->errlen) == -1)
+			f->eno[k] = errno ? errno : EINVAL;
+		f->csum = counts_sum(c);
+	}
+	if (rc == -1) {
+		f->eno[k] = ENOMEM;
+		rp_seterr(f->err + k * f->errlen, f->errlen, "%s", strerror(ENOMEM));
+	}
+	sw_counts_free(t);
+	return f->eno[k] == ENOMEM;
+}
+
+size_t
+sw_counts_read_files(struct sw_counts *c, const uint8_t *const *p,
+    const size_t *len, size_t n, int jobs, char *err, size_t errlen, int *eno)
+{
+	static const struct pool_ops ops = { cfiles_read, cfiles_work,
+	    cfiles_write };
+	struct cfiles f;
+	size_t i;
+	int w = jobs < 1 ? 1 : jobs > POOL_MAX_WORKERS ? POOL_MAX_WORKERS : jobs;
+
+	for (i = 0; i < n; i++) {
+		eno[i] = 0;
+		rp_seterr(err + i * errlen, errlen, "%s", "");
+	}
+	if (w == 1 || n < 2) {
+		for (i = 0; i < n; i++)
+			if (sw_counts_read(c, p[i], len[i], err + i * errlen,
+			    errlen) == -1 &&
+			    (eno[i] = errno ? errno : EINVAL) == ENOMEM)
+				return i;
+		return n;
+	}
+	if ((size_t)w > n)
+		w = (int)n;
+	memset(&f, 0, sizeof(f));
+	f.c = c;
+	f.p = p;
+	f.len = len;
+	f.n = n;
+	f.err = err;
+	f.errlen = errlen;
+	f.eno = eno;
+	f.csum = counts_sum(c);
+	f.t = calloc((size_t)w, sizeof(*f.t));
+	f.tsum = calloc((size_t)w, sizeof(*f.tsum));
+	if (f.t == NULL || f.tsum == NULL) {
+		free(f.t);
+		free(f.tsum);
+		eno[0] = ENOMEM;
+		rp_seterr(err, errlen, "%s", strerror(ENOMEM));
+		return 0;
+	}
+	(void)pool_run(w, &ops, &f);
+	/* A run stopped by a file stops there; the tables of later ones go. */
+	for (i = 0; i < (size_t)w; i++)
+		sw_counts_free(f.t[i]);
+	free(f.t);
+	free(f.tsum);
+	for (i = 0; i < n; i++)
+		if (eno[i] == ENOMEM)
+			return i;
+	return n;
+}
+
 /* ---- the build -------------------------------------------------------- */
 
 void
@@ -584,6 +785,30 @@ struct walk {
 
 #define NONE	UINT32_MAX
 
+/*
+ * The parts a build's work on its N suffixes goes in: one a job, with
+ * PART_MIN suffixes or more each.  A small text is one part (a thread
+ * would cost more than it saves).
+ */
+#define PART_MIN	8192
+
+static size_t
+parts_of(int jobs, size_t n)
+{
+	size_t np;
+
+	np = jobs > 1 && n >= 2 * PART_MIN ? (size_t)jobs : 1;
+	if (np > n / PART_MIN && np > 1)
+		np = n / PART_MIN;
+	return np;
+}
+
+static size_t
+build_parts(const struct build *b)
+{
+	return parts_of(b->jobs, b->N);
+}
+
 /* Bytes of the UTF-8 sequence that starts with b. */
 static inline uint32_t
 u8len(uint8_t b)
@@ -673,86 +898,346 @@ ent_bytes(const struct build *b, struct ent e, size_t *len)
 	return b->pool + q;
 }
 
+static int par_run(struct build *, size_t,
+    int (*)(struct build *, void *, size_t), void *);
+
 /*
- * Sort the suffixes (one per code point) by prefix doubling: ranks of
- * the first k code points give those of the first 2k with two stable
- * counting sorts, until every rank differs (suffixes of one string all
- * do).  O(N log N) whatever the text.  Then the common prefixes of
- * neighbours (Kasai et al.: in text order, each is at least the one
- * before less one), counted within tokens, and the per-suffix lengths
- * and counts.  Peak: four 32-bit arrays of N.
+ * Sort k[0 .. m) ascending, v[] alongside: quicksort in three ways (keys
+ * repeat), heapsort below 'depth' levels, so O(m log m) whatever the
+ * keys, in place.
+ */
+static void
+pairs_swap(uint32_t *k, uint32_t *v, size_t a, size_t c)
+{
+	uint32_t t;
+
+	t = k[a];
+	k[a] = k[c];
+	k[c] = t;
+	t = v[a];
+	v[a] = v[c];
+	v[c] = t;
+}
+
+static void
+pairs_sift(uint32_t *k, uint32_t *v, size_t at, size_t m)
+{
+	size_t c;
+
+	for (; (c = 2 * at + 1) < m; at = c) {
+		if (c + 1 < m && k[c + 1] > k[c])
+			c++;
+		if (k[at] >= k[c])
+			return;
+		pairs_swap(k, v, at, c);
+	}
+}
+
+static void
+pairs_sort(uint32_t *k, uint32_t *v, size_t m, int depth)
+{
+	size_t lt, i, gt;
+	uint32_t a, c, d, piv, kk, vv;
+
+	while (m > 16) {
+		if (depth-- <= 0) {
+			for (i = m / 2; i-- > 0;)
+				pairs_sift(k, v, i, m);
+			for (i = m; i-- > 1;) {
+				pairs_swap(k, v, 0, i);
+				pairs_sift(k, v, 0, i);
+			}
+			return;
+		}
+		a = k[0];
+		c = k[m / 2];
+		d = k[m - 1];
+		piv = a < c ? (c < d ? c : a < d ? d : a) : (a < d ? a : c < d ? d : c);
+		/* [0, lt) below, [lt, i) equal, [gt, m) above. */
+		for (lt = 0, i = 0, gt = m; i < gt;) {
+			if (k[i] < piv)
+				pairs_swap(k, v, lt++, i++);
+			else if (k[i] > piv)
+				pairs_swap(k, v, i, --gt);
+			else
+				i++;
+		}
+		/* The smaller side in a call, the larger in the loop. */
+		if (lt < m - gt) {
+			pairs_sort(k, v, lt, depth);
+			k += gt;
+			v += gt;
+			m -= gt;
+		} else {
+			pairs_sort(k + gt, v + gt, m - gt, depth);
+			m = lt;
+		}
+	}
+	for (i = 1; i < m; i++) {
+		kk = k[i];
+		vv = v[i];
+		for (lt = i; lt > 0 && k[lt - 1] > kk; lt--) {
+			k[lt] = k[lt - 1];
+			v[lt] = v[lt - 1];
+		}
+		k[lt] = kk;
+		v[lt] = vv;
+	}
+}
+
+/*
+ * The suffix sort, prefix doubling by groups (Larsson and Sadakane's
+ * way): after the pass of k, a group is the suffixes that share their
+ * first k code points, a stretch of sa, and a suffix's rank is the place
+ * in sa where its group begins.  The next pass sorts each group of more
+ * than one by the rank of the suffix k code points on (its key, held by
+ * place in sa), which splits it into the groups of 2k.  All of a pass's
+ * keys are read before any rank changes, and the groups are independent,
+ * so both go by parts in threads: the keys by plain stretches of sa, the
+ * groups by stretches that begin where a group does.  The suffixes of a
+ * text all differ, so the order comes out the same whatever the parts.
+ */
+struct ssort {
+	uint32_t	*sa, *rk, *key;
+	uint64_t	*one;		/* bit i: sa[i] is a group of its own */
+	size_t		 n, k;
+	size_t		 nunit;
+	size_t		*cut;		/* the groups' parts: cut[0] = 0 .. cut[nunit] = n */
+	int		*more;		/* per part: it left a group of several */
+};
+
+static inline int
+ss_one(const struct ssort *s, size_t i)
+{
+	return __atomic_load_n(&s->one[i >> 6], __ATOMIC_RELAXED) >> (i & 63) & 1;
+}
+
+/* The keys of part u: the ranks k code points on (0: none, past the end). */
+static int
+ss_keys(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t i = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit, p;
+
+	(void)b;
+	while (i < hi) {
+		if ((i & 63) == 0 && s->one[i >> 6] == ~(uint64_t)0) {
+			i += 64;
+			continue;
+		}
+		if (!(s->one[i >> 6] >> (i & 63) & 1)) {
+			p = (size_t)s->sa[i] + s->k;
+			s->key[i] = p < s->n ? s->rk[p] + 1 : 0;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* Sort the groups of part u by their keys and rank the new ones. */
+static int
+ss_split(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t i = s->cut[u], hi = s->cut[u + 1], e, j, g, m, lg;
+	uint64_t bits;
+
+	(void)b;
+	while (i < hi) {
+		if ((i & 63) == 0 && i + 64 <= hi &&
+		    __atomic_load_n(&s->one[i >> 6], __ATOMIC_RELAXED) == ~(uint64_t)0) {
+			i += 64;
+			continue;
+		}
+		if (ss_one(s, i)) {
+			i++;
+			continue;
+		}
+		/* A group of several: i .. e - 1, all ranked i. */
+		for (e = i + 1; e < hi && s->rk[s->sa[e]] == i; e++)
+			;
+		m = e - i;
+		for (lg = 0; (size_t)1 << lg < m; lg++)
+			;
+		pairs_sort(s->key + i, s->sa + i, m, 2 * (int)lg);
+		for (j = i, g = i; j < e; j++) {
+			if (j > i && s->key[j] != s->key[j - 1]) {
+				if (j - g == 1) {
+					bits = (uint64_t)1 << (g & 63);
+					__atomic_fetch_or(&s->one[g >> 6], bits,
+					    __ATOMIC_RELAXED);
+				} else
+					s->more[u] = 1;
+				g = j;
+			}
+			s->rk[s->sa[j]] = (uint32_t)g;
+		}
+		if (e - g == 1)
+			__atomic_fetch_or(&s->one[g >> 6], (uint64_t)1 << (g & 63),
+			    __ATOMIC_RELAXED);
+		else
+			s->more[u] = 1;
+		i = e;
+	}
+	return 0;
+}
+
+/*
+ * Sort the suffixes of the pool into sa, rk its inverse: by the first
+ * code point (a counting sort over the alphabet), then by doubling
+ * passes in b->jobs parts.  O(N log^2 N) at worst, O(N log N) as a rule
+ * (the groups left shrink fast).  Memory: sa, rk, the keys (32 bits each
+ * a code point) and a bit a code point, whatever the jobs.
+ */
+static int
+ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
+{
+	struct ssort s;
+	size_t n = b->N, p, a, off, u, c, na = b->nalpha;
+	uint32_t *cnt, cp;
+	int more, rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	s.sa = sa;
+	s.rk = rk;
+	s.n = n;
+	s.nunit = build_parts(b);
+	cnt = calloc(na + 1, sizeof(*cnt));
+	s.key = malloc((n ? n : 1) * sizeof(*s.key));
+	s.one = calloc(n / 64 + 1, sizeof(*s.one));
+	s.cut = malloc((s.nunit + 1) * sizeof(*s.cut));
+	s.more = malloc(s.nunit * sizeof(*s.more));
+	if (!cnt || !s.key || !s.one || !s.cut || !s.more)
+		goto out;
+	/* By the first code point: each group ranked where it begins. */
+	for (p = 0, off = 0; p < n; p++) {
+		off += (size_t)sw_u8(b->pool + off, &cp);
+		rk[p] = (uint32_t)alpha_index(b, cp);
+		cnt[rk[p] + 1]++;
+	}
+	for (a = 1; a <= na; a++)
+		cnt[a] += cnt[a - 1];
+	for (p = 0; p < n; p++)
+		sa[cnt[rk[p]]++] = (uint32_t)p;
+	/* cnt[a] is now where group a + 1 begins. */
+	for (p = 0; p < n; p++)
+		rk[p] = rk[p] > 0 ? cnt[rk[p] - 1] : 0;
+	for (a = 0, more = 0; a < na; a++) {
+		c = a > 0 ? cnt[a - 1] : 0;
+		if (cnt[a] - c == 1)
+			s.one[c >> 6] |= (uint64_t)1 << (c & 63);
+		else if (cnt[a] - c > 1)
+			more = 1;
+	}
+	for (s.k = 1; more; s.k *= 2) {
+		if (par_run(b, s.nunit, ss_keys, &s) == -1)
+			goto out;
+		/* The parts of the groups: each begins where a group does. */
+		s.cut[0] = 0;
+		for (u = 1; u < s.nunit; u++) {
+			p = n * u / s.nunit;
+			p = p < n ? rk[sa[p]] : n;
+			s.cut[u] = p > s.cut[u - 1] ? p : s.cut[u - 1];
+		}
+		s.cut[s.nunit] = n;
+		memset(s.more, 0, s.nunit * sizeof(*s.more));
+		if (par_run(b, s.nunit, ss_split, &s) == -1)
+			goto out;
+		for (u = 0, more = 0; u < s.nunit; u++)
+			more |= s.more[u];
+	}
+	rc = 0;
+out:
+	free(cnt);
+	free(s.key);
+	free(s.one);
+	free(s.cut);
+	free(s.more);
+	return rc;
+}
+
+/* What the parts of the common prefixes share. */
+struct lcps {
+	const uint32_t	*rk, *full;	/* full: NULL when all ASCII */
+	uint64_t	 capv;
+	size_t		 nunit;
+};
+
+/*
+ * The common prefixes (Kasai et al.: in text order, each is at least the
+ * one before less one), lengths and counts of the suffixes at code
+ * points of part u (a stretch of the text, started afresh from 0): each
+ * suffix writes its own elements.
+ */
+static int
+lcp_unit(struct build *b, void *arg, size_t u)
+{
+	const struct lcps *l = arg;
+	const uint32_t *sa = b->sa, *rk = l->rk, *full = l->full;
+	size_t n = b->N, p = n * u / l->nunit, end = n * (u + 1) / l->nunit, i, t;
+	uint32_t h = 0, tend, dist, q, kk;
+
+	if (p >= end)
+		return 0;
+	t = token_at(b, (uint32_t)p);
+	tend = b->tstart[t + 1];
+	for (; p < end; p++) {
+		while (p >= tend)
+			tend = b->tstart[++t + 1];
+		dist = tend - (uint32_t)p;
+		i = rk[p];
+		if (i > 0) {
+			size_t x, y;
+
+			q = sa[i - 1];
+			x = full ? full[p + h] : p + h;
+			y = full ? full[q + h] : q + h;
+			while (h < dist) {
+				kk = u8len(b->pool[x]);
+				/* A suffix at the end of the pool may be shorter. */
+				if (y + kk > b->plen || x + kk > b->plen ||
+				    memcmp(b->pool + x, b->pool + y, kk) != 0)
+					break;
+				x += kk;
+				y += kk;
+				h++;
+			}
+			parr_set(&b->lcp, i, h < l->capv ? h : l->capv);
+		} else
+			h = 0;
+		/* 255 and more: dep_at() finds it again. */
+		if (dist > b->maxcp)
+			dist = b->maxcp;
+		parr_set(&b->dep, i, dist < 255 ? dist : 255);
+		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
+		if (h > 0)
+			h--;
+	}
+	return 0;
+}
+
+/*
+ * Sort the suffixes (one per code point): ss_sort().  Then the common
+ * prefixes of neighbours, counted within tokens, and the per-suffix
+ * lengths and counts (lcp_unit(), in parts).  Peak: three 32-bit arrays
+ * of N and a bit a code point while sorting; sa, rk and the byte offsets
+ * of every code point (outside ASCII) after.
  */
 static int
 suffix_sort(struct build *b)
 {
-	size_t n = b->N, i, j, p, k, mr, r, t, off, nc;
-	uint32_t *sa = NULL, *rk = NULL, *tmp = NULL, *cnt = NULL, cp, h, tend;
-	uint32_t *full = NULL;
-	uint64_t capv;
+	struct lcps l;
+	size_t n = b->N, p, off;
+	uint32_t *sa = NULL, *rk = NULL, *full = NULL;
 	int rc = -1;
 
-	nc = (n > b->nalpha ? n : b->nalpha) + 1;
 	sa = malloc((n ? n : 1) * sizeof(*sa));
 	rk = malloc((n ? n : 1) * sizeof(*rk));
-	tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	cnt = malloc(nc * sizeof(*cnt));
-	if (!sa || !rk || !tmp || !cnt)
+	if (!sa || !rk || ss_sort(b, sa, rk) == -1)
 		goto out;
-	for (p = 0, off = 0; p < n; p++) {
-		off += (size_t)sw_u8(b->pool + off, &cp);
-		rk[p] = (uint32_t)alpha_index(b, cp);
-	}
-	mr = b->nalpha;
-	memset(cnt, 0, (mr + 1) * sizeof(*cnt));
-	for (p = 0; p < n; p++)
-		cnt[rk[p] + 1]++;
-	for (r = 1; r <= mr; r++)
-		cnt[r] += cnt[r - 1];
-	for (p = 0; p < n; p++)
-		sa[cnt[rk[p]]++] = (uint32_t)p;
-	for (i = 0, r = 0; i < n; i++) {
-		if (i > 0 && rk[sa[i]] != rk[sa[i - 1]])
-			r++;
-		tmp[sa[i]] = (uint32_t)r;
-	}
-	memcpy(rk, tmp, n * sizeof(*rk));
-	mr = n ? r + 1 : 0;
-	for (k = 1; mr < n; k *= 2) {
-		/* By the rank of the code points k on (none first)... */
-		j = 0;
-		for (p = n > k ? n - k : 0; p < n; p++)
-			tmp[j++] = (uint32_t)p;
-		for (i = 0; i < n; i++)
-			if (sa[i] >= k)
-				tmp[j++] = sa[i] - (uint32_t)k;
-		/* ...then, stably, by the rank of the first k. */
-		memset(cnt, 0, (mr + 1) * sizeof(*cnt));
-		for (p = 0; p < n; p++)
-			cnt[rk[p] + 1]++;
-		for (r = 1; r <= mr; r++)
-			cnt[r] += cnt[r - 1];
-		for (i = 0; i < n; i++)
-			sa[cnt[rk[tmp[i]]]++] = tmp[i];
-		for (i = 0, r = 0; i < n; i++) {
-			if (i > 0) {
-				uint32_t x = sa[i - 1], y = sa[i];
-				uint32_t kx = x + k < n ? rk[x + k] + 1 : 0;
-				uint32_t ky = y + k < n ? rk[y + k] + 1 : 0;
-
-				if (rk[x] != rk[y] || kx != ky)
-					r++;
-			}
-			tmp[sa[i]] = (uint32_t)r;
-		}
-		memcpy(rk, tmp, n * sizeof(*rk));
-		mr = r + 1;
-	}
-	free(tmp);
-	free(cnt);
-	tmp = cnt = NULL;
 	/*
 	 * Outside ASCII, every byte offset while the common prefixes are
-	 * found (in place of the arrays just freed), then every 16th.
+	 * found, then every 16th.
 	 */
 	if (b->plen != b->N) {
 		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
@@ -765,52 +1250,19 @@ suffix_sort(struct build *b)
 		for (p = 0; p <= n; p += 16)
 			b->boff[p >> 4] = full[p];
 	}
-
 	/* rk is now the inverse of sa. */
-	capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
-	if (parr_alloc(&b->lcp, n, capv) == -1 ||
+	l.rk = rk;
+	l.full = full;
+	l.capv = b->capcp < b->maxtok ? b->capcp : b->maxtok;
+	l.nunit = build_parts(b);
+	if (parr_alloc(&b->lcp, n, l.capv) == -1 ||
 	    parr_alloc(&b->dep, n, UINT8_MAX) == -1 ||
 	    (b->wt = malloc(n ? n : 1)) == NULL)
 		goto out;
-	h = 0;
-	t = 0;
-	tend = n ? b->tstart[1] : 0;
-	for (p = 0; p < n; p++) {
-		uint32_t dist;
-
-		while (p >= tend)
-			tend = b->tstart[++t + 1];
-		dist = tend - (uint32_t)p;
-		i = rk[p];
-		if (i > 0) {
-			uint32_t q = sa[i - 1];
-			size_t x = full ? full[p + h] : p + h;
-			size_t y = full ? full[q + h] : q + h;
-
-			while (h < dist) {
-				uint32_t kk = u8len(b->pool[x]);
-
-				/* A suffix at the end of the pool may be shorter. */
-				if (y + kk > b->plen || x + kk > b->plen ||
-				    memcmp(b->pool + x, b->pool + y, kk) != 0)
-					break;
-				x += kk;
-				y += kk;
-				h++;
-			}
-			parr_set(&b->lcp, i, h < capv ? h : capv);
-		} else
-			h = 0;
-		/* 255 and more: dep_at() finds it again. */
-		if (dist > b->maxcp)
-			dist = b->maxcp;
-		parr_set(&b->dep, i, dist < 255 ? dist : 255);
-		b->wt[i] = b->c->cnt[t] < 255 ? (uint8_t)b->c->cnt[t] : 255;
-		if (h > 0)
-			h--;
-	}
 	b->sa = sa;
 	sa = NULL;
+	if (par_run(b, l.nunit, lcp_unit, &l) == -1)
+		goto out;
 	if ((b->mark = calloc(n / 64 + 1, sizeof(*b->mark))) == NULL ||
 	    (b->leaf = calloc(n / 64 + 1, sizeof(*b->leaf))) == NULL)
 		goto out;
@@ -818,8 +1270,6 @@ suffix_sort(struct build *b)
 out:
 	free(sa);
 	free(rk);
-	free(tmp);
-	free(cnt);
 	free(full);
 	return rc;
 }
@@ -1410,12 +1860,119 @@ run_sift(struct run *r, size_t at, size_t n)
 }
 
 /*
+ * The merge of the runs, by stretches of the output, side by side:
+ * stretch c takes from run r its elements at[c][r] .. at[c + 1][r] - 1
+ * (all below the c-th splitter, none below the one before), and writes
+ * them from place off[c] of e.  The kept ones all differ (cmp_kept() is
+ * a total order over distinct entries), so the stretches meet exactly.
+ */
+struct rmerge {
+	const struct run *runs;
+	size_t		 nrun;
+	size_t		*at;		/* (nchunk + 1) x nrun */
+	size_t		*off;
+	struct ent	*e;
+};
+
+static int
+merge_unit(struct build *b, void *arg, size_t c)
+{
+	const struct rmerge *m = arg;
+	struct run *h;
+	size_t r, nh = 0, a;
+
+	(void)b;
+	if ((h = malloc((m->nrun ? m->nrun : 1) * sizeof(*h))) == NULL)
+		return -1;
+	for (r = 0; r < m->nrun; r++) {
+		h[nh].p = m->runs[r].p + m->at[c * m->nrun + r];
+		h[nh].end = m->runs[r].p + m->at[(c + 1) * m->nrun + r];
+		if (h[nh].p < h[nh].end)
+			nh++;
+	}
+	for (r = nh / 2; r-- > 0;)
+		run_sift(h, r, nh);
+	for (a = m->off[c]; nh > 0; a++) {
+		m->e[a] = h[0].p->e;
+		if (++h[0].p == h[0].end)
+			h[0] = h[--nh];
+		run_sift(h, 0, nh);
+	}
+	free(h);
+	return 0;
+}
+
+/* Elements of run r that come before k. */
+static size_t
+run_rank(const struct run *r, const struct kept *k)
+{
+	size_t lo = 0, hi = (size_t)(r->end - r->p), mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cmp_kept(&r->p[mid], k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Merge the sorted runs into e, in b->ncut stretches split at elements of
+ * the longest run (at its quantiles).  0 or -1.
+ */
+static int
+merge_runs(struct build *b, const struct run *runs, size_t nrun, struct ent *e)
+{
+	struct rmerge m;
+	size_t nc = b->ncut, c, r, big = 0, len;
+	const struct kept *k;
+	int rc = -1;
+
+	for (r = 1; r < nrun; r++)
+		if (runs[r].end - runs[r].p > runs[big].end - runs[big].p)
+			big = r;
+	len = nrun > 0 ? (size_t)(runs[big].end - runs[big].p) : 0;
+	if (nc > len)
+		nc = len > 0 ? len : 1;
+	m.runs = runs;
+	m.nrun = nrun;
+	m.e = e;
+	m.at = malloc((nc + 1) * (nrun ? nrun : 1) * sizeof(*m.at));
+	m.off = malloc((nc + 1) * sizeof(*m.off));
+	if (m.at == NULL || m.off == NULL)
+		goto out;
+	for (c = 0; c <= nc; c++) {
+		m.off[c] = 0;
+		for (r = 0; r < nrun; r++) {
+			if (c == 0)
+				m.at[r] = 0;
+			else if (c == nc)
+				m.at[c * nrun + r] = (size_t)(runs[r].end - runs[r].p);
+			else {
+				k = runs[big].p + len * c / nc;
+				m.at[c * nrun + r] = r == big ? len * c / nc :
+				    run_rank(&runs[r], k);
+			}
+			m.off[c] += m.at[c * nrun + r];
+		}
+	}
+	rc = par_run(b, nc, merge_unit, &m);
+out:
+	free(m.at);
+	free(m.off);
+	return rc;
+}
+
+/*
  * One iteration, steps (a)..(f), at min_count: count every substring of
  * at most L - 1 code points that starts at a segment start ('all':
  * everywhere), each with its token's count, choose the subtokens and make
  * the new list in *out (the list before is read no more).  With one part,
  * in one block; with several, a walk of each in a thread, each sorted,
- * then merged (cmp_kept() is a total order, so the list is the same).
+ * then merged (merge_runs(); cmp_kept() is a total order, so the list is
+ * the same).
  */
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
@@ -1523,13 +2080,9 @@ fail1:
 		e[a].lb = (uint32_t)a;
 		e[a].h = EXT | b->xcps[a];
 	}
-	for (i = nrun / 2; i-- > 0;)
-		run_sift(runs, i, nrun);
-	for (a = b->nr; nrun > 0; a++) {
-		e[a] = runs[0].p->e;
-		if (++runs[0].p == runs[0].end)
-			runs[0] = runs[--nrun];
-		run_sift(runs, 0, nrun);
+	if (merge_runs(b, runs, nrun, e + b->nr) == -1) {
+		free(e);
+		goto out;
 	}
 	out->e = e;
 	out->n = out->cap = b->nr + total;
@@ -1575,43 +2128,38 @@ cmp_ent(const void *x, const void *y)
  * sorted, and the longest entry each suffix starts with.
  */
 struct segs {
-	const struct ent *iv;
+	struct ent	*iv;		/* by part: those of part u from at[u] */
 	size_t		 niv;
+	size_t		*at;		/* at[0] = 0 .. at[ncut] = niv */
 	uint32_t	 maxh;
 	struct parr	 best;
 };
 
 /*
- * The longest entry each suffix of part u starts with: one sweep over
- * the sorted suffixes with a stack of the open intervals.  A part
- * begins where the common prefix is 0, so no interval crosses into it.
- * Parts write distinct elements of best.
+ * The longest entry each suffix of part u starts with: the part's
+ * intervals sorted, then one sweep over the sorted suffixes with a stack
+ * of the open ones.  A part begins where the common prefix is 0, so no
+ * interval crosses into it.  Parts write distinct elements of best.
  */
 static int
 sweep_unit(struct build *b, void *arg, size_t u)
 {
 	struct segs *s = arg;
 	size_t lo = b->cut[u], hi = b->cut[u + 1], i, k, top = 0, scap = 0;
-	size_t a = 0, z = s->niv, mid;
+	size_t end = s->at[u + 1];
 	uint32_t *st = NULL;	/* heights of the open ones */
 
-	while (a < z) {
-		mid = a + (z - a) / 2;
-		if (s->iv[mid].lb < lo)
-			a = mid + 1;
-		else
-			z = mid;
-	}
+	qsort(s->iv + s->at[u], end - s->at[u], sizeof(*s->iv), cmp_ent);
 	/* Heights rise strictly up the stack: at most maxh of them. */
 	if (sw_grow(&st, &scap, (s->niv < s->maxh ? s->niv : s->maxh) + 1,
 	    sizeof(*st)) == -1)
 		return -1;
-	for (i = lo, k = a; i < hi; i++) {
+	for (i = lo, k = s->at[u]; i < hi; i++) {
 		uint32_t lc = i > lo ? (uint32_t)parr_get(&b->lcp, i) : 0;
 
 		while (top > 0 && st[top - 1] > lc)
 			top--;
-		for (; k < s->niv && s->iv[k].lb == i; k++) {
+		for (; k < end && s->iv[k].lb == i; k++) {
 			if (top == scap &&
 			    sw_grow(&st, &scap, top + 1, sizeof(*st)) == -1) {
 				free(st);
@@ -1676,10 +2224,11 @@ mark_segments(struct build *b, struct list *l)
 	struct ent *iv = l->e;
 	struct segs s;
 	size_t niv = 0, k, lo, hi, mid, first, n = b->N;
+	uint32_t *part = NULL;
 	uint32_t maxh = 0, h;
 	int rc = -1;
 
-	/* The list is sorted by interval in place (the next one replaces it). */
+	/* The entries as intervals, in place (the next list replaces this one). */
 	for (k = 0; k < l->n; k++) {
 		struct ent e = l->e[k];
 
@@ -1710,12 +2259,37 @@ mark_segments(struct build *b, struct list *l)
 			maxh = e.h;
 	}
 	l->n = niv;
-	qsort(iv, niv, sizeof(*iv), cmp_ent);
-	s.iv = iv;
+	/* By part (each sorted there), in a new array that becomes the list's. */
+	memset(&s, 0, sizeof(s));
 	s.niv = niv;
 	s.maxh = maxh;
+	if ((s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
+	    (s.iv = malloc((niv ? niv : 1) * sizeof(*s.iv))) == NULL ||
+	    (part = malloc((niv ? niv : 1) * sizeof(*part))) == NULL)
+		goto out;
+	for (k = 0; k < niv; k++) {
+		for (lo = 0, hi = b->ncut; hi - lo > 1;) {
+			mid = lo + (hi - lo) / 2;
+			if (b->cut[mid] <= iv[k].lb)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		part[k] = (uint32_t)lo;
+		s.at[lo + 1]++;
+	}
+	for (k = 1; k <= b->ncut; k++)
+		s.at[k] += s.at[k - 1];
+	for (k = 0; k < niv; k++)
+		s.iv[s.at[part[k]]++] = iv[k];
+	/* at[u] is now where part u + 1 begins. */
+	memmove(s.at + 1, s.at, b->ncut * sizeof(*s.at));
+	s.at[0] = 0;
+	free(l->e);
+	l->e = s.iv;
+	l->cap = niv ? niv : 1;
 	if (parr_alloc(&s.best, n, maxh) == -1)
-		return -1;
+		goto out;
 	if (par_run(b, b->ncut, sweep_unit, &s) == -1)
 		goto out;
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
@@ -1723,6 +2297,10 @@ mark_segments(struct build *b, struct list *l)
 		goto out;
 	rc = 0;
 out:
+	if (l->e != s.iv)
+		free(s.iv);
+	free(s.at);
+	free(part);
 	free(s.best.p);
 	return rc;
 }
@@ -1730,19 +2308,14 @@ out:
 /*
  * Cut the sorted suffixes into b->jobs parts of about the same size, each
  * beginning where the common prefix is 0: parts of whole subtrees of the
- * root, which the walks of an iteration take apart.  A small text is one
- * part (a thread would cost more than it saves).
+ * root, which the walks of an iteration take apart (build_parts()).
  */
-#define PART_MIN	8192
-
 static int
 cut_parts(struct build *b)
 {
 	size_t n = b->N, k, i, np;
 
-	np = b->jobs > 1 && n >= 2 * PART_MIN ? (size_t)b->jobs : 1;
-	if (np > n / PART_MIN && np > 1)
-		np = n / PART_MIN;
+	np = build_parts(b);
 	if ((b->cut = malloc((np + 1) * sizeof(*b->cut))) == NULL)
 		return -1;
 	b->cut[0] = 0;
@@ -1950,14 +2523,117 @@ fail:
 	return -1;
 }
 
+/*
+ * Escaping the tokens goes by stretches of them, each into a buffer of
+ * its own in a thread, then joined: part u's tokens t0 .. t1 - 1, their
+ * code points, the longest, and the sum of count times length (above
+ * INT32_MAX: INT32_MAX + 1).
+ */
+struct esc {
+	size_t		 t0, t1;
+	struct buf	 eb;
+	uint64_t	 ncp, wsum;
+	uint32_t	 maxtok;
+};
+
+static int
+escape_unit(struct build *b, void *arg, size_t u)
+{
+	struct esc *e = (struct esc *)arg + u;
+	const struct sw_counts *c = b->c;
+	size_t t, q, before, tc;
+
+	for (t = e->t0; t < e->t1; t++) {
+		before = e->eb.len;
+		tc = 0;
+		if (build_escape(b, c->arena + c->off[t], c->len[t], &e->eb) == -1)
+			return -1;
+		if (e->eb.len > UINT32_MAX - 1) {
+			errno = E2BIG;
+			return -1;
+		}
+		for (q = before; q < e->eb.len; q++)
+			tc += (e->eb.p[q] & 0xC0) != 0x80;
+		b->tstart[t] = (uint32_t)e->ncp;	/* the part's start added later */
+		e->ncp += tc;
+		if (tc > e->maxtok)
+			e->maxtok = (uint32_t)tc;
+		/* Every count sum is at most the sum of count times length. */
+		if (e->wsum > INT32_MAX)
+			;
+		else if (c->cnt[t] < 0 ||
+		    (uint64_t)c->cnt[t] > (INT32_MAX - e->wsum) / tc)
+			e->wsum = INT32_MAX + (uint64_t)1;
+		else
+			e->wsum += (uint64_t)c->cnt[t] * tc;
+	}
+	return 0;
+}
+
+/*
+ * The escaped tokens into b->pool, b->plen, b->N, b->tstart, b->maxtok
+ * and b->narrow (escape_unit() by parts).  eb is the caller's, freed on
+ * failure by it.  0 or -1.
+ */
+static int
+escape_tokens(struct build *b, struct buf *eb)
+{
+	const struct sw_counts *c = b->c;
+	size_t np = parts_of(b->jobs, c->n), u, t, len = 0;
+	uint64_t ncp = 0, wsum = 0;
+	struct esc *e;
+	int rc = -1;
+
+	if ((e = calloc(np, sizeof(*e))) == NULL)
+		return -1;
+	for (u = 0; u < np; u++) {
+		e[u].t0 = c->n * u / np;
+		e[u].t1 = c->n * (u + 1) / np;
+	}
+	if (par_run(b, np, escape_unit, e) == -1)
+		goto out;
+	for (u = 0; u < np; u++)
+		len += e[u].eb.len;
+	if (len > UINT32_MAX - 1) {
+		errno = E2BIG;
+		goto out;
+	}
+	/* One part is the pool; several are joined into it. */
+	if (np == 1) {
+		*eb = e[0].eb;
+		memset(&e[0].eb, 0, sizeof(e[0].eb));
+	}
+	for (u = 0; u < np; u++) {
+		if (np > 1 && sw_put(eb, e[u].eb.p, e[u].eb.len) == -1)
+			goto out;
+		for (t = e[u].t0; t < e[u].t1 && ncp > 0; t++)
+			b->tstart[t] += (uint32_t)ncp;
+		ncp += e[u].ncp;
+		if (e[u].maxtok > b->maxtok)
+			b->maxtok = e[u].maxtok;
+		wsum = wsum + e[u].wsum > INT32_MAX ? INT32_MAX + (uint64_t)1 :
+		    wsum + e[u].wsum;
+	}
+	b->narrow = wsum <= INT32_MAX;
+	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
+	b->pool = eb->p;
+	b->plen = eb->len;
+	b->N = ncp;
+	rc = 0;
+out:
+	for (u = 0; u < np; u++)
+		free(e[u].eb.p);
+	free(e);
+	return rc;
+}
+
 static int
 build_setup(struct build *b, const struct sw_counts *c,
     const struct sw_build_opts *o)
 {
 	static const char *const base[] = { "<pad>", "<EOS>" };
 	struct buf eb = { 0 };
-	size_t t, i, nr = 2 + o->nreserved, k, ncp, q, text = 0;
-	uint64_t wsum = 0;
+	size_t t, i, nr = 2 + o->nreserved, k, text = 0;
 	uint32_t cp, maxr = 1;
 
 	memset(b, 0, sizeof(*b));
@@ -1996,36 +2672,8 @@ build_setup(struct build *b, const struct sw_counts *c,
 	b->ntok = c->n;
 	if ((b->tstart = malloc((c->n + 2) * sizeof(*b->tstart))) == NULL)
 		return -1;
-	ncp = 0;
-	for (t = 0; t < c->n; t++) {
-		size_t before = eb.len, tc = 0;
-
-		if (build_escape(b, c->arena + c->off[t], c->len[t], &eb) == -1)
-			goto fail;
-		if (eb.len > UINT32_MAX - 1) {
-			errno = E2BIG;
-			goto fail;
-		}
-		for (q = before; q < eb.len; q++)
-			tc += (eb.p[q] & 0xC0) != 0x80;
-		b->tstart[t] = (uint32_t)ncp;
-		ncp += tc;
-		if (tc > b->maxtok)
-			b->maxtok = (uint32_t)tc;
-		/* Every count sum is at most the sum of count times length. */
-		if (wsum > INT32_MAX)
-			;
-		else if (c->cnt[t] < 0 ||
-		    (uint64_t)c->cnt[t] > (INT32_MAX - wsum) / tc)
-			wsum = INT32_MAX + (uint64_t)1;
-		else
-			wsum += (uint64_t)c->cnt[t] * tc;
-	}
-	b->narrow = wsum <= INT32_MAX;
-	b->tstart[c->n] = b->tstart[c->n + 1] = (uint32_t)ncp;
-	b->pool = eb.p;
-	b->plen = eb.len;
-	b->N = ncp;
+	if (escape_tokens(b, &eb) == -1)
+		goto fail;
 	memset(&eb, 0, sizeof(eb));
 
 	/* External strings: escaped reserved tokens, then the alphabet. */

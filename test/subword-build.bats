@@ -501,6 +501,53 @@ wordy() {
 	cmp "$T/w.v1" "$T/t2"
 }
 
+@test "subword-build: count files of 3 parts read in threads build one run's vocabulary at -j 1, 2, 3 and 5" {
+	local j k list=()
+	wordy >"$T/w.txt"
+	wordy cjk >>"$T/w.txt"
+	subword-build -q -j 1 -t 2000 -b 1e9 -o "$T/one" "$T/w.txt"
+	for k in 0 1 2; do
+		subword-build -q -j 1 --count-only -b 1e9 --part "$k/3" \
+		    -o "$T/p$k.counts" "$T/w.txt"
+		list+=("$T/p$k.counts")
+	done
+	# A compressed one is read in its turn, between the others.
+	gzip -c "$T/p1.counts" >"$T/p1.counts.gz"
+	for j in 1 2 3 5; do
+		subword-build -q -j "$j" -t 2000 --from-counts -o "$T/v$j" "${list[@]}"
+		cmp "$T/one" "$T/v$j"
+		subword-build -q -j "$j" -t 2000 --from-counts -o "$T/g$j" \
+		    "$T/p0.counts" "$T/p1.counts.gz" "$T/p2.counts"
+		cmp "$T/one" "$T/g$j"
+	done
+	[ "$(wc -l <"$T/one")" -gt 1000 ]
+}
+
+@test "subword-build: count files read in threads give -j 1's messages, in order" {
+	local j
+	printf '#subword-counts 1\n5\tx\n3\ty\n' >"$T/a.counts"
+	printf '#subword-counts 1\n2\tx\nnonsense\n4\tz\n' >"$T/bad.counts"
+	printf '#subword-counts 1\n9223372036854775800\ty\n' >"$T/big.counts"
+	printf '#subword-counts 1\n1\tq\n9\ty\n' >"$T/over.counts"
+	for j in 1 2 3 5; do
+		run -1 --separate-stderr subword-build -q -j "$j" --min-count 1 \
+		    --from-counts -o "$T/v$j" "$T/a.counts" "$T/bad.counts" \
+		    "$T/big.counts" "$T/nosuch" "$T/over.counts" "$T/a.counts"
+		[ "$stderr" = "subword-build: $T/bad.counts: line 3: expected a count, a tab and a token
+subword-build: $T/nosuch: No such file or directory
+subword-build: $T/over.counts: line 3: count overflows" ]
+		[ ! -e "$T/v$j" ]
+		# What was read before each fault builds the same at any -j.
+		subword-build -q -j "$j" --min-count 1 --keep-partial --from-counts \
+		    -o "$T/k$j" "$T/a.counts" "$T/bad.counts" "$T/big.counts" \
+		    "$T/over.counts" "$T/a.counts" 2>/dev/null || true
+		cmp "$T/k1" "$T/k$j"
+	done
+	# The lines before a fault count, the ones after it do not.
+	grep -qx "'q_'" "$T/k1"
+	run -1 grep -qx "'z_'" "$T/k1"
+}
+
 @test "subword-build: -j 4 on one long repetitive token stays within -j 1's memory bound" {
 	# The chain as deep as the token lies in one part's walk; the other
 	# parts' stacks start small.

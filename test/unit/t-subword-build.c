@@ -3,6 +3,7 @@
  * of jobs is the vocabulary of one, byte for byte, whatever the text,
  * the counts and the options; small and empty builds too.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,123 @@ test_jobs(const char *what, const struct sw_counts *c, size_t target,
 	buf_free(&one);
 }
 
+/*
+ * Repetitive tokens: long runs of one character and of "ab", each a few
+ * lengths: common prefixes of thousands of code points, across tokens,
+ * for the suffix sort's passes and its sorts of large groups.
+ */
+static struct sw_counts *
+repetitive(void)
+{
+	struct sw_counts *c = sw_counts_new();
+	uint8_t tok[4000];
+	size_t n, i;
+
+	if (c == NULL)
+		return NULL;
+	for (n = 1; n <= sizeof(tok); n += 1 + n / 3) {
+		memset(tok, 'a', n);
+		if (sw_counts_add(c, tok, n, (int64_t)(1 + n % 5)) == -1)
+			goto fail;
+		for (i = 0; i < n; i++)
+			tok[i] = i % 2 ? 'b' : 'a';
+		if (sw_counts_add(c, tok, n, 2) == -1)
+			goto fail;
+		tok[n / 2] = 'c';
+		if (sw_counts_add(c, tok, n, 3) == -1)
+			goto fail;
+	}
+	return c;
+fail:
+	sw_counts_free(c);
+	return NULL;
+}
+
+/*
+ * Count files read side by side (sw_counts_read_files()) give the counts,
+ * faults and vocabulary of the files read one after the other.
+ */
+static void
+test_read_files(void)
+{
+	static const int jobs[] = { 2, 3, 5, 9 };
+	struct buf f[6] = { { 0 } }, w1 = { 0 }, wj = { 0 }, v1, vj;
+	const uint8_t *p[6];
+	size_t len[6], i, j, r1, rj;
+	char e1[6][200], ej[6][200];
+	int eno1[6], enoj[6], ok = 1, faults = 1;
+	struct sw_counts *c1, *cj, *m;
+	static const char bad[] = "#subword-counts 1\n4\ta\nno tab\n";
+	static const char big[] = "#subword-counts 1\n9223372036854775000\ta\n";
+
+	for (i = 0; i < 4; i++) {
+		if ((m = made_up(3000 + 1000 * i, 10 + i, 1)) == NULL ||
+		    sw_counts_write(m, &f[i]) == -1)
+			ok = 0;
+		sw_counts_free(m);
+	}
+	if (buf_append(&f[4], bad, sizeof(bad) - 1) == -1 ||
+	    buf_append(&f[5], big, sizeof(big) - 1) == -1)
+		ok = 0;
+	for (i = 0; i < 6; i++) {
+		p[i] = f[i].p;
+		len[i] = f[i].len;
+	}
+	/* The good ones, then a bad one and one that overflows "a" between. */
+	c1 = sw_counts_new();
+	if (!ok || c1 == NULL) {
+		TEST(0, "count files made");
+		return;
+	}
+	r1 = sw_counts_read_files(c1, p, len, 6, 1, e1[0], sizeof(e1[0]), eno1);
+	v1 = built(c1, 1, 2000, 0, 0, 4, NULL, 0);
+	(void)sw_counts_write(c1, &w1);
+	faults = eno1[4] == EINVAL && strncmp(e1[4], "line 3: ", 8) == 0;
+	for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+		cj = sw_counts_new();
+		if (cj == NULL) {
+			ok = 0;
+			break;
+		}
+		rj = sw_counts_read_files(cj, p, len, 6, jobs[j], ej[0], sizeof(ej[0]),
+		    enoj);
+		wj.len = 0;
+		(void)sw_counts_write(cj, &wj);
+		vj = built(cj, 1, 2000, 0, 0, 4, NULL, 0);
+		if (rj != r1 || !same(&w1, &wj) || !same(&v1, &vj))
+			ok = 0;
+		for (i = 0; i < 6; i++)
+			if (enoj[i] != eno1[i] || strcmp(ej[i], e1[i]) != 0)
+				ok = 0;
+		buf_free(&vj);
+		sw_counts_free(cj);
+	}
+	TEST(ok && r1 == 6 && faults, "count files read side by side: the counts, "
+	    "faults and vocabulary of one after the other");
+	/* A count that overflows across files: that file's line, at any -j. */
+	p[0] = (const uint8_t *)big;
+	len[0] = sizeof(big) - 1;
+	p[1] = (const uint8_t *)big;
+	len[1] = sizeof(big) - 1;
+	ok = 1;
+	for (j = 0; j < sizeof(jobs) / sizeof(*jobs); j++) {
+		cj = sw_counts_new();
+		rj = cj != NULL ? sw_counts_read_files(cj, p, len, 2, jobs[j], ej[0],
+		    sizeof(ej[0]), enoj) : 0;
+		if (rj != 2 || enoj[0] != 0 || enoj[1] != EINVAL ||
+		    strcmp(ej[1], "line 2: count overflows") != 0)
+			ok = 0;
+		sw_counts_free(cj);
+	}
+	TEST(ok, "a count that overflows across files names the later one's line");
+	for (i = 0; i < 6; i++)
+		buf_free(&f[i]);
+	buf_free(&w1);
+	buf_free(&wj);
+	buf_free(&v1);
+	sw_counts_free(c1);
+}
+
 int
 main(void)
 {
@@ -116,8 +234,10 @@ main(void)
 	struct sw_counts *wide = made_up(20000, 1, (int64_t)1 << 33);
 	struct sw_counts *small = made_up(30, 2, 1);
 	struct sw_counts *none = sw_counts_new();
+	struct sw_counts *rep = repetitive();
 
-	if (big == NULL || wide == NULL || small == NULL || none == NULL) {
+	if (big == NULL || wide == NULL || small == NULL || none == NULL ||
+	    rep == NULL) {
 		TEST(0, "counts made");
 		return tap_done();
 	}
@@ -128,9 +248,12 @@ main(void)
 	test_jobs("counts past 32 bits", wide, 0, (int64_t)5 << 33, 0, 4);
 	test_jobs("a small build, one part", small, 50, 0, 0, 4);
 	test_jobs("no tokens", none, 100, 0, 0, 4);
+	test_jobs("repetitive tokens", rep, 0, 2, 0, 2);
+	test_read_files();
 	sw_counts_free(big);
 	sw_counts_free(wide);
 	sw_counts_free(small);
 	sw_counts_free(none);
+	sw_counts_free(rep);
 	return tap_done();
 }
