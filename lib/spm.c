@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "buf.h"
 #include "errmsg.h"
@@ -184,6 +185,7 @@ struct bpair {
 #define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
+#define SC_HUGE		((size_t)2 << 20)
 
 /*
  * A word made of NORMAL and USER_DEFINED pieces only (each token is its
@@ -539,6 +541,72 @@ piece_cmp(const void *a, const void *b)
 	return c != 0 ? c : (p->len > q->len) - (p->len < q->len);
 }
 
+/*
+ * Sort the keys (piece ids) by their bytes: by the first eight, read
+ * big-endian and zero-padded (an order no wider compare contradicts),
+ * with a radix sort, then each run of equal prefixes by piece_cmp().
+ * -1 on ENOMEM.
+ */
+static int
+sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
+{
+	struct skey { uint64_t k; int32_t id; } *a, *b, *t;
+	size_t i, j, pass, cnt[256];
+
+	if (nk < 2)
+		return 0;
+	a = malloc(nk * sizeof(*a));
+	b = malloc(nk * sizeof(*b));
+	if (a == NULL || b == NULL) {
+		free(a);
+		free(b);
+		return -1;
+	}
+	for (i = 0; i < nk; i++) {
+		const struct spm_piece *q = &pc[key[i]];
+		uint64_t k = 0;
+
+		for (j = 0; j < 8; j++)
+			k = k << 8 | (j < q->len ? (uint8_t)q->s[j] : 0);
+		a[i].k = k;
+		a[i].id = key[i];
+	}
+	for (pass = 0; pass < 8; pass++) {
+		unsigned sh = (unsigned)pass * 8;
+		size_t sum = 0;
+
+		memset(cnt, 0, sizeof cnt);
+		for (i = 0; i < nk; i++)
+			cnt[a[i].k >> sh & 0xff]++;
+		if (cnt[a[0].k >> sh & 0xff] == nk)
+			continue;	/* one value of this byte: nothing moves */
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < nk; i++)
+			b[cnt[a[i].k >> sh & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (i = 0; i < nk; i++)
+		key[i] = a[i].id;
+	/* Runs sharing their first eight bytes: the rest decides. */
+	sort_pieces = pc;
+	for (i = 0; i < nk; i = j) {
+		for (j = i + 1; j < nk && a[j].k == a[i].k; j++)
+			;
+		if (j - i > 1)
+			qsort(key + i, j - i, sizeof(*key), piece_cmp);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
 struct danode {
 	uint32_t	 lo, hi;	/* its keys, sorted */
 	uint32_t	 depth;
@@ -568,8 +636,8 @@ da_build(struct darray *d, const struct spm_model *m)
 		if (pc[i].type == SPM_NORMAL || pc[i].type == SPM_USER_DEFINED ||
 		    pc[i].type == SPM_UNUSED)
 			key[nk++] = (int32_t)i;
-	sort_pieces = pc;
-	qsort(key, nk, sizeof(*key), piece_cmp);
+	if (sort_keys(pc, key, nk) == -1)
+		goto out;
 	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
 	{
 		size_t nodes = 1, l;
@@ -3316,9 +3384,16 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 		/* A set is two whole cache lines. */
 		size_t sz = (size_t)SC_SETS * SC_WAYS * sizeof(*e->cache);
 
-		if ((e->cache = aligned_alloc(SC_WAYS * sizeof(*e->cache), sz)) ==
-		    NULL)
+		/*
+		 * On a 2 MB boundary, in huge pages where the system gives
+		 * them: a word's set is anywhere in the table, and the table
+		 * is set up in two page faults rather than a thousand.
+		 */
+		if ((e->cache = aligned_alloc(SC_HUGE, sz)) == NULL)
 			return -1;
+#ifdef MADV_HUGEPAGE
+		(void)madvise(e->cache, sz, MADV_HUGEPAGE);
+#endif
 		memset(e->cache, 0, sz);
 	}
 	if (e->use_mk) {
