@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "buf.h"
 #include "errmsg.h"
@@ -184,13 +185,14 @@ struct bpair {
 #define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
+#define SC_HUGE		((size_t)2 << 20)
 
 /*
  * A word made of NORMAL and USER_DEFINED pieces only (each token is its
  * piece's text, so the ids say the lengths too).  wlen 0: empty.
  */
 struct sc_ent {
-	float		 slack;		/* unigram: the margin left, rounded down */
+	float		 lim;		/* unigram: see sc_limit() */
 	uint8_t		 wlen, ntok;
 	uint8_t		 plain;		/* 2: every token NORMAL; 1: or USER_DEFINED */
 	uint8_t		 uses;
@@ -539,6 +541,72 @@ piece_cmp(const void *a, const void *b)
 	return c != 0 ? c : (p->len > q->len) - (p->len < q->len);
 }
 
+/*
+ * Sort the keys (piece ids) by their bytes: by the first eight, read
+ * big-endian and zero-padded (an order no wider compare contradicts),
+ * with a radix sort, then each run of equal prefixes by piece_cmp().
+ * -1 on ENOMEM.
+ */
+static int
+sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
+{
+	struct skey { uint64_t k; int32_t id; } *a, *b, *t;
+	size_t i, j, pass, cnt[256];
+
+	if (nk < 2)
+		return 0;
+	a = malloc(nk * sizeof(*a));
+	b = malloc(nk * sizeof(*b));
+	if (a == NULL || b == NULL) {
+		free(a);
+		free(b);
+		return -1;
+	}
+	for (i = 0; i < nk; i++) {
+		const struct spm_piece *q = &pc[key[i]];
+		uint64_t k = 0;
+
+		for (j = 0; j < 8; j++)
+			k = k << 8 | (j < q->len ? (uint8_t)q->s[j] : 0);
+		a[i].k = k;
+		a[i].id = key[i];
+	}
+	for (pass = 0; pass < 8; pass++) {
+		unsigned sh = (unsigned)pass * 8;
+		size_t sum = 0;
+
+		memset(cnt, 0, sizeof cnt);
+		for (i = 0; i < nk; i++)
+			cnt[a[i].k >> sh & 0xff]++;
+		if (cnt[a[0].k >> sh & 0xff] == nk)
+			continue;	/* one value of this byte: nothing moves */
+		for (i = 0; i < 256; i++) {
+			size_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < nk; i++)
+			b[cnt[a[i].k >> sh & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	for (i = 0; i < nk; i++)
+		key[i] = a[i].id;
+	/* Runs sharing their first eight bytes: the rest decides. */
+	sort_pieces = pc;
+	for (i = 0; i < nk; i = j) {
+		for (j = i + 1; j < nk && a[j].k == a[i].k; j++)
+			;
+		if (j - i > 1)
+			qsort(key + i, j - i, sizeof(*key), piece_cmp);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
 struct danode {
 	uint32_t	 lo, hi;	/* its keys, sorted */
 	uint32_t	 depth;
@@ -568,8 +636,8 @@ da_build(struct darray *d, const struct spm_model *m)
 		if (pc[i].type == SPM_NORMAL || pc[i].type == SPM_USER_DEFINED ||
 		    pc[i].type == SPM_UNUSED)
 			key[nk++] = (int32_t)i;
-	sort_pieces = pc;
-	qsort(key, nk, sizeof(*key), piece_cmp);
+	if (sort_keys(pc, key, nk) == -1)
+		goto out;
 	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
 	{
 		size_t nodes = 1, l;
@@ -2540,20 +2608,21 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 		const float here = best[st];
 		size_t mblen = one_char_len((uint8_t)s[st]);
 		int single = 0;
-		int32_t cur = 0;
+		/* The node's unit in a local: the stores below may alias it. */
+		uint32_t bl = da->u[0].bl;
 
 		if (mblen > n - st)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
-			int32_t id;
 			uint32_t c = (uint8_t)s[kp];
-			size_t nx = (size_t)(da->u[cur].bl >> 9) + c;
+			struct dunit nu = da->u[(size_t)(bl >> 9) + c];
+			int32_t id = nu.val;
 
 			kp++;
-			if ((da->u[nx].bl & 0x1ff) != c + 1)
+			if ((nu.bl & 0x1ff) != c + 1)
 				break;
-			cur = (int32_t)nx;
-			if ((id = da->u[cur].val) < 0)
+			bl = nu.bl;
+			if (id < 0)
 				continue;
 			{
 				double cand = (user ? piece_score(m, id) :
@@ -3105,89 +3174,118 @@ word_eq(const char *w, const char *s, size_t n)
 }
 
 /*
- * Unigram: whether a cached result computed with 'slack' holds at the
- * score 'base' for a word of n bytes.
+ * Unigram: a cached result computed with 'slack' holds at the score
+ * base of a word of n bytes while the slack exceeds round_bound(n,
+ * |base| + n * uni_bound), that is while |base| stays below
+ * slack * 2^21 / (n + 2) - n * uni_bound.  That limit, made smaller by
+ * a millionth (more than double rounding can move either side) and
+ * rounded down to a float, is what an entry keeps: a hit compares one
+ * float.  A limit of 0 never holds.
  */
-static inline int
-slack_holds(const struct spm_model *m, float slack, size_t n, float base)
+static inline float
+sc_limit(const struct spm_model *m, double slack, size_t n)
 {
-	return (double)slack > round_bound(n, fabs((double)base) +
-	    (double)n * m->uni_bound);
+	double lim = (slack * (double)(1 << 21) / (double)(n + 2) -
+	    (double)n * m->uni_bound) * (1 - 1e-6);
+	float f;
+
+	if (!(lim > 0))
+		return 0;
+	f = (float)lim;
+	if ((double)f > lim)
+		f = nextafterf(f, 0);
+	return f;
 }
 
-/* One word: from the cache, else segmented (and cached). */
-static int
-enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
+/*
+ * One word from the cache: 0 when found (its tokens added, *base
+ * carried), -1 on ENOMEM, else 1 with *stale the way of an entry of the
+ * word that no longer holds at *base, or -1.
+ */
+static inline __attribute__((always_inline)) int
+sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
+    float *base, int *stale)
 {
 	const struct spm_model *m = e->m;
-	struct sc_ent *st = NULL, *c;
-	size_t first, i, off, w = 0;
-	double slack = INFINITY;
-	int uni = m->type == SPM_UNIGRAM, stale = -1;
+	struct sc_ent *c = &e->cache[SC_SET(h) * SC_WAYS];
+	const int uni = m->type == SPM_UNIGRAM;
+	struct spm_tok *t;
+	size_t w, i, off;
+	float b = *base;
 
-	if (h != 0) {
-		st = &e->cache[SC_SET(h) * SC_WAYS];
-		for (w = 0; w < SC_WAYS; w++) {
-			c = &st[w];
-			if (c->wlen != n || !word_eq(c->w, s, n))
-				continue;
-			if (uni && !slack_holds(m, c->slack, n, *base)) {
-				stale = (int)w;
-				break;
-			}
-			if (c->uses < 255)
-				c->uses++;
-			if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
-			    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
-				return -1;
-			{
-				struct spm_tok *t = e->tok + e->ntok;
-				float b = *base;
-
-				if (c->plain == 2 && uni)
-					/* NORMAL pieces only: each token and its score. */
-					for (i = off = 0; i < c->ntok; i++) {
-						uint32_t v = c->ids[i];
-
-						t[i].s = s + off;
-						t[i].len = SC_LEN(v);
-						t[i].id = SC_ID(v);
-						off += SC_LEN(v);
-						/*
-						 * Upstream's float((double)score + b) is
-						 * the float sum: with 53 bits for 24,
-						 * rounding twice changes nothing.
-						 */
-						b = m->score[SC_ID(v)] + b;
-					}
-				else
-					for (i = off = 0; i < c->ntok; i++) {
-						uint32_t v = c->ids[i];
-
-						t[i].s = s + off;
-						t[i].len = SC_LEN(v);
-						t[i].id = SC_ID(v);
-						off += SC_LEN(v);
-						if (uni)
-							b = (float)(piece_score(m, SC_ID(v)) +
-							    (double)b);
-					}
-				*base = b;
-				e->ntok += c->ntok;
-				e->prev_unk = 0;
-			}
-			return 0;
-		}
+	*stale = -1;
+	for (w = 0; w < SC_WAYS; w++, c++)
+		if (c->wlen == n && word_eq(c->w, s, n))
+			break;
+	if (w == SC_WAYS)
+		return 1;
+	if (uni && !(fabsf(b) < c->lim)) {
+		*stale = (int)w;
+		return 1;
 	}
-	e->nraw = first = 0;
+	if (c->uses < 3)
+		c->uses++;
+	if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
+	    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
+		return -1;
+	t = e->tok + e->ntok;
+	if (c->plain == 2 && uni)
+		/* NORMAL pieces only: each token and its score. */
+		for (i = off = 0; i < c->ntok; i++) {
+			uint32_t v = c->ids[i];
+
+			t[i].s = s + off;
+			t[i].len = SC_LEN(v);
+			t[i].id = SC_ID(v);
+			off += SC_LEN(v);
+			/*
+			 * Upstream's float((double)score + b) is the float
+			 * sum: with 53 bits for 24, rounding twice changes
+			 * nothing.
+			 */
+			b = m->score[SC_ID(v)] + b;
+		}
+	else
+		for (i = off = 0; i < c->ntok; i++) {
+			uint32_t v = c->ids[i];
+
+			t[i].s = s + off;
+			t[i].len = SC_LEN(v);
+			t[i].id = SC_ID(v);
+			off += SC_LEN(v);
+			if (uni)
+				b = (float)(piece_score(m, SC_ID(v)) + (double)b);
+		}
+	*base = b;
+	e->ntok += c->ntok;
+	e->prev_unk = 0;
+	return 0;
+}
+
+/*
+ * One word the cache does not give: segmented, and cached in its set
+ * (h 0: a word too long to cache) in place of its stale entry, else of
+ * the least used.
+ */
+static __attribute__((noinline)) int
+enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base,
+    int stale)
+{
+	const struct spm_model *m = e->m;
+	struct sc_ent *st, *c;
+	size_t i, w;
+	double slack = INFINITY;
+	int uni = m->type == SPM_UNIGRAM;
+
+	e->nraw = 0;
 	if (!uni) {
 		if (enc_bpe(e, s, n) == -1)
 			return -1;
 	} else if (uni_seg(e, s, n, base, &slack) == -1)
 		return -1;
-	if (put_raw(e, first) == -1)
+	if (put_raw(e, 0) == -1)
 		return -1;
-	if (st == NULL || e->nraw > SC_TOKS || !(slack > 0))
+	if (h == 0 || e->nraw > SC_TOKS || !(slack > 0))
 		return 0;
 	/* An entry keeps each token's id and length (at most SC_WORD). */
 	for (i = 0; i < e->nraw; i++) {
@@ -3198,10 +3296,11 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 		    (uint32_t)id > SC_MAXID)
 			return 0;
 	}
-	/* Replace the word's stale entry, else the least used; age the others. */
+	st = &e->cache[SC_SET(h) * SC_WAYS];
 	if (stale >= 0)
 		w = (size_t)stale;
 	else {
+		/* The least used; the others age. */
 		for (i = 1, w = 0; i < SC_WAYS; i++)
 			if (st[i].uses < st[w].uses)
 				w = i;
@@ -3214,9 +3313,7 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base)
 	c->wlen = (uint8_t)n;
 	c->ntok = (uint8_t)e->nraw;
 	c->plain = 2;
-	c->slack = (float)slack;
-	if ((double)c->slack > slack)
-		c->slack = nextafterf(c->slack, -INFINITY);
+	c->lim = uni ? sc_limit(m, slack, n) : INFINITY;
 	memset(c->w, 0, SC_WORD);
 	memcpy(c->w, s, n);
 	for (i = 0; i < c->ntok; i++) {
@@ -3277,6 +3374,7 @@ static int
 enc_words(struct spm_enc *e, const char *s, size_t n)
 {
 	size_t i = 0, start = 0, k = 0, ns = 0, j;
+	int stale;
 	uint64_t h;
 	int prev_ws = 0, ws = 0;
 	float base = 0;
@@ -3286,9 +3384,16 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 		/* A set is two whole cache lines. */
 		size_t sz = (size_t)SC_SETS * SC_WAYS * sizeof(*e->cache);
 
-		if ((e->cache = aligned_alloc(SC_WAYS * sizeof(*e->cache), sz)) ==
-		    NULL)
+		/*
+		 * On a 2 MB boundary, in huge pages where the system gives
+		 * them: a word's set is anywhere in the table, and the table
+		 * is set up in two page faults rather than a thousand.
+		 */
+		if ((e->cache = aligned_alloc(SC_HUGE, sz)) == NULL)
 			return -1;
+#ifdef MADV_HUGEPAGE
+		(void)madvise(e->cache, sz, MADV_HUGEPAGE);
+#endif
 		memset(e->cache, 0, sz);
 	}
 	if (e->use_mk) {
@@ -3361,7 +3466,18 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			}
 		}
 		g = &e->seg[j];
-		if (enc_seg(e, s + g->off, g->len, g->tag, &base) == -1)
+		if (g->tag != 0) {
+			int rc = sc_lookup(e, s + g->off, g->len, g->tag, &base,
+			    &stale);
+
+			if (rc <= 0) {
+				if (rc == -1)
+					return -1;
+				continue;
+			}
+		} else
+			stale = -1;
+		if (enc_seg(e, s + g->off, g->len, g->tag, &base, stale) == -1)
 			return -1;
 	}
 	return 0;
