@@ -1201,7 +1201,7 @@ json_str(FILE *f, const char *s)
 	if (exjson_put_name(&j, (const uint8_t *)s, strlen(s)) == -1)
 		die_nomem();
 	fwrite(j.p, 1, j.len, f);
-	buf_free(&j);
+	rp_buf_free(&j);
 }
 
 /* --stats: what this epoch and shard hold, on stderr. */
@@ -1417,7 +1417,7 @@ cmd_batches(int argc, char **argv)
 	bsrc_collator_free(&col);
 	bio_features_free(&feat);
 	ex_lists_free(lists);
-	buf_free(&line);
+	rp_buf_free(&line);
 	return 0;
 }
 
@@ -1452,13 +1452,13 @@ read_inputs(int argc, char **argv, size_t *len)
 		p = read_all(fd, &n, input_name(argv[i]));
 		if (fd != 0)
 			close(fd);
-		if (buf_append(&b, p, n) == -1 ||
+		if (rp_buf_append(&b, p, n) == -1 ||
 		    (n > 0 && p[n - 1] != '\n' && i + 1 < argc &&
-		    buf_putc(&b, '\n') == -1))
+		    rp_buf_putc(&b, '\n') == -1))
 			die_nomem();
 		free(p);
 	}
-	if (buf_putc(&b, '\0') == -1)
+	if (rp_buf_putc(&b, '\0') == -1)
 		die_nomem();
 	*len = b.len - 1;
 	return (char *)b.p;
@@ -1492,7 +1492,7 @@ cmd_by_size(int argc, char **argv)
 	for (uint64_t b = 0; b < nb; a = ends[b++])
 		put_line(bio_put_indices(&line, s.index + a, (size_t)(ends[b] - a)));
 	out_end();
-	buf_free(&line);
+	rp_buf_free(&line);
 	free(ends);
 	free(ntok);
 	bio_sizes_free(&s);
@@ -1530,7 +1530,7 @@ cmd_collate(int argc, char **argv)
 		batch_collated_free(&c);
 	}
 	out_end();
-	buf_free(&line);
+	rp_buf_free(&line);
 	bio_batch_free(&in);
 	free(bs);
 	free(text);
@@ -1624,7 +1624,7 @@ cmd_loader(int argc, char **argv)
 			fprintf(stderr, "padding %s %.4f\n", ld_tensor_name(l, i),
 			    ld_tensor_padding(l, i));
 	}
-	buf_free(&b);
+	rp_buf_free(&b);
 	ld_close(l);
 	ld_dataset_free(&ds);
 	ld_config_free(cf);

@@ -331,7 +331,7 @@ obuf_reserve(struct obuf *b, size_t n)
 	t.p = (uint8_t *)b->p;
 	t.len = b->len;
 	t.cap = b->size;
-	if (buf_reserve(&t, n) == -1)
+	if (rp_buf_reserve(&t, n) == -1)
 		return -1;
 	b->p = (char *)t.p;
 	b->size = t.cap;
@@ -398,7 +398,7 @@ read_all(int fd, size_t *n, const char *name)
 {
 	struct buf b = { 0 };
 
-	if (buf_read_fd(&b, fd, SIZE_MAX) == -1)
+	if (rp_buf_read_fd(&b, fd, SIZE_MAX) == -1)
 		die_errno("%s", name);
 	*n = b.len;
 	return b.p;

@@ -391,7 +391,7 @@ ob_json_str(const char *s)
 	if (exjson_put_name(&b, (const uint8_t *)s, strlen(s)) == -1)
 		die_nomem();
 	obuf_write(&ob, b.p, b.len);
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 /* ---- reading datasets ---- */
@@ -1288,12 +1288,12 @@ build_run_job(struct buildw *w)
 	mmidx_pack_reset(&w->pk);
 	for (j = 0; j < w->k; j++) {
 		const uint8_t *p = w->in.p + start + 12;
-		size_t n = (size_t)le64(p - 12);
+		size_t n = (size_t)rp_le64(p - 12);
 		const char *fault = NULL;
 
 		w->off[j] = w->pos0 + start;
 		start += n + 16;
-		if (!rec_data_ok(p, n, le32(p + n)))
+		if (!rec_data_ok(p, n, rp_le32(p + n)))
 			fault = rec_data_crc_msg;
 		else if (mmidx_pack_record(&w->pk, bt.b, p, n) == -1)
 			fault = mmidx_pack_strerror(&w->pk);
@@ -1380,7 +1380,7 @@ build_records_mt(struct mmidx_builder *b, int fd, const char *name, int jobs,
 		die("%s", bt.msg);
 	}
 	for (int t = 0; t < jobs; t++) {
-		buf_free(&w[t].in);
+		rp_buf_free(&w[t].in);
 		mmidx_pack_free(&w[t].pk);
 	}
 	free(w);
@@ -1526,7 +1526,7 @@ cmd_dict(int argc, char **argv)
 	progress_done();
 	if (out.len > 0)
 		obuf_write(&ob, out.p, out.len);
-	buf_free(&out);
+	rp_buf_free(&out);
 	if (fault[0] != '\0')
 		fail("%s", fault);
 	out_end(rval == 0);

@@ -335,7 +335,7 @@ put_record(const void *p, size_t n)
 	sl = slot_get();
 	sl->what = SLOT_RAW;
 	sl->bytes.len = 0;
-	if (buf_append(&sl->bytes, p, n) == -1)
+	if (rp_buf_append(&sl->bytes, p, n) == -1)
 		die_errno("queueing a record");
 	slot_put();
 }
@@ -399,7 +399,7 @@ emit_brow(void *arg, const struct sq_brow *row)
 	sl->what = SLOT_BROW;
 	sl->brow = *row;
 	sl->bytes.len = 0;
-	if (buf_reserve(&sl->bytes, nb) == -1)
+	if (rp_buf_reserve(&sl->bytes, nb) == -1)
 		die_errno("queueing a record");
 	if (ns > sl->segcap) {
 		if ((np = realloc(sl->segs, ns * sizeof(uint32_t))) == NULL)
@@ -1277,7 +1277,7 @@ main(int argc, char **argv)
 	ex_free(&cur_ex);
 	free(rowfeat);
 	free(oom_reserve);
-	buf_free(&outbuf);
+	rp_buf_free(&outbuf);
 	close_stdout();
 	return rval;
 }

@@ -239,7 +239,7 @@ batch_read(void *arg, const struct pool_unit *u)
 			b->ends = xreallocarray(b->ends, nc, sizeof(*b->ends));
 			b->ncap = nc;
 		}
-		if (buf_append(&b->b, p, n) == -1)
+		if (rp_buf_append(&b->b, p, n) == -1)
 			die_errno("jobs");
 		b->ends[b->n++] = b->b.len;
 	}
@@ -306,10 +306,10 @@ count_all(struct sw_counts *c, int jobs)
 		if (sw_counts_read(c, t.p, t.len, err, sizeof err) == -1)
 			die("counts: %s", err);
 		sw_counts_free(batches[i].counts);
-		buf_free(&batches[i].b);
+		rp_buf_free(&batches[i].b);
 		free(batches[i].ends);
 	}
-	buf_free(&t);
+	rp_buf_free(&t);
 	free(batches);
 }
 
@@ -629,7 +629,7 @@ main(int argc, char *argv[])
 	output_close(&out, rval == 0);
 	if (!count_only && rval == 0 && verbosity > 0)
 		summary(nentries, min_count, from_counts);
-	buf_free(&ob);
+	rp_buf_free(&ob);
 	free(reserved);
 	return rval;
 }

@@ -406,7 +406,7 @@ emit(struct ctx *c)
 				write_failed(outname);
 			return;
 		}
-		put_le64(hdr, n);
+		rp_put_le64(hdr, n);
 		if (obuf_reserve(c->out, 8 + n) == -1)
 			die_errno("output");
 		q = (uint8_t *)c->out->p + c->out->len;
@@ -497,8 +497,8 @@ encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 	if (outfmt == FMT_PIECE && !jsonl) {
 		fd->ptext.len = 0;
 		for (i = 0; i < (size_t)k; i++)
-			if ((i > 0 && buf_putc(&fd->ptext, ' ') == -1) ||
-			    buf_append(&fd->ptext, t[i].s, t[i].len) == -1)
+			if ((i > 0 && rp_buf_putc(&fd->ptext, ' ') == -1) ||
+			    rp_buf_append(&fd->ptext, t[i].s, t[i].len) == -1)
 				die_errno("encode");
 		fd->ptext_ok = 1;
 	}
@@ -513,8 +513,8 @@ encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 					s = fd->msp[i].s;
 					len = fd->msp[i].len;
 				}
-			if (s != NULL && ((fd->n > 1 && buf_putc(&fd->ptext,
-			    ' ') == -1) || buf_append(&fd->ptext, s, len) == -1))
+			if (s != NULL && ((fd->n > 1 && rp_buf_putc(&fd->ptext,
+			    ' ') == -1) || rp_buf_append(&fd->ptext, s, len) == -1))
 				die_errno("encode");
 		}
 	}
@@ -637,7 +637,7 @@ emit_doc_end(struct ctx *c)
 			write_failed(outname);
 		return;
 	}
-	put_le64(hdr, sizeof empty_example);
+	rp_put_le64(hdr, sizeof empty_example);
 	put(c, hdr, 8);
 	put(c, empty_example, sizeof empty_example);
 }
@@ -797,7 +797,7 @@ encode_json_line(struct ctx *c, const uint8_t *p, size_t n)
 		return 0;
 	}
 	for (i = start; i + 8 <= c->out->len; i += 8 + len) {
-		len = (size_t)le64((uint8_t *)c->out->p + i);
+		len = (size_t)rp_le64((uint8_t *)c->out->p + i);
 		if (rec_write(rw, c->out->p + i + 8, len) == -1)
 			write_failed(outname);
 	}
@@ -1162,7 +1162,7 @@ ctx_free(struct ctx *c)
 		wp_tok_free(c->f[f].wt);
 		spm_enc_free(c->f[f].se);
 		bpe_enc_free(c->f[f].be);
-		buf_free(&c->f[f].ptext);
+		rp_buf_free(&c->f[f].ptext);
 		free(c->f[f].ids);
 	}
 	free(c->f);
@@ -1258,7 +1258,7 @@ chunk_read(void *arg, const struct pool_unit *u)
 	}
 	if (!eof) {
 		nl = last_nl(ch->in, ch->inlen);
-		if (buf_append(&jf.carry, nl + 1,
+		if (rp_buf_append(&jf.carry, nl + 1,
 		    (size_t)(ch->in + ch->inlen - (nl + 1))) == -1)
 			die_errno("%s", jf.name);
 		ch->inlen = (size_t)(nl + 1 - ch->in);
@@ -1289,7 +1289,7 @@ chunk_write(void *arg, const struct pool_unit *u)
 		obuf_put_direct(&ob, ch->out.p, ch->out.len);
 	else
 		for (i = 0; i + 8 <= ch->out.len; i += 8 + len) {
-			len = (size_t)le64((uint8_t *)ch->out.p + i);
+			len = (size_t)rp_le64((uint8_t *)ch->out.p + i);
 			if (rec_write(rw, ch->out.p + i + 8, len) == -1)
 				write_failed(outname);
 		}
@@ -1328,11 +1328,11 @@ encode_file_jobs(const char *path, const struct part_file *pf)
 		jf.base = pf->from;
 	}
 	if (pool_run(jobs, &chunk_ops, NULL) != 0) {
-		buf_free(&jf.carry);
+		rp_buf_free(&jf.carry);
 		flush_all();
 		die("%s", jf.msg);
 	}
-	buf_free(&jf.carry);
+	rp_buf_free(&jf.carry);
 	close_text(jf.fd, path);
 	return 0;
 }
@@ -2683,7 +2683,7 @@ main(int argc, char *argv[])
 		spm_model_free(fields[f].sm);
 		bpe_enc_free(fields[f].be);
 		bpe_model_free(fields[f].bm);
-		buf_free(&fields[f].ptext);
+		rp_buf_free(&fields[f].ptext);
 		sw_vocab_free(fields[f].sw);
 		wp_tok_free(fields[f].wt);
 		wp_vocab_free(fields[f].wp);
@@ -2701,7 +2701,7 @@ main(int argc, char *argv[])
 	jd_free(&mainctx.jl);
 	free(idtext);
 	example_free(&mainctx);
-	buf_free(&text);
+	rp_buf_free(&text);
 	free(wptext);
 	obuf_close(&ob);
 	close_stdout();

@@ -237,7 +237,7 @@ spill_flush(struct sink *s)
 	spilled -= s->pend.len;
 	s->pend.len = 0;
 	if (s->pend.cap > (1u << 20))
-		buf_free(&s->pend);
+		rp_buf_free(&s->pend);
 }
 
 static void
@@ -256,8 +256,8 @@ sink_write(struct sink *s, const uint8_t *p, size_t n)
 	c = rec_frame_footer(p, n);
 	for (i = 0; i < 4; i++)
 		foot[i] = (uint8_t)(c >> (8 * i));
-	if (buf_append(&s->pend, hdr, 12) == -1 ||
-	    buf_append(&s->pend, p, n) == -1 || buf_append(&s->pend, foot, 4) == -1)
+	if (rp_buf_append(&s->pend, hdr, 12) == -1 ||
+	    rp_buf_append(&s->pend, p, n) == -1 || rp_buf_append(&s->pend, foot, 4) == -1)
 		die_errno("%s", s->out.name);
 	spilled += n + 16;
 	if (spilled > SPILL_MAX)
@@ -305,7 +305,7 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 	if (shuffle_window) {
 		if (s->nwin < shuffle_window) {
 			s->win[s->nwin].len = 0;
-			if (buf_append(&s->win[s->nwin], p, n) == -1)
+			if (rp_buf_append(&s->win[s->nwin], p, n) == -1)
 				die_errno("shuffle window");
 			s->nwin++;
 			return;
@@ -314,7 +314,7 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 		k = rng_below(&rng, shuffle_window);
 		sink_write(s, s->win[k].p, s->win[k].len);
 		s->win[k].len = 0;
-		if (buf_append(&s->win[k], p, n) == -1)
+		if (rp_buf_append(&s->win[k], p, n) == -1)
 			die_errno("shuffle window");
 		return;
 	}
@@ -329,7 +329,7 @@ sink_put(struct sink *s, const uint8_t *p, size_t n)
 	}
 	s->recs[s->nrecs].off = s->mem.len;
 	s->recs[s->nrecs++].len = n;
-	if (buf_append(&s->mem, p, n) == -1)
+	if (rp_buf_append(&s->mem, p, n) == -1)
 		die_errno("shuffle");
 }
 
@@ -384,7 +384,7 @@ sink_finish(struct sink *s)
 		}
 		for (i = 0; i < s->nrecs; i++)
 			sink_write(s, s->mem.p + s->recs[i].off, s->recs[i].len);
-		buf_free(&s->mem);
+		rp_buf_free(&s->mem);
 		free(s->recs);
 	} else if (shuffle) {
 		for (i = s->nwin; i > 1; i--) {
@@ -395,13 +395,13 @@ sink_finish(struct sink *s)
 		}
 		for (i = 0; i < s->nwin; i++) {
 			sink_write(s, s->win[i].p, s->win[i].len);
-			buf_free(&s->win[i]);
+			rp_buf_free(&s->win[i]);
 		}
 		free(s->win);
 	}
 	if (s->out.w == NULL) {
 		spill_flush(s);
-		buf_free(&s->pend);
+		rp_buf_free(&s->pend);
 		if (s->out.comp != REC_NONE)
 			spill_compress(s);
 		return;
@@ -447,11 +447,11 @@ shard_name(const char *pat, uint64_t k, uint64_t n)
 
 	for (; *p; p++) {
 		if (*p != '%') {
-			buf_putc(&b, *p);
+			rp_buf_putc(&b, *p);
 			continue;
 		}
 		if (p[1] == '%') {
-			buf_putc(&b, '%');
+			rp_buf_putc(&b, '%');
 			p++;
 			continue;
 		}
@@ -468,17 +468,17 @@ shard_name(const char *pat, uint64_t k, uint64_t n)
 		len = (size_t)snprintf(num, sizeof(num), "%" PRIu64, conv == 0 ? k : n);
 		if (!left)
 			for (i = len; i < width; i++)
-				buf_putc(&b, zero ? '0' : ' ');
-		buf_append(&b, num, len);
+				rp_buf_putc(&b, zero ? '0' : ' ');
+		rp_buf_append(&b, num, len);
 		if (left)
 			for (i = len; i < width; i++)
-				buf_putc(&b, ' ');
+				rp_buf_putc(&b, ' ');
 		conv++;
 		p = q;
 	}
 	if (conv == 0 && n > 1)
 		usage_error("--split pattern '%s' needs a %%d for the shard number", pat);
-	if (buf_putc(&b, '\0') == -1)
+	if (rp_buf_putc(&b, '\0') == -1)
 		die_errno("--split");
 	return (char *)b.p;
 }
@@ -755,7 +755,7 @@ flush_json(void *arg, struct buf *b)
 static void
 put_line(void)
 {
-	buf_putc(&line, '\n');
+	rp_buf_putc(&line, '\n');
 	if (fwrite(line.p, 1, line.len, stdout) != line.len)
 		write_failed(stdout_name);
 	line.len = 0;
@@ -1471,7 +1471,7 @@ manifest_mode(int argc, char **argv)
 	if (status == 0 && mode == M_CHECK_MANIFEST && verbosity > 0)
 		printf("%s: %" PRIu64 " records in %d files, OK\n", check_mf,
 		    nout, argc);
-	buf_free(&out);
+	rp_buf_free(&out);
 	mf_infer_free(&inf);
 	ld_dataset_free(&ds);
 	return status;

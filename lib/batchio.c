@@ -315,7 +315,7 @@ bio_batch_samples(const struct bio_batch *b, struct batch_sample *s)
 static inline char *
 room(struct buf *b, size_t n)
 {
-	if (b->cap - b->len < n && buf_reserve(b, n) == -1)
+	if (b->cap - b->len < n && rp_buf_reserve(b, n) == -1)
 		return NULL;
 	return (char *)b->p + b->len;
 }
@@ -398,14 +398,14 @@ static int
 put_matrix(struct buf *b, const int64_t *v, size_t n, size_t w, int present)
 {
 	if (!present)
-		return buf_puts(b, "null");
-	if (buf_putc(b, '[') == -1)
+		return rp_buf_puts(b, "null");
+	if (rp_buf_putc(b, '[') == -1)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if ((i > 0 && buf_putc(b, ',') == -1) ||
+		if ((i > 0 && rp_buf_putc(b, ',') == -1) ||
 		    put_ints(b, v + i * w, w) == -1)
 			return -1;
-	return buf_putc(b, ']');
+	return rp_buf_putc(b, ']');
 }
 
 int
@@ -414,7 +414,7 @@ bio_put_collated(struct buf *b, const struct batch_collated *c, int has_target,
 {
 	char *q;
 
-	if (buf_puts(b, "\"id\":") == -1 || put_ints(b, c->id, c->n) == -1 ||
+	if (rp_buf_puts(b, "\"id\":") == -1 || put_ints(b, c->id, c->n) == -1 ||
 	    (q = room(b, 80)) == NULL)
 		return -1;
 	q = stpcpy(q, ",\"nsentences\":");
@@ -424,12 +424,12 @@ bio_put_collated(struct buf *b, const struct batch_collated *c, int has_target,
 	q = stpcpy(q, ",\"src_tokens\":");
 	put_end(b, q);
 	if (put_matrix(b, c->src_tokens, c->n, c->src_width, 1) == -1 ||
-	    buf_puts(b, ",\"src_lengths\":") == -1 ||
+	    rp_buf_puts(b, ",\"src_lengths\":") == -1 ||
 	    put_ints(b, c->src_lengths, c->n) == -1 ||
-	    buf_puts(b, ",\"prev_output_tokens\":") == -1 ||
+	    rp_buf_puts(b, ",\"prev_output_tokens\":") == -1 ||
 	    put_matrix(b, c->prev_output_tokens, c->n, c->tgt_width,
 	    has_target && input_feeding) == -1 ||
-	    buf_puts(b, ",\"target\":") == -1 ||
+	    rp_buf_puts(b, ",\"target\":") == -1 ||
 	    put_matrix(b, c->target, c->n, c->tgt_width, has_target) == -1)
 		return -1;
 	return 0;
@@ -439,10 +439,10 @@ int
 bio_put_collated_line(struct buf *b, const struct batch_collated *c,
     int has_target, int input_feeding)
 {
-	if (buf_putc(b, '{') == -1 ||
+	if (rp_buf_putc(b, '{') == -1 ||
 	    bio_put_collated(b, c, has_target, input_feeding) == -1)
 		return -1;
-	return buf_puts(b, "}\n");
+	return rp_buf_puts(b, "}\n");
 }
 
 int
@@ -472,10 +472,10 @@ bio_put_json(struct buf *b, uint64_t epoch, uint64_t shard, uint64_t step,
 	}
 	*q++ = ']';
 	put_end(b, q);
-	if (c != NULL && (buf_putc(b, ',') == -1 ||
+	if (c != NULL && (rp_buf_putc(b, ',') == -1 ||
 	    bio_put_collated(b, c, has_target, input_feeding) == -1))
 		return -1;
-	return buf_puts(b, "}\n");
+	return rp_buf_puts(b, "}\n");
 }
 
 /* Add feature 'name' (a static string) and, with nshape >= 0 dimensions, its _shape. */

@@ -234,7 +234,7 @@ ungym(const uint8_t *s, size_t n, uint8_t *out, uint32_t *bad)
 /* The rank table */
 
 /*
- * n < 8 bytes at p, as le64() reads 8 and zeros after them; 'avail'
+ * n < 8 bytes at p, as rp_le64() reads 8 and zeros after them; 'avail'
  * bytes from p may be read.
  */
 static inline uint64_t
@@ -246,7 +246,7 @@ load_tail(const uint8_t *p, size_t n, size_t avail)
 	if (n == 0)
 		return 0;
 	if (avail >= 8)
-		return le64(p) & (~(uint64_t)0 >> (64 - 8 * n));
+		return rp_le64(p) & (~(uint64_t)0 >> (64 - 8 * n));
 	for (i = n; i-- > 0;)
 		w = w << 8 | p[i];
 	return w;
@@ -262,7 +262,7 @@ key_of(const uint8_t *p, size_t n, size_t avail)
 	size_t i = 0;
 
 	for (; n - i >= 8; i += 8) {
-		w = le64(p + i);
+		w = rp_le64(p + i);
 		if (i == 0)
 			r.head = w;
 		else if (i == 8)
@@ -641,7 +641,7 @@ fail:
 static int
 load_file(const char *path, struct buf *b, char *err, size_t errlen)
 {
-	if (buf_read_file(b, path, BPE_MAX_FILE) == 0)
+	if (rp_buf_read_file(b, path, BPE_MAX_FILE) == 0)
 		return 0;
 	if (errno == EFBIG)
 		rp_seterr(err, errlen, "larger than %lu bytes", BPE_MAX_FILE);
@@ -649,7 +649,7 @@ load_file(const char *path, struct buf *b, char *err, size_t errlen)
 		rp_seterr(err, errlen, "out of memory");
 	else
 		rp_seterr(err, errlen, "%s", strerror(errno));
-	buf_free(b);
+	rp_buf_free(b);
 	return -1;
 }
 
@@ -663,7 +663,7 @@ bpe_load_tiktoken(const char *path, enum bpe_encoding enc,
 	if (load_file(path, &b, err, errlen) == -1)
 		return NULL;
 	m = bpe_parse_tiktoken(b.p, b.len, enc, err, errlen);
-	buf_free(&b);
+	rp_buf_free(&b);
 	return m;
 }
 
@@ -956,8 +956,8 @@ bpe_load_gpt2(const char *encoder_json, const char *vocab_bpe,
 		rp_seterr(err, errlen, "vocab.bpe: %s", e2);
 	else
 		m = bpe_parse_gpt2(j.p, j.len, v.p, v.len, err, errlen);
-	buf_free(&j);
-	buf_free(&v);
+	rp_buf_free(&j);
+	rp_buf_free(&v);
 	return m;
 }
 
@@ -1038,7 +1038,7 @@ bpe_decode(const struct bpe_model *m, const int64_t *ids, size_t n,
 			errno = EINVAL;
 			return -1;
 		}
-		if (buf_append(out, p, len) == -1)
+		if (rp_buf_append(out, p, len) == -1)
 			return -1;
 	}
 	return 0;

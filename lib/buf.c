@@ -13,7 +13,7 @@
 #include "io.h"
 
 int
-buf_reserve(struct buf *b, size_t more)
+rp_buf_reserve(struct buf *b, size_t more)
 {
 	size_t need, cap;
 	uint8_t *p;
@@ -36,11 +36,11 @@ buf_reserve(struct buf *b, size_t more)
 }
 
 int
-buf_append(struct buf *b, const void *p, size_t n)
+rp_buf_append(struct buf *b, const void *p, size_t n)
 {
 	if (n == 0)
 		return 0;
-	if (buf_reserve(b, n) == -1)
+	if (rp_buf_reserve(b, n) == -1)
 		return -1;
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -48,22 +48,22 @@ buf_append(struct buf *b, const void *p, size_t n)
 }
 
 int
-buf_putc(struct buf *b, int c)
+rp_buf_putc(struct buf *b, int c)
 {
-	if (b->len == b->cap && buf_reserve(b, 1) == -1)
+	if (b->len == b->cap && rp_buf_reserve(b, 1) == -1)
 		return -1;
 	b->p[b->len++] = (uint8_t)c;
 	return 0;
 }
 
 int
-buf_puts(struct buf *b, const char *s)
+rp_buf_puts(struct buf *b, const char *s)
 {
-	return buf_append(b, s, strlen(s));
+	return rp_buf_append(b, s, strlen(s));
 }
 
 void
-buf_free(struct buf *b)
+rp_buf_free(struct buf *b)
 {
 	free(b->p);
 	b->p = NULL;
@@ -71,7 +71,7 @@ buf_free(struct buf *b)
 }
 
 int
-buf_read_fd(struct buf *b, int fd, size_t max)
+rp_buf_read_fd(struct buf *b, int fd, size_t max)
 {
 	size_t start = b->len, want, left;
 	struct stat sb;
@@ -80,10 +80,10 @@ buf_read_fd(struct buf *b, int fd, size_t max)
 	/* A regular file: its size and one byte more (to see the end). */
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
 	    (uint64_t)sb.st_size <= max &&
-	    buf_reserve(b, (size_t)sb.st_size + 1) == -1)
+	    rp_buf_reserve(b, (size_t)sb.st_size + 1) == -1)
 		goto fail;
 	for (;;) {
-		if (b->len == b->cap && buf_reserve(b, 65536) == -1)
+		if (b->len == b->cap && rp_buf_reserve(b, 65536) == -1)
 			goto fail;
 		/* No more than one byte past max: enough to know it is past. */
 		want = b->cap - b->len;
@@ -107,13 +107,13 @@ fail:
 }
 
 int
-buf_read_file(struct buf *b, const char *path, size_t max)
+rp_buf_read_file(struct buf *b, const char *path, size_t max)
 {
 	int fd, e;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
-	if (buf_read_fd(b, fd, max) == -1) {
+	if (rp_buf_read_fd(b, fd, max) == -1) {
 		e = errno;
 		close(fd);
 		errno = e;

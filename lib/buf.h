@@ -22,13 +22,13 @@ struct buf {
  * Make room for 'more' further bytes.  Returns 0, or -1 with errno set
  * (ENOMEM, or EOVERFLOW when len + more overflows).  May move b->p.
  */
-int	buf_reserve(struct buf *b, size_t more);
-int	buf_append(struct buf *b, const void *p, size_t n);
-int	buf_putc(struct buf *b, int c);
+int	rp_buf_reserve(struct buf *b, size_t more);
+int	rp_buf_append(struct buf *b, const void *p, size_t n);
+int	rp_buf_putc(struct buf *b, int c);
 /* Append a NUL-terminated string (without its NUL). */
-int	buf_puts(struct buf *b, const char *s);
+int	rp_buf_puts(struct buf *b, const char *s);
 /* Release the memory; the buffer is empty and reusable afterwards. */
-void	buf_free(struct buf *b);
+void	rp_buf_free(struct buf *b);
 /*
  * Append the whole file 'path' to b, refusing one of more than 'max'
  * bytes (SIZE_MAX: no bound; a regular file's size sizes the buffer
@@ -36,38 +36,38 @@ void	buf_free(struct buf *b);
  * larger than max); b then holds what it held before, with perhaps more
  * room.  On success b->p is never NULL, even for an empty file.
  */
-int	buf_read_file(struct buf *b, const char *path, size_t max);
+int	rp_buf_read_file(struct buf *b, const char *path, size_t max);
 /*
  * The same for what is left to read of fd (not closed): a pipe, a
  * terminal, a file already open.
  */
-int	buf_read_fd(struct buf *b, int fd, size_t max);
+int	rp_buf_read_fd(struct buf *b, int fd, size_t max);
 
 /* Little-endian loads and stores that never make an unaligned access. */
 static inline uint32_t
-le32(const uint8_t *p)
+rp_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	    (uint32_t)p[3] << 24;
 }
 
 static inline uint64_t
-le64(const uint8_t *p)
+rp_le64(const uint8_t *p)
 {
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+	return (uint64_t)rp_le32(p) | (uint64_t)rp_le32(p + 4) << 32;
 }
 
 static inline void
-put_le32(uint8_t *p, uint32_t v)
+rp_put_le32(uint8_t *p, uint32_t v)
 {
 	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
 }
 
 static inline void
-put_le64(uint8_t *p, uint64_t v)
+rp_put_le64(uint8_t *p, uint64_t v)
 {
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
+	rp_put_le32(p, (uint32_t)v);
+	rp_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 #pragma GCC visibility pop

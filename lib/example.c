@@ -138,7 +138,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 
 	if (p >= end)
 		return 0;
-	if (pb_get_varint(&p, end, &tag) == -1)
+	if (ex_get_varint(&p, end, &tag) == -1)
 		return bad(P, "%s: bad tag at byte %zu", what, (size_t)(*pp - start));
 	*field = tag >> 3;
 	*wt = (int)(tag & 7);
@@ -147,7 +147,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		    (size_t)(*pp - start));
 	switch (*wt) {
 	case 0:
-		if (pb_get_varint(&p, end, num) == -1)
+		if (ex_get_varint(&p, end, num) == -1)
 			return bad(P, "%s: bad varint at byte %zu", what,
 			    (size_t)(p - start));
 		break;
@@ -168,7 +168,7 @@ next_field(struct pools *P, const char *what, const uint8_t *start,
 		p += 4;
 		break;
 	case 2:
-		if (pb_get_varint(&p, end, &len) == -1)
+		if (ex_get_varint(&p, end, &len) == -1)
 			return bad(P, "%s: bad length at byte %zu", what,
 			    (size_t)(p - start));
 		if (len > (uint64_t)(end - p))
@@ -311,7 +311,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 			if (wt == 5) {
 				if (GROW(P->f32, P->nf32, P->cf32, float) == -1)
 					return -1;
-				bits = le32(v.p);
+				bits = rp_le32(v.p);
 				memcpy(&P->f32[P->nf32++], &bits, 4);
 				(*count)++;
 			} else if (wt == 2) {
@@ -330,7 +330,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				*count += v.n / 4;
 #else
 				for (q = v.p; q < v.p + v.n; q += 4) {
-					bits = le32(q);
+					bits = rp_le32(q);
 					memcpy(&P->f32[P->nf32++], &bits, 4);
 					(*count)++;
 				}
@@ -356,7 +356,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				while (q < qend) {
 					if (*q < 0x80)
 						x = *q++;
-					else if (pb_get_varint(&q, qend, &x) == -1)
+					else if (ex_get_varint(&q, qend, &x) == -1)
 						return bad(P, "int64 list: bad varint");
 					P->i64[P->ni64++] = (int64_t)x;
 					(*count)++;
@@ -449,10 +449,10 @@ packed_float(struct pools *P, struct span sp, struct ex_feature *ft,
 	const uint8_t *p = sp.p, *end = sp.p + sp.n;
 	uint64_t len;
 
-	if (p >= end || *p++ != 0x12 || pb_get_varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x12 || ex_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p))
 		return 0;
-	if (p >= end || *p++ != 0x0a || pb_get_varint(&p, end, &len) == -1 ||
+	if (p >= end || *p++ != 0x0a || ex_get_varint(&p, end, &len) == -1 ||
 	    len != (uint64_t)(end - p) || len % 4 != 0)
 		return 0;
 	while (P->cf32 - P->nf32 < len / 4)
@@ -613,15 +613,15 @@ feature_list(struct pools *P, const uint8_t *start, const struct span *sp,
 				const uint8_t *q = p + 1, *fe;
 				uint64_t len, l2, l3;
 
-				if (pb_get_varint(&q, end, &len) == -1 ||
+				if (ex_get_varint(&q, end, &len) == -1 ||
 				    len > (uint64_t)(end - q))
 					break;
 				fe = q + len;
 				if (q >= fe || *q++ != 0x12 ||
-				    pb_get_varint(&q, fe, &l2) == -1 ||
+				    ex_get_varint(&q, fe, &l2) == -1 ||
 				    l2 != (uint64_t)(fe - q) ||
 				    q >= fe || *q++ != 0x0a ||
-				    pb_get_varint(&q, fe, &l3) == -1 ||
+				    ex_get_varint(&q, fe, &l3) == -1 ||
 				    l3 != (uint64_t)(fe - q) || l3 % 4 != 0)
 					break;
 				if (P->nfeat == P->cfeat && add_feat(P) == NULL)
@@ -685,11 +685,11 @@ is_sequence(const uint8_t *p, size_t n)
 	uint64_t tag, len;
 
 	while (p < end) {
-		if (pb_get_varint(&p, end, &tag) == -1)
+		if (ex_get_varint(&p, end, &tag) == -1)
 			return 0;
 		switch (tag & 7) {
 		case 0:
-			if (pb_get_varint(&p, end, &len) == -1)
+			if (ex_get_varint(&p, end, &len) == -1)
 				return 0;
 			break;
 		case 1:
@@ -705,7 +705,7 @@ is_sequence(const uint8_t *p, size_t n)
 		case 2:
 			if ((tag >> 3) == 2)
 				return 1;
-			if (pb_get_varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
+			if (ex_get_varint(&p, end, &len) == -1 || len > (uint64_t)(end - p))
 				return 0;
 			p += len;
 			break;
@@ -869,7 +869,7 @@ decode(struct example *ex, const uint8_t *p, size_t n, enum ex_type type)
 static int
 check_packed_varints(struct pools *P, struct span v)
 {
-	return pb_varints_ok(v.p, v.n) ? 0 : bad(P, "int64 list: bad varint");
+	return ex_varints_ok(v.p, v.n) ? 0 : bad(P, "int64 list: bad varint");
 }
 
 static int
@@ -1074,12 +1074,12 @@ pack_list(uint8_t *q, const int64_t *v, size_t used, size_t n)
 			w = (x & 0x7f) | (x << 1 & 0x7f00) | (x << 2 & 0x7f0000) |
 			    (x << 3 & 0x7f000000);
 			w |= ((1u << (8 * nb)) - 1) & 0x808080;
-			put_le32(q, w);
+			rp_put_le32(q, w);
 			q += nb + 1;
 		}
 	} else
 		for (j = 0; j < used; j++)
-			q = pb_put_varint(q, (uint64_t)v[j]);
+			q = ex_put_varint(q, (uint64_t)v[j]);
 	if (n > used)
 		memset(q, 0, n - used);
 	return q + (n - used);
@@ -1104,11 +1104,11 @@ values_size(const struct ex_feature *ft)
 			ex_bytes_open_feature(&it, ft);
 			while ((k = ex_bytes_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += pb_ld_size(v[i].n);
+					s += ex_ld_size(v[i].n);
 			return s;
 		}
 		for (i = 0; i < ft->n; i++)
-			s += pb_ld_size(ft->b[i].n);
+			s += ex_ld_size(ft->b[i].n);
 		return s;
 	case EX_FLOAT:
 		return 4 * ft->n;
@@ -1121,10 +1121,10 @@ values_size(const struct ex_feature *ft)
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					s += pb_varint_size((uint64_t)v[i]);
+					s += ex_varint_size((uint64_t)v[i]);
 		} else
 			for (i = 0; i < ft->n; i++)
-				s += pb_varint_size((uint64_t)ft->i64[i]);
+				s += ex_varint_size((uint64_t)ft->i64[i]);
 		return s;
 	default:
 		return 0;
@@ -1135,7 +1135,7 @@ values_size(const struct ex_feature *ft)
 static uint8_t *
 put_bytes_value(uint8_t *q, struct ex_bytes v)
 {
-	q = pb_put_ld(q, 0x0a, v.n);
+	q = ex_put_ld(q, 0x0a, v.n);
 	if (v.n)
 		memcpy(q, v.p, v.n);
 	return q + v.n;
@@ -1168,7 +1168,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, const struct ex_entry *e)
 	case EX_FLOAT:
 		for (i = 0; i < ft->n; i++) {
 			memcpy(&bits, &ft->f32[i], 4);
-			put_le32(q, bits);
+			rp_put_le32(q, bits);
 			q += 4;
 		}
 		break;
@@ -1181,7 +1181,7 @@ put_feature(uint8_t *q, const struct ex_feature *ft, const struct ex_entry *e)
 			ex_int64_open_feature(&it, ft);
 			while ((k = ex_int64_next(&it, v, 1024)) > 0)
 				for (i = 0; i < k; i++)
-					q = pb_put_varint(q, (uint64_t)v[i]);
+					q = ex_put_varint(q, (uint64_t)v[i]);
 			break;
 		}
 		q = pack_list(q, ft->i64, ft->n, ft->n);
@@ -1261,7 +1261,7 @@ flist_size(const struct ex_flist *fl)
 	size_t j, s = 0;
 
 	for (j = 0; j < fl->n; j++)
-		s += pb_ld_size(ex_feature_sizes(&e, fl->v[j].kind,
+		s += ex_ld_size(ex_feature_sizes(&e, fl->v[j].kind,
 		    values_size(&fl->v[j])));
 	return s;
 }
@@ -1297,16 +1297,16 @@ ex_encode(const struct example *ex, struct buf *out)
 	}
 	want_f = ex->has_features || nf > 0;
 	want_l = ex->seq && (ex->has_lists || nl > 0);
-	total = (want_f ? pb_ld_size(fs) : 0) + (want_l ? pb_ld_size(ls) : 0);
+	total = (want_f ? ex_ld_size(fs) : 0) + (want_l ? ex_ld_size(ls) : 0);
 	if (total == 0) {
 		ret = 0;
 		goto out;
 	}
-	if (buf_reserve(out, total + 3) == -1)	/* pack_list() may write 3 past */
+	if (rp_buf_reserve(out, total + 3) == -1)	/* pack_list() may write 3 past */
 		goto out;
 	q = q0 = out->p + out->len;
 	if (want_f) {
-		q = pb_put_ld(q, 0x0a, fs);
+		q = ex_put_ld(q, 0x0a, fs);
 		for (i = 0; i < (size_t)nf; i++) {
 			ft = &ex->feat[fo[i].idx];
 			ex_entry_sizes(&e, ft->keylen,
@@ -1316,14 +1316,14 @@ ex_encode(const struct example *ex, struct buf *out)
 		}
 	}
 	if (want_l) {
-		q = pb_put_ld(q, 0x12, ls);
+		q = ex_put_ld(q, 0x12, ls);
 		for (i = 0; i < (size_t)nl; i++) {
 			fl = &ex->lists[lo[i].idx];
 			vs = flist_size(fl);
 			ex_entry_sizes(&e, fl->keylen, vs);
 			q = ex_entry_head(q, &e, fl->key, fl->keylen, vs);
 			for (j = 0; j < fl->n; j++) {
-				q = pb_put_ld(q, 0x0a, ex_feature_sizes(&e,
+				q = ex_put_ld(q, 0x0a, ex_feature_sizes(&e,
 				    fl->v[j].kind, values_size(&fl->v[j])));
 				q = put_feature(q, &fl->v[j], &e);
 			}
@@ -1360,7 +1360,7 @@ exb_free(struct ex_builder *b)
 		return;
 	free(b->ex.feat);
 	free(b->off);
-	buf_free(&b->store);
+	rp_buf_free(&b->store);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -1386,15 +1386,15 @@ exb_add(struct ex_builder *b, const char *name, int kind, const void *v,
 	ft->n = n;
 	ft->keylen = klen;
 	b->off[2 * b->ex.nfeat] = b->store.len;
-	if (buf_append(&b->store, name, klen) == -1)
+	if (rp_buf_append(&b->store, name, klen) == -1)
 		return -1;
 	pad = (8 - b->store.len % 8) % 8;
-	if (buf_reserve(&b->store, pad) == -1)
+	if (rp_buf_reserve(&b->store, pad) == -1)
 		return -1;
 	memset(b->store.p + b->store.len, 0, pad);
 	b->store.len += pad;
 	b->off[2 * b->ex.nfeat + 1] = b->store.len;
-	if (n > 0 && size > 0 && buf_append(&b->store, v, n * size) == -1)
+	if (n > 0 && size > 0 && rp_buf_append(&b->store, v, n * size) == -1)
 		return -1;
 	b->ex.nfeat++;
 	return 0;
@@ -1423,13 +1423,13 @@ exb_bytes(struct ex_builder *b, const char *name, const struct ex_bytes *v,
 		return -1;
 	/* Spans first (8-aligned), then the bytes; spans are offsets until encode. */
 	start = b->store.len;
-	if (buf_reserve(&b->store, n * sizeof(struct ex_bytes)) == -1)
+	if (rp_buf_reserve(&b->store, n * sizeof(struct ex_bytes)) == -1)
 		return -1;
 	b->store.len += n * sizeof(struct ex_bytes);
 	for (i = 0; i < n; i++) {
 		size_t at = b->store.len;
 
-		if (buf_append(&b->store, v[i].p, v[i].n) == -1)
+		if (rp_buf_append(&b->store, v[i].p, v[i].n) == -1)
 			return -1;
 		copy = (struct ex_bytes *)(void *)(b->store.p + start) + i;
 		copy->p = (const uint8_t *)(uintptr_t)at;
@@ -1438,7 +1438,7 @@ exb_bytes(struct ex_builder *b, const char *name, const struct ex_bytes *v,
 	{
 		size_t pad = (8 - b->store.len % 8) % 8;
 
-		if (buf_reserve(&b->store, pad) == -1)
+		if (rp_buf_reserve(&b->store, pad) == -1)
 			return -1;
 		memset(b->store.p + b->store.len, 0, pad);
 		b->store.len += pad;
@@ -1536,7 +1536,7 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 					if (*c < 0x80)
 						x = *c++;
 					else
-						(void)pb_get_varint(&c, lv.p + lv.n, &x);
+						(void)ex_get_varint(&c, lv.p + lv.n, &x);
 					(*dst)[n++] = (int64_t)x;
 				}
 			}
@@ -1579,7 +1579,7 @@ word_varints(uint64_t w, uint64_t m, int64_t *d64, uint16_t *d16,
 	do {
 		t = (unsigned)__builtin_ctzll(m) + 1;	/* bits up to the end */
 		s = (w & ((2ull << (t - 1)) - 1)) >> from;
-		x = pb_varint4(s);
+		x = ex_varint4(s);
 		if (t - from > 32)
 			x |= ((s >> 4) & 0x7f0000000ull) |
 			    ((s >> 5) & 0x3f800000000ull) |
@@ -1639,22 +1639,22 @@ canon_list(const uint8_t *p, size_t n, const char *name, size_t namelen,
 		}
 	}
 	/* One Features message holding one entry, and nothing else. */
-	if (pb_get_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
-	    pb_get_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
+	if (ex_get_ld(&p, end, 0x0a, &fs, &flen) == -1 || p != end ||
+	    ex_get_ld(&fs, end, 0x0a, &e, &elen) == -1 || fs != end)
 		return -1;
 	eend = e + elen;
-	if (pb_get_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
-	    pb_get_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
+	if (ex_get_ld(&e, eend, 0x0a, &k, &klen) == -1 ||
+	    ex_get_ld(&e, eend, 0x12, &v, &vlen) == -1 || e != eend ||
 	    klen != namelen || (namelen && memcmp(k, name, namelen) != 0))
 		return -1;
 	/* A Feature holding only an Int64List of at most one packed chunk. */
 	q = v;
-	if (pb_get_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
+	if (ex_get_ld(&q, v + vlen, 0x1a, &l, &llen) == -1 || q != v + vlen)
 		return -1;
 	if (llen == 0)
 		return 0;
 	lend = l + llen;
-	if (pb_get_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
+	if (ex_get_ld(&l, lend, 0x0a, c, clen) == -1 || l != lend)
 		return -1;
 	return 1;
 }
@@ -1700,9 +1700,9 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			t2 = (unsigned)__builtin_ctzll(m2) + 1;
 			if (t1 <= 32 && t2 - t1 <= 32) {
 				put_value(d64, d16, over, cnt,
-				    pb_varint4(w & ((1ull << t1) - 1)));
+				    ex_varint4(w & ((1ull << t1) - 1)));
 				put_value(d64, d16, over, cnt + 1,
-				    pb_varint4((w >> t1) &
+				    ex_varint4((w >> t1) &
 				    ((1ull << (t2 - t1)) - 1)));
 				cnt += 2;
 				q += t2 >> 3;
@@ -1710,7 +1710,7 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 			}
 		}
 		if (m == 0) {
-			if (pb_get_varint(&q, c + clen, &x) == -1)
+			if (ex_get_varint(&q, c + clen, &x) == -1)
 				return -1;
 			put_value(d64, d16, over, cnt++, x);
 			continue;
@@ -1799,11 +1799,11 @@ canon_chunk(struct ex_span f, uint8_t tag, const uint8_t **c)
 	const uint8_t *q = f.p, *end = f.p + f.n, *l;
 	size_t ll, cl;
 
-	if (pb_get_ld(&q, end, tag, &l, &ll) == -1 || q != end)
+	if (ex_get_ld(&q, end, tag, &l, &ll) == -1 || q != end)
 		return -1;
 	q = l;
 	end = l + ll;
-	if (pb_get_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
+	if (ex_get_ld(&q, end, 0x0a, c, &cl) == -1 || q != end)
 		return -1;
 	return (long)cl;
 }
@@ -1837,15 +1837,15 @@ ex_canonical_float_steps(struct ex_span fl, size_t w, size_t *stride,
 
 	if (w == 0 || w > (SIZE_MAX >> 4))
 		return -1;
-	l2 = 1 + pb_varint_size(l3) + l3;
-	l1 = 1 + pb_varint_size(l2) + l2;
+	l2 = 1 + ex_varint_size(l3) + l3;
+	l1 = 1 + ex_varint_size(l2) + l2;
 	/* the bytes before a step's values: Feature, FloatList, value */
 	*q++ = 0x0a;
-	q = pb_put_varint(q, l1);
+	q = ex_put_varint(q, l1);
 	*q++ = 0x12;
-	q = pb_put_varint(q, l2);
+	q = ex_put_varint(q, l2);
 	*q++ = 0x0a;
-	q = pb_put_varint(q, l3);
+	q = ex_put_varint(q, l3);
 	hn = (size_t)(q - h);
 	st = hn + l3;
 	if (st - hn != l3 || fl.n % st != 0)
@@ -2050,7 +2050,7 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 				if (*c < 0x80)
 					x = *c++;
 				else
-					(void)pb_get_varint(&c, it->end[3], &x);
+					(void)ex_get_varint(&c, it->end[3], &x);
 				dst[k++] = (int64_t)x;
 			}
 			it->p[3] = c;
@@ -2246,7 +2246,7 @@ ex_lists_free(struct ex_lists *e)
 	lists_forget(e);
 	free(e->l);
 	free(e->ord);
-	buf_free(&e->pk);
+	rp_buf_free(&e->pk);
 	free(e);
 }
 
@@ -2315,7 +2315,7 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		need += 10 * u + (lens[i] - u);
 	}
 	e->pk.len = 0;
-	if (buf_reserve(&e->pk, need + 8) == -1)
+	if (rp_buf_reserve(&e->pk, need + 8) == -1)
 		return SIZE_MAX;
 	q = e->pk.p;
 	e->fsz = 0;
@@ -2328,7 +2328,7 @@ ex_encode_int64_lists(struct ex_lists *e, size_t n, const char *const *names,
 		e->fsz += ex_entry_sizes(&l->sz, l->klen, ex_feature_sizes(&l->sz,
 		    EX_INT64, (size_t)(q - e->pk.p) - l->off));
 	}
-	e->total = pb_ld_size(e->fsz);
+	e->total = ex_ld_size(e->fsz);
 	return e->total;
 }
 
@@ -2338,7 +2338,7 @@ ex_lists_put(const struct ex_lists *e, uint8_t *q)
 	const struct ex_list *l;
 	size_t t;
 
-	q = pb_put_ld(q, 0x0a, e->fsz);
+	q = ex_put_ld(q, 0x0a, e->fsz);
 	for (t = 0; t < e->n; t++) {
 		l = &e->l[e->ord[t]];
 		q = ex_entry_head(q, &l->sz, l->key, l->klen, l->sz.feat);

@@ -31,14 +31,14 @@ extern "C" {
 
 /* The bytes of v as a varint (1 to 10). */
 static inline size_t
-pb_varint_size(uint64_t v)
+ex_varint_size(uint64_t v)
 {
 	return v < 0x80 ? 1 : (size_t)(70 - __builtin_clzll(v)) / 7;
 }
 
 /* Write v as a varint at q; returns the end. */
 static inline uint8_t *
-pb_put_varint(uint8_t *q, uint64_t v)
+ex_put_varint(uint8_t *q, uint64_t v)
 {
 	while (v >= 0x80) {
 		*q++ = (uint8_t)(v | 0x80);
@@ -54,7 +54,7 @@ pb_put_varint(uint8_t *q, uint64_t v)
  * bytes (bits past the 64th are dropped, as protobuf drops them).
  */
 static inline int
-pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+ex_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
 	uint64_t x = 0;
@@ -87,7 +87,7 @@ pb_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
  * taking 7-bit groups without a loop.
  */
 static inline uint64_t
-pb_varint4(uint64_t s)
+ex_varint4(uint64_t s)
 {
 	return (s & 0x7f) | ((s >> 1) & 0x3f80) | ((s >> 2) & 0x1fc000) |
 	    ((s >> 3) & 0xfe00000);
@@ -99,13 +99,13 @@ pb_varint4(uint64_t s)
  * -1 for another tag, a bad length or a body past the end.
  */
 static inline int
-pb_get_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
+ex_get_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
     const uint8_t **body, size_t *len)
 {
 	const uint8_t *p = *pp;
 	uint64_t l;
 
-	if (p >= end || *p++ != tag || pb_get_varint(&p, end, &l) == -1 ||
+	if (p >= end || *p++ != tag || ex_get_varint(&p, end, &l) == -1 ||
 	    l > (uint64_t)(end - p))
 		return -1;
 	*body = p;
@@ -116,17 +116,17 @@ pb_get_ld(const uint8_t **pp, const uint8_t *end, uint8_t tag,
 
 /* The bytes of a length-delimited field with a body of len bytes. */
 static inline size_t
-pb_ld_size(size_t len)
+ex_ld_size(size_t len)
 {
-	return 1 + pb_varint_size(len) + len;
+	return 1 + ex_varint_size(len) + len;
 }
 
 /* Write the tag and length of a length-delimited field; returns the body's place. */
 static inline uint8_t *
-pb_put_ld(uint8_t *q, uint8_t tag, size_t len)
+ex_put_ld(uint8_t *q, uint8_t tag, size_t len)
 {
 	*q++ = tag;
-	return pb_put_varint(q, len);
+	return ex_put_varint(q, len);
 }
 
 enum ex_kind {
@@ -370,7 +370,7 @@ struct ex_want {
  * word bound every run of continuation bytes.
  */
 static inline int
-pb_varints_ok(const uint8_t *p, size_t n)
+ex_varints_ok(const uint8_t *p, size_t n)
 {
 	const uint8_t *q = p, *end = p + n;
 	uint64_t w, m;
@@ -473,7 +473,7 @@ ex_canonical_feature(struct ex_span f, struct ex_span *vals)
 		return EX_NONE;
 	kind = *q == 0x0a ? EX_BYTES : *q == 0x12 ? EX_FLOAT :
 	    *q == 0x1a ? EX_INT64 : -1;
-	if (kind == -1 || pb_get_ld(&q, end, *q, &l, &ll) == -1 || q != end)
+	if (kind == -1 || ex_get_ld(&q, end, *q, &l, &ll) == -1 || q != end)
 		return -1;
 	vals->p = l;
 	if (ll == 0)
@@ -482,12 +482,12 @@ ex_canonical_feature(struct ex_span f, struct ex_span *vals)
 	end = l + ll;
 	if (kind == EX_BYTES) {
 		while (q < end)
-			if (pb_get_ld(&q, end, 0x0a, &c, &cl) == -1)
+			if (ex_get_ld(&q, end, 0x0a, &c, &cl) == -1)
 				return -1;
 		vals->n = ll;
 		return kind;
 	}
-	if (pb_get_ld(&q, end, 0x0a, &c, &cl) == -1 || q != end ||
+	if (ex_get_ld(&q, end, 0x0a, &c, &cl) == -1 || q != end ||
 	    (kind == EX_FLOAT && cl % 4 != 0))
 		return -1;
 	vals->p = c;
@@ -510,11 +510,11 @@ ex_canonical_map(const uint8_t *m, size_t mlen, int list, size_t k,
 	int kind;
 
 	while (q < end) {
-		if (pb_get_ld(&q, end, 0x0a, &e, &elen) == -1)
+		if (ex_get_ld(&q, end, 0x0a, &e, &elen) == -1)
 			return 0;
 		ee = e + elen;
-		if (pb_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-		    pb_get_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
+		if (ex_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+		    ex_get_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
 			return 0;
 		for (i = 0; i < k; i++)
 			if (want[i].list == list && want[i].len == klen &&
@@ -529,7 +529,7 @@ ex_canonical_map(const uint8_t *m, size_t mlen, int list, size_t k,
 		}
 		if (!list) {
 			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
-			if (kind == EX_INT64 ? pb_varints_ok(v.p, v.n) : kind != -1)
+			if (kind == EX_INT64 ? ex_varints_ok(v.p, v.n) : kind != -1)
 				continue;
 		}
 		if (ex_check_value(val, vlen, list) != 0)
@@ -564,11 +564,11 @@ ex_canonical_find(const uint8_t *p, size_t n, int seq, size_t k,
 		out[i].n = 0;
 	}
 	while (q < end && *q == 0x0a)
-		if (pb_get_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
+		if (ex_get_ld(&q, end, 0x0a, &m, &mlen) == -1 ||
 		    ex_canonical_map(m, mlen, 0, k, want, out) == 0)
 			return 0;
 	while (seq && q < end && *q == 0x12)
-		if (pb_get_ld(&q, end, 0x12, &m, &mlen) == -1 ||
+		if (ex_get_ld(&q, end, 0x12, &m, &mlen) == -1 ||
 		    ex_canonical_map(m, mlen, 1, k, want, out) == 0)
 			return 0;
 	return q == end;
@@ -627,8 +627,8 @@ static inline size_t
 ex_feature_sizes(struct ex_entry *e, enum ex_kind kind, size_t vbytes)
 {
 	e->vbytes = vbytes;
-	e->list = kind == EX_BYTES || vbytes == 0 ? vbytes : pb_ld_size(vbytes);
-	return e->feat = kind == EX_NONE ? 0 : pb_ld_size(e->list);
+	e->list = kind == EX_BYTES || vbytes == 0 ? vbytes : ex_ld_size(vbytes);
+	return e->feat = kind == EX_NONE ? 0 : ex_ld_size(e->list);
 }
 
 /* Write that Feature's body up to its values; returns where they go. */
@@ -637,10 +637,10 @@ ex_feature_head(uint8_t *q, const struct ex_entry *e, enum ex_kind kind)
 {
 	if (kind == EX_NONE)
 		return q;
-	q = pb_put_ld(q, kind == EX_BYTES ? 0x0a : kind == EX_FLOAT ? 0x12 :
+	q = ex_put_ld(q, kind == EX_BYTES ? 0x0a : kind == EX_FLOAT ? 0x12 :
 	    0x1a, e->list);
 	return kind == EX_BYTES || e->vbytes == 0 ? q :
-	    pb_put_ld(q, 0x0a, e->vbytes);
+	    ex_put_ld(q, 0x0a, e->vbytes);
 }
 
 /*
@@ -651,8 +651,8 @@ ex_feature_head(uint8_t *q, const struct ex_entry *e, enum ex_kind kind)
 static inline size_t
 ex_entry_sizes(struct ex_entry *e, size_t klen, size_t vsize)
 {
-	e->body = pb_ld_size(klen) + pb_ld_size(vsize);
-	return pb_ld_size(e->body);
+	e->body = ex_ld_size(klen) + ex_ld_size(vsize);
+	return ex_ld_size(e->body);
 }
 
 /* Write that entry up to its value's body; returns where it goes. */
@@ -660,11 +660,11 @@ static inline uint8_t *
 ex_entry_head(uint8_t *q, const struct ex_entry *e, const void *key,
     size_t klen, size_t vsize)
 {
-	q = pb_put_ld(q, 0x0a, e->body);
-	q = pb_put_ld(q, 0x0a, klen);
+	q = ex_put_ld(q, 0x0a, e->body);
+	q = ex_put_ld(q, 0x0a, klen);
 	if (klen)
 		memcpy(q, key, klen);
-	return pb_put_ld(q + klen, 0x12, vsize);
+	return ex_put_ld(q + klen, 0x12, vsize);
 }
 
 #pragma GCC visibility pop

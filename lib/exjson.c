@@ -290,7 +290,7 @@ exjson_put_string(struct buf *out, const uint8_t *p, size_t n)
 
 	for (i = 0; i < n; i++)
 		need += esc[p[i]] == 1 ? 5 : esc[p[i]] == 2 ? 1 : 0;
-	if (need < n || buf_reserve(out, need) == -1)
+	if (need < n || rp_buf_reserve(out, need) == -1)
 		return -1;
 	q = out->p + out->len;
 	*q++ = '"';
@@ -328,19 +328,19 @@ exjson_put_name(struct buf *out, const uint8_t *p, size_t n)
 		return exjson_put_string(out, p, n);
 	for (i = 0; i < n && rc == 0; i += len) {
 		if ((len = utf8_seq(p + i, n - i, &bad)) != 0)
-			rc = buf_append(&fix, p + i, len);
+			rc = rp_buf_append(&fix, p + i, len);
 		else {
-			rc = buf_append(&fix, "\xef\xbf\xbd", 3);
+			rc = rp_buf_append(&fix, "\xef\xbf\xbd", 3);
 			len = bad;
 		}
 	}
 	if (rc == 0)
 		rc = exjson_put_string(out, fix.p, fix.len);
-	buf_free(&fix);
+	rp_buf_free(&fix);
 	return rc;
 }
 
-#define PUTS(o, lit) buf_append((o), (lit), sizeof(lit) - 1)
+#define PUTS(o, lit) rp_buf_append((o), (lit), sizeof(lit) - 1)
 
 /* A map key: UTF-8 checked, or repaired with EXJSON_LOSSY. */
 static int
@@ -358,7 +358,7 @@ put_key(struct exjson *j, struct buf *o, const uint8_t *k, size_t n)
 		rc = exjson_put_name(o, k, n);
 	if (rc == -1)
 		return nomem(j);
-	if (buf_putc(o, ':') == -1)
+	if (rp_buf_putc(o, ':') == -1)
 		return nomem(j);
 	return 0;
 }
@@ -367,7 +367,7 @@ put_key(struct exjson *j, struct buf *o, const uint8_t *k, size_t n)
 static char *
 room(struct buf *o, size_t n, size_t each)
 {
-	if (n > (SIZE_MAX - 64) / each || buf_reserve(o, n * each + 64) == -1)
+	if (n > (SIZE_MAX - 64) / each || rp_buf_reserve(o, n * each + 64) == -1)
 		return NULL;
 	return (char *)o->p + o->len;
 }
@@ -414,7 +414,7 @@ put_lazy_i64s(struct exjson *j, struct buf *o, const struct ex_feature *f,
 
 	ex_int64_open_feature(&it, f);
 	while ((k = ex_int64_next(&it, v, sizeof v / sizeof v[0])) > 0) {
-		if (!first && buf_putc(o, ',') == -1)
+		if (!first && rp_buf_putc(o, ',') == -1)
 			return -1;
 		first = 0;
 		if (put_i64s(o, v, k, quoted) == -1)
@@ -520,7 +520,7 @@ put_bytes_values(struct exjson *j, struct buf *o, const struct ex_feature *f,
 	if (f->lazy == NULL) {
 		for (i = 0; i < f->n; i++) {
 			if (i)
-				rc |= buf_putc(o, ',');
+				rc |= rp_buf_putc(o, ',');
 			rc |= exjson_put_string(o, f->b[i].p, f->b[i].n);
 		}
 		return rc ? -1 : 0;
@@ -532,12 +532,12 @@ put_bytes_values(struct exjson *j, struct buf *o, const struct ex_feature *f,
 		v = bp->v;
 		if (base64) {
 			if (!first)
-				rc |= buf_putc(o, ',');
+				rc |= rp_buf_putc(o, ',');
 			rc |= put_b64s(o, v, k);
 		} else
 			for (i = 0; i < k; i++) {
 				if (!first || i)
-					rc |= buf_putc(o, ',');
+					rc |= rp_buf_putc(o, ',');
 				rc |= exjson_put_string(o, v[i].p, v[i].n);
 			}
 		first = 0;
@@ -595,7 +595,7 @@ canon_features(struct exjson *j, struct buf *o, const struct ex_feature *f, size
 	if (PUTS(o, "{\"feature\":{") == -1)
 		return nomem(j);
 	for (i = 0; i < n; i++) {
-		if (i && buf_putc(o, ',') == -1)
+		if (i && rp_buf_putc(o, ',') == -1)
 			return nomem(j);
 		if (put_key(j, o, f[i].key, f[i].keylen) == -1)
 			return -1;
@@ -615,7 +615,7 @@ canon_lists(struct exjson *j, struct buf *o, const struct ex_flist *l, size_t n)
 	if (PUTS(o, "{\"featureList\":{") == -1)
 		return nomem(j);
 	for (i = 0; i < n; i++) {
-		if (i && buf_putc(o, ',') == -1)
+		if (i && rp_buf_putc(o, ',') == -1)
 			return nomem(j);
 		if (put_key(j, o, l[i].key, l[i].keylen) == -1)
 			return -1;
@@ -627,7 +627,7 @@ canon_lists(struct exjson *j, struct buf *o, const struct ex_flist *l, size_t n)
 		if (PUTS(o, "{\"feature\":[") == -1)
 			return nomem(j);
 		for (k = 0; k < l[i].n; k++) {
-			if (k && buf_putc(o, ',') == -1)
+			if (k && rp_buf_putc(o, ',') == -1)
 				return nomem(j);
 			if (canon_feature(j, o, &l[i].v[k]) == -1)
 				return nomem(j);
@@ -643,7 +643,7 @@ canon_example(struct exjson *j, const struct example *ex, struct buf *o)
 {
 	int ctx = ex->has_features || ex->nfeat, lst = ex->has_lists || ex->nlists;
 
-	if (buf_putc(o, '{') == -1)
+	if (rp_buf_putc(o, '{') == -1)
 		return nomem(j);
 	if (!ex->seq) {
 		if (ctx && (PUTS(o, "\"features\":") == -1 ||
@@ -653,12 +653,12 @@ canon_example(struct exjson *j, const struct example *ex, struct buf *o)
 		if (ctx && (PUTS(o, "\"context\":") == -1 ||
 		    canon_features(j, o, ex->feat, ex->nfeat) == -1))
 			goto err;
-		if (lst && ((ctx && buf_putc(o, ',') == -1) ||
+		if (lst && ((ctx && rp_buf_putc(o, ',') == -1) ||
 		    PUTS(o, "\"featureLists\":") == -1 ||
 		    canon_lists(j, o, ex->lists, ex->nlists) == -1))
 			goto err;
 	}
-	if (buf_putc(o, '}') == -1)
+	if (rp_buf_putc(o, '}') == -1)
 		return nomem(j);
 	return 0;
 err:
@@ -678,9 +678,9 @@ flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 	case EX_INT64:
 		if (f->n == 0)
 			return PUTS(o, "{\"int64_list\":[]}");
-		rc |= buf_putc(o, '[');
+		rc |= rp_buf_putc(o, '[');
 		rc |= f->lazy ? put_lazy_i64s(j, o, f, 0) : put_i64s(o, f->i64, f->n, 0);
-		rc |= buf_putc(o, ']');
+		rc |= rp_buf_putc(o, ']');
 		return rc ? -1 : 0;
 	case EX_FLOAT:
 		if (f->n == 0)
@@ -692,9 +692,9 @@ flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 			rc |= put_f32s(o, f->f32, f->n);
 			rc |= PUTS(o, "]}");
 		} else {
-			rc |= buf_putc(o, '[');
+			rc |= rp_buf_putc(o, '[');
 			rc |= put_f32s(o, f->f32, f->n);
-			rc |= buf_putc(o, ']');
+			rc |= rp_buf_putc(o, ']');
 		}
 		return rc ? -1 : 0;
 	case EX_BYTES:
@@ -708,9 +708,9 @@ flat_value(struct exjson *j, struct buf *o, const struct ex_feature *f)
 			rc |= PUTS(o, "]}");
 			return rc ? -1 : 0;
 		}
-		rc |= buf_putc(o, '[');
+		rc |= rp_buf_putc(o, '[');
 		rc |= put_bytes_values(j, o, f, 0);
-		rc |= buf_putc(o, ']');
+		rc |= rp_buf_putc(o, ']');
 		return rc ? -1 : 0;
 	default:
 		return PUTS(o, "null");
@@ -723,17 +723,17 @@ flat_features(struct exjson *j, struct buf *o, const struct ex_feature *f, size_
 {
 	size_t i;
 
-	if (buf_putc(o, '{') == -1)
+	if (rp_buf_putc(o, '{') == -1)
 		return nomem(j);
 	for (i = 0; i < n; i++) {
-		if (i && buf_putc(o, ',') == -1)
+		if (i && rp_buf_putc(o, ',') == -1)
 			return nomem(j);
 		if (put_key(j, o, f[i].key, f[i].keylen) == -1)
 			return -1;
 		if (flat_value(j, o, &f[i]) == -1)
 			return nomem(j);
 	}
-	return buf_putc(o, '}') ? nomem(j) : 0;
+	return rp_buf_putc(o, '}') ? nomem(j) : 0;
 }
 
 static int
@@ -794,34 +794,34 @@ flat_example(struct exjson *j, const struct example *ex, struct buf *o)
 	}
 	if (flat_seq_ambiguous(ex))
 		return canon_example(j, ex, o);
-	if (buf_putc(o, '{') == -1)
+	if (rp_buf_putc(o, '{') == -1)
 		return nomem(j);
 	if (ctx && (PUTS(o, "\"context\":") == -1 ||
 	    flat_features(j, o, ex->feat, ex->nfeat) == -1))
 		goto err;
 	if (lst) {
-		if ((ctx && buf_putc(o, ',') == -1) ||
+		if ((ctx && rp_buf_putc(o, ',') == -1) ||
 		    PUTS(o, "\"feature_lists\":{") == -1)
 			return nomem(j);
 		for (i = 0; i < ex->nlists; i++) {
 			const struct ex_flist *l = &ex->lists[i];
-			if (i && buf_putc(o, ',') == -1)
+			if (i && rp_buf_putc(o, ',') == -1)
 				return nomem(j);
 			if (put_key(j, o, l->key, l->keylen) == -1)
 				return -1;
-			if (buf_putc(o, '[') == -1)
+			if (rp_buf_putc(o, '[') == -1)
 				return nomem(j);
 			for (k = 0; k < l->n; k++)
-				if ((k && buf_putc(o, ',') == -1) ||
+				if ((k && rp_buf_putc(o, ',') == -1) ||
 				    flat_value(j, o, &l->v[k]) == -1)
 					return nomem(j);
-			if (buf_putc(o, ']') == -1)
+			if (rp_buf_putc(o, ']') == -1)
 				return nomem(j);
 		}
-		if (buf_putc(o, '}') == -1)
+		if (rp_buf_putc(o, '}') == -1)
 			return nomem(j);
 	}
-	if (buf_putc(o, '}') == -1)
+	if (rp_buf_putc(o, '}') == -1)
 		return nomem(j);
 	return 0;
 err:
@@ -845,15 +845,15 @@ exjson_free(struct exjson *j)
 	if (j == NULL)
 		return;
 	ex_free(&j->dec);
-	buf_free(&j->text);
+	rp_buf_free(&j->text);
 	free(j->nodes);
-	buf_free(&j->feats);
-	buf_free(&j->lists);
-	buf_free(&j->i64);
-	buf_free(&j->f32);
-	buf_free(&j->bytes);
-	buf_free(&j->exfeat);
-	buf_free(&j->exlists);
+	rp_buf_free(&j->feats);
+	rp_buf_free(&j->lists);
+	rp_buf_free(&j->i64);
+	rp_buf_free(&j->f32);
+	rp_buf_free(&j->bytes);
+	rp_buf_free(&j->exfeat);
+	rp_buf_free(&j->exlists);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -1267,7 +1267,7 @@ parse_json(struct exjson *j, const char *s, size_t n)
 		return fail(j, "line too long (%zu bytes)", n);
 	j->text.len = 0;
 	j->nnodes = 0;
-	if (buf_append(&j->text, s, n) == -1 || buf_putc(&j->text, '\0') == -1)
+	if (rp_buf_append(&j->text, s, n) == -1 || rp_buf_putc(&j->text, '\0') == -1)
 		return nomem(j);
 	p.j = j;
 	p.s = (char *)j->text.p;
@@ -1336,7 +1336,7 @@ streq(const struct exjson *j, const struct jnode *v, const char *lit)
 static int
 pool_add(struct buf *b, const void *v, size_t sz)
 {
-	return buf_append(b, v, sz);
+	return rp_buf_append(b, v, sz);
 }
 
 static struct pfeat *
@@ -1992,8 +1992,8 @@ assemble(struct exjson *j, size_t ctx_off, size_t nctx)
 		return -1;
 	j->exfeat.len = 0;
 	j->exlists.len = 0;
-	if (buf_reserve(&j->exfeat, (nf ? nf : 1) * sizeof(struct ex_feature)) == -1 ||
-	    buf_reserve(&j->exlists, (nl ? nl : 1) * sizeof(struct ex_flist)) == -1)
+	if (rp_buf_reserve(&j->exfeat, (nf ? nf : 1) * sizeof(struct ex_feature)) == -1 ||
+	    rp_buf_reserve(&j->exlists, (nl ? nl : 1) * sizeof(struct ex_flist)) == -1)
 		return nomem(j);
 	ef = (struct ex_feature *)j->exfeat.p;
 	el = (struct ex_flist *)j->exlists.p;
@@ -2141,7 +2141,7 @@ exjson_parse_raw(struct exjson *j, const char *s, size_t n, struct buf *out)
 	m = exjson_unbase64(S(j, v), v->len, (uint8_t *)j->text.p + v->off);
 	if (m < 0)
 		return fail(j, "the string is not base64");
-	if (buf_append(out, j->text.p + v->off, (size_t)m) == -1)
+	if (rp_buf_append(out, j->text.p + v->off, (size_t)m) == -1)
 		return nomem(j);
 	return 0;
 }

@@ -78,7 +78,7 @@
  *	// payload -> JSON
  *	if (exjson_payload(&j, p, n, EX_TYPE_AUTO, &line) == -1)
  *		die("%s: record %ju: %s", name, nrec, exjson_strerror(&j));
- *	buf_putc(&line, '\n');
+ *	rp_buf_putc(&line, '\n');
  *	// JSON -> payload
  *	if (exjson_parse(&j, text, textlen, EX_TYPE_AUTO, &rec) == -1)
  *		die("%s: line %ju: %s", name, lineno, exjson_strerror(&j));

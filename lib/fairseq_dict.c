@@ -760,7 +760,7 @@ fqd_save(const struct fqd *d, struct buf *out)
 		int k = snprintf(num, sizeof num, " %llu\n",
 		    (unsigned long long)e->count);
 
-		if (buf_reserve(out, e->len + (size_t)k) == -1)
+		if (rp_buf_reserve(out, e->len + (size_t)k) == -1)
 			return -1;
 		memcpy(out->p + out->len, d->pool + e->off, e->len);
 		memcpy(out->p + out->len + e->len, num, (size_t)k);
@@ -924,13 +924,13 @@ fqd_load(const uint8_t *p, size_t n, char *err, size_t errlen)
 		k = (size_t)(sp - s);
 		/* fairseq keeps a negative count as it is; so do the ids */
 		if (push(d, s, k, (uint64_t)cnt, fqd_hash(d, s, k)) == -1 ||
-		    buf_append(&over, &overwrite, 1) == -1) {
-			buf_free(&over);
+		    rp_buf_append(&over, &overwrite, 1) == -1) {
+			rp_buf_free(&over);
 			return load_fail(d, err, errlen, "%s", strerror(errno));
 		}
 	}
 	if (rehash(d, d->n, first) == -1) {
-		buf_free(&over);
+		rp_buf_free(&over);
 		return load_fail(d, err, errlen, "%s", strerror(errno));
 	}
 	for (id = first; id < d->n; id++) {
@@ -949,7 +949,7 @@ fqd_load(const uint8_t *p, size_t n, char *err, size_t errlen)
 		}
 		d->slot[slot] = (e->hash >> 32) << 32 | (uint64_t)(id + 1);
 	}
-	buf_free(&over);
+	rp_buf_free(&over);
 	if (bad != 0) {
 		errno = EINVAL;
 		return load_fail(d, err, errlen, "%s", why);

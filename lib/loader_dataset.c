@@ -35,10 +35,10 @@ ld_read_file(const char *path, char **text, size_t *n)
 {
 	struct buf b = { 0 };
 
-	if (buf_read_file(&b, path, SIZE_MAX) == -1 || buf_putc(&b, '\0') == -1) {
+	if (rp_buf_read_file(&b, path, SIZE_MAX) == -1 || rp_buf_putc(&b, '\0') == -1) {
 		int e = errno;
 
-		buf_free(&b);
+		rp_buf_free(&b);
 		errno = e;
 		return -1;
 	}

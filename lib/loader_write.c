@@ -69,7 +69,7 @@ put_base64(struct buf *b, const uint8_t *p, size_t n)
 	size_t m = 4 * ((n + 2) / 3);
 	char *q;
 
-	if (buf_reserve(b, m + 2) == -1)
+	if (rp_buf_reserve(b, m + 2) == -1)
 		return -1;
 	q = (char *)b->p + b->len;
 	*q++ = '"';
@@ -85,7 +85,7 @@ put_i64(struct buf *b, int64_t v)
 	char s[24];
 
 	snprintf(s, sizeof s, "%" PRId64, v);
-	return buf_puts(b, s);
+	return rp_buf_puts(b, s);
 }
 
 int
@@ -94,7 +94,7 @@ ld_write_json(struct loader *l, struct buf *b)
 	const struct ld_config *cf = l->cf;
 	char s[40];
 
-	if (buf_putc(b, '{') == -1)
+	if (rp_buf_putc(b, '{') == -1)
 		return -1;
 	for (size_t i = 0; i < cf->nt; i++) {
 		const struct ld_out *o = &l->out[i];
@@ -102,20 +102,20 @@ ld_write_json(struct loader *l, struct buf *b)
 		int b64;
 
 		ld_out_ready(l, i);
-		if ((i && buf_putc(b, ',') == -1) ||
+		if ((i && rp_buf_putc(b, ',') == -1) ||
 		    json_string_out(b, (const uint8_t *)cf->t[i].name,
 		    strlen(cf->t[i].name)) == -1 ||
-		    buf_puts(b, ":{\"dtype\":\"") == -1 ||
-		    buf_puts(b, mf_dtype_name(dt)) == -1 ||
-		    buf_puts(b, "\",\"shape\":[") == -1)
+		    rp_buf_puts(b, ":{\"dtype\":\"") == -1 ||
+		    rp_buf_puts(b, mf_dtype_name(dt)) == -1 ||
+		    rp_buf_puts(b, "\",\"shape\":[") == -1)
 			return -1;
 		for (int d = 0; d < o->rank; d++)
-			if ((d && buf_putc(b, ',') == -1) || put_i64(b, o->shape[d]) == -1)
+			if ((d && rp_buf_putc(b, ',') == -1) || put_i64(b, o->shape[d]) == -1)
 				return -1;
 		b64 = dt == MF_STRING && strings_base64(l, i, o->n);
-		if ((b64 && buf_puts(b, "],\"encoding\":\"base64") == -1) ||
-		    buf_puts(b, b64 ? "\",\"values\":[" : "],\"values\":[") == -1 ||
-		    buf_reserve(b, o->n * 12) == -1)
+		if ((b64 && rp_buf_puts(b, "],\"encoding\":\"base64") == -1) ||
+		    rp_buf_puts(b, b64 ? "\",\"values\":[" : "],\"values\":[") == -1 ||
+		    rp_buf_reserve(b, o->n * 12) == -1)
 			return -1;
 		for (size_t k = 0; k < o->n; k++) {
 			union ld_cell cv = get_cell(vals_of(l, i, k / (o->per ?
@@ -123,7 +123,7 @@ ld_write_json(struct loader *l, struct buf *b)
 			const union ld_cell *c = &cv;
 			int r;
 
-			if (k && buf_putc(b, ',') == -1)
+			if (k && rp_buf_putc(b, ',') == -1)
 				return -1;
 			switch (dt) {
 			case MF_STRING:
@@ -131,21 +131,21 @@ ld_write_json(struct loader *l, struct buf *b)
 				    exjson_put_string(b, c->s->p, c->s->n);
 				break;
 			case MF_BOOL:
-				r = buf_puts(b, c->i ? "true" : "false");
+				r = rp_buf_puts(b, c->i ? "true" : "false");
 				break;
 			case MF_UINT64:
 				snprintf(s, sizeof s, "%" PRIu64, (uint64_t)c->i);
-				r = buf_puts(b, s);
+				r = rp_buf_puts(b, s);
 				break;
 			case MF_FLOAT16:
 			case MF_FLOAT32:
 			case MF_FLOAT64:
 				if (!isfinite(c->f))
-					r = buf_puts(b, "null");
+					r = rp_buf_puts(b, "null");
 				else {
 					snprintf(s, sizeof s, dt == MF_FLOAT64 ?
 					    "%.17g" : "%.9g", c->f);
-					r = buf_puts(b, s);
+					r = rp_buf_puts(b, s);
 				}
 				break;
 			default:
@@ -155,29 +155,29 @@ ld_write_json(struct loader *l, struct buf *b)
 			if (r == -1)
 				return -1;
 		}
-		if (buf_putc(b, ']') == -1)
+		if (rp_buf_putc(b, ']') == -1)
 			return -1;
 		if (o->bnd) {
-			if (buf_puts(b, ",\"boundaries\":[") == -1)
+			if (rp_buf_puts(b, ",\"boundaries\":[") == -1)
 				return -1;
 			for (size_t e = 0; e < (size_t)o->shape[0]; e++) {
-				if ((e && buf_putc(b, ',') == -1) || buf_putc(b, '[') == -1)
+				if ((e && rp_buf_putc(b, ',') == -1) || rp_buf_putc(b, '[') == -1)
 					return -1;
 				for (size_t k = 0; k < o->bw &&
 				    o->bnd[e * o->bw + k] >= 0; k++)
-					if ((k && buf_putc(b, ',') == -1) ||
+					if ((k && rp_buf_putc(b, ',') == -1) ||
 					    put_i64(b, o->bnd[e * o->bw + k]) == -1)
 						return -1;
-				if (buf_putc(b, ']') == -1)
+				if (rp_buf_putc(b, ']') == -1)
 					return -1;
 			}
-			if (buf_putc(b, ']') == -1)
+			if (rp_buf_putc(b, ']') == -1)
 				return -1;
 		}
-		if (buf_putc(b, '}') == -1)
+		if (rp_buf_putc(b, '}') == -1)
 			return -1;
 	}
-	return buf_puts(b, "}\n");
+	return rp_buf_puts(b, "}\n");
 }
 
 /* One feature of the Example a batch becomes. */
@@ -250,7 +250,7 @@ narrow(uint8_t *restrict q, const union ld_cell *restrict c, size_t n)
 		uint32_t u;
 
 		memcpy(&u, &f, 4);
-		put_le32(q, u);
+		rp_put_le32(q, u);
 	}
 #endif
 }
@@ -267,7 +267,7 @@ put_f32(uint8_t *restrict q, const float *restrict f, size_t n)
 		uint32_t u;
 
 		memcpy(&u, &f[i], 4);
-		put_le32(q, u);
+		rp_put_le32(q, u);
 	}
 #endif
 }
@@ -408,22 +408,22 @@ write_example(struct loader *l, struct buf *b, int gath)
 			pay = 4 * n;
 		else if (x->kind == EX_INT64)
 			for (i = 0; i < n; i++)
-				pay += pb_varint_size((uint64_t)xint(l, x, i));
+				pay += ex_varint_size((uint64_t)xint(l, x, i));
 		else if (x->kind == EX_BYTES)
 			for (i = 0; i < n; i++)
-				pay += pb_ld_size(cells_of(l, x->tensor,
+				pay += ex_ld_size(cells_of(l, x->tensor,
 				    i / o->per)[i % o->per].s->n);
 		fs += ex_entry_sizes(&x->sz, kl, ex_feature_sizes(&x->sz,
 		    x->kind, pay));
 	}
-	if (buf_reserve(b, pb_ld_size(fs)) == -1) {
+	if (rp_buf_reserve(b, ex_ld_size(fs)) == -1) {
 		free(xf);
 		return -1;
 	}
 	q = from = b->p + b->len;	/* b does not move from here on */
 	l->niov = 0;
 	l->crc = 0;
-	q = pb_put_ld(q, 0x0a, fs);
+	q = ex_put_ld(q, 0x0a, fs);
 	for (k = 0; k < nx; k++) {
 		const struct xfeat *x = &xf[k];
 		const struct ld_out *o = &l->out[x->tensor];
@@ -437,7 +437,7 @@ write_example(struct loader *l, struct buf *b, int gath)
 				const struct ld_str *st =
 				    cells_of(l, x->tensor, i / o->per)[i % o->per].s;
 
-				q = pb_put_ld(q, 0x0a, st->n);
+				q = ex_put_ld(q, 0x0a, st->n);
 				memcpy(q, st->p, st->n);
 				q += st->n;
 			}
@@ -474,7 +474,7 @@ write_example(struct loader *l, struct buf *b, int gath)
 				}
 		} else
 			for (i = 0; i < n; i++)
-				q = pb_put_varint(q, (uint64_t)xint(l, x, i));
+				q = ex_put_varint(q, (uint64_t)xint(l, x, i));
 	}
 	b->len = (size_t)(q - b->p);
 	free(xf);

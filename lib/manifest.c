@@ -949,22 +949,22 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 	if (r == 0) {
 		/* one feature a line */
 		s = json_dumps(json_object_get(o, "compression"), JSON_ENCODE_ANY);
-		r = s == NULL || buf_puts(out, "{\n  \"compression\": ") == -1 ||
-		    buf_puts(out, s) == -1 ? -1 : 0;
+		r = s == NULL || rp_buf_puts(out, "{\n  \"compression\": ") == -1 ||
+		    rp_buf_puts(out, s) == -1 ? -1 : 0;
 		free(s);
-		if (r == 0 && buf_puts(out, seq ?
+		if (r == 0 && rp_buf_puts(out, seq ?
 		    ",\n  \"allow_var_len\": true,\n  \"features\": [\n" :
 		    ",\n  \"allow_var_len\": false,\n  \"features\": [\n") == -1)
 			r = -1;
 		for (size_t i = 0; r == 0 && i < json_array_size(feats); i++) {
 			s = json_dumps(json_array_get(feats, i), JSON_PRESERVE_ORDER);
-			if (s == NULL || buf_puts(out, "    ") == -1 ||
-			    buf_puts(out, s) == -1 || buf_puts(out, i + 1 <
+			if (s == NULL || rp_buf_puts(out, "    ") == -1 ||
+			    rp_buf_puts(out, s) == -1 || rp_buf_puts(out, i + 1 <
 			    json_array_size(feats) ? ",\n" : "\n") == -1)
 				r = -1;
 			free(s);
 		}
-		if (r == 0 && buf_puts(out, "  ]\n}\n") == -1)
+		if (r == 0 && rp_buf_puts(out, "  ]\n}\n") == -1)
 			r = -1;
 		if (r == -1 && err[0] == '\0')
 			snprintf(err, errlen, "a feature name is not UTF-8, "

@@ -142,17 +142,17 @@ mmidx_load_i64(enum mmidx_dtype t, const uint8_t *p, uint64_t k)
 	case MMIDX_INT8:	return (int8_t)p[k];
 	case MMIDX_INT16:	return (int16_t)(p[2 * k] | p[2 * k + 1] << 8);
 	case MMIDX_UINT16:	return (uint16_t)(p[2 * k] | p[2 * k + 1] << 8);
-	case MMIDX_INT32:	return (int32_t)le32(p + 4 * k);
-	case MMIDX_UINT32:	return le32(p + 4 * k);
+	case MMIDX_INT32:	return (int32_t)rp_le32(p + 4 * k);
+	case MMIDX_UINT32:	return rp_le32(p + 4 * k);
 	case MMIDX_INT64:
-	case MMIDX_UINT64:	return (int64_t)le64(p + 8 * k);
+	case MMIDX_UINT64:	return (int64_t)rp_le64(p + 8 * k);
 	case MMIDX_FLOAT32: {
-		float f = f32_of(le32(p + 4 * k));
+		float f = f32_of(rp_le32(p + 4 * k));
 		return f != f ? 0 : f >= 0x1p63f ? INT64_MAX :
 		    f < -0x1p63f ? INT64_MIN : (int64_t)f;
 	}
 	case MMIDX_FLOAT64: {
-		double d = f64_of(le64(p + 8 * k));
+		double d = f64_of(rp_le64(p + 8 * k));
 		return d != d ? 0 : d >= 0x1p63 ? INT64_MAX :
 		    d < -0x1p63 ? INT64_MIN : (int64_t)d;
 	}
@@ -184,16 +184,16 @@ mmidx_load_i64s(enum mmidx_dtype t, const uint8_t *p, uint64_t n, int64_t *out)
 		break;
 	case MMIDX_INT32:
 		for (k = 0; k < n; k++)
-			out[k] = (int32_t)le32(p + 4 * k);
+			out[k] = (int32_t)rp_le32(p + 4 * k);
 		break;
 	case MMIDX_UINT32:
 		for (k = 0; k < n; k++)
-			out[k] = le32(p + 4 * k);
+			out[k] = rp_le32(p + 4 * k);
 		break;
 	case MMIDX_INT64:
 	case MMIDX_UINT64:
 		for (k = 0; k < n; k++)
-			out[k] = (int64_t)le64(p + 8 * k);
+			out[k] = (int64_t)rp_le64(p + 8 * k);
 		break;
 	default:
 		for (k = 0; k < n; k++)
@@ -205,22 +205,22 @@ mmidx_load_i64s(enum mmidx_dtype t, const uint8_t *p, uint64_t n, int64_t *out)
 uint64_t
 mmidx_load_u64(const uint8_t *p, uint64_t k)
 {
-	return le64(p + 8 * k);
+	return rp_le64(p + 8 * k);
 }
 
 float
 mmidx_load_f32(const uint8_t *p, uint64_t k)
 {
-	return f32_of(le32(p + 4 * k));
+	return f32_of(rp_le32(p + 4 * k));
 }
 
 double
 mmidx_load_f64(enum mmidx_dtype t, const uint8_t *p, uint64_t k)
 {
 	switch (t) {
-	case MMIDX_FLOAT32:	return f32_of(le32(p + 4 * k));
-	case MMIDX_FLOAT64:	return f64_of(le64(p + 8 * k));
-	case MMIDX_UINT64:	return (double)le64(p + 8 * k);
+	case MMIDX_FLOAT32:	return f32_of(rp_le32(p + 4 * k));
+	case MMIDX_FLOAT64:	return f64_of(rp_le64(p + 8 * k));
+	case MMIDX_UINT64:	return (double)rp_le64(p + 8 * k);
 	default:		return (double)mmidx_load_i64(t, p, k);
 	}
 }
@@ -291,7 +291,7 @@ detect(struct mmidx *m, enum mmidx_layout want, char *err, size_t errlen)
 	if (want != MMIDX_FAIRSEQ && have_d) {
 		uint64_t room = s - MMIDX_MEGATRON_HDR, rest;
 
-		d = le64(m->idx + 26);
+		d = rp_le64(m->idx + 26);
 		if (n <= room / 12) {
 			rest = room - 12 * n;
 			if (rest % 8 == 0 && rest / 8 == d)
@@ -434,13 +434,13 @@ parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
 		    m->idxpath, m->idxlen);
 		return -1;
 	}
-	if (le64(m->idx + 9) != 1) {
+	if (rp_le64(m->idx + 9) != 1) {
 		rp_seterr(err, errlen, "%s: version %ju, expected 1", m->idxpath,
-		    (uintmax_t)le64(m->idx + 9));
+		    (uintmax_t)rp_le64(m->idx + 9));
 		return -1;
 	}
 	m->code = m->idx[17];
-	m->n = le64(m->idx + 18);
+	m->n = rp_le64(m->idx + 18);
 	if (detect(m, layout, err, errlen) == -1)
 		return -1;
 	if ((t = mmidx_dtype_from_code(m->layout, m->code)) == -1) {
@@ -467,15 +467,15 @@ parse_idx(struct mmidx *m, enum mmidx_layout layout, char *err, size_t errlen)
 			    "start with 0)", m->idxpath);
 			return -1;
 		}
-		if (le64(m->docs) != 0) {
+		if (rp_le64(m->docs) != 0) {
 			rp_seterr(err, errlen, "%s: document_indices start at %jd, "
-			    "not 0", m->idxpath, (intmax_t)le64(m->docs));
+			    "not 0", m->idxpath, (intmax_t)rp_le64(m->docs));
 			return -1;
 		}
-		if (le64(m->docs + 8 * (m->ndoc - 1)) != m->n) {
+		if (rp_le64(m->docs + 8 * (m->ndoc - 1)) != m->n) {
 			rp_seterr(err, errlen, "%s: document_indices end at %jd, "
 			    "expected the sequence count %ju", m->idxpath,
-			    (intmax_t)le64(m->docs + 8 * (m->ndoc - 1)),
+			    (intmax_t)rp_le64(m->docs + 8 * (m->ndoc - 1)),
 			    (uintmax_t)m->n);
 			return -1;
 		}
@@ -560,7 +560,7 @@ int mmidx_bin_fd(const struct mmidx *m) { return m->binlen ? m->binfd : -1; }
 int32_t
 mmidx_raw_size(const struct mmidx *m, uint64_t i)
 {
-	return (int32_t)le32(m->sizes + 4 * i);
+	return (int32_t)rp_le32(m->sizes + 4 * i);
 }
 
 void
@@ -572,20 +572,20 @@ mmidx_raw_sizes(const struct mmidx *m, uint64_t first, size_t k, int32_t *out)
 	memcpy(out, p, k * sizeof *out);
 #else
 	for (size_t i = 0; i < k; i++)
-		out[i] = (int32_t)le32(p + 4 * i);
+		out[i] = (int32_t)rp_le32(p + 4 * i);
 #endif
 }
 
 int64_t
 mmidx_raw_pointer(const struct mmidx *m, uint64_t i)
 {
-	return (int64_t)le64(m->ptrs + 8 * i);
+	return (int64_t)rp_le64(m->ptrs + 8 * i);
 }
 
 int64_t
 mmidx_doc_index(const struct mmidx *m, uint64_t i)
 {
-	return (int64_t)le64(m->docs + 8 * i);
+	return (int64_t)rp_le64(m->docs + 8 * i);
 }
 
 int
@@ -668,8 +668,8 @@ mmidx_spans(const struct mmidx *m, const uint64_t *idx, size_t k,
 
 		if (i >= m->n)
 			return j;
-		size = (int32_t)le32(m->sizes + 4 * i);
-		ptr = (int64_t)le64(m->ptrs + 8 * i);
+		size = (int32_t)rp_le32(m->sizes + 4 * i);
+		ptr = (int64_t)rp_le64(m->ptrs + 8 * i);
 		if (!entry_fits(m, size, ptr))
 			return j;
 		out[j].n = (uint64_t)size;
@@ -704,7 +704,7 @@ mmidx_prefetch_tokens(const struct mmidx *m, uint64_t i)
 {
 	uint64_t ptr;
 
-	if (i < m->n && (ptr = le64(m->ptrs + 8 * i)) < m->binlen)
+	if (i < m->n && (ptr = rp_le64(m->ptrs + 8 * i)) < m->binlen)
 		__builtin_prefetch(m->bin + ptr);
 }
 
@@ -735,7 +735,7 @@ mmidx_verify(struct mmidx *m)
 		return -1;
 	}
 	for (uint64_t j = 0; j < m->ndoc; j++) {
-		uint64_t d = le64(m->docs + 8 * j);
+		uint64_t d = rp_le64(m->docs + 8 * j);
 
 		if (d < prev || d > m->n) {
 			snprintf(m->err, sizeof m->err, "%s: document_indices[%ju] "
@@ -967,7 +967,7 @@ has_pad(enum mmidx_dtype t, const uint8_t *p, size_t n)
 	case MMIDX_INT32:
 	case MMIDX_UINT32:
 		for (j = 0; j < n; j++)
-			hit |= le32(p + 4 * j) == 1;
+			hit |= rp_le32(p + 4 * j) == 1;
 		return hit != 0;
 	default:
 		for (j = 0; j < n; j++)
@@ -1155,19 +1155,19 @@ put_ints(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t k)
 	case MMIDX_INT32:
 	case MMIDX_UINT32:
 		for (j = 0; j < k; j++)
-			put_le32(q + 4 * j, (uint32_t)v[j]);
+			rp_put_le32(q + 4 * j, (uint32_t)v[j]);
 		break;
 	case MMIDX_INT64:
 	case MMIDX_UINT64:
 		for (j = 0; j < k; j++)
-			put_le64(q + 8 * j, (uint64_t)v[j]);
+			rp_put_le64(q + 8 * j, (uint64_t)v[j]);
 		break;
 	case MMIDX_FLOAT32:
 		for (j = 0; j < k; j++) {
 			float f = (float)v[j];
 			uint32_t u;
 			memcpy(&u, &f, 4);
-			put_le32(q + 4 * j, u);
+			rp_put_le32(q + 4 * j, u);
 		}
 		break;
 	case MMIDX_FLOAT64:
@@ -1175,7 +1175,7 @@ put_ints(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t k)
 			double d = (double)v[j];
 			uint64_t u;
 			memcpy(&u, &d, 8);
-			put_le64(q + 8 * j, u);
+			rp_put_le64(q + 8 * j, u);
 		}
 		break;
 	default:
@@ -1205,7 +1205,7 @@ store_checked(enum mmidx_dtype t, uint8_t *q, const int64_t *v, size_t n)
 	case MMIDX_INT32:
 		for (j = 0; j < n; j++) {
 			bad |= ((uint64_t)v[j] + 0x80000000u) >> 32;
-			put_le32(q + 4 * j, (uint32_t)v[j]);
+			rp_put_le32(q + 4 * j, (uint32_t)v[j]);
 		}
 		break;
 	default:
@@ -1478,11 +1478,11 @@ add_floats(struct mmidx_builder *b, const float *vf, const double *vd,
 			float f = (float)d;
 			uint32_t u;
 			memcpy(&u, &f, 4);
-			put_le32(b->obuf + b->olen, u);
+			rp_put_le32(b->obuf + b->olen, u);
 		} else {
 			uint64_t u;
 			memcpy(&u, &d, 8);
-			put_le64(b->obuf + b->olen, u);
+			rp_put_le64(b->obuf + b->olen, u);
 		}
 		b->olen += b->esize;
 	}
@@ -1545,7 +1545,7 @@ mmidx_builder_range(struct mmidx_builder *b, int64_t *min, int64_t *max)
 		/* whole tokens; a short read goes on from the last one */
 		k = (size_t)got - (size_t)got % 8;
 		for (size_t j = 0; j < k; j += 8) {
-			int64_t x = (int64_t)le64(buf + j);
+			int64_t x = (int64_t)rp_le64(buf + j);
 
 			lo = x < lo ? x : lo;
 			hi = x > hi ? x : hi;
@@ -1595,7 +1595,7 @@ mmidx_builder_narrow(struct mmidx_builder *b, enum mmidx_dtype t)
 		k = (size_t)got - (size_t)got % 8;
 		m = k / 8;
 		for (size_t j = 0; j < m; j++) {
-			int64_t x = (int64_t)le64(buf + 8 * j);
+			int64_t x = (int64_t)rp_le64(buf + 8 * j);
 
 			if (x < int_lo[t] || x > int_hi[t]) {
 				free(buf);
@@ -1738,7 +1738,7 @@ mmidx_append(struct mmidx_builder *b, struct mmidx *src)
 		    sizeof *b->docs) == -1)
 			return berr(b, "%s", strerror(errno));
 		for (uint64_t j = 1; j < src->ndoc; j++)
-			b->docs[b->ndoc++] = base + le64(src->docs + 8 * j);
+			b->docs[b->ndoc++] = base + rp_le64(src->docs + 8 * j);
 	}
 	return 0;
 }
@@ -1784,11 +1784,11 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 	if (mmidx_doc_open(b) && mmidx_end_document(b) == -1)
 		return -1;
 	memcpy(h, MMIDX_MAGIC, 9);
-	put_le64(h + 9, 1);
+	rp_put_le64(h + 9, 1);
 	h[17] = (uint8_t)mmidx_dtype_code(b->layout, b->dtype);
-	put_le64(h + 18, b->n);
+	rp_put_le64(h + 18, b->n);
 	if (mm)
-		put_le64(h + 26, b->docs != NULL ? b->ndoc : b->n + 1);
+		rp_put_le64(h + 26, b->docs != NULL ? b->ndoc : b->n + 1);
 	if (iput(b, idxfd, h, mm ? MMIDX_MEGATRON_HDR : MMIDX_FAIRSEQ_HDR) == -1)
 		return -1;
 	/* The sizes, then the pointers, as much as the buffer holds at a time. */
@@ -1802,7 +1802,7 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 		if (e > b->n)
 			e = b->n;
 		for (q = b->obuf + b->olen; i < e; i++, q += 4)
-			put_le32(q, (uint32_t)b->sizes[i]);
+			rp_put_le32(q, (uint32_t)b->sizes[i]);
 		b->olen = (size_t)(q - b->obuf);
 	}
 	for (i = 0; i < b->n; ) {
@@ -1815,7 +1815,7 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 		if (e > b->n)
 			e = b->n;
 		for (q = b->obuf + b->olen; i < e; i++, q += 8) {
-			put_le64(q, ptr);
+			rp_put_le64(q, ptr);
 			ptr += (uint64_t)b->sizes[i] * b->esize;
 		}
 		b->olen = (size_t)(q - b->obuf);
@@ -1823,7 +1823,7 @@ mmidx_finish(struct mmidx_builder *b, int idxfd)
 	if (mm) {
 		uint64_t nd = b->docs != NULL ? b->ndoc : b->n + 1;
 		for (i = 0; i < nd; i++) {
-			put_le64(v, b->docs != NULL ? b->docs[i] : i);
+			rp_put_le64(v, b->docs != NULL ? b->docs[i] : i);
 			if (iput(b, idxfd, v, 8) == -1)
 				return -1;
 		}

@@ -31,23 +31,23 @@ mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t, int json,
 	if (!json)
 		return 0;
 	/* The feature name as a JSON string: the key of every line. */
-	rc = buf_puts(&b, "{\"");
+	rc = rp_buf_puts(&b, "{\"");
 	for (const char *s = feature; *s != '\0' && rc == 0; s++) {
 		unsigned char c = (unsigned char)*s;
 		char u[8];
 
 		if (c < 0x20) {
 			snprintf(u, sizeof u, "\\u%04x", c);
-			rc = buf_puts(&b, u);
+			rc = rp_buf_puts(&b, u);
 		} else {
 			if (c == '"' || c == '\\')
-				rc = buf_putc(&b, '\\');
+				rc = rp_buf_putc(&b, '\\');
 			if (rc == 0)
-				rc = buf_putc(&b, c);
+				rc = rp_buf_putc(&b, c);
 		}
 	}
-	if (rc == -1 || buf_puts(&b, "\":[") == -1) {
-		buf_free(&b);
+	if (rc == -1 || rp_buf_puts(&b, "\":[") == -1) {
+		rp_buf_free(&b);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -239,11 +239,11 @@ mmidx_text_put(const struct mmidx_text *x, char *q, const uint8_t *p,
 		break;
 	case MMIDX_INT32:
 		for (k = k0; k < k1; k++)
-			q = put_int(q, (int32_t)le32(p + 4 * k), sep);
+			q = put_int(q, (int32_t)rp_le32(p + 4 * k), sep);
 		break;
 	case MMIDX_UINT32:
 		for (k = k0; k < k1; k++)
-			q = put_int(q, le32(p + 4 * k), sep);
+			q = put_int(q, rp_le32(p + 4 * k), sep);
 		break;
 	case MMIDX_INT64:
 		for (k = k0; k < k1; k++)

@@ -118,7 +118,7 @@ chain_ok(struct win *w, uint64_t y)
 			return -1;
 		if (k < 12 || !rec_header_ok(q))
 			return 0;
-		len = le64(q);
+		len = rp_le64(q);
 		if (len > size - pos - 16)
 			return 0;
 		crc = 0;
@@ -134,7 +134,7 @@ chain_ok(struct win *w, uint64_t y)
 		}
 		if ((k = win_get(w, at, 4, &q)) == -1)
 			return -1;
-		if (k < 4 || le32(q) != crc32c_mask(crc))
+		if (k < 4 || rp_le32(q) != crc32c_mask(crc))
 			return 0;
 		pos = at + 4;
 		nrec++;
@@ -167,7 +167,7 @@ align_records(const struct part_op *op, uint64_t x, uint64_t *at)
 			break;
 		for (i = 0; i + 16 <= (size_t)k; i++) {
 			/* The length must fit in the file before a CRC is worth it. */
-			len = le64(h + i);
+			len = rp_le64(h + i);
 			if (len > size - (y + i) - 16 || !rec_header_ok(h + i))
 				continue;
 			if ((ok = chain_ok(&chain, y + i)) == -1) {

@@ -359,7 +359,7 @@ is_zlib_header(const uint8_t *p)
 int
 rec_header_ok(const uint8_t h[12])
 {
-	return le32(h + 8) == crc32c_mask(crc32c_8(h));
+	return rp_le32(h + 8) == crc32c_mask(crc32c_8(h));
 }
 
 enum rec_comp
@@ -608,7 +608,7 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 	if (!rec_header_ok(h))
 		return fail(r, REC_BAD_LEN_CRC, "length CRC mismatch%s",
 		    compression_hint(r));
-	len = le64(h);
+	len = rp_le64(h);
 	if (len > UINT64_MAX - 16)
 		return fail(r, REC_TRUNC_RECORD,
 		    "length %llu is impossible", (unsigned long long)len);
@@ -650,7 +650,7 @@ rec_read(struct rec_reader *r, const uint8_t **p, size_t *n)
 		    (unsigned long long)(got > 12 ? got - 12 : 0));
 	h = r->buf + r->pos;
 	if (!(r->flags & REC_NO_CRC) && !rec_data_ok(h + 12, (size_t)len,
-	    le32(h + 12 + len)))
+	    rp_le32(h + 12 + len)))
 		return fail(r, REC_BAD_DATA_CRC, "%s", rec_data_crc_msg);
 	r->pos += (size_t)total;
 	r->index++;
@@ -681,7 +681,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 		while (r->err == REC_OK && r->started && (size_t)k < max &&
 		    got < want && avail >= 12) {
 			h = r->buf + pos;
-			len = le64(h);
+			len = rp_le64(h);
 			if (len > avail - 12 || avail - 12 - len < 4 ||
 			    !rec_header_ok(h) || (!r->seekable && len > r->max_len))
 				break;	/* rec_read() says what is wrong */
@@ -695,7 +695,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			k++;
 		}
 		if (pos > from) {
-			if (buf_append(out, r->buf + from, pos - from) == -1) {
+			if (rp_buf_append(out, r->buf + from, pos - from) == -1) {
 				/* The fault is at the first record not returned. */
 				r->index -= (uint64_t)(k - k0);
 				r->offset = r->base + from;
@@ -721,7 +721,7 @@ rec_read_framed(struct rec_reader *r, struct buf *out, size_t want, size_t max)
 			break;
 		if (rc == -1)
 			return k > 0 ? k : -1;
-		if (buf_append(out, p - 12, n + 16) == -1) {
+		if (rp_buf_append(out, p - 12, n + 16) == -1) {
 			r->index--;	/* not returned after all */
 			r->errnum = errno;
 			(void)fail(r, REC_ENOMEM, "out of memory for a %zu-byte "
@@ -752,7 +752,7 @@ rec_peek(struct rec_reader *r, uint64_t *len)
 	}
 	if (got < 12 || !rec_header_ok(r->buf + r->pos))
 		return got == 0 ? 0 : -1;
-	*len = le64(r->buf + r->pos);
+	*len = rp_le64(r->buf + r->pos);
 	return 1;
 }
 
@@ -773,7 +773,7 @@ rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len)
 	from = r->offset;
 	/* A bad payload under a good header: the record's extent is known. */
 	if (r->err == REC_BAD_DATA_CRC) {
-		len = le64(r->buf + r->pos);
+		len = rp_le64(r->buf + r->pos);
 		r->pos += (size_t)len + 16;
 	} else
 		r->pos++;
@@ -792,14 +792,14 @@ rec_resync(struct rec_reader *r, uint64_t *skip_off, uint64_t *skip_len)
 		}
 		h = r->buf + r->pos;
 		if (rec_header_ok(h)) {
-			len = le64(h);
+			len = rp_le64(h);
 			if (len <= r->max_len && (!r->seekable ||
 			    len + 16 <= r->file_end - (r->base + r->pos))) {
 				if ((got = fill(r, (size_t)len + 16)) == -1)
 					return -1;
 				h = r->buf + r->pos;
 				if ((uint64_t)got == len + 16 &&
-				    le32(h + 12 + len) == crc32c_mask(
+				    rp_le32(h + 12 + len) == crc32c_mask(
 				    crc32c_value(h + 12, (size_t)len)))
 					break;
 			}
@@ -846,8 +846,8 @@ struct rec_writer {
 void
 rec_frame_header(uint8_t out[12], uint64_t n)
 {
-	put_le64(out, n);
-	put_le32(out + 8, crc32c_mask(crc32c_value(out, 8)));
+	rp_put_le64(out, n);
+	rp_put_le32(out + 8, crc32c_mask(crc32c_value(out, 8)));
 }
 
 uint32_t
@@ -953,7 +953,7 @@ rec_write(struct rec_writer *w, const void *p, size_t n)
 	uint8_t h[12], f[4];
 
 	rec_frame_header(h, n);
-	put_le32(f, rec_frame_footer(p, n));
+	rp_put_le32(f, rec_frame_footer(p, n));
 	if (w->comp == REC_NONE && 16 + n <= OUTBUF - w->olen) {
 		memcpy(w->out + w->olen, h, 12);
 		if (n > 0)
@@ -984,7 +984,7 @@ rec_writev(struct rec_writer *w, const struct iovec *iov, size_t n,
 	if (known != NULL)
 		crc = *known;
 	rec_frame_header(h, len);
-	put_le32(f, crc32c_mask(crc));
+	rp_put_le32(f, crc32c_mask(crc));
 	if (w->comp != REC_NONE || 16 + len <= OUTBUF - w->olen) {
 		if (put(w, h, 12) == -1)
 			return -1;
@@ -1054,7 +1054,7 @@ rec_write_end(struct rec_writer *w, size_t n)
 		return rec_write(w, w->side, n);
 	h = w->out + w->olen;
 	rec_frame_header(h, n);
-	put_le32(h + 12 + n, rec_frame_footer(h + 12, n));
+	rp_put_le32(h + 12 + n, rec_frame_footer(h + 12, n));
 	w->olen += 16 + n;
 	return 0;
 }

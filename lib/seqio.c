@@ -1725,14 +1725,14 @@ sq_finish_before(struct sq_conv *c)
 static inline unsigned
 get_short(const uint8_t *p, uint64_t *x)
 {
-	uint64_t w = le64(p);
+	uint64_t w = rp_le64(p);
 	/* The bytes that end a varint; bit 63 only keeps ctz defined. */
 	uint64_t m = (~w & 0x8080808080808080ull) | 1ull << 63;
 	unsigned t = (unsigned)__builtin_ctzll(m);
 
 	if (t > 31)
 		return 0;
-	*x = pb_varint4(w & ((2ull << t) - 1));
+	*x = ex_varint4(w & ((2ull << t) - 1));
 	return (t >> 3) + 1;
 }
 
@@ -1757,7 +1757,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	*big = 0;
 	while (p < e && limit - p >= 8) {
 		if ((k = get_short(p, &x)) == 0) {
-			if (pb_get_varint(&p, e, &x) == -1)
+			if (ex_get_varint(&p, e, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1770,7 +1770,7 @@ get_packed(const uint8_t *p, const uint8_t *e, const uint8_t *limit,
 	qe = tail + (e - p);
 	for (q = tail; q < qe;) {
 		if ((k = get_short(q, &x)) == 0) {
-			if (pb_get_varint(&q, qe, &x) == -1)
+			if (ex_get_varint(&q, qe, &x) == -1)
 				return SIZE_MAX;
 			*big = 1;
 		} else
@@ -1916,11 +1916,11 @@ bytes_setup(struct sq_conv *c)
 		return fail(c, SQ_ENOMEM, "%s", strerror(ENOMEM));
 	for (i = 0, q = c->bpos, off = 0; i < (size_t)c->N; i++) {
 		c->bposoff[i] = (uint32_t)off;
-		q = pb_put_varint(q, i);
+		q = ex_put_varint(q, i);
 		off = (size_t)(q - c->bpos);
 	}
 	c->bposoff[c->N] = (uint32_t)off;
-	c->bboslen = (size_t)(pb_put_varint(c->bbos, (uint64_t)c->bos) - c->bbos);
+	c->bboslen = (size_t)(ex_put_varint(c->bbos, (uint64_t)c->bos) - c->bbos);
 	c->brow.nk = c->nk;
 	c->bfast = 1;
 	return 0;
@@ -2027,17 +2027,17 @@ scan_tokens(const uint8_t *b, const uint8_t *e, const uint8_t *base,
 		return 0;
 	while (!last && (left = (size_t)(e - b)) > 0) {
 		if (left >= 8)
-			w = le64(b);
+			w = rp_le64(b);
 		else {
 			/* The last bytes, filled up with 0x01: no zero, no continuation; not counted. */
 			if ((size_t)(limit - b) >= 8)
-				w = le64(b);
+				w = rp_le64(b);
 			else if ((size_t)(e - base) >= 8)
-				w = le64(e - 8) >> (64 - 8 * left);
+				w = rp_le64(e - 8) >> (64 - 8 * left);
 			else {
 				memset(tail, 0, sizeof tail);
 				memcpy(tail, b, left);
-				w = le64(tail);
+				w = rp_le64(tail);
 			}
 			m = (1ull << (8 * left)) - 1;
 			w = (w & m) | (lo & ~m);
@@ -2087,14 +2087,14 @@ bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
 	int kind, seen[2] = { 0, 0 };
 
 	while (q < end) {
-		if (pb_get_ld(&q, end, 0x0a, &m, &mlen) == -1)
+		if (ex_get_ld(&q, end, 0x0a, &m, &mlen) == -1)
 			return 0;
 		for (end = m + mlen; m < end;) {
-			if (pb_get_ld(&m, end, 0x0a, &e, &elen) == -1)
+			if (ex_get_ld(&m, end, 0x0a, &e, &elen) == -1)
 				return 0;
 			ee = e + elen;
-			if (pb_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-			    pb_get_ld(&e, ee, 0x12, &val, &vlen) == -1 ||
+			if (ex_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
+			    ex_get_ld(&e, ee, 0x12, &val, &vlen) == -1 ||
 			    e != ee)
 				return 0;
 			for (i = 0; i < nin; i++)
@@ -2103,7 +2103,7 @@ bytes_fetch(const struct sq_conv *c, const uint8_t *p, size_t n,
 					break;
 			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
 			if (i == nin) {
-				if (kind == EX_INT64 ? !pb_varints_ok(v.p, v.n) :
+				if (kind == EX_INT64 ? !ex_varints_ok(v.p, v.n) :
 				    kind == -1)
 					return 0;
 				continue;
@@ -2162,7 +2162,7 @@ bytes_to_row(struct sq_conv *c)
 		at = 0;
 		for (s = 0; s < bk->nseg; s++)
 			for (m = 0; m < c->bsv[k][s]; m++, at++) {
-				pb_get_varint(&q, c->bb[k] + bk->nb, &x);
+				ex_get_varint(&q, c->bb[k] + bk->nb, &x);
 				r->tok[k][at] = (int64_t)x;
 				r->pos[k][at] = (int64_t)m;
 			}
@@ -2238,7 +2238,7 @@ sq_push_bytes(struct sq_conv *c, const uint8_t *p, size_t n)
 		/* Positions 0 .. nv - 1: 1 byte below 128, 2 below 16384, else 3. */
 		bk->posb += nv[k] + (nv[k] > 128 ? nv[k] - 128 : 0) +
 		    (nv[k] > 16384 ? nv[k] - 16384 : 0);
-		bk->idb += nv[k] * pb_varint_size(bk->nseg + 1);
+		bk->idb += nv[k] * ex_varint_size(bk->nseg + 1);
 		c->bsv[k][bk->nseg] = (uint32_t)nv[k];
 		c->bsb[k][bk->nseg++] = (uint32_t)nb[k];
 		bk->nb += nb[k];
@@ -2284,7 +2284,7 @@ sq_brow_size(const struct sq_conv *c, struct sq_brow *r)
 		fsz += ex_entry_sizes(&r->sz[i], c->blklen[i],
 		    ex_feature_sizes(&r->sz[i], EX_INT64, brow_list_size(c, r, i)));
 	r->fsz = fsz;
-	return pb_ld_size(fsz);
+	return ex_ld_size(fsz);
 }
 
 /*
@@ -2340,7 +2340,7 @@ brow_list_put(const struct sq_conv *c, const struct sq_brow *r, size_t i,
 				q = fill_run(q, qend, (int)(s + 1), bk->segv[s]);
 			else
 				for (m = 0; m < bk->segv[s]; m++)
-					q = pb_put_varint(q, s + 1);
+					q = ex_put_varint(q, s + 1);
 		break;
 	case BL_POS:
 		for (s = 0; s < bk->nseg; s++)
@@ -2374,7 +2374,7 @@ sq_brow_put(const struct sq_conv *c, const struct sq_brow *r, uint8_t *q)
 	size_t t, i;
 	const uint8_t *qend;
 
-	q = pb_put_ld(q, 0x0a, r->fsz);
+	q = ex_put_ld(q, 0x0a, r->fsz);
 	qend = q + r->fsz;
 	for (t = 0; t < c->nbl; t++) {
 		i = c->blord[t];

@@ -938,7 +938,7 @@ parse_piece(struct pb *b, struct spm_piece *pc, char *err, size_t errlen,
 				break;
 			if (b->end - b->p < 4)
 				goto bad;
-			u = le32(b->p);
+			u = rp_le32(b->p);
 			b->p += 4;
 			memcpy(&pc->score, &u, 4);
 			continue;
@@ -1227,7 +1227,7 @@ norm_init(struct norm *nm, const struct normspec *ns, char *err,
 	nm->escape_ws = ns->escape_ws;
 	if (n == 0)
 		return 0;
-	if (n <= 4 || (tsize = le32(b)) >= n) {
+	if (n <= 4 || (tsize = rp_le32(b)) >= n) {
 		rp_seterr(err, errlen,
 		    "precompiled_charsmap: the blob is broken");
 		return -1;
@@ -1239,7 +1239,7 @@ norm_init(struct norm *nm, const struct normspec *ns, char *err,
 		return -1;
 	}
 	for (i = 0; i < nm->nunits; i++)
-		nm->units[i] = le32(b + 4 + 4 * i);
+		nm->units[i] = rp_le32(b + 4 + 4 * i);
 	nm->str = (const char *)b + 4 + tsize;
 	nm->nstr = n - 4 - tsize;
 	return charsmap_check(nm, err, errlen);
@@ -1495,12 +1495,12 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		}
 	if (n == 0)
 		return 0;
-	if (buf_reserve(out, n * 3 + 8) == -1)
+	if (rp_buf_reserve(out, n * 3 + 8) == -1)
 		return -1;
 	if (!ws_suffix && nm->add_dummy_prefix) {
 		if (mk != NULL && mark_add(mk, 0) == -1)
 			return -1;
-		if (buf_append(out, sp, splen) == -1)
+		if (rp_buf_append(out, sp, splen) == -1)
 			return -1;
 	}
 	prev_space = nm->remove_extra_ws;
@@ -1509,7 +1509,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			uint8_t *o;
 
 			if (out->cap - out->len < 3 * n + 8 &&
-			    buf_reserve(out, 3 * n + 8) == -1)
+			    rp_buf_reserve(out, 3 * n + 8) == -1)
 				return -1;
 			if (mk != NULL && mk->cap - mk->n < n) {
 				uint32_t *q = realloc(mk->p, (mk->n + n + 256) * sizeof(*q));
@@ -1537,7 +1537,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			if (r < n && p[r] >= 0x80)
 				r--;
 			if (r > 0) {
-				if (out->cap - out->len < r && buf_reserve(out, r) == -1)
+				if (out->cap - out->len < r && rp_buf_reserve(out, r) == -1)
 					return -1;
 				memcpy(out->p + out->len, p, r);
 				out->len += r;
@@ -1553,7 +1553,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			uint8_t c = nm->fout[p[0]] != NULL ?
 			    (uint8_t)nm->fout[p[0]][0] : p[0];
 
-			if (out->cap - out->len < 3 && buf_reserve(out, 3) == -1)
+			if (out->cap - out->len < 3 && rp_buf_reserve(out, 3) == -1)
 				return -1;
 			if (c != ' ') {
 				out->p[out->len++] = c;
@@ -1583,7 +1583,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		}
 		if (sl > 0) {
 			if (out->cap - out->len < sl * 3 &&
-			    buf_reserve(out, sl * 3) == -1)
+			    rp_buf_reserve(out, sl * 3) == -1)
 				return -1;
 			for (i = 0; i < sl; i++)
 				if (nm->escape_ws && s[i] == ' ') {
@@ -1612,7 +1612,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 	if (mk != NULL)
 		while (mk->n > 0 && mk->p[mk->n - 1] >= out->len)
 			mk->n--;
-	if (ws_suffix && nm->add_dummy_prefix && buf_append(out, sp, splen) == -1)
+	if (ws_suffix && nm->add_dummy_prefix && rp_buf_append(out, sp, splen) == -1)
 		return -1;
 	return 0;
 }
@@ -2157,7 +2157,7 @@ spm_model_load(const char *path, int extra_ids, char *err, size_t errlen)
 {
 	struct buf b = { 0 };
 
-	if (buf_read_file(&b, path, SPM_MAX_MODEL) == -1) {
+	if (rp_buf_read_file(&b, path, SPM_MAX_MODEL) == -1) {
 		if (errno == EFBIG)
 			rp_seterr(err, errlen,
 			    "larger than %lu bytes", SPM_MAX_MODEL);
@@ -2165,7 +2165,7 @@ spm_model_load(const char *path, int extra_ids, char *err, size_t errlen)
 			rp_seterr(err, errlen, "out of memory");
 		else
 			rp_seterr(err, errlen, "%s", strerror(errno));
-		buf_free(&b);
+		rp_buf_free(&b);
 		return NULL;
 	}
 	if (b.p == NULL && (b.p = malloc(1)) == NULL) {
@@ -2401,8 +2401,8 @@ spm_enc_free(struct spm_enc *e)
 {
 	if (e == NULL)
 		return;
-	buf_free(&e->nb);
-	buf_free(&e->tmp);
+	rp_buf_free(&e->nb);
+	rp_buf_free(&e->tmp);
 	free(e->best);
 	free(e->from);
 	free(e->bid);
@@ -2416,7 +2416,7 @@ spm_enc_free(struct spm_enc *e)
 	free(e->cache);
 	free(e->seg);
 	free(e->stok);
-	buf_free(&e->stext);
+	rp_buf_free(&e->stext);
 	free(e);
 }
 
@@ -2509,7 +2509,7 @@ spm_normalize(struct spm_enc *e, const uint8_t *p, size_t n, size_t *len)
 {
 	if (norm_apply(e->m, &e->m->norm, e->m->ws_suffix, p, n, &e->nb,
 	    NULL) == -1 ||
-	    buf_putc(&e->nb, 0) == -1)
+	    rp_buf_putc(&e->nb, 0) == -1)
 		return NULL;
 	e->nb.len--;
 	*len = e->nb.len;
@@ -3499,7 +3499,7 @@ encode_plain(struct spm_enc *e, const uint8_t *p, size_t n)
 	/* The normalized line stays readable SC_WORD bytes past its end. */
 	if (norm_apply(m, &m->norm, m->ws_suffix, p, n, &e->nb,
 	    e->use_mk ? &e->mk : NULL) == -1 ||
-	    buf_reserve(&e->nb, SC_WORD + 8) == -1)
+	    rp_buf_reserve(&e->nb, SC_WORD + 8) == -1)
 		goto nomem;
 	s = (const char *)e->nb.p;
 	ns = e->nb.len;
@@ -3559,7 +3559,7 @@ gather(struct spm_enc *e)
 		t->id = e->tok[i].id;
 		/* An offset into e->stext until the line is done. */
 		t->s = (const char *)(uintptr_t)e->stext.len;
-		if (buf_append(&e->stext, e->tok[i].s, e->tok[i].len) == -1)
+		if (rp_buf_append(&e->stext, e->tok[i].s, e->tok[i].len) == -1)
 			return -1;
 	}
 	return 0;
@@ -3700,8 +3700,8 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err,
 		}
 		b.len = 0;
 		for (j = 0; j < (size_t)k; j++)
-			if ((j > 0 && buf_putc(&b, ' ') == -1) ||
-			    buf_append(&b, e->tok[j].s, e->tok[j].len) == -1) {
+			if ((j > 0 && rp_buf_putc(&b, ' ') == -1) ||
+			    rp_buf_append(&b, e->tok[j].s, e->tok[j].len) == -1) {
 				rp_seterr(err, errlen, "out of memory");
 				goto fail;
 			}
@@ -3718,11 +3718,11 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err,
 			goto fail;
 		}
 	}
-	buf_free(&b);
+	rp_buf_free(&b);
 	spm_enc_free(e);
 	return 0;
 fail:
-	buf_free(&b);
+	rp_buf_free(&b);
 	spm_enc_free(e);
 	return -1;
 }
@@ -3832,15 +3832,15 @@ decode(const struct spm_model *m, const char *const *pieces, const size_t *lens,
 
 		if (norm_apply(NULL, &m->denorm, 0, (const uint8_t *)*out, len, &b,
 		    NULL) == -1) {
-			buf_free(&b);
+			rp_buf_free(&b);
 			return -1;
 		}
 		len = 0;
 		if (out_put(out, cap, &len, b.p, b.len) == -1) {
-			buf_free(&b);
+			rp_buf_free(&b);
 			return -1;
 		}
-		buf_free(&b);
+		rp_buf_free(&b);
 	}
 	(*out)[len] = '\0';
 	return (long)len;

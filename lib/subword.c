@@ -1206,13 +1206,13 @@ sw_vocab_load(int fd, char *err, size_t errlen)
 	struct sw_vocab *v;
 	struct buf b = { 0 };
 
-	if (buf_read_fd(&b, fd, SIZE_MAX) == -1) {
+	if (rp_buf_read_fd(&b, fd, SIZE_MAX) == -1) {
 		rp_seterr(err, errlen, "%s", strerror(errno));
-		buf_free(&b);
+		rp_buf_free(&b);
 		return NULL;
 	}
 	v = sw_vocab_parse(b.p, b.len, err, errlen);
-	buf_free(&b);
+	rp_buf_free(&b);
 	return v;
 }
 
@@ -1882,9 +1882,9 @@ sw_decode_end(const struct sw_vocab *v, struct sw_decoder *d, struct buf *out)
 
 	(void)v;
 	rc = put_tokens(&d->cat, d->cat.len, &d->tok, &d->prev, &d->open, out);
-	buf_free(&d->cat);
-	buf_free(&d->tok);
-	buf_free(&d->held);
+	rp_buf_free(&d->cat);
+	rp_buf_free(&d->tok);
+	rp_buf_free(&d->held);
 	memset(d, 0, sizeof(*d));
 	return rc;
 }

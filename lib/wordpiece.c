@@ -377,10 +377,10 @@ wp_vocab_load(const char *path, char *err, size_t errlen)
 	struct wp_vocab *v;
 	struct buf b = { 0 };
 
-	if (buf_read_file(&b, path, WP_MAX_VOCAB) == -1) {
+	if (rp_buf_read_file(&b, path, WP_MAX_VOCAB) == -1) {
 		int e = errno;
 
-		buf_free(&b);
+		rp_buf_free(&b);
 		errno = e;
 		if (e == EFBIG)
 			return fail(NULL, err, errlen,
@@ -389,7 +389,7 @@ wp_vocab_load(const char *path, char *err, size_t errlen)
 		return fail(NULL, err, errlen, "%s", strerror(e));
 	}
 	v = wp_vocab_parse(b.p, b.len, err, errlen);
-	buf_free(&b);
+	rp_buf_free(&b);
 	return v;
 }
 

@@ -50,7 +50,7 @@ main(int argc, char **argv)
 		while ((rc = rec_read(r, &p, &n)) == 1) {
 			o.len = 0;
 			if (exjson_payload(&j, p, n, EX_TYPE_AUTO, &o) == -1 ||
-			    buf_putc(&o, '\n') == -1) {
+			    rp_buf_putc(&o, '\n') == -1) {
 				fprintf(stderr, "jsoncat: record %llu: %s\n",
 				    (unsigned long long)rec_index(r), exjson_strerror(&j));
 				return 1;
@@ -66,7 +66,7 @@ main(int argc, char **argv)
 		}
 		rec_reader_free(r);
 	}
-	buf_free(&o);
+	rp_buf_free(&o);
 	exjson_free(&j);
 	return fclose(stdout) != 0;
 }

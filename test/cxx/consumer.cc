@@ -25,7 +25,7 @@
 // C linkage would leave a C++-mangled name undefined at link time.
 static const void *const linked[] = {
 	reinterpret_cast<const void *>(&batch_by_size),
-	reinterpret_cast<const void *>(&buf_append),
+	reinterpret_cast<const void *>(&rp_buf_append),
 	reinterpret_cast<const void *>(&crc32c_value),
 	reinterpret_cast<const void *>(&ex_decode),
 	reinterpret_cast<const void *>(&exjson_write),
@@ -70,7 +70,7 @@ main()
 	}
 	ex_free(&ex);
 	exb_free(&b);
-	buf_free(&out);
+	rp_buf_free(&out);
 	std::printf("%s %s\n", ok ? "ok" : "not ok", recpipe_version());
 	return ok ? 0 : 1;
 }

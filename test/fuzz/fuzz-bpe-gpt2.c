@@ -40,18 +40,18 @@ byte_entries(struct buf *j)
 	uint8_t u[4];
 	char num[24];
 
-	check(buf_puts(j, "{") == 0);
+	check(rp_buf_puts(j, "{") == 0);
 	for (pass = 0; pass < 2; pass++)
 		for (b = 0, n = 0; b < 256; b++) {
 			cp = self_byte(b) ? b : 256 + n++;
 			if ((!self_byte(b)) != (int)pass)
 				continue;
-			check(buf_puts(j, "\"") == 0);
+			check(rp_buf_puts(j, "\"") == 0);
 			if (cp == '"' || cp == '\\')
-				check(buf_putc(j, '\\') == 0);
-			check(buf_append(j, u, (size_t)uni_utf8_encode(cp, u)) == 0);
+				check(rp_buf_putc(j, '\\') == 0);
+			check(rp_buf_append(j, u, (size_t)uni_utf8_encode(cp, u)) == 0);
 			snprintf(num, sizeof num, "\": %u, ", id++);
-			check(buf_puts(j, num) == 0);
+			check(rp_buf_puts(j, num) == 0);
 		}
 }
 
@@ -86,11 +86,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (opt & 0x40)
 		byte_entries(&j);
-	check(buf_append(&j, data, (size_t)(nul - data)) == 0);
+	check(rp_buf_append(&j, data, (size_t)(nul - data)) == 0);
 	err[0] = '\0';
 	m = bpe_parse_gpt2(j.p ? j.p : (const uint8_t *)"", j.len, nul + 1,
 	    size - (size_t)(nul + 1 - data), err, sizeof err);
-	buf_free(&j);
+	rp_buf_free(&j);
 	if (m == NULL) {
 		check(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
 		return 0;
@@ -115,7 +115,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(bpe_decode(m, ids, (size_t)k, &d, &bad) == 0);
 	check(d.len == tn && (tn == 0 || memcmp(d.p, text, tn) == 0));
 	free(ids);
-	buf_free(&d);
+	rp_buf_free(&d);
 	bpe_enc_free(a);
 	bpe_enc_free(b);
 	bpe_model_free(m);

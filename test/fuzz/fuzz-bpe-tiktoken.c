@@ -55,7 +55,7 @@ encode_check(const struct bpe_model *m, const uint8_t *p, size_t n, int special)
 	check(bpe_decode(m, ids, (size_t)k, &d, &bad) == 0);
 	check(d.len == n && (n == 0 || memcmp(d.p, p, n) == 0));
 	free(ids);
-	buf_free(&d);
+	rp_buf_free(&d);
 	bpe_enc_free(a);
 	bpe_enc_free(b);
 }
@@ -90,13 +90,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			byte = (uint8_t)i;
 			e = exjson_base64(&byte, 1, line);
 			snprintf(e, sizeof line - (size_t)(e - line), " %zu\n", i);
-			check(buf_puts(&f, line) == 0);
+			check(rp_buf_puts(&f, line) == 0);
 		}
-	check(buf_append(&f, data, size) == 0);
+	check(rp_buf_append(&f, data, size) == 0);
 	err[0] = '\0';
 	m = bpe_parse_tiktoken(f.p ? f.p : (const uint8_t *)"", f.len,
 	    (enum bpe_encoding)((opt & 0x3f) % 6), err, sizeof err);
-	buf_free(&f);
+	rp_buf_free(&f);
 	if (m == NULL) {
 		check(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
 		return 0;

@@ -98,9 +98,9 @@ json_kinds(const uint8_t *data, size_t size)
 		    same(&p1, &p2), "kinds: JSON -> payload -> JSON -> payload differs",
 		    data, size);
 	}
-	buf_free(&p1);
-	buf_free(&p2);
-	buf_free(&t);
+	rp_buf_free(&p1);
+	rp_buf_free(&p2);
+	rp_buf_free(&t);
 	exjson_free(&j);
 	exjson_free(&k);
 }
@@ -140,10 +140,10 @@ json_side(const uint8_t *data, size_t size)
 		check(same(&p1, &p2), "JSON -> payload -> JSON -> payload differs", data, size);
 	}
 out:
-	buf_free(&p1);
-	buf_free(&p2);
-	buf_free(&t1);
-	buf_free(&t2);
+	rp_buf_free(&p1);
+	rp_buf_free(&p2);
+	rp_buf_free(&t1);
+	rp_buf_free(&t2);
 	exjson_free(&j);
 	exjson_free(&k);
 }
@@ -241,9 +241,9 @@ payload_side(const uint8_t *data, size_t size)
 	free(lists);
 	free(feat);
 	free(fpool);
-	buf_free(&enc);
-	buf_free(&t);
-	buf_free(&p);
+	rp_buf_free(&enc);
+	rp_buf_free(&t);
+	rp_buf_free(&p);
 	ex_free(&ex);
 }
 

@@ -169,7 +169,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fqd_free(e);
 	fqd_free(d);
-	buf_free(&out);
+	rp_buf_free(&out);
 
 self:
 	/* The input as a dict.txt of its own. */

@@ -130,8 +130,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    ea.len != eb.len ||
 			    (ea.len && memcmp(ea.p, eb.p, ea.len) != 0))
 				abort();	/* encodes otherwise */
-			buf_free(&ea);
-			buf_free(&eb);
+			rp_buf_free(&ea);
+			rp_buf_free(&eb);
 		}
 		ex_free(&a);
 		ex_free(&b);

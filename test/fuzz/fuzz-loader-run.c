@@ -80,7 +80,7 @@ write_files(const uint8_t *p, size_t n, int nf)
 		size_t end = n;
 
 		if (n - i >= 16) {
-			uint64_t len = le64(p + i);
+			uint64_t len = rp_le64(p + i);
 
 			if (len <= n - i - 16)
 				end = i + 16 + (size_t)len;
@@ -164,7 +164,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "%d: %s\n", r, r == -1 ? err : "ok");
 	ld_close(l);
 out:
-	buf_free(&b);
+	rp_buf_free(&b);
 	mf_free(&d.mf);
 	ld_config_free(c);
 	return 0;

@@ -57,7 +57,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    mf_infer_add(&in, &ex, "r0", err, sizeof err) == 0 &&
 		    mf_infer_add(&in, &ex, "r1", err, sizeof err) == 0 &&
 		    mf_infer_write(&in, &out, err, sizeof err) == 0 &&
-		    buf_putc(&out, '\0') == 0) {
+		    rp_buf_putc(&out, '\0') == 0) {
 			out.len--;	/* a string for strstr() */
 			/* an inferred manifest reads back and fits its record */
 			if (mf_parse(&back, (const char *)out.p, out.len, err,
@@ -73,7 +73,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 	}
-	buf_free(&out);
+	rp_buf_free(&out);
 	mf_infer_free(&in);
 	ex_free(&ex);
 	mf_free(&m);

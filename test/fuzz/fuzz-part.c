@@ -113,9 +113,9 @@ check_framed(const uint8_t *data, size_t size)
 			len = size - i;
 		starts[ns++] = b.len;
 		rec_frame_header(h, len);
-		put_le32(f, rec_frame_footer(data + i, len));
-		if (buf_append(&b, h, 12) == -1 || buf_append(&b, data + i, len) == -1 ||
-		    buf_append(&b, f, 4) == -1)
+		rp_put_le32(f, rec_frame_footer(data + i, len));
+		if (rp_buf_append(&b, h, 12) == -1 || rp_buf_append(&b, data + i, len) == -1 ||
+		    rp_buf_append(&b, f, 4) == -1)
 			abort();
 		i += len;
 	}
@@ -134,7 +134,7 @@ check_framed(const uint8_t *data, size_t size)
 		if (at != (j < ns ? starts[j] : b.len))
 			abort();	/* a true start missed, or a false one taken */
 	} while (next_x(&x, b.len));
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 /* Cut the input into up to 3 operands of mixed kinds; plan every part of n. */

@@ -45,7 +45,7 @@ framed_vs_single(int fd, enum rec_comp c, unsigned flags, size_t want,
 		}
 		if (rp != 1 || len != n)
 			abort();	/* rec_peek() missed the record */
-		if (buf_append(&a, p - 12, n + 16) == -1)
+		if (rp_buf_append(&a, p - 12, n + 16) == -1)
 			abort();
 	}
 	ea = rec_error(r);
@@ -66,9 +66,9 @@ framed_vs_single(int fd, enum rec_comp c, unsigned flags, size_t want,
 		if ((size_t)k > max || rec_position(r) - pos != b.len - before)
 			abort();
 		/* A record longer than 'want' only first in a call. */
-		for (size_t at = before + le64(b.p + before) + 16; at < b.len;
-		    at += le64(b.p + at) + 16)
-			if (le64(b.p + at) > want)
+		for (size_t at = before + rp_le64(b.p + before) + 16; at < b.len;
+		    at += rp_le64(b.p + at) + 16)
+			if (rp_le64(b.p + at) > want)
 				abort();
 	}
 	if (guard == 100000 || a.len != b.len ||
@@ -81,8 +81,8 @@ framed_vs_single(int fd, enum rec_comp c, unsigned flags, size_t want,
 	    ia != ib))
 		abort();
 	rec_reader_free(r);
-	buf_free(&a);
-	buf_free(&b);
+	rp_buf_free(&a);
+	rp_buf_free(&b);
 }
 
 int

@@ -55,8 +55,8 @@ out_add(struct out *o, size_t n, uint8_t **dst)
 {
 	uint8_t hdr[8];
 
-	put_le64(hdr, n);
-	if (buf_append(&o->b, hdr, 8) == -1 || buf_reserve(&o->b, n + 1) == -1)
+	rp_put_le64(hdr, n);
+	if (rp_buf_append(&o->b, hdr, 8) == -1 || rp_buf_reserve(&o->b, n + 1) == -1)
 		abort();
 	*dst = o->b.p + o->b.len;
 	o->b.len += n;
@@ -102,8 +102,8 @@ put_field(struct buf *b, uint8_t tag, const void *p, size_t n)
 	for (; v >= 0x80; v >>= 7)
 		t[k++] = (uint8_t)(v | 0x80);
 	t[k++] = (uint8_t)v;
-	buf_append(b, t, k);
-	buf_append(b, p, n);
+	rp_buf_append(b, t, k);
+	rp_buf_append(b, p, n);
 }
 
 /* A canonical Example whose inputs and targets are the packed varints 'a' and 'b'. */
@@ -126,10 +126,10 @@ make_tokens(struct buf *rec, const uint8_t *a, size_t na, const uint8_t *b,
 	}
 	rec->len = 0;
 	put_field(rec, 0x0a, fs.p, fs.len);
-	buf_free(&fs);
-	buf_free(&e);
-	buf_free(&f);
-	buf_free(&l);
+	rp_buf_free(&fs);
+	rp_buf_free(&e);
+	rp_buf_free(&f);
+	rp_buf_free(&l);
 }
 
 /* One record as pack-encdec takes it; -1 when the run stops. */
@@ -299,11 +299,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (w = 0; w < 2; w++) {
 			sq_free(cc[w]);
 			ex_lists_free(o[w].enc);
-			buf_free(&o[w].b);
+			rp_buf_free(&o[w].b);
 			ex_free(&ex2[w]);
 		}
 	}
-	buf_free(&tok);
+	rp_buf_free(&tok);
 	if (c != NULL) {
 		sq_finish(c);
 		(void)sq_strerror(c);

@@ -225,7 +225,7 @@ test_put(void)
 	    "\"src_tokens\":[[5,6,2],[1,8,2]],\"src_lengths\":[3,-2],"
 	    "\"prev_output_tokens\":null,\"target\":null}\n"),
 	    "a JSON line with the collated keys (monolingual)");
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 /* The features of f, "name:v,v;name:..." */

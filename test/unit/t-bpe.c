@@ -39,15 +39,15 @@ tt_file(struct buf *b, const char *const *toks)
 	for (i = 0; i < 256; i++) {
 		byte = (uint8_t)i;
 		e = exjson_base64(&byte, 1, line);
-		buf_append(b, line, (size_t)(e - line));
+		rp_buf_append(b, line, (size_t)(e - line));
 		snprintf(line, sizeof line, " %zu\n", i);
-		buf_puts(b, line);
+		rp_buf_puts(b, line);
 	}
 	for (i = 0; toks && toks[i]; i++) {
 		e = exjson_base64((const uint8_t *)toks[i], strlen(toks[i]), line);
-		buf_append(b, line, (size_t)(e - line));
+		rp_buf_append(b, line, (size_t)(e - line));
 		snprintf(line, sizeof line, " %zu\n", 256 + i);
-		buf_puts(b, line);
+		rp_buf_puts(b, line);
 	}
 }
 
@@ -62,7 +62,7 @@ tt_model(const char *const *toks, enum bpe_encoding enc)
 	m = bpe_parse_tiktoken(b.p, b.len, enc, err, sizeof err);
 	if (m == NULL)
 		printf("# %s\n", err);
-	buf_free(&b);
+	rp_buf_free(&b);
 	return m;
 }
 
@@ -367,7 +367,7 @@ test_decode_and_pieces(void)
 	TEST(bpe_decode(m, ids, 6, &out, &bad) == -1 && bad == 2, "decode: -1");
 	ids[2] = (int64_t)1 << 32 | 104;
 	TEST(bpe_decode(m, ids, 6, &out, &bad) == -1 && bad == 2, "decode: 2^32 + 104 is not 104");
-	buf_free(&out);
+	rp_buf_free(&out);
 	p = bpe_token(m, 258, &len);
 	TEST(p && len == 4 && memcmp(p, " the", 4) == 0, "bpe_token");
 	TEST(bpe_token(m, 100277, &len) == NULL && bpe_token(m, 100261, &len) == NULL &&
@@ -394,13 +394,13 @@ tt_bad(const char *tail, enum bpe_encoding enc, const char *want, const char *wh
 	char err[RP_ERRMAX] = "";
 
 	tt_file(&b, NULL);
-	buf_puts(&b, tail);
+	rp_buf_puts(&b, tail);
 	m = bpe_parse_tiktoken(b.p, b.len, enc, err, sizeof err);
 	TEST(m == NULL && strstr(err, want) != NULL, "tiktoken: %s", what);
 	if (m != NULL || strstr(err, want) == NULL)
 		printf("#   got \"%s\", want \"%s\"\n", err, want);
 	bpe_model_free(m);
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 static void
@@ -436,7 +436,7 @@ test_tiktoken_reader(void)
 
 	/* A table without byte 0x41 */
 	tt_file(&b, NULL);
-	buf_putc(&b, '\0');
+	rp_buf_putc(&b, '\0');
 	memcpy(strstr((char *)b.p, "\nQQ== 65\n") + 1, "YWJj", 4);
 	b.len--;
 	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
@@ -445,7 +445,7 @@ test_tiktoken_reader(void)
 
 	/* Good: empty lines, \r\n, tabs, spaces, no final newline, a gap. */
 	tt_file(&b, NULL);
-	buf_puts(&b, "\n\r\nYWI=\t 300 \r\n\n  YWJj   301");
+	rp_buf_puts(&b, "\n\r\nYWI=\t 300 \r\n\n  YWJj   301");
 	m = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
 	TEST(m != NULL, "tiktoken: empty lines, CRLF, tabs and runs of spaces, no last newline");
 	if (m) {
@@ -462,7 +462,7 @@ test_tiktoken_reader(void)
 	m = bpe_load_tiktoken("/nonexistent/x.tiktoken", BPE_GPT2,
 	    err, sizeof err);
 	TEST(m == NULL && strcmp(err, "No such file or directory") == 0, "tiktoken: a missing file");
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -479,13 +479,13 @@ gym(struct buf *b, const char *s)
 		c = (uint8_t)*s;
 		if ((c >= 0x21 && c <= 0x7e) || (c >= 0xa1 && c <= 0xac) || c >= 0xae) {
 			if (c == '"' || c == '\\')
-				buf_putc(b, '\\');
-			buf_append(b, u, (size_t)uni_utf8_encode(c, u));
+				rp_buf_putc(b, '\\');
+			rp_buf_append(b, u, (size_t)uni_utf8_encode(c, u));
 			continue;
 		}
 		for (i = n = 0; i < c; i++)
 			n += !((i >= 0x21 && i <= 0x7e) || (i >= 0xa1 && i <= 0xac) || i >= 0xae);
-		buf_append(b, u, (size_t)uni_utf8_encode(256 + n, u));
+		rp_buf_append(b, u, (size_t)uni_utf8_encode(256 + n, u));
 	}
 }
 
@@ -503,7 +503,7 @@ gpt2_files(struct buf *j, struct buf *v, const char *const *merges, long fixk, l
 	const char *sp;
 
 	j->len = v->len = 0;
-	buf_puts(j, "{");
+	rp_buf_puts(j, "{");
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < 256; i++) {
 			int self = (i >= 0x21 && i <= 0x7e) || (i >= 0xa1 && i <= 0xac) || i >= 0xae;
@@ -512,34 +512,34 @@ gpt2_files(struct buf *j, struct buf *v, const char *const *merges, long fixk, l
 				continue;
 			tmp[0] = (char)i;
 			tmp[1] = '\0';
-			buf_puts(j, "\"");
+			rp_buf_puts(j, "\"");
 			if (i == 0) {
-				buf_puts(j, "\xc4\x80");
+				rp_buf_puts(j, "\xc4\x80");
 			} else {
 				gym(j, tmp);
 			}
 			snprintf(num, sizeof num, "\": %ld, ", id == fixk ? fixv : id);
-			buf_puts(j, num);
+			rp_buf_puts(j, num);
 			id++;
 		}
-	buf_puts(v, "#version: 0.2\n");
+	rp_buf_puts(v, "#version: 0.2\n");
 	for (i = 0; merges && merges[i]; i++) {
 		sp = strchr(merges[i], '|');
 		memcpy(tmp, merges[i], (size_t)(sp - merges[i]));
 		tmp[sp - merges[i]] = '\0';
 		gym(v, tmp);
-		buf_putc(v, ' ');
+		rp_buf_putc(v, ' ');
 		gym(v, sp + 1);
-		buf_putc(v, '\n');
+		rp_buf_putc(v, '\n');
 		strcat(tmp, sp + 1);
-		buf_puts(j, "\"");
+		rp_buf_puts(j, "\"");
 		gym(j, tmp);
 		snprintf(num, sizeof num, "\": %ld, ", id == fixk ? fixv : id);
-		buf_puts(j, num);
+		rp_buf_puts(j, num);
 		id++;
 	}
 	snprintf(num, sizeof num, "\"<|endoftext|>\": %ld}", id);
-	buf_puts(j, num);
+	rp_buf_puts(j, num);
 }
 
 static void
@@ -603,15 +603,15 @@ test_gpt2_reader(void)
 				byte = (uint8_t)i;
 				q = exjson_base64(&byte, 1, line);
 				snprintf(q, sizeof line - (size_t)(q - line), " %zu\n", r++);
-				buf_puts(&b, line);
+				rp_buf_puts(&b, line);
 			}
 		for (i = 0; toks[i]; i++) {
 			q = exjson_base64((const uint8_t *)toks[i], strlen(toks[i]), line);
 			snprintf(q, sizeof line - (size_t)(q - line), " %zu\n", r++);
-			buf_puts(&b, line);
+			rp_buf_puts(&b, line);
 		}
 		t = bpe_parse_tiktoken(b.p, b.len, BPE_GPT2, err, sizeof err);
-		buf_free(&b);
+		rp_buf_free(&b);
 		same = t != NULL && bpe_size(t) == 50257;
 		for (i = 0; same && i < 261; i++) {
 			pa = bpe_token(m, (int64_t)i, &la);
@@ -635,26 +635,26 @@ test_gpt2_reader(void)
 	gpt2_files(&j, &v, merges, 2, 5);
 	gpt2_bad(&j, &v, "encoder.json gives \"#\" id 5, vocab.bpe rank 2", "a byte's id");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c d\n");
+	rp_buf_puts(&v, "c d\n");
 	gpt2_bad(&j, &v, "encoder.json lacks \"cd\" (rank 261 from vocab.bpe)", "a merge missing from encoder.json");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c d e\n");
+	rp_buf_puts(&v, "c d e\n");
 	gpt2_bad(&j, &v, "vocab.bpe line 7: not two fields", "three fields");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "\n\n");
+	rp_buf_puts(&v, "\n\n");
 	gpt2_bad(&j, &v, "vocab.bpe line 7: not two fields", "an empty merge line");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c \xc3\xa0\n");
+	rp_buf_puts(&v, "c \xc3\xa0\n");
 	gpt2_bad(&j, &v, "encoder.json lacks \"c\xc3\xa0\" (rank 261", "U+00E0 is byte 0xE0 of the alphabet");
 	/* Python's str.split(): any of its white space separates. */
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c\xe3\x80\x80\x1c d\r\n");
+	rp_buf_puts(&v, "c\xe3\x80\x80\x1c d\r\n");
 	gpt2_bad(&j, &v, "encoder.json lacks \"cd\" (rank 261", "U+3000, U+001C and \\r separate as in Python");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c \xc8\x80\n");
+	rp_buf_puts(&v, "c \xc8\x80\n");
 	gpt2_bad(&j, &v, "vocab.bpe line 7: U+0200 is not a byte of GPT-2's alphabet", "a character outside the alphabet");
 	gpt2_files(&j, &v, merges, -1, 0);
-	buf_puts(&v, "c \xff\n");
+	rp_buf_puts(&v, "c \xff\n");
 	gpt2_bad(&j, &v, "vocab.bpe: not UTF-8 at byte", "not UTF-8");
 	gpt2_files(&j, &v, merges, -1, 0);
 	j.p[j.len - 1] = ',';
@@ -675,7 +675,7 @@ test_gpt2_reader(void)
 	/* Without <|endoftext|> */
 	gpt2_files(&j, &v, merges, -1, 0);
 	j.len = (size_t)((uint8_t *)strstr((char *)j.p, ", \"<|endoftext|>") - j.p);
-	buf_puts(&j, "}");
+	rp_buf_puts(&j, "}");
 	gpt2_bad(&j, &v, "encoder.json has no <|endoftext|>", "no <|endoftext|>");
 	/* A merge twice: the later rank keeps the token, the earlier is a gap. */
 	{
@@ -696,8 +696,8 @@ test_gpt2_reader(void)
 	    err, sizeof err);
 	TEST(m == NULL && strcmp(err, "encoder.json: No such file or directory") == 0, "gpt2: a missing file");
 out:
-	buf_free(&j);
-	buf_free(&v);
+	rp_buf_free(&j);
+	rp_buf_free(&v);
 }
 
 /* ------------------------------------------------------------------ */

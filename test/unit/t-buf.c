@@ -36,23 +36,23 @@ test_file(const uint8_t *pat, size_t n)
 {
 	struct buf b = { 0 };
 
-	TEST(make(pat, 0) == 0 && buf_read_file(&b, path, 10) == 0 &&
+	TEST(make(pat, 0) == 0 && rp_buf_read_file(&b, path, 10) == 0 &&
 	    b.len == 0 && b.p != NULL, "an empty file: nothing, and b.p is set");
-	TEST(make(pat, 10) == 0 && buf_read_file(&b, path, 10) == 0 &&
+	TEST(make(pat, 10) == 0 && rp_buf_read_file(&b, path, 10) == 0 &&
 	    b.len == 10 && memcmp(b.p, pat, 10) == 0, "a file of max bytes");
 	errno = 0;
-	TEST(make(pat, 11) == 0 && buf_read_file(&b, path, 10) == -1 &&
+	TEST(make(pat, 11) == 0 && rp_buf_read_file(&b, path, 10) == -1 &&
 	    errno == EFBIG && b.len == 10, "one byte more: EFBIG, b as it was");
-	TEST(make(pat, n) == 0 && buf_read_file(&b, path, n) == 0 &&
+	TEST(make(pat, n) == 0 && rp_buf_read_file(&b, path, n) == 0 &&
 	    b.len == 10 + n && memcmp(b.p, pat, 10) == 0 &&
 	    memcmp(b.p + 10, pat, n) == 0, "appended after what b holds");
 	b.len = 0;
-	TEST(buf_read_file(&b, path, SIZE_MAX) == 0 && b.len == n &&
+	TEST(rp_buf_read_file(&b, path, SIZE_MAX) == 0 && b.len == n &&
 	    memcmp(b.p, pat, n) == 0, "SIZE_MAX: no bound");
 	errno = 0;
-	TEST(buf_read_file(&b, "/nonexistent/t-buf", 10) == -1 &&
+	TEST(rp_buf_read_file(&b, "/nonexistent/t-buf", 10) == -1 &&
 	    errno == ENOENT && b.len == n, "a missing file: ENOENT, b as it was");
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 /* A child writing p[0..n) into a pipe in pieces; returns the read end. */
@@ -82,7 +82,7 @@ test_fd(const uint8_t *pat, size_t n)
 	int fd, st;
 
 	fd = pipe_from(pat, n, &pid);
-	TEST(fd != -1 && buf_read_fd(&b, fd, SIZE_MAX) == 0 && b.len == n &&
+	TEST(fd != -1 && rp_buf_read_fd(&b, fd, SIZE_MAX) == 0 && b.len == n &&
 	    memcmp(b.p, pat, n) == 0, "a pipe, unbounded");
 	close(fd);
 	waitpid(pid, &st, 0);
@@ -90,7 +90,7 @@ test_fd(const uint8_t *pat, size_t n)
 	b.len = 0;
 	fd = pipe_from(pat, n, &pid);
 	errno = 0;
-	TEST(fd != -1 && buf_read_fd(&b, fd, n - 1) == -1 && errno == EFBIG &&
+	TEST(fd != -1 && rp_buf_read_fd(&b, fd, n - 1) == -1 && errno == EFBIG &&
 	    b.len == 0, "a pipe one byte over: EFBIG");
 	close(fd);
 	waitpid(pid, &st, 0);
@@ -98,14 +98,14 @@ test_fd(const uint8_t *pat, size_t n)
 	/* What is left of a file already read from. */
 	b.len = 0;
 	TEST(make(pat, n) == 0 && (fd = open(path, O_RDONLY)) != -1 &&
-	    lseek(fd, 100, SEEK_SET) == 100 && buf_read_fd(&b, fd, n - 100) == 0 &&
+	    lseek(fd, 100, SEEK_SET) == 100 && rp_buf_read_fd(&b, fd, n - 100) == 0 &&
 	    b.len == n - 100 && memcmp(b.p, pat + 100, n - 100) == 0 &&
 	    lseek(fd, 0, SEEK_CUR) == (off_t)n, "the rest of an open file, fd left open");
 	close(fd);
 	errno = 0;
-	TEST(buf_read_fd(&b, -1, 10) == -1 && errno == EBADF && b.len == n - 100,
+	TEST(rp_buf_read_fd(&b, -1, 10) == -1 && errno == EBADF && b.len == n - 100,
 	    "a bad fd: EBADF, b as it was");
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 int

@@ -107,8 +107,8 @@ lazy_agrees(const uint8_t *p, size_t n)
 
 		ok = ex_encode(&a, &ea) == 0 && ex_encode(&b, &eb) == 0 &&
 		    ea.len == eb.len && (ea.len == 0 || memcmp(ea.p, eb.p, ea.len) == 0);
-		buf_free(&ea);
-		buf_free(&eb);
+		rp_buf_free(&ea);
+		rp_buf_free(&eb);
 	}
 	ex_free(&a);
 	ex_free(&b);
@@ -264,7 +264,7 @@ test_lists_random(void)
 	for (i = 0; i < 12; i++)
 		free(v[i]);
 	ex_free(&ex);
-	buf_free(&want);
+	rp_buf_free(&want);
 	exb_free(&b);
 	ex_lists_free(e);
 }
@@ -281,10 +281,10 @@ put_ld(struct buf *b, uint8_t tag, const void *p, size_t n)
 {
 	uint8_t t[16], *q;
 
-	buf_putc(b, tag);
-	q = pb_put_varint(t, n);
-	buf_append(b, t, (size_t)(q - t));
-	buf_append(b, p, n);
+	rp_buf_putc(b, tag);
+	q = ex_put_varint(t, n);
+	rp_buf_append(b, t, (size_t)(q - t));
+	rp_buf_append(b, p, n);
 }
 
 static void
@@ -312,9 +312,9 @@ test_float_steps_fast(void)
 				u = (uint32_t)rng_below(&r, 4) == 0 ? 0x7f800001u :
 				    (uint32_t)rng_below(&r, 1u << 31) * 2u;
 				if (form == 1) {	/* unpacked: one fixed32 field a value */
-					buf_putc(&vl, 0x0d);
+					rp_buf_putc(&vl, 0x0d);
 				}
-				buf_append(&vl, &u, 4);
+				rp_buf_append(&vl, &u, 4);
 			}
 			if (form == 1)
 				put_ld(&ft, 0x12, vl.p, vl.len);
@@ -324,26 +324,26 @@ test_float_steps_fast(void)
 
 				put_ld(&il, 0x0a, &one, 1);
 				put_ld(&ft, 0x1a, il.p, il.len);
-				buf_free(&il);
+				rp_buf_free(&il);
 			} else {
 				struct buf pl = { 0 };
 
 				put_ld(&pl, 0x0a, vl.p, vl.len);
 				if (form == 3)	/* a field after the values */
-					buf_append(&pl, "\x10\x01", 2);
+					rp_buf_append(&pl, "\x10\x01", 2);
 				put_ld(&ft, 0x12, pl.p, pl.len);
-				buf_free(&pl);
+				rp_buf_free(&pl);
 				if (form == 4)	/* a second list in the Feature */
 					put_ld(&ft, 0x12, "", 0);
 			}
 			if (form == 5 && ft.len > 2)	/* a length past its end */
 				ft.p[1] = (uint8_t)(ft.p[1] + 1);
 			if (form == 6)	/* a value not 4 bytes a float */
-				buf_putc(&ft, 0x12), buf_putc(&ft, 0x02),
-				    buf_putc(&ft, 0x0a), buf_putc(&ft, 0x01);
+				rp_buf_putc(&ft, 0x12), rp_buf_putc(&ft, 0x02),
+				    rp_buf_putc(&ft, 0x0a), rp_buf_putc(&ft, 0x01);
 			put_ld(&fl, 0x0a, ft.p, ft.len);
 			if (form == 7)	/* an unknown field between steps */
-				buf_append(&fl, "\x10\x05", 2);
+				rp_buf_append(&fl, "\x10\x05", 2);
 		}
 		ent.len = lists.len = rec.len = 0;
 		put_ld(&ent, 0x0a, "x", 1);
@@ -387,12 +387,12 @@ test_float_steps_fast(void)
 	    "decode as with it (%d float steps, %d faulty records)", fast, bad);
 	ex_free(&a);
 	ex_free(&g);
-	buf_free(&rec);
-	buf_free(&lists);
-	buf_free(&ent);
-	buf_free(&fl);
-	buf_free(&ft);
-	buf_free(&vl);
+	rp_buf_free(&rec);
+	rp_buf_free(&lists);
+	rp_buf_free(&ent);
+	rp_buf_free(&fl);
+	rp_buf_free(&ft);
+	rp_buf_free(&vl);
 }
 
 /*
@@ -410,12 +410,12 @@ put_floats(struct buf *ft, struct rng *r, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		uint32_t u = (uint32_t)rng_below(r, 1u << 31) * 2u;
 
-		buf_append(&vl, &u, 4);
+		rp_buf_append(&vl, &u, 4);
 	}
 	put_ld(&pl, 0x0a, vl.p, vl.len);
 	put_ld(ft, 0x12, pl.p, pl.len);
-	buf_free(&pl);
-	buf_free(&vl);
+	rp_buf_free(&pl);
+	rp_buf_free(&vl);
 }
 
 static void
@@ -430,9 +430,9 @@ put_feature(struct buf *ft, struct rng *r, int kind, size_t n)
 	}
 	for (size_t k = 0; k < n; k++) {
 		if (kind == 1) {
-			q = pb_put_varint(t, rng_below(r, 4) ? rng_below(r, 300) :
+			q = ex_put_varint(t, rng_below(r, 4) ? rng_below(r, 300) :
 			    (uint64_t)-(int64_t)rng_below(r, 5));
-			buf_append(&vl, t, (size_t)(q - t));
+			rp_buf_append(&vl, t, (size_t)(q - t));
 		} else
 			put_ld(&vl, 0x0a, "abc", rng_below(r, 4));
 	}
@@ -440,8 +440,8 @@ put_feature(struct buf *ft, struct rng *r, int kind, size_t n)
 		put_ld(&pl, 0x0a, vl.p, vl.len);
 	put_ld(ft, kind == 1 ? 0x1a : 0x0a, kind == 1 ? pl.p : vl.p,
 	    kind == 1 ? pl.len : vl.len);
-	buf_free(&pl);
-	buf_free(&vl);
+	rp_buf_free(&pl);
+	rp_buf_free(&vl);
 }
 
 /* A map message: entries of the keys chosen (sorted), lists or features. */
@@ -483,13 +483,13 @@ put_map(struct buf *m, struct rng *r, const char *const *keys, int nk,
 		}
 		put_ld(m, 0x0a, ent.p, ent.len);
 		if (ents->len == 0 || rng_below(r, 2))
-			buf_append(ents, m->p + m->len - ent.len - 1 -
-			    pb_varint_size(ent.len), ent.len + 1 +
-			    pb_varint_size(ent.len));
+			rp_buf_append(ents, m->p + m->len - ent.len - 1 -
+			    ex_varint_size(ent.len), ent.len + 1 +
+			    ex_varint_size(ent.len));
 	}
-	buf_free(&ent);
-	buf_free(&val);
-	buf_free(&st);
+	rp_buf_free(&ent);
+	rp_buf_free(&val);
+	rp_buf_free(&st);
 }
 
 static void
@@ -517,7 +517,7 @@ test_canonical_random(void)
 		twist = damage == 5 ? 1 + (int)rng_below(&r, 2) : 0;
 		put_map(&m, &r, fkeys, 4, 0, w, &one, &twist);
 		if (damage == 3 && one.len > 0) {	/* an entry again: last wins */
-			buf_append(&m, one.p, one.len);
+			rp_buf_append(&m, one.p, one.len);
 			dup = 1;
 		}
 		if (m.len > 0 || rng_below(&r, 2))
@@ -526,7 +526,7 @@ test_canonical_random(void)
 			m.len = one.len = 0;
 			put_map(&m, &r, lkeys, 3, 1, w, &one, &twist);
 			if (damage == 3 && one.len > 0) {
-				buf_append(&m, one.p, one.len);
+				rp_buf_append(&m, one.p, one.len);
 				dup = 1;
 			}
 			if (m.len > 0 || rng_below(&r, 2))
@@ -540,7 +540,7 @@ test_canonical_random(void)
 		else if (damage == 3 && dup)
 			;
 		else if (damage == 4)
-			buf_append(&rec, "\x18\x05", 2);
+			rp_buf_append(&rec, "\x18\x05", 2);
 		else if (damage == 5 && twist == -1)
 			;
 		else
@@ -619,9 +619,9 @@ test_canonical_random(void)
 	    "the canonical fast path agrees with ex_decode (%d taken, %d "
 	    "features read, %d refused)", canon, found, refused);
 	ex_free(&g);
-	buf_free(&rec);
-	buf_free(&m);
-	buf_free(&one);
+	rp_buf_free(&rec);
+	rp_buf_free(&m);
+	rp_buf_free(&one);
 }
 
 /*
@@ -668,8 +668,8 @@ test_canonical_forms(void)
 	int64_t iv[4];
 	size_t i;
 
-	buf_append(&m, ent_y, sizeof ent_y);
-	buf_append(&m, ent_x, sizeof ent_x);
+	rp_buf_append(&m, ent_y, sizeof ent_y);
+	rp_buf_append(&m, ent_x, sizeof ent_x);
 	put_ld(&rec, 0x0a, m.p, m.len);
 	TEST(ex_canonical_find(rec.p, rec.len, 0, 2, want, sp) == 1 &&
 	    ex_canonical_floats(sp[0], &fv) == 1 && fv[3] == 0x3f &&
@@ -700,18 +700,18 @@ test_canonical_forms(void)
 		    (v.n == 0 || v.p == feats[i].f + feats[i].off))),
 		    "canonical feature: %s", feats[i].what);
 	}
-	buf_free(&m);
-	buf_free(&rec);
+	rp_buf_free(&m);
+	rp_buf_free(&rec);
 }
 
 static void
 put_varint(struct buf *o, uint64_t v)
 {
 	while (v >= 0x80) {
-		buf_putc(o, (int)(v & 0x7f) | 0x80);
+		rp_buf_putc(o, (int)(v & 0x7f) | 0x80);
 		v >>= 7;
 	}
-	buf_putc(o, (int)v);
+	rp_buf_putc(o, (int)v);
 }
 
 /* Field 'f' of wire type 2 holding the bytes of 'm'. */
@@ -720,7 +720,7 @@ put_message(struct buf *o, unsigned f, const struct buf *m)
 {
 	put_varint(o, f << 3 | 2);
 	put_varint(o, m->len);
-	buf_append(o, m->p, m->len);
+	rp_buf_append(o, m->p, m->len);
 }
 
 /*
@@ -754,7 +754,7 @@ test_lazy_steps(void)
 		put_message(&tmp, 3, &step);		/* Feature.int64_list */
 		put_message(&list, 1, &tmp);		/* FeatureList.feature */
 	}
-	buf_append(&entry, "\x0a\x03ids", 5);
+	rp_buf_append(&entry, "\x0a\x03ids", 5);
 	put_message(&entry, 2, &list);
 	put_message(&lists, 1, &entry);
 	/* "img": bytes steps of i+1 values "s<i>" ... */
@@ -766,7 +766,7 @@ test_lazy_steps(void)
 		for (j = 0; j <= i; j++) {
 			snprintf(val, sizeof(val), "s%zu-%zu", i, j);
 			tmp.len = 0;
-			buf_puts(&tmp, val);
+			rp_buf_puts(&tmp, val);
 			put_message(&step, 1, &tmp);	/* BytesList.value */
 		}
 		tmp.len = 0;
@@ -774,7 +774,7 @@ test_lazy_steps(void)
 		put_message(&list, 1, &tmp);
 	}
 	entry.len = 0;
-	buf_append(&entry, "\x0a\x03img", 5);
+	rp_buf_append(&entry, "\x0a\x03img", 5);
 	put_message(&entry, 2, &list);
 	put_message(&lists, 1, &entry);
 	put_message(&rec, 2, &lists);			/* feature_lists */
@@ -830,13 +830,13 @@ test_lazy_steps(void)
 	    memcmp(again.p, rec.p, rec.len) == 0,
 	    "and the example encodes to the record's bytes");
 	ex_free(&ex);
-	buf_free(&step);
-	buf_free(&list);
-	buf_free(&lists);
-	buf_free(&entry);
-	buf_free(&rec);
-	buf_free(&tmp);
-	buf_free(&again);
+	rp_buf_free(&step);
+	rp_buf_free(&list);
+	rp_buf_free(&lists);
+	rp_buf_free(&entry);
+	rp_buf_free(&rec);
+	rp_buf_free(&tmp);
+	rp_buf_free(&again);
 }
 
 static void
@@ -915,7 +915,7 @@ test_lists(void)
 	    "int64 lists: no lists is an empty Features message");
 	free(p);
 
-	buf_free(&ref);
+	rp_buf_free(&ref);
 	exb_free(&b);
 	ex_free(&ex);
 	ex_lists_free(e);
@@ -1220,7 +1220,7 @@ main(void)
 		ex_encode(&ex, &o2);
 		TEST(same(&o2, "\x0a\x10\x0a\x0e\x0a\x01" "k" "\x12\x09\x0a\x07\x0a\x05" "hello", 18),
 		    "duplicate key re-encoded once");
-		buf_free(&o2);
+		rp_buf_free(&o2);
 	}
 
 	/* SequenceExample: context and lists, detected by field 2 */
@@ -1324,7 +1324,7 @@ main(void)
 	test_canonical_random();
 	test_canonical_forms();
 
-	buf_free(&out);
+	rp_buf_free(&out);
 	exb_free(&eb);
 	ex_free(&ex);
 	free(dst);

@@ -46,7 +46,7 @@ write_ex(const struct example *ex, unsigned flags)
 		snprintf(text, sizeof(text), "ERR: %s", exjson_strerror(&j));
 	else
 		snprintf(text, sizeof(text), "%.*s", (int)o.len, (const char *)o.p);
-	buf_free(&o);
+	rp_buf_free(&o);
 	exjson_free(&j);
 	return text;
 }
@@ -74,8 +74,8 @@ reread(const char *line, enum ex_type type, unsigned flags)
 		else
 			snprintf(text, sizeof(text), "%.*s", (int)o.len, (const char *)o.p);
 	}
-	buf_free(&rec);
-	buf_free(&o);
+	rp_buf_free(&rec);
+	rp_buf_free(&o);
 	exjson_free(&j);
 	exjson_free(&k);
 	return text;
@@ -117,7 +117,7 @@ payload_hex(const char *line, enum ex_type type)
 		for (i = 0; i < rec.len && o + 3 < sizeof(text); i++)
 			o += (size_t)snprintf(text + o, sizeof(text) - o, "%02x", rec.p[i]);
 	}
-	buf_free(&rec);
+	rp_buf_free(&rec);
 	exjson_free(&j);
 	return text;
 }
@@ -301,7 +301,7 @@ test_utf8_escape(void)
 	exjson_put_string(&o, (const uint8_t *)"a\"b\\c/d\x01\n\x1f\x7f\xc3\xa9", 13);
 	TEST(o.len == 32 && memcmp(o.p, "\"a\\\"b\\\\c/d\\u0001\\u000a\\u001f\x7f\xc3\xa9\"", 32) == 0,
 	    "escaping: quote, backslash, controls as \\u00XX; '/', DEL, UTF-8 pass");
-	buf_free(&o);
+	rp_buf_free(&o);
 }
 
 static void
@@ -516,7 +516,7 @@ test_reader(void)
 		o.len = 5;
 		TEST(exjson_parse(&j, "{\"a\":}", 6, EX_TYPE_AUTO, &o) == -1 && o.len == 5,
 		    "a failed parse leaves the output alone");
-		buf_free(&o);
+		rp_buf_free(&o);
 		exjson_free(&j);
 		exjson_free(NULL);
 	}
@@ -598,7 +598,7 @@ collect_flush(void *arg, struct buf *out)
 {
 	struct buf *all = arg;
 
-	if (buf_append(all, out->p, out->len) == -1)
+	if (rp_buf_append(all, out->p, out->len) == -1)
 		return -1;
 	out->len = 0;
 	return 0;
@@ -661,7 +661,7 @@ test_lazy(void)
 		j.flush_arg = &all;
 		y.len = 0;
 		ok &= exjson_keys_ok(&j, &b) == 0 && exjson_write(&j, &b, &y) == 0 &&
-		    all.len > 0 && buf_append(&all, y.p, y.len) == 0 &&
+		    all.len > 0 && rp_buf_append(&all, y.p, y.len) == 0 &&
 		    all.len == x.len && memcmp(all.p, x.p, x.len) == 0;
 		exjson_free(&j);
 		ex_free(&a);
@@ -685,10 +685,10 @@ test_lazy(void)
 		ex_free(&c);
 	}
 	exb_free(&eb);
-	buf_free(&rec);
-	buf_free(&x);
-	buf_free(&y);
-	buf_free(&all);
+	rp_buf_free(&rec);
+	rp_buf_free(&x);
+	rp_buf_free(&y);
+	rp_buf_free(&all);
 	free(v);
 	free(bs);
 }
@@ -739,8 +739,8 @@ test_kinds(void)
 		    rec.len == 0, "kind_of: %s is refused: %s", bad[i], exjson_strerror(&j));
 	}
 	exjson_free(&j);
-	buf_free(&rec);
-	buf_free(&out);
+	rp_buf_free(&rec);
+	rp_buf_free(&out);
 }
 
 int

@@ -43,7 +43,7 @@ saved_is(const struct fqd *d, const char *want)
 	ok = b.len == strlen(want) && (b.len == 0 || memcmp(b.p, want, b.len) == 0);
 	if (!ok)
 		printf("#   got '%.*s'\n", (int)b.len, b.p ? (char *)b.p : "");
-	buf_free(&b);
+	rp_buf_free(&b);
 	return ok;
 }
 
@@ -177,20 +177,20 @@ test_load(void)
 
 		for (i = 0; i < 100000; i++) {
 			k = snprintf(line, sizeof line, "w%d %d\n", i, i);
-			buf_append(&f, line, (size_t)k);
+			rp_buf_append(&f, line, (size_t)k);
 		}
-		buf_puts(&f, "w5 1 #fairseq:overwrite\n");
+		rp_buf_puts(&f, "w5 1 #fairseq:overwrite\n");
 		big = fqd_load(f.p, f.len, err, sizeof err);
 		TEST(big != NULL && fqd_size(big) == 100005 &&
 		    fqd_find(big, "w5", 2) == 100004 && fqd_find(big, "w6", 2) == 10 &&
 		    fqd_find(big, "w99999", 6) == 100003 && fqd_find(big, "w100000", 7) == -1,
 		    "100,000 symbols load, the overwritten one has its later id");
 		fqd_free(big);
-		buf_puts(&f, "w7 1\nw8 1\n");
+		rp_buf_puts(&f, "w7 1\nw8 1\n");
 		TEST(fqd_load(f.p, f.len, err, sizeof err) == NULL &&
 		    strcmp(err, "line 100002: duplicate symbol 'w7' (fairseq needs #fairseq:overwrite)") == 0,
 		    "a duplicate of symbol 11 on line 100,002");
-		buf_free(&f);
+		rp_buf_free(&f);
 	}
 }
 

@@ -55,37 +55,37 @@ write_file(const char *name, int n, int k, int base, int seq)
 				uint8_t f[16];
 				size_t m;
 
-				q = pb_put_varint(f + 4, (uint64_t)(base + r * k + i));
+				q = ex_put_varint(f + 4, (uint64_t)(base + r * k + i));
 				m = (size_t)(q - (f + 4));
 				f[0] = 0x1a;			/* Feature.int64_list */
 				f[1] = (uint8_t)(2 + m);
 				f[2] = 0x0a;			/* Int64List.value (packed) */
 				f[3] = (uint8_t)m;
-				buf_putc(&fl, 0x0a);		/* FeatureList.feature */
-				buf_putc(&fl, 4 + (int)m);
-				buf_append(&fl, f, 4 + m);
+				rp_buf_putc(&fl, 0x0a);		/* FeatureList.feature */
+				rp_buf_putc(&fl, 4 + (int)m);
+				rp_buf_append(&fl, f, 4 + m);
 			}
-			buf_append(&ent, "\x0a\x01v\x12", 4);	/* key "v", value */
-			q = pb_put_varint(t, fl.len);
-			buf_append(&ent, t, (size_t)(q - t));
-			buf_append(&ent, fl.p, fl.len);
-			buf_putc(&lists, 0x0a);			/* FeatureLists.feature_list */
-			q = pb_put_varint(t, ent.len);
-			buf_append(&lists, t, (size_t)(q - t));
-			buf_append(&lists, ent.p, ent.len);
-			buf_putc(&b, 0x12);			/* SequenceExample.feature_lists */
-			q = pb_put_varint(t, lists.len);
-			buf_append(&b, t, (size_t)(q - t));
-			buf_append(&b, lists.p, lists.len);
-			buf_free(&fl);
-			buf_free(&ent);
-			buf_free(&lists);
+			rp_buf_append(&ent, "\x0a\x01v\x12", 4);	/* key "v", value */
+			q = ex_put_varint(t, fl.len);
+			rp_buf_append(&ent, t, (size_t)(q - t));
+			rp_buf_append(&ent, fl.p, fl.len);
+			rp_buf_putc(&lists, 0x0a);			/* FeatureLists.feature_list */
+			q = ex_put_varint(t, ent.len);
+			rp_buf_append(&lists, t, (size_t)(q - t));
+			rp_buf_append(&lists, ent.p, ent.len);
+			rp_buf_putc(&b, 0x12);			/* SequenceExample.feature_lists */
+			q = ex_put_varint(t, lists.len);
+			rp_buf_append(&b, t, (size_t)(q - t));
+			rp_buf_append(&b, lists.p, lists.len);
+			rp_buf_free(&fl);
+			rp_buf_free(&ent);
+			rp_buf_free(&lists);
 		}
 		rec_write(w, b.p, b.len);
 	}
 	rec_writer_close(w);
 	close(fd);
-	buf_free(&b);
+	rp_buf_free(&b);
 }
 
 static void
@@ -146,7 +146,7 @@ run(const char *cfgtext, uint64_t seed, int64_t *out, int max, int all,
 		}
 		json_decref(j);
 	}
-	buf_free(&b);
+	rp_buf_free(&b);
 	ld_close(l);
 	ld_dataset_free(&d);
 	ld_config_free(c);

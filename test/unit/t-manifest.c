@@ -193,6 +193,6 @@ main(void)
 	mf_infer_free(&in);
 	exb_free(&b);
 	ex_free(&ex);
-	buf_free(&out);
+	rp_buf_free(&out);
 	return tap_done();
 }

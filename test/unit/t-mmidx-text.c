@@ -53,7 +53,7 @@ test_ints(void)
 	b[0] = 0x80;
 	TEST(strcmp(text(MMIDX_INT8, b, 1, ' ', 0), "-128") == 0, "int8 min");
 
-	put_le32(b, 0xffff0000u);	/* uint16 0, 65535 */
+	rp_put_le32(b, 0xffff0000u);	/* uint16 0, 65535 */
 	b[4] = 0x39;
 	b[5] = 0x30;			/* 12345 */
 	b[6] = 0xa0;
@@ -68,22 +68,22 @@ test_ints(void)
 	b[1] = 0x80;
 	TEST(strcmp(text(MMIDX_INT16, b, 1, ' ', 0), "-32768") == 0, "int16 min");
 
-	put_le32(b, 0x80000000u);
-	put_le32(b + 4, 0x7fffffffu);
-	put_le32(b + 8, 99999);
-	put_le32(b + 12, 100000);
+	rp_put_le32(b, 0x80000000u);
+	rp_put_le32(b + 4, 0x7fffffffu);
+	rp_put_le32(b + 8, 99999);
+	rp_put_le32(b + 12, 100000);
 	s = text(MMIDX_INT32, b, 4, ' ', 0);
 	TEST(strcmp(s, "-2147483648 2147483647 99999 100000") == 0, "int32: '%s'", s);
 	s = text(MMIDX_UINT32, b, 4, ' ', 0);
 	TEST(strcmp(s, "2147483648 2147483647 99999 100000") == 0, "uint32: '%s'", s);
-	put_le32(b, 0xffffffffu);
+	rp_put_le32(b, 0xffffffffu);
 	TEST(strcmp(text(MMIDX_UINT32, b, 1, ' ', 0), "4294967295") == 0, "uint32 max");
 
-	put_le64(b, (uint64_t)INT64_MIN);
-	put_le64(b + 8, (uint64_t)INT64_MAX);
-	put_le64(b + 16, (uint64_t)-99999);
-	put_le64(b + 24, (uint64_t)-100000);
-	put_le64(b + 32, 0);
+	rp_put_le64(b, (uint64_t)INT64_MIN);
+	rp_put_le64(b + 8, (uint64_t)INT64_MAX);
+	rp_put_le64(b + 16, (uint64_t)-99999);
+	rp_put_le64(b + 24, (uint64_t)-100000);
+	rp_put_le64(b + 32, 0);
 	s = text(MMIDX_INT64, b, 5, ',', 0);
 	TEST(strcmp(s, "-9223372036854775808,9223372036854775807,-99999,"
 	    "-100000,0") == 0, "int64 limits: '%s'", s);
@@ -91,7 +91,7 @@ test_ints(void)
 	TEST(strcmp(s, "9223372036854775808 9223372036854775807 "
 	    "18446744073709451617 18446744073709451616 0") == 0,
 	    "uint64 reads unsigned: '%s'", s);
-	put_le64(b, UINT64_MAX);
+	rp_put_le64(b, UINT64_MAX);
 	TEST(strcmp(text(MMIDX_UINT64, b, 1, ' ', 0), "18446744073709551615") == 0,
 	    "uint64 max");
 	TEST(strcmp(text(MMIDX_INT64, b, 0, ' ', 0), "") == 0, "no tokens, no text");
@@ -545,7 +545,7 @@ test_recs(void)
 	mmidx_recs_free(&r);
 	mmidx_builder_free(b);
 	fclose(fp);
-	buf_free(&e);
+	rp_buf_free(&e);
 }
 
 /* The .bin bytes a scratch builder wrote so far. */
@@ -650,7 +650,7 @@ test_pack(void)
 	mmidx_builder_free(b1);
 	fclose(f1);
 	for (int i = 0; i < 5; i++)
-		buf_free(&rec[i]);
+		rp_buf_free(&rec[i]);
 }
 
 static void

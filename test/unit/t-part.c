@@ -79,10 +79,10 @@ put_record(struct buf *b, size_t n, int fill)
 	for (i = 0; i < n; i++)
 		p[i] = fill < 0 ? (uint8_t)rnd(256) : (uint8_t)fill;
 	rec_frame_header(h, n);
-	put_le32(f, rec_frame_footer(p, n));
-	buf_append(b, h, 12);
-	buf_append(b, p, n);
-	buf_append(b, f, 4);
+	rp_put_le32(f, rec_frame_footer(p, n));
+	rp_buf_append(b, h, 12);
+	rp_buf_append(b, p, n);
+	rp_buf_append(b, f, 4);
 	free(p);
 }
 
@@ -135,10 +135,10 @@ test_records(void)
 		uint8_t h[12], f[4];
 
 		rec_frame_header(h, inner.len);
-		put_le32(f, rec_frame_footer(inner.p, inner.len));
-		buf_append(&b, h, 12);
-		buf_append(&b, inner.p, inner.len);
-		buf_append(&b, f, 4);
+		rp_put_le32(f, rec_frame_footer(inner.p, inner.len));
+		rp_buf_append(&b, h, 12);
+		rp_buf_append(&b, inner.p, inner.len);
+		rp_buf_append(&b, f, 4);
 	}
 	for (i = 0; i < 20; i++) {
 		starts[nstarts++] = b.len;
@@ -186,8 +186,8 @@ test_records(void)
 		TEST_INT(align(&op, 1), ==, m.n, "records: none in text: the end");
 		TEST_INT(align(&op, 0), ==, 0, "records: a file's start is always a boundary");
 	}
-	buf_free(&b);
-	buf_free(&inner);
+	rp_buf_free(&b);
+	rp_buf_free(&inner);
 	free(starts);
 }
 
@@ -227,11 +227,11 @@ test_plan(void)
 					size_t len = rnd(8) == 0 ? 500 : rnd(20);
 
 					while (len-- > 0)
-						buf_putc(&bufs[i], 'a' + (int)rnd(26));
-					buf_putc(&bufs[i], '\n');
+						rp_buf_putc(&bufs[i], 'a' + (int)rnd(26));
+					rp_buf_putc(&bufs[i], '\n');
 				}
 				if (rnd(2))
-					buf_puts(&bufs[i], "tail");
+					rp_buf_puts(&bufs[i], "tail");
 				ops[i] = op_of(&mems[i], PART_LINES);
 				break;
 			case 2:
@@ -241,7 +241,7 @@ test_plan(void)
 				break;
 			default:
 				for (j = 1 + rnd(300); j > 0; j--)
-					buf_putc(&bufs[i], (int)rnd(256));
+					rp_buf_putc(&bufs[i], (int)rnd(256));
 				ops[i] = op_of(&mems[i], PART_WHOLE);
 				break;
 			}
@@ -290,7 +290,7 @@ test_plan(void)
 			}
 		}
 		for (i = 0; i < nops; i++)
-			buf_free(&bufs[i]);
+			rp_buf_free(&bufs[i]);
 	}
 	TEST_INT(errs, ==, 0, "plans tile every operand for N = 1..7, compressed files whole");
 
@@ -374,7 +374,7 @@ test_readers(void)
 	TEST(rec_sniff((const uint8_t *)"\x1f\x8b", 2) == REC_GZIP &&
 	    rec_sniff((const uint8_t *)"\x78\x9c", 2) == REC_ZLIB &&
 	    rec_sniff(b.p, 12) == REC_NONE, "rec_sniff: gzip, zlib, records");
-	buf_free(&b);
+	rp_buf_free(&b);
 
 	{
 		static const char text[] = "ab\ncd\ne\xff\nlast";

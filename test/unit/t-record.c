@@ -80,7 +80,7 @@ file_bytes(int fd)
 
 	lseek(fd, 0, SEEK_SET);
 	while ((n = read(fd, t, sizeof(t))) > 0)
-		buf_append(&b, t, (size_t)n);
+		rp_buf_append(&b, t, (size_t)n);
 	return b;
 }
 
@@ -148,17 +148,17 @@ test_write_in_place(void)
 		TEST(a.len > 0 && a.len == b.len && a.len == c.len &&
 		    memcmp(a.p, b.p, a.len) == 0 && memcmp(a.p, c.p, a.len) == 0,
 		    "records written in place are the bytes rec_write writes (%d)", i);
-		buf_free(&b);
-		buf_free(&c);
+		rp_buf_free(&b);
+		rp_buf_free(&c);
 		b = write_sizes(comps[i], 2, 0);
 		c = write_sizes(comps[i], 3, 0);
 		TEST(a.len == b.len && a.len == c.len &&
 		    memcmp(a.p, b.p, a.len) == 0 && memcmp(a.p, c.p, a.len) == 0,
 		    "records written in pieces, with their CRC or without, are "
 		    "the bytes rec_write writes (%d)", i);
-		buf_free(&a);
-		buf_free(&b);
-		buf_free(&c);
+		rp_buf_free(&a);
+		rp_buf_free(&b);
+		rp_buf_free(&c);
 	}
 }
 
@@ -196,7 +196,7 @@ read_one_by_one(int fd, enum rec_comp c)
 	lseek(fd, 0, SEEK_SET);
 	r = rec_reader_open(fd, c, REC_NO_CRC, 0);
 	while ((rc = rec_read(r, &p, &n)) == 1)
-		buf_append(&o.bytes, p - 12, n + 16);
+		rp_buf_append(&o.bytes, p - 12, n + 16);
 	finish(&o, r, rc);
 	rec_reader_free(r);
 	return o;
@@ -224,7 +224,7 @@ read_framed(int fd, enum rec_comp c, size_t want, size_t max)
 			o.spans_ok = 0;
 		/* A record longer than 'want' comes only first in a call. */
 		for (size_t at = before, i = 0; at + 12 <= o.bytes.len; i++) {
-			uint64_t len = le64(o.bytes.p + at);
+			uint64_t len = rp_le64(o.bytes.p + at);
 
 			if (i > 0 && len > want)
 				o.spans_ok = 0;
@@ -273,8 +273,8 @@ test_framed(void)
 			if (!same_outcome(&a, &b) || a.end != 0 ||
 			    a.index != 300)
 				ok = 0;
-			buf_free(&a.bytes);
-			buf_free(&b.bytes);
+			rp_buf_free(&a.bytes);
+			rp_buf_free(&b.bytes);
 		}
 		TEST(ok, "framed reads: 300 records, every batch size (%d)", i);
 		close(fd);
@@ -290,7 +290,7 @@ test_framed(void)
 			struct buf d = { 0 };
 			size_t len = raw.len;
 
-			buf_append(&d, raw.p, raw.len);
+			rp_buf_append(&d, raw.p, raw.len);
 			if (kind == 0)
 				d.p[at] ^= 0x10;	/* any byte */
 			else if (kind == 1)
@@ -305,15 +305,15 @@ test_framed(void)
 
 				if (!same_outcome(&a, &b))
 					ok = 0;
-				buf_free(&a.bytes);
-				buf_free(&b.bytes);
+				rp_buf_free(&a.bytes);
+				rp_buf_free(&b.bytes);
 			}
 			close(fd);
-			buf_free(&d);
+			rp_buf_free(&d);
 		}
 	}
 	TEST(ok, "framed reads: damaged and cut streams end as rec_read() does");
-	buf_free(&raw);
+	rp_buf_free(&raw);
 
 	/* rec_peek() gives each length before rec_read() takes the record. */
 	for (int i = 0; i < 3; i++) {
@@ -358,14 +358,14 @@ test_framed(void)
 		    rec_read_framed(r, &got, 100, 10) == 0,
 		    "framed reads: a record longer than 'want' comes alone (%d)", i);
 		rec_reader_free(r);
-		buf_free(&got);
+		rp_buf_free(&got);
 		close(fd);
 	}
 
 	fd = make(REC_NONE, 3);
 	raw = file_bytes(fd);
 	close(fd);
-	raw.p[le64(raw.p) + 16 + 9] ^= 1;	/* the second header's CRC */
+	raw.p[rp_le64(raw.p) + 16 + 9] ^= 1;	/* the second header's CRC */
 	fd = bytes_file(raw.p, raw.len);
 	{
 		struct rec_reader *r = rec_reader_open(fd, REC_NONE, 0, 0);
@@ -380,7 +380,7 @@ test_framed(void)
 		rec_reader_free(r);
 	}
 	close(fd);
-	buf_free(&raw);
+	rp_buf_free(&raw);
 }
 
 /* rec_header_ok(): every framed length checks; any one bit flipped does not. */
@@ -435,19 +435,19 @@ main(void)
 	b = file_bytes(fd);
 	TEST(b.len == 8 && memcmp(b.p, "\x78\x9c\x03\x00\x00\x00\x00\x01", 8) == 0,
 	    "empty zlib stream is 78 9c 03 00 00 00 00 01");
-	buf_free(&b);
+	rp_buf_free(&b);
 	close(fd);
 	fd = make(REC_GZIP, 3);
 	b = file_bytes(fd);
 	TEST(b.len > 10 && memcmp(b.p, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) == 0,
 	    "gzip header as TensorFlow writes it");
 	/* Two members read as one stream. */
-	buf_append(&b, b.p, b.len);
+	rp_buf_append(&b, b.p, b.len);
 	fd2 = bytes_file(b.p, b.len);
 	TEST_INT(count(fd2, REC_AUTO, REC_SKIP_DATA, &e), ==, 6, "two gzip members");
 	close(fd2);
 	/* Garbage after the last member. */
-	buf_append(&b, "\0\0\0", 3);
+	rp_buf_append(&b, "\0\0\0", 3);
 	fd2 = bytes_file(b.p, b.len);
 	TEST_INT(count(fd2, REC_AUTO, REC_SKIP_DATA, &e), ==, 6, "records before trailing zeros");
 	TEST(e == REC_TRAILING, "trailing zeros after gzip are an error");
@@ -457,13 +457,13 @@ main(void)
 	count(fd2, REC_AUTO, 0, &e);
 	TEST(e == REC_TRUNC_STREAM, "cut gzip stream: truncated_stream");
 	close(fd2);
-	buf_free(&b);
+	rp_buf_free(&b);
 	close(fd);
 
 	/* Zlib followed by more data: error, or ignored in TF mode. */
 	fd = make(REC_ZLIB, 5);
 	b = file_bytes(fd);
-	buf_append(&b, "junk", 4);
+	rp_buf_append(&b, "junk", 4);
 	fd2 = bytes_file(b.p, b.len);
 	TEST_INT(count(fd2, REC_ZLIB, 0, &e), ==, 5, "zlib + junk: records first");
 	TEST(e == REC_TRAILING, "zlib + junk: trailing_data");
@@ -471,7 +471,7 @@ main(void)
 	count(fd2, REC_ZLIB, REC_TF_COMPAT, &e);
 	TEST(e == REC_OK, "zlib + junk: ignored with tf-compat");
 	close(fd2);
-	buf_free(&b);
+	rp_buf_free(&b);
 	close(fd);
 
 	/* Damage to an uncompressed stream. */
@@ -537,7 +537,7 @@ main(void)
 	}
 	rec_reader_free(r);
 	close(fd2);
-	buf_free(&b);
+	rp_buf_free(&b);
 	close(fd);
 
 	/* A huge length on a pipe is refused before any allocation. */
@@ -596,11 +596,11 @@ main(void)
 			uint8_t h[12], f4[4];
 
 			rec_frame_header(h, 3);
-			buf_append(&plain, h, 12);
-			buf_append(&plain, "abc", 3);
-			put_le32(f4, rec_frame_footer("abc", 3));
-			buf_append(&plain, f4, 4);
-			buf_append(&plain, "garbage-garbage-garbage", 23);
+			rp_buf_append(&plain, h, 12);
+			rp_buf_append(&plain, "abc", 3);
+			rp_put_le32(f4, rec_frame_footer("abc", 3));
+			rp_buf_append(&plain, f4, 4);
+			rp_buf_append(&plain, "garbage-garbage-garbage", 23);
 			{
 				z_stream z;
 				uint8_t out[512];
@@ -613,10 +613,10 @@ main(void)
 				z.avail_out = sizeof(out);
 				deflate(&z, Z_FINISH);
 				memset(&b, 0, sizeof(b));
-				buf_append(&b, out, sizeof(out) - z.avail_out);
+				rp_buf_append(&b, out, sizeof(out) - z.avail_out);
 				deflateEnd(&z);
 			}
-			buf_free(&plain);
+			rp_buf_free(&plain);
 		}
 		b.p[b.len - 8] ^= 0xff;	/* CRC-32 in the trailer */
 		fd2 = bytes_file(b.p, b.len);
@@ -631,7 +631,7 @@ main(void)
 		    "the held gzip fault keeps its message: %s", rec_strerror(r));
 		rec_reader_free(r);
 		close(fd2);
-		buf_free(&b);
+		rp_buf_free(&b);
 	}
 
 	/* A Git LFS pointer. */

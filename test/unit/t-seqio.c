@@ -983,7 +983,7 @@ test_fetch_varints(void)
 	sq_free(c);
 	exb_free(&b);
 	ex_free(&ex);
-	buf_free(&out);
+	rp_buf_free(&out);
 }
 
 /*
@@ -1004,9 +1004,9 @@ bsink_put(struct bsink *s, const uint8_t *p, size_t n)
 {
 	uint8_t hdr[8];
 
-	put_le64(hdr, n);
-	buf_append(&s->out, hdr, 8);
-	buf_append(&s->out, p, n);
+	rp_put_le64(hdr, n);
+	rp_buf_append(&s->out, hdr, 8);
+	rp_buf_append(&s->out, p, n);
 }
 
 static int
@@ -1052,15 +1052,15 @@ put_varint(struct buf *b, uint64_t v, int extra)
 		v >>= 7;
 	}
 	t[n++] = (uint8_t)v;
-	buf_append(b, t, n);
+	rp_buf_append(b, t, n);
 }
 
 static void
 put_field(struct buf *b, uint8_t tag, const struct buf *body)
 {
-	buf_append(b, &tag, 1);
+	rp_buf_append(b, &tag, 1);
 	put_varint(b, body->len, 0);
-	buf_append(b, body->p, body->len);
+	rp_buf_append(b, body->p, body->len);
 }
 
 /*
@@ -1112,24 +1112,24 @@ random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness
 		}
 		if ((odd >> 11 & 31) == 1) {	/* unpacked values */
 			for (j = 0; j < pk.len; j++) {
-				buf_append(&lst, "\x08", 1);
-				buf_append(&lst, pk.p + j, 1);
+				rp_buf_append(&lst, "\x08", 1);
+				rp_buf_append(&lst, pk.p + j, 1);
 				while (pk.p[j] & 0x80 && j + 1 < pk.len) {
 					j++;
-					buf_append(&lst, pk.p + j, 1);
+					rp_buf_append(&lst, pk.p + j, 1);
 				}
 			}
 		} else if (n > 0 || rng_below(r, 2))
 			put_field(&lst, 0x0a, &pk);
 		if ((odd >> 16 & 31) == 1 && order[k] != 2) {	/* strings */
-			buf_append(&pk, "", 0);
+			rp_buf_append(&pk, "", 0);
 			put_field(&ftr, 0x0a, &lst);
 		} else if ((odd >> 21 & 31) == 1)	/* a Feature with no list */
 			;
 		else
 			put_field(&ftr, order[k] == 2 && (odd >> 26 & 1) ? 0x0a : 0x1a, &lst);
 		pk.len = 0;
-		buf_append(&pk, name, strlen(name));
+		rp_buf_append(&pk, name, strlen(name));
 		if ((odd >> 31 & 31) == 1) {	/* value before key */
 			put_field(&ent, 0x12, &ftr);
 			put_field(&ent, 0x0a, &pk);
@@ -1143,11 +1143,11 @@ random_record(struct rng *r, struct buf *rec, long Li, long Lt, unsigned oddness
 	put_field(rec, 0x0a, &feats);
 	if ((odd >> 36 & 63) == 1 && rec->len > 2)	/* damaged */
 		rec->len -= 1 + (size_t)rng_below(r, rec->len / 2);
-	buf_free(&feats);
-	buf_free(&ent);
-	buf_free(&ftr);
-	buf_free(&lst);
-	buf_free(&pk);
+	rp_buf_free(&feats);
+	rp_buf_free(&ent);
+	rp_buf_free(&ftr);
+	rp_buf_free(&lst);
+	rp_buf_free(&pk);
 }
 
 /*
@@ -1176,20 +1176,20 @@ test_unused_varints(void)
 			for (cut = 0; cut < 2; cut++) {
 				pk.len = l.len = ft.len = e.len = fs.len = 0;
 				for (j = 0; j < pre; j++)
-					buf_append(&pk, "\x05", 1);
+					rp_buf_append(&pk, "\x05", 1);
 				for (j = 0; j < run; j++)
-					buf_append(&pk, "\x81", 1);
+					rp_buf_append(&pk, "\x81", 1);
 				if (!cut)
-					buf_append(&pk, "\x01", 1);
+					rp_buf_append(&pk, "\x01", 1);
 				for (j = 0; j < pre % 5 && !cut; j++)
-					buf_append(&pk, "\x07", 1);
+					rp_buf_append(&pk, "\x07", 1);
 				put_field(&l, 0x0a, &pk);
 				put_field(&ft, 0x1a, &l);
-				buf_append(&e, "\x0a\x01x", 3);
+				rp_buf_append(&e, "\x0a\x01x", 3);
 				put_field(&e, 0x12, &ft);
 				put_field(&fs, 0x0a, &e);
 				e.len = 0;
-				buf_append(&e, "\x0a\x07targets\x12\x05\x1a\x03\x0a\x01\x05", 16);
+				rp_buf_append(&e, "\x0a\x07targets\x12\x05\x1a\x03\x0a\x01\x05", 16);
 				put_field(&fs, 0x0a, &e);
 				rec.len = 0;
 				put_field(&rec, 0x0a, &fs);
@@ -1205,12 +1205,12 @@ test_unused_varints(void)
 	TEST(!bad && n == 272, "canonical reader: varints of an unread feature checked as the decoder does");
 	sq_free(c);
 	ex_free(&ex);
-	buf_free(&pk);
-	buf_free(&l);
-	buf_free(&ft);
-	buf_free(&e);
-	buf_free(&fs);
-	buf_free(&rec);
+	rp_buf_free(&pk);
+	rp_buf_free(&l);
+	rp_buf_free(&ft);
+	rp_buf_free(&e);
+	rp_buf_free(&fs);
+	rp_buf_free(&rec);
 }
 
 /* Push one record as pack-encdec does; 0, or -1 when the run stops. */
@@ -1310,14 +1310,14 @@ test_byte_path(void)
 		for (w = 0; w < 2; w++) {
 			sq_free(c[w]);
 			ex_lists_free(s[w].enc);
-			buf_free(&s[w].out);
+			rp_buf_free(&s[w].out);
 			ex_free(&ex[w]);
 		}
 	}
 	TEST(!bad, "byte path: the general path's records, errors and stats on random input");
 	TEST(brows > 10000 && grows > 500 && stops > 300, "byte path: %zu byte rows, "
 	    "%zu others, %zu runs stopped by an error", brows, grows, stops);
-	buf_free(&rec);
+	rp_buf_free(&rec);
 }
 
 /*

@@ -75,7 +75,7 @@ built(const struct sw_counts *c, int jobs, size_t target, int64_t min_count,
 	o.nreserved = nres;
 	v = target > 0 ? sw_build_to_target(c, target, &o) : sw_build(c, min_count, &o);
 	if (v != NULL && sw_vocab_store(v, &b) == -1)
-		buf_free(&b);
+		rp_buf_free(&b);
 	sw_vocab_free(v);
 	return b;
 }
@@ -104,10 +104,10 @@ test_jobs(const char *what, const struct sw_counts *c, size_t target,
 			printf("#   %s: -j %d differs (%zu bytes, %zu at -j 1)\n",
 			    what, jobs[j], many.len, one.len);
 		}
-		buf_free(&many);
+		rp_buf_free(&many);
 	}
 	TEST(ok, "%s: the same vocabulary at 2, 3, 4, 8 and 17 jobs", what);
-	buf_free(&one);
+	rp_buf_free(&one);
 }
 
 /*
@@ -165,8 +165,8 @@ test_read_files(void)
 			ok = 0;
 		sw_counts_free(m);
 	}
-	if (buf_append(&f[4], bad, sizeof(bad) - 1) == -1 ||
-	    buf_append(&f[5], big, sizeof(big) - 1) == -1)
+	if (rp_buf_append(&f[4], bad, sizeof(bad) - 1) == -1 ||
+	    rp_buf_append(&f[5], big, sizeof(big) - 1) == -1)
 		ok = 0;
 	for (i = 0; i < 6; i++) {
 		p[i] = f[i].p;
@@ -198,7 +198,7 @@ test_read_files(void)
 		for (i = 0; i < 6; i++)
 			if (enoj[i] != eno1[i] || strcmp(ej[i], e1[i]) != 0)
 				ok = 0;
-		buf_free(&vj);
+		rp_buf_free(&vj);
 		sw_counts_free(cj);
 	}
 	TEST(ok && r1 == 6 && faults, "count files read side by side: the counts, "
@@ -220,10 +220,10 @@ test_read_files(void)
 	}
 	TEST(ok, "a count that overflows across files names the later one's line");
 	for (i = 0; i < 6; i++)
-		buf_free(&f[i]);
-	buf_free(&w1);
-	buf_free(&wj);
-	buf_free(&v1);
+		rp_buf_free(&f[i]);
+	rp_buf_free(&w1);
+	rp_buf_free(&wj);
+	rp_buf_free(&v1);
 	sw_counts_free(c1);
 }
 

@@ -790,8 +790,8 @@ test_decode_parts(void)
 		ok &= sw_decode_end(v, &d, &parts) == 0;
 		ok &= whole.len == parts.len && (whole.len == 0 ||
 		    memcmp(whole.p, parts.p, whole.len) == 0);
-		buf_free(&whole);
-		buf_free(&parts);
+		rp_buf_free(&whole);
+		rp_buf_free(&parts);
 		x = x * 6364136223846793005ull + 1;
 	}
 	TEST(v != NULL && ok, "decoding in parts gives sw_decode()'s text");
