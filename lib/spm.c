@@ -3358,14 +3358,14 @@ seg_hash(const char *s, size_t n)
 #define SC_AHEAD	8
 
 static inline int
-seg_add(struct spm_enc *e, size_t *ns, size_t off, size_t len)
+seg_add(struct spm_enc *e, size_t *ns, const char *s, size_t off, size_t len)
 {
 	if (*ns == e->segcap && grow_arr((void **)&e->seg, &e->segcap,
 	    *ns + 1, sizeof(*e->seg)) == -1)
 		return -1;
 	e->seg[*ns].off = (uint32_t)off;
 	e->seg[*ns].len = (uint32_t)len;
-	e->seg[*ns].tag = 0;
+	e->seg[*ns].tag = seg_hash(s + off, len);
 	(*ns)++;
 	return 0;
 }
@@ -3404,11 +3404,11 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			i = q[j];
 			if (i == 0 || (j > 0 && q[j - 1] + 3 == i))
 				continue;
-			if (seg_add(e, &ns, start, i - start) == -1)
+			if (seg_add(e, &ns, s, start, i - start) == -1)
 				return -1;
 			start = i;
 		}
-		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+		if (n > start && seg_add(e, &ns, s, start, n - start) == -1)
 			return -1;
 	} else if (e->m->norm_utf8) {
 		/* Valid UTF-8: a U+2581 is found by its bytes. */
@@ -3423,11 +3423,11 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			q += 3;
 			if (i == 0 || (i >= 3 && memcmp(s + i - 3, SPACE_SYM, 3) == 0))
 				continue;
-			if (seg_add(e, &ns, start, i - start) == -1)
+			if (seg_add(e, &ns, s, start, i - start) == -1)
 				return -1;
 			start = i;
 		}
-		if (n > start && seg_add(e, &ns, start, n - start) == -1)
+		if (n > start && seg_add(e, &ns, s, start, n - start) == -1)
 			return -1;
 	} else for (;;) {
 		int cut = i == n;
@@ -3440,7 +3440,7 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 			cut = ws && i > 0 && !prev_ws;
 		}
 		if (cut && i > start) {
-			if (seg_add(e, &ns, start, i - start) == -1)
+			if (seg_add(e, &ns, s, start, i - start) == -1)
 				return -1;
 			start = i;
 		}
@@ -3453,17 +3453,12 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	if (grow_arr((void **)&e->tok, &e->tokcap, ns * SC_TOKS + 16,
 	    sizeof(*e->tok)) == -1)
 		return -1;
-	for (j = 0; j < ns && j < SC_AHEAD; j++)
-		e->seg[j].tag = seg_hash(s + e->seg[j].off, e->seg[j].len);
 	for (j = 0; j < ns; j++) {
-		if (j + SC_AHEAD < ns) {
-			g = &e->seg[j + SC_AHEAD];
-			if ((h = g->tag = seg_hash(s + g->off, g->len)) != 0) {
-				const struct sc_ent *st = &e->cache[SC_SET(h) * SC_WAYS];
+		if (j + SC_AHEAD < ns && (h = e->seg[j + SC_AHEAD].tag) != 0) {
+			const struct sc_ent *st = &e->cache[SC_SET(h) * SC_WAYS];
 
-				for (k = 0; k < SC_WAYS; k++)
-					__builtin_prefetch(st + k);
-			}
+			for (k = 0; k < SC_WAYS; k++)
+				__builtin_prefetch(st + k);
 		}
 		g = &e->seg[j];
 		if (g->tag != 0) {
