@@ -385,6 +385,20 @@ example_free(struct ctx *c)
 }
 
 /* Emit the ids of every field for one line. */
+/* The text of a Megatron special (--allowed-special megatron), or NULL. */
+static const char *
+special_text(const struct field *fd, int64_t id, size_t *len)
+{
+	size_t i;
+
+	for (i = 0; i < fd->nmsp; i++)
+		if (fd->msp[i].id == id) {
+			*len = fd->msp[i].len;
+			return fd->msp[i].s;
+		}
+	return NULL;
+}
+
 static void
 emit(struct ctx *c)
 {
@@ -431,6 +445,9 @@ emit(struct ctx *c)
 				put(c, " ", 1);
 			if (spm_mode) {
 				if ((s = (const uint8_t *)spm_piece(fs[f].sm,
+				    fs[f].ids[i], &len)) != NULL)
+					put(c, s, len);
+				else if ((s = (const uint8_t *)special_text(&fs[f],
 				    fs[f].ids[i], &len)) != NULL)
 					put(c, s, len);
 			} else if (bpe_mode) {
@@ -508,11 +525,8 @@ encode_spm(struct ctx *c, struct field *fd, const uint8_t *p, size_t n,
 			size_t len;
 			const char *s = spm_piece(fd->sm, eos_id, &len);
 
-			for (i = 0; s == NULL && i < fd->nmsp; i++)
-				if (fd->msp[i].id == eos_id) {
-					s = fd->msp[i].s;
-					len = fd->msp[i].len;
-				}
+			if (s == NULL)
+				s = special_text(fd, eos_id, &len);
 			if (s != NULL && ((fd->n > 1 && rp_buf_putc(&fd->ptext,
 			    ' ') == -1) || rp_buf_append(&fd->ptext, s, len) == -1))
 				die_errno("encode");

@@ -266,6 +266,11 @@ need_oracle() {
 	spm_encode --model="$U" --output_format=id <"$T/in" >"$T/want"
 	subword-encode -m spm -v "$U" --output-format id "$T/in" >"$T/got"
 	cmp "$T/want" "$T/got"
+	# JSON lines: the pieces of specials past the model are their texts.
+	printf '{"text": "the <s>cat<EOD>"}\n' >"$T/d.jsonl"
+	run -0 subword-encode -m spm -v "$U" --allowed-special megatron --eos '<EOD>' \
+	    --input-format jsonl --output-format piece "$T/d.jsonl"
+	[[ ${lines[0]} == *' <s> '*' <EOD> <EOD>' ]]
 	# -j 2 gives the same ids.
 	subword-encode -m spm -v "$U" --allowed-special megatron --eos '<EOD>' \
 	    -j 2 --output-format id "$T/in" >"$T/got2"
