@@ -448,7 +448,7 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 	int lazy = 0;
 
 	if (ex_decode(&l->ex, p, n, l->et) == -1) {
-		snprintf(err, errlen, "payload is not %s: %s",
+		rp_seterr(err, errlen, "payload is not %s: %s",
 		    l->et == EX_TYPE_SEQUENCE ? "a SequenceExample" :
 		    "an Example", ex_strerror(&l->ex));
 		return -1;
@@ -470,7 +470,7 @@ decode(struct loader *l, const uint8_t *p, size_t n, struct ld_elem *e,
 				return -1;
 		}
 		if (ex_decode(&l->exw, p, n, l->et) == -1) {
-			snprintf(err, errlen, "%s", ex_strerror(&l->exw));
+			rp_seterr(err, errlen, "%s", ex_strerror(&l->exw));
 			return -1;
 		}
 		ex = &l->exw;
@@ -783,12 +783,12 @@ reshape_bounds(const struct ld_config *cf, const struct ld_step *st,
 			shape_str(s1, sizeof s1, t->shape, t->rank);
 			shape_str(s2, sizeof s2, st->shape, st->rank);
 			if (pnew == 0)
-				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				rp_seterr(err, errlen, "%s: reshaping '%s' from %s "
 				    "to %s drops the axis its record boundaries "
 				    "are on", st->path, cf->t[st->tensor].name,
 				    s1, s2);
 			else
-				snprintf(err, errlen, "%s: reshaping '%s' from %s "
+				rp_seterr(err, errlen, "%s: reshaping '%s' from %s "
 				    "to %s splits a record at step %" PRId64,
 				    st->path, cf->t[st->tensor].name, s1, s2,
 				    b[k]);
@@ -841,7 +841,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 		if (st->type == STEP_RESHAPE) {
 			if (prod(st->shape, st->rank) != t->n) {
 				shape_str(sb, sizeof sb, t->shape, t->rank);
-				snprintf(err, errlen, "%s: tensor '%s' of shape %s "
+				rp_seterr(err, errlen, "%s: tensor '%s' of shape %s "
 				    "cannot be reshaped to %zu elements", st->path,
 				    cf->t[st->tensor].name, sb,
 				    prod(st->shape, st->rank));
@@ -861,7 +861,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			nt.shape[t->rank] = st->depth;
 			if (smul(smul(t->n, (uint64_t)st->depth),
 			    esz(st->dtype)) > cf->maxbytes) {
-				snprintf(err, errlen, "%s: onehot of '%s': %zu "
+				rp_seterr(err, errlen, "%s: onehot of '%s': %zu "
 				    "values of depth %" PRId64 " take %" PRIu64
 				    " bytes as %s, more than the %" PRIu64 " a "
 				    "tensor of a batch may take", st->path,
@@ -889,7 +889,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 			int d, r = 0;
 
 			if (bnd && st->nsl > 0 && st->sl[0].index) {
-				snprintf(err, errlen, "%s.args.slice: an index on "
+				rp_seterr(err, errlen, "%s.args.slice: an index on "
 				    "the first axis of '%s' would drop the axis its "
 				    "record boundaries are on", st->path,
 				    cf->t[st->tensor].name);
@@ -911,7 +911,7 @@ finish(struct loader *l, struct ld_elem *e, char *err, size_t errlen)
 					x = sl->start < 0 ? sl->start + dim : sl->start;
 					if (x < 0 || x >= dim) {
 						shape_str(sb, sizeof sb, t->shape, t->rank);
-						snprintf(err, errlen, "%s.args.slice: index %"
+						rp_seterr(err, errlen, "%s.args.slice: index %"
 						    PRId64 " out of range for dimension %d "
 						    "of '%s', shape %s", st->path,
 						    sl->start, d, cf->t[st->tensor].name, sb);
@@ -1029,7 +1029,7 @@ src_open(struct loader *l, struct ld_src *s, size_t file, char *err,
 	s->file = file;
 	s->want = -1;
 	if ((s->fd = open(path, O_RDONLY)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if ((s->r = rec_reader_open(s->fd, REC_AUTO, 0, l->maxrec)) == NULL)
@@ -1058,13 +1058,13 @@ src_read(struct loader *l, struct ld_src *s, const uint8_t **p, size_t *n,
 	r = rec_read(s->r, p, n);
 	if (r >= 0 && rec_index(s->r) == (uint64_t)r &&
 	    rec_compression(s->r) != l->ds->mf.comp) {
-		snprintf(err, errlen, "%s: the file is %s-compressed, but the "
+		rp_seterr(err, errlen, "%s: the file is %s-compressed, but the "
 		    "manifest says %s", path, rec_compname(rec_compression(s->r)),
 		    rec_compname(l->ds->mf.comp));
 		return -1;
 	}
 	if (r == -1) {
-		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
+		rp_seterr(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
 		    ": %s", path, rec_index(s->r), rec_offset(s->r),
 		    rec_strerror(s->r));
 		return -1;
@@ -1082,7 +1082,7 @@ src_decode(struct loader *l, struct ld_src *s, const uint8_t *p, size_t n,
 	char e2[400];
 
 	if (decode(l, p, n, e, e2, sizeof e2) == -1) {
-		snprintf(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
+		rp_seterr(err, errlen, "%s: record %" PRIu64 ": offset %" PRIu64
 		    ": %s", l->ds->files[s->file], rec_index(s->r) - 1,
 		    rec_offset(s->r), e2);
 		return -1;
@@ -1156,7 +1156,7 @@ cont_read(struct loader *l, struct ld_src *s, struct ld_elem **rec,
 		return -1;
 	if (r == 0) {
 		if (s->nwin == 0 && s->steps < (uint64_t)cf->minw) {
-			snprintf(err, errlen, "%s: %" PRIu64 " steps, fewer "
+			rp_seterr(err, errlen, "%s: %" PRIu64 " steps, fewer "
 			    "than min_window %" PRId64, l->ds->files[s->file],
 			    s->steps, cf->minw);
 			return -1;
@@ -1178,7 +1178,7 @@ cont_read(struct loader *l, struct ld_src *s, struct ld_elem **rec,
 		struct ld_tv *t = *rec ? &(*rec)->tv[i] : NULL;
 
 		if (t && t->shape[0] != (*rec)->tv[0].shape[0]) {
-			snprintf(err, errlen, "%s: record %" PRIu64 ": offset %"
+			rp_seterr(err, errlen, "%s: record %" PRIu64 ": offset %"
 			    PRIu64 ": feature '%s' has %" PRId64 " steps, but "
 			    "'%s' has %" PRId64, l->ds->files[s->file],
 			    rec_index(s->r) - 1, rec_offset(s->r), cf->t[i].from,
@@ -1448,7 +1448,7 @@ disc_next(struct loader *l, struct ld_src *s, struct ld_elem **out, char *err,
 			return -1;
 		if (r == 0) {
 			if (s->nwin == 0 && s->nrecs < (uint64_t)cf->minw) {
-				snprintf(err, errlen, "%s: %" PRIu64 " records, "
+				rp_seterr(err, errlen, "%s: %" PRIu64 " records, "
 				    "fewer than min_window %" PRId64,
 				    l->ds->files[s->file], s->nrecs, cf->minw);
 				return -1;
@@ -1765,7 +1765,7 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	if (ld_config_bind(cf, &d->mf, err, errlen) == -1)
 		return NULL;
 	if (d->nfiles == 0) {
-		snprintf(err, errlen, "the dataset has no data files");
+		rp_seterr(err, errlen, "the dataset has no data files");
 		return NULL;
 	}
 	if ((l = calloc(1, sizeof *l)) == NULL)
@@ -1801,7 +1801,7 @@ ld_open(struct ld_config *cf, const struct ld_dataset *d, uint64_t seed,
 	l->st.ntensors = cf->nt;
 	return l;
 nomem:
-	snprintf(err, errlen, "%s", strerror(ENOMEM));
+	rp_seterr(err, errlen, "%s", strerror(ENOMEM));
 	ld_close(l);
 	return NULL;
 }
@@ -1952,7 +1952,7 @@ assemble(struct loader *l, char *err, size_t errlen)
 				    (size_t)rank) != 0) {
 					shape_str(s1, sizeof s1, l->batch[0]->tv[i].shape, rank);
 					shape_str(s2, sizeof s2, t->shape, rank);
-					snprintf(err, errlen, "batch %" PRIu64 ": "
+					rp_seterr(err, errlen, "batch %" PRIu64 ": "
 					    "tensor '%s': examples of shapes %s and "
 					    "%s cannot be batched without padding",
 					    l->st.batches, ts->name, s1, s2);
@@ -1963,7 +1963,7 @@ assemble(struct loader *l, char *err, size_t errlen)
 			}
 			if (cf->padding && ts->pad_given && ts->pad_shape[d] >= 0) {
 				if (mx > ts->pad_shape[d]) {
-					snprintf(err, errlen, "batch %" PRIu64 ": "
+					rp_seterr(err, errlen, "batch %" PRIu64 ": "
 					    "tensor '%s': dimension %d is %" PRId64
 					    ", above its padded size %" PRId64,
 					    l->st.batches, ts->name, d, mx,
@@ -1980,7 +1980,7 @@ assemble(struct loader *l, char *err, size_t errlen)
 			per = smul(per, (uint64_t)o->shape[d + 1]);
 		if (smul(smul(per, nb), es) > cf->maxbytes) {
 			shape_str(s1, sizeof s1, o->shape, o->rank);
-			snprintf(err, errlen, "batch %" PRIu64 ": tensor '%s': %s "
+			rp_seterr(err, errlen, "batch %" PRIu64 ": tensor '%s': %s "
 			    "%s it takes %" PRIu64 " bytes as %s, more than the %"
 			    PRIu64 " a tensor of a batch may take", l->st.batches,
 			    ts->name, cf->padding ? "padded to" : "of shape", s1,
@@ -2058,7 +2058,7 @@ ld_next(struct loader *l, char *err, size_t errlen)
 	while (l->nbatch < (size_t)l->cf->batch) {
 		if ((r = epoch_next(l, &e, err, errlen)) == -1) {
 			if (err[0] == '\0')
-				snprintf(err, errlen, "%s", strerror(errno));
+				rp_seterr(err, errlen, "%s", strerror(errno));
 			l->ended = 1;
 			return -1;
 		}
@@ -2069,7 +2069,7 @@ ld_next(struct loader *l, char *err, size_t errlen)
 		if (elems_room(&l->batch, &l->bcap, l->nbatch + 1,
 		    (size_t)l->cf->batch) == -1) {
 			elem_free(l, e);
-			snprintf(err, errlen, "%s", strerror(ENOMEM));
+			rp_seterr(err, errlen, "%s", strerror(ENOMEM));
 			l->ended = 1;
 			return -1;
 		}
@@ -2079,7 +2079,7 @@ ld_next(struct loader *l, char *err, size_t errlen)
 		return 0;
 	if (assemble(l, err, errlen) == -1) {
 		if (err[0] == '\0')
-			snprintf(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 		l->ended = 1;
 		return -1;
 	}

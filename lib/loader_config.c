@@ -785,7 +785,7 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 		err[0] = '\0';
 	if ((cf = calloc(1, sizeof *cf)) == NULL || (s = malloc(n + 1)) == NULL) {
 		free(cf);
-		snprintf(err, errlen, "%s", strerror(errno));
+		rp_seterr(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
 	cf->maxbytes = LD_MAX_BYTES;
@@ -800,7 +800,7 @@ ld_config_parse(const char *text, size_t n, char *err, size_t errlen)
 	jck_init(&c, err, errlen);
 	if (parse_config(cf, &c) == -1) {
 		if (err[0] == '\0')
-			snprintf(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 		ld_config_free(cf);
 		return NULL;
 	}
@@ -865,7 +865,7 @@ batch_fits(const struct ld_config *cf, const struct ld_tspec *t,
 
 	if (b <= cf->maxbytes)
 		return 0;
-	snprintf(err, errlen, "%s: a batch of %" PRId64 " '%s' takes at least %"
+	rp_seterr(err, errlen, "%s: a batch of %" PRId64 " '%s' takes at least %"
 	    PRIu64 " bytes as %s (%" PRIu64 " values each), more than the %"
 	    PRIu64 " a tensor of a batch may take", key, cf->batch, t->name, b,
 	    mf_dtype_name(dt), least, cf->maxbytes);
@@ -887,7 +887,7 @@ config_fits(struct ld_config *cf, char *err, size_t errlen)
 	size_t i;
 
 	if (b > cf->maxbytes) {
-		snprintf(err, errlen, "target_batch_size: %" PRId64 " examples "
+		rp_seterr(err, errlen, "target_batch_size: %" PRId64 " examples "
 		    "held at once take at least %" PRIu64 " bytes, more than "
 		    "the %" PRIu64 " a batch may take", cf->batch, b,
 		    cf->maxbytes);
@@ -977,7 +977,7 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 		struct ld_tspec *t = &cf->t[i];
 
 		if ((t->f = mf_find(m, t->from)) == NULL) {
-			snprintf(err, errlen, "primary_features[%zu].from_name: "
+			rp_seterr(err, errlen, "primary_features[%zu].from_name: "
 			    "'%s' is not in the dataset's manifest", i, t->from);
 			return -1;
 		}
@@ -998,7 +998,7 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 		t->dtype0 = t->dtype;
 		t->rank0 = t->rank = t->srank;
 		if (t->sec == 1 && t->dtype == MF_STRING) {
-			snprintf(err, errlen, "secondary_features[%zu].args.dtype: "
+			rp_seterr(err, errlen, "secondary_features[%zu].args.dtype: "
 			    "'ones' cannot be strings", i - cf->nprim);
 			return -1;
 		}
@@ -1008,7 +1008,7 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 				    (t->val.s = calloc(1, sizeof *t->val.s)) == NULL)
 					return -1;
 			} else if (json_cell(t->value, t->dtype, &t->val) == -1) {
-				snprintf(err, errlen, "secondary_features[%zu]."
+				rp_seterr(err, errlen, "secondary_features[%zu]."
 				    "args.value: not a %s value", i - cf->nprim,
 				    mf_dtype_name(t->dtype));
 				return -1;
@@ -1057,27 +1057,27 @@ ld_config_bind(struct ld_config *cf, const struct manifest *m, char *err,
 		struct ld_tspec *t = &cf->t[i];
 
 		if (t->norm && !mf_dtype_is_float(t->dtype)) {
-			snprintf(err, errlen, "normalization[%d].tensor: '%s' is "
+			rp_seterr(err, errlen, "normalization[%d].tensor: '%s' is "
 			    "%s; only float tensors are normalized (cast it "
 			    "first)", t->norm - 1, t->name,
 			    mf_dtype_name(t->dtype));
 			return -1;
 		}
 		if (t->norm && t->norm_axis >= t->rank) {
-			snprintf(err, errlen, "normalization[%d].axis: tensor "
+			rp_seterr(err, errlen, "normalization[%d].axis: tensor "
 			    "'%s' is of rank %d, so it has no axis %d",
 			    t->norm - 1, t->name, t->rank, t->norm_axis);
 			return -1;
 		}
 		if (t->pad_given && t->pad_given - 1 != t->rank) {
-			snprintf(err, errlen, "padding: tensor '%s' has %d "
+			rp_seterr(err, errlen, "padding: tensor '%s' has %d "
 			    "dimensions, its padded shape %d", t->name, t->rank,
 			    t->pad_given - 1);
 			return -1;
 		}
 		if (t->pad_value) {
 			if (json_cell(t->pad_value, t->dtype, &t->padv) == -1) {
-				snprintf(err, errlen, "padding: tensor '%s': the "
+				rp_seterr(err, errlen, "padding: tensor '%s': the "
 				    "value is not a %s value", t->name,
 				    mf_dtype_name(t->dtype));
 				return -1;

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "loader.h"
 #include "manifest_int.h"
 
@@ -141,11 +142,11 @@ load_manifest(struct ld_dataset *d, char *err, size_t errlen)
 	size_t n;
 
 	if (ld_read_file(d->manifest_path, &text, &n) == -1) {
-		snprintf(err, errlen, "%s: %s", d->manifest_path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", d->manifest_path, strerror(errno));
 		return -1;
 	}
 	if (mf_parse(&d->mf, text, n, e, sizeof e) == -1) {
-		snprintf(err, errlen, "%s: %s", d->manifest_path,
+		rp_seterr(err, errlen, "%s: %s", d->manifest_path,
 		    e[0] ? e : strerror(errno));
 		free(text);
 		return -1;
@@ -175,12 +176,12 @@ dataset_dir(struct ld_dataset *d, const char *dir, char *err, size_t errlen)
 		r = walk(d, &cap, root, bad, sizeof bad);
 		free(root);
 		if (r == -1) {
-			snprintf(err, errlen, "%s: %s", bad, strerror(errno));
+			rp_seterr(err, errlen, "%s: %s", bad, strerror(errno));
 			return -1;
 		}
 	}
 	if (d->nfiles == 0) {
-		snprintf(err, errlen, "%.*s: no .tfrecords files", (int)n, dir);
+		rp_seterr(err, errlen, "%.*s: no .tfrecords files", (int)n, dir);
 		return -1;
 	}
 	qsort(d->files, d->nfiles, sizeof *d->files, cmpstrp);
@@ -199,7 +200,7 @@ dataset_list(struct ld_dataset *d, const char *mpath, const char *lpath,
 	if (load_manifest(d, err, errlen) == -1)
 		return -1;
 	if (ld_read_file(lpath, &text, &n) == -1) {
-		snprintf(err, errlen, "%s: %s", lpath, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", lpath, strerror(errno));
 		return -1;
 	}
 	for (p = text, end = text + n; p < end; p = e + 1) {
@@ -219,7 +220,7 @@ dataset_list(struct ld_dataset *d, const char *mpath, const char *lpath,
 	}
 	free(text);
 	if (d->nfiles == 0) {
-		snprintf(err, errlen, "%s: no file names", lpath);
+		rp_seterr(err, errlen, "%s: no file names", lpath);
 		return -1;
 	}
 	return 0;
@@ -269,7 +270,7 @@ ld_dataset_json(struct ld_dataset *d, const void *spec, const char *path,
 	}
 	if (r == -1) {
 		if (err[0] == '\0')
-			snprintf(err, errlen, "%s", strerror(errno));
+			rp_seterr(err, errlen, "%s", strerror(errno));
 		ld_dataset_free(d);
 	}
 	return r;
@@ -288,26 +289,26 @@ ld_dataset_path(struct ld_dataset *d, const char *path, char *err,
 	memset(d, 0, sizeof *d);
 	err[0] = '\0';
 	if (stat(path, &st) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if ((r = dataset_dir(d, path, err, errlen)) == -1) {
 			if (err[0] == '\0')
-				snprintf(err, errlen, "%s", strerror(errno));
+				rp_seterr(err, errlen, "%s", strerror(errno));
 			ld_dataset_free(d);
 		}
 		return r;
 	}
 	if (ld_read_file(path, &text, &n) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		rp_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	n = mf_strip_comments(text, n);
 	j = jck_load(text, n, e, sizeof e);
 	free(text);
 	if (j == NULL) {
-		snprintf(err, errlen, "%s: %s", path, e);
+		rp_seterr(err, errlen, "%s: %s", path, e);
 		return -1;
 	}
 	if (json_is_object(j) && (ds = json_object_get(j, "dataset")) != NULL) {
@@ -324,7 +325,7 @@ ld_dataset_path(struct ld_dataset *d, const char *path, char *err,
 	}
 	json_decref(j);
 	if (r == -1)
-		snprintf(err, errlen, "%s: %s", path, e);
+		rp_seterr(err, errlen, "%s: %s", path, e);
 	return r;
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "example.h"
 #include "loader.h"
 #include "manifest.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "manifest.h"
 #include "manifest_int.h"
 
@@ -264,7 +265,7 @@ jck_load(const char *text, size_t n, char *err, size_t errlen)
 
 	j = json_loadb(text, n, JSON_DECODE_ANY, &je);
 	if (j == NULL)
-		snprintf(err, errlen, "line %d: column %d: %s", je.line,
+		rp_seterr(err, errlen, "line %d: column %d: %s", je.line,
 		    je.column, je.text);
 	return j;
 }
@@ -474,7 +475,7 @@ mf_from_json(struct manifest *m, const void *obj, char *err, size_t errlen)
 	if (errlen)
 		err[0] = '\0';
 	if (!json_is_object(o)) {
-		snprintf(err, errlen, "expected a JSON object");
+		rp_seterr(err, errlen, "expected a JSON object");
 		return -1;
 	}
 	if (jck_keys(&c, o, keys) == -1)
@@ -591,7 +592,7 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 
 	if ((int)x->kind != want_kind(f) && !(x->n == 0 && x->kind == EX_NONE &&
 	    f->deser != MF_DS_RAW && f->nelem == 0)) {
-		snprintf(err, errlen, "feature '%s'%s: %s, but the manifest says "
+		rp_seterr(err, errlen, "feature '%s'%s: %s, but the manifest says "
 		    "%s (%s)", f->name, stepname(where, sizeof where, step), kind_names[x->kind],
 		    kind_names[want_kind(f)], f->deser == MF_DS_RAW ? "raw" :
 		    f->deser == MF_DS_INT ? "int" : f->deser == MF_DS_FLOAT ?
@@ -600,7 +601,7 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 	}
 	want = f->deser == MF_DS_RAW ? (step >= 0 ? 1 : f->len) : f->nelem;
 	if (x->n != want) {
-		snprintf(err, errlen, "feature '%s'%s: %zu values, but its "
+		rp_seterr(err, errlen, "feature '%s'%s: %zu values, but its "
 		    "shape wants %" PRIu64, f->name, stepname(where, sizeof where, step), x->n, want);
 		return -1;
 	}
@@ -608,7 +609,7 @@ check_one(const struct mf_feature *f, const struct ex_feature *x, long step,
 		bytes = f->nelem * mf_dtype_size(f->dtype);
 		for (size_t i = 0; i < x->n; i++)
 			if (x->b[i].n != bytes) {
-				snprintf(err, errlen, "feature '%s'%s: raw bytes "
+				rp_seterr(err, errlen, "feature '%s'%s: raw bytes "
 				    "%zu hold %zu bytes, not %" PRIu64 " (%s x %"
 				    PRIu64 ")", f->name, stepname(where, sizeof where, step), i, x->b[i].n,
 				    bytes, mf_dtype_name(f->dtype), f->nelem);
@@ -642,7 +643,7 @@ check_flat(const struct mf_feature *f, const struct ex_feature *x, char *err,
 		return 0;
 	}
 	if (f->nelem == 0 || x->n % f->nelem != 0) {
-		snprintf(err, errlen, "feature '%s': %zu values, not a whole "
+		rp_seterr(err, errlen, "feature '%s': %zu values, not a whole "
 		    "number of steps of %" PRIu64, f->name, x->n, f->nelem);
 		return -1;
 	}
@@ -669,7 +670,7 @@ mf_check_record(const struct manifest *m, const struct example *ex,
 				continue;
 			}
 			if (l == NULL) {
-				snprintf(err, errlen, "feature list '%s' is "
+				rp_seterr(err, errlen, "feature list '%s' is "
 				    "missing", f->name);
 				return -1;
 			}
@@ -690,7 +691,7 @@ mf_check_record(const struct manifest *m, const struct example *ex,
 		} else {
 			x = ex_find(ex, f->name, nl);
 			if (x == NULL) {
-				snprintf(err, errlen, "feature '%s' is missing",
+				rp_seterr(err, errlen, "feature '%s' is missing",
 				    f->name);
 				return -1;
 			}
@@ -728,7 +729,7 @@ int
 mf_infer_comp(struct mf_infer *in, enum rec_comp c, char *err, size_t errlen)
 {
 	if (in->comp != REC_AUTO && in->comp != c) {
-		snprintf(err, errlen, "%s-compressed, but the files before are %s",
+		rp_seterr(err, errlen, "%s-compressed, but the files before are %s",
 		    rec_compname(c), rec_compname(in->comp));
 		return -1;
 	}
@@ -753,13 +754,13 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 	struct mf_ifeat *f = ifind(in, key, keylen, var_len);
 
 	if (memchr(key, '\0', keylen) != NULL) {
-		snprintf(err, errlen, "%s: a feature name holds a NUL byte",
+		rp_seterr(err, errlen, "%s: a feature name holds a NUL byte",
 		    recno);
 		return -1;
 	}
 	if (f == NULL) {
 		if (in->nrec > 0) {
-			snprintf(err, errlen, "feature '%.*s' is in %s but "
+			rp_seterr(err, errlen, "feature '%.*s' is in %s but "
 			    "not in %s; a manifest cannot state optional "
 			    "features", (int)keylen, (const char *)key, recno,
 			    in->where0);
@@ -800,7 +801,7 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 			return -1;
 	}
 	if (kind != EX_NONE && f->kind != kind) {
-		snprintf(err, errlen, "feature '%s': %s in %s but %s in %s",
+		rp_seterr(err, errlen, "feature '%s': %s in %s but %s in %s",
 		    f->name, kind_names[f->kind], f->kfirst, kind_names[kind],
 		    recno);
 		return -1;
@@ -808,7 +809,7 @@ iadd(struct mf_infer *in, const uint8_t *key, size_t keylen, int var_len,
 	if (f->n != n && !var_len && in->var_len_ok)
 		f->flat = 1;	/* stated as var_len, one value a step */
 	if (f->n != n && !f->flat) {
-		snprintf(err, errlen, "feature '%s'%s: %" PRIu64 " values in "
+		rp_seterr(err, errlen, "feature '%s'%s: %" PRIu64 " values in "
 		    "%s but %" PRIu64 " in %s; a fixed-length manifest cannot "
 		    "state it", f->name, var_len ? " (per step)" : "", f->n,
 		    f->first, n, recno);
@@ -829,7 +830,7 @@ mf_infer_add(struct mf_infer *in, const struct example *ex, const char *recno,
 	if (in->seq == -1)
 		in->seq = ex->seq;
 	else if (in->seq != ex->seq) {
-		snprintf(err, errlen, "%s is %s, but the records before are %s",
+		rp_seterr(err, errlen, "%s is %s, but the records before are %s",
 		    recno, ex->seq ?
 		    "a SequenceExample" : "an Example", in->seq ?
 		    "SequenceExamples" : "Examples");
@@ -867,7 +868,7 @@ mf_infer_add(struct mf_infer *in, const struct example *ex, const char *recno,
 	}
 	for (i = 0; i < in->nf; i++)
 		if (in->f[i].seen != in->nrec + 1) {
-			snprintf(err, errlen, "feature '%s' is in %s but not "
+			rp_seterr(err, errlen, "feature '%s' is in %s but not "
 			    "in %s; a manifest cannot state optional features",
 			    in->f[i].name, in->f[i].first, recno);
 			return -1;
@@ -896,7 +897,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 
 	err[0] = '\0';
 	if (in->nrec == 0) {
-		snprintf(err, errlen, "no records to infer a manifest from");
+		rp_seterr(err, errlen, "no records to infer a manifest from");
 		return -1;
 	}
 	if ((f = malloc((in->nf + 1) * sizeof *f)) == NULL)
@@ -916,7 +917,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 	json_object_set_new(o, "allow_var_len", json_boolean(seq));
 	for (size_t i = 0; i < in->nf; i++) {
 		if (i > 0 && strcmp(f[i].name, f[i - 1].name) == 0) {
-			snprintf(err, errlen, "'%s' is both a context feature "
+			rp_seterr(err, errlen, "'%s' is both a context feature "
 			    "and a feature list; a manifest names each once",
 			    f[i].name);
 			r = -1;
@@ -925,7 +926,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 		fo = json_string(f[i].name);	/* NULL when not UTF-8 */
 		json_decref(fo);
 		if (f[i].name[0] == '\0' || fo == NULL) {
-			snprintf(err, errlen, "feature '%s': a manifest cannot "
+			rp_seterr(err, errlen, "feature '%s': a manifest cannot "
 			    "name it (%s)", f[i].name, f[i].name[0] ?
 			    "not UTF-8" : "empty");
 			r = -1;
@@ -967,7 +968,7 @@ mf_infer_write(const struct mf_infer *in, struct buf *out, char *err,
 		if (r == 0 && rp_buf_puts(out, "  ]\n}\n") == -1)
 			r = -1;
 		if (r == -1 && err[0] == '\0')
-			snprintf(err, errlen, "a feature name is not UTF-8, "
+			rp_seterr(err, errlen, "a feature name is not UTF-8, "
 			    "or no memory");
 	}
 	json_decref(o);
