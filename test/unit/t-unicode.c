@@ -166,6 +166,36 @@ test_utf8(void)
 	    ==, 7, "valid prefix stops inside an eight-byte run");
 	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"abcdefghijklmnop", 16), ==,
 	    16, "valid prefix of ASCII alone");
+	/* Runs of two- and three-byte sequences are checked inline. */
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE6\x96\x87"
+	    "\xED\xA0\x80", 9), ==, 6, "a CJK run stops at a surrogate");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE0\x9F\xBF",
+	    6), ==, 3, "a CJK run stops at an overlong E0 sequence");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE4\xB8", 5),
+	    ==, 3, "a CJK run stops at a sequence cut short");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xEF\xBF\xBD"
+	    "\xED\x9F\xBF\xE0\xA0\x80\xF0\x90\x80\x80", 16), ==, 16,
+	    "EF, ED below the surrogates, E0 and F0 at their lowest");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xC2\x80\xDF\xBF\xC1\xBF",
+	    6), ==, 4, "two-byte sequences, then an overlong one");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xC3\xA9\xC3", 3), ==, 2,
+	    "a two-byte sequence cut short");
+
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xFF", 1), ==, 1, "bad: FF");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\x80\x80", 2), ==, 1,
+	    "bad: a lone continuation byte");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xC0\x80", 2), ==, 1,
+	    "bad: C0 starts nothing");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xE4\xB8", 2), ==, 2,
+	    "bad: a three-byte sequence cut short at the end");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xE4\xB8z", 3), ==, 2,
+	    "bad: a three-byte sequence cut short by ASCII");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xED\xA0\x80", 3), ==, 1,
+	    "bad: a surrogate is three units");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xF0\x90\x80z", 4), ==, 3,
+	    "bad: a four-byte sequence without its last byte");
+	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xF4\x90\x80\x80", 4), ==, 1,
+	    "bad: past U+10FFFF");
 }
 
 int
