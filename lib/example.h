@@ -586,6 +586,18 @@ long		 ex_canonical_floats(struct ex_span f, const uint8_t **vals);
  */
 long		 ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max);
 /*
+ * The packed varints c[0..n) (an int64 list's packed chunk, such as
+ * ex_canonical_feature() finds) decoded into dst, which has room for n
+ * values (a varint takes a byte at least).  Returns their number, or -1
+ * for a varint that runs past the end or takes more than ten bytes.
+ * With 'over' not NULL, *over is 0 when every value is in 0 .. 2^28 - 1
+ * (so fits int32), else not, found without a pass of its own.  The one
+ * decoder of packed int64 lists: ex_decode() and the canonical readers
+ * use it too.
+ */
+long		 ex_packed_int64s(const uint8_t *c, size_t n, int64_t *dst,
+		    uint64_t *over);
+/*
  * A FeatureList found so whose steps are each a Feature as
  * ex_canonical_floats() takes it, of w > 0 values: every step then has
  * the same bytes before its values.  Returns the number of steps, step
