@@ -496,6 +496,27 @@ ex_canonical_feature(struct ex_span f, struct ex_span *vals)
 }
 
 /*
+ * One map entry of a canonical record at *pp (before end), a key then a
+ * value: the two bodies in *key and *val, *pp past the entry.  Returns
+ * 0, or -1 for an entry of another form.
+ */
+static inline __attribute__((always_inline)) int
+ex_canonical_entry(const uint8_t **pp, const uint8_t *end,
+    struct ex_span *key, struct ex_span *val)
+{
+	const uint8_t *e, *ee;
+	size_t elen;
+
+	if (ex_get_ld(pp, end, 0x0a, &e, &elen) == -1)
+		return -1;
+	ee = e + elen;
+	if (ex_get_ld(&e, ee, 0x0a, &key->p, &key->n) == -1 ||
+	    ex_get_ld(&e, ee, 0x12, &val->p, &val->n) == -1 || e != ee)
+		return -1;
+	return 0;
+}
+
+/*
  * One map message of a canonical record (see ex_canonical_find()):
  * 1, or 0 when it is of another form or does not check.  A Feature
  * in the canonical form, the usual case, is checked here.
@@ -504,35 +525,30 @@ static inline __attribute__((always_inline)) int
 ex_canonical_map(const uint8_t *m, size_t mlen, int list, size_t k,
     const struct ex_want *want, struct ex_span *out)
 {
-	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
-	size_t elen, klen, vlen, i;
-	struct ex_span v;
+	const uint8_t *q = m, *end = m + mlen;
+	struct ex_span key, val, v;
+	size_t i;
 	int kind;
 
 	while (q < end) {
-		if (ex_get_ld(&q, end, 0x0a, &e, &elen) == -1)
-			return 0;
-		ee = e + elen;
-		if (ex_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-		    ex_get_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
+		if (ex_canonical_entry(&q, end, &key, &val) == -1)
 			return 0;
 		for (i = 0; i < k; i++)
-			if (want[i].list == list && want[i].len == klen &&
-			    ex_same_key(key, want[i].name, klen))
+			if (want[i].list == list && want[i].len == key.n &&
+			    ex_same_key(key.p, want[i].name, key.n))
 				break;
 		if (i < k) {
 			if (out[i].p != NULL)
 				return 0;	/* repeated: the decoder merges */
-			out[i].p = val;
-			out[i].n = vlen;
+			out[i] = val;
 			continue;
 		}
 		if (!list) {
-			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
+			kind = ex_canonical_feature(val, &v);
 			if (kind == EX_INT64 ? ex_varints_ok(v.p, v.n) : kind != -1)
 				continue;
 		}
-		if (ex_check_value(val, vlen, list) != 0)
+		if (ex_check_value(val.p, val.n, list) != 0)
 			return 0;
 	}
 	return 1;
