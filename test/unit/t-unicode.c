@@ -121,6 +121,21 @@ test_digest(void)
 static void
 test_utf8(void)
 {
+	/* Sequences that are not UTF-8, and the maximal subpart of each. */
+	static const struct {
+		const char *s;
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "\xFF", 1, "FF" },
+		{ "\x80\x80", 1, "a lone continuation byte" },
+		{ "\xC0\x80", 1, "C0 starts nothing" },
+		{ "\xE4\xB8", 2, "a three-byte sequence cut short at the end" },
+		{ "\xE4\xB8z", 2, "a three-byte sequence cut short by ASCII" },
+		{ "\xED\xA0\x80", 1, "a surrogate is three units" },
+		{ "\xF0\x90\x80z", 3, "a four-byte sequence without its last byte" },
+		{ "\xF4\x90\x80\x80", 1, "past U+10FFFF" },
+	};
 	static const struct {
 		const char *s;
 		int len;
@@ -181,21 +196,9 @@ test_utf8(void)
 	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xC3\xA9\xC3", 3), ==, 2,
 	    "a two-byte sequence cut short");
 
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xFF", 1), ==, 1, "bad: FF");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\x80\x80", 2), ==, 1,
-	    "bad: a lone continuation byte");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xC0\x80", 2), ==, 1,
-	    "bad: C0 starts nothing");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xE4\xB8", 2), ==, 2,
-	    "bad: a three-byte sequence cut short at the end");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xE4\xB8z", 3), ==, 2,
-	    "bad: a three-byte sequence cut short by ASCII");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xED\xA0\x80", 3), ==, 1,
-	    "bad: a surrogate is three units");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xF0\x90\x80z", 4), ==, 3,
-	    "bad: a four-byte sequence without its last byte");
-	TEST_INT(uni_utf8_bad_len((const uint8_t *)"\xF4\x90\x80\x80", 4), ==, 1,
-	    "bad: past U+10FFFF");
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+		TEST_INT(uni_utf8_bad_len((const uint8_t *)bad[k].s, strlen(bad[k].s)),
+		    ==, bad[k].len, "bad: %s", bad[k].what);
 }
 
 int
