@@ -247,53 +247,21 @@ cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/*
- * Decode packed varints of up to 8 bytes while 8 bytes can be loaded:
- * the length comes from the first terminator bit and the 7-bit groups
- * are gathered with shifts, without a branch per byte.  Stops before a
- * longer varint or the last 7 bytes, which the caller decodes one by
- * one.  Returns the number of values written to out.
- */
-static size_t
-unpack_varints(const uint8_t **qp, const uint8_t *end, int64_t *out, size_t *count)
-{
-	const uint8_t *q = *qp;
-	uint64_t w, m, x;
-	unsigned len;
-	size_t n = 0;
-
-	while (end - q >= 8) {
-		memcpy(&w, q, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		m = ~w & 0x8080808080808080ull;
-		if (m == 0)
-			break;	/* longer than 8 bytes */
-		len = ((unsigned)__builtin_ctzll(m) >> 3) + 1;
-		if (len < 8)
-			w &= (1ull << (8 * len)) - 1;
-		x = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000) |
-		    ((w >> 3) & 0xfe00000) | ((w >> 4) & 0x7f0000000ull) |
-		    ((w >> 5) & 0x3f800000000ull) | ((w >> 6) & 0x1fc0000000000ull) |
-		    ((w >> 7) & 0xfe000000000000ull);
-		out[n++] = (int64_t)x;
-		q += len;
-	}
-	*qp = q;
-	*count += n;
-	return n;
-}
+/* The one decoder of packed varints (below). */
+static inline __attribute__((always_inline)) long packed_varints(
+    const uint8_t *c, size_t clen, int64_t *d64,
+    uint16_t *d16, uint64_t *over);
 
 /* Decode a list body of the given kind, appending values to the pools. */
 static int
 list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
     size_t *count)
 {
-	const uint8_t *p = body.p, *end = body.p + body.n, *q, *qend;
+	const uint8_t *p = body.p, *end = body.p + body.n;
 	struct span v;
-	uint64_t f, num, x;
+	uint64_t f, num;
 	uint32_t bits;
+	long k;
 	int wt, r;
 
 	while ((r = next_field(P, "list", start, &p, end, &f, &wt, &v, &num)) == 1) {
@@ -329,7 +297,7 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 				P->nf32 += v.n / 4;
 				*count += v.n / 4;
 #else
-				for (q = v.p; q < v.p + v.n; q += 4) {
+				for (const uint8_t *q = v.p; q < v.p + v.n; q += 4) {
 					bits = rp_le32(q);
 					memcpy(&P->f32[P->nf32++], &bits, 4);
 					(*count)++;
@@ -350,17 +318,11 @@ list_values(struct pools *P, const uint8_t *start, int kind, struct span body,
 						return -1;
 				if (v.n == 0)
 					continue;
-				q = v.p;
-				qend = v.p + v.n;
-				P->ni64 += unpack_varints(&q, qend, P->i64 + P->ni64, count);
-				while (q < qend) {
-					if (*q < 0x80)
-						x = *q++;
-					else if (ex_get_varint(&q, qend, &x) == -1)
-						return bad(P, "int64 list: bad varint");
-					P->i64[P->ni64++] = (int64_t)x;
-					(*count)++;
-				}
+				if ((k = packed_varints(v.p, v.n,
+				    P->i64 + P->ni64, NULL, NULL)) == -1)
+					return bad(P, "int64 list: bad varint");
+				P->ni64 += (size_t)k;
+				*count += (size_t)k;
 			}
 		}
 	}
@@ -1492,12 +1454,13 @@ static long
 entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 {
 	struct pools P;
-	const uint8_t *p = e, *end = e + en, *q, *qend, *l, *lend, *c;
+	const uint8_t *p = e, *end = e + en, *q, *qend, *l, *lend;
 	struct span v, fv, lv;
-	uint64_t f, ff, lf, num, x = 0;
+	uint64_t f, ff, lf, num;
 	int wt, fwt, lwt, kind = EX_NONE;
 	size_t n = 0;
 	int64_t *d;
+	long k;
 
 	memset(&P, 0, sizeof(P));
 	while (next_field(&P, "", e, &p, end, &f, &wt, &v, &num) == 1) {
@@ -1531,14 +1494,10 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 					(*dst)[n++] = (int64_t)num;
 					continue;
 				}
-				c = lv.p;
-				while (c < lv.p + lv.n) {
-					if (*c < 0x80)
-						x = *c++;
-					else
-						(void)ex_get_varint(&c, lv.p + lv.n, &x);
-					(*dst)[n++] = (int64_t)x;
-				}
+				if ((k = packed_varints(lv.p, lv.n, *dst + n, NULL,
+				    NULL)) == -1)
+					return -2;	/* ex_check() said no */
+				n += (size_t)k;
 			}
 		}
 	}
@@ -1548,7 +1507,10 @@ entry_int64(const uint8_t *e, size_t en, int64_t **dst, size_t *cap)
 /*
  * Store value i of a list: as an int64 in d64, or, when d16 is set, as
  * a little-endian 16-bit word in d16 with the value ORed into *over (a
- * bit above the 16th then says it did not fit).
+ * bit above the 16th then says it did not fit).  With d64, a value of
+ * 2^28 or more (of a varint longer than four bytes: where ex_varint4()
+ * made the value, the compiler knows it is less) is ORed into *over
+ * when over is set.
  */
 static inline __attribute__((always_inline)) void
 put_value(int64_t *d64, uint16_t *d16, uint64_t *over, size_t i, uint64_t x)
@@ -1560,8 +1522,11 @@ put_value(int64_t *d64, uint16_t *d16, uint64_t *over, size_t i, uint64_t x)
 		d16[i] = (uint16_t)x;
 #endif
 		*over |= x;
-	} else
+	} else {
 		d64[i] = (int64_t)x;
+		if (over != NULL && x >> 28 != 0)
+			*over |= x;
+	}
 }
 
 /*
@@ -1742,6 +1707,15 @@ packed_varints(const uint8_t *c, size_t clen, int64_t *d64, uint16_t *d16,
 		(void)word_varints(w, m, d64, d16, over, &cnt);
 	}
 	return (long)cnt;
+}
+
+long
+ex_packed_int64s(const uint8_t *c, size_t n, int64_t *dst, uint64_t *over)
+{
+	if (over == NULL)
+		return packed_varints(c, n, dst, NULL, NULL);
+	*over = 0;
+	return packed_varints(c, n, dst, NULL, over);
 }
 
 long
@@ -2045,6 +2019,10 @@ ex_int64_next(struct ex_int64_iter *it, int64_t *dst, size_t max)
 
 	while (k < max) {
 		if (it->p[3] < it->end[3]) {
+			/*
+			 * A packed chunk, value by value: it may hold more
+			 * than max, and the next call goes on inside it.
+			 */
 			c = it->p[3];
 			while (k < max && c < it->end[3]) {
 				if (*c < 0x80)

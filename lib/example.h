@@ -496,6 +496,27 @@ ex_canonical_feature(struct ex_span f, struct ex_span *vals)
 }
 
 /*
+ * One map entry of a canonical record at *pp (before end), a key then a
+ * value: the two bodies in *key and *val, *pp past the entry.  Returns
+ * 0, or -1 for an entry of another form.
+ */
+static inline __attribute__((always_inline)) int
+ex_canonical_entry(const uint8_t **pp, const uint8_t *end,
+    struct ex_span *key, struct ex_span *val)
+{
+	const uint8_t *e, *ee;
+	size_t elen;
+
+	if (ex_get_ld(pp, end, 0x0a, &e, &elen) == -1)
+		return -1;
+	ee = e + elen;
+	if (ex_get_ld(&e, ee, 0x0a, &key->p, &key->n) == -1 ||
+	    ex_get_ld(&e, ee, 0x12, &val->p, &val->n) == -1 || e != ee)
+		return -1;
+	return 0;
+}
+
+/*
  * One map message of a canonical record (see ex_canonical_find()):
  * 1, or 0 when it is of another form or does not check.  A Feature
  * in the canonical form, the usual case, is checked here.
@@ -504,35 +525,30 @@ static inline __attribute__((always_inline)) int
 ex_canonical_map(const uint8_t *m, size_t mlen, int list, size_t k,
     const struct ex_want *want, struct ex_span *out)
 {
-	const uint8_t *q = m, *end = m + mlen, *e, *ee, *key, *val;
-	size_t elen, klen, vlen, i;
-	struct ex_span v;
+	const uint8_t *q = m, *end = m + mlen;
+	struct ex_span key, val, v;
+	size_t i;
 	int kind;
 
 	while (q < end) {
-		if (ex_get_ld(&q, end, 0x0a, &e, &elen) == -1)
-			return 0;
-		ee = e + elen;
-		if (ex_get_ld(&e, ee, 0x0a, &key, &klen) == -1 ||
-		    ex_get_ld(&e, ee, 0x12, &val, &vlen) == -1 || e != ee)
+		if (ex_canonical_entry(&q, end, &key, &val) == -1)
 			return 0;
 		for (i = 0; i < k; i++)
-			if (want[i].list == list && want[i].len == klen &&
-			    ex_same_key(key, want[i].name, klen))
+			if (want[i].list == list && want[i].len == key.n &&
+			    ex_same_key(key.p, want[i].name, key.n))
 				break;
 		if (i < k) {
 			if (out[i].p != NULL)
 				return 0;	/* repeated: the decoder merges */
-			out[i].p = val;
-			out[i].n = vlen;
+			out[i] = val;
 			continue;
 		}
 		if (!list) {
-			kind = ex_canonical_feature((struct ex_span){ val, vlen }, &v);
+			kind = ex_canonical_feature(val, &v);
 			if (kind == EX_INT64 ? ex_varints_ok(v.p, v.n) : kind != -1)
 				continue;
 		}
-		if (ex_check_value(val, vlen, list) != 0)
+		if (ex_check_value(val.p, val.n, list) != 0)
 			return 0;
 	}
 	return 1;
@@ -585,6 +601,18 @@ long		 ex_canonical_floats(struct ex_span f, const uint8_t **vals);
  * for another form, a bad varint or more than max values.
  */
 long		 ex_canonical_int64s(struct ex_span f, int64_t *dst, size_t max);
+/*
+ * The packed varints c[0..n) (an int64 list's packed chunk, such as
+ * ex_canonical_feature() finds) decoded into dst, which has room for n
+ * values (a varint takes a byte at least).  Returns their number, or -1
+ * for a varint that runs past the end or takes more than ten bytes.
+ * With 'over' not NULL, *over is 0 when every value is in 0 .. 2^28 - 1
+ * (so fits int32), else not, found without a pass of its own.  The one
+ * decoder of packed int64 lists: ex_decode() and the canonical readers
+ * use it too.
+ */
+long		 ex_packed_int64s(const uint8_t *c, size_t n, int64_t *dst,
+		    uint64_t *over);
 /*
  * A FeatureList found so whose steps are each a Feature as
  * ex_canonical_floats() takes it, of w > 0 values: every step then has

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "example.h"
 #include "exjson.h"
+#include "unicode.h"
 
 /* ------------------------------------------------------------------ */
 /* Errors */
@@ -209,63 +210,10 @@ exjson_unbase64(const char *s, size_t n, uint8_t *dst)
 /* ------------------------------------------------------------------ */
 /* UTF-8 */
 
-/*
- * Length of the valid UTF-8 sequence at p[0..n): returns it (1..4), or
- * 0 when the sequence is invalid, with *bad set to the length of its
- * maximal valid prefix (at least 1), the unit U+FFFD replaces.
- */
-static size_t
-utf8_seq(const uint8_t *p, size_t n, size_t *bad)
-{
-	uint8_t c = p[0], lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		*bad = 1;
-		return 0;
-	}
-	for (i = 1; i < len; i++) {
-		if (i >= n || p[i] < lo || p[i] > hi) {
-			*bad = i;
-			return 0;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return len;
-}
-
 int
 exjson_utf8_valid(const uint8_t *p, size_t n)
 {
-	size_t i = 0, k, bad;
-
-	while (i < n) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((k = utf8_seq(p + i, n - i, &bad)) == 0)
-			return 0;
-		i += k;
-	}
-	return 1;
+	return uni_utf8_valid_prefix(p, n) == n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -321,18 +269,19 @@ int
 exjson_put_name(struct buf *out, const uint8_t *p, size_t n)
 {
 	struct buf fix = { 0 };
-	size_t i, len, bad;
+	size_t i = 0, len;
 	int rc = 0;
 
-	if (exjson_utf8_valid(p, n))
+	if ((len = uni_utf8_valid_prefix(p, n)) == n)
 		return exjson_put_string(out, p, n);
-	for (i = 0; i < n && rc == 0; i += len) {
-		if ((len = utf8_seq(p + i, n - i, &bad)) != 0)
-			rc = rp_buf_append(&fix, p + i, len);
-		else {
+	while (rc == 0) {
+		rc = rp_buf_append(&fix, p + i, len);
+		if ((i += len) == n)
+			break;
+		if (rc == 0)
 			rc = rp_buf_append(&fix, "\xef\xbf\xbd", 3);
-			len = bad;
-		}
+		i += uni_utf8_bad_len(p + i, n - i);
+		len = uni_utf8_valid_prefix(p + i, n - i);
 	}
 	if (rc == 0)
 		rc = exjson_put_string(out, fix.p, fix.len);
@@ -1040,9 +989,10 @@ static long
 parse_string(struct jparse *p)
 {
 	long id;
-	size_t start = p->i, o, k, bad;
+	size_t start = p->i, o, k;
 	char *s = p->s;
 	unsigned u, lo;
+	uint32_t cp;
 
 	if ((id = newnode(p, JV_STR, start)) < 0)
 		return -1;
@@ -1057,7 +1007,8 @@ parse_string(struct jparse *p)
 		if (c < 0x20)
 			return jerr(p, "control character in string");
 		if (c >= 0x80) {
-			k = utf8_seq((const uint8_t *)s + p->i, p->n - p->i, &bad);
+			k = (size_t)uni_utf8_decode((const uint8_t *)s + p->i,
+			    p->n - p->i, &cp);
 			if (k == 0)
 				return jerr(p, "invalid UTF-8 in string");
 			memmove(s + o, s + p->i, k);
@@ -1094,21 +1045,7 @@ parse_string(struct jparse *p)
 				u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
 				p->i += 6;
 			}
-			if (u < 0x80)
-				s[o++] = (char)u;
-			else if (u < 0x800) {
-				s[o++] = (char)(0xc0 | u >> 6);
-				s[o++] = (char)(0x80 | (u & 0x3f));
-			} else if (u < 0x10000) {
-				s[o++] = (char)(0xe0 | u >> 12);
-				s[o++] = (char)(0x80 | ((u >> 6) & 0x3f));
-				s[o++] = (char)(0x80 | (u & 0x3f));
-			} else {
-				s[o++] = (char)(0xf0 | u >> 18);
-				s[o++] = (char)(0x80 | ((u >> 12) & 0x3f));
-				s[o++] = (char)(0x80 | ((u >> 6) & 0x3f));
-				s[o++] = (char)(0x80 | (u & 0x3f));
-			}
+			o += (size_t)uni_utf8_encode(u, (uint8_t *)s + o);
 			p->i += 6;
 			continue;
 		default:

@@ -179,7 +179,11 @@ int		 exjson_write(struct exjson *j, const struct example *ex,
 int		 exjson_payload(struct exjson *j, const uint8_t *p, size_t n,
 		    enum ex_type type, struct buf *out);
 
-/* Append the raw form of a payload: "<base64>".  -1 only with ENOMEM. */
+/*
+ * Append bytes as a JSON string of their padded base64, "<base64>" (the
+ * raw form of a payload, a string that is not UTF-8).  -1 only with
+ * ENOMEM.
+ */
 int		 exjson_write_raw(const uint8_t *p, size_t n, struct buf *out);
 
 /*

@@ -64,22 +64,6 @@ strings_base64(const struct loader *l, size_t i, size_t nvals)
 }
 
 static int
-put_base64(struct buf *b, const uint8_t *p, size_t n)
-{
-	size_t m = 4 * ((n + 2) / 3);
-	char *q;
-
-	if (rp_buf_reserve(b, m + 2) == -1)
-		return -1;
-	q = (char *)b->p + b->len;
-	*q++ = '"';
-	q = exjson_base64(p, n, q);
-	*q++ = '"';
-	b->len = (size_t)((uint8_t *)q - b->p);
-	return 0;
-}
-
-static int
 put_i64(struct buf *b, int64_t v)
 {
 	char s[24];
@@ -127,7 +111,7 @@ ld_write_json(struct loader *l, struct buf *b)
 				return -1;
 			switch (dt) {
 			case MF_STRING:
-				r = b64 ? put_base64(b, c->s->p, c->s->n) :
+				r = b64 ? exjson_write_raw(c->s->p, c->s->n, b) :
 				    exjson_put_string(b, c->s->p, c->s->n);
 				break;
 			case MF_BOOL:

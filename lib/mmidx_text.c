@@ -20,7 +20,6 @@ mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t, int json,
     const char *feature)
 {
 	struct buf b = { 0 };
-	int rc = 0;
 
 	x->t = t;
 	x->json = json;
@@ -30,23 +29,10 @@ mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t, int json,
 	x->headlen = 0;
 	if (!json)
 		return 0;
-	/* The feature name as a JSON string: the key of every line. */
-	rc = rp_buf_puts(&b, "{\"");
-	for (const char *s = feature; *s != '\0' && rc == 0; s++) {
-		unsigned char c = (unsigned char)*s;
-		char u[8];
-
-		if (c < 0x20) {
-			snprintf(u, sizeof u, "\\u%04x", c);
-			rc = rp_buf_puts(&b, u);
-		} else {
-			if (c == '"' || c == '\\')
-				rc = rp_buf_putc(&b, '\\');
-			if (rc == 0)
-				rc = rp_buf_putc(&b, c);
-		}
-	}
-	if (rc == -1 || rp_buf_puts(&b, "\":[") == -1) {
+	/* The feature name as the one JSON string writer writes a name. */
+	if (rp_buf_putc(&b, '{') == -1 ||
+	    exjson_put_name(&b, (const uint8_t *)feature, strlen(feature)) == -1 ||
+	    rp_buf_puts(&b, ":[") == -1) {
 		rp_buf_free(&b);
 		errno = ENOMEM;
 		return -1;

@@ -45,8 +45,9 @@ struct mmidx_text {
 
 /*
  * Lines of tokens of dtype t, as JSON with the tokens under 'feature'
- * when 'json'.  Returns 0, or -1 with errno ENOMEM.  Free with
- * mmidx_text_free().
+ * when 'json' (the key written by exjson_put_name(): U+FFFD for each
+ * sequence that is not UTF-8, as recpipe(5) has it).  Returns 0, or -1
+ * with errno ENOMEM.  Free with mmidx_text_free().
  */
 int		 mmidx_text_init(struct mmidx_text *x, enum mmidx_dtype t,
 		    int json, const char *feature);

@@ -66,7 +66,12 @@ pretok_class(uint32_t cp)
 	return pretok_bits_[cls_cp(cp)];
 }
 
-/* The class of the non-ASCII sequence at p[i], its length in *len. */
+/*
+ * The class of the non-ASCII sequence at p[i], its length in *len.  A
+ * decoder, not a check: the caller has checked the text (see above), so
+ * it does not look for overlongs or surrogates, and only keeps every
+ * read inside p[0..n) for a byte that starts no whole sequence.
+ */
 static unsigned
 cls_utf8(const uint8_t *p, size_t n, size_t i, size_t *len)
 {

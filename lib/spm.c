@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "errmsg.h"
 #include "spm.h"
+#include "unicode.h"
 
 static const char SPACE_SYM[] = "\xe2\x96\x81";		/* U+2581 */
 static const char REPLACEMENT[] = "\xef\xbf\xbd";	/* U+FFFD */
@@ -1300,32 +1301,18 @@ one_char_len(uint8_t c)
 	return (size_t)("\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 4]);
 }
 
-/* IsValidDecodeUTF8(): the length of a valid character at p, or 0. */
-static size_t
+/*
+ * IsValidDecodeUTF8(): the length of a valid character at p, or 0.
+ * sentencepiece's rule is the strict one of uni_utf8_decode().
+ */
+static inline size_t
 valid_utf8(const uint8_t *p, size_t n)
 {
 	uint32_t cp;
 
 	if (p[0] < 0x80)
 		return 1;
-	if (n >= 2 && (p[0] & 0xe0) == 0xc0) {
-		cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
-		if ((p[1] & 0xc0) == 0x80 && cp >= 0x80)
-			return 2;
-	} else if (n >= 3 && (p[0] & 0xf0) == 0xe0) {
-		cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
-		    (p[2] & 0x3f);
-		if ((p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
-		    cp >= 0x800 && (cp < 0xd800 || cp >= 0xe000))
-			return 3;
-	} else if (n >= 4 && (p[0] & 0xf8) == 0xf0) {
-		cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
-		    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
-		if ((p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
-		    (p[3] & 0xc0) == 0x80 && cp >= 0x10000 && cp <= 0x10ffff)
-			return 4;
-	}
-	return 0;
+	return (size_t)uni_utf8_decode(p, n, &cp);
 }
 
 /* NormalizePrefix(): the normalized form of the prefix at p, and how much it consumes. */
@@ -1666,17 +1653,6 @@ spm_model_free(struct spm_model *m)
 static int self_test(struct spm_model *m, const struct modelspec *ms, char *err,
 	    size_t errlen);
 
-/* Bytes of p[0..n) that are whole valid UTF-8 characters. */
-static size_t
-valid_prefix(const char *p, size_t n)
-{
-	size_t i = 0, k;
-
-	while (i < n && (k = valid_utf8((const uint8_t *)p + i, n - i)) > 0)
-		i += k;
-	return i;
-}
-
 /* Whether every string of the charsmap is valid UTF-8. */
 static int
 charsmap_utf8(const struct norm *nm)
@@ -1687,7 +1663,7 @@ charsmap_utf8(const struct norm *nm)
 		const char *z = memchr(nm->str + i, '\0', nm->nstr - i);
 
 		k = z != NULL ? (size_t)(z - (nm->str + i)) : nm->nstr - i;
-		if (valid_prefix(nm->str + i, k) != k)
+		if (uni_utf8_valid_prefix((const uint8_t *)nm->str + i, k) != k)
 			return 0;
 		i += k + 1;
 	}
@@ -1723,7 +1699,8 @@ fast_init(struct spm_model *m)
 					out = nm->str + u_value(nm->units[nx]);
 			}
 		}
-		if (out != NULL && valid_prefix(out, strlen(out)) != strlen(out))
+		if (out != NULL && uni_utf8_valid_prefix((const uint8_t *)out,
+		    strlen(out)) != strlen(out))
 			ok = 0;
 		nm->fast[b] = (uint8_t)ok;
 		nm->same[b] = (uint8_t)(ok && b != ' ' && (out == NULL ||
@@ -3735,7 +3712,11 @@ out_put(char **out, size_t *cap, size_t *len, const void *p, size_t n)
 	return 0;
 }
 
-/* Bytes of a run of byte pieces, as UTF-8 with U+FFFD for each bad byte. */
+/*
+ * Bytes of a run of byte pieces, as UTF-8 with U+FFFD for each bad byte:
+ * one per byte, not one per maximal subpart as exjson_put_name() has it,
+ * since sentencepiece's decoder replaces byte by byte.
+ */
 static int
 put_bytes(char **out, size_t *cap, size_t *len, const uint8_t *b, size_t n)
 {

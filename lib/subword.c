@@ -143,55 +143,6 @@ sw_cplen(const uint8_t *p, size_t n)
 
 /* ---- lines ------------------------------------------------------------ */
 
-/*
- * uni_utf8_valid_prefix(), faster on the text lines are made of: ASCII is
- * skipped eight bytes at a time and two- and three-byte sequences are
- * checked inline; the rest goes to uni_utf8_decode().
- */
-static size_t
-valid_prefix(const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-	uint64_t w;
-	uint32_t cp;
-	unsigned c;
-	int k;
-
-	while (i < n) {
-		c = p[i];
-		if (c < 0x80) {
-			if (n - i >= 8) {
-				memcpy(&w, p + i, 8);
-				if ((w & 0x8080808080808080ULL) == 0) {
-					i += 8;
-					continue;
-				}
-			}
-			i++;
-			continue;
-		}
-		/* E1..EC and EE..EF take any two continuation bytes (CJK runs). */
-		if (c - 0xE1 < 0x0F && c != 0xED && n - i >= 3 &&
-		    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) < 0x40) {
-			for (i += 3; n - i >= 3; i += 3) {
-				c = p[i];
-				if (c - 0xE1 >= 0x0F || c == 0xED ||
-				    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) >= 0x40)
-					break;
-			}
-			continue;
-		}
-		if (c - 0xC2 < 0x1E && n - i >= 2 && (p[i + 1] ^ 0x80) < 0x40) {
-			i += 2;
-			continue;
-		}
-		if ((k = uni_utf8_decode(p + i, n - i, &cp)) == 0)
-			break;
-		i += (size_t)k;
-	}
-	return i;
-}
-
 struct sw_lines {
 	int		 fd;
 	int		 borrowed;	/* buf is the caller's */
@@ -422,7 +373,7 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 		for (i = j = 0; i < n; i++)
 			if (p[i] != '\r')
 				r->tmp[j++] = p[i];
-		good = valid_prefix(r->tmp, j);
+		good = uni_utf8_valid_prefix(r->tmp, j);
 		if (good < j) {
 			/* Map the offset back to the line as it is on disk. */
 			for (i = 0; good > 0 || p[i] == '\r'; i++)
@@ -432,7 +383,7 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 		}
 		p = r->tmp;
 		n = j;
-	} else if ((good = valid_prefix(p, n)) < n) {
+	} else if ((good = uni_utf8_valid_prefix(p, n)) < n) {
 		return lines_bad(r, r->lineno + 1, off + good);
 	}
 	r->lineno++;
@@ -1162,7 +1113,7 @@ sw_vocab_parse(const uint8_t *p, size_t n, char *err, size_t errlen)
 				d[j++] = line[k];
 		if (!nl && j == 0)
 			break;
-		if ((good = valid_prefix(d, j)) < j) {
+		if ((good = uni_utf8_valid_prefix(d, j)) < j) {
 			for (k = 0; good > 0 || line[k] == '\r'; k++)
 				if (line[k] != '\r')
 					good--;

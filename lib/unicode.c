@@ -273,17 +273,24 @@ uni_utf8_encode(uint32_t cp, uint8_t out[4])
 	return 4;
 }
 
+/*
+ * Text is mostly ASCII, or runs of one script: ASCII is skipped eight
+ * bytes at a time, and two-byte sequences and three-byte ones that take
+ * any two continuation bytes (E1..EC, EE..EF: CJK runs) are checked
+ * inline; the rest goes to uni_utf8_decode().
+ */
 size_t
 uni_utf8_valid_prefix(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 	uint64_t w;
 	uint32_t cp;
+	unsigned c;
 	int k;
 
 	while (i < n) {
-		if (p[i] < 0x80) {
-			/* ASCII, eight bytes at a time where it runs on. */
+		c = p[i];
+		if (c < 0x80) {
 			if (n - i >= 8) {
 				memcpy(&w, p + i, 8);
 				if ((w & UINT64_C(0x8080808080808080)) == 0) {
@@ -294,9 +301,52 @@ uni_utf8_valid_prefix(const uint8_t *p, size_t n)
 			i++;
 			continue;
 		}
+		if (c - 0xE1 < 0x0F && c != 0xED && n - i >= 3 &&
+		    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) < 0x40) {
+			for (i += 3; n - i >= 3; i += 3) {
+				c = p[i];
+				if (c - 0xE1 >= 0x0F || c == 0xED ||
+				    ((p[i + 1] ^ 0x80) | (p[i + 2] ^ 0x80)) >= 0x40)
+					break;
+			}
+			continue;
+		}
+		if (c - 0xC2 < 0x1E && n - i >= 2 && (p[i + 1] ^ 0x80) < 0x40) {
+			i += 2;
+			continue;
+		}
 		if ((k = uni_utf8_decode(p + i, n - i, &cp)) == 0)
 			break;
 		i += (size_t)k;
 	}
 	return i;
+}
+
+size_t
+uni_utf8_bad_len(const uint8_t *p, size_t n)
+{
+	unsigned c = p[0], lo = 0x80, hi = 0xBF;
+	size_t len, i;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 1;
+	for (i = 1; i < len && i < n && p[i] >= lo && p[i] <= hi; i++) {
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return i < len ? i : 1;
 }

@@ -71,7 +71,18 @@ long		 uni_lower_str(const uint32_t *in, size_t n, uint32_t **out,
 int		 uni_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 /* Encode cp (<= 0x10FFFF) into 1..4 bytes at out; returns the length. */
 int		 uni_utf8_encode(uint32_t cp, uint8_t out[4]);
-/* Length of the longest valid UTF-8 prefix of p[0..n). */
+/*
+ * Length of the longest valid UTF-8 prefix of p[0..n): the one check of
+ * UTF-8 (uni_utf8_decode()'s rule), fast on ASCII and on runs of two-
+ * and three-byte sequences.
+ */
 size_t		 uni_utf8_valid_prefix(const uint8_t *p, size_t n);
+/*
+ * Where p[0..n), n > 0, starts with a sequence that is not valid UTF-8:
+ * the length of its maximal subpart (a lead byte and the continuation
+ * bytes that fit it, or 1), the unit that one U+FFFD replaces (as
+ * Unicode advises, and Python's "replace" decoding does).
+ */
+size_t		 uni_utf8_bad_len(const uint8_t *p, size_t n);
 
 #endif

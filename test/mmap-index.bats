@@ -1324,3 +1324,16 @@ threads_of() {
 	run -0 --separate-stderr mmap-index build --format megatron -o "$T/m" "$T/de.tfr"
 	[[ "$stderr" != *"document ends"* ]]
 }
+
+@test "mmap-index: cat and get write a feature name that is not UTF-8 with U+FFFD (recpipe(5))" {
+	ids "$T/in.txt" "1 2" "3"
+	mmap-index build --raw-ids -o "$T/d" --dtype uint16 --input-format id "$T/in.txt"
+	# 0xff is no UTF-8 at all, 0xc3 a sequence cut short; "\x01" and '"' are escaped.
+	f=$(printf 'a\377b\303"\001')
+	run -0 --separate-stderr mmap-index cat -f "$f" "$T/d"
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = '{"a'$'\xef\xbf\xbd''b'$'\xef\xbf\xbd''\"\u0001":[1,2]}' ]
+	printf '%s\n' "${lines[1]}" | jq -e . >/dev/null
+	run -0 --separate-stderr mmap-index get -f "$f" "$T/d" 1
+	[ "$output" = '{"a'$'\xef\xbf\xbd''b'$'\xef\xbf\xbd''\"\u0001":[3]}' ]
+}

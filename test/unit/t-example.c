@@ -839,6 +839,37 @@ test_lazy_steps(void)
 	rp_buf_free(&again);
 }
 
+/* The one decoder of packed int64 lists, with and without the OR of the values. */
+static void
+test_packed_int64s(void)
+{
+	/* 1, 300, 2^31 - 1, 2^28, then -1 (ten bytes) */
+	static const uint8_t pk[] = "\x01\xac\x02\xff\xff\xff\xff\x07\x80\x80\x80\x80\x01"
+	    "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01";
+	int64_t d[32];
+	uint64_t over = 7;
+	long n;
+
+	TEST(ex_packed_int64s(pk, 3, d, &over) == 2 && d[0] == 1 && d[1] == 300 &&
+	    over == 0, "packed: values below 2^28");
+	n = ex_packed_int64s(pk, 13, d, &over);
+	TEST(n == 4 && d[2] == INT32_MAX && d[3] == 1 << 28 && over != 0,
+	    "packed: values of 2^28 and more show in over");
+	TEST(ex_packed_int64s(pk + 8, 15, d, &over) == 2 && d[0] == 1 << 28 &&
+	    d[1] == -1 && over != 0, "packed: a negative value shows in over");
+	TEST(ex_packed_int64s((const uint8_t *)"\x81\x80\x80\x80\x80\x00\x05", 7,
+	    d, &over) == 2 && d[0] == 1 && d[1] == 5 && over == 0,
+	    "packed: a small value in a long varint is small");
+	n = ex_packed_int64s(pk, sizeof pk - 1, d, &over);
+	TEST(n == 5 && d[4] == -1 && over != 0, "packed: the whole list");
+	TEST(ex_packed_int64s(pk, sizeof pk - 1, d, NULL) == 5 && d[4] == -1,
+	    "packed: no over asked for");
+	TEST(ex_packed_int64s(pk, 0, d, &over) == 0 && over == 0, "packed: an empty chunk");
+	TEST(ex_packed_int64s(pk, 12, d, &over) == -1, "packed: the last varint cut short");
+	TEST(ex_packed_int64s((const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff"
+	    "\xff\xff\x01\x01", 12, d, NULL) == -1, "packed: an eleven-byte varint");
+}
+
 static void
 test_lists(void)
 {
@@ -1319,6 +1350,7 @@ main(void)
 	}
 
 	test_lists();
+	test_packed_int64s();
 	test_lazy_steps();
 	test_float_steps_fast();
 	test_canonical_random();

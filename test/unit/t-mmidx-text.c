@@ -171,6 +171,14 @@ test_lines(void)
 	TEST(strcmp(s, "{\"a\\\"b\\\\c\\u0001\\u001f\xc3\xa9\":[3]}\n") == 0,
 	    "quote, backslash and control bytes escaped, UTF-8 as it is: %s", s);
 	mmidx_text_free(&x);
+
+	TEST(mmidx_text_init(&x, MMIDX_INT8, 1, "a\xff" "b\xc3\xed\xa0\x80") == 0,
+	    "a feature name that is not UTF-8");
+	s = line(&x, v, 1, 0, 0);
+	TEST(strcmp(s, "{\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd\":[3]}\n") == 0,
+	    "U+FFFD for each sequence that is not UTF-8: %s", s);
+	mmidx_text_free(&x);
 }
 
 static const char *

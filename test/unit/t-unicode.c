@@ -121,6 +121,21 @@ test_digest(void)
 static void
 test_utf8(void)
 {
+	/* Sequences that are not UTF-8, and the maximal subpart of each. */
+	static const struct {
+		const char *s;
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "\xFF", 1, "FF" },
+		{ "\x80\x80", 1, "a lone continuation byte" },
+		{ "\xC0\x80", 1, "C0 starts nothing" },
+		{ "\xE4\xB8", 2, "a three-byte sequence cut short at the end" },
+		{ "\xE4\xB8z", 2, "a three-byte sequence cut short by ASCII" },
+		{ "\xED\xA0\x80", 1, "a surrogate is three units" },
+		{ "\xF0\x90\x80z", 3, "a four-byte sequence without its last byte" },
+		{ "\xF4\x90\x80\x80", 1, "past U+10FFFF" },
+	};
 	static const struct {
 		const char *s;
 		int len;
@@ -166,6 +181,24 @@ test_utf8(void)
 	    ==, 7, "valid prefix stops inside an eight-byte run");
 	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"abcdefghijklmnop", 16), ==,
 	    16, "valid prefix of ASCII alone");
+	/* Runs of two- and three-byte sequences are checked inline. */
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE6\x96\x87"
+	    "\xED\xA0\x80", 9), ==, 6, "a CJK run stops at a surrogate");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE0\x9F\xBF",
+	    6), ==, 3, "a CJK run stops at an overlong E0 sequence");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xE4\xB8", 5),
+	    ==, 3, "a CJK run stops at a sequence cut short");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xE4\xB8\xAD\xEF\xBF\xBD"
+	    "\xED\x9F\xBF\xE0\xA0\x80\xF0\x90\x80\x80", 16), ==, 16,
+	    "EF, ED below the surrogates, E0 and F0 at their lowest");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xC2\x80\xDF\xBF\xC1\xBF",
+	    6), ==, 4, "two-byte sequences, then an overlong one");
+	TEST_INT(uni_utf8_valid_prefix((const uint8_t *)"\xC3\xA9\xC3", 3), ==, 2,
+	    "a two-byte sequence cut short");
+
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+		TEST_INT(uni_utf8_bad_len((const uint8_t *)bad[k].s, strlen(bad[k].s)),
+		    ==, bad[k].len, "bad: %s", bad[k].what);
 }
 
 int
