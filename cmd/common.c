@@ -933,6 +933,16 @@ forget(struct outfile *o, int keep_path)
 	}
 }
 
+/* Wait for a child, through signals: 0 with its status, or -1 with errno. */
+static int
+wait_child(pid_t pid, int *st)
+{
+	while (waitpid(pid, st, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 /* Close the pipe to a compressing child and wait for it: 0, or -1 with errno. */
 static int
 zchild_end(struct outfile *o, int kill_it)
@@ -946,11 +956,8 @@ zchild_end(struct outfile *o, int kill_it)
 	o->fd = -1;
 	if (kill_it)
 		kill(o->zpid, SIGTERM);
-	while (waitpid(o->zpid, &st, 0) == -1)
-		if (errno != EINTR) {
-			e = errno;
-			break;
-		}
+	if (wait_child(o->zpid, &st) == -1)
+		e = errno;
 	o->zpid = 0;
 	if (e == 0 && !kill_it && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
 		e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
@@ -2136,8 +2143,8 @@ close_text(int fd, const char *path)
 		close(fd);
 	if (i == sizeof(feeders) / sizeof(*feeders))
 		return;
-	while (waitpid(feeders[i].pid, &st, 0) == -1 && errno == EINTR)
-		;
+	if (wait_child(feeders[i].pid, &st) == -1)
+		st = -1;	/* not an exit status: "failed" below */
 	feeders[i].pid = 0;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return;
