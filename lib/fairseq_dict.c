@@ -102,15 +102,9 @@ fqd_next_word(const uint8_t *p, size_t n, size_t *pos, const uint8_t **w,
 
 struct fqd_lines {
 	int		 fd;
-	uint8_t		*buf;
-	size_t		 cap;
-	size_t		 start;		/* first byte not yet handed out */
-	size_t		 end;		/* bytes in buf */
-	int		 eof;
+	struct rp_window w;		/* the bytes read, and the range */
 	uint64_t	 lineno;
-	uint64_t	 base;		/* input offset of buf[0] */
 	uint64_t	 lineoff;	/* input offset of the current line */
-	struct rp_limit	 lim;		/* fqd_lines_range()'s */
 };
 
 struct fqd_lines *
@@ -121,8 +115,8 @@ fqd_lines_new(int fd)
 	if (r == NULL)
 		return NULL;
 	r->fd = fd;
-	r->cap = LINES_BLOCK;
-	if ((r->buf = malloc(r->cap)) == NULL) {
+	r->w.cap = LINES_BLOCK;
+	if ((r->w.buf = malloc(r->w.cap)) == NULL) {
 		free(r);
 		return NULL;
 	}
@@ -134,106 +128,65 @@ fqd_lines_free(struct fqd_lines *r)
 {
 	if (r == NULL)
 		return;
-	free(r->buf);
+	free(r->w.buf);
 	free(r);
-}
-
-/* Read more input behind what is left; 0 at EOF, 1 read, -1 error. */
-static int
-lines_fill(struct fqd_lines *r)
-{
-	ssize_t got;
-
-	if (r->start > 0) {
-		memmove(r->buf, r->buf + r->start, r->end - r->start);
-		r->base += r->start;
-		r->end -= r->start;
-		r->start = 0;
-	}
-	if (r->cap - r->end < LINES_BLOCK / 2) {
-		size_t c = r->cap * 2;
-		uint8_t *nb;
-
-		if (c < r->cap || (nb = realloc(r->buf, c)) == NULL) {
-			errno = ENOMEM;
-			return -1;
-		}
-		r->buf = nb;
-		r->cap = c;
-	}
-	if ((got = rp_limit_read(&r->lim, r->fd, r->buf + r->end,
-	    r->cap - r->end)) == -1)
-		return -1;
-	if (got == 0) {
-		r->eof = 1;
-		return 0;
-	}
-	r->end += (size_t)got;
-	return 1;
 }
 
 int
 fqd_lines_range(struct fqd_lines *r, uint64_t off, uint64_t len)
 {
-	if (r->end > 0 || r->eof) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (rp_limit_seek(&r->lim, r->fd, off, len) == -1)
-		return -1;
-	r->base = off;
-	return 0;
+	return rp_window_range(&r->w, r->fd, off, len);
 }
 
 int
 fqd_lines_next(struct fqd_lines *r, const uint8_t **p, size_t *n)
 {
-	size_t scan = r->start;		/* no terminator before this */
+	size_t scan = r->w.start;		/* no terminator before this */
 
 	for (;;) {
-		uint8_t *s = r->buf + scan, *nl, *cr;
-		size_t len = r->end - scan;
+		uint8_t *s = r->w.buf + scan, *nl, *cr;
+		size_t len = r->w.end - scan;
 
 		nl = len ? memchr(s, '\n', len) : NULL;
 		cr = len ? memchr(s, '\r', nl ? (size_t)(nl - s) : len) : NULL;
-		if (cr != NULL && (cr + 1 < r->buf + r->end || r->eof)) {
-			size_t at = (size_t)(cr - r->buf);
+		if (cr != NULL && (cr + 1 < r->w.buf + r->w.end || r->w.eof)) {
+			size_t at = (size_t)(cr - r->w.buf);
 
-			*p = r->buf + r->start;
-			*n = at - r->start;
-			r->lineoff = r->base + r->start;
-			r->start = at + 1;
-			if (at + 1 < r->end && r->buf[at + 1] == '\n')
-				r->start++;
+			*p = r->w.buf + r->w.start;
+			*n = at - r->w.start;
+			r->lineoff = r->w.base + r->w.start;
+			r->w.start = at + 1;
+			if (at + 1 < r->w.end && r->w.buf[at + 1] == '\n')
+				r->w.start++;
 			r->lineno++;
 			return 1;
 		}
 		if (cr == NULL && nl != NULL) {
-			size_t at = (size_t)(nl - r->buf);
+			size_t at = (size_t)(nl - r->w.buf);
 
-			*p = r->buf + r->start;
-			*n = at - r->start;
-			r->lineoff = r->base + r->start;
-			r->start = at + 1;
+			*p = r->w.buf + r->w.start;
+			*n = at - r->w.start;
+			r->lineoff = r->w.base + r->w.start;
+			r->w.start = at + 1;
 			r->lineno++;
 			return 1;
 		}
-		if (r->eof) {
-			if (r->start == r->end)
+		if (r->w.eof) {
+			if (r->w.start == r->w.end)
 				return 0;
-			*p = r->buf + r->start;
-			*n = r->end - r->start;
-			r->lineoff = r->base + r->start;
-			r->start = r->end;
+			*p = r->w.buf + r->w.start;
+			*n = r->w.end - r->w.start;
+			r->lineoff = r->w.base + r->w.start;
+			r->w.start = r->w.end;
 			r->lineno++;
 			return 1;
 		}
 		/* A "\r" last in the buffer waits for the next byte. */
-		scan = cr != NULL ? (size_t)(cr - r->buf) : r->end;
-		scan -= r->start;
-		if (lines_fill(r) == -1)
+		scan = cr != NULL ? (size_t)(cr - r->w.buf) : r->w.end;
+		scan -= r->w.start;
+		if (rp_window_fill(&r->w, r->fd, LINES_BLOCK / 2) == -1)
 			return -1;
-		scan += r->start;
+		scan += r->w.start;
 	}
 }
 

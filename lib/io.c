@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -136,4 +138,49 @@ rp_limit_read(struct rp_limit *l, int fd, void *p, size_t n)
 	if ((k = rp_read(fd, p, n)) > 0 && l->on)
 		l->left -= (uint64_t)k;
 	return k;
+}
+
+ssize_t
+rp_window_fill(struct rp_window *w, int fd, size_t room)
+{
+	ssize_t k;
+
+	if (w->start > 0) {
+		memmove(w->buf, w->buf + w->start, w->end - w->start);
+		w->base += w->start;
+		w->end -= w->start;
+		w->start = 0;
+	}
+	if (w->cap - w->end < room) {
+		uint8_t *nb;
+
+		if (w->cap > SIZE_MAX / 2) {
+			errno = ENOMEM;
+			return -1;
+		}
+		if ((nb = realloc(w->buf, w->cap * 2)) == NULL)
+			return -1;
+		w->buf = nb;
+		w->cap *= 2;
+	}
+	if ((k = rp_limit_read(&w->lim, fd, w->buf + w->end,
+	    w->cap - w->end)) == -1)
+		return -1;
+	if (k == 0)
+		w->eof = 1;
+	w->end += (size_t)k;
+	return k;
+}
+
+int
+rp_window_range(struct rp_window *w, int fd, uint64_t off, uint64_t len)
+{
+	if (w->end > 0 || w->eof) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (rp_limit_seek(&w->lim, fd, off, len) == -1)
+		return -1;
+	w->base = off;
+	return 0;
 }

@@ -52,4 +52,23 @@ int	rp_limit_seek(struct rp_limit *l, int fd, uint64_t off, uint64_t len);
  */
 ssize_t	rp_limit_read(struct rp_limit *l, int fd, void *p, size_t n);
 
+/*
+ * The buffer of a line reader over fd: buf[start..end) is what it has
+ * not handed out yet, base the file offset of buf[0], lim the --part
+ * range (rp_window_range(), before the first fill).  rp_window_fill()
+ * moves what is left to the front, doubles buf when fewer than 'room'
+ * bytes are free, and reads once: the bytes read, 0 at the end (eof is
+ * then set), or -1 with errno.  The reader owns buf (free() it).
+ */
+struct rp_window {
+	uint8_t		*buf;
+	size_t		 cap, start, end;
+	uint64_t	 base;
+	int		 eof;
+	struct rp_limit	 lim;
+};
+
+ssize_t	rp_window_fill(struct rp_window *w, int fd, size_t room);
+int	rp_window_range(struct rp_window *w, int fd, uint64_t off, uint64_t len);
+
 #endif

@@ -146,12 +146,8 @@ sw_cplen(const uint8_t *p, size_t n)
 struct sw_lines {
 	int		 fd;
 	int		 borrowed;	/* buf is the caller's */
-	int		 eof;
-	uint8_t		*buf;
-	size_t		 cap, start, end;
-	uint64_t	 base;		/* file offset of buf[0] */
+	struct rp_window w;		/* the bytes read, and the range */
 	uint64_t	 lineno;
-	struct rp_limit	 lim;		/* sw_lines_range()'s */
 	uint8_t		*tmp;		/* line with '\r' deleted */
 	size_t		 tmpcap;
 	uint64_t	 eline, eoff;	/* the fault of the last -2 */
@@ -166,8 +162,8 @@ sw_lines_open(int fd)
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->fd = fd;
-	r->cap = 1 << 20;
-	if ((r->buf = malloc(r->cap)) == NULL) {
+	r->w.cap = 1 << 20;
+	if ((r->w.buf = malloc(r->w.cap)) == NULL) {
 		free(r);
 		return NULL;
 	}
@@ -184,9 +180,9 @@ sw_lines_open_buf(uint8_t *p, size_t n)
 		return NULL;
 	}
 	r->fd = -1;
-	r->eof = 1;
-	r->buf = p;
-	r->cap = r->end = n;
+	r->w.eof = 1;
+	r->w.buf = p;
+	r->w.cap = r->w.end = n;
 	return r;
 }
 
@@ -198,10 +194,10 @@ sw_lines_open_mem(const uint8_t *p, size_t n)
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->fd = -1;
-	r->eof = 1;
+	r->w.eof = 1;
 	r->borrowed = 1;
-	r->buf = (uint8_t *)(uintptr_t)p;
-	r->cap = r->end = n;
+	r->w.buf = (uint8_t *)(uintptr_t)p;
+	r->w.cap = r->w.end = n;
 	return r;
 }
 
@@ -211,12 +207,10 @@ sw_lines_free(struct sw_lines *r)
 	if (r == NULL)
 		return;
 	if (!r->borrowed)
-		free(r->buf);
+		free(r->w.buf);
 	free(r->tmp);
 	free(r);
 }
-
-static int lines_fill(struct sw_lines *r);
 
 /*
  * The next line of r, not taken yet: its bytes up to the \n (*nl 1), or
@@ -230,17 +224,17 @@ lines_peek(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 	size_t scan = 0;
 
 	for (;;) {
-		p = r->buf + r->start;
-		q = r->end - r->start > scan ?
-		    memchr(p + scan, '\n', r->end - r->start - scan) : NULL;
+		p = r->w.buf + r->w.start;
+		q = r->w.end - r->w.start > scan ?
+		    memchr(p + scan, '\n', r->w.end - r->w.start - scan) : NULL;
 		if (q != NULL) {
 			*pp = p;
 			*np = (size_t)(q - p);
 			*nl = 1;
 			return 1;
 		}
-		scan = r->end - r->start;
-		if (r->eof) {
+		scan = r->w.end - r->w.start;
+		if (r->w.eof) {
 			if (scan == 0)
 				return 0;
 			*pp = p;
@@ -248,7 +242,7 @@ lines_peek(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 			*nl = 0;
 			return 1;
 		}
-		if (lines_fill(r) == -1)
+		if (rp_window_fill(&r->w, r->fd, 1) == -1)
 			return -1;
 	}
 }
@@ -260,7 +254,7 @@ sw_lines_next_raw(struct sw_lines *r, const uint8_t **pp, size_t *np)
 
 	if ((rc = lines_peek(r, pp, np, &nl)) != 1)
 		return rc;
-	r->start += *np + (size_t)nl;
+	r->w.start += *np + (size_t)nl;
 	r->lineno++;
 	return 1;
 }
@@ -289,49 +283,14 @@ sw_lines_error_offset(const struct sw_lines *r)
 	return r->eoff;
 }
 
-static int
-lines_fill(struct sw_lines *r)
-{
-	ssize_t k;
-
-	if (r->start > 0) {
-		memmove(r->buf, r->buf + r->start, r->end - r->start);
-		r->base += r->start;
-		r->end -= r->start;
-		r->start = 0;
-	}
-	if (r->end == r->cap) {
-		uint8_t *nb;
-
-		if (r->cap > SIZE_MAX / 2) {
-			errno = ENOMEM;
-			return -1;
-		}
-		if ((nb = realloc(r->buf, r->cap * 2)) == NULL)
-			return -1;
-		r->buf = nb;
-		r->cap *= 2;
-	}
-	if ((k = rp_limit_read(&r->lim, r->fd, r->buf + r->end,
-	    r->cap - r->end)) == -1)
-		return -1;
-	if (k == 0)
-		r->eof = 1;
-	r->end += (size_t)k;
-	return 0;
-}
-
 int
 sw_lines_range(struct sw_lines *r, uint64_t off, uint64_t len)
 {
-	if (r->fd == -1 || r->end > 0 || r->eof) {
+	if (r->fd == -1) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (rp_limit_seek(&r->lim, r->fd, off, len) == -1)
-		return -1;
-	r->base = off;
-	return 0;
+	return rp_window_range(&r->w, r->fd, off, len);
 }
 
 /* Invalid UTF-8 on line 'line' at file offset 'off': -2. */
@@ -361,12 +320,12 @@ sw_lines_next(struct sw_lines *r, const uint8_t **pp, size_t *np, int *nl)
 		for (i = 0; i < n && p[i] == '\r'; i++)
 			;
 		if (i == n) {
-			r->start = r->end;
+			r->w.start = r->w.end;
 			return 0;
 		}
 	}
-	off = r->base + r->start;
-	r->start += n + (size_t)*nl;
+	off = r->w.base + r->w.start;
+	r->w.start += n + (size_t)*nl;
 	if (memchr(p, '\r', n) != NULL) {
 		if (sw_grow(&r->tmp, &r->tmpcap, n, 1) == -1)
 			return -1;
