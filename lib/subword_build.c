@@ -651,6 +651,29 @@ list_free(struct list *l)
 }
 
 /*
+ * Room for n entries in l, what it held dropped (no copy): the memory of
+ * one list serves the next.  0 or -1.
+ */
+static int
+list_room(struct list *l, size_t n)
+{
+	l->n = 0;
+	if (n <= l->cap && l->e != NULL)
+		return 0;
+	free(l->e);
+	l->cap = 0;
+	if (n > SIZE_MAX / sizeof(*l->e)) {
+		l->e = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	if ((l->e = malloc((n ? n : 1) * sizeof(*l->e))) == NULL)
+		return -1;
+	l->cap = n ? n : 1;
+	return 0;
+}
+
+/*
  * An array of unsigned numbers 1, 2, 3, 4 or 8 bytes wide, as the largest
  * needs (3: lengths of tokens of millions of code points).
  */
@@ -660,15 +683,44 @@ struct parr {
 };
 
 static int
+parr_width(uint64_t maxv)
+{
+	return maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
+	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
+}
+
+static int
 parr_alloc(struct parr *a, size_t n, uint64_t maxv)
 {
-	a->w = maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
-	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
+	a->w = parr_width(maxv);
 	if (n > SIZE_MAX / 8) {
 		errno = ENOMEM;
 		return -1;
 	}
 	return (a->p = calloc(n ? n : 1, (size_t)a->w)) == NULL ? -1 : 0;
+}
+
+/*
+ * An array like parr_alloc()'s in memory that is kept from one call to
+ * the next (*cap bytes, all zero between calls: whoever reads it zeroes
+ * it again), reallocated only to grow.  0 or -1.
+ */
+static int
+parr_reuse(struct parr *a, size_t *cap, size_t n, uint64_t maxv)
+{
+	a->w = parr_width(maxv);
+	if (n > SIZE_MAX / 8) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (a->p != NULL && n * (size_t)a->w <= *cap)
+		return 0;
+	free(a->p);
+	*cap = 0;
+	if ((a->p = calloc(n ? n : 1, (size_t)a->w)) == NULL)
+		return -1;
+	*cap = (n ? n : 1) * (size_t)a->w;
+	return 0;
 }
 
 static inline uint64_t
@@ -764,7 +816,31 @@ struct build {
 	int		 jobs;		/* threads an iteration may use */
 	size_t		*cut;		/* the parts of the sorted suffixes */
 	size_t		 ncut;		/* their number: cut[0] = 0 .. cut[ncut] = N */
+	/*
+	 * Memory kept from one iteration and one probe to the next, so that
+	 * they neither fault fresh pages in nor copy growing blocks again:
+	 * a walk's block a part (ws[ncut]), the longest entry of each suffix
+	 * (best, bestcap bytes, zero between iterations) and the list that
+	 * mark_segments() sorts its intervals into (spare).
+	 */
+	struct walk	*ws;
+	struct parr	 best;
+	size_t		 bestcap;
+	struct list	 spare;
 };
+
+/*
+ * Whether memory of 'bytes' is kept for the next iteration: up to two
+ * bytes a code point (and a MiB) each.  More is given back, as a
+ * chain of nodes as deep as a long token takes: the bound of the
+ * build's memory (about 32 bytes a code point) then stays as it is
+ * without the memory kept.
+ */
+static int
+held_ok(const struct build *b, size_t bytes)
+{
+	return bytes <= 2 * b->N + ((size_t)1 << 20);
+}
 
 /*
  * A walk of the sorted suffixes lo .. hi - 1 (count_select()): its
@@ -1727,9 +1803,6 @@ walk_part(struct build *b, struct walk *w, size_t extra)
 			t.c = cnt_add(t.c, w8);
 	}
 	/* The stack is empty: its room takes the leaves. */
-	free(w->side);
-	w->side = NULL;
-	w->sidecap = 0;
 	if (keep_leaves(b, w, ss, &nk) == -1)
 		return -1;
 	w->nk = nk;
@@ -1965,6 +2038,25 @@ out:
 	return rc;
 }
 
+/* Give back the walks' memory unless held_ok() keeps it. */
+static void
+walk_trim(const struct build *b, struct walk *ws, size_t n)
+{
+	size_t i, bytes = 0;
+
+	for (i = 0; i < n; i++)
+		bytes += ws[i].wcap + ws[i].sidecap * sizeof(*ws[i].side);
+	if (held_ok(b, bytes))
+		return;
+	for (i = 0; i < n; i++) {
+		free(ws[i].wbuf);
+		free(ws[i].side);
+		ws[i].wbuf = NULL;
+		ws[i].side = NULL;
+		ws[i].wcap = ws[i].sidecap = 0;
+	}
+}
+
 /*
  * One iteration, steps (a)..(f), at min_count: count every substring of
  * at most L - 1 code points that starts at a segment start ('all':
@@ -1977,10 +2069,10 @@ out:
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
-	struct walk one, *ws = NULL;
+	struct walk *one, *ws = b->ws;
 	struct kept *k0, *ak = NULL;
 	struct run *runs = NULL;
-	struct ent *e, y;
+	struct ent *e;
 	size_t nk, a, i, nrun, total;
 	int rc = -1;
 	void *np;
@@ -1989,58 +2081,66 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		b->acnt[a] = 0;
 		b->alb[a] = NONE;
 	}
-	list_free(out);
+	/* The memory of the list before holds the new one. */
+	out->n = 0;
 	sort_build = b;
 	if (b->ncut <= 1) {
-		memset(&one, 0, sizeof(one));
-		one.lo = 0;
-		one.hi = b->N;
-		one.all = all;
-		one.min_count = min_count;
+		one = &ws[0];
+		one->lo = 0;
+		one->hi = b->N;
+		one->all = all;
+		one->min_count = min_count;
 		/* The alphabet's kept ones and the reserved entries on top. */
-		if (walk_part(b, &one, b->nalpha * sizeof(struct kept) +
+		if (walk_part(b, one, b->nalpha * sizeof(struct kept) +
 		    b->nr * sizeof(struct ent)) == -1)
-			goto fail1;
-		nk = one.nk;
+			return -1;
+		nk = one->nk;
 		/* (d): every alphabet character, with the count left to it. */
 		for (a = 0; a < b->nalpha; a++)
-			if (keep(&one, sizeof(struct snode32), 0, &nk, b->acnt[a],
+			if (keep(one, sizeof(struct snode32), 0, &nk, b->acnt[a],
 			    b->alb[a] != NONE ? b->alb[a] : (uint32_t)(b->nr + a),
 			    b->alb[a] != NONE ? 1 : EXT | 1) == -1)
-				goto fail1;
-		sort_kept(kept_at(&one, nk, 0), nk);
+				return -1;
+		sort_kept(kept_at(one, nk, 0), nk);
 		/*
-		 * The list from the block's start: the reserved tokens, then
-		 * the kept ones in order.  With room for the reserved ones
-		 * before the kept, an entry (half a kept one) never reaches
-		 * one not yet read.
+		 * The list: the reserved tokens, then the kept ones in order,
+		 * in the list's memory; or, where the block is not kept, from
+		 * the block's start.  With room for the reserved ones before
+		 * the kept, an entry (half a kept one) never reaches one not
+		 * yet read.
 		 */
-		if (walk_room(&one, sizeof(struct ent), b->nr, nk, 0) == -1)
-			goto fail1;
-		e = (struct ent *)(void *)one.wbuf;
-		k0 = kept_at(&one, nk, 0);
+		k0 = kept_at(one, nk, 0);
+		if (held_ok(b, one->wcap)) {
+			if (list_room(out, b->nr + nk) == -1)
+				return -1;
+			e = out->e;
+		} else {
+			if (walk_room(one, sizeof(struct ent), b->nr, nk, 0) == -1)
+				return -1;
+			k0 = kept_at(one, nk, 0);
+			e = (struct ent *)(void *)one->wbuf;
+		}
 		for (a = 0; a < b->nr; a++) {
 			e[a].lb = (uint32_t)a;
 			e[a].h = EXT | b->xcps[a];
 		}
-		for (a = 0; a < nk; a++) {
-			y = k0[a].e;
-			e[b->nr + a] = y;
+		for (a = 0; a < nk; a++)
+			e[b->nr + a] = k0[a].e;
+		if (e != out->e) {
+			/* The block becomes the list, cut to its size. */
+			list_free(out);
+			if ((np = realloc(one->wbuf, (b->nr + nk) * sizeof(*e))) != NULL)
+				one->wbuf = np;
+			out->e = (struct ent *)(void *)one->wbuf;
+			out->cap = b->nr + nk;
+			one->wbuf = NULL;
+			one->wcap = 0;
 		}
-		out->n = out->cap = b->nr + nk;
-		/* The block becomes the list, cut to its size. */
-		if ((np = realloc(one.wbuf, out->n * sizeof(*e))) != NULL)
-			one.wbuf = np;
-		out->e = (struct ent *)(void *)one.wbuf;
+		out->n = b->nr + nk;
+		walk_trim(b, ws, 1);
 		return 0;
-fail1:
-		free(one.wbuf);
-		free(one.side);
-		return -1;
 	}
 
-	if ((ws = calloc(b->ncut, sizeof(*ws))) == NULL)
-		return -1;
 	for (i = 0; i < b->ncut; i++) {
 		ws[i].lo = b->cut[i];
 		ws[i].hi = b->cut[i + 1];
@@ -2074,25 +2174,19 @@ fail1:
 		runs[nrun].end = ak + b->nalpha;
 		nrun++;
 	}
-	if ((e = malloc((b->nr + total) * sizeof(*e))) == NULL)
+	if (list_room(out, b->nr + total) == -1)
 		goto out;
+	e = out->e;
 	for (a = 0; a < b->nr; a++) {
 		e[a].lb = (uint32_t)a;
 		e[a].h = EXT | b->xcps[a];
 	}
-	if (merge_runs(b, runs, nrun, e + b->nr) == -1) {
-		free(e);
+	if (merge_runs(b, runs, nrun, e + b->nr) == -1)
 		goto out;
-	}
-	out->e = e;
-	out->n = out->cap = b->nr + total;
+	out->n = b->nr + total;
 	rc = 0;
 out:
-	for (i = 0; i < b->ncut; i++) {
-		free(ws[i].wbuf);
-		free(ws[i].side);
-	}
-	free(ws);
+	walk_trim(b, ws, b->ncut);
 	free(ak);
 	free(runs);
 	return rc;
@@ -2132,7 +2226,7 @@ struct segs {
 	size_t		 niv;
 	size_t		*at;		/* at[0] = 0 .. at[ncut] = niv */
 	uint32_t	 maxh;
-	struct parr	 best;
+	struct parr	 best;		/* b->best */
 };
 
 /*
@@ -2208,6 +2302,11 @@ segment_unit(struct build *b, void *arg, size_t u)
 	}
 	if (bits != 0)
 		__atomic_fetch_or(&b->mark[wi], bits, __ATOMIC_RELAXED);
+	/* Read: the part's stretch of best is zero again for the next one. */
+	p = t0 < t1 ? b->tstart[t0] : 0;
+	end = t0 < t1 ? b->tstart[t1] : 0;
+	memset((uint8_t *)s->best.p + (size_t)p * (size_t)s->best.w, 0,
+	    (size_t)(end - p) * (size_t)s->best.w);
 	return 0;
 }
 
@@ -2223,6 +2322,7 @@ mark_segments(struct build *b, struct list *l)
 {
 	struct ent *iv = l->e;
 	struct segs s;
+	struct list tl;
 	size_t niv = 0, k, lo, hi, mid, first, n = b->N;
 	uint32_t *part = NULL;
 	uint32_t maxh = 0, h;
@@ -2259,14 +2359,15 @@ mark_segments(struct build *b, struct list *l)
 			maxh = e.h;
 	}
 	l->n = niv;
-	/* By part (each sorted there), in a new array that becomes the list's. */
+	/* By part (each sorted there), in b->spare, which becomes the list. */
 	memset(&s, 0, sizeof(s));
 	s.niv = niv;
 	s.maxh = maxh;
-	if ((s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
-	    (s.iv = malloc((niv ? niv : 1) * sizeof(*s.iv))) == NULL ||
+	if (list_room(&b->spare, niv) == -1 ||
+	    (s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
 	    (part = malloc((niv ? niv : 1) * sizeof(*part))) == NULL)
 		goto out;
+	s.iv = b->spare.e;
 	for (k = 0; k < niv; k++) {
 		for (lo = 0, hi = b->ncut; hi - lo > 1;) {
 			mid = lo + (hi - lo) / 2;
@@ -2285,23 +2386,33 @@ mark_segments(struct build *b, struct list *l)
 	/* at[u] is now where part u + 1 begins. */
 	memmove(s.at + 1, s.at, b->ncut * sizeof(*s.at));
 	s.at[0] = 0;
-	free(l->e);
-	l->e = s.iv;
-	l->cap = niv ? niv : 1;
-	if (parr_alloc(&s.best, n, maxh) == -1)
+	/* The list and the spare change places. */
+	b->spare.n = niv;
+	tl = *l;
+	*l = b->spare;
+	b->spare = tl;
+	b->spare.n = 0;
+	if (!held_ok(b, b->spare.cap * sizeof(*b->spare.e)))
+		list_free(&b->spare);
+	if (parr_reuse(&b->best, &b->bestcap, n, maxh) == -1)
 		goto out;
+	s.best = b->best;
 	if (par_run(b, b->ncut, sweep_unit, &s) == -1)
-		goto out;
+		goto fail;
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
 	if (par_run(b, b->ncut, segment_unit, &s) == -1)
-		goto out;
+		goto fail;
 	rc = 0;
+	if (held_ok(b, b->bestcap))
+		goto out;
+fail:
+	/* Too large to keep, or not all zero now: the next one starts afresh. */
+	free(b->best.p);
+	b->best.p = NULL;
+	b->bestcap = 0;
 out:
-	if (l->e != s.iv)
-		free(s.iv);
 	free(s.at);
 	free(part);
-	free(s.best.p);
 	return rc;
 }
 
@@ -2331,6 +2442,8 @@ cut_parts(struct build *b)
 		b->cut[++b->ncut] = i;
 	}
 	b->cut[++b->ncut] = n;
+	if ((b->ws = calloc(b->ncut, sizeof(*b->ws))) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -2359,6 +2472,8 @@ build_once(struct build *b, int64_t min_count, struct list *out)
 static void
 build_free(struct build *b)
 {
+	size_t i;
+
 	free(b->pool);
 	free(b->tstart);
 	free(b->alpha);
@@ -2379,6 +2494,14 @@ build_free(struct build *b)
 	free(b->acnt);
 	free(b->alb);
 	free(b->cut);
+	if (b->ws != NULL)
+		for (i = 0; i < b->ncut; i++) {
+			free(b->ws[i].wbuf);
+			free(b->ws[i].side);
+		}
+	free(b->ws);
+	free(b->best.p);
+	list_free(&b->spare);
 }
 
 static int
