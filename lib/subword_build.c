@@ -1080,7 +1080,87 @@ struct ssort {
 	size_t		 nunit;
 	size_t		*cut;		/* the groups' parts: cut[0] = 0 .. cut[nunit] = n */
 	int		*more;		/* per part: it left a group of several */
+	uint32_t	*hist;		/* the first pass: nunit x (nalpha + 1) */
+	uint32_t	*gstart;	/* the first pass: where each group begins */
 };
+
+/*
+ * The first pass, by the first code point, on the suffixes at code
+ * points of part u (a stretch of the text): each one's alphabet index in
+ * rk, and the part's count of each (ss_first()).
+ */
+static int
+ss_hist(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t p = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit, off;
+	uint32_t *h = s->hist + u * (b->nalpha + 1), cp;
+
+	for (off = p < hi ? boff(b, p) : 0; p < hi; p++) {
+		off += (size_t)sw_u8(b->pool + off, &cp);
+		s->rk[p] = (uint32_t)alpha_index(b, cp);
+		h[s->rk[p]]++;
+	}
+	return 0;
+}
+
+/*
+ * Then part u puts its suffixes in their groups, from where its count
+ * of each begins (so in text order within a group, as one pass would),
+ * each ranked where its group begins.
+ */
+static int
+ss_place(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t p = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit;
+	uint32_t *at = s->hist + u * (b->nalpha + 1), a;
+
+	for (; p < hi; p++) {
+		a = s->rk[p];
+		s->sa[at[a]++] = (uint32_t)p;
+		s->rk[p] = s->gstart[a];
+	}
+	return 0;
+}
+
+/*
+ * The first pass of the suffix sort: the suffixes by their first code
+ * point, a counting sort by parts of the text (ss_hist(), ss_place()),
+ * each ranked where its group begins; the groups of one marked in
+ * s->one.  Whether a group of several is left: 1, 0 or -1.
+ */
+static int
+ss_first(struct build *b, struct ssort *s)
+{
+	size_t na = b->nalpha, a, u, w = na + 1;
+	uint32_t sum = 0, c;
+	int more = 0;
+
+	s->hist = calloc(s->nunit * w, sizeof(*s->hist));
+	s->gstart = malloc(w * sizeof(*s->gstart));
+	if (s->hist == NULL || s->gstart == NULL ||
+	    par_run(b, s->nunit, ss_hist, s) == -1)
+		return -1;
+	/* Each part's counts become where its suffixes of each group go. */
+	for (a = 0; a < na; a++) {
+		s->gstart[a] = sum;
+		for (u = 0; u < s->nunit; u++) {
+			c = s->hist[u * w + a];
+			s->hist[u * w + a] = sum;
+			sum += c;
+		}
+		c = sum - s->gstart[a];
+		if (c == 1)
+			s->one[s->gstart[a] >> 6] |= (uint64_t)1 <<
+			    (s->gstart[a] & 63);
+		else if (c > 1)
+			more = 1;
+	}
+	if (par_run(b, s->nunit, ss_place, s) == -1)
+		return -1;
+	return more;
+}
 
 static inline int
 ss_one(const struct ssort *s, size_t i)
@@ -1169,8 +1249,7 @@ static int
 ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 {
 	struct ssort s;
-	size_t n = b->N, p, a, off, u, c, na = b->nalpha;
-	uint32_t *cnt, cp;
+	size_t n = b->N, p, u;
 	int more, rc = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -1178,33 +1257,15 @@ ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 	s.rk = rk;
 	s.n = n;
 	s.nunit = build_parts(b);
-	cnt = calloc(na + 1, sizeof(*cnt));
 	s.key = malloc((n ? n : 1) * sizeof(*s.key));
 	s.one = calloc(n / 64 + 1, sizeof(*s.one));
 	s.cut = malloc((s.nunit + 1) * sizeof(*s.cut));
 	s.more = malloc(s.nunit * sizeof(*s.more));
-	if (!cnt || !s.key || !s.one || !s.cut || !s.more)
+	if (!s.key || !s.one || !s.cut || !s.more)
 		goto out;
 	/* By the first code point: each group ranked where it begins. */
-	for (p = 0, off = 0; p < n; p++) {
-		off += (size_t)sw_u8(b->pool + off, &cp);
-		rk[p] = (uint32_t)alpha_index(b, cp);
-		cnt[rk[p] + 1]++;
-	}
-	for (a = 1; a <= na; a++)
-		cnt[a] += cnt[a - 1];
-	for (p = 0; p < n; p++)
-		sa[cnt[rk[p]]++] = (uint32_t)p;
-	/* cnt[a] is now where group a + 1 begins. */
-	for (p = 0; p < n; p++)
-		rk[p] = rk[p] > 0 ? cnt[rk[p] - 1] : 0;
-	for (a = 0, more = 0; a < na; a++) {
-		c = a > 0 ? cnt[a - 1] : 0;
-		if (cnt[a] - c == 1)
-			s.one[c >> 6] |= (uint64_t)1 << (c & 63);
-		else if (cnt[a] - c > 1)
-			more = 1;
-	}
+	if ((more = ss_first(b, &s)) == -1)
+		goto out;
 	for (s.k = 1; more; s.k *= 2) {
 		if (par_run(b, s.nunit, ss_keys, &s) == -1)
 			goto out;
@@ -1224,11 +1285,91 @@ ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 	}
 	rc = 0;
 out:
-	free(cnt);
+	free(s.hist);
+	free(s.gstart);
 	free(s.key);
 	free(s.one);
 	free(s.cut);
 	free(s.more);
+	return rc;
+}
+
+/*
+ * The byte offsets of the code points (cp_offsets()): part u takes the
+ * pool's bytes at[u] .. at[u + 1] - 1, cps[u] code points beginning there.
+ */
+struct cpoff {
+	uint32_t	*full;		/* every code point's, or NULL */
+	size_t		*at, *cps;
+	size_t		 nunit;
+};
+
+static int
+cpoff_count(struct build *b, void *arg, size_t u)
+{
+	struct cpoff *c = arg;
+	size_t off, k = 0;
+
+	for (off = c->at[u]; off < c->at[u + 1]; off++)
+		k += (b->pool[off] & 0xC0) != 0x80;
+	c->cps[u] = k;
+	return 0;
+}
+
+static int
+cpoff_fill(struct build *b, void *arg, size_t u)
+{
+	struct cpoff *c = arg;
+	size_t off, p = c->cps[u];
+
+	for (off = c->at[u]; off < c->at[u + 1]; off++)
+		if ((b->pool[off] & 0xC0) != 0x80) {
+			if (c->full != NULL)
+				c->full[p] = (uint32_t)off;
+			if ((p & 15) == 0)
+				b->boff[p >> 4] = (uint32_t)off;
+			p++;
+		}
+	return 0;
+}
+
+/*
+ * b->boff, and with 'full' every code point's byte offset too (and
+ * full[N] = the pool's length), by stretches of the pool's bytes: the
+ * code points of each counted, then placed.  0 or -1.
+ */
+static int
+cp_offsets(struct build *b, uint32_t *full)
+{
+	struct cpoff c;
+	size_t u, sum = 0, k;
+	int rc = -1;
+
+	c.full = full;
+	c.nunit = build_parts(b);
+	c.at = malloc((c.nunit + 1) * sizeof(*c.at));
+	c.cps = malloc(c.nunit * sizeof(*c.cps));
+	if (c.at == NULL || c.cps == NULL)
+		goto out;
+	for (u = 0; u <= c.nunit; u++)
+		c.at[u] = b->plen * u / c.nunit;
+	if (par_run(b, c.nunit, cpoff_count, &c) == -1)
+		goto out;
+	for (u = 0; u < c.nunit; u++) {
+		k = c.cps[u];
+		c.cps[u] = sum;
+		sum += k;
+	}
+	if (par_run(b, c.nunit, cpoff_fill, &c) == -1)
+		goto out;
+	if (full != NULL)
+		full[b->N] = (uint32_t)b->plen;
+	if ((b->N & 15) == 0)
+		b->boff[b->N >> 4] = (uint32_t)b->plen;
+	rc = 0;
+out:
+	free(c.at);
+	free(c.cps);
 	return rc;
 }
 
@@ -1303,29 +1444,24 @@ static int
 suffix_sort(struct build *b)
 {
 	struct lcps l;
-	size_t n = b->N, p, off;
+	size_t n = b->N;
 	uint32_t *sa = NULL, *rk = NULL, *full = NULL;
 	int rc = -1;
 
+	/*
+	 * Outside ASCII, the byte offset of every 16th code point for the
+	 * sort, then of every one while the common prefixes are found.
+	 */
+	if (b->plen != b->N && ((b->boff = malloc((n / 16 + 1) *
+	    sizeof(*b->boff))) == NULL || cp_offsets(b, NULL) == -1))
+		goto out;
 	sa = malloc((n ? n : 1) * sizeof(*sa));
 	rk = malloc((n ? n : 1) * sizeof(*rk));
 	if (!sa || !rk || ss_sort(b, sa, rk) == -1)
 		goto out;
-	/*
-	 * Outside ASCII, every byte offset while the common prefixes are
-	 * found, then every 16th.
-	 */
-	if (b->plen != b->N) {
-		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
-		    (b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
-			goto out;
-		for (off = 0, p = 0; off < b->plen; off++)
-			if ((b->pool[off] & 0xC0) != 0x80)
-				full[p++] = (uint32_t)off;
-		full[n] = (uint32_t)b->plen;
-		for (p = 0; p <= n; p += 16)
-			b->boff[p >> 4] = full[p];
-	}
+	if (b->plen != b->N && ((full = malloc((n + 1) * sizeof(*full))) ==
+	    NULL || cp_offsets(b, full) == -1))
+		goto out;
 	/* rk is now the inverse of sa. */
 	l.rk = rk;
 	l.full = full;
