@@ -2981,23 +2981,41 @@ fail:
 	return -1;
 }
 
+/* The bytes of a list's entries (list_vocab()), by stretches. */
+struct lbytes {
+	const struct list *l;
+	const uint8_t	**s;
+	size_t		*len;
+	size_t		 nunit;
+};
+
+static int
+lbytes_unit(struct build *b, void *arg, size_t u)
+{
+	struct lbytes *x = arg;
+	size_t i = x->l->n * u / x->nunit, hi = x->l->n * (u + 1) / x->nunit;
+
+	for (; i < hi; i++)
+		x->s[i] = ent_bytes(b, x->l->e[i], &x->len[i]);
+	return 0;
+}
+
 /* The vocabulary of a list. */
 static struct sw_vocab *
-list_vocab(const struct build *b, const struct list *l)
+list_vocab(struct build *b, const struct list *l)
 {
-	const uint8_t **s;
-	size_t *len, i;
+	struct lbytes x;
 	struct sw_vocab *v = NULL;
 
-	s = malloc((l->n ? l->n : 1) * sizeof(*s));
-	len = malloc((l->n ? l->n : 1) * sizeof(*len));
-	if (s != NULL && len != NULL) {
-		for (i = 0; i < l->n; i++)
-			s[i] = ent_bytes(b, l->e[i], &len[i]);
-		v = sw_vocab_from_list(s, len, l->n);
-	}
-	free(s);
-	free(len);
+	x.l = l;
+	x.nunit = parts_of(b->jobs, l->n);
+	x.s = malloc((l->n ? l->n : 1) * sizeof(*x.s));
+	x.len = malloc((l->n ? l->n : 1) * sizeof(*x.len));
+	if (x.s != NULL && x.len != NULL &&
+	    par_run(b, x.nunit, lbytes_unit, &x) == 0)
+		v = sw_vocab_from_list(x.s, x.len, l->n);
+	free(x.s);
+	free(x.len);
 	return v;
 }
 
