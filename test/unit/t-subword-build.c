@@ -353,6 +353,8 @@ main(void)
 	test_jobs("to a target of 3000", big, 3000, 0, 0, 4);
 	test_jobs("min count 3, L 6, 2 iterations", big, 0, 3, 6, 2);
 	test_jobs("min count 1, L 2 (single characters)", big, 0, 1, 2, 4);
+	/* A list long enough for its strings to be made by parts. */
+	test_jobs("min count 1, 1 iteration", big, 0, 1, 0, 1);
 	test_jobs("min count 1, L 1 (nothing counted)", big, 0, 1, 1, 3);
 	test_jobs("counts past 32 bits", wide, 0, (int64_t)5 << 33, 0, 4);
 	test_jobs("a small build, one part", small, 50, 0, 0, 4);
