@@ -1080,8 +1080,8 @@ struct ssort {
 	size_t		 nunit;
 	size_t		*cut;		/* the groups' parts: cut[0] = 0 .. cut[nunit] = n */
 	int		*more;		/* per part: it left a group of several */
-	uint32_t	*hist;		/* the first pass: nunit x (nalpha + 1) */
-	uint32_t	*gstart;	/* the first pass: where each group begins */
+	uint32_t	*hist;		/* first pass: nunit x (nalpha + 1) */
+	uint32_t	*gstart;	/* first pass: where each group begins */
 };
 
 /*
@@ -2233,8 +2233,9 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		nk = one->nk;
 		/* (d): every alphabet character, with the count left to it. */
 		for (a = 0; a < b->nalpha; a++)
-			if (keep(one, sizeof(struct snode32), 0, &nk, b->acnt[a],
-			    b->alb[a] != NONE ? b->alb[a] : (uint32_t)(b->nr + a),
+			if (keep(one, sizeof(struct snode32), 0, &nk,
+			    b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
+			    (uint32_t)(b->nr + a),
 			    b->alb[a] != NONE ? 1 : EXT | 1) == -1)
 				return -1;
 		sort_kept(kept_at(one, nk, 0), nk);
@@ -2251,7 +2252,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 				return -1;
 			e = out->e;
 		} else {
-			if (walk_room(one, sizeof(struct ent), b->nr, nk, 0) == -1)
+			if (walk_room(one, sizeof(struct ent), b->nr, nk,
+			    0) == -1)
 				return -1;
 			k0 = kept_at(one, nk, 0);
 			e = (struct ent *)(void *)one->wbuf;
@@ -2265,7 +2267,8 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		if (e != out->e) {
 			/* The block becomes the list, cut to its size. */
 			list_free(out);
-			if ((np = realloc(one->wbuf, (b->nr + nk) * sizeof(*e))) != NULL)
+			np = realloc(one->wbuf, (b->nr + nk) * sizeof(*e));
+			if (np != NULL)
 				one->wbuf = np;
 			out->e = (struct ent *)(void *)one->wbuf;
 			out->cap = b->nr + nk;
@@ -2542,7 +2545,7 @@ mark_segments(struct build *b, struct list *l)
 	if (held_ok(b, b->bestcap))
 		goto out;
 fail:
-	/* Too large to keep, or not all zero now: the next one starts afresh. */
+	/* Too large to keep, or not all zero: the next starts afresh. */
 	free(b->best.p);
 	b->best.p = NULL;
 	b->bestcap = 0;
