@@ -651,6 +651,29 @@ list_free(struct list *l)
 }
 
 /*
+ * Room for n entries in l, what it held dropped (no copy): the memory of
+ * one list serves the next.  0 or -1.
+ */
+static int
+list_room(struct list *l, size_t n)
+{
+	l->n = 0;
+	if (n <= l->cap && l->e != NULL)
+		return 0;
+	free(l->e);
+	l->cap = 0;
+	if (n > SIZE_MAX / sizeof(*l->e)) {
+		l->e = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	if ((l->e = malloc((n ? n : 1) * sizeof(*l->e))) == NULL)
+		return -1;
+	l->cap = n ? n : 1;
+	return 0;
+}
+
+/*
  * An array of unsigned numbers 1, 2, 3, 4 or 8 bytes wide, as the largest
  * needs (3: lengths of tokens of millions of code points).
  */
@@ -660,15 +683,44 @@ struct parr {
 };
 
 static int
+parr_width(uint64_t maxv)
+{
+	return maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
+	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
+}
+
+static int
 parr_alloc(struct parr *a, size_t n, uint64_t maxv)
 {
-	a->w = maxv <= UINT8_MAX ? 1 : maxv <= UINT16_MAX ? 2 :
-	    maxv < (uint32_t)1 << 24 ? 3 : maxv <= UINT32_MAX ? 4 : 8;
+	a->w = parr_width(maxv);
 	if (n > SIZE_MAX / 8) {
 		errno = ENOMEM;
 		return -1;
 	}
 	return (a->p = calloc(n ? n : 1, (size_t)a->w)) == NULL ? -1 : 0;
+}
+
+/*
+ * An array like parr_alloc()'s in memory that is kept from one call to
+ * the next (*cap bytes, all zero between calls: whoever reads it zeroes
+ * it again), reallocated only to grow.  0 or -1.
+ */
+static int
+parr_reuse(struct parr *a, size_t *cap, size_t n, uint64_t maxv)
+{
+	a->w = parr_width(maxv);
+	if (n > SIZE_MAX / 8) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (a->p != NULL && n * (size_t)a->w <= *cap)
+		return 0;
+	free(a->p);
+	*cap = 0;
+	if ((a->p = calloc(n ? n : 1, (size_t)a->w)) == NULL)
+		return -1;
+	*cap = (n ? n : 1) * (size_t)a->w;
+	return 0;
 }
 
 static inline uint64_t
@@ -764,7 +816,31 @@ struct build {
 	int		 jobs;		/* threads an iteration may use */
 	size_t		*cut;		/* the parts of the sorted suffixes */
 	size_t		 ncut;		/* their number: cut[0] = 0 .. cut[ncut] = N */
+	/*
+	 * Memory kept from one iteration and one probe to the next, so that
+	 * they neither fault fresh pages in nor copy growing blocks again:
+	 * a walk's block a part (ws[ncut]), the longest entry of each suffix
+	 * (best, bestcap bytes, zero between iterations) and the list that
+	 * mark_segments() sorts its intervals into (spare).
+	 */
+	struct walk	*ws;
+	struct parr	 best;
+	size_t		 bestcap;
+	struct list	 spare;
 };
+
+/*
+ * Whether memory of 'bytes' is kept for the next iteration: up to two
+ * bytes a code point (and a MiB) each.  More is given back, as a
+ * chain of nodes as deep as a long token takes: the bound of the
+ * build's memory (about 32 bytes a code point) then stays as it is
+ * without the memory kept.
+ */
+static int
+held_ok(const struct build *b, size_t bytes)
+{
+	return bytes <= 2 * b->N + ((size_t)1 << 20);
+}
 
 /*
  * A walk of the sorted suffixes lo .. hi - 1 (count_select()): its
@@ -1004,7 +1080,87 @@ struct ssort {
 	size_t		 nunit;
 	size_t		*cut;		/* the groups' parts: cut[0] = 0 .. cut[nunit] = n */
 	int		*more;		/* per part: it left a group of several */
+	uint32_t	*hist;		/* first pass: nunit x (nalpha + 1) */
+	uint32_t	*gstart;	/* first pass: where each group begins */
 };
+
+/*
+ * The first pass, by the first code point, on the suffixes at code
+ * points of part u (a stretch of the text): each one's alphabet index in
+ * rk, and the part's count of each (ss_first()).
+ */
+static int
+ss_hist(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t p = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit, off;
+	uint32_t *h = s->hist + u * (b->nalpha + 1), cp;
+
+	for (off = p < hi ? boff(b, p) : 0; p < hi; p++) {
+		off += (size_t)sw_u8(b->pool + off, &cp);
+		s->rk[p] = (uint32_t)alpha_index(b, cp);
+		h[s->rk[p]]++;
+	}
+	return 0;
+}
+
+/*
+ * Then part u puts its suffixes in their groups, from where its count
+ * of each begins (so in text order within a group, as one pass would),
+ * each ranked where its group begins.
+ */
+static int
+ss_place(struct build *b, void *arg, size_t u)
+{
+	struct ssort *s = arg;
+	size_t p = s->n * u / s->nunit, hi = s->n * (u + 1) / s->nunit;
+	uint32_t *at = s->hist + u * (b->nalpha + 1), a;
+
+	for (; p < hi; p++) {
+		a = s->rk[p];
+		s->sa[at[a]++] = (uint32_t)p;
+		s->rk[p] = s->gstart[a];
+	}
+	return 0;
+}
+
+/*
+ * The first pass of the suffix sort: the suffixes by their first code
+ * point, a counting sort by parts of the text (ss_hist(), ss_place()),
+ * each ranked where its group begins; the groups of one marked in
+ * s->one.  Whether a group of several is left: 1, 0 or -1.
+ */
+static int
+ss_first(struct build *b, struct ssort *s)
+{
+	size_t na = b->nalpha, a, u, w = na + 1;
+	uint32_t sum = 0, c;
+	int more = 0;
+
+	s->hist = calloc(s->nunit * w, sizeof(*s->hist));
+	s->gstart = malloc(w * sizeof(*s->gstart));
+	if (s->hist == NULL || s->gstart == NULL ||
+	    par_run(b, s->nunit, ss_hist, s) == -1)
+		return -1;
+	/* Each part's counts become where its suffixes of each group go. */
+	for (a = 0; a < na; a++) {
+		s->gstart[a] = sum;
+		for (u = 0; u < s->nunit; u++) {
+			c = s->hist[u * w + a];
+			s->hist[u * w + a] = sum;
+			sum += c;
+		}
+		c = sum - s->gstart[a];
+		if (c == 1)
+			s->one[s->gstart[a] >> 6] |= (uint64_t)1 <<
+			    (s->gstart[a] & 63);
+		else if (c > 1)
+			more = 1;
+	}
+	if (par_run(b, s->nunit, ss_place, s) == -1)
+		return -1;
+	return more;
+}
 
 static inline int
 ss_one(const struct ssort *s, size_t i)
@@ -1093,8 +1249,7 @@ static int
 ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 {
 	struct ssort s;
-	size_t n = b->N, p, a, off, u, c, na = b->nalpha;
-	uint32_t *cnt, cp;
+	size_t n = b->N, p, u;
 	int more, rc = -1;
 
 	memset(&s, 0, sizeof(s));
@@ -1102,33 +1257,15 @@ ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 	s.rk = rk;
 	s.n = n;
 	s.nunit = build_parts(b);
-	cnt = calloc(na + 1, sizeof(*cnt));
 	s.key = malloc((n ? n : 1) * sizeof(*s.key));
 	s.one = calloc(n / 64 + 1, sizeof(*s.one));
 	s.cut = malloc((s.nunit + 1) * sizeof(*s.cut));
 	s.more = malloc(s.nunit * sizeof(*s.more));
-	if (!cnt || !s.key || !s.one || !s.cut || !s.more)
+	if (!s.key || !s.one || !s.cut || !s.more)
 		goto out;
 	/* By the first code point: each group ranked where it begins. */
-	for (p = 0, off = 0; p < n; p++) {
-		off += (size_t)sw_u8(b->pool + off, &cp);
-		rk[p] = (uint32_t)alpha_index(b, cp);
-		cnt[rk[p] + 1]++;
-	}
-	for (a = 1; a <= na; a++)
-		cnt[a] += cnt[a - 1];
-	for (p = 0; p < n; p++)
-		sa[cnt[rk[p]]++] = (uint32_t)p;
-	/* cnt[a] is now where group a + 1 begins. */
-	for (p = 0; p < n; p++)
-		rk[p] = rk[p] > 0 ? cnt[rk[p] - 1] : 0;
-	for (a = 0, more = 0; a < na; a++) {
-		c = a > 0 ? cnt[a - 1] : 0;
-		if (cnt[a] - c == 1)
-			s.one[c >> 6] |= (uint64_t)1 << (c & 63);
-		else if (cnt[a] - c > 1)
-			more = 1;
-	}
+	if ((more = ss_first(b, &s)) == -1)
+		goto out;
 	for (s.k = 1; more; s.k *= 2) {
 		if (par_run(b, s.nunit, ss_keys, &s) == -1)
 			goto out;
@@ -1148,11 +1285,91 @@ ss_sort(struct build *b, uint32_t *sa, uint32_t *rk)
 	}
 	rc = 0;
 out:
-	free(cnt);
+	free(s.hist);
+	free(s.gstart);
 	free(s.key);
 	free(s.one);
 	free(s.cut);
 	free(s.more);
+	return rc;
+}
+
+/*
+ * The byte offsets of the code points (cp_offsets()): part u takes the
+ * pool's bytes at[u] .. at[u + 1] - 1, cps[u] code points beginning there.
+ */
+struct cpoff {
+	uint32_t	*full;		/* every code point's, or NULL */
+	size_t		*at, *cps;
+	size_t		 nunit;
+};
+
+static int
+cpoff_count(struct build *b, void *arg, size_t u)
+{
+	struct cpoff *c = arg;
+	size_t off, k = 0;
+
+	for (off = c->at[u]; off < c->at[u + 1]; off++)
+		k += (b->pool[off] & 0xC0) != 0x80;
+	c->cps[u] = k;
+	return 0;
+}
+
+static int
+cpoff_fill(struct build *b, void *arg, size_t u)
+{
+	struct cpoff *c = arg;
+	size_t off, p = c->cps[u];
+
+	for (off = c->at[u]; off < c->at[u + 1]; off++)
+		if ((b->pool[off] & 0xC0) != 0x80) {
+			if (c->full != NULL)
+				c->full[p] = (uint32_t)off;
+			if ((p & 15) == 0)
+				b->boff[p >> 4] = (uint32_t)off;
+			p++;
+		}
+	return 0;
+}
+
+/*
+ * b->boff, and with 'full' every code point's byte offset too (and
+ * full[N] = the pool's length), by stretches of the pool's bytes: the
+ * code points of each counted, then placed.  0 or -1.
+ */
+static int
+cp_offsets(struct build *b, uint32_t *full)
+{
+	struct cpoff c;
+	size_t u, sum = 0, k;
+	int rc = -1;
+
+	c.full = full;
+	c.nunit = build_parts(b);
+	c.at = malloc((c.nunit + 1) * sizeof(*c.at));
+	c.cps = malloc(c.nunit * sizeof(*c.cps));
+	if (c.at == NULL || c.cps == NULL)
+		goto out;
+	for (u = 0; u <= c.nunit; u++)
+		c.at[u] = b->plen * u / c.nunit;
+	if (par_run(b, c.nunit, cpoff_count, &c) == -1)
+		goto out;
+	for (u = 0; u < c.nunit; u++) {
+		k = c.cps[u];
+		c.cps[u] = sum;
+		sum += k;
+	}
+	if (par_run(b, c.nunit, cpoff_fill, &c) == -1)
+		goto out;
+	if (full != NULL)
+		full[b->N] = (uint32_t)b->plen;
+	if ((b->N & 15) == 0)
+		b->boff[b->N >> 4] = (uint32_t)b->plen;
+	rc = 0;
+out:
+	free(c.at);
+	free(c.cps);
 	return rc;
 }
 
@@ -1227,29 +1444,24 @@ static int
 suffix_sort(struct build *b)
 {
 	struct lcps l;
-	size_t n = b->N, p, off;
+	size_t n = b->N;
 	uint32_t *sa = NULL, *rk = NULL, *full = NULL;
 	int rc = -1;
 
+	/*
+	 * Outside ASCII, the byte offset of every 16th code point for the
+	 * sort, then of every one while the common prefixes are found.
+	 */
+	if (b->plen != b->N && ((b->boff = malloc((n / 16 + 1) *
+	    sizeof(*b->boff))) == NULL || cp_offsets(b, NULL) == -1))
+		goto out;
 	sa = malloc((n ? n : 1) * sizeof(*sa));
 	rk = malloc((n ? n : 1) * sizeof(*rk));
 	if (!sa || !rk || ss_sort(b, sa, rk) == -1)
 		goto out;
-	/*
-	 * Outside ASCII, every byte offset while the common prefixes are
-	 * found, then every 16th.
-	 */
-	if (b->plen != b->N) {
-		if ((full = malloc((n + 1) * sizeof(*full))) == NULL ||
-		    (b->boff = malloc((n / 16 + 1) * sizeof(*b->boff))) == NULL)
-			goto out;
-		for (off = 0, p = 0; off < b->plen; off++)
-			if ((b->pool[off] & 0xC0) != 0x80)
-				full[p++] = (uint32_t)off;
-		full[n] = (uint32_t)b->plen;
-		for (p = 0; p <= n; p += 16)
-			b->boff[p >> 4] = full[p];
-	}
+	if (b->plen != b->N && ((full = malloc((n + 1) * sizeof(*full))) ==
+	    NULL || cp_offsets(b, full) == -1))
+		goto out;
 	/* rk is now the inverse of sa. */
 	l.rk = rk;
 	l.full = full;
@@ -1727,9 +1939,6 @@ walk_part(struct build *b, struct walk *w, size_t extra)
 			t.c = cnt_add(t.c, w8);
 	}
 	/* The stack is empty: its room takes the leaves. */
-	free(w->side);
-	w->side = NULL;
-	w->sidecap = 0;
 	if (keep_leaves(b, w, ss, &nk) == -1)
 		return -1;
 	w->nk = nk;
@@ -1965,6 +2174,25 @@ out:
 	return rc;
 }
 
+/* Give back the walks' memory unless held_ok() keeps it. */
+static void
+walk_trim(const struct build *b, struct walk *ws, size_t n)
+{
+	size_t i, bytes = 0;
+
+	for (i = 0; i < n; i++)
+		bytes += ws[i].wcap + ws[i].sidecap * sizeof(*ws[i].side);
+	if (held_ok(b, bytes))
+		return;
+	for (i = 0; i < n; i++) {
+		free(ws[i].wbuf);
+		free(ws[i].side);
+		ws[i].wbuf = NULL;
+		ws[i].side = NULL;
+		ws[i].wcap = ws[i].sidecap = 0;
+	}
+}
+
 /*
  * One iteration, steps (a)..(f), at min_count: count every substring of
  * at most L - 1 code points that starts at a segment start ('all':
@@ -1977,10 +2205,10 @@ out:
 static int
 count_select(struct build *b, int all, int64_t min_count, struct list *out)
 {
-	struct walk one, *ws = NULL;
+	struct walk *one, *ws = b->ws;
 	struct kept *k0, *ak = NULL;
 	struct run *runs = NULL;
-	struct ent *e, y;
+	struct ent *e;
 	size_t nk, a, i, nrun, total;
 	int rc = -1;
 	void *np;
@@ -1989,58 +2217,69 @@ count_select(struct build *b, int all, int64_t min_count, struct list *out)
 		b->acnt[a] = 0;
 		b->alb[a] = NONE;
 	}
-	list_free(out);
+	/* The memory of the list before holds the new one. */
+	out->n = 0;
 	sort_build = b;
 	if (b->ncut <= 1) {
-		memset(&one, 0, sizeof(one));
-		one.lo = 0;
-		one.hi = b->N;
-		one.all = all;
-		one.min_count = min_count;
+		one = &ws[0];
+		one->lo = 0;
+		one->hi = b->N;
+		one->all = all;
+		one->min_count = min_count;
 		/* The alphabet's kept ones and the reserved entries on top. */
-		if (walk_part(b, &one, b->nalpha * sizeof(struct kept) +
+		if (walk_part(b, one, b->nalpha * sizeof(struct kept) +
 		    b->nr * sizeof(struct ent)) == -1)
-			goto fail1;
-		nk = one.nk;
+			return -1;
+		nk = one->nk;
 		/* (d): every alphabet character, with the count left to it. */
 		for (a = 0; a < b->nalpha; a++)
-			if (keep(&one, sizeof(struct snode32), 0, &nk, b->acnt[a],
-			    b->alb[a] != NONE ? b->alb[a] : (uint32_t)(b->nr + a),
+			if (keep(one, sizeof(struct snode32), 0, &nk,
+			    b->acnt[a], b->alb[a] != NONE ? b->alb[a] :
+			    (uint32_t)(b->nr + a),
 			    b->alb[a] != NONE ? 1 : EXT | 1) == -1)
-				goto fail1;
-		sort_kept(kept_at(&one, nk, 0), nk);
+				return -1;
+		sort_kept(kept_at(one, nk, 0), nk);
 		/*
-		 * The list from the block's start: the reserved tokens, then
-		 * the kept ones in order.  With room for the reserved ones
-		 * before the kept, an entry (half a kept one) never reaches
-		 * one not yet read.
+		 * The list: the reserved tokens, then the kept ones in order,
+		 * in the list's memory; or, where the block is not kept, from
+		 * the block's start.  With room for the reserved ones before
+		 * the kept, an entry (half a kept one) never reaches one not
+		 * yet read.
 		 */
-		if (walk_room(&one, sizeof(struct ent), b->nr, nk, 0) == -1)
-			goto fail1;
-		e = (struct ent *)(void *)one.wbuf;
-		k0 = kept_at(&one, nk, 0);
+		k0 = kept_at(one, nk, 0);
+		if (held_ok(b, one->wcap)) {
+			if (list_room(out, b->nr + nk) == -1)
+				return -1;
+			e = out->e;
+		} else {
+			if (walk_room(one, sizeof(struct ent), b->nr, nk,
+			    0) == -1)
+				return -1;
+			k0 = kept_at(one, nk, 0);
+			e = (struct ent *)(void *)one->wbuf;
+		}
 		for (a = 0; a < b->nr; a++) {
 			e[a].lb = (uint32_t)a;
 			e[a].h = EXT | b->xcps[a];
 		}
-		for (a = 0; a < nk; a++) {
-			y = k0[a].e;
-			e[b->nr + a] = y;
+		for (a = 0; a < nk; a++)
+			e[b->nr + a] = k0[a].e;
+		if (e != out->e) {
+			/* The block becomes the list, cut to its size. */
+			list_free(out);
+			np = realloc(one->wbuf, (b->nr + nk) * sizeof(*e));
+			if (np != NULL)
+				one->wbuf = np;
+			out->e = (struct ent *)(void *)one->wbuf;
+			out->cap = b->nr + nk;
+			one->wbuf = NULL;
+			one->wcap = 0;
 		}
-		out->n = out->cap = b->nr + nk;
-		/* The block becomes the list, cut to its size. */
-		if ((np = realloc(one.wbuf, out->n * sizeof(*e))) != NULL)
-			one.wbuf = np;
-		out->e = (struct ent *)(void *)one.wbuf;
+		out->n = b->nr + nk;
+		walk_trim(b, ws, 1);
 		return 0;
-fail1:
-		free(one.wbuf);
-		free(one.side);
-		return -1;
 	}
 
-	if ((ws = calloc(b->ncut, sizeof(*ws))) == NULL)
-		return -1;
 	for (i = 0; i < b->ncut; i++) {
 		ws[i].lo = b->cut[i];
 		ws[i].hi = b->cut[i + 1];
@@ -2074,25 +2313,19 @@ fail1:
 		runs[nrun].end = ak + b->nalpha;
 		nrun++;
 	}
-	if ((e = malloc((b->nr + total) * sizeof(*e))) == NULL)
+	if (list_room(out, b->nr + total) == -1)
 		goto out;
+	e = out->e;
 	for (a = 0; a < b->nr; a++) {
 		e[a].lb = (uint32_t)a;
 		e[a].h = EXT | b->xcps[a];
 	}
-	if (merge_runs(b, runs, nrun, e + b->nr) == -1) {
-		free(e);
+	if (merge_runs(b, runs, nrun, e + b->nr) == -1)
 		goto out;
-	}
-	out->e = e;
-	out->n = out->cap = b->nr + total;
+	out->n = b->nr + total;
 	rc = 0;
 out:
-	for (i = 0; i < b->ncut; i++) {
-		free(ws[i].wbuf);
-		free(ws[i].side);
-	}
-	free(ws);
+	walk_trim(b, ws, b->ncut);
 	free(ak);
 	free(runs);
 	return rc;
@@ -2132,7 +2365,7 @@ struct segs {
 	size_t		 niv;
 	size_t		*at;		/* at[0] = 0 .. at[ncut] = niv */
 	uint32_t	 maxh;
-	struct parr	 best;
+	struct parr	 best;		/* b->best */
 };
 
 /*
@@ -2208,6 +2441,11 @@ segment_unit(struct build *b, void *arg, size_t u)
 	}
 	if (bits != 0)
 		__atomic_fetch_or(&b->mark[wi], bits, __ATOMIC_RELAXED);
+	/* Read: the part's stretch of best is zero again for the next one. */
+	p = t0 < t1 ? b->tstart[t0] : 0;
+	end = t0 < t1 ? b->tstart[t1] : 0;
+	memset((uint8_t *)s->best.p + (size_t)p * (size_t)s->best.w, 0,
+	    (size_t)(end - p) * (size_t)s->best.w);
 	return 0;
 }
 
@@ -2223,6 +2461,7 @@ mark_segments(struct build *b, struct list *l)
 {
 	struct ent *iv = l->e;
 	struct segs s;
+	struct list tl;
 	size_t niv = 0, k, lo, hi, mid, first, n = b->N;
 	uint32_t *part = NULL;
 	uint32_t maxh = 0, h;
@@ -2259,14 +2498,15 @@ mark_segments(struct build *b, struct list *l)
 			maxh = e.h;
 	}
 	l->n = niv;
-	/* By part (each sorted there), in a new array that becomes the list's. */
+	/* By part (each sorted there), in b->spare, which becomes the list. */
 	memset(&s, 0, sizeof(s));
 	s.niv = niv;
 	s.maxh = maxh;
-	if ((s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
-	    (s.iv = malloc((niv ? niv : 1) * sizeof(*s.iv))) == NULL ||
+	if (list_room(&b->spare, niv) == -1 ||
+	    (s.at = calloc(b->ncut + 1, sizeof(*s.at))) == NULL ||
 	    (part = malloc((niv ? niv : 1) * sizeof(*part))) == NULL)
 		goto out;
+	s.iv = b->spare.e;
 	for (k = 0; k < niv; k++) {
 		for (lo = 0, hi = b->ncut; hi - lo > 1;) {
 			mid = lo + (hi - lo) / 2;
@@ -2285,23 +2525,33 @@ mark_segments(struct build *b, struct list *l)
 	/* at[u] is now where part u + 1 begins. */
 	memmove(s.at + 1, s.at, b->ncut * sizeof(*s.at));
 	s.at[0] = 0;
-	free(l->e);
-	l->e = s.iv;
-	l->cap = niv ? niv : 1;
-	if (parr_alloc(&s.best, n, maxh) == -1)
+	/* The list and the spare change places. */
+	b->spare.n = niv;
+	tl = *l;
+	*l = b->spare;
+	b->spare = tl;
+	b->spare.n = 0;
+	if (!held_ok(b, b->spare.cap * sizeof(*b->spare.e)))
+		list_free(&b->spare);
+	if (parr_reuse(&b->best, &b->bestcap, n, maxh) == -1)
 		goto out;
+	s.best = b->best;
 	if (par_run(b, b->ncut, sweep_unit, &s) == -1)
-		goto out;
+		goto fail;
 	memset(b->mark, 0, (n / 64 + 1) * sizeof(*b->mark));
 	if (par_run(b, b->ncut, segment_unit, &s) == -1)
-		goto out;
+		goto fail;
 	rc = 0;
+	if (held_ok(b, b->bestcap))
+		goto out;
+fail:
+	/* Too large to keep, or not all zero: the next starts afresh. */
+	free(b->best.p);
+	b->best.p = NULL;
+	b->bestcap = 0;
 out:
-	if (l->e != s.iv)
-		free(s.iv);
 	free(s.at);
 	free(part);
-	free(s.best.p);
 	return rc;
 }
 
@@ -2331,6 +2581,8 @@ cut_parts(struct build *b)
 		b->cut[++b->ncut] = i;
 	}
 	b->cut[++b->ncut] = n;
+	if ((b->ws = calloc(b->ncut, sizeof(*b->ws))) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -2359,6 +2611,8 @@ build_once(struct build *b, int64_t min_count, struct list *out)
 static void
 build_free(struct build *b)
 {
+	size_t i;
+
 	free(b->pool);
 	free(b->tstart);
 	free(b->alpha);
@@ -2379,6 +2633,14 @@ build_free(struct build *b)
 	free(b->acnt);
 	free(b->alb);
 	free(b->cut);
+	if (b->ws != NULL)
+		for (i = 0; i < b->ncut; i++) {
+			free(b->ws[i].wbuf);
+			free(b->ws[i].side);
+		}
+	free(b->ws);
+	free(b->best.p);
+	list_free(&b->spare);
 }
 
 static int
@@ -2722,23 +2984,41 @@ fail:
 	return -1;
 }
 
+/* The bytes of a list's entries (list_vocab()), by stretches. */
+struct lbytes {
+	const struct list *l;
+	const uint8_t	**s;
+	size_t		*len;
+	size_t		 nunit;
+};
+
+static int
+lbytes_unit(struct build *b, void *arg, size_t u)
+{
+	struct lbytes *x = arg;
+	size_t i = x->l->n * u / x->nunit, hi = x->l->n * (u + 1) / x->nunit;
+
+	for (; i < hi; i++)
+		x->s[i] = ent_bytes(b, x->l->e[i], &x->len[i]);
+	return 0;
+}
+
 /* The vocabulary of a list. */
 static struct sw_vocab *
-list_vocab(const struct build *b, const struct list *l)
+list_vocab(struct build *b, const struct list *l)
 {
-	const uint8_t **s;
-	size_t *len, i;
+	struct lbytes x;
 	struct sw_vocab *v = NULL;
 
-	s = malloc((l->n ? l->n : 1) * sizeof(*s));
-	len = malloc((l->n ? l->n : 1) * sizeof(*len));
-	if (s != NULL && len != NULL) {
-		for (i = 0; i < l->n; i++)
-			s[i] = ent_bytes(b, l->e[i], &len[i]);
-		v = sw_vocab_from_list(s, len, l->n);
-	}
-	free(s);
-	free(len);
+	x.l = l;
+	x.nunit = parts_of(b->jobs, l->n);
+	x.s = malloc((l->n ? l->n : 1) * sizeof(*x.s));
+	x.len = malloc((l->n ? l->n : 1) * sizeof(*x.len));
+	if (x.s != NULL && x.len != NULL &&
+	    par_run(b, x.nunit, lbytes_unit, &x) == 0)
+		v = sw_vocab_from_list(x.s, x.len, l->n);
+	free(x.s);
+	free(x.len);
 	return v;
 }
 

@@ -142,6 +142,114 @@ fail:
 	return NULL;
 }
 
+/* The probes of a build: min_count and size of each. */
+struct probes {
+	int64_t		 mc[64];
+	size_t		 size[64];
+	size_t		 n;
+};
+
+static void
+probed(void *arg, int64_t min_count, size_t size)
+{
+	struct probes *p = arg;
+
+	if (p->n < sizeof(p->mc) / sizeof(*p->mc)) {
+		p->mc[p->n] = min_count;
+		p->size[p->n] = size;
+	}
+	p->n++;
+}
+
+static struct buf
+stored(struct sw_vocab *v)
+{
+	struct buf b = { 0 };
+
+	if (v != NULL && sw_vocab_store(v, &b) == -1)
+		rp_buf_free(&b);
+	sw_vocab_free(v);
+	return b;
+}
+
+/*
+ * A bisection's probes reuse the memory of the probes before them (the
+ * walks' blocks, the lists, the longest entries), which may be larger
+ * than they need or hold what those left: each probe makes the list
+ * that a build of its own at its min_count makes, and the vocabulary is
+ * that build's for the first of the closest probes.
+ */
+static void
+test_probes(const char *what, const struct sw_counts *c, size_t target,
+    int jobs)
+{
+	struct sw_build_opts o;
+	struct probes all = { 0 }, one;
+	struct buf v, w, bv = { 0 };
+	size_t i, best = 0, d, bd = SIZE_MAX;
+	int ok;
+
+	sw_build_opts_init(&o);
+	o.jobs = jobs;
+	o.probe = probed;
+	o.probe_arg = &all;
+	v = stored(sw_build_to_target(c, target, &o));
+	ok = all.n > 2 && all.n <= sizeof(all.mc) / sizeof(*all.mc);
+	for (i = 0; ok && i < all.n; i++) {
+		memset(&one, 0, sizeof(one));
+		o.probe_arg = &one;
+		w = stored(sw_build(c, all.mc[i], &o));
+		if (one.n != 1 || one.size[0] != all.size[i]) {
+			ok = 0;
+			printf("#   %s: probe %zu (min_count %lld): %zu entries, "
+			    "%zu alone\n", what, i, (long long)all.mc[i],
+			    all.size[i], one.size[0]);
+		}
+		d = all.size[i] > target ? all.size[i] - target :
+		    target - all.size[i];
+		if (d < bd) {
+			bd = d;
+			best = i;
+			rp_buf_free(&bv);
+			bv = w;
+		} else
+			rp_buf_free(&w);
+	}
+	if (ok && !same(&v, &bv)) {
+		ok = 0;
+		printf("#   %s: the vocabulary is not probe %zu's\n", what,
+		    best);
+	}
+	rp_buf_free(&bv);
+	TEST(ok, "%s, -j %d: %zu probes, each the build at its min_count "
+	    "(the vocabulary probe %zu's)", what, jobs, all.n, best);
+	rp_buf_free(&v);
+}
+
+/* One token of n code points 'a' and a few short ones. */
+static struct sw_counts *
+long_token(size_t n)
+{
+	struct sw_counts *c = sw_counts_new();
+	uint8_t *tok = malloc(n ? n : 1);
+	static const char *const w[] = { "the", "cat", "sat", "on", "mat" };
+	size_t i;
+	int ok = c != NULL && tok != NULL;
+
+	if (ok)
+		memset(tok, 'a', n);
+	ok = ok && sw_counts_add(c, tok, n, 3) == 0;
+	for (i = 0; ok && i < 5; i++)
+		ok = sw_counts_add(c, (const uint8_t *)w[i], strlen(w[i]),
+		    (int64_t)(10 + i)) == 0;
+	free(tok);
+	if (!ok) {
+		sw_counts_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 /*
  * Count files read side by side (sw_counts_read_files()) give the counts,
  * faults and vocabulary of the files read one after the other.
@@ -235,6 +343,7 @@ main(void)
 	struct sw_counts *small = made_up(30, 2, 1);
 	struct sw_counts *none = sw_counts_new();
 	struct sw_counts *rep = repetitive();
+	struct sw_counts *lt;
 
 	if (big == NULL || wide == NULL || small == NULL || none == NULL ||
 	    rep == NULL) {
@@ -244,11 +353,25 @@ main(void)
 	test_jobs("to a target of 3000", big, 3000, 0, 0, 4);
 	test_jobs("min count 3, L 6, 2 iterations", big, 0, 3, 6, 2);
 	test_jobs("min count 1, L 2 (single characters)", big, 0, 1, 2, 4);
+	/* A list long enough for its strings to be made by parts. */
+	test_jobs("min count 1, 1 iteration", big, 0, 1, 0, 1);
 	test_jobs("min count 1, L 1 (nothing counted)", big, 0, 1, 1, 3);
 	test_jobs("counts past 32 bits", wide, 0, (int64_t)5 << 33, 0, 4);
 	test_jobs("a small build, one part", small, 50, 0, 0, 4);
 	test_jobs("no tokens", none, 100, 0, 0, 4);
 	test_jobs("repetitive tokens", rep, 0, 2, 0, 2);
+	test_probes("a target of 3000", big, 3000, 1);
+	test_probes("a target of 3000", big, 3000, 3);
+	test_probes("a target of 400, repetitive", rep, 400, 1);
+	test_probes("a target of 400, repetitive", rep, 400, 2);
+	if ((lt = long_token(300000)) == NULL)
+		TEST(0, "counts made");
+	else {
+		/* Its walk's block is too large to keep from probe to probe. */
+		test_probes("one token of 300000 code points", lt, 30, 1);
+		test_probes("one token of 300000 code points", lt, 30, 2);
+		sw_counts_free(lt);
+	}
 	test_read_files();
 	sw_counts_free(big);
 	sw_counts_free(wide);
