@@ -249,6 +249,43 @@ test_limit(void)
 	    "a closed fd: lseek's EBADF");
 }
 
+static void
+test_window(void)
+{
+	char path[] = "/tmp/t-io.XXXXXX";
+	struct rp_window w = { 0 };
+	int fd;
+
+	if ((fd = mkstemp(path)) == -1 ||
+	    rp_write_full(fd, "0123456789abcdef", 16) == -1 ||
+	    lseek(fd, 0, SEEK_SET) != 0 || (w.buf = malloc(4)) == NULL) {
+		TEST(0, "temporary file");
+		return;
+	}
+	unlink(path);
+	w.cap = 4;
+	TEST(rp_window_range(&w, fd, 2, 9) == 0 && w.base == 2,
+	    "a range before the first fill: its start is the base");
+	TEST(rp_window_fill(&w, fd, 1) == 4 && w.end == 4 &&
+	    memcmp(w.buf, "2345", 4) == 0, "the first fill reads what fits");
+	TEST(rp_window_range(&w, fd, 0, 1) == -1 && errno == EINVAL,
+	    "a range once reading has begun: EINVAL");
+	w.start = 3;
+	TEST(rp_window_fill(&w, fd, 1) == 3 && w.base == 5 && w.start == 0 &&
+	    w.cap == 4 && memcmp(w.buf, "5678", 4) == 0,
+	    "what is left moves to the front, then the free room is read");
+	TEST(rp_window_fill(&w, fd, 1) == 2 && w.cap == 8 && w.end == 6 &&
+	    memcmp(w.buf, "56789a", 6) == 0 && !w.eof,
+	    "a full buffer doubles, and the range cuts the read");
+	TEST(rp_window_fill(&w, fd, 1) == 0 && w.eof && w.end == 6,
+	    "then 0 at the end of the range, eof set");
+	w.start = w.end;
+	TEST(rp_window_fill(&w, fd, 16) == 0 && w.cap == 16 && w.base == 11,
+	    "fewer free bytes than asked: it grows first");
+	free(w.buf);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -257,5 +294,6 @@ main(void)
 	test_nonblock();
 	test_write();
 	test_limit();
+	test_window();
 	return tap_done();
 }
