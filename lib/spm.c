@@ -3139,13 +3139,16 @@ word_eq(const char *w, const char *s, size_t n)
 	uint64_t a, b, x = 0;
 	size_t i;
 
-	for (i = 0; i < n; i += 8) {
+	for (i = 0; i + 8 <= n; i += 8) {
 		memcpy(&a, w + i, 8);
 		memcpy(&b, s + i, 8);
-		if (n - i < 8)
-			x |= (a ^ b) & ~(~0ull << (8 * (n - i)));
-		else
-			x |= a ^ b;
+		x |= a ^ b;
+	}
+	if (i < n) {
+		/* The bytes past n (the high ones) shifted out. */
+		memcpy(&a, w + i, 8);
+		memcpy(&b, s + i, 8);
+		x |= (a ^ b) << (64 - 8 * (n - i));
 	}
 	return x == 0;
 }
