@@ -161,9 +161,15 @@ m_load(char *err, size_t errlen)
 	return spm_model_parse(mdl.b, mdl.n, 0, err, errlen);
 }
 
-/* The ids (pieces: the pieces) of text, space-separated. */
+/*
+ * The tokens of text, space-separated, as ids (ENC_IDS), pieces
+ * (ENC_PIECES) or id:piece (ENC_BOTH); with the nsp specials sp.
+ */
+enum { ENC_IDS, ENC_PIECES, ENC_BOTH };
+
 static const char *
-enc(struct spm_model *m, const char *text, int pieces)
+enc_with(struct spm_model *m, const struct spm_special *sp, size_t nsp,
+    const char *text, int mode)
 {
 	static char out[4096];
 	struct spm_enc *e = spm_enc_new(m);
@@ -174,23 +180,34 @@ enc(struct spm_model *m, const char *text, int pieces)
 	out[0] = '\0';
 	if (e == NULL)
 		return "(ENOMEM)";
-	if ((n = spm_encode(e, (const uint8_t *)text, strlen(text))) < 0) {
+	if (spm_enc_set_specials(e, sp, nsp) == -1 ||
+	    (n = spm_encode(e, (const uint8_t *)text, strlen(text))) < 0) {
 		spm_enc_free(e);
 		return "(error)";
 	}
 	t = spm_tokens(e);
 	for (i = 0; i < n && o + 200 < sizeof out; i++) {
-		if (i > 0)
-			out[o++] = ' ';
-		if (pieces) {
-			memcpy(out + o, t[i].s, t[i].len);
-			o += t[i].len;
-		} else
-			o += (size_t)snprintf(out + o, sizeof out - o, "%d", t[i].id);
+		const char *sep = i > 0 ? " " : "";
+
+		if (mode == ENC_IDS)
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s%d",
+			    sep, t[i].id);
+		else if (mode == ENC_PIECES)
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s%.*s",
+			    sep, (int)t[i].len, t[i].s);
+		else
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s%d:%.*s",
+			    sep, t[i].id, (int)t[i].len, t[i].s);
 	}
-	out[o] = '\0';
 	spm_enc_free(e);
 	return out;
+}
+
+/* The ids (pieces: the pieces) of text, space-separated. */
+static const char *
+enc(struct spm_model *m, const char *text, int pieces)
+{
+	return enc_with(m, NULL, 0, text, pieces ? ENC_PIECES : ENC_IDS);
 }
 
 #define TEST_STR(got, want, ...) do {					\
@@ -736,32 +753,12 @@ test_lines(void)
 	TEST(spm_guess_text_vocab((const uint8_t *)"[PAD]\n[UNK]\n##s\n", 16) != NULL, "a BERT vocab.txt is named");
 }
 
-/* enc() with specials. */
+/* id:piece of each token, with specials. */
 static const char *
 enc_sp(struct spm_model *m, const struct spm_special *sp, size_t nsp,
     const char *text)
 {
-	static char out[4096];
-	struct spm_enc *e = spm_enc_new(m);
-	const struct spm_tok *t;
-	size_t o = 0;
-	long n, i;
-
-	out[0] = '\0';
-	if (e == NULL || spm_enc_set_specials(e, sp, nsp) == -1) {
-		spm_enc_free(e);
-		return "(error)";
-	}
-	if ((n = spm_encode(e, (const uint8_t *)text, strlen(text))) < 0) {
-		spm_enc_free(e);
-		return "(error)";
-	}
-	t = spm_tokens(e);
-	for (i = 0; i < n && o + 200 < sizeof out; i++)
-		o += (size_t)snprintf(out + o, sizeof out - o, "%s%d:%.*s",
-		    i > 0 ? " " : "", t[i].id, (int)t[i].len, t[i].s);
-	spm_enc_free(e);
-	return out;
+	return enc_with(m, sp, nsp, text, ENC_BOTH);
 }
 
 static void
