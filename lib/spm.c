@@ -56,11 +56,13 @@ struct trie {
 
 /*
  * The unigram lattice's piece trie as a double array: the child of the
- * node at cell p by byte c is the cell base + c (base = bl >> 9 of p)
+ * node at cell p by byte c is the cell base ^ c (base = bl >> 9 of p,
+ * so a node's children share its block of 256 cells, as in darts-clone)
  * when that cell's label (bl & 0x1ff) is c + 1 (0: a free cell); no two
- * nodes with children share a base, so the label is check enough.  val
- * is the piece id (UNUSED pieces left out), or -1.  Every base + 255 is
- * inside the array, so a walk needs no bounds check.
+ * nodes with children share a base, so the label is check enough, and
+ * base 0 is a leaf's.  val is the piece id (UNUSED pieces left out), or
+ * -1.  Every base's block is inside the array, so a walk needs no
+ * bounds check.
  */
 #define DA_MAXBASE	((1u << 23) - 256)
 
@@ -528,6 +530,53 @@ da_take(struct dabuild *bd, size_t c)
 		bd->full[c / 4096] |= 1ull << (c / 64 % 64);
 }
 
+/*
+ * A base for a node whose children have the labels lab[0..nl): from
+ * the free cells, in order, the first f for which b = f ^ lab[0] is no
+ * node's base yet (nor 0) and leaves every cell b ^ lab[j] free.  As
+ * darts-clone does, only the last DA_OPEN blocks of 256 cells before
+ * the one past the cells in use (frontier) are searched, from the first
+ * free cell ff at the earliest: in the older ones, mostly full, a fit
+ * is rare and the search would be long.  -1 on ENOMEM or when the bases
+ * run out.
+ */
+#define DA_OPEN	16
+
+static inline int
+da_is(const uint64_t *v, size_t i)
+{
+	return v[i / 64] >> (i % 64) & 1;
+}
+
+static int
+da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
+    size_t frontier, size_t *out)
+{
+	size_t w = ff / 64, f, b, j;
+	uint64_t fr;
+
+	if (frontier / 256 > DA_OPEN && w < (frontier / 256 - DA_OPEN) * 4)
+		w = (frontier / 256 - DA_OPEN) * 4;
+	for (;; w++) {
+		if (w * 64 > DA_MAXBASE)
+			return -1;
+		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
+			return -1;
+		for (fr = ~bd->used[w]; fr != 0; fr &= fr - 1) {
+			f = w * 64 + (size_t)__builtin_ctzll(fr);
+			b = f ^ lab[0];
+			if (b == 0 || da_is(bd->bases, b))
+				continue;
+			for (j = 1; j < nl && !da_is(bd->used, b ^ lab[j]); j++)
+				;
+			if (j == nl) {
+				*out = b;
+				return b > DA_MAXBASE ? -1 : 0;
+			}
+		}
+	}
+}
+
 /* Pieces in byte order (a prefix first). */
 static const struct spm_piece *sort_pieces;
 
@@ -665,8 +714,7 @@ da_build(struct darray *d, const struct spm_model *m)
 		struct danode nd = st[--nst];
 		uint8_t lab[256];
 		uint32_t from[257];
-		size_t nl = 0, f, b = 0;
-		int tries;
+		size_t nl = 0, b = 0;
 
 		/* The key that ends here (one at most: no duplicates). */
 		if (nd.lo < nd.hi && pc[key[nd.lo]].len == nd.depth) {
@@ -685,32 +733,9 @@ da_build(struct darray *d, const struct spm_model *m)
 		if (nl == 0)
 			continue;
 		from[nl] = nd.hi;
-		/*
-		 * The first free cell that can take the smallest label, then
-		 * the next ones; after a few, past every cell used.
-		 */
-		if (da_next_free(&bd, ff, &ff) == -1)
+		if (da_next_free(&bd, ff, &ff) == -1 ||
+		    da_find_base(&bd, lab, nl, ff, frontier, &b) == -1)
 			goto out;
-		for (f = ff > (size_t)lab[0] + 1 ? ff : (size_t)lab[0] + 1, tries = 0; ;
-		    f++) {
-			if (da_next_free(&bd, f, &f) == -1)
-				goto out;
-			if (++tries > 256 && f < frontier)
-				f = frontier > (size_t)lab[0] + 1 ? frontier :
-				    (size_t)lab[0] + 1;
-			b = f - lab[0];
-			if (b > DA_MAXBASE)
-				goto out;
-			if (b + 256 >= d->size && da_grow(&bd, b + 512) == -1)
-				goto out;
-			if (bd.bases[b / 64] >> (b % 64) & 1)
-				continue;
-			for (j = 1; j < nl; j++)
-				if (bd.used[(b + lab[j]) / 64] >> ((b + lab[j]) % 64) & 1)
-					break;
-			if (j == nl)
-				break;
-		}
 		d->u[nd.cell].bl |= (uint32_t)b << 9;
 		bd.bases[b / 64] |= 1ull << (b % 64);
 		if (b > maxb)
@@ -725,7 +750,7 @@ da_build(struct darray *d, const struct spm_model *m)
 			st = q;
 		}
 		for (j = 0; j < nl; j++) {
-			size_t c = b + lab[j];
+			size_t c = b ^ lab[j];
 
 			d->u[c].bl = (uint32_t)lab[j] + 1;
 			da_take(&bd, c);
@@ -735,7 +760,7 @@ da_build(struct darray *d, const struct spm_model *m)
 			    nd.depth + 1, (int32_t)c };
 		}
 	}
-	/* Every base + 255 inside; a leaf's base 0 reaches cells 0..255. */
+	/* Every base's block inside; a leaf's base 0 reaches cells 0..255. */
 	if (da_grow(&bd, maxb + 256) == -1)
 		goto out;
 	/* Give back the room grown past the last cell a walk can reach. */
@@ -2592,7 +2617,7 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			uint32_t c = (uint8_t)s[kp];
-			struct dunit nu = da->u[(size_t)(bl >> 9) + c];
+			struct dunit nu = da->u[(size_t)(bl >> 9) ^ c];
 			int32_t id = nu.val;
 
 			kp++;

@@ -836,6 +836,94 @@ test_specials(void)
  * floats (53 bits >= 2 * 24 + 2), checked here on random pairs of any
  * exponent and on near ties.
  */
+/*
+ * The lattice's trie of a few thousand pieces of one to three-byte
+ * characters, built block by block (the last DA_OPEN blocks open): each
+ * piece, alone, is one token (every piece scores -1, so one piece beats
+ * any path of two), and a piece less its last character, when that is
+ * no piece, is not one piece (more than one token, or the unknown
+ * id), nor is any other text made the same way that is no piece (no
+ * cell answers for a node it is not).
+ */
+static void
+test_big_trie(void)
+{
+	static const char *const ch[] = {
+		"a", "b", "e", "k", "z", "\xc3\xa9", "\xc3\xbc", "\xd0\xb4",
+		"\xe4\xb8\x80", "\xe4\xba\x8c", "\xe5\xad\x97", "\xe6\x97\xa5",
+		"\xe0\xb8\x81", "\xef\xbc\xa1"
+	};
+	enum { NP = 2500 };
+	static char text[NP][20];
+	char err[RP_ERRMAX], want[16], q[20];
+	struct spm_model *m;
+	const char *g;
+	uint32_t r = 12345;
+	size_t i, j, k, bad = 0, badq = 0, nq = 0;
+
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	for (i = 0; i < NP; i++) {
+		do {
+			text[i][0] = '\0';
+			r = r * 1103515245 + 12345;
+			for (k = 0, j = 1 + (r >> 16) % 5; k < j; k++) {
+				r = r * 1103515245 + 12345;
+				strcat(text[i], ch[(r >> 16) % (sizeof ch / sizeof *ch)]);
+			}
+			for (j = 0; j < i && strcmp(text[j], text[i]) != 0; j++)
+				;
+		} while (j < i);
+		m_piece(text[i], -1, SPM_NORMAL);
+	}
+	m_trainer(SPM_UNIGRAM, 0);
+	m_norm(0, 0, 0);
+	if ((m = m_load(err, sizeof err)) == NULL) {
+		TEST(0, "big trie: %s", err);
+		return;
+	}
+	for (i = 0; i < NP; i++) {
+		snprintf(want, sizeof want, "%zu", i + 1);
+		bad += strcmp(enc(m, text[i], 0), want) != 0;
+		/* Less its last character (continuation bytes go with it). */
+		k = strlen(text[i]);
+		while (k > 0 && ((uint8_t)text[i][--k] & 0xc0) == 0x80)
+			;
+		if (k == 0)
+			continue;
+		memcpy(q, text[i], k);
+		q[k] = '\0';
+		for (j = 0; j < NP && strcmp(text[j], q) != 0; j++)
+			;
+		if (j < NP)
+			continue;
+		nq++;
+		g = enc(m, q, 0);
+		badq += strchr(g, ' ') == NULL && strcmp(g, "0") != 0;
+	}
+	/* Texts made as the pieces were, that are none: never one piece. */
+	for (i = 0; i < 4 * NP; i++) {
+		q[0] = '\0';
+		r = r * 1103515245 + 12345;
+		for (k = 0, j = 1 + (r >> 16) % 5; k < j; k++) {
+			r = r * 1103515245 + 12345;
+			strcat(q, ch[(r >> 16) % (sizeof ch / sizeof *ch)]);
+		}
+		for (j = 0; j < NP && strcmp(text[j], q) != 0; j++)
+			;
+		if (j < NP)
+			continue;
+		nq++;
+		g = enc(m, q, 0);
+		badq += strchr(g, ' ') == NULL && strcmp(g, "0") != 0;
+	}
+	TEST(bad == 0, "big trie: each of %d pieces is its own token (%zu not)",
+	    NP, bad);
+	TEST(nq > 500 && badq == 0, "big trie: %zu texts that are no piece "
+	    "are not one piece (%zu are)", nq, badq);
+	spm_model_free(m);
+}
+
 static void
 test_float_sum(void)
 {
@@ -880,5 +968,6 @@ main(void)
 	test_lines();
 	test_specials();
 	test_float_sum();
+	test_big_trie();
 	return tap_done();
 }
