@@ -1035,7 +1035,7 @@ encode_parallel(char **paths)
  * whole lines, read in turn; each thread encodes its chunk with
  * encoders of its own, and the chunks are written in input order.
  */
-#define CHUNK_BYTES	(1 << 20)
+#define CHUNK_BYTES	(1 << 18)
 
 struct chunk {
 	uint8_t		*in;
