@@ -558,6 +558,14 @@ da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
 	if (frontier / 256 > DA_OPEN && w < (frontier / 256 - DA_OPEN) * 4)
 		w = (frontier / 256 - DA_OPEN) * 4;
 	for (;; w++) {
+		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
+			return -1;
+		/* Past the words of the bitmap with no free cell, 64 at a time. */
+		if ((fr = ~bd->full[w / 64] & (~0ull << (w % 64))) == 0) {
+			w = w / 64 * 64 + 63;
+			continue;
+		}
+		w = w / 64 * 64 + (size_t)__builtin_ctzll(fr);
 		if (w * 64 > DA_MAXBASE)
 			return -1;
 		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
