@@ -537,8 +537,8 @@ da_take(struct dabuild *bd, size_t c)
  * darts-clone does, only the last DA_OPEN blocks of 256 cells before
  * the one past the cells in use (frontier) are searched, from the first
  * free cell ff at the earliest: in the older ones, mostly full, a fit
- * is rare and the search would be long.  -1 on ENOMEM or when the bases
- * run out.
+ * is rare and the search would be long.  -1 on ENOMEM, -2 when the
+ * bases run out (a trie of more than about DA_MAXBASE nodes).
  */
 #define DA_OPEN	16
 
@@ -567,7 +567,7 @@ da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
 		}
 		w = w / 64 * 64 + (size_t)__builtin_ctzll(fr);
 		if (w * 64 > DA_MAXBASE)
-			return -1;
+			return -2;
 		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
 			return -1;
 		for (fr = ~bd->used[w]; fr != 0; fr &= fr - 1) {
@@ -579,7 +579,7 @@ da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
 				;
 			if (j == nl) {
 				*out = b;
-				return b > DA_MAXBASE ? -1 : 0;
+				return b > DA_MAXBASE ? -2 : 0;
 			}
 		}
 	}
@@ -675,7 +675,8 @@ struct danode {
  * The lattice's trie of the NORMAL, USER_DEFINED and UNUSED pieces (ids
  * of the UNUSED left out) as a double array, straight from the pieces
  * sorted by their bytes: each node is a range of keys with a common
- * prefix, its children the runs of the next byte.
+ * prefix, its children the runs of the next byte.  -1 on ENOMEM, -2
+ * when the trie is too large for the array.
  */
 static int
 da_build(struct darray *d, const struct spm_model *m)
@@ -742,8 +743,9 @@ da_build(struct darray *d, const struct spm_model *m)
 			continue;
 		from[nl] = nd.hi;
 		if (da_next_free(&bd, ff, &ff) == -1 ||
-		    da_find_base(&bd, lab, nl, ff, frontier, &b) == -1)
+		    (rc = da_find_base(&bd, lab, nl, ff, frontier, &b)) != 0)
 			goto out;
+		rc = -1;
 		d->u[nd.cell].bl |= (uint32_t)b << 9;
 		bd.bases[b / 64] |= 1ull << (b % 64);
 		if (b > maxb)
@@ -2105,8 +2107,15 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 	}
 	/* The lattice's trie serves unigram models only. */
-	if (m->type == SPM_UNIGRAM && da_build(&m->da, m) == -1)
+	if (m->type == SPM_UNIGRAM && (rc = da_build(&m->da, m)) != 0) {
+		if (rc == -2) {
+			rp_seterr(err, errlen, "the pieces make a trie of more "
+			    "than %u nodes (too large for the lattice)",
+			    (unsigned)DA_MAXBASE);
+			goto fail;
+		}
 		goto nomem;
+	}
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
