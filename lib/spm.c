@@ -107,6 +107,7 @@ struct spm_model {
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
 	int		 has_unused;	/* some piece is UNUSED */
+	int		 has_nan;	/* a matchable piece's score is NaN */
 	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
@@ -1724,7 +1725,8 @@ fast_init(struct spm_model *m)
  * Whether words can be encoded apart: no matchable piece holds a U+2581
  * after another character, user-defined pieces are valid UTF-8, the
  * dummy U+2581 is a prefix, and (BPE) no piece is UNUSED, whose
- * resegmentation depends on the whole line.
+ * resegmentation depends on the whole line, and no score is NaN, which
+ * makes the order of the merges that of the whole line's agenda.
  */
 static int
 word_safe(struct spm_model *m)
@@ -1732,7 +1734,8 @@ word_safe(struct spm_model *m)
 	size_t i, j, k;
 	double b = fabs((double)m->unk_score);
 
-	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE))
+	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE) ||
+	    (m->type == SPM_BPE && m->has_nan))
 		return 0;
 	for (i = 0; i < m->n; i++) {
 		const struct spm_piece *pc = &m->pieces[i];
@@ -1973,12 +1976,6 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 			rp_seterr(err, errlen, "piece %zu is empty", i);
 			goto fail;
 		}
-		if (isnan(pc->score)) {
-			rp_seterr(err, errlen,
-			    "piece %zu (\"%s\") has a NaN score", i,
-			    show(pc->s, pc->len, sh, sizeof sh));
-			goto fail;
-		}
 		if ((dup = strtab_add(normal ? &m->normal : &m->reserved,
 		    m->pieces, (uint32_t)i)) >= 0) {
 			rp_seterr(err, errlen, "piece %zu (\"%s\") is already "
@@ -1987,6 +1984,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		if (normal)
 			total += pc->len;
+		if (normal && isnan(pc->score))
+			m->has_nan = 1;
 		if (pc->type == SPM_USER_DEFINED)
 			nuser += pc->len;
 		if (pc->type == SPM_UNUSED)
@@ -2724,6 +2723,44 @@ heap_pop(struct spm_enc *e, struct bpair *top)
 	e->heap[i] = last;
 }
 
+/*
+ * heap_pop() as libstdc++'s std::pop_heap() does it, for models with a
+ * NaN score: pair_before() is then no order, and which pair comes out
+ * depends on the steps taken.  The hole left by the top goes down to a
+ * leaf, always to the child that is not after its sibling (the right
+ * one unless the left is before it), and the last element climbs back
+ * from there.
+ */
+static void
+heap_pop_nan(struct spm_enc *e, struct bpair *top)
+{
+	struct bpair *h = e->heap, last;
+	size_t n, hole = 0, c = 0;
+
+	*top = h[0];
+	n = --e->nheap;
+	last = h[n];
+	if (n == 0)
+		return;
+	while (c < (n - 1) / 2) {
+		c = 2 * (c + 1);
+		if (pair_before(&h[c - 1], &h[c]))
+			c--;
+		h[hole] = h[c];
+		hole = c;
+	}
+	if ((n & 1) == 0 && c == (n - 2) / 2) {
+		c = 2 * (c + 1);
+		h[hole] = h[c - 1];
+		hole = c - 1;
+	}
+	while (hole > 0 && pair_before(&last, &h[(hole - 1) / 2])) {
+		h[hole] = h[(hole - 1) / 2];
+		hole = (hole - 1) / 2;
+	}
+	h[hole] = last;
+}
+
 /* The normal-table id of a symbol's text, looked up once (-1: none). */
 static inline int32_t
 sym_id(struct spm_enc *e, const char *s, struct bsym *y)
@@ -2910,7 +2947,8 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	int32_t idx;
 	int rc;
 
-	if (!m->has_unused && n <= BPE_SMALL && (rc = enc_bpe_small(e, s, n)) <= 0)
+	if (!m->has_unused && !m->has_nan && n <= BPE_SMALL &&
+	    (rc = enc_bpe_small(e, s, n)) <= 0)
 		return rc;
 
 	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
@@ -2942,7 +2980,10 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	while (e->nheap > 0) {
 		struct bsym *L, *R;
 
-		heap_pop(e, &top);
+		if (m->has_nan)
+			heap_pop_nan(e, &top);
+		else
+			heap_pop(e, &top);
 		L = &e->sym[top.left];
 		R = &e->sym[top.right];
 		if (L->len == 0 || R->len == 0 || L->len + R->len != top.size)
