@@ -108,6 +108,7 @@ struct spm_model {
 	int		 has_user;
 	int		 has_unused;	/* some piece is UNUSED */
 	int		 has_nan;	/* a matchable piece's score is NaN */
+	int		 nul_key;	/* a matchable piece holds a NUL */
 	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
@@ -134,14 +135,15 @@ struct marks {
 
 /*
  * A piece's score in the lattice: its own, but for a user-defined
- * piece, length * max_score - 0.1 (as a double).
+ * piece, len * max_score - 0.1 (as a double), len the bytes it matched:
+ * its length, or less when it holds a NUL (see da_build()).
  */
 static inline double
-piece_score(const struct spm_model *m, int32_t id)
+piece_score(const struct spm_model *m, int32_t id, size_t len)
 {
 	if (!m->has_user || m->ptype[id] != SPM_USER_DEFINED)
 		return (double)m->pieces[id].score;
-	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
+	return (double)((float)len * m->max_score) - 0.1;
 }
 
 long spm_piece_id(const struct spm_model *m, const char *s, size_t len);
@@ -620,11 +622,17 @@ struct danode {
  * of the UNUSED left out) as a double array, straight from the pieces
  * sorted by their bytes: each node is a range of keys with a common
  * prefix, its children the runs of the next byte.
+ *
+ * Upstream hands darts-clone each piece as a C string: a piece's key
+ * ends at its first NUL, and of pieces whose keys are then equal the
+ * first in byte order keeps the key (the model loader refuses a key
+ * made empty).
  */
 static int
 da_build(struct darray *d, const struct spm_model *m)
 {
 	const struct spm_piece *pc = m->pieces;
+	struct spm_piece *cut = NULL;
 	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
@@ -640,6 +648,25 @@ da_build(struct darray *d, const struct spm_model *m)
 			key[nk++] = (int32_t)i;
 	if (sort_keys(pc, key, nk) == -1)
 		goto out;
+	if (m->nul_key) {
+		/* Keys cut at their NUL; a key equal to the one before goes. */
+		if ((cut = malloc(m->n * sizeof(*cut))) == NULL)
+			goto out;
+		memcpy(cut, pc, m->n * sizeof(*cut));
+		for (i = j = 0; i < nk; i++) {
+			struct spm_piece *q = &cut[key[i]];
+			const char *z = memchr(q->s, '\0', q->len);
+
+			if (z != NULL)
+				q->len = (uint32_t)(z - q->s) & 0xffffff;
+			if (j > 0 && cut[key[j - 1]].len == q->len &&
+			    memcmp(cut[key[j - 1]].s, q->s, q->len) == 0)
+				continue;
+			key[j++] = key[i];
+		}
+		nk = j;
+		pc = cut;
+	}
 	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
 	{
 		size_t nodes = 1, l;
@@ -751,6 +778,7 @@ da_build(struct darray *d, const struct spm_model *m)
 	}
 	rc = 0;
 out:
+	free(cut);
 	free(key);
 	free(st);
 	free(bd.used);
@@ -1745,8 +1773,8 @@ word_safe(struct spm_model *m)
 			return 0;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
 			continue;
-		if (fabs(piece_score(m, (int32_t)i)) > b)
-			b = fabs(piece_score(m, (int32_t)i));
+		if (fabs(piece_score(m, (int32_t)i, pc->len)) > b)
+			b = fabs(piece_score(m, (int32_t)i, pc->len));
 		for (j = 0; j < pc->len; j += k) {
 			int ws;
 
@@ -1986,6 +2014,16 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 			total += pc->len;
 		if (normal && isnan(pc->score))
 			m->has_nan = 1;
+		if (normal && memchr(pc->s, '\0', pc->len) != NULL) {
+			m->nul_key = 1;
+			if (pc->s[0] == '\0' && ms.tr.model_type == SPM_UNIGRAM) {
+				rp_seterr(err, errlen, "piece %zu (\"%s\") begins "
+				    "with a NUL byte (an empty key in the unigram "
+				    "trie, which upstream fails to build)", i,
+				    show(pc->s, pc->len, sh, sizeof sh));
+				goto fail;
+			}
+		}
 		if (pc->type == SPM_USER_DEFINED)
 			nuser += pc->len;
 		if (pc->type == SPM_UNUSED)
@@ -2065,8 +2103,12 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		    pc->type != SPM_UNUSED)
 			continue;
 		if (pc->type == SPM_USER_DEFINED) {
+			/* Upstream's matcher too takes keys up to their NUL. */
+			const char *z = memchr(pc->s, '\0', pc->len);
+
 			m->has_user = 1;
-			if (trie_add(&m->user, pc->s, pc->len, (int32_t)i) == -1)
+			if (trie_add(&m->user, pc->s, z != NULL ? (size_t)(z - pc->s) :
+			    pc->len, (int32_t)i) == -1)
 				goto nomem;
 		}
 	}
@@ -2601,7 +2643,7 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			if (id < 0)
 				continue;
 			{
-				double cand = (user ? piece_score(m, id) :
+				double cand = (user ? piece_score(m, id, kp - st) :
 				    (double)m->score[id]) + (double)here;
 
 				if (from[kp] == -1) {
@@ -3275,7 +3317,8 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 			t[i].id = SC_ID(v);
 			off += SC_LEN(v);
 			if (uni)
-				b = (float)(piece_score(m, SC_ID(v)) + (double)b);
+				b = (float)(piece_score(m, SC_ID(v), SC_LEN(v)) +
+				    (double)b);
 		}
 	*base = b;
 	e->ntok += c->ntok;

@@ -81,17 +81,23 @@ m_reset(void)
 	mdl.n = 0;
 }
 
-/* A piece: field 1 { 1 piece, 2 score, 3 type }. */
+/* A piece of n bytes: field 1 { 1 piece, 2 score, 3 type }. */
 static void
-m_piece(const char *s, float score, int type)
+m_piece_n(const char *s, size_t n, float score, int type)
 {
 	struct pbuf sub = { .n = 0 };
 
-	put_bytes(&sub, 1, s, strlen(s));
+	put_bytes(&sub, 1, s, n);
 	put_float(&sub, 2, score);
 	if (type != SPM_NORMAL)
 		put_int(&sub, 3, (uint64_t)type);
 	put_bytes(&mdl, 1, sub.b, sub.n);
+}
+
+static void
+m_piece(const char *s, float score, int type)
+{
+	m_piece_n(s, strlen(s), score, type);
 }
 
 /* trainer_spec: model_type, byte_fallback. */
@@ -440,6 +446,73 @@ test_nan_scores(void)
 	TEST(m != NULL, "CHAR model with NaN scores loads (%s)", m ? "" : err);
 	if (m != NULL) {
 		TEST_STR(enc(m, "a a", 0), "1 2 1 2", "NaN CHAR: scores unused");
+		spm_model_free(m);
+	}
+}
+
+/*
+ * Upstream builds its tries (the unigram lattice's, the user-defined
+ * matcher's) from the pieces as C strings: a key ends at its first NUL.
+ * Lookups by text (BPE merges, PieceToId) see the whole piece.  The
+ * expectations are spm_encode 0.1.97's on these models.
+ */
+static void
+test_nul_keys(void)
+{
+	char err[RP_ERRMAX];
+	struct spm_model *m;
+
+	/* Unigram: "a\0b" is matched as "a", a user-defined piece of 1 byte. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -2, SPM_NORMAL);		/* 1 */
+	m_piece_n("a\0b", 3, 0, SPM_USER_DEFINED);	/* 2 */
+	m_piece("b", -1, SPM_NORMAL);		/* 3 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram model with a NUL in a piece loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "ab", 0), "1 2 3", "NUL: a unigram key ends at the NUL");
+		TEST_STR(enc(m, "ab", 1), SP " a b", "NUL: the piece is the text matched");
+		spm_model_free(m);
+	}
+	/* Two keys made equal: the first piece in byte order keeps it. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -2, SPM_NORMAL);		/* 1 */
+	m_piece_n("a\0c", 3, -0.5f, SPM_NORMAL);	/* 2 */
+	m_piece_n("a\0b", 3, -3, SPM_NORMAL);	/* 3 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram model with equal keys loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "a", 0), "1 3", "NUL: of equal keys the first in byte order");
+		spm_model_free(m);
+	}
+	/* An empty key: upstream's trie builder throws, spm_encode aborts. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece_n("\0x", 2, -3, SPM_NORMAL);
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m == NULL && strstr(err, "NUL") != NULL,
+	    "a unigram piece beginning with NUL is refused (%s)", m == NULL ? err : "loaded");
+	spm_model_free(m);
+	/* BPE: the matcher freezes "a"; a piece beginning with NUL is merged. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("a", 0, SPM_NORMAL);		/* 1 */
+	m_piece("b", 0, SPM_NORMAL);		/* 2 */
+	m_piece("ab", -1, SPM_NORMAL);		/* 3 */
+	m_piece_n("a\0b", 3, 0, SPM_USER_DEFINED);	/* 4 */
+	m_piece_n("\0", 1, 0, SPM_NORMAL);	/* 5 */
+	m_piece_n("\0b", 2, -2, SPM_NORMAL);	/* 6 */
+	m_trainer(SPM_BPE, 0);
+	m_norm(0, 1, 1);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "BPE model with NULs in pieces loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "ab", 0), "1 2", "NUL: the user-defined key \"a\" is frozen");
 		spm_model_free(m);
 	}
 }
@@ -929,6 +1002,7 @@ main(void)
 	test_unknown_and_bytes();
 	test_bpe_ties();
 	test_nan_scores();
+	test_nul_keys();
 	test_refusals();
 	test_extra_and_decode();
 	test_normalizer();
