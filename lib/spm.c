@@ -3766,9 +3766,10 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err,
 			}
 		same = b.len == sa->expected.len && (b.len == 0 ||
 		    memcmp(b.p, sa->expected.s, b.len) == 0);
+		/* Upstream's kEpsilon is the float 1e-7f, a little above 1e-7. */
 		if (!same && m->type == SPM_UNIGRAM)
 			same = fabs(sample_score(m, sa->expected.s, sa->expected.len) -
-			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7;
+			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7f;
 		if (!same) {
 			rp_seterr(err, errlen,
 			    "self_test_data sample %zu (\"%s\") does not "

@@ -577,6 +577,24 @@ test_refusals(void)
 		    "refused: %s (%s)", w, m == NULL ? err : "loaded");
 		spm_model_free(m);
 	}
+	/*
+	 * A unigram sample passes when the two scores differ by at most
+	 * upstream's kEpsilon, the float 1e-7f (1.0000000117e-7): here
+	 * "\u2581b" scores exactly that above "\u2581a", then one float more.
+	 */
+	for (i = 0; i < 2; i++) {
+		float eps = i == 0 ? 1e-7f : nextafterf(1e-7f, 1);
+
+		m_reset();
+		m_piece("<unk>", 0, SPM_UNKNOWN);
+		m_piece(SP "a", 0, SPM_NORMAL);
+		m_piece(SP "b", eps, SPM_NORMAL);
+		m_sample("a", SP "b");
+		m = m_load(err, sizeof err);
+		TEST((m != NULL) == (i == 0), "a sample %s kEpsilon away %s",
+		    i == 0 ? "exactly" : "one float more than", i == 0 ? "loads" : "is refused");
+		spm_model_free(m);
+	}
 	/* The good sample passes. */
 	m_reset();
 	m_piece("<unk>", 0, SPM_UNKNOWN);
