@@ -125,6 +125,7 @@ struct spm_model {
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
 	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
 			 eos_piece_len, pad_piece_len;
+	size_t		 bos_key_len, eos_key_len;	/* up to a NUL: the id's */
 };
 
 /* Positions of the U+2581 in a normalized line (when escaping spaces). */
@@ -1648,6 +1649,15 @@ byte_of_piece(const char *s, size_t len)
 	return (int)((a - hex) * 16 + (b - hex));
 }
 
+/* The length of s[0..len) up to its first NUL. */
+static size_t
+cstr_len(const char *s, size_t len)
+{
+	const char *z = len > 0 ? memchr(s, '\0', len) : NULL;
+
+	return z != NULL ? (size_t)(z - s) : len;
+}
+
 static void
 set_name(const struct str *s, const char *dflt, const char **out, size_t *len)
 {
@@ -2119,9 +2129,17 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
 	set_name(&ms.tr.pad_piece, "<pad>", &m->pad_piece, &m->pad_piece_len);
+	/*
+	 * Upstream looks up the ids of bos_piece and eos_piece, and writes
+	 * unk_surface, as C strings: up to a NUL (the bos and eos tokens'
+	 * text is the whole name).
+	 */
+	m->bos_key_len = cstr_len(m->bos_piece, m->bos_piece_len);
+	m->eos_key_len = cstr_len(m->eos_piece, m->eos_piece_len);
 	if (ms.tr.unk_surface.set) {
 		m->unk_surface = ms.tr.unk_surface.s;
-		m->unk_surface_len = ms.tr.unk_surface.len;
+		m->unk_surface_len = cstr_len(ms.tr.unk_surface.s,
+		    ms.tr.unk_surface.len);
 	} else {
 		m->unk_surface = DEFAULT_UNK_SURFACE;
 		m->unk_surface_len = strlen(DEFAULT_UNK_SURFACE);
@@ -2332,8 +2350,8 @@ control_id(const struct spm_model *m, const char *s, size_t len)
 	return m->pieces[id].type == SPM_CONTROL ? id : -1;
 }
 
-long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_piece_len); }
-long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_piece_len); }
+long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_key_len); }
+long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_key_len); }
 long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, m->pad_piece_len); }
 
 int
@@ -2369,14 +2387,14 @@ spm_parse_extra(const struct spm_model *m, const char *s,
 			return -1;
 		}
 		if (x == SPM_X_BOS && m->pieces[spm_piece_id(m, m->bos_piece,
-		    m->bos_piece_len)].type == SPM_UNKNOWN) {
+		    m->bos_key_len)].type == SPM_UNKNOWN) {
 			rp_seterr(err, errlen,
 			    "id for `%s` is not defined", show(m->bos_piece,
 			    m->bos_piece_len, sh, sizeof sh));
 			return -1;
 		}
 		if (x == SPM_X_EOS && m->pieces[spm_piece_id(m, m->eos_piece,
-		    m->eos_piece_len)].type == SPM_UNKNOWN) {
+		    m->eos_key_len)].type == SPM_UNKNOWN) {
 			rp_seterr(err, errlen,
 			    "id for `%s` is not defined", show(m->eos_piece,
 			    m->eos_piece_len, sh, sizeof sh));
@@ -3119,7 +3137,7 @@ apply_extra(struct spm_enc *e)
 		case SPM_X_EOS:
 			if (tok_add(e, m->eos_piece, m->eos_piece_len,
 			    (int32_t)spm_piece_id(m, m->eos_piece,
-			    m->eos_piece_len)) == -1)
+			    m->eos_key_len)) == -1)
 				return -1;
 			break;
 		case SPM_X_BOS:
@@ -3129,7 +3147,7 @@ apply_extra(struct spm_enc *e)
 			e->tok[0].s = m->bos_piece;
 			e->tok[0].len = (uint32_t)m->bos_piece_len;
 			e->tok[0].id = (int32_t)spm_piece_id(m, m->bos_piece,
-			    m->bos_piece_len);
+			    m->bos_key_len);
 			break;
 		case SPM_X_UNK:
 			for (i = 0; i < e->ntok; i++)

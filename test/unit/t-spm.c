@@ -112,6 +112,16 @@ m_trainer(int type, int byte_fallback)
 	put_bytes(&mdl, 2, sub.b, sub.n);
 }
 
+/* One more trainer_spec (merged into the first): string field num. */
+static void
+m_trainer_str(unsigned num, const char *s, size_t n)
+{
+	struct pbuf sub = { .n = 0 };
+
+	put_bytes(&sub, num, s, n);
+	put_bytes(&mdl, 2, sub.b, sub.n);
+}
+
 /* normalizer_spec: no charsmap (identity) and the three flags. */
 static void
 m_norm(int dummy, int rmws, int esc)
@@ -676,6 +686,55 @@ test_extra_and_decode(void)
 		    "decode pieces: a piece not in the model comes out as it is");
 	}
 	free(out);
+	spm_model_free(m);
+
+	/*
+	 * Upstream looks up bos_piece's and eos_piece's ids, and writes
+	 * unk_surface, as C strings (up to a NUL); the bos and eos tokens
+	 * keep the whole name as their text (spm_encode and spm_decode
+	 * 0.1.97 on this model).
+	 */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("<s>", 0, SPM_CONTROL);		/* 1 */
+	m_piece("</s>", 0, SPM_CONTROL);	/* 2 */
+	m_piece(SP "a", -1, SPM_NORMAL);	/* 3 */
+	m_trainer_str(46, "<s>\0z", 5);		/* bos_piece */
+	m_trainer_str(47, "</s>\0", 5);		/* eos_piece */
+	m_trainer_str(44, "A\0B", 3);		/* unk_surface */
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "model with NULs in its names loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	TEST_INT(spm_bos_id(m), ==, 1, "bos id: the name up to its NUL");
+	TEST_INT(spm_eos_id(m), ==, 2, "eos id: the name up to its NUL");
+	k = spm_parse_extra(m, "bos:eos", x, err, sizeof err);
+	TEST_INT(k, ==, 2, "bos:eos accepted (%s)", k < 0 ? err : "");
+	if (k == 2) {
+		long n;
+		const struct spm_tok *t;
+
+		e = spm_enc_new(m);
+		spm_enc_set_extra(e, x, (int)k);
+		n = spm_encode(e, (const uint8_t *)"a", 1);
+		t = spm_tokens(e);
+		TEST(n == 3 && t[0].id == 1 && t[1].id == 3 && t[2].id == 2,
+		    "bos and eos ids from the names up to the NUL");
+		TEST(n == 3 && t[0].len == 5 && memcmp(t[0].s, "<s>\0z", 5) == 0 &&
+		    t[2].len == 5 && memcmp(t[2].s, "</s>\0", 5) == 0,
+		    "bos and eos pieces: the whole names");
+		spm_enc_free(e);
+	}
+	{
+		int32_t ids[] = { 3, 0, 3 };
+
+		out = NULL;
+		cap = 0;
+		k = spm_decode_ids(m, ids, 3, &out, &cap, err, sizeof err);
+		TEST(k >= 0 && strcmp(out, "aA a") == 0,
+		    "decode: unk_surface up to its NUL");
+		free(out);
+	}
 	spm_model_free(m);
 }
 
