@@ -109,6 +109,9 @@ struct spm_model {
 	int		 has_unused;	/* some piece is UNUSED */
 	int		 has_nan;	/* a matchable piece's score is NaN */
 	int		 nul_key;	/* a matchable piece holds a NUL */
+	/* Unigram with nul_key: PieceToId()'s table, keys cut at a NUL. */
+	struct spm_piece *keys;
+	struct strtab	 keytab;
 	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
@@ -610,6 +613,44 @@ sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
 	free(a);
 	free(b);
 	return 0;
+}
+
+/*
+ * A unigram model with a NUL in a matchable piece: the table that
+ * PieceToId() looks in, the trie's keys (each piece cut at its first
+ * NUL, the first piece in byte order keeping a key made equal).
+ * -1 on ENOMEM.
+ */
+static int
+key_table(struct spm_model *m)
+{
+	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
+	size_t i, nk = 0;
+
+	if (key == NULL || (m->keys = malloc(m->n * sizeof(*m->keys))) == NULL)
+		goto fail;
+	memcpy(m->keys, m->pieces, m->n * sizeof(*m->keys));
+	for (i = 0; i < m->n; i++) {
+		struct spm_piece *q = &m->keys[i];
+		const char *z = memchr(q->s, '\0', q->len);
+
+		if (q->type != SPM_NORMAL && q->type != SPM_USER_DEFINED &&
+		    q->type != SPM_UNUSED)
+			continue;
+		if (z != NULL)
+			q->len = (uint32_t)(z - q->s) & 0xffffff;
+		key[nk++] = (int32_t)i;
+	}
+	/* In the pieces' own byte order: the first of equal keys stays. */
+	if (sort_keys(m->pieces, key, nk) == -1 || strtab_init(&m->keytab, nk) == -1)
+		goto fail;
+	for (i = 0; i < nk; i++)
+		(void)strtab_add(&m->keytab, m->keys, (uint32_t)key[i]);
+	free(key);
+	return 0;
+fail:
+	free(key);
+	return -1;
 }
 
 struct danode {
@@ -1682,6 +1723,8 @@ spm_model_free(struct spm_model *m)
 	free(m->score);
 	free(m->normal.slot);
 	free(m->reserved.slot);
+	free(m->keys);
+	free(m->keytab.slot);
 	free(m->da.u);
 	trie_free(&m->user);
 	free(m->norm.units);
@@ -2125,6 +2168,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 	/* The lattice's trie serves unigram models only. */
 	if (m->type == SPM_UNIGRAM && da_build(&m->da, m) == -1)
 		goto nomem;
+	if (m->type == SPM_UNIGRAM && m->nul_key && key_table(m) == -1)
+		goto nomem;
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
@@ -2335,6 +2380,17 @@ spm_piece_id(const struct spm_model *m, const char *s, size_t len)
 
 	if ((id = strtab_find(&m->reserved, m->pieces, s, len)) >= 0)
 		return id;
+	if (m->keys != NULL) {
+		/*
+		 * A unigram model's PieceToId() is an exact match in its
+		 * trie, whose keys end at a NUL (see key_table()): a text
+		 * holding a NUL is no piece there.
+		 */
+		if (len == 0 || memchr(s, '\0', len) != NULL)
+			return m->unk_id;
+		id = strtab_find(&m->keytab, m->keys, s, len);
+		return id >= 0 ? id : m->unk_id;
+	}
 	if ((id = strtab_find(&m->normal, m->pieces, s, len)) >= 0)
 		return id;
 	return m->unk_id;

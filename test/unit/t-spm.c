@@ -478,12 +478,33 @@ test_nul_keys(void)
 	m_piece(SP, -2, SPM_NORMAL);		/* 1 */
 	m_piece_n("a\0b", 3, 0, SPM_USER_DEFINED);	/* 2 */
 	m_piece("b", -1, SPM_NORMAL);		/* 3 */
+	m_piece_n(SP "c\0", 5, -1, SPM_NORMAL);	/* 4 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m = m_load(err, sizeof err);
 	TEST(m != NULL, "unigram model with a NUL in a piece loads (%s)", m ? "" : err);
 	if (m != NULL) {
+		char *out = NULL;
+		size_t cap = 0;
+		int32_t ids[] = { 3, 4 };
+		const char *pc[] = { "b", SP "c\0" };
+		size_t lens[] = { 1, 5 };
+
 		TEST_STR(enc(m, "ab", 0), "1 2 3", "NUL: a unigram key ends at the NUL");
 		TEST_STR(enc(m, "ab", 1), SP " a b", "NUL: the piece is the text matched");
+		/*
+		 * A unigram model's PieceToId() is an exact match in that
+		 * trie: "a" is piece 2, "a\0b" no piece.
+		 */
+		TEST_INT(spm_piece_id(m, "a", 1), ==, 2, "NUL: PieceToId(\"a\") finds the key");
+		TEST_INT(spm_piece_id(m, "a\0b", 3), ==, 0, "NUL: PieceToId(\"a\\0b\") is unknown");
+		/* Decoding looks the pieces up again: "\u2581c\0" comes out raw. */
+		TEST(spm_decode_ids(m, ids, 2, &out, &cap, err, sizeof err) == 6 &&
+		    memcmp(out, "b" SP "c\0", 6) == 0,
+		    "NUL: decode ids, the piece as unknown text (U+2581 kept)");
+		TEST(spm_decode_pieces(m, pc, lens, 2, &out, &cap, err, sizeof err) == 6 &&
+		    memcmp(out, "b" SP "c\0", 6) == 0,
+		    "NUL: decode pieces, the piece as unknown text (U+2581 kept)");
+		free(out);
 		spm_model_free(m);
 	}
 	/* Two keys made equal: the first piece in byte order keeps it. */
