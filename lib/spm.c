@@ -109,6 +109,11 @@ struct spm_model {
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
 	int		 has_unused;	/* some piece is UNUSED */
+	int		 has_nan;	/* a matchable piece's score is NaN */
+	int		 nul_key;	/* a matchable piece holds a NUL */
+	/* Unigram with nul_key: PieceToId()'s table, keys cut at a NUL. */
+	struct spm_piece *keys;
+	struct strtab	 keytab;
 	int		 has_twin;	/* a reserved piece has another's text */
 	int		 wordsafe;	/* no piece spans a word start: cache words */
 	int		 norm_utf8;	/* normalized text is always valid UTF-8 */
@@ -125,6 +130,7 @@ struct spm_model {
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
 	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
 			 eos_piece_len, pad_piece_len;
+	size_t		 bos_key_len, eos_key_len;	/* up to a NUL: the id's */
 };
 
 /* Positions of the U+2581 in a normalized line (when escaping spaces). */
@@ -135,14 +141,15 @@ struct marks {
 
 /*
  * A piece's score in the lattice: its own, but for a user-defined
- * piece, length * max_score - 0.1 (as a double).
+ * piece, len * max_score - 0.1 (as a double), len the bytes it matched:
+ * its length, or less when it holds a NUL (see da_build()).
  */
 static inline double
-piece_score(const struct spm_model *m, int32_t id)
+piece_score(const struct spm_model *m, int32_t id, size_t len)
 {
 	if (!m->has_user || m->ptype[id] != SPM_USER_DEFINED)
 		return (double)m->pieces[id].score;
-	return (double)((float)m->pieces[id].len * m->max_score) - 0.1;
+	return (double)((float)len * m->max_score) - 0.1;
 }
 
 long spm_piece_id(const struct spm_model *m, const char *s, size_t len);
@@ -665,6 +672,44 @@ sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
 	return 0;
 }
 
+/*
+ * A unigram model with a NUL in a matchable piece: the table that
+ * PieceToId() looks in, the trie's keys (each piece cut at its first
+ * NUL, the first piece in byte order keeping a key made equal).
+ * -1 on ENOMEM.
+ */
+static int
+key_table(struct spm_model *m)
+{
+	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
+	size_t i, nk = 0;
+
+	if (key == NULL || (m->keys = malloc(m->n * sizeof(*m->keys))) == NULL)
+		goto fail;
+	memcpy(m->keys, m->pieces, m->n * sizeof(*m->keys));
+	for (i = 0; i < m->n; i++) {
+		struct spm_piece *q = &m->keys[i];
+		const char *z = memchr(q->s, '\0', q->len);
+
+		if (q->type != SPM_NORMAL && q->type != SPM_USER_DEFINED &&
+		    q->type != SPM_UNUSED)
+			continue;
+		if (z != NULL)
+			q->len = (uint32_t)(z - q->s) & 0xffffff;
+		key[nk++] = (int32_t)i;
+	}
+	/* In the pieces' own byte order: the first of equal keys stays. */
+	if (sort_keys(m->pieces, key, nk) == -1 || strtab_init(&m->keytab, nk) == -1)
+		goto fail;
+	for (i = 0; i < nk; i++)
+		(void)strtab_add(&m->keytab, m->keys, (uint32_t)key[i]);
+	free(key);
+	return 0;
+fail:
+	free(key);
+	return -1;
+}
+
 struct danode {
 	uint32_t	 lo, hi;	/* its keys, sorted */
 	uint32_t	 depth;
@@ -677,11 +722,17 @@ struct danode {
  * sorted by their bytes: each node is a range of keys with a common
  * prefix, its children the runs of the next byte.  -1 on ENOMEM, -2
  * when the trie is too large for the array.
+ *
+ * Upstream hands darts-clone each piece as a C string: a piece's key
+ * ends at its first NUL, and of pieces whose keys are then equal the
+ * first in byte order keeps the key (the model loader refuses a key
+ * made empty).
  */
 static int
 da_build(struct darray *d, const struct spm_model *m)
 {
 	const struct spm_piece *pc = m->pieces;
+	struct spm_piece *cut = NULL;
 	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
@@ -697,6 +748,25 @@ da_build(struct darray *d, const struct spm_model *m)
 			key[nk++] = (int32_t)i;
 	if (sort_keys(pc, key, nk) == -1)
 		goto out;
+	if (m->nul_key) {
+		/* Keys cut at their NUL; a key equal to the one before goes. */
+		if ((cut = malloc(m->n * sizeof(*cut))) == NULL)
+			goto out;
+		memcpy(cut, pc, m->n * sizeof(*cut));
+		for (i = j = 0; i < nk; i++) {
+			struct spm_piece *q = &cut[key[i]];
+			const char *z = memchr(q->s, '\0', q->len);
+
+			if (z != NULL)
+				q->len = (uint32_t)(z - q->s) & 0xffffff;
+			if (j > 0 && cut[key[j - 1]].len == q->len &&
+			    memcmp(cut[key[j - 1]].s, q->s, q->len) == 0)
+				continue;
+			key[j++] = key[i];
+		}
+		nk = j;
+		pc = cut;
+	}
 	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
 	{
 		size_t nodes = 1, l;
@@ -785,6 +855,7 @@ da_build(struct darray *d, const struct spm_model *m)
 	}
 	rc = 0;
 out:
+	free(cut);
 	free(key);
 	free(st);
 	free(bd.used);
@@ -1654,6 +1725,15 @@ byte_of_piece(const char *s, size_t len)
 	return (int)((a - hex) * 16 + (b - hex));
 }
 
+/* The length of s[0..len) up to its first NUL. */
+static size_t
+cstr_len(const char *s, size_t len)
+{
+	const char *z = len > 0 ? memchr(s, '\0', len) : NULL;
+
+	return z != NULL ? (size_t)(z - s) : len;
+}
+
 static void
 set_name(const struct str *s, const char *dflt, const char **out, size_t *len)
 {
@@ -1678,6 +1758,8 @@ spm_model_free(struct spm_model *m)
 	free(m->score);
 	free(m->normal.slot);
 	free(m->reserved.slot);
+	free(m->keys);
+	free(m->keytab.slot);
 	free(m->da.u);
 	trie_free(&m->user);
 	free(m->norm.units);
@@ -1759,7 +1841,8 @@ fast_init(struct spm_model *m)
  * Whether words can be encoded apart: no matchable piece holds a U+2581
  * after another character, user-defined pieces are valid UTF-8, the
  * dummy U+2581 is a prefix, and (BPE) no piece is UNUSED, whose
- * resegmentation depends on the whole line.
+ * resegmentation depends on the whole line, and no score is NaN, which
+ * makes the order of the merges that of the whole line's agenda.
  */
 static int
 word_safe(struct spm_model *m)
@@ -1767,7 +1850,8 @@ word_safe(struct spm_model *m)
 	size_t i, j, k;
 	double b = fabs((double)m->unk_score);
 
-	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE))
+	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE) ||
+	    (m->type == SPM_BPE && m->has_nan))
 		return 0;
 	for (i = 0; i < m->n; i++) {
 		const struct spm_piece *pc = &m->pieces[i];
@@ -1777,8 +1861,8 @@ word_safe(struct spm_model *m)
 			return 0;
 		if (pc->type != SPM_NORMAL && pc->type != SPM_USER_DEFINED)
 			continue;
-		if (fabs(piece_score(m, (int32_t)i)) > b)
-			b = fabs(piece_score(m, (int32_t)i));
+		if (fabs(piece_score(m, (int32_t)i, pc->len)) > b)
+			b = fabs(piece_score(m, (int32_t)i, pc->len));
 		for (j = 0; j < pc->len; j += k) {
 			int ws;
 
@@ -2008,12 +2092,6 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 			rp_seterr(err, errlen, "piece %zu is empty", i);
 			goto fail;
 		}
-		if (isnan(pc->score)) {
-			rp_seterr(err, errlen,
-			    "piece %zu (\"%s\") has a NaN score", i,
-			    show(pc->s, pc->len, sh, sizeof sh));
-			goto fail;
-		}
 		if ((dup = strtab_add(normal ? &m->normal : &m->reserved,
 		    m->pieces, (uint32_t)i)) >= 0) {
 			rp_seterr(err, errlen, "piece %zu (\"%s\") is already "
@@ -2022,6 +2100,18 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		if (normal)
 			total += pc->len;
+		if (normal && isnan(pc->score))
+			m->has_nan = 1;
+		if (normal && memchr(pc->s, '\0', pc->len) != NULL) {
+			m->nul_key = 1;
+			if (pc->s[0] == '\0' && ms.tr.model_type == SPM_UNIGRAM) {
+				rp_seterr(err, errlen, "piece %zu (\"%s\") begins "
+				    "with a NUL byte (an empty key in the unigram "
+				    "trie, which upstream fails to build)", i,
+				    show(pc->s, pc->len, sh, sizeof sh));
+				goto fail;
+			}
+		}
 		if (pc->type == SPM_USER_DEFINED)
 			nuser += pc->len;
 		if (pc->type == SPM_UNUSED)
@@ -2101,8 +2191,12 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		    pc->type != SPM_UNUSED)
 			continue;
 		if (pc->type == SPM_USER_DEFINED) {
+			/* Upstream's matcher too takes keys up to their NUL. */
+			const char *z = memchr(pc->s, '\0', pc->len);
+
 			m->has_user = 1;
-			if (trie_add(&m->user, pc->s, pc->len, (int32_t)i) == -1)
+			if (trie_add(&m->user, pc->s, z != NULL ? (size_t)(z - pc->s) :
+			    pc->len, (int32_t)i) == -1)
 				goto nomem;
 		}
 	}
@@ -2116,13 +2210,23 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		goto nomem;
 	}
+	if (m->type == SPM_UNIGRAM && m->nul_key && key_table(m) == -1)
+		goto nomem;
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
 	set_name(&ms.tr.pad_piece, "<pad>", &m->pad_piece, &m->pad_piece_len);
+	/*
+	 * Upstream looks up the ids of bos_piece and eos_piece, and writes
+	 * unk_surface, as C strings: up to a NUL (the bos and eos tokens'
+	 * text is the whole name).
+	 */
+	m->bos_key_len = cstr_len(m->bos_piece, m->bos_piece_len);
+	m->eos_key_len = cstr_len(m->eos_piece, m->eos_piece_len);
 	if (ms.tr.unk_surface.set) {
 		m->unk_surface = ms.tr.unk_surface.s;
-		m->unk_surface_len = ms.tr.unk_surface.len;
+		m->unk_surface_len = cstr_len(ms.tr.unk_surface.s,
+		    ms.tr.unk_surface.len);
 	} else {
 		m->unk_surface = DEFAULT_UNK_SURFACE;
 		m->unk_surface_len = strlen(DEFAULT_UNK_SURFACE);
@@ -2318,6 +2422,17 @@ spm_piece_id(const struct spm_model *m, const char *s, size_t len)
 
 	if ((id = strtab_find(&m->reserved, m->pieces, s, len)) >= 0)
 		return id;
+	if (m->keys != NULL) {
+		/*
+		 * A unigram model's PieceToId() is an exact match in its
+		 * trie, whose keys end at a NUL (see key_table()): a text
+		 * holding a NUL is no piece there.
+		 */
+		if (len == 0 || memchr(s, '\0', len) != NULL)
+			return m->unk_id;
+		id = strtab_find(&m->keytab, m->keys, s, len);
+		return id >= 0 ? id : m->unk_id;
+	}
 	if ((id = strtab_find(&m->normal, m->pieces, s, len)) >= 0)
 		return id;
 	return m->unk_id;
@@ -2333,8 +2448,8 @@ control_id(const struct spm_model *m, const char *s, size_t len)
 	return m->pieces[id].type == SPM_CONTROL ? id : -1;
 }
 
-long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_piece_len); }
-long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_piece_len); }
+long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_key_len); }
+long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_key_len); }
 long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, m->pad_piece_len); }
 
 int
@@ -2370,14 +2485,14 @@ spm_parse_extra(const struct spm_model *m, const char *s,
 			return -1;
 		}
 		if (x == SPM_X_BOS && m->pieces[spm_piece_id(m, m->bos_piece,
-		    m->bos_piece_len)].type == SPM_UNKNOWN) {
+		    m->bos_key_len)].type == SPM_UNKNOWN) {
 			rp_seterr(err, errlen,
 			    "id for `%s` is not defined", show(m->bos_piece,
 			    m->bos_piece_len, sh, sizeof sh));
 			return -1;
 		}
 		if (x == SPM_X_EOS && m->pieces[spm_piece_id(m, m->eos_piece,
-		    m->eos_piece_len)].type == SPM_UNKNOWN) {
+		    m->eos_key_len)].type == SPM_UNKNOWN) {
 			rp_seterr(err, errlen,
 			    "id for `%s` is not defined", show(m->eos_piece,
 			    m->eos_piece_len, sh, sizeof sh));
@@ -2644,7 +2759,7 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 			if (id < 0)
 				continue;
 			{
-				double cand = (user ? piece_score(m, id) :
+				double cand = (user ? piece_score(m, id, kp - st) :
 				    (double)m->score[id]) + (double)here;
 
 				if (from[kp] == -1) {
@@ -2764,6 +2879,44 @@ heap_pop(struct spm_enc *e, struct bpair *top)
 		i = c;
 	}
 	e->heap[i] = last;
+}
+
+/*
+ * heap_pop() as libstdc++'s std::pop_heap() does it, for models with a
+ * NaN score: pair_before() is then no order, and which pair comes out
+ * depends on the steps taken.  The hole left by the top goes down to a
+ * leaf, always to the child that is not after its sibling (the right
+ * one unless the left is before it), and the last element climbs back
+ * from there.
+ */
+static void
+heap_pop_nan(struct spm_enc *e, struct bpair *top)
+{
+	struct bpair *h = e->heap, last;
+	size_t n, hole = 0, c = 0;
+
+	*top = h[0];
+	n = --e->nheap;
+	last = h[n];
+	if (n == 0)
+		return;
+	while (c < (n - 1) / 2) {
+		c = 2 * (c + 1);
+		if (pair_before(&h[c - 1], &h[c]))
+			c--;
+		h[hole] = h[c];
+		hole = c;
+	}
+	if ((n & 1) == 0 && c == (n - 2) / 2) {
+		c = 2 * (c + 1);
+		h[hole] = h[c - 1];
+		hole = c - 1;
+	}
+	while (hole > 0 && pair_before(&last, &h[(hole - 1) / 2])) {
+		h[hole] = h[(hole - 1) / 2];
+		hole = (hole - 1) / 2;
+	}
+	h[hole] = last;
 }
 
 /* The normal-table id of a symbol's text, looked up once (-1: none). */
@@ -2952,7 +3105,8 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	int32_t idx;
 	int rc;
 
-	if (!m->has_unused && n <= BPE_SMALL && (rc = enc_bpe_small(e, s, n)) <= 0)
+	if (!m->has_unused && !m->has_nan && n <= BPE_SMALL &&
+	    (rc = enc_bpe_small(e, s, n)) <= 0)
 		return rc;
 
 	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
@@ -2984,7 +3138,10 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	while (e->nheap > 0) {
 		struct bsym *L, *R;
 
-		heap_pop(e, &top);
+		if (m->has_nan)
+			heap_pop_nan(e, &top);
+		else
+			heap_pop(e, &top);
 		L = &e->sym[top.left];
 		R = &e->sym[top.right];
 		if (L->len == 0 || R->len == 0 || L->len + R->len != top.size)
@@ -3078,7 +3235,7 @@ apply_extra(struct spm_enc *e)
 		case SPM_X_EOS:
 			if (tok_add(e, m->eos_piece, m->eos_piece_len,
 			    (int32_t)spm_piece_id(m, m->eos_piece,
-			    m->eos_piece_len)) == -1)
+			    m->eos_key_len)) == -1)
 				return -1;
 			break;
 		case SPM_X_BOS:
@@ -3088,7 +3245,7 @@ apply_extra(struct spm_enc *e)
 			e->tok[0].s = m->bos_piece;
 			e->tok[0].len = (uint32_t)m->bos_piece_len;
 			e->tok[0].id = (int32_t)spm_piece_id(m, m->bos_piece,
-			    m->bos_piece_len);
+			    m->bos_key_len);
 			break;
 		case SPM_X_UNK:
 			for (i = 0; i < e->ntok; i++)
@@ -3276,7 +3433,8 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 			t[i].id = SC_ID(v);
 			off += SC_LEN(v);
 			if (uni)
-				b = (float)(piece_score(m, SC_ID(v)) + (double)b);
+				b = (float)(piece_score(m, SC_ID(v), SC_LEN(v)) +
+				    (double)b);
 		}
 	*base = b;
 	e->ntok += c->ntok;
@@ -3724,9 +3882,10 @@ self_test(struct spm_model *m, const struct modelspec *ms, char *err,
 			}
 		same = b.len == sa->expected.len && (b.len == 0 ||
 		    memcmp(b.p, sa->expected.s, b.len) == 0);
+		/* Upstream's kEpsilon is the float 1e-7f, a little above 1e-7. */
 		if (!same && m->type == SPM_UNIGRAM)
 			same = fabs(sample_score(m, sa->expected.s, sa->expected.len) -
-			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7;
+			    sample_score(m, (const char *)b.p, b.len)) <= 1e-7f;
 		if (!same) {
 			rp_seterr(err, errlen,
 			    "self_test_data sample %zu (\"%s\") does not "

@@ -81,17 +81,23 @@ m_reset(void)
 	mdl.n = 0;
 }
 
-/* A piece: field 1 { 1 piece, 2 score, 3 type }. */
+/* A piece of n bytes: field 1 { 1 piece, 2 score, 3 type }. */
 static void
-m_piece(const char *s, float score, int type)
+m_piece_n(const char *s, size_t n, float score, int type)
 {
 	struct pbuf sub = { .n = 0 };
 
-	put_bytes(&sub, 1, s, strlen(s));
+	put_bytes(&sub, 1, s, n);
 	put_float(&sub, 2, score);
 	if (type != SPM_NORMAL)
 		put_int(&sub, 3, (uint64_t)type);
 	put_bytes(&mdl, 1, sub.b, sub.n);
+}
+
+static void
+m_piece(const char *s, float score, int type)
+{
+	m_piece_n(s, strlen(s), score, type);
 }
 
 /* trainer_spec: model_type, byte_fallback. */
@@ -103,6 +109,16 @@ m_trainer(int type, int byte_fallback)
 	put_int(&sub, 3, (uint64_t)type);
 	if (byte_fallback)
 		put_int(&sub, 35, 1);
+	put_bytes(&mdl, 2, sub.b, sub.n);
+}
+
+/* One more trainer_spec (merged into the first): string field num. */
+static void
+m_trainer_str(unsigned num, const char *s, size_t n)
+{
+	struct pbuf sub = { .n = 0 };
+
+	put_bytes(&sub, num, s, n);
 	put_bytes(&mdl, 2, sub.b, sub.n);
 }
 
@@ -384,6 +400,154 @@ test_bpe_ties(void)
 	spm_model_free(m);
 }
 
+/*
+ * A NaN score is accepted, as upstream accepts it: every comparison
+ * with it is false.  In the unigram lattice a NaN candidate is kept
+ * when it comes first and never replaced; in BPE the agenda's order is
+ * then no order, and the pair that comes out is the one libstdc++'s
+ * std::pop_heap() leaves on top (spm_encode 0.1.97 on these models).
+ */
+static void
+test_nan_scores(void)
+{
+	char err[RP_ERRMAX];
+	struct spm_model *m;
+
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("b", 0, SPM_NORMAL);		/* 1 */
+	m_piece("bb", NAN, SPM_NORMAL);		/* 2 */
+	m_piece(SP, 0, SPM_NORMAL);		/* 3 */
+	m_trainer(SPM_BPE, 0);
+	m_norm(0, 1, 1);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "BPE model with a NaN score loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		/* A sift-down that stops at the first child not before gives "2 1 2". */
+		TEST_STR(enc(m, "bbbbb", 0), "2 2 1", "NaN BPE: std::pop_heap()'s order");
+		TEST_STR(enc(m, "bbbb", 0), "2 2", "NaN BPE: four symbols");
+		/* Alone "bbbbb" is "2 2 1": no word is encoded apart. */
+		TEST_STR(enc(m, "bbb bbbbb", 0), "2 1 3 2 1 2",
+		    "NaN BPE: each word as the whole line's agenda has it");
+		spm_model_free(m);
+	}
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -1, SPM_NORMAL);		/* 1 */
+	m_piece("a", -1, SPM_NORMAL);		/* 2 */
+	m_piece("ab", NAN, SPM_NORMAL);		/* 3 */
+	m_piece("b", -1, SPM_NORMAL);		/* 4 */
+	m_piece(SP "a", -1.5f, SPM_NORMAL);	/* 5 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram model with a NaN score loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "ab", 0), "1 3", "NaN unigram: the first candidate stays");
+		TEST_STR(enc(m, "b ab", 0), "1 4 1 3", "NaN unigram: after a word");
+		TEST_STR(enc(m, "ab ab", 0), "1 3 1 3", "NaN unigram: from a NaN score");
+		spm_model_free(m);
+	}
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, NAN, SPM_NORMAL);		/* 1 */
+	m_piece("a", NAN, SPM_NORMAL);		/* 2 */
+	m_trainer(SPM_CHAR, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "CHAR model with NaN scores loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "a a", 0), "1 2 1 2", "NaN CHAR: scores unused");
+		spm_model_free(m);
+	}
+}
+
+/*
+ * Upstream builds its tries (the unigram lattice's, the user-defined
+ * matcher's) from the pieces as C strings: a key ends at its first NUL.
+ * Lookups by text (BPE merges, PieceToId) see the whole piece.  The
+ * expectations are spm_encode 0.1.97's on these models.
+ */
+static void
+test_nul_keys(void)
+{
+	char err[RP_ERRMAX];
+	struct spm_model *m;
+
+	/* Unigram: "a\0b" is matched as "a", a user-defined piece of 1 byte. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -2, SPM_NORMAL);		/* 1 */
+	m_piece_n("a\0b", 3, 0, SPM_USER_DEFINED);	/* 2 */
+	m_piece("b", -1, SPM_NORMAL);		/* 3 */
+	m_piece_n(SP "c\0", 5, -1, SPM_NORMAL);	/* 4 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram model with a NUL in a piece loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		char *out = NULL;
+		size_t cap = 0;
+		int32_t ids[] = { 3, 4 };
+		const char *pc[] = { "b", SP "c\0" };
+		size_t lens[] = { 1, 5 };
+
+		TEST_STR(enc(m, "ab", 0), "1 2 3", "NUL: a unigram key ends at the NUL");
+		TEST_STR(enc(m, "ab", 1), SP " a b", "NUL: the piece is the text matched");
+		/*
+		 * A unigram model's PieceToId() is an exact match in that
+		 * trie: "a" is piece 2, "a\0b" no piece.
+		 */
+		TEST_INT(spm_piece_id(m, "a", 1), ==, 2, "NUL: PieceToId(\"a\") finds the key");
+		TEST_INT(spm_piece_id(m, "a\0b", 3), ==, 0, "NUL: PieceToId(\"a\\0b\") is unknown");
+		/* Decoding looks the pieces up again: "\u2581c\0" comes out raw. */
+		TEST(spm_decode_ids(m, ids, 2, &out, &cap, err, sizeof err) == 6 &&
+		    memcmp(out, "b" SP "c\0", 6) == 0,
+		    "NUL: decode ids, the piece as unknown text (U+2581 kept)");
+		TEST(spm_decode_pieces(m, pc, lens, 2, &out, &cap, err, sizeof err) == 6 &&
+		    memcmp(out, "b" SP "c\0", 6) == 0,
+		    "NUL: decode pieces, the piece as unknown text (U+2581 kept)");
+		free(out);
+		spm_model_free(m);
+	}
+	/* Two keys made equal: the first piece in byte order keeps it. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -2, SPM_NORMAL);		/* 1 */
+	m_piece_n("a\0c", 3, -0.5f, SPM_NORMAL);	/* 2 */
+	m_piece_n("a\0b", 3, -3, SPM_NORMAL);	/* 3 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram model with equal keys loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "a", 0), "1 3", "NUL: of equal keys the first in byte order");
+		spm_model_free(m);
+	}
+	/* An empty key: upstream's trie builder throws, spm_encode aborts. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece_n("\0x", 2, -3, SPM_NORMAL);
+	m_trainer(SPM_UNIGRAM, 0);
+	m = m_load(err, sizeof err);
+	TEST(m == NULL && strstr(err, "NUL") != NULL,
+	    "a unigram piece beginning with NUL is refused (%s)", m == NULL ? err : "loaded");
+	spm_model_free(m);
+	/* BPE: the matcher freezes "a"; a piece beginning with NUL is merged. */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("a", 0, SPM_NORMAL);		/* 1 */
+	m_piece("b", 0, SPM_NORMAL);		/* 2 */
+	m_piece("ab", -1, SPM_NORMAL);		/* 3 */
+	m_piece_n("a\0b", 3, 0, SPM_USER_DEFINED);	/* 4 */
+	m_piece_n("\0", 1, 0, SPM_NORMAL);	/* 5 */
+	m_piece_n("\0b", 2, -2, SPM_NORMAL);	/* 6 */
+	m_trainer(SPM_BPE, 0);
+	m_norm(0, 1, 1);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "BPE model with NULs in pieces loads (%s)", m ? "" : err);
+	if (m != NULL) {
+		TEST_STR(enc(m, "ab", 0), "1 2", "NUL: the user-defined key \"a\" is frozen");
+		spm_model_free(m);
+	}
+}
+
 static void
 test_refusals(void)
 {
@@ -394,7 +558,6 @@ test_refusals(void)
 		{ "no unk", "no unknown piece" },
 		{ "dup", "already defined" },
 		{ "byte", "byte_fallback is false" },
-		{ "nan", "NaN" },
 		{ "empty", "empty" },
 		{ "trunc", "malformed protobuf" },
 		{ "trie", "outside itself" },
@@ -423,8 +586,6 @@ test_refusals(void)
 			m_piece("<unk2>", 0, SPM_UNKNOWN);
 		if (strcmp(w, "byte") == 0)
 			m_piece("<0x41>", 0, SPM_BYTE);
-		if (strcmp(w, "nan") == 0)
-			m_piece("b", NAN, SPM_NORMAL);
 		if (strcmp(w, "empty") == 0)
 			m_piece("", -1, SPM_NORMAL);
 		if (strcmp(w, "trie") == 0) {
@@ -445,6 +606,24 @@ test_refusals(void)
 		m = m_load(err, sizeof err);
 		TEST(m == NULL && strstr(err, cases[i].want) != NULL,
 		    "refused: %s (%s)", w, m == NULL ? err : "loaded");
+		spm_model_free(m);
+	}
+	/*
+	 * A unigram sample passes when the two scores differ by at most
+	 * upstream's kEpsilon, the float 1e-7f (1.0000000117e-7): here
+	 * "\u2581b" scores exactly that above "\u2581a", then one float more.
+	 */
+	for (i = 0; i < 2; i++) {
+		float eps = i == 0 ? 1e-7f : nextafterf(1e-7f, 1);
+
+		m_reset();
+		m_piece("<unk>", 0, SPM_UNKNOWN);
+		m_piece(SP "a", 0, SPM_NORMAL);
+		m_piece(SP "b", eps, SPM_NORMAL);
+		m_sample("a", SP "b");
+		m = m_load(err, sizeof err);
+		TEST((m != NULL) == (i == 0), "a sample %s kEpsilon away %s",
+		    i == 0 ? "exactly" : "one float more than", i == 0 ? "loads" : "is refused");
 		spm_model_free(m);
 	}
 	/* The good sample passes. */
@@ -528,6 +707,55 @@ test_extra_and_decode(void)
 		    "decode pieces: a piece not in the model comes out as it is");
 	}
 	free(out);
+	spm_model_free(m);
+
+	/*
+	 * Upstream looks up bos_piece's and eos_piece's ids, and writes
+	 * unk_surface, as C strings (up to a NUL); the bos and eos tokens
+	 * keep the whole name as their text (spm_encode and spm_decode
+	 * 0.1.97 on this model).
+	 */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("<s>", 0, SPM_CONTROL);		/* 1 */
+	m_piece("</s>", 0, SPM_CONTROL);	/* 2 */
+	m_piece(SP "a", -1, SPM_NORMAL);	/* 3 */
+	m_trainer_str(46, "<s>\0z", 5);		/* bos_piece */
+	m_trainer_str(47, "</s>\0", 5);		/* eos_piece */
+	m_trainer_str(44, "A\0B", 3);		/* unk_surface */
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "model with NULs in its names loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	TEST_INT(spm_bos_id(m), ==, 1, "bos id: the name up to its NUL");
+	TEST_INT(spm_eos_id(m), ==, 2, "eos id: the name up to its NUL");
+	k = spm_parse_extra(m, "bos:eos", x, err, sizeof err);
+	TEST_INT(k, ==, 2, "bos:eos accepted (%s)", k < 0 ? err : "");
+	if (k == 2) {
+		long n;
+		const struct spm_tok *t;
+
+		e = spm_enc_new(m);
+		spm_enc_set_extra(e, x, (int)k);
+		n = spm_encode(e, (const uint8_t *)"a", 1);
+		t = spm_tokens(e);
+		TEST(n == 3 && t[0].id == 1 && t[1].id == 3 && t[2].id == 2,
+		    "bos and eos ids from the names up to the NUL");
+		TEST(n == 3 && t[0].len == 5 && memcmp(t[0].s, "<s>\0z", 5) == 0 &&
+		    t[2].len == 5 && memcmp(t[2].s, "</s>\0", 5) == 0,
+		    "bos and eos pieces: the whole names");
+		spm_enc_free(e);
+	}
+	{
+		int32_t ids[] = { 3, 0, 3 };
+
+		out = NULL;
+		cap = 0;
+		k = spm_decode_ids(m, ids, 3, &out, &cap, err, sizeof err);
+		TEST(k >= 0 && strcmp(out, "aA a") == 0,
+		    "decode: unk_surface up to its NUL");
+		free(out);
+	}
 	spm_model_free(m);
 }
 
@@ -959,6 +1187,8 @@ main(void)
 	test_user_defined();
 	test_unknown_and_bytes();
 	test_bpe_ties();
+	test_nan_scores();
+	test_nul_keys();
 	test_refusals();
 	test_extra_and_decode();
 	test_normalizer();
