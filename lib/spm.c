@@ -109,7 +109,6 @@ struct spm_model {
 	struct darray	 da;		/* 'all' without UNUSED, for the lattice */
 	int		 has_user;
 	int		 has_unused;	/* some piece is UNUSED */
-	int		 has_nan;	/* a matchable piece's score is NaN */
 	int		 nul_key;	/* a matchable piece holds a NUL */
 	/* Unigram with nul_key: PieceToId()'s table, keys cut at a NUL. */
 	struct spm_piece *keys;
@@ -1841,8 +1840,7 @@ fast_init(struct spm_model *m)
  * Whether words can be encoded apart: no matchable piece holds a U+2581
  * after another character, user-defined pieces are valid UTF-8, the
  * dummy U+2581 is a prefix, and (BPE) no piece is UNUSED, whose
- * resegmentation depends on the whole line, and no score is NaN, which
- * makes the order of the merges that of the whole line's agenda.
+ * resegmentation depends on the whole line.
  */
 static int
 word_safe(struct spm_model *m)
@@ -1850,8 +1848,7 @@ word_safe(struct spm_model *m)
 	size_t i, j, k;
 	double b = fabs((double)m->unk_score);
 
-	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE) ||
-	    (m->type == SPM_BPE && m->has_nan))
+	if (m->ws_suffix || (m->type != SPM_UNIGRAM && m->type != SPM_BPE))
 		return 0;
 	for (i = 0; i < m->n; i++) {
 		const struct spm_piece *pc = &m->pieces[i];
@@ -2092,6 +2089,12 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 			rp_seterr(err, errlen, "piece %zu is empty", i);
 			goto fail;
 		}
+		if (isnan(pc->score)) {
+			rp_seterr(err, errlen,
+			    "piece %zu (\"%s\") has a NaN score", i,
+			    show(pc->s, pc->len, sh, sizeof sh));
+			goto fail;
+		}
 		if ((dup = strtab_add(normal ? &m->normal : &m->reserved,
 		    m->pieces, (uint32_t)i)) >= 0) {
 			rp_seterr(err, errlen, "piece %zu (\"%s\") is already "
@@ -2100,8 +2103,6 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		if (normal)
 			total += pc->len;
-		if (normal && isnan(pc->score))
-			m->has_nan = 1;
 		if (normal && memchr(pc->s, '\0', pc->len) != NULL) {
 			m->nul_key = 1;
 			if (pc->s[0] == '\0' && ms.tr.model_type == SPM_UNIGRAM) {
@@ -2881,44 +2882,6 @@ heap_pop(struct spm_enc *e, struct bpair *top)
 	e->heap[i] = last;
 }
 
-/*
- * heap_pop() as libstdc++'s std::pop_heap() does it, for models with a
- * NaN score: pair_before() is then no order, and which pair comes out
- * depends on the steps taken.  The hole left by the top goes down to a
- * leaf, always to the child that is not after its sibling (the right
- * one unless the left is before it), and the last element climbs back
- * from there.
- */
-static void
-heap_pop_nan(struct spm_enc *e, struct bpair *top)
-{
-	struct bpair *h = e->heap, last;
-	size_t n, hole = 0, c = 0;
-
-	*top = h[0];
-	n = --e->nheap;
-	last = h[n];
-	if (n == 0)
-		return;
-	while (c < (n - 1) / 2) {
-		c = 2 * (c + 1);
-		if (pair_before(&h[c - 1], &h[c]))
-			c--;
-		h[hole] = h[c];
-		hole = c;
-	}
-	if ((n & 1) == 0 && c == (n - 2) / 2) {
-		c = 2 * (c + 1);
-		h[hole] = h[c - 1];
-		hole = c - 1;
-	}
-	while (hole > 0 && pair_before(&last, &h[(hole - 1) / 2])) {
-		h[hole] = h[(hole - 1) / 2];
-		hole = (hole - 1) / 2;
-	}
-	h[hole] = last;
-}
-
 /* The normal-table id of a symbol's text, looked up once (-1: none). */
 static inline int32_t
 sym_id(struct spm_enc *e, const char *s, struct bsym *y)
@@ -3105,8 +3068,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	int32_t idx;
 	int rc;
 
-	if (!m->has_unused && !m->has_nan && n <= BPE_SMALL &&
-	    (rc = enc_bpe_small(e, s, n)) <= 0)
+	if (!m->has_unused && n <= BPE_SMALL && (rc = enc_bpe_small(e, s, n)) <= 0)
 		return rc;
 
 	if (grow_arr((void **)&e->sym, &e->symcap, n, sizeof(*e->sym)) == -1)
@@ -3138,10 +3100,7 @@ enc_bpe(struct spm_enc *e, const char *s, size_t n)
 	while (e->nheap > 0) {
 		struct bsym *L, *R;
 
-		if (m->has_nan)
-			heap_pop_nan(e, &top);
-		else
-			heap_pop(e, &top);
+		heap_pop(e, &top);
 		L = &e->sym[top.left];
 		R = &e->sym[top.right];
 		if (L->len == 0 || R->len == 0 || L->len + R->len != top.size)

@@ -401,66 +401,6 @@ test_bpe_ties(void)
 }
 
 /*
- * A NaN score is accepted, as upstream accepts it: every comparison
- * with it is false.  In the unigram lattice a NaN candidate is kept
- * when it comes first and never replaced; in BPE the agenda's order is
- * then no order, and the pair that comes out is the one libstdc++'s
- * std::pop_heap() leaves on top (spm_encode 0.1.97 on these models).
- */
-static void
-test_nan_scores(void)
-{
-	char err[RP_ERRMAX];
-	struct spm_model *m;
-
-	m_reset();
-	m_piece("<unk>", 0, SPM_UNKNOWN);
-	m_piece("b", 0, SPM_NORMAL);		/* 1 */
-	m_piece("bb", NAN, SPM_NORMAL);		/* 2 */
-	m_piece(SP, 0, SPM_NORMAL);		/* 3 */
-	m_trainer(SPM_BPE, 0);
-	m_norm(0, 1, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "BPE model with a NaN score loads (%s)", m ? "" : err);
-	if (m != NULL) {
-		/* A sift-down that stops at the first child not before gives "2 1 2". */
-		TEST_STR(enc(m, "bbbbb", 0), "2 2 1", "NaN BPE: std::pop_heap()'s order");
-		TEST_STR(enc(m, "bbbb", 0), "2 2", "NaN BPE: four symbols");
-		/* Alone "bbbbb" is "2 2 1": no word is encoded apart. */
-		TEST_STR(enc(m, "bbb bbbbb", 0), "2 1 3 2 1 2",
-		    "NaN BPE: each word as the whole line's agenda has it");
-		spm_model_free(m);
-	}
-	m_reset();
-	m_piece("<unk>", 0, SPM_UNKNOWN);
-	m_piece(SP, -1, SPM_NORMAL);		/* 1 */
-	m_piece("a", -1, SPM_NORMAL);		/* 2 */
-	m_piece("ab", NAN, SPM_NORMAL);		/* 3 */
-	m_piece("b", -1, SPM_NORMAL);		/* 4 */
-	m_piece(SP "a", -1.5f, SPM_NORMAL);	/* 5 */
-	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "unigram model with a NaN score loads (%s)", m ? "" : err);
-	if (m != NULL) {
-		TEST_STR(enc(m, "ab", 0), "1 3", "NaN unigram: the first candidate stays");
-		TEST_STR(enc(m, "b ab", 0), "1 4 1 3", "NaN unigram: after a word");
-		TEST_STR(enc(m, "ab ab", 0), "1 3 1 3", "NaN unigram: from a NaN score");
-		spm_model_free(m);
-	}
-	m_reset();
-	m_piece("<unk>", 0, SPM_UNKNOWN);
-	m_piece(SP, NAN, SPM_NORMAL);		/* 1 */
-	m_piece("a", NAN, SPM_NORMAL);		/* 2 */
-	m_trainer(SPM_CHAR, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "CHAR model with NaN scores loads (%s)", m ? "" : err);
-	if (m != NULL) {
-		TEST_STR(enc(m, "a a", 0), "1 2 1 2", "NaN CHAR: scores unused");
-		spm_model_free(m);
-	}
-}
-
-/*
  * Upstream builds its tries (the unigram lattice's, the user-defined
  * matcher's) from the pieces as C strings: a key ends at its first NUL.
  * Lookups by text (BPE merges, PieceToId) see the whole piece.  The
@@ -558,6 +498,7 @@ test_refusals(void)
 		{ "no unk", "no unknown piece" },
 		{ "dup", "already defined" },
 		{ "byte", "byte_fallback is false" },
+		{ "nan", "NaN" },
 		{ "empty", "empty" },
 		{ "trunc", "malformed protobuf" },
 		{ "trie", "outside itself" },
@@ -586,6 +527,8 @@ test_refusals(void)
 			m_piece("<unk2>", 0, SPM_UNKNOWN);
 		if (strcmp(w, "byte") == 0)
 			m_piece("<0x41>", 0, SPM_BYTE);
+		if (strcmp(w, "nan") == 0)
+			m_piece("b", NAN, SPM_NORMAL);
 		if (strcmp(w, "empty") == 0)
 			m_piece("", -1, SPM_NORMAL);
 		if (strcmp(w, "trie") == 0) {
@@ -1187,7 +1130,6 @@ main(void)
 	test_user_defined();
 	test_unknown_and_bytes();
 	test_bpe_ties();
-	test_nan_scores();
 	test_nul_keys();
 	test_refusals();
 	test_extra_and_decode();
