@@ -2703,8 +2703,9 @@ round_bound(size_t n, double x)
  * result is the same from another base while the slack exceeds the
  * rounding possible there (see seg_reusable()).
  */
-static int
-uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
+static inline __attribute__((always_inline)) int
+uni_seg_with(struct spm_enc *e, const char *s, size_t n, float *base,
+    double *slack, const int user)
 {
 	const struct spm_model *m = e->m;
 	const struct darray *da = &m->da;
@@ -2713,7 +2714,6 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 	int32_t *from, *bid;
 	int32_t unk = (int32_t)m->unk_id;
 	double margin = INFINITY, d;
-	const int user = m->has_user;
 	size_t ntk;
 
 	if (n + 1 > e->lcap) {
@@ -2820,6 +2820,14 @@ uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
 		    (double)nch * m->uni_bound);
 	*base = best[n];
 	return 0;
+}
+
+/* uni_seg_with(), compiled apart for models without user-defined pieces. */
+static int
+uni_seg(struct spm_enc *e, const char *s, size_t n, float *base, double *slack)
+{
+	return e->m->has_user ? uni_seg_with(e, s, n, base, slack, 1) :
+	    uni_seg_with(e, s, n, base, slack, 0);
 }
 
 static int
