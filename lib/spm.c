@@ -672,10 +672,10 @@ sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
 }
 
 /*
- * A unigram model with a NUL in a matchable piece: the table that
- * PieceToId() looks in, the trie's keys (each piece cut at its first
- * NUL, the first piece in byte order keeping a key made equal).
- * -1 on ENOMEM.
+ * A unigram model with a NUL in a matchable piece: the trie's keys
+ * (m->keys: each piece cut at its first NUL), and the table that
+ * PieceToId() looks in, of those keys (the first piece in byte order
+ * keeping a key made equal).  -1 on ENOMEM.
  */
 static int
 key_table(struct spm_model *m)
@@ -731,7 +731,6 @@ static int
 da_build(struct darray *d, const struct spm_model *m)
 {
 	const struct spm_piece *pc = m->pieces;
-	struct spm_piece *cut = NULL;
 	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
@@ -748,23 +747,17 @@ da_build(struct darray *d, const struct spm_model *m)
 	if (sort_keys(pc, key, nk) == -1)
 		goto out;
 	if (m->nul_key) {
-		/* Keys cut at their NUL; a key equal to the one before goes. */
-		if ((cut = malloc(m->n * sizeof(*cut))) == NULL)
-			goto out;
-		memcpy(cut, pc, m->n * sizeof(*cut));
+		/* The keys cut at their NUL (key_table()); one of equal keys. */
+		pc = m->keys;
 		for (i = j = 0; i < nk; i++) {
-			struct spm_piece *q = &cut[key[i]];
-			const char *z = memchr(q->s, '\0', q->len);
+			const struct spm_piece *q = &pc[key[i]];
 
-			if (z != NULL)
-				q->len = (uint32_t)(z - q->s) & 0xffffff;
-			if (j > 0 && cut[key[j - 1]].len == q->len &&
-			    memcmp(cut[key[j - 1]].s, q->s, q->len) == 0)
+			if (j > 0 && pc[key[j - 1]].len == q->len &&
+			    memcmp(pc[key[j - 1]].s, q->s, q->len) == 0)
 				continue;
 			key[j++] = key[i];
 		}
 		nk = j;
-		pc = cut;
 	}
 	/* The trie's nodes: each key adds the bytes past its prefix shared with the last. */
 	{
@@ -854,7 +847,6 @@ da_build(struct darray *d, const struct spm_model *m)
 	}
 	rc = 0;
 out:
-	free(cut);
 	free(key);
 	free(st);
 	free(bd.used);
@@ -2202,6 +2194,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 	}
 	/* The lattice's trie serves unigram models only. */
+	if (m->type == SPM_UNIGRAM && m->nul_key && key_table(m) == -1)
+		goto nomem;
 	if (m->type == SPM_UNIGRAM && (rc = da_build(&m->da, m)) != 0) {
 		if (rc == -2) {
 			rp_seterr(err, errlen, "the pieces make a trie of more "
@@ -2211,8 +2205,6 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		goto nomem;
 	}
-	if (m->type == SPM_UNIGRAM && m->nul_key && key_table(m) == -1)
-		goto nomem;
 	set_name(&ms.tr.unk_piece, "<unk>", &m->unk_piece, &m->unk_piece_len);
 	set_name(&ms.tr.bos_piece, "<s>", &m->bos_piece, &m->bos_piece_len);
 	set_name(&ms.tr.eos_piece, "</s>", &m->eos_piece, &m->eos_piece_len);
