@@ -184,12 +184,12 @@ struct bpair {
  * (wordsafe), the line's result is the concatenation of its words'
  * results (BPE exactly; unigram while the float slack allows).
  *
- * SC_SETS sets of SC_WAYS entries, a set two adjacent cache lines
+ * SC_SETS sets of SC_WAYS entries (8 MB), a set two adjacent cache lines
  * that are fetched early (no tag array: the word itself is compared).
  * A miss replaces the least used entry of its set and ages the other
  * (so that words seen once do not push out the frequent ones).
  */
-#define SC_SETS		32768
+#define SC_SETS		65536
 #define SC_WAYS		2
 #define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
