@@ -403,8 +403,9 @@ test_bpe_ties(void)
 /*
  * Upstream builds its tries (the unigram lattice's, the user-defined
  * matcher's) from the pieces as C strings: a key ends at its first NUL.
- * Lookups by text (BPE merges, PieceToId) see the whole piece.  The
- * expectations are spm_encode 0.1.97's on these models.
+ * A unigram model's PieceToId() looks in that trie too; BPE's merges
+ * and PieceToId() see the whole piece.  The expectations are
+ * spm_encode 0.1.97's on these models.
  */
 static void
 test_nul_keys(void)
