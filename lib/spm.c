@@ -671,6 +671,15 @@ sort_keys(const struct spm_piece *pc, int32_t *key, size_t nk)
 	return 0;
 }
 
+/* The length of s[0..len) up to its first NUL. */
+static size_t
+cstr_len(const char *s, size_t len)
+{
+	const char *z = len > 0 ? memchr(s, '\0', len) : NULL;
+
+	return z != NULL ? (size_t)(z - s) : len;
+}
+
 /*
  * A unigram model with a NUL in a matchable piece: the trie's keys
  * (m->keys: each piece cut at its first NUL), and the table that
@@ -688,13 +697,11 @@ key_table(struct spm_model *m)
 	memcpy(m->keys, m->pieces, m->n * sizeof(*m->keys));
 	for (i = 0; i < m->n; i++) {
 		struct spm_piece *q = &m->keys[i];
-		const char *z = memchr(q->s, '\0', q->len);
 
 		if (q->type != SPM_NORMAL && q->type != SPM_USER_DEFINED &&
 		    q->type != SPM_UNUSED)
 			continue;
-		if (z != NULL)
-			q->len = (uint32_t)(z - q->s) & 0xffffff;
+		q->len = (uint32_t)cstr_len(q->s, q->len) & 0xffffff;
 		key[nk++] = (int32_t)i;
 	}
 	/* In the pieces' own byte order: the first of equal keys stays. */
@@ -1716,15 +1723,6 @@ byte_of_piece(const char *s, size_t len)
 	return (int)((a - hex) * 16 + (b - hex));
 }
 
-/* The length of s[0..len) up to its first NUL. */
-static size_t
-cstr_len(const char *s, size_t len)
-{
-	const char *z = len > 0 ? memchr(s, '\0', len) : NULL;
-
-	return z != NULL ? (size_t)(z - s) : len;
-}
-
 static void
 set_name(const struct str *s, const char *dflt, const char **out, size_t *len)
 {
@@ -2095,7 +2093,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 		}
 		if (normal)
 			total += pc->len;
-		if (normal && memchr(pc->s, '\0', pc->len) != NULL) {
+		if (normal && cstr_len(pc->s, pc->len) < pc->len) {
 			m->nul_key = 1;
 			if (pc->s[0] == '\0' && ms.tr.model_type == SPM_UNIGRAM) {
 				rp_seterr(err, errlen, "piece %zu (\"%s\") begins "
@@ -2185,11 +2183,9 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 			continue;
 		if (pc->type == SPM_USER_DEFINED) {
 			/* Upstream's matcher too takes keys up to their NUL. */
-			const char *z = memchr(pc->s, '\0', pc->len);
-
 			m->has_user = 1;
-			if (trie_add(&m->user, pc->s, z != NULL ? (size_t)(z - pc->s) :
-			    pc->len, (int32_t)i) == -1)
+			if (trie_add(&m->user, pc->s, cstr_len(pc->s, pc->len),
+			    (int32_t)i) == -1)
 				goto nomem;
 		}
 	}
