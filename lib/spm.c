@@ -208,6 +208,8 @@ struct sc_ent {
 	char		 w[SC_WORD];	/* the word, zero-padded */
 	uint32_t	 ids[SC_TOKS];	/* id << 5 | the token's length */
 };
+
+#define SC_BYTES	((size_t)SC_SETS * SC_WAYS * sizeof(struct sc_ent))
 _Static_assert(sizeof(struct sc_ent) == 64, "a cache entry is one cache line");
 #define SC_ID(v)	((int32_t)((v) >> 5))
 #define SC_LEN(v)	((v) & 31)
@@ -2536,7 +2538,8 @@ spm_enc_free(struct spm_enc *e)
 	free(e->tok);
 	free(e->mk.p);
 	free(e->pcache);
-	free(e->cache);
+	if (e->cache != NULL)
+		(void)munmap(e->cache, SC_BYTES);
 	free(e->seg);
 	free(e->stok);
 	rp_buf_free(&e->stext);
@@ -3487,6 +3490,35 @@ seg_hash(const char *s, size_t n)
 }
 
 /*
+ * The word cache, zeroed: mapped anew (the system gives it zeroed, so
+ * no pass writes 8 MB of zeros first), on a 2 MB boundary and in huge
+ * pages where the system gives them: a word's set is anywhere in the
+ * table, and the table is set up in four page faults rather than two
+ * thousand.  -1 with errno.
+ */
+static int
+sc_alloc(struct spm_enc *e)
+{
+	uint8_t *p, *a;
+	size_t head;
+
+	p = mmap(NULL, SC_BYTES + SC_HUGE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	a = p + (SC_HUGE - (uintptr_t)p % SC_HUGE) % SC_HUGE;
+	head = (size_t)(a - p);
+	if (head > 0)
+		(void)munmap(p, head);
+	(void)munmap(a + SC_BYTES, SC_HUGE - head);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(a, SC_BYTES, MADV_HUGEPAGE);
+#endif
+	e->cache = (struct sc_ent *)(void *)a;
+	return 0;
+}
+
+/*
  * A wordsafe line: word by word, the unigram score carried along; the
  * cache sets of the words a little ahead are fetched early.
  */
@@ -3515,22 +3547,8 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	float base = 0;
 	struct seg *g;
 
-	if (e->cache == NULL) {
-		/* A set is two whole cache lines. */
-		size_t sz = (size_t)SC_SETS * SC_WAYS * sizeof(*e->cache);
-
-		/*
-		 * On a 2 MB boundary, in huge pages where the system gives
-		 * them: a word's set is anywhere in the table, and the table
-		 * is set up in two page faults rather than a thousand.
-		 */
-		if ((e->cache = aligned_alloc(SC_HUGE, sz)) == NULL)
-			return -1;
-#ifdef MADV_HUGEPAGE
-		(void)madvise(e->cache, sz, MADV_HUGEPAGE);
-#endif
-		memset(e->cache, 0, sz);
-	}
+	if (e->cache == NULL && sc_alloc(e) == -1)
+		return -1;
 	if (e->use_mk) {
 		/* Cut before each U+2581 that follows another character. */
 		const uint32_t *q = e->mk.p;
