@@ -3802,6 +3802,8 @@ sample_score(const struct spm_model *m, const char *s, size_t n)
 	float total = 0;
 	size_t i = 0, j;
 
+	if (s == NULL)		/* an empty string that is not in the file */
+		s = "";
 	while (i <= n) {
 		const char *sp = memchr(s + i, ' ', n - i);
 		long id;

@@ -570,6 +570,21 @@ test_refusals(void)
 		    i == 0 ? "exactly" : "one float more than", i == 0 ? "loads" : "is refused");
 		spm_model_free(m);
 	}
+	/* A sample without its expected pieces: scored as one empty piece. */
+	{
+		struct pbuf sub = { .n = 0 }, s2 = { .n = 0 };
+
+		m_reset();
+		m_piece("<unk>", 0, SPM_UNKNOWN);
+		m_piece(SP "a", -1, SPM_NORMAL);
+		put_bytes(&s2, 1, "a", 1);
+		put_bytes(&sub, 1, s2.b, s2.n);
+		put_bytes(&mdl, 4, sub.b, sub.n);
+		m = m_load(err, sizeof err);
+		TEST(m == NULL && strstr(err, "sample 1") != NULL,
+		    "a sample with no expected pieces is refused (%s)", m ? "" : err);
+		spm_model_free(m);
+	}
 	/* The good sample passes. */
 	m_reset();
 	m_piece("<unk>", 0, SPM_UNKNOWN);
