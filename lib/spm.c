@@ -560,34 +560,27 @@ static int
 da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
     size_t frontier, size_t *out)
 {
-	size_t w = ff / 64, f, b, j;
+	size_t f = ff, b, j;
 	uint64_t fr;
 
-	if (frontier / 256 > DA_OPEN && w < (frontier / 256 - DA_OPEN) * 4)
-		w = (frontier / 256 - DA_OPEN) * 4;
-	for (;; w++) {
-		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
+	if (frontier / 256 > DA_OPEN && f < (frontier / 256 - DA_OPEN) * 256)
+		f = (frontier / 256 - DA_OPEN) * 256;
+	for (;; f = (f / 64 + 1) * 64) {
+		/* The next word of the bitmap with a free cell, its free cells. */
+		if (da_next_free(bd, f, &f) == -1)
 			return -1;
-		/* Past the words of the bitmap with no free cell, 64 at a time. */
-		if ((fr = ~bd->full[w / 64] & (~0ull << (w % 64))) == 0) {
-			w = w / 64 * 64 + 63;
-			continue;
-		}
-		w = w / 64 * 64 + (size_t)__builtin_ctzll(fr);
-		if (w * 64 > DA_MAXBASE)
-			return -2;
-		if (w * 64 + 256 >= bd->d->size && da_grow(bd, w * 64 + 512) == -1)
-			return -1;
-		for (fr = ~bd->used[w]; fr != 0; fr &= fr - 1) {
-			f = w * 64 + (size_t)__builtin_ctzll(fr);
-			b = f ^ lab[0];
+		for (fr = ~bd->used[f / 64] & (~0ull << (f % 64)); fr != 0;
+		    fr &= fr - 1) {
+			b = (f / 64 * 64 + (size_t)__builtin_ctzll(fr)) ^ lab[0];
+			if (b > DA_MAXBASE)
+				return -2;
 			if (b == 0 || da_is(bd->bases, b))
 				continue;
 			for (j = 1; j < nl && !da_is(bd->used, b ^ lab[j]); j++)
 				;
 			if (j == nl) {
 				*out = b;
-				return b > DA_MAXBASE ? -2 : 0;
+				return 0;
 			}
 		}
 	}
@@ -3334,6 +3327,16 @@ sc_limit(const struct spm_model *m, double slack, size_t n)
 	return f;
 }
 
+/* A cached token v of the word s at offset off; the offset past it. */
+static inline size_t
+sc_tok(struct spm_tok *t, const char *s, size_t off, uint32_t v)
+{
+	t->s = s + off;
+	t->len = SC_LEN(v);
+	t->id = SC_ID(v);
+	return off + SC_LEN(v);
+}
+
 /*
  * One word from the cache: 0 when found (its tokens added, *base
  * carried), -1 on ENOMEM, else 1 with *stale the way of an entry of the
@@ -3371,10 +3374,7 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 		for (i = off = 0; i < c->ntok; i++) {
 			uint32_t v = c->ids[i];
 
-			t[i].s = s + off;
-			t[i].len = SC_LEN(v);
-			t[i].id = SC_ID(v);
-			off += SC_LEN(v);
+			off = sc_tok(&t[i], s, off, v);
 			/*
 			 * Upstream's float((double)score + b) is the float
 			 * sum: with 53 bits for 24, rounding twice changes
@@ -3386,10 +3386,7 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 		for (i = off = 0; i < c->ntok; i++) {
 			uint32_t v = c->ids[i];
 
-			t[i].s = s + off;
-			t[i].len = SC_LEN(v);
-			t[i].id = SC_ID(v);
-			off += SC_LEN(v);
+			off = sc_tok(&t[i], s, off, v);
 			if (uni)
 				b = (float)(piece_score(m, SC_ID(v), SC_LEN(v)) +
 				    (double)b);
