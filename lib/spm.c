@@ -190,7 +190,7 @@ struct bpair {
  * (so that words seen once do not push out the frequent ones).
  */
 #define SC_SETS		65536
-#define SC_WAYS		2
+#define SC_WAYS		2	/* sc_lookup() compares two */
 #define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
@@ -3280,27 +3280,55 @@ put_raw(struct spm_enc *e, size_t first)
 }
 
 /*
- * Whether s[0..n) equals w[0..n) (n <= SC_WORD; both readable to a
- * multiple of 8 bytes past n).
+ * A word of the cache, n <= SC_WORD bytes, as four 8-byte words with the
+ * bytes past n cleared: read 32 bytes from s, whatever n is (no branch
+ * on the length), masked by 32 bytes of ones that n ends.
+ */
+static const uint8_t sc_ones[64] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+struct sc_key {
+	uint64_t	 q[4];
+};
+_Static_assert(SC_WORD <= 32 && offsetof(struct sc_ent, w) + 32 <= sizeof(struct sc_ent),
+    "a word and its key are read as 32 bytes");
+
+/* s readable 32 bytes on; n <= SC_WORD. */
+static inline void
+sc_key(struct sc_key *k, const char *s, size_t n)
+{
+	const uint8_t *mk = sc_ones + 32 - n;
+	uint64_t w, m;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		memcpy(&w, s + 8 * i, 8);
+		memcpy(&m, mk + 8 * i, 8);
+		k->q[i] = w & m;
+	}
+}
+
+/*
+ * Whether an entry holds the word of key k, n bytes (its w is
+ * zero-padded; the bytes read past it are masked off).
  */
 static inline int
-word_eq(const char *w, const char *s, size_t n)
+word_eq(const struct sc_ent *c, const struct sc_key *k, size_t n)
 {
-	uint64_t a, b, x = 0;
-	size_t i;
+	const uint8_t *mk = sc_ones + 32 - n;
+	uint64_t a, m, x = 0;
+	int i;
 
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&a, w + i, 8);
-		memcpy(&b, s + i, 8);
-		x |= a ^ b;
+	for (i = 0; i < 4; i++) {
+		memcpy(&a, (const char *)c + offsetof(struct sc_ent, w) + 8 * i, 8);
+		memcpy(&m, mk + 8 * i, 8);
+		x |= (a & m) ^ k->q[i];
 	}
-	if (i < n) {
-		/* The bytes past n (the high ones) shifted out. */
-		memcpy(&a, w + i, 8);
-		memcpy(&b, s + i, 8);
-		x |= (a ^ b) << (64 - 8 * (n - i));
-	}
-	return x == 0;
+	return (x == 0) & (c->wlen == n);
 }
 
 /*
@@ -3350,21 +3378,25 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 	struct sc_ent *c = &e->cache[SC_SET(h) * SC_WAYS];
 	const int uni = m->type == SPM_UNIGRAM;
 	struct spm_tok *t;
+	struct sc_key k;
 	size_t w, i, off;
+	int hit0, hit1;
 	float b = *base;
 
 	*stale = -1;
-	for (w = 0; w < SC_WAYS; w++, c++)
-		if (c->wlen == n && word_eq(c->w, s, n))
-			break;
-	if (w == SC_WAYS)
+	sc_key(&k, s, n);
+	/* Both ways compared, then one taken (no branch on which). */
+	hit0 = word_eq(&c[0], &k, n);
+	hit1 = word_eq(&c[1], &k, n);
+	if (!(hit0 | hit1))
 		return 1;
+	w = (size_t)hit1;
+	c += w;
 	if (uni && !(fabsf(b) < c->lim)) {
 		*stale = (int)w;
 		return 1;
 	}
-	if (c->uses < 3)
-		c->uses++;
+	c->uses += c->uses < 3;
 	if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
 	    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
 		return -1;
@@ -3466,24 +3498,18 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base,
 static inline uint64_t
 seg_hash(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull), w;
-	size_t i;
+	struct sc_key k;
+	uint64_t h;
 
 	if (n > SC_WORD)
 		return 0;
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-	}
-	if (i < n) {
-		memcpy(&w, s + i, 8);
-		w &= ~0ull >> (64 - 8 * (n - i));
-		h = (h ^ w) * 0x94d049bb133111ebull;
-	}
-	h ^= h >> 31;
+	sc_key(&k, s, n);
+	h = k.q[0] * 0x9e3779b97f4a7c15ull + k.q[1] * 0xbf58476d1ce4e5b9ull +
+	    k.q[2] * 0x94d049bb133111ebull + k.q[3] * 0xff51afd7ed558ccdull + n;
+	h ^= h >> 32;
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (h ^ (h >> 32)) | 1;
+	h ^= h >> 29;
+	return h | 1;
 }
 
 /*
