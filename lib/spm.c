@@ -184,14 +184,16 @@ struct bpair {
  * (wordsafe), the line's result is the concatenation of its words'
  * results (BPE exactly; unigram while the float slack allows).
  *
- * SC_SETS sets of SC_WAYS entries (8 MB), a set two adjacent cache lines
- * that are fetched early (no tag array: the word itself is compared).
- * A miss replaces the least used entry of its set and ages the other
- * (so that words seen once do not push out the frequent ones).
+ * SC_SLOTS entries of one cache line each (16 MB), a word's slot fetched
+ * early (no tag array: the word itself is compared), direct-mapped: a
+ * lookup reads one line.  A miss takes the slot unless its word was
+ * used more than once since it last lost a contest for it (so that
+ * words seen once do not push out the frequent ones).
  */
-#define SC_SETS		65536
-#define SC_WAYS		2	/* sc_lookup() compares two */
-#define SC_SET(h)	((size_t)((h) >> 17) & (SC_SETS - 1))
+#ifndef SC_SLOTS
+#define SC_SLOTS	262144
+#endif
+#define SC_SLOT(h)	((size_t)((h) >> 17) & (SC_SLOTS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
 #define SC_HUGE		((size_t)2 << 20)
@@ -209,7 +211,7 @@ struct sc_ent {
 	uint32_t	 ids[SC_TOKS];	/* id << 5 | the token's length */
 };
 
-#define SC_BYTES	((size_t)SC_SETS * SC_WAYS * sizeof(struct sc_ent))
+#define SC_BYTES	((size_t)SC_SLOTS * sizeof(struct sc_ent))
 _Static_assert(sizeof(struct sc_ent) == 64, "a cache entry is one cache line");
 #define SC_ID(v)	((int32_t)((v) >> 5))
 #define SC_LEN(v)	((v) & 31)
@@ -246,7 +248,7 @@ struct spm_enc {
 	int		 nextra;
 	uint64_t	 unknowns;
 	struct pc_ent	*pcache;	/* PC_SLOTS (BPE) */
-	struct sc_ent	*cache;		/* SC_SETS * SC_WAYS, made on first use */
+	struct sc_ent	*cache;		/* SC_SLOTS, made on first use */
 	int		 prev_unk;	/* the last token is an unknown run */
 	struct marks	 mk;		/* the U+2581 of the normalized line */
 	int		 use_mk;
@@ -3367,36 +3369,31 @@ sc_tok(struct spm_tok *t, const char *s, size_t off, uint32_t v)
 
 /*
  * One word from the cache: 0 when found (its tokens added, *base
- * carried), -1 on ENOMEM, else 1 with *stale the way of an entry of the
- * word that no longer holds at *base, or -1.
+ * carried), -1 on ENOMEM, else 1 with *stale 1 when its slot holds the
+ * word but the entry no longer holds at *base, else 0.
  */
 static inline __attribute__((always_inline)) int
 sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
     float *base, int *stale)
 {
 	const struct spm_model *m = e->m;
-	struct sc_ent *c = &e->cache[SC_SET(h) * SC_WAYS];
+	struct sc_ent *c = &e->cache[SC_SLOT(h)];
 	const int uni = m->type == SPM_UNIGRAM;
 	struct spm_tok *t;
 	struct sc_key k;
-	size_t w, i, off;
-	int hit0, hit1;
+	size_t i, off;
 	float b = *base;
 
-	*stale = -1;
+	*stale = 0;
 	sc_key(&k, s, n);
-	/* Both ways compared, then one taken (no branch on which). */
-	hit0 = word_eq(&c[0], &k, n);
-	hit1 = word_eq(&c[1], &k, n);
-	if (!(hit0 | hit1))
+	if (!word_eq(c, &k, n))
 		return 1;
-	w = (size_t)hit1;
-	c += w;
 	if (uni && !(fabsf(b) < c->lim)) {
-		*stale = (int)w;
+		*stale = 1;
 		return 1;
 	}
-	c->uses += c->uses < 3;
+	if (c->uses < 3)
+		c->uses++;
 	if (e->ntok + SC_TOKS > e->tokcap && grow_arr((void **)&e->tok,
 	    &e->tokcap, e->ntok + SC_TOKS, sizeof(*e->tok)) == -1)
 		return -1;
@@ -3430,17 +3427,16 @@ sc_lookup(struct spm_enc *e, const char *s, size_t n, uint64_t h,
 }
 
 /*
- * One word the cache does not give: segmented, and cached in its set
- * (h 0: a word too long to cache) in place of its stale entry, else of
- * the least used.
+ * One word the cache does not give: segmented, and cached in its slot
+ * (h 0: a word too long to cache) unless the slot's word keeps it.
  */
 static __attribute__((noinline)) int
 enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base,
     int stale)
 {
 	const struct spm_model *m = e->m;
-	struct sc_ent *st, *c;
-	size_t i, w;
+	struct sc_ent *c;
+	size_t i;
 	double slack = INFINITY;
 	int uni = m->type == SPM_UNIGRAM;
 
@@ -3463,19 +3459,12 @@ enc_seg(struct spm_enc *e, const char *s, size_t n, uint64_t h, float *base,
 		    (uint32_t)id > SC_MAXID)
 			return 0;
 	}
-	st = &e->cache[SC_SET(h) * SC_WAYS];
-	if (stale >= 0)
-		w = (size_t)stale;
-	else {
-		/* The least used; the others age. */
-		for (i = 1, w = 0; i < SC_WAYS; i++)
-			if (st[i].uses < st[w].uses)
-				w = i;
-		for (i = 0; i < SC_WAYS; i++)
-			if (st[i].uses > 0)
-				st[i].uses--;
+	c = &e->cache[SC_SLOT(h)];
+	if (!stale && c->uses > 1) {
+		/* A word used more than once keeps its slot, one use less. */
+		c->uses--;
+		return 0;
 	}
-	c = &st[w];
 	c->uses = 1;
 	c->wlen = (uint8_t)n;
 	c->ntok = (uint8_t)e->nraw;
@@ -3630,12 +3619,8 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 	    sizeof(*e->tok)) == -1)
 		return -1;
 	for (j = 0; j < ns; j++) {
-		if (j + SC_AHEAD < ns && (h = e->seg[j + SC_AHEAD].tag) != 0) {
-			const struct sc_ent *st = &e->cache[SC_SET(h) * SC_WAYS];
-
-			for (k = 0; k < SC_WAYS; k++)
-				__builtin_prefetch(st + k);
-		}
+		if (j + SC_AHEAD < ns && (h = e->seg[j + SC_AHEAD].tag) != 0)
+			__builtin_prefetch(&e->cache[SC_SLOT(h)]);
 		g = &e->seg[j];
 		if (g->tag != 0) {
 			int rc = sc_lookup(e, s + g->off, g->len, g->tag, &base,
@@ -3647,7 +3632,7 @@ enc_words(struct spm_enc *e, const char *s, size_t n)
 				continue;
 			}
 		} else
-			stale = -1;
+			stale = 0;
 		if (enc_seg(e, s + g->off, g->len, g->tag, &base, stale) == -1)
 			return -1;
 	}

@@ -919,6 +919,108 @@ test_cache_agrees(void)
 	}
 }
 
+/*
+ * The word cache under pressure: more distinct words than it has slots,
+ * frequent words among them (which keep their slots), words of one
+ * length that differ past their first 8 bytes, and a near tie in long
+ * lines (a word cached near a score of 0 met again in the thousands,
+ * where float sums may split it), for a unigram and a BPE model: every
+ * line as the whole-line encoder gives it.
+ */
+static void
+test_cache_slots(void)
+{
+	static const int types[] = { SPM_UNIGRAM, SPM_BPE };
+	enum { NW = 26 * 26 * 26 * 26, LINES = 9000, PER = 40 };
+	char err[RP_ERRMAX], piece[16];
+	static char line[4000 * 27 + 1];
+	size_t ti, i, j, k, next, bad, words;
+	uint32_t r = 2024;
+
+	for (ti = 0; ti < sizeof types / sizeof *types; ti++) {
+		struct spm_model *m;
+		struct spm_enc *a, *w;
+
+		m_reset();
+		m_piece("<unk>", 0, SPM_UNKNOWN);
+		for (i = 0; i < 26 * 27; i++) {
+			r = r * 1103515245 + 12345;
+			if (i < 26)
+				snprintf(piece, sizeof piece, "%c", 'a' + (int)i);
+			else
+				snprintf(piece, sizeof piece, "%c%c", 'a' + (int)(i / 26 - 1),
+				    'a' + (int)(i % 26));
+			m_piece(piece, -2 - (float)((r >> 16) % 1000) / 100, SPM_NORMAL);
+			snprintf(line, sizeof line, SP "%s", piece);
+			m_piece(line, -1 - (float)((r >> 8) % 1000) / 100, SPM_NORMAL);
+		}
+		/*
+		 * A near tie: "CD" is one piece by 0.0008, less than the
+		 * float steps of a score past 16384 (long lines reach it).
+		 */
+		m_piece(SP "C", -0.3f, SPM_NORMAL);
+		m_piece("D", -0.9508f, SPM_NORMAL);
+		m_piece(SP "CD", -1.25f, SPM_NORMAL);
+		m_trainer(types[ti], 0);
+		if ((m = m_load(err, sizeof err)) == NULL) {
+			TEST(0, "cache slots: %s", err);
+			return;
+		}
+		a = spm_enc_new(m);
+		w = spm_enc_new(m);
+		spm_enc_whole_lines(w);
+		next = bad = words = 0;
+		for (i = 0; i < LINES; i++) {
+			/* One line in 100 of 4,000 words, the rest of 40. */
+			size_t nw = i % 100 == 99 ? 4000 : PER, o = 0, x;
+			long ka, kw;
+
+			for (j = 0; j < nw; j++) {
+				r = r * 1103515245 + 12345;
+				if (j % 7 == 3) {
+					memcpy(line + o, "CD ", 3);
+					o += 3;
+					continue;
+				}
+				/*
+				 * A third from 300 frequent words, the rest
+				 * new; after a prefix of 0, 7, 14 or 21 bytes
+				 * (words of one length that differ past 8).
+				 */
+				x = (r >> 16) % 3 == 0 ? (r >> 18) % 300 : next++ % NW;
+				memset(line + o, 'q', x % 4 * 7);
+				o += x % 4 * 7;
+				line[o++] = (char)('a' + x % 26);
+				line[o++] = (char)('a' + x / 26 % 26);
+				line[o++] = (char)('a' + x / 676 % 26);
+				line[o++] = (char)('a' + x / 17576 % 26);
+				line[o++] = ' ';
+			}
+			words += nw;
+			ka = spm_encode(a, (const uint8_t *)line, o);
+			kw = spm_encode(w, (const uint8_t *)line, o);
+			if (ka != kw || ka < 0) {
+				bad++;
+				continue;
+			}
+			for (k = 0; k < (size_t)ka; k++)
+				if (spm_tokens(a)[k].id != spm_tokens(w)[k].id ||
+				    spm_tokens(a)[k].len != spm_tokens(w)[k].len ||
+				    memcmp(spm_tokens(a)[k].s, spm_tokens(w)[k].s,
+				    spm_tokens(a)[k].len) != 0) {
+					bad++;
+					break;
+				}
+		}
+		TEST(bad == 0, "cache slots (%s): %zu words, %zu of them new, give "
+		    "the whole lines' tokens (%zu lines differ)",
+		    ti == 0 ? "unigram" : "BPE", words, next, bad);
+		spm_enc_free(a);
+		spm_enc_free(w);
+		spm_model_free(m);
+	}
+}
+
 static void
 test_lines(void)
 {
@@ -1153,6 +1255,7 @@ main(void)
 	test_charsmap();
 	test_vector_models();
 	test_cache_agrees();
+	test_cache_slots();
 	test_lines();
 	test_specials();
 	test_float_sum();
