@@ -184,15 +184,13 @@ struct bpair {
  * (wordsafe), the line's result is the concatenation of its words'
  * results (BPE exactly; unigram while the float slack allows).
  *
- * SC_SLOTS entries of one cache line each (16 MB), a word's slot fetched
+ * SC_SLOTS entries of one cache line each (8 MB), a word's slot fetched
  * early (no tag array: the word itself is compared), direct-mapped: a
  * lookup reads one line.  A miss takes the slot unless its word was
  * used more than once since it last lost a contest for it (so that
  * words seen once do not push out the frequent ones).
  */
-#ifndef SC_SLOTS
-#define SC_SLOTS	262144
-#endif
+#define SC_SLOTS	131072
 #define SC_SLOT(h)	((size_t)((h) >> 17) & (SC_SLOTS - 1))
 #define SC_WORD		28
 #define SC_TOKS		7
