@@ -55,24 +55,24 @@ struct trie {
 };
 
 /*
- * The unigram lattice's piece trie as a double array: the child of the
- * node at cell p by byte c is the cell base ^ c (base = bl >> 9 of p,
- * so a node's children share its block of 256 cells, as in darts-clone)
- * when that cell's label (bl & 0x1ff) is c + 1 (0: a free cell); no two
- * nodes with children share a base, so the label is check enough, and
- * base 0 is a leaf's.  val is the piece id (UNUSED pieces left out), or
- * -1.  Every base's block is inside the array, so a walk needs no
- * bounds check.
+ * The unigram lattice's piece trie as a double array of 4-byte cells:
+ * the child of the node at cell p by byte c is the cell base ^ c (base
+ * = u >> 9 of p, so a node's children share its block of 256 cells, as
+ * in darts-clone) when that cell's label (u & 0x1ff) is c + 1 (0: a
+ * free cell).  A node that is a piece's key keeps the piece id in the
+ * cell base ^ 0 (no key holds a NUL, so no child is there), labelled
+ * DA_VALUE: id << 9 | DA_VALUE.  No two nodes share a base, so the
+ * label is check enough; base 0 is a node's with neither (an UNUSED
+ * piece's), whose cell 0 is the root's, labelled DA_ROOT.  Every base's
+ * block is inside the array, so a walk needs no bounds check.
  */
 #define DA_MAXBASE	((1u << 23) - 256)
-
-struct dunit {
-	uint32_t	 bl;
-	int32_t		 val;
-};
+#define DA_VALUE	0x1ffu
+#define DA_ROOT		0x1feu
+#define DA_MAXID	((1u << 23) - 1)
 
 struct darray {
-	struct dunit	*u;
+	uint32_t	*u;
 	size_t		 size;
 };
 
@@ -457,7 +457,7 @@ da_grow(struct dabuild *bd, size_t need)
 {
 	struct darray *d = bd->d;
 	size_t n = d->size ? d->size : 1024, i;
-	struct dunit *u;
+	uint32_t *u;
 	uint64_t *b;
 
 	if (need <= d->size)
@@ -483,10 +483,8 @@ da_grow(struct dabuild *bd, size_t need)
 			b[i] = 0;
 		else
 			b[i] &= ~(~0ull << (d->size / 64 % 64));
-	for (i = d->size; i < n; i++) {
-		u[i].bl = 0;
-		u[i].val = -1;
-	}
+	for (i = d->size; i < n; i++)
+		u[i] = 0;
 	for (i = d->size / 64; i <= n / 64; i++)
 		if (i * 64 >= d->size)
 			bd->used[i] = bd->bases[i] = 0;
@@ -539,14 +537,15 @@ da_take(struct dabuild *bd, size_t c)
 }
 
 /*
- * A base for a node whose children have the labels lab[0..nl): from
- * the free cells, in order, the first f for which b = f ^ lab[0] is no
- * node's base yet (nor 0) and leaves every cell b ^ lab[j] free.  As
+ * A base for a node whose children have the labels lab[0..nl) (0: its
+ * value): from the free cells, in order, the first f for which b =
+ * f ^ lab[0] is no node's base yet (nor 0) and leaves every cell
+ * b ^ lab[j] free.  As
  * darts-clone does, only the last DA_OPEN blocks of 256 cells before
  * the one past the cells in use (frontier) are searched, from the first
  * free cell ff at the earliest: in the older ones, mostly full, a fit
  * is rare and the search would be long.  -1 on ENOMEM, -2 when the
- * bases run out (a trie of more than about DA_MAXBASE nodes).
+ * bases run out (a trie of more than about DA_MAXBASE cells).
  */
 #define DA_OPEN	16
 
@@ -777,23 +776,37 @@ da_build(struct darray *d, const struct spm_model *m)
 			}
 			nodes += q->len - l;
 		}
+		/* And a cell for each key's value. */
+		nodes += nk;
 		if (da_grow(&bd, nodes + nodes / 8 + 1024) == -1)
 			goto out;
 	}
-	d->u[0].bl = 0x1ff;		/* a label no byte has */
+	d->u[0] = DA_ROOT;
 	da_take(&bd, 0);
 	st[nst++] = (struct danode){ 0, (uint32_t)nk, 0, 0 };
 	while (nst > 0) {
 		struct danode nd = st[--nst];
-		uint8_t lab[256];
-		uint32_t from[257];
+		uint8_t lab[257];
+		uint32_t from[258];
 		size_t nl = 0, b = 0;
+		int32_t val = -1;
 
-		/* The key that ends here (one at most: no duplicates). */
+		/*
+		 * The key that ends here (one at most: no duplicates): its
+		 * value as a child of label 0 (none for an UNUSED piece).
+		 */
 		if (nd.lo < nd.hi && pc[key[nd.lo]].len == nd.depth) {
 			int32_t id = key[nd.lo++];
 
-			d->u[nd.cell].val = pc[id].type != SPM_UNUSED ? id : -1;
+			if (pc[id].type != SPM_UNUSED) {
+				if ((uint32_t)id > DA_MAXID) {
+					rc = -2;
+					goto out;
+				}
+				val = id;
+				lab[nl] = 0;
+				from[nl++] = (uint32_t)nd.lo;
+			}
 		}
 		for (i = nd.lo; i < nd.hi; i++) {
 			uint8_t c = (uint8_t)pc[key[i]].s[nd.depth];
@@ -810,7 +823,7 @@ da_build(struct darray *d, const struct spm_model *m)
 		    (rc = da_find_base(&bd, lab, nl, ff, frontier, &b)) != 0)
 			goto out;
 		rc = -1;
-		d->u[nd.cell].bl |= (uint32_t)b << 9;
+		d->u[nd.cell] |= (uint32_t)b << 9;
 		bd.bases[b / 64] |= 1ull << (b % 64);
 		if (b > maxb)
 			maxb = b;
@@ -826,10 +839,14 @@ da_build(struct darray *d, const struct spm_model *m)
 		for (j = 0; j < nl; j++) {
 			size_t c = b ^ lab[j];
 
-			d->u[c].bl = (uint32_t)lab[j] + 1;
 			da_take(&bd, c);
 			if (c + 1 > frontier)
 				frontier = c + 1;
+			if (j == 0 && val >= 0) {
+				d->u[c] = (uint32_t)val << 9 | DA_VALUE;
+				continue;
+			}
+			d->u[c] = (uint32_t)lab[j] + 1;
 			st[nst++] = (struct danode){ from[j], from[j + 1],
 			    nd.depth + 1, (int32_t)c };
 		}
@@ -840,7 +857,7 @@ da_build(struct darray *d, const struct spm_model *m)
 	/* Give back the room grown past the last cell a walk can reach. */
 	{
 		size_t keep = (maxb + 256 > frontier ? maxb + 256 : frontier);
-		struct dunit *u = realloc(d->u, keep * sizeof(*u));
+		uint32_t *u = realloc(d->u, keep * sizeof(*u));
 
 		if (u != NULL) {
 			d->u = u;
@@ -2190,7 +2207,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 	if (m->type == SPM_UNIGRAM && (rc = da_build(&m->da, m)) != 0) {
 		if (rc == -2) {
 			rp_seterr(err, errlen, "the pieces make a trie of more "
-			    "than %u nodes (too large for the lattice)",
+			    "than %u nodes and pieces (too large for the lattice)",
 			    (unsigned)DA_MAXBASE);
 			goto fail;
 		}
@@ -2728,21 +2745,23 @@ uni_seg_with(struct spm_enc *e, const char *s, size_t n, float *base,
 		size_t mblen = one_char_len((uint8_t)s[st]);
 		int single = 0;
 		/* The node's unit in a local: the stores below may alias it. */
-		uint32_t bl = da->u[0].bl;
+		uint32_t bl = da->u[0];
 
 		if (mblen > n - st)
 			mblen = n - st;
 		for (kp = st; kp < n; ) {
 			uint32_t c = (uint8_t)s[kp];
-			struct dunit nu = da->u[(size_t)(bl >> 9) ^ c];
-			int32_t id = nu.val;
+			uint32_t nu = da->u[(size_t)(bl >> 9) ^ c], v;
+			int32_t id;
 
 			kp++;
-			if ((nu.bl & 0x1ff) != c + 1)
+			if ((nu & 0x1ff) != c + 1)
 				break;
-			bl = nu.bl;
-			if (id < 0)
+			bl = nu;
+			v = da->u[bl >> 9];
+			if ((v & 0x1ff) != DA_VALUE)
 				continue;
+			id = (int32_t)(v >> 9);
 			{
 				double cand = (user ? piece_score(m, id, kp - st) :
 				    (double)m->score[id]) + (double)here;

@@ -260,6 +260,28 @@ test_unigram_ties(void)
 	TEST_STR(enc(m, "", 0), "", "empty line: no ids");
 	TEST_STR(enc(m, "   ", 0), "", "spaces only: no ids");
 	spm_model_free(m);
+
+	/*
+	 * UNUSED pieces are keys of the lattice's trie that give no node:
+	 * "xyz" (a leaf) and "xy" (on the way to it) are never tokens.
+	 */
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece("x", -2, SPM_NORMAL);		/* 1 */
+	m_piece("y", -2, SPM_NORMAL);		/* 2 */
+	m_piece("z", -2, SPM_NORMAL);		/* 3 */
+	m_piece("xyz", -1, SPM_UNUSED);		/* 4 */
+	m_piece("xy", -1, SPM_UNUSED);		/* 5 */
+	m_piece("yz", -3, SPM_NORMAL);		/* 6 */
+	m_trainer(SPM_UNIGRAM, 0);
+	m_norm(0, 0, 0);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "unigram UNUSED model loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	TEST_STR(enc(m, "xyz", 0), "1 6", "UNUSED pieces are no tokens of the lattice");
+	TEST_STR(enc(m, "xyzxy", 0), "1 6 1 2", "nor on the way to one");
+	spm_model_free(m);
 }
 
 static void
