@@ -129,7 +129,7 @@ struct spm_model {
 	const char	*unk_surface, *unk_piece, *bos_piece, *eos_piece, *pad_piece;
 	size_t		 unk_surface_len, unk_piece_len, bos_piece_len,
 			 eos_piece_len, pad_piece_len;
-	size_t		 bos_key_len, eos_key_len;	/* up to a NUL: the id's */
+	size_t		 bos_key_len, eos_key_len, pad_key_len;	/* up to a NUL: the id's */
 };
 
 /* Positions of the U+2581 in a normalized line (when escaping spaces). */
@@ -2224,6 +2224,7 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 	 */
 	m->bos_key_len = cstr_len(m->bos_piece, m->bos_piece_len);
 	m->eos_key_len = cstr_len(m->eos_piece, m->eos_piece_len);
+	m->pad_key_len = cstr_len(m->pad_piece, m->pad_piece_len);
 	if (ms.tr.unk_surface.set) {
 		m->unk_surface = ms.tr.unk_surface.s;
 		m->unk_surface_len = cstr_len(ms.tr.unk_surface.s,
@@ -2451,7 +2452,7 @@ control_id(const struct spm_model *m, const char *s, size_t len)
 
 long spm_bos_id(const struct spm_model *m) { return control_id(m, m->bos_piece, m->bos_key_len); }
 long spm_eos_id(const struct spm_model *m) { return control_id(m, m->eos_piece, m->eos_key_len); }
-long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, m->pad_piece_len); }
+long spm_pad_id(const struct spm_model *m) { return control_id(m, m->pad_piece, m->pad_key_len); }
 
 int
 spm_parse_extra(const struct spm_model *m, const char *s,

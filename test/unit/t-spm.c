@@ -691,8 +691,8 @@ test_extra_and_decode(void)
 	spm_model_free(m);
 
 	/*
-	 * Upstream looks up bos_piece's and eos_piece's ids, and writes
-	 * unk_surface, as C strings (up to a NUL); the bos and eos tokens
+	 * Upstream looks up bos_piece's, eos_piece's and pad_piece's ids,
+	 * and writes unk_surface, as C strings (up to a NUL); the bos and eos tokens
 	 * keep the whole name as their text (spm_encode and spm_decode
 	 * 0.1.97 on this model).
 	 */
@@ -701,7 +701,9 @@ test_extra_and_decode(void)
 	m_piece("<s>", 0, SPM_CONTROL);		/* 1 */
 	m_piece("</s>", 0, SPM_CONTROL);	/* 2 */
 	m_piece(SP "a", -1, SPM_NORMAL);	/* 3 */
+	m_piece("<p>", 0, SPM_CONTROL);		/* 4 */
 	m_trainer_str(46, "<s>\0z", 5);		/* bos_piece */
+	m_trainer_str(48, "<p>\0q", 5);		/* pad_piece */
 	m_trainer_str(47, "</s>\0", 5);		/* eos_piece */
 	m_trainer_str(44, "A\0B", 3);		/* unk_surface */
 	m = m_load(err, sizeof err);
@@ -710,6 +712,7 @@ test_extra_and_decode(void)
 		return;
 	TEST_INT(spm_bos_id(m), ==, 1, "bos id: the name up to its NUL");
 	TEST_INT(spm_eos_id(m), ==, 2, "eos id: the name up to its NUL");
+	TEST_INT(spm_pad_id(m), ==, 4, "pad id: the name up to its NUL");
 	k = spm_parse_extra(m, "bos:eos", x, err, sizeof err);
 	TEST_INT(k, ==, 2, "bos:eos accepted (%s)", k < 0 ? err : "");
 	if (k == 2) {
