@@ -76,6 +76,12 @@ struct darray {
 	size_t		 size;
 };
 
+/* A two-byte character's normalized form (struct norm's f2). */
+struct fast2 {
+	const char	*out;		/* NULL: the character itself */
+	uint8_t		 len, ok, klo, khi;
+};
+
 /* A compiled normalization rule (precompiled_charsmap) and its flags. */
 struct norm {
 	uint32_t	*units;		/* darts-clone double array */
@@ -94,6 +100,14 @@ struct norm {
 	int		 ascii_words;	/* print_same, escaped, ' ' is itself */
 	uint8_t		 flen[128];
 	const char	*fout[128];	/* NULL: the byte itself */
+	/* The labels >= 0x80 under a byte's node lie in [hklo, hkhi]. */
+	uint8_t		 hklo[128], hkhi[128];
+	/*
+	 * Two-byte characters (U+0080..U+07FF, by code point - 0x80): the
+	 * normalized form without a search, when the byte after the
+	 * character is outside [klo, khi] (no longer rule goes on with it).
+	 */
+	struct fast2	*f2;		/* NULL: none */
 };
 
 struct spm_model {
@@ -1431,6 +1445,16 @@ valid_utf8(const uint8_t *p, size_t n)
 	return (size_t)uni_utf8_decode(p, n, &cp);
 }
 
+/*
+ * Whether the byte c after the ASCII byte b (fast[b]: no ASCII byte
+ * goes on with it) cannot go on with it either.
+ */
+static inline int
+ascii_ends(const struct norm *nm, uint8_t b, uint8_t c)
+{
+	return c < 0x80 || c < nm->hklo[b] || c > nm->hkhi[b];
+}
+
 /* NormalizePrefix(): the normalized form of the prefix at p, and how much it consumes. */
 static size_t
 norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
@@ -1438,10 +1462,21 @@ norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
 {
 	size_t k;
 
-	if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] && (n == 1 || p[1] < 0x80)) {
+	if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
+	    (n == 1 || ascii_ends(nm, p[0], p[1]))) {
 		*s = nm->fout[p[0]] != NULL ? nm->fout[p[0]] : (const char *)p;
 		*slen = nm->flen[p[0]];
 		return 1;
+	}
+	if (nm->f2 != NULL && p[0] >= 0xc2 && p[0] <= 0xdf && n >= 2 &&
+	    (p[1] & 0xc0) == 0x80) {
+		const struct fast2 *f = &nm->f2[((p[0] & 0x1fu) << 6 | (p[1] & 0x3fu)) - 0x80];
+
+		if (f->ok && (n == 2 || p[2] < f->klo || p[2] > f->khi)) {
+			*s = f->out != NULL ? f->out : (const char *)p;
+			*slen = f->len;
+			return 2;
+		}
 	}
 	if (m != NULL && (k = user_match(m, p, n)) > 0) {
 		*s = (const char *)p;
@@ -1538,7 +1573,7 @@ ascii_words(const struct norm *nm, const uint8_t *p, size_t n, uint8_t **op,
 			*o++ = p[r++];
 run_end:
 		if (r < n && p[r] >= 0x80) {
-			if (r > i) {
+			if (r > i && !ascii_ends(nm, p[r - 1], p[r])) {
 				r--;
 				o--;
 			}
@@ -1550,7 +1585,7 @@ run_end:
 		if (r > i)
 			ps = 0;
 		i = r;
-		if (i == n || p[i] != ' ' || (n - i > 1 && p[i + 1] >= 0x80))
+		if (i == n || p[i] != ' ' || (n - i > 1 && !ascii_ends(nm, ' ', p[i + 1])))
 			break;
 		if (!ps) {
 			if (mk != NULL)
@@ -1637,8 +1672,33 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			while (r < n && p[r] < 0x80 && nm->same[p[r]])
 				r++;
 			/* Its last byte may start a longer match with what follows. */
-			if (r < n && p[r] >= 0x80)
+			if (r > 0 && r < n && !ascii_ends(nm, p[r - 1], p[r]))
 				r--;
+			if (r > 0) {
+				if (out->cap - out->len < r && rp_buf_reserve(out, r) == -1)
+					return -1;
+				memcpy(out->p + out->len, p, r);
+				out->len += r;
+				prev_space = 0;
+				p += r;
+				n -= r;
+				continue;
+			}
+		}
+		/* A run of two-byte characters that normalize to themselves. */
+		if (nm->f2 != NULL && p[0] >= 0xc2) {
+			size_t r = 0;
+
+			while (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
+			    (p[r + 1] & 0xc0) == 0x80) {
+				const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
+				    (p[r + 1] & 0x3fu)) - 0x80];
+
+				if (!f->ok || f->out != NULL || (n - r > 2 &&
+				    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
+					break;
+				r += 2;
+			}
 			if (r > 0) {
 				if (out->cap - out->len < r && rp_buf_reserve(out, r) == -1)
 					return -1;
@@ -1652,7 +1712,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 		}
 		/* The ASCII path: one byte in, one byte out. */
 		if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
-		    (n == 1 || p[1] < 0x80) && nm->flen[p[0]] == 1) {
+		    (n == 1 || ascii_ends(nm, p[0], p[1])) && nm->flen[p[0]] == 1) {
 			uint8_t c = nm->fout[p[0]] != NULL ?
 			    (uint8_t)nm->fout[p[0]][0] : p[0];
 
@@ -1765,6 +1825,7 @@ spm_model_free(struct spm_model *m)
 	trie_free(&m->user);
 	free(m->norm.units);
 	free(m->denorm.units);
+	free(m->norm.f2);
 	free(m);
 }
 
@@ -1789,6 +1850,67 @@ charsmap_utf8(const struct norm *nm)
 }
 
 /* The ASCII table of the normalizer (norm_prefix()'s fast path). */
+/*
+ * The entry of the two-byte character b c: what norm_prefix() finds for
+ * it when the byte after it is no label under its node of the
+ * charsmap's trie (the labels there lie in [klo, khi]); not ok when a
+ * user-defined piece may start at b, when the charsmap has a rule for b
+ * alone, or when the normalized form is not valid UTF-8.
+ */
+static void
+fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
+    uint8_t c, struct fast2 *f)
+{
+	const uint8_t q[2] = { b, c };
+	const char *out = NULL;
+	size_t i = 0, len;
+	unsigned k;
+
+	f->ok = 0;
+	f->klo = 0xff;
+	f->khi = 0;
+	if (m->has_user && m->user.root[b] != 0)
+		return;
+	if (nm->has_trie && nm->nunits > 0) {
+		/* The walk of charsmap_match() over the character. */
+		uint32_t node = u_offset(nm->units[0]), u;
+
+		for (i = 0; i < 2; i++) {
+			node ^= q[i];
+			if (node >= nm->nunits)
+				break;
+			u = nm->units[node];
+			if (u_label(u) != q[i])
+				break;
+			node ^= u_offset(u);
+			if (node >= nm->nunits)
+				break;
+			if (u_has_leaf(u)) {
+				if (i == 0)
+					return;
+				out = nm->str + u_value(nm->units[node]);
+			}
+		}
+		if (i == 2)
+			for (k = 0; k < 256; k++) {
+				uint32_t pos = node ^ k;
+
+				if (pos < nm->nunits && u_label(nm->units[pos]) == k) {
+					if (k < f->klo)
+						f->klo = (uint8_t)k;
+					f->khi = (uint8_t)k;
+				}
+			}
+	}
+	len = out != NULL ? strlen(out) : 2;
+	if (len > 255 || (out != NULL &&
+	    uni_utf8_valid_prefix((const uint8_t *)out, len) != len))
+		return;
+	f->out = out;
+	f->len = (uint8_t)len;
+	f->ok = 1;
+}
+
 static void
 fast_init(struct spm_model *m)
 {
@@ -1800,6 +1922,8 @@ fast_init(struct spm_model *m)
 		uint8_t byte = (uint8_t)b;
 		int ok = 1;
 
+		nm->hklo[b] = 0xff;
+		nm->hkhi[b] = 0;
 		if (m->has_user && m->user.root[b] != 0)
 			ok = 0;
 		if (ok && nm->has_trie && nm->nunits > 0) {
@@ -1807,11 +1931,18 @@ fast_init(struct spm_model *m)
 
 			if (node < nm->nunits && u_label(u = nm->units[node]) == b) {
 				nx = node ^ u_offset(u);
-				for (c = 0; c < 128 && ok; c++) {
+				for (c = 0; c < 256 && ok; c++) {
 					uint32_t pos = nx ^ c;
 
-					if (pos < nm->nunits && u_label(nm->units[pos]) == c)
+					if (pos >= nm->nunits || u_label(nm->units[pos]) != c)
+						continue;
+					if (c < 128)
 						ok = 0;
+					else {
+						if (c < nm->hklo[b])
+							nm->hklo[b] = (uint8_t)c;
+						nm->hkhi[b] = (uint8_t)c;
+					}
 				}
 				if (ok && u_has_leaf(u))
 					out = nm->str + u_value(nm->units[nx]);
@@ -1836,6 +1967,12 @@ fast_init(struct spm_model *m)
 			nm->print_same = 0;
 	nm->ascii_words = nm->print_same && nm->escape_ws && nm->fast[' '] &&
 	    nm->flen[' '] == 1 && (nm->fout[' '] == NULL || nm->fout[' '][0] == ' ');
+	/* Two-byte characters (without the table, each is searched). */
+	if ((nm->f2 = calloc(0x800 - 0x80, sizeof(*nm->f2))) != NULL)
+		for (b = 0xc2; b <= 0xdf; b++)
+			for (c = 0x80; c <= 0xbf; c++)
+				fast2_init(m, nm, (uint8_t)b, (uint8_t)c,
+				    &nm->f2[((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80]);
 }
 
 /*

@@ -1046,6 +1046,144 @@ test_cache_slots(void)
 	}
 }
 
+/*
+ * A charsmap (darts-clone's layout, as the model keeps it) from rules
+ * key -> value, into blob (its size returned): the trie's units, each
+ * node's children at base ^ byte, its value at base ^ 0 (bit 31 set),
+ * the bases taken first-fit; then the values, NUL-terminated.
+ */
+static size_t
+charsmap_build(const char *const (*rule)[2], size_t nr, uint8_t *blob, size_t cap)
+{
+	enum { NU = 4096 };
+	static uint32_t u[NU];
+	static uint8_t used[NU];
+	static char str[1024];
+	/* The trie as nodes: a byte path from the root, with its value. */
+	struct { char key[16]; size_t len; int val; uint32_t cell; } nd[128];
+	size_t nn = 1, i, j, k, ns = 0, top = 0;
+
+	memset(u, 0, sizeof u);
+	memset(used, 0, sizeof used);
+	memset(nd, 0, sizeof nd);
+	nd[0].val = -1;
+	for (i = 0; i < nr; i++) {
+		size_t kl = strlen(rule[i][0]);
+
+		for (j = 1; j <= kl; j++) {
+			for (k = 0; k < nn; k++)
+				if (nd[k].len == j && memcmp(nd[k].key, rule[i][0], j) == 0)
+					break;
+			if (k == nn) {
+				memcpy(nd[nn].key, rule[i][0], j);
+				nd[nn].len = j;
+				nd[nn].val = -1;
+				nn++;
+			}
+			if (j == kl) {
+				nd[k].val = (int)ns;
+				strcpy(str + ns, rule[i][1]);
+				ns += strlen(rule[i][1]) + 1;
+			}
+		}
+	}
+	used[0] = 1;
+	/* Nodes by depth: a parent's cell is known before its children's. */
+	for (j = 0; j <= 16; j++)
+		for (k = 0; k < nn; k++) {
+			uint8_t lab[256];
+			size_t nl = 0, b, c;
+
+			if (nd[k].len != j)
+				continue;
+			for (i = 0; i < nn; i++)
+				if (nd[i].len == j + 1 && memcmp(nd[i].key, nd[k].key, j) == 0)
+					lab[nl++] = (uint8_t)nd[i].key[j];
+			if (nl == 0 && nd[k].val < 0)
+				continue;
+			for (b = 256; ; b++) {
+				if (nd[k].val >= 0 && used[b])
+					continue;
+				for (c = 0; c < nl && !used[b ^ lab[c]]; c++)
+					;
+				if (c == nl && b != nd[k].cell)
+					break;
+			}
+			u[nd[k].cell] |= (uint32_t)(nd[k].cell ^ b) << 10;
+			if (nd[k].val >= 0) {
+				u[nd[k].cell] |= 1u << 8;
+				u[b] = 0x80000000u | (uint32_t)nd[k].val;
+				used[b] = 1;
+			}
+			for (c = 0; c < nl; c++) {
+				for (i = 0; i < nn; i++)
+					if (nd[i].len == j + 1 && memcmp(nd[i].key, nd[k].key, j) == 0 &&
+					    (uint8_t)nd[i].key[j] == lab[c])
+						nd[i].cell = (uint32_t)(b ^ lab[c]);
+				u[b ^ lab[c]] = lab[c];
+				used[b ^ lab[c]] = 1;
+			}
+			if ((b | 255) + 1 > top)
+				top = (b | 255) + 1;
+		}
+	if (4 + 4 * top + ns > cap)
+		return 0;
+	blob[0] = (uint8_t)(4 * top);
+	blob[1] = (uint8_t)(4 * top >> 8);
+	blob[2] = (uint8_t)(4 * top >> 16);
+	blob[3] = 0;
+	for (i = 0; i < top; i++)
+		for (k = 0; k < 4; k++)
+			blob[4 + 4 * i + k] = (uint8_t)(u[i] >> (8 * k));
+	memcpy(blob + 4 + 4 * top, str, ns);
+	return 4 + 4 * top + ns;
+}
+
+/*
+ * The normalizer's tables for characters that need no search (ASCII,
+ * two-byte characters) against rules that go on past such a character:
+ * a letter, a space and a two-byte letter each followed by a combining
+ * mark, a two-byte character mapped to another, and to a space.  The
+ * expectations are spm_encode 0.1.97's pieces on this model.
+ */
+static void
+test_charsmap_runs(void)
+{
+	static const char *const rule[][2] = {
+		{ "\xd0\xb5\xcc\x88", "\xd1\x91" },	/* е + U+0308: ё */
+		{ "\xd0\xb0", "\xd0\x90" },		/* а: А */
+		{ "\xc2\xa0", " " },			/* NBSP: a space */
+		{ " \xcc\x81", "\xcc\x81" },		/* space + U+0301: the mark */
+		{ "a\xcc\x8a", "\xc3\xa5" },		/* a + U+030A: å */
+	};
+	static const char text[] = "\xd0\xb0\xd0\xb5 \xd0\xb5\xd0\xb5\xcc\x88 "
+	    "\xcc\x81x ba\xcc\x8a\xc2\xa0\xd0\xb5\xc2\xa0\xd0\xb5\xc2\xa0" "a";
+	static uint8_t blob[4 + 4 * 4096 + 1024];
+	char err[RP_ERRMAX];
+	struct spm_model *m;
+	struct spm_enc *e;
+	const char *s;
+	size_t n, k;
+
+	k = charsmap_build(rule, sizeof rule / sizeof *rule, blob, sizeof blob);
+	m_reset();
+	m_piece("<unk>", 0, SPM_UNKNOWN);
+	m_piece(SP, -1, SPM_NORMAL);
+	m_charsmap(blob, k);
+	m = m_load(err, sizeof err);
+	TEST(m != NULL, "a charsmap of five rules loads (%s)", m ? "" : err);
+	if (m == NULL)
+		return;
+	e = spm_enc_new(m);
+	s = spm_normalize(e, (const uint8_t *)text, sizeof text - 1, &n);
+	TEST_STR(s != NULL ? s : "(null)",
+	    SP "\xd0\x90\xd0\xb5" SP "\xd0\xb5\xd1\x91\xcc\x81x" SP
+	    "b\xc3\xa5" SP "\xd0\xb5" SP "\xd0\xb5" SP "a",
+	    "rules that go on past a character the tables give");
+	spm_enc_free(e);
+	spm_model_free(m);
+}
+
 static void
 test_lines(void)
 {
@@ -1278,6 +1416,7 @@ main(void)
 	test_extra_and_decode();
 	test_normalizer();
 	test_charsmap();
+	test_charsmap_runs();
 	test_vector_models();
 	test_cache_agrees();
 	test_cache_slots();
