@@ -1377,33 +1377,62 @@ norm_init(struct norm *nm, const struct normspec *ns, char *err,
 }
 
 /* Longest charsmap match at p[0..n): its length (0: none), *out the string. */
+/*
+ * One byte c down the charsmap's trie from the node whose children are
+ * at *node ^ label: 0 when there is no such child (or it points outside
+ * the trie), else *node its children's place and 1, or 2 when the child
+ * ends a rule (*val: its normalized form's offset in str).
+ */
+static inline int
+cm_step(const struct norm *nm, uint32_t *node, uint8_t c, uint32_t *val)
+{
+	uint32_t x = *node ^ c, u;
+
+	if (x >= nm->nunits || u_label(u = nm->units[x]) != c)
+		return 0;
+	x ^= u_offset(u);
+	if (x >= nm->nunits)
+		return 0;
+	*node = x;
+	if (!u_has_leaf(u))
+		return 1;
+	*val = u_value(nm->units[x]);
+	return 2;
+}
+
+/* The labels >= from of the children at node ^ label: [*lo, *hi], or lo > hi. */
+static void
+cm_kids(const struct norm *nm, uint32_t node, unsigned from, uint8_t *lo,
+    uint8_t *hi)
+{
+	unsigned c;
+
+	*lo = 0xff;
+	*hi = 0;
+	for (c = from; c < 256; c++)
+		if ((node ^ c) < nm->nunits && u_label(nm->units[node ^ c]) == c) {
+			if (c < *lo)
+				*lo = (uint8_t)c;
+			*hi = (uint8_t)c;
+		}
+}
+
 static size_t
 charsmap_match(const struct norm *nm, const uint8_t *p, size_t n, const char **out)
 {
 	size_t i, best = 0, nres = 0;
-	uint32_t node, u;
+	uint32_t node, v = 0;
+	int r;
 
 	if (nm->nunits == 0)
 		return 0;
 	node = u_offset(nm->units[0]);
-	for (i = 0; i < n; i++) {
-		node ^= p[i];
-		if (node >= nm->nunits)
-			break;
-		u = nm->units[node];
-		if (u_label(u) != p[i])
-			break;
-		node ^= u_offset(u);
-		if (node >= nm->nunits)
-			break;
-		if (u_has_leaf(u)) {
-			/* Upstream keeps the first 32 results. */
-			if (nres++ < 32) {
-				best = i + 1;
-				*out = nm->str + u_value(nm->units[node]);
-			}
+	for (i = 0; i < n && (r = cm_step(nm, &node, p[i], &v)) != 0; i++)
+		/* Upstream keeps the first 32 results. */
+		if (r == 2 && nres++ < 32) {
+			best = i + 1;
+			*out = nm->str + v;
 		}
-	}
 	return best;
 }
 
@@ -1603,6 +1632,25 @@ run_end:
 	return i;
 }
 
+/* The bytes of the two-byte characters at p that stay themselves (nm->f2). */
+static inline size_t
+same2_run(const struct norm *nm, const uint8_t *p, size_t n)
+{
+	size_t r = 0;
+
+	while (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
+	    (p[r + 1] & 0xc0) == 0x80) {
+		const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
+		    (p[r + 1] & 0x3fu)) - 0x80];
+
+		if (!f->ok || f->out != NULL || (n - r > 2 &&
+		    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
+			break;
+		r += 2;
+	}
+	return r;
+}
+
 /*
  * Normalizer::Normalize() into out (replaced; not NUL-terminated).
  * With mk (escaping spaces, a normalizer whose outputs are valid
@@ -1665,50 +1713,29 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			if (n == 0)
 				break;
 		}
-		/* A run of ASCII that normalizes to itself: copied. */
+		/*
+		 * A run of ASCII, or of two-byte characters, that normalizes
+		 * to itself: copied.
+		 */
+		k = 0;
 		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
-			size_t r = nm->print_same ? printable_run(p, n) : 0;
-
-			while (r < n && p[r] < 0x80 && nm->same[p[r]])
-				r++;
+			k = nm->print_same ? printable_run(p, n) : 0;
+			while (k < n && p[k] < 0x80 && nm->same[p[k]])
+				k++;
 			/* Its last byte may start a longer match with what follows. */
-			if (r > 0 && r < n && !ascii_ends(nm, p[r - 1], p[r]))
-				r--;
-			if (r > 0) {
-				if (out->cap - out->len < r && rp_buf_reserve(out, r) == -1)
-					return -1;
-				memcpy(out->p + out->len, p, r);
-				out->len += r;
-				prev_space = 0;
-				p += r;
-				n -= r;
-				continue;
-			}
-		}
-		/* A run of two-byte characters that normalize to themselves. */
-		if (nm->f2 != NULL && p[0] >= 0xc2) {
-			size_t r = 0;
-
-			while (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
-			    (p[r + 1] & 0xc0) == 0x80) {
-				const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
-				    (p[r + 1] & 0x3fu)) - 0x80];
-
-				if (!f->ok || f->out != NULL || (n - r > 2 &&
-				    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
-					break;
-				r += 2;
-			}
-			if (r > 0) {
-				if (out->cap - out->len < r && rp_buf_reserve(out, r) == -1)
-					return -1;
-				memcpy(out->p + out->len, p, r);
-				out->len += r;
-				prev_space = 0;
-				p += r;
-				n -= r;
-				continue;
-			}
+			if (k < n && !ascii_ends(nm, p[k - 1], p[k]))
+				k--;
+		} else if (nm->f2 != NULL && p[0] >= 0xc2)
+			k = same2_run(nm, p, n);
+		if (k > 0) {
+			if (out->cap - out->len < k && rp_buf_reserve(out, k) == -1)
+				return -1;
+			memcpy(out->p + out->len, p, k);
+			out->len += k;
+			prev_space = 0;
+			p += k;
+			n -= k;
+			continue;
 		}
 		/* The ASCII path: one byte in, one byte out. */
 		if (nm->has_fast && p[0] < 0x80 && nm->fast[p[0]] &&
@@ -1864,7 +1891,6 @@ fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
 	const uint8_t q[2] = { b, c };
 	const char *out = NULL;
 	size_t i = 0, len;
-	unsigned k;
 
 	f->ok = 0;
 	f->klo = 0xff;
@@ -1873,34 +1899,17 @@ fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
 		return;
 	if (nm->has_trie && nm->nunits > 0) {
 		/* The walk of charsmap_match() over the character. */
-		uint32_t node = u_offset(nm->units[0]), u;
+		uint32_t node = u_offset(nm->units[0]), v = 0;
+		int r;
 
-		for (i = 0; i < 2; i++) {
-			node ^= q[i];
-			if (node >= nm->nunits)
-				break;
-			u = nm->units[node];
-			if (u_label(u) != q[i])
-				break;
-			node ^= u_offset(u);
-			if (node >= nm->nunits)
-				break;
-			if (u_has_leaf(u)) {
+		for (i = 0; i < 2 && (r = cm_step(nm, &node, q[i], &v)) != 0; i++)
+			if (r == 2) {
 				if (i == 0)
 					return;
-				out = nm->str + u_value(nm->units[node]);
+				out = nm->str + v;
 			}
-		}
 		if (i == 2)
-			for (k = 0; k < 256; k++) {
-				uint32_t pos = node ^ k;
-
-				if (pos < nm->nunits && u_label(nm->units[pos]) == k) {
-					if (k < f->klo)
-						f->klo = (uint8_t)k;
-					f->khi = (uint8_t)k;
-				}
-			}
+			cm_kids(nm, node, 0, &f->klo, &f->khi);
 	}
 	len = out != NULL ? strlen(out) : 2;
 	if (len > 255 || (out != NULL &&
@@ -1927,25 +1936,17 @@ fast_init(struct spm_model *m)
 		if (m->has_user && m->user.root[b] != 0)
 			ok = 0;
 		if (ok && nm->has_trie && nm->nunits > 0) {
-			uint32_t node = u_offset(nm->units[0]) ^ b, u, nx;
+			uint32_t node = u_offset(nm->units[0]), v = 0;
+			int r = cm_step(nm, &node, (uint8_t)b, &v);
+			uint8_t lo, hi;
 
-			if (node < nm->nunits && u_label(u = nm->units[node]) == b) {
-				nx = node ^ u_offset(u);
-				for (c = 0; c < 256 && ok; c++) {
-					uint32_t pos = nx ^ c;
-
-					if (pos >= nm->nunits || u_label(nm->units[pos]) != c)
-						continue;
-					if (c < 128)
-						ok = 0;
-					else {
-						if (c < nm->hklo[b])
-							nm->hklo[b] = (uint8_t)c;
-						nm->hkhi[b] = (uint8_t)c;
-					}
-				}
-				if (ok && u_has_leaf(u))
-					out = nm->str + u_value(nm->units[nx]);
+			if (r != 0) {
+				/* No ASCII byte may go on with it. */
+				cm_kids(nm, node, 0, &lo, &hi);
+				ok = lo >= 0x80;
+				cm_kids(nm, node, 0x80, &nm->hklo[b], &nm->hkhi[b]);
+				if (ok && r == 2)
+					out = nm->str + v;
 			}
 		}
 		if (out != NULL && uni_utf8_valid_prefix((const uint8_t *)out,
