@@ -599,6 +599,31 @@ da_find_base(struct dabuild *bd, const uint8_t *lab, size_t nl, size_t ff,
 	}
 }
 
+/*
+ * A leaf's base: the first cell at or after *lf that is neither used nor
+ * a base (*lf moves on to it: the cells before it stay so).  -1 on
+ * ENOMEM, -2 past DA_MAXBASE.
+ */
+static int
+da_leaf_base(struct dabuild *bd, size_t *lf, size_t *out)
+{
+	size_t f = *lf;
+	uint64_t w;
+
+	for (;; f = (f / 64 + 1) * 64) {
+		if (f + 256 >= bd->d->size && da_grow(bd, f + 512) == -1)
+			return -1;
+		w = ~(bd->used[f / 64] | bd->bases[f / 64]) & (~0ull << (f % 64));
+		if (w != 0)
+			break;
+	}
+	f = f / 64 * 64 + (size_t)__builtin_ctzll(w);
+	if (f > DA_MAXBASE)
+		return -2;
+	*lf = *out = f;
+	return 0;
+}
+
 /* Pieces in byte order (a prefix first). */
 static const struct spm_piece *sort_pieces;
 
@@ -746,7 +771,7 @@ static int
 da_build(struct darray *d, const struct spm_model *m)
 {
 	const struct spm_piece *pc = m->pieces;
-	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1;
+	size_t nk = 0, i, j, nst = 0, capst = 256, frontier = 1, maxb = 1, ff = 1, lf = 1;
 	int32_t *key = malloc((m->n ? m->n : 1) * sizeof(*key));
 	struct danode *st = malloc(capst * sizeof(*st));
 	struct dabuild bd = { d, NULL, NULL, NULL };
@@ -818,8 +843,6 @@ da_build(struct darray *d, const struct spm_model *m)
 					goto out;
 				}
 				val = id;
-				lab[nl] = 0;
-				from[nl++] = (uint32_t)nd.lo;
 			}
 		}
 		for (i = nd.lo; i < nd.hi; i++) {
@@ -830,10 +853,22 @@ da_build(struct darray *d, const struct spm_model *m)
 				from[nl++] = (uint32_t)i;
 			}
 		}
+		from[nl] = nd.hi;
+		/* The value last: the base is searched from a child's label. */
+		if (val >= 0) {
+			lab[nl++] = 0;
+			from[nl] = nd.hi;
+		}
 		if (nl == 0)
 			continue;
-		from[nl] = nd.hi;
-		if (da_next_free(&bd, ff, &ff) == -1 ||
+		if (nl == 1 && val >= 0) {
+			/*
+			 * A leaf: any free cell that is no base yet holds its
+			 * value (and is its base); the cells before lf are none.
+			 */
+			if ((rc = da_leaf_base(&bd, &lf, &b)) != 0)
+				goto out;
+		} else if (da_next_free(&bd, ff, &ff) == -1 ||
 		    (rc = da_find_base(&bd, lab, nl, ff, frontier, &b)) != 0)
 			goto out;
 		rc = -1;
@@ -856,7 +891,7 @@ da_build(struct darray *d, const struct spm_model *m)
 			da_take(&bd, c);
 			if (c + 1 > frontier)
 				frontier = c + 1;
-			if (j == 0 && val >= 0) {
+			if (lab[j] == 0) {
 				d->u[c] = (uint32_t)val << 9 | DA_VALUE;
 				continue;
 			}
@@ -1400,21 +1435,36 @@ cm_step(const struct norm *nm, uint32_t *node, uint8_t c, uint32_t *val)
 	return 2;
 }
 
-/* The labels >= from of the children at node ^ label: [*lo, *hi], or lo > hi. */
-static void
-cm_kids(const struct norm *nm, uint32_t node, unsigned from, uint8_t *lo,
-    uint8_t *hi)
+/*
+ * For each place p of the charsmap's trie, the labels of the children
+ * at p ^ label (what cm_step() goes on with): their least and greatest,
+ * kid[2p] and kid[2p + 1] (lo > hi: none); one pass over the units.
+ * NULL on ENOMEM.
+ */
+static uint8_t *
+cm_kids(const struct norm *nm)
 {
-	unsigned c;
+	uint8_t *kid = malloc(2 * (nm->nunits ? nm->nunits : 1));
+	size_t x;
 
-	*lo = 0xff;
-	*hi = 0;
-	for (c = from; c < 256; c++)
-		if ((node ^ c) < nm->nunits && u_label(nm->units[node ^ c]) == c) {
-			if (c < *lo)
-				*lo = (uint8_t)c;
-			*hi = (uint8_t)c;
-		}
+	if (kid == NULL)
+		return NULL;
+	for (x = 0; x < nm->nunits; x++) {
+		kid[2 * x] = 0xff;
+		kid[2 * x + 1] = 0;
+	}
+	for (x = 0; x < nm->nunits; x++) {
+		uint32_t c = u_label(nm->units[x]);
+		size_t p = x ^ c;
+
+		if (c > 0xff || p >= nm->nunits)
+			continue;
+		if (c < kid[2 * p])
+			kid[2 * p] = (uint8_t)c;
+		if (c > kid[2 * p + 1])
+			kid[2 * p + 1] = (uint8_t)c;
+	}
+	return kid;
 }
 
 static size_t
@@ -1885,8 +1935,8 @@ charsmap_utf8(const struct norm *nm)
  * alone, or when the normalized form is not valid UTF-8.
  */
 static void
-fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
-    uint8_t c, struct fast2 *f)
+fast2_init(const struct spm_model *m, const struct norm *nm,
+    const uint8_t *kid, uint8_t b, uint8_t c, struct fast2 *f)
 {
 	const uint8_t q[2] = { b, c };
 	const char *out = NULL;
@@ -1908,8 +1958,10 @@ fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
 					return;
 				out = nm->str + v;
 			}
-		if (i == 2)
-			cm_kids(nm, node, 0, &f->klo, &f->khi);
+		if (i == 2) {
+			f->klo = kid[2 * node];
+			f->khi = kid[2 * node + 1];
+		}
 	}
 	len = out != NULL ? strlen(out) : 2;
 	if (len > 255 || (out != NULL &&
@@ -1920,12 +1972,15 @@ fast2_init(const struct spm_model *m, const struct norm *nm, uint8_t b,
 	f->ok = 1;
 }
 
-static void
+static int
 fast_init(struct spm_model *m)
 {
 	struct norm *nm = &m->norm;
 	unsigned b, c;
+	uint8_t *kid = NULL;
 
+	if (nm->has_trie && nm->nunits > 0 && (kid = cm_kids(nm)) == NULL)
+		return -1;
 	for (b = 0; b < 128; b++) {
 		const char *out = NULL;
 		uint8_t byte = (uint8_t)b;
@@ -1938,13 +1993,12 @@ fast_init(struct spm_model *m)
 		if (ok && nm->has_trie && nm->nunits > 0) {
 			uint32_t node = u_offset(nm->units[0]), v = 0;
 			int r = cm_step(nm, &node, (uint8_t)b, &v);
-			uint8_t lo, hi;
 
 			if (r != 0) {
-				/* No ASCII byte may go on with it. */
-				cm_kids(nm, node, 0, &lo, &hi);
-				ok = lo >= 0x80;
-				cm_kids(nm, node, 0x80, &nm->hklo[b], &nm->hkhi[b]);
+				/* No ASCII byte may go on with it (so [lo, hi] is above). */
+				nm->hklo[b] = kid[2 * node];
+				nm->hkhi[b] = kid[2 * node + 1];
+				ok = nm->hklo[b] >= 0x80;
 				if (ok && r == 2)
 					out = nm->str + v;
 			}
@@ -1968,12 +2022,17 @@ fast_init(struct spm_model *m)
 			nm->print_same = 0;
 	nm->ascii_words = nm->print_same && nm->escape_ws && nm->fast[' '] &&
 	    nm->flen[' '] == 1 && (nm->fout[' '] == NULL || nm->fout[' '][0] == ' ');
-	/* Two-byte characters (without the table, each is searched). */
-	if ((nm->f2 = calloc(0x800 - 0x80, sizeof(*nm->f2))) != NULL)
-		for (b = 0xc2; b <= 0xdf; b++)
-			for (c = 0x80; c <= 0xbf; c++)
-				fast2_init(m, nm, (uint8_t)b, (uint8_t)c,
-				    &nm->f2[((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80]);
+	/* Two-byte characters. */
+	if ((nm->f2 = calloc(0x800 - 0x80, sizeof(*nm->f2))) == NULL) {
+		free(kid);
+		return -1;
+	}
+	for (b = 0xc2; b <= 0xdf; b++)
+		for (c = 0x80; c <= 0xbf; c++)
+			fast2_init(m, nm, kid, (uint8_t)b, (uint8_t)c,
+			    &nm->f2[((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80]);
+	free(kid);
+	return 0;
 }
 
 /*
@@ -2373,7 +2432,8 @@ model_build(uint8_t *file, size_t nfile, int extra_ids, char *err,
 	}
 	if (norm_init(&m->norm, &ms.ns, err, errlen) == -1)
 		goto fail;
-	fast_init(m);
+	if (fast_init(m) == -1)
+		goto nomem;
 	m->wordsafe = word_safe(m);
 	m->norm_utf8 = !m->norm.has_trie || charsmap_utf8(&m->norm);
 	if (ms.dn.present && ms.dn.charsmap.len > 0) {
