@@ -108,6 +108,12 @@ struct norm {
 	 * character is outside [klo, khi] (no longer rule goes on with it).
 	 */
 	struct fast2	*f2;		/* NULL: none */
+	/*
+	 * Three-byte characters (U+0800..U+FFFF, a bit each) that stay
+	 * themselves whatever follows: no rule starts with them, or none
+	 * matches a prefix of them and none goes on past them.
+	 */
+	uint8_t		*same3;		/* NULL: none */
 };
 
 struct spm_model {
@@ -1682,21 +1688,36 @@ run_end:
 	return i;
 }
 
-/* The bytes of the two-byte characters at p that stay themselves (nm->f2). */
+/*
+ * The bytes of the two- and three-byte characters at p that stay
+ * themselves (nm->f2, nm->same3).
+ */
 static inline size_t
-same2_run(const struct norm *nm, const uint8_t *p, size_t n)
+same_run(const struct norm *nm, const uint8_t *p, size_t n)
 {
 	size_t r = 0;
 
-	while (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
-	    (p[r + 1] & 0xc0) == 0x80) {
-		const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
-		    (p[r + 1] & 0x3fu)) - 0x80];
+	for (;;) {
+		if (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
+		    (p[r + 1] & 0xc0) == 0x80) {
+			const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
+			    (p[r + 1] & 0x3fu)) - 0x80];
 
-		if (!f->ok || f->out != NULL || (n - r > 2 &&
-		    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
+			if (!f->ok || f->out != NULL || (n - r > 2 &&
+			    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
+				break;
+			r += 2;
+		} else if (n - r >= 3 && (p[r] & 0xf0) == 0xe0 &&
+		    (p[r + 1] & 0xc0) == 0x80 && (p[r + 2] & 0xc0) == 0x80) {
+			uint32_t cp = (p[r] & 0xfu) << 12 | (p[r + 1] & 0x3fu) << 6 |
+			    (p[r + 2] & 0x3fu);
+
+			/* (Overlong forms and surrogates have no bit.) */
+			if (nm->same3 == NULL || !(nm->same3[cp >> 3] >> (cp & 7) & 1))
+				break;
+			r += 3;
+		} else
 			break;
-		r += 2;
 	}
 	return r;
 }
@@ -1776,7 +1797,7 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 			if (k < n && !ascii_ends(nm, p[k - 1], p[k]))
 				k--;
 		} else if (nm->f2 != NULL && p[0] >= 0xc2)
-			k = same2_run(nm, p, n);
+			k = same_run(nm, p, n);
 		if (k > 0) {
 			if (out->cap - out->len < k && rp_buf_reserve(out, k) == -1)
 				return -1;
@@ -1903,6 +1924,7 @@ spm_model_free(struct spm_model *m)
 	free(m->norm.units);
 	free(m->denorm.units);
 	free(m->norm.f2);
+	free(m->norm.same3);
 	free(m);
 }
 
@@ -1972,6 +1994,46 @@ fast2_init(const struct spm_model *m, const struct norm *nm,
 	f->ok = 1;
 }
 
+/*
+ * nm->same3: the characters no rule of the charsmap starts with (walked
+ * a byte at a time, no further than a byte no rule goes on with); not
+ * U+2581 (a literal one is marked as it is written), nor those whose
+ * lead byte may start a user-defined piece.
+ */
+static void
+same3_init(const struct spm_model *m, const struct norm *nm)
+{
+	const int trie = nm->has_trie && nm->nunits > 0;
+	uint32_t root = trie ? u_offset(nm->units[0]) : 0, n1, n2, n3, v;
+	unsigned b0, b1, b2, cp;
+	int r1, r2, r3;
+
+	for (b0 = 0xe0; b0 <= 0xef; b0++) {
+		if (m->has_user && m->user.root[b0] != 0)
+			continue;
+		n1 = root;
+		r1 = trie ? cm_step(nm, &n1, (uint8_t)b0, &v) : 0;
+		for (b1 = 0x80; b1 <= 0xbf && r1 != 2; b1++) {
+			/* Not overlong, no surrogate. */
+			if ((b0 == 0xe0 && b1 < 0xa0) || (b0 == 0xed && b1 >= 0xa0))
+				continue;
+			n2 = n1;
+			r2 = r1 != 0 ? cm_step(nm, &n2, (uint8_t)b1, &v) : 0;
+			for (b2 = 0x80; b2 <= 0xbf && r2 != 2; b2++) {
+				cp = (b0 & 0xfu) << 12 | (b1 & 0x3fu) << 6 | (b2 & 0x3fu);
+				if (cp == 0x2581)
+					continue;
+				n3 = n2;
+				r3 = r2 != 0 ? cm_step(nm, &n3, (uint8_t)b2, &v) : 0;
+				/* A rule for it, or one that goes on past it. */
+				if (r3 != 0)
+					continue;
+				nm->same3[cp >> 3] |= (uint8_t)(1u << (cp & 7));
+			}
+		}
+	}
+}
+
 static int
 fast_init(struct spm_model *m)
 {
@@ -2031,6 +2093,12 @@ fast_init(struct spm_model *m)
 		for (c = 0x80; c <= 0xbf; c++)
 			fast2_init(m, nm, kid, (uint8_t)b, (uint8_t)c,
 			    &nm->f2[((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80]);
+	/* Three-byte characters. */
+	if ((nm->same3 = calloc(0x10000 / 8, 1)) == NULL) {
+		free(kid);
+		return -1;
+	}
+	same3_init(m, nm);
 	free(kid);
 	return 0;
 }

@@ -1050,14 +1050,15 @@ test_cache_slots(void)
  * A charsmap (darts-clone's layout, as the model keeps it) from rules
  * key -> value, into blob (its size returned): the trie's units, each
  * node's children at base ^ byte, its value at base ^ 0 (bit 31 set),
- * the bases taken first-fit; then the values, NUL-terminated.
+ * the bases taken first-fit, one node's each; then the values,
+ * NUL-terminated.
  */
 static size_t
 charsmap_build(const char *const (*rule)[2], size_t nr, uint8_t *blob, size_t cap)
 {
 	enum { NU = 4096 };
 	static uint32_t u[NU];
-	static uint8_t used[NU];
+	static uint8_t used[NU], base[NU];
 	static char str[1024];
 	/* The trie as nodes: a byte path from the root, with its value. */
 	struct { char key[16]; size_t len; int val; uint32_t cell; } nd[128];
@@ -1065,6 +1066,7 @@ charsmap_build(const char *const (*rule)[2], size_t nr, uint8_t *blob, size_t ca
 
 	memset(u, 0, sizeof u);
 	memset(used, 0, sizeof used);
+	memset(base, 0, sizeof base);
 	memset(nd, 0, sizeof nd);
 	nd[0].val = -1;
 	for (i = 0; i < nr; i++) {
@@ -1101,14 +1103,16 @@ charsmap_build(const char *const (*rule)[2], size_t nr, uint8_t *blob, size_t ca
 					lab[nl++] = (uint8_t)nd[i].key[j];
 			if (nl == 0 && nd[k].val < 0)
 				continue;
+			/* No two nodes share a base (the label is the only check). */
 			for (b = 256; ; b++) {
-				if (nd[k].val >= 0 && used[b])
+				if (base[b] || (nd[k].val >= 0 && used[b]))
 					continue;
 				for (c = 0; c < nl && !used[b ^ lab[c]]; c++)
 					;
 				if (c == nl && b != nd[k].cell)
 					break;
 			}
+			base[b] = 1;
 			u[nd[k].cell] |= (uint32_t)(nd[k].cell ^ b) << 10;
 			if (nd[k].val >= 0) {
 				u[nd[k].cell] |= 1u << 8;
@@ -1141,9 +1145,11 @@ charsmap_build(const char *const (*rule)[2], size_t nr, uint8_t *blob, size_t ca
 
 /*
  * The normalizer's tables for characters that need no search (ASCII,
- * two-byte characters) against rules that go on past such a character:
- * a letter, a space and a two-byte letter each followed by a combining
- * mark, a two-byte character mapped to another, and to a space.  The
+ * two- and three-byte characters) against rules that go on past such a
+ * character: a letter, a space and a two-byte letter each followed by a
+ * combining mark, a two-byte character mapped to another, and to a
+ * space, a three-byte one mapped to a space, and one followed by a
+ * combining mark (after one that is not).  The
  * expectations are spm_encode 0.1.97's pieces on this model.
  */
 static void
@@ -1155,9 +1161,12 @@ test_charsmap_runs(void)
 		{ "\xc2\xa0", " " },			/* NBSP: a space */
 		{ " \xcc\x81", "\xcc\x81" },		/* space + U+0301: the mark */
 		{ "a\xcc\x8a", "\xc3\xa5" },		/* a + U+030A: å */
+		{ "\xe3\x80\x80", " " },		/* U+3000: a space */
+		{ "\xe0\xa4\x95\xe0\xa4\xbc", "\xe0\xa5\x98" },	/* क + ़: क़ */
 	};
 	static const char text[] = "\xd0\xb0\xd0\xb5 \xd0\xb5\xd0\xb5\xcc\x88 "
-	    "\xcc\x81x ba\xcc\x8a\xc2\xa0\xd0\xb5\xc2\xa0\xd0\xb5\xc2\xa0" "a";
+	    "\xcc\x81x ba\xcc\x8a\xc2\xa0\xd0\xb5\xc2\xa0\xd0\xb5\xc2\xa0" "a "
+	    "\xe4\xb8\xad\xe3\x80\x80\xe6\x96\x87\xe0\xa4\x95\xe0\xa4\x95\xe0\xa4\xbc\xe0\xa4\x95";
 	static uint8_t blob[4 + 4 * 4096 + 1024];
 	char err[RP_ERRMAX];
 	struct spm_model *m;
@@ -1171,14 +1180,15 @@ test_charsmap_runs(void)
 	m_piece(SP, -1, SPM_NORMAL);
 	m_charsmap(blob, k);
 	m = m_load(err, sizeof err);
-	TEST(m != NULL, "a charsmap of five rules loads (%s)", m ? "" : err);
+	TEST(m != NULL, "a charsmap of seven rules loads (%s)", m ? "" : err);
 	if (m == NULL)
 		return;
 	e = spm_enc_new(m);
 	s = spm_normalize(e, (const uint8_t *)text, sizeof text - 1, &n);
 	TEST_STR(s != NULL ? s : "(null)",
 	    SP "\xd0\x90\xd0\xb5" SP "\xd0\xb5\xd1\x91\xcc\x81x" SP
-	    "b\xc3\xa5" SP "\xd0\xb5" SP "\xd0\xb5" SP "a",
+	    "b\xc3\xa5" SP "\xd0\xb5" SP "\xd0\xb5" SP "a" SP
+	    "\xe4\xb8\xad" SP "\xe6\x96\x87\xe0\xa4\x95\xe0\xa5\x98\xe0\xa4\x95",
 	    "rules that go on past a character the tables give");
 	spm_enc_free(e);
 	spm_model_free(m);
