@@ -110,8 +110,7 @@ struct norm {
 	struct fast2	*f2;		/* NULL: none */
 	/*
 	 * Three-byte characters (U+0800..U+FFFF, a bit each) that stay
-	 * themselves whatever follows: no rule starts with them, or none
-	 * matches a prefix of them and none goes on past them.
+	 * themselves whatever follows: no rule starts with them.
 	 */
 	uint8_t		*same3;		/* NULL: none */
 };
@@ -560,11 +559,10 @@ da_take(struct dabuild *bd, size_t c)
  * A base for a node whose children have the labels lab[0..nl) (0: its
  * value): from the free cells, in order, the first f for which b =
  * f ^ lab[0] is no node's base yet (nor 0) and leaves every cell
- * b ^ lab[j] free.  As
- * darts-clone does, only the last DA_OPEN blocks of 256 cells before
- * the one past the cells in use (frontier) are searched, from the first
- * free cell ff at the earliest: in the older ones, mostly full, a fit
- * is rare and the search would be long.  -1 on ENOMEM, -2 when the
+ * b ^ lab[j] free.  As darts-clone does, only the last DA_OPEN blocks
+ * of 256 cells before the one past the cells in use (frontier) are
+ * searched, from the first free cell ff at the earliest: in the older
+ * ones, mostly full, a fit is rare and the search would be long.  -1 on ENOMEM, -2 when the
  * bases run out (a trie of more than about DA_MAXBASE cells).
  */
 #define DA_OPEN	16
@@ -1417,7 +1415,6 @@ norm_init(struct norm *nm, const struct normspec *ns, char *err,
 	return charsmap_check(nm, err, errlen);
 }
 
-/* Longest charsmap match at p[0..n): its length (0: none), *out the string. */
 /*
  * One byte c down the charsmap's trie from the node whose children are
  * at *node ^ label: 0 when there is no such child (or it points outside
@@ -1473,6 +1470,7 @@ cm_kids(const struct norm *nm)
 	return kid;
 }
 
+/* Longest charsmap match at p[0..n): its length (0: none), *out the string. */
 static size_t
 charsmap_match(const struct norm *nm, const uint8_t *p, size_t n, const char **out)
 {
@@ -1530,6 +1528,13 @@ valid_utf8(const uint8_t *p, size_t n)
 	return (size_t)uni_utf8_decode(p, n, &cp);
 }
 
+/* The place of the two-byte character b c in struct norm's f2 (its code point - 0x80). */
+static inline size_t
+f2_at(uint8_t b, uint8_t c)
+{
+	return ((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80;
+}
+
 /*
  * Whether the byte c after the ASCII byte b (fast[b]: no ASCII byte
  * goes on with it) cannot go on with it either.
@@ -1555,7 +1560,7 @@ norm_prefix(const struct spm_model *m, const struct norm *nm, const uint8_t *p,
 	}
 	if (nm->f2 != NULL && p[0] >= 0xc2 && p[0] <= 0xdf && n >= 2 &&
 	    (p[1] & 0xc0) == 0x80) {
-		const struct fast2 *f = &nm->f2[((p[0] & 0x1fu) << 6 | (p[1] & 0x3fu)) - 0x80];
+		const struct fast2 *f = &nm->f2[f2_at(p[0], p[1])];
 
 		if (f->ok && (n == 2 || p[2] < f->klo || p[2] > f->khi)) {
 			*s = f->out != NULL ? f->out : (const char *)p;
@@ -1700,8 +1705,7 @@ same_run(const struct norm *nm, const uint8_t *p, size_t n)
 	for (;;) {
 		if (n - r >= 2 && p[r] >= 0xc2 && p[r] <= 0xdf &&
 		    (p[r + 1] & 0xc0) == 0x80) {
-			const struct fast2 *f = &nm->f2[((p[r] & 0x1fu) << 6 |
-			    (p[r + 1] & 0x3fu)) - 0x80];
+			const struct fast2 *f = &nm->f2[f2_at(p[r], p[r + 1])];
 
 			if (!f->ok || f->out != NULL || (n - r > 2 &&
 			    p[r + 2] >= f->klo && p[r + 2] <= f->khi))
@@ -1785,8 +1789,8 @@ norm_apply(const struct spm_model *m, const struct norm *nm, int ws_suffix,
 				break;
 		}
 		/*
-		 * A run of ASCII, or of two-byte characters, that normalizes
-		 * to itself: copied.
+		 * A run of ASCII, or of two- and three-byte characters, that
+		 * normalizes to itself: copied.
 		 */
 		k = 0;
 		if (nm->has_fast && p[0] < 0x80 && nm->same[p[0]]) {
@@ -1948,7 +1952,6 @@ charsmap_utf8(const struct norm *nm)
 	return 1;
 }
 
-/* The ASCII table of the normalizer (norm_prefix()'s fast path). */
 /*
  * The entry of the two-byte character b c: what norm_prefix() finds for
  * it when the byte after it is no label under its node of the
@@ -2034,6 +2037,11 @@ same3_init(const struct spm_model *m, const struct norm *nm)
 	}
 }
 
+/*
+ * The normalizer's tables (norm_prefix()'s and norm_apply()'s fast
+ * paths): ASCII bytes, two-byte characters, three-byte ones.  -1 on
+ * ENOMEM.
+ */
 static int
 fast_init(struct spm_model *m)
 {
@@ -2092,7 +2100,7 @@ fast_init(struct spm_model *m)
 	for (b = 0xc2; b <= 0xdf; b++)
 		for (c = 0x80; c <= 0xbf; c++)
 			fast2_init(m, nm, kid, (uint8_t)b, (uint8_t)c,
-			    &nm->f2[((b & 0x1fu) << 6 | (c & 0x3fu)) - 0x80]);
+			    &nm->f2[f2_at((uint8_t)b, (uint8_t)c)]);
 	/* Three-byte characters. */
 	if ((nm->same3 = calloc(0x10000 / 8, 1)) == NULL) {
 		free(kid);
@@ -3788,7 +3796,7 @@ seg_hash(const char *s, size_t n)
 /*
  * The word cache, zeroed: mapped anew (the system gives it zeroed, so
  * no pass writes 8 MB of zeros first), on a 2 MB boundary and in huge
- * pages where the system gives them: a word's set is anywhere in the
+ * pages where the system gives them: a word's slot is anywhere in the
  * table, and the table is set up in four page faults rather than two
  * thousand.  -1 with errno.
  */
