@@ -183,6 +183,17 @@ m_load(char *err, size_t errlen)
  */
 enum { ENC_IDS, ENC_PIECES, ENC_BOTH };
 
+/* The model made so far, loaded; a test that it loads, naming what and why not. */
+static struct spm_model *
+m_loaded(const char *what)
+{
+	char err[RP_ERRMAX];
+	struct spm_model *m = m_load(err, sizeof err);
+
+	TEST(m != NULL, "%s loads (%s)", what, m ? "" : err);
+	return m;
+}
+
 static const char *
 enc_with(struct spm_model *m, const struct spm_special *sp, size_t nsp,
     const char *text, int mode)
@@ -238,7 +249,6 @@ enc(struct spm_model *m, const char *text, int pieces)
 static void
 test_unigram_ties(void)
 {
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -249,8 +259,7 @@ test_unigram_ties(void)
 	m_piece("ab", -1, SPM_NORMAL);		/* 4 */
 	m_piece("a", -5, SPM_NORMAL);		/* 5 */
 	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "unigram tie model loads (%s)", m ? "" : err);
+	m = m_loaded("unigram tie model");
 	if (m == NULL)
 		return;
 	/* [▁, ab] and [▁a, b] both score -2: the longest last piece wins. */
@@ -275,8 +284,7 @@ test_unigram_ties(void)
 	m_piece("yz", -3, SPM_NORMAL);		/* 6 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 0, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "unigram UNUSED model loads (%s)", m ? "" : err);
+	m = m_loaded("unigram UNUSED model");
 	if (m == NULL)
 		return;
 	TEST_STR(enc(m, "xyz", 0), "1 6", "UNUSED pieces are no tokens of the lattice");
@@ -287,7 +295,6 @@ test_unigram_ties(void)
 static void
 test_float_trap(void)
 {
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	/*
@@ -305,8 +312,7 @@ test_float_trap(void)
 	m_piece("cd", -1.0f, SPM_NORMAL);	/* 4 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 0, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "float trap model loads (%s)", m ? "" : err);
+	m = m_loaded("float trap model");
 	if (m == NULL)
 		return;
 	TEST_STR(enc(m, "zcd", 0), "1 2 3", "float trap: float storage decides");
@@ -317,7 +323,6 @@ test_float_trap(void)
 static void
 test_user_defined(void)
 {
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -331,8 +336,7 @@ test_user_defined(void)
 	m_piece("pq", 0, SPM_USER_DEFINED);	/* 7 */
 	m_trainer(SPM_UNIGRAM, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "user-defined model loads (%s)", m ? "" : err);
+	m = m_loaded("user-defined model");
 	if (m == NULL)
 		return;
 	TEST_STR(enc(m, "xy", 0), "2 3", "user-defined scores about -0.1: x y (-0.02) win");
@@ -372,8 +376,7 @@ test_unknown_and_bytes(void)
 	m_piece("a", -1, SPM_NORMAL);		/* 257 */
 	m_trainer(SPM_BPE, 1);
 	m_norm(0, 1, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "byte fallback model loads (%s)", m ? "" : err);
+	m = m_loaded("byte fallback model");
 	if (m == NULL)
 		return;
 	TEST_STR(enc(m, "a\xc3\xa9", 0), "257 196 170", "byte fallback: UTF-8 bytes' ids");
@@ -396,7 +399,6 @@ test_unknown_and_bytes(void)
 static void
 test_bpe_ties(void)
 {
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 
 	m_reset();
@@ -411,8 +413,7 @@ test_bpe_ties(void)
 	m_piece("aab", -0.5f, SPM_NORMAL);	/* 8 */
 	m_trainer(SPM_BPE, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "BPE model loads (%s)", m ? "" : err);
+	m = m_loaded("BPE model");
 	if (m == NULL)
 		return;
 	TEST_STR(enc(m, "aba", 0), "3 1", "BPE tie: the leftmost pair merges");
@@ -443,8 +444,7 @@ test_nul_keys(void)
 	m_piece("b", -1, SPM_NORMAL);		/* 3 */
 	m_piece_n(SP "c\0", 5, -1, SPM_NORMAL);	/* 4 */
 	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "unigram model with a NUL in a piece loads (%s)", m ? "" : err);
+	m = m_loaded("unigram model with a NUL in a piece");
 	if (m != NULL) {
 		char *out = NULL;
 		size_t cap = 0;
@@ -477,8 +477,7 @@ test_nul_keys(void)
 	m_piece_n("a\0c", 3, -0.5f, SPM_NORMAL);	/* 2 */
 	m_piece_n("a\0b", 3, -3, SPM_NORMAL);	/* 3 */
 	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "unigram model with equal keys loads (%s)", m ? "" : err);
+	m = m_loaded("unigram model with equal keys");
 	if (m != NULL) {
 		TEST_STR(enc(m, "a", 0), "1 3", "NUL: of equal keys the first in byte order");
 		spm_model_free(m);
@@ -503,8 +502,7 @@ test_nul_keys(void)
 	m_piece_n("\0b", 2, -2, SPM_NORMAL);	/* 6 */
 	m_trainer(SPM_BPE, 0);
 	m_norm(0, 1, 1);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "BPE model with NULs in pieces loads (%s)", m ? "" : err);
+	m = m_loaded("BPE model with NULs in pieces");
 	if (m != NULL) {
 		TEST_STR(enc(m, "ab", 0), "1 2", "NUL: the user-defined key \"a\" is frozen");
 		spm_model_free(m);
@@ -706,8 +704,7 @@ test_extra_and_decode(void)
 	m_trainer_str(48, "<p>\0q", 5);		/* pad_piece */
 	m_trainer_str(47, "</s>\0", 5);		/* eos_piece */
 	m_trainer_str(44, "A\0B", 3);		/* unk_surface */
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "model with NULs in its names loads (%s)", m ? "" : err);
+	m = m_loaded("model with NULs in its names");
 	if (m == NULL)
 		return;
 	TEST_INT(spm_bos_id(m), ==, 1, "bos id: the name up to its NUL");
@@ -788,7 +785,6 @@ test_charsmap(void)
 {
 	static uint32_t u[0x142];
 	static uint8_t blob[4 + sizeof u + 2];
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 	struct spm_enc *e;
 	const char *s;
@@ -811,8 +807,7 @@ test_charsmap(void)
 	m_piece(SP "a", -1, SPM_NORMAL);
 	m_piece("B", -1, SPM_USER_DEFINED);
 	m_charsmap(blob, sizeof blob);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "a one-rule charsmap loads (%s)", m ? "" : err);
+	m = m_loaded("a one-rule charsmap");
 	if (m == NULL)
 		return;
 	e = spm_enc_new(m);
@@ -1168,7 +1163,6 @@ test_charsmap_runs(void)
 	    "\xcc\x81x ba\xcc\x8a\xc2\xa0\xd0\xb5\xc2\xa0\xd0\xb5\xc2\xa0" "a "
 	    "\xe4\xb8\xad\xe3\x80\x80\xe6\x96\x87\xe0\xa4\x95\xe0\xa4\x95\xe0\xa4\xbc\xe0\xa4\x95";
 	static uint8_t blob[4 + 4 * 4096 + 1024];
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 	struct spm_enc *e;
 	const char *s;
@@ -1179,8 +1173,7 @@ test_charsmap_runs(void)
 	m_piece("<unk>", 0, SPM_UNKNOWN);
 	m_piece(SP, -1, SPM_NORMAL);
 	m_charsmap(blob, k);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "a charsmap of seven rules loads (%s)", m ? "" : err);
+	m = m_loaded("a charsmap of seven rules");
 	if (m == NULL)
 		return;
 	e = spm_enc_new(m);
@@ -1226,7 +1219,6 @@ enc_sp(struct spm_model *m, const struct spm_special *sp, size_t nsp,
 static void
 test_specials(void)
 {
-	char err[RP_ERRMAX];
 	struct spm_model *m;
 	struct spm_special sp[SPM_MEGATRON_SPECIALS], two[2];
 	size_t k;
@@ -1242,8 +1234,7 @@ test_specials(void)
 	m_piece("b", -2, SPM_NORMAL);		/* 7 */
 	m_piece(SP, -3, SPM_NORMAL);		/* 8 */
 	m_trainer(SPM_UNIGRAM, 0);
-	m = m_load(err, sizeof err);
-	TEST(m != NULL, "specials model loads (%s)", m ? "" : err);
+	m = m_loaded("specials model");
 	if (m == NULL)
 		return;
 	k = spm_megatron_specials(m, sp);
